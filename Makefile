@@ -1,0 +1,39 @@
+# 用法：make run [ARGS=...] | make test | make bench | make demos | make clean
+# 第一次运行时在 .venv 里建虚拟环境，按 requirements*.txt 安装；之后只在 requirements 文件改了时才重装。
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+ARGS   ?=
+
+.PHONY: run test bench demos clean
+
+run: $(VENV)/.runtime
+	$(PY) lecture14/04_alphaevolve_tiling.py $(ARGS)
+
+test: $(VENV)/.dev
+	$(PY) -m pytest -q tests
+
+bench: $(VENV)/.runtime
+	$(PY) bench/bench.py $(ARGS)
+
+demos: $(VENV)/.runtime
+	@set -e; for f in $(sort $(wildcard lecture*/[0-9][0-9]_*.py)); do echo "==> $$f"; $(PY) $$f; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || \
+		{ echo "需要 Python 3.11 或更新的版本（现在的 $(PYTHON) 是：$$($(PYTHON) --version 2>&1)）；可以用 make PYTHON=python3.11 指定。" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }
+
+$(VENV)/.runtime: requirements.txt | $(PY)
+	$(PIP) install -r requirements.txt
+	@touch $@
+
+$(VENV)/.dev: requirements-dev.txt requirements.txt | $(PY)
+	$(PIP) install -r requirements-dev.txt
+	@touch $@

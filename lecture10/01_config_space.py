@@ -1,0 +1,161 @@
+"""
+=============================================================================
+CS349E · 第 10 讲 · 01_config_space.py —— 矩阵乘法内核的配置空间：6400 个组合，哪些能启动、为什么
+=============================================================================
+
+【这个脚本要回答的问题】
+    一个 Triton 式矩阵乘法内核有 6 个旋钮 (BM, BN, BK, warps, stages, group)。候选网格上一共多少个组合？
+    寄存器、共享内存这些硬件上限挡掉了哪些？第 14 讲的进化说"在 3744 个配置里挑"，这个数是怎么来的？
+      演示 1：候选网格——每个字段的取值、组合总数、能启动的个数。
+      演示 2：每种资源各挡掉多少组合；按块大小 BM×BN 数能启动的配置。
+      演示 3：几个例子：每线程寄存器、共享内存、每个 SM 驻留几个 CTA，能不能启动，启动不了的原因。
+
+【关于数字】寄存器和共享内存是 kernel_lab 的资源模型按公式算出来的（H100 的上限；"累加器 + 40 个"是估计），
+    不是编译器报告的数字。这里只看能不能启动，不看快慢——快慢是第 13 讲的事。
+【运行】python3 lecture10/01_config_space.py [BM BN BK warps stages group]      （不到 1 秒）
+    可以在命令行给一个配置（6 个整数），它会加到演示 3 表格的最后一行。
+【依赖】只用标准库；本目录的 kernel_lab，../lecture01 的 console。
+"""
+
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
+
+from kernel_lab import (FIELDS, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, MAX_THREADS_PER_BLOCK,  # noqa: E402
+                        MIN_ACC_PER_WARP, REG_OVERHEAD, REGS_PER_SM, VALID, WARP, Config, acc_per_warp, all_configs,
+                        can_launch, ctas_per_sm, off_grid, problems, regs_per_block, regs_per_thread,
+                        rejection_counts, smem_bytes)
+from console import print_header, print_observations, print_table, print_try  # noqa: E402
+
+EXPERT_BIG = Config(128, 128, 64, 4, 3, 8)      # 第 14 讲专家启发式给大 M 的配置
+EXAMPLES = [                                    # 演示 3 的例子；想看别的配置就加一行，或在命令行给 6 个数
+    ("专家的大块", EXPERT_BIG),
+    ("只把 BM 加倍", EXPERT_BIG.replace(BM=256)),
+    ("再把 warps 加倍", EXPERT_BIG.replace(BM=256, warps=8)),
+    ("再加到 4 级流水线", EXPERT_BIG.replace(BM=256, warps=8, stages=4)),
+    ("再把 BK 加倍", EXPERT_BIG.replace(BM=256, warps=8, stages=4, BK=128)),
+    ("最大的块、16 warp", Config(256, 256, 32, 16, 1, 8)),
+    ("小块配 4 warp", Config(16, 32, 128, 4, 4, 1)),
+    ("decode 式的小块", Config(16, 64, 256, 2, 4, 1)),
+]
+MEANING = {"BM": "一个 CTA 算的输出块的行数", "BN": "输出块的列数", "BK": "沿 K 每一步搬进共享内存的宽度",
+           "warps": "每个 CTA 的 warp 数（每个 32 线程）", "stages": "软件流水线级数（共享内存里放几份输入）",
+           "group": "相邻几行输出块一起走（L2 复用）"}
+RULE = {"寄存器/线程": f"BM·BN/(32·warps) + {REG_OVERHEAD} ≤ {MAX_REGS_PER_THREAD}",
+        "寄存器/CTA": f"寄存器/线程 × 32·warps ≤ {REGS_PER_SM:,}",
+        "共享内存": f"stages·(BM+BN)·BK·2 B ≤ {MAX_SMEM_PER_BLOCK:,} B",
+        "线程/CTA": f"warps·32 ≤ {MAX_THREADS_PER_BLOCK:,}",
+        "warp 工作量": f"BM·BN/warps ≥ {MIN_ACC_PER_WARP}"}
+
+
+def parse_config(argv):
+    """命令行的 6 个整数变成一个 Config；没给就返回 None，给错了就退出并说明。"""
+    if not argv:
+        return None
+    if len(argv) != len(FIELDS) or not all(a.isdigit() for a in argv):
+        sys.exit(f"用法：python3 lecture10/01_config_space.py [{' '.join(FIELDS)}]，例如 256 128 64 8 4 8")
+    c = Config(*map(int, argv))
+    if off_grid(c):
+        sys.exit("；".join(off_grid(c)))
+    return c
+
+
+def verdict(c):
+    """"能启动" 或 "启动不了"。"""
+    return "能启动" if can_launch(c) else "启动不了"
+
+
+def demo1_grid(total):
+    """每个字段的候选值、组合总数、能启动的个数。"""
+    print_header(f"演示 1：候选网格——{len(FIELDS)} 个字段、{total} 个组合、{len(VALID)} 个能启动")
+    print_table(["字段", "含义", "候选值", "个数"], [[f, MEANING[f], GRID[f], len(GRID[f])] for f in FIELDS])
+    print(f"\n组合总数 = {' × '.join(str(len(v)) for v in GRID.values())} = {total}；"
+          f"能启动的（kernel_lab.VALID）{len(VALID)} 个，占 {len(VALID) / total:.1%}。")
+
+
+def demo2_rejections(total):
+    """每种资源挡掉多少组合；每种块大小 BM×BN 有多少能启动的配置。"""
+    print_header("演示 2：每种资源挡掉多少组合")
+    counts = rejection_counts()
+    bad = total - len(VALID)
+    print_table(["资源", "规则（满足才能启动）", "挡掉的组合", "占全部"],
+                [[k, RULE[k], n, f"{n / total:.1%}"] for k, n in counts.items()]
+                + [["至少超一种", "", bad, f"{bad / total:.1%}"]])
+    tiles = {(bm, bn): sum(c.BM == bm and c.BN == bn for c in VALID) for bm in GRID["BM"] for bn in GRID["BN"]}
+    print_table([""] + [f"BN = {bn}" for bn in GRID["BN"]],
+                [[f"BM = {bm}"] + [tiles[bm, bn] for bn in GRID["BN"]] for bm in GRID["BM"]])
+    print("（每一格：这个块大小在 BK × warps × stages × group 里能启动的配置数）")
+
+    multi = sum(len(problems(c)) > 1 for c in all_configs())
+    dead = [f"{bm}×{bn}" for (bm, bn), n in tiles.items() if n == 0]
+    small = Config(GRID["BM"][0], GRID["BN"][0], GRID["BK"][0], GRID["warps"][0], GRID["stages"][0], 1)
+    big = Config(GRID["BM"][-1], GRID["BN"][-1], GRID["BK"][0], GRID["warps"][-1], GRID["stages"][0], 1)
+    big_fewer = big.replace(warps=GRID["warps"][-2])
+    obs = [f"第一张表各行加起来是 {sum(counts.values())}，比启动不了的 {bad} 个多："
+           f"有 {multi} 个组合同时超了不止一种资源。"]
+    if counts["线程/CTA"] == 0:
+        obs.append(f"\"线程/CTA\" 这条规则在这个网格上一个也没挡掉：warps 最多 {max(GRID['warps'])}，"
+                   f"也就是 {WARP * max(GRID['warps'])} 个线程，不到 {MAX_THREADS_PER_BLOCK}。")
+    obs.append(f"第二张表里是 0 的块大小：{'、'.join(dead) or '没有'}。"
+               f"最小的 {small.BM}×{small.BN} 配最少的 {small.warps} 个 warp，"
+               f"每个 warp 只分到 {acc_per_warp(small)} 个累加器（要 ≥ {MIN_ACC_PER_WARP}，{verdict(small)}）；最大的 {big.BM}×{big.BN} 配 {big.warps} 个 warp，"
+               f"一个 CTA 要 {regs_per_block(big):,} 个寄存器（一个 SM 只有 {REGS_PER_SM:,} 个，{verdict(big)}），"
+               f"配 {big_fewer.warps} 个 warp 每线程要 {regs_per_thread(big_fewer)} 个（上限 {MAX_REGS_PER_THREAD}，"
+               f"{verdict(big_fewer)}）。")
+    if all(can_launch(c) == can_launch(c.replace(group=GRID["group"][0])) for c in all_configs()):
+        n = len(GRID["group"])
+        obs.append(f"group 不占任何资源：同一个 (BM, BN, BK, warps, stages) 换哪种 group 结论都一样，"
+                   f"所以 {len(VALID)} = {n} × {len(VALID) // n}。group 只影响快慢（L2 复用），那是第 13 讲的事。")
+    print_observations(obs)
+
+
+def demo3_examples(extra):
+    """几个例子配置的资源账，以及启动不了的原因。"""
+    print_header("演示 3：几个例子——占多少资源，能不能启动")
+    rows, reasons = [], []
+    for label, c in EXAMPLES + ([("命令行给的", extra)] if extra else []):
+        if problems(c):
+            reasons.append(f"{label}：" + "；".join(problems(c)))
+        rows.append([label, f"{c.BM}×{c.BN}×{c.BK}", c.warps, c.stages, regs_per_thread(c), f"{smem_bytes(c):,}",
+                     ctas_per_sm(c) if can_launch(c) else "", f"不能（原因 {len(reasons)}）" if problems(c) else "能"])
+    print_table(["例子", "BM×BN×BK", "warps", "stages", "寄存器/线程", "共享内存 (B)", "CTA/SM", "能启动"], rows)
+    print_observations(reasons, title="启动不了的原因（kernel_lab.problems 的原话）")
+
+    mid, good = EXPERT_BIG.replace(BM=256), EXPERT_BIG.replace(BM=256, warps=8)
+    other = EXPERT_BIG.replace(warps=8)
+    deep = good.replace(stages=4, BK=128)
+    fits = deep.replace(BK=64)
+    print_observations([
+        f"同一个 {mid.BM}×{mid.BN} 块：{mid.warps} 个 warp 时每线程要 {regs_per_thread(mid)} 个寄存器"
+        f"（上限 {MAX_REGS_PER_THREAD}，{verdict(mid)}）；{good.warps} 个 warp 把 {mid.BM * mid.BN:,} 个 fp32 累加器"
+        f"分给 {WARP * good.warps} 个线程，每线程降到 {regs_per_thread(good)} 个（{verdict(good)}）。"
+        f"从专家的 {EXPERT_BIG.BM}×{EXPERT_BIG.BN} / {EXPERT_BIG.warps} warp 一次改一个字段走到 "
+        f"{good.BM}×{good.BN} / {good.warps} warp：先改 BM，中间那一步{verdict(mid)}；"
+        f"先改 warps，中间那一步{verdict(other)}。第 14 讲把这种\"中间一步启动不了\"的地方叫作单字段修改的山谷。",
+        f"共享内存 = stages × (BM + BN) × BK × 2 B：{deep.stages} 级、{deep.BM}×{deep.BN}、BK = {deep.BK} 要 "
+        f"{smem_bytes(deep):,} B（上限 {MAX_SMEM_PER_BLOCK:,} B，{verdict(deep)}）；BK 减半是 {smem_bytes(fits):,} B"
+        f"（{verdict(fits)}），每个 SM 驻留 {ctas_per_sm(fits)} 个 CTA（专家的块是 {ctas_per_sm(EXPERT_BIG)} 个）。"
+        "块越大，每个 SM 上同时跑的 CTA 越少，这是不是更快要等第 13 讲的模型来算。",
+    ])
+
+
+if __name__ == "__main__":
+    extra = parse_config(sys.argv[1:])
+    if extra:
+        print(f"命令行给的配置：{extra!r}")
+    total = math.prod(len(v) for v in GRID.values())
+    demo1_grid(total)
+    demo2_rejections(total)
+    demo3_examples(extra)
+    print_try([
+        ("检查你自己的配置（6 个数依次是 BM BN BK warps stages group），结果加在演示 3 表格的最后一行：",
+         "python3 lecture10/01_config_space.py 128 256 64 8 4 8"),
+        ("看看最大的块配 8 个 warp 卡在哪里：", "python3 lecture10/01_config_space.py 256 256 32 8 1 8"),
+        ("换成 A100 的共享内存上限：把 kernel_lab.py 里的 MAX_SMEM_PER_BLOCK 改成 166_912（163 KB）再运行。"
+         "kernel_lab 末尾的 assert 会报错并印出新的个数——第 14 讲的 3744 是 H100 的数（试完改回来）：",
+         "python3 lecture10/01_config_space.py"),
+    ])

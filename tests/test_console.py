@@ -1,0 +1,146 @@
+"""lecture01/console：按显示宽度对齐的表格、折行、观察的编号。"""
+
+import io
+import re
+import sys
+import unicodedata
+
+import pytest
+
+from console import (display_width, format_table, print_header, print_observations, print_table, print_try, wrap,
+                     wrap_width)
+
+LONG_ZH = ("最优配置随形状变化很大：decode（M = 1、16）的时间几乎全花在读权重上，很多小块配置一样快；"
+           "prefill 要 256×128 的大块、8 个 warp、4 级流水线，专家用的 128×128×64 / 4 warp / 3 级慢 30% 左右。"
+           "差得最多的是中间的 M（例如 70B 分片的 qkv 在 M = 128 时慢 2.5 倍）。")
+LONG_EN = "The best config changes a lot with the shape: decode reads weights, prefill wants 256x128 tiles and 8 warps."
+
+
+def columns(line):
+    """参考实现：逐字符算出每个字符从第几列开始，返回 [(列, 字符)]。"""
+    out, col = [], 0
+    for ch in line:
+        out.append((col, ch))
+        col += 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+    return out
+
+
+def cut(line, a, b):
+    """参考实现：取出从第 a 列到第 b 列（不含）之间的字符。"""
+    return "".join(ch for col, ch in columns(line) if a <= col < b)
+
+
+def test_display_width():
+    assert display_width("abc") == 3
+    assert display_width("形状") == 4               # 汉字两列
+    assert display_width("８Ｂ") == 4               # 全角字母数字两列
+    assert display_width("（M，") == 5              # 全角标点两列，M 一列
+    assert display_width("e\u0301") == 1            # e + 组合重音：一列
+    assert display_width("12.3 µs 1.2×") == 12      # µ、× 是窄字符
+    assert display_width("") == 0
+
+
+ROWS = [["8B gate_up M=128", "(256, 128, 64, 8, 4, 8)", "12.3 µs", 1.5, 1234],
+        ["形状", "专家启发式", "0（手写）", -0.25, "…"],
+        ["70B/8 qkv", "ascii", "85%", "+3.1", "1,234"]]
+HEADERS = ["形状", "最优配置", "时间", "倍数", "次数"]
+
+
+def test_table_columns_line_up_by_display_width():
+    lines = format_table(HEADERS, ROWS).split("\n")
+    widths = [max(display_width(str(r[j])) for r in [HEADERS] + ROWS) for j in range(len(HEADERS))]
+    starts = [sum(widths[:j]) + 2 * j for j in range(len(widths))]            # 列间两个空格
+    assert lines[1] == "  ".join("-" * w for w in widths)                      # 表头下面每列一段 ----
+    for line, row in zip([lines[0]] + lines[2:], [HEADERS] + ROWS):
+        assert line == line.rstrip()                                           # 行尾不留空格
+        for cell, a, w in zip(map(str, row), starts, widths):
+            right = row is not HEADERS and re.match(r"[+-]?\d", cell)
+            lo = a + w - display_width(cell) if right else a
+            assert cut(line, lo, lo + display_width(cell)) == cell, (line, cell)   # 单元格正好占它该占的列
+            assert cut(line, a, a + w).strip() == cell.strip()                     # 这一列里没有别的东西
+
+
+def test_numbers_right_aligned_text_left_aligned():
+    lines = format_table(["名字", "值"], [["a", "1"], ["bbbb", "12.5 µs"], ["c", "文字"], ["d", -3]]).split("\n")
+    assert lines[2] == "a           1"          # 数字靠右
+    assert lines[3] == "bbbb  12.5 µs"
+    assert lines[4] == "c     文字"             # 文字靠左（行尾空格去掉）
+    assert lines[5] == "d          -3"          # 负数也靠右
+    assert lines[0] == "名字  值"               # 表头一律靠左
+
+
+def test_empty_and_short_rows():
+    assert format_table(["a", "形状"], []) == "a  形状\n-  ----"      # 没有数据行：只有表头和 ----
+    assert format_table(["a", "b", "c"], [["x"]]).split("\n")[2] == "x"  # 短行补空串
+    with pytest.raises(ValueError):
+        format_table(["a"], [["x", "y"]])                                # 比表头长的行是错误
+
+
+def test_print_table_prints_blank_line_then_table(capsys):
+    print_table(["a"], [[1]])
+    assert capsys.readouterr().out == "\na\n-\n1\n"
+
+
+@pytest.mark.parametrize("text", [LONG_ZH, LONG_EN, LONG_ZH + " " + LONG_EN, "短", "", "x" * 250])
+@pytest.mark.parametrize("width", [12, 20, 33, 60, 100])
+def test_wrap_fits_width_and_loses_nothing(text, width):
+    indent = "     "
+    lines = wrap(text, width, indent)
+    assert all(display_width(line) <= width for line in lines)                     # 不超宽
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")               # 一个字符都不丢（只丢换行处的空格）
+    assert all(line.startswith(indent) for line in lines[1:])                     # 续行悬挂缩进
+    assert all(not line[len(indent):].startswith(" ") for line in lines[1:])      # 缩进之后不再有空格
+
+
+def test_wrap_keeps_words_whole_and_punctuation_off_line_starts():
+    for width in range(30, 101):
+        lines = wrap(LONG_ZH + " " + LONG_EN, width, "  ")
+        words = {w for line in lines for w in re.findall(r"[A-Za-z0-9.×%/]+", line)}
+        assert words >= set(re.findall(r"[A-Za-z0-9.×%/]+", LONG_ZH + LONG_EN))   # 西文词和数字没被拆开
+        assert not any(line.lstrip()[:1] in "，。、；：）" for line in lines[1:])    # 全角标点不在行首
+
+
+def test_wrap_short_text_is_one_line():
+    assert wrap("形状 M=128，快 2.5×", 60, "   ") == ["形状 M=128，快 2.5×"]
+
+
+def test_wrap_width_is_100_when_piped(monkeypatch):
+    monkeypatch.setattr(sys, "stdout", io.StringIO())     # 不是终端
+    assert wrap_width() == 100
+
+
+def test_print_header(capsys):
+    print_header("演示 1：问题")
+    assert capsys.readouterr().out == "\n" + "=" * 60 + "\n演示 1：问题\n" + "=" * 60 + "\n"   # 至少 60 列
+    print_header("标" * 40)
+    assert capsys.readouterr().out.split("\n")[1] == "=" * 80                                # 和标题一样宽
+    print_header("标" * 70)
+    assert capsys.readouterr().out.split("\n")[1] == "=" * 100                               # 不超过折行宽度
+
+
+def test_print_observations_numbering_and_hanging_indent(capsys):
+    items = [LONG_ZH, "短的一条", LONG_EN] + [f"第 {i} 条" for i in range(4, 11)]
+    print_observations(items)
+    lines = capsys.readouterr().out.split("\n")
+    assert lines[:2] == ["", "观察："]
+    numbered = [line for line in lines if re.match(r"  \d+\. ", line)]
+    assert [int(line.split(".")[0]) for line in numbered] == list(range(1, 11))          # 编号 1..10
+    assert all(display_width(line) <= 100 for line in lines)                              # 管道输出按 100 列折
+    first, second = lines.index(numbered[0]), lines.index(numbered[1])
+    assert lines[first + 1].startswith(" " * 5) and lines[first + 1][5] != " "    # 续行缩进 5 列，对齐到 "  1. " 之后
+    assert "".join(lines[first:second]).replace(" ", "") == "1." + LONG_ZH.replace(" ", "")   # 第 1 条一个字不丢
+    assert "  10. 第 10 条" in lines
+
+
+def test_observations_title(capsys):
+    print_observations(["a"], title="原因")
+    assert capsys.readouterr().out == "\n原因：\n  1. a\n"
+
+
+def test_print_try_keeps_the_command_whole(capsys):
+    command = "python3 lecture10/01_config_space.py 256 256 32 8 1 8"
+    print_try([(LONG_ZH, command), ("再试一次：", "make run")])
+    lines = capsys.readouterr().out.split("\n")
+    assert lines[:2] == ["", "可以试试："]
+    assert " " * 7 + command in lines                 # 命令单独一行、完整，缩进到说明文字之后再空两格
+    assert lines[-3:] == ["  2. 再试一次：", "       make run", ""]

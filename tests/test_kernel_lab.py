@@ -1,0 +1,111 @@
+"""lecture10/kernel_lab：配置空间、资源模型、3744 个能启动的配置；以及 01_config_space.py 能跑。"""
+
+import dataclasses
+import itertools
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kernel_lab import (VALID, VALID_INDEX, Config, all_configs, can_launch, check, ctas_per_sm, problems,
+                        regs_per_thread, rejection_counts, smem_bytes)
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "lecture10", "01_config_space.py")
+
+
+def launchable_by_hand():
+    """参考实现：照模块文档里的公式和 H100 上限，逐个组合直接算，不调用 kernel_lab 的函数。"""
+    out = []
+    for BM, BN, BK, warps, stages, group in itertools.product((16, 32, 64, 128, 256), (16, 32, 64, 128, 256),
+                                                              (32, 64, 128, 256), (2, 4, 8, 16), (1, 2, 3, 4),
+                                                              (1, 4, 8, 16)):
+        regs = BM * BN // (32 * warps) + 40
+        if (regs <= 255 and regs * 32 * warps <= 65536 and stages * (BM + BN) * BK * 2 <= 232_448
+                and 32 * warps <= 1024 and BM * BN // warps >= 256):
+            out.append((BM, BN, BK, warps, stages, group))
+    return out
+
+
+def test_valid_is_the_3744_launchable_configs():
+    assert len(VALID) == 3744                                                # 第 14 讲说的配置空间大小
+    assert [c.as_tuple() for c in VALID] == launchable_by_hand()           # 和逐个手算的结果一模一样，顺序也一样
+    assert len(all_configs()) == 6400                                        # 5 × 5 × 4 × 4 × 4 × 4
+
+
+def test_valid_is_sorted_unique_and_indexed():
+    assert list(VALID) == sorted(VALID)                                      # 按字段顺序排好：每次运行顺序固定
+    assert len(set(VALID)) == len(VALID)                                     # 没有重复
+    assert VALID[0] == Config(16, 32, 32, 2, 1, 1)                           # 最小的能启动的配置（16×16 一个都不行）
+    assert VALID[-1] == Config(256, 128, 256, 16, 1, 16)                     # 最大的（256×256 一个都不行）
+    assert all(VALID_INDEX[c] == i for i, c in enumerate(VALID))
+
+
+def test_256x128_with_4_warps_needs_296_registers():
+    c = Config(256, 128, 64, 4, 3, 8)
+    assert regs_per_thread(c) == 296                  # 256·128 / 128 线程 = 256 个累加器，+ 40
+    assert not can_launch(c)
+    [msg] = problems(c)                               # 只超了一种资源
+    assert "寄存器" in msg and "296" in msg and "255" in msg
+
+
+def test_256x128_with_8_warps_launches():
+    c = Config(256, 128, 64, 8, 3, 8)
+    assert regs_per_thread(c) == 168                  # 256·128 / 256 线程 = 128，+ 40
+    assert can_launch(c) and problems(c) == []
+    check(c)                                          # 能启动就不抛异常
+
+
+def test_shared_memory_overflow_names_the_bytes():
+    c = Config(256, 128, 128, 8, 4, 8)
+    assert smem_bytes(c) == 393_216                   # 4 级 × (256 + 128) × 128 × 2 B
+    [msg] = problems(c)
+    assert "共享内存" in msg and "393,216" in msg and "232,448" in msg
+
+
+@pytest.mark.parametrize("c, words", [(Config(256, 128, 64, 4, 3, 8), ["寄存器", "296"]),
+                                      (Config(256, 256, 32, 16, 1, 8), ["寄存器", "86,016"]),    # 168 × 512 线程
+                                      (Config(16, 32, 128, 4, 4, 1), ["warp", "128"]),           # 16·32 / 4 warp
+                                      (Config(48, 128, 64, 4, 3, 8), ["BM=48"])])                # 不在候选网格上
+def test_check_raises_value_error_naming_the_reason(c, words):
+    with pytest.raises(ValueError) as e:
+        check(c)
+    assert repr(c) in str(e.value) and all(w in str(e.value) for w in words)
+
+
+def test_config_is_hashable_ordered_and_immutable():
+    a, b = Config(128, 128, 64, 4, 3, 8), Config(128, 128, 64, 8, 1, 1)
+    assert a < b                                                  # 按字段顺序比较：warps 4 < 8
+    assert len({a, b, Config(128, 128, 64, 4, 3, 8)}) == 2        # 可哈希，相等的配置是同一个键
+    assert a.as_tuple() == (128, 128, 64, 4, 3, 8)
+    assert repr(a) == "Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)"
+    assert a.replace(BM=256) == Config(256, 128, 64, 4, 3, 8) and a.BM == 128   # replace 不改原配置
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.BM = 256
+
+
+def test_rejection_counts_and_occupancy():
+    counts = rejection_counts()
+    assert counts == {"寄存器/线程": 640, "寄存器/CTA": 256, "共享内存": 944, "线程/CTA": 0, "warp 工作量": 1280}
+    assert sum(counts.values()) >= 6400 - 3744        # 一个配置可能同时超几种
+    assert ctas_per_sm(Config(128, 128, 64, 4, 3, 8)) == 2   # 共享内存：233472 // (98304 + 1024) = 2（寄存器允许 3）
+    assert ctas_per_sm(Config(64, 64, 32, 4, 2, 1)) == 7     # 寄存器：65536 // (72 × 128) = 7
+
+
+def run_script(*args):
+    """在别的目录下运行 01_config_space.py（脚本自己找得到 kernel_lab 和 console）。"""
+    return subprocess.run([sys.executable, os.path.abspath(SCRIPT), *args], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.abspath(__file__)), timeout=60)
+
+
+def test_config_space_script_runs():
+    out = run_script()
+    assert out.returncode == 0, out.stderr
+    assert "3744" in out.stdout and "6400" in out.stdout
+
+
+def test_config_space_script_takes_a_config():
+    out = run_script("256", "128", "64", "4", "3", "8")
+    assert out.returncode == 0, out.stderr
+    assert "命令行给的" in out.stdout and "296" in out.stdout
+    assert run_script("256", "48", "64", "4", "3", "8").returncode != 0       # 不在网格上：退出并说明
