@@ -1,0 +1,29 @@
+"""
+第 14 讲 · evolve —— 迷你 AlphaEvolve 的引擎。04 脚本导入的名字都在这里；每一部分一个文件：
+  problem.py    形状、划分、时间表和逐形状最优、专家启发式、基线和加速比
+  program.py    启发式的 DSL：Rule / Program、choose、render / parse、simplify、SEARCH/REPLACE
+  mock_llm.py   提示词进去、SEARCH/REPLACE 出来的 MockLLM（没有真的语言模型）
+  evaluator.py  静态检查、探针级联、缓存、计数器
+  loop.py       岛屿模型的程序库和进化循环
+"""
+
+import os as _os
+import sys as _sys
+
+_ROOT = _os.path.normpath(_os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", ".."))
+for _d in ("lecture13", "lecture10"):                  # evolve → sched_lab → kernel_lab，依赖只往下走
+    _p = _os.path.join(_ROOT, _d)
+    if _p not in _sys.path:
+        _sys.path.insert(0, _p)
+
+from kernel_lab import VALID, Config  # noqa: E402
+
+from .evaluator import Evaluator  # noqa: E402
+from .loop import evolve  # noqa: E402
+from .problem import (EXPERT, LAYERS, TOKENS, Shape, TimeTable, all_shapes, best_single_config,  # noqa: E402
+                      geomean_speedup, oracle_speedup, per_m_table, split_shapes)
+from .program import Program, ProgramError, Rule, choose, format_diff, parse, render, simplify  # noqa: E402
+
+__all__ = ["EXPERT", "LAYERS", "TOKENS", "VALID", "Config", "Evaluator", "Program", "ProgramError", "Rule", "Shape",
+           "TimeTable", "all_shapes", "best_single_config", "choose", "evolve", "format_diff", "geomean_speedup",
+           "oracle_speedup", "parse", "per_m_table", "render", "simplify", "split_shapes"]

@@ -1,0 +1,148 @@
+"""
+级联评估器：先静态检查，再在 6 个探针形状上试，有希望的才在全部训练形状上评估；一样的程序直接查缓存。
+
+一个提出来的程序恰好落进下面一类（计数器，和就是提出的程序数；解析失败的由进化循环记）：
+  n_cached         和以前评估过的程序一模一样，直接用缓存的结果，不跑内核
+  n_static_reject  某个分支返回的配置启动不了（寄存器、共享内存……），一个内核都不跑
+  n_eval_probe     在探针形状上比父程序差（超过 PROBE_SLACK），只跑了探针
+  n_eval_full      在全部训练形状上评估
+bench_runs 数"跑了几次内核"：每个被评估的程序 × 它被评估的形状（完整评估复用探针那 6 次）。
+分数 = 相对专家启发式的几何平均加速比（训练形状上）。时间来自 TimeTable（解析模型，不是实测）。
+"""
+
+from __future__ import annotations
+
+import math
+import traceback
+
+import numpy as np
+from kernel_lab import VALID_INDEX, Config
+
+from sched_lab import roofline
+
+from .problem import EXPERT, TimeTable, launch_errors, launch_message
+from .program import Program, choose
+
+N_PROBE = 6
+PROBE_SLACK = 0.02                 # 探针上的几何平均比父程序差 2% 以内也算"有希望"
+
+
+class Evaluator:
+    """在一组训练形状上给程序打分。"""
+
+    def __init__(self, train, table: TimeTable, n_probe: int = N_PROBE):
+        self.train = tuple(train)
+        self.table = table
+        self.mnk = np.array([(s.M, s.N, s.K) for s in self.train], dtype=np.int64)
+        self.log_t = table.log_times(self.train)                  # 形状 × 配置
+        self.rows = rows = np.arange(len(self.train))
+        self.n_best_updates = 0                                    # best_known 变了几次（反馈缓存用）
+        self.log_expert = self.log_t[rows, self._indices(EXPERT)]
+        self.best_known = self.log_expert.copy()                   # 每个形状目前见过的最好 log(时间)
+        self.log_floor = np.log([roofline(s.M, s.N, s.K) for s in self.train])   # 屋顶线：不用跑内核就知道
+        by_m = sorted(rows, key=lambda i: (self.train[i].M, self.train[i].name))
+        self.probe = np.array(sorted(by_m[round(x)] for x in np.linspace(0, len(rows) - 1, n_probe)))
+        self.cache: dict[Program, dict] = {}
+        self.n_cached = self.n_static_reject = self.n_eval_probe = self.n_eval_full = 0
+        self.bench_runs = 0
+
+    # ---- 程序在每个训练形状上选哪个配置（向量化的 choose）----
+    def _indices(self, program: Program) -> np.ndarray:
+        default = VALID_INDEX[program.default]
+        if not program.rules:
+            return np.full(len(self.train), default)
+        bounds = np.array([b[:3] for b in program._boxes], dtype=np.int64)           # 规则 × (M, N, K) 上界
+        match = (self.mnk[None, :, :] <= bounds[:, None, :]).all(axis=2)           # 规则 × 形状
+        first = np.where(match.any(axis=0), match.argmax(axis=0), len(bounds))      # 第一条满足的规则
+        configs = np.array([VALID_INDEX[b[3]] for b in program._boxes] + [default])
+        return configs[first]
+
+    # ---- 级联 ----
+    def evaluate(self, program: Program, parent: dict | None = None) -> dict:
+        """评估一个提出的程序（parent 是父程序的结果，用来判断探针上有没有希望）。返回结果字典，status 说落在哪一类。"""
+        hit = self.cache.get(program)
+        if hit is not None:
+            self.n_cached += 1
+            return hit
+        errors = [] if all(b[3] in VALID_INDEX for b in program._boxes) and program.default in VALID_INDEX \
+            else launch_errors(program)
+        if errors:
+            self.n_static_reject += 1
+            result = dict(status="static_reject", score=None, error="\n".join(errors))
+        else:
+            result = self._run(program, parent)
+        self.cache[program] = result
+        return result
+
+    def evaluate_initial(self, program: Program) -> dict:
+        """起点程序：不算"提出的程序"，直接完整评估（也算进 bench_runs）。"""
+        errors = launch_errors(program)
+        if errors:
+            raise ValueError("起点程序有分支启动不了：\n" + "\n".join(errors))
+        result = self._full(program, self._indices(program))
+        self.cache[program] = result
+        return result
+
+    def _run(self, program: Program, parent: dict | None) -> dict:
+        idx = self._indices(program)
+        p = self.probe
+        probe_score = float((self.log_expert[p] - self.log_t[p, idx[p]]).sum()) / len(p)
+        self.bench_runs += len(p)
+        if parent is not None and probe_score < parent["probe_score"] - PROBE_SLACK:
+            self.n_eval_probe += 1
+            return dict(status="probe_reject", score=None, probe_score=probe_score)
+        self.n_eval_full += 1
+        self.bench_runs += len(self.train) - len(p)
+        return self._full(program, idx, probe_score)
+
+    def _full(self, program: Program, idx: np.ndarray, probe_score: float | None = None) -> dict:
+        log_prog = self.log_t[self.rows, idx]
+        if (log_prog < self.best_known).any():
+            np.minimum(self.best_known, log_prog, out=self.best_known)
+            self.n_best_updates += 1
+        if probe_score is None:
+            probe_score = float((self.log_expert[self.probe] - log_prog[self.probe]).sum()) / len(self.probe)
+        return dict(status="full", score=math.exp(float((self.log_expert - log_prog).sum()) / len(log_prog)),
+                    probe_score=probe_score, log_time=log_prog, choices=idx)
+
+    def feedback(self, result: dict, k: int = 6) -> list[tuple]:
+        """给 LLM 的逐形状反馈：最值得改的 k 个训练形状，每个 M 最多一个（免得全是同一种形状），
+        [(形状, 离屋顶线慢几倍, 离见过的最好慢几倍, 现在的配置索引)]。排序用两者的乘积：
+        离屋顶线远说明还有空间，离见过的最好远说明别的程序已经做到了。"""
+        cached = result.get("_feedback")
+        if cached is not None and cached[0] == self.n_best_updates:
+            return cached[1]
+        to_floor = result["log_time"] - self.log_floor
+        to_best = result["log_time"] - self.best_known
+        worst_per_m: dict[int, int] = {}
+        for i in np.argsort(-(to_floor + to_best), kind="stable"):
+            worst_per_m.setdefault(self.train[i].M, int(i))
+        out = [(self.train[i], float(np.exp(to_floor[i])), float(np.exp(to_best[i])), int(result["choices"][i]))
+               for i in list(worst_per_m.values())[:k]]
+        result["_feedback"] = (self.n_best_updates, out)
+        return out
+
+
+def check_function(fn, shapes, table: TimeTable, filename: str = "<heuristic>") -> list[str]:
+    """检查一个普通的 Python 启发式函数 fn(M, N, K) -> Config：在每个形状上调用它，收集所有问题
+    （抛异常：哪个形状、哪一行、什么异常；返回类型不对；配置启动不了：哪种资源超了）。没问题返回空列表。"""
+    problems = []
+    for s in shapes:
+        try:
+            cfg = fn(s.M, s.N, s.K)
+        except Exception as e:                                   # 学生的代码：什么异常都可能
+            tb = traceback.extract_tb(e.__traceback__)[-1]
+            problems.append(f"{tb.filename}:{tb.lineno}: 形状 {s.label()}：{type(e).__name__}: {e}")
+            continue
+        if not isinstance(cfg, Config) or cfg not in VALID_INDEX:
+            problems.append(f"{filename}: {launch_message(cfg, s)}")
+    return problems
+
+
+def function_speedup(fn, shapes, table: TimeTable, filename: str = "<heuristic>") -> float:
+    """普通 Python 启发式相对专家的几何平均加速比；有任何问题就抛 ValueError，信息里列出全部问题。"""
+    problems = check_function(fn, shapes, table, filename)
+    if problems:
+        raise ValueError("启发式不能用：\n  " + "\n  ".join(problems))
+    logs = [np.log(table.time(choose(EXPERT, s), s) / table.time(fn(s.M, s.N, s.K), s)) for s in shapes]
+    return float(np.exp(np.mean(logs)))

@@ -1,0 +1,127 @@
+"""
+进化循环和程序库。
+
+程序库用岛屿模型（AlphaEvolve 和 FunSearch 都这么做）：N_ISLANDS 个岛各自进化，每个岛只留 ISLAND_SIZE 个
+最好的程序；每 MIGRATE_EVERY 个提议，每个岛把自己最好的程序送给下一个岛（环形），让好的想法传开又不至于
+一下子把多样性抹平。全局最好的程序单独记着，永远不会丢。
+
+一步：
+  1. 从一个岛里挑父程序（按名次加权，越好越容易被挑中），再从别的岛挑一两个灵感程序
+  2. 拼提示词（父程序源码、分数、离最好最远的几个训练形状）交给 LLM（这里是 MockLLM）
+  3. 把回复里的 SEARCH/REPLACE 打到父程序源码上，解析成子程序——打不上、解析不了都记作失败，不崩
+  4. 级联评估（evaluator.py）；完整评估过的子程序进父程序所在的岛
+所有随机性来自一个 numpy Generator（seed），同一个种子，同样的结果。
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+
+import numpy as np
+from kernel_lab import VALID
+
+from .evaluator import Evaluator
+from .mock_llm import MockLLM, Prompt
+from .problem import EXPERT
+from .program import DiffError, Program, ProgramError, apply_diff, parse, parse_diff, render
+
+N_ISLANDS = 4
+ISLAND_SIZE = 8
+MIGRATE_EVERY = 100
+N_INSPIRATIONS = 2
+PARSIMONY = 0.0
+
+
+# 岛里名次 r（从 0 数）的程序被挑中的权重 1/(r+1)；RANK_CDF[n] 是 n 个程序时的累积分布
+RANK_CDF = [None] + [list(np.cumsum(1 / np.arange(1, n + 1)) / sum(1 / np.arange(1, n + 1)))[:-1] for n in range(1, 65)]
+
+
+class ProgramDatabase:
+    """岛屿模型的程序库：每个岛是按分数排好的 [(分数, 序号, 程序, 结果)]。"""
+
+    def __init__(self, rng: np.random.Generator, n_islands: int = N_ISLANDS, size: int = ISLAND_SIZE):
+        self.rng = rng
+        self.size = size
+        self.islands: list[list[tuple]] = [[] for _ in range(n_islands)]
+        self.best: tuple[Program, dict] | None = None
+        self._n = 0
+
+    def add(self, program: Program, result: dict, island: int) -> None:
+        isl = self.islands[island]
+        if any(e[2] == program for e in isl):
+            return
+        self._n += 1
+        fitness = result["score"] * (1 - PARSIMONY * program.n_rules())
+        isl.append((-fitness, self._n, program, result))           # 一样好时先来的排前面
+        isl.sort(key=lambda e: e[:2])
+        del isl[self.size:]
+        if self.best is None or result["score"] > self.best[1]["score"]:
+            self.best = (program, result)
+
+    def sample(self) -> tuple[int, tuple, list[tuple]]:
+        """挑一个岛、岛里的父程序（名次 r 的权重 1/(r+1)）、别的岛上最好的几个作灵感。"""
+        u = self.rng.random(3)
+        island = int(u[0] * len(self.islands))
+        isl = self.islands[island]
+        parent = isl[bisect.bisect(RANK_CDF[len(isl)], u[1])]
+        others = [i for i in range(len(self.islands)) if i != island and self.islands[i]]
+        first = int(u[2] * len(others))                       # 从一个随机的岛开始，顺着取 N_INSPIRATIONS 个
+        picks = [others[(first + j) % len(others)] for j in range(min(N_INSPIRATIONS, len(others)))]
+        return island, parent, [self.islands[i][0] for i in picks]
+
+    def migrate(self) -> None:
+        """每个岛把最好的程序送给下一个岛（环形）。"""
+        leaders = [isl[0] for isl in self.islands]
+        for i, (_, _, program, result) in enumerate(leaders):
+            self.add(program, result, (i + 1) % len(self.islands))
+
+
+def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0, start: Program = EXPERT,
+           llm=None, log=print) -> dict:
+    """从 start 出发进化 budget 个提议。log_every > 0 时每隔这么多个提议用 log 打一行进度。
+
+    返回：best=(程序, 结果)（结果里有 score、diff=产生它的 SEARCH/REPLACE、parent=父程序），
+    improvements=[(第几个提议, 新的最好分数, 修改种类)]（第 0 个是起点），history=每个提议之后的最好分数，
+    tried / accepted=每种修改提出的次数 / 比父程序好的次数，failed=解析失败的提议按原因计数。"""
+    rng = np.random.default_rng(seed)
+    llm = llm or MockLLM(rng)
+    db = ProgramDatabase(rng)
+    first = dict(evaluator.evaluate_initial(start), diff=None, parent=None)
+    for island in range(len(db.islands)):
+        db.add(start, first, island)
+    improvements = [(0, first["score"], "起点")]
+    history = np.empty(budget)
+    tried, accepted, failed = Counter(), Counter(), Counter()
+    for k in range(1, budget + 1):
+        island, (_, _, parent, presult), inspirations = db.sample()
+        src = render(parent)
+        prompt = Prompt(src, parent, presult["score"], tuple(
+            (s, floor, best, VALID[i]) for s, floor, best, i in evaluator.feedback(presult)),
+            tuple((render(q), q, r["score"]) for _, _, q, r in inspirations))
+        op, reply = llm.propose(prompt)
+        tried[op] += 1
+        try:
+            diff = parse_diff(reply)
+            child = parse(apply_diff(src, diff))
+        except DiffError:
+            failed["SEARCH/REPLACE 打不上"] += 1
+        except ProgramError:
+            failed["子程序解析不了"] += 1
+        else:
+            result = evaluator.evaluate(child, presult)
+            if result["status"] == "full" and "diff" not in result:
+                result.update(diff=diff, parent=parent)
+                if result["score"] > presult["score"] * (1 + 1e-9):
+                    accepted[op] += 1
+                db.add(child, result, island)
+                if result is db.best[1]:
+                    improvements.append((k, result["score"], op))
+        history[k - 1] = db.best[1]["score"]
+        if k % MIGRATE_EVERY == 0:
+            db.migrate()
+        if log_every and k % log_every == 0:
+            log(f"  第 {k:>5} 个提议：最好 {db.best[1]['score']:.3f}×，完整评估 {evaluator.n_eval_full} 个，"
+                f"跑了 {evaluator.bench_runs:,} 次内核")
+    return dict(best=db.best, improvements=improvements, history=history, tried=dict(tried),
+                accepted=dict(accepted), failed=dict(failed), budget=budget, seed=seed)

@@ -1,0 +1,225 @@
+"""
+MockLLM：提示词进去，SEARCH/REPLACE 出来。没有任何真正的语言模型，也不联网。
+
+AlphaEvolve 的 LLM 收到的提示里有父程序的源码、它的分数、逐形状的反馈、一两个"灵感"程序，回一段 SEARCH/REPLACE。
+这里的 MockLLM 做同样的事，只是"想法"来自几种模板化的修改（op），外加一点内核常识：
+  targeted      按内核常识的定向修改：挑一个反馈里最差的形状，给它一个"连贯"的配置（块大小、warp、流水线一起改），
+                新加一条管住它的规则，或改掉正在管它的那条规则
+  single_field  一个配置的一个字段挪到相邻的候选值（例如 warps 4 → 8）
+  threshold     把一条规则的阈值挪一挪（减半、加倍、换成邻近的 M）
+  add_rule      复制一个已有的配置，套上一个新条件插进去
+  remove_rule   删掉一条规则
+  crossover     从灵感程序里拿一条规则插进来
+它偶尔也会犯真 LLM 会犯的错（MISTAKE_RATE）：SEARCH 抄错、写出 DSL 不认的条件、给出启动不了的配置——
+进化循环要把这些当作失败的提议记下来，而不是崩掉。
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from kernel_lab import GRID, MAX_SMEM_PER_BLOCK, VALID_INDEX, Config
+
+from .program import Program, Rule, format_diff, make_diff, render
+
+SMS = 132
+OPS = ("targeted", "single_field", "threshold", "add_rule", "remove_rule", "crossover")
+OP_WEIGHTS = (0.45, 0.20, 0.10, 0.08, 0.07, 0.10)
+COND_FIELDS = (("M",), ("M", "N"), ("M", "N", "K"))   # 定向修改新加的规则管住哪些维度
+COND_WEIGHTS = (0.6, 0.3, 0.1)
+MISTAKE_RATE = 0.03                # 每次提议有 3% 的概率犯一个"LLM 式"的错
+MAX_RULES = 8                      # 规则太多就不再加（提示里说"保持简短"）
+M_THRESHOLDS = (1, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """给 LLM 的提示。parent_src 是它读到的源码；parent 是同一段源码解析后的结构（Mock 省得再解析一次）。"""
+    parent_src: str
+    parent: Program
+    score: float
+    feedback: tuple                # ((形状, 离屋顶线慢几倍, 离见过的最好慢几倍, 现在选的配置), ...)，最值得改的在前
+    inspirations: tuple            # ((源码, Program, 分数), ...)
+
+    def text(self) -> str:
+        """真 LLM 会收到的提示文本（演示和测试用；MockLLM 自己读结构化字段）。"""
+        fb = "\n".join(f"  {s.label()} (N={s.N}, K={s.K})：离屋顶线慢 {floor:.2f}×，比见过的最好慢 {best:.2f}×，"
+                       f"现在用 {cfg.as_tuple()}" for s, floor, best, cfg in self.feedback)
+        ins = "\n".join(f"# 灵感程序（分数 {sc:.3f}）：\n{src}" for src, _, sc in self.inspirations)
+        return (f"改进下面这个选分块配置的函数，让它在训练形状上更快。只用 SEARCH/REPLACE 回答。\n"
+                f"# 当前程序（分数 {self.score:.3f}×，相对专家启发式）：\n{self.parent_src}\n"
+                f"# 离最好最远的形状：\n{fb}\n{ins}")
+
+
+def _neighbors(field: str, value: int) -> list[int]:
+    vals = GRID[field]
+    i = vals.index(value) if value in vals else min(range(len(vals)), key=lambda j: abs(vals[j] - value))
+    return [vals[j] for j in (i - 1, i + 1) if 0 <= j < len(vals)]
+
+
+def common_sense_config(M: int, N: int, K: int, rng: np.random.Generator) -> Config:
+    """一个懂内核的人会给 (M, N, K) 的配置（不查时间表）：
+    块的行数刚好盖住 M（decode 用 16 行，M 大了用 128）；BN 尽量大，但 CTA 数要够 132 个 SM 一人一个；
+    块越小 BK 越大（小块要多在路上的字节）；大块配 8 个 warp，中块 4 个，小块 2 个；流水线放得下就 4 级；group 8。
+    一半的时候再随机微调一个字段，像人一样不总给同一个答案。"""
+    BM = next((b for b in (16, 32, 64) if M <= (b if b < 64 else 128)), 128)
+    tiles_m = math.ceil(M / BM)
+    wide = [bn for bn in (32, 64, 128, 256) if tiles_m * math.ceil(N / bn) >= SMS // 2]
+    BN = max(wide) if wide else 32
+    acc = BM * BN
+    BK = 256 if acc <= 64 * 64 else 128 if acc <= 128 * 128 else 64
+    warps = 8 if acc >= 128 * 256 else 4 if acc >= 64 * 64 else 2
+    cfg = Config(BM, BN, BK, warps, 4, 8)
+    if rng.random() < 0.5:
+        field = str(rng.choice(("BM", "BN", "BK", "warps", "stages")))
+        cfg = cfg.replace(**{field: int(rng.choice(_neighbors(field, getattr(cfg, field))))})
+    return _launchable(cfg)
+
+
+def _launchable(cfg: Config) -> Config:
+    """共享内存放不下就减流水线级数，warp 数不合适就换一个；实在不行退回同样块大小的默认写法。"""
+    while cfg.stages > 1 and cfg.stages * (cfg.BM + cfg.BN) * cfg.BK * 2 > MAX_SMEM_PER_BLOCK:
+        cfg = cfg.replace(stages=cfg.stages - 1)
+    for w in (cfg.warps,) + GRID["warps"]:
+        if cfg.replace(warps=w) in VALID_INDEX:
+            return cfg.replace(warps=w)
+    return cfg
+
+
+def serving_rule(program: Program, M: int, N: int, K: int) -> int:
+    """管着 (M, N, K) 的规则的下标；走到默认分支就返回 len(rules)。"""
+    v = {"M": M, "N": N, "K": K}
+    for i, r in enumerate(program.rules):
+        if all(v[f] <= t for f, t in r.conds):
+            return i
+    return len(program.rules)
+
+
+def _configs(p: Program) -> list[Config]:
+    return [r.config for r in p.rules] + [p.default]
+
+
+def _with_config(p: Program, i: int, cfg: Config) -> Program:
+    """把第 i 个分支（i == len(rules) 是默认分支）的配置换成 cfg。"""
+    if i == len(p.rules):
+        return Program(p.rules, cfg)
+    rules = list(p.rules)
+    rules[i] = Rule(rules[i].conds, cfg)
+    return Program(tuple(rules), p.default)
+
+
+def _insert(p: Program, i: int, rule: Rule) -> Program:
+    return Program(p.rules[:i] + (rule,) + p.rules[i:], p.default)
+
+
+class MockLLM:
+    """模板化的修改 + 一点内核常识。所有随机性来自传进来的 numpy Generator（同一个种子，同样的提议）。"""
+
+    def __init__(self, rng: np.random.Generator, mistake_rate: float = MISTAKE_RATE):
+        self.rng = rng
+        self.mistake_rate = mistake_rate
+        self._op_cdf = np.cumsum(OP_WEIGHTS)[:-1] / sum(OP_WEIGHTS)          # 按权重抽修改种类
+        self._cond_cdf = np.cumsum(COND_WEIGHTS)[:-1] / sum(COND_WEIGHTS)
+
+    def propose(self, prompt: Prompt) -> tuple[str, str]:
+        """返回 (修改的种类, 回复文本)。回复里有一句说明和一个或几个 SEARCH/REPLACE 块。"""
+        rng = self.rng
+        parent = prompt.parent
+        for _ in range(4):                                   # 偶尔改出来和父程序一样，换个想法再来
+            op = OPS[bisect.bisect(self._op_cdf, rng.random())]
+            child, why = getattr(self, "_" + op)(prompt)
+            if child is not None and child != parent:
+                break
+        if child is None:
+            child, why = parent, "没想到好的修改"
+        child_src = render(child)
+        if rng.random() < self.mistake_rate:
+            return op, self._mistake(prompt, child_src)
+        return op, f"{why}\n" + format_diff(make_diff(prompt.parent_src, child_src))
+
+    # ---- 各种修改：返回 (子程序, 一句说明)，做不了返回 (None, "") ----
+    def _targeted(self, pr: Prompt):
+        s = pr.feedback[int(self.rng.integers(len(pr.feedback)))][0]
+        cfg = common_sense_config(s.M, s.N, s.K, self.rng)
+        p = pr.parent
+        i = serving_rule(p, s.M, s.N, s.K)
+        home = i < len(p.rules) and dict(p.rules[i].conds).get("M") == s.M
+        if home and self.rng.random() < 0.5 or p.n_rules() >= MAX_RULES:
+            return _with_config(p, i, cfg), f"{s.label()} 慢：把管它的分支换成 {cfg.as_tuple()}"
+        fields = COND_FIELDS[bisect.bisect(self._cond_cdf, self.rng.random())]
+        conds = tuple((f, getattr(s, f)) for f in fields)
+        return _insert(p, i, Rule(conds, cfg)), f"{s.label()} 慢：给它加一条规则，用 {cfg.as_tuple()}"
+
+    def _single_field(self, pr: Prompt):
+        p = pr.parent
+        i = int(self.rng.integers(p.n_rules() + 1))
+        cfg = _configs(p)[i]
+        field = str(self.rng.choice(("BM", "BN", "BK", "warps", "stages", "group")))
+        value = int(self.rng.choice(_neighbors(field, getattr(cfg, field))))
+        return _with_config(p, i, cfg.replace(**{field: value})), f"试试把第 {i + 1} 个分支的 {field} 改成 {value}"
+
+    def _threshold(self, pr: Prompt):
+        p = pr.parent
+        if not p.rules:
+            return None, ""
+        i = int(self.rng.integers(p.n_rules()))
+        rule = p.rules[i]
+        if not rule.conds:
+            return None, ""
+        j = int(self.rng.integers(len(rule.conds)))
+        field, t = rule.conds[j]
+        new = int(t * self.rng.choice((0.5, 2.0))) if field != "M" else self._near_m(t)
+        conds = rule.conds[:j] + ((field, max(1, new)),) + rule.conds[j + 1:]
+        rules = p.rules[:i] + (Rule(conds, rule.config),) + p.rules[i + 1:]
+        return Program(rules, p.default), f"把第 {i + 1} 条规则的 {field} <= {t} 改成 {max(1, new)}"
+
+    def _near_m(self, t: int) -> int:
+        k = int(np.searchsorted(M_THRESHOLDS, t))
+        options = [M_THRESHOLDS[j] for j in (k - 1, k + 1) if 0 <= j < len(M_THRESHOLDS) and M_THRESHOLDS[j] != t]
+        return int(self.rng.choice(options))
+
+    def _add_rule(self, pr: Prompt):
+        p = pr.parent
+        if p.n_rules() >= MAX_RULES:
+            return None, ""
+        cfg = _configs(p)[int(self.rng.integers(p.n_rules() + 1))]
+        m = int(self.rng.choice(M_THRESHOLDS))
+        i = int(self.rng.integers(p.n_rules() + 1))
+        return _insert(p, i, Rule((("M", m),), cfg)), f"加一条 M <= {m} 的规则"
+
+    def _remove_rule(self, pr: Prompt):
+        p = pr.parent
+        if not p.rules:
+            return None, ""
+        i = int(self.rng.integers(p.n_rules()))
+        return Program(p.rules[:i] + p.rules[i + 1:], p.default), f"删掉第 {i + 1} 条规则"
+
+    def _crossover(self, pr: Prompt):
+        p = pr.parent
+        donors = [q for _, q, _ in pr.inspirations if q.rules]
+        if not donors or p.n_rules() >= MAX_RULES:
+            return None, ""
+        q = donors[int(self.rng.integers(len(donors)))]
+        rule = q.rules[int(self.rng.integers(q.n_rules()))]
+        i = int(self.rng.integers(p.n_rules() + 1))
+        return _insert(p, i, rule), "从灵感程序里借一条规则"
+
+    # ---- 犯错 ----
+    def _mistake(self, pr: Prompt, child_src: str) -> str:
+        kind = int(self.rng.integers(3))
+        lines = child_src.splitlines()
+        ret = next(k for k, line in enumerate(lines) if "return Config" in line)
+        if kind == 0:                                        # SEARCH 抄错：父程序里没有这一行
+            bad = "    if M <= 12345:\n        return Config(BM=64, BN=64, BK=64, warps=4, stages=3, group=8)"
+            return f"改第一个分支\n<<<<<<< SEARCH\n{bad}\n=======\n{lines[ret]}\n>>>>>>> REPLACE"
+        if kind == 1:                                        # 写出 DSL 不认的条件（只有 <=）
+            wrong = child_src.replace("if M <=", "if M >", 1) if "if M <=" in child_src else child_src.replace(
+                "    return Config", "    if M > 64:\n        return Config", 1)
+            return "用 > 写条件\n" + format_diff(make_diff(pr.parent_src, wrong))
+        big = Config(256, 128, 64, 4, 3, 8)                  # 启动不了：256×128 配 4 个 warp，296 个寄存器
+        lines[ret] = lines[ret][: lines[ret].index("return")] + (
+            f"return Config(BM={big.BM}, BN={big.BN}, BK={big.BK}, warps={big.warps}, stages={big.stages}, group={big.group})")
+        return "换成大块\n" + format_diff(make_diff(pr.parent_src, "\n".join(lines) + "\n"))

@@ -1,0 +1,193 @@
+"""
+问题本身：88 个形状、训练/测试划分、时间表与逐形状最优（oracle）、专家启发式、几条基线和加速比。
+
+形状 = Llama-3 8B 一层的四个 GEMM，加上 Llama-3 70B 按 8 路张量并行切开后一层的四个 GEMM，
+每个配 11 个 M（token 数，decode 的批大小到 prefill 的 token 数）。(N, K) 由模型维度算出（见 LAYERS）。
+所有时间来自第 13 讲的解析模型 sched_lab（H100 式参数，不是实测）。
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+from kernel_lab import VALID, VALID_INDEX, Config, off_grid, problems
+from sched_lab import time_valid
+
+from .program import Program, ProgramError, choose, parse
+
+# 名字 → (N, K)。8B：hidden 4096、intermediate 14336、32 个 query 头、8 个 KV 头、head_dim 128。
+# 70B：hidden 8192、intermediate 28672、64 个 query 头、8 个 KV 头；8 路张量并行切 qkv、gate_up 的 N，o、down 的 K。
+LAYERS: dict[str, tuple[int, int]] = {
+    "8B qkv": ((32 + 2 * 8) * 128, 4096),
+    "8B o": (4096, 32 * 128),
+    "8B gate_up": (2 * 14336, 4096),
+    "8B down": (4096, 14336),
+    "70B/8 qkv": ((64 + 2 * 8) * 128 // 8, 8192),
+    "70B/8 o": (8192, 64 * 128 // 8),
+    "70B/8 gate_up": (2 * 28672 // 8, 8192),
+    "70B/8 down": (8192, 28672 // 8),
+}
+TOKENS: tuple[int, ...] = (1, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+# 随机划分时配对的投影：N 相同的配一对，N 相近的配一对，剩下 N 最小和最大的两个配一对
+TWINS = (("8B o", "8B down"), ("70B/8 o", "70B/8 down"), ("8B qkv", "70B/8 gate_up"), ("70B/8 qkv", "8B gate_up"))
+SPLIT_SEED = 14                    # 随机对半分的种子：每次运行都是同一个划分
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXPERT_FILE = os.path.normpath(os.path.join(HERE, "..", "expert_heuristic.py"))
+
+
+@dataclass(frozen=True, order=True)
+class Shape:
+    """一个 GEMM：C[M, N] = A[M, K] · B[K, N]，name 是它来自哪个投影。"""
+    name: str
+    M: int
+    N: int
+    K: int
+
+    def label(self) -> str:
+        return f"{self.name} M={self.M}"
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.M * self.N * self.K
+
+
+def all_shapes() -> tuple[Shape, ...]:
+    """8 个投影 × 11 个 M = 88 个形状，按投影、再按 M 排。"""
+    return tuple(Shape(name, M, N, K) for name, (N, K) in LAYERS.items() for M in TOKENS)
+
+
+def split_shapes(shapes=None, how: str = "random", seed: int = SPLIT_SEED) -> tuple[tuple[Shape, ...], tuple[Shape, ...]]:
+    """训练 / 测试划分，两半都保持原来的顺序。
+
+    random：配对的随机对半分（实验设计里的"配对随机化"）。投影两两配对（TWINS），M 也相邻两个配成一对
+            （落单的最大 M 自成一组），于是形状分成一个个 2×2 的小块：{投影 a, b} × {M₁, M₂}。每个小块随机选一条
+            对角线进训练、另一条进测试。这样每个测试形状在训练里都有"同一个投影、相邻的 M"和"相似的投影、同一个 M"，
+            两边有同样的 11 个 M、同样的 8 种投影，难度也差不多。固定种子，每次运行都一样。
+    by_model：8B 训练、70B/8 测试——测试形状的 N、K 训练时都没见过。"""
+    shapes = tuple(all_shapes() if shapes is None else shapes)
+    if how == "random":
+        rng = np.random.default_rng(seed)
+        ms = sorted({s.M for s in shapes})
+        in_train: set[tuple[str, int]] = set()
+        for pair in TWINS:
+            for k in range(0, len(ms), 2):
+                m_pair = ms[k:k + 2]
+                flip = int(rng.integers(2))                          # 选哪条对角线
+                for j, name in enumerate(pair):
+                    if len(m_pair) == 2:
+                        in_train.add((name, m_pair[(j + flip) % 2]))
+                    elif j == flip:                                  # 落单的 M：一对投影里随机一个进训练
+                        in_train.add((name, m_pair[0]))
+        train = tuple(s for s in shapes if (s.name, s.M) in in_train)
+        test = tuple(s for s in shapes if (s.name, s.M) not in in_train)
+    elif how == "by_model":
+        train = tuple(s for s in shapes if s.name.startswith("8B"))
+        test = tuple(s for s in shapes if not s.name.startswith("8B"))
+    else:
+        raise ValueError(f"不认识的划分方式 {how!r}：只有 'random' 和 'by_model'")
+    return train, test
+
+
+class TimeTable:
+    """每个形状 × 全部 3744 个配置的解析时间（秒），按形状缓存；一个形状一次向量化调用。"""
+
+    def __init__(self):
+        self._times: dict[tuple[int, int, int], np.ndarray] = {}
+        self._logs: dict[tuple[Shape, ...], np.ndarray] = {}
+
+    def times(self, shape: Shape) -> np.ndarray:
+        key = (shape.M, shape.N, shape.K)
+        t = self._times.get(key)
+        if t is None:
+            t = self._times[key] = time_valid(*key)
+            t.flags.writeable = False
+        return t
+
+    def time(self, config: Config, shape: Shape) -> float:
+        """config 在 shape 上的时间（秒）。config 不在 3744 个能启动的配置里就抛 ValueError 说明原因。"""
+        i = VALID_INDEX.get(config)
+        if i is None:
+            raise ValueError(launch_message(config, shape))
+        return float(self.times(shape)[i])
+
+    def oracle(self, shape: Shape) -> tuple[Config, float]:
+        """逐形状最优：穷举 3744 个配置里最快的那个（平局取 VALID 里靠前的）。"""
+        t = self.times(shape)
+        i = int(np.argmin(t))
+        return VALID[i], float(t[i])
+
+    def log_times(self, shapes) -> np.ndarray:
+        """形状 × 配置的 log(时间) 矩阵（评估器用它一次查完一个程序在所有形状上的时间）。"""
+        shapes = tuple(shapes)
+        m = self._logs.get(shapes)
+        if m is None:
+            m = self._logs[shapes] = np.log(np.stack([self.times(s) for s in shapes]))
+            m.flags.writeable = False
+        return m
+
+
+def launch_message(config, shape: Shape | None = None) -> str:
+    """为什么这个返回值不能用：类型不对、不在候选网格上、或者哪种资源超了。"""
+    where = f"形状 {shape.label()}：" if shape is not None else ""
+    if not isinstance(config, Config):
+        return f"{where}返回了 {type(config).__name__} {config!r}，应该返回 Config(...)"
+    return f"{where}{config!r} 不能启动：" + "；".join(off_grid(config) + problems(config))
+
+
+def launch_errors(program: Program, filename: str = "<program>") -> list[str]:
+    """静态检查：每个分支返回的配置都要能启动。返回每个坏分支的说明（文件:行、配置、超了的资源）。"""
+    out = []
+    branches = [(r.line, r.config) for r in program.rules] + [(program.default_line, program.default)]
+    for line, cfg in branches:
+        if cfg not in VALID_INDEX:
+            out.append(f"{filename}:{line}: 这个分支 {launch_message(cfg)}")
+    return out
+
+
+def load_heuristic(path: str = EXPERT_FILE) -> Program:
+    """读一个启发式文件：解析（出错抛 ProgramError，带文件名和行号），再检查每个分支能否启动。"""
+    with open(path, encoding="utf-8") as f:
+        program = parse(f.read(), filename=os.path.relpath(path))
+    errors = launch_errors(program, os.path.relpath(path))
+    if errors:
+        raise ProgramError(os.path.relpath(path), 0, "有分支返回了启动不了的配置：\n  " + "\n  ".join(errors))
+    return program
+
+
+def geomean_speedup(program, shapes, table: TimeTable) -> float:
+    """program 相对专家启发式的加速比，在 shapes 上取几何平均：exp(平均 log(t_专家 / t_程序))。"""
+    logs = [np.log(table.time(choose(EXPERT, s), s) / table.time(choose(program, s), s)) for s in shapes]
+    return float(np.exp(np.mean(logs)))
+
+
+def oracle_speedup(shapes, table: TimeTable) -> float:
+    """逐形状最优相对专家的几何平均加速比：任何一个启发式在这些形状上的上限。"""
+    logs = [np.log(table.time(choose(EXPERT, s), s) / table.oracle(s)[1]) for s in shapes]
+    return float(np.exp(np.mean(logs)))
+
+
+def best_single_config(shapes, table: TimeTable) -> Program:
+    """"一个配置走天下"：在 shapes 上几何平均最快的那一个配置（没有规则的程序）。"""
+    return Program((), VALID[int(np.argmin(table.log_times(shapes).sum(axis=0)))])
+
+
+def per_m_table(train, table: TimeTable) -> Program:
+    """"按 M 分档查表"：训练形状里每个 M 挑几何平均最快的配置，写成 if M <= m 的规则链（最大的 M 做默认）。
+    这是拿自动调优器按 M 调一遍就能得到的东西（Triton autotune 常用 M 做 key）。要在每个训练形状上跑全部配置。"""
+    from .program import Rule, simplify
+    ms = sorted({s.M for s in train})
+    best = {}
+    for m in ms:
+        group = [s for s in train if s.M == m]
+        best[m] = VALID[int(np.argmin(table.log_times(group).sum(axis=0)))]
+    rules = tuple(Rule((("M", m),), best[m]) for m in ms[:-1])
+    return simplify(Program(rules, best[ms[-1]]))
+
+
+try:
+    EXPERT: Program = load_heuristic()
+except (OSError, ProgramError) as e:            # 学生改坏了专家启发式：给一句清楚的话，不给一长串 traceback
+    raise SystemExit(f"专家启发式 {os.path.relpath(EXPERT_FILE)} 读不进来：\n{e}") from None
