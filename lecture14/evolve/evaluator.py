@@ -24,6 +24,7 @@ from .problem import EXPERT, TimeTable, launch_errors, launch_message
 from .program import Program, choose
 
 N_PROBE = 6
+VALID_SET = frozenset(VALID_INDEX)
 PROBE_SLACK = 0.02                 # 探针上的几何平均比父程序差 2% 以内也算"有希望"
 
 
@@ -34,6 +35,7 @@ class Evaluator:
         self.train = tuple(train)
         self.table = table
         self.mnk = np.array([(s.M, s.N, s.K) for s in self.train], dtype=np.int64)
+        self._masks: dict[tuple, np.ndarray] = {}
         self.log_t = table.log_times(self.train)                  # 形状 × 配置
         self.rows = rows = np.arange(len(self.train))
         self.n_best_updates = 0                                    # best_known 变了几次（反馈缓存用）
@@ -47,15 +49,18 @@ class Evaluator:
         self.bench_runs = 0
 
     # ---- 程序在每个训练形状上选哪个配置（向量化的 choose）----
+    def _mask(self, bounds: tuple) -> np.ndarray:
+        """满足一条规则 (M, N, K 的上界) 的训练形状（按上界缓存：子程序大多和父程序共用规则）。"""
+        m = self._masks.get(bounds)
+        if m is None:
+            m = self._masks[bounds] = (self.mnk <= bounds).all(axis=1)
+        return m
+
     def _indices(self, program: Program) -> np.ndarray:
-        default = VALID_INDEX[program.default]
-        if not program.rules:
-            return np.full(len(self.train), default)
-        bounds = np.array([b[:3] for b in program._boxes], dtype=np.int64)           # 规则 × (M, N, K) 上界
-        match = (self.mnk[None, :, :] <= bounds[:, None, :]).all(axis=2)           # 规则 × 形状
-        first = np.where(match.any(axis=0), match.argmax(axis=0), len(bounds))      # 第一条满足的规则
-        configs = np.array([VALID_INDEX[b[3]] for b in program._boxes] + [default])
-        return configs[first]
+        out = np.full(len(self.train), VALID_INDEX[program.default])
+        for box in reversed(program._boxes):       # 从最后一条规则倒着写：前面的规则后写，覆盖后面的
+            out[self._mask(box[:3])] = VALID_INDEX[box[3]]
+        return out
 
     # ---- 级联 ----
     def evaluate(self, program: Program, parent: dict | None = None) -> dict:
@@ -64,7 +69,7 @@ class Evaluator:
         if hit is not None:
             self.n_cached += 1
             return hit
-        errors = [] if all(b[3] in VALID_INDEX for b in program._boxes) and program.default in VALID_INDEX \
+        errors = [] if VALID_SET.issuperset([b[3] for b in program._boxes] + [program.default]) \
             else launch_errors(program)
         if errors:
             self.n_static_reject += 1

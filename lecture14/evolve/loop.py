@@ -10,7 +10,7 @@
   2. 拼提示词（父程序源码、分数、离最好最远的几个训练形状）交给 LLM（这里是 MockLLM）
   3. 把回复里的 SEARCH/REPLACE 打到父程序源码上，解析成子程序——打不上、解析不了都记作失败，不崩
   4. 级联评估（evaluator.py）；完整评估过的子程序进父程序所在的岛
-所有随机性来自一个 numpy Generator（seed），同一个种子，同样的结果。
+所有随机性来自一个带种子的 numpy Generator（mock_llm.Dice），同一个种子，同样的结果。
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 from kernel_lab import VALID
 
 from .evaluator import Evaluator
-from .mock_llm import MockLLM, Prompt
+from .mock_llm import Dice, MockLLM, Prompt
 from .problem import EXPERT
 from .program import DiffError, Program, ProgramError, apply_diff, parse, parse_diff, render
 
@@ -40,7 +40,7 @@ RANK_CDF = [None] + [list(np.cumsum(1 / np.arange(1, n + 1)) / sum(1 / np.arange
 class ProgramDatabase:
     """岛屿模型的程序库：每个岛是按分数排好的 [(分数, 序号, 程序, 结果)]。"""
 
-    def __init__(self, rng: np.random.Generator, n_islands: int = N_ISLANDS, size: int = ISLAND_SIZE):
+    def __init__(self, rng: Dice, n_islands: int = N_ISLANDS, size: int = ISLAND_SIZE):
         self.rng = rng
         self.size = size
         self.islands: list[list[tuple]] = [[] for _ in range(n_islands)]
@@ -61,12 +61,11 @@ class ProgramDatabase:
 
     def sample(self) -> tuple[int, tuple, list[tuple]]:
         """挑一个岛、岛里的父程序（名次 r 的权重 1/(r+1)）、别的岛上最好的几个作灵感。"""
-        u = self.rng.random(3)
-        island = int(u[0] * len(self.islands))
+        island = self.rng.below(len(self.islands))
         isl = self.islands[island]
-        parent = isl[bisect.bisect(RANK_CDF[len(isl)], u[1])]
+        parent = isl[bisect.bisect(RANK_CDF[len(isl)], self.rng.random())]
         others = [i for i in range(len(self.islands)) if i != island and self.islands[i]]
-        first = int(u[2] * len(others))                       # 从一个随机的岛开始，顺着取 N_INSPIRATIONS 个
+        first = self.rng.below(len(others))                   # 从一个随机的岛开始，顺着取 N_INSPIRATIONS 个
         picks = [others[(first + j) % len(others)] for j in range(min(N_INSPIRATIONS, len(others)))]
         return island, parent, [self.islands[i][0] for i in picks]
 
@@ -83,8 +82,9 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
 
     返回：best=(程序, 结果)（结果里有 score、diff=产生它的 SEARCH/REPLACE、parent=父程序），
     improvements=[(第几个提议, 新的最好分数, 修改种类)]（第 0 个是起点），history=每个提议之后的最好分数，
-    tried / accepted=每种修改提出的次数 / 比父程序好的次数，failed=解析失败的提议按原因计数。"""
-    rng = np.random.default_rng(seed)
+    tried / accepted / static_reject=每种修改提出的次数 / 比父程序好的次数 / 被静态检查拒掉的次数，
+    failed=打不上或解析不了的提议按原因计数，population=程序库里最后留下的程序。"""
+    rng = Dice(seed)
     llm = llm or MockLLM(rng)
     db = ProgramDatabase(rng)
     first = dict(evaluator.evaluate_initial(start), diff=None, parent=None)
@@ -92,7 +92,7 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
         db.add(start, first, island)
     improvements = [(0, first["score"], "起点")]
     history = np.empty(budget)
-    tried, accepted, failed = Counter(), Counter(), Counter()
+    tried, accepted, failed, static_reject = Counter(), Counter(), Counter(), Counter()
     for k in range(1, budget + 1):
         island, (_, _, parent, presult), inspirations = db.sample()
         src = render(parent)
@@ -109,7 +109,10 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
         except ProgramError:
             failed["子程序解析不了"] += 1
         else:
+            rejected_before = evaluator.n_static_reject
             result = evaluator.evaluate(child, presult)
+            if evaluator.n_static_reject > rejected_before:
+                static_reject[op] += 1
             if result["status"] == "full" and "diff" not in result:
                 result.update(diff=diff, parent=parent)
                 if result["score"] > presult["score"] * (1 + 1e-9):
@@ -124,4 +127,45 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
             log(f"  第 {k:>5} 个提议：最好 {db.best[1]['score']:.3f}×，完整评估 {evaluator.n_eval_full} 个，"
                 f"跑了 {evaluator.bench_runs:,} 次内核")
     return dict(best=db.best, improvements=improvements, history=history, tried=dict(tried),
-                accepted=dict(accepted), failed=dict(failed), budget=budget, seed=seed)
+                accepted=dict(accepted), failed=dict(failed), static_reject=dict(static_reject),
+                population=[e[2] for isl in db.islands for e in isl], budget=budget, seed=seed)
+
+
+# ---- 很多次独立的进化（演示 3）：每个 (划分, 种子) 一次，可以分给几个进程并行跑，结果和顺序跑完全一样 ----
+
+_TABLE: list = []                   # 子进程里的时间表（fork 时直接继承，不用再算）
+
+
+def _init_worker(table) -> None:
+    _TABLE[:] = [table]
+
+
+def _one_run(train, test, budget: int, seed: int) -> tuple[float, float, Program]:
+    from .problem import geomean_speedup
+    table = _TABLE[0]
+    program, result = evolve(Evaluator(train, table), budget, seed=seed)["best"]
+    return result["score"], geomean_speedup(program, test, table), program
+
+
+class ManyRuns:
+    """很多次从头开始的进化。tasks 是 [(训练形状, 测试形状, 种子)]。jobs > 1 时一创建就在后台的进程池里开跑，
+    主进程可以先去做别的；results() 按 tasks 的顺序返回 [(训练分数, 测试分数, 最好的程序)]。
+    每次进化只依赖自己的种子，所以并行和顺序跑的结果一模一样。"""
+
+    def __init__(self, table, tasks, budget: int, jobs: int = 1):
+        self.table, self.tasks, self.budget = table, list(tasks), budget
+        self.futures = None
+        if jobs > 1 and len(self.tasks) > 1:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method),
+                                       initializer=_init_worker, initargs=(table,))
+            self.futures = [pool.submit(_one_run, train, test, budget, seed) for train, test, seed in self.tasks]
+            pool.shutdown(wait=False)
+
+    def results(self) -> list[tuple[float, float, Program]]:
+        if self.futures is not None:
+            return [f.result() for f in self.futures]
+        _init_worker(self.table)
+        return [_one_run(train, test, self.budget, seed) for train, test, seed in self.tasks]

@@ -35,6 +35,29 @@ MAX_RULES = 8                      # 规则太多就不再加（提示里说"保
 M_THRESHOLDS = (1, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)
 
 
+class Dice:
+    """一个带种子的 numpy Generator，按批取均匀随机数再一个个发（逐个调用 Generator 太慢）。同一个种子，同一串结果。"""
+
+    def __init__(self, seed: int, batch: int = 4096):
+        self.gen = np.random.default_rng(seed)
+        self.batch = batch
+        self.buf: list[float] = []
+
+    def random(self) -> float:
+        """[0, 1) 里的一个均匀随机数。"""
+        if not self.buf:
+            self.buf = self.gen.random(self.batch).tolist()[::-1]
+        return self.buf.pop()
+
+    def below(self, n: int) -> int:
+        """0 .. n-1 里均匀的一个整数。"""
+        return int(self.random() * n)
+
+    def pick(self, seq):
+        """序列里均匀的一个元素。"""
+        return seq[self.below(len(seq))]
+
+
 @dataclass(frozen=True)
 class Prompt:
     """给 LLM 的提示。parent_src 是它读到的源码；parent 是同一段源码解析后的结构（Mock 省得再解析一次）。"""
@@ -60,7 +83,7 @@ def _neighbors(field: str, value: int) -> list[int]:
     return [vals[j] for j in (i - 1, i + 1) if 0 <= j < len(vals)]
 
 
-def common_sense_config(M: int, N: int, K: int, rng: np.random.Generator) -> Config:
+def common_sense_config(M: int, N: int, K: int, rng: Dice) -> Config:
     """一个懂内核的人会给 (M, N, K) 的配置（不查时间表）：
     块的行数刚好盖住 M（decode 用 16 行，M 大了用 128）；BN 尽量大，但 CTA 数要够 132 个 SM 一人一个；
     块越小 BK 越大（小块要多在路上的字节）；大块配 8 个 warp，中块 4 个，小块 2 个；流水线放得下就 4 级；group 8。
@@ -74,8 +97,8 @@ def common_sense_config(M: int, N: int, K: int, rng: np.random.Generator) -> Con
     warps = 8 if acc >= 128 * 256 else 4 if acc >= 64 * 64 else 2
     cfg = Config(BM, BN, BK, warps, 4, 8)
     if rng.random() < 0.5:
-        field = str(rng.choice(("BM", "BN", "BK", "warps", "stages")))
-        cfg = cfg.replace(**{field: int(rng.choice(_neighbors(field, getattr(cfg, field))))})
+        field = rng.pick(("BM", "BN", "BK", "warps", "stages"))
+        cfg = cfg.replace(**{field: rng.pick(_neighbors(field, getattr(cfg, field)))})
     return _launchable(cfg)
 
 
@@ -116,9 +139,9 @@ def _insert(p: Program, i: int, rule: Rule) -> Program:
 
 
 class MockLLM:
-    """模板化的修改 + 一点内核常识。所有随机性来自传进来的 numpy Generator（同一个种子，同样的提议）。"""
+    """模板化的修改 + 一点内核常识。所有随机性来自传进来的 Dice（同一个种子，同样的提议）。"""
 
-    def __init__(self, rng: np.random.Generator, mistake_rate: float = MISTAKE_RATE):
+    def __init__(self, rng: Dice, mistake_rate: float = MISTAKE_RATE):
         self.rng = rng
         self.mistake_rate = mistake_rate
         self._op_cdf = np.cumsum(OP_WEIGHTS)[:-1] / sum(OP_WEIGHTS)          # 按权重抽修改种类
@@ -142,7 +165,7 @@ class MockLLM:
 
     # ---- 各种修改：返回 (子程序, 一句说明)，做不了返回 (None, "") ----
     def _targeted(self, pr: Prompt):
-        s = pr.feedback[int(self.rng.integers(len(pr.feedback)))][0]
+        s = pr.feedback[self.rng.below(len(pr.feedback))][0]
         cfg = common_sense_config(s.M, s.N, s.K, self.rng)
         p = pr.parent
         i = serving_rule(p, s.M, s.N, s.K)
@@ -155,23 +178,23 @@ class MockLLM:
 
     def _single_field(self, pr: Prompt):
         p = pr.parent
-        i = int(self.rng.integers(p.n_rules() + 1))
+        i = self.rng.below(p.n_rules() + 1)
         cfg = _configs(p)[i]
-        field = str(self.rng.choice(("BM", "BN", "BK", "warps", "stages", "group")))
-        value = int(self.rng.choice(_neighbors(field, getattr(cfg, field))))
+        field = self.rng.pick(("BM", "BN", "BK", "warps", "stages", "group"))
+        value = self.rng.pick(_neighbors(field, getattr(cfg, field)))
         return _with_config(p, i, cfg.replace(**{field: value})), f"试试把第 {i + 1} 个分支的 {field} 改成 {value}"
 
     def _threshold(self, pr: Prompt):
         p = pr.parent
         if not p.rules:
             return None, ""
-        i = int(self.rng.integers(p.n_rules()))
+        i = self.rng.below(p.n_rules())
         rule = p.rules[i]
         if not rule.conds:
             return None, ""
-        j = int(self.rng.integers(len(rule.conds)))
+        j = self.rng.below(len(rule.conds))
         field, t = rule.conds[j]
-        new = int(t * self.rng.choice((0.5, 2.0))) if field != "M" else self._near_m(t)
+        new = int(t * self.rng.pick((0.5, 2.0))) if field != "M" else self._near_m(t)
         conds = rule.conds[:j] + ((field, max(1, new)),) + rule.conds[j + 1:]
         rules = p.rules[:i] + (Rule(conds, rule.config),) + p.rules[i + 1:]
         return Program(rules, p.default), f"把第 {i + 1} 条规则的 {field} <= {t} 改成 {max(1, new)}"
@@ -179,22 +202,22 @@ class MockLLM:
     def _near_m(self, t: int) -> int:
         k = int(np.searchsorted(M_THRESHOLDS, t))
         options = [M_THRESHOLDS[j] for j in (k - 1, k + 1) if 0 <= j < len(M_THRESHOLDS) and M_THRESHOLDS[j] != t]
-        return int(self.rng.choice(options))
+        return self.rng.pick(options)
 
     def _add_rule(self, pr: Prompt):
         p = pr.parent
         if p.n_rules() >= MAX_RULES:
             return None, ""
-        cfg = _configs(p)[int(self.rng.integers(p.n_rules() + 1))]
-        m = int(self.rng.choice(M_THRESHOLDS))
-        i = int(self.rng.integers(p.n_rules() + 1))
+        cfg = _configs(p)[self.rng.below(p.n_rules() + 1)]
+        m = self.rng.pick(M_THRESHOLDS)
+        i = self.rng.below(p.n_rules() + 1)
         return _insert(p, i, Rule((("M", m),), cfg)), f"加一条 M <= {m} 的规则"
 
     def _remove_rule(self, pr: Prompt):
         p = pr.parent
         if not p.rules:
             return None, ""
-        i = int(self.rng.integers(p.n_rules()))
+        i = self.rng.below(p.n_rules())
         return Program(p.rules[:i] + p.rules[i + 1:], p.default), f"删掉第 {i + 1} 条规则"
 
     def _crossover(self, pr: Prompt):
@@ -202,14 +225,14 @@ class MockLLM:
         donors = [q for _, q, _ in pr.inspirations if q.rules]
         if not donors or p.n_rules() >= MAX_RULES:
             return None, ""
-        q = donors[int(self.rng.integers(len(donors)))]
-        rule = q.rules[int(self.rng.integers(q.n_rules()))]
-        i = int(self.rng.integers(p.n_rules() + 1))
+        q = donors[self.rng.below(len(donors))]
+        rule = q.rules[self.rng.below(q.n_rules())]
+        i = self.rng.below(p.n_rules() + 1)
         return _insert(p, i, rule), "从灵感程序里借一条规则"
 
     # ---- 犯错 ----
     def _mistake(self, pr: Prompt, child_src: str) -> str:
-        kind = int(self.rng.integers(3))
+        kind = self.rng.below(3)
         lines = child_src.splitlines()
         ret = next(k for k, line in enumerate(lines) if "return Config" in line)
         if kind == 0:                                        # SEARCH 抄错：父程序里没有这一行
