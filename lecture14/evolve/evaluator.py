@@ -84,6 +84,7 @@ class Evaluator:
         errors = launch_errors(program)
         if errors:
             raise ValueError("起点程序有分支启动不了：\n" + "\n".join(errors))
+        self.bench_runs += len(self.train)
         result = self._full(program, self._indices(program))
         self.cache[program] = result
         return result

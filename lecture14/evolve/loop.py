@@ -99,25 +99,19 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
         prompt = Prompt(src, parent, presult["score"], tuple(
             (s, floor, best, VALID[i]) for s, floor, best, i in evaluator.feedback(presult)),
             tuple((render(q), q, r["score"]) for _, _, q, r in inspirations))
-        op, reply = llm.propose(prompt)
+        op, child = _propose(llm, prompt, src, failed)
         tried[op] += 1
-        try:
-            diff = parse_diff(reply)
-            child = parse(apply_diff(src, diff))
-        except DiffError:
-            failed["SEARCH/REPLACE 打不上"] += 1
-        except ProgramError:
-            failed["子程序解析不了"] += 1
-        else:
+        if child is not None:
+            program, diff = child
             rejected_before = evaluator.n_static_reject
-            result = evaluator.evaluate(child, presult)
+            result = evaluator.evaluate(program, presult)
             if evaluator.n_static_reject > rejected_before:
                 static_reject[op] += 1
             if result["status"] == "full" and "diff" not in result:
                 result.update(diff=diff, parent=parent)
                 if result["score"] > presult["score"] * (1 + 1e-9):
                     accepted[op] += 1
-                db.add(child, result, island)
+                db.add(program, result, island)
                 if result is db.best[1]:
                     improvements.append((k, result["score"], op))
         history[k - 1] = db.best[1]["score"]
@@ -129,6 +123,23 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     return dict(best=db.best, improvements=improvements, history=history, tried=dict(tried),
                 accepted=dict(accepted), failed=dict(failed), static_reject=dict(static_reject),
                 population=[e[2] for isl in db.islands for e in isl], budget=budget, seed=seed)
+
+
+def _propose(llm, prompt: Prompt, src: str, failed: Counter):
+    """问 LLM 要一个修改，打到父程序源码上再解析。返回 (修改种类, (子程序, diff) 或 None)；失败的原因记进 failed。"""
+    try:
+        op, reply = llm.propose(prompt)
+    except Exception as e:                          # 真的 LLM 调用也会失败（超时、限流……）：记下来，接着进化
+        failed[f"LLM 调用出错（{type(e).__name__}）"] += 1
+        return "（LLM 出错）", None
+    try:
+        diff = parse_diff(reply)
+        return op, (parse(apply_diff(src, diff)), diff)
+    except DiffError:
+        failed["SEARCH/REPLACE 打不上"] += 1
+    except ProgramError:
+        failed["子程序解析不了"] += 1
+    return op, None
 
 
 # ---- 很多次独立的进化（演示 3）：每个 (划分, 种子) 一次，可以分给几个进程并行跑，结果和顺序跑完全一样 ----

@@ -1,0 +1,209 @@
+"""
+进化引擎的行为：级联评估器的分类和计数、学生写坏的启发式得到什么样的错误信息、LLM 出错时循环不崩、
+同一个种子同样的结果、04 脚本（和讲义原来的 04 脚本）能跑完并且两次输出逐字节相同。
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from evolve import (EXPERT, Evaluator, Program, ProgramError, Rule, TimeTable, all_shapes, choose, evolve,
+                    geomean_speedup, split_shapes)
+from evolve.evaluator import check_function, function_speedup
+from evolve.problem import load_heuristic
+from kernel_lab import Config
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
+SEED_SCRIPT = os.path.join(ROOT, "..", "shared", "seed", "000_d107cd03996aff00.txt")
+GOOD = Config(128, 128, 64, 4, 3, 8)
+TOO_MANY_REGS = Config(256, 128, 64, 4, 3, 8)      # 每线程 296 个寄存器
+
+
+@pytest.fixture(scope="module")
+def table():
+    return TimeTable()
+
+
+@pytest.fixture(scope="module")
+def train():
+    return split_shapes(all_shapes())[0]
+
+
+# ---------------------------------------------------------------- 评估器
+
+def test_static_check_rejects_without_running(table, train):
+    # 有一个分支启动不了：静态拒掉，不跑任何内核，错误里写明配置和 296 个寄存器
+    ev = Evaluator(train, table)
+    runs = ev.bench_runs
+    res = ev.evaluate(Program((Rule((("M", 64),), TOO_MANY_REGS),), GOOD))
+    assert res["status"] == "static_reject" and ev.n_static_reject == 1
+    assert ev.bench_runs == runs
+    assert "296" in res["error"] and "BM=256" in res["error"]
+
+
+def test_cascade_cache_and_counters(table, train):
+    # 好的程序完整评估；一模一样的再来一次走缓存；在探针上差很多的只跑探针；bench_runs 按形状数累加
+    ev = Evaluator(train, table)
+    start = ev.evaluate_initial(EXPERT)
+    assert start["status"] == "full" and start["score"] == pytest.approx(1.0)
+    runs0 = ev.bench_runs
+    assert runs0 == len(train)
+    better = Program((Rule((("M", 16),), Config(16, 32, 256, 2, 4, 1)),), Config(128, 256, 64, 8, 4, 8))
+    res = ev.evaluate(better, start)
+    assert res["status"] == "full" and res["score"] > 1.0
+    assert ev.bench_runs == runs0 + len(train)
+    assert ev.evaluate(better, start) is res and ev.n_cached == 1
+    awful = Program((), Config(16, 32, 32, 2, 1, 1))           # 哪儿都用最小的块、没有流水线
+    bad = ev.evaluate(awful, start)
+    assert bad["status"] == "probe_reject" and ev.n_eval_probe == 1
+    assert ev.bench_runs == runs0 + len(train) + 6
+    assert ev.n_cached + ev.n_static_reject + ev.n_eval_probe + ev.n_eval_full == 3
+
+
+def test_score_is_geomean_speedup(table, train):
+    # 评估器的分数就是相对专家的几何平均加速比（和 geomean_speedup 一致）
+    ev = Evaluator(train, table)
+    start = ev.evaluate_initial(EXPERT)
+    p = Program((Rule((("M", 64), ("N", 4096)), Config(64, 64, 256, 4, 3, 1)),), Config(128, 256, 64, 8, 4, 8))
+    res = ev.evaluate(p, start)
+    assert res["score"] == pytest.approx(geomean_speedup(p, train, table), rel=1e-12)
+
+
+# ---------------------------------------------------------------- 学生的 Python 启发式
+
+def test_python_heuristic_problems_are_named(table, train):
+    # 抛异常、返回类型不对、配置启动不了：每种都说清楚哪个形状、哪一行、哪种资源
+    def raises(M, N, K):
+        return GOOD if M > 64 else 1 / 0                            # M <= 64 时除以零
+
+    def wrong_type(M, N, K):
+        return (128, 128, 64, 4, 3, 8)
+
+    def too_big(M, N, K):
+        return TOO_MANY_REGS
+
+    msgs = check_function(raises, train, table)
+    assert msgs and all("ZeroDivisionError" in m and "test_evolve.py" in m and "M=" in m for m in msgs)
+    assert any("返回了 tuple" in m for m in check_function(wrong_type, train[:1], table))
+    assert any("296" in m and "寄存器" in m for m in check_function(too_big, train[:1], table))
+    with pytest.raises(ValueError, match="ZeroDivisionError"):
+        function_speedup(raises, train, table)
+    assert function_speedup(lambda M, N, K: choose(EXPERT, type("S", (), dict(M=M, N=N, K=K))), train,
+                            table) == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------- 学生改坏了专家启发式文件
+
+def write(tmp_path, body):
+    path = tmp_path / "heuristic.py"
+    path.write_text('"""docstring"""\n\n# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n'
+                    + textwrap.indent(textwrap.dedent(body), "    ") + "# EVOLVE-BLOCK-END\n", encoding="utf-8")
+    return str(path)
+
+
+def test_broken_heuristic_files(tmp_path):
+    # 语法错误、DSL 不支持的条件、启动不了的配置：错误信息带文件名和行号
+    with pytest.raises(ProgramError, match=r"heuristic\.py:5"):
+        load_heuristic(write(tmp_path, "if M <= 16\n    return Config(16, 64, 128, 4, 4, 1)\n"
+                                       "return Config(128, 128, 64, 4, 3, 8)\n"))
+    with pytest.raises(ProgramError, match=r"heuristic\.py:5"):
+        load_heuristic(write(tmp_path, "if M > 16:\n    return Config(16, 64, 128, 4, 4, 1)\n"
+                                       "return Config(128, 128, 64, 4, 3, 8)\n"))
+    with pytest.raises(ProgramError) as e:
+        load_heuristic(write(tmp_path, "if M <= 16:\n    return Config(16, 64, 128, 4, 4, 1)\n"
+                                       "return Config(256, 128, 64, 4, 3, 8)\n"))
+    assert "heuristic.py:7" in str(e.value) and "296" in str(e.value) and "255" in str(e.value)
+    ok = load_heuristic(write(tmp_path, "if M <= 64:\n    return Config(64, 64, 256, 4, 3, 1)\n"
+                                        "return Config(128, 256, 64, 8, 4, 8)\n"))
+    assert ok.n_rules() == 1
+
+
+def test_broken_expert_file_gives_a_message_not_a_traceback(tmp_path):
+    # 在仓库的一份拷贝里把 expert_heuristic.py 改坏：04 脚本退出码非 0，只印一句带行号的话，没有 traceback
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
+    expert = tmp_path / "lecture14" / "expert_heuristic.py"
+    expert.write_text(expert.read_text(encoding="utf-8").replace("warps=4, stages=3", "warps=4.5, stages=3"),
+                      encoding="utf-8")
+    p = subprocess.run([sys.executable, str(tmp_path / "lecture14" / "04_alphaevolve_tiling.py"), "--quick"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0
+    assert "expert_heuristic.py:" in p.stderr and "Traceback" not in p.stderr
+
+
+# ---------------------------------------------------------------- 进化循环
+
+class BrokenLLM:
+    """一个什么都做不好的 LLM：轮流抛异常、回一段打不上的 SEARCH、回一段解析不了的程序。"""
+
+    def __init__(self):
+        self.k = 0
+
+    def propose(self, prompt):
+        self.k += 1
+        if self.k % 3 == 0:
+            raise TimeoutError("LLM 超时")
+        if self.k % 3 == 1:
+            return "garbled", "<<<<<<< SEARCH\nnot in the program\n=======\nx\n>>>>>>> REPLACE"
+        bad = prompt.parent_src.replace("return Config", "return Konfig", 1)
+        from evolve.program import format_diff, make_diff
+        return "garbled", format_diff(make_diff(prompt.parent_src, bad))
+
+
+def test_failed_proposals_are_counted_not_fatal(table, train):
+    # LLM 抛异常、SEARCH 打不上、子程序解析不了：都记作失败，循环跑完，最好的还是起点
+    ev = Evaluator(train, table)
+    out = evolve(ev, 30, seed=0, llm=BrokenLLM())
+    assert sum(out["failed"].values()) == 30
+    assert set(out["failed"]) == {"LLM 调用出错（TimeoutError）", "SEARCH/REPLACE 打不上", "子程序解析不了"}
+    assert out["best"][0] == EXPERT and out["history"][-1] == pytest.approx(1.0)
+
+
+def test_same_seed_same_run_and_best_never_lost(table, train):
+    # 同一个种子两次进化完全一样；换一个种子走不同的路；历史最好分数只升不降
+    a = evolve(Evaluator(train, table), 200, seed=3)
+    b = evolve(Evaluator(train, table), 200, seed=3)
+    c = evolve(Evaluator(train, table), 200, seed=4)
+    assert a["best"][0] == b["best"][0] and a["improvements"] == b["improvements"] and a["tried"] == b["tried"]
+    assert a["improvements"] != c["improvements"]
+    assert np.all(np.diff(a["history"]) >= 0)
+
+
+# ---------------------------------------------------------------- 脚本
+
+def run_script(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+def test_04_quick_is_byte_identical_across_runs():
+    # 同样的参数跑两次，标准输出逐字节相同；四个演示都印出来；用时只写到标准错误
+    a, b = run_script(SCRIPT, "--quick"), run_script(SCRIPT, "--quick", "--jobs", "1")
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    strip = lambda out: out.split("\n", 1)[1]                        # noqa: E731  第一行印的是 --jobs
+    assert strip(a.stdout) == strip(b.stdout)
+    assert all(f"演示 {i}" in a.stdout for i in range(1, 5))
+    assert "用时" in a.stderr and "用时" not in a.stdout
+
+
+def test_04_default_run_states_no_false_claim():
+    # 默认设置（讲义印出来的那组）下，04 脚本的每一句观察都成立
+    p = run_script(SCRIPT)
+    assert p.returncode == 0, p.stderr
+    assert "本次不成立" not in p.stdout
+
+
+@pytest.mark.skipif(not os.path.exists(SEED_SCRIPT), reason="没有 ../shared 里讲义原来的 04 脚本")
+def test_instructors_04_script_runs_unmodified(tmp_path):
+    # 讲义作者原来的 04 脚本，原封不动放进 lecture14/，能对着我们的模块跑完四个演示
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(SEED_SCRIPT, tmp_path / "lecture14" / "seed_04.py")
+    p = run_script(str(tmp_path / "lecture14" / "seed_04.py"), cwd=tmp_path / "lecture14")
+    assert p.returncode == 0, p.stderr
+    assert all(f"演示 {i}" in p.stdout for i in range(1, 5))
