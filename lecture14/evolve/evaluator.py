@@ -31,8 +31,10 @@ PROBE_SLACK = 0.02                 # 探针上的几何平均比父程序差 2% 
 class Evaluator:
     """在一组训练形状上给程序打分。"""
 
-    def __init__(self, train, table: TimeTable, n_probe: int = N_PROBE):
+    def __init__(self, train, table: TimeTable, n_probe: int = N_PROBE, probe_slack: float = PROBE_SLACK):
+        """probe_slack = math.inf 关掉级联：每个程序都完整评估（05 脚本的消融用）。"""
         self.train = tuple(train)
+        self.probe_slack = probe_slack
         self.table = table
         self.mnk = np.array([(s.M, s.N, s.K) for s in self.train], dtype=np.int64)
         self._masks: dict[tuple, np.ndarray] = {}
@@ -94,7 +96,7 @@ class Evaluator:
         p = self.probe
         probe_score = float((self.log_expert[p] - self.log_t[p, idx[p]]).sum()) / len(p)
         self.bench_runs += len(p)
-        if parent is not None and probe_score < parent["probe_score"] - PROBE_SLACK:
+        if parent is not None and probe_score < parent["probe_score"] - self.probe_slack:
             self.n_eval_probe += 1
             return dict(status="probe_reject", score=None, probe_score=probe_score)
         self.n_eval_full += 1

@@ -77,8 +77,10 @@ class ProgramDatabase:
 
 
 def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0, start: Program = EXPERT,
-           llm=None, log=print) -> dict:
+           llm=None, log=print, database=ProgramDatabase, feedback: bool = True) -> dict:
     """从 start 出发进化 budget 个提议。log_every > 0 时每隔这么多个提议用 log 打一行进度。
+    llm：默认 MockLLM(Dice(seed))，也可以传一个有 propose(prompt) 方法的对象。database：程序库的类（消融时换掉）。
+    feedback=False 时提示里不给逐形状的时间，只列几个随机的训练形状（05 脚本的消融）。
 
     返回：best=(程序, 结果)（结果里有 score、diff=产生它的 SEARCH/REPLACE、parent=父程序），
     improvements=[(第几个提议, 新的最好分数, 修改种类)]（第 0 个是起点），history=每个提议之后的最好分数，
@@ -86,7 +88,7 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     failed=打不上或解析不了的提议按原因计数，population=程序库里最后留下的程序。"""
     rng = Dice(seed)
     llm = llm or MockLLM(rng)
-    db = ProgramDatabase(rng)
+    db = database(rng)
     first = dict(evaluator.evaluate_initial(start), diff=None, parent=None)
     for island in range(len(db.islands)):
         db.add(start, first, island)
@@ -96,8 +98,11 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     for k in range(1, budget + 1):
         island, (_, _, parent, presult), inspirations = db.sample()
         src = render(parent)
-        prompt = Prompt(src, parent, presult["score"], tuple(
-            (s, floor, best, VALID[i]) for s, floor, best, i in evaluator.feedback(presult)),
+        if feedback:
+            fb = tuple((s, floor, best, VALID[i]) for s, floor, best, i in evaluator.feedback(presult))
+        else:                                       # 不给时间：随便列几个训练形状，看不出哪个慢
+            fb = tuple((evaluator.train[rng.below(len(evaluator.train))], None, None, None) for _ in range(6))
+        prompt = Prompt(src, parent, presult["score"], fb,
             tuple((render(q), q, r["score"]) for _, _, q, r in inspirations))
         op, child = _propose(llm, prompt, src, failed)
         tried[op] += 1

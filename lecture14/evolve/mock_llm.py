@@ -69,8 +69,9 @@ class Prompt:
 
     def text(self) -> str:
         """真 LLM 会收到的提示文本（演示和测试用；MockLLM 自己读结构化字段）。"""
-        fb = "\n".join(f"  {s.label()} (N={s.N}, K={s.K})：离屋顶线慢 {floor:.2f}×，比见过的最好慢 {best:.2f}×，"
-                       f"现在用 {cfg.as_tuple()}" for s, floor, best, cfg in self.feedback)
+        fb = "\n".join(f"  {s.label()} (N={s.N}, K={s.K})" + ("" if floor is None else
+                       f"：离屋顶线慢 {floor:.2f}×，比见过的最好慢 {best:.2f}×，现在用 {cfg.as_tuple()}")
+                       for s, floor, best, cfg in self.feedback)
         ins = "\n".join(f"# 灵感程序（分数 {sc:.3f}）：\n{src}" for src, _, sc in self.inspirations)
         return (f"改进下面这个选分块配置的函数，让它在训练形状上更快。只用 SEARCH/REPLACE 回答。\n"
                 f"# 当前程序（分数 {self.score:.3f}×，相对专家启发式）：\n{self.parent_src}\n"
@@ -141,10 +142,11 @@ def _insert(p: Program, i: int, rule: Rule) -> Program:
 class MockLLM:
     """模板化的修改 + 一点内核常识。所有随机性来自传进来的 Dice（同一个种子，同样的提议）。"""
 
-    def __init__(self, rng: Dice, mistake_rate: float = MISTAKE_RATE):
+    def __init__(self, rng: Dice, mistake_rate: float = MISTAKE_RATE, op_weights=OP_WEIGHTS):
+        """op_weights 和 OPS 一一对应；把 targeted 的权重设成 0，就是一个没有内核常识的"小模型"（05 脚本的消融）。"""
         self.rng = rng
         self.mistake_rate = mistake_rate
-        self._op_cdf = np.cumsum(OP_WEIGHTS)[:-1] / sum(OP_WEIGHTS)          # 按权重抽修改种类
+        self._op_cdf = np.cumsum(op_weights)[:-1] / sum(op_weights)          # 按权重抽修改种类
         self._cond_cdf = np.cumsum(COND_WEIGHTS)[:-1] / sum(COND_WEIGHTS)
 
     def propose(self, prompt: Prompt) -> tuple[str, str]:

@@ -33,6 +33,7 @@ LAYERS: dict[str, tuple[int, int]] = {
 TOKENS: tuple[int, ...] = (1, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
 # 随机划分时配对的投影：N 相同的配一对，N 相近的配一对，剩下 N 最小和最大的两个配一对
 TWINS = (("8B o", "8B down"), ("70B/8 o", "70B/8 down"), ("8B qkv", "70B/8 gate_up"), ("70B/8 qkv", "8B gate_up"))
+LOG_QUANTUM = 2.0 ** -24           # log(时间) 的量化步长（约 6e-8，相对时间误差远小于模型本身的误差）
 SPLIT_SEED = 14                    # 随机对半分的种子：每次运行都是同一个划分
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -93,40 +94,59 @@ def split_shapes(shapes=None, how: str = "random", seed: int = SPLIT_SEED) -> tu
 
 
 class TimeTable:
-    """每个形状 × 全部 3744 个配置的解析时间（秒），按形状缓存；一个形状一次向量化调用。"""
+    """每个形状 × 全部 3744 个配置的解析时间，按形状缓存；一个形状一次向量化调用。
+
+    所有比较和几何平均都用 log(时间)，并把它量化到 LOG_QUANTUM 的整数倍：不同的 CPU、不同版本的 numpy 算 log
+    可能差最后一位，量化以后同一个形状的值逐位相同，进化的每一步选择（谁更快、谁打平）在哪台机器上都一样；
+    量化的倍数之和在 float64 里是精确的，求和的顺序也不影响结果。"""
 
     def __init__(self):
+        self._logs: dict[tuple[int, int, int], np.ndarray] = {}
         self._times: dict[tuple[int, int, int], np.ndarray] = {}
-        self._logs: dict[tuple[Shape, ...], np.ndarray] = {}
+        self._stacks: dict[tuple[Shape, ...], np.ndarray] = {}
+
+    def logs(self, shape: Shape) -> np.ndarray:
+        """shape 在全部配置上的 log(秒)，量化过（VALID 的顺序）。"""
+        key = (shape.M, shape.N, shape.K)
+        lg = self._logs.get(key)
+        if lg is None:
+            lg = self._logs[key] = np.round(np.log(time_valid(*key)) / LOG_QUANTUM) * LOG_QUANTUM
+            lg.flags.writeable = False
+            self._times[key] = np.exp(lg)
+        return lg
 
     def times(self, shape: Shape) -> np.ndarray:
+        """shape 在全部配置上的时间（秒，VALID 的顺序）。"""
         key = (shape.M, shape.N, shape.K)
-        t = self._times.get(key)
-        if t is None:
-            t = self._times[key] = time_valid(*key)
-            t.flags.writeable = False
-        return t
+        if key not in self._times:
+            self.logs(shape)
+        return self._times[key]
 
-    def time(self, config: Config, shape: Shape) -> float:
-        """config 在 shape 上的时间（秒）。config 不在 3744 个能启动的配置里就抛 ValueError 说明原因。"""
+    def _index(self, config: Config, shape: Shape) -> int:
         i = VALID_INDEX.get(config)
         if i is None:
             raise ValueError(launch_message(config, shape))
-        t = self._times.get((shape.M, shape.N, shape.K))
-        return float((self.times(shape) if t is None else t)[i])
+        return i
+
+    def time(self, config: Config, shape: Shape) -> float:
+        """config 在 shape 上的时间（秒）。config 不在 3744 个能启动的配置里就抛 ValueError 说明原因。"""
+        return float(self.times(shape)[self._index(config, shape)])
+
+    def log_time(self, config: Config, shape: Shape) -> float:
+        """同 time，但给 log(秒)（量化过；比较和求几何平均用它）。"""
+        return float(self.logs(shape)[self._index(config, shape)])
 
     def oracle(self, shape: Shape) -> tuple[Config, float]:
-        """逐形状最优：穷举 3744 个配置里最快的那个（平局取 VALID 里靠前的）。"""
-        t = self.times(shape)
-        i = int(np.argmin(t))
-        return VALID[i], float(t[i])
+        """逐形状最优：穷举 3744 个配置里最快的那个（打平时取 VALID 里靠前的）。"""
+        i = int(np.argmin(self.logs(shape)))
+        return VALID[i], float(self.times(shape)[i])
 
     def log_times(self, shapes) -> np.ndarray:
         """形状 × 配置的 log(时间) 矩阵（评估器用它一次查完一个程序在所有形状上的时间）。"""
         shapes = tuple(shapes)
-        m = self._logs.get(shapes)
+        m = self._stacks.get(shapes)
         if m is None:
-            m = self._logs[shapes] = np.log(np.stack([self.times(s) for s in shapes]))
+            m = self._stacks[shapes] = np.stack([self.logs(s) for s in shapes])
             m.flags.writeable = False
         return m
 
@@ -162,14 +182,15 @@ def load_heuristic(path: str = EXPERT_FILE) -> Program:
 def geomean_speedup(program, shapes, table: TimeTable) -> float:
     """program 相对专家启发式的加速比，在 shapes 上取几何平均：exp(平均 log(t_专家 / t_程序))。"""
     shapes = tuple(shapes)
-    logs = sum(math.log(table.time(choose(EXPERT, s), s) / table.time(choose(program, s), s)) for s in shapes)
+    logs = sum(table.log_time(choose(EXPERT, s), s) - table.log_time(choose(program, s), s) for s in shapes)
     return math.exp(logs / len(shapes))
 
 
 def oracle_speedup(shapes, table: TimeTable) -> float:
     """逐形状最优相对专家的几何平均加速比：任何一个启发式在这些形状上的上限。"""
-    logs = [np.log(table.time(choose(EXPERT, s), s) / table.oracle(s)[1]) for s in shapes]
-    return float(np.exp(np.mean(logs)))
+    shapes = tuple(shapes)
+    logs = sum(table.log_time(choose(EXPERT, s), s) - float(table.logs(s).min()) for s in shapes)
+    return math.exp(logs / len(shapes))
 
 
 def best_single_config(shapes, table: TimeTable) -> Program:
