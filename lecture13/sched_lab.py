@@ -7,30 +7,40 @@ time(configs, M, N, K) 一次算一个形状在很多配置下的时间（numpy 
   2. 占用率       一个 SM 同时驻留 q = min(每 SM 能放的 CTA 数, 它分到的块数) 个 CTA（寄存器、共享内存、warp 数决定）。
   3. 一个 SM 的一步（沿 K 走 BK）三件事互相重叠但重叠不完美（p-范数合成，OVERLAP_P）：
        算     q·2·BM·BN·BK 次浮点 / (每 SM 峰值 × MMA 路径效率 × warp 块效率)
-       搬     q·(BM+BN)·BK·2 字节从 L2 搬进共享内存 / 每 SM 的 L2 带宽
-       等     Little 定律：每个 CTA 有 stages-1 次加载在路上，一步至少要 LOAD_LATENCY / (stages-1)
-  4. 显存（DRAM）  读 A、B、写 C 的字节数 / 可达带宽。B 的每一列面板被 ⌈行块数 / 同时在跑的行块数⌉ 次重读，
-                 group（GROUP_SIZE_M）让相邻的 group 行块一起走，减少重读；放得进 L2 的矩阵只读一次。
-                 可达带宽 = min(HBM 峰值 × HBM_EFFICIENCY, 活跃 SM 数 × 每 SM 能拉的带宽)，
-                 每 SM 能拉的 = min(SM_BW_SHARE × 公平份额, 在途字节 / HBM_LATENCY)（Little 定律）——
-                 所以只有几个 CTA 的网格读不满显存（例：70B/8 qkv、M = 128、128×128 的块只有 10 个 CTA）。
+       搬     q·(BM+BN)·BK·2 字节从 L2 搬进共享内存 / 每 SM 分到的 L2 带宽 min(L2_BW_PER_SM, L2_BW / 活跃 SM 数)
+       等     Little 定律：每个 CTA 有 stages-1 级加载在路上（stages = 1 算半级：只靠别的 warp 顶着），
+              一步至少要 延迟 / (stages-1)；延迟在内存系统空闲时是 LOAD_LATENCY_IDLE，
+              所有 SM 都在拉数据时排队变长到 LOAD_LATENCY_BUSY（按活跃 SM 的比例插值）。
+     最忙的 SM 分几轮跑完它的块，每轮开头还要等一次加载。
+  4. 显存（DRAM）  读 A、B、写 C 的字节数 / 可达带宽。B 的每一块列面板被 ⌈行块数 / 同时在跑的行块数⌉ 次重读，
+                 group（GROUP_SIZE_M）让相邻的 group 行块一起走，减少重读；放得进 L2 的 B 只读一次。
+                 可达带宽 = min(HBM 峰值 × HBM_EFFICIENCY, 在路上的不同字节 / HBM_LATENCY)（Little 定律）：
+                 每个列块在读自己的 B 面板、每个行块读自己的 A 面板；不同行块读同一块 B 在 L2 里命中，
+                 不多占显存请求。所以只有几个列块的网格读不满显存（例：70B/8 qkv、M = 128、128×128 的块只有 10 列），
+                 而多做一个行块的活不会反而更快。
   5. 合成         时间 = 启动开销 + max(最忙 SM 的时间, 显存时间)，且永远不快于屋顶线
                  max(FLOPs / 989.4 TFLOPS, 唯一字节 / 3.35 TB/s)。
 
 硬件常数取 H100 SXM5 数据手册的值；标了【估计】的是校准用的旋钮（第三方测量或假设），各自产生的效应：
-  HBM_EFFICIENCY   decode（读权重）能跑到峰值带宽的多少          → M = 1 时最优配置约 85% 的 3.35 TB/s
-  L2_BW_PER_SM     每 SM 从 L2 搬数据的速度                      → 大块（算术强度高）在 prefill 赢：256×128 比 128×128 快约 30%
-  LOAD_LATENCY     一次 L2/显存加载的延迟（每步的"等"）           → 流水线级数、占用率有用；stages=1 很慢
-  OVERLAP_P        算、搬、等的重叠不完美                        → 4 级流水线比 3 级略好
-  MMA_FALLBACK     没有 wgmma（BM 不是 64 的倍数或 warp 数不是 4 的倍数）时张量核的效率
-  WARP_TILE_HALF   warp 块效率 = 累加器/warp ÷ (累加器/warp + 它)：小 warp 块每次浮点要多读共享内存
-  SM_BW_SHARE      一个 SM 最多能拉公平份额（带宽/132）的几倍   → 只有几个 CTA 的网格读不满显存
-  HBM_LATENCY      显存延迟（Little 定律里显存那一层）
-  LAUNCH_OVERHEAD  每次启动的固定开销
-  L2_USABLE        L2 里能留给一个矩阵的容量
+  HBM_EFFICIENCY     decode（读权重）能跑到峰值带宽的多少            → M = 1 时最优配置约 84% 的 3.35 TB/s
+  L2_BW              全部 SM 合起来从 L2 搬数据的速度                → prefill 受它限制：块越大、每字节算得越多，
+                                                                       128×256 比 128×128 快约 30%（只在 SM 都忙时起作用）
+  L2_BW_PER_SM       一个 SM 最多能从 L2 拉多快                      → 只在活跃的 SM 不到三分之二时起作用（网格小的形状）
+  LOAD_LATENCY_IDLE / LOAD_LATENCY_BUSY
+                     一级流水线从发出加载到数据能用的时间（满载时含排队）→ 流水线级数、占用率有用；stages=1 很慢；
+                                                                       CTA 很少的网格延迟短一些
+  OVERLAP_P          算、搬、等的重叠不完美                          → 4 级流水线比 3 级略好
+  MMA_FALLBACK       没有 wgmma（BM 不是 64 的倍数或 warp 数不是 4 的倍数）时张量核的效率
+  WARP_TILE_HALF     warp 块效率 = 累加器/warp ÷ (累加器/warp + 它)：小 warp 块每次浮点要多读共享内存
+  HBM_LATENCY        显存延迟（显存那一层的 Little 定律）            → 只有几个列块的网格读不满显存
+  LAUNCH_OVERHEAD    每次启动的固定开销
+  L2_USABLE          L2 里能留给一个矩阵的容量
+这个模型里张量核很少是瓶颈：prefill 受 L2 带宽限制，decode 受显存带宽限制，所以 MMA_FALLBACK、WARP_TILE_HALF
+的影响小。它是为了讲清楚这些效应的形状，不是为了逐个数字对上真机。
 
-代价模型引导的调优器 guided_tune：用一个故意简化的模型（只有屋顶线、分块和波次量化、MMA 路径）给配置排序，
-按顺序"跑"（调用 time），数跑了几次才进入最优的 1% 以内。
+代价模型引导的调优器 guided_tune：用一个故意简化的模型 cheap_cost（最忙 SM 的算和搬、唯一字节的显存时间）给配置
+排序，按顺序"跑"（调用 time），数跑了几次才进入最优的 1% 以内。cheap_cost 看不见流水线级数、warp 块、group，
+打平的配置按 VALID 的顺序试——这正是它要试几十到几百次的原因（01_timing_model.py 的演示 3 比较了别的顺序）。
 
 本模块不打印任何东西。依赖：numpy；../lecture10 的 kernel_lab。
 """
@@ -58,20 +68,18 @@ BYTES = 2                          # bf16
 
 # ---- 校准旋钮【估计】----
 HBM_EFFICIENCY = 0.88              # 【估计】可达带宽约为峰值的 80-90%（微基准）
-L2_BW = 8.0e12                     # 【估计】L2 合计带宽约 8 TB/s（约 2.4 倍 HBM），所有活跃 SM 分
+L2_BW = 7.7e12                     # 【估计】L2 合计带宽约 7.7 TB/s（约 2.3 倍 HBM），所有活跃 SM 分
 L2_BW_PER_SM = 90e9                # 【估计】一个 SM 最多从 L2 拉约 90 GB/s（约 50 B/时钟）
 LOAD_LATENCY_IDLE = 0.7e-6         # 【估计】一级流水线从发出加载到数据可用：内存系统空闲时，s
-LOAD_LATENCY_BUSY = 1.5e-6         # 【估计】所有 SM 都在拉数据时（排队让延迟变长），s
-OVERLAP_P = 8.0                    # 【估计】算、搬、等的 p-范数合成；越大越接近完美重叠 max()
+LOAD_LATENCY_BUSY = 1.3e-6         # 【估计】所有 SM 都在拉数据时（排队让延迟变长），s
+OVERLAP_P = 9.0                    # 【估计】算、搬、等的 p-范数合成；越大越接近完美重叠 max()
 MMA_FALLBACK = 0.6                 # 【估计】旧 mma 路径相对 wgmma 的效率
 WARP_TILE_HALF = 256               # 【估计】warp 块效率减半时的累加器个数/warp
-SM_BW_SHARE = 3.0                  # 【估计】一个 SM 最多拉公平份额的 3 倍显存带宽
 HBM_LATENCY = 0.5e-6               # 【估计】空载时的显存延迟，s
 LAUNCH_OVERHEAD = 4e-6             # 【估计】启动开销，s
 L2_USABLE = L2_BYTES // 2          # 【估计】一个矩阵能留在 L2 里的容量
 
 HBM_ACHIEVABLE = HBM_BW * HBM_EFFICIENCY
-SM_BW_CAP = SM_BW_SHARE * HBM_ACHIEVABLE / SMS
 
 
 @dataclass(frozen=True)
@@ -150,9 +158,11 @@ def breakdown(c: ConfigArrays, M: int, N: int, K: int) -> dict[str, np.ndarray]:
     b_reads = 1.0 if b_bytes <= L2_USABLE else np.ceil(tiles_m / rows_live)
     a_reads = 1.0                                        # 一个行块的 A 面板在它那一条里一直留在 L2
     dram = a_bytes * a_reads + b_bytes * b_reads + c_bytes
-    loads_in_flight = q * in_flight * (c.BM + c.BN) * c.BK * BYTES
-    per_sm_bw = np.minimum(SM_BW_CAP, loads_in_flight / HBM_LATENCY)
-    bw = np.minimum(HBM_ACHIEVABLE, active_sms * per_sm_bw)
+    # Little 定律：显存带宽 = 在路上的**不同**字节 / 显存延迟。每个列块在读自己的一块 B 面板、每个行块读自己的 A 面板，
+    # 各有 (stages-1)·BK 列在路上；不同行块读同一块 B 在 L2 里命中，不多占显存请求。所以多一个行块只多一份 A 的请求，
+    # 做更多的活不会反而更快；只有几个列块的网格（例：70B/8 qkv、M = 128、128×128 的块只有 10 列）读不满显存。
+    panels_live = np.minimum(tiles_n, SMS * c.cps) * c.BN + np.minimum(tiles_m, SMS * c.cps) * c.BM
+    bw = np.minimum(HBM_ACHIEVABLE, in_flight * panels_live * c.BK * BYTES / HBM_LATENCY)
     t_dram = dram / bw
     # 5. 合成
     flops = 2.0 * M * N * K
@@ -183,7 +193,8 @@ def time_valid(M: int, N: int, K: int) -> np.ndarray:
 
 
 def explain(config: Config, M: int, N: int, K: int) -> dict:
-    """一个配置在一个形状上的时间拆解（教学用）：各项时间（µs）、块数、占用率、哪一项是瓶颈。"""
+    """一个配置在一个形状上的时间拆解（教学用）：各项时间（µs）、块数、占用率、哪一项是瓶颈。
+    dram_TBps 是这个网格按 Little 定律**最多**能拉的显存带宽；dram_avg_TBps 是整个内核时间里平均实际用到的。"""
     _check_shape(M, N, K)
     b = {k: float(v[0]) for k, v in breakdown(config_arrays((config,)), M, N, K).items()}
     parts = {"算（张量核）": b["t_math"], "搬（L2 → 共享内存）": b["t_l2"], "等（加载延迟）": b["t_wait"],
@@ -193,7 +204,8 @@ def explain(config: Config, M: int, N: int, K: int) -> dict:
         bound = "屋顶线"
     return dict(time_us=b["time"] * 1e6, bound=bound, parts_us={k: v * 1e6 for k, v in parts.items()},
                 tiles=int(b["tiles"]), tiles_per_sm=int(b["per_sm"]), ctas_per_sm=int(b["q"]),
-                mma_eff=b["mma_eff"], dram_MB=b["dram_bytes"] / 1e6, dram_TBps=b["dram_bytes"] / b["t_dram"] / 1e12,
+                mma_eff=b["mma_eff"], dram_MB=b["dram_bytes"] / 1e6, dram_TBps=b["bw"] / 1e12,
+                dram_avg_TBps=b["dram_bytes"] / b["time"] / 1e12,
                 tflops=b["flops"] / b["time"] / 1e12, floor_us=b["floor"] * 1e6)
 
 

@@ -1,0 +1,468 @@
+"""
+=============================================================================
+CS349E · 第 13 讲 · 01_timing_model.py —— 一个 GEMM 在 H100 上要多久：解析模型拆开看
+=============================================================================
+
+【这个脚本要回答的问题】
+    第 14 讲说"某个配置在某个形状上要 X µs"，这个数是 sched_lab 的解析模型算的。它由哪几项组成？
+    decode、prefill 和中间的 M 各卡在哪一项上？分块、流水线、group、warp、MMA 路径各自值多少？
+    一个故意简化的代价模型给配置排序，能让调优少跑多少次内核？
+      演示 1：屋顶线与时间拆解——4 个形状 × 3 个配置（专家的、逐形状最优的、stages = 1 的坏例），
+             每个拆成 算 / 搬 / 等 / 显存 四项，看哪一项是瓶颈。
+      演示 2：每种效应一个实验——波次量化、流水线级数、group、warp 数、MMA 路径、L2 算术强度，
+             每个实验只改一个旋钮，一行结果。
+      演示 3：代价模型引导的调优——88 个形状上各要"跑"几次才进入最优的 1% 以内，和穷举的 3744 次、
+             随机顺序比；为什么是几十到几百次。
+
+【关于数字】全部来自 sched_lab 的解析模型（H100 SXM5 的手册参数，加上标了【估计】的校准旋钮），不是在 GPU 上量的。
+    它适合回答"哪一项是瓶颈、改一个旋钮往哪边变"，不适合回答"真机上到底几 µs"。下面每一句观察都由这次运行算出来、
+    在代码里检验过；改了 sched_lab 的旋钮让它不成立时，会印【本次不成立】和真实的数。
+【运行】python3 lecture13/01_timing_model.py                     （约 1 秒，其中计算约 0.5 秒）
+       python3 lecture13/01_timing_model.py --tolerance 0.05    演示 3 改成"进入最优的 5% 以内就停"
+【依赖】numpy；本目录的 sched_lab（它用 ../lecture10 的 kernel_lab）；../lecture01 的 console。
+"""
+
+import argparse
+import os
+import sys
+import time as clock
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lecture10"))
+sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
+
+import sched_lab as sl  # noqa: E402
+from console import print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
+from kernel_lab import VALID, Config, can_launch, problems  # noqa: E402
+
+TOLERANCE = 0.01    # 演示 3：调优进入最优的多少以内就停（guided_tune 的 tolerance）；改成 0.05 看次数怎么降
+
+# 名字 → (N, K)，Llama-3 的维度（和第 14 讲 evolve/problem.py 的 LAYERS 一样；第 13 讲不依赖第 14 讲，所以抄一份）。
+# 8B：hidden 4096、intermediate 14336、32 个 query 头、8 个 KV 头；70B 按 8 路张量并行切（qkv、gate_up 切 N，o、down 切 K）。
+LAYERS = {
+    "8B qkv": ((32 + 2 * 8) * 128, 4096),
+    "8B o": (4096, 32 * 128),
+    "8B gate_up": (2 * 14336, 4096),
+    "8B down": (4096, 14336),
+    "70B/8 qkv": ((64 + 2 * 8) * 128 // 8, 8192),
+    "70B/8 o": (8192, 64 * 128 // 8),
+    "70B/8 gate_up": (2 * 28672 // 8, 8192),
+    "70B/8 down": (8192, 28672 // 8),
+}
+TOKENS = (1, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)    # M：decode 的批大小到 prefill 的 token 数
+
+# 第 14 讲专家启发式（lecture14/expert_heuristic.py）的两档配置，抄过来；改那个文件不会改这里
+EXPERT_SMALL = Config(16, 64, 128, 4, 4, 1)     # M ≤ 16
+EXPERT_BIG = Config(128, 128, 64, 4, 3, 8)      # 其余
+DECODE, MID_GATE, PREFILL, FEW_CTAS = ("8B gate_up", 1), ("8B gate_up", 128), ("8B gate_up", 8192), ("70B/8 qkv", 128)
+DEMO1_SHAPES = (DECODE, MID_GATE, PREFILL, FEW_CTAS)
+RIDGE = sl.PEAK_FLOPS / sl.HBM_BW               # 屋顶线的拐点，FLOP/B（约 295）
+
+
+def shape(name, M):
+    """(M, N, K)。"""
+    return (M, *LAYERS[name])
+
+
+def label(name, M):
+    return f"{name} M={M}"
+
+
+def expert(M):
+    return EXPERT_SMALL if M <= 16 else EXPERT_BIG
+
+
+def optimum(M, N, K):
+    """穷举 3744 个配置得到的最优配置和它的时间（秒）；并列时取 VALID 里靠前的。"""
+    t = sl.time_valid(M, N, K)
+    i = int(np.argmin(t))
+    return VALID[i], float(t[i])
+
+
+def cfg(c):
+    return "(" + ",".join(map(str, c.as_tuple())) + ")"
+
+
+def bare(c):
+    """不带括号的配置：128,128,64,4,3,8。"""
+    return ",".join(map(str, c.as_tuple()))
+
+
+def short(bound):
+    """explain() 的瓶颈名去掉括号里的说明："搬（L2 → 共享内存）" → "搬"。"""
+    return bound.split("（")[0]
+
+
+def parts(e):
+    """explain() 的四项（µs），用短名：算、搬、等、显存。"""
+    return {short(k): v for k, v in e["parts_us"].items()}
+
+
+def unique_bytes(M, N, K):
+    return (M * K + K * N + M * N) * sl.BYTES
+
+
+def intensity(M, N, K):
+    """算术强度：FLOPs / 唯一字节（A、B、C 各搬一次）。"""
+    return 2.0 * M * N * K / unique_bytes(M, N, K)
+
+
+def us(x):
+    return f"{x:,.1f}"
+
+
+def num(x):
+    """表格里的 µs：小于 100 留一位小数，大的取整（表窄一点）。"""
+    return f"{x:.1f}" if x < 100 else f"{x:,.0f}"
+
+
+def pct(x):
+    return f"{x:.0%}"
+
+
+def say(text):
+    """空一行，印一段按终端宽度折好行的说明。"""
+    print("\n" + "\n".join(wrap(text, wrap_width())))
+
+
+def verdict(ok, text, otherwise):
+    """一句观察：成立就说 text；不成立就说 otherwise，并标明"本次不成立"。"""
+    return text if ok else f"【本次不成立】{otherwise}"
+
+
+def all_shapes():
+    """8 个投影 × 11 个 M = 88 个形状：(名字, M, N, K)。"""
+    return [(name, M, N, K) for name, (N, K) in LAYERS.items() for M in TOKENS]
+
+
+def math_bound_share():
+    """88 个形状 × 3744 个配置里，"算"是四项中最大一项的比例。"""
+    hits = total = 0
+    for _, M, N, K in all_shapes():
+        b = sl.breakdown(sl.VALID_ARRAYS, M, N, K)
+        hits += int(np.sum(b["t_math"] >= np.maximum.reduce([b["t_l2"], b["t_wait"], b["t_dram"]])))
+        total += len(VALID)
+    return hits / total
+
+
+# ---------------------------------------------------------------- 演示 1
+
+def demo1_breakdown():
+    print_header("演示 1：屋顶线与时间拆解——4 个形状 × 3 个配置")
+    rows = []
+    for name, M in DEMO1_SHAPES:
+        M, N, K = shape(name, M)
+        ai = intensity(M, N, K)
+        rows.append([label(name, M), f"{N}×{K}", f"{2.0 * M * N * K / 1e9:,.2f}", f"{unique_bytes(M, N, K) / 1e6:,.1f}",
+                     f"{ai:,.1f}", us(sl.roofline(M, N, K) * 1e6), "算力" if ai >= RIDGE else "显存带宽"])
+    print_table(["形状", "N×K", "GFLOP", "唯一字节 (MB)", "算术强度 (FLOP/B)", "屋顶线 (µs)", "屋顶线受限于"], rows)
+    say(f"屋顶线 = max(FLOPs / {sl.PEAK_FLOPS / 1e12:.1f} TFLOPS, 唯一字节 / {sl.HBM_BW / 1e12:.2f} TB/s)；"
+          f"算术强度过了拐点 {RIDGE:.0f} FLOP/B 就受算力限制。任何配置都不会比它快。")
+
+    ex = {}
+    for name, M in DEMO1_SHAPES:
+        M, N, K = shape(name, M)
+        best, _ = optimum(M, N, K)
+        rows = []
+        for who, c in (("专家", expert(M)), ("最优", best), ("坏例", expert(M).replace(stages=1))):
+            e = sl.explain(c, M, N, K)
+            ex[name, M, who] = (c, e)
+            p = parts(e)
+            rows.append([f"{who} {bare(c)}", us(e["time_us"]), f"{e['tflops']:.0f}", pct(e["floor_us"] / e["time_us"]),
+                         e["tiles"], e["ctas_per_sm"], num(p["算"]), num(p["搬"]), num(p["等"]), num(p["显存"]),
+                         short(e["bound"])])
+        print(f"\n{label(name, M)}（N×K = {N}×{K}；配置是 BM,BN,BK,warps,stages,group）：")
+        print_table(["配置", "时间 µs", "TFLOPS", "占屋顶线", "块数", "CTA/SM",
+                     "算 µs", "搬 µs", "等 µs", "显存 µs", "瓶颈"], rows)
+    say("专家：第 14 讲专家启发式给这个 M 的配置；最优：穷举 3744 个配置最快的（并列取 VALID 里靠前的）；"
+          "坏例：专家的配置只把 stages 改成 1。四项是最忙的那个 SM 一共花在每件事上的时间（算 = 张量核；"
+          "搬 = L2 → 共享内存；等 = 加载延迟没被流水线藏住的部分；显存 = DRAM 字节 / 可达带宽）。它们互相重叠，"
+          f"总时间接近最大的一项再加一点，外加启动开销 {sl.LAUNCH_OVERHEAD * 1e6:.0f} µs。CTA/SM 是最忙的 SM 上"
+          "同时驻留的 CTA 数。")
+
+    # 观察里的每个判断都在这里算
+    dec = {w: ex[DECODE + (w,)][1] for w in ("专家", "最优")}
+    dM, dN, dK = shape(*DECODE)
+    achievable = sl.HBM_BW * sl.HBM_EFFICIENCY
+    avg_bw = dec["最优"]["dram_MB"] * 1e6 / (dec["最优"]["time_us"] * 1e-6)
+    decode_ok = (short(dec["最优"]["bound"]) == "显存" and abs(dec["最优"]["dram_TBps"] * 1e12 / achievable - 1) < 0.02
+                 and dec["专家"]["time_us"] <= dec["最优"]["time_us"] * 1.01)
+    mid = {w: ex[MID_GATE + (w,)][1] for w in ("专家", "最优")}
+    mid_ai = intensity(*shape(*MID_GATE))
+    mid_ok = (mid_ai < RIDGE and all(short(e["bound"]) == "显存" for e in mid.values())
+              and mid["最优"]["time_us"] < 1.2 * dec["最优"]["time_us"])
+    pre = {w: ex[PREFILL + (w,)] for w in ("专家", "最优")}
+    pre_bounds = {w: short(e["bound"]) for w, (_, e) in pre.items()}
+    pre_e, pre_b = pre["专家"][1], pre["最优"][1]
+    pre_ok = (intensity(*shape(*PREFILL)) >= RIDGE and pre_bounds["专家"] == pre_bounds["最优"] in {"搬", "算"}
+              and all(parts(e)["显存"] < 0.5 * e["time_us"] for _, e in pre.values()))
+    few_c, few_e = ex[FEW_CTAS + ("专家",)]
+    few_bc, few_b = ex[FEW_CTAS + ("最优",)]
+    few_ratio = few_e["time_us"] / few_b["time_us"]
+    few_ok = (few_e["tiles"] == 10 and few_e["dram_TBps"] * 1e12 < 0.5 * achievable
+              and few_b["tiles"] >= 4 * few_e["tiles"] and few_ratio >= 1.5)
+    bad = [(name, M, ex[name, M, "坏例"][1], ex[name, M, "专家"][1]) for name, M in DEMO1_SHAPES]
+    bad_r = [b["time_us"] / e["time_us"] for _, _, b, e in bad]
+    bad_ok = all(short(b["bound"]) == "等" for _, _, b, _ in bad) and min(bad_r) > 1 and bad_r[0] == min(bad_r)
+
+    print_observations([
+        verdict(decode_ok,
+                f"decode（{label(*DECODE)}）几乎只是在读 {dN * dK * 2 / 1e6:.0f} MB 权重：最优配置的瓶颈是显存，"
+                f"模型给它的带宽是峰值的 HBM_EFFICIENCY = {sl.HBM_EFFICIENCY:.0%}，即 {achievable / 1e12:.2f} TB/s；"
+                f"算上 {sl.LAUNCH_OVERHEAD * 1e6:.0f} µs 启动开销，整个内核平均 {avg_bw / 1e12:.2f} TB/s，"
+                f"是屋顶线的 {pct(dec['最优']['floor_us'] / dec['最优']['time_us'])}——到不了 100%，因为屋顶线按峰值 "
+                f"{sl.HBM_BW / 1e12:.2f} TB/s 算。专家的小块 {cfg(EXPERT_SMALL)} 和最优相差不到 1%"
+                f"（{us(dec['专家']['time_us'])} vs {us(dec['最优']['time_us'])} µs）：读权重的时候怎么分块都差不多。",
+                f"decode 最优配置的瓶颈是{short(dec['最优']['bound'])}，显存带宽 {dec['最优']['dram_TBps']:.2f} TB/s"
+                f"（{sl.HBM_BW / 1e12:.2f} × {sl.HBM_EFFICIENCY} = {achievable / 1e12:.2f}），专家 "
+                f"{us(dec['专家']['time_us'])} µs、最优 {us(dec['最优']['time_us'])} µs。"),
+        verdict(mid_ok,
+                f"M = 128 时算术强度 {mid_ai:.0f} FLOP/B，仍在拐点 {RIDGE:.0f} 的左边：专家和最优的瓶颈都还是显存，"
+                f"最优只有 {mid['最优']['tflops']:.0f} TFLOPS。batch 从 1 涨到 128，时间只从 "
+                f"{us(dec['最优']['time_us'])} µs 涨到 {us(mid['最优']['time_us'])} µs——权重读一次，给 128 个 token 用。",
+                f"M = 128：算术强度 {mid_ai:.0f}（拐点 {RIDGE:.0f}），瓶颈：专家 {short(mid['专家']['bound'])}、"
+                f"最优 {short(mid['最优']['bound'])}；最优 {us(mid['最优']['time_us'])} µs，M = 1 时 "
+                f"{us(dec['最优']['time_us'])} µs。"),
+        verdict(pre_ok,
+                f"prefill（{label(*PREFILL)}）的算术强度 {intensity(*shape(*PREFILL)):,.0f} FLOP/B 远过拐点，屋顶线说它受算力限制；"
+                f"可模型里专家和最优的瓶颈都是\"{pre_e['bound']}\"，显存只占一小段："
+                f"最优 {cfg(pre['最优'][0])} 跑到 {pre_b['tflops']:.0f} TFLOPS（峰值的 "
+                f"{pct(pre_b['tflops'] * 1e12 / sl.PEAK_FLOPS)}），专家的 128×128 块每搬一个字节算得少，"
+                f"{pre_e['tflops']:.0f} TFLOPS，慢 {pre_e['time_us'] / pre_b['time_us']:.2f}×。",
+                f"prefill 的瓶颈：专家 {pre_bounds['专家']}、最优 {pre_bounds['最优']}；显存项 "
+                f"{us(parts(pre_e)['显存'])} / {us(parts(pre_b)['显存'])} µs，总时间 {us(pre_e['time_us'])} / "
+                f"{us(pre_b['time_us'])} µs。"),
+        verdict(few_ok,
+                f"{label(*FEW_CTAS)}（N = {LAYERS[FEW_CTAS[0]][0]}）用专家的 {few_c.BM}×{few_c.BN} 块只有 "
+                f"{few_e['tiles']} 个 CTA：{sl.SMS} 个 SM 里 {sl.SMS - few_e['tiles']} 个闲着；每个 CTA 要沿 K = "
+                f"{LAYERS[FEW_CTAS[0]][1]} 独自走 {LAYERS[FEW_CTAS[0]][1] // few_c.BK} 步，"
+                f"{few_e['tiles']} 个 SM 按 Little 定律一共只拉得动 {few_e['dram_TBps']:.2f} TB/s 显存带宽（可达的 "
+                f"{pct(few_e['dram_TBps'] * 1e12 / achievable)}），瓶颈是{short(few_e['bound'])}。"
+                f"最优的 {few_bc.BM}×{few_bc.BN} 块切出 {few_b['tiles']} 个 CTA，快 {few_ratio:.1f}×。",
+                f"{label(*FEW_CTAS)}：专家 {few_e['tiles']} 个 CTA、显存带宽 {few_e['dram_TBps']:.2f} TB/s，"
+                f"最优 {few_b['tiles']} 个 CTA，专家慢 {few_ratio:.2f}×（讲义说专家只有 10 个 CTA、带宽不到可达的一半、"
+                "最优的 CTA 至少多 4 倍、快 1.5 倍以上）。"),
+        verdict(bad_ok,
+                f"坏例只把专家配置的 stages 改成 1（不预取）：4 个形状上瓶颈都变成\"等\"，慢 {min(bad_r):.2f}–{max(bad_r):.2f}×"
+                "——每一步都要干等一次加载回来。decode 慢得最少，因为它本来就在等显存，\"等\"只是比显存稍长。",
+                "stages = 1 的瓶颈：" + "、".join(f"{label(n, m)} {short(b['bound'])}" for n, m, b, _ in bad)
+                + "；慢 " + "、".join(f"{r:.2f}×" for r in bad_r) + "（讲义说都是等、都更慢、decode 慢得最少）。"),
+    ])
+
+
+# ---------------------------------------------------------------- 演示 2
+
+def demo2_effects():
+    print_header("演示 2：每种效应一个实验——只改一个旋钮")
+    E = sl.explain
+    rows, bases, obs = [], [], []
+    Mp, Np, Kp = shape(*PREFILL)
+
+    # 波次量化：块数从 132 到 133，多一块，最忙的 SM 从 1 块变 2 块
+    c, M, K = EXPERT_BIG, 128, 4096
+    w1, w2 = (E(c, M, n * c.BN, K) for n in (sl.SMS, sl.SMS + 1))
+    wr = w2["time_us"] / w1["time_us"]
+    rows.append(["波次量化", f"{M}×N×{K}", f"N = {sl.SMS}×{c.BN} → {sl.SMS + 1}×{c.BN}",
+                 f"{us(w1['time_us'])} → {us(w2['time_us'])}", f"{wr:.2f}×"])
+    bases.append(f"波次量化、流水线级数、group：专家的 {cfg(EXPERT_BIG)}，只改那一个字段")
+    obs.append(verdict(wr >= 1.2 and w1["tiles_per_sm"] == 1 and w2["tiles_per_sm"] == 2,
+                       f"波次量化：工作量只多 {1 / sl.SMS:.1%}，最忙的 SM 却从 1 块变 2 块，时间多 {wr - 1:.0%}"
+                       f"（瓶颈从{short(w1['bound'])}变成{short(w2['bound'])}）。块数最好是 {sl.SMS} 的整数倍，"
+                       "或者多到最后一波的零头无所谓。",
+                       f"块 {w1['tiles']} → {w2['tiles']}，最忙的 SM {w1['tiles_per_sm']} → {w2['tiles_per_sm']} 块，"
+                       f"时间 ×{wr:.2f}（讲义说至少 ×1.2）。"))
+
+    # 流水线级数：固定的块，stages 1..4；再看一个 4 级挤掉占用率的形状
+    name, Mm = "8B o", 512
+    st = [E(EXPERT_BIG.replace(stages=k), *shape(name, Mm)) for k in (1, 2, 3, 4)]
+    ts = [e["time_us"] for e in st]
+    rows.append(["流水线级数", label(name, Mm), "stages 1 / 2 / 3 / 4", " / ".join(f"{t:.0f}" for t in ts),
+                 f"{ts[3] / ts[0]:.2f}×"])
+    occ_name, occ_M = "8B gate_up", 1024
+    o3, o4 = (E(EXPERT_BIG.replace(stages=k), *shape(occ_name, occ_M)) for k in (3, 4))
+    rows.append(["级数 vs 占用率", label(occ_name, occ_M), f"stages 3 → 4（CTA/SM {o3['ctas_per_sm']} → {o4['ctas_per_sm']}）",
+                 f"{us(o3['time_us'])} → {us(o4['time_us'])}", f"{o4['time_us'] / o3['time_us']:.2f}×"])
+    waits = [parts(e)["等"] for e in st]
+    obs.append(verdict(all(x > y for x, y in zip(ts, ts[1:])) and ts[0] / ts[3] >= 2 and waits[0] > waits[3],
+                       f"流水线级数：{label(name, Mm)} 上 stages 从 1 到 4，时间 {ts[0]:.0f} → {ts[3]:.0f} µs"
+                       f"（快 {ts[0] / ts[3]:.1f} 倍），缩短的是\"等\"（{waits[0]:.0f} → {waits[3]:.0f} µs）：在路上的加载越多，"
+                       "每一步越不用干等。",
+                       f"stages 1–4 的时间 {' / '.join(f'{t:.1f}' for t in ts)} µs，等 {waits[0]:.0f} → {waits[3]:.0f} µs"
+                       "（讲义说逐级变快、1 级至少慢 2 倍）。")
+               + verdict(o4["time_us"] > o3["time_us"] and o4["ctas_per_sm"] < o3["ctas_per_sm"],
+                         f"但级数要占共享内存：{label(occ_name, occ_M)} 上 4 级让每个 SM 只放得下 {o4['ctas_per_sm']} 个 CTA"
+                         f"（3 级是 {o3['ctas_per_sm']} 个），反而慢 {o4['time_us'] / o3['time_us'] - 1:.0%}。",
+                         f"{label(occ_name, occ_M)}：3 级 {us(o3['time_us'])} µs / {o3['ctas_per_sm']} CTA/SM，"
+                         f"4 级 {us(o4['time_us'])} µs / {o4['ctas_per_sm']} CTA/SM（讲义说 4 级因为占用率降了而更慢）。"))
+
+    # group：prefill 上 B 被重读几次
+    g1, g8 = (E(EXPERT_BIG.replace(group=g), Mp, Np, Kp) for g in (1, 8))
+    b_bytes = Np * Kp * sl.BYTES
+    reads = [(e["dram_MB"] * 1e6 - (Mp * Kp + Mp * Np) * sl.BYTES) / b_bytes for e in (g1, g8)]
+    gr = g8["time_us"] / g1["time_us"]
+    rows.append(["group", label(*PREFILL), f"group 1 → 8（显存 {g1['dram_MB'] / 1e3:.1f} → {g8['dram_MB'] / 1e3:.1f} GB）",
+                 f"{us(g1['time_us'])} → {us(g8['time_us'])}", f"{gr:.2f}×"])
+    tiles_m = -(-Mp // EXPERT_BIG.BM)
+    reads_ok = abs(reads[0] - tiles_m) < 0.5 and abs(reads[1] - tiles_m / 8) < 0.5     # B 每行块读一次 / 每 8 行块读一次
+    obs.append(verdict(short(g1["bound"]) == "显存" and reads_ok and gr < 0.9,
+                       f"group：B（{b_bytes / 1e6:.0f} MB）放不进 L2。group = 1 时一波 CTA 只盖住 1 行输出块，"
+                       f"{tiles_m} 行块每行都把 B 从显存重读一遍（模型算出 B 读了 {reads[0]:.0f} 次），瓶颈是显存；"
+                       f"group = 8 让 8 行块一起走，B 只读 {reads[1]:.0f} 次，显存字节降到 "
+                       f"{g8['dram_MB'] / g1['dram_MB']:.0%}，瓶颈回到\"{short(g8['bound'])}\"，时间少 {1 - gr:.0%}。",
+                       f"group 1 → 8：显存 {g1['dram_MB']:.0f} → {g8['dram_MB']:.0f} MB，瓶颈 {short(g1['bound'])} → "
+                       f"{short(g8['bound'])}，时间 ×{gr:.2f}。"))
+
+    # warps：128×256 的块
+    big = Config(128, 256, 64, 8, 4, 8)
+    four, w8, w16 = big.replace(warps=4), E(big, Mp, Np, Kp), E(big.replace(warps=16), Mp, Np, Kp)
+    why4 = problems(four)
+    m_r, t_r = parts(w16)["算"] / parts(w8)["算"], w16["time_us"] / w8["time_us"]
+    rows.append(["warp 数", label(*PREFILL), "warps 8 → 16（4 启动不了）", f"{us(w8['time_us'])} → {us(w16['time_us'])}",
+                 f"{t_r:.3f}×"])
+    bases.append(f"warp 数：{cfg(big)}，只改 warps")
+    obs.append(verdict(not can_launch(four) and 1 <= t_r < m_r,
+                       f"warp 数：128×256 配 4 个 warp 启动不了（kernel_lab：{why4[0] if why4 else ''}）；16 个 warp 把每个 warp "
+                       f"的块减半，warp 块效率从 {w8['mma_eff']:.2f} 降到 {w16['mma_eff']:.2f}，\"算\"多 {m_r - 1:.0%}，"
+                       f"但总时间只多 {t_r - 1:.1%}：\"算\"不是最大的一项。",
+                       f"4 warp {'启动不了' if not can_launch(four) else '能启动'}；8 → 16 warp：算 ×{m_r:.3f}，总时间 ×{t_r:.3f}。"))
+
+    # MMA 路径：64×32 和 32×64，块数、每步字节、每 warp 累加器都一样，只有 BM 是不是 64 的倍数不同
+    name, Mm = "8B o", 512
+    fast, slow = Config(64, 32, 128, 4, 3, 8), Config(32, 64, 128, 4, 3, 8)
+    f, s = (E(c, *shape(name, Mm)) for c in (fast, slow))
+    mma_r, tr = parts(s)["算"] / parts(f)["算"], s["time_us"] / f["time_us"]
+    rows.append(["MMA 路径", label(name, Mm), f"块 64×32 → 32×64（算 ×{mma_r:.2f}）",
+                 f"{us(f['time_us'])} → {us(s['time_us'])}", f"{tr:.3f}×"])
+    bases.append(f"MMA 路径：{cfg(fast)} 对 {cfg(slow)}（块数、每步搬的字节、每 warp 的累加器都一样）")
+    math_share = math_bound_share()
+    obs.append(verdict(abs(mma_r * sl.MMA_FALLBACK - 1) < 0.01 and tr < 1.05 and math_share < 0.1,
+                       f"MMA 路径：BM = 32 不是 64 的倍数，用不上 wgmma，张量核效率乘 MMA_FALLBACK = {sl.MMA_FALLBACK}，"
+                       f"\"算\"变成 {mma_r:.2f} 倍；总时间却是 ×{tr:.3f}——\"搬\"（{parts(f)['搬']:.0f} µs）比\"算\"大得多。"
+                       f"在这个模型里张量核很少是瓶颈：88 个形状 × 3744 个配置里，\"算\"是最大一项的只占 {math_share:.1%}。",
+                       f"MMA 路径：算 ×{mma_r:.2f}（MMA_FALLBACK = {sl.MMA_FALLBACK}），总时间 ×{tr:.3f}；"
+                       f"\"算\"是最大一项的占 {math_share:.1%}（讲义说不到 10%、总时间差不到 5%）。"))
+
+    # L2 算术强度：128×128 和 128×256，每 warp 累加器、级数、CTA/SM 都一样
+    small, large = Config(128, 128, 64, 4, 4, 8), Config(128, 256, 64, 8, 4, 8)
+    a, b = E(small, Mp, Np, Kp), E(large, Mp, Np, Kp)
+    per_flop = lambda c: (c.BM + c.BN) / (c.BM * c.BN)  # noqa: E731  每次乘加要搬的元素 ∝ (BM+BN)/(BM·BN)
+    l2_r, want, tr = parts(b)["搬"] / parts(a)["搬"], per_flop(large) / per_flop(small), b["time_us"] / a["time_us"]
+    rows.append(["L2 算术强度", label(*PREFILL), f"块 128×128 → 128×256（搬 ×{l2_r:.2f}）",
+                 f"{us(a['time_us'])} → {us(b['time_us'])}", f"{tr:.2f}×"])
+    bases.append(f"L2 算术强度：{cfg(small)} 对 {cfg(large)}（每 warp 的累加器、级数、CTA/SM 都一样）")
+    obs.append(verdict(abs(l2_r / want - 1) < 0.03 and tr < 0.85 and a["ctas_per_sm"] == b["ctas_per_sm"],
+                       f"L2 算术强度：每算一次乘加要从 L2 搬的字节 ∝ (BM+BN)/(BM·BN)，128×256 是 128×128 的 {want:.2f}；"
+                       f"模型里\"搬\"正好变成 {l2_r:.2f} 倍，总时间 {tr:.2f} 倍（块少了一半，\"等\"的步数也少一半）。"
+                       "prefill 要大块，就是因为它卡在搬上。",
+                       f"128×128 → 128×256：搬 ×{l2_r:.2f}（按字节算应是 ×{want:.2f}），总时间 ×{tr:.2f}，"
+                       f"CTA/SM {a['ctas_per_sm']} → {b['ctas_per_sm']}。"))
+
+    print_table(["效应", "形状", "改了什么", "时间 µs", "后/前"], rows)
+    say("配置（BM,BN,BK,warps,stages,group）：" + "；".join(bases) + "。")
+    print_observations(obs)
+
+
+# ---------------------------------------------------------------- 演示 3
+
+def demo3_guided(tolerance):
+    print_header(f"演示 3：代价模型引导的调优——88 个形状，进入最优的 {tolerance:.0%} 以内要跑几次")
+    A = sl.VALID_ARRAYS
+    n = len(VALID)
+    res = []
+    for name, M, N, K in all_shapes():
+        r = sl.guided_tune(M, N, K, tolerance)
+        t, cheap = sl.time_valid(M, N, K), sl.cheap_cost(A, M, N, K)
+        good = t <= t.min() * (1 + tolerance)                   # 合格：进入最优的 tolerance 以内
+        i_best = int(np.argmin(t))
+        best = VALID[i_best]
+        by_stages = np.lexsort((-A.stages, cheap))              # 同一个分数里先试 stages 大的
+        res.append(dict(name=name, M=M, runs=r.runs, found=r.config, gap=r.time / r.optimum - 1,
+                        scores=len(np.unique(cheap)), ties=int(np.sum(cheap == cheap.min())),
+                        first=VALID[int(np.argsort(cheap, kind="stable")[0])],       # guided_tune 第一个跑的
+                        stages_first=int(np.flatnonzero(good[by_stages])[0]) + 1,
+                        random=(n + 1) / (int(good.sum()) + 1),  # 随机顺序第一次命中的期望位置：(n+1)/(k+1)，k 个合格
+                        best=best, rank=int(np.sum(cheap < cheap[i_best])),
+                        best_tiles=-(-M // best.BM) * -(-N // best.BN)))
+    runs = [r["runs"] for r in res]
+    worst = max(res, key=lambda r: r["runs"])
+    easiest = min(res, key=lambda r: r["runs"])
+    picks = [next(r for r in res if (r["name"], r["M"]) == s) for s in (DECODE, PREFILL, FEW_CTAS)]
+    picks += [r for r in (easiest, worst) if r not in picks]
+    print_table(["形状", "分数种数", "并列第一", "引导", "先试大 stages", "随机（期望）", "找到的配置", "离最优"],
+                [[label(r["name"], r["M"]), r["scores"], r["ties"], r["runs"], r["stages_first"], f"{r['random']:.0f}",
+                  bare(r["found"]), f"+{r['gap']:.2%}"] for r in picks])
+    say("分数种数：代价模型 cheap_cost 给 3744 个配置打出几种不同的分；并列第一：得分最好的有几个配置。"
+          "引导 = guided_tune（平局按 VALID 的顺序）；先试大 stages = 同样的排序，但同分时先试 stages 大的；"
+          "随机 = 随机顺序的期望。这三列都是\"跑了几次才进入最优的 "
+          f"{tolerance:.0%} 以内\"。找到的配置和离最优是 guided_tune 的结果（BM,BN,BK,warps,stages,group）。")
+
+    def stats(xs):
+        return [f"{np.median(xs):.0f}", f"{min(xs):.0f}", f"{max(xs):.0f}", f"{np.median(xs) / n:.1%}"]
+    sf, rnd = [r["stages_first"] for r in res], [r["random"] for r in res]
+    print_table(["88 个形状上要跑几次", "中位数", "最少", "最多", "中位数占穷举"],
+                [["穷举", n, n, n, "100%"], ["代价模型引导（guided_tune）"] + stats(runs),
+                 ["引导，同分先试 stages 大的"] + stats(sf), ["随机顺序（期望）"] + stats(rnd)])
+
+    med = float(np.median(runs))
+    mid_range = sum(10 <= x < 1000 for x in runs)
+    scores = [r["scores"] for r in res]
+    in_first = sum(r["runs"] <= r["ties"] for r in res)
+    first_s1 = sum(r["first"].stages == min(VALID, key=lambda c: c.stages).stages for r in res)
+    losers = [r for r in res if r["runs"] > r["random"]]
+    lw = max(losers, key=lambda r: r["runs"] - r["random"]) if losers else worst
+    print_observations([
+        verdict(10 <= med < 1000 and mid_range >= 0.75 * len(res),
+                f"代价模型引导的调优一般要跑几十到几百次：中位数 {med:.0f} 次（穷举的 {med / n:.1%}），"
+                f"{len(res)} 个形状里 {mid_range} 个在 10–999 次之间；最少 {min(runs)} 次"
+                f"（{label(easiest['name'], easiest['M'])}），最多 {max(runs)} 次（{label(worst['name'], worst['M'])}）。"
+                f"穷举每个形状都是 {n:,} 次。",
+                f"中位数 {med:.0f} 次，10–999 次之间的形状 {mid_range} 个（讲义说中位数在几十到几百、大多数形状也是）。"),
+        verdict(np.median(scores) <= 20 and in_first >= len(res) / 2 and first_s1 == len(res) and np.median(sf) < med,
+                f"为什么不是几次：简化模型只看分块（BM、BN、是否走 wgmma）、波次和唯一字节，不知道 stages、group、"
+                f"warp 块大小，K 被 BK 整除时也看不出 BK——3744 个配置只被打出 {min(scores)}–{max(scores)} 种分数"
+                f"（中位数 {np.median(scores):.0f}）。{in_first} 个形状上命中的配置就在并列第一的那一堆里；"
+                f"平局按 VALID 的顺序试，{first_s1} 个形状上第一个跑的都是 stages = 1——最慢的流水线。"
+                f"只把平局改成先试 stages 大的，中位数就从 {med:.0f} 降到 {np.median(sf):.0f}。",
+                f"分数种数中位数 {np.median(scores):.0f}；命中在并列第一里的形状 {in_first} 个；第一个跑 stages = 1 的形状 "
+                f"{first_s1} 个；同分先试大 stages 的中位数 {np.median(sf):.0f}，引导 {med:.0f}。"),
+        verdict(med < np.median(rnd) and len(losers) > 0 and lw["rank"] > 0 and lw["best_tiles"] < sl.SMS,
+                f"和随机顺序比：中位数 {med:.0f} 对 {np.median(rnd):.0f}，引导赢；但 {len(losers)} 个形状上它比随机顺序还慢，"
+                f"差得最多的是 {label(lw['name'], lw['M'])}（{lw['runs']} 次，随机期望 {lw['random']:.0f} 次）：那里真正的最优 "
+                f"{cfg(lw['best'])} 只切出 {lw['best_tiles']} 块、用不满 {sl.SMS} 个 SM，简化模型却排了 {lw['rank']} 个配置"
+                "在它前面——它假定所有 SM 平分 L2 带宽，不知道 SM 用得少时每个 SM 分到的更多、加载延迟也更短。"
+                "简化模型的盲区，就是要多跑的次数。",
+                f"引导中位数 {med:.0f}，随机 {np.median(rnd):.0f}；比随机慢的形状 {len(losers)} 个"
+                + (f"，差得最多的 {label(lw['name'], lw['M'])} 最优切出 {lw['best_tiles']} 块、简化模型排了 {lw['rank']} 个在前"
+                   if losers else "") + "。"),
+    ])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="第 13 讲 01：GEMM 在 H100 解析模型里的时间拆解")
+    ap.add_argument("--tolerance", type=float, default=TOLERANCE, help=f"演示 3 的停止条件（默认 {TOLERANCE}）")
+    a = ap.parse_args(argv)
+    if not 0 <= a.tolerance < 1:
+        ap.error("--tolerance 要在 [0, 1) 里")
+    print(f"设置：--tolerance {a.tolerance}")
+    start = clock.perf_counter()
+    demo1_breakdown()
+    demo2_effects()
+    demo3_guided(a.tolerance)
+    print_try([
+        (f"把 L2 变快一倍：sched_lab.py 里的 L2_BW（现在 {sl.L2_BW:.3g} B/s）翻倍，看 prefill 的瓶颈、最优的 TFLOPS、"
+         "MMA 路径那一行怎么变，再跑第 14 讲看它的结论还成不成立（试完改回来）。只改 L2_BW_PER_SM 的话，它只在活跃 SM "
+         f"少于 L2_BW / L2_BW_PER_SM ≈ {sl.L2_BW / sl.L2_BW_PER_SM:.0f} 个时起作用，prefill 看不出来：",
+         "python3 lecture13/01_timing_model.py && python3 lecture14/04_alphaevolve_tiling.py --quick"),
+        (f"让加载延迟短一些：LOAD_LATENCY_BUSY（现在 {sl.LOAD_LATENCY_BUSY * 1e6:.1f} µs）改成 0.5e-6，"
+         "看演示 2 的流水线级数还值多少、stages = 1 的坏例还慢几倍：",
+         "python3 lecture13/01_timing_model.py"),
+        ("放宽调优的停止条件，看要跑的次数降多少：", "python3 lecture13/01_timing_model.py --tolerance 0.05"),
+    ])
+    print(f"\n（用时 {clock.perf_counter() - start:.1f} 秒）", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

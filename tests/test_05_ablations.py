@@ -1,0 +1,92 @@
+"""
+05 脚本（消融）：--quick 能跑完、五个变体都印出来、用几个进程结果都一样、默认设置下没有一句假话；
+两个改了进化循环的变体真的改了该改的东西——小模型从不提 targeted，不进化的程序库永远把起点当父程序。
+"""
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+from evolve import EXPERT, Evaluator, TimeTable, all_shapes, evolve, split_shapes
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "lecture14", "05_ablations.py")
+
+_spec = importlib.util.spec_from_file_location("ablations_05", SCRIPT)
+ab = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ab)                        # 文件名以数字开头，不能直接 import；导入时不打印、不跑进化
+
+
+@pytest.fixture(scope="module")
+def table():
+    return TimeTable()
+
+
+@pytest.fixture(scope="module")
+def train():
+    return split_shapes(all_shapes())[0]
+
+
+def run_script(*args):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+# ---------------------------------------------------------------- 脚本
+
+def test_quick_prints_every_variant_and_jobs_do_not_change_the_output():
+    # --jobs 1 和 --jobs 2：退出码 0，第一行（印的是 --jobs）之后逐字节相同；五个变体的名字都在；用时只写到标准错误
+    a, b = run_script("--quick", "--jobs", "1"), run_script("--quick", "--jobs", "2")
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    strip = lambda out: out.split("\n", 1)[1]                        # noqa: E731
+    assert strip(a.stdout) == strip(b.stdout)
+    for label, _ in ab.VARIANTS.values():
+        assert label in a.stdout, label
+    assert all(f"演示 {i}" in a.stdout for i in (1, 2)) and "可以试试" in a.stdout
+    assert "用时" in a.stderr and "用时" not in a.stdout
+
+
+def test_default_run_states_no_false_claim():
+    # 默认设置（讲义里印的那组：预算 1000、种子 0–2）下，每一句观察都成立
+    p = run_script()
+    assert p.returncode == 0, p.stderr
+    assert "本次不成立" not in p.stdout
+
+
+# ---------------------------------------------------------------- 变体本身
+
+def test_small_llm_never_proposes_targeted(table, train):
+    # 小模型（targeted 权重 0）300 个提议里一次 targeted 都没有；同一个种子的完整系统里 targeted 是最常见的修改
+    ev, extra = ab.make_variant("small", train, table, 0)
+    out = evolve(ev, 300, seed=0, **extra)
+    assert "targeted" not in out["tried"] and sum(out["tried"].values()) == 300
+    full = evolve(Evaluator(train, table), 300, seed=0)
+    assert max(full["tried"], key=full["tried"].get) == "targeted"
+
+
+def test_no_evolution_always_hands_out_the_start_program(table, train):
+    # 不进化的程序库：300 次挑父程序，每次都是起点（专家启发式），没有灵感程序；子程序照样进库、最好的照样记着
+    seen = []
+
+    class Spy(ab.StartOnlyDatabase):
+        def sample(self):
+            island, parent, inspirations = super().sample()
+            seen.append((parent[2], len(inspirations)))
+            return island, parent, inspirations
+
+    ev, extra = ab.make_variant("no_evolution", train, table, 0)
+    assert extra["database"] is ab.StartOnlyDatabase
+    out = evolve(ev, 300, seed=0, database=Spy)
+    assert len(seen) == 300
+    assert all(parent == EXPERT and n == 0 for parent, n in seen)
+    assert out["best"][0] != EXPERT and out["best"][1]["score"] > 1       # 离开起点一步的最好程序被记下了
+    assert out["best"][1]["parent"] == EXPERT
+
+
+def test_no_cascade_never_stops_at_the_probes(table, train):
+    # 关掉级联：没有一个程序只跑探针就被淘汰
+    ev, extra = ab.make_variant("no_cascade", train, table, 0)
+    evolve(ev, 300, seed=0, **extra)
+    assert ev.n_eval_probe == 0 and ev.n_eval_full > 0

@@ -1,0 +1,415 @@
+"""lecture13/sched_lab：解析 H100 模型的逐配置标量参照实现、物理常识（屋顶线、单调性）、坏输入、
+explain / time_one、第 14 讲依赖的校准事实（claims.md 的 P4–P6）和代价模型引导的调优器（C4）。"""
+
+import functools
+import itertools
+import math
+import random
+import statistics
+
+import numpy as np
+import pytest
+
+import sched_lab
+from kernel_lab import VALID, VALID_INDEX, Config
+
+# ---- 形状 ----
+LAYERS = {"8B qkv": (6144, 4096), "8B o": (4096, 4096), "8B gate_up": (28672, 4096), "8B down": (4096, 14336),
+          "70B/8 qkv": (1280, 8192), "70B/8 o": (8192, 1024), "70B/8 gate_up": (7168, 8192),
+          "70B/8 down": (8192, 3584)}
+TOKENS = (1, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+LECTURE_SHAPES = tuple((M, N, K) for (N, K) in LAYERS.values() for M in TOKENS)
+FEW_SHAPES = tuple((M, N, K) for (N, K) in LAYERS.values() for M in (1, 128, 8192))
+STEP_SHAPES = tuple((M, N, K) for (N, K) in LAYERS.values() for M in (1, 16, 64, 256, 2048, 8192))
+ODD_SHAPES = ((3, 777, 12000), (12000, 3, 5), (1, 1, 1), (1, 1, 100_000), (100_000, 1, 1), (7, 13, 17),
+              (8193, 28673, 4097), (129, 4097, 65), (1, 65536, 16), (5000, 5000, 5000))
+REF_SHAPES = ((1, 28672, 4096), (16, 28672, 4096), (128, 1280, 8192), (8192, 28672, 4096), (512, 4096, 14336),
+              (2048, 8192, 1024), (64, 7168, 8192), (4096, 8192, 3584), (1024, 4096, 4096), (256, 6144, 4096),
+              (512, 25600, 512), (512, 25601, 512), (3, 777, 12000), (12000, 3, 5), (1, 1, 1))
+# (1024, 4096, 4096)、(256, 6144, 4096)：B 在 L2_USABLE（25 MiB）和整个 L2（50 MiB）之间；
+# (512, 25600, 512)：B 恰好 25 MiB（只读一次），(512, 25601, 512)：多一列就要重读
+
+EXPERT_SMALL = Config(16, 64, 128, 4, 4, 1)      # 第 14 讲专家：M ≤ 16
+EXPERT_BIG = Config(128, 128, 64, 4, 3, 8)       # 第 14 讲专家：其余
+HAND_PICKED = (EXPERT_BIG, Config(128, 256, 64, 8, 4, 8), EXPERT_SMALL, Config(256, 128, 64, 8, 4, 8),
+               Config(64, 64, 64, 4, 1, 1), Config(16, 256, 128, 2, 3, 1), Config(32, 64, 256, 2, 3, 16),
+               VALID[0], VALID[-1])
+SAMPLE = tuple(dict.fromkeys(HAND_PICKED + tuple(random.Random(13).sample(VALID, 195))))   # 约 200 个，去重、顺序固定
+
+BM_ARR, BN_ARR = np.array([c.BM for c in VALID]), np.array([c.BN for c in VALID])
+
+
+@functools.lru_cache(maxsize=None)
+def valid_times(M, N, K):
+    """sched_lab.time_valid 的缓存（返回的数组只读），几个测试共用 88 个形状的结果。"""
+    return sched_lab.time_valid(M, N, K)
+
+
+def expert(M):
+    return EXPERT_SMALL if M <= 16 else EXPERT_BIG
+
+
+def roofline_by_hand(M, N, K):
+    """数据手册的屋顶线：989.4 TFLOPS 算完全部浮点，或 3.35 TB/s 把 A、B、C 各搬一次（bf16）。"""
+    return max(2.0 * M * N * K / 989.4e12, (M * K + K * N + M * N) * 2 / 3.35e12)
+
+
+def ceil_div(a, b):
+    return -(-a // b)
+
+
+def reference_time(cfg, M, N, K):
+    """标量参照实现：照 sched_lab 文档（和 h100-model.md 的物理）一个配置一个配置用 math / 整数算，
+    只从 sched_lab 读常数，不调用它的 breakdown / time，也不用 kernel_lab 的资源函数。"""
+    S = sched_lab
+    BM, BN, BK, warps, stages, group = cfg.as_tuple()
+    # 0. 每 SM 驻留几个 CTA：寄存器（累加器 + 40）、共享内存（每 CTA 另留 1 KB）、2048 线程、32 个 CTA
+    threads = 32 * warps
+    regs_per_cta = (BM * BN // threads + 40) * threads
+    smem = stages * (BM + BN) * BK * 2
+    cps = min(65536 // regs_per_cta, 233_472 // (smem + 1024), 2048 // threads, 32)
+    assert cps >= 1
+    # 1. 分块与波次：最忙的 SM 分到 ⌈T/132⌉ 块；K 不整除时最后一步也是整步
+    tiles_m, tiles_n = ceil_div(M, BM), ceil_div(N, BN)
+    tiles = tiles_m * tiles_n
+    per_sm = ceil_div(tiles, S.SMS)
+    k_steps = ceil_div(K, BK)
+    # 2. 占用率：同时驻留 q 个，分 rounds 轮
+    q = min(cps, per_sm)
+    rounds = ceil_div(per_sm, q)
+    # 3. 一个 SM 的一步：算、搬、等，p-范数合成
+    busy_sms = min(tiles, S.SMS)
+    acc = BM * BN / warps
+    path = 1.0 if (BM % 64 == 0 and warps % 4 == 0) else S.MMA_FALLBACK
+    eff = path * acc / (acc + S.WARP_TILE_HALF)
+    t_math = q * 2.0 * BM * BN * BK / (S.PEAK_FLOPS / S.SMS * eff)
+    l2_bw = min(S.L2_BW_PER_SM, S.L2_BW / busy_sms)
+    t_move = q * (BM + BN) * BK * 2.0 / l2_bw
+    ahead = stages - 1 if stages > 1 else 0.5           # stages = 1：没有预取，算半级
+    latency = S.LOAD_LATENCY_IDLE + (S.LOAD_LATENCY_BUSY - S.LOAD_LATENCY_IDLE) * busy_sms / S.SMS
+    t_wait = latency / ahead
+    p = S.OVERLAP_P
+    t_step = (t_math ** p + t_move ** p + t_wait ** p) ** (1.0 / p)
+    t_sm = rounds * (k_steps * t_step + latency)         # 每轮开头等一次加载
+    # 4. 显存：B 面板按同时在跑的行块数重读（group 让 group 行一起走），放得进 L2 的 B 只读一次；
+    #    带宽按不同面板的读流算（不同行块读同一块 B 在 L2 里命中）
+    resident = min(tiles, S.SMS * cps)
+    rows_together = min(tiles_m, max(min(group, tiles_m), resident // tiles_n))
+    b_passes = 1 if N * K * 2 <= S.L2_USABLE else ceil_div(tiles_m, rows_together)
+    dram_bytes = 2.0 * (M * K + N * K * b_passes + M * N)
+    hbm = S.HBM_BW * S.HBM_EFFICIENCY
+    # Little 定律：在路上的不同字节（每个列块一块 B 面板、每个行块一块 A 面板，各 (stages-1)·BK 列）/ 显存延迟
+    live = min(tiles_n, S.SMS * cps) * BN + min(tiles_m, S.SMS * cps) * BM
+    t_dram = dram_bytes / min(hbm, ahead * live * BK * 2.0 / S.HBM_LATENCY)
+    # 5. 合成：启动开销 + 较慢的一边，且不快于屋顶线
+    return max(S.LAUNCH_OVERHEAD + max(t_sm, t_dram), roofline_by_hand(M, N, K))
+
+
+def worst_drop(t_before, t_after, mask=None):
+    """t_after 比 t_before 小得最多的那个（相对值，负数表示变快）和它的下标。"""
+    r = t_after / t_before - 1.0
+    if mask is not None:
+        r = np.where(mask, r, np.inf)
+    i = int(np.argmin(r))
+    return float(r[i]), i
+
+
+# ---------------------------------------------------------------- 1. 标量参照实现
+
+# 参照实现本身合乎常识（有限、不快于屋顶线和启动开销、K 加倍更慢），不是空转
+def test_reference_sanity_points():
+    for M, N, K in REF_SHAPES:
+        t = reference_time(EXPERT_BIG, M, N, K)
+        assert math.isfinite(t) and t >= roofline_by_hand(M, N, K) and t > sched_lab.LAUNCH_OVERHEAD
+    assert reference_time(EXPERT_BIG, 8192, 28672, 4096) < reference_time(EXPERT_BIG, 8192, 28672, 8192)
+
+
+# 向量化的 sched_lab.time 和逐配置标量参照实现在约 200 个配置 × 15 个形状上相对误差 ≤ 1e-9
+def test_vectorized_time_matches_scalar_reference():
+    bad = []
+    for M, N, K in REF_SHAPES:
+        got = sched_lab.time(SAMPLE, M, N, K)
+        assert got.shape == (len(SAMPLE),)
+        bad += [((M, N, K), c, float(g), r) for c, g in zip(SAMPLE, got)
+                if not math.isclose(g, r := reference_time(c, M, N, K), rel_tol=1e-9, abs_tol=0.0)]
+    assert not bad, f"{len(bad)} 处不一致，例如 {bad[:3]}"
+
+
+# ---------------------------------------------------------------- 2. 物理常识
+
+# 全部 3744 个配置在 88 个课上形状（每个投影一组）和奇怪形状上：有限、为正、不快于屋顶线，也不快于启动开销
+@pytest.mark.parametrize("shapes", [tuple((M, N, K) for M in TOKENS) for N, K in LAYERS.values()] + [ODD_SHAPES],
+                         ids=list(LAYERS) + ["odd"])
+def test_never_beats_the_roofline(shapes):
+    for M, N, K in shapes:
+        t = valid_times(M, N, K)
+        assert t.shape == (3744,)
+        assert np.isfinite(t).all() and (t > 0).all(), (M, N, K)
+        assert (t >= roofline_by_hand(M, N, K) * (1 - 1e-12)).all(), (M, N, K)
+        assert (t >= sched_lab.LAUNCH_OVERHEAD).all(), (M, N, K)
+
+
+# ---------------------------------------------------------------- 3. 单调性
+
+# K → K+1、K → 2K 时，每个配置都不会变快（每个投影取 M = 1、128、8192，再加奇怪形状）
+def test_time_non_decreasing_in_K():
+    for M, N, K in FEW_SHAPES + ODD_SHAPES:
+        t = valid_times(M, N, K)
+        for K2 in (K + 1, 2 * K):
+            r, i = worst_drop(t, sched_lab.time_valid(M, N, K2))
+            assert r >= -1e-12, f"{VALID[i]}: ({M}, {N}, {K}) → K = {K2} 快了 {-r:.3%}"
+
+
+# 按 BM（或 BN）分组的配置子集（预先拆好的 ConfigArrays）：每组只算一次 time，比 5 次 time_valid 快
+BY_BM = {b: np.flatnonzero(BM_ARR == b) for b in (16, 32, 64, 128, 256)}
+BY_BN = {b: np.flatnonzero(BN_ARR == b) for b in (16, 32, 64, 128, 256)}
+
+
+def subset_arrays(idx):
+    va = sched_lab.VALID_ARRAYS
+    return sched_lab.ConfigArrays(*(getattr(va, f)[idx] for f in ("BM", "BN", "BK", "warps", "stages", "group", "cps")))
+
+
+SUB_ARRAYS = {(axis, b): subset_arrays(idx) for axis, by in (("M", BY_BM), ("N", BY_BN)) for b, idx in by.items()}
+
+
+@functools.lru_cache(maxsize=None)
+def _tile_step_drops(axis):
+    """每个配置把 M（或 N）加一个自己的 BM（或 BN）：(任何网格上最坏的变快幅度和例子, 只看占满 132 个 SM 的网格的)。"""
+    worst = {False: (0.0, None), True: (0.0, None)}
+    for M, N, K in STEP_SHAPES + ODD_SHAPES:
+        t = valid_times(M, N, K)
+        tiles = np.ceil(M / BM_ARR) * np.ceil(N / BN_ARR)
+        for b, idx in (BY_BM if axis == "M" else BY_BN).items():
+            shape2 = (M + b, N, K) if axis == "M" else (M, N + b, K)
+            t2 = sched_lab.time(SUB_ARRAYS[axis, b], *shape2)
+            for full_grid_only in (False, True):
+                mask = tiles[idx] >= sched_lab.SMS if full_grid_only else None
+                r, j = worst_drop(t[idx], t2, mask)
+                if r < worst[full_grid_only][0]:
+                    worst[full_grid_only] = (r, ((M, N, K), shape2, VALID[idx[j]]))
+    return worst
+
+
+# 网格已经占满 132 个 SM 时，M 跨过一个块边界（M → M + BM）每个配置都不会变快
+def test_M_tile_step_non_decreasing_on_a_full_grid():
+    r, example = _tile_step_drops("M")[True]
+    assert r >= -1e-12, f"快了 {-r:.3%}：{example}"
+
+
+# 网格已经占满 132 个 SM 时，N 跨过一个块边界（N → N + BN）每个配置都不会变快
+def test_N_tile_step_non_decreasing_on_a_full_grid():
+    r, example = _tile_step_drops("N")[True]
+    assert r >= -1e-12, f"快了 {-r:.3%}：{example}"
+
+
+# 任何网格上 M → M + BM（每个配置自己的 BM）都不会变快，块数不到 132 时也一样
+def test_M_tile_step_non_decreasing():
+    r, example = _tile_step_drops("M")[False]
+    assert r >= -1e-12, f"快了 {-r:.3%}：{example}"
+
+
+# 任何网格上 N → N + BN 都不会变快
+def test_N_tile_step_non_decreasing():
+    r, example = _tile_step_drops("N")[False]
+    assert r >= -1e-12, f"快了 {-r:.3%}：{example}"
+
+
+M_SWEEP = tuple(range(1, 130)) + tuple(range(130, 2100, 23))
+SWEEP_CONFIGS = SAMPLE[:60]
+SWEEP_ARRAYS = sched_lab.config_arrays(SWEEP_CONFIGS)
+
+
+@functools.lru_cache(maxsize=None)
+def _m_sweep_drops():
+    """一批配置、M 逐个增大：(任何网格上最坏的变快幅度和例子, 只看占满 132 个 SM 的网格的)。"""
+    worst = {False: (0.0, None), True: (0.0, None)}
+    for N, K in ((4096, 14336), (1280, 8192), (28672, 4096)):
+        prev = sched_lab.time(SWEEP_ARRAYS, M_SWEEP[0], N, K)
+        for M0, M in zip(M_SWEEP, M_SWEEP[1:]):
+            t = sched_lab.time(SWEEP_ARRAYS, M, N, K)
+            full = np.array([ceil_div(M0, c.BM) * ceil_div(N, c.BN) >= sched_lab.SMS for c in SWEEP_CONFIGS])
+            for full_grid_only in (False, True):
+                r, i = worst_drop(prev, t, full if full_grid_only else None)
+                if r < worst[full_grid_only][0]:
+                    worst[full_grid_only] = (r, (M0, M, N, K, SWEEP_CONFIGS[i]))
+            prev = t
+    return worst
+
+
+# 网格已经占满时，对一批配置 M 逐个增大（1..129 每个都试，再往上到 2100）时间不减
+def test_time_non_decreasing_in_M_on_a_full_grid():
+    r, example = _m_sweep_drops()[True]
+    assert r >= -1e-12, f"快了 {-r:.3%}：{example}"
+
+
+# 对一批配置 M 逐个增大时间不减（任何网格）
+def test_time_non_decreasing_in_M():
+    r, example = _m_sweep_drops()[False]
+    assert r >= -1e-12, f"快了 {-r:.3%}：{example}"
+
+
+OPT_EXTRA_M = (2, 15, 17, 33, 65, 100, 129, 257, 1025)
+
+
+# 对每个投影，最优时间（3744 个配置里最小的）随 M 单调不减（课上的 11 个 M 加块边界两边的 M）
+def test_optimum_non_decreasing_in_M():
+    for N, K in LAYERS.values():
+        best = [valid_times(M, N, K).min() for M in sorted(set(TOKENS) | set(OPT_EXTRA_M))]
+        assert all(b >= a * (1 - 1e-12) for a, b in zip(best, best[1:])), (N, K)
+
+
+# ---------------------------------------------------------------- 4. 坏输入
+
+BAD_DIMS = (0, -1, -4096, 1.0, 16.0, 2.5, np.float64(16), True, False, None, "16")
+
+
+def _entry_points(M, N, K):
+    return (lambda: sched_lab.time((EXPERT_BIG,), M, N, K), lambda: sched_lab.time_valid(M, N, K),
+            lambda: sched_lab.time_one(EXPERT_BIG, M, N, K), lambda: sched_lab.explain(EXPERT_BIG, M, N, K),
+            lambda: sched_lab.guided_tune(M, N, K))
+
+
+# M / N / K 是 0、负数、浮点、bool、None、字符串时，每个入口都抛 ValueError，信息开头点名是哪个参数
+@pytest.mark.parametrize("name", ["M", "N", "K"])
+def test_bad_dimension_raises_value_error_naming_it(name):
+    for bad in BAD_DIMS:
+        dims = {"M": 128, "N": 4096, "K": 4096, name: bad}
+        for call in _entry_points(dims["M"], dims["N"], dims["K"]):
+            with pytest.raises(ValueError, match=rf"^{name} ") as e:
+                call()
+            assert repr(bad) in str(e.value)
+
+
+# numpy 整数是合法的维度，结果和 Python int 一样
+def test_numpy_integer_dimensions_are_accepted():
+    assert sched_lab.time_one(EXPERT_BIG, np.int64(128), np.int32(1280), np.int64(8192)) == \
+        sched_lab.time_one(EXPERT_BIG, 128, 1280, 8192)
+
+
+# 启动不了的配置（256×128 配 4 个 warp）抛 ValueError，信息里有"寄存器"和 296；混在好配置里也一样
+def test_unlaunchable_config_raises_with_register_count():
+    bad = Config(256, 128, 64, 4, 3, 8)
+    for call in (lambda: sched_lab.time_one(bad, 128, 4096, 4096), lambda: sched_lab.explain(bad, 128, 4096, 4096),
+                 lambda: sched_lab.time([EXPERT_BIG, bad], 128, 4096, 4096)):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert "寄存器" in str(e.value) and "296" in str(e.value) and repr(bad) in str(e.value)
+
+
+# 不在候选网格上的配置（BM=48）抛 ValueError
+def test_off_grid_config_raises():
+    with pytest.raises(ValueError, match="BM=48"):
+        sched_lab.time_one(Config(48, 128, 64, 4, 3, 8), 128, 4096, 4096)
+
+
+# 不是 Config 的对象（元组、字符串、None、整数、字典）抛 ValueError
+def test_non_config_raises_value_error():
+    for obj in ((128, 128, 64, 4, 3, 8), "Config(128,128,64,4,3,8)", None, 3, {"BM": 128}):
+        for call in (lambda: sched_lab.time([obj], 128, 4096, 4096), lambda: sched_lab.time([EXPERT_BIG, obj], 1, 1, 1),
+                     lambda: sched_lab.time_one(obj, 128, 4096, 4096), lambda: sched_lab.explain(obj, 128, 4096, 4096)):
+            with pytest.raises(ValueError, match="Config"):
+                call()
+
+
+# ---------------------------------------------------------------- 5. time_one 和 explain
+
+# time_one、time（配置列表）、time_valid 三者给同一个配置同一个时间
+def test_time_one_equals_vectorized():
+    for n, (M, N, K) in enumerate(REF_SHAPES):
+        batch = sched_lab.time(SAMPLE, M, N, K)
+        valid = sched_lab.time_valid(M, N, K)
+        if n < 3:                                            # 全部 3744 个按 Config 传进去（每个都要 check，慢）
+            assert np.allclose(sched_lab.time(VALID, M, N, K), valid, rtol=1e-12, atol=0)
+        for c, b in zip(SAMPLE[:30], batch):
+            one = sched_lab.time_one(c, M, N, K)
+            assert isinstance(one, float)
+            assert math.isclose(one, b, rel_tol=1e-12) and math.isclose(one, valid[VALID_INDEX[c]], rel_tol=1e-12)
+
+
+# explain：time_us = time_one × 1e6，瓶颈是四项之一（且是最大的那项）或"屋顶线"，块数和屋顶线与手算一致
+def test_explain_is_consistent():
+    for (M, N, K), c in itertools.product(REF_SHAPES, SAMPLE[:15]):
+        e = sched_lab.explain(c, M, N, K)
+        assert math.isclose(e["time_us"], sched_lab.time_one(c, M, N, K) * 1e6, rel_tol=1e-12)
+        assert len(e["parts_us"]) == 4 and all(v >= 0 and math.isfinite(v) for v in e["parts_us"].values())
+        assert e["bound"] in (*e["parts_us"], "屋顶线")
+        if e["bound"] != "屋顶线":
+            assert e["bound"] == max(e["parts_us"], key=e["parts_us"].get)
+        assert e["tiles"] == ceil_div(M, c.BM) * ceil_div(N, c.BN)
+        assert e["tiles_per_sm"] == ceil_div(e["tiles"], 132) and 1 <= e["ctas_per_sm"] <= e["tiles_per_sm"]
+        assert math.isclose(e["floor_us"], roofline_by_hand(M, N, K) * 1e6, rel_tol=1e-12)
+        assert math.isclose(e["tflops"], 2 * M * N * K / e["time_us"] / 1e6, rel_tol=1e-12)
+
+
+# ---------------------------------------------------------------- 6. 校准事实（claims.md P4–P6）
+
+def _ratio_and_optimum(M, N, K):
+    t = valid_times(M, N, K)
+    return sched_lab.time_one(expert(M), M, N, K) / t.min(), t
+
+
+# P4：8B gate_up 在 M = 1、16：专家在最优 1% 以内，且至少 20 个配置在最优 1% 以内
+@pytest.mark.parametrize("M", [1, 16])
+def test_P4_decode_many_configs_equally_fast(M):
+    ratio, t = _ratio_and_optimum(M, *LAYERS["8B gate_up"])
+    assert ratio <= 1.01
+    assert (t <= t.min() * 1.01).sum() >= 20
+
+
+# P4：8B gate_up 在 M = 1 时最优配置读权重的速度 ≥ 75% × 3.35 TB/s
+def test_P4_decode_reads_weights_near_hbm_bandwidth():
+    N, K = LAYERS["8B gate_up"]
+    assert N * K * 2 / valid_times(1, N, K).min() >= 0.75 * 3.35e12
+
+
+# P5：8B gate_up 在 M = 8192：最优是 128×256 或 256×128、8 warp、4 级；专家慢 1.2–1.4 倍；最优 550–850 TFLOPS
+def test_P5_prefill():
+    M, (N, K) = 8192, LAYERS["8B gate_up"]
+    ratio, t = _ratio_and_optimum(M, N, K)
+    best = VALID[int(np.argmin(t))]
+    assert (best.BM, best.BN) in ((128, 256), (256, 128)) and best.warps == 8 and best.stages == 4, best
+    assert 1.2 <= ratio <= 1.4
+    assert 550e12 <= 2 * M * N * K / t.min() <= 850e12
+
+
+# P6：70B/8 qkv 在 M = 128：专家慢 2.2–2.8 倍
+def test_P6_middle_M():
+    ratio, _ = _ratio_and_optimum(128, *LAYERS["70B/8 qkv"])
+    assert 2.2 <= ratio <= 2.8
+
+
+# P6：88 个形状里专家比最优慢得最多的那个，M 在 32 到 1024 之间
+def test_P6_worst_expert_ratio_is_at_middle_M():
+    ratios = {(N, K, M): _ratio_and_optimum(M, N, K)[0] for (M, N, K) in LECTURE_SHAPES}
+    N, K, M = max(ratios, key=ratios.get)
+    assert 32 <= M <= 1024, (N, K, M, ratios[N, K, M])
+
+
+# ---------------------------------------------------------------- 7. 代价模型引导的调优器（C4）
+
+def _check_tune(M, N, K):
+    r = sched_lab.guided_tune(M, N, K)
+    t = valid_times(M, N, K)
+    assert 1 <= r.runs <= len(VALID) == 3744
+    assert isinstance(r.config, Config) and r.config in VALID_INDEX
+    assert r.optimum == pytest.approx(t.min(), rel=1e-12)
+    assert r.time == pytest.approx(sched_lab.time_one(r.config, M, N, K), rel=1e-12)
+    assert sched_lab.time_one(r.config, M, N, K) <= t.min() * 1.01 * (1 + 1e-12)
+    # runs 是最少的：按代价模型排序（平局按 VALID 顺序）时，前 runs-1 个都不在 1% 以内
+    order = np.argsort(sched_lab.cheap_cost(sched_lab.VALID_ARRAYS, M, N, K), kind="stable")
+    assert VALID[order[r.runs - 1]] == r.config
+    assert (t[order[:r.runs - 1]] > t.min() * 1.01).all()
+    return r.runs
+
+
+# guided_tune 在 88 个形状上：runs 在 1..3744、找到的配置在最优 1% 以内，runs 的中位数在 10–500（C4）
+def test_guided_tune_on_lecture_shapes():
+    runs = [_check_tune(*s) for s in LECTURE_SHAPES]
+    assert 10 <= statistics.median(runs) <= 500
+
+
+# guided_tune 在奇怪形状上也满足同样的约束
+def test_guided_tune_on_odd_shapes():
+    for M, N, K in ODD_SHAPES:
+        _check_tune(M, N, K)
