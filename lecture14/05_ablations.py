@@ -222,8 +222,8 @@ def demo1_ablations(table, results, budget, seeds):
     obs.append(verdict(drops["no_evolution"] > drops["small"] > 3 * minor,
                        f"按对最终分数的影响排：{label('no_evolution')}少 {drops['no_evolution']:.3f} > "
                        f"{label('small')}少 {drops['small']:.3f} ≫ 反馈和级联（{minor:.3f} 以内）。"
-                       "AlphaEvolve 论文图 8 在两个数学问题上做了类似的消融（不进化、提示里不给上下文、不进化元提示、"
-                       "不做全文件进化、换小的基础模型），报告每个部件都有贡献（这里只是引用）。我们的迷你版没有元提示，"
+                       "AlphaEvolve 论文的消融（图 8，做在矩阵乘法的张量分解和 kissing number 两个任务上）拿掉的是：不进化、提示里不给上下文、不进化元提示、"
+                       "不做全文件进化、换小的基础模型，报告每个部件都有贡献（这里只是引用）。我们的迷你版没有元提示，"
                        "程序本来就是整个文件，所以只对得上其中三种；级联是论文里省成本的部件，不在图 8 里。",
                        f"各变体比完整系统少：" + "，".join(f"{label(n)} {d:+.3f}" for n, d in drops.items())
                        + "（这句话说的是：不进化 > 小模型 > 3 × 反馈和级联里较大的那个）。"))
