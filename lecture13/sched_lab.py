@@ -187,9 +187,16 @@ def time_one(config: Config, M: int, N: int, K: int) -> float:
 
 
 def time_valid(M: int, N: int, K: int) -> np.ndarray:
-    """全部 3744 个能启动的配置（kernel_lab.VALID 的顺序）在 (M, N, K) 上的时间。"""
+    """全部 3744 个能启动的配置（kernel_lab.VALID 的顺序）在 (M, N, K) 上的时间。按形状缓存，返回的数组只读。"""
     _check_shape(M, N, K)
-    return breakdown(VALID_ARRAYS, M, N, K)["time"]
+    return _time_valid(int(M), int(N), int(K))
+
+
+@lru_cache(maxsize=1024)
+def _time_valid(M: int, N: int, K: int) -> np.ndarray:
+    t = np.array(breakdown(VALID_ARRAYS, M, N, K)["time"])
+    t.flags.writeable = False
+    return t
 
 
 def explain(config: Config, M: int, N: int, K: int) -> dict:

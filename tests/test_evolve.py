@@ -118,6 +118,7 @@ def test_broken_heuristic_files(tmp_path):
         load_heuristic(write(tmp_path, "if M <= 16:\n    return Config(16, 64, 128, 4, 4, 1)\n"
                                        "return Config(256, 128, 64, 4, 3, 8)\n"))
     assert "heuristic.py:7" in str(e.value) and "296" in str(e.value) and "255" in str(e.value)
+    assert "个形状里有" in str(e.value) and "M=" in str(e.value)          # 也说出哪些形状会走到这个分支
     ok = load_heuristic(write(tmp_path, "if M <= 64:\n    return Config(64, 64, 256, 4, 3, 1)\n"
                                         "return Config(128, 256, 64, 8, 4, 8)\n"))
     assert ok.n_rules() == 1

@@ -159,23 +159,41 @@ def launch_message(config, shape: Shape | None = None) -> str:
     return f"{where}{config!r} 不能启动：" + "；".join(off_grid(config) + problems(config))
 
 
-def launch_errors(program: Program, filename: str = "<program>") -> list[str]:
-    """静态检查：每个分支返回的配置都要能启动。返回每个坏分支的说明（文件:行、配置、超了的资源）。"""
-    out = []
+def launch_problems(program: Program, shapes=()) -> list[tuple[int, str]]:
+    """静态检查：每个分支返回的配置都要能启动。返回 [(行号, 说明：配置、超了的资源、shapes 里哪些形状会走到它)]，
+    都能启动就是空列表。"""
     branches = [(r.line, r.config) for r in program.rules] + [(program.default_line, program.default)]
-    for line, cfg in branches:
-        if cfg not in VALID_INDEX:
-            out.append(f"{filename}:{line}: 这个分支 {launch_message(cfg)}")
+    out = []
+    for i, (line, cfg) in enumerate(branches):
+        if cfg in VALID_INDEX:
+            continue
+        hit = [s for s in shapes if _branch(program, s) == i]
+        where = f"（{len(shapes)} 个形状里有 {len(hit)} 个走这个分支，例如 {hit[0].label()}）" if hit else ""
+        out.append((line, f"这个分支 {launch_message(cfg)}{where}"))
     return out
 
 
+def _branch(program: Program, s) -> int:
+    """s 走第几个分支（第一条条件都满足的规则；都不满足是默认分支 len(rules)）。"""
+    v = {"M": s.M, "N": s.N, "K": s.K}
+    return next((i for i, r in enumerate(program.rules) if all(v[f] <= t for f, t in r.conds)), len(program.rules))
+
+
+def launch_errors(program: Program, filename: str = "<program>") -> list[str]:
+    """同 launch_problems，每条写成"文件:行: 说明"。"""
+    return [f"{filename}:{line}: {text}" for line, text in launch_problems(program)]
+
+
 def load_heuristic(path: str = EXPERT_FILE) -> Program:
-    """读一个启发式文件：解析（出错抛 ProgramError，带文件名和行号），再检查每个分支能否启动。"""
+    """读一个启发式文件：解析（出错抛 ProgramError，带文件名和行号），再检查每个分支能否启动（启动不了也抛
+    ProgramError，行号是第一个坏分支，信息里列出所有坏分支）。"""
+    name = os.path.relpath(path)
     with open(path, encoding="utf-8") as f:
-        program = parse(f.read(), filename=os.path.relpath(path))
-    errors = launch_errors(program, os.path.relpath(path))
-    if errors:
-        raise ProgramError(os.path.relpath(path), 0, "有分支返回了启动不了的配置：\n  " + "\n  ".join(errors))
+        program = parse(f.read(), filename=name)
+    bad = launch_problems(program, all_shapes())
+    if bad:
+        (line, text), rest = bad[0], bad[1:]
+        raise ProgramError(name, line, text + "".join(f"\n{name}:{n}: {t}" for n, t in rest))
     return program
 
 
