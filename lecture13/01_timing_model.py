@@ -37,22 +37,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 import sched_lab as sl  # noqa: E402
 from console import print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
 from kernel_lab import VALID, Config, can_launch, problems  # noqa: E402
+from llama_shapes import LAYERS, TOKENS  # noqa: E402
 
 TOLERANCE = 0.01    # 演示 3：调优进入最优的多少以内就停（guided_tune 的 tolerance）；改成 0.05 看次数怎么降
 
-# 名字 → (N, K)，Llama-3 的维度（和第 14 讲 evolve/problem.py 的 LAYERS 一样；第 13 讲不依赖第 14 讲，所以抄一份）。
-# 8B：hidden 4096、intermediate 14336、32 个 query 头、8 个 KV 头；70B 按 8 路张量并行切（qkv、gate_up 切 N，o、down 切 K）。
-LAYERS = {
-    "8B qkv": ((32 + 2 * 8) * 128, 4096),
-    "8B o": (4096, 32 * 128),
-    "8B gate_up": (2 * 14336, 4096),
-    "8B down": (4096, 14336),
-    "70B/8 qkv": ((64 + 2 * 8) * 128 // 8, 8192),
-    "70B/8 o": (8192, 64 * 128 // 8),
-    "70B/8 gate_up": (2 * 28672 // 8, 8192),
-    "70B/8 down": (8192, 28672 // 8),
-}
-TOKENS = (1, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)    # M：decode 的批大小到 prefill 的 token 数
 
 # 第 14 讲专家启发式（lecture14/expert_heuristic.py）的两档配置，抄过来；改那个文件不会改这里
 EXPERT_SMALL = Config(16, 64, 128, 4, 4, 1)     # M ≤ 16

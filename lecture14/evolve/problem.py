@@ -2,7 +2,8 @@
 问题本身：88 个形状、训练/测试划分、时间表与逐形状最优（oracle）、专家启发式、几条基线和加速比。
 
 形状 = Llama-3 8B 一层的四个 GEMM，加上 Llama-3 70B 按 8 路张量并行切开后一层的四个 GEMM，
-每个配 11 个 M（token 数，decode 的批大小到 prefill 的 token 数）。(N, K) 由模型维度算出（见 LAYERS）。
+每个配 11 个 M（token 数，decode 的批大小到 prefill 的 token 数）。(N, K) 由模型维度算出（LAYERS、TOKENS 在
+../lecture13/llama_shapes.py，第 13 讲的演示也用它们）。
 所有时间来自第 13 讲的解析模型 sched_lab（H100 式参数，不是实测）。
 """
 
@@ -14,23 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from kernel_lab import VALID, VALID_INDEX, Config, off_grid, problems
+from llama_shapes import LAYERS, TOKENS  # noqa: F401  （8 个投影的 (N, K) 和 11 个 M，第 13 讲定义）
 from sched_lab import time_valid
 
 from .program import Program, ProgramError, choose, parse
 
-# 名字 → (N, K)。8B：hidden 4096、intermediate 14336、32 个 query 头、8 个 KV 头、head_dim 128。
-# 70B：hidden 8192、intermediate 28672、64 个 query 头、8 个 KV 头；8 路张量并行切 qkv、gate_up 的 N，o、down 的 K。
-LAYERS: dict[str, tuple[int, int]] = {
-    "8B qkv": ((32 + 2 * 8) * 128, 4096),
-    "8B o": (4096, 32 * 128),
-    "8B gate_up": (2 * 14336, 4096),
-    "8B down": (4096, 14336),
-    "70B/8 qkv": ((64 + 2 * 8) * 128 // 8, 8192),
-    "70B/8 o": (8192, 64 * 128 // 8),
-    "70B/8 gate_up": (2 * 28672 // 8, 8192),
-    "70B/8 down": (8192, 28672 // 8),
-}
-TOKENS: tuple[int, ...] = (1, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
 # 随机划分时配对的投影：N 相同的配一对，N 相近的配一对，剩下 N 最小和最大的两个配一对
 TWINS = (("8B o", "8B down"), ("70B/8 o", "70B/8 down"), ("8B qkv", "70B/8 gate_up"), ("70B/8 qkv", "8B gate_up"))
 LOG_QUANTUM = 2.0 ** -24           # log(时间) 的量化步长（约 6e-8，相对时间误差远小于模型本身的误差）
