@@ -43,6 +43,7 @@ for _d in ("lecture01", "lecture10", "lecture13", "lecture14"):
 import numpy as np  # noqa: E402
 from console import print_header, print_table  # noqa: E402
 from evolve import VALID, Evaluator, TimeTable, all_shapes, evolve, split_shapes  # noqa: E402
+import sched_lab  # noqa: E402  （evolve 已经把 ../lecture13 放进 sys.path）
 
 SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
 REPEAT, BUDGETS = 3, (1000, 4000)
@@ -109,6 +110,7 @@ def rss_to_mb(maxrss):
 # ---------------------------------------------------------------- 1. 时间表
 
 def build_table():
+    sched_lab.clear_cache()                 # sched_lab 按形状缓存时间：每次都从头算
     table = TimeTable()
     for s in all_shapes():
         table.oracle(s)

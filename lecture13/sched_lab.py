@@ -192,6 +192,11 @@ def time_valid(M: int, N: int, K: int) -> np.ndarray:
     return _time_valid(int(M), int(N), int(K))
 
 
+def clear_cache() -> None:
+    """清掉 time_valid 的缓存（计时的时候用：要量的是算，不是查缓存）。"""
+    _time_valid.cache_clear()
+
+
 @lru_cache(maxsize=1024)
 def _time_valid(M: int, N: int, K: int) -> np.ndarray:
     t = np.array(breakdown(VALID_ARRAYS, M, N, K)["time"])
