@@ -24,7 +24,6 @@ from .problem import EXPERT, TimeTable, launch_errors, launch_message
 from .program import Program, choose
 
 N_PROBE = 6
-VALID_SET = frozenset(VALID_INDEX)
 PROBE_SLACK = 0.02                 # 探针上的几何平均比父程序差 2% 以内也算"有希望"
 
 
@@ -59,9 +58,10 @@ class Evaluator:
         return m
 
     def _indices(self, program: Program) -> np.ndarray:
-        out = np.full(len(self.train), VALID_INDEX[program.default])
-        for box in reversed(program._boxes):       # 从最后一条规则倒着写：前面的规则后写，覆盖后面的
-            out[self._mask(box[:3])] = VALID_INDEX[box[3]]
+        idx = program._indices                      # 每个分支的配置在 VALID 里的下标（Program 建好时查一次）
+        out = np.full(len(self.train), idx[-1])
+        for box, i in zip(reversed(program._boxes), reversed(idx[:-1])):   # 倒着写：前面的规则后写，覆盖后面的
+            out[self._mask(box[:3])] = i
         return out
 
     # ---- 级联 ----
@@ -71,8 +71,7 @@ class Evaluator:
         if hit is not None:
             self.n_cached += 1
             return hit
-        errors = [] if VALID_SET.issuperset([b[3] for b in program._boxes] + [program.default]) \
-            else launch_errors(program)
+        errors = launch_errors(program) if min(program._indices) < 0 else []
         if errors:
             self.n_static_reject += 1
             result = dict(status="static_reject", score=None, error="\n".join(errors))

@@ -24,7 +24,7 @@ import re
 import sys
 from dataclasses import dataclass, field, replace
 
-from kernel_lab import FIELDS, Config
+from kernel_lab import FIELDS, VALID_INDEX, Config
 
 AXES = ("M", "N", "K")
 NO_BOUND = sys.maxsize             # 没有条件的那一维：上界当作无穷大
@@ -42,6 +42,7 @@ class Rule:
     line: int = field(default=0, compare=False, hash=False, repr=False)
     _box: tuple = field(init=False, compare=False, hash=False, repr=False)    # (M 上界, N 上界, K 上界, config)
     _hash: int = field(init=False, compare=False, hash=False, repr=False)
+    _index: int = field(init=False, compare=False, hash=False, repr=False)    # config 在 VALID 里的下标，启动不了是 -1
 
     def __post_init__(self) -> None:
         if type(self.conds) is not tuple:
@@ -53,6 +54,7 @@ class Rule:
             b[f] = min(b[f], t)                                # 同一维出现两次，取小的
         object.__setattr__(self, "_box", (b["M"], b["N"], b["K"], self.config))
         object.__setattr__(self, "_hash", hash(self._box))
+        object.__setattr__(self, "_index", VALID_INDEX.get(self.config, -1))
 
     def __hash__(self) -> int:        # 算一次存起来
         return self._hash
@@ -70,11 +72,13 @@ class Program:
     default_line: int = field(default=0, compare=False, hash=False, repr=False)
     _boxes: tuple = field(init=False, compare=False, hash=False, repr=False)   # 每条规则的 (M上界, N上界, K上界, 配置)
     _hash: int = field(init=False, compare=False, hash=False, repr=False)
+    _indices: tuple = field(init=False, compare=False, hash=False, repr=False)  # 每个分支的配置在 VALID 里的下标
 
     def __post_init__(self) -> None:
         if type(self.rules) is not tuple:
             object.__setattr__(self, "rules", tuple(self.rules))
         object.__setattr__(self, "_boxes", tuple(r._box for r in self.rules))
+        object.__setattr__(self, "_indices", tuple(r._index for r in self.rules) + (VALID_INDEX.get(self.default, -1),))
         object.__setattr__(self, "_hash", hash((self.rules, self.default)))
 
     def __hash__(self) -> int:        # 算一次存起来：程序常被当作缓存的键
