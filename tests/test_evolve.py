@@ -12,8 +12,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from evolve import (EXPERT, Evaluator, Program, ProgramError, Rule, TimeTable, all_shapes, choose, evolve,
-                    geomean_speedup, split_shapes)
+from evolve import (EXPERT, VALID, Evaluator, Program, ProgramError, Rule, TimeTable, all_shapes, choose, evolve,
+                    geomean_speedup, render, split_shapes)
 from evolve.evaluator import check_function, function_speedup
 from evolve.problem import load_heuristic
 from kernel_lab import Config
@@ -87,10 +87,10 @@ def test_python_heuristic_problems_are_named(table, train):
     def too_big(M, N, K):
         return TOO_MANY_REGS
 
-    msgs = check_function(raises, train, table)
+    msgs = check_function(raises, train)
     assert msgs and all("ZeroDivisionError" in m and "test_evolve.py" in m and "M=" in m for m in msgs)
-    assert any("返回了 tuple" in m for m in check_function(wrong_type, train[:1], table))
-    assert any("296" in m and "寄存器" in m for m in check_function(too_big, train[:1], table))
+    assert any("返回了 tuple" in m for m in check_function(wrong_type, train[:1]))
+    assert any("296" in m and "寄存器" in m for m in check_function(too_big, train[:1]))
     with pytest.raises(ValueError, match="ZeroDivisionError"):
         function_speedup(raises, train, table)
     assert function_speedup(lambda M, N, K: choose(EXPERT, type("S", (), dict(M=M, N=N, K=K))), train,
@@ -182,7 +182,8 @@ def run_script(*args, cwd=ROOT):
 
 
 def test_04_quick_is_byte_identical_across_runs():
-    # 同样的参数跑两次，标准输出逐字节相同；四个演示都印出来；用时只写到标准错误
+    # 同样的设置跑两次（一次 2 个进程、一次 1 个），标准输出除了回显 --jobs 的第一行逐字节相同；四个演示都印出来；
+    # 用时只写到标准错误
     a, b = run_script(SCRIPT, "--quick"), run_script(SCRIPT, "--quick", "--jobs", "1")
     assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
     strip = lambda out: out.split("\n", 1)[1]                        # noqa: E731  第一行印的是 --jobs
@@ -207,3 +208,43 @@ def test_instructors_04_script_runs_unmodified(tmp_path):
     p = run_script(str(tmp_path / "lecture14" / "seed_04.py"), cwd=tmp_path / "lecture14")
     assert p.returncode == 0, p.stderr
     assert all(f"演示 {i}" in p.stdout for i in range(1, 5))
+
+
+class EchoLLM:
+    """什么都不改的 LLM：每次都把父程序原样交回来（回复里没有 SEARCH/REPLACE 块）。"""
+
+    def propose(self, prompt):
+        return "single_field", "想不出来"
+
+
+def test_reproposing_the_start_is_a_cache_hit(table, train):
+    # 子程序和起点一模一样：记作缓存命中，不算"比父程序好"，也不会被当成新程序再进程序库
+    ev = Evaluator(train, table)
+    out = evolve(ev, 20, seed=0, llm=EchoLLM())
+    assert ev.n_cached == 20 and ev.n_eval_full == ev.n_eval_probe == 0
+    assert out["accepted"] == {} and out["improvements"] == [(0, pytest.approx(1.0), "起点")]
+    assert len(set(out["population"])) == 1
+
+
+def test_prompt_text_has_what_an_llm_needs(table, train):
+    # 提示文本里有父程序源码、分数、逐形状反馈（离屋顶线多远）和灵感程序
+    from evolve.mock_llm import Prompt
+    ev = Evaluator(train, table)
+    res = ev.evaluate_initial(EXPERT)
+    fb = tuple((s, floor, best, VALID[i]) for s, floor, best, i in ev.feedback(res))
+    other = Program((), Config(128, 256, 64, 8, 4, 8))
+    text = Prompt(render(EXPERT), EXPERT, res["score"], fb, ((render(other), other, 1.2),)).text()
+    assert render(EXPERT) in text and render(other) in text and "1.000" in text
+    assert all(s.label() in text for s, *_ in fb) and "屋顶线" in text
+
+
+@pytest.mark.parametrize("script,args", [(SCRIPT, ["--budget", "40", "--seeds", "1", "--jobs", "1"]),
+                                         (SCRIPT, ["--budget", "1", "--seeds", "1", "--jobs", "1"]),
+                                         (os.path.join(ROOT, "lecture14", "05_ablations.py"),
+                                          ["--budget", "1", "--seeds", "2", "--jobs", "1"])])
+def test_tiny_budgets_do_not_crash_or_claim_too_much(script, args):
+    # 很小的预算：脚本跑完；"开头涨得最快""成功率"这类需要数据的话不会在数据不够时被当成结论印出来
+    p = run_script(script, *args)
+    assert p.returncode == 0, p.stderr
+    if script == SCRIPT:
+        assert "看不出开头和后面" in p.stdout and "成功率比不出什么" in p.stdout

@@ -74,7 +74,8 @@ class Evaluator:
         errors = launch_errors(program) if min(program._indices) < 0 else []
         if errors:
             self.n_static_reject += 1
-            result = dict(status="static_reject", score=None, error="\n".join(errors))
+            bad = [c for c, i in zip([b[3] for b in program._boxes] + [program.default], program._indices) if i < 0]
+            result = dict(status="static_reject", score=None, error="\n".join(errors), bad_configs=bad)
         else:
             result = self._run(program, parent)
         self.cache[program] = result
@@ -130,7 +131,7 @@ class Evaluator:
         return out
 
 
-def check_function(fn, shapes, table: TimeTable, filename: str = "<heuristic>") -> list[str]:
+def check_function(fn, shapes, filename: str = "<heuristic>") -> list[str]:
     """检查一个普通的 Python 启发式函数 fn(M, N, K) -> Config：在每个形状上调用它，收集所有问题
     （抛异常：哪个形状、哪一行、什么异常；返回类型不对；配置启动不了：哪种资源超了）。没问题返回空列表。"""
     problems = []
@@ -148,7 +149,7 @@ def check_function(fn, shapes, table: TimeTable, filename: str = "<heuristic>") 
 
 def function_speedup(fn, shapes, table: TimeTable, filename: str = "<heuristic>") -> float:
     """普通 Python 启发式相对专家的几何平均加速比；有任何问题就抛 ValueError，信息里列出全部问题。"""
-    problems = check_function(fn, shapes, table, filename)
+    problems = check_function(fn, shapes, filename)
     if problems:
         raise ValueError("启发式不能用：\n  " + "\n  ".join(problems))
     logs = [np.log(table.time(choose(EXPERT, s), s) / table.time(fn(s.M, s.N, s.K), s)) for s in shapes]

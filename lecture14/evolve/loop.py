@@ -16,10 +16,10 @@
 from __future__ import annotations
 
 import bisect
-from collections import Counter
+from collections import Counter, defaultdict
 
 import numpy as np
-from kernel_lab import VALID
+from kernel_lab import VALID, overflow_kinds
 
 from .evaluator import Evaluator
 from .mock_llm import Dice, MockLLM, Prompt
@@ -30,7 +30,6 @@ N_ISLANDS = 4
 ISLAND_SIZE = 8
 MIGRATE_EVERY = 100
 N_INSPIRATIONS = 2
-PARSIMONY = 0.0
 
 
 # 岛里名次 r（从 0 数）的程序被挑中的权重 1/(r+1)；RANK_CDF[n] 是 n 个程序时的累积分布
@@ -52,8 +51,7 @@ class ProgramDatabase:
         if any(e[2] == program for e in isl):
             return
         self._n += 1
-        fitness = result["score"] * (1 - PARSIMONY * program.n_rules())
-        isl.append((-fitness, self._n, program, result))           # 一样好时先来的排前面
+        isl.append((-result["score"], self._n, program, result))   # 分数一样时先来的排前面
         isl.sort(key=lambda e: e[:2])
         del isl[self.size:]
         if self.best is None or result["score"] > self.best[1]["score"]:
@@ -85,16 +83,19 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     返回：best=(程序, 结果)（结果里有 score、diff=产生它的 SEARCH/REPLACE、parent=父程序），
     improvements=[(第几个提议, 新的最好分数, 修改种类)]（第 0 个是起点），history=每个提议之后的最好分数，
     tried / accepted / static_reject=每种修改提出的次数 / 比父程序好的次数 / 被静态检查拒掉的次数，
+    static_kinds={修改种类: {资源: 次数}}（被拒的提议超了哪种资源，kernel_lab.overflow_kinds 的名字），
     failed=打不上或解析不了的提议按原因计数，population=程序库里最后留下的程序。"""
     rng = Dice(seed)
     llm = llm or MockLLM(rng)
     db = database(rng)
-    first = dict(evaluator.evaluate_initial(start), diff=None, parent=None)
+    first = evaluator.evaluate_initial(start)
+    first.update(diff=None, parent=None)            # 缓存里的也是这个字典：以后再提出起点，不会被当成新程序
     for island in range(len(db.islands)):
         db.add(start, first, island)
     improvements = [(0, first["score"], "起点")]
     history = np.empty(budget)
     tried, accepted, failed, static_reject = Counter(), Counter(), Counter(), Counter()
+    static_kinds: defaultdict[str, Counter] = defaultdict(Counter)   # 每种修改被拒时超了哪种资源
     for k in range(1, budget + 1):
         island, (_, _, parent, presult), inspirations = db.sample()
         src = render(parent)
@@ -112,6 +113,8 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
             result = evaluator.evaluate(program, presult)
             if evaluator.n_static_reject > rejected_before:
                 static_reject[op] += 1
+                for kind in {k for c in result["bad_configs"] for k in overflow_kinds(c)}:
+                    static_kinds[op][kind] += 1
             if result["status"] == "full" and "diff" not in result:
                 result.update(diff=diff, parent=parent)
                 if result["score"] > presult["score"] * (1 + 1e-9):
@@ -127,6 +130,7 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
                 f"跑了 {evaluator.bench_runs:,} 次内核")
     return dict(best=db.best, improvements=improvements, history=history, tried=dict(tried),
                 accepted=dict(accepted), failed=dict(failed), static_reject=dict(static_reject),
+                static_kinds={op: dict(c) for op, c in static_kinds.items()},
                 population=[e[2] for isl in db.islands for e in isl], budget=budget, seed=seed)
 
 

@@ -11,7 +11,7 @@ AlphaEvolve 的 LLM 收到的提示里有父程序的源码、它的分数、逐
   remove_rule   删掉一条规则
   crossover     从灵感程序里拿一条规则插进来
 它偶尔也会犯真 LLM 会犯的错（MISTAKE_RATE）：SEARCH 抄错、写出 DSL 不认的条件、给出启动不了的配置——
-进化循环要把这些当作失败的提议记下来，而不是崩掉。
+这种回复的种类记作 "mistake"；进化循环要把它们当作失败的提议记下来，而不是崩掉。
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from kernel_lab import GRID, MAX_SMEM_PER_BLOCK, VALID_INDEX, Config
+from sched_lab import SMS
 
-from .program import Program, Rule, format_diff, make_diff, render
+from .program import Program, Rule, branch_index, format_diff, make_diff, render
 
-SMS = 132
 OPS = ("targeted", "single_field", "threshold", "add_rule", "remove_rule", "crossover")
+MISTAKE = "mistake"                # 故意犯错的回复单独记成这一种，不算进它本来想做的修改
 OP_WEIGHTS = (0.45, 0.20, 0.10, 0.08, 0.07, 0.10)
 COND_FIELDS = (("M",), ("M", "N"), ("M", "N", "K"))   # 定向修改新加的规则管住哪些维度
 COND_WEIGHTS = (0.6, 0.3, 0.1)
@@ -68,7 +69,7 @@ class Prompt:
     inspirations: tuple            # ((源码, Program, 分数), ...)
 
     def text(self) -> str:
-        """真 LLM 会收到的提示文本（演示和测试用；MockLLM 自己读结构化字段）。"""
+        """真 LLM 会收到的提示文本（MockLLM 自己读结构化字段；tests/test_evolve.py 检查它包含该有的东西）。"""
         fb = "\n".join(f"  {s.label()} (N={s.N}, K={s.K})" + ("" if floor is None else
                        f"：离屋顶线慢 {floor:.2f}×，比见过的最好慢 {best:.2f}×，现在用 {cfg.as_tuple()}")
                        for s, floor, best, cfg in self.feedback)
@@ -86,7 +87,7 @@ def _neighbors(field: str, value: int) -> list[int]:
 
 def common_sense_config(M: int, N: int, K: int, rng: Dice) -> Config:
     """一个懂内核的人会给 (M, N, K) 的配置（不查时间表）：
-    块的行数刚好盖住 M（decode 用 16 行，M 大了用 128）；BN 尽量大，但 CTA 数要够 132 个 SM 一人一个；
+    块的行数刚好盖住 M（decode 用 16 行，M 大了用 128）；BN 尽量大，但 CTA 数至少要有 SM 数的一半；
     块越小 BK 越大（小块要多在路上的字节）；大块配 8 个 warp，中块 4 个，小块 2 个；流水线放得下就 4 级；group 8。
     一半的时候再随机微调一个字段，像人一样不总给同一个答案。"""
     BM = next((b for b in (16, 32, 64) if M <= (b if b < 64 else 128)), 128)
@@ -111,15 +112,6 @@ def _launchable(cfg: Config) -> Config:
         if cfg.replace(warps=w) in VALID_INDEX:
             return cfg.replace(warps=w)
     return cfg
-
-
-def serving_rule(program: Program, M: int, N: int, K: int) -> int:
-    """管着 (M, N, K) 的规则的下标；走到默认分支就返回 len(rules)。"""
-    v = {"M": M, "N": N, "K": K}
-    for i, r in enumerate(program.rules):
-        if all(v[f] <= t for f, t in r.conds):
-            return i
-    return len(program.rules)
 
 
 def _configs(p: Program) -> list[Config]:
@@ -158,11 +150,13 @@ class MockLLM:
             child, why = getattr(self, "_" + op)(prompt)
             if child is not None and child != parent:
                 break
-        if child is None:
-            child, why = parent, "没想到好的修改"
+        if child is None or child == parent:
+            child, why = parent, "没想到新的修改"
         child_src = render(child)
         if rng.random() < self.mistake_rate:
-            return op, self._mistake(prompt, child_src)
+            return MISTAKE, self._mistake(prompt, child_src)
+        if child is parent:
+            return op, why                                   # 没有 SEARCH/REPLACE 块：子程序就是父程序
         return op, f"{why}\n" + format_diff(make_diff(prompt.parent_src, child_src))
 
     # ---- 各种修改：返回 (子程序, 一句说明)，做不了返回 (None, "") ----
@@ -170,7 +164,7 @@ class MockLLM:
         s = pr.feedback[self.rng.below(len(pr.feedback))][0]
         cfg = common_sense_config(s.M, s.N, s.K, self.rng)
         p = pr.parent
-        i = serving_rule(p, s.M, s.N, s.K)
+        i = branch_index(p, s.M, s.N, s.K)
         home = i < len(p.rules) and dict(p.rules[i].conds).get("M") == s.M
         if home and self.rng.random() < 0.5 or p.n_rules() >= MAX_RULES:
             return _with_config(p, i, cfg), f"{s.label()} 慢：把管它的分支换成 {cfg.as_tuple()}"

@@ -18,7 +18,7 @@ from kernel_lab import VALID, VALID_INDEX, Config, off_grid, problems
 from llama_shapes import LAYERS, TOKENS  # noqa: F401  （8 个投影的 (N, K) 和 11 个 M，第 13 讲定义）
 from sched_lab import time_valid
 
-from .program import Program, ProgramError, choose, parse
+from .program import Program, ProgramError, branch_index, choose, parse
 
 # 随机划分时配对的投影：N 相同的配一对，N 相近的配一对，剩下 N 最小和最大的两个配一对
 TWINS = (("8B o", "8B down"), ("70B/8 o", "70B/8 down"), ("8B qkv", "70B/8 gate_up"), ("70B/8 qkv", "8B gate_up"))
@@ -55,8 +55,9 @@ def split_shapes(shapes=None, how: str = "random", seed: int = SPLIT_SEED) -> tu
 
     random：配对的随机对半分（实验设计里的"配对随机化"）。投影两两配对（TWINS），M 也相邻两个配成一对
             （落单的最大 M 自成一组），于是形状分成一个个 2×2 的小块：{投影 a, b} × {M₁, M₂}。每个小块随机选一条
-            对角线进训练、另一条进测试。这样每个测试形状在训练里都有"同一个投影、相邻的 M"和"相似的投影、同一个 M"，
-            两边有同样的 11 个 M、同样的 8 种投影，难度也差不多。固定种子，每次运行都一样。
+            对角线进训练、另一条进测试（落单的 M 只有两个形状：一对投影里随机一个进训练）。这样每个测试形状在训练里
+            都有"相似的投影、同一个 M"，除了落单的 M 以外也都有"同一个投影、相邻的 M"；两边有同样的 11 个 M、
+            同样的 8 种投影，难度也差不多。固定种子，每次运行都一样。
     by_model：8B 训练、70B/8 测试——测试形状的 N、K 训练时都没见过。"""
     shapes = tuple(all_shapes() if shapes is None else shapes)
     if how == "random":
@@ -156,16 +157,10 @@ def launch_problems(program: Program, shapes=()) -> list[tuple[int, str]]:
     for i, (line, cfg) in enumerate(branches):
         if cfg in VALID_INDEX:
             continue
-        hit = [s for s in shapes if _branch(program, s) == i]
+        hit = [s for s in shapes if branch_index(program, s.M, s.N, s.K) == i]
         where = f"（{len(shapes)} 个形状里有 {len(hit)} 个走这个分支，例如 {hit[0].label()}）" if hit else ""
         out.append((line, f"这个分支 {launch_message(cfg)}{where}"))
     return out
-
-
-def _branch(program: Program, s) -> int:
-    """s 走第几个分支（第一条条件都满足的规则；都不满足是默认分支 len(rules)）。"""
-    v = {"M": s.M, "N": s.N, "K": s.K}
-    return next((i for i, r in enumerate(program.rules) if all(v[f] <= t for f, t in r.conds)), len(program.rules))
 
 
 def launch_errors(program: Program, filename: str = "<program>") -> list[str]:

@@ -98,11 +98,15 @@ def choose_mnk(program: Program, M: int, N: int, K: int) -> Config:
 
 def choose(program: Program, shape) -> Config:
     """同 choose_mnk，形状是任何带 .M .N .K 的对象。"""
-    M, N, K = shape.M, shape.N, shape.K
-    for bm, bn, bk, cfg in program._boxes:
+    return choose_mnk(program, shape.M, shape.N, shape.K)
+
+
+def branch_index(program: Program, M: int, N: int, K: int) -> int:
+    """(M, N, K) 走第几个分支：第一条条件都满足的规则的下标；都不满足是默认分支 len(rules)。"""
+    for i, (bm, bn, bk, _) in enumerate(program._boxes):
         if M <= bm and N <= bn and K <= bk:
-            return cfg
-    return program.default
+            return i
+    return len(program._boxes)
 
 
 # ---------------------------------------------------------------- 程序 -> 源代码
