@@ -10,8 +10,8 @@ CS349E · 第 14 讲 · bench/bench.py —— 计时：迷你 AlphaEvolve 各部
        折合每秒几个程序（提议），以及预算 4000 和 1000 的时间比（线性增长是 4×）。
     3. 整个 04 脚本：用同一个解释器（sys.executable）作子进程运行 lecture14/04_alphaevolve_tiling.py，量墙钟时间和
        峰值内存。目标：墙钟 ≤ 3 秒（2 核机器），峰值内存 < 300 MB。
-    4. 每个演示：把 04 脚本当模块导入，按 main() 的顺序调 demo1–demo4（stdout 重定向到 StringIO）；
-       另外单独量一次演示 3（新建 ManyRuns 到拿到结果，不和演示 1、2 重叠）。
+    4. 每个演示：把 04 脚本当模块导入，调它的 run_lecture（和直接运行一样的顺序和设置，stdout 重定向到 StringIO），
+       每个阶段结束时记一次时间；另外单独量一次演示 3 的全部进化（新建 ManyRuns 到拿到结果，不和别的重叠）。
 【关于峰值内存】resource.getrusage(RUSAGE_CHILDREN).ru_maxrss 是"已经结束、被等待过的子孙进程里最大的那个"的
     峰值 RSS（不是整棵进程树的总和），04 脚本的工作进程也算在内。它只增不减、而且会把本进程以前的子进程也算进来，
     所以每次都隔一个小的"量具"进程去跑 04 脚本，量具只有这一个子进程。Linux 上单位是 KB，macOS 上是字节。
@@ -138,38 +138,24 @@ def load_script():
 
 
 def demo_times(m):
-    """One pass in main()'s order (same settings as a plain run), then demo 3 on its own. Returns {name: seconds}."""
+    """04 的 run_lecture 跑一遍（和直接运行一样的设置），每个阶段一个时间；再单独量演示 3 的全部进化。返回 {名字: 秒}。"""
     t, clock = {}, time.perf_counter
-    sched_lab.clear_cache()                 # a real run starts with a cold per-shape cache
+    sched_lab.clear_cache()                 # 真的运行开始时，按形状的缓存是空的
+    last = [clock()]
+
+    def lap(stage):
+        now = clock()
+        t[stage], last[0] = now - last[0], now
+
+    start = clock()
     with contextlib.redirect_stdout(io.StringIO()):
-        start = lap = clock()
-
-        def split(name):
-            nonlocal lap
-            now = clock()
-            t[name], lap = now - lap, now
-
-        shapes = m.all_shapes()
-        table = m.TimeTable()
-        for s in shapes:
-            table.oracle(s)
-        tasks = [(*m.split_shapes(shapes, how), seed) for how in m.SPLITS for seed in range(m.SEEDS)]
-        runs = m.ManyRuns(table, tasks, m.BUDGET, m.JOBS)          # demo 3's pool starts in the background
-        train, test = m.split_shapes(shapes)
-        split("setup")
-        m.demo1_problem(table, train, test)
-        split("demo1")
-        out, ev = m.demo2_one_run(table, train, test, m.SEED, m.BUDGET)
-        split("demo2")
-        m.demo3_generalization(table, shapes, m.BUDGET, m.SEEDS, runs)
-        split("demo3")
-        m.demo4_cost(table, out, ev, train, test, shapes, m.BUDGET)
-        split("demo4")
-        t["total"] = clock() - start
-        # demo 3 alone: create the pool and wait for every run, nothing to overlap with
-        lap = clock()
-        m.demo3_generalization(table, shapes, m.BUDGET, m.SEEDS, m.ManyRuns(table, tasks, m.BUDGET, m.JOBS))
-        split("demo3_alone")
+        m.run_lecture(m.SEED, m.BUDGET, m.SEEDS, m.JOBS, lap)
+    t["以上合计（进程内，不含解释器启动和导入）"] = clock() - start
+    shapes, table = m.all_shapes(), m.TimeTable()
+    tasks = [(*m.split_shapes(shapes, how), seed) for how in m.SPLITS for seed in range(m.SEEDS)]
+    begin = clock()
+    m.ManyRuns(table, tasks, m.BUDGET, m.JOBS).results()
+    t[f"演示 3 的 {len(tasks)} 次进化单独跑（{m.JOBS} 个进程）"] = clock() - begin
     return t
 
 
@@ -230,16 +216,9 @@ def main(argv=None):
     progress("每个演示（进程内）…")
     m = load_script()
     passes = [demo_times(m) for _ in range(n)]
-    col = lambda k: [p[k] for p in passes]  # noqa: E731
-    labels = [("setup", "准备：时间表 + 启动演示 3 的后台进程池"),
-              ("demo1", "演示 1：问题"),
-              ("demo2", f"演示 2：一次进化（预算 {m.BUDGET}）"),
-              ("demo3", "演示 3：泛化（后台已跑了一阵，这里只剩等待）"),
-              ("demo4", "演示 4：成本"),
-              ("total", "  以上合计（进程内，不含解释器启动和导入）"),
-              ("demo3_alone", f"演示 3 单独跑（{len(m.SPLITS)} × {m.SEEDS} 次进化，{m.JOBS} 个进程）")]
-    for key, label in labels:
-        rows.append([label, secs(med(col(key))), spread(col(key)), "", "", ""])
+    for label in passes[0]:                 # run_lecture 报的阶段，按顺序；最后是合计和演示 3 单独跑
+        xs = [p[label] for p in passes]
+        rows.append([label, secs(med(xs)), spread(xs), "", "", ""])
 
     print_header(f"迷你 AlphaEvolve 计时（每项 {n} 次的中位数{'；--quick：跳过预算 ' + str(BUDGETS[1]) if a.quick else ''}）")
     print_table(["测量", "中位数", "最小–最大", "折合", "目标", "结果"], rows)
