@@ -8,9 +8,7 @@ import os
 import subprocess
 import sys
 
-import pytest
-
-from evolve import EXPERT, Evaluator, TimeTable, all_shapes, evolve, split_shapes
+from evolve import EXPERT, Evaluator, evolve
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "lecture14", "05_ablations.py")
@@ -18,16 +16,6 @@ SCRIPT = os.path.join(ROOT, "lecture14", "05_ablations.py")
 _spec = importlib.util.spec_from_file_location("ablations_05", SCRIPT)
 ab = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ab)                        # 文件名以数字开头，不能直接 import；导入时不打印、不跑进化
-
-
-@pytest.fixture(scope="module")
-def table():
-    return TimeTable()
-
-
-@pytest.fixture(scope="module")
-def train():
-    return split_shapes(all_shapes())[0]
 
 
 def run_script(*args):

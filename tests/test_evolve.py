@@ -12,8 +12,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from evolve import (EXPERT, VALID, Evaluator, Program, ProgramError, Rule, TimeTable, all_shapes, choose, evolve,
-                    geomean_speedup, render, split_shapes)
+from evolve import (EXPERT, VALID, Evaluator, Program, ProgramError, Rule, choose, evolve, geomean_speedup,
+                    render)
 from evolve.evaluator import check_function, function_speedup
 from evolve.problem import load_heuristic
 from kernel_lab import Config
@@ -23,16 +23,6 @@ SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
 SEED_SCRIPT = os.path.join(ROOT, "..", "shared", "seed", "000_d107cd03996aff00.txt")
 GOOD = Config(128, 128, 64, 4, 3, 8)
 TOO_MANY_REGS = Config(256, 128, 64, 4, 3, 8)      # 每线程 296 个寄存器
-
-
-@pytest.fixture(scope="module")
-def table():
-    return TimeTable()
-
-
-@pytest.fixture(scope="module")
-def train():
-    return split_shapes(all_shapes())[0]
 
 
 # ---------------------------------------------------------------- 评估器
