@@ -22,16 +22,20 @@ CS349E · 第 14 讲 · 04_alphaevolve_tiling.py —— 迷你 AlphaEvolve：进
        专家启发式在本目录的 expert_heuristic.py，可以改。
 """
 
-import argparse
 import os
 import sys
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
+
+from runner import (ensure_numpy, nonnegative_int, on_interrupt, parser, positive_int, progress, run,  # noqa: E402
+                    sigint_ignored)
+
+ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
+
+import numpy as np  # noqa: E402
 
 from console import print_header, print_observations, print_table, print_try  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, all_shapes,  # noqa: E402
@@ -150,7 +154,7 @@ def demo1_problem(table, train, test):
 def demo2_one_run(table, train, test, seed, budget):
     print_header(f"演示 2：一次进化（种子 {seed}，提出 {budget} 个程序）")
     ev = Evaluator(train, table)
-    out = evolve(ev, budget, seed=seed, log_every=max(1, budget // 5))
+    out = evolve(ev, budget, seed=seed, log_every=max(1, budget // 5), log=lambda line: progress("演示 2：" + line.strip()))
     best, res = out["best"]
     imp = out["improvements"]
     shown = imp if len(imp) <= 12 else imp[:8] + [("…", None, None)] + imp[-4:]
@@ -214,10 +218,22 @@ def demo2_one_run(table, train, test, seed, budget):
 
 # ---------------------------------------------------------------- 演示 3
 
+def wait_for(runs):
+    """等后台的进化跑完，每跑完一次在标准错误上报一行进度；返回 runs.results()。"""
+    futures = getattr(runs, "futures", None) or []
+    if futures:
+        from concurrent.futures import as_completed
+        for k, _ in enumerate(as_completed(futures), 1):
+            progress(f"演示 3：后台的 {len(futures)} 次进化跑完了 {k} 次")
+    elif runs.tasks:
+        progress(f"演示 3：在这个进程里依次跑 {len(runs.tasks)} 次进化（--jobs 1）……")
+    return runs.results()
+
+
 def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
     print_header(f"演示 3：泛化——两种划分，各 {seeds} 个种子（每次提出 {budget} 个程序）")
     rows, summary = [], {}
-    done = dict(zip(keys, runs.results()))               # (划分, 种子) → (训练分数, 测试分数, 程序)
+    done = dict(zip(keys, wait_for(runs)))               # (划分, 种子) → (训练分数, 测试分数, 程序)
     done.update(reused)                                  # 演示 2 那一次（同样的划分、种子、预算）不用再跑
     for how, label in SPLITS.items():
         train, test = split_shapes(shapes, how)
@@ -313,7 +329,10 @@ def run_lecture(seed, budget, seeds, jobs, lap=lambda stage: None):
         table.oracle(s)                     # 88 个形状 × 3744 个配置的时间，一次向量化算完
     # 演示 3 的 2 × seeds 次进化先在后台跑起来；"随机划分、种子 seed"那一次就是演示 2，结果一模一样，不重复跑
     keys = [(how, s) for how in SPLITS for s in range(seeds) if (how, s) != ("random", seed)]
-    runs = ManyRuns(table, [(*split_shapes(shapes, how), s) for how, s in keys], budget, jobs)
+    with sigint_ignored():                  # 进程池的 worker 不理 Ctrl-C：由 runner.run 统一杀掉，不各印一段 traceback
+        runs = ManyRuns(table, [(*split_shapes(shapes, how), s) for how, s in keys], budget, jobs)
+    if hasattr(runs, "close"):
+        on_interrupt(runs.close)
     train, test = split_shapes(shapes)
     lap("准备：时间表 + 启动演示 3 的后台进程")
     demo1_problem(table, train, test)
@@ -329,17 +348,17 @@ def run_lecture(seed, budget, seeds, jobs, lap=lambda stage: None):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="迷你 AlphaEvolve：进化挑分块配置的代码（第 14 讲 04）")
-    ap.add_argument("--seed", type=int, default=SEED, help="演示 2 的随机种子")
-    ap.add_argument("--budget", type=int, default=None, help=f"每次进化提出多少个程序（默认 {BUDGET}）")
-    ap.add_argument("--seeds", type=int, default=None, help=f"演示 3 每种划分的种子个数（默认 {SEEDS}）")
-    ap.add_argument("--jobs", type=int, default=JOBS, help="演示 3 用几个进程")
+    ap = parser("迷你 AlphaEvolve：进化挑分块配置的代码（第 14 讲 04）。")
+    ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"演示 2 的随机种子，非负整数（默认 {SEED}）")
+    ap.add_argument("--budget", type=positive_int, default=None,
+                    help=f"每次进化提出多少个程序，正整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
+    ap.add_argument("--seeds", type=positive_int, default=None,
+                    help=f"演示 3 每种划分的种子个数，正整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
+    ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"演示 3 用几个进程，正整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
     a = ap.parse_args(argv)
-    budget = a.budget or (QUICK["budget"] if a.quick else BUDGET)
-    seeds = a.seeds or (QUICK["seeds"] if a.quick else SEEDS)
-    if budget < 1 or seeds < 1 or a.jobs < 1:
-        ap.error("--budget、--seeds、--jobs 都要是正整数")
+    budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
+    seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
     print(f"设置：--seed {a.seed} --budget {budget} --seeds {seeds}（--jobs {a.jobs} 只影响快慢，不影响结果）")
 
     start = time.perf_counter()
@@ -354,4 +373,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

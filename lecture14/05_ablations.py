@@ -23,17 +23,20 @@ CS349E · 第 14 讲 · 05_ablations.py —— 消融：进化循环的每个部
        先看 04_alphaevolve_tiling.py：这里的"完整系统"就是它演示 2 / 3 里的那个进化。
 """
 
-import argparse
 import math
 import os
 import sys
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
+
+from runner import ensure_numpy, ignore_sigint, parser, positive_int, progress, run, sigint_ignored  # noqa: E402
+
+ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
+
+import numpy as np  # noqa: E402
 
 from console import print_header, print_observations, print_table, print_try  # noqa: E402
 from evolve import Evaluator, TimeTable, all_shapes, evolve, geomean_speedup, oracle_speedup, split_shapes  # noqa: E402
@@ -111,6 +114,7 @@ _TABLE: list = []                   # 子进程里的时间表（fork 时直接�
 
 
 def _init_worker(table):
+    ignore_sigint()                 # Ctrl-C 由主进程收拾（runner.run 杀掉 worker），worker 自己不印 traceback
     _TABLE[:] = [table]
 
 
@@ -135,12 +139,21 @@ def run_all(table, tasks, budget, jobs):
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
         method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method),
-                                 initializer=_init_worker, initargs=(table,)) as pool:
+        from concurrent.futures import as_completed
+        with sigint_ignored():      # fork 出来的 worker 继承"不理 Ctrl-C"
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method),
+                                       initializer=_init_worker, initargs=(table,))
             futures = [pool.submit(run_variant, name, seed, budget) for name, seed in tasks]
-            return [f.result() for f in futures]
-    _init_worker(table)
-    return [run_variant(name, seed, budget) for name, seed in tasks]
+        for k, _ in enumerate(as_completed(futures), 1):
+            progress(f"{k}/{len(tasks)} 次进化跑完（{jobs} 个进程）")
+        pool.shutdown()
+        return [f.result() for f in futures]
+    _TABLE[:] = [table]
+    out = []
+    for k, (name, seed) in enumerate(tasks, 1):
+        out.append(run_variant(name, seed, budget))
+        progress(f"{k}/{len(tasks)} 次进化跑完（1 个进程）")
+    return out
 
 
 # ---------------------------------------------------------------- 演示 1
@@ -263,16 +276,16 @@ def demo2_ops(results, seeds):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="消融：进化循环的每个部件各贡献了多少（第 14 讲 05）")
-    ap.add_argument("--budget", type=int, default=None, help=f"每次进化提出多少个程序（默认 {BUDGET}）")
-    ap.add_argument("--seeds", type=int, default=None, help=f"每个变体跑几个种子（默认 {SEEDS}）")
-    ap.add_argument("--jobs", type=int, default=JOBS, help="用几个进程")
+    ap = parser("消融：进化循环的每个部件各贡献了多少（第 14 讲 05）。")
+    ap.add_argument("--budget", type=positive_int, default=None,
+                    help=f"每次进化提出多少个程序，正整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
+    ap.add_argument("--seeds", type=positive_int, default=None,
+                    help=f"每个变体跑几个种子（种子 0 .. seeds-1），正整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
+    ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"用几个进程，正整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
     a = ap.parse_args(argv)
-    budget = a.budget or (QUICK["budget"] if a.quick else BUDGET)
-    seeds = a.seeds or (QUICK["seeds"] if a.quick else SEEDS)
-    if budget < 1 or seeds < 1 or a.jobs < 1:
-        ap.error("--budget、--seeds、--jobs 都要是正整数")
+    budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
+    seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
     print(f"设置：--budget {budget} --seeds {seeds}（--jobs {a.jobs} 只影响快慢，不影响结果）")
 
     start = time.perf_counter()
@@ -297,4 +310,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)
