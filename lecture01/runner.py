@@ -220,3 +220,19 @@ def run(main, *args, **kwargs):
         except Exception:                                  # noqa: BLE001
             pass
         _quit(0)
+
+
+def _excepthook(kind, value, tb):
+    """脚本还没走到 run()（比如正在 import numpy）时按了 Ctrl-C：同样只印一行、退出码 130。"""
+    if issubclass(kind, KeyboardInterrupt):
+        _kill_children()
+        try:
+            print(INTERRUPTED, file=sys.stderr)
+        except Exception:                                  # noqa: BLE001
+            pass
+        _quit(EXIT_INTERRUPTED)
+    sys.__excepthook__(kind, value, tb)
+
+
+if re.search(r"(^|[/\\])\d\d_\w+\.py$", sys.argv[0] if sys.argv and sys.argv[0] else ""):
+    sys.excepthook = _excepthook                           # 只在直接运行编号脚本时装；被测试 import 时不动
