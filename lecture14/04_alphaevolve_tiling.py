@@ -402,6 +402,18 @@ def run_lecture(seed, budget, seeds, jobs, lap=lambda stage: None):
     return observations
 
 
+def suggestions():
+    """"可以试试"：(说明, 命令)。命令都在仓库根目录运行，照抄就能跑（系统的 python3 没有 numpy 时脚本自己改用 .venv）。"""
+    return [
+        ("改专家启发式：用编辑器打开 lecture14/expert_heuristic.py，比如把 if M <= 16: 改成 if M <= 64:，或者把最后的"
+         "默认配置换成 BN=256、warps=8，存盘后在仓库根目录运行下面的命令，看所有\"比专家快\"的数字和观察怎么变；"
+         "写错了会得到带行号的错误信息（git checkout lecture14/expert_heuristic.py 恢复原样）：",
+         "python3 lecture14/04_alphaevolve_tiling.py --quick"),
+        ("换一个种子，看进化的路线和最后的程序变不变：", "python3 lecture14/04_alphaevolve_tiling.py --seed 3"),
+        ("给更多预算，看分数还能涨多少、演示 4 的成本怎么涨：", "python3 lecture14/04_alphaevolve_tiling.py --budget 4000 --seeds 2"),
+    ]
+
+
 def main(argv=None):
     ap = parser("迷你 AlphaEvolve：进化挑分块配置的代码（第 14 讲 04）。")
     ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"演示 2 的随机种子，非负整数（默认 {SEED}）")
@@ -418,12 +430,7 @@ def main(argv=None):
 
     start = time.perf_counter()
     run_lecture(a.seed, budget, seeds, a.jobs)
-    print_try([
-        ("改专家启发式（比如把 M <= 16 改成 M <= 64，或者把默认配置换成 BN=256、warps=8），看所有\"比专家快\"的数字"
-         "和观察怎么变；写错了会得到带行号的错误信息：", "$EDITOR lecture14/expert_heuristic.py && make run ARGS=--quick"),
-        ("换一个种子，看进化的路线和最后的程序变不变：", "python3 lecture14/04_alphaevolve_tiling.py --seed 3"),
-        ("给更多预算，看分数还能涨多少、演示 4 的成本怎么涨：", "python3 lecture14/04_alphaevolve_tiling.py --budget 4000 --seeds 2"),
-    ])
+    print_try(suggestions())
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 
