@@ -43,6 +43,7 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, 
                     per_m_table, render, simplify, split_shapes)
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
+from evolve.problem import EXPERT_FILE  # noqa: E402
 from evolve.program import apply_diff, equivalent  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
 from sched_lab import HBM_BW, SMS, guided_tune  # noqa: E402
@@ -87,6 +88,29 @@ def span(a, b, *bounds):
 
 # ---------------------------------------------------------------- 演示 1
 
+def expert_source():
+    """专家启发式文件里两条 EVOLVE-BLOCK 标记之间（含标记）的原文，也就是学生写的样子，和读文件时的警告。
+    读不到原文就返回 (None, [])（EXPERT 已经读进来了，只是不能原样印）。"""
+    from evolve import problem
+    reader = getattr(problem, "read_heuristic", None)           # evolve.problem 提供时用它（原文和警告）
+    if reader is not None:
+        try:
+            h = reader(EXPERT_FILE)
+            return getattr(h, "source", None), list(getattr(h, "warnings", []) or [])
+        except Exception:                                       # noqa: BLE001  读不了就退回自己读
+            pass
+    try:
+        with open(EXPERT_FILE, encoding="utf-8-sig") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return None, []
+    start = text.find("# EVOLVE-BLOCK-START")
+    end = text.find("# EVOLVE-BLOCK-END", max(start, 0))
+    if start < 0 or end < 0:
+        return None, []
+    return text[start:end + len("# EVOLVE-BLOCK-END")], []
+
+
 def demo1_problem(table, train, test):
     print_header("演示 1：问题——88 个形状、各自的最优配置、专家启发式和三条基线")
     print("投影（N, K）：" + "，".join(f"{n} ({N}, {K})" for n, (N, K) in LAYERS.items()))
@@ -101,7 +125,15 @@ def demo1_problem(table, train, test):
         rows.append([s.label(), str(best.as_tuple()), f"{t * 1e6:.1f} µs", f"{s.flops / t / 1e12:.0f}",
                      f"{table.time(choose(EXPERT, s), s) / t:.2f}×"])
     print_table(["形状", "最优配置 (BM,BN,BK,warps,stages,group)", "最优时间", "TFLOPS", "专家比最优慢"], rows)
-    print("\n专家启发式（expert_heuristic.py，进化的起点）：\n" + render(EXPERT))
+    src, warnings = expert_source()
+    name = os.path.relpath(EXPERT_FILE)
+    if src is None or src.strip() == render(EXPERT).strip():
+        print(f"\n专家启发式（{name}，进化的起点）：\n" + render(EXPERT))
+    else:
+        print(f"\n专家启发式（{name}，进化的起点），照文件里写的原样：\n{src.rstrip()}\n"
+              "evolve 读到的规则（规范化以后的写法，进化从它出发）：\n" + render(EXPERT))
+    for w in warnings:
+        print(f"注意：{w}")
 
     one, pmt = best_single_config(train, table), per_m_table(train, table)
     o_train, o_test = oracle_speedup(train, table), oracle_speedup(test, table)
