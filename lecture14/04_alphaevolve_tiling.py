@@ -113,10 +113,14 @@ def expert_source():
 
 def demo1_problem(table, train, test):
     print_header("演示 1：问题——88 个形状、各自的最优配置、专家启发式和三条基线")
-    print("投影（N, K）：" + "，".join(f"{n} ({N}, {K})" for n, (N, K) in LAYERS.items()))
-    print(f"token 数 M：{', '.join(map(str, TOKENS))}（decode 的批大小到 prefill 的长度）"
-          f"——共 {len(LAYERS)} × {len(TOKENS)} = {len(LAYERS) * len(TOKENS)} 个形状；"
-          f"配对随机对半分：训练 {len(train)} 个，测试 {len(test)} 个。")
+    print_note("投影（N, K）：" + "，".join(f"{n} ({N}, {K})" for n, (N, K) in LAYERS.items())
+               + "。8B 是 Llama-3 8B 一层的四个矩阵乘法；70B/8 是 Llama-3 70B 按 8 路张量并行切开以后，"
+               "一张卡上那一份的四个矩阵乘法（N 或 K 是整层的 1/8）。")
+    print_note(f"token 数 M：{', '.join(map(str, TOKENS))}（decode 的批大小到 prefill 的长度）"
+               f"——共 {len(LAYERS)} × {len(TOKENS)} = {len(LAYERS) * len(TOKENS)} 个形状。"
+               f"配对随机对半分（训练 {len(train)} 个，测试 {len(test)} 个）：投影两两配对、相邻的 M 两两配对，"
+               "每个 2 个投影 × 2 个 M 的小块里随机一条对角线进训练、另一条进测试，所以每个测试形状在训练里都有"
+               "相似的投影、同一个 M 的形状（evolve.split_shapes）。")
     rows = []
     for name, M in (DECODE, ("8B gate_up", 16), ("8B gate_up", 128), ("8B gate_up", 1024), PREFILL, MIDDLE,
                     ("70B/8 qkv", 8192)):
@@ -146,6 +150,10 @@ def demo1_problem(table, train, test):
                      pct(geomean_speedup(prog, test, table) / o_test), cost])
     rows.append(["逐形状最优（每个形状都穷举）", f"{o_train:.3f}×", f"{o_test:.3f}×", "100%", f"每个新形状 {len(VALID):,}"])
     print_table(["方法", "训练形状（比专家快）", "测试形状（比专家快）", "测试上占最优的", "要跑几次内核"], rows)
+    print_note(f"（比专家快：几何平均的加速比。测试上占最优的：这个方法在测试形状上的加速比 ÷ 逐形状最优的，"
+               f"是两个加速比之比，不是形状的比例。按 M 查表：训练形状里每个 M（{len({s.M for s in train})} 个）"
+               f"各挑一个最快的配置，写成 if M <= m 的规则；相邻的 M 挑中同一个配置就并成一条，最大的 M 做默认，"
+               f"所以是 {pmt.n_rules()} 条规则加一个默认。）")
 
     # 观察里的每个判断都在这里算
     ratio = lambda s: table.time(choose(EXPERT, s), s) / table.oracle(s)[1]  # noqa: E731
