@@ -12,6 +12,8 @@ CS349E · 第 14 讲 · bench/bench.py —— 计时：迷你 AlphaEvolve 各部
        峰值内存。目标：墙钟 ≤ 3 秒（2 核机器），峰值内存 < 300 MB。
     4. 每个演示：把 04 脚本当模块导入，调它的 run_lecture（和直接运行一样的顺序和设置，stdout 重定向到 StringIO），
        每个阶段结束时记一次时间；另外单独量一次演示 3 的全部进化（新建 ManyRuns 到拿到结果，不和别的重叠）。
+    5. 每个编号脚本（lecture10/01、lecture13/01、04、04 --quick、05、05 --quick）作子进程的墙钟：README 和各脚本
+       开头写的"约几秒"就是这几行量出来的数。
 【关于峰值内存】resource.getrusage(RUSAGE_CHILDREN).ru_maxrss 是"已经结束、被等待过的子孙进程里最大的那个"的
     峰值 RSS（不是整棵进程树的总和），04 脚本的工作进程也算在内。它只增不减、而且会把本进程以前的子进程也算进来，
     所以每次都隔一个小的"量具"进程去跑 04 脚本，量具只有这一个子进程。Linux 上单位是 KB，macOS 上是字节。
@@ -159,6 +161,24 @@ def demo_times(m):
     return t
 
 
+# ---------------------------------------------------------------- 5. 每个编号脚本
+
+SCRIPT_RUNS = [("lecture10/01_config_space.py",), ("lecture13/01_timing_model.py",),
+               ("lecture14/04_alphaevolve_tiling.py",), ("lecture14/04_alphaevolve_tiling.py", "--quick"),
+               ("lecture14/05_ablations.py",), ("lecture14/05_ablations.py", "--quick"),
+               ("lecture14/05_ablations.py", "--budget", "4000", "--seeds", "2")]      # 05 的"可以试试 2"
+
+
+def script_wall(args):
+    """一个编号脚本作子进程跑一遍的墙钟（含解释器启动；README 和脚本开头写的时间就是这个数）。"""
+    out = subprocess.run([sys.executable, "-c", GAUGE, sys.executable, *args], cwd=ROOT,
+                         capture_output=True, text=True, check=True)
+    r = json.loads(out.stdout)
+    if r["rc"] != 0:
+        raise SystemExit(f"{' '.join(args)} 出错了（退出码 {r['rc']}），它的 stderr 最后几行：\n{r['stderr']}")
+    return r["wall"]
+
+
 # ---------------------------------------------------------------- main
 
 def main(argv=None):
@@ -219,6 +239,12 @@ def main(argv=None):
     for label in passes[0]:                 # run_lecture 报的阶段，按顺序；最后是合计和演示 3 单独跑
         xs = [p[label] for p in passes]
         rows.append([label, secs(med(xs)), spread(xs), "", "", ""])
+
+    # 5. every numbered script as a subprocess (the times README and the script headers quote)
+    progress("每个编号脚本（子进程）…")
+    for args in SCRIPT_RUNS:
+        ws = [script_wall(args) for _ in range(n)]
+        rows.append([f"python3 {' '.join(args)}", secs(med(ws)), spread(ws), "", "", ""])
 
     print_header(f"迷你 AlphaEvolve 计时（每项 {n} 次的中位数{'；--quick：跳过预算 ' + str(BUDGETS[1]) if a.quick else ''}）")
     print_table(["测量", "中位数", "最小–最大", "折合", "目标", "结果"], rows)
