@@ -131,14 +131,33 @@ def _insert(p: Program, i: int, rule: Rule) -> Program:
     return Program(p.rules[:i] + (rule,) + p.rules[i:], p.default)
 
 
+def _check_weights(op_weights) -> tuple[float, ...]:
+    """op_weights 要和 OPS 一样多、都是有限的非负数、至少一个大于 0；否则抛 ValueError，说清楚要什么。"""
+    what = f"op_weights 要是 {len(OPS)} 个非负数，依次对应 {', '.join(OPS)}，而且至少一个大于 0"
+    try:
+        weights = tuple(float(w) for w in op_weights)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}；收到的是 {op_weights!r}") from None
+    if len(weights) != len(OPS):
+        raise ValueError(f"{what}；收到的是 {len(weights)} 个：{op_weights!r}")
+    if not all(math.isfinite(w) and w >= 0 for w in weights):
+        raise ValueError(f"{what}；收到的里有负数或不是有限的数：{op_weights!r}")
+    if sum(weights) <= 0:
+        raise ValueError(f"{what}；收到的全是 0：{op_weights!r}")
+    return weights
+
+
 class MockLLM:
     """模板化的修改 + 一点内核常识。所有随机性来自传进来的 Dice（同一个种子，同样的提议）。"""
 
     def __init__(self, rng: Dice, mistake_rate: float = MISTAKE_RATE, op_weights=OP_WEIGHTS):
         """op_weights 和 OPS 一一对应；把 targeted 的权重设成 0，就是一个没有内核常识的"小模型"（05 脚本的消融）。"""
+        weights = _check_weights(op_weights)
+        if not (isinstance(mistake_rate, (int, float)) and 0 <= mistake_rate <= 1):
+            raise ValueError(f"mistake_rate 是犯错的概率，要在 0 到 1 之间，收到的是 {mistake_rate!r}")
         self.rng = rng
         self.mistake_rate = mistake_rate
-        self._op_cdf = np.cumsum(op_weights)[:-1] / sum(op_weights)          # 按权重抽修改种类
+        self._op_cdf = np.cumsum(weights)[:-1] / sum(weights)                # 按权重抽修改种类
         self._cond_cdf = np.cumsum(COND_WEIGHTS)[:-1] / sum(COND_WEIGHTS)
 
     def propose(self, prompt: Prompt) -> tuple[str, str]:
