@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import operator
+import signal
 from collections import Counter, defaultdict
 
 import numpy as np
@@ -288,6 +289,12 @@ def _init_worker(table) -> None:
     _TABLE[:] = [table]
 
 
+def _init_pool_worker(table) -> None:
+    """子进程不理 Ctrl-C（SIGINT 会发给整个进程组）：只有主进程处理它，再用 close() 结束子进程。"""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(table)
+
+
 def _one_run(train, test, budget: int, seed: int) -> tuple[float, float, Program]:
     from .problem import geomean_speedup
     table = _TABLE[0]
@@ -298,22 +305,72 @@ def _one_run(train, test, budget: int, seed: int) -> tuple[float, float, Program
 class ManyRuns:
     """很多次从头开始的进化。tasks 是 [(训练形状, 测试形状, 种子)]。jobs > 1 时一创建就在后台的进程池里开跑，
     主进程可以先去做别的；results() 按 tasks 的顺序返回 [(训练分数, 测试分数, 最好的程序)]。
-    每次进化只依赖自己的种子，所以并行和顺序跑的结果一模一样。"""
+    每次进化只依赖自己的种子，所以并行和顺序跑的结果一模一样。
+    子进程不理 Ctrl-C；主进程在 results() 里等的时候按了 Ctrl-C（或出了别的错），会先 close() 再把异常抛出去。
+    在别处被打断时，调用者自己调 close()（也可以用 with ManyRuns(...) as runs:）：马上结束所有子进程，不等排队的任务。"""
 
     def __init__(self, table, tasks, budget: int, jobs: int = 1):
         self.table, self.tasks, self.budget = table, list(tasks), budget
-        self.futures = None
+        self.pool = self.pending = self.out = None
+        self.closed = False
         if jobs > 1 and len(self.tasks) > 1:
             import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
             method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method),
-                                       initializer=_init_worker, initargs=(table,))
-            self.futures = [pool.submit(_one_run, train, test, budget, seed) for train, test, seed in self.tasks]
-            pool.shutdown(wait=False)
+            self.pool = mp.get_context(method).Pool(min(jobs, len(self.tasks)), initializer=_init_pool_worker,
+                                                    initargs=(table,))
+            self.pending = [self.pool.apply_async(_one_run, (train, test, budget, seed))
+                            for train, test, seed in self.tasks]
+            self.pool.close()                       # 不会再加任务；子进程做完就退出
 
-    def results(self) -> list[tuple[float, float, Program]]:
-        if self.futures is not None:
-            return [f.result() for f in self.futures]
-        _init_worker(self.table)
-        return [_one_run(train, test, self.budget, seed) for train, test, seed in self.tasks]
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def worker_pids(self) -> list[int]:
+        """后台子进程的进程号（测试用）；没有进程池时是空的。"""
+        return [] if self.pool is None else [p.pid for p in self.pool._pool]
+
+    def close(self) -> None:
+        """马上结束后台的子进程（正在跑的和排队的任务都不要了），等它们退出后返回。可以调用多次。"""
+        self.closed = True
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+
+    def results(self, progress=None) -> list[tuple[float, float, Program]]:
+        """按 tasks 的顺序返回每次进化的 (训练分数, 测试分数, 最好的程序)。progress(做完几个, 一共几个) 在开始时
+        和每做完一个时调用（比如在标准错误上印进度）；做完的个数和顺序无关，结果和顺序有关。"""
+        if self.out is not None:
+            return self.out
+        if self.closed:
+            raise RuntimeError("ManyRuns 已经 close() 了，拿不到结果")
+        total = len(self.tasks)
+        if self.pending is None:
+            _init_worker(self.table)
+            out = []
+            for train, test, seed in self.tasks:
+                if progress:
+                    progress(len(out), total)
+                out.append(_one_run(train, test, self.budget, seed))
+            if progress:
+                progress(total, total)
+            self.out = out
+            return out
+        try:
+            reported = -1
+            while True:
+                done = sum(r.ready() for r in self.pending)
+                if progress and done != reported:
+                    progress(done, total)
+                    reported = done
+                if done == total:
+                    break
+                next(r for r in self.pending if not r.ready()).wait(0.2)
+            out = [r.get() for r in self.pending]
+        finally:                                    # 做完、出错或 Ctrl-C：子进程都结束掉
+            self.close()
+        self.out = out
+        return out

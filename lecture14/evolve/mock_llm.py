@@ -153,7 +153,11 @@ class MockLLM:
     def __init__(self, rng: Dice, mistake_rate: float = MISTAKE_RATE, op_weights=OP_WEIGHTS):
         """op_weights 和 OPS 一一对应；把 targeted 的权重设成 0，就是一个没有内核常识的"小模型"（05 脚本的消融）。"""
         weights = _check_weights(op_weights)
-        if not (isinstance(mistake_rate, (int, float)) and 0 <= mistake_rate <= 1):
+        try:
+            ok = 0 <= float(mistake_rate) <= 1
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
             raise ValueError(f"mistake_rate 是犯错的概率，要在 0 到 1 之间，收到的是 {mistake_rate!r}")
         self.rng = rng
         self.mistake_rate = mistake_rate
