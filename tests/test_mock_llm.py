@@ -128,7 +128,7 @@ def test_common_sense_follows_its_rules():
         configs = [common_sense_config(M, N, K, Dice(seed)) for seed in range(40)]
         base = max(set(configs), key=configs.count)                   # 最常见的就是没微调的
         assert base.group == 8
-        assert base.BM == (16 if M <= 16 else 32 if M <= 32 else 64 if M <= 128 else 128) or M <= 16 and base.BM == 16
+        assert base.BM == (16 if M <= 16 else 32 if M <= 32 else 64 if M <= 128 else 128)
         tiles = math.ceil(M / base.BM) * math.ceil(N / base.BN)
         assert tiles >= SMS // 2 or base.BN == 32
         if base.BN < 256:                                             # 再宽一档 CTA 就不够了
