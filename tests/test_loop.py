@@ -479,8 +479,11 @@ def test_many_runs_close_stops_workers_at_once(table, train):
         runs.results()
 
 
-def test_ctrl_c_while_waiting_for_results_ends_the_workers(tmp_path):
-    # 主进程在 results() 里等的时候收到 Ctrl-C：交出 KeyboardInterrupt 之前子进程已经结束（调用者再印一句话退出）
+@pytest.mark.parametrize("where", ["results", "elsewhere"])
+def test_ctrl_c_ends_the_workers(tmp_path, where):
+    # 主进程收到 Ctrl-C：在 results() 里等的时候，交出 KeyboardInterrupt 之前子进程已经结束；在别处（比如演示 2 还在跑）
+    # 被打断、调用者没有 close()，进程退出时子进程也马上结束。两种情况都在一秒多一点之内退出，不留子进程
+    wait = "runs.results()" if where == "results" else "time.sleep(30)"
     script = tmp_path / "wait.py"
     script.write_text(textwrap.dedent(f"""
         import os, sys, time
@@ -493,7 +496,7 @@ def test_ctrl_c_while_waiting_for_results_ends_the_workers(tmp_path):
         pids = runs.worker_pids()
         print(*pids, flush=True)
         try:
-            runs.results()
+            {wait}
         except KeyboardInterrupt:
             alive = []
             for pid in pids:
@@ -514,5 +517,6 @@ def test_ctrl_c_while_waiting_for_results_ends_the_workers(tmp_path):
     out, err = p.communicate(timeout=10)
     assert time.perf_counter() - t < 1.5
     assert p.returncode == 130 and "Traceback" not in err, err
-    assert out.strip() == "interrupted; still alive:"                   # results() 把异常交出来之前就结束了子进程
+    if where == "results":
+        assert out.strip() == "interrupted; still alive:"               # results() 交出异常之前就结束了子进程
     assert not any(alive(pid) for pid in pids)
