@@ -100,7 +100,7 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     sum(failed) 加上评估器的四个计数器（n_cached、n_static_reject、n_eval_probe、n_eval_full）正好是 budget。"""
     budget = _check_budget(budget)
     rng = Dice(seed)
-    llm = llm or MockLLM(rng)
+    llm = MockLLM(rng) if llm is None else llm
     db = database(rng)
     first = evaluator.evaluate_initial(start)
     first.update(diff=None, parent=None)            # 缓存里的也是这个字典：以后再提出起点，不会被当成新程序
