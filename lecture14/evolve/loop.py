@@ -178,7 +178,7 @@ LLM_FAILED = "（LLM 出错）"          # 没拿到可用回复的提议在 tri
 
 
 class ReplyError(Exception):
-    """LLM 的回复不是 (修改种类, 回复文本)。kind 是记进 failed 的原因。"""
+    """LLM 的回复没法用（比如按批问时回复的个数不对）。kind 是记进 failed 的原因。"""
 
     def __init__(self, kind: str, detail: str = ""):
         super().__init__(f"{kind}：{detail}" if detail else kind)
