@@ -490,9 +490,11 @@ def test_many_runs_parallel_equals_sequential_and_reports_progress(table):
     from evolve import all_shapes, split_shapes
     tasks = [(*split_shapes(all_shapes(), how), s) for how in ("random", "by_model") for s in range(2)]
     seen = []
-    par = ManyRuns(table, tasks, 60, jobs=2).results(progress=lambda d, t: seen.append((d, t)))
+    par_runs, seq_runs = ManyRuns(table, tasks, 60, jobs=2), ManyRuns(table, tasks, 60, jobs=1)
+    assert (par_runs.workers, seq_runs.workers) == (2, 0)
+    par = par_runs.results(progress=lambda d, t: seen.append((d, t)))
     seq_seen = []
-    seq = ManyRuns(table, tasks, 60, jobs=1).results(progress=lambda d, t: seq_seen.append((d, t)))
+    seq = seq_runs.results(progress=lambda d, t: seq_seen.append((d, t)))
     assert par == seq
     for calls in (seen, seq_seen):
         assert calls[0] == (0, 4) and calls[-1] == (4, 4)

@@ -315,11 +315,12 @@ class ManyRuns:
         self.table, self.tasks, self.budget = table, list(tasks), budget
         self.pool = self.pending = self.out = None
         self.closed = False
+        self.workers = 0                            # 后台进程数；0 = 在 results() 里、这个进程中依次跑
         if jobs > 1 and len(self.tasks) > 1:
             import multiprocessing as mp
             method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-            self.pool = mp.get_context(method).Pool(min(jobs, len(self.tasks)), initializer=_init_pool_worker,
-                                                    initargs=(table,))
+            self.workers = min(jobs, len(self.tasks))
+            self.pool = mp.get_context(method).Pool(self.workers, initializer=_init_pool_worker, initargs=(table,))
             self.pending = [self.pool.apply_async(_one_run, (train, test, budget, seed))
                             for train, test, seed in self.tasks]
             self.pool.close()                       # 不会再加任务；子进程做完就退出
