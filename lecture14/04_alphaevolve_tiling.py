@@ -299,15 +299,13 @@ def demo2_one_run(table, train, test, seed, budget):
 # ---------------------------------------------------------------- 演示 3
 
 def wait_for(runs):
-    """等后台的进化跑完，每跑完一次在标准错误上报一行进度；返回 runs.results()。"""
-    futures = getattr(runs, "futures", None) or []
-    if futures:
-        from concurrent.futures import as_completed
-        for k, _ in enumerate(as_completed(futures), 1):
-            progress(f"演示 3：后台的 {len(futures)} 次进化跑完了 {k} 次")
-    elif runs.tasks:
-        progress(f"演示 3：在这个进程里依次跑 {len(runs.tasks)} 次进化（--jobs 1）……")
-    return runs.results()
+    """等演示 3 的进化跑完，在标准错误上报进度（做完几次、一共几次、几个后台进程）；返回 runs.results()。"""
+    where = f"{runs.workers} 个后台进程" if getattr(runs, "workers", 0) else "在这个进程里依次跑"
+
+    def report(done, total):
+        progress(f"演示 3：{total} 次进化做完了 {done} 次（{where}）")
+
+    return runs.results(progress=report)
 
 
 def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
