@@ -167,3 +167,11 @@ def test_without_numpy_and_without_venv_one_sentence_and_exit_1(tmp_path, no_num
         assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
         lines = p.stderr.strip().splitlines()
         assert len(lines) == 1 and "make run" in lines[0] and "pip install numpy" in lines[0], p.stderr
+
+
+def test_lecture_style_run_from_the_script_directory_with_a_numpy_less_python3(no_numpy_path):
+    # 上课时的写法：cd lecture14 && python3 04_alphaevolve_tiling.py（系统的 python3 没有 numpy，make run 建过 .venv）
+    env = dict(os.environ, PATH=no_numpy_path)
+    p = subprocess.run("python3 04_alphaevolve_tiling.py --budget 40 --seeds 1", shell=True,
+                       cwd=os.path.join(ROOT, "lecture14"), env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "演示 4" in p.stdout and "Traceback" not in p.stderr, p.stderr
