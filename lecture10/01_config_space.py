@@ -12,7 +12,7 @@ CS349E · 第 10 讲 · 01_config_space.py —— 矩阵乘法内核的配置空
 
 【关于数字】寄存器和共享内存是 kernel_lab 的资源模型按公式算出来的（H100 的上限；"累加器 + 40 个"是估计），
     不是编译器报告的数字。这里只看能不能启动，不看快慢——快慢是第 13 讲的事。
-【运行】python3 lecture10/01_config_space.py [BM BN BK warps stages group] [--smem BYTES]   （在仓库根目录；不到 1 秒）
+【运行】python3 lecture10/01_config_space.py [BM BN BK warps stages group] [--smem BYTES]   （在仓库根目录；用时见 README 的"计时"）
     可以在命令行给一个配置（6 个整数），它会加到演示 3 表格的最后一行；--smem 换一个共享内存上限再数一遍。
 【依赖】只用标准库；本目录的 kernel_lab，../lecture01 的 console。
 """

@@ -16,8 +16,9 @@ CS349E · 第 14 讲 · 05_ablations.py —— 消融：进化循环的每个部
     模板化的修改加一点内核常识，没有任何真的语言模型。所以"小模型"不是一个真的小模型，而是把 MockLLM 的内核
     常识（targeted 这种修改）关掉；哪个部件重要，说的是这个迷你系统，不是 AlphaEvolve 本身。
     下面每一句观察都由这次运行算出来、在代码里检验过；不成立的会直说不成立。
-【运行】python3 05_ablations.py                 （5 个变体 × 3 个种子 × 1000 个提议，2 核笔记本上约 3 秒）
-       python3 05_ablations.py --quick         （预算 300、2 个种子，约 1 秒）
+【运行】python3 05_ablations.py                 （5 个变体 × 3 个种子 × 1000 个提议；在仓库根目录是 python3 lecture14/05_ablations.py）
+       python3 05_ablations.py --quick         （预算 300、2 个种子，用时约是默认的四分之一）
+       用时见 README 的"计时"（make bench 量的）；进度印到标准错误，Ctrl-C 随时停下。
        其他旋钮：--budget 每次进化提出多少个程序，--seeds 种子个数（种子 0 .. seeds-1），--jobs 进程数。
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
        先看 04_alphaevolve_tiling.py：这里的"完整系统"就是它演示 2 / 3 里的那个进化。
@@ -343,7 +344,7 @@ def main(argv=None):
         (f"给小模型{'一点点' if SMALL_TARGETED < 0.05 else '多一点'}内核常识：把它的 targeted 权重从 {SMALL_TARGETED:g} "
          f"改成 {more:g}（完整系统是 {full_w:g}），看小模型那一行能追回多少（在仓库根目录运行）：",
          f"python3 lecture14/05_ablations.py --quick --small-targeted {more:g}"),
-        ("给更多预算（2 核上约 6 秒），看完整系统还能涨多少、小模型和不进化是不是还卡着：",
+        ("给更多预算（要跑默认的两倍多那么久，见 README 的\"计时\"），看完整系统还能涨多少、小模型和不进化是不是还卡着：",
          "python3 lecture14/05_ablations.py --budget 4000 --seeds 2"),
         ("多跑几个种子，看\"差不多\"的两行（反馈、级联）的差别是不是只是种子间的噪声：",
          "python3 lecture14/05_ablations.py --seeds 7"),
