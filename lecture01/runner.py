@@ -203,7 +203,9 @@ def run(main, *args, **kwargs):
     """调用 main(*args, **kwargs)，返回它的返回值。Ctrl-C：杀掉子进程，标准错误印一行"已中断。"，退出码 130；
     标准输出的管道被关掉（| head）：杀掉子进程，安静地退出（退出码 0）。"""
     try:
-        return main(*args, **kwargs)
+        result = main(*args, **kwargs)
+        sys.stdout.flush()                                 # 管道已经关掉的话，在这里就发现，而不是在退出时
+        return result
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)      # 收拾的时候再按一次 Ctrl-C 也不会打断收拾
         _kill_children()
