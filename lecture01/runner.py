@@ -8,6 +8,7 @@
     run(main)               调用 main()：Ctrl-C 时先杀掉后台的子进程（和 on_interrupt 登记的清理函数），印一行
                             "已中断。"，退出码 130，不印 traceback；输出接到 head 之类提前关掉的管道时安静地退出。
     progress(text)          进度写到标准错误：标准输出逐字节不变，进度也不会混进被重定向的结果里。
+    heartbeat(describe)     with 块里每隔几秒报一行进度（等后台进程的时候用）。
     sigint_ignored()        with 块里创建的子进程不理 Ctrl-C（由父进程统一收拾），块里收到的 Ctrl-C 块结束后照常生效。
 
 只用标准库，导入时不 import numpy、不打印任何东西。
@@ -182,9 +183,31 @@ def ignore_sigint() -> None:
 def progress(text: str) -> None:
     """一行进度，写到标准错误（标准输出逐字节不变）。"""
     try:
-        print(text, file=sys.stderr, flush=True)
+        sys.stderr.write(text + "\n")                      # 一次写完一整行：几个进程同时报进度也不会串行
+        sys.stderr.flush()
     except (BrokenPipeError, ValueError):
         pass
+
+
+@contextlib.contextmanager
+def heartbeat(describe, every: float = 5.0):
+    """with 块跑得久的时候，每 every 秒在标准错误上报一行 describe(已经等了几秒)（比如"还在等……，做完了 k/n 次"）。
+    用一个守护线程；块结束（包括 Ctrl-C）时停下。"""
+    import threading
+    import time
+    stop = threading.Event()
+    start = time.monotonic()
+
+    def beat():
+        while not stop.wait(every):
+            progress(describe(time.monotonic() - start))
+
+    t = threading.Thread(target=beat, daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
 
 
 def _quit(code: int) -> None:

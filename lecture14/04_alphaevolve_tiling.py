@@ -31,8 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import (ensure_numpy, nonnegative_int, on_interrupt, parser, positive_int, progress, run,  # noqa: E402
-                    sigint_ignored)
+from runner import (ensure_numpy, heartbeat, nonnegative_int, on_interrupt, parser, positive_int,  # noqa: E402
+                    progress, run, sigint_ignored)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -213,7 +213,7 @@ def demo1_problem(table, train, test):
 def demo2_one_run(table, train, test, seed, budget):
     print_header(f"演示 2：一次进化（种子 {seed}，提出 {budget} 个程序）")
     ev = Evaluator(train, table)
-    out = evolve(ev, budget, seed=seed, log_every=max(1, budget // 5), log=lambda line: progress("演示 2：" + line.strip()))
+    out = evolve(ev, budget, seed=seed, log_every=max(1, min(budget // 5, 5000)), log=lambda line: progress("演示 2：" + line.strip()))
     best, res = out["best"]
     imp = out["improvements"]
     shown = imp if len(imp) <= 12 else imp[:8] + [("…", None, None)] + imp[-4:]
@@ -302,11 +302,14 @@ def demo2_one_run(table, train, test, seed, budget):
 def wait_for(runs):
     """等演示 3 的进化跑完，在标准错误上报进度（做完几次、一共几次、几个后台进程）；返回 runs.results()。"""
     where = f"{runs.workers} 个后台进程" if getattr(runs, "workers", 0) else "在这个进程里依次跑"
+    state = [0, len(runs.tasks)]
 
     def report(done, total):
+        state[:] = [done, total]
         progress(f"演示 3：{total} 次进化做完了 {done} 次（{where}）")
 
-    return runs.results(progress=report)
+    with heartbeat(lambda t: f"演示 3：已经等了 {t:.0f} 秒，{state[1]} 次进化做完了 {state[0]} 次（{where}）"):
+        return runs.results(progress=report)
 
 
 def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):

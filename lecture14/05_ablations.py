@@ -33,8 +33,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import (ensure_numpy, fraction, ignore_sigint, parser, positive_int, progress, run,  # noqa: E402
-                    sigint_ignored)
+from runner import (ensure_numpy, fraction, heartbeat, ignore_sigint, parser, positive_int, progress,  # noqa: E402
+                    run, sigint_ignored)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -138,7 +138,9 @@ def run_variant(name, seed, budget, small_targeted=None):
     table = _TABLE[0]
     train, test = split_shapes(all_shapes())
     ev, extra = make_variant(name, train, table, seed, small_targeted)
-    out = evolve(ev, budget, seed=seed, **extra)
+    every = min(budget // 5, 5000) if budget >= 5000 else 0      # 很长的进化：worker 自己每隔一段报一行进度（标准错误）
+    out = evolve(ev, budget, seed=seed, log_every=every,
+                 log=lambda line: progress(f"{VARIANTS[name][0]}，种子 {seed}：{line.strip()}"), **extra)
     best, res = out["best"]
     landed = sum(out["failed"].values()) + ev.n_cached + ev.n_static_reject + ev.n_eval_probe + ev.n_eval_full
     assert landed == budget, (name, seed, landed, budget)            # 每个提议恰好落进一类
@@ -159,8 +161,11 @@ def run_all(table, tasks, budget, jobs):
             pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method),
                                        initializer=_init_worker, initargs=(table,))
             futures = [pool.submit(run_variant, name, seed, budget, SMALL_TARGETED) for name, seed in tasks]
-        for k, _ in enumerate(as_completed(futures), 1):
-            progress(f"{k}/{len(tasks)} 次进化跑完（{jobs} 个进程）")
+        done = [0]
+        with heartbeat(lambda t: f"已经等了 {t:.0f} 秒，{done[0]}/{len(tasks)} 次进化跑完（{jobs} 个进程）"):
+            for k, _ in enumerate(as_completed(futures), 1):
+                done[0] = k
+                progress(f"{k}/{len(tasks)} 次进化跑完（{jobs} 个进程）")
         pool.shutdown()
         return [f.result() for f in futures]
     _TABLE[:] = [table]

@@ -175,3 +175,16 @@ def test_lecture_style_run_from_the_script_directory_with_a_numpy_less_python3(n
     p = subprocess.run("python3 04_alphaevolve_tiling.py --budget 40 --seeds 1", shell=True,
                        cwd=os.path.join(ROOT, "lecture14"), env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and "演示 4" in p.stdout and "Traceback" not in p.stderr, p.stderr
+
+
+def test_05_small_targeted_suggestion_changes_what_it_says():
+    # 照"可以试试 1"做了以后，再印的建议不会变成"从 0.05 改成 0.05"；小模型真的提了 targeted
+    first = printed_suggestions("lecture14/05_ablations.py", SCRIPTS["lecture14/05_ablations.py"])[0]
+    weight = first[1].split("--small-targeted ")[1]
+    p = run_script("lecture14/05_ablations.py", "--budget", "200", "--seeds", "1", "--small-targeted", weight)
+    assert p.returncode == 0, p.stderr
+    what = re.sub(r"\s+", "", p.stdout.split("可以试试：")[1].split("2.")[0])
+    old, new = re.search(r"从([\d.]+)改成([\d.]+)", what).groups()
+    assert float(old) == float(weight) and float(new) != float(weight)
+    row = next(line for line in p.stdout.splitlines() if line.startswith("小模型（small LLM）：targeted"))
+    assert int(row.split("targeted")[1].split()[0].replace(",", "")) > 0
