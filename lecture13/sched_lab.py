@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -186,7 +187,7 @@ _DERIVED: dict = {}
 
 def _derived(c: ConfigArrays) -> dict:
     """只和配置有关的量（按 ConfigArrays 和相关旋钮缓存）：MMA 效率、一步的浮点数和 L2 字节、在路上的级数。"""
-    key = (id(c), MMA_FALLBACK, WARP_TILE_HALF, PEAK_PER_SM)
+    key = (id(c), MMA_FALLBACK, WARP_TILE_HALF, HBM_LATENCY)
     d = _DERIVED.get(key)
     if d is None or d["arrays"] is not c:
         wgmma = (c.BM % 64 == 0) & (c.warps % 4 == 0)    # Hopper 快路径要 64 的倍数行、整 warp 组
@@ -273,8 +274,33 @@ def time_valid(M: int, N: int, K: int) -> np.ndarray:
 
 
 def clear_cache() -> None:
-    """清掉 time_valid 的缓存（计时的时候用：要量的是算，不是查缓存）。"""
+    """清掉 time_valid 的缓存（计时的时候用：要量的是算，不是查缓存；临时改旋钮时也要清）。"""
     _time_valid.cache_clear()
+    _DERIVED.clear()
+
+
+KNOBS = ("HBM_EFFICIENCY", "L2_BW", "L2_BW_PER_SM", "LOAD_LATENCY_IDLE", "LOAD_LATENCY_BUSY", "OVERLAP_P",
+         "CHIP_OVERLAP_P", "MMA_FALLBACK", "WARP_TILE_HALF", "HBM_LATENCY", "LAUNCH_OVERHEAD", "L2_USABLE")
+
+
+@contextmanager
+def knobs(**changes):
+    """临时改几个【估计】旋钮（演示"改了会怎样"时先替学生算一遍用），退出时改回来；进出都清缓存。
+    例：with knobs(L2_BW=2 * L2_BW): time_valid(...)"""
+    unknown = sorted(set(changes) - set(KNOBS))
+    if unknown:
+        raise ValueError(f"不是 sched_lab 的校准旋钮：{'、'.join(unknown)}（可以改的是 {'、'.join(KNOBS)}）")
+    g = globals()
+    old = {k: g[k] for k in changes}
+    try:
+        g.update(changes)
+        g["HBM_ACHIEVABLE"] = HBM_BW * g["HBM_EFFICIENCY"]
+        clear_cache()
+        yield
+    finally:
+        g.update(old)
+        g["HBM_ACHIEVABLE"] = HBM_BW * g["HBM_EFFICIENCY"]
+        clear_cache()
 
 
 @lru_cache(maxsize=1024)
