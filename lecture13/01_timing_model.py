@@ -488,9 +488,13 @@ def prefill_optimum():
 def pipeline_and_bad():
     """演示 2 的流水线实验（stages 1 比 4 慢几倍）和演示 1 的坏例（stages = 1 慢几倍的最小、最大）。"""
     st = [sl.explain(EXPERT_BIG.replace(stages=k), *shape("8B o", 512))["time_us"] for k in (1, 4)]
-    bad = [sl.explain(expert(M).replace(stages=1), *shape(name, M))["time_us"] / sl.explain(expert(M), *shape(name, M))["time_us"]
-           for name, M in DEMO1_SHAPES]
-    return st[0] / st[1], min(bad), max(bad)
+    bad, not_wait = [], []
+    for name, M in DEMO1_SHAPES:
+        b = sl.explain(expert(M).replace(stages=1), *shape(name, M))
+        bad.append(b["time_us"] / sl.explain(expert(M), *shape(name, M))["time_us"])
+        if short(b["bound"]) != "等":
+            not_wait.append(f"{label(name, M)} 上 stages = 1 的瓶颈是{short(b['bound'])}")
+    return st[0] / st[1], min(bad), max(bad), not_wait
 
 
 def tuning_medians(tolerance):
@@ -525,20 +529,21 @@ def suggestions(tolerance, med, med_random):
     after = ("翻倍以后 L2_BW / L2_BW_PER_SM ≈ "
              f"{ratio2:.0f}" + (f" ≥ {sl.SMS}，L2_BW_PER_SM 就在所有 SM 都忙时也起作用了。" if ratio2 >= sl.SMS else "。"))
     out.append((f"把 L2 变快一倍：lecture13/sched_lab.py 里 L2_BW 那一行（现在是 {sl.L2_BW:g}）改成 L2_BW = 2 * {sl.L2_BW:g}。这次先替你算了：prefill"
-                f"（{label(*PREFILL)}）的最优从 {tf0:.0f} 变成 {tf1:.0f} TFLOPS，瓶颈从{b0}变成{b1}；说\"卡在搬上\"的观察会印成"
-                f"【本次不成立】并给出真实的数——那正是模型变了的地方。{after}再跑第 14 讲看它的结论还成不成立（试完改回来）。"
+                f"（{label(*PREFILL)}）的最优从 {tf0:.0f} 变成 {tf1:.0f} TFLOPS，瓶颈从{b0}变成{b1}；说\"卡在搬上\"的观察会标成"
+                f"不成立、印出真实的数——那正是模型变了的地方。{after}再跑第 14 讲看它的结论还成不成立（试完改回来）。"
                 f"另外，L2_BW_PER_SM {per_sm}",
                 "python3 lecture13/01_timing_model.py && python3 lecture14/04_alphaevolve_tiling.py --quick"))
     # 2. 加载延迟短一些
     new_busy = 0.9e-6
-    g0, lo0, hi0 = pipeline_and_bad()
+    g0, lo0, hi0, _ = pipeline_and_bad()
     with sl.knobs(LOAD_LATENCY_BUSY=new_busy):
-        g1, lo1, hi1 = pipeline_and_bad()
+        g1, lo1, hi1, not_wait = pipeline_and_bad()
     out.append((f"让满载时的加载延迟短一些：lecture13/sched_lab.py 里 LOAD_LATENCY_BUSY 那一行（现在是 {sl.LOAD_LATENCY_BUSY:g}）"
                 f"改成 LOAD_LATENCY_BUSY = {new_busy:g}"
                 f"（不要小于 LOAD_LATENCY_IDLE = {sl.LOAD_LATENCY_IDLE:g}，否则 SM 越多延迟越短，多做活反而会变快）。"
                 f"这次先替你算了：演示 2 里 stages 1 比 4 慢的倍数从 {g0:.1f}× 变成 {g1:.1f}×，演示 1 的坏例从慢 "
-                f"{lo0:.2f}–{hi0:.2f}× 变成 {lo1:.2f}–{hi1:.2f}×：延迟越短，流水线越不值钱。",
+                f"{lo0:.2f}–{hi0:.2f}× 变成 {lo1:.2f}–{hi1:.2f}×：延迟越短，流水线越不值钱"
+                + (f"；{'、'.join(not_wait)}，不再是\"等\"，所以坏例那句观察会标成不成立。" if not_wait else "。"),
                 "python3 lecture13/01_timing_model.py"))
     # 3. 放宽调优的停止条件
     other = 0.05 if abs(tolerance - 0.05) > 1e-12 else 0.1
