@@ -103,6 +103,10 @@ def test_suggestion_double_L2_does_what_it_says(first, tmp_path):
     before, after = table_row(first.stdout, "8B gate_up M=8192", "最优"), table_row(p.stdout, "8B gate_up M=8192", "最优")
     assert (int(before[2]), before[-1]) == (tf0, b0) and (int(after[2]), after[-1]) == (tf1, b1), (before, after)
     assert tf1 > tf0 and "本次不成立" in p.stdout
+    # 每一句标成不成立的观察都说出讲义的判据（不藏门槛）
+    obs = re.split(r"\n\s*\d+\. ", p.stdout)
+    failed = [o for o in obs if "本次不成立" in o]
+    assert failed and all("讲义说" in flat(o) for o in failed), [o[:80] for o in failed if "讲义说" not in flat(o)]
     s2 = suggestion(p.stdout, 1)
     assert not re.search(r"少于L2_BW/L2_BW_PER_SM≈(\d+)个", s2) or \
         int(re.search(r"少于L2_BW/L2_BW_PER_SM≈(\d+)个", s2).group(1)) < 132, s2
