@@ -623,7 +623,7 @@ SMALL_K = st.one_of(st.integers(1, 600), st.integers(1, 20_000))
 
 
 # 随机形状（含小 K）× 全部 3744 个配置：有限、不快于屋顶线；M、N、K 各加一点（1 到 512）都不会更快
-@settings(derandomize=True, max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(derandomize=True, max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(M=DIM, N=DIM, K=SMALL_K, dm=st.integers(1, 512), dn=st.integers(1, 512), dk=st.integers(1, 512))
 def test_property_finite_above_roofline_and_monotone(M, N, K, dm, dn, dk):
     t = sched_lab.time(sched_lab.VALID_ARRAYS, M, N, K)
