@@ -530,6 +530,9 @@ def test_prefill_optimum_is_256x128_by_a_modelled_effect(M):
     tall = sched_lab.explain(Config(256, 128, 64, 8, 4, 16), M, N, K)
     assert wide["tiles"] == tall["tiles"] and wide["b_reads"] == 2 * tall["b_reads"]
     assert wide["time_us"] > tall["time_us"] * 1.005
+    # group 16 比 8 快：一起走的行块多一倍，B 少读一半
+    g8 = sched_lab.explain(Config(256, 128, 64, 8, 4, 8), M, N, K)
+    assert g8["b_reads"] == 2 * tall["b_reads"] and g8["time_us"] > tall["time_us"] * 1.005
 
 
 # decode 的平局是讲义的论点：optimum 说有多少个配置在 0.1% 以内、多少个完全相同、印的那个是 VALID 顺序里的第一个
