@@ -180,13 +180,12 @@ def demo1_problem(table, train, test):
               "讲义说 decode（M = 1、16）上专家离最优不到 1%、离最优 1% 以内的配置至少 20 个、最优配置用到至少 75% 的 HBM 带宽",
               f"专家比最优慢 {fmt(dec_r, 3, (1.01,))}×，1% 以内的配置 {near[0]} 个和 {near[1]} 个，带宽利用 {pct(bw, 0.75)}"),
         check(big_tile and 1.2 <= pre_r <= 1.4 and pre_exp.BM * pre_exp.BN < pre_best.BM * pre_best.BN,
-              f"prefill（M = 8192）最优是 BM×BN = {tile(pre_best)} 的大块、{pre_best.warps} 个 warp、"
-              f"{pre_best.stages} 级流水线，每次从 L2 搬的字节能算更多次；专家的 {tile(pre_exp)}、BK = {pre_exp.BK}、"
-              f"{pre_exp.warps} 个 warp、{pre_exp.stages} 级慢 {times(pre_r, 1.2, 1.4)}。",
+              f"prefill（M = 8192）最优是 {pre_best.as_tuple()}：{tile(pre_best)} 的大块、{pre_best.warps} 个 warp、"
+              f"{pre_best.stages} 级流水线，每次从 L2 搬的字节能算更多次；专家的 {pre_exp.as_tuple()} 慢 "
+              f"{times(pre_r, 1.2, 1.4)}（配置都按表头的顺序写：BM, BN, BK, warps, stages, group）。",
               "讲义说 prefill（8B gate_up M = 8192）的最优是 256×128 的大块（BM×BN 是 256×128 或 128×256 都算）、"
               "8 个 warp、4 级流水线，专家的块比它小、慢 1.2–1.4×",
-              f"最优是 BM×BN = {tile(pre_best)}、{pre_best.warps} 个 warp、{pre_best.stages} 级（表里的 "
-              f"{pre_best.as_tuple()}），专家 {tile(pre_exp)}，慢 {times(pre_r, 1.2, 1.4)}"),
+              f"最优是 {pre_best.as_tuple()}，专家 {pre_exp.as_tuple()}，慢 {times(pre_r, 1.2, 1.4)}"),
         check(32 <= worst.M <= 1024 and 2.2 <= mid_r <= 2.8 and mid_ctas < SMS // 2,
               f"差距最大的在中间的 M：最差的是 {worst.label()}（{times(ratio(worst))}）；{mid.label()} 上"
               f"专家的 {tile(mid_cfg)} 块只有 {mid_ctas} 个 CTA，{SMS} 个 SM 大多闲着，慢 {times(mid_r, 2.2, 2.8)}。",
