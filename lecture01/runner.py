@@ -52,7 +52,7 @@ def ensure_numpy() -> None:
         pass
     if os.path.exists(VENV_PYTHON) and not _in_venv() and not os.environ.get(REEXEC_FLAG):
         env = dict(os.environ, **{REEXEC_FLAG: "1"})
-        script = os.path.abspath(sys.argv[0])
+        script = sys.argv[0]                                 # 照学生敲的写法（当前目录没变），报错里的命令也一样
         sys.stdout.flush()
         sys.stderr.flush()
         try:
@@ -90,10 +90,10 @@ class _Parser(argparse.ArgumentParser):
 
 def parser(description: str, prog: str | None = None, epilog: str | None = None) -> argparse.ArgumentParser:
     """一个不接受缩写的 ArgumentParser：参数错了只说一句话（退出码 2），--help / -h 印说明（退出码 0）。
-    prog 默认是从仓库根算起的脚本路径（lecture14/04_alphaevolve_tiling.py），说明里印的命令照着就能运行。"""
+    prog 默认是运行时敲的脚本路径（python3 04_alphaevolve_tiling.py 就是 04_alphaevolve_tiling.py），
+    报错里"运行 python3 … --help"那条命令在同一个目录下照着就能运行。"""
     if prog is None:
-        script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-        prog = os.path.relpath(script, ROOT) if script.startswith(ROOT + os.sep) else os.path.basename(script)
+        prog = sys.argv[0] if sys.argv and sys.argv[0] else "script.py"
     p = _Parser(prog=prog, description=description, epilog=epilog, allow_abbrev=False, add_help=False,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-h", "--help", action="help", help="印这段说明并退出")
