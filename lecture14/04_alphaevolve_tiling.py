@@ -16,7 +16,7 @@ CS349E · 第 14 讲 · 04_alphaevolve_tiling.py —— 迷你 AlphaEvolve：进
     模板化的修改加一点内核常识，没有任何真的语言模型。看的是进化循环的结构和每个部件起的作用，不是 AlphaEvolve
     真实的效果。下面每一句观察都由这次运行算出来、在代码里检验过；不成立的会直说不成立。
 【运行】python3 04_alphaevolve_tiling.py                 （在本目录；在仓库根目录是 python3 lecture14/04_alphaevolve_tiling.py）
-       python3 04_alphaevolve_tiling.py --quick         （预算 300、2 个种子，用时约是默认的四分之一：改完专家启发式先用它试）
+       python3 04_alphaevolve_tiling.py --quick         （预算 300、2 个种子，快得多：改完专家启发式先用它试）
        用时见 README 的"计时"（make bench 量的）；演示 3 用 2 个进程；进度印到标准错误，Ctrl-C 随时停下。
        其他旋钮：--seed 演示 2 的种子，--budget 每次进化提出多少个程序，--seeds 演示 3 的种子个数，--jobs 进程数。
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。

@@ -17,7 +17,7 @@ CS349E · 第 14 讲 · 05_ablations.py —— 消融：进化循环的每个部
     常识（targeted 这种修改）关掉；哪个部件重要，说的是这个迷你系统，不是 AlphaEvolve 本身。
     下面每一句观察都由这次运行算出来、在代码里检验过；不成立的会直说不成立。
 【运行】python3 05_ablations.py                 （5 个变体 × 3 个种子 × 1000 个提议；在仓库根目录是 python3 lecture14/05_ablations.py）
-       python3 05_ablations.py --quick         （预算 300、2 个种子，用时约是默认的四分之一）
+       python3 05_ablations.py --quick         （预算 300、2 个种子，快得多）
        用时见 README 的"计时"（make bench 量的）；进度印到标准错误，Ctrl-C 随时停下。
        其他旋钮：--budget 每次进化提出多少个程序，--seeds 种子个数（种子 0 .. seeds-1），--jobs 进程数。
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
