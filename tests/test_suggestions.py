@@ -188,3 +188,11 @@ def test_05_small_targeted_suggestion_changes_what_it_says():
     assert float(old) == float(weight) and float(new) != float(weight)
     row = next(line for line in p.stdout.splitlines() if line.startswith("小模型（small LLM）：targeted"))
     assert int(row.split("targeted")[1].split()[0].replace(",", "")) > 0
+
+
+def test_kernel_lab_states_the_shared_memory_limit_it_uses(monkeypatch):
+    import kernel_lab
+    big = kernel_lab.Config(256, 128, 128, 8, 4, 8)
+    monkeypatch.setattr(kernel_lab, "MAX_SMEM_PER_BLOCK", 166_912)
+    msg = "；".join(kernel_lab.problems(big))
+    assert "166,912 B（163 KB）" in msg and "227 KB" not in msg
