@@ -257,4 +257,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    from runner import run
+    run(main)                               # Ctrl-C：一行"已中断。"、退出码 130，子进程一起结束
