@@ -194,6 +194,44 @@ def _block(source: str, filename: str) -> tuple[int, str]:
     return source.count("\n", 0, begin), source[begin:end]
 
 
+def ignored_code(source: str) -> list[tuple[int, str]]:
+    """文件里会被忽略的代码：[(行号, 一句说明)]。parse 只读第一对 EVOLVE-BLOCK 标记之间的文本，所以第二个 EVOLVE 块、
+    标记外面的 def choose_config 都不起作用——学生多半以为它们起作用。没有标记时整个文件都读，没有什么被忽略。
+    （找 def 用 ast 读整个文件：说明文字里写的 def 不算；整个文件不是合法的 Python 时就不找了。）"""
+    start = _marker(source, "EVOLVE-BLOCK-START")
+    if start < 0:
+        return []
+    begin = source.find("\n", start) + 1
+    end = _marker(source, "EVOLVE-BLOCK-END", begin) if begin > 0 else -1
+    if end < 0:
+        return []
+    first, last = source.count("\n", 0, start) + 1, source.count("\n", 0, end) + 1    # 两行标记的行号
+    after = source.find("\n", end) + 1 if source.find("\n", end) >= 0 else len(source)
+    second = _marker(source, "EVOLVE-BLOCK-START", after)
+    out = []
+    if second >= 0:
+        second = source.count("\n", 0, second) + 1
+        out.append((second, "这是第二个 EVOLVE 块，不会被读：只读第一个 "
+                            f"{BLOCK_START} … {BLOCK_END} 之间的代码；把这里的规则挪进第一个块里"))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "choose_config" \
+                and not first < node.lineno < last and not (second >= 0 and node.lineno > second):
+            out.append((node.lineno, f"这个 def choose_config 在 {BLOCK_START} … {BLOCK_END} 外面，不会被读："
+                                     "只有两行标记之间的那一个算数；要改就改标记之间的代码"))
+    return sorted(out)
+
+
+def find_block(source: str, filename: str = "<program>") -> tuple[int, str]:
+    """(标记之前有几行, 第一对 EVOLVE-BLOCK 标记之间的原文)；没有标记就是 (0, 整个文本)。标记不成对抛 ProgramError。"""
+    return _block(source, filename)
+
+
 def parse(source: str, filename: str = "<program>") -> Program:
     """把源代码读成程序；不合法就抛 ProgramError（行号是文件里的真实行号）。除了 ProgramError 不抛别的异常，
     不打印任何东西（Python 的 SyntaxWarning 也不让它印出来）。"""
@@ -473,7 +511,7 @@ def _parse_ast(block: str, filename: str, offset: int = 0) -> Program:
                        "而且只能有这一个函数")
         else:
             words = _STATEMENT_WORDS.get(type(node).__name__, "这里不能写这种语句")
-            fail(node, f"{words}；函数外面只能有 import 和说明文字，程序必须是一个 def choose_config(M, N, K):")
+            fail(node, f"{words}（这一行写的是 {seg(node)}）；函数外面只能有 import 和说明文字，程序必须是一个 def choose_config(M, N, K):")
     if fn is None:
         raise ProgramError(filename, offset + 1, "找不到 def choose_config(M, N, K):（函数必须叫这个名字）")
     a = fn.args
@@ -521,7 +559,7 @@ def _statements(stmts, rules, fail, seg):
             return _config(st.value, st, fail, seg), st.lineno
         else:
             words = _STATEMENT_WORDS.get(type(st).__name__, "这里不能写这种语句")
-            fail(st, f"{words}；{_ALLOWED}")
+            fail(st, f"{words}（这一行写的是 {seg(st)}）；{_ALLOWED}")
     return None
 
 
@@ -761,7 +799,7 @@ def dead_rules(program: Program) -> list[tuple[int, str]]:
         elif not r.conds:
             n_after = len(program.rules) - idx - 1
             after = f"它后面的 {n_after} 条规则和最后的 return" if n_after else "最后的 return"
-            out.append((idx, r.line, f"这条规则没有条件（if True），所有形状都在这里返回：{after}都永远用不到；"
+            out.append((idx, r.line, f"这条规则没有条件（if True），所有形状都在这里返回：{after} 都永远用不到；"
                                 "要让后面的代码起作用，给它加上条件，或者把它挪到最后"))
             break
         else:
