@@ -435,6 +435,19 @@ def test_ten_thousand_rules_in_student_spelling_take_the_line_path():
     assert fast.rules[3].conds == (("M", 4), ("N", 8)) and fast.rules[3].line == 8
 
 
+def test_one_bad_line_in_a_long_file_is_reported_without_reading_it_all():
+    # 1 万条规则里有一句 DSL 不认（LLM 常写的 if M > 64:）：报那一行；认得的部分逐行读过，认不出的那一句单独拿出来读，
+    # 而整个文件的 ast 读法也在同一行报错
+    p = Program(tuple(Rule((("M", i + 1),), A) for i in range(10_000)), C)
+    src = render(p).replace("    if M <= 5000:\n", "    if M > 5000:\n")
+    e = parse_error(src)
+    assert e.lineno == 2 + 2 * 4999 + 1 and "上界" in e.message
+    offset, block = _block(src, "f")
+    with pytest.raises(ProgramError) as slow:
+        _parse_ast(block, "f", offset)
+    assert slow.value.lineno == e.lineno and slow.value.message == e.message
+
+
 def test_parse_prints_no_warnings(capfd):
     # 有的写法 ast.parse 会往 stderr 印 SyntaxWarning（"is" with a literal、无效的转义）；模块承诺什么都不印
     import warnings

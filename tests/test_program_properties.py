@@ -86,8 +86,8 @@ TOKENS = ("def choose_config(M, N, K):", "\n", "    ", "        ", "if ", "elif 
 
 @st.composite
 def mutated(draw):
-    """render 的输出，再随手改几刀：删一段、插一个记号、复制一行。"""
-    text = render(draw(programs()))
+    """render 的输出（或一种学生写法），再随手改几刀：删一段、插一个记号、复制一行。"""
+    text = draw(st.one_of(programs().map(render), student_sources().map(lambda x: x[1])))
     for _ in range(draw(st.integers(1, 4))):
         at = draw(st.integers(0, len(text)))
         how = draw(st.integers(0, 2))
@@ -138,15 +138,23 @@ def test_student_spellings_read_the_same_three_ways(case):
 @SETTINGS
 @given(ANY_SOURCE)
 def test_fast_paths_never_disagree_with_ast(src):
-    # 任何文本：render 格式的读法、逐行读法只要认了，就和 ast 读法一样（ast 读不了的，它们也不能认）
+    # 任何文本：render 格式的读法、逐行读法只要认了，就和 ast 读法一样（ast 读不了的，它们也不能认）；
+    # parse 报错（可能只单独读了认不出的那一句）当且仅当整个文件的 ast 读法也报错
     try:
         offset, block = _block(src, "f")
     except ProgramError:
         return
+    try:
+        slow = _parse_ast(block, "f", offset)
+    except ProgramError:
+        slow = None
     for fast in (_parse_rendered(offset, block), _parse_lines(offset, block)):
         if fast is not None:
-            slow = _parse_ast(block, "f", offset)
             assert fast == slow and [r.line for r in fast.rules] == [r.line for r in slow.rules]
+    try:
+        assert parse(src) == slow
+    except ProgramError:
+        assert slow is None
 
 
 # ---------------------------------------------------------------- simplify / equivalent

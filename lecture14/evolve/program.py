@@ -169,14 +169,21 @@ def _clip(text: str, n: int = _SHOW) -> str:
     return short + ("……" if len(text) > n else "")
 
 
-_MARKER_RE = {name: re.compile(rf"^[ \t]*#[ \t]*{name}", re.M) for name in ("EVOLVE-BLOCK-START", "EVOLVE-BLOCK-END")}
-
-
 def _marker(source: str, name: str, begin: int = 0) -> int:
-    """从 begin 起第一个单独成行的 "# 标记" 所在行的行首位置；没有就返回 -1。（正则一遍扫完，不会因为同一行里
-    有很多个标记词而变慢。）"""
-    m = _MARKER_RE[name].search(source, begin)
-    return -1 if m is None else m.start()
+    """从 begin 起第一个单独成行的 "# 标记" 所在行的行首位置；没有就返回 -1。
+    一行里第一个标记词前面不只是 "#" 和空白的话，这一行后面的标记词前面就更不是了：直接跳到下一行，
+    所以每一行最多往回看一次，一行里有几十万个标记词也是线性的。"""
+    pos = begin
+    while True:
+        at = source.find(name, pos)
+        if at < 0:
+            return -1
+        line_start = source.rfind("\n", 0, at) + 1
+        if source[line_start:at].replace(" ", "").replace("\t", "") == "#":
+            return line_start
+        pos = source.find("\n", at) + 1
+        if pos == 0:
+            return -1
 
 
 def _block(source: str, filename: str) -> tuple[int, str]:
@@ -245,7 +252,9 @@ def _parse_cached(source: str, filename: str) -> Program:
     offset, block = _block(source, filename)
     program = _parse_rendered(offset, block)
     if program is None:
-        program = _parse_lines(offset, block)
+        program, stop = _scan_lines(offset, block)
+        if program is None and stop is not None:
+            _statement_error(block, stop, offset, filename)   # 认不出的那一句自己就错了：直接报它，不用读整个文件
     return program if program is not None else _parse_ast(block, filename, offset)
 
 
@@ -363,59 +372,93 @@ def _line_kind(line: str):
 
 def _parse_lines(offset: int, block: str) -> Program | None:
     """保守子集里的写法逐行认出来就返回程序，否则返回 None（交给 ast）。"""
+    return _scan_lines(offset, block)[0]
+
+
+def _scan_lines(offset: int, block: str) -> tuple[Program | None, int | None]:
+    """(程序, None)；认不出来时 (None, 第一句认不出的代码在 block 里的行下标)，不知道是哪一句时 (None, None)。"""
     if "\r" in block or "\x00" in block:
-        return None                                           # Python 把单独的 \r 也当换行：交给 ast
+        return None, None                                     # Python 把单独的 \r 也当换行：交给 ast
     if not block.isascii():
         try:
             block.encode("utf-8")
         except UnicodeEncodeError:                            # 落单的代理字符：ast 会报错，这里也不认
-            return None
+            return None, None
     rules: list[Rule] = []
     state = "start"             # start → body（函数里）→ want_return（if 后面要一句 return）→ … → done（默认配置读到了）
     pending = None              # 刚读到的 if / elif：(行号, 条件)；else 是 None
     doc = False                 # 读到过函数开头的说明文字
+    if_k = 0                    # 刚读到的 if / elif 在 block 里的行下标
     chain = False               # 上一条是 if/elif 的分支：后面可以接 elif / else
     default = None
     for k, raw in enumerate(block.split("\n")):
         if state == "body" and not rules and _DOC_RE.fullmatch(raw.rstrip(" ")):
             if doc:
-                return None
+                return None, k
             doc = True                                        # 函数开头的说明文字（只能有一句）
             continue
         code = raw.split("#", 1)[0].rstrip(" ")
         kind = _line_kind(code)
-        if kind is None:
-            return None
+        if kind is None:                                      # 这一句（或者 if 下面的 return）认不出来
+            return None, (k if state == "body" else if_k if state == "want_return" and pending else None)
         tag = kind[0]
         if tag == "blank":
             continue
         lineno = offset + k + 1
         if state == "start":
             if tag != "def" or code != code.lstrip(" "):
-                return None
+                return None, None
             state = "body"
         elif state == "body":
             if tag == "if" or (tag == "elif" and chain):
-                pending, state = (lineno, kind[1]), "want_return"
+                pending, state, if_k = (lineno, kind[1]), "want_return", k
             elif tag == "else" and chain:
                 pending, state = None, "want_return"
             elif tag == "return" and kind[1] == 4:
                 default, state = (kind[2], lineno), "done"
             else:
-                return None
+                return None, k
         elif state == "want_return":
             if tag != "return" or kind[1] != 8:
-                return None
+                return None, if_k if pending is not None else None
             if pending is None:                               # else: 的 return 就是默认配置
                 default, state = (kind[2], lineno), "done"
             else:
                 rules.append(Rule(pending[1], kind[2], pending[0]))
                 state, chain = "body", True
         else:                                                 # 默认配置之后只能有空行和注释
-            return None
+            return None, None
     if default is None:
-        return None
-    return Program(tuple(rules), default[0], default[1])
+        return None, None
+    return Program(tuple(rules), default[0], default[1]), None
+
+
+_DUMMY_RETURN = "    return Config(BM=16, BN=16, BK=32, warps=2, stages=1, group=1)\n"
+
+
+def _statement_error(block: str, k: int, offset: int, filename: str) -> None:
+    """block 的第 k 行起的那一句（函数体里缩进 4 格的一句，连同它下面缩进更深的行）单独拿出来按 DSL 读：
+    它自己就是错的（Python 语法没问题、DSL 不认），就抛那个 ProgramError——前面的都认得，这就是第一个错，
+    不用把上万行的文件交给 ast 读一遍。单独读不了（语法错误、或者它其实没错）就什么也不做，交给整个文件的 ast 读法。"""
+    lines = block.split("\n")
+    if k < 1 or not lines[k].startswith("    ") or lines[k].startswith("     "):
+        return
+    stmt = [lines[k]]
+    for line in lines[k + 1:k + 50]:
+        if line.strip(" ") and not line.startswith("     "):
+            break
+        stmt.append(line)
+    head = "\n" * (offset + k - 1) + "def choose_config(M, N, K):\n" + "\n".join(stmt) + "\n"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(head)
+        alone_is_return = isinstance(tree.body[0].body[0], ast.Return)
+    except Exception:                                         # noqa: BLE001  （单独读不了：交给整个文件的读法）
+        return
+    _parse_ast(head if alone_is_return else head + _DUMMY_RETURN, filename)    # 它错了就在这里抛 ProgramError
+
+
 
 
 
@@ -447,7 +490,7 @@ def _lookalike(line: str) -> str | None:
 
 # 语句的种类 -> 学生会怎么说它（DSL 不支持的语句）
 _STATEMENT_WORDS = {
-    "Assign": "DSL 没有变量：不能写 x = …（也不能先算出一个值再用）",
+    "Assign": "DSL 没有变量：不能先算出一个值存起来再用",
     "AugAssign": "DSL 没有变量：不能写 x += …",
     "AnnAssign": "DSL 没有变量：不能写 x: int = …",
     "Expr": "这一行只是一个单独的表达式（比如 print(...) 或一个函数调用），DSL 里不能这样写",
