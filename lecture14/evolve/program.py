@@ -41,6 +41,11 @@ BLOCK_END = "# EVOLVE-BLOCK-END"
 
 # ---------------------------------------------------------------- 规则与程序
 
+@functools.lru_cache(maxsize=4096)
+def _config_src(c: Config) -> str:
+    return "Config(" + ", ".join(f"{f}={v}" for f, v in zip(FIELDS, c.as_tuple())) + ")"
+
+
 @dataclass(frozen=True)
 class Rule:
     """一条规则：conds 里的 (维, 阈值) 全部满足（维 <= 阈值）时返回 config。line 是它在源代码里的行号，不参与比较。"""
@@ -50,6 +55,7 @@ class Rule:
     _box: tuple = field(init=False, compare=False, hash=False, repr=False)    # (M 上界, N 上界, K 上界, config)
     _hash: int = field(init=False, compare=False, hash=False, repr=False)
     _index: int = field(init=False, compare=False, hash=False, repr=False)    # config 在 VALID 里的下标，启动不了是 -1
+    _src: str = field(init=False, compare=False, hash=False, repr=False)      # render 里它的两行源代码
 
     def __post_init__(self) -> None:
         if type(self.conds) is not tuple:
@@ -67,6 +73,8 @@ class Rule:
         object.__setattr__(self, "_box", (b["M"], b["N"], b["K"], self.config))
         object.__setattr__(self, "_hash", hash(self._box))
         object.__setattr__(self, "_index", VALID_INDEX.get(self.config, -1))
+        cond = " and ".join(f"{f} <= {t}" for f, t in self.conds) or "True"      # 没有条件：if True:
+        object.__setattr__(self, "_src", f"    if {cond}:\n        return {_config_src(self.config)}\n")
 
     def __hash__(self) -> int:        # 算一次存起来
         return self._hash
@@ -89,15 +97,18 @@ class Program:
     def __post_init__(self) -> None:
         if type(self.rules) is not tuple:
             object.__setattr__(self, "rules", tuple(self.rules))
-        object.__setattr__(self, "_boxes", tuple(r._box for r in self.rules))
-        object.__setattr__(self, "_indices", tuple(r._index for r in self.rules) + (VALID_INDEX.get(self.default, -1),))
-        object.__setattr__(self, "_hash", hash((self.rules, self.default)))
+        object.__setattr__(self, "_boxes", tuple(map(_BOX, self.rules)))
+        object.__setattr__(self, "_indices", tuple(map(_INDEX, self.rules)) + (VALID_INDEX.get(self.default, -1),))
+        object.__setattr__(self, "_hash", hash((tuple(map(_HASH, self.rules)), self.default)))   # 不逐条调 __hash__
 
     def __hash__(self) -> int:        # 算一次存起来：程序常被当作缓存的键
         return self._hash
 
     def n_rules(self) -> int:
         return len(self.rules)
+
+
+_BOX, _INDEX, _HASH, _SRC = (operator.attrgetter(a) for a in ("_box", "_index", "_hash", "_src"))
 
 
 def choose_mnk(program: Program, M: int, N: int, K: int) -> Config:
@@ -124,20 +135,9 @@ def branch_index(program: Program, M: int, N: int, K: int) -> int:
 # ---------------------------------------------------------------- 程序 -> 源代码
 
 @functools.lru_cache(maxsize=4096)
-def _config_src(c: Config) -> str:
-    return "Config(" + ", ".join(f"{f}={v}" for f, v in zip(FIELDS, c.as_tuple())) + ")"
-
-
-@functools.lru_cache(maxsize=16384)
-def _rule_src(r: Rule) -> str:
-    cond = " and ".join(f"{f} <= {t}" for f, t in r.conds) or "True"      # 没有条件：if True:
-    return f"    if {cond}:\n        return {_config_src(r.config)}\n"
-
-
-@functools.lru_cache(maxsize=4096)
 def render(program: Program) -> str:
     """程序的 Python 源代码（带 EVOLVE-BLOCK 标记，以换行结尾）。parse(render(p)) == p。"""
-    return (f"{BLOCK_START}\ndef choose_config(M, N, K):\n" + "".join(map(_rule_src, program.rules))
+    return (f"{BLOCK_START}\ndef choose_config(M, N, K):\n" + "".join(map(_SRC, program.rules))
             + f"    return {_config_src(program.default)}\n{BLOCK_END}\n")
 
 
@@ -266,35 +266,48 @@ _IF_RE = re.compile(rf"    if (True|[MNK] <= {_INT}(?: and [MNK] <= {_INT})*):")
 _RETURN_RE = re.compile(r" *return Config\(" + ", ".join(f"{f}=([1-9][0-9]{{0,4}})" for f in FIELDS) + r"\)")
 
 
+_RENDERED_RE = re.compile(r"def choose_config\(M, N, K\):\n((?:    if [^\n]*\n        return [^\n]*\n)*)(    return [^\n]*)[ \n]*")
+
+
 def _parse_rendered(offset: int, block: str) -> Program | None:
-    """认出 render 的输出格式就返回程序，否则返回 None。行号 = offset + 下标 + 1。"""
-    lines = block.split("\n")
-    if lines[0] != "def choose_config(M, N, K):":
+    """认出 render 的输出格式就返回程序，否则返回 None。第 i 条规则在第 offset + 2 + 2i 行。
+    整段的样子用一个正则查（C 的速度），每一对 if / return 行的结果缓存起来（子程序和父程序大多只差一两条规则）。"""
+    m = _RENDERED_RE.fullmatch(block)
+    if m is None:
         return None
-    rules, i = [], 1
-    while i + 1 < len(lines) and lines[i].startswith("    if "):
-        rule = _rendered_rule(lines[i], lines[i + 1], offset + i + 1)
-        if rule is None:
-            return None
-        rules.append(rule)
-        i += 2
-    if i >= len(lines) or not lines[i].startswith("    return ") or any(x.strip(" ") for x in lines[i + 1:]):
+    body = m.group(1).split("\n")[:-1]
+    n = len(body) // 2
+    rules = list(map(_rendered_rule, body[0::2], body[1::2], range(offset + 2, offset + 2 + 2 * n, 2)))
+    if not all(rules):                                        # 有一对认不出来（Rule 的真值总是 True）
         return None
-    default = _rendered_config(lines[i])
-    return None if default is None else Program(tuple(rules), default, offset + i + 1)
+    default = _rendered_config(m.group(2))
+    return None if default is None else Program(tuple(rules), default, offset + 2 + 2 * n)
 
 
 @functools.lru_cache(maxsize=16384)
 def _rendered_rule(if_line: str, return_line: str, lineno: int) -> Rule | None:
+    """一对 if / return 行 -> 行号是 lineno 的规则；认不出来是 None。前面插了一条规则，后面每条的行号都变了，
+    所以先按两行的文本查"模板"，再复制一份换上行号（比重新构造 Rule 便宜）。"""
+    rule = _rendered_template(if_line, return_line)
+    if rule is None or rule.line == lineno:
+        return rule
+    clone = object.__new__(Rule)
+    clone.__dict__.update(rule.__dict__)
+    clone.__dict__["line"] = lineno
+    return clone
+
+
+@functools.lru_cache(maxsize=16384)
+def _rendered_template(if_line: str, return_line: str) -> Rule | None:
     m = _IF_RE.fullmatch(if_line)
-    config = _rendered_config(return_line) if m and return_line.startswith("        return ") else None
+    config = _rendered_config(return_line) if m else None
     if config is None:
         return None
     cond = m.group(1)
     conds = () if cond == "True" else tuple((c[0], int(c[5:])) for c in cond.split(" and "))   # "M <= 16"
     if any(not -MAX_THRESHOLD <= t <= MAX_THRESHOLD for _, t in conds):
         return None                                           # 超出范围：让 ast 读法给出说明
-    return Rule(conds, config, lineno)
+    return Rule(conds, config)
 
 
 @functools.lru_cache(maxsize=4096)
