@@ -134,7 +134,7 @@ def branch_index(program: Program, M: int, N: int, K: int) -> int:
 
 # ---------------------------------------------------------------- 程序 -> 源代码
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def render(program: Program) -> str:
     """程序的 Python 源代码（带 EVOLVE-BLOCK 标记，以换行结尾）。parse(render(p)) == p。"""
     return (f"{BLOCK_START}\ndef choose_config(M, N, K):\n" + "".join(map(_SRC, program.rules))
@@ -247,7 +247,7 @@ def parse(source: str, filename: str = "<program>") -> Program:
     return _parse_cached(source, str(filename))
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def _parse_cached(source: str, filename: str) -> Program:
     offset, block = _block(source, filename)
     program = _parse_rendered(offset, block)
