@@ -289,3 +289,11 @@ def test_parse_diff_only_raises_diff_error(text):
         assert e.kind and str(e)
     else:
         assert all(isinstance(s, str) and isinstance(r, str) for s, r in blocks)
+
+
+@examples(300)
+@given(small_programs())
+def test_has_dead_rules_matches_simplify(p):
+    # has_dead_rules 是 simplify 会不会删掉规则的快速回答
+    from evolve.program import has_dead_rules
+    assert has_dead_rules(p) == (simplify(p).n_rules() < p.n_rules())

@@ -737,8 +737,9 @@ class _Cover:
     def __init__(self, corners):
         self.axes = []
         for d in range(3):
-            order = sorted(range(len(corners)), key=lambda i: corners[i][d])
-            bounds = [corners[i][d] for i in order]
+            col = [c[d] for c in corners]
+            order = sorted(range(len(corners)), key=col.__getitem__)
+            bounds = [col[i] for i in order]
             suffix, acc = [0] * (len(order) + 1), 0
             for r in range(len(order) - 1, -1, -1):
                 acc |= 1 << order[r]
@@ -778,6 +779,8 @@ def equivalent(p: Program, q: Program) -> bool:
         return True
     pc, pcfg = _branches(p)
     qc, qcfg = _branches(q)
+    ids = _config_ids(pcfg + qcfg)                            # 配置换成整数，比较快
+    pcfg, qcfg = ids[:len(pcfg)], ids[len(pcfg):]
     pcover, qcover = _Cover(pc), _Cover(qc)
     for i, c in enumerate(pc):
         if pcover.covers(c) & ((1 << i) - 1):
@@ -800,33 +803,58 @@ def simplify(program: Program) -> Program:
     rules: list[Rule] = []
     default, default_line = program.default, program.default_line
     for r in program.rules:
-        r = _merge_conds(r)
-        if any(t < 1 for _, t in r.conds):
-            continue                                          # 空区域：没有正整数满足 M <= 0
         if not r.conds:                                       # if True: 总会触发，它就是默认配置，后面全是死代码
             default, default_line = r.config, r.line
             break
-        rules.append(r)
+        if min(r._box[:3]) >= 1:                              # 空区域（没有正整数满足 M <= 0）不要
+            rules.append(r)
     n = len(rules)
-    corners = [r.box() for r in rules] + [(NO_BOUND,) * 3]    # 第 n 个是默认分支
-    configs = [r.config for r in rules] + [default]
+    corners = [r._box[:3] for r in rules] + [(NO_BOUND,) * 3]    # 第 n 个是默认分支
+    configs = _config_ids([r.config for r in rules] + [default])
     cover = _Cover(corners)
+    covering = [cover.covers(c) for c in corners]            # 盖住每条规则的角的盒子
     alive = (1 << (n + 1)) - 1                                # 还留着的分支（位集）
     for i in range(n):                                        # 被前面某一条整个盖住的规则
-        if cover.covers(corners[i]) & ((1 << i) - 1):
+        if covering[i] & ((1 << i) - 1):
             alive &= ~(1 << i)
     for i in reversed(range(n)):                              # 从后往前试着删，每删一条都和原来等价
-        if alive >> i & 1 and _removable(i, corners, configs, cover, alive):
+        if alive >> i & 1 and _removable(i, corners, configs, cover, covering[i], alive):
             alive &= ~(1 << i)
-    return Program(tuple(r for i, r in enumerate(rules) if alive >> i & 1), default, default_line)
+    return Program(tuple(_merge_conds(r) for i, r in enumerate(rules) if alive >> i & 1), default, default_line)
 
 
-def _removable(i: int, corners, configs, cover: _Cover, alive: int) -> bool:
+def has_dead_rules(program: Program) -> bool:
+    """simplify(program) 会不会删掉规则（它的规则会不会变少）？和 simplify(program).n_rules() < program.n_rules()
+    一样，但找到第一条能删的就停（上千条规则、满是死规则的程序上快得多）。"""
+    corners = []
+    for r in program.rules:
+        if not r.conds or min(r._box[:3]) < 1:
+            return True                                       # if True 变成默认配置；空区域删掉
+        corners.append(r._box[:3])
+    n = len(corners)
+    corners.append((NO_BOUND,) * 3)
+    configs = _config_ids([r.config for r in program.rules] + [program.default])
+    cover = _Cover(corners)
+    alive = (1 << (n + 1)) - 1
+    # 贪心地从后往前删时，第一次删之前每一条都是对着完整的程序试的：有一条能删，simplify 就至少删一条
+    return any(_removable(i, corners, configs, cover, cover.covers(corners[i]), alive) for i in reversed(range(n)))
+
+
+def _config_ids(configs: list) -> list[int]:
+    """配置 -> 整数（相同的配置相同的数），比较起来比 Config 快。能启动的用它在 VALID 里的下标。"""
+    other: dict = {}
+    return [i if (i := VALID_INDEX.get(c, -1)) >= 0 else -1 - other.setdefault(c, len(other)) for c in configs]
+
+
+def _removable(i: int, corners, configs, cover: _Cover, covering_i: int, alive: int) -> bool:
     """删掉第 i 条（alive 里的）规则，行为变不变？第 i 条管的形状删掉以后归第一个盖住它的后面的分支 k。
     行为变了，当且仅当有一个配置不同的 k，使 i、k 的交集（角 m）不被除 i 以外、k 前面的盒子盖住。
-    i 自己的角 c 归的那个分支 j 盖住了 c，也就盖住了 j 后面所有 k 的 m，所以只要看 j 和 i、j 之间的那几条。"""
+    i 自己的角 c 归的那个分支 j 盖住了 c，也就盖住了 j 后面所有 k 的 m，所以只要看 j 和 i、j 之间的那几条。
+    covering_i 是盖住 c 的盒子（位集）。"""
     c, cfg = corners[i], configs[i]
-    j = i + 1 + _lowest((cover.covers(c) & alive) >> (i + 1))
+    if covering_i & alive & ((1 << i) - 1):
+        return True                                           # 被前面的盒子整个挡住：本来就走不到
+    j = i + 1 + _lowest((covering_i & alive) >> (i + 1))
     if configs[j] != cfg:
         return False                                          # 形状 c 改走 j，配置变了
     others = alive & ~(1 << i)
@@ -839,6 +867,8 @@ def _removable(i: int, corners, configs, cover: _Cover, alive: int) -> bool:
 
 def _merge_conds(r: Rule) -> Rule:
     """同一维出现多次只留最紧的阈值（顺序按第一次出现）。"""
+    if len({f for f, _ in r.conds}) == len(r.conds):
+        return r                                              # 没有重复的维（最常见）
     best: dict[str, int] = {}
     for f, t in r.conds:
         best[f] = min(t, best.get(f, t))
