@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evolve.diff import AMBIGUOUS, EMPTY_SEARCH, NOT_FOUND, DiffError, apply_diff, format_diff, make_diff, parse_diff
-from evolve.program import (NO_BOUND, Program, ProgramError, Rule, _block, _merge_conds, _parse_ast, _parse_lines,
-                            _parse_rendered, choose_mnk, dead_rules, equivalent, parse, render, simplify)
+from evolve.program import NO_BOUND, Program, ProgramError, Rule, _merge_conds, choose_mnk, dead_rules, equivalent, render, simplify
+from evolve.source import _block, _parse_ast, _parse_lines, _parse_rendered, parse
 from kernel_lab import VALID, Config
 
 # CI：固定的例子（derandomize），个数有限。想多找找：EVOLVE_FUZZ=20 python -m pytest tests/test_program_properties.py
