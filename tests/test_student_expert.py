@@ -60,3 +60,12 @@ def test_scripts_without_the_variable_read_the_student_file(tmp_path):
     assert p.returncode == 0, p.stderr
     demo1 = p.stdout.split("演示 2")[0]
     assert 0 <= demo1.index("if M < 65:") < demo1.index("if M <= 64:")
+
+
+def test_unchanged_expert_is_printed_once():
+    # 文件里写的和规范化以后的一样：只印一遍，不说"照原样 / 规范化以后"
+    p = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--budget", "20", "--seeds", "1"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    demo1 = p.stdout.split("演示 2")[0]
+    assert demo1.count("# EVOLVE-BLOCK-START") == 1 and "规范化" not in demo1
