@@ -267,7 +267,7 @@ def main(argv=None):
         rows.append(["整个 04 脚本：峰值内存（最大的那个进程的 RSS）", mb(med(mems)), spread(mems, mb), "",
                      f"< {MEM_TARGET_MB:g} MB", verdict(med(mems) < MEM_TARGET_MB)])
 
-    # 5. a 1,000-rule expert (a pasted per-shape table), 04 --quick in a copy of the project
+    # 6. a 1,000-rule expert (a pasted per-shape table), 04 --quick in a copy of the project
     progress(f"{BIG_RULES} 条规则的专家，04 --quick（临时目录里的副本）…")
     tmp = big_expert_copy(table)
     try:
