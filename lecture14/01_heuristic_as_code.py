@@ -335,10 +335,11 @@ def main(argv=None):
     print_try([
         ("追踪任何一个形状走哪条分支（M N K；这里是 405B/8 qkv、M = 3000）：",
          "python3 lecture14/01_heuristic_as_code.py --shape 3000 2304 16384"),
-        ("用你自己的启发式文件：复制一份专家启发式，在第一条规则后面加一条永远走不到的 if M <= 8: return Config(...)，"
-         "再看演示 1（06 会给它打分、指出它的死规则）：",
-         "cp lecture14/expert_heuristic.py my_heuristic.py && python3 lecture14/01_heuristic_as_code.py "
-         "--heuristic my_heuristic.py"),
+        ("用你自己的启发式文件：先复制一份专家启发式（只做一次：再做会覆盖你改过的文件）：",
+         "cp lecture14/expert_heuristic.py my_heuristic.py"),
+        ("在编辑器里打开 my_heuristic.py，在第一条规则后面加一条永远走不到的规则（比如 if M <= 8: 配一个别的 Config），"
+         "再看演示 1 怎样指出它是死规则（06 会给你的文件打分）：",
+         "python3 lecture14/01_heuristic_as_code.py --heuristic my_heuristic.py"),
         ("下一步，看一次提议的慢动作：", "python3 lecture14/02_llm_proposal.py"),
     ])
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)

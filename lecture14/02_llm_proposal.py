@@ -385,7 +385,7 @@ def main(argv=None):
         print_observations(demo2_each_kind(table, train, prompt, a.seed))
     print_observations(demo3_mistakes_and_valley(table, train, a.seed, prompt or expert_prompt(table, train)))
     print_try([
-        ("换一个种子，看另一次进化里的另一步（提示词、回复、探针都会变）：", "python3 lecture14/02_llm_proposal.py --seed 3"),
+        ("换一个种子，看另一次进化里的另一步（提示词、回复、探针上的分数都会变）：", "python3 lecture14/02_llm_proposal.py --seed 3"),
         ("看进化后期的一步（父程序的分数已经高了不少），演示 2 里各种修改比父程序好的比例怎么变：",
          "python3 lecture14/02_llm_proposal.py --after 500"),
         ("下一步，看级联和程序库各买到了什么：", "python3 lecture14/03_cascade_and_database.py --quick"),
