@@ -61,8 +61,8 @@ def pct(x):
 
 
 def note(text: str) -> None:
-    """一段说明，按终端宽度折行。"""
-    print("\n".join(wrap(text, wrap_width())))
+    """一段说明，按终端宽度折行；以 ①–⑦ 开头的段落续行缩进两格。"""
+    print("\n".join(wrap(text, wrap_width(), "  " if text[:1] in "①②③④⑤⑥⑦" or text.startswith("   ") else "")))
 
 
 def cfg_text(c: Config) -> str:
@@ -151,7 +151,7 @@ def demo1_slow_motion(table, train, seed, after):
     evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database)           # 前 k-1 步照常跑完
     db = rec.db
     island, presult, prompt = next_step(db, ev)                             # 第 k 步：我们自己一步一步地做
-    print(f"进化循环已经跑了 {k - 1} 个提议。第 {k} 个：从 {len(db.islands)} 个岛里挑到第 {island + 1} 个岛，"
+    note(f"进化循环已经跑了 {k - 1} 个提议。第 {k} 个：从 {len(db.islands)} 个岛里挑到第 {island + 1} 个岛，"
           f"按名次加权挑出父程序（分数 {presult['score']:.3f}×），再从别的岛挑 {len(prompt.inspirations)} 个灵感程序。")
     print("\n① 提示词（真 LLM 会收到的原文）：\n" + "-" * 60 + "\n" + prompt.text() + "\n" + "-" * 60)
     op, reply = rec.llm.propose(prompt)
@@ -161,27 +161,27 @@ def demo1_slow_motion(table, train, seed, after):
     print("\n③ 打到父程序源码上，再读成程序（evolve.parse，不执行）：\n" + render(child))
     bad = launch_problems(child, train)
     configs = [r.config for r in child.rules] + [child.default]
-    print(f"④ 静态检查（不跑内核）：{len(configs)} 个分支的配置" +
+    note(f"④ 静态检查（不跑内核）：{len(configs)} 个分支的配置" +
           ("都能启动（寄存器 " + "、".join(str(regs_per_thread(c)) for c in configs) + f" 个/线程，上限 {MAX_REGS_PER_THREAD}）。"
            if not bad else "有启动不了的：" + "；".join(t for _, t in bad)))
     probe = [ev.train[i] for i in ev.probe]
-    print(f"⑤ 探针：{len(probe)} 个探针形状（训练形状按 M 排好、均匀取的）：" + "，".join(s.label() for s in probe))
+    note(f"⑤ 探针：{len(probe)} 个探针形状（训练形状按 M 排好、均匀取的）：" + "，".join(s.label() for s in probe))
     before = (ev.n_eval_probe, ev.n_eval_full)
     result = ev.evaluate(child, presult)
     passed = result["status"] == "full"
-    print(f"   子程序在探针上 log 加速比平均 {result['probe_score']:+.4f}，父程序 {presult['probe_score']:+.4f}："
+    note(f"   子程序在探针上 log 加速比平均 {result['probe_score']:+.4f}，父程序 {presult['probe_score']:+.4f}："
           + ("有希望，进入完整评估。" if passed else "没希望，淘汰。"))
     obs = [obs_probe(result["probe_score"], presult["probe_score"], ev.probe_slack, passed)]
     assert (ev.n_eval_probe, ev.n_eval_full) != before
     if not passed:
         return obs, None
     full = geomean_speedup(child, train, table)
-    print(f"⑥ 完整评估：{len(train)} 个训练形状上比专家快 {result['score']:.3f}×（自己用时间表重算：{full:.3f}×），"
+    note(f"⑥ 完整评估：{len(train)} 个训练形状上比专家快 {result['score']:.3f}×（自己用时间表重算：{full:.3f}×），"
           f"父程序 {presult['score']:.3f}×，到目前最好 {db.best[1]['score']:.3f}×。")
     isl = db.islands[island]
     rank = sum(1 for e in isl if -e[0] >= result["score"])                 # 分数一样时先来的排前面
     was_best = result["score"] > db.best[1]["score"]
-    print(f"⑦ 程序库：第 {island + 1} 个岛现在有 {len(isl)} 个程序（分数 "
+    note(f"⑦ 程序库：第 {island + 1} 个岛现在有 {len(isl)} 个程序（分数 "
           + "、".join(f"{-e[0]:.3f}" for e in isl) + f"），子程序按分数该排第 {rank + 1} 名"
           + (f"，挤掉最后一个（{-isl[-1][0]:.3f}）。" if rank < db.size and len(isl) == db.size else "。"))
     result.update(diff=parse_diff(reply), parent=prompt.parent)
