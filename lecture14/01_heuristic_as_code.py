@@ -22,7 +22,6 @@ CS349E · 第 14 讲 · 01_heuristic_as_code.py —— 被进化的是什么：�
        接下来看 02_llm_proposal.py（一次提议的慢动作）。
 """
 
-import argparse
 import math
 import os
 import sys
@@ -32,11 +31,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from console import print_header, print_observations, print_table, print_try  # noqa: E402
+from runner import ensure_numpy, parser, positive_int, run  # noqa: E402
+
+ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
+
+from console import check, print_header, print_observations, print_table, print_try  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, ProgramError, Rule, Shape,  # noqa: E402
                     TimeTable, all_shapes, choose, parse, per_m_table, render, simplify, split_shapes)
 from evolve.problem import EXPERT_FILE, load_heuristic  # noqa: E402
-from evolve.program import BLOCK_END, BLOCK_START, NO_BOUND, branch_index, equivalent  # noqa: E402
+from evolve.program import BLOCK_END, BLOCK_START, NO_BOUND, branch_index, dead_rules, equivalent  # noqa: E402
 
 # 没见过的形状：M = 3000 不在 11 个 M 里；405B/8 是 Llama-3 405B 按 8 路张量并行切开的投影（hidden 16384、
 # Hq 128、Hkv 8、intermediate 53248），它的 N、K 在 88 个形状里都没有
@@ -70,11 +73,6 @@ DEAD_PROGRAM = Program((
     Rule((("M", 64), ("N", 4096)), B),           # 7 活：角 (64, 4096) 既不在 4 里也不在 5 里
     Rule((("M", 4096),), C),                     # 8 去掉也一样：它给的就是默认配置
 ), C)
-
-
-def verdict(ok, text, otherwise):
-    """一句观察：成立就说 text；不成立就说 otherwise（要写出判据和这次的值），并标明"本次不成立"。"""
-    return text if ok else f"【本次不成立】{otherwise}"
 
 
 def cond_text(conds) -> str:
@@ -116,10 +114,11 @@ def obs_branches(counts: dict, n_shapes: int, lines: list, dead: list) -> str:
             "".join(f"第 {ln} 行的分支没有形状走到：" + ("simplify 证明它在任何 (M, N, K) 上都走不到，是死规则。"
                                                if ln in dead else "它不是死规则，只是这些形状都没用到它。")
                     for ln in unused))
-    return verdict(sum(counts.values()) == n_shapes,
-                   f"{n_shapes} 个形状里，{parts}：每个形状恰好走一条分支（第一条条件全部成立的规则，都不成立就是默认），"
-                   f"choose 就是这样一条一条往下试。{tail}",
-                   f"{parts}，合计 {sum(counts.values())} 个（判据：合计 = {n_shapes}）。")
+    return check(sum(counts.values()) == n_shapes,
+                 f"{n_shapes} 个形状里，{parts}：每个形状恰好走一条分支（第一条条件全部成立的规则，都不成立就是默认），"
+                 f"choose 就是这样一条一条往下试。{tail}",
+                 f"每个形状恰好走一条分支：各分支的形状数加起来是 {n_shapes}",
+                 f"{parts}，合计 {sum(counts.values())} 个")
 
 
 def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
@@ -152,6 +151,8 @@ def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
     dead = [r.line for r in program.rules if r not in simp.rules]
     print(f"\nsimplify（演示 3 讲它怎么做）：{program.n_rules()} 条规则 → {simp.n_rules()} 条"
           + (f"；删掉的死规则在第 {', '.join(map(str, dead))} 行。" if dead else "，没有死规则。"))
+    for line, text in dead_rules(program):                  # 读文件时给学生的提醒（evolve.program.dead_rules）
+        print(f"  第 {line} 行：{text}")
     return [obs_branches(counts, len(all_shapes()), lines, dead)]
 
 
@@ -165,21 +166,21 @@ def n_programs(n_rules: int, n_configs: int = len(VALID), n_cuts: int = len(TOKE
 
 def obs_new_shapes(answered: int, n_new: int, in_table: int, worst: float) -> str:
     ok = answered == n_new and in_table == 0
-    return verdict(ok, f"{n_new} 个没见过的形状，程序每个都直接给出了能启动的配置，不用重新调；逐形状的表一个都查不到。"
-                       "表只记得见过的点，代码写的是规律（按 M 分档），规律能用到新的点上。答得好不好是另一回事："
-                       f"专家在这几个形状上最差离最优慢 {worst:.2f}×——进化要做的，就是把规律写得更好。",
-                   f"程序回答了 {answered}/{n_new} 个新形状，表查到 {in_table} 个"
-                   f"（判据：程序全部答出能启动的配置、表一个都查不到）。")
+    return check(ok, f"{n_new} 个没见过的形状，程序每个都直接给出了能启动的配置，不用重新调；逐形状的表一个都查不到。"
+                     "表只记得见过的点，代码写的是规律（按 M 分档），规律能用到新的点上。答得好不好是另一回事："
+                     f"专家在这几个形状上最差离最优慢 {worst:.2f}×——进化要做的，就是把规律写得更好。",
+                 "程序对每个没见过的形状都给出能启动的配置，逐形状的表一个都查不到",
+                 f"程序答出 {answered}/{n_new} 个，表查到 {in_table} 个")
 
 
 def obs_space(small: int, big: int, per_shape: int, runs: int) -> str:
     ok = small > runs > per_shape and big > small
-    return verdict(ok, f"只有一条规则、和专家一样形状的程序就有 {small:.2e} 种写法，比把训练形状逐个穷举的 {runs:,} 次还多得多；"
+    return check(ok, f"只有一条规则、和专家一样形状的程序就有 {small:.2e} 种写法，比把训练形状逐个穷举的 {runs:,} 次还多得多；"
                        f"{MAX_RULES} 条规则时是 {big:.2e} 种。一个一个评估不可能——所以要有会挑方向的搜索"
                        "（AlphaEvolve 用 LLM 提修改、用程序库挑父程序）。逐形状调优每个形状只有 "
                        f"{per_shape:,} 个配置可试，但它给不出代码。",
-                   f"一条规则 {small:.2e} 种、{MAX_RULES} 条 {big:.2e} 种，穷举训练形状 {runs:,} 次，每个形状 {per_shape:,} 个配置"
-                   "（判据：一条规则的写法数 > 穷举次数 > 每形状配置数，且规则越多写法越多）。")
+                 "一条规则的程序的写法数 > 穷举训练形状的次数 > 每个形状的配置数，且规则越多写法越多",
+                 f"一条规则 {small:.2e} 种、{MAX_RULES} 条 {big:.2e} 种，穷举训练形状 {runs:,} 次，每个形状 {per_shape:,} 个配置")
 
 
 def demo2_why_code(table: TimeTable):
@@ -262,22 +263,23 @@ def corner_reaches(program: Program, i: int) -> bool:
 
 def obs_roundtrip(same: bool, same_text: bool, n_shapes: int, differ: int) -> str:
     ok = same and same_text and differ == 0
-    return verdict(ok, f"parse(render(p)) == p，render 两次得到同样的文本；学生的写法（elif、else、<、位置参数、注释）"
+    return check(ok, f"parse(render(p)) == p，render 两次得到同样的文本；学生的写法（elif、else、<、位置参数、注释）"
                        f"读进来、写回去只是换成统一的格式，{n_shapes} 个形状上选的配置一个不差。进化的每一步都是"
                        "\"源码 → 改源码 → 再读成程序\"，所以这一趟必须不丢东西。",
-                   f"来回一趟：程序相同 {same}，文本相同 {same_text}，{n_shapes} 个形状里选的配置不同的 {differ} 个"
-                   "（判据：都相同、0 个不同）。")
+                 f"parse(render(p)) == p、render 两次文本相同、{n_shapes} 个形状上选的配置一个不差",
+                 f"程序相同：{'是' if same else '否'}，文本相同：{'是' if same_text else '否'}，选的配置不同的形状 {differ} 个")
 
 
 def obs_simplify(match: bool, equiv: bool, n_before: int, n_after: int, corners_ok: bool, example: str) -> str:
     ok = match and equiv and n_after < n_before and corners_ok
-    return verdict(ok, f"simplify 把 {n_before} 条规则删到 {n_after} 条，删掉的正是上表判为死的那几条，equivalent 确认"
+    return check(ok, f"simplify 把 {n_before} 条规则删到 {n_after} 条，删掉的正是上表判为死的那几条，equivalent 确认"
                        "在每个正整数 (M, N, K) 上选的配置都不变。为什么只要和前面的规则一条一条比：每条规则管一个从 (1, 1, 1) "
                        "开始的盒子；盒子被几个盒子的并集盖住，它的角就在某一个盒子 A 里，而 A 也从 (1, 1, 1) 开始，"
                        f"于是整个盒子都在 A 里——被并集盖住，当且仅当被其中某一个盖住（{example}）。"
                        "这就是第 12 讲的删死代码：证明走不到，再删。",
-                   f"simplify {n_before} → {n_after} 条；和逐条判断一致 {match}；行为不变 {equiv}；活规则的角都走到自己 {corners_ok}"
-                   "（判据：都成立，且规则变少）。")
+                 "simplify 删掉的正是逐条判断为死的规则、行为不变、规则变少、留下的每条规则的角都走到它自己",
+                 f"simplify {n_before} → {n_after} 条；和逐条判断一致：{'是' if match else '否'}；行为不变："
+                 f"{'是' if equiv else '否'}；角都走到自己：{'是' if corners_ok else '否'}")
 
 
 def demo3_render_simplify():
@@ -305,35 +307,46 @@ def demo3_render_simplify():
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(description="被进化的是什么：一段挑分块配置的代码（第 14 讲 01）", allow_abbrev=False)
-    ap.add_argument("--shape", type=int, nargs=3, action="append", default=[], metavar=("M", "N", "K"),
-                    help="在演示 1 的表里多追踪一个形状（可以给几次）")
+    ap = parser("被进化的是什么：一段挑分块配置的代码（第 14 讲 01）。")
+    ap.add_argument("--shape", type=positive_int, nargs=3, action="append", default=[], metavar=("M", "N", "K"),
+                    help="在演示 1 的表里多追踪一个形状，三个正整数（可以给几次）")
     ap.add_argument("--heuristic", default=EXPERT_FILE, metavar="文件", help="演示 1 用的启发式文件（默认 expert_heuristic.py）")
-    a = ap.parse_args(argv)
-    if any(x < 1 for s in a.shape for x in s):
-        ap.error("--shape 的 M、N、K 都要是正整数")
-    return a
+    return ap.parse_args(argv)
+
+
+def read_program(path: str):
+    """读启发式文件；出错返回 (None, 一句话)，和专家文件写错时的信息一样（load_heuristic 给的）。"""
+    try:
+        return load_heuristic(path), ""
+    except ProgramError as e:
+        return None, f"{e}\n（改好再运行；写法见 lecture14/expert_heuristic.py 开头的说明。）"
+    except UnicodeDecodeError:
+        return None, f"{os.path.relpath(path)}: 这个文件不是 UTF-8 编码；在编辑器里另存为 UTF-8 再运行。"
+    except IsADirectoryError:
+        return None, f"{os.path.relpath(path)}: 这是一个目录，要给一个 .py 文件。"
+    except OSError as e:
+        return None, f"{os.path.relpath(path)}: 读不了这个文件（{e.strerror}）；检查路径，路径相对于运行脚本时所在的目录。"
+
+
+def run_demos(a, program) -> list:
+    """三个演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
+    table = TimeTable()
+    extra = [Shape("你给的形状", M, N, K) for M, N, K in a.shape]
+    print(f"设置：--heuristic {os.path.relpath(a.heuristic)}" + "".join(f" --shape {s.M} {s.N} {s.K}" for s in extra))
+    return (print_observations(demo1_expert(program, a.heuristic, extra, table))
+            + print_observations(demo2_why_code(table)) + print_observations(demo3_render_simplify()))
 
 
 def main(argv=None):
     a = parse_args(argv)
-    try:
-        program = load_heuristic(a.heuristic)
-    except ProgramError as e:
-        sys.exit(f"{e}\n（改好再运行；写法见 lecture14/expert_heuristic.py 开头的说明。）")
-    except UnicodeDecodeError:
-        sys.exit(f"{a.heuristic}: 这个文件不是 UTF-8 编码；在编辑器里另存为 UTF-8 再运行。")
-    except OSError as e:
-        sys.exit(f"{a.heuristic}: 读不了这个文件（{e.strerror}）；检查路径。")
+    program, error = read_program(a.heuristic)
+    if program is None:
+        print(error, file=sys.stderr)
+        sys.exit(1)
     start = time.perf_counter()
-    table = TimeTable()
-    extra = [Shape("你给的形状", M, N, K) for M, N, K in a.shape]
-    print(f"设置：--heuristic {os.path.relpath(a.heuristic)}" + "".join(f" --shape {s.M} {s.N} {s.K}" for s in extra))
-    print_observations(demo1_expert(program, a.heuristic, extra, table))
-    print_observations(demo2_why_code(table))
-    print_observations(demo3_render_simplify())
+    run_demos(a, program)
     print_try([
-        ("追踪任何一个形状走哪条分支（M N K；这里是 405B/8 qkv、M = 3000）：",
+        ("追踪任何一个形状走哪条分支（M N K；这里是 405B/8 qkv、M = 3000；下面的命令都在仓库根目录运行）：",
          "python3 lecture14/01_heuristic_as_code.py --shape 3000 2304 16384"),
         ("用你自己的启发式文件：先复制一份专家启发式（只做一次：再做会覆盖你改过的文件）：",
          "cp lecture14/expert_heuristic.py my_heuristic.py"),
@@ -346,8 +359,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        print("\n中断了。", file=sys.stderr)
-        sys.exit(130)
+    run(main)

@@ -22,7 +22,6 @@ CS349E · 第 14 讲 · 02_llm_proposal.py —— 一次提议的慢动作：LLM
        先看 01_heuristic_as_code.py（被进化的代码长什么样）；接下来看 03_cascade_and_database.py。
 """
 
-import argparse
 import os
 import sys
 import time
@@ -32,7 +31,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from console import print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
+from runner import ensure_numpy, nonnegative_int, parser, positive_int, run  # noqa: E402
+
+ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
+
+from console import check, print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, TimeTable, all_shapes,  # noqa: E402
                     evolve, geomean_speedup, parse, render, split_shapes)
 from evolve.evaluator import PROBE_SLACK  # noqa: E402
@@ -49,11 +52,6 @@ PER_KIND = 200      # 演示 2：每种修改从同一个父程序提几次
 MISTAKE_RUN = dict(budget=300, rate=0.3)    # 演示 3：犯错率调到 30% 的一次进化
 VALLEY = (Config(128, 128, 64, 4, 3, 8), Config(256, 128, 64, 4, 3, 8), Config(128, 128, 64, 8, 3, 8),
           Config(256, 128, 64, 8, 3, 8))    # 起点、只改 BM、只改 warps、两个一起改
-
-
-def verdict(ok, text, otherwise):
-    """一句观察：成立就说 text；不成立就说 otherwise（要写出判据和这次的值），并标明"本次不成立"。"""
-    return text if ok else f"【本次不成立】{otherwise}"
 
 
 def pct(x):
@@ -101,10 +99,10 @@ def apply_reply(src: str, reply: str):
     """回复 → 子程序；打不上、解析不了返回 (None, 原因)。"""
     try:
         return parse(apply_diff(src, parse_diff(reply))), ""
-    except DiffError as e:
-        return None, f"SEARCH/REPLACE 打不上（{str(e).splitlines()[0]}）"
+    except DiffError as e:                       # 原因的名字和进化循环记进 failed 的一样（DiffError.kind）
+        return None, f"{getattr(e, 'kind', '') or 'SEARCH/REPLACE 打不上'}（{str(e).splitlines()[0]}）"
     except ProgramError as e:
-        return None, f"子程序解析不了（{e.message}）"
+        return None, f"{getattr(e, 'kind', '') or '子程序解析不了'}（{e.message}）"
 
 
 def find_proposal(table, train, seed, after):
@@ -125,20 +123,21 @@ def find_proposal(table, train, seed, after):
 
 def obs_probe(probe_child: float, probe_parent: float, slack: float, passed: bool) -> str:
     ok = passed == (probe_child >= probe_parent - slack)
-    return verdict(ok, f"探针这一关看的是 log 加速比在探针形状上的平均：子程序 {probe_child:+.4f}，父程序 {probe_parent:+.4f}，"
-                       f"差不到 {slack} 就算有希望（{'过了' if passed else '没过'}）。只跑了探针形状，没过的就不再花完整评估的钱。",
-                   f"子程序探针 {probe_child:+.4f}、父程序 {probe_parent:+.4f}、容差 {slack}，评估器判 {'过' if passed else '不过'}"
-                   "（判据：过 ⇔ 子程序 ≥ 父程序 − 容差）。")
+    return check(ok, f"探针这一关看的是 log 加速比在探针形状上的平均：子程序 {probe_child:+.4f}，父程序 {probe_parent:+.4f}，"
+                     f"差不到 {slack} 就算有希望（{'过了' if passed else '没过'}）。只跑了探针形状，没过的就不再花完整评估的钱。",
+                 "评估器判\"过\"当且仅当子程序的探针分数 ≥ 父程序的探针分数 − 容差",
+                 f"子程序 {probe_child:+.4f}、父程序 {probe_parent:+.4f}、容差 {slack}，评估器判{'过' if passed else '不过'}")
 
 
 def obs_database(predicted: int, actual: int | None, size: int, new_best: bool, was_best: bool) -> str:
     ok = predicted == actual and new_best == was_best
     where = f"第 {predicted + 1} 名" if predicted < size else "进不去（比岛上最差的还差）"
-    return verdict(ok, f"程序库按分数给岛排名：子程序排{where}，和真的放进去以后的位置一样；岛上只留 {size} 个，多出来的最差的被挤掉。"
-                       + ("它也是到目前为止最好的程序，全局最好另外记着，永远不会丢。" if new_best else
-                          "它不是全局最好的，但留在岛上，以后还能当父程序。"),
-                   f"预测排第 {predicted + 1} 名，放进去以后在 {actual if actual is None else actual + 1}；预测新最好 {was_best}，"
-                   f"实际 {new_best}（判据：两者都一致）。")
+    return check(ok, f"程序库按分数给岛排名：子程序排{where}，和真的放进去以后的位置一样；岛上只留 {size} 个，多出来的最差的被挤掉。"
+                     + ("它也是到目前为止最好的程序，全局最好另外记着，永远不会丢。" if new_best else
+                        "它不是全局最好的，但留在岛上，以后还能当父程序。"),
+                 "按分数预测的名次和放进去以后的名次一样，预测的\"是不是新的最好\"也和实际一样",
+                 f"预测第 {predicted + 1} 名，放进去以后" + ("不在岛上" if actual is None else f"第 {actual + 1} 名")
+                 + f"；预测新最好：{'是' if was_best else '否'}，实际：{'是' if new_best else '否'}")
 
 
 def demo1_slow_motion(table, train, seed, after):
@@ -146,7 +145,7 @@ def demo1_slow_motion(table, train, seed, after):
     k = find_proposal(table, train, seed, after)
     if k is None:
         print(f"第 {after}–{after + LOOK} 个提议里没有一个比父程序好的；换个 --after 或 --seed 再试。")
-        return [verdict(False, "", f"第 {after}–{after + LOOK} 个提议里没有比父程序好的（判据：至少一个）。")], None
+        return [check(False, "", f"第 {after}–{after + LOOK} 个提议里至少有一个比父程序好", "一个都没有")], None
     ev, rec = Evaluator(train, table), Recorder()
     evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database)           # 前 k-1 步照常跑完
     db = rec.db
@@ -189,10 +188,10 @@ def demo1_slow_motion(table, train, seed, after):
     actual = next((j for j, e in enumerate(db.islands[island]) if e[2] == child), None)
     obs.append(obs_database(rank, actual, db.size, db.best[0] == child, was_best))
     same = evolve(Evaluator(train, table), k, seed=seed)["best"]
-    obs.append(verdict(same[0] == db.best[0],
-                       f"这一步是 04 那次进化的原样重演：不经过这里、直接跑 {k} 个提议的进化，最好的程序和这里一样。"
-                       "（MockLLM 和程序库共用一个带种子的随机数发生器，同一个种子走同一条路。）",
-                       f"直接跑 {k} 个提议的进化，最好的程序和这里不一样（判据：一样）。"))
+    obs.append(check(same[0] == db.best[0],
+                     f"这一步是 04 那次进化的原样重演：不经过这里、直接跑 {k} 个提议的进化，最好的程序和这里一样。"
+                     "（MockLLM 和程序库共用一个带种子的随机数发生器，同一个种子走同一条路。）",
+                     f"直接跑 {k} 个提议的进化，最好的程序和这里一样", "不一样"))
     return obs, prompt
 
 
@@ -221,12 +220,13 @@ def obs_kinds(stats: dict) -> str:
     worst = max(unlaunch, key=unlaunch.get)
     others = max(v for op, v in better.items() if op != "targeted")
     ok = top == "targeted" and worst == "single_field" and others < 0.5
-    return verdict(ok, f"同一个父程序，比父程序好的比例 targeted 最高（{pct(better['targeted'])}），它按内核常识一次改好几个字段；"
+    return check(ok, f"同一个父程序，比父程序好的比例 targeted 最高（{pct(better['targeted'])}），它按内核常识一次改好几个字段；"
                        f"改出启动不了的配置最多的是 single_field（{pct(unlaunch['single_field'])}）：一次只挪一个字段，"
                        f"常常挪进资源超限的地方（演示 3 的山谷）。其余几种修改比父程序好的最多 {pct(others)}，大多改出和父程序"
                        "差不多或更差的程序——进化靠的是提得多、筛得快，而不是每次都对。",
-                   f"比父程序好的比例最高的是 {top}（{pct(better[top])}），启动不了最多的是 {worst}（{pct(unlaunch[worst])}），"
-                   f"其余几种比父程序好的最多 {pct(others)}（判据：前者是 targeted、中者是 single_field、后者不到 50%）。")
+                 "比父程序好的比例最高的是 targeted，改出启动不了的配置最多的是 single_field，其余几种比父程序好的都不到 50%",
+                 f"比父程序好的比例最高的是 {top}（{pct(better[top])}），启动不了最多的是 {worst}（{pct(unlaunch[worst])}），"
+                 f"其余几种比父程序好的最多 {pct(others)}")
 
 
 def demo2_each_kind(table, train, prompt, seed):
@@ -282,28 +282,30 @@ def mistake_kind(src: str, reply: str) -> str:
 
 
 def obs_mistakes(kinds: Counter, tried: int, failed: dict, rejected: int, in_db: int, repeats: int) -> str:
-    n_fail = kinds["SEARCH/REPLACE 打不上"] + kinds["子程序解析不了"]
+    n_fail = sum(v for k, v in kinds.items() if k not in ("子程序启动不了", "没有错"))
     ok = (sum(kinds.values()) == tried and kinds["没有错"] == 0 and sum(failed.values()) == n_fail and in_db == 0
           and rejected + repeats == kinds["子程序启动不了"])
-    return verdict(ok, f"{tried} 个故意犯错的回复一个都没让循环崩：{kinds['SEARCH/REPLACE 打不上']} 个 SEARCH 打不上、"
-                       f"{kinds['子程序解析不了']} 个子程序解析不了，记在 failed 里（共 {sum(failed.values())} 个，正好是它们）；"
+    fails = "、".join(f"{k} {v} 个" for k, v in sorted(kinds.items()) if k not in ("子程序启动不了", "没有错"))
+    return check(ok, f"{tried} 个故意犯错的回复一个都没让循环崩：{fails}，记在 failed 里（共 {sum(failed.values())} 个，正好是它们）；"
                        f"{kinds['子程序启动不了']} 个改出启动不了的配置，{rejected} 个被静态检查拒掉，{repeats} 个是以前提过的程序、直接查的缓存。"
                        "没有一个进了程序库。",
-                   f"犯错 {tried} 个：分类 {dict(kinds)}，failed 共 {sum(failed.values())}，静态检查拒掉 {rejected}，"
-                   f"查缓存的 {repeats}，进了程序库的 {in_db}（判据：分类合计 = 犯错数、failed = 打不上 + 解析不了、"
-                   "启动不了 = 拒掉 + 查缓存、没有一个进程序库）。")
+                 "分类合计 = 犯错的回复数，failed = 打不上 + 解析不了，启动不了 = 静态检查拒掉 + 查缓存，没有一个进程序库",
+                 f"犯错 {tried} 个，分类 " + "、".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+                 + f"，failed 共 {sum(failed.values())}，静态检查拒掉 {rejected}，查缓存 {repeats}，进了程序库 {in_db}")
 
 
 def obs_valley(rows: list) -> str:
     start, only_bm, only_w, both = rows
     ok = (not only_bm["ok"]) and only_w["ok"] and only_w["score"] <= start["score"] and both["ok"] and \
         both["score"] > start["score"]
-    return verdict(ok, f"从 {cfg_text(start['cfg'])} 走到 {cfg_text(both['cfg'])}（分数 {start['score']:.3f}× → "
+    return check(ok, f"从 {cfg_text(start['cfg'])} 走到 {cfg_text(both['cfg'])}（分数 {start['score']:.3f}× → "
                        f"{both['score']:.3f}×）要改两个字段。只改 BM：每线程 {only_bm['regs']} 个寄存器，超过 {MAX_REGS_PER_THREAD}，"
                        f"启动不了；只改 warps：能启动，但 {only_w['score']:.4f}× 不比起点好。一次只挪一个字段的 single_field "
                        "两条路都过不去，这就是山谷；targeted 按内核常识把块和 warp 一起改，一步跨过去。",
-                   f"只改 BM：能启动 {only_bm['ok']}；只改 warps：{only_w['score']}；两个一起改：{both['score']}，起点 "
-                   f"{start['score']:.4f}（判据：只改 BM 启动不了、只改 warps 不比起点好、一起改比起点好）。")
+                 "只改 BM 启动不了，只改 warps 不比起点好，两个一起改比起点好",
+                 f"只改 BM：{'能' if only_bm['ok'] else '不能'}启动；只改 warps："
+                 + (f"{only_w['score']:.4f}×" if only_w["ok"] else "不能启动") + "；两个一起改："
+                 + (f"{both['score']:.4f}×" if both["ok"] else "不能启动") + f"；起点 {start['score']:.4f}×")
 
 
 def expert_prompt(table, train) -> Prompt:
@@ -362,30 +364,30 @@ def demo3_mistakes_and_valley(table, train, seed, prompt):
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(description="一次提议的慢动作（第 14 讲 02）", allow_abbrev=False)
-    ap.add_argument("--seed", type=int, default=SEED, help="进化的种子（默认 0，和 04 一样）")
-    ap.add_argument("--after", type=int, default=AFTER, help=f"从第几个提议起找（默认 {AFTER}）")
-    a = ap.parse_args(argv)
-    if a.seed < 0:
-        ap.error("--seed 要是非负整数")
-    if a.after < 1:
-        ap.error("--after 要是正整数")
-    return a
+    ap = parser("一次提议的慢动作（第 14 讲 02）。")
+    ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"进化的种子，非负整数（默认 {SEED}，和 04 一样）")
+    ap.add_argument("--after", type=positive_int, default=AFTER, help=f"从第几个提议起找，正整数（默认 {AFTER}）")
+    return ap.parse_args(argv)
+
+
+def run_demos(a) -> list:
+    """三个演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
+    print(f"设置：--seed {a.seed} --after {a.after}")
+    table = TimeTable()
+    train, _ = split_shapes(all_shapes())
+    obs, prompt = demo1_slow_motion(table, train, a.seed, a.after)
+    out = print_observations(obs)
+    if prompt is not None:
+        out += print_observations(demo2_each_kind(table, train, prompt, a.seed))
+    return out + print_observations(demo3_mistakes_and_valley(table, train, a.seed, prompt or expert_prompt(table, train)))
 
 
 def main(argv=None):
     a = parse_args(argv)
-    print(f"设置：--seed {a.seed} --after {a.after}")
     start = time.perf_counter()
-    table = TimeTable()
-    train, _ = split_shapes(all_shapes())
-    obs, prompt = demo1_slow_motion(table, train, a.seed, a.after)
-    print_observations(obs)
-    if prompt is not None:
-        print_observations(demo2_each_kind(table, train, prompt, a.seed))
-    print_observations(demo3_mistakes_and_valley(table, train, a.seed, prompt or expert_prompt(table, train)))
+    run_demos(a)
     print_try([
-        ("换一个种子，看另一次进化里的另一步（提示词、回复、探针上的分数都会变）：", "python3 lecture14/02_llm_proposal.py --seed 3"),
+        ("换一个种子，看另一次进化里的另一步（提示词、回复、探针上的分数都会变；下面的命令都在仓库根目录运行）：", "python3 lecture14/02_llm_proposal.py --seed 3"),
         ("看进化后期的一步（父程序的分数已经高了不少），演示 2 里各种修改比父程序好的比例怎么变：",
          "python3 lecture14/02_llm_proposal.py --after 500"),
         ("下一步，看级联和程序库各买到了什么：", "python3 lecture14/03_cascade_and_database.py --quick"),
@@ -394,8 +396,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        print("\n中断了。", file=sys.stderr)
-        sys.exit(130)
+    run(main)

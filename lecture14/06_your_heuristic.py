@@ -23,8 +23,6 @@ CS349E · 第 14 讲 · 06_your_heuristic.py —— 你自己写的启发式，�
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
 """
 
-import argparse
-import math
 import os
 import sys
 import time
@@ -33,11 +31,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from console import print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
+from runner import ROOT, ensure_numpy, nonnegative_int, parser, positive_int, run  # noqa: E402
+
+ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
+
+from console import check, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, ProgramError, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.problem import EXPERT_FILE, load_heuristic  # noqa: E402
-from evolve.program import BLOCK_END, BLOCK_START, equivalent  # noqa: E402
+from evolve.program import BLOCK_END, BLOCK_START, dead_rules, equivalent  # noqa: E402
 from sched_lab import SMS, explain  # noqa: E402
 
 SEED = 0
@@ -48,20 +50,11 @@ SAME = 1e-9          # 时间相对差小于它算一样快
 SPLITS = {"random": "配对随机对半分", "by_model": "8B 训练、70B/8 测试"}
 
 
-def verdict(ok, text, otherwise):
-    """一句观察：成立就说 text；不成立就说 otherwise（要写出判据和这次的值），并标明"本次不成立"。"""
-    return text if ok else f"【本次不成立】{otherwise}"
-
-
 def pct(x):
     return f"{x:.0%}"
 
 
-def note(text: str) -> None:
-    print("\n".join(wrap(text, wrap_width())))
-
-
-def cfg_text(c: Config) -> str:
+def cfg_text(c: Config):
     return f"{c.BM}×{c.BN}×{c.BK} / {c.warps} warp / {c.stages} 级 / group {c.group}"
 
 
@@ -79,6 +72,12 @@ def read_program(path: str):
         return None, f"{os.path.relpath(path)}: 读不了这个文件（{e.strerror}）；检查路径，路径相对于运行脚本时所在的目录。"
 
 
+def from_root(path: str) -> str:
+    """从仓库根目录看的路径（"可以试试"里的命令都在仓库根目录运行）；不在仓库里的文件给绝对路径。"""
+    full = os.path.abspath(path)
+    return os.path.relpath(full, ROOT) if full.startswith(ROOT + os.sep) else full
+
+
 def source_block(path: str) -> list[tuple[int, str]]:
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
@@ -89,7 +88,7 @@ def source_block(path: str) -> list[tuple[int, str]]:
 
 # ---------------------------------------------------------------- 演示 1
 
-def obs_vs_expert(is_expert: bool, yours: dict, expert_name: str) -> str:
+def obs_vs_expert(is_expert: bool, yours: dict, expert_name: str):
     """yours：划分 → (训练, 测试) 相对专家的加速比。"""
     if is_expert:
         return (f"这个文件在每个正整数 (M, N, K) 上都和 {expert_name} 选同一个配置（equivalent 判定的），所以它的分数处处是 1.000×。"
@@ -97,20 +96,20 @@ def obs_vs_expert(is_expert: bool, yours: dict, expert_name: str) -> str:
     tests = {how: v[1] for how, v in yours.items()}
     ok = all(t > 1 + SAME for t in tests.values())
     txt = "、".join(f"{SPLITS[how]}的测试形状上 {t:.3f}×" for how, t in tests.items())
-    return verdict(ok, f"你赢了专家：{txt}。测试形状是分数里没用来挑规则的形状——在那里也赢，才说明你的规则写的是规律。",
-                   f"还没赢专家：{txt}（判据：两种划分的测试形状上都比专家快，即大于 1.000×）。")
+    return check(ok, f"你赢了专家：{txt}。测试形状是分数里没用来挑规则的形状——在那里也赢，才说明你的规则写的是规律。",
+                 "\"打败专家\"：两种划分的测试形状上都比专家快（大于 1.000×）", txt)
 
 
-def obs_rank(scores: dict) -> str:
+def obs_rank(scores: dict):
     """scores：方法 → 随机划分测试形状上的加速比（含 "yours"、"oracle"）。"""
     mine, top = scores["yours"], scores["oracle"]
     above = [k for k in ("expert", "per_m", "evolved") if mine > scores[k] * (1 + SAME)]
     names = {"expert": "专家", "per_m": "按 M 查表", "evolved": "进化出的"}
     ok = mine <= top * (1 + SAME)
-    return verdict(ok, f"配对随机对半分的测试形状上，你拿到逐形状最优的 {pct(mine / top)}（{mine:.3f}× / {top:.3f}×）"
+    return check(ok, f"配对随机对半分的测试形状上，你拿到逐形状最优的 {pct(mine / top)}（{mine:.3f}× / {top:.3f}×）"
                        + (f"，超过了{'、'.join(names[k] for k in above)}。" if above else "，还没超过专家、按 M 查表和进化出的任何一个。")
                        + "逐形状最优是上限：没有哪个启发式能在一个形状上比穷举出的最快配置更快。",
-                   f"你的测试分数 {mine:.3f}× 超过了逐形状最优 {top:.3f}×（判据：不超过上限）。")
+                 "任何启发式都不超过逐形状最优（上限）", f"你的测试分数 {mine:.3f}×，逐形状最优 {top:.3f}×")
 
 
 def demo1_scores(path, program, table, evolved):
@@ -123,6 +122,8 @@ def demo1_scores(path, program, table, evolved):
     print(f"\n读成 {program.n_rules()} 条规则 + 默认配置；" + (
         f"其中第 {', '.join(map(str, dead))} 行的规则是死的（走不到，或者去掉也一样），simplify 删掉后 {simp.n_rules()} 条。"
         if dead else "没有死规则。"))
+    for line, text in dead_rules(program):                  # 和读专家文件时给的提醒一样（evolve.program.dead_rules）
+        print(f"  第 {line} 行：{text}")
     rows, yours, scores = [], {}, {}
     for how, label in SPLITS.items():
         train, test = split_shapes(all_shapes(), how)
@@ -141,7 +142,7 @@ def demo1_scores(path, program, table, evolved):
         if how == "random":
             scores["oracle"] = o_te
     print_table(["划分", "方法", "训练形状（比专家快）", "测试形状（比专家快）", "测试上占最优的"], rows)
-    note("（\"测试上占最优的\" 是两个加速比之比：这个方法在测试形状上的加速比 ÷ 逐形状最优的加速比，不是形状的比例。"
+    print_note("（\"测试上占最优的\" 是两个加速比之比：这个方法在测试形状上的加速比 ÷ 逐形状最优的加速比，不是形状的比例。"
          "你的启发式不用训练，训练 / 测试只是把 88 个形状分成两半来报；按 M 查表和进化出的只看过训练形状。）")
     same = equivalent(program, EXPERT)
     return [obs_vs_expert(same, yours, os.path.relpath(EXPERT_FILE)), obs_rank(scores)]
@@ -149,11 +150,11 @@ def demo1_scores(path, program, table, evolved):
 
 # ---------------------------------------------------------------- 演示 2
 
-def obs_per_shape(wins: int, losses: int, ties: int, n: int, worst_label: str, worst_ratio: float) -> str:
+def obs_per_shape(wins: int, losses: int, ties: int, n: int, worst_label: str, worst_ratio: float):
     ok = wins + losses + ties == n
-    return verdict(ok, f"和专家逐个形状比：你快的 {wins} 个，慢的 {losses} 个，一样快的 {ties} 个（共 {n} 个）。离最优最远的是 "
+    return check(ok, f"和专家逐个形状比：你快的 {wins} 个，慢的 {losses} 个，一样快的 {ties} 个（共 {n} 个）。离最优最远的是 "
                        f"{worst_label}（慢 {worst_ratio:.2f}×）——演示 3 从它开始拆。",
-                   f"快 {wins}、慢 {losses}、一样 {ties}，合计不是 {n}（判据：合计 = 形状数）。")
+                 f"快、慢、一样的形状加起来是 {n} 个", f"快 {wins}、慢 {losses}、一样 {ties}")
 
 
 def demo2_per_shape(program, table):
@@ -174,7 +175,7 @@ def demo2_per_shape(program, table):
             cells.append(f"{t / o:.2f}" + ("" if (name, M) in seen else "*"))
         rows.append(cells)
     print_table(["投影 \\ M"] + [str(m) for m in TOKENS], rows)
-    note("（1.00 就是这个形状的最优；带 * 的是配对随机对半分的测试形状。）")
+    print_note("（1.00 就是这个形状的最优；带 * 的是配对随机对半分的测试形状。）")
     worst = max(ratios, key=ratios.get)
     return [obs_per_shape(wins, losses, ties, len(ratios), worst.label(), ratios[worst])], ratios
 
@@ -197,11 +198,12 @@ def reasons(mine: dict, best: dict) -> list[str]:
     return out
 
 
-def obs_explain(n_checked: int, n_bigger: int) -> str:
+def obs_explain(n_checked: int, n_bigger: int):
     ok = n_checked > 0 and n_bigger == n_checked
-    return verdict(ok, f"这 {n_checked} 个形状上，你的时间里最大的那一项都比最优配置的同一项大：慢就慢在那一项上。"
+    return check(ok, f"这 {n_checked} 个形状上，你的时间里最大的那一项都比最优配置的同一项大：慢就慢在那一项上。"
                        "改哪条规则，先看它管的形状卡在哪一项——这就是 04 里 targeted 修改用的\"内核常识\"。",
-                   f"{n_checked} 个形状里，你的最大一项比最优的同一项大的有 {n_bigger} 个（判据：每个都是）。")
+                 "你输得最多的每个形状上，你的时间里最大的那一项都比最优配置的同一项大",
+                 f"{n_checked} 个形状里有 {n_bigger} 个是这样")
 
 
 def demo3_explain(program, table, ratios):
@@ -225,20 +227,20 @@ def demo3_explain(program, table, ratios):
             big = max(mine["parts_us"], key=mine["parts_us"].get)
             n_checked += 1
             n_bigger += mine["parts_us"][big] > best["parts_us"][big]
-            note("为什么：" + "；".join(reasons(mine, best)) + "。")
+            print_note("为什么：" + "；".join(reasons(mine, best)) + "。")
         else:
-            note("这个形状上你的配置就是最快的。")
+            print_note("这个形状上你的配置就是最快的。")
     return [obs_explain(n_checked, n_bigger)] if n_checked else []
 
 
 # ---------------------------------------------------------------- --evolve
 
-def obs_evolve(start: float, end: float, from_expert: float) -> str:
+def obs_evolve(start: float, end: float, from_expert: float):
     ok = end >= start
     rel = "高于" if end > from_expert * (1 + SAME) else "低于" if end < from_expert * (1 - SAME) else "等于"
-    return verdict(ok, f"从你的启发式出发，训练形状上从 {start:.3f}× 涨到 {end:.3f}×（进化的最好分数只升不降）；"
+    return check(ok, f"从你的启发式出发，训练形状上从 {start:.3f}× 涨到 {end:.3f}×（进化的最好分数只升不降）；"
                        f"同样的种子和预算从专家出发是 {from_expert:.3f}×，从你这里出发的结果{rel}它。",
-                   f"进化后 {end:.3f}× 反而低于起点 {start:.3f}×（判据：不低于起点）。")
+                 "进化以后的最好分数不低于起点", f"起点 {start:.3f}×，进化后 {end:.3f}×")
 
 
 def demo_evolve(program, table, budget, seed, evolved_score):
@@ -258,30 +260,22 @@ def demo_evolve(program, table, budget, seed, evolved_score):
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(description="给你自己写的启发式打分（第 14 讲 06）", allow_abbrev=False)
+    ap = parser("给你自己写的启发式打分（第 14 讲 06）。")
     ap.add_argument("file", nargs="?", default=EXPERT_FILE, metavar="文件",
                     help="你的启发式文件（写法和 expert_heuristic.py 一样；默认就是 expert_heuristic.py）")
     ap.add_argument("--evolve", action="store_true", help="再从你的文件出发进化")
-    ap.add_argument("--seed", type=int, default=SEED, help=f"进化的种子（默认 {SEED}，和 04 一样）")
-    ap.add_argument("--budget", type=int, default=None, help=f"进化提出多少个程序（默认 {BUDGET}）")
+    ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"进化的种子，非负整数（默认 {SEED}，和 04 一样）")
+    ap.add_argument("--budget", type=positive_int, default=None,
+                    help=f"进化提出多少个程序，正整数（默认 {BUDGET}；--quick 时 {QUICK_BUDGET}）")
     ap.add_argument("--quick", action="store_true", help=f"预算 {QUICK_BUDGET}")
     a = ap.parse_args(argv)
-    if a.seed < 0:
-        ap.error(f"--seed 要是非负整数（给的是 {a.seed}）")
-    if a.budget is not None and a.budget < 1:
-        ap.error(f"--budget 要是正整数（给的是 {a.budget}）")
-    a.budget = a.budget or (QUICK_BUDGET if a.quick else BUDGET)
+    a.budget = a.budget if a.budget is not None else (QUICK_BUDGET if a.quick else BUDGET)
     return a
 
 
-def main(argv=None):
-    a = parse_args(argv)
-    program, error = read_program(a.file)
-    if program is None:
-        print(error, file=sys.stderr)
-        sys.exit(1)
-    print(f"设置：{os.path.relpath(a.file)} --seed {a.seed} --budget {a.budget}" + (" --evolve" if a.evolve else ""))
-    start = time.perf_counter()
+def run_demos(a, program) -> list:
+    """演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
+    print(f"设置：{from_root(a.file)} --seed {a.seed} --budget {a.budget}" + (" --evolve" if a.evolve else ""))
     table = TimeTable()
     evolved, evolved_score = {}, None
     for how in SPLITS:                                   # 和 04 一样：从专家出发、同一个种子和预算
@@ -290,29 +284,36 @@ def main(argv=None):
         evolved[how] = best
         if how == "random":
             evolved_score = res["score"]
-    print_observations(demo1_scores(a.file, program, table, evolved))
+    out = print_observations(demo1_scores(a.file, program, table, evolved))
     obs, ratios = demo2_per_shape(program, table)
-    print_observations(obs)
+    out += print_observations(obs)
     obs = demo3_explain(program, table, ratios)
     if obs:
-        print_observations(obs)
+        out += print_observations(obs)
     if a.evolve:
-        print_observations(demo_evolve(program, table, a.budget, a.seed, evolved_score))
+        out += print_observations(demo_evolve(program, table, a.budget, a.seed, evolved_score))
+    return out
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    program, error = read_program(a.file)
+    if program is None:
+        print(error, file=sys.stderr)
+        sys.exit(1)
+    start = time.perf_counter()
+    run_demos(a, program)
     print_try([
-        ("复制一份专家启发式，当作你的起点（只做一次：再做会覆盖你改过的文件）：",
+        ("复制一份专家启发式，当作你的起点（只做一次：再做会覆盖你改过的文件；下面的命令都在仓库根目录运行）：",
          "cp lecture14/expert_heuristic.py my_heuristic.py"),
         ("在编辑器里打开 my_heuristic.py 改，比如把 if M <= 16 改成 if M <= 64（README 的\"打败专家\"练习有提示），"
          "再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
          "python3 lecture14/06_your_heuristic.py my_heuristic.py"),
-        ("看进化在这个启发式上还能加什么（预算 300，约 1 秒）：",
-         f"python3 lecture14/06_your_heuristic.py {os.path.relpath(a.file)} --evolve --quick"),
+        ("看进化在你的启发式上还能加什么（预算 300，约 1 秒）：",
+         "python3 lecture14/06_your_heuristic.py my_heuristic.py --evolve --quick"),
     ])
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        print("\n中断了。", file=sys.stderr)
-        sys.exit(130)
+    run(main)
