@@ -527,8 +527,28 @@ def test_make_demos_runs_the_new_scripts_in_order():
     assert "$(sort $(wildcard lecture*/[0-9][0-9]_*.py))" in open(os.path.join(ROOT, "Makefile")).read()
 
 
+def test_readme_beat_the_expert_hint_beats_the_expert(tmp_path, capsys):
+    # README"打败专家"练习里的那段代码换进专家文件的两条标记之间：06 说"你赢了专家"（两种划分的测试形状上都比专家快）
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    section = readme.split("## 练习：打败专家", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    expert = open(os.path.join(L14, "expert_heuristic.py"), encoding="utf-8").read()
+    head = expert.split("# EVOLVE-BLOCK-START")[0]
+    path = tmp_path / "my_heuristic.py"
+    path.write_text(head + block, encoding="utf-8")
+    a = s06.parse_args([str(path)])
+    program, error = s06.read_program(a.file)
+    assert program is not None, error
+    obs = s06.run_demos(a, program)
+    capsys.readouterr()
+    assert obs[0].ok and "你赢了专家" in str(obs[0]) and not failed_observations(obs)
+    for cmd in re.findall(r"`((?:cp|python3) [^`]*)`", section):
+        if "BM BN BK" not in cmd:                                   # 占位符命令（让学生填数）不算
+            assert cmd in COVERED, cmd
+
+
 def test_readme_lists_the_new_scripts():
     readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     for name in SCRIPTS.values():
-        assert f"`lecture14/{name}`" in readme
+        assert f"| `lecture14/{name}" in readme
     assert "打败专家" in readme
