@@ -17,7 +17,7 @@ CS349E · 第 14 讲 · 02_llm_proposal.py —— 一次提议的慢动作：LLM
     分数 = 训练形状上相对专家启发式的几何平均加速比。下面每一句观察都由这次运行算出来、在代码里检验过；
     不成立的会印成【本次不成立】，并写出判据和这次的值。
 【运行】python3 02_llm_proposal.py                 （2 核笔记本上约 1 秒）
-       其他旋钮：--seed 进化的种子（默认 0，和 04 一样），--after 从第几个提议起找一个一路走到程序库的提议（默认 100）。
+       其他旋钮：--seed 进化的种子（默认 0，和 04 一样），--after 从第几个提议起找第一个比父程序好的提议（默认 100）。
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
        先看 01_heuristic_as_code.py（被进化的代码长什么样）；接下来看 03_cascade_and_database.py。
 """
@@ -36,9 +36,8 @@ from runner import ensure_numpy, nonnegative_int, parser, positive_int, run  # n
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
 from console import check, print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
-from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, TimeTable, all_shapes,  # noqa: E402
+from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, TimeTable, all_shapes, choose,  # noqa: E402
                     evolve, geomean_speedup, parse, render, split_shapes)
-from evolve.evaluator import PROBE_SLACK  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
 from evolve.mock_llm import MISTAKE, OPS, Dice, MockLLM, Prompt  # noqa: E402
 from evolve.problem import launch_problems  # noqa: E402
@@ -60,7 +59,7 @@ def pct(x):
 
 def note(text: str) -> None:
     """一段说明，按终端宽度折行；以 ①–⑦ 开头的段落续行缩进两格。"""
-    print("\n".join(wrap(text, wrap_width(), "  " if text[:1] in "①②③④⑤⑥⑦" or text.startswith("   ") else "")))
+    print("\n".join(wrap(text, wrap_width(), "  " if text[:1] in "①②③④⑤⑥⑦" or text.startswith("  ") else "")))
 
 
 def cfg_text(c: Config) -> str:
@@ -168,7 +167,10 @@ def demo1_slow_motion(table, train, seed, after):
     before = (ev.n_eval_probe, ev.n_eval_full)
     result = ev.evaluate(child, presult)
     passed = result["status"] == "full"
-    note(f"   子程序在探针上 log 加速比平均 {result['probe_score']:+.4f}，父程序 {presult['probe_score']:+.4f}："
+    changed = sum(choose(child, s) != choose(prompt.parent, s) for s in probe)
+    moved = sum(choose(child, s) != choose(prompt.parent, s) for s in train)
+    note(f"  这次修改让 {len(train)} 个训练形状里的 {moved} 个换了配置，探针形状里换了 {changed} 个。"
+         f"子程序在探针上 log 加速比平均 {result['probe_score']:+.4f}，父程序 {presult['probe_score']:+.4f}："
           + ("有希望，进入完整评估。" if passed else "没希望，淘汰。"))
     obs = [obs_probe(result["probe_score"], presult["probe_score"], ev.probe_slack, passed)]
     assert (ev.n_eval_probe, ev.n_eval_full) != before

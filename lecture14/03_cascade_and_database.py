@@ -16,8 +16,8 @@ CS349E · 第 14 讲 · 03_cascade_and_database.py —— 级联评估和程序�
     没有真的语言模型。分数 = 训练形状上相对专家启发式的几何平均加速比；表里是几个种子的中位数（括号里最小–最大）。
     结论说的是这个迷你问题，不是 AlphaEvolve 本身。下面每一句观察都由这次运行算出来、在代码里检验过；
     不成立的会印成【本次不成立】，并写出判据和这次的值。
-【运行】python3 03_cascade_and_database.py                （8 个变体 × 3 个种子 × 1000 个提议，2 核笔记本上约 3 秒，用 2 个进程）
-       python3 03_cascade_and_database.py --quick        （预算 300、2 个种子，约 1 秒）
+【运行】python3 03_cascade_and_database.py                （8 个变体 × 3 个种子 × 1000 个提议，用 2 个进程：2 核机器上约 2 秒，CPU 时间约 4 秒）
+       python3 03_cascade_and_database.py --quick        （预算 300、2 个种子，不到 1 秒）
        其他旋钮：--budget 每次进化提出多少个程序，--seeds 种子个数（种子 0 .. seeds-1），--jobs 进程数（只影响快慢）。
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
        先看 02_llm_proposal.py（一次提议里探针和程序库做了什么）；接下来看 04_alphaevolve_tiling.py。
@@ -294,8 +294,8 @@ def obs_probe_size(runs: dict, false: dict, rejected: dict):
                        f"内核反而跑了 {runs[3]:,.0f} 次；{n} 个探针 {runs[n]:,.0f} 次是三种里最少的，错杀也不比 3 个多"
                        f"（{false[n]:.0f} 对 {false[3]:.0f}）。12 个探针每个子程序先花的钱翻倍，{runs[12]:,.0f} 次。",
                  f"{n} 个探针跑的内核在 3、{n}、12 个里最少，错杀不多于 3 个探针，3 个探针淘汰得比 {n} 个少",
-                 "探针 3 / {0} / 12 个：内核 {1:,.0f} / {2:,.0f} / {3:,.0f} 次，淘汰 {4:.0f} / {5:.0f} / {6:.0f}，错杀 {7:.0f} / {8:.0f} / {9:.0f}"
-                 .format(n, runs[3], runs[n], runs[12], rejected[3], rejected[n], rejected[12], false[3], false[n], false[12]))
+                 f"探针 3 / {n} / 12 个：内核 " + " / ".join(f"{runs[k]:,.0f}" for k in (3, n, 12)) + " 次，淘汰 "
+                 + " / ".join(f"{rejected[k]:.0f}" for k in (3, n, 12)) + "，错杀 " + " / ".join(f"{false[k]:.0f}" for k in (3, n, 12)))
 
 
 def obs_spread(false_spread, false_random, n):

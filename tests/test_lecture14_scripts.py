@@ -7,7 +7,6 @@
 
 import importlib.util
 import itertools
-import math
 import os
 import re
 import shlex
@@ -552,3 +551,51 @@ def test_readme_lists_the_new_scripts():
     for name in SCRIPTS.values():
         assert f"| `lecture14/{name}" in readme
     assert "打败专家" in readme
+
+
+# ---------------------------------------------------------------- Ctrl-C
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="要用 /proc 看子进程")
+@pytest.mark.parametrize("key,args,workers", [("03", ["--budget", "100000"], True),
+                                              ("06", ["--evolve", "--budget", "100000"], False)])
+def test_ctrl_c_stops_within_a_second_with_exit_130(key, args, workers):
+    # 像终端那样把 SIGINT 发给整个进程组：约 1 秒内退出，退出码 130，标准错误最后一行"已中断。"，没有 traceback，
+    # 03 的后台 worker 也停了
+    import signal
+    import time
+    p = subprocess.Popen([sys.executable, os.path.join(L14, SCRIPTS[key]), *args], cwd=ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(2.0)
+    kids = _children(p.pid)
+    t0 = time.monotonic()
+    os.killpg(p.pid, signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=5)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 130 and time.monotonic() - t0 < 2.0, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines[-1] == "已中断。" and err.count("已中断。") == 1, err
+    deadline = time.monotonic() + 1.0
+    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(k) for k in kids), kids
+    assert bool(kids) == workers
