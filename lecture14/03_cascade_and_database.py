@@ -38,7 +38,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 
 import numpy as np  # noqa: E402
 
-from console import check, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from evolve import (EXPERT, Evaluator, TimeTable, all_shapes, choose, evolve, geomean_speedup, render,  # noqa: E402
                     simplify, split_shapes)
 from evolve.evaluator import N_PROBE  # noqa: E402
@@ -63,8 +63,9 @@ POLICIES = {"best": "永远挑最好的", "uniform": f"存档（{ARCHIVE} 个）
             "islands": f"岛屿模型（{N_ISLANDS} 岛 × {ISLAND_SIZE}，04 的默认）"}
 
 
-def pct(x):
-    return f"{x:.0%}"
+def pct(x, *bounds):
+    """百分数；四舍五入后和 bounds 里的判据、0、100% 的大小关系不变（需要时多印一位：不会把 0.4% 印成 0%）。"""
+    return fmt(x, 0, bounds, percent=True)
 
 
 # ---------------------------------------------------------------- 级联的变体

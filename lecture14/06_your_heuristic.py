@@ -35,7 +35,7 @@ from runner import ROOT, ensure_numpy, nonnegative_int, parser, positive_int, pr
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
-from console import check, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, ProgramError, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.problem import EXPERT_FILE, load_heuristic  # noqa: E402
@@ -51,8 +51,9 @@ SAME = 1e-9          # 时间相对差小于它算一样快
 SPLITS = {"random": "配对随机对半分", "by_model": "8B 训练、70B/8 测试"}
 
 
-def pct(x):
-    return f"{x:.0%}"
+def pct(x, *bounds):
+    """百分数；四舍五入后和 bounds 里的判据、0、100% 的大小关系不变（需要时多印一位：不会把 0.4% 印成 0%）。"""
+    return fmt(x, 0, bounds, percent=True)
 
 
 def cfg_text(c: Config):
