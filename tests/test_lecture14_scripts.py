@@ -417,6 +417,9 @@ def project(tmp_path):
     for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
         shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(os.path.join(ROOT, "README.md"), tmp_path / "README.md")
+    # 建议说的修改（"把 if M <= 16 改成 if M <= 64"、"在第一条规则后面加一条"）是对讲义的专家说的：
+    # 拷贝里的 expert_heuristic.py 换成钉住的讲义专家，学生改过自己的那份也不影响这些测试
+    shutil.copy(os.path.join(L14, "evolve", "lecture_expert.py"), tmp_path / "lecture14" / "expert_heuristic.py")
     return tmp_path
 
 
@@ -470,7 +473,7 @@ def test_01_dead_rule_suggestion(project, defaults):
     cmds = [c for _, c in suggestions(defaults["01"].stdout)]
     run_printed(cmds[1], project)
     mine = project / "my_heuristic.py"
-    assert mine.read_text(encoding="utf-8") == open(os.path.join(L14, "expert_heuristic.py"), encoding="utf-8").read()
+    assert mine.read_text(encoding="utf-8") == (project / "lecture14" / "expert_heuristic.py").read_text(encoding="utf-8")
     lines = mine.read_text(encoding="utf-8").splitlines(keepends=True)
     start = next(i for i, x in enumerate(lines) if x.strip() == "# EVOLVE-BLOCK-START")
     first = next(i for i, x in enumerate(lines) if i > start and "return Config" in x)   # 第一条规则的 return
@@ -536,7 +539,7 @@ def test_readme_beat_the_expert_hint_beats_the_expert(tmp_path, capsys):
     readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     section = readme.split("## 练习：打败专家", 1)[1].split("\n## ", 1)[0]
     block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    expert = open(os.path.join(L14, "expert_heuristic.py"), encoding="utf-8").read()
+    expert = open(os.path.join(L14, "evolve", "lecture_expert.py"), encoding="utf-8").read()
     head = expert.split("# EVOLVE-BLOCK-START")[0]
     path = tmp_path / "my_heuristic.py"
     path.write_text(head + block, encoding="utf-8")
