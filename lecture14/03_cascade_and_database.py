@@ -16,8 +16,8 @@ CS349E · 第 14 讲 · 03_cascade_and_database.py —— 级联评估和程序�
     没有真的语言模型。分数 = 训练形状上相对专家启发式的几何平均加速比；表里是几个种子的中位数（括号里最小–最大）。
     结论说的是这个迷你问题，不是 AlphaEvolve 本身。下面每一句观察都由这次运行算出来、在代码里检验过；
     不成立的会印成【本次不成立】，并写出判据和这次的值。
-【运行】python3 03_cascade_and_database.py                （8 个变体 × 3 个种子 × 1000 个提议，用 2 个进程：2 核机器上约 2 秒，CPU 时间约 4 秒）
-       python3 03_cascade_and_database.py --quick        （预算 300、2 个种子，不到 1 秒）
+【运行】python3 03_cascade_and_database.py                （10 个变体 × 3 个种子 × 1000 个提议，用 2 个进程：2 核机器上约 3 秒，CPU 时间约 5 秒）
+       python3 03_cascade_and_database.py --quick        （预算 300、2 个种子，约 1 秒）
        其他旋钮：--budget 每次进化提出多少个程序，--seeds 种子个数（种子 0 .. seeds-1），--jobs 进程数（只影响快慢）。
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
        先看 02_llm_proposal.py（一次提议里探针和程序库做了什么）；接下来看 04_alphaevolve_tiling.py。
@@ -56,8 +56,9 @@ TOURNAMENT = 3                  # 锦标赛：随机抽几个，取最好的
 ARCHIVE = N_ISLANDS * ISLAND_SIZE    # 单一存档的大小：和岛屿模型总共留的一样多
 TIE = 0.01                      # 两个中位数相差不到 1% 算"打平"
 
-# 探针的变体：(名字, 个数, 取法)。随机取只比 04 默认的个数（取法的比较在同样的个数下做）
-CASCADES = [(str(n), n, "spread") for n in PROBES] + [(f"{N_PROBE} 随机", N_PROBE, "random")]
+# 探针的变体：(名字, 个数, 取法)。0 个就是不用级联；其余每个个数都比一比按 M 均匀取和随机取
+CASCADES = [("0", 0, "spread")] + [(f"{n}{'' if how == 'spread' else ' 随机'}", n, how)
+                                  for n in PROBES[1:] for how in ("spread", "random")]
 DEFAULT = str(N_PROBE)          # 04 的默认：这个变体同时也是演示 2 的"岛屿模型"那一行、演示 3 的那次进化
 POLICIES = {"best": "永远挑最好的", "uniform": f"存档（{ARCHIVE} 个）里均匀挑", "tournament": f"锦标赛（抽 {TOURNAMENT} 个取最好）",
             "islands": f"岛屿模型（{N_ISLANDS} 岛 × {ISLAND_SIZE}，04 的默认）"}
@@ -299,10 +300,12 @@ def obs_probe_size(runs: dict, false: dict, rejected: dict):
                  + " / ".join(f"{rejected[k]:.0f}" for k in (3, n, 12)) + "，错杀 " + " / ".join(f"{false[k]:.0f}" for k in (3, n, 12)))
 
 
-def obs_spread(false_spread, false_random, n):
+def obs_spread(false_spread, false_random, n, others: str = ""):
+    """04 默认的探针个数 n 下比取法；others 是别的个数下的同样比较（数据，不是论断）。"""
     ok = false_spread < false_random
-    return check(ok, f"{n} 个探针按 M 均匀取，错杀 {false_spread:.0f} 个；随机取 {false_random:.0f} 个（中位数）。按 M 均匀取的探针"
-                       "从 decode 到 prefill 都有，子程序在哪一段变差都看得见；随机取的可能挤在几个 M 上。",
+    return check(ok, f"{n} 个探针（04 的默认）按 M 均匀取，错杀 {false_spread:.0f} 个；随机取 {false_random:.0f} 个（中位数）。"
+                     "按 M 均匀取的探针从 decode 到 prefill 都有，子程序在哪一段变差都看得见；随机取的可能挤在几个 M 上。"
+                     + others,
                  f"{n} 个探针按 M 均匀取，错杀的比随机取的少",
                  f"均匀取错杀 {false_spread:.0f} 个，随机取 {false_random:.0f} 个")
 
@@ -321,7 +324,9 @@ def demo1_cascade(res, seeds, budget):
     g = lambda label, k: med(res["cascade", label], k)     # noqa: E731
     return [obs_cascade_saves(g("0", "runs"), g(str(N_PROBE), "runs"), g("0", "score"), g(str(N_PROBE), "score")),
             obs_probe_size(*({n: g(str(n), k) for n in PROBES[1:]} for k in ("runs", "false", "rejected"))),
-            obs_spread(g(str(N_PROBE), "false"), g(f"{N_PROBE} 随机", "false"), N_PROBE)]
+            obs_spread(g(str(N_PROBE), "false"), g(f"{N_PROBE} 随机", "false"), N_PROBE,
+                       "别的个数下：" + "；".join(f"{n} 个探针均匀取错杀 {g(str(n), 'false'):.0f}、随机取 {g(f'{n} 随机', 'false'):.0f}"
+                                           for n in PROBES[1:] if n != N_PROBE) + "。")]
 
 
 # ---------------------------------------------------------------- 演示 2
