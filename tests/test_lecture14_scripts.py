@@ -607,3 +607,15 @@ def test_ctrl_c_stops_within_a_second_with_exit_130(key, args, workers):
         time.sleep(0.05)
     assert not any(_alive(k) for k in kids), kids
     assert bool(kids) == workers
+
+
+def test_01_broken_heuristic_file_is_one_message(tmp_path):
+    # 01 --heuristic 给一个写坏的文件：和专家文件写错时一样的信息（文件:行号、资源、哪些形状），退出码 1，没有 traceback
+    path = write_heuristic(tmp_path / "mine.py", "    if M <= 16:\n        return Config(BM=16, BN=64, BK=128, warps=4, "
+                                                 "stages=4, group=1)\n    return Config(BM=256, BN=128, BK=64, warps=4, "
+                                                 "stages=3, group=8)\n")
+    p = run("01", "--heuristic", path)
+    assert p.returncode == 1 and p.stdout == "" and "Traceback" not in p.stderr
+    assert "mine.py:7:" in p.stderr and "296" in p.stderr and "个形状里有" in p.stderr, p.stderr
+    p = run("01", "--heuristic", str(tmp_path / "missing.py"))
+    assert p.returncode == 1 and "读不了" in p.stderr and "Traceback" not in p.stderr
