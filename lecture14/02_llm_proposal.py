@@ -16,7 +16,8 @@ CS349E · 第 14 讲 · 02_llm_proposal.py —— 一次提议的慢动作：LLM
     模板化的修改加一点内核常识，没有任何真的语言模型、不联网（接真 LLM 的后端还没有；有了以后这里会加 --llm URL --model 名字）。
     分数 = 训练形状上相对专家启发式的几何平均加速比。下面每一句观察都由这次运行算出来、在代码里检验过；
     不成立的会印成【本次不成立】，并写出判据和这次的值。
-【运行】python3 02_llm_proposal.py                 （2 核笔记本上约 1 秒）
+【运行】python3 02_llm_proposal.py                 （在本目录；在仓库根目录是 python3 lecture14/02_llm_proposal.py）
+       用时见 README 的"计时"；Ctrl-C 随时停下。
        其他旋钮：--seed 进化的种子（默认 0，和 04 一样），--after 从第几个提议起找第一个比父程序好的提议（默认 100）。
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
        先看 01_heuristic_as_code.py（被进化的代码长什么样）；接下来看 03_cascade_and_database.py。

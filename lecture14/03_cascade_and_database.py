@@ -16,8 +16,9 @@ CS349E · 第 14 讲 · 03_cascade_and_database.py —— 级联评估和程序�
     没有真的语言模型。分数 = 训练形状上相对专家启发式的几何平均加速比；表里是几个种子的中位数（括号里最小–最大）。
     结论说的是这个迷你问题，不是 AlphaEvolve 本身。下面每一句观察都由这次运行算出来、在代码里检验过；
     不成立的会印成【本次不成立】，并写出判据和这次的值。
-【运行】python3 03_cascade_and_database.py                （10 个变体 × 3 个种子 × 1000 个提议，用 2 个进程：2 核机器上约 3 秒，CPU 时间约 5 秒）
-       python3 03_cascade_and_database.py --quick        （预算 300、2 个种子，约 1 秒）
+【运行】python3 03_cascade_and_database.py                （10 个变体 × 3 个种子 × 1000 个提议，分给 2 个进程）
+       python3 03_cascade_and_database.py --quick        （预算 300、2 个种子，快得多）
+       用时见 README 的"计时"；每做完一次进化在标准错误上报一次进度，Ctrl-C 随时停下（后台进程一起）。
        其他旋钮：--budget 每次进化提出多少个程序，--seeds 种子个数（种子 0 .. seeds-1），--jobs 进程数（只影响快慢）。
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
        先看 02_llm_proposal.py（一次提议里探针和程序库做了什么）；接下来看 04_alphaevolve_tiling.py。

@@ -15,8 +15,9 @@ CS349E · 第 14 讲 · 06_your_heuristic.py —— 你自己写的启发式，�
 【关于数字】"硬件"是第 13 讲 sched_lab 的解析模型（H100 的参数，不是在 GPU 上量的）；"进化出的"来自 evolve.MockLLM，
     没有真的语言模型。所有"比专家快几倍"都以 expert_heuristic.py 为分母（改了它，分母也跟着变）。
     下面每一句观察都由这次运行算出来、在代码里检验过；不成立的会印成【本次不成立】，并写出判据和这次的值。
-【运行】python3 06_your_heuristic.py 你的文件.py          （不给文件就用 expert_heuristic.py；2 核笔记本上约 1 秒）
-       python3 06_your_heuristic.py 你的文件.py --evolve  （再从你的文件出发进化 1000 个提议，约 1 秒；--quick 300 个）
+【运行】python3 06_your_heuristic.py 你的文件.py          （不给文件就用 expert_heuristic.py）
+       python3 06_your_heuristic.py 你的文件.py --evolve  （再从你的文件出发进化 1000 个提议；--quick 300 个）
+       用时见 README 的"计时"；预算大时在标准错误上报进度，Ctrl-C 随时停下。
        其他旋钮：--seed 进化的种子（默认 0，和 04 一样），--budget 进化提出多少个程序。
        文件的写法和 expert_heuristic.py 一样：两条 EVOLVE-BLOCK 标记之间一个 choose_config(M, N, K)。
        写错了得到的信息和专家文件写错时一样：文件:行号、超了哪种资源、哪些形状走到那个分支。
@@ -321,7 +322,7 @@ def main(argv=None):
         ("在编辑器里打开 my_heuristic.py 改，比如把 if M <= 16 改成 if M <= 64（README 的\"打败专家\"练习有提示），"
          "再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
          "python3 lecture14/06_your_heuristic.py my_heuristic.py"),
-        ("看进化在你的启发式上还能加什么（预算 300，约 1 秒）：",
+        ("看进化在你的启发式上还能加什么（预算 300）：",
          "python3 lecture14/06_your_heuristic.py my_heuristic.py --evolve --quick"),
     ])
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
