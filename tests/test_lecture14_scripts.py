@@ -420,21 +420,28 @@ def project(tmp_path):
     # 建议说的修改（"把 if M <= 16 改成 if M <= 64"、"在第一条规则后面加一条"）是对讲义的专家说的：
     # 拷贝里的 expert_heuristic.py 换成钉住的讲义专家，学生改过自己的那份也不影响这些测试
     shutil.copy(os.path.join(L14, "evolve", "lecture_expert.py"), tmp_path / "lecture14" / "expert_heuristic.py")
+    (tmp_path / ".venv").symlink_to(os.path.realpath(os.path.join(ROOT, ".venv")))   # "make run 已经建好 .venv"
     return tmp_path
 
 
-def run_printed(command, cwd):
-    """照印出来的命令跑（python3 换成跑测试的这个解释器：它有 numpy）。"""
-    parts = []
-    for piece in command.split(" && "):
-        argv = shlex.split(piece)
-        if argv[0] == "python3":
-            argv[0] = sys.executable
-        parts.append(argv)
+@pytest.fixture(scope="module")
+def no_numpy_path(tmp_path_factory):
+    """PATH 的最前面是一个没有 numpy 的 python3（学生机器上的系统 python3）：脚本要自己改用 .venv 重新运行。"""
+    venv = tmp_path_factory.mktemp("nonumpy") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    bindir = venv / "bin"
+    assert subprocess.run([str(bindir / "python3"), "-c", "import numpy"], capture_output=True).returncode != 0
+    return f"{bindir}{os.pathsep}{os.environ['PATH']}"
+
+
+def run_printed(command, cwd, path):
+    """照印出来的命令跑，一个字都不改：python3 是 PATH 上那个没有 numpy 的（脚本自己改用项目的 .venv）。"""
+    env = dict(os.environ, PATH=path)
+    env.pop("MINI_ALPHAEVOLVE_REEXEC", None)
     out = None
-    for argv in parts:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=cwd)
-        assert out.returncode == 0, (argv, out.stderr)
+    for piece in command.split(" && "):
+        out = subprocess.run(shlex.split(piece), capture_output=True, text=True, timeout=300, cwd=cwd, env=env)
+        assert out.returncode == 0, (piece, out.stderr)
     return out
 
 
@@ -460,18 +467,18 @@ COVERED = [
 ]
 
 
-def test_01_shape_suggestion_traces_the_named_shape(project, defaults):
+def test_01_shape_suggestion_traces_the_named_shape(project, defaults, no_numpy_path):
     (what, cmd), = [x for x in suggestions(defaults["01"].stdout) if "--shape" in x[1]]
-    out = run_printed(cmd, project).stdout
+    out = run_printed(cmd, project, no_numpy_path).stdout
     M, N, K = map(int, cmd.split("--shape ")[1].split())
     assert (N, K) == s01.NEW_LAYERS["405B/8 qkv"] and f"M = {M}" in what and "405B/8 qkv" in what
     assert f"你给的形状 M={M} (N={N}, K={K})" in out
 
 
-def test_01_dead_rule_suggestion(project, defaults):
+def test_01_dead_rule_suggestion(project, defaults, no_numpy_path):
     # 复制、按说明加一条永远走不到的规则、再跑：演示 1 指出它是死规则（行号对），其余的观察照样成立
     cmds = [c for _, c in suggestions(defaults["01"].stdout)]
-    run_printed(cmds[1], project)
+    run_printed(cmds[1], project, no_numpy_path)
     mine = project / "my_heuristic.py"
     assert mine.read_text(encoding="utf-8") == (project / "lecture14" / "expert_heuristic.py").read_text(encoding="utf-8")
     lines = mine.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -479,28 +486,28 @@ def test_01_dead_rule_suggestion(project, defaults):
     first = next(i for i, x in enumerate(lines) if i > start and "return Config" in x)   # 第一条规则的 return
     lines[first + 1:first + 1] = ["    if M <= 8:\n", "        return Config(BM=32, BN=64, BK=128, warps=4, stages=4, group=1)\n"]
     mine.write_text("".join(lines), encoding="utf-8")
-    out = run_printed(cmds[2], project).stdout
+    out = run_printed(cmds[2], project, no_numpy_path).stdout
     assert f"删掉的死规则在第 {first + 2} 行" in out and "是死规则" in out and MARK not in out
 
 
-def test_02_suggestions(project, defaults):
+def test_02_suggestions(project, defaults, no_numpy_path):
     base = defaults["02"].stdout
     cmds = dict((c.split("02_llm_proposal.py")[-1].strip(), c) for _, c in suggestions(base) if "02_" in c)
     parent_score = lambda out: float(re.search(r"挑出父程序（分数\s*([0-9.]+)×）", out).group(1))  # noqa: E731
-    seed3 = run_printed(cmds["--seed 3"], project).stdout
+    seed3 = run_printed(cmds["--seed 3"], project, no_numpy_path).stdout
     prompt = lambda out: out.split("① 提示词")[1].split("②")[0]                                   # noqa: E731
     probe = lambda out: re.search(r"子程序在探针上\s*log\s*加速比平均\s*\S+", out).group(0)             # noqa: E731
     assert prompt(seed3) != prompt(base) and probe(seed3) != probe(base)
-    late = run_printed(cmds["--after 500"], project).stdout
+    late = run_printed(cmds["--after 500"], project, no_numpy_path).stdout
     assert parent_score(late) > parent_score(base)
     for _, c in suggestions(base):
         if "03_" in c:
-            assert "演示 3" in run_printed(c, project).stdout
+            assert "演示 3" in run_printed(c, project, no_numpy_path).stdout
 
 
-def test_03_suggestions(project, defaults):
+def test_03_suggestions(project, defaults, no_numpy_path):
     for _, c in suggestions(defaults["03"].stdout):
-        out = run_printed(c, project).stdout
+        out = run_printed(c, project, no_numpy_path).stdout
         seeds = re.search(r"--seeds (\d+)", c)
         if seeds:
             assert f"（{seeds.group(1)} 个种子" in out
@@ -508,21 +515,21 @@ def test_03_suggestions(project, defaults):
             assert "演示 4" in out
 
 
-def test_06_suggestions(project, defaults):
+def test_06_suggestions(project, defaults, no_numpy_path):
     # 复制；按说明把 M <= 16 改成 M <= 64；再打分："你的启发式"那几行、演示 2 的输赢、演示 3 的形状都变了；--evolve 跑得通
     base = defaults["06"].stdout
     cmds = [c for _, c in suggestions(base)]
-    run_printed(cmds[0], project)
+    run_printed(cmds[0], project, no_numpy_path)
     mine = project / "my_heuristic.py"
     mine.write_text(mine.read_text(encoding="utf-8").replace("if M <= 16:", "if M <= 64:"), encoding="utf-8")
-    out = run_printed(cmds[1], project).stdout
+    out = run_printed(cmds[1], project, no_numpy_path).stdout
     rows = lambda o: [line for line in o.splitlines() if "你的启发式  " in line]                     # noqa: E731
     assert rows(out) != rows(base)
     wins = lambda o: re.search(r"你快的 \d+ 个，慢的 \d+ 个", o).group(0)                           # noqa: E731
     assert wins(out) != wins(base) and wins(base) == "你快的 0 个，慢的 0 个"
     worst = lambda o: re.findall(r"\n(\S+ \S+ M=\d+)（N=", o)                                       # noqa: E731
     assert worst(out) != worst(base)
-    evo = run_printed(cmds[2], project).stdout
+    evo = run_printed(cmds[2], project, no_numpy_path).stdout
     assert "--evolve：从你的启发式出发进化" in evo
 
 
