@@ -1,0 +1,299 @@
+"""
+真 LLM 后端（evolve.openai_llm）不用真模型的测试：tests/stub_llm_server.py 的桩服务器按剧本回答
+（能打上的修改、带闲聊的、包在代码块里的、两块的、空的、乱写的、坏 JSON、HTTP 500、带 Retry-After 的 429、
+比超时还慢的、不回答就断开的）。检查：每种失败有自己的名字；循环跑完、计数加起来等于预算、最好分数只升不降；
+录下再回放逐字节相同；密钥不出现在输出和录制文件里；不加 --llm 时什么都不变。超时和预算都很小，整个文件几秒跑完。
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from stub_llm_server import MODES, STUB_MODEL, StubServer, free_port
+
+from evolve import EXPERT, Evaluator, evolve, render
+from evolve.mock_llm import Prompt
+from evolve.openai_llm import (BAD_JSON, GAVE_UP, KIND, NO_CONTENT, SYSTEM_PROMPT, TIMEOUT_KIND, UNREACHABLE, LLMError,
+                               OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, _example, ledger)
+from evolve.program import apply_diff, parse, parse_diff
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
+KEY = "sk-test-0123456789-never-print-me"
+FAST = dict(timeout=0.3, retries=2, backoff=0.01, seed=0)
+
+
+def prompt_for(program=EXPERT, note=""):
+    src = render(program)
+    return Prompt(src + note, program, 1.0, (), ())
+
+
+def llm(url, **kw):
+    return OpenAILLM(url, "stub", **{**FAST, **kw})
+
+
+def script(*modes):
+    """按请求的顺序依次用这些模式，用完了一直用最后一个。"""
+    return lambda n, text: modes[min(n, len(modes) - 1)]
+
+
+def child_of(reply, program=EXPERT):
+    """回复打到 program 上得到的子程序（解析不了就抛异常，和进化循环一样）。"""
+    return parse(apply_diff(render(program), parse_diff(reply)))
+
+
+# ---------------------------------------------------------------- 系统提示
+
+def test_system_prompt_teaches_the_dsl_grid_limits_and_format():
+    # 系统提示里有配置网格的每个取值、每条启动限制的上限、SEARCH/REPLACE 的三个标记；
+    # 它的例子本身打得上，改出来的程序每个分支都能启动
+    from kernel_lab import GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, REGS_PER_SM, can_launch
+    for field, values in GRID.items():
+        assert f"{field:<6} one of {', '.join(map(str, values))}" in SYSTEM_PROMPT
+    for limit in (MAX_REGS_PER_THREAD, REGS_PER_SM, MAX_SMEM_PER_BLOCK):
+        assert f"<= {limit}" in SYSTEM_PROMPT
+    for mark in ("<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE", "def choose_config(M, N, K):"):
+        assert mark in SYSTEM_PROMPT
+    program, diff = _example()
+    assert program in SYSTEM_PROMPT and diff in SYSTEM_PROMPT
+    child = parse(apply_diff(program, parse_diff(diff)))
+    assert child != parse(program) and all(can_launch(c) for c in [r.config for r in child.rules] + [child.default])
+
+
+# ---------------------------------------------------------------- 一次调用
+
+def test_request_has_model_messages_key_and_seed():
+    # 请求里有模型名、系统提示 + 用户消息 Prompt.text()、temperature、max_tokens、seed；密钥在 Authorization 头里
+    p = prompt_for()
+    with StubServer(script("edit")) as s:
+        kind, reply = llm(s.url, api_key=KEY).propose(p)
+    _, path, auth, body = s.requests[-1]
+    assert path == "/v1/chat/completions" and auth == f"Bearer {KEY}"
+    assert body["model"] == "stub" and body["seed"] == 0 and body["max_tokens"] > 0 and "temperature" in body
+    assert body["messages"] == [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": p.text()}]
+    assert kind == KIND and child_of(reply) != EXPERT
+
+
+def test_no_key_no_authorization_header(monkeypatch):
+    # 没有 OPENAI_API_KEY（本机的服务器）：不发 Authorization 头
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with StubServer(script("edit")) as s:
+        llm(s.url).propose(prompt_for())
+    assert s.requests[-1][2] is None
+
+
+@pytest.mark.parametrize("mode", ["chatter", "fenced", "two_blocks"])
+def test_replies_with_text_around_the_blocks_are_returned_whole(mode):
+    # 闲聊、代码块、两块：回复原样交回去，由 SEARCH/REPLACE 解析器处理，打上后是一个新的、合法的程序
+    with StubServer(script(mode)) as s:
+        kind, reply = llm(s.url).propose(prompt_for())
+    assert kind == KIND and reply.count("<<<<<<< SEARCH") == (2 if mode == "two_blocks" else 1)
+    assert child_of(reply) != EXPERT
+
+
+@pytest.mark.parametrize("mode", ["empty", "garbage"])
+def test_empty_and_garbage_replies_are_replies_not_errors(mode):
+    # 空回复、乱写的回复：调用本身成功了，回复交给解析器去判（里面没有 SEARCH/REPLACE 块）
+    with StubServer(script(mode)) as s:
+        kind, reply = llm(s.url).propose(prompt_for())
+    assert kind == KIND and "SEARCH" not in reply
+
+
+@pytest.mark.parametrize("mode,kind", [("bad_json", BAD_JSON), ("no_content", NO_CONTENT)])
+def test_unreadable_responses_have_their_own_kind(mode, kind):
+    # 坏 JSON、没有 choices[0].message.content：抛 LLMError，kind 说是哪一种；不重试（服务器是回答了的）
+    with StubServer(script(mode)) as s:
+        with pytest.raises(LLMError) as e:
+            llm(s.url).propose(prompt_for())
+    assert e.value.kind == kind and s.posts() == 1
+
+
+def test_http_500_is_retried_then_named_with_its_status():
+    # 一直 500：重试 retries 次（一共 retries + 1 个请求），然后失败的种类写明状态码
+    with StubServer(script("http500")) as s:
+        with pytest.raises(LLMError) as e:
+            llm(s.url, retries=2).propose(prompt_for())
+    assert e.value.kind == "LLM 回 HTTP 500" and s.posts() == 3
+    with StubServer(script("http500", "edit")) as s:          # 500 一次，重试成功
+        kind, reply = llm(s.url).propose(prompt_for())
+    assert kind == KIND and s.posts() == 2 and child_of(reply) != EXPERT
+
+
+def test_429_waits_as_long_as_retry_after_says():
+    # 429 带 Retry-After: 1：下一个请求至少 1 秒之后才发（退避只有 0.01 秒，等的是服务器说的时间）
+    with StubServer(script("http429", "edit"), retry_after="1") as s:
+        kind, _ = llm(s.url).propose(prompt_for())
+    (t0, *_), (t1, *_) = [r for r in s.requests if r[3] is not None]
+    assert kind == KIND and t1 - t0 >= 0.95
+
+
+def test_429_asking_for_too_long_a_wait_is_a_failure_not_a_hang():
+    # Retry-After 比 max_wait 还长：不等，算一次 HTTP 429 失败
+    with StubServer(script("http429"), retry_after="3600") as s:
+        t = time.monotonic()
+        with pytest.raises(LLMError) as e:
+            llm(s.url, max_wait=5).propose(prompt_for())
+    assert e.value.kind == "LLM 回 HTTP 429" and time.monotonic() - t < 2 and s.posts() == 1
+
+
+def test_a_reply_slower_than_the_timeout_is_a_timeout():
+    # 服务器 1 秒才回，超时 0.2 秒：种类是超时，而且不用等满那 1 秒
+    with StubServer(script("slow"), slow_seconds=1.0) as s:
+        t = time.monotonic()
+        with pytest.raises(LLMError) as e:
+            llm(s.url, timeout=0.2).propose(prompt_for())
+    assert e.value.kind == TIMEOUT_KIND and time.monotonic() - t < 0.9
+
+
+def test_unreachable_server_fails_check_in_one_sentence():
+    # 开跑之前：没人听的端口 → ServerUnreachable，一句话里有地址和怎么办，没有密钥
+    bad = llm(f"http://127.0.0.1:{free_port()}/v1", api_key=KEY)
+    with pytest.raises(ServerUnreachable) as e:
+        bad.check(timeout=1)
+    msg = str(e.value)
+    assert "127.0.0.1" in msg and "\n" not in msg and KEY not in msg
+    with StubServer(script("edit"), models=("other-model",)) as s:     # 服务器在，但没有这个模型
+        with pytest.raises(ServerUnreachable, match="other-model"):
+            llm(s.url).check()
+        OpenAILLM(s.url, "other-model").check()
+
+
+def test_bad_base_url_is_one_sentence():
+    with pytest.raises(ValueError, match="http://"):
+        OpenAILLM("127.0.0.1:11434", "x")
+
+
+# ---------------------------------------------------------------- 并发
+
+def test_propose_many_keeps_proposal_order_under_concurrency():
+    # 4 个请求同时在路上、先发的回得慢：结果仍按提议的顺序排，每个回复对的是它自己的提示；
+    # 一个坏 JSON 在它自己的位置上变成 LLMError，不影响别的
+    prompts = [prompt_for(note=f"# {i}\n") for i in range(8)]
+    texts = [p.text() for p in prompts]
+
+    def mode(n, text):
+        i = texts.index(text)
+        return "bad_json" if i == 5 else "slow" if i < 2 else "edit"
+
+    with StubServer(mode, slow_seconds=0.3) as s:
+        backend = llm(s.url, concurrency=4, timeout=2)
+        t = time.monotonic()
+        out = backend.propose_many(prompts)
+        took = time.monotonic() - t
+    assert took < 0.3 * 2 + 0.5                              # 两个慢的同时在等，不是一个接一个
+    assert isinstance(out[5], LLMError) and out[5].kind == BAD_JSON
+    from stub_llm_server import stub_edit
+    for i, r in enumerate(out):
+        if i != 5:
+            assert r == (KIND, ("给一个慢的形状加一条规则。\n" if i >= 2 else "") + stub_edit(texts[i]))
+    assert [c.prompt for c in backend.calls] == texts and [c.n for c in backend.calls] == list(range(8))
+
+
+# ---------------------------------------------------------------- 放进进化循环
+
+def every_mode(n, text):
+    """除了 slow（慢）以外的每种回答方式轮流来，"edit" 多一些让进化有进展。"""
+    modes = [m for m in MODES if m not in ("slow", "drop")] + ["edit"] * 4
+    return modes[n % len(modes)]
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_loop_survives_every_kind_of_reply(table, train, concurrency):
+    # 每种回复都来：循环跑完；每个提议恰好落进一类（计数加起来是预算）；最好分数只升不降；
+    # 后端的账：每个提议一次调用，失败的种类和循环记下的一致
+    ev = Evaluator(train, table)
+    with StubServer(every_mode, retry_after="0") as s:
+        backend = llm(s.url, concurrency=concurrency, retries=0)
+        out = evolve(ev, 40, seed=0, llm=backend)
+    landed = sum(out["failed"].values()) + ev.n_cached + ev.n_static_reject + ev.n_eval_probe + ev.n_eval_full
+    assert landed == 40
+    assert np.all(np.diff(out["history"]) >= 0) and out["history"][0] >= 1.0
+    book = backend.ledger()
+    assert book["calls"] == 40 and sum(out["tried"].values()) == 40
+    assert set(book["failed"]) == {BAD_JSON, NO_CONTENT, "LLM 回 HTTP 500", "LLM 回 HTTP 429"}
+    assert sum(out["failed"].values()) >= sum(book["failed"].values())
+    assert book["prompt_tokens"] > 0 and book["completion_tokens"] > 0
+    assert out["best"][1]["score"] > 1.0                     # 能打上的修改里有变好的
+
+
+def test_server_going_away_mid_run_keeps_the_best(table, train):
+    # 第 9 个请求时服务器没了：循环照样跑完，后面的提议都记作失败（先是连不上，连续两次后认定断了、不再调用），
+    # 最好的程序还是断之前那个；不会每个提议都等一遍超时和退避
+    ev = Evaluator(train, table)
+    with StubServer(script("edit"), stop_after=8) as s:
+        backend = llm(s.url, retries=1, give_up_after=2)
+        t = time.monotonic()
+        out = evolve(ev, 20, seed=1, llm=backend)
+    assert time.monotonic() - t < 5
+    book = backend.ledger()
+    assert book["calls"] == 20 and book["failed"] == {UNREACHABLE: 2, GAVE_UP: 10}
+    assert sum(out["failed"].values()) == 12 and out["best"][1]["score"] > 1.0
+    assert np.all(out["history"][7:] == out["history"][7]) and np.all(np.diff(out["history"]) >= 0)
+
+
+# ---------------------------------------------------------------- 录制和回放
+
+def test_record_then_replay_gives_the_same_run(table, train, tmp_path):
+    # 录下的运行和回放的运行：同样的最好程序、同样的历史、同样的失败计数、同样的成本账；回放不联网
+    f = tmp_path / "run.jsonl"
+    with StubServer(every_mode, retry_after="0") as s:
+        rec = llm(s.url, api_key=KEY, record=str(f), concurrency=2, retries=1)
+        a = evolve(Evaluator(train, table), 30, seed=2, llm=rec)
+        rec.close()
+    rep = ReplayLLM(str(f))                                   # 服务器已经关了
+    b = evolve(Evaluator(train, table), 30, seed=2, llm=rep)
+    assert rep.concurrency == 2 and rep.model == "stub" and rep.unused() == 0
+    assert a["best"][0] == b["best"][0] and list(a["history"]) == list(b["history"])
+    assert a["failed"] == b["failed"] and a["tried"] == b["tried"] and a["improvements"] == b["improvements"]
+    assert rec.ledger() == rep.ledger()
+    text = f.read_text(encoding="utf-8")
+    assert KEY not in text
+    lines = [json.loads(x) for x in text.splitlines()]
+    assert lines[0]["type"] == "header" and lines[0]["system_prompt"] == SYSTEM_PROMPT
+    assert all(x["model"] in (None, STUB_MODEL) for x in lines[1:])       # 桩录下的文件写明是桩
+
+
+def test_replay_that_no_longer_matches_stops_with_one_sentence(table, train, tmp_path):
+    # 回放文件和这次运行对不上：停在哪一次调用、为什么，一句话；更长的预算：说文件只录了几次
+    f = tmp_path / "run.jsonl"
+    with StubServer(script("edit")) as s:
+        rec = llm(s.url, record=str(f))
+        evolve(Evaluator(train, table), 6, seed=0, llm=rec)
+        rec.close()
+    with pytest.raises(ReplayMismatch, match=r"第 7 次 LLM 调用.*只录了 6 次"):
+        evolve(Evaluator(train, table), 8, seed=0, llm=ReplayLLM(str(f)))
+    with pytest.raises(ReplayMismatch, match=r"第 2 次 LLM 调用.*提示.*run.jsonl 第 3 行") as e:
+        evolve(Evaluator(train, table), 6, seed=1, llm=ReplayLLM(str(f)))   # 换了种子：第二次的父程序不同
+    assert "\n" not in str(e.value)
+    lines = f.read_text(encoding="utf-8").splitlines()
+    head = json.loads(lines[0])
+    head["system_prompt"] += " "
+    (tmp_path / "old.jsonl").write_text("\n".join([json.dumps(head)] + lines[1:]), encoding="utf-8")
+    with pytest.raises(ReplayMismatch, match="系统提示"):
+        ReplayLLM(str(tmp_path / "old.jsonl"))
+    (tmp_path / "junk.jsonl").write_text("hello\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="junk.jsonl:1: "):
+        ReplayLLM(str(tmp_path / "junk.jsonl"))
+
+
+def test_ledger_adds_up():
+    # 成本账对着逐个调用手算：调用数、失败按种类、token 合计（服务器没报的不算）、用时合计和中位数
+    from evolve.openai_llm import Call
+    calls = [Call(0, "a", "x", None, 0.5, 10, 3, "m"), Call(1, "b", None, "LLM 超时", 2.0, None, None, None),
+             Call(2, "c", "y", None, 1.0, 20, 4, "m")]
+    book = ledger(calls)
+    assert book == dict(calls=3, failed={"LLM 超时": 1}, prompt_tokens=30, completion_tokens=7,
+                        latency_total=3.5, latency_median=1.0)
+    assert ledger(calls[1:2])["prompt_tokens"] is None
+
+
+def test_key_is_not_in_repr_or_errors(monkeypatch):
+    # 密钥从环境变量来，repr 里没有；服务器的错误里回显了密钥，录下的回复里也被抹掉
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    backend = OpenAILLM("http://user:pw@127.0.0.1:1/v1?key=" + KEY, "m")
+    assert KEY not in repr(backend) and "pw" not in repr(backend)
+    assert backend._redact(f"echo {KEY}") == "echo ***"
