@@ -18,6 +18,9 @@ CS349E · 第 14 讲 · 04_alphaevolve_tiling.py —— 迷你 AlphaEvolve：进
 【运行】python3 04_alphaevolve_tiling.py                 （2 核笔记本上约 3 秒；演示 3 用 2 个进程）
        python3 04_alphaevolve_tiling.py --quick         （预算 300、2 个种子，约 1 秒：改完专家启发式先用它试）
        其他旋钮：--seed 演示 2 的种子，--budget 每次进化提出多少个程序，--seeds 演示 3 的种子个数，--jobs 进程数。
+       换成真的语言模型（README 的"用真的语言模型"一节）：
+       python3 04_alphaevolve_tiling.py --llm http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b --budget 50 --seeds 1
+       再加 --record run.jsonl 录下每次调用，之后 --replay run.jsonl 不联网重放，输出逐字节相同。
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
        专家启发式在本目录的 expert_heuristic.py，可以改。
 """
@@ -40,6 +43,7 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, 
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.program import apply_diff, equivalent  # noqa: E402
+from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
 from sched_lab import HBM_BW, SMS, guided_tune  # noqa: E402
 
@@ -147,10 +151,10 @@ def demo1_problem(table, train, test):
 
 # ---------------------------------------------------------------- 演示 2
 
-def demo2_one_run(table, train, test, seed, budget):
+def demo2_one_run(table, train, test, seed, budget, llm=None):
     print_header(f"演示 2：一次进化（种子 {seed}，提出 {budget} 个程序）")
     ev = Evaluator(train, table)
-    out = evolve(ev, budget, seed=seed, log_every=max(1, budget // 5))
+    out = evolve(ev, budget, seed=seed, log_every=max(1, budget // 5), llm=llm)
     best, res = out["best"]
     imp = out["improvements"]
     shown = imp if len(imp) <= 12 else imp[:8] + [("…", None, None)] + imp[-4:]
@@ -191,6 +195,7 @@ def demo2_one_run(table, train, test, seed, budget):
                  "AlphaEvolve 论文的消融曲线也是这个形状：容易的改进先被找到。",
                  f"第 {EARLY} 个提议时拿到最终涨幅的 {pct(gain_early)}，最终 {res['score']:.3f}×"
                  f"（上限的 {pct(res['score'] / o_train)}；讲义说前 {EARLY} 个至少 70%、最终至少 93%）。")),
+        llm_sentence(out, llm) if llm is not None else
         (f"targeted 提了 {out['tried'].get('targeted', 0)} 次、single_field 提了 {out['tried'].get('single_field', 0)} 次，"
          f"不到 {MIN_TRIED} 次，成功率比不出什么。" if not enough else
          verdict(rate("targeted") >= 2 * rate("single_field") and regs_rejects > 0,
@@ -210,6 +215,15 @@ def demo2_one_run(table, train, test, seed, budget):
                 f"（simplify 行为不变：{'是' if same else '否'}；SEARCH/REPLACE 能重现它：{'是' if applies else '否'}）。"),
     ])
     return out, ev
+
+
+def llm_sentence(out, llm):
+    """用真的 LLM 时代替 targeted / single_field 那句：它不报修改的种类，只能说它自己那一行。"""
+    kind = openai_llm.KIND
+    n, acc, rej = out["tried"].get(kind, 0), out["accepted"].get(kind, 0), out["static_reject"].get(kind, 0)
+    return (f"这次的修改都来自 {llm.model}，它不说自己做的是哪种修改，所以表里只有 {kind} 一行（调用本身失败的记在"
+            f"\"（LLM 出错）\"）：拿到回复的 {n} 个提议里 {acc} 个比父程序好（{pct(acc / max(1, n))}），{rej} 个改出了"
+            "启动不了的配置、被静态检查拒掉。MockLLM 的 targeted 和 single_field 对比，不加 --llm 再跑一次就看得到。")
 
 
 # ---------------------------------------------------------------- 演示 3
@@ -264,13 +278,16 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
 
 # ---------------------------------------------------------------- 演示 4
 
-def demo4_cost(table, out, ev, train, test, shapes, budget):
+def demo4_cost(table, out, ev, train, test, shapes, budget, book=None):
+    """book：用真的 LLM 时演示 2 那一次进化的成本账（openai_llm.ledger），表里多几行 LLM 的成本；MockLLM 时是 None。"""
     print_header("演示 4：成本（演示 2 那一次进化）")
     failed = sum(out["failed"].values())
     tune = [guided_tune(s.M, s.N, s.K).runs for s in shapes]
     med_tune = int(np.median(tune))
     rows = [["进化：提出的程序（LLM 的回复）", f"{budget:,}"],
             ["  SEARCH/REPLACE 打不上或子程序解析不了", f"{failed:,}"],
+            *([[f"    其中 {kind}", f"{n:,}"] for kind, n in sorted(out["failed"].items(), key=lambda x: (-x[1], x[0]))]
+              if book is not None else []),
             ["  和评估过的程序一模一样，直接用缓存", f"{ev.n_cached:,}"],
             ["  静态检查拒掉（有分支返回启动不了的配置）", f"{ev.n_static_reject:,}"],
             [f"  只在 {N_PROBE} 个探针形状上跑过就淘汰", f"{ev.n_eval_probe:,}"],
@@ -282,13 +299,15 @@ def demo4_cost(table, out, ev, train, test, shapes, budget):
             ["来了一个新形状：穷举", f"{len(VALID):,}"],
             ["来了一个新形状：第 13 讲代价模型引导的调优（88 个形状的中位数，最少–最多）",
              f"{med_tune} ({min(tune)}–{max(tune)})"]]
+    if book is not None:
+        rows += llm_cost_rows(book, failed, budget)
     print_table(["项目", "次数"], rows)
     landed = failed + ev.n_cached + ev.n_static_reject + ev.n_eval_probe + ev.n_eval_full
     assert landed == budget, (landed, budget)          # 每个提议恰好落进一行
     exhaustive = len(VALID) * len(train)
     best = out["best"][0]
     c3 = geomean_speedup(best, test, table)
-    print_observations([
+    print_observations(([llm_cost_observation(book, out, ev, failed, budget)] if book is not None else []) + [
         verdict(exhaustive / 100 < ev.bench_runs < exhaustive,
                 f"这次进化跑了 {ev.bench_runs:,} 次内核，是穷举训练形状（{exhaustive:,} 次）的 "
                 f"{pct(ev.bench_runs / exhaustive)}：少，但不是少几个数量级。换来的是一段能直接用在新形状上的代码；"
@@ -305,26 +324,69 @@ def demo4_cost(table, out, ev, train, test, shapes, budget):
     ])
 
 
-def run_lecture(seed, budget, seeds, jobs, lap=lambda stage: None):
-    """四个演示按顺序跑一遍。lap(阶段名) 在每个阶段结束时调用一次（bench/bench.py 用它给每个演示计时）。"""
+def llm_cost_rows(book, failed, budget):
+    """用真的 LLM 时成本表多出的几行：调用次数、token、用时、用不上的回复。"""
+    tok = lambda n: "服务器没报" if n is None else f"{n:,}"  # noqa: E731
+    return [["LLM：调用次数（每个提议一次）", f"{book['calls']:,}"],
+            ["LLM：提示 token（输入）", tok(book["prompt_tokens"])],
+            ["LLM：回复 token（输出）", tok(book["completion_tokens"])],
+            ["LLM：等回复的时间合计（秒；并发时几个请求的时间叠在一起算）", f"{book['latency_total']:.1f}"],
+            ["LLM：每次调用的时间（秒，中位数）", f"{book['latency_median']:.2f}"],
+            ["LLM：用不上的回复（调用失败、打不上、解析不了）", f"{failed:,}（{pct(failed / max(1, budget))}）"]]
+
+
+def llm_cost_observation(book, out, ev, failed, budget):
+    """用真的 LLM 时成本的观察：两种成本各是多少、哪种失败最多；句子里的每个数都来自这次运行。"""
+    worst = max(out["failed"].items(), key=lambda x: (x[1], x[0])) if out["failed"] else None
+    tokens = ("服务器没报 token 数" if book["prompt_tokens"] is None else
+              f"输入 {book['prompt_tokens']:,} 个 token、输出 {book['completion_tokens'] or 0:,} 个")
+    return (f"这次进化有两种成本：问了 LLM {book['calls']:,} 次（{tokens}，一共等了 {book['latency_total']:.1f} 秒，"
+            f"每次中位数 {book['latency_median']:.2f} 秒），跑了 {ev.bench_runs:,} 次“内核”。这里的“内核”只是查一张算好的时间表，"
+            "不花机器时间；在 AlphaEvolve 里两样都花真的机器时间，所以它用评估级联少跑内核，用快的模型（Gemini Flash）"
+            "出量、强的模型（Gemini Pro）出质量。"
+            + (f"{budget:,} 个回复里 {failed:,} 个（{pct(failed / max(1, budget))}）用不上，最多的原因是“{worst[0]}”"
+               f"（{worst[1]:,} 次）。" if worst else f"{budget:,} 个回复都用上了（打得上、解析得了）。"))
+
+
+class SequentialRuns:
+    """用真的 LLM 时演示 3 的几次进化：在这个进程里按顺序跑，每次都问同一个 LLM（调用按顺序录制和回放）。"""
+
+    def __init__(self, table, tasks, budget, llm):
+        self.table, self.tasks, self.budget, self.llm = table, list(tasks), budget, llm
+        self.futures = None
+
+    def results(self):
+        out = []
+        for train, test, seed in self.tasks:
+            program, result = evolve(Evaluator(train, self.table), self.budget, seed=seed, llm=self.llm)["best"]
+            out.append((result["score"], geomean_speedup(program, test, self.table), program))
+        return out
+
+
+def run_lecture(seed, budget, seeds, jobs, lap=lambda stage: None, llm=None):
+    """四个演示按顺序跑一遍。lap(阶段名) 在每个阶段结束时调用一次（bench/bench.py 用它给每个演示计时）。
+    llm：None 用 MockLLM；否则是 openai_llm 的后端，演示 2 和演示 3 的每次进化都问它（演示 3 在这个进程里依次跑）。"""
     shapes = all_shapes()
     table = TimeTable()
     for s in shapes:
         table.oracle(s)                     # 88 个形状 × 3744 个配置的时间，一次向量化算完
     # 演示 3 的 2 × seeds 次进化先在后台跑起来；"随机划分、种子 seed"那一次就是演示 2，结果一模一样，不重复跑
     keys = [(how, s) for how in SPLITS for s in range(seeds) if (how, s) != ("random", seed)]
-    runs = ManyRuns(table, [(*split_shapes(shapes, how), s) for how, s in keys], budget, jobs)
+    tasks = [(*split_shapes(shapes, how), s) for how, s in keys]
+    runs = ManyRuns(table, tasks, budget, jobs) if llm is None else SequentialRuns(table, tasks, budget, llm)
     train, test = split_shapes(shapes)
     lap("准备：时间表 + 启动演示 3 的后台进程")
     demo1_problem(table, train, test)
     lap("演示 1：问题")
-    out, ev = demo2_one_run(table, train, test, seed, budget)
+    first = len(llm.calls) if llm is not None else 0
+    out, ev = demo2_one_run(table, train, test, seed, budget, llm)
+    book = llm.ledger(first, len(llm.calls)) if llm is not None else None
     best, res = out["best"]
     reused = {("random", seed): (res["score"], geomean_speedup(best, test, table), best)}
     lap("演示 2：一次进化")
     demo3_generalization(table, shapes, budget, seeds, runs, keys, reused)
     lap("演示 3：泛化（后台已经跑了一阵，这里只剩等待）")
-    demo4_cost(table, out, ev, train, test, shapes, budget)
+    demo4_cost(table, out, ev, train, test, shapes, budget, book)
     lap("演示 4：成本")
 
 
@@ -335,21 +397,38 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=None, help=f"演示 3 每种划分的种子个数（默认 {SEEDS}）")
     ap.add_argument("--jobs", type=int, default=JOBS, help="演示 3 用几个进程")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
+    openai_llm.add_arguments(ap)
     a = ap.parse_args(argv)
     budget = a.budget or (QUICK["budget"] if a.quick else BUDGET)
     seeds = a.seeds or (QUICK["seeds"] if a.quick else SEEDS)
     if budget < 1 or seeds < 1 or a.jobs < 1:
         ap.error("--budget、--seeds、--jobs 都要是正整数")
+    try:
+        llm = openai_llm.from_arguments(a, f"04 --seed {a.seed} --budget {budget} --seeds {seeds}")
+    except openai_llm.SetupError as e:
+        print(e, file=sys.stderr)
+        sys.exit(2)
     print(f"设置：--seed {a.seed} --budget {budget} --seeds {seeds}（--jobs {a.jobs} 只影响快慢，不影响结果）")
+    if llm is not None:
+        print(openai_llm.describe(llm) + "演示 3 的几次进化也问它，在这个进程里依次跑（--jobs 不起作用）。")
 
     start = time.perf_counter()
-    run_lecture(a.seed, budget, seeds, a.jobs)
+    try:
+        run_lecture(a.seed, budget, seeds, a.jobs, llm=llm)
+    except openai_llm.ReplayMismatch as e:
+        print(e, file=sys.stderr)
+        sys.exit(2)
+    finally:
+        if llm is not None and hasattr(llm, "close"):
+            llm.close()
     print_try([
         ("改专家启发式（比如把 M <= 16 改成 M <= 64，或者把默认配置换成 BN=256、warps=8），看所有\"比专家快\"的数字"
          "和观察怎么变；写错了会得到带行号的错误信息：", "$EDITOR lecture14/expert_heuristic.py && make run ARGS=--quick"),
         ("换一个种子，看进化的路线和最后的程序变不变：", "python3 lecture14/04_alphaevolve_tiling.py --seed 3"),
         ("给更多预算，看分数还能涨多少、演示 4 的成本怎么涨：", "python3 lecture14/04_alphaevolve_tiling.py --budget 4000 --seeds 2"),
     ])
+    if isinstance(llm, openai_llm.ReplayLLM) and llm.unused():
+        print(f"（回放文件里还有 {llm.unused()} 次调用没用上：这次的预算比录制时小）", file=sys.stderr)
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 

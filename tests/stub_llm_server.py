@@ -55,8 +55,10 @@ class StubServer:
     """with StubServer(script) as s: ... s.url 是 base_url，s.requests 是收到的请求 [(时刻, 路径, Authorization, 正文)]。"""
 
     def __init__(self, script, slow_seconds: float = 1.0, retry_after: str = "1", models=("stub",),
-                 stop_after: int | None = None):
-        """stop_after=k：第 k 个请求（从 0 数）来时不回答就断开，并且关掉服务器（模拟跑到一半服务器没了）。"""
+                 stop_after: int | None = None, retry_after_500: str | None = None):
+        """retry_after：429 回复里的 Retry-After；retry_after_500：500 回复里也带上它（None 不带）。
+        stop_after=k：第 k 个请求（从 0 数）来时不回答就断开，并且关掉服务器（模拟跑到一半服务器没了）。"""
+        self.retry_after_500 = retry_after_500
         self.script, self.slow_seconds, self.retry_after, self.models = script, slow_seconds, retry_after, models
         self.stop_after = stop_after
         self.requests: list[tuple] = []
@@ -90,7 +92,8 @@ class StubServer:
                     self.close_connection = True
                     return
                 if mode == "http500":
-                    return self._json(500, {"error": {"message": "internal error"}})
+                    extra = {} if stub.retry_after_500 is None else {"Retry-After": stub.retry_after_500}
+                    return self._json(500, {"error": {"message": "internal error"}}, extra)
                 if mode == "http429":
                     return self._json(429, {"error": {"message": "rate limited"}}, {"Retry-After": stub.retry_after})
                 if mode == "bad_json":

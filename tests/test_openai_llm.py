@@ -297,3 +297,68 @@ def test_key_is_not_in_repr_or_errors(monkeypatch):
     backend = OpenAILLM("http://user:pw@127.0.0.1:1/v1?key=" + KEY, "m")
     assert KEY not in repr(backend) and "pw" not in repr(backend)
     assert backend._redact(f"echo {KEY}") == "echo ***"
+
+
+# ---------------------------------------------------------------- 04 脚本的命令行
+
+def run_04(*args, env=None):
+    return subprocess.run([sys.executable, SCRIPT, "--budget", "30", "--seeds", "1", "--jobs", "1", *args],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, **(env or {})})
+
+
+def test_04_record_then_replay_is_byte_identical_and_never_shows_the_key(tmp_path):
+    # 04 对着桩服务器跑（每种回复都有、两个请求并发），录下来；服务器关掉以后回放：标准输出逐字节相同。
+    # 密钥用了（服务器收到了），但不在标准输出、标准错误、录制文件里。演示 4 的 LLM 调用次数就是预算。
+    f = tmp_path / "run.jsonl"
+    with StubServer(every_mode, retry_after="0", retry_after_500="0") as s:
+        rec = run_04("--llm", s.url, "--model", "stub", "--llm-concurrency", "2", "--record", str(f),
+                     env={"OPENAI_API_KEY": KEY})
+    assert rec.returncode == 0, rec.stderr
+    assert any(r[2] == f"Bearer {KEY}" for r in s.requests)
+    rep = run_04("--replay", str(f))
+    assert rep.returncode == 0, rep.stderr
+    assert rep.stdout == rec.stdout
+    for text in (rec.stdout, rec.stderr, rep.stdout, rep.stderr, f.read_text(encoding="utf-8")):
+        assert KEY not in text
+    row = next(line for line in rec.stdout.splitlines() if line.startswith("LLM：调用次数"))
+    assert row.split()[-1] == "30"
+    assert "LLM：stub（" in rec.stdout.splitlines()[1]
+    calls = [json.loads(x) for x in f.read_text(encoding="utf-8").splitlines()[1:]]
+    assert len(calls) == 2 * 30                              # 演示 2 一次、演示 3 另一种划分一次，每次 30 个提议
+
+
+def test_04_cannot_reach_the_server_exits_2_with_one_line():
+    # 开跑之前服务器就不在：一行话（地址、怎么办），退出码 2，没有 traceback，很快
+    t = time.monotonic()
+    p = run_04("--llm", f"http://127.0.0.1:{free_port()}/v1", "--model", "m")
+    assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "连不上 LLM 服务器" in p.stderr
+    assert time.monotonic() - t < 20
+
+
+@pytest.mark.parametrize("args,says", [(["--record", "x.jsonl"], "要和 --llm"), (["--llm", "http://127.0.0.1:9/v1"], "--model"),
+                                       (["--replay", "x.jsonl", "--llm", "http://127.0.0.1:9/v1"], "不联网"),
+                                       (["--replay", "/nonexistent/x.jsonl"], "读不了"),
+                                       (["--llm", "localhost:11434", "--model", "m"], "http://")])
+def test_04_bad_llm_arguments_are_one_sentence(args, says):
+    p = run_04(*args)
+    assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_04_replay_with_other_settings_says_which(tmp_path):
+    # 回放时参数和录制时不一样：一句话说出录制时的参数
+    f = tmp_path / "run.jsonl"
+    with StubServer(script("edit")) as s:
+        assert run_04("--llm", s.url, "--model", "stub", "--record", str(f)).returncode == 0
+    p = subprocess.run([sys.executable, SCRIPT, "--replay", str(f), "--budget", "31", "--seeds", "1"],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 2 and "04 --seed 0 --budget 30 --seeds 1" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_04_without_llm_is_untouched_by_the_environment():
+    # 不加 --llm：密钥和代理环境变量不起任何作用（不联网），标准输出一样，也没有任何 LLM 成本的行
+    a = run_04()
+    b = run_04(env={"OPENAI_API_KEY": KEY, "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"})
+    assert a.returncode == b.returncode == 0 and a.stdout == b.stdout
+    assert "LLM：" not in a.stdout and "    其中 " not in a.stdout and KEY not in a.stdout

@@ -304,10 +304,7 @@ class OpenAILLM(_Backend):
         self._dead_in_a_row = 0                    # 连续几次连不上或超时
         self._record = None
         if record is not None:
-            self._record = open(record, "w", encoding="utf-8")
-            self._write(dict(type="header", format=FORMAT, version=1, model=model, base_url=clean_url(base_url),
-                             concurrency=self.concurrency, temperature=temperature, max_tokens=max_tokens, seed=seed,
-                             system_prompt=SYSTEM_PROMPT))
+            self.record_to(record)
         # 本机的地址不走代理（环境里的 http_proxy 是给外网用的）
         local = u.hostname in ("127.0.0.1", "localhost", "::1")
         self._opener = urllib.request.build_opener(*([urllib.request.ProxyHandler({})] if local else []))
@@ -321,6 +318,14 @@ class OpenAILLM(_Backend):
             self._record = None
 
     # ---- 录制 ----
+    def record_to(self, path: str, settings: str = "") -> None:
+        """从现在起把每次调用录进 path（JSON Lines；第一行是文件头：脚本和参数 settings、模型、地址、并发数、
+        采样参数、系统提示）。"""
+        self._record = open(path, "w", encoding="utf-8")
+        self._write(dict(type="header", format=FORMAT, version=1, settings=settings, model=self.model,
+                         base_url=clean_url(self.base_url), concurrency=self.concurrency, temperature=self.temperature,
+                         max_tokens=self.max_tokens, seed=self.seed, system_prompt=SYSTEM_PROMPT))
+
     def _write(self, obj: dict) -> None:
         self._record.write(self._redact(json.dumps(obj, ensure_ascii=False)) + "\n")
         self._record.flush()
@@ -518,3 +523,80 @@ def _first_difference(a: str, b: str) -> str:
     got = lambda ls: repr(cut(ls[i])) if i < len(ls) else "（没有这一行）"  # noqa: E731
     return f"从第 {i + 1} 行起：录的是 {got(la)}，现在是 {got(lb)}"
 
+
+
+# ---------------------------------------------------------------- 脚本的命令行（04、05、02 共用）
+
+class SetupError(ValueError):
+    """命令行的 LLM 参数不对、服务器连不上、回放文件读不了：一句话，脚本印到标准错误，退出码 2。"""
+
+
+def _concurrency_arg(text: str) -> int:
+    import argparse
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"要是正整数（1、2、3……），收到的是 {text}")
+    return n
+
+
+def add_arguments(ap) -> None:
+    """给脚本的 ArgumentParser 加上 --llm、--model、--llm-concurrency、--record、--replay。"""
+    g = ap.add_argument_group("换成真的语言模型（不加这些参数就用 MockLLM，不联网，输出逐字节不变）")
+    g.add_argument("--llm", metavar="BASE_URL",
+                   help="OpenAI 兼容接口的地址，例如 http://127.0.0.1:11434/v1（ollama）；密钥从环境变量 OPENAI_API_KEY 读")
+    g.add_argument("--model", metavar="NAME", help="模型名，例如 qwen2.5-coder:7b")
+    g.add_argument("--llm-concurrency", type=_concurrency_arg, metavar="N", default=None,
+                   help=f"同时发几个请求（默认 {CONCURRENCY}；结果按提议的顺序处理）")
+    g.add_argument("--record", metavar="FILE.jsonl", help="把每次调用（提示、回复、用时、token 数）录进这个文件，不含密钥")
+    g.add_argument("--replay", metavar="FILE.jsonl", help="不联网，按 --record 录下的文件回答；标准输出和录制时逐字节相同")
+
+
+def from_arguments(a, settings: str = ""):
+    """按 add_arguments 的参数建后端：没有 --llm、--replay 返回 None（用 MockLLM）；有就返回一个查过能连上的
+    OpenAILLM（要录制的话已经开始录）或一个 ReplayLLM。参数不对、连不上、文件读不了：抛 SetupError（一句话）。
+    settings 是脚本名和决定结果的参数（例如 "04 --seed 0 --budget 50 --seeds 1"）：录进文件头，回放时必须一样。"""
+    given = [f"--{n.replace('_', '-')}" for n in ("model", "llm_concurrency", "record")
+             if getattr(a, n, None) is not None]
+    if a.replay is not None:
+        if a.llm is not None or given:
+            raise SetupError(f"--replay 从文件回答、不联网，不能再加 --llm 或 {'、'.join(given) or '--model'}"
+                             "（模型和并发数都从录制文件里读）。")
+        try:
+            replay = ReplayLLM(a.replay)
+        except (ReplayMismatch, ValueError) as e:
+            raise SetupError(str(e)) from None
+        recorded = replay.header.get("settings", "")
+        if recorded != settings:
+            raise SetupError(f"回放文件 {a.replay} 是用“{recorded}”录的，这次是“{settings}”："
+                             "回放要用录制时的脚本和参数。")
+        return replay
+    if a.llm is None:
+        if given:
+            raise SetupError(f"{'、'.join(given)} 要和 --llm BASE_URL 一起用（例如 --llm http://127.0.0.1:11434/v1 "
+                             "--model qwen2.5-coder:7b）。")
+        return None
+    if a.model is None:
+        raise SetupError("--llm 要和 --model NAME 一起用（例如 --model qwen2.5-coder:7b）。")
+    try:
+        backend = OpenAILLM(a.llm, a.model, concurrency=a.llm_concurrency or CONCURRENCY)
+    except ValueError as e:
+        raise SetupError(f"{e}。") from None
+    try:
+        backend.check()
+    except ServerUnreachable as e:
+        raise SetupError(f"{e}。") from None
+    if a.record is not None:
+        try:
+            backend.record_to(a.record, settings)
+        except OSError as e:
+            raise SetupError(f"写不了录制文件 {a.record}（{e.strerror}）。") from None
+    return backend
+
+
+def describe(backend) -> str:
+    """脚本第二行印的 LLM 设置：录制和回放印出来一样（模型名、并发数；不印地址和文件名）。"""
+    return (f"LLM：{backend.model}（OpenAI 兼容接口，同时最多 {backend.concurrency} 个请求）——"
+            "每个提议问它一次，回复只当 SEARCH/REPLACE 解析成 DSL，从不执行。")
