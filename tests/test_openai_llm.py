@@ -362,3 +362,18 @@ def test_04_without_llm_is_untouched_by_the_environment():
     b = run_04(env={"OPENAI_API_KEY": KEY, "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"})
     assert a.returncode == b.returncode == 0 and a.stdout == b.stdout
     assert "LLM：" not in a.stdout and "    其中 " not in a.stdout and KEY not in a.stdout
+
+
+def test_05_runs_against_the_stub_and_replays_byte_identically(tmp_path):
+    # 05 用真 LLM 的那条路：四个变体各问 预算 × 种子 次，录下再回放逐字节相同；小模型那一行说明为什么没跑
+    f = tmp_path / "run05.jsonl"
+    script05 = os.path.join(ROOT, "lecture14", "05_ablations.py")
+    args = [sys.executable, script05, "--budget", "12", "--seeds", "1"]
+    with StubServer(every_mode, retry_after="0", retry_after_500="0") as s:
+        rec = subprocess.run(args + ["--llm", s.url, "--model", "stub", "--record", str(f)],
+                             capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert rec.returncode == 0, rec.stderr
+    rep = subprocess.run(args + ["--replay", str(f)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert rep.returncode == 0, rep.stderr
+    assert rep.stdout == rec.stdout and "小模型那一行没有跑" in rec.stdout
+    assert len(f.read_text(encoding="utf-8").splitlines()) == 1 + 4 * 12
