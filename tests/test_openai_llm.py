@@ -377,3 +377,9 @@ def test_05_runs_against_the_stub_and_replays_byte_identically(tmp_path):
     assert rep.returncode == 0, rep.stderr
     assert rep.stdout == rec.stdout and "小模型那一行没有跑" in rec.stdout
     assert len(f.read_text(encoding="utf-8").splitlines()) == 1 + 4 * 12
+
+
+def test_readme_shows_the_system_prompt_the_code_sends():
+    # README 的"用真的语言模型"一节印的系统提示，和代码发出去的一字不差
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        assert "```\n" + SYSTEM_PROMPT + "\n```" in f.read()

@@ -97,7 +97,7 @@ def _example() -> tuple[str, str]:
 
 
 def system_prompt() -> str:
-    """教模型 DSL、SEARCH/REPLACE 格式、配置网格和启动限制，要它回得短。用英文写：小的开源模型跟英文指令跟得最好。"""
+    """教模型 DSL、SEARCH/REPLACE 格式、配置网格和启动限制，要它回得短。用英文写：代码模型的指令数据大多是英文（经验之谈）。"""
     program, diff = _example()
     grid = "\n".join(f"  {f:<6} one of {', '.join(map(str, v))}" for f, v in GRID.items())
     big = Config(256, 128, 64, 4, 3, 8)
