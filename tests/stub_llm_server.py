@@ -15,8 +15,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STUB_MODEL = "test-stub (scripted replies, not a language model)"
-MODES = ("edit", "chatter", "fenced", "two_blocks", "empty", "garbage", "bad_json", "no_content", "http500",
-         "http429", "slow", "drop")
+MODES = ("edit", "chatter", "fenced", "two_blocks", "thinking", "empty", "garbage", "bad_json", "no_content",
+         "http500", "http429", "slow", "drop")
+THINKING = "<think>\n草稿：\n<<<<<<< SEARCH\n    if M <= 99999:\n=======\n    if M <= 1:\n>>>>>>> REPLACE\n</think>\n"
 
 
 def stub_edit(user_text: str, blocks: int = 1) -> str:
@@ -107,6 +108,7 @@ class StubServer:
                            "chatter": lambda: "Sure! Here is my idea:\n\n" + stub_edit(user) + "\nHope this helps.",
                            "fenced": lambda: "```python\n" + stub_edit(user) + "```\n",
                            "two_blocks": lambda: "Two changes.\n" + stub_edit(user, blocks=2),
+                           "thinking": lambda: THINKING + stub_edit(user),
                            "empty": lambda: "",
                            "garbage": lambda: "I think bigger tiles would be faster, maybe?"}[mode]()
                 self._json(200, {"id": f"stub-{n}", "object": "chat.completion", "model": STUB_MODEL,

@@ -95,6 +95,13 @@ def test_replies_with_text_around_the_blocks_are_returned_whole(mode):
     assert child_of(reply) != EXPERT
 
 
+def test_thinking_drafts_are_dropped():
+    # 想得多的模型先在 <think>…</think> 里打草稿：草稿里的 SEARCH 块（父程序里找不到）不算，后面的修改照常打上
+    with StubServer(script("thinking")) as s:
+        kind, reply = llm(s.url).propose(prompt_for())
+    assert "<think>" not in reply and "99999" not in reply and child_of(reply) != EXPERT
+
+
 @pytest.mark.parametrize("mode", ["empty", "garbage"])
 def test_empty_and_garbage_replies_are_replies_not_errors(mode):
     # 空回复、乱写的回复：调用本身成功了，回复交给解析器去判（里面没有 SEARCH/REPLACE 块）

@@ -4,6 +4,7 @@ Config、parse、per_m_table、ProgramError）；更细的东西从各自的文�
   problem.py    形状、划分、时间表和逐形状最优、专家启发式、基线和加速比
   program.py    启发式的 DSL：Rule / Program、choose、render / parse、simplify、SEARCH/REPLACE
   mock_llm.py   提示词进去、SEARCH/REPLACE 出来的 MockLLM（没有真的语言模型）
+  openai_llm.py 同样的接口换成真的语言模型（OpenAI 兼容接口；04、05 的 --llm），录制和回放、成本账
   evaluator.py  静态检查、探针级联、缓存、计数器
   loop.py       岛屿模型的程序库和进化循环
 """
