@@ -19,6 +19,7 @@ from evolve import EXPERT, Evaluator, evolve, render
 from evolve.mock_llm import Prompt
 from evolve.openai_llm import (BAD_JSON, GAVE_UP, KIND, NO_CONTENT, SYSTEM_PROMPT, TIMEOUT_KIND, UNREACHABLE, LLMError,
                                OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, _example, ledger)
+from evolve.diff import NO_BLOCK
 from evolve.program import apply_diff, parse, parse_diff
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -103,11 +104,14 @@ def test_thinking_drafts_are_dropped():
 
 
 @pytest.mark.parametrize("mode", ["empty", "garbage"])
-def test_empty_and_garbage_replies_are_replies_not_errors(mode):
-    # 空回复、乱写的回复：调用本身成功了，回复交给解析器去判（里面没有 SEARCH/REPLACE 块）
+def test_empty_and_garbage_replies_are_failures_with_no_block(mode):
+    # 空回复、乱写的回复：调用本身成功了，但回复里没有 SEARCH/REPLACE 块——真模型没按要求回答，
+    # 记作"没有 SEARCH/REPLACE 块"（而不是像 MockLLM 那样当成"子程序就是父程序"）；成本账里照样算一次调用
     with StubServer(script(mode)) as s:
-        kind, reply = llm(s.url).propose(prompt_for())
-    assert kind == KIND and "SEARCH" not in reply
+        backend = llm(s.url)
+        with pytest.raises(LLMError) as e:
+            backend.propose(prompt_for())
+    assert e.value.kind == NO_BLOCK and backend.ledger()["calls"] == 1 and backend.ledger()["failed"] == {}
 
 
 @pytest.mark.parametrize("mode,kind", [("bad_json", BAD_JSON), ("no_content", NO_CONTENT)])
@@ -222,7 +226,11 @@ def test_loop_survives_every_kind_of_reply(table, train, concurrency):
     book = backend.ledger()
     assert book["calls"] == 40 and sum(out["tried"].values()) == 40
     assert set(book["failed"]) == {BAD_JSON, NO_CONTENT, "LLM 回 HTTP 500", "LLM 回 HTTP 429"}
-    assert sum(out["failed"].values()) >= sum(book["failed"].values())
+    for kind, n in book["failed"].items():                   # 后端的每种失败都按它的名字记进循环的失败计数
+        assert out["failed"][kind] == n
+    # 空回复和乱写的回复记作"没有 SEARCH/REPLACE 块"：它们的个数对着桩服务器收到的请求数出来
+    no_block = sum(every_mode(n, "") in ("empty", "garbage") for n in range(s.posts()))
+    assert out["failed"][NO_BLOCK] == no_block > 0
     assert book["prompt_tokens"] > 0 and book["completion_tokens"] > 0
     assert out["best"][1]["score"] > 1.0                     # 能打上的修改里有变好的
 
@@ -271,10 +279,13 @@ def test_replay_that_no_longer_matches_stops_with_one_sentence(table, train, tmp
         rec = llm(s.url, record=str(f))
         evolve(Evaluator(train, table), 6, seed=0, llm=rec)
         rec.close()
+        other = llm(s.url)                                    # 换一个种子的同一次运行：从哪一次起提示不同
+        evolve(Evaluator(train, table), 6, seed=1, llm=other)
+    first = next(i for i, (a, b) in enumerate(zip(rec.calls, other.calls)) if a.prompt != b.prompt)
     with pytest.raises(ReplayMismatch, match=r"第 7 次 LLM 调用.*只录了 6 次"):
         evolve(Evaluator(train, table), 8, seed=0, llm=ReplayLLM(str(f)))
-    with pytest.raises(ReplayMismatch, match=r"第 2 次 LLM 调用.*提示.*run.jsonl 第 3 行") as e:
-        evolve(Evaluator(train, table), 6, seed=1, llm=ReplayLLM(str(f)))   # 换了种子：第二次的父程序不同
+    with pytest.raises(ReplayMismatch, match=rf"第 {first + 1} 次 LLM 调用.*提示.*run.jsonl 第 {first + 2} 行") as e:
+        evolve(Evaluator(train, table), 6, seed=1, llm=ReplayLLM(str(f)))
     assert "\n" not in str(e.value)
     lines = f.read_text(encoding="utf-8").splitlines()
     head = json.loads(lines[0])
@@ -328,7 +339,7 @@ def test_04_record_then_replay_is_byte_identical_and_never_shows_the_key(tmp_pat
     for text in (rec.stdout, rec.stderr, rep.stdout, rep.stderr, f.read_text(encoding="utf-8")):
         assert KEY not in text
     row = next(line for line in rec.stdout.splitlines() if line.startswith("LLM：调用次数"))
-    assert row.split()[-1] == "30"
+    assert row.split()[-2:] == ["30", "次"]
     assert "LLM：stub（" in rec.stdout.splitlines()[1]
     calls = [json.loads(x) for x in f.read_text(encoding="utf-8").splitlines()[1:]]
     assert len(calls) == 2 * 30                              # 演示 2 一次、演示 3 另一种划分一次，每次 30 个提议

@@ -44,7 +44,8 @@ from kernel_lab import (BYTES, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, MA
                         MIN_ACC_PER_WARP, REG_OVERHEAD, REGS_PER_SM, WARP, Config, regs_per_thread)
 from sched_lab import SMS
 
-from .program import Program, Rule, format_diff, make_diff, render
+from .diff import NO_BLOCK, DiffError, format_diff, make_diff, parse_diff
+from .program import Program, Rule, render
 
 KIND = "llm"                       # propose 返回的"修改的种类"：真模型不说它做的是哪种修改
 TIMEOUT = 120.0                    # 每个请求最多等几秒（本机的 7B 模型在 CPU 上回一次要几十秒）
@@ -233,9 +234,17 @@ class _Backend:
 
     @staticmethod
     def _result(call: Call):
+        """一次调用的结果：(KIND, 回复) 或 LLMError。回复里一个 SEARCH/REPLACE 块都没有（空的、只有闲聊）也是失败，
+        种类是 diff.NO_BLOCK——MockLLM 不回块表示"子程序就是父程序"，真模型不回块只是没按要求回答。"""
         if call.error is not None:
             return LLMError(call.error)
-        return KIND, _strip_thinking(call.reply)
+        reply = _strip_thinking(call.reply)
+        try:
+            parse_diff(reply, empty_ok=False)
+        except DiffError as e:
+            if e.kind == NO_BLOCK:
+                return LLMError(NO_BLOCK)
+        return KIND, reply
 
     def _log(self, call: Call) -> None:
         self.calls.append(call)
