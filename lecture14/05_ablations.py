@@ -382,7 +382,7 @@ def main(argv=None):
         print(e, file=sys.stderr)
         sys.exit(2)
     if llm is not None:                     # 真的 LLM：没有小模型那一行，--small-targeted 不起作用
-        print(f"设置：--budget {budget} --seeds {seeds}（--jobs {a.jobs} 只影响快慢，不影响结果）")
+        print(f"设置：--budget {budget} --seeds {seeds}")       # 不印 --jobs：录制和回放时可以不一样
         print(openai_llm.describe(llm) + "所有变体在这个进程里依次跑（--jobs 不起作用）。")
         try:
             run_with_llm(llm, budget, seeds)

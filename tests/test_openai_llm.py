@@ -333,7 +333,7 @@ def test_04_record_then_replay_is_byte_identical_and_never_shows_the_key(tmp_pat
                      env={"OPENAI_API_KEY": KEY})
     assert rec.returncode == 0, rec.stderr
     assert any(r[2] == f"Bearer {KEY}" for r in s.requests)
-    rep = run_04("--replay", str(f))
+    rep = run_04("--replay", str(f), "--jobs", "2")          # --jobs 不影响结果，回放时换一个也一样
     assert rep.returncode == 0, rep.stderr
     assert rep.stdout == rec.stdout
     for text in (rec.stdout, rec.stderr, rep.stdout, rep.stderr, f.read_text(encoding="utf-8")):
@@ -401,3 +401,26 @@ def test_readme_shows_the_system_prompt_the_code_sends():
     # README 的"用真的语言模型"一节印的系统提示，和代码发出去的一字不差
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         assert "```\n" + SYSTEM_PROMPT + "\n```" in f.read()
+
+
+@pytest.mark.parametrize("concurrency", ["1", "2"])
+def test_04_ctrl_c_while_waiting_for_the_model(concurrency):
+    # 正在等一个很慢的模型时按 Ctrl-C（发给整个进程组）：一秒左右停下，退出码 130，只多一行"已中断。"，没有 traceback
+    import signal
+    with StubServer(script("slow"), slow_seconds=10) as s:
+        p = subprocess.Popen([sys.executable, SCRIPT, "--budget", "30", "--seeds", "1", "--llm", s.url, "--model", "stub",
+                              "--llm-concurrency", concurrency], cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        deadline = time.monotonic() + 30
+        while s.posts() == 0 and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.05)
+        assert s.posts() > 0
+        t0 = time.monotonic()
+        os.killpg(p.pid, signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=5)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 130 and time.monotonic() - t0 < 2.0, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "已中断。"
