@@ -345,7 +345,8 @@ class OpenAILLM(_Backend):
             self._write(dict(type="call", **asdict(call)))
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key else text
+        """抹掉文本里的密钥。很短的"密钥"（本机服务器常用的占位符，如 EMPTY）不算秘密，也不能抹：会把回复抹坏。"""
+        return text.replace(self._key, "***") if self._key and len(self._key) >= 8 else text
 
     # ---- HTTP ----
     def _headers(self) -> dict:
