@@ -273,7 +273,7 @@ def llm_sentence(out, llm):
     """用真的 LLM 时代替 targeted / single_field 那句：它不报修改的种类，只能说它自己那一行。"""
     kind = openai_llm.KIND
     n, acc, rej = out["tried"].get(kind, 0), out["accepted"].get(kind, 0), out["static_reject"].get(kind, 0)
-    return (f"这次的修改都来自 {llm.model}：拿到回复的 {n:,} 个提议里 {rate_text(acc, n)} 比父程序好，{rej:,} 个改出了"
+    return (f"这次的修改都来自 {llm.model}：拿到回复的 {n:,} 个提议里 {rate_text(acc, n)}比父程序好，{rej:,} 个改出了"
             "启动不了的配置、被静态检查拒掉。MockLLM 的 targeted 和 single_field 的对比，不加 --llm 再跑一次就看得到。")
 
 
@@ -407,7 +407,7 @@ def llm_cost_rows(book, failed, budget):
             ["LLM：回复（输出）", tok(book["completion_tokens"])],
             ["LLM：等回复的时间合计（并发时几个请求的时间叠在一起算）", f"{book['latency_total']:.1f} 秒"],
             ["LLM：每次调用的时间（中位数）", f"{book['latency_median']:.2f} 秒"],
-            ["LLM：用不上的回复（调用失败、打不上、解析不了）", f"{failed:,}（{pct(failed / max(1, budget))}）"]]
+            ["LLM：用不上的回复（调用失败、打不上、解析不了）", f"{failed:,} 个回复（{pct(failed / max(1, budget))}）"]]
 
 
 def llm_cost_observation(book, out, ev, failed, budget):
