@@ -427,3 +427,17 @@ def test_04_ctrl_c_while_waiting_for_the_model(concurrency):
                 os.killpg(p.pid, signal.SIGKILL)
     assert p.returncode == 130 and time.monotonic() - t0 < 2.0, err
     assert "Traceback" not in err and err.strip().splitlines()[-1] == "已中断。"
+
+
+def test_04_llm_timeout_flag_and_a_model_that_never_answers_in_time():
+    # --llm-timeout 0.3 对着 2 秒才回的服务器：每个请求都超时，连续 4 次后不再调用；脚本照样跑完，演示 4 按原因记下
+    with StubServer(script("slow"), slow_seconds=2) as s:
+        t = time.monotonic()
+        p = subprocess.run([sys.executable, SCRIPT, "--budget", "6", "--seeds", "1", "--llm", s.url, "--model", "stub",
+                            "--llm-timeout", "0.3", "--llm-concurrency", "1"],
+                           capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert time.monotonic() - t < 15
+    lines = [line for line in p.stdout.splitlines() if line.startswith("    其中 ")]
+    assert any(TIMEOUT_KIND in line and " 4 个程序" in line for line in lines), lines
+    assert any(GAVE_UP in line and " 2 个程序" in line for line in lines), lines

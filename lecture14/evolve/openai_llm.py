@@ -48,7 +48,7 @@ from .diff import NO_BLOCK, DiffError, format_diff, make_diff, parse_diff
 from .program import Program, Rule, render
 
 KIND = "llm"                       # propose 返回的"修改的种类"：真模型不说它做的是哪种修改
-TIMEOUT = 120.0                    # 每个请求最多等几秒（本机的 7B 模型在 CPU 上回一次要几十秒）
+TIMEOUT = 300.0                    # 每个请求最多等几秒（--llm-timeout；CPU 上的模型读一段两千 token 的提示就要好一阵，并发时还要排队）
 RETRIES = 3                        # 429 / 5xx / 连不上时最多重试几次
 BACKOFF = 1.0                      # 没有 Retry-After 时第 i 次重试前等 BACKOFF × 2^i 秒
 MAX_WAIT = 60.0                    # Retry-After 要等得比这还久，就不等了，算一次失败
@@ -552,6 +552,18 @@ def _concurrency_arg(text: str) -> int:
     return n
 
 
+def _seconds_arg(text: str) -> float:
+    import argparse
+    import math
+    try:
+        x = float(text)
+    except ValueError:
+        x = 0.0
+    if not (x > 0 and math.isfinite(x)):
+        raise argparse.ArgumentTypeError(f"要是正的秒数（例如 60），收到的是 {text}")
+    return x
+
+
 def add_arguments(ap) -> None:
     """给脚本的 ArgumentParser 加上 --llm、--model、--llm-concurrency、--record、--replay。"""
     g = ap.add_argument_group("换成真的语言模型（不加这些参数就用 MockLLM，不联网，输出逐字节不变）")
@@ -560,6 +572,8 @@ def add_arguments(ap) -> None:
     g.add_argument("--model", metavar="NAME", help="模型名，例如 qwen2.5-coder:7b")
     g.add_argument("--llm-concurrency", type=_concurrency_arg, metavar="N", default=None,
                    help=f"同时发几个请求（默认 {CONCURRENCY}；结果按提议的顺序处理）")
+    g.add_argument("--llm-timeout", type=_seconds_arg, metavar="SECONDS", default=None,
+                   help=f"每个请求最多等几秒（默认 {TIMEOUT:g}）")
     g.add_argument("--record", metavar="FILE.jsonl", help="把每次调用（提示、回复、用时、token 数）录进这个文件，不含密钥")
     g.add_argument("--replay", metavar="FILE.jsonl", help="不联网，按 --record 录下的文件回答；标准输出和录制时逐字节相同")
 
@@ -568,7 +582,7 @@ def from_arguments(a, settings: str = ""):
     """按 add_arguments 的参数建后端：没有 --llm、--replay 返回 None（用 MockLLM）；有就返回一个查过能连上的
     OpenAILLM（要录制的话已经开始录）或一个 ReplayLLM。参数不对、连不上、文件读不了：抛 SetupError（一句话）。
     settings 是脚本名和决定结果的参数（例如 "04 --seed 0 --budget 50 --seeds 1"）：录进文件头，回放时必须一样。"""
-    given = [f"--{n.replace('_', '-')}" for n in ("model", "llm_concurrency", "record")
+    given = [f"--{n.replace('_', '-')}" for n in ("model", "llm_concurrency", "llm_timeout", "record")
              if getattr(a, n, None) is not None]
     if a.replay is not None:
         if a.llm is not None or given:
@@ -591,7 +605,8 @@ def from_arguments(a, settings: str = ""):
     if a.model is None:
         raise SetupError("--llm 要和 --model NAME 一起用（例如 --model qwen2.5-coder:7b）。")
     try:
-        backend = OpenAILLM(a.llm, a.model, concurrency=a.llm_concurrency or CONCURRENCY)
+        backend = OpenAILLM(a.llm, a.model, concurrency=a.llm_concurrency or CONCURRENCY,
+                            timeout=a.llm_timeout or TIMEOUT)
     except ValueError as e:
         raise SetupError(f"{e}。") from None
     try:
