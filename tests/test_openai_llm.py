@@ -359,12 +359,24 @@ def test_04_cannot_reach_the_server_exits_2_with_one_line():
 
 @pytest.mark.parametrize("args,says", [(["--record", "x.jsonl"], "要和 --llm"), (["--llm", "http://127.0.0.1:9/v1"], "--model"),
                                        (["--replay", "x.jsonl", "--llm", "http://127.0.0.1:9/v1"], "不联网"),
+                                       (["--replay", "x.jsonl", "--llm-timeout", "5"], "不联网"),
                                        (["--replay", "/nonexistent/x.jsonl"], "读不了"),
                                        (["--llm", "localhost:11434", "--model", "m"], "http://")])
-def test_04_bad_llm_arguments_are_one_sentence(args, says):
-    p = run_04(*args)
-    assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr
-    assert len(p.stderr.strip().splitlines()) == 1
+def test_bad_llm_arguments_are_one_sentence(args, says):
+    # 参数组合不对：SetupError，一句话（脚本把它印到标准错误、退出码 2，下一个测试在脚本里查一次）
+    import argparse
+    from evolve.openai_llm import SetupError, add_arguments, from_arguments
+    ap = argparse.ArgumentParser()
+    add_arguments(ap)
+    with pytest.raises(SetupError) as e:
+        from_arguments(ap.parse_args(args), "04 --seed 0")
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_04_bad_llm_arguments_exit_2_with_one_line():
+    p = run_04("--record", "x.jsonl")
+    assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr
+    assert p.stderr.strip().splitlines() == [p.stderr.strip()] and "要和 --llm" in p.stderr
 
 
 def test_04_replay_with_other_settings_says_which(tmp_path):
