@@ -453,3 +453,25 @@ def test_04_llm_timeout_flag_and_a_model_that_never_answers_in_time():
     lines = [line for line in p.stdout.splitlines() if line.startswith("    其中 ")]
     assert any(TIMEOUT_KIND in line and " 4 个程序" in line for line in lines), lines
     assert any(GAVE_UP in line and " 2 个程序" in line for line in lines), lines
+
+
+def test_02_asks_the_real_model_the_same_prompt_and_replays(tmp_path):
+    # 02 加 --llm：演示 1 那一步的提示原样问 LLM_TRIES 次（每次的请求里用户消息相同），每个回复的结果在表里；
+    # 录下再回放逐字节相同；不加 --llm 的演示一行不变（02 的其余测试管）
+    path = os.path.join(ROOT, "lecture14", "02_llm_proposal.py")
+    tries = None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("LLM_TRIES = "):
+                tries = int(line.split("=")[1].split("#")[0])
+    assert tries
+    f = tmp_path / "run02.jsonl"
+    with StubServer(script("edit", "chatter", "garbage", "two_blocks")) as s:
+        rec = subprocess.run([sys.executable, path, "--llm", s.url, "--model", "stub", "--record", str(f)],
+                             capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert rec.returncode == 0, rec.stderr
+    users = [r[3]["messages"][-1]["content"] for r in s.requests if r[3] is not None]
+    assert len(users) == tries and len(set(users)) == 1
+    rep = subprocess.run([sys.executable, path, "--replay", str(f)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert rep.returncode == 0 and rep.stdout == rec.stdout, rep.stderr
+    assert NO_BLOCK in rec.stdout and "I think bigger tiles" in rec.stdout
