@@ -413,9 +413,10 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
 
 
 def format_bars(title: str, labels: list[str], values: list, *, segments: list[str] | None = None, fmt: str = "{:g}",
-                relative: bool = False, width: int | None = None, color: bool | None = None) -> str:
-    """横条。values[i] 是一个数，或（给了 segments 时）一串数：画成 █ ▓ ▒ ░ 堆起来的横条，下面是图例。条尾印总数。
-    relative=True：每条按自己的总数画满整条，看的是各段的比例（总数差几个数量级时用）。"""
+                relative: bool = False, notes: list[str] | None = None, width: int | None = None,
+                color: bool | None = None) -> str:
+    """横条。values[i] 是一个数，或（给了 segments 时）一串数：画成 █ ▓ ▒ ░ 堆起来的横条，下面是图例。条尾印总数
+    （按 fmt），给了 notes 就印 notes[i]。relative=True：每条按自己的总数画满整条，看的是各段的比例（总数差几个数量级时用）。"""
     width = width or chart_width()
     on = use_color() if color is None else color
     if len(labels) != len(values) or not labels:
@@ -427,7 +428,7 @@ def format_bars(title: str, labels: list[str], values: list, *, segments: list[s
     if any(v < 0 for p in parts for v in p):
         raise ValueError(f"横条图「{title}」的数据里有负数：横条只能画 ≥ 0 的数")
     totals = [sum(p) for p in parts]
-    texts = [fmt.format(t) for t in totals]
+    texts = [fmt.format(t) for t in totals] if notes is None else list(notes)
     lw = max(map(display_width, labels)) + 2
     above = width - lw - max(map(display_width, texts)) - 1 < 10        # 太窄：标签单独占一行，条缩进两格
     lw = 2 if above else lw
@@ -462,6 +463,7 @@ class Charts:
         charts.line("04_demo2_best_score", "最好分数随提议增长", {"进化": list(enumerate(history))}, refs=[...])
 
     drawn 按顺序记着画过的每张图：名字 → (种类, 标题, 数据参数)，测试用它核对图里的数就是表格和句子里的数。
+    脚本在开头建一个 CHARTS = Charts()，main() 里按 --svg 调 CHARTS.reset(目录)。
     """
 
     def __init__(self, svg_dir: str | None = None, show: bool = True):
@@ -469,11 +471,20 @@ class Charts:
         self.drawn: dict[str, tuple[str, str, dict]] = {}
         self.files: list[str] = []
 
+    def reset(self, svg_dir: str | None = None, show: bool = True) -> "Charts":
+        """重新开始：清空记录，换一个 SVG 目录（None：不写文件）。返回自己。"""
+        self.__init__(svg_dir, show)
+        return self
+
+    @staticmethod
+    def add_argument(parser) -> None:
+        """给脚本的 argparse 加上 --svg DIR。"""
+        parser.add_argument("--svg", metavar="DIR", default=None,
+                            help="每张图另存一个 SVG 文件到 DIR（目录不存在就建；文件名说明画的是什么）")
+
     def _emit(self, kind: str, name: str, title: str, data: dict, options: dict) -> None:
         import svg                                           # 同一目录的 svg.py；只有写文件时才用到
-        if name in self.drawn:
-            raise ValueError(f"图的名字 {name} 用了两次")
-        self.drawn[name] = (kind, title, data)
+        self.drawn[name] = (kind, title, data)               # 同一个名字再画一次：记录和文件都换成新的
         if self.show:
             print("\n" + globals()[f"format_{kind}"](title, **data, **options))
         if self.svg_dir is not None:

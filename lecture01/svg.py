@@ -179,14 +179,15 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
     return _doc(width, height, "heatmap", title, body)
 
 
-def bars_svg(title, labels, values, *, segments=None, fmt="{:g}", relative=False, **_) -> str:
+def bars_svg(title, labels, values, *, segments=None, fmt="{:g}", relative=False, notes=None, **_) -> str:
     """横条 / 堆叠横条（参数同 console.format_bars）。"""
     parts = [[v] if segments is None else list(v) for v in values]
     _check([v for p in parts for v in p], f"横条图「{title}」的数据")
     totals = [sum(p) for p in parts]                             # 整数加起来还是整数，和终端里印的一样
     lw = max(text_width(s, 12) for s in labels) + 16
     L, T, BW, BH = lw, 56, 480, 22
-    width, height = int(L + BW + 130), int(T + (BH + 10) * len(labels) + (50 if segments else 20))
+    tail = max(text_width(t, 12) for t in (notes or [fmt.format(t) for t in totals]))
+    width, height = int(L + BW + tail + 24), int(T + (BH + 10) * len(labels) + (50 if segments else 20))
     body = []
     for i, (label, p) in enumerate(zip(labels, parts)):
         top = (sum(p) if relative else max(totals)) or 1.0
@@ -199,7 +200,7 @@ def bars_svg(title, labels, values, *, segments=None, fmt="{:g}", relative=False
             body.append(f'<rect x="{n(x)}" y="{y}" width="{n(w)}" height="{BH}" fill="{PALETTE[k % len(PALETTE)]}" '
                         f'data-label={quoteattr(label)}{seg} data-value="{float(v)!r}"/>')
             x += w
-        body.append(_text(x + 6, y + BH / 2 + 4, fmt.format(totals[i]), 12))
+        body.append(_text(x + 6, y + BH / 2 + 4, fmt.format(totals[i]) if notes is None else notes[i], 12))
     if segments:
         x, y = L, T + (BH + 10) * len(labels) + 20
         for k, s in enumerate(segments):

@@ -133,6 +133,11 @@ def test_stacked_bars_segments_and_legend():
     rel = format_bars("拆解", ["甲", "乙"], [[2, 2, 0, 4], [1, 1, 1, 1]], segments=["算", "搬", "等", "显存"],
                       relative=True, width=60).split("\n")[1:3]
     assert len(rel[0].rstrip("0123456789 ")) == len(rel[1].rstrip("0123456789 "))  # 按比例画满：两条一样长
+    noted = format_bars("拆解", ["甲", "乙"], [[2, 2, 0, 4], [1, 1, 1, 1]], segments=["算", "搬", "等", "显存"],
+                        notes=["时间 5 µs", "时间 2 µs"], width=60).split("\n")[1:3]
+    assert noted[0].endswith(" 时间 5 µs") and noted[1].endswith(" 时间 2 µs")          # 条尾印给的说明，不印总数
+    root = parse(svg.bars_svg("拆解", ["甲"], [[2, 2]], segments=["a", "b"], notes=["时间 5 µs"]))
+    assert "时间 5 µs" in [t.text for t in q(root, "text")]
 
 
 # ---------------------------------------------------------------- 点落在该落的地方
@@ -340,9 +345,7 @@ def test_charts_sink_prints_writes_and_records(tmp_path, capsys):
     first = (tmp_path / "figs" / "h.svg").read_bytes()
     Charts(str(tmp_path / "again"), show=False).heatmap("h", "热力图", ["a"], ["x", "y"], [[1, 2]])
     assert (tmp_path / "again" / "h.svg").read_bytes() == first                  # 同样的数据，同样的字节
-    with pytest.raises(ValueError, match="两次"):
-        charts.bars("b", "横条", ["a"], [1])
-    assert Charts(None).files == []
+    assert Charts(None).files == [] and charts.reset(None).drawn == {} and charts.files == []
 
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
