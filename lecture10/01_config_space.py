@@ -25,6 +25,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
+from console import Charts  # noqa: E402
+
+CHARTS = Charts()                               # 图的出口：印到终端；--svg DIR 时也写 SVG
+
 from kernel_lab import (FIELDS, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, MAX_THREADS_PER_BLOCK,  # noqa: E402
                         MIN_ACC_PER_WARP, REG_OVERHEAD, REGS_PER_SM, VALID, WARP, Config, acc_per_warp, all_configs,
                         can_launch, ctas_per_sm, off_grid, problems, regs_per_block, regs_per_thread,
@@ -85,6 +89,8 @@ def demo2_rejections(total):
     print_table(["资源", "规则（满足才能启动）", "挡掉的组合", "占全部"],
                 [[k, RULE[k], n, f"{n / total:.1%}"] for k, n in counts.items()]
                 + [["至少超一种", "", bad, f"{bad / total:.1%}"]])
+    CHARTS.bars("10_rejections_by_resource", f"每种资源挡掉多少组合（{total} 个组合里 {bad} 个启动不了；"
+                "一个组合可以同时超几种，所以各条加起来比它多）", list(counts), list(counts.values()), fmt="{}")
     tiles = {(bm, bn): sum(c.BM == bm and c.BN == bn for c in VALID) for bm in GRID["BM"] for bn in GRID["BN"]}
     print_table([""] + [f"BN = {bn}" for bn in GRID["BN"]],
                 [[f"BM = {bm}"] + [tiles[bm, bn] for bn in GRID["BN"]] for bm in GRID["BM"]])

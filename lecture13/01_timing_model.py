@@ -34,6 +34,10 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture10"))
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
+from console import Charts  # noqa: E402
+
+CHARTS = Charts()                   # 图的出口：印到终端；--svg DIR 时也写 SVG
+
 import sched_lab as sl  # noqa: E402
 from console import print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
 from kernel_lab import VALID, Config, can_launch, problems  # noqa: E402
@@ -138,6 +142,27 @@ def math_bound_share():
 
 # ---------------------------------------------------------------- 演示 1
 
+def roofline_points():
+    """88 个形状各自的最优配置：(名字, M, 算术强度 FLOP/B, 达到的 TFLOPS)。"""
+    out = []
+    for name, M, N, K in all_shapes():
+        _, t = optimum(M, N, K)
+        out.append((name, M, intensity(M, N, K), 2.0 * M * N * K / t / 1e12))
+    return out
+
+
+def roofline_chart():
+    """屋顶线的图：88 个形状的最优配置达到的 TFLOPS 对算术强度，画在显存和算力两条屋顶下面。"""
+    pts = roofline_points()
+    lo, hi = min(p[2] for p in pts), max(p[2] for p in pts)
+    shown = [(p[2], p[3]) for p in pts if (p[0], p[1]) in DEMO1_SHAPES]
+    CHARTS.scatter("13_demo1_roofline", "屋顶线：88 个形状的最优配置达到多少 TFLOPS（对数坐标）",
+                   {"上表的 4 个形状": shown, "其余 84 个形状": [(p[2], p[3]) for p in pts if (p[0], p[1]) not in DEMO1_SHAPES]},
+                   curves=[(f"显存 {sl.HBM_BW / 1e12:.2f} TB/s × 强度", [(lo, lo * sl.HBM_BW / 1e12), (RIDGE, sl.PEAK_FLOPS / 1e12)]),
+                           (f"算力峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS", [(RIDGE, sl.PEAK_FLOPS / 1e12), (hi, sl.PEAK_FLOPS / 1e12)])],
+                   x_label="算术强度（FLOP/B，A、B、C 各搬一次）", y_label="TFLOPS（最优配置）", log_x=True, log_y=True)
+
+
 def demo1_breakdown():
     print_header("演示 1：屋顶线与时间拆解——4 个形状 × 3 个配置")
     rows = []
@@ -149,6 +174,7 @@ def demo1_breakdown():
     print_table(["形状", "N×K", "GFLOP", "唯一字节 (MB)", "算术强度 (FLOP/B)", "屋顶线 (µs)", "屋顶线受限于"], rows)
     say(f"屋顶线 = max(FLOPs / {sl.PEAK_FLOPS / 1e12:.1f} TFLOPS, 唯一字节 / {sl.HBM_BW / 1e12:.2f} TB/s)；"
           f"算术强度过了拐点 {RIDGE:.0f} FLOP/B 就受算力限制。任何配置都不会比它快。")
+    roofline_chart()
 
     ex = {}
     for name, M in DEMO1_SHAPES:
@@ -170,6 +196,11 @@ def demo1_breakdown():
           "搬 = L2 → 共享内存；等 = 加载延迟没被流水线藏住的部分；显存 = DRAM 字节 / 可达带宽）。它们互相重叠，"
           f"总时间接近最大的一项再加一点，外加启动开销 {sl.LAUNCH_OVERHEAD * 1e6:.0f} µs。CTA/SM 是最忙的 SM 上"
           "同时驻留的 CTA 数。")
+    keys = [(name, M, who) for name, M in DEMO1_SHAPES for who in ("专家", "最优", "坏例")]
+    CHARTS.bars("13_demo1_time_breakdown", "四项各占多少（每条按四项之和画满；四项互相重叠，总时间接近最长的一项）",
+                [f"{label(name, M)} {who}" for name, M, who in keys],
+                [[parts(ex[k][1])[p] for p in ("算", "搬", "等", "显存")] for k in keys], segments=["算", "搬", "等", "显存"],
+                relative=True, notes=[f"{us(ex[k][1]['time_us'])} µs，瓶颈 {short(ex[k][1]['bound'])}" for k in keys])
 
     # 观察里的每个判断都在这里算
     dec = {w: ex[DECODE + (w,)][1] for w in ("专家", "最优")}
