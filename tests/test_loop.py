@@ -113,15 +113,20 @@ def test_exception_kind_names_the_failure(table, train):
 
 
 def test_unrenderable_child_never_becomes_a_parent(table, train, monkeypatch):
-    # 一个解析得出来、分数比起点好、但写不回源码的子程序（阈值大到 str() 写不出来）：循环自己就得挡住它，
-    # 不能等它被挑作父程序时才在 render 里崩掉。这里绕过解析器（它自己会限制数的大小）直接造这样的程序。
-    huge = int("f" * 4000, 16)
-    good = Program((Rule((("M", 16),), Config(16, 64, 128, 4, 4, 1)), Rule((("M", huge),), Config(128, 256, 64, 8, 4, 8))),
+    # 一个解析得出来、分数比起点好、但写不回源码的子程序：循环自己就得挡住它，不能等它被挑作父程序时才在
+    # render 里崩掉。解析器现在会限制数的大小，这样的程序造不出来了，所以这里让 render 对它抛错来模拟。
+    good = Program((Rule((("M", 16),), Config(16, 64, 128, 4, 4, 1)), Rule((("M", 10 ** 9),), Config(128, 256, 64, 8, 4, 8))),
                    Config(128, 128, 64, 4, 3, 8))
-    with pytest.raises(ValueError):
-        render(good)
+    real_render = loop.render
+
+    def render_fails_on_good(p):
+        if p == good:
+            raise ValueError("Exceeds the limit (4300 digits) for integer string conversion")
+        return real_render(p)
+
     assert geomean_speedup(good, train, table) > 1.0                   # 进了程序库就会成为最好的、被挑作父程序
     monkeypatch.setattr(loop, "parse", lambda src, **kw: good)
+    monkeypatch.setattr(loop, "render", render_fails_on_good)
     ev = Evaluator(train, table)
     out = evolve(ev, 30, seed=0, llm=Stub(diff_to(program_src(("M <= 16", DECODE), ("M <= 99", BIG)))))
     assert sum(out["failed"].values()) == 30 and all("写不回源码" in k for k in out["failed"])

@@ -41,6 +41,11 @@ BLOCK_END = "# EVOLVE-BLOCK-END"
 
 # ---------------------------------------------------------------- 规则与程序
 
+def _short_int(n: int) -> str:
+    """给错误信息用的整数：太长的只写位数（str() 写不出超过 4300 位的整数，错误信息自己不能再出错）。"""
+    return str(n) if abs(n) < 10 ** 30 else f"（一个 {n.bit_length()} 位二进制的整数）"
+
+
 @dataclass(frozen=True)
 class Rule:
     """一条规则：conds 里的 (维, 阈值) 全部满足（维 <= 阈值）时返回 config。line 是它在源代码里的行号，不参与比较。"""
@@ -62,7 +67,7 @@ class Rule:
                 object.__setattr__(self, "conds", tuple((g, operator.index(u)) for g, u in self.conds))
                 return self.__post_init__()
             if not -MAX_THRESHOLD <= t <= MAX_THRESHOLD:
-                raise ValueError(f"阈值 {f} <= {t} 超出范围：绝对值最多 {MAX_THRESHOLD:,}")
+                raise ValueError(f"阈值 {f} <= {_short_int(t)} 超出范围：绝对值最多 {MAX_THRESHOLD:,}")
             b[f] = min(b[f], t)                                # 同一维出现两次，取小的
         object.__setattr__(self, "_box", (b["M"], b["N"], b["K"], self.config))
         object.__setattr__(self, "_hash", hash(self._box))
