@@ -422,24 +422,36 @@ def format_scatter(title: str, series: dict, *, x_label: str = "", y_label: str 
                  connect=False, same_range=diagonal, log_x=log_x, log_y=log_y, width=width, height=height, color=color)
 
 
-def heat_levels(values: list[list[float]]) -> tuple[float, float, list[list[int]]]:
-    """热力图每格的档位 0..4：把 [最小, 最大] 等分成五段。全部相等时都是 0 档。"""
+def heat_edges(lo: float, hi: float, log: bool = False) -> list[float]:
+    """热力图五档的边界（6 个数）：把 [最小, 最大] 等分成五段；log=True 时按比例等分（1、1.28、1.63……，倍数用）。"""
+    n = len(SHADES)
+    if log:
+        return [lo * (hi / lo) ** (k / n) for k in range(n + 1)]
+    return [lo + (hi - lo) * k / n for k in range(n + 1)]
+
+
+def heat_levels(values: list[list[float]], log: bool = False) -> tuple[float, float, list[list[int]]]:
+    """热力图每格的档位 0..4（按 heat_edges 分档）。全部相等时都是 0 档。"""
     flat = [v for row in values for v in row]
     lo, hi = min(flat), max(flat)
-    n = len(SHADES)
-    level = lambda v: 0 if hi == lo else min(n - 1, int((v - lo) / (hi - lo) * n))  # noqa: E731
+    if log and lo <= 0:
+        raise ValueError("按比例分档的热力图只能画大于 0 的数")
+    edges = heat_edges(lo, hi, log)
+    level = lambda v: 0 if hi == lo else sum(v >= e for e in edges[1:-1])  # noqa: E731
     return lo, hi, [[level(v) for v in row] for row in values]
 
 
 def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[list[float]], *, fmt: str = "{:.2f}",
-                   x_label: str = "", y_label: str = "", width: int | None = None, color: bool | None = None) -> str:
-    """热力图：rows × cols 个格子，深浅 · ░ ▒ ▓ █ 表示大小；下面是刻度和最大、最小的格子（格子够宽时也印在格子里）。"""
+                   x_label: str = "", y_label: str = "", log: bool = False, width: int | None = None,
+                   color: bool | None = None) -> str:
+    """热力图：rows × cols 个格子，深浅 · ░ ▒ ▓ █ 表示大小（log=True：按比例分档）；下面是刻度和最大、最小的格子
+    （格子够宽时也印在格子里）。"""
     width = width or chart_width()
     on = use_color() if color is None else color
     if not rows or not cols or len(values) != len(rows) or any(len(r) != len(cols) for r in values):
         raise ValueError(f"热力图「{title}」要 {len(rows)} 行 × {len(cols)} 列的数")
     values = [_check(r, f"热力图「{title}」的数据") for r in values]
-    lo, hi, levels = heat_levels(values)
+    lo, hi, levels = heat_levels(values, log)
     flat = [(v, i, j) for i, r in enumerate(values) for j, v in enumerate(r)]
     big, small = max(flat, key=lambda t: (t[0], -t[1], -t[2])), min(flat)     # 最大的、最小的（并列取第一个）
     lw = max(display_width(s) for s in rows + [y_label]) + 1
@@ -467,7 +479,7 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
         out.append(line.rstrip())
     if hi == lo:
         return "\n".join(out + wrap(f"刻度：{SHADES[0]} 所有格子都是 {fmt.format(lo)}。", width, "  "))
-    edges = [lo + (hi - lo) * k / len(SHADES) for k in range(len(SHADES) + 1)]
+    edges = heat_edges(lo, hi, log)
     scale = [f"{SHADES[k]} {fmt.format(edges[k])}–{fmt.format(edges[k + 1])}" for k in range(len(SHADES))]
     out += [line.replace("图例：", "刻度：") for line in
             _legend(scale, [_paint(x[0], HEAT_COLORS[k], on) + x[1:] for k, x in enumerate(scale)], width)]
@@ -547,6 +559,25 @@ class Charts:
         """给脚本的 argparse 加上 --svg DIR。"""
         parser.add_argument("--svg", metavar="DIR", default=None,
                             help="每张图另存一个 SVG 文件到 DIR（目录不存在就建；文件名说明画的是什么）")
+
+    @staticmethod
+    def svg_dir(parser, path: str | None) -> str | None:
+        """检查 --svg 给的目录：不存在就建；建不了、或者是个文件，就用 parser.error 说一句（退出码 2）。"""
+        if path is None:
+            return None
+        if os.path.exists(path) and not os.path.isdir(path):
+            parser.error(f"--svg 要的是一个目录，{path} 是一个文件；换一个目录名")
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError as e:
+            parser.error(f"--svg 的目录 {path} 建不了（{e.strerror}）；换一个能写的目录")
+        return path
+
+    def report(self) -> None:
+        """写了 SVG 时，在标准错误上说一句写了几个、在哪（标准输出不变）。"""
+        if self.files:
+            print(f"\n写了 {len(self.files)} 个 SVG 文件到 {self.svg_dir}：" + "、".join(map(os.path.basename, self.files)),
+                  file=sys.stderr)
 
     def _emit(self, kind: str, name: str, title: str, data: dict, options: dict) -> None:
         import svg                                           # 同一目录的 svg.py；只有写文件时才用到

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from console import _check, _Axis, display_width, heat_levels
+from console import _check, _Axis, display_width, heat_edges, heat_levels
 
 FONT = ("'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
         "'WenQuanYi Micro Hei', 'Noto Sans', 'DejaVu Sans', sans-serif")
@@ -140,10 +140,10 @@ def scatter_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{
                  connect=False, same_range=diagonal, log_x=log_x, log_y=log_y)
 
 
-def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label="", **_) -> str:
+def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label="", log=False, **_) -> str:
     """热力图（参数同 console.format_heatmap）：每格的颜色按五档，格子里印数值，下面是刻度。"""
     values = [_check(r, f"热力图「{title}」的数据") for r in values]
-    lo, hi, levels = heat_levels(values)
+    lo, hi, levels = heat_levels(values, log)
     lw = max(text_width(s, 12) for s in rows + [y_label]) + 16
     cw, ch = max(44, max(text_width(fmt.format(v), 11) for r in values for v in r) + 8), 30
     L, T = lw, 92
@@ -167,7 +167,7 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
                     f'height="{ch - 2}" fill="none" stroke="black" stroke-width="2"/>')
     y = T + ch * len(rows) + 24                                  # 刻度：五个色块和各自的范围
     x = L
-    edges = [lo + (hi - lo) * k / len(HEAT) for k in range(len(HEAT) + 1)]
+    edges = heat_edges(lo, hi, log)
     for k, color in enumerate(HEAT if hi > lo else HEAT[:1]):
         span = f"{fmt.format(edges[k])}–{fmt.format(edges[k + 1])}" if hi > lo else f"全部 = {fmt.format(lo)}"
         body += [f'<rect x="{n(x)}" y="{y - 11}" width="14" height="14" fill="{color}" stroke="#999"/>',

@@ -155,7 +155,9 @@ def main(argv=None):
     ap = parser("第 10 讲 01：矩阵乘法内核的配置空间——6400 个组合，哪些能启动、为什么。")
     ap.add_argument("config", nargs="*", type=positive_int, metavar="BM BN BK warps stages group",
                     help="一个配置（6 个正整数），加到演示 3 表格的最后一行，例如 256 128 64 8 4 8")
+    Charts.add_argument(ap)
     a = ap.parse_args(argv)
+    CHARTS.reset(Charts.svg_dir(ap, a.svg))
     extra = parse_config(a.config, ap)
     if extra:
         print(f"命令行给的配置：{extra!r}")
@@ -171,6 +173,7 @@ def main(argv=None):
          "kernel_lab 末尾的 assert 会报错并印出新的个数——第 14 讲的 3744 是 H100 的数（试完改回来）：",
          "python3 lecture10/01_config_space.py"),
     ])
+    CHARTS.report()
 
 
 if __name__ == "__main__":

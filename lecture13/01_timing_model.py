@@ -464,7 +464,9 @@ def main(argv=None):
     ap = parser("第 13 讲 01：GEMM 在 H100 解析模型里的时间拆解。")
     ap.add_argument("--tolerance", type=fraction, default=TOLERANCE,
                     help=f"演示 3 的停止条件：进入最优的多少以内就停，0 ≤ x < 1（默认 {TOLERANCE}）")
+    Charts.add_argument(ap)
     a = ap.parse_args(argv)
+    CHARTS.reset(Charts.svg_dir(ap, a.svg))
     print(f"设置：--tolerance {a.tolerance}")
     start = clock.perf_counter()
     demo1_breakdown()
@@ -480,6 +482,7 @@ def main(argv=None):
          "python3 lecture13/01_timing_model.py"),
         ("放宽调优的停止条件，看要跑的次数降多少：", "python3 lecture13/01_timing_model.py --tolerance 0.05"),
     ])
+    CHARTS.report()
     print(f"\n（用时 {clock.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 

@@ -40,6 +40,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 import numpy as np  # noqa: E402
 
 from console import check, fmt, print_header, print_observations, print_table, print_try  # noqa: E402
+from console import Charts  # noqa: E402
 from evolve import Evaluator, TimeTable, all_shapes, evolve, geomean_speedup, oracle_speedup, split_shapes  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
@@ -52,6 +53,7 @@ QUICK = dict(budget=300, seeds=2)
 CHECKPOINTS = (100, 300)     # 报"第几个提议时的最好分数"（超过预算的不报）
 SMALL_TARGETED = 0.0         # 小模型的 targeted 权重（完整系统用 OP_WEIGHTS 里的 0.45）；--small-targeted 0.05 看一点点常识值多少
 SIMILAR = 0.02               # 两个中位数相差不到 2% 算"差不多"
+CHARTS = Charts()            # 图的出口：印到终端；--svg DIR 时每张图也写成 DIR 里的一个 SVG 文件
 
 VARIANTS = {         # 键 → (表里的名字, 和完整系统比换掉了什么)
     "full": ("完整系统", "什么都不换（和 04 脚本的默认设置一样）"),
@@ -144,7 +146,8 @@ def run_variant(name, seed, budget, small_targeted=None):
     return dict(train=res["score"], test=geomean_speedup(best, test, table),
                 at={c: float(out["history"][c - 1]) for c in CHECKPOINTS if c <= budget},
                 runs=ev.bench_runs, full=ev.n_eval_full, probe=ev.n_eval_probe, cached=ev.n_cached,
-                tried=out["tried"], accepted=out["accepted"], static_reject=out["static_reject"])
+                tried=out["tried"], accepted=out["accepted"], static_reject=out["static_reject"],
+                history=out["history"].tolist())                   # 每个提议之后的最好训练分数（画曲线用）
 
 
 def run_all(table, tasks, budget, jobs):
@@ -191,6 +194,12 @@ def demo1_ablations(table, results, budget, seeds):
                     + [f"{med(name, 'runs'):,.0f}"])
     print_table(["变体", "训练形状（中位数，最小–最大）", "测试形状", "测试上占最优的"]
                 + [f"第 {c} 个提议时" for c in cps] + ["跑了几次内核"], rows)
+    curves = {name: np.median([r["history"] for r in results[name]], axis=0) for name in VARIANTS}
+    o_train = oracle_speedup(train, table)
+    CHARTS.line("05_demo1_best_score_by_variant", f"最好分数随提议增长：每个变体 {seeds} 个种子的中位数（训练形状）",
+                {label: [(k, float(y)) for k, y in enumerate(curves[name], 1)] for name, (label, _) in VARIANTS.items()},
+                refs=[(f"逐形状最优 {o_train:.3f}×", o_train)], x_label="第几个提议", y_label="训练形状上比专家快",
+                y_fmt="{:.2f}×")
 
     # 观察里的每个判断都在这里算
     score = {name: med(name, "train") for name in VARIANTS}
@@ -327,7 +336,9 @@ def main(argv=None):
     ap.add_argument("--small-targeted", type=fraction, default=SMALL_TARGETED, metavar="W",
                     help=f"小模型的 targeted 权重，0 ≤ W < 1（默认 {SMALL_TARGETED:g}；完整系统是 "
                          f"{OP_WEIGHTS[OPS.index('targeted')]:g}）")
+    Charts.add_argument(ap)
     a = ap.parse_args(argv)
+    CHARTS.reset(Charts.svg_dir(ap, a.svg))
     budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
     seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
     print(f"设置：--budget {budget} --seeds {seeds} --small-targeted {a.small_targeted:g}"
@@ -346,6 +357,7 @@ def main(argv=None):
         ("多跑几个种子，看\"差不多\"的两行（反馈、级联）的差别是不是只是种子间的噪声：",
          "python3 lecture14/05_ablations.py --seeds 7"),
     ])
+    CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 
