@@ -272,9 +272,9 @@ class _Axis:
     def __init__(self, values: list[float], cells: int, log: bool, fmt: str, n: int):
         self.log = log
         vals = [math.log10(v) for v in values] if log else values
-        if log:                                            # 对数轴：刻度在 10 的整数次幂上
+        if log:                                            # 对数轴：刻度在 10 的整数次幂上；最大的数贴着顶时多留一格
             a, b = math.floor(min(vals) + 1e-9), math.ceil(max(vals) - 1e-9)
-            b = max(b, a + 1)
+            b = max(b, a + 1) + (max(vals) > max(b, a + 1) - 0.05)
             ticks = [float(k) for k in range(a, b + 1)]
         else:
             _, ticks = nice_ticks(min(vals), max(vals), n)
@@ -316,7 +316,7 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
     left = max(display_width(s) for s in yaxis.labels) + 2              # "1.25× ┤"
     labels = [(label, "r", y) for label, y in refs] + [(label, "c", pts) for label, pts in curves]
     right = max((display_width(lab) + 2 for lab, _, _ in labels), default=0)
-    inline = width - left - right >= 24                                 # 太窄时标签挪到图例里
+    inline = width - left - right >= max(24, width // 2)                # 太窄时标签挪到图例里
     xaxis = _Axis(xs, width - left - (right if inline else 0), log_x, x_fmt,
                   max(2, min(6, (width - left - right) // 12)))
     H, P = yaxis.cells, xaxis.cells

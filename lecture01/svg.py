@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from console import _check, _Axis, display_width, heat_edges, heat_levels
+from console import _check, _Axis, display_width, heat_edges, heat_levels, wrap
 
 FONT = ("'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
         "'WenQuanYi Micro Hei', 'Noto Sans', 'DejaVu Sans', sans-serif")
@@ -41,11 +41,16 @@ def _text(x, y, s, size=12, anchor="start", extra="") -> str:
 
 
 def _doc(width, height, kind, title, body) -> str:
+    """整个文档：白底、标题（比画布宽就折成几行，图整体往下挪）、正文。"""
+    lines = wrap(title, max(20, int((width - 40) / (17 * 0.6))))    # 按显示宽度折行（中文两列）
+    shift = 22 * (len(lines) - 1)
+    height += shift
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" font-family={quoteattr(FONT)} data-chart="{kind}">')
+    titles = [_text(width / 2, 28 + 22 * i, line, 17, "middle", ' font-weight="bold"') for i, line in enumerate(lines)]
     return "\n".join([head, f"<title>{escape(title)}</title>",
-                      f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
-                      _text(width / 2, 28, title, 17, "middle", ' font-weight="bold"')] + body + ["</svg>", ""])
+                      f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>'] + titles
+                      + [f'<g transform="translate(0 {shift})">'] + body + ["</g>", "</svg>", ""])
 
 
 def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), connect, same_range=False,
@@ -95,7 +100,7 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
         body.append(f'<polyline class="curve" data-name={quoteattr(label)} points="{pts_s}" fill="none" '
                     f'stroke="#888" stroke-width="1.2"/>')
         labels.append((py(pts[-1][1]), label, "#555"))
-    for k, (name, pts) in enumerate(series.items()):
+    for k, (name, pts) in reversed(list(enumerate(series.items()))):   # 第一条序列画在最上面（和终端里一样）
         color = PALETTE[k % len(PALETTE)]
         body.append(f'<g class="series" data-name={quoteattr(name)} fill="{color}" stroke="{color}">')
         if connect and len(pts) > 1:

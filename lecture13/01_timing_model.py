@@ -157,11 +157,13 @@ def roofline_chart():
     pts = roofline_points()
     lo, hi = min(p[2] for p in pts), max(p[2] for p in pts)
     shown = [(p[2], p[3]) for p in pts if (p[0], p[1]) in DEMO1_SHAPES]
-    CHARTS.scatter("13_demo1_roofline", "屋顶线：88 个形状的最优配置达到多少 TFLOPS（对数坐标）",
+    CHARTS.scatter("13_demo1_roofline", "屋顶线：88 个形状的最优配置达到多少 TFLOPS（对数坐标；"
+                   f"屋顶 = min({sl.HBM_BW / 1e12:.2f} TB/s × 算术强度, 峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS)）",
                    {"上表的 4 个形状": shown, "其余 84 个形状": [(p[2], p[3]) for p in pts if (p[0], p[1]) not in DEMO1_SHAPES]},
-                   curves=[(f"显存 {sl.HBM_BW / 1e12:.2f} TB/s × 强度", [(lo, lo * sl.HBM_BW / 1e12), (RIDGE, sl.PEAK_FLOPS / 1e12)]),
-                           (f"算力峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS", [(RIDGE, sl.PEAK_FLOPS / 1e12), (hi, sl.PEAK_FLOPS / 1e12)])],
-                   x_label="算术强度（FLOP/B，A、B、C 各搬一次）", y_label="TFLOPS（最优配置）", log_x=True, log_y=True)
+                   curves=[(f"屋顶（峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS）",
+                            [(lo, lo * sl.HBM_BW / 1e12), (RIDGE, sl.PEAK_FLOPS / 1e12), (hi, sl.PEAK_FLOPS / 1e12)])],
+                   x_label="算术强度（FLOP/B，A、B、C 各搬一次）", y_label="TFLOPS（最优配置）", log_x=True, log_y=True,
+                   height=17)
 
 
 def demo1_breakdown():

@@ -271,9 +271,10 @@ def test_svg_line_points_match_the_data():
     series = {"进化": curve(), "小模型": [(k, 1 + k / 1000) for k in range(0, 301, 10)]}
     root = parse(svg.line_svg("最好分数", series, x_label="第几个提议", y_label="比专家快", refs=[("上限", 1.33)]))
     data_x, data_y, f = plot_mapping(root)
-    groups = [e for e in q(root, "g") if e.get("class") == "series"]
-    assert [g.get("data-name") for g in groups] == list(series)
-    for g, pts in zip(groups, series.values()):
+    groups = {e.get("data-name"): e for e in q(root, "g") if e.get("class") == "series"}
+    assert sorted(groups) == sorted(series)
+    for name, pts in series.items():
+        g = groups[name]
         drawn = [tuple(map(float, p.split(","))) for p in next(q(g, "polyline")).get("points").split()]
         assert len(drawn) == len(pts)
         for (px, py), (x, y) in zip(drawn, pts):
