@@ -112,6 +112,31 @@ def test_exception_kind_names_the_failure(table, train):
     assert_survived(out, ev, 20)
 
 
+@pytest.mark.parametrize("stage,name", [("parse_diff", "SEARCH/REPLACE 处理出错"), ("apply_diff", "SEARCH/REPLACE 处理出错"),
+                                        ("parse", "子程序解析出错"), ("render", "子程序写不回源码")])
+def test_unexpected_exception_in_any_stage_is_named(table, train, monkeypatch, stage, name):
+    # 解析器里没料到的异常（不是 DiffError / ProgramError）：按阶段命名；异常自己带 kind 就用 kind
+    class Odd(RuntimeError):
+        pass
+
+    class Kinded(RuntimeError):
+        kind = "解析器说的原因"
+
+    real = getattr(loop, stage)
+    calls = iter(range(10 ** 6))
+
+    def broken(*args, **kw):
+        if stage == "render" and args[0] == EXPERT:
+            return real(*args, **kw)                                      # 起点的源码（拼提示用）照常
+        raise (Odd if next(calls) % 2 else Kinded)("坏了")
+
+    monkeypatch.setattr(loop, stage, broken)
+    ev = Evaluator(train, table)
+    out = evolve(ev, 20, seed=0)
+    assert out["failed"] == {f"{name}（Odd）": 10, "解析器说的原因": 10}
+    assert out["best"][0] == EXPERT and landed(out, ev) == 20
+
+
 def test_unrenderable_child_never_becomes_a_parent(table, train, monkeypatch):
     # 一个解析得出来、分数比起点好、但写不回源码的子程序：循环自己就得挡住它，不能等它被挑作父程序时才在
     # render 里崩掉。解析器现在会限制数的大小，这样的程序造不出来了，所以这里让 render 对它抛错来模拟。
@@ -285,12 +310,19 @@ FRAGMENTS = ["M", "N", "K", "<=", "<", " and ", "if ", "return ", "Config(", ")"
              "else:", "#", "<<<<<<< SEARCH\n", "=======\n", ">>>>>>> REPLACE\n", "def choose_config(M, N, K):\n"]
 texts = st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join) | st.text(max_size=60)
 LLM_ERROR = type("LLMError", (Exception,), {"kind": "HTTP 500"})
+NASTY = [program_src(("M <= " + "9" * 4301, DECODE)),
+         program_src(("M <= 16", DECODE), ("M <= " + "0x" + "f" * 4000, BIG)),
+         program_src(("M <= 16", DECODE.replace("BM=16", "BM=0x" + "f" * 4000))),
+         program_src(("M <= " + "-" * 328 + "16", DECODE)),
+         program_src(("not " * 3000 + "M <= 16", DECODE)),
+         program_src(*[(f"M <= {m}", DECODE) for m in range(1, 1001)]).replace("    if M <= ", "    elif M <= ")
+         .replace("elif", "if", 1)]                                    # 1000 个分支的 elif 链
 
 
 @st.composite
 def replies(draw):
     """一个回复生成器：拿到提示，返回 LLM 的回复（或者抛异常）。"""
-    how = draw(st.sampled_from(["edit", "text", "junk", "raise", "mock"]))
+    how = draw(st.sampled_from(["edit", "text", "junk", "raise", "mock", "nasty"]))
     if how == "edit":                                 # 把父程序里的一段换成一段随便的文字
         a, b, new = draw(st.integers(0, 400)), draw(st.integers(0, 60)), draw(texts)
         op = draw(st.sampled_from(OPS))
@@ -304,9 +336,12 @@ def replies(draw):
         t = draw(texts)
         return lambda prompt: ("targeted", t)
     if how == "junk":
-        junk = draw(st.one_of(st.none(), st.integers(), st.binary(max_size=8), st.tuples(st.lists(st.text()), st.text()),
-                              st.tuples(st.text(max_size=5)), st.just(("a", "b", "c"))))
+        junk = draw(st.sampled_from([None, 7, b"x", (["op"], "text"), ("op",), ("a", "b", "c"), ("op", None),
+                                     ("op", b"bytes"), (None, "text"), [], "just a string"]) | st.none() | st.integers()
+                    | st.tuples(st.lists(st.text(max_size=3), max_size=2), st.text(max_size=10)))
         return lambda prompt: junk
+    if how == "nasty":                                # issue 7 里让旧的循环崩掉的那几种子程序（整段换掉父程序）
+        return diff_to(draw(st.sampled_from(NASTY)), draw(st.sampled_from(OPS)))
     if how == "raise":
         e = draw(st.sampled_from([TimeoutError("t"), LLM_ERROR("500"), ValueError("v"), RecursionError()]))
 
@@ -345,7 +380,7 @@ class ScriptedLLM:
         return out + [("extra", "")] if self.batch_fault == "long" else out
 
 
-@settings(max_examples=40, derandomize=True, deadline=None, database=None,
+@settings(max_examples=80, derandomize=True, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(script=st.lists(replies(), min_size=1, max_size=6), budget=st.integers(0, 40), seed=st.integers(0, 3),
        concurrency=st.integers(1, 5), batch_fault=st.sampled_from([None, "raise", "short", "long"]))
@@ -455,9 +490,11 @@ def test_many_runs_parallel_equals_sequential_and_reports_progress(table):
     from evolve import all_shapes, split_shapes
     tasks = [(*split_shapes(all_shapes(), how), s) for how in ("random", "by_model") for s in range(2)]
     seen = []
-    par = ManyRuns(table, tasks, 60, jobs=2).results(progress=lambda d, t: seen.append((d, t)))
+    par_runs, seq_runs = ManyRuns(table, tasks, 60, jobs=2), ManyRuns(table, tasks, 60, jobs=1)
+    assert (par_runs.workers, seq_runs.workers) == (2, 0)
+    par = par_runs.results(progress=lambda d, t: seen.append((d, t)))
     seq_seen = []
-    seq = ManyRuns(table, tasks, 60, jobs=1).results(progress=lambda d, t: seq_seen.append((d, t)))
+    seq = seq_runs.results(progress=lambda d, t: seq_seen.append((d, t)))
     assert par == seq
     for calls in (seen, seq_seen):
         assert calls[0] == (0, 4) and calls[-1] == (4, 4)

@@ -100,7 +100,7 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     sum(failed) 加上评估器的四个计数器（n_cached、n_static_reject、n_eval_probe、n_eval_full）正好是 budget。"""
     budget = _check_budget(budget)
     rng = Dice(seed)
-    llm = llm or MockLLM(rng)
+    llm = MockLLM(rng) if llm is None else llm
     db = database(rng)
     first = evaluator.evaluate_initial(start)
     first.update(diff=None, parent=None)            # 缓存里的也是这个字典：以后再提出起点，不会被当成新程序
@@ -178,7 +178,7 @@ LLM_FAILED = "（LLM 出错）"          # 没拿到可用回复的提议在 tri
 
 
 class ReplyError(Exception):
-    """LLM 的回复不是 (修改种类, 回复文本)。kind 是记进 failed 的原因。"""
+    """LLM 的回复没法用（比如按批问时回复的个数不对）。kind 是记进 failed 的原因。"""
 
     def __init__(self, kind: str, detail: str = ""):
         super().__init__(f"{kind}：{detail}" if detail else kind)
@@ -315,11 +315,12 @@ class ManyRuns:
         self.table, self.tasks, self.budget = table, list(tasks), budget
         self.pool = self.pending = self.out = None
         self.closed = False
+        self.workers = 0                            # 后台进程数；0 = 在 results() 里、这个进程中依次跑
         if jobs > 1 and len(self.tasks) > 1:
             import multiprocessing as mp
             method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-            self.pool = mp.get_context(method).Pool(min(jobs, len(self.tasks)), initializer=_init_pool_worker,
-                                                    initargs=(table,))
+            self.workers = min(jobs, len(self.tasks))
+            self.pool = mp.get_context(method).Pool(self.workers, initializer=_init_pool_worker, initargs=(table,))
             self.pending = [self.pool.apply_async(_one_run, (train, test, budget, seed))
                             for train, test, seed in self.tasks]
             self.pool.close()                       # 不会再加任务；子进程做完就退出
