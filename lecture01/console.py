@@ -256,7 +256,7 @@ def _check(values, what: str, positive: bool = False) -> list[float]:
 
 def nice_ticks(lo: float, hi: float, n: int = 5) -> tuple[float, list[float]]:
     """覆盖 [lo, hi] 的"整"刻度：步长是 1、2、2.5、5 乘 10 的幂，大约 n 段。返回 (步长, 刻度)；lo == hi 时先撑开一点。"""
-    if hi - lo <= 1e-9 * max(abs(lo), abs(hi)) or hi == lo:
+    if hi - lo <= max(1e-9 * max(abs(lo), abs(hi)), 1e-300):              # 一样大（或差得比浮点精度还小）
         pad = abs(lo) * 0.05 or 0.5
         lo, hi = lo - pad, hi + pad
     raw = (hi - lo) / max(1, n)
@@ -316,7 +316,7 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
     left = max(display_width(s) for s in yaxis.labels) + 2              # "1.25× ┤"
     labels = [(label, "r", y) for label, y in refs] + [(label, "c", pts) for label, pts in curves]
     right = max((display_width(lab) + 2 for lab, _, _ in labels), default=0)
-    inline = width - left - right >= max(24, width // 2)                # 太窄时标签挪到图例里
+    inline = width - left - right >= max(24, width // 2) and len(labels) <= yaxis.cells  # 放不下时标签挪到图例里
     xaxis = _Axis(xs, width - left - (right if inline else 0), log_x, x_fmt,
                   max(2, min(6, (width - left - right) // 12)))
     H, P = yaxis.cells, xaxis.cells
@@ -347,7 +347,8 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
             trace(data, CURVE, None, True)
             row = H - 1 - round(yaxis.pos(data[-1][1]))
         free = sorted(range(H), key=lambda r: (abs(r - row), r))          # 同一行已有标签就放到最近的空行
-        side[next(r for r in free if r not in side)] = label
+        if inline:
+            side[next(r for r in free if r not in side)] = label
     for k, (name, pts) in reversed(list(enumerate(series.items()))):    # 第一条序列画在最上面
         trace(pts, MARKS[k], COLORS[k % len(COLORS)], connect)
 
@@ -561,7 +562,7 @@ class Charts:
                             help="每张图另存一个 SVG 文件到 DIR（目录不存在就建；文件名说明画的是什么）")
 
     @staticmethod
-    def svg_dir(parser, path: str | None) -> str | None:
+    def check_dir(parser, path: str | None) -> str | None:
         """检查 --svg 给的目录：不存在就建；建不了、或者是个文件，就用 parser.error 说一句（退出码 2）。"""
         if path is None:
             return None

@@ -157,7 +157,7 @@ def main(argv=None):
                     help="一个配置（6 个正整数），加到演示 3 表格的最后一行，例如 256 128 64 8 4 8")
     Charts.add_argument(ap)
     a = ap.parse_args(argv)
-    CHARTS.reset(Charts.svg_dir(ap, a.svg))
+    CHARTS.reset(Charts.check_dir(ap, a.svg))
     extra = parse_config(a.config, ap)
     if extra:
         print(f"命令行给的配置：{extra!r}")

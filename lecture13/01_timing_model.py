@@ -598,7 +598,7 @@ def main(argv=None):
                     help=f"演示 3 的停止条件：进入最优的多少以内就停，0 ≤ x < 1（默认 {TOLERANCE}）")
     Charts.add_argument(ap)
     a = ap.parse_args(argv)
-    CHARTS.reset(Charts.svg_dir(ap, a.svg))
+    CHARTS.reset(Charts.check_dir(ap, a.svg))
     print(f"设置：--tolerance {a.tolerance}")
     start = clock.perf_counter()
     demo1_breakdown()

@@ -341,7 +341,7 @@ def main(argv=None):
                          f"{OP_WEIGHTS[OPS.index('targeted')]:g}）")
     Charts.add_argument(ap)
     a = ap.parse_args(argv)
-    CHARTS.reset(Charts.svg_dir(ap, a.svg))
+    CHARTS.reset(Charts.check_dir(ap, a.svg))
     budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
     seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
     print(f"设置：--budget {budget} --seeds {seeds} --small-targeted {a.small_targeted:g}"

@@ -365,3 +365,8 @@ def test_any_finite_data_draws_within_the_width(pts, width, height, label):
         assert not re.search(r"nan|inf", text, re.I)
     root = parse(svg.scatter_svg("t", {label: pts}))
     assert len([c for c in q(root, "circle") if c.get("data-x")]) == len(pts)
+
+
+def test_many_reference_lines_never_crash():
+    text = format_line("t", {"a": curve()}, refs=[(f"线 {k}", 1 + k / 100) for k in range(30)], height=5, width=80)
+    assert all(f"线 {k}" in text for k in range(30))                  # 右边放不下：都进图例

@@ -236,4 +236,46 @@ def test_charts_add_argument_and_dir(tmp_path):
     Charts.add_argument(ap)
     assert ap.parse_args([]).svg is None
     path = str(tmp_path / "new" / "dir")
-    assert Charts.svg_dir(ap, path) == path and os.path.isdir(path)
+    assert Charts.check_dir(ap, path) == path and os.path.isdir(path)
+
+
+def run_in_pty(args, cols, env_extra):
+    """在一个 cols 列宽的伪终端里运行脚本，返回它印出的文字（标准输出就是终端）。"""
+    pty = pytest.importorskip("pty")
+    import fcntl
+    import struct
+    import termios
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS")}
+    env.update(env_extra)
+    pid, fd = pty.fork()
+    if pid == 0:                                                      # 子进程：先把终端设成 cols 列宽再运行
+        fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
+        os.execve(sys.executable, [sys.executable, *args], env)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    text = out.decode("utf-8").replace("\r\n", "\n")
+    return re.sub(r"\n（用时 [\d.]+ 秒）\n", "\n", text)                  # 标准错误也进了终端：去掉用时那行
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+def test_charts_follow_a_real_terminal(cols):
+    from console import display_width
+    script = os.path.join(ROOT, "lecture13/01_timing_model.py")
+    colored = run_in_pty([script], cols, {})
+    plain = run_in_pty([script], cols, {"NO_COLOR": "1"})
+    assert "\033[" in colored and "\033[" not in plain                # 终端里上色；NO_COLOR 关掉
+    assert re.sub(r"\033\[[0-9;]*m", "", colored) == plain            # 颜色之外一模一样
+    lines = plain.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("屋顶线："))
+    chart = lines[start:lines.index("", start)]
+    assert len(chart) > 15
+    assert all(display_width(line) <= min(cols, 100) for line in chart)   # 跟着终端宽度，最多 100 列
+    assert max(display_width(line) for line in chart) > min(cols, 100) - 30  # 而且用上了这个宽度
