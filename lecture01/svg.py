@@ -120,11 +120,13 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
     x = L
     for k, name in enumerate(series):
         color = PALETTE[k % len(PALETTE)]
+        if x > L and x + 24 + text_width(name, 12) > W - 10:        # 这一行放不下：图例换一行
+            x, ly = L, ly + 20
         mark = (f'<line x1="{n(x)}" y1="{ly - 4}" x2="{n(x + 18)}" y2="{ly - 4}" stroke="{color}" stroke-width="2"/>'
                 if connect else f'<circle cx="{n(x + 9)}" cy="{ly - 4}" r="4.5" fill="{color}"/>')
         body += [mark, _text(x + 24, ly, name, 12)]
         x += 24 + text_width(name, 12) + 22
-    return _doc(W, H + 20, kind, title, body)
+    return _doc(W, max(H + 20, int(ly) + 16), kind, title, body)
 
 
 def line_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}", refs=(), log_x=False, log_y=False,
