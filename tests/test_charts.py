@@ -354,7 +354,7 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None, derandomize=True)   # 每次跑同样的例子：CI 可复现
 @given(pts=st.lists(st.tuples(finite, finite), min_size=1, max_size=40), width=st.integers(30, 160),
        height=st.integers(3, 20), label=st.sampled_from(["a", "进化（训练形状）", "8B 训练、70B/8 测试"]))
 def test_any_finite_data_draws_within_the_width(pts, width, height, label):
