@@ -39,7 +39,7 @@ def table_after(text, header_start, also=""):
     i = next(k for k, line in enumerate(lines) if line.startswith(header_start) and also in line)
     rows = []
     for line in lines[i + 2:]:
-        if not line.strip():
+        if not line.strip() or line.startswith("（"):                  # 空行或表下的说明：表格完了
             break
         rows.append(re.split(r"\s{2,}", line.strip()))
     return rows
