@@ -255,21 +255,26 @@ def _check(values, what: str, positive: bool = False) -> list[float]:
 
 
 def nice_ticks(lo: float, hi: float, n: int = 5) -> tuple[float, list[float]]:
-    """覆盖 [lo, hi] 的"整"刻度：步长是 1、2、2.5、5 乘 10 的幂，大约 n 段。返回 (步长, 刻度)；lo == hi 时先撑开一点。"""
+    """覆盖 [lo, hi] 的"整"刻度：步长是 1、2、5 乘 10 的幂（刻度印成两位小数也准），在 2 到 n + 2 段里挑多覆盖的范围
+    最少的（一样少取段数离 n 近的）。
+    返回 (步长, 刻度)；lo == hi 时先撑开一点。"""
     if hi - lo <= max(1e-9 * max(abs(lo), abs(hi)), 1e-300):              # 一样大（或差得比浮点精度还小）
         pad = abs(lo) * 0.05 or 0.5
         lo, hi = lo - pad, hi + pad
-    raw = (hi - lo) / max(1, n)
-    mag = 10.0 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw * (1 - 1e-9))
-    a, b = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+    mag = 10.0 ** math.floor(math.log10((hi - lo) / max(1, n)))
+    options = []                                                          # (多覆盖的范围, 段数离 n 多远, 步长, a, b)
+    for step in (m * mag * e for e in (0.1, 1, 10, 100) for m in (1, 2, 5)):
+        a, b = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+        if 2 <= b - a <= n + 2:
+            options.append((round((b - a) * step / (hi - lo), 9), abs(b - a - n), step, a, b))
+    _, _, step, a, b = min(options)
     return step, [float(f"{k * step:.12g}") for k in range(a, b + 1)]    # 去掉 0.30000000000000004 这种尾巴
 
 
 class _Axis:
     """一根轴：数据范围 → 0..cells-1 的格子坐标。对数轴先取 log10。刻度正好落在格子上（每段 per 格）。"""
 
-    def __init__(self, values: list[float], cells: int, log: bool, fmt: str, n: int):
+    def __init__(self, values: list[float], cells: int, log: bool, fmt: str, n: int, soft: bool = False):
         self.log = log
         vals = [math.log10(v) for v in values] if log else values
         if log:                                            # 对数轴：刻度在 10 的整数次幂上；最大的数贴着顶时多留一格
@@ -279,7 +284,8 @@ class _Axis:
         else:
             _, ticks = nice_ticks(min(vals), max(vals), n)
         self.lo, self.hi = ticks[0], ticks[-1]
-        self.per = max(1, (cells - 1) // (len(ticks) - 1))   # 每段几格
+        per = (cells - 1) / (len(ticks) - 1)
+        self.per = max(1, round(per) if soft else int(per))   # 每段几格：soft（y 轴的高度）取最接近的，否则不超过给的格数
         self.cells = self.per * (len(ticks) - 1) + 1
         self.ticks = ticks
         self.labels = [fmt.format(10.0 ** t if log else t) for t in ticks]
@@ -312,7 +318,7 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
         xs = ys = xs + ys
 
     height = height or 13
-    yaxis = _Axis(ys, height, log_y, y_fmt, 5)
+    yaxis = _Axis(ys, height, log_y, y_fmt, 5, soft=True)
     left = max(display_width(s) for s in yaxis.labels) + 2              # "1.25× ┤"
     labels = [(label, "r", y) for label, y in refs] + [(label, "c", pts) for label, pts in curves]
     right = max((display_width(lab) + 2 for lab, _, _ in labels), default=0)
@@ -486,8 +492,9 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
             _legend(scale, [_paint(x[0], HEAT_COLORS[k], on) + x[1:] for k, x in enumerate(scale)], width)]
     where = lambda t: f"{rows[t[1]]}，{x_label or '列'} = {cols[t[2]]}"  # noqa: E731
     ties = lambda v: sum(1 for t in flat if t[0] == v)  # noqa: E731
-    ext = (f"最大 {fmt.format(big[0])}：{where(big)}" + (f" 等 {ties(big[0])} 格" if ties(big[0]) > 1 else "")
-           + f"；最小 {fmt.format(small[0])}：{where(small)}" + (f" 等 {ties(small[0])} 格" if ties(small[0]) > 1 else "") + "。")
+    more = lambda v: f" 等 {ties(v)} 格" if ties(v) > 1 else ""  # noqa: E731
+    ext = (f"最大 {fmt.format(big[0])}：{where(big)}{more(big[0])}；"
+           f"最小 {fmt.format(small[0])}：{where(small)}{more(small[0])}。")
     return "\n".join(out + wrap(ext, width, "  "))
 
 

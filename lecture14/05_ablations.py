@@ -205,7 +205,8 @@ def demo1_ablations(table, results, budget, seeds):
     curves = {name: np.median([r["history"] for r in results[name]], axis=0) for name in VARIANTS}
     o_train = oracle_speedup(train, table)
     CHARTS.line("05_demo1_best_score_by_variant", f"最好分数随提议增长：每个变体 {seeds} 个种子的中位数（训练形状）",
-                {label: [(k, float(y)) for k, y in enumerate(curves[name], 1)] for name, (label, _) in VARIANTS.items()},
+                {label: [(k, float(y)) for k, y in enumerate(curves[name], 1)]
+                 for name, (label, _) in VARIANTS.items()},
                 refs=[(f"逐形状最优 {o_train:.3f}×", o_train)], x_label="第几个提议", y_label="训练形状上比专家快",
                 y_fmt="{:.2f}×")
 

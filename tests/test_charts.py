@@ -318,7 +318,8 @@ def test_svg_heatmap_and_bars_carry_the_data():
         assert float(e.get("data-value")) == values[i][j]
     lo, hi = min(map(min, values)), max(map(max, values))
     fills = {e.get("fill") for e in cells if float(e.get("data-value")) == hi}
-    assert fills == {svg.HEAT[-1]} and {e.get("fill") for e in cells if float(e.get("data-value")) == lo} == {svg.HEAT[0]}
+    assert fills == {svg.HEAT[-1]}
+    assert {e.get("fill") for e in cells if float(e.get("data-value")) == lo} == {svg.HEAT[0]}
     assert len([e for e in q(root, "rect") if e.get("class") == "extreme"]) == 2
 
     root = parse(svg.bars_svg("拆解", ["甲", "乙"], [[2, 2, 0, 4], [1, 1, 1, 1]], segments=["算", "搬", "等", "显存"]))
