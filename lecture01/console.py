@@ -582,7 +582,9 @@ class Charts:
         return path
 
     def report(self) -> None:
-        """写了 SVG 时，在标准错误上说一句写了几个、在哪（标准输出不变）。"""
+        """给了 --svg 时，在标准错误上说一句写了几个文件、在哪（标准输出不变）；这个脚本没有图也说一声。"""
+        if self.svg_dir is not None and not self.files:
+            print(f"\n这个脚本没有画图，--svg 没有往 {self.svg_dir} 写文件。", file=sys.stderr)
         if self.files:
             print(f"\n写了 {len(self.files)} 个 SVG 文件到 {self.svg_dir}：" + "、".join(map(os.path.basename, self.files)),
                   file=sys.stderr)

@@ -279,3 +279,32 @@ def test_charts_follow_a_real_terminal(cols):
     assert len(chart) > 15
     assert all(display_width(line) <= min(cols, 100) for line in chart)   # 跟着终端宽度，最多 100 列
     assert max(display_width(line) for line in chart) > min(cols, 100) - 30  # 而且用上了这个宽度
+
+
+NUMBERED = sorted(os.path.relpath(os.path.join(d, f), ROOT) for d in
+                  (os.path.join(ROOT, x) for x in os.listdir(ROOT) if x.startswith("lecture"))
+                  for f in os.listdir(d) if re.match(r"\d\d_.*\.py$", f))
+
+
+@pytest.mark.parametrize("path", NUMBERED)
+def test_every_numbered_script_takes_svg(path):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, path), "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "--svg DIR" in r.stdout
+
+
+def test_script_without_charts_says_it_wrote_nothing(tmp_path):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "lecture14/01_heuristic_as_code.py"), "--svg", str(tmp_path)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and os.listdir(tmp_path) == [] and "没有画图" in r.stderr
+
+
+def test_06_heatmap_is_the_demo2_table():
+    m = load("lecture14/06_your_heuristic.py", "yours_06_charts")
+    from evolve import TimeTable
+    m.CHARTS.reset(None)
+    out = run_quiet(m.demo2_per_shape, m.EXPERT, TimeTable())
+    kind, _, data = m.CHARTS.drawn["06_demo2_yours_vs_optimum"]
+    rows = {r[0]: r[1:] for r in table_after(out, "投影 \\ M")}
+    assert data["rows"] == list(rows) and len(data["cols"]) == 11
+    for name, vals in zip(data["rows"], data["values"]):
+        assert [f"{v:.2f}" for v in vals] == [c.rstrip("*") for c in rows[name]]   # 每一格都是表里那个数
