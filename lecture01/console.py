@@ -50,9 +50,9 @@ class Observation:
 
 
 def _sentence(s: str) -> str:
-    """补上句号（已经以句末标点结尾的不补）。"""
+    """补上句号（已经以句末标点结尾的不补）。以括号结尾的，括号里的句号不算："……（中位数）" 也要补，"……。）" 不补。"""
     s = s.strip()
-    return s if not s or s[-1] in "。！？）" else s + "。"
+    return s if not s or s[-1] in "。！？" or s[-2:] in ("。）", "！）", "？）") else s + "。"
 
 
 def check(ok, text: str, criterion: str, measured: str) -> Observation:
