@@ -414,13 +414,15 @@ def demo2_effects():
     rows.append(["L2 算术强度", label(*PREFILL), f"块 128×128 → 128×256（搬 ×{l2_r:.2f}）",
                  f"{us(a['time_us'])} → {us(b['time_us'])}", f"{tr:.2f}×"])
     bases.append(f"L2 算术强度：{cfg(small)} 对 {cfg(large)}（每 warp 的累加器、级数、CTA/SM 都一样）")
-    obs.append(verdict(abs(l2_r / want - 1) < 0.03 and tr < 0.85 and a["ctas_per_sm"] == b["ctas_per_sm"],
+    prefill_bound = prefill_optimum()[1]               # "prefill 卡在搬上"也要检验：L2 改快了它就不再卡在搬上
+    obs.append(verdict(abs(l2_r / want - 1) < 0.03 and tr < 0.85 and a["ctas_per_sm"] == b["ctas_per_sm"]
+                       and prefill_bound == "搬",
                        f"L2 算术强度：每算一次乘加要从 L2 搬的字节 ∝ (BM+BN)/(BM·BN)，128×256 是 128×128 的 {want:.2f}；"
                        f"模型里\"搬\"正好变成 {l2_r:.2f} 倍，总时间 {tr:.2f} 倍（块少了一半，\"等\"的步数也少一半）。"
                        "prefill 要大块，就是因为它卡在搬上。",
                        f"128×128 → 128×256：搬 ×{l2_r:.2f}（按字节算应是 ×{want:.2f}），总时间 ×{tr:.2f}，"
-                       f"CTA/SM {a['ctas_per_sm']} → {b['ctas_per_sm']}（讲义说搬和按字节算的相差不到 3%、总时间少 15% 以上、"
-                       "CTA/SM 不变）。"))
+                       f"CTA/SM {a['ctas_per_sm']} → {b['ctas_per_sm']}，prefill 最优的瓶颈是{prefill_bound}"
+                       "（讲义说搬和按字节算的相差不到 3%、总时间少 15% 以上、CTA/SM 不变，prefill 的最优卡在搬上）。"))
 
     print_table(["效应", "形状", "改了什么", "时间 µs", "后/前"], rows)
     say("配置（BM,BN,BK,warps,stages,group）：" + "；".join(bases) + "。")
@@ -564,9 +566,11 @@ def suggestions(tolerance, med, med_random):
                   f"所以它在所有 SM 都忙时也起作用（只把它翻倍，prefill 的最优变 {per_sm_change:+.2%}）。")
     after = ("翻倍以后 L2_BW / L2_BW_PER_SM ≈ "
              f"{ratio2:.0f}" + (f" ≥ {sl.SMS}，L2_BW_PER_SM 就在所有 SM 都忙时也起作用了。" if ratio2 >= sl.SMS else "。"))
+    tflops = (f"从 {tf0:.0f} 变成 {tf1:.0f} TFLOPS" if f"{tf0:.0f}" != f"{tf1:.0f}" else f"还是 {tf0:.0f} TFLOPS")
+    bound = f"瓶颈从{b0}变成{b1}" if b0 != b1 else f"瓶颈还是{b0}"
+    flips = ("；说\"卡在搬上\"的观察会标成不成立、印出真实的数——那正是模型变了的地方" if b0 == "搬" and b1 != "搬" else "")
     out.append((f"把 L2 变快一倍：lecture13/sched_lab.py 里 L2_BW 那一行（现在是 {sl.L2_BW:g}）改成 L2_BW = 2 * {sl.L2_BW:g}。这次先替你算了：prefill"
-                f"（{label(*PREFILL)}）的最优从 {tf0:.0f} 变成 {tf1:.0f} TFLOPS，瓶颈从{b0}变成{b1}；说\"卡在搬上\"的观察会标成"
-                f"不成立、印出真实的数——那正是模型变了的地方。{after}再跑第 14 讲看它的结论还成不成立（试完改回来）。"
+                f"（{label(*PREFILL)}）的最优{tflops}，{bound}{flips}。{after}再跑第 14 讲看它的结论还成不成立（试完改回来）。"
                 f"另外，L2_BW_PER_SM {per_sm}",
                 "python3 lecture13/01_timing_model.py && python3 lecture14/04_alphaevolve_tiling.py --quick"))
     # 2. 加载延迟短一些
@@ -584,9 +588,13 @@ def suggestions(tolerance, med, med_random):
     # 3. 放宽调优的停止条件
     other = 0.05 if abs(tolerance - 0.05) > 1e-12 else 0.1
     m2, r2 = tuning_medians(other)
-    change = "降到" if m2 < med else ("还是" if m2 == med else "变成")
+    def change(a, b):
+        """中位数怎么变："从 83 次降到 45 次"；没变就是"还是 45 次"。"""
+        if f"{a:.0f}" == f"{b:.0f}":
+            return f"还是 {b:.0f} 次"
+        return f"从 {a:.0f} 次{'降到' if b < a else '变成'} {b:.0f} 次"
     out.append((f"把调优的停止条件从最优的 {tolerance:.0%} 以内放宽到 {other:.0%} 以内。这次先替你算了：guided_tune 的中位数"
-                f"从 {med:.0f} 次{change} {m2:.0f} 次，随机顺序从 {med_random:.0f} 次降到 {r2:.0f} 次"
+                f"{change(med, m2)}，随机顺序{change(med_random, r2)}"
                 + ("（合格的配置多了，随机顺序受益更多）：" if med_random - r2 > med - m2 else "："),
                 f"python3 lecture13/01_timing_model.py --tolerance {other:g}"))
     return out

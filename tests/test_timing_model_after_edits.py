@@ -1,0 +1,60 @@
+"""lecture13/01 after a student has made one of its own suggested edits (simulated with sched_lab.knobs):
+the suggestions it then prints and the observations of demo 2 must still be true of that model.
+Seen before: with L2_BW already doubled, suggestion 1 said "最优从 848 变成 848 TFLOPS，瓶颈从算变成算；
+说"卡在搬上"的观察会标成不成立", suggestion 3 said "中位数从 45 次还是 45 次", and demo 2's last observation
+still asserted "prefill ... 卡在搬上" while the table showed the prefill optimum bound by 算."""
+import contextlib
+import importlib.util
+import io
+import os
+import re
+
+import pytest
+
+import sched_lab as sl
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_spec = importlib.util.spec_from_file_location("timing_model_01", os.path.join(ROOT, "lecture13", "01_timing_model.py"))
+tm = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tm)
+
+SAME = re.compile(r"从 ?([0-9.,]+) ?(\S*?) ?(?:变成|降到) ?\1 ?\2")       # "从 848 变成 848"、"从 45 次降到 45 次"
+
+
+def no_self_change(text):
+    return [m.group(0) for m in SAME.finditer(text)] + re.findall(r"从(\S+)变成\1；", text) + re.findall(r"从 \S+ 次还是", text)
+
+
+def test_suggestions_after_doubling_l2_say_nothing_false():
+    with sl.knobs(L2_BW=2 * sl.L2_BW):
+        tf, bound = tm.prefill_optimum()
+        with sl.knobs(L2_BW=4 * sl.L2_BW / 2):
+            tf2, bound2 = tm.prefill_optimum()
+        meds = tm.tuning_medians(tm.TOLERANCE)
+        text = " ".join(t for t, _ in tm.suggestions(tm.TOLERANCE, *meds))
+    assert not no_self_change(text), no_self_change(text)
+    # the "卡在搬上 … 会标成不成立" promise only where the edit really moves prefill off 搬
+    assert ("会标成不成立、印出真实的数" in text.split("让满载时")[0]) == (bound == "搬" and bound2 != "搬"), (bound, bound2)
+
+
+@pytest.mark.parametrize("tolerance", [0.01, 0.05])
+def test_tolerance_suggestion_reads_as_a_sentence(tolerance):
+    meds = tm.tuning_medians(tolerance)
+    text = tm.suggestions(tolerance, *meds)[2][0]
+    assert not no_self_change(text), text
+
+
+def test_demo2_does_not_claim_prefill_is_stuck_on_moving_when_it_is_not():
+    def demo2():
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            tm.CHARTS.reset(None, show=False)
+            tm.demo2_effects()
+        return "".join(line.strip() for line in buf.getvalue().splitlines())    # undo the wrapping
+    claim = "就是因为它卡在搬上"
+    assert tm.prefill_optimum()[1] == "搬" and claim in demo2()          # the lecture's model: the sentence holds
+    with sl.knobs(L2_BW=2 * sl.L2_BW):
+        assert tm.prefill_optimum()[1] != "搬"
+        out = demo2()
+    assert claim not in out
+    assert "prefill 最优的瓶颈是算" in out
