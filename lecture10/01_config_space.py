@@ -34,7 +34,7 @@ from kernel_lab import (FIELDS, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, M
                         acc_per_warp, all_configs,
                         can_launch, ctas_per_sm, off_grid, problems, regs_per_block, regs_per_thread,
                         rejection_counts, smem_bytes)
-from console import print_header, print_observations, print_table, print_try  # noqa: E402
+from console import print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from runner import parser, positive_int, run  # noqa: E402
 
 EXPERT_BIG = Config(128, 128, 64, 4, 3, 8)      # 第 14 讲专家启发式给大 M 的配置
@@ -90,11 +90,11 @@ def demo1_grid(total, smem=None):
           f"能启动的（kernel_lab.VALID）{len(VALID)} 个，占 {len(VALID) / total:.1%}。")
     if smem is not None:
         n = len(launchable_with_smem(smem))
-        print(f"换成 --smem 给的共享内存上限 {smem:,} B（{smem / 1024:.0f} KB；H100 是 {MAX_SMEM_PER_BLOCK:,} B）、"
-              f"其余上限照旧：能启动的 {n} 个，占 {n / total:.1%}，"
-              + (f"和 H100 的 {len(VALID)} 个一样多。" if n == len(VALID) else
-                 f"比 H100 的 {len(VALID)} 个{'少' if n < len(VALID) else '多'} {abs(len(VALID) - n)} 个。")
-              + f"第 14 讲的 {len(VALID)} 是 H100 的数。")
+        print_note(f"换成 --smem 给的共享内存上限 {smem:,} B（{smem / 1024:.0f} KB；H100 是 {MAX_SMEM_PER_BLOCK:,} B）、"
+                   f"其余上限照旧：能启动的 {n} 个，占 {n / total:.1%}，"
+                   + (f"和 H100 的 {len(VALID)} 个一样多。" if n == len(VALID) else
+                      f"比 H100 的 {len(VALID)} 个{'少' if n < len(VALID) else '多'} {abs(len(VALID) - n)} 个。")
+                   + f"第 14 讲的 {len(VALID)} 是 H100 的数。")
 
 
 def demo2_rejections(total):

@@ -252,8 +252,10 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
 
     simp = simplify(best)
     test_score = geomean_speedup(best, test, table)
-    print(f"\n最好的程序：训练形状 {res['score']:.3f}×，测试形状 {test_score:.3f}×；{best.n_rules()} 条规则。"
-          "下面是它的原样（下面那段 SEARCH/REPLACE 打到父程序上得到的就是它）：\n" + render(best))
+    print()
+    print_note(f"最好的程序：训练形状 {res['score']:.3f}×，测试形状 {test_score:.3f}×；{best.n_rules()} 条规则。"
+               "下面是它的原样（下面那段 SEARCH/REPLACE 打到父程序上得到的就是它）：")
+    print(render(best))
     if simp != best:
         print(f"删掉死规则（永远走不到的规则）以后是 {simp.n_rules()} 条，选的配置一个不差：\n" + render(simp))
     parent_src = render(res["parent"]) if res["parent"] is not None else None

@@ -204,8 +204,8 @@ def demo1_ablations(table, results, budget, seeds):
     print_header(f"演示 1：拿掉一个部件（每个变体 {seeds} 个种子，每次提出 {budget} 个程序）")
     train, test = split_shapes(all_shapes())
     o_test = oracle_speedup(test, table)
-    print(f"划分：配对随机对半分，训练 {len(train)} 个形状、测试 {len(test)} 个；分数是比专家启发式快几倍（几何平均），"
-          f"逐形状最优在测试形状上是 {o_test:.3f}×。")
+    print_note(f"划分：配对随机对半分，训练 {len(train)} 个形状、测试 {len(test)} 个；分数是比专家启发式快几倍（几何平均），"
+               f"逐形状最优在测试形状上是 {o_test:.3f}×。")
     print_table(["变体", "和完整系统比，换掉了什么"], [[label, what] for label, what in VARIANTS.values()])
 
     med = lambda name, key: float(np.median([r[key] for r in results[name]]))          # noqa: E731
@@ -308,8 +308,8 @@ def demo1_llm(table, results, budget, seeds, llm):
     print_header(f"演示 1：拿掉一个部件（{llm.model}；每个变体 {seeds} 个种子，每次提出 {budget} 个程序）")
     train, test = split_shapes(all_shapes())
     o_test = oracle_speedup(test, table)
-    print(f"划分：配对随机对半分，训练 {len(train)} 个形状、测试 {len(test)} 个；分数是比专家启发式快几倍（几何平均），"
-          f"逐形状最优在测试形状上是 {o_test:.3f}×。每个提议问一次 {llm.model}。")
+    print_note(f"划分：配对随机对半分，训练 {len(train)} 个形状、测试 {len(test)} 个；分数是比专家启发式快几倍（几何平均），"
+               f"逐形状最优在测试形状上是 {o_test:.3f}×。每个提议问一次 {llm.model}。")
     print_table(["变体", "和完整系统比，换掉了什么"], [list(VARIANTS[n]) for n in LLM_VARIANTS])
     med = lambda name, key: float(np.median([r[key] for r in results[name]]))          # noqa: E731
     total = lambda name, key: sum(r["book"][key] for r in results[name])               # noqa: E731
