@@ -1,0 +1,23 @@
+"""04 prints how many programs were fully evaluated twice: demo 2's dead-rule observation and demo 4's cost table.
+They count different things (demo 2: every distinct program in the cache, the starting expert included; demo 4: the
+proposals that went to a full evaluation), so the one that includes the start must say so. Seen before: "完整评估过的
+568 个不同的程序" next to "在全部训练形状上评估 567 个程序" with nothing to tell them apart."""
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_full_evaluation_counts_agree_or_say_why():
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"), "--budget", "60",
+                        "--seeds", "1", "--jobs", "1"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+    flat = "".join(line.strip() for line in r.stdout.splitlines())       # undo the wrapping
+    demo2 = re.search(r"完整评估过的 (\d+) 个不同的程序(（含起点）)?", flat)
+    demo4 = re.search(r"在全部训练形状上评估\s+(\d+) 个程序", r.stdout)
+    assert demo2 and demo4, r.stdout
+    n2, n4 = int(demo2.group(1)), int(demo4.group(1))
+    assert n2 == n4 + 1                                   # the cache holds the starting program too
+    assert demo2.group(2), demo2.group(0)                 # ... and the sentence says so
