@@ -150,9 +150,15 @@ def _kill_children() -> None:
             pass
     mp = sys.modules.get("multiprocessing")
     if mp is not None:
-        for p in mp.active_children():
+        children = mp.active_children()
+        for p in children:
             try:
                 p.kill()
+            except Exception:                              # noqa: BLE001
+                pass
+        for p in children:                                 # 收尸：不然它们是僵尸进程，要等 init 来收，看着像没结束
+            try:
+                p.join(0.5)
             except Exception:                              # noqa: BLE001
                 pass
 
