@@ -2,6 +2,7 @@
 还有几个测试文件共用的 fixture：时间表、默认划分的训练形状。"""
 
 import os
+import signal
 import sys
 
 import pytest
@@ -16,6 +17,12 @@ for lecture in ("lecture01", "lecture10", "lecture13", "lecture14"):
 LECTURE_EXPERT = os.path.join(ROOT, "lecture14", "evolve", "lecture_expert.py")
 STUDENT_EXPERT = os.path.join(ROOT, "lecture14", "expert_heuristic.py")
 os.environ["MINI_ALPHAEVOLVE_EXPERT"] = LECTURE_EXPERT
+
+# make test 被放到后台跑（没有作业控制的 shell 里的 "make test &"、nohup、某些 CI）时，SIGINT 是"忽略"，
+# 而"忽略"会经 exec 传给测试起的每个脚本：它们就收不到 Ctrl-C，测 Ctrl-C 的测试全失败。这里恢复成 Python 的默认处理
+# （exec 时变回"默认"，子进程里的 Python 照常把 Ctrl-C 变成 KeyboardInterrupt）。
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def student_expert_note():
