@@ -257,7 +257,9 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
                "下面是它的原样（下面那段 SEARCH/REPLACE 打到父程序上得到的就是它）：")
     print(render(best))
     if simp != best:
-        print(f"删掉死规则（永远走不到的规则）以后是 {simp.n_rules()} 条，选的配置一个不差：\n" + render(simp))
+        print_note(f"删掉死规则（永远走不到的，或者去掉也一样的：它管的形状后面的分支给同样的配置）以后是 {simp.n_rules()} 条，"
+                   "选的配置一个不差：")
+        print(render(simp))
     parent_src = render(res["parent"]) if res["parent"] is not None else None
     print("产生它的那次修改（对父程序的 SEARCH/REPLACE）：\n" + format_diff(res["diff"]))
 
@@ -309,11 +311,11 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     shrunk = simp.n_rules() < best.n_rules()
     obs.append(check(
         same and applies and (dead > 0 or shrunk),
-        f"进化出来的代码会带\"死规则\"（被前面的规则挡住、永远走不到）：这次完整评估过的 {len(evaluated)} 个不同的程序（含起点）里"
+        f"进化出来的代码会带\"死规则\"（被前面的规则挡住、永远走不到，或者去掉也一样）：这次完整评估过的 {len(evaluated)} 个不同的程序（含起点）里"
         f"有 {dead} 个带死规则，程序库最后留下的 {len(population)} 个里有 {dead_pop} 个。"
         + (f"最好的程序从 {best.n_rules()} 条删到 {simp.n_rules()} 条，在所有 (M, N, K) 上选的配置一个不差"
            "（和第 12 讲删死代码是同一件事）。" if shrunk else
-           f"最好的程序本身没有死规则，{best.n_rules()} 条都走得到。")
+           f"最好的程序本身没有死规则，{best.n_rules()} 条都走得到、都不多余。")
         + "上面那段 SEARCH/REPLACE 打到父程序的源码上，得到的正是上面印的原样的程序。",
         "讲义说进化出的程序里有带死规则的（或者最好的程序就带），simplify 删掉死规则后行为不变，"
         "SEARCH/REPLACE 打到父程序上正好得到最好的程序",
