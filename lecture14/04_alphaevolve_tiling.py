@@ -65,6 +65,7 @@ MIN_TRIED = 20      # 比成功率至少要提过这么多次
 SPLITS = {"random": "配对随机对半分", "by_model": "8B 训练、70B/8 测试"}
 DECODE, PREFILL, MIDDLE = ("8B gate_up", 1), ("8B gate_up", 8192), ("70B/8 qkv", 128)
 CHARTS = Charts()   # 图的出口：印到终端；--svg DIR 时每张图也写成 DIR 里的一个 SVG 文件
+MAX_WARNINGS = 10   # 演示 1 最多印几条专家文件的"注意"（读得进来、但有地方不起作用）
 
 
 def shape(name, M):
@@ -149,8 +150,11 @@ def demo1_problem(table, train, test):
     else:
         print(f"\n专家启发式（{name}，进化的起点），照文件里写的原样：\n{src.rstrip()}\n"
               "evolve 读到的规则（规范化以后的写法，进化从它出发）：\n" + render(EXPERT))
-    for w in warnings:
-        print(f"注意：{w}")
+    for w in warnings[:MAX_WARNINGS]:
+        print_note(f"注意：{w}")
+    if len(warnings) > MAX_WARNINGS:                   # 贴进来一张几百条规则的表：不要印几百行"注意"
+        print_note(f"……还有 {len(warnings) - MAX_WARNINGS} 条同样的注意没有印出来（一共 {len(warnings)} 条；"
+                   f"python3 lecture14/01_heuristic_as_code.py --heuristic {name} 逐条列出死规则）。")
 
     one, pmt = best_single_config(train, table), per_m_table(train, table)
     o_train, o_test = oracle_speedup(train, table), oracle_speedup(test, table)

@@ -1,0 +1,29 @@
+"""A student who pastes a big table as the expert (hundreds of rules, most shadowed) got one 150-column "注意：" line
+per dead rule in demo 1 — 480 lines for a 500-rule table. 04 prints the first few, wrapped, and says how many more."""
+import os
+import subprocess
+import sys
+
+from console import PIPE_WIDTH, display_width
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_many_dead_rules_print_a_bounded_number_of_notes(tmp_path):
+    lines = ["from kernel_lab import Config", "", "# EVOLVE-BLOCK-START", "def choose_config(M, N, K):",
+             "    if M <= 16:", "        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)"]
+    n_dead = 40
+    for k in range(n_dead):                                  # each one shadowed by the first rule
+        lines += [f"    if M <= {k % 15 + 1}:", "        return Config(BM=16, BN=32, BK=32, warps=2, stages=4, group=1)"]
+    lines += ["    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)", "# EVOLVE-BLOCK-END", ""]
+    expert = tmp_path / "big_expert.py"
+    expert.write_text("\n".join(lines), encoding="utf-8")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"), "--budget", "5",
+                        "--seeds", "1", "--jobs", "1"], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                       env={**os.environ, "MINI_ALPHAEVOLVE_EXPERT": str(expert)})
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stdout.splitlines() if line.startswith("注意：")]
+    assert 1 <= len(notes) <= 10, len(notes)
+    assert f"还有 {n_dead - len(notes)} 条" in r.stdout.replace("\n", "")
+    demo1 = r.stdout.split("演示 2")[0]
+    assert all(display_width(line) <= PIPE_WIDTH for line in demo1.splitlines() if "注意" in line or "还有" in line)
