@@ -110,22 +110,32 @@ def test_03_jobs_do_not_change_the_output(quick03):
     assert a.stdout.split("\n", 1)[1] == b.stdout.split("\n", 1)[1]
 
 
-@pytest.mark.parametrize("key,args", [
+@pytest.fixture(scope="module")
+def cli():
+    """下面两个测试的所有命令同时跑完（各是独立的子进程）：{(key, args): 结果}。"""
+    keys = [(k, tuple(a)) for k, a in BAD_ARGS] + [(k, ("--help",)) for k in sorted(SCRIPTS)]
+    return dict(zip(keys, run_together({i: k for i, k in enumerate(keys)}).values()))
+
+
+BAD_ARGS = [
     ("01", ("--shape", "0", "1", "1")), ("01", ("--shap", "3", "4", "5")), ("02", ("--seed", "-1")),
     ("02", ("--after", "0")), ("03", ("--budget", "0")), ("03", ("--seeds", "0")), ("03", ("--jobs", "0")),
     ("03", ("--seed", "3")), ("03", ("--budg", "10")), ("06", ("--budget", "0")), ("06", ("--seed", "-2")),
     ("06", ("--evol",)),
-])
-def test_bad_arguments_get_one_sentence_and_exit_2(key, args):
-    p = run(key, *args)
+]
+
+
+@pytest.mark.parametrize("key,args", BAD_ARGS)
+def test_bad_arguments_get_one_sentence_and_exit_2(cli, key, args):
+    p = cli[key, tuple(args)]
     assert p.returncode == 2 and "Traceback" not in p.stderr and p.stdout == ""
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and f"{SCRIPTS[key]}：" in lines[0] and "--help" in lines[0]
 
 
 @pytest.mark.parametrize("key", sorted(SCRIPTS))
-def test_help_exits_0(key):
-    p = run(key, "--help")
+def test_help_exits_0(cli, key):
+    p = cli[key, ("--help",)]
     assert p.returncode == 0 and "usage" in p.stdout
 
 
