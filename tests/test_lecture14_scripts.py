@@ -472,6 +472,20 @@ def run_pristine(command, pristine, path):
     return _PRISTINE_RUNS[command]
 
 
+def prefetch_pristine(commands, pristine, path):
+    """几条（不带 &&、一个字不改的）命令在不改文件的拷贝里同时跑完，结果放进 run_pristine 的缓存；
+    退出码由 run_pristine 的调用者照常检查（这里出错的命令不缓存，之后 run_pristine 再跑一次、报出错误）。"""
+    env = dict(os.environ, PATH=path)
+    env.pop("MINI_ALPHAEVOLVE_REEXEC", None)
+    todo = [c for c in dict.fromkeys(commands) if c not in _PRISTINE_RUNS and " && " not in c]
+    procs = [(c, subprocess.Popen(shlex.split(c), cwd=pristine, env=env, text=True, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE)) for c in todo]
+    for c, p in procs:
+        out, err = p.communicate(timeout=300)
+        if p.returncode == 0:
+            _PRISTINE_RUNS[c] = subprocess.CompletedProcess(p.args, 0, out, err)
+
+
 # 03 的建议里预算 × 种子数比 --quick 大的命令：印出来的参数先在进程里解析、确认就是说明里说的那些，
 # 再照印出来的样子跑，只在末尾补一个小预算（argparse 取最后一个），让一共提出的程序和 --quick 差不多。
 QUICK03 = s03.QUICK["budget"] * s03.QUICK["seeds"]
@@ -555,6 +569,8 @@ def test_02_suggestions(pristine, defaults, no_numpy_path):
     base = defaults["02"].stdout
     cmds = dict((c.split("02_llm_proposal.py")[-1].strip(), c) for _, c in suggestions(base) if "02_" in c)
     parent_score = lambda out: float(re.search(r"挑出父程序（分数\s*([0-9.]+)×）", out).group(1))  # noqa: E731
+    prefetch_pristine([cmds["--seed 3"], cmds["--after 500"]] + [c for _, c in suggestions(base) if "03_" in c],
+                      pristine, no_numpy_path)
     seed3 = run_pristine(cmds["--seed 3"], pristine, no_numpy_path).stdout
     prompt = lambda out: out.split("① 提示词")[1].split("②")[0]                                   # noqa: E731
     probe = lambda out: re.search(r"子程序在探针上\s*log\s*加速比平均\s*\S+", out).group(0)             # noqa: E731
@@ -568,7 +584,9 @@ def test_02_suggestions(pristine, defaults, no_numpy_path):
 
 
 def test_03_suggestions(pristine, defaults, no_numpy_path):
-    for _, c in suggestions(defaults["03"].stdout):
+    printed = [c for _, c in suggestions(defaults["03"].stdout)]
+    prefetch_pristine([affordable_03(c)[0] if "03_" in c else c for c in printed], pristine, no_numpy_path)
+    for c in printed:
         if "03_" in c:
             ran, args = affordable_03(c)
             budget, seeds = re.search(r"--budget (\d+)", c), re.search(r"--seeds (\d+)", c)
