@@ -12,7 +12,9 @@ CS349E · 第 14 讲 · bench/bench.py —— 计时：迷你 AlphaEvolve 各部
        峰值内存。目标：墙钟 ≤ 3 秒（2 核机器），峰值内存 < 300 MB。
     4. 每个演示：把 04 脚本当模块导入，调它的 run_lecture（和直接运行一样的顺序和设置，stdout 重定向到 StringIO），
        每个阶段结束时记一次时间；另外单独量一次演示 3 的全部进化（新建 ManyRuns 到拿到结果，不和别的重叠）。
-    5. 很大的专家：学生把一张逐形状的表贴成专家——8 个投影 × 125 个 M，每个形状一条规则（M、N、K 都写上界，
+    5. 每个编号脚本（lecture10/01、lecture13/01、04、04 --quick、05、05 --quick）作子进程的墙钟：README 和各脚本
+       开头写的"约几秒"就是这几行量出来的数。
+    6. 很大的专家：学生把一张逐形状的表贴成专家——8 个投影 × 125 个 M，每个形状一条规则（M、N、K 都写上界，
        配置取 M 最近的那个讲义形状的逐形状最优），共 1000 条。把 lecture01/10/13/14 复制到临时目录、换上这个专家，
        在那里跑 04 脚本 --quick（就是 make run ARGS=--quick），量墙钟。目标 < 5 秒（2 核）。
 【关于峰值内存】resource.getrusage(RUSAGE_CHILDREN).ru_maxrss 是"已经结束、被等待过的子孙进程里最大的那个"的
@@ -194,6 +196,24 @@ def demo_times(m):
     return t
 
 
+# ---------------------------------------------------------------- 5. 每个编号脚本
+
+SCRIPT_RUNS = [("lecture10/01_config_space.py",), ("lecture13/01_timing_model.py",),
+               ("lecture14/04_alphaevolve_tiling.py",), ("lecture14/04_alphaevolve_tiling.py", "--quick"),
+               ("lecture14/05_ablations.py",), ("lecture14/05_ablations.py", "--quick"),
+               ("lecture14/05_ablations.py", "--budget", "4000", "--seeds", "2")]      # 05 的"可以试试 2"
+
+
+def script_wall(args):
+    """一个编号脚本作子进程跑一遍的墙钟（含解释器启动；README 和脚本开头写的时间就是这个数）。"""
+    out = subprocess.run([sys.executable, "-c", GAUGE, sys.executable, *args], cwd=ROOT,
+                         capture_output=True, text=True, check=True)
+    r = json.loads(out.stdout)
+    if r["rc"] != 0:
+        raise SystemExit(f"{' '.join(args)} 出错了（退出码 {r['rc']}），它的 stderr 最后几行：\n{r['stderr']}")
+    return r["wall"]
+
+
 # ---------------------------------------------------------------- main
 
 def main(argv=None):
@@ -266,6 +286,12 @@ def main(argv=None):
         rows.append([label, secs(med(xs)), spread(xs), "", "", ""])
     rows.append(big_row)
 
+    # 5. every numbered script as a subprocess (the times README and the script headers quote)
+    progress("每个编号脚本（子进程）…")
+    for args in SCRIPT_RUNS:
+        ws = [script_wall(args) for _ in range(n)]
+        rows.append([f"python3 {' '.join(args)}", secs(med(ws)), spread(ws), "", "", ""])
+
     print_header(f"迷你 AlphaEvolve 计时（每项 {n} 次的中位数{'；--quick：跳过预算 ' + str(BUDGETS[1]) if a.quick else ''}）")
     print_table(["测量", "中位数", "最小–最大", "折合", "目标", "结果"], rows)
     print(f"\n（计时本身用时 {time.perf_counter() - bench_start:.1f} 秒）")
@@ -277,4 +303,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    from runner import run
+    run(main)                               # Ctrl-C：一行"已中断。"、退出码 130，子进程一起结束
