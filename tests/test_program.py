@@ -459,6 +459,15 @@ def test_one_bad_line_in_a_long_file_is_reported_without_reading_it_all():
     assert slow.value.lineno == e.lineno and slow.value.message == e.message
 
 
+def test_positional_after_keyword_is_not_accepted_by_the_line_path():
+    # 逐行读法以前只查位置参数有没有和关键字重名，Config(BM=1, BN=1, 1, ...) 被它读成程序，而 Python 根本不认
+    # （模糊测试找到的）；现在交给 ast，报语法错误
+    src = ("def choose_config(M,N,K):\n    if K<0:\n        return Config(BM=1,BN=1,1,warps=1,stages=1,group=1)\n"
+           "    return Config(BM=1,BN=1,BK=1,warps=1,stages=1,group=1)\n")
+    assert _parse_lines(0, src) is None
+    assert parse_error(src).lineno == 3
+
+
 def test_parse_prints_no_warnings(capfd):
     # 有的写法 ast.parse 会往 stderr 印 SyntaxWarning（"is" with a literal、无效的转义）；模块承诺什么都不印
     import warnings

@@ -265,10 +265,12 @@ def _line_kind(line: str):
         if args and args[-1] == "" and len(args) > 1:
             args.pop()                                        # 结尾多一个逗号也行
         values: dict[str, int] = {}
+        keyword = False                                       # 已经有过关键字参数
         for k, a in enumerate(args):
             name, eq, val = a.partition("=")
+            keyword = keyword or bool(eq)
             if not eq:
-                if values.keys() - set(FIELDS[:k]) or k >= len(FIELDS):
+                if keyword or k >= len(FIELDS):
                     return None                               # 位置参数在关键字参数后面、或者太多
                 name, val = FIELDS[k], a
             name, val = name.strip(" "), val.strip(" ")
