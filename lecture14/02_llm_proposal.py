@@ -13,7 +13,8 @@ CS349E · 第 14 讲 · 02_llm_proposal.py —— 一次提议的慢动作：LLM
               single_field 的"山谷"：从 128×128 / 4 warp 到 256×128 / 8 warp，只挪一个字段的每一步都不行。
 
 【关于数字】"硬件"是第 13 讲 sched_lab 的解析模型（H100 的参数，不是在 GPU 上量的）；"LLM"是 evolve.MockLLM：
-    模板化的修改加一点内核常识，没有任何真的语言模型、不联网（接真 LLM 的后端还没有；有了以后这里会加 --llm URL --model 名字）。
+    模板化的修改加一点内核常识，没有任何真的语言模型、不联网。加 --llm URL --model 名字，演示 1 之后再把同一个提示
+    交给真的模型问几次，每个回复走一遍同样的关卡（README 的"用真的语言模型"一节；--record / --replay 也能用）。
     分数 = 训练形状上相对专家启发式的几何平均加速比。下面每一句观察都由这次运行算出来、在代码里检验过；
     不成立的会印成【本次不成立】，并写出判据和这次的值。
 【运行】python3 02_llm_proposal.py                 （在本目录；在仓库根目录是 python3 lecture14/02_llm_proposal.py）
@@ -43,6 +44,7 @@ from evolve.loop import ProgramDatabase  # noqa: E402
 from evolve.mock_llm import MISTAKE, OPS, Dice, MockLLM, Prompt  # noqa: E402
 from evolve.problem import launch_problems  # noqa: E402
 from evolve.program import DiffError, apply_diff, parse_diff  # noqa: E402
+from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, overflow_kinds, regs_per_thread  # noqa: E402
 
 SEED = 0            # 和 04 的演示 2 同一个种子：这里看的是那次进化里的一步
@@ -370,16 +372,75 @@ def parse_args(argv):
     ap = parser("一次提议的慢动作（第 14 讲 02）。")
     ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"进化的种子，非负整数（默认 {SEED}，和 04 一样）")
     ap.add_argument("--after", type=positive_int, default=AFTER, help=f"从第几个提议起找，正整数（默认 {AFTER}）")
+    openai_llm.add_arguments(ap)
     return ap.parse_args(argv)
 
 
-def run_demos(a) -> list:
+LLM_TRIES = 4       # --llm 时同一个提示问真模型几次（每次的 seed 不同，回复也不同）
+
+
+def demo_real_llm(table, train, prompt, llm) -> list:
+    """--llm 时：演示 1 那一步的提示原样交给真模型问 LLM_TRIES 次，每个回复走一遍同样的关卡（不进程序库）。"""
+    print_header(f"演示 1（续）：同一个提示交给 {llm.model}，问 {LLM_TRIES} 次")
+    ev = Evaluator(train, table)                       # 新的评估器：不动演示 1 那次进化的缓存和计数
+    presult = ev.evaluate_initial(prompt.parent)
+    if llm.concurrency > 1:
+        replies = llm.propose_many([prompt] * LLM_TRIES)
+    else:
+        replies = []
+        for _ in range(LLM_TRIES):
+            try:
+                replies.append(llm.propose(prompt))
+            except openai_llm.LLMError as e:
+                replies.append(e)
+    first = len(llm.calls) - LLM_TRIES
+    rows, better, distinct = [], 0, set()         # distinct：不同的结果（子程序，或失败的原因）
+    for i, r in enumerate(replies):
+        call = llm.calls[first + i]
+        if call.reply is not None:
+            print(f"\n第 {i + 1} 次回复（{call.latency:.1f} 秒）：\n" + (call.reply.rstrip("\n") or "（空的）"))
+        if isinstance(r, Exception):
+            outcome = getattr(r, "kind", type(r).__name__)
+            distinct.add(outcome)
+        else:
+            child, why = apply_reply(prompt.parent_src, r[1])
+            distinct.add(child if child is not None else why.split("（")[0])
+            if child is None:
+                outcome = why.split("（")[0]
+            else:
+                seen = child in ev.cache
+                res = ev.evaluate(child, presult)
+                if seen:
+                    outcome = "和父程序或前面的回复一模一样（查缓存）"
+                elif res["status"] == "full":
+                    outcome = f"完整评估 {res['score']:.3f}×（父程序 {presult['score']:.3f}×）"
+                    better += res["score"] > presult["score"] * (1 + 1e-9)
+                else:
+                    outcome = {"static_reject": "静态检查拒掉（有分支启动不了）",
+                               "probe_reject": "探针上没希望，淘汰"}.get(res["status"], res["status"])
+        rows.append([str(i + 1), outcome])
+    print()
+    print_table(["第几次", "结果"], rows)
+    kinds = len(distinct)
+    return [f"同一个提示问了 {llm.model} {LLM_TRIES} 次，{better} 次改出了比父程序好的程序；每一次都走同样的关卡"
+            "（打 SEARCH/REPLACE、解析成 DSL、静态检查、探针、完整评估），回复从不被执行。"
+            + (f"{LLM_TRIES} 次回答得到 {kinds} 种不同的结果（不同的子程序或失败的原因）：同一个提示每次不一定得到同样的修改，"
+               "所以进化靠的是很多次提议和留下好程序的程序库，而不是某一次回答。" if kinds > 1 else
+               f"{LLM_TRIES} 次回答得到的结果都一样。")]
+
+
+def run_demos(a, llm=None) -> list:
     """三个演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
     print(f"设置：--seed {a.seed} --after {a.after}")
+    if llm is not None:
+        print(f"LLM：{llm.model}（OpenAI 兼容接口，同时最多 {llm.concurrency} 个请求）——演示 1 之后把同一个提示问它 "
+              f"{LLM_TRIES} 次；回复只当 SEARCH/REPLACE 解析成 DSL，从不执行。")
     table = TimeTable()
     train, _ = split_shapes(all_shapes())
     obs, prompt = demo1_slow_motion(table, train, a.seed, a.after)
     out = print_observations(obs)
+    if llm is not None and prompt is not None:
+        out += print_observations(demo_real_llm(table, train, prompt, llm))
     if prompt is not None:
         out += print_observations(demo2_each_kind(table, train, prompt, a.seed))
     return out + print_observations(demo3_mistakes_and_valley(table, train, a.seed, prompt or expert_prompt(table, train)))
@@ -387,8 +448,20 @@ def run_demos(a) -> list:
 
 def main(argv=None):
     a = parse_args(argv)
+    try:
+        llm = openai_llm.from_arguments(a, f"02 --seed {a.seed} --after {a.after}")
+    except openai_llm.SetupError as e:
+        print(e, file=sys.stderr)
+        sys.exit(2)
     start = time.perf_counter()
-    run_demos(a)
+    try:
+        run_demos(a, llm)
+    except openai_llm.ReplayMismatch as e:
+        print(e, file=sys.stderr)
+        sys.exit(2)
+    finally:
+        if llm is not None and hasattr(llm, "close"):
+            llm.close()
     print_try([
         ("换一个种子，看另一次进化里的另一步（提示词、回复、探针上的分数都会变；下面的命令都在仓库根目录运行）：", "python3 lecture14/02_llm_proposal.py --seed 3"),
         ("看进化后期的一步（父程序的分数已经高了不少），演示 2 里各种修改比父程序好的比例怎么变：",
