@@ -48,8 +48,8 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, 
                     per_m_table, render, simplify, split_shapes)
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
-from evolve.problem import EXPERT_FILE  # noqa: E402
-from evolve.program import apply_diff, equivalent  # noqa: E402
+from evolve.problem import EXPERT_FILE, read_heuristic  # noqa: E402
+from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
 from sched_lab import HBM_BW, SMS, guided_tune, optimum  # noqa: E402
@@ -95,27 +95,13 @@ def span(a, b, *bounds):
 
 # ---------------------------------------------------------------- 演示 1
 
+MAX_WARNINGS = 10                    # 专家文件的警告最多印几条（贴进来的大表可能有几百条）
+
+
 def expert_source():
-    """专家启发式文件里两条 EVOLVE-BLOCK 标记之间（含标记）的原文，也就是学生写的样子，和读文件时的警告。
-    读不到原文就返回 (None, [])（EXPERT 已经读进来了，只是不能原样印）。"""
-    from evolve import problem
-    reader = getattr(problem, "read_heuristic", None)           # evolve.problem 提供时用它（原文和警告）
-    if reader is not None:
-        try:
-            h = reader(EXPERT_FILE)
-            return getattr(h, "source", None), list(getattr(h, "warnings", []) or [])
-        except Exception:                                       # noqa: BLE001  读不了就退回自己读
-            pass
-    try:
-        with open(EXPERT_FILE, encoding="utf-8-sig") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError):
-        return None, []
-    start = text.find("# EVOLVE-BLOCK-START")
-    end = text.find("# EVOLVE-BLOCK-END", max(start, 0))
-    if start < 0 or end < 0:
-        return None, []
-    return text[start:end + len("# EVOLVE-BLOCK-END")], []
+    """专家启发式文件里两条 EVOLVE-BLOCK 标记之间的原文（学生写的样子）和读文件时的警告（"文件:行: 说明"）。"""
+    h = read_heuristic(EXPERT_FILE)          # EXPERT 已经从同一个文件读进来了，这里不会再出错
+    return h.source, list(h.warnings)
 
 
 def demo1_problem(table, train, test):
@@ -153,8 +139,10 @@ def demo1_problem(table, train, test):
     else:
         print(f"\n专家启发式（{name}，进化的起点），照文件里写的原样：\n{src.rstrip()}\n"
               "evolve 读到的规则（规范化以后的写法，进化从它出发）：\n" + render(EXPERT))
-    for w in warnings:
+    for w in warnings[:MAX_WARNINGS]:
         print(f"注意：{w}")
+    if len(warnings) > MAX_WARNINGS:
+        print(f"注意：还有 {len(warnings) - MAX_WARNINGS} 条同类的警告没有印出来（evolve.problem.read_heuristic 的 .warnings 有全部）。")
 
     one, pmt = best_single_config(train, table), per_m_table(train, table)
     o_train, o_test = oracle_speedup(train, table), oracle_speedup(test, table)
@@ -270,8 +258,8 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     valley = Config(256, 128, 64, 4, 3, 8)
     population = set(out["population"])
     evaluated = [p for p, r in ev.cache.items() if r["status"] == "full"]     # 这次完整评估过的所有不同程序
-    dead = sum(simplify(p).n_rules() < p.n_rules() for p in evaluated)
-    dead_pop = sum(simplify(p).n_rules() < p.n_rules() for p in population)
+    dead = sum(map(has_dead_rules, evaluated))
+    dead_pop = sum(map(has_dead_rules, population))
     regs_rejects = out["static_kinds"].get("single_field", {}).get("寄存器/线程", 0)
     enough = min(tried("targeted"), tried("single_field")) >= MIN_TRIED
     applies = parent_src is None or (apply_diff(parent_src, res["diff"]) == render(best)
