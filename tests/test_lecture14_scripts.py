@@ -684,7 +684,10 @@ def test_ctrl_c_stops_within_a_second_with_exit_130(key, args, workers):
     import time
     p = subprocess.Popen([sys.executable, os.path.join(L14, SCRIPTS[key]), *args], cwd=ROOT, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
-    time.sleep(2.0)
+    deadline = time.monotonic() + (5.0 if workers else 1.2)   # 03：等到后台 worker 起来（最多 5 秒）；06：进化跑起来以后
+    while time.monotonic() < deadline and not (workers and _children(p.pid)):
+        time.sleep(0.05)
+    time.sleep(0.2 if workers else 0.0)
     kids = _children(p.pid)
     t0 = time.monotonic()
     os.killpg(p.pid, signal.SIGINT)
