@@ -349,6 +349,17 @@ def test_03_parent_policies_pick_what_they_say():
     assert len(insp) == 2 and parent not in insp
 
 
+def test_03_even_seed_counts_print_the_true_median(capsys):
+    # 2 个种子时计数的中位数可能是 x.5：照印，不四舍五入成 0 或 8；"错杀的里面最好的"只看有错杀的种子
+    assert (s03.cnt(0.5), s03.cnt(26641.5), s03.cnt(8.0), s03.cnt(35288)) == ("0.5", "26,641.5", "8", "35,288")
+    assert "错杀 0.5 个" in str(s03.obs_spread(0.5, 9, 6))
+    rec = lambda false, missed: dict(score=1.2, runs=30001, rejected=100, false=false, missed=missed)   # noqa: E731
+    res = {("cascade", label): [rec(0, 0.0), rec(1, 1.234)] for label, _, _ in s03.CASCADES}
+    s03.demo1_cascade(res, 2, 100)
+    row = next(line for line in capsys.readouterr().out.splitlines() if "6 个，按 M 均匀取" in line)
+    assert row.split()[-4:] == ["30,001", "100", "0.5", "1.234×"], row
+
+
 def test_03_longest_flat():
     assert s03.longest_flat([1, 1, 2, 2, 2, 3]) == 3
     assert s03.longest_flat([1.0] * 7) == 7 and s03.longest_flat([1, 2, 3]) == 1
