@@ -21,8 +21,8 @@ CS349E · 第 14 讲 · bench/bench.py —— 计时：迷你 AlphaEvolve 各部
     峰值 RSS（不是整棵进程树的总和），04 脚本的工作进程也算在内。它只增不减、而且会把本进程以前的子进程也算进来，
     所以每次都隔一个小的"量具"进程去跑 04 脚本，量具只有这一个子进程。Linux 上单位是 KB，macOS 上是字节。
     各进程之和没有报：那要在运行中轮询 /proc，而且 fork 出来的工作进程和主进程共享的页会被算两遍。
-【运行】python3 bench/bench.py               （默认 3 次，约半分钟）
-       python3 bench/bench.py --quick       （1 次、跳过预算 4000，约 10 秒）
+【运行】python3 bench/bench.py               （默认 3 次，比 --quick 久两三倍）
+       python3 bench/bench.py --quick       （1 次、跳过预算 4000；这台 2 核 VM 负载约 6 时 40 秒）
        make bench ARGS=--quick
     这是计时，不是测试：没达到目标只印 FAIL，退出码仍是 0；只有出错（比如 04 脚本崩了）才非 0。
 【依赖】numpy；../lecture01 的 console，../lecture14 的 evolve（它用 ../lecture13、../lecture10）。
@@ -204,7 +204,8 @@ SCRIPT_RUNS = [("lecture10/01_config_space.py",), ("lecture13/01_timing_model.py
                ("lecture14/05_ablations.py", "--budget", "4000", "--seeds", "2"),     # 05 的"可以试试 2"
                ("lecture14/01_heuristic_as_code.py",), ("lecture14/02_llm_proposal.py",),
                ("lecture14/03_cascade_and_database.py",), ("lecture14/03_cascade_and_database.py", "--quick"),
-               ("lecture14/06_your_heuristic.py",), ("lecture14/06_your_heuristic.py", "--evolve")]
+               ("lecture14/06_your_heuristic.py",), ("lecture14/06_your_heuristic.py", "--evolve"),
+               ("lecture14/06_your_heuristic.py", "--evolve", "--quick")]
 
 
 def script_wall(args):

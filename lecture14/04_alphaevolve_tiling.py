@@ -48,11 +48,11 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, 
                     per_m_table, render, simplify, split_shapes)
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
-from evolve.problem import EXPERT_FILE  # noqa: E402
-from evolve.program import apply_diff, equivalent  # noqa: E402
+from evolve.problem import EXPERT_FILE, read_heuristic  # noqa: E402
+from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
-from sched_lab import HBM_BW, SMS, guided_tune  # noqa: E402
+from sched_lab import HBM_BW, SMS, guided_tune, optimum  # noqa: E402
 
 SEED = 0            # 演示 2 的随机种子：换一个看看进化的路线变不变
 BUDGET = 1000       # 每次进化提出多少个程序（AlphaEvolve 里是 LLM 调用的次数）
@@ -65,7 +65,6 @@ MIN_TRIED = 20      # 比成功率至少要提过这么多次
 SPLITS = {"random": "配对随机对半分", "by_model": "8B 训练、70B/8 测试"}
 DECODE, PREFILL, MIDDLE = ("8B gate_up", 1), ("8B gate_up", 8192), ("70B/8 qkv", 128)
 CHARTS = Charts()   # 图的出口：印到终端；--svg DIR 时每张图也写成 DIR 里的一个 SVG 文件
-MAX_WARNINGS = 10   # 演示 1 最多印几条专家文件的"注意"（读得进来、但有地方不起作用）
 
 
 def shape(name, M):
@@ -96,27 +95,13 @@ def span(a, b, *bounds):
 
 # ---------------------------------------------------------------- 演示 1
 
+MAX_WARNINGS = 10                    # 专家文件的警告最多印几条（贴进来的大表可能有几百条）
+
+
 def expert_source():
-    """专家启发式文件里两条 EVOLVE-BLOCK 标记之间（含标记）的原文，也就是学生写的样子，和读文件时的警告。
-    读不到原文就返回 (None, [])（EXPERT 已经读进来了，只是不能原样印）。"""
-    from evolve import problem
-    reader = getattr(problem, "read_heuristic", None)           # evolve.problem 提供时用它（原文和警告）
-    if reader is not None:
-        try:
-            h = reader(EXPERT_FILE)
-            return getattr(h, "source", None), list(getattr(h, "warnings", []) or [])
-        except Exception:                                       # noqa: BLE001  读不了就退回自己读
-            pass
-    try:
-        with open(EXPERT_FILE, encoding="utf-8-sig") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError):
-        return None, []
-    start = text.find("# EVOLVE-BLOCK-START")
-    end = text.find("# EVOLVE-BLOCK-END", max(start, 0))
-    if start < 0 or end < 0:
-        return None, []
-    return text[start:end + len("# EVOLVE-BLOCK-END")], []
+    """专家启发式文件里两条 EVOLVE-BLOCK 标记之间的原文（学生写的样子）和读文件时的警告（"文件:行: 说明"）。"""
+    h = read_heuristic(EXPERT_FILE)          # EXPERT 已经从同一个文件读进来了，这里不会再出错
+    return h.source, list(h.warnings)
 
 
 def demo1_problem(table, train, test):
@@ -135,8 +120,12 @@ def demo1_problem(table, train, test):
         s = shape(name, M)
         best, t = table.oracle(s)
         rows.append([s.label(), str(best.as_tuple()), f"{t * 1e6:.1f} µs", f"{s.flops / t / 1e12:.0f}",
-                     f"{table.time(choose(EXPERT, s), s) / t:.2f}×"])
-    print_table(["形状", "最优配置 (BM,BN,BK,warps,stages,group)", "最优时间", "TFLOPS", "专家比最优慢"], rows)
+                     f"{optimum(s.M, s.N, s.K).near:,}", f"{table.time(choose(EXPERT, s), s) / t:.2f}×"])
+    print_table(["形状", "最优配置 (BM,BN,BK,warps,stages,group)", "最优时间", "TFLOPS", "差 0.1% 以内的配置",
+                 "专家比最优慢"], rows)
+    print_note("（差 0.1% 以内的配置：3,744 个配置里时间不超过最优 1.001 倍的有几个，含最优自己。不止一个时，"
+               "印出来的最优只是其中最快的；时间完全相同的取配置表 VALID 里排在前面的那个，这时\"最优是哪个\"没有意义，"
+               "有意义的是\"很多配置一样快\"。）")
     slow = {(s.name, s.M): table.time(choose(EXPERT, s), s) / table.oracle(s)[1] for s in all_shapes()}
     CHARTS.heatmap("04_demo1_expert_vs_optimum", "专家比逐形状最优慢几倍：全部 88 个形状（上表是其中 7 行）",
                    list(LAYERS), [str(M) for M in TOKENS], [[slow[name, M] for M in TOKENS] for name in LAYERS],
@@ -274,8 +263,8 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     valley = Config(256, 128, 64, 4, 3, 8)
     population = set(out["population"])
     evaluated = [p for p, r in ev.cache.items() if r["status"] == "full"]     # 这次完整评估过的所有不同程序
-    dead = sum(simplify(p).n_rules() < p.n_rules() for p in evaluated)
-    dead_pop = sum(simplify(p).n_rules() < p.n_rules() for p in population)
+    dead = sum(map(has_dead_rules, evaluated))
+    dead_pop = sum(map(has_dead_rules, population))
     regs_rejects = out["static_kinds"].get("single_field", {}).get("寄存器/线程", 0)
     enough = min(tried("targeted"), tried("single_field")) >= MIN_TRIED
     applies = parent_src is None or (apply_diff(parent_src, res["diff"]) == render(best)
