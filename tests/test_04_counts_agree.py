@@ -15,7 +15,7 @@ def test_full_evaluation_counts_agree_or_say_why():
                         "--seeds", "1", "--jobs", "1"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr
     flat = "".join(line.strip() for line in r.stdout.splitlines())       # undo the wrapping
-    demo2 = re.search(r"完整评估过的 (\d+) 个不同的程序(（含起点）)?", flat)
+    demo2 = re.search(r"完整评估过的 ?(\d+) ?个不同的程序(（含起点）)?", flat)
     demo4 = re.search(r"在全部训练形状上评估\s+(\d+) 个程序", r.stdout)
     assert demo2 and demo4, r.stdout
     n2, n4 = int(demo2.group(1)), int(demo4.group(1))
