@@ -12,7 +12,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from evolve import (EXPERT, VALID, Evaluator, Program, ProgramError, Rule, choose, evolve, geomean_speedup,
+from evolve import (EXPERT, VALID, Evaluator, Program, ProgramError, Rule, evolve, geomean_speedup,
                     render)
 from evolve.evaluator import check_function, function_speedup
 from evolve.problem import load_heuristic
