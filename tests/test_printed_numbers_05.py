@@ -19,7 +19,7 @@ from test_05_ablations import ab
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "lecture14", "05_ablations.py")
-SETTINGS = {(): (1000, 3), ("--quick",): (300, 2), ("--budget", "150", "--seeds", "2"): (150, 2)}
+SETTINGS = {(): (1000, 3), ("--quick",): (300, 2)}         # 默认设置和 --quick：(预算, 种子个数)
 LABELS = {"full": "完整系统", "small": "小模型", "no_evolution": "不进化", "no_feedback": "没有逐形状反馈",
           "no_cascade": "没有级联"}
 CHECKPOINTS = (100, 300)
