@@ -3,7 +3,12 @@
 
     print_header(title)            空一行，再印 ==== / 标题 / ====
     print_table(headers, rows)     按显示宽度对齐的表格；像数字的单元格右对齐
-    print_observations(items)      "观察：" 加编号的几段话，按终端宽度折行，续行缩进到编号之后
+    check(ok, text, criterion, measured)
+                                   一句观察当作数据：成立时说 text；不成立时说"【本次不成立】"、讲义的判据和这次量到的值
+    print_observations(items)      "观察：" 加编号的几段话，按终端宽度折行，续行缩进到编号之后；
+                                   items 里可以是 Observation（会被检验的说法），也可以是普通字符串（引用、说明，不是论断）
+    failed(items)                  items 里不成立的那些 Observation（测试和统计从数据数，不 grep 文字）
+    print_note(text)               一段说明（表格的图例、列的含义），按终端宽度折行
     print_try(items)               "可以试试：" 每条一句说明、一行完整的命令
 
 只用标准库；导入时不打印任何东西。
@@ -15,10 +20,58 @@ import re
 import shutil
 import sys
 import unicodedata
+from dataclasses import dataclass
 
 MIN_WIDTH, MAX_WIDTH, PIPE_WIDTH = 60, 160, 100    # 终端宽度的上下限；输出不是终端时用 100 列
 OPENING = "（「『《【〔"                             # 不放在行尾的全角开括号
 CLOSING = "，。、；：！？）」』》】〕"                 # 不放在行首的全角标点
+FAILED = "【本次不成立】"                          # 不成立的观察的标记：折行时永远不拆开（grep 得到，一行一个）
+UNBREAKABLE = (FAILED,)                           # 折行时当作一个字的片段
+
+
+@dataclass(frozen=True)
+class Observation:
+    """一句会被检验的观察。ok：这次运行支不支持它；text：成立时印的话；criterion：判据（讲义的说法，用文字写出阈值）；
+    measured：这次量到的值。不成立时印"【本次不成立】判据……；这次……"，判据和量到的值都看得见。"""
+    ok: bool
+    text: str
+    criterion: str
+    measured: str
+
+    def __str__(self) -> str:
+        if self.ok:
+            return self.text
+        return f"{FAILED}{_sentence(self.criterion)}这次：{_sentence(self.measured)}"
+
+
+def _sentence(s: str) -> str:
+    """补上句号（已经以句末标点结尾的不补）。"""
+    s = s.strip()
+    return s if not s or s[-1] in "。！？）" else s + "。"
+
+
+def check(ok, text: str, criterion: str, measured: str) -> Observation:
+    """一句观察：ok 为真就说 text；否则说它不成立，并写出判据 criterion（"讲义说……"）和量到的 measured。"""
+    return Observation(bool(ok), text, criterion, measured)
+
+
+def fmt(x: float, digits: int = 0, bounds=(), percent: bool = False) -> str:
+    """把 x 印成 digits 位小数（percent=True 时先乘 100、后面加 %）；如果四舍五入以后和 bounds 里某个界（同样的单位，
+    percent 时也写成比例，例如 0.75）或 0、1 的大小关系变了（0.7496 印成 75% 而判据是 ≥ 75%；0.004 印成 0%），
+    就多印一位，最多 6 位。印出来的数从不和判据、和表里的计数互相矛盾。"""
+    scale = 100.0 if percent else 1.0
+    marks = [b * scale for b in (*bounds, 0.0)] + ([scale] if percent else [])
+    v = x * scale
+    for d in range(digits, 7):
+        r = round(v, d)
+        if all((r < b) == (v < b) and (r > b) == (v > b) for b in marks):
+            break
+    return f"{v:.{d}f}" + ("%" if percent else "")
+
+
+def failed(items) -> list[Observation]:
+    """items 里不成立的观察（普通字符串不是论断，不算）。"""
+    return [o for o in items if isinstance(o, Observation) and not o.ok]
 
 
 def display_width(s: str) -> int:
@@ -40,13 +93,19 @@ def _kind(ch: str) -> str:
 
 
 def _tokens(text: str) -> list[str]:
-    """切成可以在其间换行的小段：一串空格、一个宽字符、或一个不含空格的西文词 / 数字。"""
+    """切成可以在其间换行的小段：一串空格、一个宽字符、一个不含空格的西文词 / 数字，或一整个 UNBREAKABLE 片段
+    （"【本次不成立】"永远在同一行）。"""
     out: list[str] = []
-    for ch in text:
-        if out and _kind(ch) != "w" and _kind(out[-1][-1]) == _kind(ch):
-            out[-1] += ch                                  # 同一个西文词、同一串空格连在一起
-        else:
-            out.append(ch)
+    pieces = re.split("(" + "|".join(map(re.escape, UNBREAKABLE)) + ")", text)
+    for piece in pieces:
+        if piece in UNBREAKABLE:
+            out.append(piece)
+            continue
+        for ch in piece:
+            if out and _kind(ch) != "w" and out[-1] not in UNBREAKABLE and _kind(out[-1][-1]) == _kind(ch):
+                out[-1] += ch                              # 同一个西文词、同一串空格连在一起
+            else:
+                out.append(ch)
     return out
 
 
@@ -61,7 +120,7 @@ def wrap(text: str, width: int, indent: str = "") -> list[str]:
             if cur or not lines:                           # 续行不以空格开头；行尾的空格换行时去掉
                 cur.append(tok)
             continue
-        if len(tok) > 1 and display_width(tok) > room:
+        if len(tok) > 1 and display_width(tok) > room and tok not in UNBREAKABLE:
             todo.extend(tok[::-1])                         # 一整行都放不下的长词：只好按字符拆开
             continue
         head = indent if lines else ""
@@ -121,11 +180,18 @@ def _numbered(i: int, text: str) -> str:
     return "\n".join(wrap(prefix + text, wrap_width(), " " * display_width(prefix)))
 
 
-def print_observations(items: list[str], title: str = "观察") -> None:
-    """空一行，印"观察："，再印编号、折好行的每一条。"""
+def print_observations(items: list, title: str = "观察") -> list:
+    """空一行，印"观察："，再印编号、折好行的每一条（Observation 按 str() 印：不成立的带判据和量到的值）。
+    返回 items 本身，调用者可以把它收起来（测试从这份数据数有几句不成立）。"""
     print(f"\n{title}：")
     for i, item in enumerate(items, 1):
-        print(_numbered(i, item))
+        print(_numbered(i, str(item)))
+    return items
+
+
+def print_note(text: str) -> None:
+    """一段说明（图例、列的含义），按终端宽度折行，不编号。"""
+    print("\n".join(wrap(text, wrap_width())))
 
 
 def print_try(items: list[tuple[str, str]]) -> None:

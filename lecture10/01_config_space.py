@@ -30,6 +30,7 @@ from kernel_lab import (FIELDS, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, M
                         can_launch, ctas_per_sm, off_grid, problems, regs_per_block, regs_per_thread,
                         rejection_counts, smem_bytes)
 from console import print_header, print_observations, print_table, print_try  # noqa: E402
+from runner import parser, positive_int, run  # noqa: E402
 
 EXPERT_BIG = Config(128, 128, 64, 4, 3, 8)      # 第 14 讲专家启发式给大 M 的配置
 EXAMPLES = [                                    # 演示 3 的例子；想看别的配置就加一行，或在命令行给 6 个数
@@ -52,15 +53,16 @@ RULE = {"寄存器/线程": f"BM·BN/(32·warps) + {REG_OVERHEAD} ≤ {MAX_REGS_
         "warp 工作量": f"BM·BN/warps ≥ {MIN_ACC_PER_WARP}"}
 
 
-def parse_config(argv):
-    """命令行的 6 个整数变成一个 Config；没给就返回 None，给错了就退出并说明。"""
-    if not argv:
+def parse_config(values, ap):
+    """命令行的 6 个整数变成一个 Config；没给就返回 None，给错了就用 ap.error 说一句（退出码 2）。"""
+    if not values:
         return None
-    if len(argv) != len(FIELDS) or not all(a.isdigit() for a in argv):
-        sys.exit(f"用法：python3 lecture10/01_config_space.py [{' '.join(FIELDS)}]，例如 256 128 64 8 4 8")
-    c = Config(*map(int, argv))
+    if len(values) != len(FIELDS):
+        ap.error(f"要么不给配置，要么给 {len(FIELDS)} 个整数（{' '.join(FIELDS)}），例如 256 128 64 8 4 8；"
+                 f"收到的是 {len(values)} 个")
+    c = Config(*values)
     if off_grid(c):
-        sys.exit("；".join(off_grid(c)))
+        ap.error("；".join(off_grid(c)))
     return c
 
 
@@ -143,8 +145,12 @@ def demo3_examples(extra):
     ])
 
 
-if __name__ == "__main__":
-    extra = parse_config(sys.argv[1:])
+def main(argv=None):
+    ap = parser("第 10 讲 01：矩阵乘法内核的配置空间——6400 个组合，哪些能启动、为什么。")
+    ap.add_argument("config", nargs="*", type=positive_int, metavar="BM BN BK warps stages group",
+                    help="一个配置（6 个正整数），加到演示 3 表格的最后一行，例如 256 128 64 8 4 8")
+    a = ap.parse_args(argv)
+    extra = parse_config(a.config, ap)
     if extra:
         print(f"命令行给的配置：{extra!r}")
     total = math.prod(len(v) for v in GRID.values())
@@ -159,3 +165,7 @@ if __name__ == "__main__":
          "kernel_lab 末尾的 assert 会报错并印出新的个数——第 14 讲的 3744 是 H100 的数（试完改回来）：",
          "python3 lecture10/01_config_space.py"),
     ])
+
+
+if __name__ == "__main__":
+    run(main)

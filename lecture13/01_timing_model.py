@@ -22,17 +22,20 @@ CS349E · 第 13 讲 · 01_timing_model.py —— 一个 GEMM 在 H100 上要多
 【依赖】numpy；本目录的 sched_lab（它用 ../lecture10 的 kernel_lab）；../lecture01 的 console。
 """
 
-import argparse
 import os
 import sys
 import time as clock
-
-import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture10"))
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
+
+from runner import ensure_numpy, fraction, parser, run  # noqa: E402
+
+ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
+
+import numpy as np  # noqa: E402
 
 import sched_lab as sl  # noqa: E402
 from console import print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
@@ -429,11 +432,10 @@ def demo3_guided(tolerance):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="第 13 讲 01：GEMM 在 H100 解析模型里的时间拆解")
-    ap.add_argument("--tolerance", type=float, default=TOLERANCE, help=f"演示 3 的停止条件（默认 {TOLERANCE}）")
+    ap = parser("第 13 讲 01：GEMM 在 H100 解析模型里的时间拆解。")
+    ap.add_argument("--tolerance", type=fraction, default=TOLERANCE,
+                    help=f"演示 3 的停止条件：进入最优的多少以内就停，0 ≤ x < 1（默认 {TOLERANCE}）")
     a = ap.parse_args(argv)
-    if not 0 <= a.tolerance < 1:
-        ap.error("--tolerance 要在 [0, 1) 里")
     print(f"设置：--tolerance {a.tolerance}")
     start = clock.perf_counter()
     demo1_breakdown()
@@ -453,4 +455,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

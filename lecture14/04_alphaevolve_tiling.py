@@ -22,18 +22,22 @@ CS349E · 第 14 讲 · 04_alphaevolve_tiling.py —— 迷你 AlphaEvolve：进
        专家启发式在本目录的 expert_heuristic.py，可以改。
 """
 
-import argparse
 import os
 import sys
 import time
-
-import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from console import print_header, print_observations, print_table, print_try  # noqa: E402
+from runner import (ensure_numpy, nonnegative_int, on_interrupt, parser, positive_int, progress, run,  # noqa: E402
+                    sigint_ignored)
+
+ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
+
+import numpy as np  # noqa: E402
+
+from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, all_shapes,  # noqa: E402
                     best_single_config, choose, evolve, format_diff, geomean_speedup, oracle_speedup, parse,
                     per_m_table, render, simplify, split_shapes)
@@ -59,19 +63,26 @@ def shape(name, M):
     return Shape(name, M, *LAYERS[name])
 
 
-def pct(x):
-    return f"{x:.0%}"
+def pct(x, *bounds):
+    """百分数；四舍五入后和 bounds 里的判据（比例，如 0.9）、0、100% 的大小关系不变（需要时多印一位）。"""
+    return fmt(x, 0, bounds, percent=True)
 
 
-def span(a, b):
+def times(x, *bounds):
+    """"1.23×"；四舍五入后和 bounds 里的判据的大小关系不变。"""
+    return fmt(x, 2, bounds) + "×"
+
+
+def rate_text(hits, tried, *bounds):
+    """成功率连同分子分母："58/12,345（0.47%）"——小的比例不会印成 0%。"""
+    return f"{hits:,}/{tried:,}（{pct(hits / tried if tried else 0.0, *bounds)}）"
+
+
+def span(a, b, *bounds):
     """两个百分比：相同就写一个，不同就写"小–大"。"""
-    lo, hi = sorted((pct(a), pct(b)), key=lambda x: float(x[:-1]))
-    return lo if lo == hi else f"{lo}–{hi}"
-
-
-def verdict(ok, text, otherwise):
-    """一句观察：成立就说 text；不成立就说 otherwise，并标明"本次不成立"。"""
-    return text if ok else f"【本次不成立】{otherwise}"
+    lo, hi = sorted((a, b))
+    lo_s, hi_s = pct(lo, *bounds), pct(hi, *bounds)
+    return lo_s if lo_s == hi_s else f"{lo_s}–{hi_s}"
 
 
 # ---------------------------------------------------------------- 演示 1
@@ -118,31 +129,42 @@ def demo1_problem(table, train, test):
     worst = max(all_shapes(), key=ratio)
     big_tile = {pre_best.BM, pre_best.BN} == {128, 256} and pre_best.warps == 8 and pre_best.stages == 4
     p_one, p_pmt = geomean_speedup(one, test, table), geomean_speedup(pmt, test, table)
-    print_observations([
-        verdict(max(map(ratio, dec)) <= 1.01 and min(near) >= 20 and bw >= 0.75,
-                f"decode（8B gate_up，M = 1 和 16）几乎只是在读权重：最优配置把 {pct(bw)} 的 HBM 带宽用来读 "
-                f"{dec[0].N * dec[0].K * 2 / 1e6:.0f} MB 权重；离最优 1% 以内的配置，M = 1 时有 {near[0]} 个、"
-                f"M = 16 时有 {near[1]} 个，专家的小块配置就在其中。",
-                f"decode 上专家慢 {max(map(ratio, dec)):.2f}×、1% 以内的配置 {min(near)} 个、带宽利用 {pct(bw)}。")
-        + verdict(big_tile and 1.2 <= pre_r <= 1.4 and pre_exp.BM * pre_exp.BN < pre_best.BM * pre_best.BN,
-                  f"prefill（M = 8192）最优是 {pre_best.BM}×{pre_best.BN} 的大块、{pre_best.warps} 个 warp、"
-                  f"{pre_best.stages} 级流水线，每次从 L2 搬的字节能算更多次；专家的 {pre_exp.BM}×{pre_exp.BN}×{pre_exp.BK} / "
-                  f"{pre_exp.warps} warp / {pre_exp.stages} 级慢 {pre_r:.2f}×。",
-                  f"prefill 最优是 {pre_best.as_tuple()}，专家慢 {pre_r:.2f}×（讲义说 256×128 / 8 warp / 4 级、慢 20–40%）。")
-        + verdict(32 <= worst.M <= 1024 and 2.2 <= mid_r <= 2.8 and mid_ctas < SMS // 2,
-                  f"差距最大的在中间的 M：最差的是 {worst.label()}（{ratio(worst):.2f}×）；{mid.label()} 上"
-                  f"专家的 {mid_cfg.BM}×{mid_cfg.BN} 块只有 {mid_ctas} 个 CTA，{SMS} 个 SM 大多闲着，慢 {mid_r:.2f}×。",
-                  f"最差的是 {worst.label()}（{ratio(worst):.2f}×），70B/8 qkv M = 128 慢 {mid_r:.2f}×。"),
-        verdict(p_one < p_pmt < o_test and p_pmt / o_test >= 0.9,
-                f"逐形状最优在测试形状上比专家快 {o_test:.2f}×，这是上限，但每个新形状都要重新穷举。"
-                f"按 M 查表只用训练形状调出来，在测试形状上拿到上限的 {pct(p_pmt / o_test)}；一个配置通吃只有 "
-                f"{pct(p_one / o_test)}。查表到不了 100%：同一个 M 下 N、K 不同的形状只能共用一个配置。",
-                f"一个配置通吃 {pct(p_one / o_test)}、按 M 查表 {pct(p_pmt / o_test)}、上限 {o_test:.2f}×"
-                f"（讲义说查表至少 90%，且三者依次变好）。"),
+    dec_r = max(map(ratio, dec))
+    tile = lambda c: f"{c.BM}×{c.BN}"                                         # noqa: E731
+    obs = print_observations([
+        check(dec_r <= 1.01 and min(near) >= 20 and bw >= 0.75,
+              f"decode（8B gate_up，M = 1 和 16）几乎只是在读权重：最优配置把 {pct(bw, 0.75)} 的 HBM 带宽用来读 "
+              f"{dec[0].N * dec[0].K * 2 / 1e6:.0f} MB 权重；离最优 1% 以内的配置，M = 1 时有 {near[0]} 个、"
+              f"M = 16 时有 {near[1]} 个，专家的小块配置就在其中。",
+              "讲义说 decode（M = 1、16）上专家离最优不到 1%、离最优 1% 以内的配置至少 20 个、最优配置用到至少 75% 的 HBM 带宽",
+              f"专家比最优慢 {fmt(dec_r, 3, (1.01,))}×，1% 以内的配置 {near[0]} 个和 {near[1]} 个，带宽利用 {pct(bw, 0.75)}"),
+        check(big_tile and 1.2 <= pre_r <= 1.4 and pre_exp.BM * pre_exp.BN < pre_best.BM * pre_best.BN,
+              f"prefill（M = 8192）最优是 BM×BN = {tile(pre_best)} 的大块、{pre_best.warps} 个 warp、"
+              f"{pre_best.stages} 级流水线，每次从 L2 搬的字节能算更多次；专家的 {tile(pre_exp)}、BK = {pre_exp.BK}、"
+              f"{pre_exp.warps} 个 warp、{pre_exp.stages} 级慢 {times(pre_r, 1.2, 1.4)}。",
+              "讲义说 prefill（8B gate_up M = 8192）的最优是 256×128 的大块（BM×BN 是 256×128 或 128×256 都算）、"
+              "8 个 warp、4 级流水线，专家的块比它小、慢 1.2–1.4×",
+              f"最优是 BM×BN = {tile(pre_best)}、{pre_best.warps} 个 warp、{pre_best.stages} 级（表里的 "
+              f"{pre_best.as_tuple()}），专家 {tile(pre_exp)}，慢 {times(pre_r, 1.2, 1.4)}"),
+        check(32 <= worst.M <= 1024 and 2.2 <= mid_r <= 2.8 and mid_ctas < SMS // 2,
+              f"差距最大的在中间的 M：最差的是 {worst.label()}（{times(ratio(worst))}）；{mid.label()} 上"
+              f"专家的 {tile(mid_cfg)} 块只有 {mid_ctas} 个 CTA，{SMS} 个 SM 大多闲着，慢 {times(mid_r, 2.2, 2.8)}。",
+              f"讲义说专家差得最多的形状 M 在 32–1024 之间；70B/8 qkv M = 128 上专家慢 2.2–2.8×，"
+              f"专家的块切出的 CTA 不到 SM 数的一半（{SMS // 2} 个）",
+              f"最差的是 {worst.label()}（{times(ratio(worst))}），70B/8 qkv M = 128 慢 {times(mid_r, 2.2, 2.8)}、"
+              f"{mid_ctas} 个 CTA"),
+        check(p_one < p_pmt < o_test and p_pmt / o_test >= 0.9,
+              f"逐形状最优在测试形状上比专家快 {o_test:.2f}×，这是上限，但每个新形状都要重新穷举。"
+              f"按 M 查表只用训练形状调出来，在测试形状上拿到上限的 {pct(p_pmt / o_test, 0.9)}；一个配置通吃只有 "
+              f"{pct(p_one / o_test)}。查表到不了 100%：同一个 M 下 N、K 不同的形状只能共用一个配置。"
+              "（\"占最优的\"是两个加速比之比：方法的几何平均加速比 ÷ 逐形状最优的，不是形状的比例。）",
+              "讲义说一个配置通吃 < 按 M 查表 < 逐形状最优，且查表在测试形状上至少拿到上限的 90%",
+              f"一个配置通吃 {pct(p_one / o_test)}、按 M 查表 {pct(p_pmt / o_test, 0.9)}（占上限），"
+              f"上限 {o_test:.3f}×"),
         "启发式是一段代码，新形状来了直接调用，不用再调一遍——AlphaEvolve 论文说，按形状搜索的调优每逢输入形状变化"
         "就得重来，打断研究的节奏；这是进化一段代码而不是一张表的理由。",
     ])
-    return pmt
+    return pmt, obs
 
 
 # ---------------------------------------------------------------- 演示 2
@@ -150,22 +172,29 @@ def demo1_problem(table, train, test):
 def demo2_one_run(table, train, test, seed, budget):
     print_header(f"演示 2：一次进化（种子 {seed}，提出 {budget} 个程序）")
     ev = Evaluator(train, table)
-    out = evolve(ev, budget, seed=seed, log_every=max(1, budget // 5))
+    out = evolve(ev, budget, seed=seed, log_every=max(1, budget // 5), log=lambda line: progress("演示 2：" + line.strip()))
     best, res = out["best"]
     imp = out["improvements"]
     shown = imp if len(imp) <= 12 else imp[:8] + [("…", None, None)] + imp[-4:]
     print("\n最好分数被刷新的时刻" + ("（前 8 次和最后 4 次）：" if len(imp) > 12 else "："))
     print_table(["第几个提议", "新的最好分数", "哪种修改"],
                 [[str(k), "" if s is None else f"{s:.3f}×", op or ""] for k, s, op in shown])
-    rate = lambda op: out["accepted"].get(op, 0) / max(1, out["tried"].get(op, 0))  # noqa: E731
-    rows = [[op, out["tried"][op], out["accepted"].get(op, 0), out["static_reject"].get(op, 0), pct(rate(op))]
-            for op in sorted(out["tried"])]
-    print_table(["修改的种类", "提出", "比父程序好", "启动不了被拒", "成功率"], rows)
+    tried = lambda op: out["tried"].get(op, 0)                                          # noqa: E731
+    acc = lambda op: out["accepted"].get(op, 0)                                         # noqa: E731
+    rate = lambda op: acc(op) / max(1, tried(op))                                       # noqa: E731
+    rows = [[op, tried(op), acc(op), out["static_reject"].get(op, 0), pct(rate(op))] for op in sorted(out["tried"])]
+    print_table(["修改的种类", "提出", "比父程序好", "启动不了被拒", "成功率（比父程序好 ÷ 提出）"], rows)
+    print_note("（修改的种类，都是 MockLLM 的一次回复：targeted 按内核常识一次改好几个字段去修最慢的形状；single_field 只挪"
+          "一个字段；threshold 挪一条规则的阈值；add_rule 加一条规则；remove_rule 删一条规则；crossover 从灵感程序抄一条规则。"
+          "mistake 不是一种修改，是故意犯的错——SEARCH 抄错、写出 DSL 不认的条件或启动不了的配置；前两种打不上或解析不了，"
+          "记在演示 4 的\"SEARCH/REPLACE 打不上或子程序解析不了\"，第三种记在这里的\"启动不了被拒\"。）")
 
     simp = simplify(best)
     test_score = geomean_speedup(best, test, table)
-    print(f"\n最好的程序：训练形状 {res['score']:.3f}×，测试形状 {test_score:.3f}×；{best.n_rules()} 条规则，"
-          f"删掉死规则后 {simp.n_rules()} 条：\n" + render(simp))
+    print(f"\n最好的程序：训练形状 {res['score']:.3f}×，测试形状 {test_score:.3f}×；{best.n_rules()} 条规则。"
+          "下面是它的原样（下面那段 SEARCH/REPLACE 打到父程序上得到的就是它）：\n" + render(best))
+    if simp != best:
+        print(f"删掉死规则（永远走不到的规则）以后是 {simp.n_rules()} 条，选的配置一个不差：\n" + render(simp))
     parent_src = render(res["parent"]) if res["parent"] is not None else None
     print("产生它的那次修改（对父程序的 SEARCH/REPLACE）：\n" + format_diff(res["diff"]))
 
@@ -177,47 +206,74 @@ def demo2_one_run(table, train, test, seed, budget):
     population = set(out["population"])
     dead = sum(simplify(p).n_rules() < p.n_rules() for p in population)
     regs_rejects = out["static_kinds"].get("single_field", {}).get("寄存器/线程", 0)
-    enough = min(out["tried"].get("targeted", 0), out["tried"].get("single_field", 0)) >= MIN_TRIED
+    enough = min(tried("targeted"), tried("single_field")) >= MIN_TRIED
     applies = parent_src is None or (apply_diff(parent_src, res["diff"]) == render(best)
                                      and parse(apply_diff(parent_src, res["diff"])) == best)
     same = equivalent(best, simp) and all(choose(best, s) == choose(simp, s) for s in all_shapes())
-    print_observations([
-        (f"预算只有 {budget} 个提议（不到 {EARLY + 1} 个），看不出开头和后面涨得一样不一样；最终训练形状上 "
-         f"{res['score']:.3f}×，上限 {o_train:.3f}×（{pct(res['score'] / o_train)}）。"
-         if gain_early is None else
-         verdict(gain_early >= 0.7 and res["score"] >= 0.93 * o_train,
-                 f"涨得最快的是开头：第 {EARLY} 个提议时已经拿到最终涨幅的 {pct(gain_early)}，之后越来越慢；"
-                 f"{budget} 个提议后训练形状上 {res['score']:.3f}×，上限 {o_train:.3f}×（{pct(res['score'] / o_train)}）。"
-                 "AlphaEvolve 论文的消融曲线也是这个形状：容易的改进先被找到。",
-                 f"第 {EARLY} 个提议时拿到最终涨幅的 {pct(gain_early)}，最终 {res['score']:.3f}×"
-                 f"（上限的 {pct(res['score'] / o_train)}；讲义说前 {EARLY} 个至少 70%、最终至少 93%）。")),
-        (f"targeted 提了 {out['tried'].get('targeted', 0)} 次、single_field 提了 {out['tried'].get('single_field', 0)} 次，"
-         f"不到 {MIN_TRIED} 次，成功率比不出什么。" if not enough else
-         verdict(rate("targeted") >= 2 * rate("single_field") and regs_rejects > 0,
-                 f"按内核常识一次改好几个字段的 targeted 成功率 {pct(rate('targeted'))}，一次只挪一个字段的 "
-                 f"single_field 只有 {pct(rate('single_field'))}。只挪一个字段常常掉进\"启动不了\"的山谷："
-                 f"从 128×128 / 4 warp 到 256×128 / 8 warp，中间那步 256×128 / 4 warp 每线程要 {regs_per_thread(valley)} "
-                 f"个寄存器（上限 {MAX_REGS_PER_THREAD}）；这次 single_field 的提议里有 "
-                 f"{out['static_reject'].get('single_field', 0)} 个改出了启动不了的配置，其中 {regs_rejects} 个就是寄存器超了"
-                 "（其余是共享内存或 warp 分不到活）。改得连贯，正是大模型比随机变异强的地方。",
-                 f"targeted 成功率 {pct(rate('targeted'))}，single_field {pct(rate('single_field'))}，single_field 因寄存器"
-                 f"超了被拒 {regs_rejects} 次（讲义说前者的成功率至少是后者的 2 倍）。")),
-        verdict(same and applies and (dead > 0 or simp.n_rules() < best.n_rules()),
-                f"进化出来的代码会带\"死规则\"（被前面的规则挡住、永远走不到）；程序库最后留下的 {len(population)} 个不同的程序里"
-                f"有 {dead} 个带死规则，最好的程序从 {best.n_rules()} 条删到 {simp.n_rules()} 条，在所有 (M, N, K) 上选的配置一个不差"
-                "（和第 12 讲删死代码是同一件事）。上面那段 SEARCH/REPLACE 打到父程序的源码上，得到的正是这个程序。",
-                f"程序库里 {len(population)} 个不同的程序有 {dead} 个带死规则，最好的程序 {best.n_rules()} → {simp.n_rules()} 条"
-                f"（simplify 行为不变：{'是' if same else '否'}；SEARCH/REPLACE 能重现它：{'是' if applies else '否'}）。"),
-    ])
-    return out, ev
+    share = res["score"] / o_train
+    obs = []
+    if gain_early is None:
+        obs.append(f"预算只有 {budget} 个提议（不到 {EARLY + 1} 个），看不出开头和后面涨得一样不一样；最终训练形状上 "
+                   f"{res['score']:.3f}×，上限 {o_train:.3f}×，是上限的 {pct(share)}（两个加速比之比）。")
+    else:
+        obs.append(check(
+            gain_early >= 0.7 and share >= 0.93,
+            f"涨得最快的是开头：第 {EARLY} 个提议时已经拿到最终涨幅的 {pct(gain_early, 0.7)}（涨幅 = 分数 − 1），之后越来越慢；"
+            f"{budget} 个提议后训练形状上 {res['score']:.3f}×，是上限 {o_train:.3f}× 的 {pct(share, 0.93)}（两个加速比之比）。"
+            "AlphaEvolve 论文的消融曲线也是这个形状：容易的改进先被找到。",
+            f"讲义说第 {EARLY} 个提议时至少拿到最终涨幅（分数 − 1）的 70%，最终分数至少是上限的 93%",
+            f"第 {EARLY} 个提议时拿到最终涨幅的 {pct(gain_early, 0.7)}，最终 {res['score']:.3f}×，"
+            f"是上限 {o_train:.3f}× 的 {pct(share, 0.93)}"))
+    if not enough:
+        obs.append(f"targeted 提了 {tried('targeted')} 次、single_field 提了 {tried('single_field')} 次，"
+                   f"有一种不到 {MIN_TRIED} 次，成功率比不出什么。")
+    else:
+        obs.append(check(
+            rate("targeted") >= 2 * rate("single_field") and regs_rejects > 0,
+            f"按内核常识一次改好几个字段的 targeted 成功率 {rate_text(acc('targeted'), tried('targeted'))}，"
+            f"一次只挪一个字段的 single_field 只有 {rate_text(acc('single_field'), tried('single_field'))}。"
+            f"只挪一个字段常常掉进\"启动不了\"的山谷：从 BM×BN = 128×128、4 个 warp 到 256×128、8 个 warp，"
+            f"中间那步 256×128、4 个 warp 每线程要 {regs_per_thread(valley)} 个寄存器（上限 {MAX_REGS_PER_THREAD}）；"
+            f"这次 single_field 的提议里有 {out['static_reject'].get('single_field', 0)} 个改出了启动不了的配置，"
+            f"其中 {regs_rejects} 个就是寄存器超了（其余是共享内存或 warp 分不到活）。改得连贯，正是大模型比随机变异强的地方。",
+            "讲义说 targeted 的成功率至少是 single_field 的 2 倍，且 single_field 有提议因寄存器超了被拒",
+            f"targeted {rate_text(acc('targeted'), tried('targeted'))}，single_field "
+            f"{rate_text(acc('single_field'), tried('single_field'))}，single_field 因寄存器超了被拒 {regs_rejects} 次"))
+    shrunk = simp.n_rules() < best.n_rules()
+    obs.append(check(
+        same and applies and (dead > 0 or shrunk),
+        f"进化出来的代码会带\"死规则\"（被前面的规则挡住、永远走不到）：程序库最后留下的 {len(population)} 个不同的程序里"
+        f"有 {dead} 个带死规则。"
+        + (f"最好的程序从 {best.n_rules()} 条删到 {simp.n_rules()} 条，在所有 (M, N, K) 上选的配置一个不差"
+           "（和第 12 讲删死代码是同一件事）。" if shrunk else
+           f"最好的程序本身没有死规则，{best.n_rules()} 条都走得到。")
+        + "上面那段 SEARCH/REPLACE 打到父程序的源码上，得到的正是上面印的原样的程序。",
+        "讲义说程序库里有带死规则的程序（或者最好的程序就带），simplify 删掉死规则后行为不变，"
+        "SEARCH/REPLACE 打到父程序上正好得到最好的程序",
+        f"程序库里 {len(population)} 个不同的程序有 {dead} 个带死规则，最好的程序 {best.n_rules()} → {simp.n_rules()} 条；"
+        f"simplify 行为不变：{'是' if same else '否'}；SEARCH/REPLACE 能重现它：{'是' if applies else '否'}"))
+    print_observations(obs)
+    return out, ev, obs
 
 
 # ---------------------------------------------------------------- 演示 3
 
+def wait_for(runs):
+    """等后台的进化跑完，每跑完一次在标准错误上报一行进度；返回 runs.results()。"""
+    futures = getattr(runs, "futures", None) or []
+    if futures:
+        from concurrent.futures import as_completed
+        for k, _ in enumerate(as_completed(futures), 1):
+            progress(f"演示 3：后台的 {len(futures)} 次进化跑完了 {k} 次")
+    elif runs.tasks:
+        progress(f"演示 3：在这个进程里依次跑 {len(runs.tasks)} 次进化（--jobs 1）……")
+    return runs.results()
+
+
 def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
     print_header(f"演示 3：泛化——两种划分，各 {seeds} 个种子（每次提出 {budget} 个程序）")
     rows, summary = [], {}
-    done = dict(zip(keys, runs.results()))               # (划分, 种子) → (训练分数, 测试分数, 程序)
+    done = dict(zip(keys, wait_for(runs)))               # (划分, 种子) → (训练分数, 测试分数, 程序)
     done.update(reused)                                  # 演示 2 那一次（同样的划分、种子、预算）不用再跑
     for how, label in SPLITS.items():
         train, test = split_shapes(shapes, how)
@@ -242,23 +298,29 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
     adjacent = lambda m: TOKENS[max(0, TOKENS.index(m) - 1):TOKENS.index(m) + 2]  # noqa: E731  M 和它左右相邻的 M
     neighbour = lambda s: any((s.name, t) in seen for t in adjacent(s.M) if t != s.M)  # noqa: E731
     with_neighbour = sum(neighbour(s) for s in test)
-    print_observations([
-        verdict(abs(r["test"] / r["train"] - 1) <= 0.03,
-                f"配对随机对半分时，两边有同样的 8 种投影、同样的 11 个 M，{len(test)} 个测试形状里有 {with_neighbour} 个"
-                f"在训练里有同一投影、相邻 M 的形状。进化出的程序在测试形状上（{r['test']:.3f}×）和训练形状上"
-                f"（{r['train']:.3f}×）差不多好：在训练形状上管用的规则，对这些没见过的形状也管用。",
-                f"随机对半分：训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，差了 3% 以上。"),
-        verdict(drop_m > drop_r and min(fracs) >= 0.85,
-                f"按模型分时，测试形状的 N、K 训练时都没见过（70B/8 qkv 的 N = 1280 比 8B 的都小），训练到测试掉得更多"
-                f"（{m['train']:.3f}× → {m['test']:.3f}×；随机分{'只掉' if drop_r >= 0 else '反而涨了'} {abs(drop_r):.3f}）。"
-                f"按各自的上限算，两种划分都拿到 {span(*fracs)}。测试形状应该像将来真会遇到的形状——AlphaEvolve 的形状就是从内核的真实用户那里收集的。",
-                f"按模型分：{m['train']:.3f}× → {m['test']:.3f}×（随机分 {r['train']:.3f}× → {r['test']:.3f}×），占上限 {span(*fracs)}。"),
-        verdict(close <= 0.05,
-                f"进化出的程序和按 M 查表在测试形状上差不多（最多相差 {close:.1%}；查表占上限的 "
-                f"{span(r['pmt_frac'], m['pmt_frac'])}）。"
-                "查表要在每个训练形状上把全部配置跑一遍，进化只跑它挑中的（演示 4），还能用 N、K 写条件。"
-                "在这个问题上 M 已经说明了大部分，所以简单的查表就很强——评价一个搜索方法，先要有一个强的基线。",
-                f"进化和按 M 查表在测试形状上相差 {close:.1%}（讲义说在 5% 以内）。"),
+    gap = r["test"] / r["train"] - 1
+    return print_observations([
+        check(abs(gap) <= 0.03,
+              f"配对随机对半分时，两边有同样的 8 种投影、同样的 11 个 M，{len(test)} 个测试形状里有 {with_neighbour} 个"
+              f"在训练里有同一投影、相邻 M 的形状。进化出的程序在测试形状上（{r['test']:.3f}×）和训练形状上"
+              f"（{r['train']:.3f}×）差不多好（相差 {fmt(gap * 100, 1, (-3, 3))}%）：在训练形状上管用的规则，对这些没见过的形状也管用。",
+              "讲义说随机对半分时，进化出的程序在测试形状上和训练形状上相差不到 3%（中位数）",
+              f"训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，相差 {fmt(gap * 100, 1, (-3, 3))}%"),
+        check(drop_m > drop_r and min(fracs) >= 0.85,
+              f"按模型分时，测试形状的 N、K 训练时都没见过（70B/8 qkv 的 N = 1280 比 8B 的都小），训练到测试掉得更多"
+              f"（{m['train']:.3f}× → {m['test']:.3f}×；随机分{'只掉' if drop_r >= 0 else '反而涨了'} {abs(drop_r):.3f}）。"
+              f"按各自的上限算（测试分数 ÷ 逐形状最优的测试分数），两种划分都拿到 {span(*fracs, 0.85)}。"
+              "测试形状应该像将来真会遇到的形状——AlphaEvolve 的形状就是从内核的真实用户那里收集的。",
+              "讲义说按模型分时训练到测试掉得比随机分多，且两种划分在测试形状上都至少拿到各自上限的 85%",
+              f"按模型分 {m['train']:.3f}× → {m['test']:.3f}×（掉 {drop_m:.3f}），随机分 {r['train']:.3f}× → "
+              f"{r['test']:.3f}×（掉 {drop_r:.3f}），占上限 {span(*fracs, 0.85)}"),
+        check(close <= 0.05,
+              f"进化出的程序和按 M 查表在测试形状上差不多（最多相差 {fmt(close * 100, 1, (5,))}%；查表占上限的 "
+              f"{span(r['pmt_frac'], m['pmt_frac'])}）。"
+              "查表要在每个训练形状上把全部配置跑一遍，进化只跑它挑中的（演示 4），还能用 N、K 写条件。"
+              "在这个问题上 M 已经说明了大部分，所以简单的查表就很强——评价一个搜索方法，先要有一个强的基线。",
+              "讲义说两种划分下，进化出的程序（中位数）和按 M 查表在测试形状上都相差不到 5%",
+              f"最多相差 {fmt(close * 100, 1, (5,))}%"),
     ])
 
 
@@ -269,77 +331,89 @@ def demo4_cost(table, out, ev, train, test, shapes, budget):
     failed = sum(out["failed"].values())
     tune = [guided_tune(s.M, s.N, s.K).runs for s in shapes]
     med_tune = int(np.median(tune))
-    rows = [["进化：提出的程序（LLM 的回复）", f"{budget:,}"],
-            ["  SEARCH/REPLACE 打不上或子程序解析不了", f"{failed:,}"],
-            ["  和评估过的程序一模一样，直接用缓存", f"{ev.n_cached:,}"],
-            ["  静态检查拒掉（有分支返回启动不了的配置）", f"{ev.n_static_reject:,}"],
-            [f"  只在 {N_PROBE} 个探针形状上跑过就淘汰", f"{ev.n_eval_probe:,}"],
-            ["  在全部训练形状上评估", f"{ev.n_eval_full:,}"],
-            ["进化：一共跑了几次内核（每个被评估的程序 × 它跑过的形状，含起点）", f"{ev.bench_runs:,}"],
-            ["训练形状逐个穷举", f"{len(VALID) * len(train):,}"],
-            ["全部 88 个形状逐个穷举", f"{len(VALID) * len(shapes):,}"],
-            ["来了一个新形状：用启发式", "0"],
-            ["来了一个新形状：穷举", f"{len(VALID):,}"],
+    P, R = " 个程序", " 次内核"
+    rows = [["进化：提出的程序（LLM 的回复）", f"{budget:,}{P}"],
+            ["  SEARCH/REPLACE 打不上或子程序解析不了", f"{failed:,}{P}"],
+            ["  和评估过的程序一模一样，直接用缓存", f"{ev.n_cached:,}{P}"],
+            ["  静态检查拒掉（有分支返回启动不了的配置）", f"{ev.n_static_reject:,}{P}"],
+            [f"  只在 {N_PROBE} 个探针形状上跑过就淘汰", f"{ev.n_eval_probe:,}{P}"],
+            ["  在全部训练形状上评估", f"{ev.n_eval_full:,}{P}"],
+            ["进化：一共跑了几次内核（每个被评估的程序 × 它跑过的形状，含起点）", f"{ev.bench_runs:,}{R}"],
+            ["训练形状逐个穷举", f"{len(VALID) * len(train):,}{R}"],
+            ["全部 88 个形状逐个穷举", f"{len(VALID) * len(shapes):,}{R}"],
+            ["来了一个新形状：用启发式", f"0{R}"],
+            ["来了一个新形状：穷举", f"{len(VALID):,}{R}"],
             ["来了一个新形状：第 13 讲代价模型引导的调优（88 个形状的中位数，最少–最多）",
-             f"{med_tune} ({min(tune)}–{max(tune)})"]]
-    print_table(["项目", "次数"], rows)
+             f"{med_tune} ({min(tune)}–{max(tune)}){R}"]]
+    print_table(["项目", "个数（提出的程序 / 跑的内核）"], rows)
+    print_note(f"（探针形状：完整评估之前先跑的 {N_PROBE} 个训练形状；在它们上面明显比父程序慢的程序就不再跑其余的形状——级联。）")
     landed = failed + ev.n_cached + ev.n_static_reject + ev.n_eval_probe + ev.n_eval_full
     assert landed == budget, (landed, budget)          # 每个提议恰好落进一行
     exhaustive = len(VALID) * len(train)
     best = out["best"][0]
     c3 = geomean_speedup(best, test, table)
-    print_observations([
-        verdict(exhaustive / 100 < ev.bench_runs < exhaustive,
-                f"这次进化跑了 {ev.bench_runs:,} 次内核，是穷举训练形状（{exhaustive:,} 次）的 "
-                f"{pct(ev.bench_runs / exhaustive)}：少，但不是少几个数量级。换来的是一段能直接用在新形状上的代码；"
-                f"要是每个新形状都调，穷举一次 {len(VALID):,} 次，代价模型引导也要 {med_tune} 次左右。"
-                "真实系统里每跑一次内核都要上 GPU/TPU，所以 AlphaEvolve 的评估是并行的，整条流水线为吞吐设计。",
-                f"进化跑了 {ev.bench_runs:,} 次，穷举训练形状 {exhaustive:,} 次（讲义说少于穷举、但多于它的 1%）。"),
+    return print_observations([
+        check(exhaustive / 100 < ev.bench_runs < exhaustive,
+              f"这次进化跑了 {ev.bench_runs:,} 次内核，是穷举训练形状（{exhaustive:,} 次）的 "
+              f"{pct(ev.bench_runs / exhaustive, 0.01, 1.0)}：少，但不是少几个数量级。换来的是一段能直接用在新形状上的代码；"
+              f"要是每个新形状都调，穷举一次 {len(VALID):,} 次，代价模型引导也要 {med_tune} 次左右。"
+              "真实系统里每跑一次内核都要上 GPU/TPU，所以 AlphaEvolve 的评估是并行的，整条流水线为吞吐设计。",
+              "讲义说进化跑的内核次数少于穷举训练形状，但多于它的 1%",
+              f"进化跑了 {ev.bench_runs:,} 次，穷举训练形状 {exhaustive:,} 次"
+              f"（{pct(ev.bench_runs / exhaustive, 0.01, 1.0)}）"),
         "AlphaEvolve 论文（arXiv 2506.13131，3.3.2 节）报告的真实结果，这里只是引用：进化出的分块启发式让所有内核"
         "平均比专家写的快 23%，Gemini 整体训练时间少 1%；内核优化从几个月的工程变成几天的自动实验；已经部署上线；"
         "只改分块、不改算什么，所以正确性由构造保证。",
-        verdict(1.25 <= c3 <= 1.45,
-                f"我们的迷你版比专家快 {c3:.2f}×（测试形状），但不能拿来和 23% 比：这个专家是讲义作者写的，"
-                "强弱由作者决定。更有意义的是占逐形状最优的比例（演示 3 的最后一列）。",
-                f"我们的迷你版在测试形状上比专家快 {c3:.2f}×（讲义说约 1.3–1.4×）。"),
+        check(1.25 <= c3 <= 1.45,
+              f"我们的迷你版比专家快 {times(c3, 1.25, 1.45)}（测试形状），但不能拿来和 23% 比：这个专家是讲义作者写的，"
+              "强弱由作者决定。更有意义的是占逐形状最优的比例（演示 3 的最后一列）。",
+              "讲义说迷你版在测试形状上比专家快约 1.3–1.4×（检验的范围是 1.25–1.45×）",
+              f"比专家快 {times(c3, 1.25, 1.45)}"),
     ])
 
 
 def run_lecture(seed, budget, seeds, jobs, lap=lambda stage: None):
-    """四个演示按顺序跑一遍。lap(阶段名) 在每个阶段结束时调用一次（bench/bench.py 用它给每个演示计时）。"""
+    """四个演示按顺序跑一遍。lap(阶段名) 在每个阶段结束时调用一次（bench/bench.py 用它给每个演示计时）。
+    返回 {演示名: [观察]}：console.Observation（会被检验的说法，.ok 是这次成不成立）或普通字符串（引用、说明）；
+    测试用 console.failed 从这份数据数有几句不成立，不 grep 印出来的字。"""
     shapes = all_shapes()
     table = TimeTable()
     for s in shapes:
         table.oracle(s)                     # 88 个形状 × 3744 个配置的时间，一次向量化算完
     # 演示 3 的 2 × seeds 次进化先在后台跑起来；"随机划分、种子 seed"那一次就是演示 2，结果一模一样，不重复跑
     keys = [(how, s) for how in SPLITS for s in range(seeds) if (how, s) != ("random", seed)]
-    runs = ManyRuns(table, [(*split_shapes(shapes, how), s) for how, s in keys], budget, jobs)
+    with sigint_ignored():                  # 进程池的 worker 不理 Ctrl-C：由 runner.run 统一杀掉，不各印一段 traceback
+        runs = ManyRuns(table, [(*split_shapes(shapes, how), s) for how, s in keys], budget, jobs)
+    if hasattr(runs, "close"):
+        on_interrupt(runs.close)
     train, test = split_shapes(shapes)
     lap("准备：时间表 + 启动演示 3 的后台进程")
-    demo1_problem(table, train, test)
+    observations = {}
+    _, observations["演示 1"] = demo1_problem(table, train, test)
     lap("演示 1：问题")
-    out, ev = demo2_one_run(table, train, test, seed, budget)
+    out, ev, observations["演示 2"] = demo2_one_run(table, train, test, seed, budget)
     best, res = out["best"]
     reused = {("random", seed): (res["score"], geomean_speedup(best, test, table), best)}
     lap("演示 2：一次进化")
-    demo3_generalization(table, shapes, budget, seeds, runs, keys, reused)
+    observations["演示 3"] = demo3_generalization(table, shapes, budget, seeds, runs, keys, reused)
     lap("演示 3：泛化（后台已经跑了一阵，这里只剩等待）")
-    demo4_cost(table, out, ev, train, test, shapes, budget)
+    observations["演示 4"] = demo4_cost(table, out, ev, train, test, shapes, budget)
     lap("演示 4：成本")
+    return observations
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="迷你 AlphaEvolve：进化挑分块配置的代码（第 14 讲 04）")
-    ap.add_argument("--seed", type=int, default=SEED, help="演示 2 的随机种子")
-    ap.add_argument("--budget", type=int, default=None, help=f"每次进化提出多少个程序（默认 {BUDGET}）")
-    ap.add_argument("--seeds", type=int, default=None, help=f"演示 3 每种划分的种子个数（默认 {SEEDS}）")
-    ap.add_argument("--jobs", type=int, default=JOBS, help="演示 3 用几个进程")
+    ap = parser("迷你 AlphaEvolve：进化挑分块配置的代码（第 14 讲 04）。")
+    ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"演示 2 的随机种子，非负整数（默认 {SEED}）")
+    ap.add_argument("--budget", type=positive_int, default=None,
+                    help=f"每次进化提出多少个程序，正整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
+    ap.add_argument("--seeds", type=positive_int, default=None,
+                    help=f"演示 3 每种划分的种子个数，正整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
+    ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"演示 3 用几个进程，正整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
     a = ap.parse_args(argv)
-    budget = a.budget or (QUICK["budget"] if a.quick else BUDGET)
-    seeds = a.seeds or (QUICK["seeds"] if a.quick else SEEDS)
-    if budget < 1 or seeds < 1 or a.jobs < 1:
-        ap.error("--budget、--seeds、--jobs 都要是正整数")
+    budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
+    seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
     print(f"设置：--seed {a.seed} --budget {budget} --seeds {seeds}（--jobs {a.jobs} 只影响快慢，不影响结果）")
 
     start = time.perf_counter()
@@ -354,4 +428,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

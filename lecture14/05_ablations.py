@@ -23,19 +23,23 @@ CS349E · 第 14 讲 · 05_ablations.py —— 消融：进化循环的每个部
        先看 04_alphaevolve_tiling.py：这里的"完整系统"就是它演示 2 / 3 里的那个进化。
 """
 
-import argparse
 import math
 import os
 import sys
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from console import print_header, print_observations, print_table, print_try  # noqa: E402
+from runner import (ensure_numpy, fraction, ignore_sigint, parser, positive_int, progress, run,  # noqa: E402
+                    sigint_ignored)
+
+ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
+
+import numpy as np  # noqa: E402
+
+from console import check, fmt, print_header, print_observations, print_table, print_try  # noqa: E402
 from evolve import Evaluator, TimeTable, all_shapes, evolve, geomean_speedup, oracle_speedup, split_shapes  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
@@ -46,7 +50,7 @@ SEEDS = 3           # 每个变体跑几个种子（0 .. SEEDS-1），表里报�
 JOBS = 2            # 用几个进程（结果和 1 个进程完全一样，只是快）
 QUICK = dict(budget=300, seeds=2)
 CHECKPOINTS = (100, 300)     # 报"第几个提议时的最好分数"（超过预算的不报）
-SMALL_TARGETED = 0.0         # 小模型的 targeted 权重（完整系统用 OP_WEIGHTS 里的 0.45）：改成 0.05 看一点点常识值多少
+SMALL_TARGETED = 0.0         # 小模型的 targeted 权重（完整系统用 OP_WEIGHTS 里的 0.45）；--small-targeted 0.05 看一点点常识值多少
 SIMILAR = 0.02               # 两个中位数相差不到 2% 算"差不多"
 
 VARIANTS = {         # 键 → (表里的名字, 和完整系统比换掉了什么)
@@ -59,20 +63,33 @@ VARIANTS = {         # 键 → (表里的名字, 和完整系统比换掉了什�
 }
 
 
-def pct(x):
-    return f"{x:.0%}"
+MIN_TRIED = 20      # 比成功率至少要提过这么多次（04 也用这个数）
 
 
-def verdict(ok, text, otherwise):
-    """一句观察：成立就说 text；不成立就说 otherwise，并标明"本次不成立"。"""
-    return text if ok else f"【本次不成立】{otherwise}"
+def pct(x, *bounds):
+    """百分数；四舍五入后和 bounds 里的判据（比例）、0、100% 的大小关系不变（需要时多印一位）。"""
+    return fmt(x, 0, bounds, percent=True)
+
+
+def rate_text(hits, tried):
+    """成功率连同分子分母："58/12,345（0.47%）"。"""
+    return f"{hits:,}/{tried:,}（{pct(hits / tried if tried else 0.0)}）"
 
 
 # ---------------------------------------------------------------- 变体
 
-def small_llm_weights(targeted=SMALL_TARGETED):
-    """小模型的修改种类权重：targeted 的权重换成参数 targeted，其余和 OP_WEIGHTS 一样。"""
+def small_llm_weights(targeted=None):
+    """小模型的修改种类权重：targeted 的权重换成参数 targeted（默认 SMALL_TARGETED），其余和 OP_WEIGHTS 一样。"""
+    targeted = SMALL_TARGETED if targeted is None else targeted
     return tuple(targeted if op == "targeted" else w for op, w in zip(OPS, OP_WEIGHTS))
+
+
+def set_small_targeted(weight):
+    """命令行的 --small-targeted：改小模型的 targeted 权重，连同变体表里的说明。"""
+    global SMALL_TARGETED
+    SMALL_TARGETED = weight
+    VARIANTS["small"] = ("小模型（small LLM）", f"MockLLM 的 targeted 权重设成 {weight:g}："
+                         + ("没有内核常识，只会做局部的小修改" if weight == 0 else "内核常识只剩一点，大多是局部的小修改"))
 
 
 class StartOnlyDatabase(ProgramDatabase):
@@ -92,14 +109,14 @@ class StartOnlyDatabase(ProgramDatabase):
         return self.rng.below(len(self.islands)), self.start, []
 
 
-def make_variant(name, train, table, seed):
+def make_variant(name, train, table, seed, small_targeted=None):
     """一个变体的评估器和传给 evolve 的额外参数。
     小模型的 MockLLM 用自己的 Dice(seed)，evolve 里的程序库另用一个 Dice(seed)：随机数流和完整系统不同，
     所以同一个种子下两者的路线不能一步一步对照，只能比几个种子的分布。"""
     if name == "no_cascade":
         return Evaluator(train, table, probe_slack=math.inf), {}
     extra = {"full": {},
-             "small": dict(llm=MockLLM(Dice(seed), op_weights=small_llm_weights())),
+             "small": dict(llm=MockLLM(Dice(seed), op_weights=small_llm_weights(small_targeted))),
              "no_evolution": dict(database=StartOnlyDatabase),
              "no_feedback": dict(feedback=False)}[name]
     return Evaluator(train, table), extra
@@ -111,14 +128,15 @@ _TABLE: list = []                   # 子进程里的时间表（fork 时直接�
 
 
 def _init_worker(table):
+    ignore_sigint()                 # Ctrl-C 由主进程收拾（runner.run 杀掉 worker），worker 自己不印 traceback
     _TABLE[:] = [table]
 
 
-def run_variant(name, seed, budget):
+def run_variant(name, seed, budget, small_targeted=None):
     """跑一次进化，返回一行摘要（只有数和小字典，进程间传得快）。"""
     table = _TABLE[0]
     train, test = split_shapes(all_shapes())
-    ev, extra = make_variant(name, train, table, seed)
+    ev, extra = make_variant(name, train, table, seed, small_targeted)
     out = evolve(ev, budget, seed=seed, **extra)
     best, res = out["best"]
     landed = sum(out["failed"].values()) + ev.n_cached + ev.n_static_reject + ev.n_eval_probe + ev.n_eval_full
@@ -135,12 +153,21 @@ def run_all(table, tasks, budget, jobs):
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
         method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method),
-                                 initializer=_init_worker, initargs=(table,)) as pool:
-            futures = [pool.submit(run_variant, name, seed, budget) for name, seed in tasks]
-            return [f.result() for f in futures]
-    _init_worker(table)
-    return [run_variant(name, seed, budget) for name, seed in tasks]
+        from concurrent.futures import as_completed
+        with sigint_ignored():      # fork 出来的 worker 继承"不理 Ctrl-C"
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method),
+                                       initializer=_init_worker, initargs=(table,))
+            futures = [pool.submit(run_variant, name, seed, budget, SMALL_TARGETED) for name, seed in tasks]
+        for k, _ in enumerate(as_completed(futures), 1):
+            progress(f"{k}/{len(tasks)} 次进化跑完（{jobs} 个进程）")
+        pool.shutdown()
+        return [f.result() for f in futures]
+    _TABLE[:] = [table]
+    out = []
+    for k, (name, seed) in enumerate(tasks, 1):
+        out.append(run_variant(name, seed, budget, SMALL_TARGETED))
+        progress(f"{k}/{len(tasks)} 次进化跑完（1 个进程）")
+    return out
 
 
 # ---------------------------------------------------------------- 演示 1
@@ -176,61 +203,66 @@ def demo1_ablations(table, results, budget, seeds):
     early = lambda name: at(name, c0) if c0 < budget else math.nan                    # noqa: E731
     no_early = "" if c0 < budget else f"（预算只有 {budget} 个提议，看不出开头和结尾的差别）"
     e_txt = lambda name: f"{early(name):.3f}×" if c0 < budget else "—"                    # noqa: E731
-    obs = [verdict(hi["small"] < lo["full"],
+    obs = [check(hi["small"] < lo["full"],
                    f"小模型每个种子都比完整系统低：{small:.3f}× 对 {full:.3f}×，比专家的涨幅只有完整系统的 "
                    f"{share('small')}。它提出的程序一样多，差在想法：只会一次挪一个字段、挪阈值、"
                    f"抄规则，连贯的大改动（块、warp、流水线一起换）它{'想不到' if SMALL_TARGETED == 0 else '很少想到'}，"
                    "演示 2 说为什么这很要紧。",
+                   "讲义说小模型每个种子都比完整系统低（小模型最好的种子 < 完整系统最差的种子，训练形状）",
                    f"小模型 {small:.3f}×（{lo['small']:.3f}–{hi['small']:.3f}），完整系统 {full:.3f}×"
-                   f"（{lo['full']:.3f}–{hi['full']:.3f}）：不是每个种子都更低。")]
+                   f"（{lo['full']:.3f}–{hi['full']:.3f}）")]
     flat = early("no_evolution") >= noevo - 0.005
     runs_ratio = med("no_evolution", "runs") / med("full", "runs")
     worst_variant = min((n for n in VARIANTS if n != "full"), key=lambda n: score[n])
     mostly_cached = med("no_evolution", "cached") > budget / 2                      # "提议大多和以前的一模一样"
-    obs.append(verdict(hi["no_evolution"] < lo["full"] and flat and worst_variant == "no_evolution" and mostly_cached,
+    obs.append(check(hi["no_evolution"] < lo["full"] and flat and worst_variant == "no_evolution" and mostly_cached,
                        f"不进化掉得最多（{noevo:.3f}×，涨幅是完整系统的 {share('no_evolution')}），"
                        f"而且很早就停了：第 {c0} 个提议时已经是 {early('no_evolution'):.3f}×，之后几乎不涨。"
                        "每个子程序都只比专家多一处修改，能走到的地方就这么多；好的启发式要好几处修改叠起来（不同的 M、"
                        "不同的投影各要一条规则），这要靠把好的子程序留下来当下一轮的父程序。它的提议大多和以前的一模一样"
                        f"（缓存命中中位数 {med('no_evolution', 'cached'):,.0f} 个），所以内核只跑了完整系统的 {pct(runs_ratio)}。",
+                       f"讲义说不进化每个种子都比完整系统低、是掉得最多的变体、第 {c0} 个提议以后几乎不涨"
+                       "（之后最多涨 0.005），且一半以上的提议是缓存命中",
                        f"不进化 {noevo:.3f}×（{lo['no_evolution']:.3f}–{hi['no_evolution']:.3f}），完整系统 {full:.3f}×"
-                       f"（{lo['full']:.3f}–{hi['full']:.3f}）"
-                       f"；第 {c0} 个提议时 {e_txt('no_evolution')}{no_early}。"))
+                       f"（{lo['full']:.3f}–{hi['full']:.3f}）；掉得最多的是{VARIANTS[worst_variant][0]}"
+                       f"；第 {c0} 个提议时 {e_txt('no_evolution')}{no_early}；"
+                       f"缓存命中中位数 {med('no_evolution', 'cached'):,.0f} 个（预算 {budget}）"))
     slower = early("no_feedback") < early("full")
     start_txt = (f"第 {c0} 个提议时 {e_txt('no_feedback')} 对 {e_txt('full')}"
                  + (f"，开头{'慢一些' if slower else '反而不慢'}；开头差多少随种子变，多跑几个种子才看得清（可以试试 3）"
                     if c0 < budget else no_early))
-    obs.append(verdict(abs(nofb / full - 1) <= SIMILAR,
+    obs.append(check(abs(nofb / full - 1) <= SIMILAR,
                        f"没有逐形状反馈，最后的分数差不多（{nofb:.3f}× 对 {full:.3f}×，相差 {nofb / full - 1:+.1%}）；"
                        f"{start_txt}。在这个 Mock 里，反馈只决定 targeted 去修哪个形状：有反馈就挑最慢的，没有就随便挑一个；"
                        f"训练形状只有 {len(train)} 个，随便挑迟早也挑到慢的，所以拿掉反馈伤不到最后的分数。"
                        "这和论文里\"提示里不给上下文\"的消融只是大致对应：真的 LLM 要从提示里读出哪里慢、为什么慢，拿掉的东西也比这多。",
-                       f"没有逐形状反馈：最终 {nofb:.3f}× 对 {full:.3f}×，相差 {nofb / full - 1:+.1%}"
-                       f"（这句话说的是：相差不到 {SIMILAR:.0%}）；{start_txt}。"))
+                       f"这一条的判据是：没有逐形状反馈，最终分数（中位数）和完整系统相差不到 {SIMILAR:.0%}",
+                       f"最终 {nofb:.3f}× 对 {full:.3f}×，相差 {fmt((nofb / full - 1) * 100, 1, (-SIMILAR * 100, SIMILAR * 100))}%"
+                       f"；{start_txt}"))
     cost = med("no_cascade", "runs") / med("full", "runs")
     probe_only = med("full", "probe")
-    obs.append(verdict(abs(nocas / full - 1) <= SIMILAR and cost > 1.1,
+    obs.append(check(abs(nocas / full - 1) <= SIMILAR and cost > 1.1,
                        f"没有级联，分数差不多（{nocas:.3f}× 对 {full:.3f}×，相差 {nocas / full - 1:+.1%}），但内核跑了完整系统的"
                        f" {cost:.2f} 倍（{med('no_cascade', 'runs'):,.0f} 次对 {med('full', 'runs'):,.0f} 次）。"
                        "级联不让搜索变好，只让它变便宜：完整系统里中位数 "
                        f"{probe_only:,.0f} 个程序只跑 {N_PROBE} 个探针形状就被淘汰，省下的是它们本该跑的另外 "
                        f"{len(train) - N_PROBE} 个形状。省得不算多，因为很多提议本来就不花钱（重复的查缓存、启动不了的被"
                        f"静态检查拒掉）。真实系统里每跑一次内核都要上 GPU/TPU（04 的演示 4），级联省下的这 {pct(1 - 1 / cost)} 次内核运行就是机器时间。",
-                       f"没有级联：{nocas:.3f}× 对 {full:.3f}×（相差 {nocas / full - 1:+.1%}），"
-                       f"内核 {med('no_cascade', 'runs'):,.0f} 次对 {med('full', 'runs'):,.0f} 次（{cost:.2f} 倍）"
-                       f"（这句话说的是：分数相差不到 {SIMILAR:.0%}，内核多跑 10% 以上）。"))
+                       f"这一条的判据是：没有级联，分数（中位数）和完整系统相差不到 {SIMILAR:.0%}，内核多跑 10% 以上",
+                       f"{nocas:.3f}× 对 {full:.3f}×（相差 {fmt((nocas / full - 1) * 100, 1, (-SIMILAR * 100, SIMILAR * 100))}%），"
+                       f"内核 {med('no_cascade', 'runs'):,.0f} 次对 {med('full', 'runs'):,.0f} 次（{fmt(cost, 2, (1.1,))} 倍）"))
     drops = {n: full - score[n] for n in ("small", "no_evolution", "no_feedback", "no_cascade")}
     minor = max(abs(drops["no_feedback"]), abs(drops["no_cascade"]))
     label = lambda n: VARIANTS[n][0]                                                     # noqa: E731
-    obs.append(verdict(drops["no_evolution"] > drops["small"] > 3 * minor,
+    obs.append(check(drops["no_evolution"] > drops["small"] > 3 * minor,
                        f"按对最终分数的影响排：{label('no_evolution')}少 {drops['no_evolution']:.3f} > "
                        f"{label('small')}少 {drops['small']:.3f} ≫ 反馈和级联（{minor:.3f} 以内）。"
                        "AlphaEvolve 论文的消融（图 8，做在矩阵乘法的张量分解和 kissing number 两个任务上）拿掉的是：不进化、提示里不给上下文、不进化元提示、"
                        "不做全文件进化、换小的基础模型，报告每个部件都有贡献（这里只是引用）。我们的迷你版没有元提示，"
                        "程序本来就是整个文件，所以只对得上其中三种；级联是论文里省成本的部件，不在图 8 里。",
-                       "各变体比完整系统少：" + "，".join(f"{label(n)} {d:+.3f}" for n, d in drops.items())
-                       + "（这句话说的是：不进化 > 小模型 > 3 × 反馈和级联里较大的那个）。"))
-    print_observations(obs)
+                       "这一条的判据是：按比完整系统少多少排，不进化 > 小模型 > 3 × 反馈和级联里较大的那个",
+                       "各变体比完整系统少：" + "，".join(f"{label(n)} {d:+.3f}" for n, d in drops.items())))
+    return print_observations(obs)
 
 
 # ---------------------------------------------------------------- 演示 2
@@ -243,51 +275,72 @@ def demo2_ops(results, seeds):
              f"{total(name, 'static_reject', op):,}", pct(rate(name, op))]
             for name, op in (("full", "targeted"), ("full", "single_field"), ("small", "single_field"))
             + ((("small", "targeted"),) if SMALL_TARGETED > 0 else ())]
-    print_table(["修改的种类", "提出", "比父程序好", "启动不了被拒", "成功率"], rows)
+    print_table(["修改的种类", "提出", "比父程序好", "启动不了被拒", "成功率（比父程序好 ÷ 提出）"], rows)
     t, s = rate("full", "targeted"), rate("full", "single_field")
+    n_t, n_s = total("full", "tried", "targeted"), total("full", "tried", "single_field")
     n_small = total("small", "tried", "targeted")
     few = n_small == 0 if SMALL_TARGETED == 0 else n_small < total("full", "tried", "targeted") / 2
     rej = total("full", "static_reject", "single_field") / max(1, total("full", "tried", "single_field"))
-    print_observations([
-        verdict(t >= 2 * s and few,
-                f"完整系统里 targeted 的成功率 {pct(t)}，single_field 只有 {pct(s)}（{pct(rej)} 的 single_field 提议"
-                "改出了启动不了的配置，被静态检查拒掉）。"
-                + ("小模型一次 targeted 都没提（权重是 0），" if SMALL_TARGETED == 0 else
-                   f"小模型只提了 {n_small:,} 次 targeted（完整系统 {total('full', 'tried', 'targeted'):,} 次），")
-                + "拿掉的正是成功率最高的那种修改。讲义说的\"一次改好几个字段、改得连贯，正是大模型比小模型、"
-                "比随机变异强的地方\"，在这个迷你系统里就是这两行的差别。",
-                f"targeted 成功率 {pct(t)}，single_field {pct(s)}，小模型提了 {n_small:,} 次 targeted"
-                f"（完整系统 {total('full', 'tried', 'targeted'):,} 次）（这句话说的是：前者至少是后者的 2 倍，小模型"
-                + ("一次都不提）。" if SMALL_TARGETED == 0 else "提的不到完整系统的一半）。")),
+    if min(n_t, n_s) < MIN_TRIED:
+        return print_observations([
+            f"完整系统里 targeted 提了 {n_t:,} 次、single_field 提了 {n_s:,} 次，有一种不到 {MIN_TRIED} 次，"
+            "成功率比不出什么（加大 --budget 或 --seeds 再看）。"])
+    ok_ = lambda name, op: total(name, "accepted", op)                                  # noqa: E731
+    return print_observations([
+        check(t >= 2 * s and few,
+              f"完整系统里 targeted 的成功率 {rate_text(ok_('full', 'targeted'), n_t)}，single_field 只有 "
+              f"{rate_text(ok_('full', 'single_field'), n_s)}（{pct(rej)} 的 single_field 提议"
+              "改出了启动不了的配置，被静态检查拒掉）。"
+              + ("小模型一次 targeted 都没提（权重是 0），" if SMALL_TARGETED == 0 else
+                 f"小模型只提了 {n_small:,} 次 targeted（完整系统 {n_t:,} 次），")
+              + "拿掉的正是成功率最高的那种修改。讲义说的\"一次改好几个字段、改得连贯，正是大模型比小模型、"
+              "比随机变异强的地方\"，在这个迷你系统里就是这两行的差别。",
+              "这一条的判据是：完整系统里 targeted 的成功率至少是 single_field 的 2 倍，小模型"
+              + ("一次 targeted 都不提" if SMALL_TARGETED == 0 else "提的 targeted 不到完整系统的一半"),
+              f"targeted {rate_text(ok_('full', 'targeted'), n_t)}，single_field {rate_text(ok_('full', 'single_field'), n_s)}，"
+              f"小模型提了 {n_small:,} 次 targeted（完整系统 {n_t:,} 次）"),
     ])
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description="消融：进化循环的每个部件各贡献了多少（第 14 讲 05）")
-    ap.add_argument("--budget", type=int, default=None, help=f"每次进化提出多少个程序（默认 {BUDGET}）")
-    ap.add_argument("--seeds", type=int, default=None, help=f"每个变体跑几个种子（默认 {SEEDS}）")
-    ap.add_argument("--jobs", type=int, default=JOBS, help="用几个进程")
-    ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
-    a = ap.parse_args(argv)
-    budget = a.budget or (QUICK["budget"] if a.quick else BUDGET)
-    seeds = a.seeds or (QUICK["seeds"] if a.quick else SEEDS)
-    if budget < 1 or seeds < 1 or a.jobs < 1:
-        ap.error("--budget、--seeds、--jobs 都要是正整数")
-    print(f"设置：--budget {budget} --seeds {seeds}（--jobs {a.jobs} 只影响快慢，不影响结果）")
-
-    start = time.perf_counter()
+def run_ablations(budget, seeds, jobs, small_targeted=None):
+    """整个消融跑一遍、印出两个演示。返回 {演示名: [观察]}（console.Observation 或普通字符串），测试从这份数据数
+    有几句不成立。"""
+    if small_targeted is not None:
+        set_small_targeted(small_targeted)
     table = TimeTable()
     for s in all_shapes():
         table.oracle(s)                     # 88 个形状 × 3744 个配置的时间，一次向量化算完，再 fork 给子进程
     tasks = [(name, seed) for name in VARIANTS for seed in range(seeds)]
-    flat = run_all(table, tasks, budget, a.jobs)
+    flat = run_all(table, tasks, budget, jobs)
     results = {name: [r for (n, _), r in zip(tasks, flat) if n == name] for name in VARIANTS}
-    demo1_ablations(table, results, budget, seeds)
-    demo2_ops(results, seeds)
+    return {"演示 1": demo1_ablations(table, results, budget, seeds), "演示 2": demo2_ops(results, seeds)}
+
+
+def main(argv=None):
+    ap = parser("消融：进化循环的每个部件各贡献了多少（第 14 讲 05）。")
+    ap.add_argument("--budget", type=positive_int, default=None,
+                    help=f"每次进化提出多少个程序，正整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
+    ap.add_argument("--seeds", type=positive_int, default=None,
+                    help=f"每个变体跑几个种子（种子 0 .. seeds-1），正整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
+    ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"用几个进程，正整数（默认 {JOBS}，只影响快慢）")
+    ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
+    ap.add_argument("--small-targeted", type=fraction, default=SMALL_TARGETED, metavar="W",
+                    help=f"小模型的 targeted 权重，0 ≤ W < 1（默认 {SMALL_TARGETED:g}；完整系统是 "
+                         f"{OP_WEIGHTS[OPS.index('targeted')]:g}）")
+    a = ap.parse_args(argv)
+    budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
+    seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
+    print(f"设置：--budget {budget} --seeds {seeds} --small-targeted {a.small_targeted:g}"
+          f"（--jobs {a.jobs} 只影响快慢，不影响结果）")
+
+    start = time.perf_counter()
+    run_ablations(budget, seeds, a.jobs, a.small_targeted)
+    full_w = OP_WEIGHTS[OPS.index("targeted")]
+    more = 0.05 if SMALL_TARGETED < 0.05 else min(full_w, round(SMALL_TARGETED * 2, 3))
     print_try([
-        (f"给小模型一点点内核常识：把脚本顶上的 SMALL_TARGETED 从 {SMALL_TARGETED:g} 改成 0.05（完整的是 "
-         f"{OP_WEIGHTS[OPS.index('targeted')]:g}），看小模型那一行"
-         "能追回多少：", "$EDITOR lecture14/05_ablations.py && python3 lecture14/05_ablations.py --quick"),
+        (f"给小模型{'一点点' if SMALL_TARGETED < 0.05 else '多一点'}内核常识：把它的 targeted 权重从 {SMALL_TARGETED:g} "
+         f"改成 {more:g}（完整系统是 {full_w:g}），看小模型那一行能追回多少（在仓库根目录运行）：",
+         f"python3 lecture14/05_ablations.py --quick --small-targeted {more:g}"),
         ("给更多预算（2 核上约 6 秒），看完整系统还能涨多少、小模型和不进化是不是还卡着：",
          "python3 lecture14/05_ablations.py --budget 4000 --seeds 2"),
         ("多跑几个种子，看\"差不多\"的两行（反馈、级联）的差别是不是只是种子间的噪声：",
@@ -297,4 +350,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -10,6 +10,32 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 for lecture in ("lecture01", "lecture10", "lecture13", "lecture14"):
     sys.path.insert(0, os.path.join(ROOT, lecture))
 
+# 引擎和讲义论断的测试都用讲义的专家（钉住的一份），不用学生正在改的 lecture14/expert_heuristic.py：
+# 在 import evolve 之前设好环境变量，测试启动的子进程（跑 04、05 脚本）也继承它。
+# 学生的那份只由 tests/test_student_expert.py 检查（能不能解析；和讲义的不同时在测试结果的末尾说一行）。
+LECTURE_EXPERT = os.path.join(ROOT, "lecture14", "evolve", "lecture_expert.py")
+STUDENT_EXPERT = os.path.join(ROOT, "lecture14", "expert_heuristic.py")
+os.environ["MINI_ALPHAEVOLVE_EXPERT"] = LECTURE_EXPERT
+
+
+def student_expert_note():
+    """学生的 expert_heuristic.py 和讲义的不同时，返回一行说明；相同（或读不了）时返回 None。"""
+    try:
+        from evolve.problem import load_heuristic
+        lecture, student = load_heuristic(LECTURE_EXPERT), load_heuristic(STUDENT_EXPERT)
+    except Exception:                                    # noqa: BLE001  读不了的由 test_student_expert 报出来
+        return None
+    if student == lecture:
+        return None
+    return ("注意：lecture14/expert_heuristic.py 和讲义的专家不同（改过；有意改的没关系，其余测试用的是讲义的那份）；"
+            "git checkout lecture14/expert_heuristic.py 可以恢复。")
+
+
+def pytest_terminal_summary(terminalreporter):
+    note = student_expert_note()
+    if note:
+        terminalreporter.write_line(note)
+
 
 @pytest.fixture(scope="session")
 def table():

@@ -2,11 +2,15 @@
 级联评估器：先静态检查，再在 6 个探针形状上试，有希望的才在全部训练形状上评估；一样的程序直接查缓存。
 
 一个提出来的程序恰好落进下面一类（计数器，和就是提出的程序数；解析失败的由进化循环记）：
-  n_cached         和以前评估过的程序一模一样，直接用缓存的结果，不跑内核
+  n_cached         不用跑内核就有结论：和以前完整评估过（或静态拒掉）的程序一模一样，或者以前只跑过探针、
+                   对着这一次的父程序仍然没希望
   n_static_reject  某个分支返回的配置启动不了（寄存器、共享内存……），一个内核都不跑
   n_eval_probe     在探针形状上比父程序差（超过 PROBE_SLACK），只跑了探针
   n_eval_full      在全部训练形状上评估
-bench_runs 数"跑了几次内核"：每个被评估的程序 × 它被评估的形状（完整评估复用探针那 6 次）。
+缓存只存和父程序无关的东西（探针上的分数、完整评估的结果）；"探针上有没有希望"每次对着当前的父程序重新判断，
+所以查缓存和重新评估给出同样的结论。
+bench_runs 数"跑了几次内核"：每个被评估的程序 × 它被评估的不同形状（完整评估复用探针那几次；训练形状里重复的
+形状只算一次，探针也不会重复）。
 分数 = 相对专家启发式的几何平均加速比（训练形状上）。时间来自 TimeTable（解析模型，不是实测）。
 """
 
@@ -43,8 +47,13 @@ class Evaluator:
         self.log_expert = self.log_t[rows, self._indices(EXPERT)]
         self.best_known = self.log_expert.copy()                   # 每个形状目前见过的最好 log(时间)
         self.log_floor = np.log([roofline(s.M, s.N, s.K) for s in self.train])   # 屋顶线：不用跑内核就知道
-        by_m = sorted(rows, key=lambda i: (self.train[i].M, self.train[i].name))
-        self.probe = np.array(sorted(by_m[round(x)] for x in np.linspace(0, len(rows) - 1, n_probe)))
+        first: dict = {}                                            # 每个不同的形状第一次出现的位置
+        for i, s in enumerate(self.train):
+            first.setdefault((s.M, s.N, s.K), i)
+        self.n_distinct = len(first)                               # 完整评估跑几次内核（重复的形状只跑一次）
+        by_m = sorted(first.values(), key=lambda i: (self.train[i].M, self.train[i].name))
+        # 按 M 均匀取 n_probe 个；不同的形状比探针少时，每个形状只当一次探针
+        self.probe = np.unique([by_m[round(x)] for x in np.linspace(0, len(by_m) - 1, n_probe)])
         self.cache: dict[Program, dict] = {}
         self.n_cached = self.n_static_reject = self.n_eval_probe = self.n_eval_full = 0
         self.bench_runs = 0
@@ -66,18 +75,31 @@ class Evaluator:
 
     # ---- 级联 ----
     def evaluate(self, program: Program, parent: dict | None = None) -> dict:
-        """评估一个提出的程序（parent 是父程序的结果，用来判断探针上有没有希望）。返回结果字典，status 说落在哪一类。"""
+        """评估一个提出的程序（parent 是父程序的结果，用来判断探针上有没有希望）。返回结果字典，status 说落在哪一类。
+        中途出任何错（比如程序里有离谱的数）：计数器和缓存都回到调用前的样子，再把异常抛给调用者（循环记作失败）。"""
+        saved = (self.n_cached, self.n_static_reject, self.n_eval_probe, self.n_eval_full, self.bench_runs)
+        try:
+            return self._evaluate(program, parent)
+        except BaseException:
+            (self.n_cached, self.n_static_reject, self.n_eval_probe, self.n_eval_full, self.bench_runs) = saved
+            raise
+
+    def _evaluate(self, program: Program, parent: dict | None) -> dict:
         hit = self.cache.get(program)
         if hit is not None:
-            self.n_cached += 1
-            return hit
-        errors = launch_errors(program) if min(program._indices) < 0 else []
-        if errors:
-            self.n_static_reject += 1
-            bad = [c for c, i in zip([b[3] for b in program._boxes] + [program.default], program._indices) if i < 0]
-            result = dict(status="static_reject", score=None, error="\n".join(errors), bad_configs=bad)
+            if hit["status"] != "probe_reject" or self._hopeless(hit["probe_score"], parent):
+                self.n_cached += 1
+                return hit
+            # 以前在更强的父程序下只跑了探针；对着这一次的父程序它有希望：探针不用重跑，补上其余的形状
+            result = self._promote(program, self._indices(program), hit["probe_score"])
         else:
-            result = self._run(program, parent)
+            errors = launch_errors(program) if min(program._indices) < 0 else []
+            if errors:
+                bad = [c for c, i in zip([b[3] for b in program._boxes] + [program.default], program._indices) if i < 0]
+                result = dict(status="static_reject", score=None, error="\n".join(errors), bad_configs=bad)
+                self.n_static_reject += 1
+            else:
+                result = self._run(program, parent)
         self.cache[program] = result
         return result
 
@@ -86,22 +108,31 @@ class Evaluator:
         errors = launch_errors(program)
         if errors:
             raise ValueError("起点程序有分支启动不了：\n" + "\n".join(errors))
-        self.bench_runs += len(self.train)
         result = self._full(program, self._indices(program))
+        self.bench_runs += self.n_distinct
         self.cache[program] = result
         return result
+
+    def _hopeless(self, probe_score: float, parent: dict | None) -> bool:
+        """探针上比父程序差超过 probe_slack：没希望，不做完整评估。没有父程序时总是做完整评估。"""
+        return parent is not None and probe_score < parent["probe_score"] - self.probe_slack
 
     def _run(self, program: Program, parent: dict | None) -> dict:
         idx = self._indices(program)
         p = self.probe
         probe_score = float((self.log_expert[p] - self.log_t[p, idx[p]]).sum()) / len(p)
         self.bench_runs += len(p)
-        if parent is not None and probe_score < parent["probe_score"] - self.probe_slack:
+        if self._hopeless(probe_score, parent):
             self.n_eval_probe += 1
             return dict(status="probe_reject", score=None, probe_score=probe_score)
+        return self._promote(program, idx, probe_score)
+
+    def _promote(self, program: Program, idx: np.ndarray, probe_score: float) -> dict:
+        """探针已经跑过（probe_score）：在其余的训练形状上跑完，完整评估。"""
+        result = self._full(program, idx, probe_score)
         self.n_eval_full += 1
-        self.bench_runs += len(self.train) - len(p)
-        return self._full(program, idx, probe_score)
+        self.bench_runs += self.n_distinct - len(self.probe)
+        return result
 
     def _full(self, program: Program, idx: np.ndarray, probe_score: float | None = None) -> dict:
         log_prog = self.log_t[self.rows, idx]

@@ -8,14 +8,18 @@
 一步：
   1. 从一个岛里挑父程序（按名次加权，越好越容易被挑中），再从别的岛挑一两个灵感程序
   2. 拼提示词（父程序源码、分数、离最好最远的几个训练形状）交给 LLM（这里是 MockLLM）
-  3. 把回复里的 SEARCH/REPLACE 打到父程序源码上，解析成子程序——打不上、解析不了都记作失败，不崩
+  3. 把回复里的 SEARCH/REPLACE 打到父程序源码上，解析成子程序——LLM 出错、回复不对、打不上、解析不了、
+     写不回源码、评估出错，都只记一次有名字的失败（failed），进化接着跑，最好的程序不受影响
   4. 级联评估（evaluator.py）；完整评估过的子程序进父程序所在的岛
 所有随机性来自一个带种子的 numpy Generator（mock_llm.Dice），同一个种子，同样的结果。
+能并发的 LLM（有 concurrency 和 propose_many）一批问几个提示，结果按提出的顺序处理，给定同样的回复结果就一样。
 """
 
 from __future__ import annotations
 
 import bisect
+import operator
+import signal
 from collections import Counter, defaultdict
 
 import numpy as np
@@ -77,16 +81,26 @@ class ProgramDatabase:
 def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0, start: Program = EXPERT,
            llm=None, log=print, database=ProgramDatabase, feedback: bool = True) -> dict:
     """从 start 出发进化 budget 个提议。log_every > 0 时每隔这么多个提议用 log 打一行进度。
-    llm：默认 MockLLM(Dice(seed))，也可以传一个有 propose(prompt) 方法的对象。database：程序库的类（消融时换掉）。
+    llm：默认 MockLLM(Dice(seed))，也可以传一个有 propose(prompt) -> (修改种类, 回复文本) 方法的对象。
+    如果它还有 concurrency > 1 和 propose_many(提示列表) -> [(修改种类, 回复文本) 或 Exception, ...]，
+    就一批一批地问：每批最多 concurrency 个提示，都按这一批开始时的程序库来拼，一次交给 propose_many，
+    回来的结果严格按提出的顺序处理（给定同样的回复，运行就是可复现的）；一批不会跨过一次迁移。
+    database：程序库的类（消融时换掉）。
     feedback=False 时提示里不给逐形状的时间，只列几个随机的训练形状（05 脚本的消融）。
+
+    一个坏的提议永远不会让进化停下来：LLM 调用抛异常、回复不是 (字符串, 字符串)、SEARCH/REPLACE 打不上、
+    子程序解析不了或写不回源码、评估时出错——都记进 failed（异常有 kind 属性就用它当原因，否则用一个按阶段命名的原因），
+    然后接着进化；最好的程序不受影响。
 
     返回：best=(程序, 结果)（结果里有 score、diff=产生它的 SEARCH/REPLACE、parent=父程序），
     improvements=[(第几个提议, 新的最好分数, 修改种类)]（第 0 个是起点），history=每个提议之后的最好分数，
     tried / accepted / static_reject=每种修改提出的次数 / 比父程序好的次数 / 被静态检查拒掉的次数，
     static_kinds={修改种类: {资源: 次数}}（被拒的提议超了哪种资源，kernel_lab.overflow_kinds 的名字），
-    failed=打不上或解析不了的提议按原因计数，population=程序库里最后留下的程序。"""
+    failed=没能变成一个可评估的子程序（或评估出错）的提议按原因计数，population=程序库里最后留下的程序。
+    sum(failed) 加上评估器的四个计数器（n_cached、n_static_reject、n_eval_probe、n_eval_full）正好是 budget。"""
+    budget = _check_budget(budget)
     rng = Dice(seed)
-    llm = llm or MockLLM(rng)
+    llm = MockLLM(rng) if llm is None else llm
     db = database(rng)
     first = evaluator.evaluate_initial(start)
     first.update(diff=None, parent=None)            # 缓存里的也是这个字典：以后再提出起点，不会被当成新程序
@@ -96,59 +110,176 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     history = np.empty(budget)
     tried, accepted, failed, static_reject = Counter(), Counter(), Counter(), Counter()
     static_kinds: defaultdict[str, Counter] = defaultdict(Counter)   # 每种修改被拒时超了哪种资源
-    for k in range(1, budget + 1):
+
+    def ask():
+        """挑父程序和灵感，拼好提示。返回 (岛, 父程序, 父程序的结果, 父程序源码, 提示)。"""
         island, (_, _, parent, presult), inspirations = db.sample()
-        src = render(parent)
+        src = render(parent)                        # 进程序库的程序都写得回源码（_child 检查过）
         if feedback:
             fb = tuple((s, floor, best, VALID[i]) for s, floor, best, i in evaluator.feedback(presult))
         else:                                       # 不给时间：随便列几个训练形状，看不出哪个慢
             fb = tuple((evaluator.train[rng.below(len(evaluator.train))], None, None, None) for _ in range(6))
         prompt = Prompt(src, parent, presult["score"], fb,
-            tuple((render(q), q, r["score"]) for _, _, q, r in inspirations))
-        op, child = _propose(llm, prompt, src, failed)
+                        tuple((render(q), q, r["score"]) for _, _, q, r in inspirations))
+        return island, parent, presult, src, prompt
+
+    def apply(k, asked, reply) -> None:
+        """第 k 个提议：把回复（或 LLM 抛的异常）变成子程序、评估、放进程序库。"""
+        island, parent, presult, src, _ = asked
+        op, child = _child(reply, src, failed)
         tried[op] += 1
-        if child is not None:
-            program, diff = child
-            rejected_before = evaluator.n_static_reject
+        if child is None:
+            return
+        program, diff = child
+        rejected_before = evaluator.n_static_reject
+        try:
             result = evaluator.evaluate(program, presult)
-            if evaluator.n_static_reject > rejected_before:
-                static_reject[op] += 1
-                for kind in {k for c in result["bad_configs"] for k in overflow_kinds(c)}:
-                    static_kinds[op][kind] += 1
-            if result["status"] == "full" and "diff" not in result:
-                result.update(diff=diff, parent=parent)
-                if result["score"] > presult["score"] * (1 + 1e-9):
-                    accepted[op] += 1
-                db.add(program, result, island)
-                if result is db.best[1]:
-                    improvements.append((k, result["score"], op))
-        history[k - 1] = db.best[1]["score"]
-        if k % MIGRATE_EVERY == 0:
-            db.migrate()
-        if log_every and k % log_every == 0:
-            log(f"  第 {k:>5} 个提议：最好 {db.best[1]['score']:.3f}×，完整评估 {evaluator.n_eval_full} 个，"
-                f"跑了 {evaluator.bench_runs:,} 次内核")
+        except Exception as e:                      # 评估器把计数器复原了：这个提议只记作失败
+            failed[_named("评估出错", e)] += 1
+            return
+        if evaluator.n_static_reject > rejected_before:
+            static_reject[op] += 1
+            for kind in _overflow_kinds(result["bad_configs"]):
+                static_kinds[op][kind] += 1
+        if result["status"] == "full" and "diff" not in result:
+            result.update(diff=diff, parent=parent)
+            if result["score"] > presult["score"] * (1 + 1e-9):
+                accepted[op] += 1
+            db.add(program, result, island)
+            if result is db.best[1]:
+                improvements.append((k, result["score"], op))
+
+    width = _concurrency(llm)
+    k = 1
+    while k <= budget:
+        if width == 1:                              # 一次问一个（MockLLM）：拼提示、问、处理，和以前一步不差
+            asked = [ask()]
+            replies = [_ask_one(llm, asked[0][4])]
+        else:                                       # 一批：不超过预算，也不跨过下一次迁移
+            n = min(width, budget - k + 1, MIGRATE_EVERY - (k - 1) % MIGRATE_EVERY)
+            asked = [ask() for _ in range(n)]
+            replies = _ask_many(llm, [a[4] for a in asked])
+        for a, reply in zip(asked, replies):
+            apply(k, a, reply)
+            history[k - 1] = db.best[1]["score"]
+            if k % MIGRATE_EVERY == 0:
+                db.migrate()
+            if log_every and k % log_every == 0:
+                log(f"  第 {k:>5} 个提议：最好 {db.best[1]['score']:.3f}×，完整评估 {evaluator.n_eval_full} 个，"
+                    f"跑了 {evaluator.bench_runs:,} 次内核")
+            k += 1
     return dict(best=db.best, improvements=improvements, history=history, tried=dict(tried),
                 accepted=dict(accepted), failed=dict(failed), static_reject=dict(static_reject),
                 static_kinds={op: dict(c) for op, c in static_kinds.items()},
                 population=[e[2] for isl in db.islands for e in isl], budget=budget, seed=seed)
 
 
-def _propose(llm, prompt: Prompt, src: str, failed: Counter):
-    """问 LLM 要一个修改，打到父程序源码上再解析。返回 (修改种类, (子程序, diff) 或 None)；失败的原因记进 failed。"""
+LLM_FAILED = "（LLM 出错）"          # 没拿到可用回复的提议在 tried 里记成这一种
+
+
+class ReplyError(Exception):
+    """LLM 的回复没法用（比如按批问时回复的个数不对）。kind 是记进 failed 的原因。"""
+
+    def __init__(self, kind: str, detail: str = ""):
+        super().__init__(f"{kind}：{detail}" if detail else kind)
+        self.kind = kind
+
+
+def _check_budget(budget) -> int:
     try:
-        op, reply = llm.propose(prompt)
+        n = operator.index(budget)
+    except TypeError:
+        raise ValueError(f"budget 要是整数（>= 0），收到的是 {type(budget).__name__}：{budget!r}") from None
+    if n < 0:
+        raise ValueError(f"budget 要 >= 0（提多少个程序），收到的是 {n}")
+    return n
+
+
+def _concurrency(llm) -> int:
+    """llm 一次能并发几个请求：有 propose_many 且 concurrency 是大于 1 的整数才按批问，否则一次一个。"""
+    if not callable(getattr(llm, "propose_many", None)):
+        return 1
+    try:
+        return max(1, operator.index(getattr(llm, "concurrency", 1)))
+    except TypeError:
+        return 1
+
+
+def _ask_one(llm, prompt: Prompt):
+    """问一次：返回 LLM 的回复，或者它抛出的异常（交给 _child 记账）。"""
+    try:
+        return llm.propose(prompt)
     except Exception as e:                          # 真的 LLM 调用也会失败（超时、限流……）：记下来，接着进化
-        failed[f"LLM 调用出错（{type(e).__name__}）"] += 1
-        return "（LLM 出错）", None
+        return e
+
+
+def _ask_many(llm, prompts: list) -> list:
+    """一批一起问。整批失败就每个提议都记这个异常；回复的个数不对，缺的记作失败、多的不要。"""
     try:
-        diff = parse_diff(reply)
-        return op, (parse(apply_diff(src, diff)), diff)
-    except DiffError:
-        failed["SEARCH/REPLACE 打不上"] += 1
-    except ProgramError:
-        failed["子程序解析不了"] += 1
-    return op, None
+        replies = list(llm.propose_many(prompts))
+    except Exception as e:
+        return [e] * len(prompts)
+    if len(replies) < len(prompts):
+        missing = ReplyError("LLM 回复个数不对", f"问了 {len(prompts)} 个，回了 {len(replies)} 个")
+        replies += [missing] * (len(prompts) - len(replies))
+    return replies[:len(prompts)]
+
+
+def _kind(e: BaseException, fallback: str) -> str:
+    """记进 failed 的原因：异常自己的 kind（后端和解析器会给），没有就用 fallback。"""
+    kind = getattr(e, "kind", None)
+    return kind if isinstance(kind, str) and kind else fallback
+
+
+def _named(stage: str, e: BaseException) -> str:
+    """没料到的异常：原因写成"阶段（异常类型）"。"""
+    return _kind(e, f"{stage}（{type(e).__name__}）")
+
+
+def _child(reply, src: str, failed: Counter):
+    """把一个回复变成子程序：打 SEARCH/REPLACE、解析、确认写得回源码。返回 (修改种类, (子程序, diff) 或 None)；
+    没成的原因记进 failed。"""
+    if isinstance(reply, Exception):
+        failed[_named("LLM 调用出错", reply)] += 1
+        return LLM_FAILED, None
+    if not (isinstance(reply, (tuple, list)) and len(reply) == 2 and all(isinstance(x, str) for x in reply)):
+        failed["LLM 回复格式不对"] += 1             # 要的是 (修改种类, 回复文本)，两个都是字符串
+        return LLM_FAILED, None
+    op, text = reply
+    try:
+        diff = parse_diff(text)
+        child_src = apply_diff(src, diff)
+    except DiffError as e:
+        failed[_kind(e, "SEARCH/REPLACE 打不上")] += 1
+        return op, None
+    except Exception as e:
+        failed[_named("SEARCH/REPLACE 处理出错", e)] += 1
+        return op, None
+    try:
+        program = parse(child_src)
+    except ProgramError as e:
+        failed[_kind(e, "子程序解析不了")] += 1
+        return op, None
+    except Exception as e:
+        failed[_named("子程序解析出错", e)] += 1
+        return op, None
+    try:
+        render(program)                             # 以后被挑作父程序时要写回源码：现在就确认写得出来
+    except Exception as e:
+        failed[_named("子程序写不回源码", e)] += 1
+        return op, None
+    return op, (program, diff)
+
+
+def _overflow_kinds(configs) -> set[str]:
+    """被拒的配置超了哪几种资源；离谱到查不出来的记作"查不出"。"""
+    kinds = set()
+    for c in configs:
+        try:
+            kinds.update(overflow_kinds(c))
+        except Exception:
+            kinds.add("查不出")
+    return kinds
 
 
 # ---- 很多次独立的进化（演示 3）：每个 (划分, 种子) 一次，可以分给几个进程并行跑，结果和顺序跑完全一样 ----
@@ -158,6 +289,12 @@ _TABLE: list = []                   # 子进程里的时间表（fork 时直接�
 
 def _init_worker(table) -> None:
     _TABLE[:] = [table]
+
+
+def _init_pool_worker(table) -> None:
+    """子进程不理 Ctrl-C（SIGINT 会发给整个进程组）：只有主进程处理它，再用 close() 结束子进程。"""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(table)
 
 
 def _one_run(train, test, budget: int, seed: int) -> tuple[float, float, Program]:
@@ -170,22 +307,73 @@ def _one_run(train, test, budget: int, seed: int) -> tuple[float, float, Program
 class ManyRuns:
     """很多次从头开始的进化。tasks 是 [(训练形状, 测试形状, 种子)]。jobs > 1 时一创建就在后台的进程池里开跑，
     主进程可以先去做别的；results() 按 tasks 的顺序返回 [(训练分数, 测试分数, 最好的程序)]。
-    每次进化只依赖自己的种子，所以并行和顺序跑的结果一模一样。"""
+    每次进化只依赖自己的种子，所以并行和顺序跑的结果一模一样。
+    子进程不理 Ctrl-C；主进程在 results() 里等的时候按了 Ctrl-C（或出了别的错），会先 close() 再把异常抛出去。
+    在别处被打断时，调用者自己调 close()（也可以用 with ManyRuns(...) as runs:）：马上结束所有子进程，不等排队的任务。"""
 
     def __init__(self, table, tasks, budget: int, jobs: int = 1):
         self.table, self.tasks, self.budget = table, list(tasks), budget
-        self.futures = None
+        self.pool = self.pending = self.out = None
+        self.closed = False
+        self.workers = 0                            # 后台进程数；0 = 在 results() 里、这个进程中依次跑
         if jobs > 1 and len(self.tasks) > 1:
             import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
             method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method),
-                                       initializer=_init_worker, initargs=(table,))
-            self.futures = [pool.submit(_one_run, train, test, budget, seed) for train, test, seed in self.tasks]
-            pool.shutdown(wait=False)
+            self.workers = min(jobs, len(self.tasks))
+            self.pool = mp.get_context(method).Pool(self.workers, initializer=_init_pool_worker, initargs=(table,))
+            self.pending = [self.pool.apply_async(_one_run, (train, test, budget, seed))
+                            for train, test, seed in self.tasks]
+            self.pool.close()                       # 不会再加任务；子进程做完就退出
 
-    def results(self) -> list[tuple[float, float, Program]]:
-        if self.futures is not None:
-            return [f.result() for f in self.futures]
-        _init_worker(self.table)
-        return [_one_run(train, test, self.budget, seed) for train, test, seed in self.tasks]
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def worker_pids(self) -> list[int]:
+        """后台子进程的进程号（测试用）；没有进程池时是空的。"""
+        return [] if self.pool is None else [p.pid for p in self.pool._pool]
+
+    def close(self) -> None:
+        """马上结束后台的子进程（正在跑的和排队的任务都不要了），等它们退出后返回。可以调用多次。"""
+        self.closed = True
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+
+    def results(self, progress=None) -> list[tuple[float, float, Program]]:
+        """按 tasks 的顺序返回每次进化的 (训练分数, 测试分数, 最好的程序)。progress(做完几个, 一共几个) 在开始时
+        和每做完一个时调用（比如在标准错误上印进度）；做完的个数和顺序无关，结果和顺序有关。"""
+        if self.out is not None:
+            return self.out
+        if self.closed:
+            raise RuntimeError("ManyRuns 已经 close() 了，拿不到结果")
+        total = len(self.tasks)
+        if self.pending is None:
+            _init_worker(self.table)
+            out = []
+            for train, test, seed in self.tasks:
+                if progress:
+                    progress(len(out), total)
+                out.append(_one_run(train, test, self.budget, seed))
+            if progress:
+                progress(total, total)
+            self.out = out
+            return out
+        try:
+            reported = -1
+            while True:
+                done = sum(r.ready() for r in self.pending)
+                if progress and done != reported:
+                    progress(done, total)
+                    reported = done
+                if done == total:
+                    break
+                next(r for r in self.pending if not r.ready()).wait(0.2)
+            out = [r.get() for r in self.pending]
+        finally:                                    # 做完、出错或 Ctrl-C：子进程都结束掉
+            self.close()
+        self.out = out
+        return out

@@ -97,21 +97,22 @@ def common_sense_config(M: int, N: int, K: int, rng: Dice) -> Config:
     acc = BM * BN
     BK = 256 if acc <= 64 * 64 else 128 if acc <= 128 * 128 else 64
     warps = 8 if acc >= 128 * 256 else 4 if acc >= 64 * 64 else 2
-    cfg = Config(BM, BN, BK, warps, 4, 8)
+    base = cfg = Config(BM, BN, BK, warps, 4, 8)
     if rng.random() < 0.5:
         field = rng.pick(("BM", "BN", "BK", "warps", "stages"))
         cfg = cfg.replace(**{field: rng.pick(_neighbors(field, getattr(cfg, field)))})
-    return _launchable(cfg)
+    return _launchable(cfg) or _launchable(base)     # 微调出来的块启动不了（比如 256×256）：不微调了
 
 
-def _launchable(cfg: Config) -> Config:
-    """共享内存放不下就减流水线级数，warp 数不合适就换一个；实在不行退回同样块大小的默认写法。"""
+def _launchable(cfg: Config) -> Config | None:
+    """共享内存放不下就减流水线级数，warp 数不合适就换一个；这样还启动不了（块本身就不行）返回 None。
+    common_sense_config 不微调时的块（BM ≤ 128、按块大小配的 BK 和 warp）总能这样修好（tests/test_mock_llm.py 检查）。"""
     while cfg.stages > 1 and cfg.stages * (cfg.BM + cfg.BN) * cfg.BK * 2 > MAX_SMEM_PER_BLOCK:
         cfg = cfg.replace(stages=cfg.stages - 1)
     for w in (cfg.warps,) + GRID["warps"]:
         if cfg.replace(warps=w) in VALID_INDEX:
             return cfg.replace(warps=w)
-    return cfg
+    return None
 
 
 def _configs(p: Program) -> list[Config]:
@@ -131,14 +132,37 @@ def _insert(p: Program, i: int, rule: Rule) -> Program:
     return Program(p.rules[:i] + (rule,) + p.rules[i:], p.default)
 
 
+def _check_weights(op_weights) -> tuple[float, ...]:
+    """op_weights 要和 OPS 一样多、都是有限的非负数、至少一个大于 0；否则抛 ValueError，说清楚要什么。"""
+    what = f"op_weights 要是 {len(OPS)} 个非负数，依次对应 {', '.join(OPS)}，而且至少一个大于 0"
+    try:
+        weights = tuple(float(w) for w in op_weights)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}；收到的是 {op_weights!r}") from None
+    if len(weights) != len(OPS):
+        raise ValueError(f"{what}；收到的是 {len(weights)} 个：{op_weights!r}")
+    if not all(math.isfinite(w) and w >= 0 for w in weights):
+        raise ValueError(f"{what}；收到的里有负数或不是有限的数：{op_weights!r}")
+    if sum(weights) <= 0:
+        raise ValueError(f"{what}；收到的全是 0：{op_weights!r}")
+    return weights
+
+
 class MockLLM:
     """模板化的修改 + 一点内核常识。所有随机性来自传进来的 Dice（同一个种子，同样的提议）。"""
 
     def __init__(self, rng: Dice, mistake_rate: float = MISTAKE_RATE, op_weights=OP_WEIGHTS):
         """op_weights 和 OPS 一一对应；把 targeted 的权重设成 0，就是一个没有内核常识的"小模型"（05 脚本的消融）。"""
+        weights = _check_weights(op_weights)
+        try:
+            ok = 0 <= float(mistake_rate) <= 1
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ValueError(f"mistake_rate 是犯错的概率，要在 0 到 1 之间，收到的是 {mistake_rate!r}")
         self.rng = rng
         self.mistake_rate = mistake_rate
-        self._op_cdf = np.cumsum(op_weights)[:-1] / sum(op_weights)          # 按权重抽修改种类
+        self._op_cdf = np.cumsum(weights)[:-1] / sum(weights)                # 按权重抽修改种类
         self._cond_cdf = np.cumsum(COND_WEIGHTS)[:-1] / sum(COND_WEIGHTS)
 
     def propose(self, prompt: Prompt) -> tuple[str, str]:

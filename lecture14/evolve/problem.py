@@ -26,7 +26,10 @@ LOG_QUANTUM = 2.0 ** -24           # log(时间) 的量化步长（约 6e-8，�
 SPLIT_SEED = 14                    # 随机对半分的种子：每次运行都是同一个划分
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXPERT_FILE = os.path.normpath(os.path.join(HERE, "..", "expert_heuristic.py"))
+STUDENT_EXPERT_FILE = os.path.normpath(os.path.join(HERE, "..", "expert_heuristic.py"))   # 学生可以改的那份
+LECTURE_EXPERT_FILE = os.path.join(HERE, "lecture_expert.py")       # 讲义的专家，原样钉住的一份（测试用它）
+EXPERT_ENV = "MINI_ALPHAEVOLVE_EXPERT"     # 设了这个环境变量，就从它给的文件读专家（tests/conftest.py 指向 LECTURE_EXPERT_FILE）
+EXPERT_FILE = os.environ.get(EXPERT_ENV) or STUDENT_EXPERT_FILE
 
 
 @dataclass(frozen=True, order=True)

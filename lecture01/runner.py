@@ -1,0 +1,238 @@
+"""
+第 1 讲 · runner —— 每个编号脚本（lecture*/NN_*.py）共用的"怎样运行"：找 numpy、读参数、Ctrl-C、进度。
+
+    ensure_numpy()          在 import numpy 之前调用：系统的 python3 没有 numpy 时，改用仓库里 `make run` 建的
+                            .venv/bin/python 重新运行同一个脚本；连 .venv 也没有，就说一句该怎么办，退出码 1。
+    parser(description)     argparse.ArgumentParser：不接受缩写（--seed 不会被当成 --seeds）；参数不对时只说一句话、
+                            退出码 2；--help 退出码 0。类型：positive_int、nonnegative_int、fraction。
+    run(main)               调用 main()：Ctrl-C 时先杀掉后台的子进程（和 on_interrupt 登记的清理函数），印一行
+                            "已中断。"，退出码 130，不印 traceback；输出接到 head 之类提前关掉的管道时安静地退出。
+    progress(text)          进度写到标准错误：标准输出逐字节不变，进度也不会混进被重定向的结果里。
+    sigint_ignored()        with 块里创建的子进程不理 Ctrl-C（由父进程统一收拾），块里收到的 Ctrl-C 块结束后照常生效。
+
+只用标准库，导入时不 import numpy、不打印任何东西。
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import signal
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # 仓库根：lecture01 的上一级
+VENV = os.path.join(ROOT, ".venv")
+VENV_PYTHON = os.path.join(VENV, "bin", "python")
+REEXEC_FLAG = "MINI_ALPHAEVOLVE_REEXEC"      # 已经换过一次解释器：不再换第二次（防止来回重启）
+INTERRUPTED = "已中断。"
+EXIT_INTERRUPTED = 130                        # 128 + SIGINT，shell 的惯例
+
+_cleanups: list = []
+
+
+# ---------------------------------------------------------------- numpy
+
+def _in_venv() -> bool:
+    """当前解释器是不是就是仓库的 .venv（比 sys.prefix，不比可执行文件：.venv/bin/python 常常是系统 python 的链接）。"""
+    try:
+        return os.path.samefile(sys.prefix, VENV)
+    except OSError:
+        return False
+
+
+def ensure_numpy() -> None:
+    """import numpy 不成功时：有 .venv 就用它重新运行这个脚本（同样的参数）；没有就说一句该怎么办，退出码 1。"""
+    try:
+        import numpy  # noqa: F401
+        return
+    except ImportError:
+        pass
+    if os.path.exists(VENV_PYTHON) and not _in_venv() and not os.environ.get(REEXEC_FLAG):
+        env = dict(os.environ, **{REEXEC_FLAG: "1"})
+        script = os.path.abspath(sys.argv[0])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            os.execve(VENV_PYTHON, [VENV_PYTHON, script, *sys.argv[1:]], env)
+        except OSError:
+            pass                                             # .venv 坏了：落到下面那句话
+    print(f"这个脚本要用 numpy，但 {sys.executable} 里没有：在仓库根目录（{ROOT}）运行一次 make run"
+          "（它会建 .venv 并装好 numpy，之后 python3 运行脚本会自动改用 .venv），或者 pip install numpy。",
+          file=sys.stderr)
+    raise SystemExit(1)
+
+
+# ---------------------------------------------------------------- 参数
+
+_ENGLISH = [                                  # argparse 自己的英文报错 → 中文
+    (r"^argument (.+?): expected one argument$", r"参数 \1 后面要跟一个值"),
+    (r"^argument (.+?): expected at least one argument$", r"参数 \1 后面至少要跟一个值"),
+    (r"^argument (.+?): invalid choice: (.*)$", r"参数 \1 只能取这些值之一：\2"),
+    (r"^argument (.+?): invalid (\w+) value: '(.*)'$", r"参数 \1 的值 '\3' 不是合法的 \2"),
+    (r"^argument (.+?): (.*)$", r"参数 \1：\2"),
+    (r"^unrecognized arguments: (.*)$", r"不认识的参数：\1"),
+    (r"^the following arguments are required: (.*)$", r"缺少参数：\1"),
+]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:           # noqa: D102  一句话、退出码 2，不印整段用法
+        for pattern, repl in _ENGLISH:
+            if re.match(pattern, message):
+                message = re.sub(pattern, repl, message)
+                break
+        message = message.rstrip("。.") + "。"
+        self.exit(2, f"{self.prog}：{message}（运行 python3 {self.prog} --help 看所有选项。）\n")
+
+
+def parser(description: str, prog: str | None = None, epilog: str | None = None) -> argparse.ArgumentParser:
+    """一个不接受缩写的 ArgumentParser：参数错了只说一句话（退出码 2），--help / -h 印说明（退出码 0）。
+    prog 默认是从仓库根算起的脚本路径（lecture14/04_alphaevolve_tiling.py），说明里印的命令照着就能运行。"""
+    if prog is None:
+        script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+        prog = os.path.relpath(script, ROOT) if script.startswith(ROOT + os.sep) else os.path.basename(script)
+    p = _Parser(prog=prog, description=description, epilog=epilog, allow_abbrev=False, add_help=False,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-h", "--help", action="help", help="印这段说明并退出")
+    return p
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' 不是整数") from None
+
+
+def positive_int(text: str) -> int:
+    """argparse 的 type：正整数（1、2、3……）。"""
+    n = _int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"要是正整数（1、2、3……），收到的是 {text}")
+    return n
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse 的 type：非负整数（0、1、2……）。"""
+    n = _int(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"要是非负整数（0、1、2……），收到的是 {text}")
+    return n
+
+
+def fraction(text: str) -> float:
+    """argparse 的 type：0 到 1 之间（含 0、不含 1）的小数，例如 0.05。"""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' 不是小数") from None
+    if not 0 <= x < 1:
+        raise argparse.ArgumentTypeError(f"要在 0 和 1 之间（0 ≤ x < 1，例如 0.05），收到的是 {text}")
+    return x
+
+
+# ---------------------------------------------------------------- 运行、中断、进度
+
+def on_interrupt(callback) -> None:
+    """登记一个清理函数：Ctrl-C（或管道被关掉）时，在退出前调用它（比如关掉进程池）。"""
+    _cleanups.append(callback)
+
+
+def _kill_children() -> None:
+    """先调用登记的清理函数，再杀掉 multiprocessing 起的所有子进程（进程池的 worker），不等它们把队列跑完。"""
+    for cb in reversed(_cleanups):
+        try:
+            cb()
+        except Exception:                                  # noqa: BLE001  清理失败也要接着退出
+            pass
+    mp = sys.modules.get("multiprocessing")
+    if mp is not None:
+        for p in mp.active_children():
+            try:
+                p.kill()
+            except Exception:                              # noqa: BLE001
+                pass
+
+
+@contextlib.contextmanager
+def sigint_ignored():
+    """with 块里 fork 出来的子进程继承"不理 Ctrl-C"：终端的 Ctrl-C 发给整个进程组，worker 不会各印一段 traceback，
+    由父进程的 run() 统一杀掉。块里主进程收到的 Ctrl-C 记下来，块结束时照常抛 KeyboardInterrupt。"""
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got = []
+    old = signal.signal(signal.SIGINT, lambda *_: got.append(1))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if got:
+        raise KeyboardInterrupt
+
+
+def ignore_sigint() -> None:
+    """在子进程里调用（进程池的 initializer）：这个进程不理 Ctrl-C。"""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def progress(text: str) -> None:
+    """一行进度，写到标准错误（标准输出逐字节不变）。"""
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (BrokenPipeError, ValueError):
+        pass
+
+
+def _quit(code: int) -> None:
+    try:
+        sys.stdout.flush()
+    except Exception:                                      # noqa: BLE001
+        pass
+    try:
+        sys.stderr.flush()
+    except Exception:                                      # noqa: BLE001
+        pass
+    os._exit(code)                                         # 不跑 atexit：进程池的 atexit 会等 worker，正是要避免的
+
+
+def run(main, *args, **kwargs):
+    """调用 main(*args, **kwargs)，返回它的返回值。Ctrl-C：杀掉子进程，标准错误印一行"已中断。"，退出码 130；
+    标准输出的管道被关掉（| head）：杀掉子进程，安静地退出（退出码 0）。"""
+    try:
+        return main(*args, **kwargs)
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)      # 收拾的时候再按一次 Ctrl-C 也不会打断收拾
+        _kill_children()
+        try:
+            print(INTERRUPTED, file=sys.stderr)
+        except Exception:                                  # noqa: BLE001
+            pass
+        _quit(EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        _kill_children()
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except Exception:                                  # noqa: BLE001
+            pass
+        _quit(0)
+
+
+def _excepthook(kind, value, tb):
+    """脚本还没走到 run()（比如正在 import numpy）时按了 Ctrl-C：同样只印一行、退出码 130。"""
+    if issubclass(kind, KeyboardInterrupt):
+        _kill_children()
+        try:
+            print(INTERRUPTED, file=sys.stderr)
+        except Exception:                                  # noqa: BLE001
+            pass
+        _quit(EXIT_INTERRUPTED)
+    sys.__excepthook__(kind, value, tb)
+
+
+if re.search(r"(^|[/\\])\d\d_\w+\.py$", sys.argv[0] if sys.argv and sys.argv[0] else ""):
+    sys.excepthook = _excepthook                           # 只在直接运行编号脚本时装；被测试 import 时不动

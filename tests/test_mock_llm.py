@@ -1,0 +1,184 @@
+"""
+MockLLM 自己的测试（issue 12 §3）：犯错按说好的概率发生，犯的错在进化里记作失败或被静态检查拒掉；
+common_sense_config 给的配置在所有形状、很多种子下都能启动（_launchable 的减流水线级数真的用上了）；
+定向修改按说好的权重加出只管 M、管 M 和 N、管 M、N、K 的规则，阈值就是那个慢形状的维度。
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import evolve.mock_llm as mock_llm
+from evolve import EXPERT, VALID, Evaluator, Program, ProgramError, all_shapes, evolve, render
+from evolve.mock_llm import COND_FIELDS, COND_WEIGHTS, MISTAKE, MISTAKE_RATE, Dice, MockLLM, Prompt, common_sense_config
+from evolve.problem import launch_errors
+from evolve.program import DiffError, apply_diff, parse, parse_diff
+from kernel_lab import GRID, MAX_SMEM_PER_BLOCK, VALID_INDEX, Config, can_launch
+
+
+def prompt_for(program, ev):
+    """和 evolve 拼的一样的提示（父程序 program，没有灵感程序）。"""
+    res = ev.evaluate(program)
+    fb = tuple((s, floor, best, VALID[i]) for s, floor, best, i in ev.feedback(res))
+    return Prompt(render(program), program, res["score"], fb, ())
+
+
+def within(count, n, p, sigmas=5):
+    """count 是 n 次里 p 概率的事件发生的次数：离 n·p 不超过 sigmas 个标准差。"""
+    return abs(count - n * p) <= sigmas * math.sqrt(n * p * (1 - p)) + 1
+
+
+def classify(reply, parent_src):
+    """一个回复在进化里落到哪儿：SEARCH 打不上、子程序解析不了、有分支启动不了、正常的子程序。"""
+    try:
+        child_src = apply_diff(parent_src, parse_diff(reply))
+    except DiffError:
+        return "diff"
+    try:
+        child = parse(child_src)
+    except ProgramError:
+        return "parse"
+    return "static" if launch_errors(child) else "ok"
+
+
+# ---------------------------------------------------------------- 犯错
+
+@pytest.mark.parametrize("rate", [0.0, MISTAKE_RATE, 0.1, 0.5])
+def test_mistakes_happen_at_the_stated_rate(table, train, rate):
+    ev = Evaluator(train, table)
+    pr = prompt_for(EXPERT, ev)
+    llm = MockLLM(Dice(11), mistake_rate=rate)
+    n = 3000
+    ops = [llm.propose(pr)[0] for _ in range(n)]
+    k = ops.count(MISTAKE)
+    assert within(k, n, rate), (k, n * rate)
+
+
+def test_every_mistake_fails_or_is_rejected(table, train):
+    # 直接看每个犯错的回复：三种错（SEARCH 抄错、DSL 不认的条件、启动不了的配置）都有，没有一个变成能评估的子程序
+    ev = Evaluator(train, table)
+    llm = MockLLM(Dice(5), mistake_rate=1.0)
+    kinds = []
+    for parent in (EXPERT, Program((), Config(128, 256, 64, 8, 4, 8))):
+        pr = prompt_for(parent, ev)
+        for _ in range(300):
+            op, reply = llm.propose(pr)
+            assert op == MISTAKE
+            kinds.append(classify(reply, pr.parent_src))
+    counts = {k: kinds.count(k) for k in ("diff", "parse", "static", "ok")}
+    assert counts["ok"] == 0, counts
+    assert all(within(counts[k], len(kinds), 1 / 3) for k in ("diff", "parse", "static")), counts
+
+
+def test_mistake_rate_one_means_no_proposal_is_evaluated(table, train):
+    # mistake_rate=1 的进化：每个提议要么记作失败，要么被静态检查拒掉（第一次拒掉、或者从缓存里拿到"拒掉"），
+    # 一个内核都没跑，最好的还是起点
+    ev = Evaluator(train, table)
+    runs = ev.bench_runs
+    budget = 300
+    out = evolve(ev, budget, seed=0, llm=MockLLM(Dice(0), mistake_rate=1.0))
+    assert out["tried"] == {MISTAKE: budget}
+    assert ev.n_eval_full == ev.n_eval_probe == 0 and ev.bench_runs == runs + len(train)
+    assert sum(out["failed"].values()) > 0 and out["static_reject"][MISTAKE] > 0
+    assert sum(out["failed"].values()) + ev.n_static_reject + ev.n_cached == budget
+    assert all(r["status"] == "static_reject" for p, r in ev.cache.items() if p != EXPERT)
+    assert out["best"][0] == EXPERT and out["accepted"] == {}
+    assert any("寄存器" in k for k in out["static_kinds"][MISTAKE])     # 256×128 配 4 个 warp：寄存器超了
+
+
+def test_no_mistakes_means_no_failures(table, train):
+    ev = Evaluator(train, table)
+    out = evolve(ev, 300, seed=0, llm=MockLLM(Dice(0), mistake_rate=0.0))
+    assert MISTAKE not in out["tried"] and out["failed"] == {}
+
+
+# ---------------------------------------------------------------- 内核常识
+
+def test_common_sense_configs_launch_everywhere(monkeypatch):
+    # 所有形状（加上一些不在表里的 M）× 60 个种子：给出的配置都在候选网格上、都能启动；
+    # 而且 _launchable 真的把放不下的流水线级数减下来过（不然这条测试就测不到它）
+    lowered = []
+    original = mock_llm._launchable
+
+    def spy(cfg):
+        out = original(cfg)
+        if out is not None and out.stages < cfg.stages:
+            lowered.append((cfg, out))
+        return out
+
+    monkeypatch.setattr(mock_llm, "_launchable", spy)
+    shapes = [(s.M, s.N, s.K) for s in all_shapes()] + [(m, 4096, 4096) for m in (2, 3, 17, 100, 1000, 5000, 20000)]
+    for seed in range(60):
+        rng = Dice(seed)
+        for M, N, K in shapes:
+            cfg = common_sense_config(M, N, K, rng)
+            assert cfg in VALID_INDEX and can_launch(cfg), (M, N, K, seed, cfg)
+            assert all(getattr(cfg, f) in GRID[f] for f in GRID)
+    assert lowered
+    for before, after in lowered:                                  # 减的是共享内存放不下的那几级，其余不变
+        assert before.stages * (before.BM + before.BN) * before.BK * 2 > MAX_SMEM_PER_BLOCK
+        assert (after.BM, after.BN, after.BK, after.group) == (before.BM, before.BN, before.BK, before.group)
+
+
+def test_common_sense_follows_its_rules():
+    # 不随机微调的那一半：块的行数盖住 M，decode 用 16 行；CTA 数不少于 SM 数的一半时 BN 尽量大；group 8
+    from sched_lab import SMS
+    for M, N, K in [(1, 4096, 4096), (16, 28672, 4096), (64, 8192, 1024), (8192, 4096, 14336)]:
+        configs = [common_sense_config(M, N, K, Dice(seed)) for seed in range(40)]
+        base = max(set(configs), key=configs.count)                   # 最常见的就是没微调的
+        assert base.group == 8
+        assert base.BM == (16 if M <= 16 else 32 if M <= 32 else 64 if M <= 128 else 128)
+        tiles = math.ceil(M / base.BM) * math.ceil(N / base.BN)
+        assert tiles >= SMS // 2 or base.BN == 32
+        if base.BN < 256:                                             # 再宽一档 CTA 就不够了
+            assert math.ceil(M / base.BM) * math.ceil(N / (2 * base.BN)) < SMS // 2
+
+
+# ---------------------------------------------------------------- 定向修改的条件
+
+def test_targeted_rules_condition_on_n_and_k_at_the_stated_weights(table, train):
+    # 父程序没有规则：定向修改总是新加一条规则；条件只管 M / 管 M 和 N / 管 M、N、K 的比例是 COND_WEIGHTS，
+    # 阈值就是某个反馈里的慢形状的维度，配置能启动
+    ev = Evaluator(train, table)
+    parent = Program((), Config(128, 128, 64, 4, 3, 8))
+    pr = prompt_for(parent, ev)
+    shapes = {(s.M, s.N, s.K) for s, *_ in pr.feedback}
+    llm = MockLLM(Dice(2))
+    n = 3000
+    fields = []
+    for _ in range(n):
+        child, why = llm._targeted(pr)
+        assert child.n_rules() == 1 and child.default == parent.default
+        rule = child.rules[0]
+        f = tuple(a for a, _ in rule.conds)
+        fields.append(f)
+        bounds = dict(rule.conds)
+        assert any(all(bounds[a] == dict(zip("MNK", s))[a] for a in f) for s in shapes)
+        assert rule.config in VALID_INDEX
+    for f, w in zip(COND_FIELDS, COND_WEIGHTS):
+        assert within(fields.count(f), n, w / sum(COND_WEIGHTS)), (f, fields.count(f))
+    assert set(fields) == set(COND_FIELDS)
+
+
+def test_targeted_edits_reach_the_evolved_programs(table, train):
+    # 进化里定向修改加的 N、K 条件确实会出现在程序库里（不是只在直接调用时）
+    out = evolve(Evaluator(train, table), 1000, seed=0)
+    axes = {a for p in out["population"] for r in p.rules for a, _ in r.conds}
+    assert {"M", "N"} <= axes
+    assert out["tried"]["targeted"] == max(out["tried"].values())
+
+
+def test_targeted_replaces_the_home_rule_half_the_time(table, train):
+    # 慢形状正好落在"M <= 它的 M"那条规则里：一半的时候换掉那条规则的配置，一半的时候新加一条
+    ev = Evaluator(train, table)
+    s = train[0]
+    parent = Program((mock_llm.Rule((("M", s.M),), Config(16, 32, 32, 2, 1, 1)),), Config(128, 128, 64, 4, 3, 8))
+    res = ev.evaluate(parent)
+    fb = ((s, 2.0, 2.0, VALID[0]),)
+    pr = Prompt(render(parent), parent, res["score"], fb, ())
+    llm = MockLLM(Dice(4))
+    n = 2000
+    replaced = sum(llm._targeted(pr)[0].n_rules() == 1 for _ in range(n))
+    assert within(replaced, n, 0.5)
+    assert np.isclose(sum(COND_WEIGHTS), 1.0)

@@ -1,0 +1,55 @@
+"""【学生的专家】lecture14/expert_heuristic.py 是学生可以改的文件：这里只检查它能被读进来（写错了就用学生运行脚本时
+看到的同一句"文件:行: ……"失败）。和讲义的专家不同时，测试结果的末尾有一行说明（conftest.pytest_terminal_summary）；
+其余测试都用讲义的专家（lecture14/evolve/lecture_expert.py），学生改了这个文件也不会失败。"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import LECTURE_EXPERT, ROOT, STUDENT_EXPERT, student_expert_note
+from evolve import ProgramError, render
+from evolve.problem import EXPERT, load_heuristic
+
+SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
+
+
+def test_student_expert_heuristic_parses():
+    try:
+        load_heuristic(STUDENT_EXPERT)
+    except ProgramError as e:                        # 学生运行脚本时看到的同一句话
+        pytest.fail(f"lecture14/expert_heuristic.py 读不进来（和运行脚本时看到的一样）：\n{e}", pytrace=False)
+
+
+def test_tests_use_the_pinned_lecture_expert():
+    assert os.environ["MINI_ALPHAEVOLVE_EXPERT"] == LECTURE_EXPERT
+    assert render(EXPERT) == render(load_heuristic(LECTURE_EXPERT))
+
+
+def test_changed_student_expert_is_noted_in_one_line(tmp_path, monkeypatch):
+    import conftest
+    changed = tmp_path / "expert_heuristic.py"
+    with open(STUDENT_EXPERT if student_expert_note() is None else LECTURE_EXPERT, encoding="utf-8") as f:
+        changed.write_text(f.read().replace("if M <= 16:", "if M <= 64:"), encoding="utf-8")
+    monkeypatch.setattr(conftest, "STUDENT_EXPERT", str(changed))
+    note = conftest.student_expert_note()
+    assert note is not None and "\n" not in note and "git checkout lecture14/expert_heuristic.py" in note
+    monkeypatch.setattr(conftest, "STUDENT_EXPERT", LECTURE_EXPERT)
+    assert conftest.student_expert_note() is None
+
+
+def test_scripts_without_the_variable_read_the_student_file(tmp_path):
+    # 不设环境变量（学生直接运行）时，04 读的是 expert_heuristic.py：在一份拷贝里改它，印出来的专家跟着变
+    import shutil
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(LECTURE_EXPERT, tmp_path / "lecture14" / "expert_heuristic.py")
+    expert = tmp_path / "lecture14" / "expert_heuristic.py"
+    expert.write_text(expert.read_text(encoding="utf-8").replace("if M <= 16:", "if M <= 64:"), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "MINI_ALPHAEVOLVE_EXPERT"}
+    code = ("import sys; sys.path[:0] = ['lecture14', 'lecture13', 'lecture10']; "
+            "from evolve import EXPERT, render; print(render(EXPERT))")
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "if M <= 64:" in p.stdout
