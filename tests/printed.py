@@ -43,8 +43,10 @@ class Table:
         self.headers, self.rows = headers, rows
 
     def col(self, *words: str) -> int:
-        """表头里含有全部 words 的那一列（恰好一列）。"""
+        """表头里含有全部 words 的那一列（恰好一列；只给一个词、有几列都含它时，取正好叫这个名字的那列）。"""
         found = [j for j, h in enumerate(self.headers) if all(w in h for w in words)]
+        if len(found) > 1 and len(words) == 1:                # 有一列正好叫这个名字，就是它
+            found = [j for j in found if self.headers[j] == words[0]] or found
         assert len(found) == 1, (words, self.headers)
         return found[0]
 
@@ -64,14 +66,18 @@ class Table:
         return out
 
 
-def _cut(line: str, spans: list[tuple[int, int]]) -> list[str]:
+def _cut(line: str, spans: list[tuple[int, int]]) -> list[str] | None:
+    """按列切一行；列间的两格不是空白的（不是表格的行，比如紧跟在表格下面的说明文字）返回 None。"""
     cells, col = [""] * len(spans), 0
     for ch in line:
-        for j, (a, b) in enumerate(spans):
-            if a <= col < b + 2:                          # 列间的两个空格算进左边一列（反正会 strip 掉）
-                cells[j] += ch
-                break
-        col += width(ch)
+        w = width(ch)
+        j = next((j for j, (a, b) in enumerate(spans) if a <= col and col + w <= b), None)
+        if j is None:
+            if not ch.isspace():
+                return None
+        else:
+            cells[j] += ch
+        col += w
     return [c.strip() for c in cells]
 
 
@@ -86,12 +92,16 @@ def tables(text: str) -> list[Table]:
         for dashes in line.split("  "):
             spans.append((col, col + len(dashes)))
             col += len(dashes) + 2
+        head = _cut(lines[i - 1], spans)
+        if head is None:
+            continue
         rows = []
         for body in lines[i + 1:]:
-            if not body.strip():
+            cells = _cut(body, spans) if body.strip() else None
+            if cells is None:                              # 空行或不是表格的行：表格到此为止
                 break
-            rows.append(_cut(body, spans))
-        out.append(Table(_cut(lines[i - 1], spans), rows))
+            rows.append(cells)
+        out.append(Table(head, rows))
     return out
 
 
