@@ -2,53 +2,78 @@
 第 13 讲 · sched_lab —— 分块 GEMM 在 H100 式 GPU 上要跑多久：一个解析模型（不是实测），以及代价模型引导的调优器。
 
 time(configs, M, N, K) 一次算一个形状在很多配置下的时间（numpy 向量化）。从上往下读，每一步一种效应：
-  1. 分块与波次   T = ⌈M/BM⌉·⌈N/BN⌉ 个输出块分给 132 个 SM；最忙的 SM 分到 ⌈T/132⌉ 块（波次量化），
-                 边上的块按整块算（分块量化）。
-  2. 占用率       一个 SM 同时驻留 q = min(每 SM 能放的 CTA 数, 它分到的块数) 个 CTA（寄存器、共享内存、warp 数决定）。
-  3. 一个 SM 的一步（沿 K 走 BK）三件事互相重叠但重叠不完美（p-范数合成，OVERLAP_P）：
+  1. 分块与波次   T = ⌈M/BM⌉·⌈N/BN⌉ 个输出块（边上的块按整块算：分块量化）。一波最多放 132·cps 个 CTA
+                 （cps = 每 SM 能驻留的 CTA 数，寄存器、共享内存、warp 数决定）。
+  2. 整波和零头   前 ⌊T / (132·cps)⌋ 波是整波：每个 SM 驻留 cps 个 CTA，132 个 SM 都在拉数据；剩下的零头是最后一波，
+                 它**有自己的活跃 SM 数** min(零头, 132)，最忙的 SM 驻留 ⌈零头/132⌉ 个。活跃的 SM 少，每个 SM 分到的
+                 L2 带宽多、加载延迟短，所以只剩几十块的最后一波比整波快（波次量化还在，但不像整波那么重）。
+  3. 每一波里最忙的 SM 的一步（沿 K 走 BK）三件事互相重叠但重叠不完美（p-范数合成，OVERLAP_P）：
        算     q·2·BM·BN·BK 次浮点 / (每 SM 峰值 × MMA 路径效率 × warp 块效率)
-       搬     q·(BM+BN)·BK·2 字节从 L2 搬进共享内存 / 每 SM 分到的 L2 带宽 min(L2_BW_PER_SM, L2_BW / 活跃 SM 数)
+       搬     q·(BM+BN)·BK·2 字节从 L2 搬进共享内存 / 每 SM 分到的 L2 带宽 min(L2_BW_PER_SM, L2_BW / 这一波活跃的 SM 数)
        等     Little 定律：每个 CTA 有 stages-1 级加载在路上（stages = 1 算半级：只靠别的 warp 顶着），
               一步至少要 延迟 / (stages-1)；延迟在内存系统空闲时是 LOAD_LATENCY_IDLE，
-              所有 SM 都在拉数据时排队变长到 LOAD_LATENCY_BUSY（按活跃 SM 的比例插值）。
-     最忙的 SM 分几轮跑完它的块，每轮开头还要等一次加载。
-  4. 显存（DRAM）  读 A、B、写 C 的字节数 / 可达带宽。B 的每一块列面板被 ⌈行块数 / 同时在跑的行块数⌉ 次重读，
-                 group（GROUP_SIZE_M）让相邻的 group 行块一起走，减少重读；放得进 L2 的 B 只读一次。
-                 可达带宽 = min(HBM 峰值 × HBM_EFFICIENCY, 在路上的不同字节 / HBM_LATENCY)（Little 定律）：
-                 每个列块在读自己的 B 面板、每个行块读自己的 A 面板；不同行块读同一块 B 在 L2 里命中，
-                 不多占显存请求。所以只有几个列块的网格读不满显存（例：70B/8 qkv、M = 128、128×128 的块只有 10 列），
-                 而多做一个行块的活不会反而更快。
-  5. 合成         时间 = 启动开销 + max(最忙 SM 的时间, 显存时间)，且永远不快于屋顶线
-                 max(FLOPs / 989.4 TFLOPS, 唯一字节 / 3.35 TB/s)。
+              所有 SM 都在拉数据时排队变长到 LOAD_LATENCY_BUSY（按这一波活跃 SM 的比例插值）。
+     一波 = K 方向的步数 × 一步 + 开头等一次加载；最忙的 SM 的时间 = 各波相加。
+  4. 显存（DRAM）  读 A、B、写 C 的字节数。按 group 顺序（GROUP_SIZE_M）发射时，相邻的 group 个行块一起走完所有列块：
+                 它们同时在跑、共用同一块 B 列面板，所以 B 每 ⌈行块数 / 一起走的行块数⌉ 遍才从显存重读一次
+                 （一起走的行块数 = max(group, 一波放得下的整行数)，不超过行块数）；放得进 L2 的 B 只读一次，
+                 一个行块的 A 面板在它那一组里一直留在 L2，只读一次。
+                 显存时间 = max(字节 / (HBM 峰值 × HBM_EFFICIENCY), Little 定律的读流时间)：每一行 A、每一列 B 是一条读流，
+                 在路上 (stages-1)·BK 个元素，一条流每秒拉 (stages-1)·BK·2 / HBM_LATENCY 字节；同时在读的最多 M 行、
+                 N 列（边上的块只算真有的行列），也最多一波 CTA 盖得住的那么多。A 的流和 B 的流并行，各自的时间取大。
+                 所以只有几个列块的网格读不满显存（例：70B/8 qkv、M = 128、128×128 的块只有 10 列），
+                 而多一个行块、多一列、多一步 K 都不会让它变快。
+  5. L2 总量      从显存读进来的字节也要写进 L2，和 SM 从 L2 搬走的字节**抢同一份 L2 带宽**（不是躲在它后面）：
+                 L2 总量时间 = (全部 CTA 搬的字节 + 显存字节) / L2_BW。它和最忙 SM 的时间按 p-范数合成（CHIP_OVERLAP_P），
+                 两者都看得见。**它产生的效应**：prefill（8B gate_up，M = 4096、8192）里 256×128 比 128×256 快约 1%、
+                 group = 16 比 8 快——两者每一步搬的字节、块数都一样，但 group 最大只到 16，BM = 256 时一起走的
+                 16 行块盖住 4096 行，B（235 MB 的权重）从显存重读的遍数是 128×256 的一半，填进 L2 的字节少 30% 左右；
+                 8 个 warp 比 16 个 warp 快（warp 块大、张量核效率高），因为合成不是纯 max，"算"也看得见。
+                 这是讲义"prefill 要 256×128 的大块"的来由；真机上调好的配置更常是 128×256（见 README）。
+  6. 合成         时间 = 启动开销 + max(p-范数(最忙 SM 的时间, L2 总量), 显存时间)，且永远不快于屋顶线
+                 max(FLOPs / 989.4 TFLOPS, 唯一字节 / 3.35 TB/s)。每一项都随 M、N、K 单调不减，所以多做活不会更快。
 
 硬件常数取 H100 SXM5 数据手册的值；标了【估计】的是校准用的旋钮（第三方测量或假设），各自产生的效应：
   HBM_EFFICIENCY     decode（读权重）能跑到峰值带宽的多少            → M = 1 时最优配置约 84% 的 3.35 TB/s
   L2_BW              全部 SM 合起来从 L2 搬数据的速度                → prefill 受它限制：块越大、每字节算得越多，
-                                                                       128×256 比 128×128 快约 30%（只在 SM 都忙时起作用）
-  L2_BW_PER_SM       一个 SM 最多能从 L2 拉多快                      → 只在活跃的 SM 不到三分之二时起作用（网格小的形状）
+                                                                       128×128 比 128×256 慢约 30%（只在 SM 都忙时起作用）
+  L2_BW_PER_SM       一个 SM 最多能从 L2 拉多快                      → 只在一波的活跃 SM 少于 L2_BW / L2_BW_PER_SM（约 86 个）
+                                                                       时起作用：网格小的形状、最后一波的零头
   LOAD_LATENCY_IDLE / LOAD_LATENCY_BUSY
                      一级流水线从发出加载到数据能用的时间（满载时含排队）→ 流水线级数、占用率有用；stages=1 很慢；
-                                                                       CTA 很少的网格延迟短一些
-  OVERLAP_P          算、搬、等的重叠不完美                          → 4 级流水线比 3 级略好
+                                                                       CTA 很少的网格、最后一波的零头延迟短一些
+  OVERLAP_P          一步里算、搬、等的重叠不完美                    → 4 级流水线比 3 级略好
+  CHIP_OVERLAP_P     最忙 SM 的时间和 L2 总量的重叠不完美            → prefill 上 8 warp 比 16 warp 快、group 16 比 8 快，
+                                                                       而不是因为 L2 总量更大而打平（纯 max 会打平）
   MMA_FALLBACK       没有 wgmma（BM 不是 64 的倍数或 warp 数不是 4 的倍数）时张量核的效率
   WARP_TILE_HALF     warp 块效率 = 累加器/warp ÷ (累加器/warp + 它)：小 warp 块每次浮点要多读共享内存
   HBM_LATENCY        显存延迟（显存那一层的 Little 定律）            → 只有几个列块的网格读不满显存
   LAUNCH_OVERHEAD    每次启动的固定开销
   L2_USABLE          L2 里能留给一个矩阵的容量
+这组旋钮沿用上一版的取值，只新加了 CHIP_OVERLAP_P。试过 10、20、30 和 10^6（等于纯 max），要找的是：prefill（8B gate_up，
+M = 4096、8192）的最优是 256×128 / 8 warp / 4 级，而且比下一名慢 0.1% 以上（不靠 VALID 的顺序），同时别的数尽量不动。
+10^6 在 M = 8192 上让 8 warp 和 16 warp 打平；10、20、30 都分得开（下一名慢 0.16–0.22%），但越小 prefill 掉得越多
+（M = 8192 的最优 588、609、616 TFLOPS，纯 max 是 628），所以取 30。第 14 讲的 claims 在 tests/test_claims.py 里都过。
 这个模型里张量核很少是瓶颈：prefill 受 L2 带宽限制，decode 受显存带宽限制，所以 MMA_FALLBACK、WARP_TILE_HALF
 的影响小。它是为了讲清楚这些效应的形状，不是为了逐个数字对上真机。
+
+最优和平局：optimum(M, N, K) 给出最优配置，外加在它 0.1% 以内的配置数、和它完全一样快的配置数，以及印出来的那个
+是按什么规则挑的（Optimum.rule）。decode 上上千个配置一样快（都在等显存读权重）是讲义的论点，不是模型的缺陷；
+这时印出来的是 VALID 顺序里的第一个，rule 会这样说。
 
 代价模型引导的调优器 guided_tune：用一个故意简化的模型 cheap_cost（最忙 SM 的算和搬、唯一字节的显存时间）给配置
 排序，按顺序"跑"（调用 time），数跑了几次才进入最优的 1% 以内。cheap_cost 看不见流水线级数、warp 块、group，
 打平的配置按 VALID 的顺序试——这正是它要试几十到几百次的原因（01_timing_model.py 的演示 3 比较了别的顺序）。
 
-本模块不打印任何东西。依赖：numpy；../lecture10 的 kernel_lab。
+M、N、K 必须是 1 到 2**24 之间的整数（Python int 或 numpy 整数，进来就转成 Python int），否则抛 ValueError，
+点名是哪个维度。本模块不打印任何东西。依赖：numpy；../lecture10 的 kernel_lab。
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -77,6 +102,7 @@ WARP_TILE_HALF = 256               # 【估计】warp 块效率减半时的累�
 HBM_LATENCY = 0.5e-6               # 【估计】空载时的显存延迟，s
 LAUNCH_OVERHEAD = 4e-6             # 【估计】启动开销，s
 L2_USABLE = L2_BYTES // 2          # 【估计】一个矩阵能留在 L2 里的容量
+CHIP_OVERLAP_P = 30.0              # 【估计】最忙 SM 的时间和全芯片 L2 总量的 p-范数合成（重叠得比一步里的三件事好）
 
 HBM_ACHIEVABLE = HBM_BW * HBM_EFFICIENCY
 
@@ -112,70 +138,127 @@ def _arrays(configs: tuple[Config, ...]) -> ConfigArrays:
 VALID_ARRAYS = _arrays(VALID)
 
 
-def _check_shape(M, N, K) -> None:
+MAX_DIM = 2 ** 24                  # 模型能表示的最大维度（16,777,216）：再大，块数、字节数的浮点运算就不再精确
+
+
+def _check_shape(M, N, K) -> tuple[int, int, int]:
+    """检查 M、N、K 并转成 Python int（numpy 的定宽整数在乘法里会悄悄溢出）；不合法就抛 ValueError，点名是哪个维度。"""
+    out = []
     for name, v in (("M", M), ("N", N), ("K", K)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} 必须是正整数，拿到的是 {v!r}")
-
-
-def _pnorm(*xs):
-    return sum(x ** OVERLAP_P for x in xs) ** (1.0 / OVERLAP_P)
+        v = int(v)
+        if v > MAX_DIM:
+            raise ValueError(f"{name} = {v} 超出了模型能表示的范围（最大 2**24 = {MAX_DIM:,}）；请用更小的维度")
+        out.append(v)
+    return out[0], out[1], out[2]
 
 
 def roofline(M: int, N: int, K: int) -> float:
     """屋顶线：任何配置都不可能比它快——峰值算力算完全部浮点，或峰值带宽把 A、B、C 各搬一次。"""
+    M, N, K = _check_shape(M, N, K)
     return max(2.0 * M * N * K / PEAK_FLOPS, (M * K + K * N + M * N) * BYTES / HBM_BW)
+
+
+def _power(x, p):
+    """x ** p；p 是不大的整数时用连乘（比 numpy 的通用幂快几倍，结果在浮点误差以内相同）。"""
+    if p != int(p) or not 1 <= p <= 64:
+        return x ** p
+    p, out, base = int(p), None, x
+    while p:
+        if p & 1:
+            out = base if out is None else out * base
+        p >>= 1
+        if p:
+            base = base * base
+    return out
+
+
+def _pnorm(p, *xs):
+    """(Σ x^p)^(1/p)：先除以最大的一项，既不溢出也不下溢。"""
+    m = xs[0]
+    for x in xs[1:]:
+        m = np.maximum(m, x)
+    return m * sum(_power(x / m, p) for x in xs) ** (1.0 / p)
+
+
+_DERIVED: dict = {}
+
+
+def _derived(c: ConfigArrays) -> dict:
+    """只和配置有关的量（按 ConfigArrays 和相关旋钮缓存）：MMA 效率、一步的浮点数和 L2 字节、在路上的级数。"""
+    key = (id(c), MMA_FALLBACK, WARP_TILE_HALF, HBM_LATENCY)
+    d = _DERIVED.get(key)
+    if d is None or d["arrays"] is not c:
+        wgmma = (c.BM % 64 == 0) & (c.warps % 4 == 0)    # Hopper 快路径要 64 的倍数行、整 warp 组
+        acc_per_warp = c.BM * c.BN / c.warps
+        mma_eff = np.where(wgmma, 1.0, MMA_FALLBACK) * acc_per_warp / (acc_per_warp + WARP_TILE_HALF)
+        in_flight = np.maximum(c.stages - 1, 0.5)          # stages=1：不预取，只靠别的 warp 顶半级
+        d = dict(arrays=c, mma_eff=mma_eff, in_flight=in_flight,
+                 step_math=2 * c.BM * c.BN * c.BK / (PEAK_PER_SM * mma_eff),   # 一个 CTA 一步的"算"（秒）
+                 step_bytes=(c.BM + c.BN) * c.BK * BYTES,                      # 一个 CTA 一步从 L2 搬的字节
+                 stream=in_flight * c.BK * BYTES / HBM_LATENCY,               # 一条显存读流的带宽（B/s）
+                 slots=SMS * c.cps)                                           # 一波最多几个 CTA
+        if len(_DERIVED) > 64:
+            _DERIVED.clear()
+        _DERIVED[key] = d
+    return d
+
+
+def _wave(d: dict, q, active, k_steps):
+    """一波：最忙的 SM 上同时驻留 q 个 CTA，全芯片有 active 个 SM 在拉数据。
+    返回这一波的 (时间, 算, 搬, 等)：时间 = k_steps × 一步（算、搬、等的 p-范数）+ 开头等一次加载。"""
+    t_math = q * d["step_math"]
+    t_l2 = q * d["step_bytes"] / np.minimum(L2_BW_PER_SM, L2_BW / active)   # SM 少的时候每个能多分一点 L2 带宽
+    latency = LOAD_LATENCY_IDLE + (LOAD_LATENCY_BUSY - LOAD_LATENCY_IDLE) * active / SMS
+    t_wait = latency / d["in_flight"]
+    return k_steps * _pnorm(OVERLAP_P, t_math, t_l2, t_wait) + latency, k_steps * t_math, k_steps * t_l2, k_steps * t_wait
 
 
 def breakdown(c: ConfigArrays, M: int, N: int, K: int) -> dict[str, np.ndarray]:
     """模型的每一项（数组，每个配置一个值）。time() 只取其中的 'time'。"""
+    M, N, K = _check_shape(M, N, K)
+    d = _derived(c)
     # 1. 分块与波次
     tiles_m, tiles_n = np.ceil(M / c.BM), np.ceil(N / c.BN)
     tiles = tiles_m * tiles_n
-    per_sm = np.ceil(tiles / SMS)                    # 最忙的 SM 分到几块（波次量化）
+    per_sm = np.ceil(tiles / SMS)                    # 最忙的 SM 一共分到几块
     k_steps = np.ceil(K / c.BK)                      # K 不整除时最后一步也按整步算
-    # 2. 占用率
-    q = np.minimum(c.cps, per_sm)                    # 这个 SM 上同时在跑的 CTA
-    rounds = np.ceil(per_sm / q)
-    # 3. 一个 SM 的一步
-    wgmma = (c.BM % 64 == 0) & (c.warps % 4 == 0)    # Hopper 快路径要 64 的倍数行、整 warp 组
-    acc_per_warp = c.BM * c.BN / c.warps
-    mma_eff = np.where(wgmma, 1.0, MMA_FALLBACK) * acc_per_warp / (acc_per_warp + WARP_TILE_HALF)
-    t_math = q * 2 * c.BM * c.BN * c.BK / (PEAK_PER_SM * mma_eff)
-    active_sms = np.minimum(tiles, SMS)
-    l2_per_sm = np.minimum(L2_BW_PER_SM, L2_BW / active_sms)   # SM 少的时候每个能多分一点 L2 带宽
-    t_l2 = q * (c.BM + c.BN) * c.BK * BYTES / l2_per_sm
-    in_flight = np.maximum(c.stages - 1, 0.5)        # stages=1：不预取，只靠别的 warp 顶半级
-    latency = LOAD_LATENCY_IDLE + (LOAD_LATENCY_BUSY - LOAD_LATENCY_IDLE) * active_sms / SMS
-    t_wait = latency / in_flight
-    t_step = _pnorm(t_math, t_l2, t_wait)
-    t_sm = rounds * (k_steps * t_step + latency)         # 每轮开头要等第一次加载
-    # 4. 显存
+    # 2. 占用率：一波最多 132·cps 个 CTA；整波之后剩下的 rest 个是最后一波（零头），它有自己的活跃 SM 数
+    slots = d["slots"]
+    full = np.floor(tiles / slots)
+    rest = tiles - full * slots
+    has_last = rest > 0
+    q_last = np.maximum(np.ceil(rest / SMS), 1.0)
+    # 3. 最忙的 SM：整波（每 SM cps 个 CTA，132 个 SM 都在拉）× full + 最后一波（q_last 个 CTA，min(rest, 132) 个 SM）
+    w_full = _wave(d, c.cps, SMS, k_steps)
+    w_last = _wave(d, q_last, np.clip(rest, 1.0, SMS), k_steps)
+    t_sm, t_math, t_l2, t_wait = (full * a + np.where(has_last, b, 0.0) for a, b in zip(w_full, w_last))
+    q = np.where(full > 0, c.cps, q_last)            # 最忙的 SM 上同时驻留的 CTA
+    # 4. 显存：B 的每一块列面板被 ⌈行块数 / 一起走的行块数⌉ 次重读；放得进 L2 的 B 只读一次
     a_bytes, b_bytes, c_bytes = M * K * BYTES, N * K * BYTES, M * N * BYTES
-    concurrent = np.minimum(tiles, SMS * c.cps)          # 同时在跑的 CTA
-    rows_live = np.minimum(tiles_m, np.maximum(np.minimum(c.group, tiles_m), np.floor(concurrent / tiles_n)))
-    b_reads = 1.0 if b_bytes <= L2_USABLE else np.ceil(tiles_m / rows_live)
-    a_reads = 1.0                                        # 一个行块的 A 面板在它那一条里一直留在 L2
-    dram = a_bytes * a_reads + b_bytes * b_reads + c_bytes
-    # Little 定律：显存带宽 = 在路上的**不同**字节 / 显存延迟。每个列块在读自己的一块 B 面板、每个行块读自己的 A 面板，
-    # 各有 (stages-1)·BK 列在路上；不同行块读同一块 B 在 L2 里命中，不多占显存请求。所以多一个行块只多一份 A 的请求，
-    # 做更多的活不会反而更快；只有几个列块的网格（例：70B/8 qkv、M = 128、128×128 的块只有 10 列）读不满显存。
-    panels_live = np.minimum(tiles_n, SMS * c.cps) * c.BN + np.minimum(tiles_m, SMS * c.cps) * c.BM
-    bw = np.minimum(HBM_ACHIEVABLE, in_flight * panels_live * c.BK * BYTES / HBM_LATENCY)
-    t_dram = dram / bw
-    # 5. 合成
+    rows_together = np.minimum(tiles_m, np.maximum(c.group, np.floor(slots / tiles_n)))
+    b_reads = np.ceil(tiles_m / rows_together) if b_bytes > L2_USABLE else np.ones_like(tiles_m)
+    dram = a_bytes + b_bytes * b_reads + c_bytes     # 一个行块的 A 面板在它那一组里一直留在 L2，只读一次
+    t_a = a_bytes / (np.minimum(M, slots * c.BM) * d["stream"])
+    t_b = b_bytes * b_reads / (np.minimum(N, slots * c.BN) * d["stream"])
+    t_dram = np.maximum(dram / HBM_ACHIEVABLE, np.maximum(t_a, t_b))
+    # 5. L2 总量：SM 搬的字节 + 从显存填进 L2 的字节，共用 L2_BW
+    t_l2_total = (tiles * k_steps * d["step_bytes"] + dram) / L2_BW
+    # 6. 合成
+    t_core = _pnorm(CHIP_OVERLAP_P, t_sm, t_l2_total)
     flops = 2.0 * M * N * K
     floor = roofline(M, N, K)
-    t = np.maximum(LAUNCH_OVERHEAD + np.maximum(t_sm, t_dram), floor)
-    parts = dict(time=t, t_sm=t_sm, t_dram=t_dram, t_math=rounds * k_steps * t_math, t_l2=rounds * k_steps * t_l2,
-                 t_wait=rounds * k_steps * t_wait, tiles=tiles, per_sm=per_sm, q=q, mma_eff=mma_eff,
-                 dram_bytes=dram, bw=bw, floor=floor, flops=flops)
+    t = np.maximum(LAUNCH_OVERHEAD + np.maximum(t_core, t_dram), floor)
+    parts = dict(time=t, t_sm=t_sm, t_l2_total=t_l2_total, t_core=t_core, t_dram=t_dram, t_math=t_math, t_l2=t_l2,
+                 t_wait=t_wait, tiles=tiles, per_sm=per_sm, q=q, full_waves=full, last_wave=rest,
+                 mma_eff=d["mma_eff"], dram_bytes=dram, b_reads=b_reads, bw=dram / t_dram, floor=floor, flops=flops)
     return {k: np.broadcast_to(v, t.shape) for k, v in parts.items()}
 
 
 def time(configs, M: int, N: int, K: int) -> np.ndarray:
     """这些配置在形状 (M, N, K) 上的时间（秒），一个配置一个值。configs 是 Config 序列或 ConfigArrays。"""
-    _check_shape(M, N, K)
+    M, N, K = _check_shape(M, N, K)
     arrays = configs if isinstance(configs, ConfigArrays) else config_arrays(configs)
     return breakdown(arrays, M, N, K)["time"]
 
@@ -187,13 +270,37 @@ def time_one(config: Config, M: int, N: int, K: int) -> float:
 
 def time_valid(M: int, N: int, K: int) -> np.ndarray:
     """全部 3744 个能启动的配置（kernel_lab.VALID 的顺序）在 (M, N, K) 上的时间。按形状缓存，返回的数组只读。"""
-    _check_shape(M, N, K)
-    return _time_valid(int(M), int(N), int(K))
+    return _time_valid(*_check_shape(M, N, K))
 
 
 def clear_cache() -> None:
-    """清掉 time_valid 的缓存（计时的时候用：要量的是算，不是查缓存）。"""
+    """清掉 time_valid 的缓存（计时的时候用：要量的是算，不是查缓存；临时改旋钮时也要清）。"""
     _time_valid.cache_clear()
+    _DERIVED.clear()
+
+
+KNOBS = ("HBM_EFFICIENCY", "L2_BW", "L2_BW_PER_SM", "LOAD_LATENCY_IDLE", "LOAD_LATENCY_BUSY", "OVERLAP_P",
+         "CHIP_OVERLAP_P", "MMA_FALLBACK", "WARP_TILE_HALF", "HBM_LATENCY", "LAUNCH_OVERHEAD", "L2_USABLE")
+
+
+@contextmanager
+def knobs(**changes):
+    """临时改几个【估计】旋钮（演示"改了会怎样"时先替学生算一遍用），退出时改回来；进出都清缓存。
+    例：with knobs(L2_BW=2 * L2_BW): time_valid(...)"""
+    unknown = sorted(set(changes) - set(KNOBS))
+    if unknown:
+        raise ValueError(f"不是 sched_lab 的校准旋钮：{'、'.join(unknown)}（可以改的是 {'、'.join(KNOBS)}）")
+    g = globals()
+    old = {k: g[k] for k in changes}
+    try:
+        g.update(changes)
+        g["HBM_ACHIEVABLE"] = HBM_BW * g["HBM_EFFICIENCY"]
+        clear_cache()
+        yield
+    finally:
+        g.update(old)
+        g["HBM_ACHIEVABLE"] = HBM_BW * g["HBM_EFFICIENCY"]
+        clear_cache()
 
 
 @lru_cache(maxsize=1024)
@@ -203,21 +310,65 @@ def _time_valid(M: int, N: int, K: int) -> np.ndarray:
     return t
 
 
+# ---- 最优配置，以及它是不是"唯一的"最优 ----
+
+NEAR = 1e-3                        # "一样快"：在最优的 0.1% 以内（模型的差别比这小，真机上分不出）
+SAME = 1e-9                        # "时间完全相同"：相对差小于 1e-9（浮点误差以内）
+
+
+@dataclass(frozen=True)
+class Optimum:
+    config: Config                 # 印出来的那个最优配置
+    time: float                    # 它的时间（秒）
+    near: int                      # 在最优 within 以内的配置数（含它自己）
+    tied: int                      # 和它时间完全相同的配置数（含它自己）
+    tied_fields: tuple[str, ...]   # 时间完全相同的那些配置在哪些字段上不同（tied == 1 时为空）
+    within: float
+
+    @property
+    def rule(self) -> str:
+        """一句话：印出来的这个最优是怎样挑出来的。"""
+        if self.tied > 1:
+            return (f"{self.tied} 个配置时间完全相同（它们的 {'、'.join(self.tied_fields)} 各不相同，但卡在同一个瓶颈上），"
+                    f"印的是 VALID 顺序里的第一个；{self.near} 个配置在最优的 {self.within:.1%} 以内")
+        if self.near > 1:
+            return (f"最快的只有它一个，但另有 {self.near - 1} 个配置在它的 {self.within:.1%} 以内"
+                    "（差别比模型的精度还小，真机上分不出）")
+        return f"唯一最快：其余配置都比它慢 {self.within:.1%} 以上"
+
+
+def optimum(M: int, N: int, K: int, within: float = NEAR) -> Optimum:
+    """穷举 3744 个配置的最优，外加：多少个配置在它的 within 以内、多少个和它完全一样快、印出来的是按什么规则挑的
+    （完全一样快的取 VALID 顺序里的第一个，和 np.argmin、第 14 讲的 TimeTable.oracle 一样）。"""
+    t = time_valid(M, N, K)
+    i = int(np.argmin(t))
+    best = float(t[i])
+    tied = np.flatnonzero(t <= best * (1 + SAME))
+    fields = tuple(f for f in ("BM", "BN", "BK", "warps", "stages", "group")
+                   if len({getattr(VALID[j], f) for j in tied}) > 1)
+    return Optimum(VALID[i], best, int(np.sum(t <= best * (1 + within))), len(tied), fields, within)
+
+
 def explain(config: Config, M: int, N: int, K: int) -> dict:
     """一个配置在一个形状上的时间拆解（教学用）：各项时间（µs）、块数、占用率、哪一项是瓶颈。
-    dram_TBps 是这个网格按 Little 定律**最多**能拉的显存带宽；dram_avg_TBps 是整个内核时间里平均实际用到的。"""
-    _check_shape(M, N, K)
+    parts_us 是最忙的 SM 花在算、搬、等上的时间和显存时间；l2_total_us 是全芯片 L2 总量（SM 搬的 + 从显存填进 L2 的）
+    / L2_BW。dram_TBps 是这个网格按 Little 定律**最多**能拉的显存带宽（= dram 字节 / 显存时间）；dram_avg_TBps 是
+    整个内核时间里平均实际用到的（= dram 字节 / 总时间，不超过前者）。optimum 是这个形状的 Optimum（near、rule）。"""
+    M, N, K = _check_shape(M, N, K)
     b = {k: float(v[0]) for k, v in breakdown(config_arrays((config,)), M, N, K).items()}
     parts = {"算（张量核）": b["t_math"], "搬（L2 → 共享内存）": b["t_l2"], "等（加载延迟）": b["t_wait"],
              "显存": b["t_dram"]}
-    bound = max(parts, key=parts.get)
-    if b["floor"] >= LAUNCH_OVERHEAD + max(b["t_sm"], b["t_dram"]):
+    judged = dict(parts)
+    judged["搬（L2 → 共享内存）"] = max(b["t_l2"], b["t_l2_total"])    # L2 总量也是"搬"这一类
+    bound = max(judged, key=judged.get)
+    if b["floor"] >= LAUNCH_OVERHEAD + max(b["t_core"], b["t_dram"]):
         bound = "屋顶线"
     return dict(time_us=b["time"] * 1e6, bound=bound, parts_us={k: v * 1e6 for k, v in parts.items()},
-                tiles=int(b["tiles"]), tiles_per_sm=int(b["per_sm"]), ctas_per_sm=int(b["q"]),
-                mma_eff=b["mma_eff"], dram_MB=b["dram_bytes"] / 1e6, dram_TBps=b["bw"] / 1e12,
-                dram_avg_TBps=b["dram_bytes"] / b["time"] / 1e12,
-                tflops=b["flops"] / b["time"] / 1e12, floor_us=b["floor"] * 1e6)
+                l2_total_us=b["t_l2_total"] * 1e6, tiles=int(b["tiles"]), tiles_per_sm=int(b["per_sm"]),
+                ctas_per_sm=int(b["q"]), full_waves=int(b["full_waves"]), last_wave_ctas=int(b["last_wave"]),
+                mma_eff=b["mma_eff"], dram_MB=b["dram_bytes"] / 1e6, b_reads=b["b_reads"],
+                dram_TBps=b["bw"] / 1e12, dram_avg_TBps=b["dram_bytes"] / b["time"] / 1e12,
+                tflops=b["flops"] / b["time"] / 1e12, floor_us=b["floor"] * 1e6, optimum=optimum(M, N, K))
 
 
 # ---- 代价模型引导的调优 ----
@@ -225,6 +376,7 @@ def explain(config: Config, M: int, N: int, K: int) -> dict:
 def cheap_cost(c: ConfigArrays, M: int, N: int, K: int) -> np.ndarray:
     """故意简化的代价模型：最忙 SM 的算和搬（分块/波次量化、MMA 路径、块的算术强度）与唯一字节的显存时间取大。
     它不知道流水线级数、占用率、延迟、warp 块大小和 group，所以这些字段上的平局只能一个个试。"""
+    M, N, K = _check_shape(M, N, K)
     per_sm = np.ceil(np.ceil(M / c.BM) * np.ceil(N / c.BN) / SMS)
     k_padded = np.ceil(K / c.BK) * c.BK
     wgmma = (c.BM % 64 == 0) & (c.warps % 4 == 0)
@@ -244,7 +396,7 @@ class TuneResult:
 
 def guided_tune(M: int, N: int, K: int, tolerance: float = 0.01) -> TuneResult:
     """按代价模型从好到坏的顺序逐个"跑"配置，直到某个配置进入最优的 tolerance 以内。平局按 VALID 的顺序。"""
-    _check_shape(M, N, K)
+    M, N, K = _check_shape(M, N, K)
     true_t = time_valid(M, N, K)
     order = np.argsort(cheap_cost(VALID_ARRAYS, M, N, K), kind="stable")
     hit = np.flatnonzero(true_t[order] <= true_t.min() * (1 + tolerance))[0]

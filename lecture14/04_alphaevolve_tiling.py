@@ -204,7 +204,9 @@ def demo2_one_run(table, train, test, seed, budget):
     gain_early = (hist[early] - 1) / max(1e-12, hist[-1] - 1) if budget > EARLY else None
     valley = Config(256, 128, 64, 4, 3, 8)
     population = set(out["population"])
-    dead = sum(simplify(p).n_rules() < p.n_rules() for p in population)
+    evaluated = [p for p, r in ev.cache.items() if r["status"] == "full"]     # 这次完整评估过的所有不同程序
+    dead = sum(simplify(p).n_rules() < p.n_rules() for p in evaluated)
+    dead_pop = sum(simplify(p).n_rules() < p.n_rules() for p in population)
     regs_rejects = out["static_kinds"].get("single_field", {}).get("寄存器/线程", 0)
     enough = min(tried("targeted"), tried("single_field")) >= MIN_TRIED
     applies = parent_src is None or (apply_diff(parent_src, res["diff"]) == render(best)
@@ -242,15 +244,15 @@ def demo2_one_run(table, train, test, seed, budget):
     shrunk = simp.n_rules() < best.n_rules()
     obs.append(check(
         same and applies and (dead > 0 or shrunk),
-        f"进化出来的代码会带\"死规则\"（被前面的规则挡住、永远走不到）：程序库最后留下的 {len(population)} 个不同的程序里"
-        f"有 {dead} 个带死规则。"
+        f"进化出来的代码会带\"死规则\"（被前面的规则挡住、永远走不到）：这次完整评估过的 {len(evaluated)} 个不同的程序里"
+        f"有 {dead} 个带死规则，程序库最后留下的 {len(population)} 个里有 {dead_pop} 个。"
         + (f"最好的程序从 {best.n_rules()} 条删到 {simp.n_rules()} 条，在所有 (M, N, K) 上选的配置一个不差"
            "（和第 12 讲删死代码是同一件事）。" if shrunk else
            f"最好的程序本身没有死规则，{best.n_rules()} 条都走得到。")
         + "上面那段 SEARCH/REPLACE 打到父程序的源码上，得到的正是上面印的原样的程序。",
-        "讲义说程序库里有带死规则的程序（或者最好的程序就带），simplify 删掉死规则后行为不变，"
+        "讲义说进化出的程序里有带死规则的（或者最好的程序就带），simplify 删掉死规则后行为不变，"
         "SEARCH/REPLACE 打到父程序上正好得到最好的程序",
-        f"程序库里 {len(population)} 个不同的程序有 {dead} 个带死规则，最好的程序 {best.n_rules()} → {simp.n_rules()} 条；"
+        f"完整评估过的 {len(evaluated)} 个不同的程序有 {dead} 个带死规则，最好的程序 {best.n_rules()} → {simp.n_rules()} 条；"
         f"simplify 行为不变：{'是' if same else '否'}；SEARCH/REPLACE 能重现它：{'是' if applies else '否'}"))
     print_observations(obs)
     return out, ev, obs

@@ -211,21 +211,24 @@ def demo1_ablations(table, results, budget, seeds):
                    "讲义说小模型每个种子都比完整系统低（小模型最好的种子 < 完整系统最差的种子，训练形状）",
                    f"小模型 {small:.3f}×（{lo['small']:.3f}–{hi['small']:.3f}），完整系统 {full:.3f}×"
                    f"（{lo['full']:.3f}–{hi['full']:.3f}）")]
-    flat = early("no_evolution") >= noevo - 0.005
+    noevo_early_share = (early("no_evolution") - 1) / (noevo - 1) if noevo > 1 and c0 < budget else math.nan
+    flat = noevo_early_share >= 0.8                      # 第 c0 个提议时已经有最终涨幅的 80% 以上
     runs_ratio = med("no_evolution", "runs") / med("full", "runs")
     worst_variant = min((n for n in VARIANTS if n != "full"), key=lambda n: score[n])
     mostly_cached = med("no_evolution", "cached") > budget / 2                      # "提议大多和以前的一模一样"
     obs.append(check(hi["no_evolution"] < lo["full"] and flat and worst_variant == "no_evolution" and mostly_cached,
                        f"不进化掉得最多（{noevo:.3f}×，涨幅是完整系统的 {share('no_evolution')}），"
-                       f"而且很早就停了：第 {c0} 个提议时已经是 {early('no_evolution'):.3f}×，之后几乎不涨。"
+                       f"而且很早就停了：第 {c0} 个提议时已经是 {early('no_evolution'):.3f}×（最终涨幅的 "
+                       f"{pct(noevo_early_share, 0.8) if noevo_early_share == noevo_early_share else '—'}，涨幅 = 分数 − 1），之后涨得很少。"
                        "每个子程序都只比专家多一处修改，能走到的地方就这么多；好的启发式要好几处修改叠起来（不同的 M、"
                        "不同的投影各要一条规则），这要靠把好的子程序留下来当下一轮的父程序。它的提议大多和以前的一模一样"
                        f"（缓存命中中位数 {med('no_evolution', 'cached'):,.0f} 个），所以内核只跑了完整系统的 {pct(runs_ratio)}。",
                        f"讲义说不进化每个种子都比完整系统低、是掉得最多的变体、第 {c0} 个提议以后几乎不涨"
-                       "（之后最多涨 0.005），且一半以上的提议是缓存命中",
+                       "（那时已有最终涨幅的 80% 以上），且一半以上的提议是缓存命中",
                        f"不进化 {noevo:.3f}×（{lo['no_evolution']:.3f}–{hi['no_evolution']:.3f}），完整系统 {full:.3f}×"
                        f"（{lo['full']:.3f}–{hi['full']:.3f}）；掉得最多的是{VARIANTS[worst_variant][0]}"
-                       f"；第 {c0} 个提议时 {e_txt('no_evolution')}{no_early}；"
+                       f"；第 {c0} 个提议时 {e_txt('no_evolution')}{no_early}"
+                       f"（最终涨幅的 {pct(noevo_early_share, 0.8) if noevo_early_share == noevo_early_share else '—'}）；"
                        f"缓存命中中位数 {med('no_evolution', 'cached'):,.0f} 个（预算 {budget}）"))
     slower = early("no_feedback") < early("full")
     start_txt = (f"第 {c0} 个提议时 {e_txt('no_feedback')} 对 {e_txt('full')}"

@@ -41,3 +41,118 @@ def test_same_output_twice(first):
     assert second.returncode == 0, second.stderr
     assert second.stdout == first.stdout
     assert "用时" not in first.stdout and "用时" in first.stderr
+
+
+# ---------------------------------------------------------------- "可以试试"：每一条照做，说好的变化真的发生
+
+import re  # noqa: E402
+import shutil  # noqa: E402
+
+
+def flat(text):
+    """去掉所有空白（终端折行会把数字和词拆到两行）。"""
+    return re.sub(r"\s+", "", text)
+
+
+def suggestion(stdout, i):
+    """第 i 条"可以试试"（从 1 数），去掉空白。"""
+    tail = stdout.split("可以试试：", 1)[1]
+    parts = re.split(r"\n\s*\d+\. ", "\n" + tail)
+    return flat(parts[i])
+
+
+def project_copy(tmp_path):
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def set_line(path, name, new_line):
+    """把 `name = ...` 那一行换成 new_line（学生照着提示做的那一下编辑）；必须正好有一行。"""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    hits = [i for i, line in enumerate(lines) if re.match(rf"{name}\s*=", line)]
+    assert len(hits) == 1, hits
+    lines[hits[0]] = new_line + "\n"
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+def run_in(root, *args, timeout=120):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=root, timeout=timeout)
+
+
+def table_row(stdout, section, who):
+    """演示 1 里 section 那张表上 who（"最优"）那一行，按两个以上空格拆开。"""
+    block = stdout.split(section + "（", 1)[1]
+    line = next(line for line in block.splitlines() if line.startswith(who + " "))
+    return re.split(r"\s{2,}", line.strip())
+
+
+# 1. L2_BW 翻倍：prefill 的最优 TFLOPS 和瓶颈变成提示里预先算好的那样；"卡在搬上"的观察印成【本次不成立】；
+#    翻倍后提示不再说"只在活跃 SM 少于 ≈ 171 个时起作用"（只有 132 个 SM）；第 14 讲 --quick 照样跑完
+def test_suggestion_double_L2_does_what_it_says(first, tmp_path):
+    s = suggestion(first.stdout, 1)
+    m = re.search(r"的最优从(\d+)变成(\d+)TFLOPS，瓶颈从(.)变成(.)；", s)
+    assert m, s
+    tf0, tf1, b0, b1 = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
+    old = re.search(r"L2_BW那一行（现在是([\d.e+]+)）改成(L2_BW=2\*[\d.e+]+)。", s)
+    assert old, s
+    root = project_copy(tmp_path)
+    set_line(root / "lecture13" / "sched_lab.py", "L2_BW", old.group(2).replace("=", " = ", 1))
+    p = run_in(root, "lecture13/01_timing_model.py")
+    assert p.returncode == 0, p.stderr
+    before, after = table_row(first.stdout, "8B gate_up M=8192", "最优"), table_row(p.stdout, "8B gate_up M=8192", "最优")
+    assert (int(before[2]), before[-1]) == (tf0, b0) and (int(after[2]), after[-1]) == (tf1, b1), (before, after)
+    assert tf1 > tf0 and "本次不成立" in p.stdout
+    # 每一句标成不成立的观察都说出讲义的判据（不藏门槛）
+    obs = re.split(r"\n\s*\d+\. ", p.stdout)
+    failed = [o for o in obs if "本次不成立" in o]
+    assert failed and all("讲义说" in flat(o) for o in failed), [o[:80] for o in failed if "讲义说" not in flat(o)]
+    s2 = suggestion(p.stdout, 1)
+    assert not re.search(r"少于L2_BW/L2_BW_PER_SM≈(\d+)个", s2) or \
+        int(re.search(r"少于L2_BW/L2_BW_PER_SM≈(\d+)个", s2).group(1)) < 132, s2
+    q = run_in(root, "lecture14/04_alphaevolve_tiling.py", "--quick")
+    assert q.returncode == 0, q.stderr
+
+
+# 2. LOAD_LATENCY_BUSY 改短：流水线实验和坏例的倍数变成提示里算好的数；提示说会失败的那句观察真的印成【本次不成立】
+def test_suggestion_shorter_latency_does_what_it_says(first, tmp_path):
+    s = suggestion(first.stdout, 2)
+    m = re.search(r"改成(LOAD_LATENCY_BUSY=[\d.e+-]+)（", s)
+    g = re.search(r"stages1比4慢的倍数从([\d.]+)×变成([\d.]+)×，演示1的坏例从慢([\d.]+)–([\d.]+)×变成([\d.]+)–([\d.]+)×", s)
+    assert m and g, s
+    root = project_copy(tmp_path)
+    set_line(root / "lecture13" / "sched_lab.py", "LOAD_LATENCY_BUSY", m.group(1).replace("=", " = ", 1))
+    p = run_in(root, "lecture13/01_timing_model.py")
+    assert p.returncode == 0, p.stderr
+    out = flat(p.stdout)
+    # 流水线实验：成立时观察里印"快 X 倍"，不成立时表里印 stages 1–4 的时间；两种情况都从表那一行算
+    row = next(line for line in p.stdout.splitlines() if line.startswith("流水线级数"))
+    ts = [float(x) for x in re.search(r"stages 1 / 2 / 3 / 4\s+([\d./ ]+?)\s{2,}", row).group(1).split(" / ")]
+    assert ts[0] / ts[3] == pytest.approx(float(g.group(2)), abs=0.06)
+    assert float(g.group(2)) < float(g.group(1))
+    # 坏例：演示 1 的四张表里"坏例"和"专家"两行的时间之比
+    ratios = []
+    for sec in ("8B gate_up M=1", "8B gate_up M=128", "8B gate_up M=8192", "70B/8 qkv M=128"):
+        b, e = table_row(p.stdout, sec, "坏例"), table_row(p.stdout, sec, "专家")
+        ratios.append(float(b[1].replace(",", "")) / float(e[1].replace(",", "")))
+    assert min(ratios) == pytest.approx(float(g.group(5)), abs=0.01)
+    assert max(ratios) == pytest.approx(float(g.group(6)), abs=0.01)
+    if "坏例那句观察会标成不成立" in s:
+        assert "【本次不成立】stages=1的瓶颈" in out
+    else:
+        assert "【本次不成立】stages=1的瓶颈" not in out
+
+
+# 3. --tolerance：演示 3 的中位数变成提示里算好的数（就是照印出来的命令跑）
+def test_suggestion_tolerance_does_what_it_says(first):
+    s = suggestion(first.stdout, 3)
+    m = re.search(r"中位数从(\d+)次(?:降到|还是|变成)(\d+)次，随机顺序从(\d+)次降到(\d+)次", s)
+    cmd = re.search(r"python3lecture13/01_timing_model\.py--tolerance([\d.]+)$", s)
+    assert m and cmd, s
+    p = run_script("--tolerance", cmd.group(1))
+    assert p.returncode == 0, p.stderr
+    row = lambda out, name: re.split(r"\s{2,}", next(x for x in out.splitlines() if x.startswith(name)).strip())  # noqa: E731
+    assert int(row(first.stdout, "代价模型引导（guided_tune）")[1]) == int(m.group(1))
+    assert int(row(p.stdout, "代价模型引导（guided_tune）")[1]) == int(m.group(2))
+    assert int(row(first.stdout, "随机顺序（期望）")[1]) == int(m.group(3))
+    assert int(row(p.stdout, "随机顺序（期望）")[1]) == int(m.group(4))

@@ -4,6 +4,7 @@
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -192,15 +193,40 @@ def test_04_default_run_states_no_false_claim():
     assert "本次不成立" not in p.stdout
 
 
+def seed_rows(stdout):
+    """讲义原来的 04 脚本演示 1 的第一张表：{形状: (最优配置元组, 专家慢几倍)}。"""
+    rows = {}
+    for line in stdout.splitlines():
+        m = re.match(r"^\s*(\S+ \S+ M=\d+)\s+\(([\d, ]+)\)\s+[\d.]+ µs\s+\d+\s+([\d.]+)×\s*$", line)
+        if m:
+            rows[m.group(1)] = (tuple(int(x) for x in m.group(2).split(",")), float(m.group(3)))
+    return rows
+
+
 @pytest.mark.skipif(not os.path.exists(SEED_SCRIPT), reason="没有 ../shared 里讲义原来的 04 脚本")
-def test_instructors_04_script_runs_unmodified(tmp_path):
-    # 讲义作者原来的 04 脚本，原封不动放进 lecture14/，能对着我们的模块跑完四个演示
+def test_instructors_04_script_runs_unmodified_and_its_fixed_sentences_hold(tmp_path):
+    # 讲义作者原来的 04 脚本，原封不动放进 lecture14/，能对着我们的模块跑完四个演示；
+    # 它写死的句子对它自己印出来的表成立：
+    #   演示 1 "prefill 要 256×128 的大块、8 个 warp、4 级流水线，专家……慢 30% 左右"：M = 8192 那一行的最优配置是
+    #   (256, 128, 64, 8, 4, *)，专家慢 1.2–1.4 倍；"decode……专家启发式已经是最优"：M = 1、16 两行印 1.00×；
+    #   "70B 分片的 qkv 在 M = 128 时慢 2.5 倍"：那一行在 2.2–2.8 倍；
+    #   演示 4 "我们的迷你版相对专家的倍数（约 1.3–1.4×）"：演示 2 印的最好程序的测试形状倍数在 1.25–1.45
+    #   （claims.md 的 C3 带）
     for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
         shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(SEED_SCRIPT, tmp_path / "lecture14" / "seed_04.py")
     p = run_script(str(tmp_path / "lecture14" / "seed_04.py"), cwd=tmp_path / "lecture14")
     assert p.returncode == 0, p.stderr
     assert all(f"演示 {i}" in p.stdout for i in range(1, 5))
+    assert "prefill（M 几千）要 256×128 的大块、8 个 warp、4 级流水线" in p.stdout and "约 1.3–1.4×" in p.stdout
+    rows = seed_rows(p.stdout)
+    assert len(rows) == 7, p.stdout[:3000]
+    cfg, ratio = rows["8B gate_up M=8192"]
+    assert cfg[:5] == (256, 128, 64, 8, 4) and 1.2 <= ratio <= 1.4, (cfg, ratio)
+    assert rows["8B gate_up M=1"][1] == rows["8B gate_up M=16"][1] == 1.00
+    assert 2.2 <= rows["70B/8 qkv M=128"][1] <= 2.8
+    m = re.search(r"最好的程序：训练形状 ([\d.]+)×、测试形状 ([\d.]+)×", p.stdout)
+    assert m and 1.25 <= float(m.group(2)) <= 1.45, m and m.group(0)
 
 
 class EchoLLM:

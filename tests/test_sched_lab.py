@@ -10,6 +10,7 @@ import statistics
 import numpy as np
 import pytest
 
+import kernel_lab
 import sched_lab
 from kernel_lab import VALID, VALID_INDEX, Config
 
@@ -58,6 +59,11 @@ def ceil_div(a, b):
     return -(-a // b)
 
 
+def pnorm(p, *xs):
+    m = max(xs)
+    return m * sum((x / m) ** p for x in xs) ** (1.0 / p)
+
+
 def reference_time(cfg, M, N, K):
     """标量参照实现：照 sched_lab 文档（和 h100-model.md 的物理）一个配置一个配置用 math / 整数算，
     只从 sched_lab 读常数，不调用它的 breakdown / time，也不用 kernel_lab 的资源函数。"""
@@ -69,40 +75,41 @@ def reference_time(cfg, M, N, K):
     smem = stages * (BM + BN) * BK * 2
     cps = min(65536 // regs_per_cta, 233_472 // (smem + 1024), 2048 // threads, 32)
     assert cps >= 1
-    # 1. 分块与波次：最忙的 SM 分到 ⌈T/132⌉ 块；K 不整除时最后一步也是整步
+    # 1. 分块；K 不整除时最后一步也是整步
     tiles_m, tiles_n = ceil_div(M, BM), ceil_div(N, BN)
     tiles = tiles_m * tiles_n
-    per_sm = ceil_div(tiles, S.SMS)
     k_steps = ceil_div(K, BK)
-    # 2. 占用率：同时驻留 q 个，分 rounds 轮
-    q = min(cps, per_sm)
-    rounds = ceil_div(per_sm, q)
-    # 3. 一个 SM 的一步：算、搬、等，p-范数合成
-    busy_sms = min(tiles, S.SMS)
+    # 2. 整波和零头：一波 132·cps 个 CTA；零头是最后一波，有自己的活跃 SM 数
+    slots = S.SMS * cps
+    full, rest = divmod(tiles, slots)
     acc = BM * BN / warps
     path = 1.0 if (BM % 64 == 0 and warps % 4 == 0) else S.MMA_FALLBACK
     eff = path * acc / (acc + S.WARP_TILE_HALF)
-    t_math = q * 2.0 * BM * BN * BK / (S.PEAK_FLOPS / S.SMS * eff)
-    l2_bw = min(S.L2_BW_PER_SM, S.L2_BW / busy_sms)
-    t_move = q * (BM + BN) * BK * 2.0 / l2_bw
     ahead = stages - 1 if stages > 1 else 0.5           # stages = 1：没有预取，算半级
-    latency = S.LOAD_LATENCY_IDLE + (S.LOAD_LATENCY_BUSY - S.LOAD_LATENCY_IDLE) * busy_sms / S.SMS
-    t_wait = latency / ahead
-    p = S.OVERLAP_P
-    t_step = (t_math ** p + t_move ** p + t_wait ** p) ** (1.0 / p)
-    t_sm = rounds * (k_steps * t_step + latency)         # 每轮开头等一次加载
-    # 4. 显存：B 面板按同时在跑的行块数重读（group 让 group 行一起走），放得进 L2 的 B 只读一次；
-    #    带宽按不同面板的读流算（不同行块读同一块 B 在 L2 里命中）
-    resident = min(tiles, S.SMS * cps)
-    rows_together = min(tiles_m, max(min(group, tiles_m), resident // tiles_n))
+
+    def wave(q, active):
+        # 3. 一波里最忙的 SM：一步的算、搬、等按 p-范数合成，K 方向 k_steps 步，开头等一次加载
+        t_math = q * 2.0 * BM * BN * BK / (S.PEAK_FLOPS / S.SMS * eff)
+        t_move = q * (BM + BN) * BK * 2.0 / min(S.L2_BW_PER_SM, S.L2_BW / active)
+        latency = S.LOAD_LATENCY_IDLE + (S.LOAD_LATENCY_BUSY - S.LOAD_LATENCY_IDLE) * active / S.SMS
+        return k_steps * pnorm(S.OVERLAP_P, t_math, t_move, latency / ahead) + latency
+
+    t_sm = full * wave(cps, S.SMS) + (wave(ceil_div(rest, S.SMS), min(rest, S.SMS)) if rest else 0.0)
+    # 4. 显存：一起走的行块共用 B 面板，B 每 ⌈行块数 / 一起走的行块数⌉ 遍重读一次；放得进 L2 的 B 只读一次
+    rows_together = min(tiles_m, max(group, slots // tiles_n))
     b_passes = 1 if N * K * 2 <= S.L2_USABLE else ceil_div(tiles_m, rows_together)
     dram_bytes = 2.0 * (M * K + N * K * b_passes + M * N)
     hbm = S.HBM_BW * S.HBM_EFFICIENCY
-    # Little 定律：在路上的不同字节（每个列块一块 B 面板、每个行块一块 A 面板，各 (stages-1)·BK 列）/ 显存延迟
-    live = min(tiles_n, S.SMS * cps) * BN + min(tiles_m, S.SMS * cps) * BM
-    t_dram = dram_bytes / min(hbm, ahead * live * BK * 2.0 / S.HBM_LATENCY)
-    # 5. 合成：启动开销 + 较慢的一边，且不快于屋顶线
-    return max(S.LAUNCH_OVERHEAD + max(t_sm, t_dram), roofline_by_hand(M, N, K))
+    # Little 定律：每行 A、每列 B 一条读流，(stages-1)·BK 个元素在路上；同时在读的最多 M 行 / N 列、一波盖得住的那么多
+    stream = ahead * BK * 2.0 / S.HBM_LATENCY
+    t_a = 2.0 * M * K / (min(M, slots * BM) * stream)
+    t_b = 2.0 * N * K * b_passes / (min(N, slots * BN) * stream)
+    t_dram = max(dram_bytes / hbm, t_a, t_b)
+    # 5. L2 总量：SM 搬的字节 + 从显存填进 L2 的字节，共用 L2_BW；和最忙 SM 的时间按 p-范数合成
+    l2_total = (tiles * k_steps * (BM + BN) * BK * 2.0 + dram_bytes) / S.L2_BW
+    core = pnorm(S.CHIP_OVERLAP_P, t_sm, l2_total)
+    # 6. 合成：启动开销 + 较慢的一边，且不快于屋顶线
+    return max(S.LAUNCH_OVERHEAD + max(core, t_dram), roofline_by_hand(M, N, K))
 
 
 def worst_drop(t_before, t_after, mask=None):
@@ -327,19 +334,50 @@ def test_time_one_equals_vectorized():
             assert math.isclose(one, b, rel_tol=1e-12) and math.isclose(one, valid[VALID_INDEX[c]], rel_tol=1e-12)
 
 
-# explain：time_us = time_one × 1e6，瓶颈是四项之一（且是最大的那项）或"屋顶线"，块数和屋顶线与手算一致
+# explain：time_us = time_one × 1e6；瓶颈是四项里最大的（"搬"按 max(每 SM 的搬, L2 总量) 比）或"屋顶线"；
+# 块数、整波和零头、屋顶线与手算一致
 def test_explain_is_consistent():
     for (M, N, K), c in itertools.product(REF_SHAPES, SAMPLE[:15]):
         e = sched_lab.explain(c, M, N, K)
         assert math.isclose(e["time_us"], sched_lab.time_one(c, M, N, K) * 1e6, rel_tol=1e-12)
         assert len(e["parts_us"]) == 4 and all(v >= 0 and math.isfinite(v) for v in e["parts_us"].values())
         assert e["bound"] in (*e["parts_us"], "屋顶线")
+        judged = dict(e["parts_us"])
+        judged["搬（L2 → 共享内存）"] = max(judged["搬（L2 → 共享内存）"], e["l2_total_us"])
         if e["bound"] != "屋顶线":
-            assert e["bound"] == max(e["parts_us"], key=e["parts_us"].get)
-        assert e["tiles"] == ceil_div(M, c.BM) * ceil_div(N, c.BN)
-        assert e["tiles_per_sm"] == ceil_div(e["tiles"], 132) and 1 <= e["ctas_per_sm"] <= e["tiles_per_sm"]
+            assert e["bound"] == max(judged, key=judged.get)
+        else:
+            assert e["time_us"] == pytest.approx(e["floor_us"], rel=1e-12)
+        tiles = ceil_div(M, c.BM) * ceil_div(N, c.BN)
+        assert e["tiles"] == tiles
+        assert e["tiles_per_sm"] == ceil_div(tiles, 132) and 1 <= e["ctas_per_sm"] <= e["tiles_per_sm"]
+        slots = 132 * kernel_lab.ctas_per_sm(c)
+        assert (e["full_waves"], e["last_wave_ctas"]) == divmod(tiles, slots)
         assert math.isclose(e["floor_us"], roofline_by_hand(M, N, K) * 1e6, rel_tol=1e-12)
         assert math.isclose(e["tflops"], 2 * M * N * K / e["time_us"] / 1e6, rel_tol=1e-12)
+
+
+# explain 的派生字段按定义算（只用数据手册的常数和配置本身）：
+#   dram_MB = 2·(M·K + N·K·B 读几遍 + M·N) / 1e6，B 读几遍和标量参照实现的一样（放得进 L2 的 25 MiB 就 1 遍）；
+#   dram_TBps = 显存字节 / 显存时间（Little 定律给这个网格的上限），dram_avg_TBps = 显存字节 / 总时间；
+#   平均带宽 ≤ 上限 ≤ 可达带宽 3.35 TB/s × 0.88；
+#   mma_eff = (wgmma 1.0，否则 0.6) × 累加器/warp ÷ (累加器/warp + 256)
+def test_explain_derived_fields_follow_their_definitions():
+    for (M, N, K), c in itertools.product(REF_SHAPES + ODD_SHAPES, SAMPLE[:25]):
+        e = sched_lab.explain(c, M, N, K)
+        tiles_m, tiles_n = ceil_div(M, c.BM), ceil_div(N, c.BN)
+        slots = 132 * kernel_lab.ctas_per_sm(c)
+        together = min(tiles_m, max(c.group, slots // tiles_n))
+        b_reads = 1 if N * K * 2 <= 25 * 2**20 else ceil_div(tiles_m, together)
+        assert e["b_reads"] == b_reads
+        dram = 2 * (M * K + N * K * b_reads + M * N)
+        assert e["dram_MB"] == pytest.approx(dram / 1e6, rel=1e-12)
+        assert e["dram_TBps"] == pytest.approx(dram / (e["parts_us"]["显存"] * 1e-6) / 1e12, rel=1e-9)
+        assert e["dram_avg_TBps"] == pytest.approx(dram / (e["time_us"] * 1e-6) / 1e12, rel=1e-9)
+        assert e["dram_avg_TBps"] <= e["dram_TBps"] * (1 + 1e-12) <= 3.35 * 0.88 * (1 + 1e-9)
+        acc = c.BM * c.BN / c.warps
+        path = 1.0 if c.BM % 64 == 0 and c.warps % 4 == 0 else 0.6
+        assert e["mma_eff"] == pytest.approx(path * acc / (acc + 256), rel=1e-12)
 
 
 # ---------------------------------------------------------------- 6. 校准事实（claims.md P4–P6）
@@ -363,12 +401,13 @@ def test_P4_decode_reads_weights_near_hbm_bandwidth():
     assert N * K * 2 / valid_times(1, N, K).min() >= 0.75 * 3.35e12
 
 
-# P5：8B gate_up 在 M = 8192：最优是 128×256 或 256×128、8 warp、4 级；专家慢 1.2–1.4 倍；最优 550–850 TFLOPS
-def test_P5_prefill():
-    M, (N, K) = 8192, LAYERS["8B gate_up"]
+# P5：8B gate_up 在 M = 4096、8192：最优是 256×128、8 warp、4 级；专家慢 1.2–1.4 倍；最优 550–850 TFLOPS
+@pytest.mark.parametrize("M", [4096, 8192])
+def test_P5_prefill(M):
+    N, K = LAYERS["8B gate_up"]
     ratio, t = _ratio_and_optimum(M, N, K)
     best = VALID[int(np.argmin(t))]
-    assert (best.BM, best.BN) in ((128, 256), (256, 128)) and best.warps == 8 and best.stages == 4, best
+    assert (best.BM, best.BN, best.warps, best.stages) == (256, 128, 8, 4), best
     assert 1.2 <= ratio <= 1.4
     assert 550e12 <= 2 * M * N * K / t.min() <= 850e12
 
@@ -413,3 +452,186 @@ def test_guided_tune_on_lecture_shapes():
 def test_guided_tune_on_odd_shapes():
     for M, N, K in ODD_SHAPES:
         _check_tune(M, N, K)
+
+
+# ---------------------------------------------------------------- 8. 手算钉住的时间（改常数必须是有意的、看得见的改动）
+
+def pn(p, *xs):
+    """(Σ x^p)^(1/p)。"""
+    m = max(xs)
+    return m * sum((x / m) ** p for x in xs) ** (1.0 / p)
+
+
+PEAK_PER_SM = 989.4e12 / 132      # 数据手册：989.4 TFLOPS / 132 个 SM
+
+
+# 下面的期望值只用字面常数算：数据手册（132 SM、989.4 TFLOPS、3.35 TB/s、bf16 2 字节）和模块开头写的旋钮
+# （HBM_EFFICIENCY 0.88、L2_BW 7.7e12、L2_BW_PER_SM 90e9、延迟 0.7 / 1.3 µs、OVERLAP_P 9、CHIP_OVERLAP_P 30、
+# MMA_FALLBACK 0.6、WARP_TILE_HALF 256、HBM_LATENCY 0.5 µs、启动 4 µs、L2_USABLE 25 MiB）。
+# 改了任何一个常数，这里就失败：要改就把这里的算式一起改，让改动是有意的。
+
+def test_pinned_decode_time_is_weights_over_achievable_bandwidth():
+    # 8B gate_up M = 1，专家的小块 (16,64,128,4,4,1)：时间 = 启动 + 显存字节 / 可达带宽
+    #   显存字节 = 2·(1·4096 + 28672·4096 + 1·28672) = 234,946,560 B（A、B 各读一遍、写 C；B 只有 1 个行块，读 1 遍）
+    #   可达带宽 = 3.35e12 × 0.88 = 2.948e12 B/s → 79.697 µs；再加 4 µs 启动 = 83.697 µs
+    t = sched_lab.time_one(EXPERT_SMALL, 1, 28672, 4096)
+    assert t == pytest.approx(4e-6 + 234_946_560 / (3.35e12 * 0.88), rel=1e-12)
+
+
+def test_pinned_tiny_shape_is_launch_plus_latency():
+    # (1, 1, 1)，配置 (32,32,32,2,2,1)：1 个块、1 步、1 个活跃 SM，瓶颈是等
+    #   延迟 = 0.7 µs + (1.3 − 0.7) µs × 1/132 = 0.704545 µs；2 级流水线 → 1 级在路上，等 = 0.704545 µs
+    #   算 = 2·32·32·32 / (7.4955e12 × 0.6 × 512/(512+256)) = 21.9 ns；搬 = (32+32)·32·2 B / 90e9 B/s = 45.5 ns
+    #   一波 = 1 步 × p9(算, 搬, 等) + 开头的延迟 ≈ 2 × 0.704545 µs；显存、L2 总量都是纳秒级
+    #   时间 = 4 µs + 1.40909 µs = 5.40909 µs
+    lat = 0.7e-6 + 0.6e-6 / 132
+    step = pn(9, 2 * 32**3 / (PEAK_PER_SM * 0.6 * 512 / 768), 64 * 32 * 2 / 90e9, lat / 1)
+    t = sched_lab.time_one(Config(32, 32, 32, 2, 2, 1), 1, 1, 1)
+    assert t == pytest.approx(4e-6 + step + lat, rel=1e-12)
+    assert t == pytest.approx(5.40909e-6, rel=1e-5)
+
+
+def test_pinned_prefill_optimum_time():
+    # 8B gate_up M = 8192，(256,128,64,8,4,16)：共享内存 4·384·64·2 = 196,608 B → 每 SM 1 个 CTA，一波 132 个
+    #   块 = 32·224 = 7168 = 54 整波 × 132 + 零头 40；K 方向 4096/64 = 64 步
+    #   算/步 = 2·256·128·64 / (7.4955e12 × 4096/(4096+256)) = 0.594 µs（wgmma，8 warp 每个 4096 个累加器）
+    #   整波：搬/步 = 384·64·2 B / (7.7e12/132) = 0.843 µs，等/步 = 1.3 µs / 3；一波 = 64 × p9(…) + 1.3 µs
+    #   零头：40 个 SM，搬/步 = 49152 B / min(90e9, 7.7e12/40) = 0.546 µs，延迟 = 0.7 + 0.6·40/132 µs
+    #   显存：B（235 MB）放不进 L2，16 行块一起走，32 行块 → B 读 2 遍；字节 = 2·(8192·4096 + 28672·4096·2 + 8192·28672)
+    #   L2 总量 = (7168·64·49152 + 显存字节) / 7.7e12；核心 = p30(最忙 SM, L2 总量)；显存时间 0.34 ms 远小于它
+    tm = 2 * 256 * 128 * 64 / (PEAK_PER_SM * 4096 / 4352)
+    full = 64 * pn(9, tm, 49152 / (7.7e12 / 132), 1.3e-6 / 3) + 1.3e-6
+    lat = 0.7e-6 + 0.6e-6 * 40 / 132
+    last = 64 * pn(9, tm, 49152 / 90e9, lat / 3) + lat
+    dram = 2 * (8192 * 4096 + 28672 * 4096 * 2 + 8192 * 28672)
+    core = pn(30, 54 * full + last, (7168 * 64 * 49152 + dram) / 7.7e12)
+    t = sched_lab.time_one(Config(256, 128, 64, 8, 4, 16), 8192, 28672, 4096)
+    assert dram / (3.35e12 * 0.88) < core
+    assert t == pytest.approx(4e-6 + core, rel=1e-12)
+    assert t == pytest.approx(3.124e-3, rel=1e-3)
+
+
+# ---------------------------------------------------------------- 9. 最优的来由：效应，不是 VALID 的顺序（issue 8）
+
+# P5（收紧）：8B gate_up 在 M = 4096、8192：最优是 256×128、8 warp、4 级，而且唯一——别的 (BM, BN, warps, stages)
+# 组合都比它慢 0.1% 以上（128×256 输在 B 要多读一倍遍数、填进 L2 的字节多；16 warp 输在张量核效率）
+@pytest.mark.parametrize("M", [4096, 8192])
+def test_prefill_optimum_is_256x128_by_a_modelled_effect(M):
+    N, K = LAYERS["8B gate_up"]
+    t = valid_times(M, N, K)
+    best = VALID[int(np.argmin(t))]
+    assert (best.BM, best.BN, best.warps, best.stages) == (256, 128, 8, 4), best
+    other = np.array([(c.BM, c.BN, c.warps, c.stages) != (256, 128, 8, 4) for c in VALID])
+    assert t[other].min() > t.min() * 1.001
+    opt = sched_lab.optimum(M, N, K)
+    assert opt.config == best and opt.near == 1 and opt.tied == 1 and "唯一" in opt.rule
+    # 同样的 8 warp / 4 级，128×256 更慢：每步搬的字节、块数都一样，差在 B 从显存读的遍数
+    wide = sched_lab.explain(Config(128, 256, 64, 8, 4, 16), M, N, K)
+    tall = sched_lab.explain(Config(256, 128, 64, 8, 4, 16), M, N, K)
+    assert wide["tiles"] == tall["tiles"] and wide["b_reads"] == 2 * tall["b_reads"]
+    assert wide["time_us"] > tall["time_us"] * 1.005
+    # group 16 比 8 快：一起走的行块多一倍，B 少读一半
+    g8 = sched_lab.explain(Config(256, 128, 64, 8, 4, 8), M, N, K)
+    assert g8["b_reads"] == 2 * tall["b_reads"] and g8["time_us"] > tall["time_us"] * 1.005
+
+
+# decode 的平局是讲义的论点：optimum 说有多少个配置在 0.1% 以内、多少个完全相同、印的那个是 VALID 顺序里的第一个
+@pytest.mark.parametrize("M", [1, 16])
+def test_decode_ties_are_reported(M):
+    N, K = LAYERS["8B gate_up"]
+    t = valid_times(M, N, K)
+    opt = sched_lab.optimum(M, N, K)
+    assert opt.near == int(np.sum(t <= t.min() * 1.001)) >= 20
+    tied = np.flatnonzero(t <= t.min() * (1 + 1e-9))
+    assert opt.tied == len(tied) > 1 and opt.config == VALID[int(tied[0])]
+    assert "VALID 顺序里的第一个" in opt.rule and str(opt.tied) in opt.rule and str(opt.near) in opt.rule
+    varying = {f for f in ("BM", "BN", "BK", "warps", "stages", "group") if len({getattr(VALID[i], f) for i in tied}) > 1}
+    assert set(opt.tied_fields) == varying and "group" in varying
+
+
+# Optimum.rule 的三种情况：唯一最快；最快的唯一但另有几个在 0.1% 以内；几个完全相同、取 VALID 顺序里的第一个
+def test_optimum_rule_cases():
+    c = VALID[0]
+    assert "唯一最快" in sched_lab.Optimum(c, 1e-3, 1, 1, (), 1e-3).rule
+    r = sched_lab.Optimum(c, 1e-3, 5, 1, (), 1e-3).rule
+    assert "另有 4 个配置在它的 0.1% 以内" in r and "VALID" not in r
+    r = sched_lab.Optimum(c, 1e-3, 7, 3, ("group",), 1e-3).rule
+    assert r.startswith("3 个配置时间完全相同") and "group" in r and "VALID 顺序里的第一个" in r and "7 个配置" in r
+
+
+# ---------------------------------------------------------------- 10. 波次：零头有自己的活跃 SM 数（issue 8 §2）
+
+# 一个固定配置：块数从 132 到 133（多一列）时间跳得明显（≥ 1.2×）——波次量化在真有的地方看得见；
+# 但块数 132 + 30 的时间比两整波（264 块）少得多：最后一波只有 30 个 SM 在拉，每个 SM 分到的 L2 带宽多、延迟短
+def test_wave_quantization_visible_but_last_wave_is_cheaper():
+    c = Config(256, 128, 64, 8, 4, 16)                   # 每 SM 1 个 CTA，一波 132 块
+    M, K = 256, 4096
+    one, jump = (sched_lab.time_one(c, M, n * 128, K) for n in (132, 133))
+    assert jump >= 1.2 * one
+    partial, two = (sched_lab.time_one(c, M, n * 128, K) for n in (162, 264))
+    assert partial < 0.9 * two
+    e = sched_lab.explain(c, M, 162 * 128, K)
+    assert (e["full_waves"], e["last_wave_ctas"]) == (1, 30)
+
+
+# 方阵 n×n×n，n 从 2048 到 4096 每次加 256：最好的配置的 TFLOPS 相邻两个尺寸之间掉得不超过 20%。
+# （issue 8 要的是 10%：在这个配置空间里做不到——2048 是 128 块的一整波，2304 的 162 块要两波，第二波只剩 30 块，
+#  即使那 30 个 SM 以每 SM 峰值算、零延迟，时间也至少是一整波 + 36 步 × 0.56 µs，TFLOPS 最多是 2048 的约 85%。
+#  没有 split-K / stream-K 就平滑不了；cuBLAS 的平滑曲线正是靠它们。改模型前整波零头按整波算时这里掉 32%。）
+def test_square_sizes_do_not_jump_too_much():
+    tf = []
+    for n in range(2048, 4097, 256):
+        tf.append(2 * n**3 / valid_times(n, n, n).min())
+    drops = [b / a for a, b in zip(tf, tf[1:])]
+    assert min(drops) >= 0.8, [f"{x / 1e12:.0f}" for x in tf]
+
+
+# ---------------------------------------------------------------- 11. 维度：转成 Python int；超出范围点名（issue 7 §4）
+
+# 小 K 上多一行、多一列不会更快（issue 7 的两个复现）
+def test_more_rows_at_small_K_is_never_faster():
+    assert sched_lab.time_one(EXPERT_BIG, 513, 1024, 64) >= sched_lab.time_one(EXPERT_BIG, 512, 1024, 64)
+    c = Config(256, 16, 32, 2, 1, 1)
+    assert sched_lab.time_one(c, 270, 270, 2) >= sched_lab.time_one(c, 254, 270, 2)
+
+
+# numpy 的定宽整数：int32 的 (1, 65536, 65536) 和 Python int 一样、不快于屋顶线；uint8 也能用
+def test_fixed_width_numpy_dims_are_converted():
+    a = sched_lab.time_one(EXPERT_BIG, np.int32(1), np.int32(65536), np.int32(65536))
+    assert a == sched_lab.time_one(EXPERT_BIG, 1, 65536, 65536) >= roofline_by_hand(1, 65536, 65536)
+    assert sched_lab.time_one(EXPERT_BIG, np.uint8(5), 4096, 4096) == sched_lab.time_one(EXPERT_BIG, 5, 4096, 4096)
+    e = sched_lab.explain(EXPERT_BIG, np.int16(128), np.int32(1280), np.uint16(8192))
+    assert e["floor_us"] == pytest.approx(roofline_by_hand(128, 1280, 8192) * 1e6, rel=1e-12)
+
+
+# 太大的维度（10**308、10**103、2**24 + 1）：ValueError，点名是哪个维度，不溢出、不给 inf
+@pytest.mark.parametrize("name", ["M", "N", "K"])
+def test_too_large_dimension_raises_naming_it(name):
+    for big in (10**308, 10**103, 2**24 + 1, np.uint64(2**40)):
+        dims = {"M": 128, "N": 4096, "K": 4096, name: big}
+        for call in _entry_points(dims["M"], dims["N"], dims["K"]) + (lambda: sched_lab.roofline(*dims.values()),):
+            with pytest.raises(ValueError, match=rf"^{name} = {int(big)} 超出"):
+                call()
+    dims = {"M": 128, "N": 4096, "K": 4096, name: 2**24}
+    assert math.isfinite(sched_lab.time_one(EXPERT_BIG, dims["M"], dims["N"], dims["K"]))
+
+
+# ---------------------------------------------------------------- 12. 性质测试（Hypothesis，固定种子、有限个例子）
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+DIM = st.one_of(st.integers(1, 300), st.integers(1, 20_000))
+SMALL_K = st.one_of(st.integers(1, 600), st.integers(1, 20_000))
+
+
+# 随机形状（含小 K）× 全部 3744 个配置：有限、不快于屋顶线；M、N、K 各加一点（1 到 512）都不会更快
+@settings(derandomize=True, max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(M=DIM, N=DIM, K=SMALL_K, dm=st.integers(1, 512), dn=st.integers(1, 512), dk=st.integers(1, 512))
+def test_property_finite_above_roofline_and_monotone(M, N, K, dm, dn, dk):
+    t = sched_lab.time(sched_lab.VALID_ARRAYS, M, N, K)
+    assert np.isfinite(t).all()
+    assert (t >= roofline_by_hand(M, N, K) * (1 - 1e-12)).all()
+    for M2, N2, K2 in ((M + dm, N, K), (M, N + dn, K), (M, N, K + dk)):
+        r, i = worst_drop(t, sched_lab.time(sched_lab.VALID_ARRAYS, M2, N2, K2))
+        assert r >= -1e-12, f"{VALID[i]}: ({M}, {N}, {K}) → ({M2}, {N2}, {K2}) 快了 {-r:.3%}"
