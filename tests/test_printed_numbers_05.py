@@ -19,7 +19,8 @@ from test_05_ablations import ab
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "lecture14", "05_ablations.py")
-SETTINGS = {(): (1000, 3), ("--quick",): (300, 2)}         # 默认设置和 --quick：(预算, 种子个数)
+SETTINGS = {("--quick",): (300, 2)}      # (预算, 种子个数)；默认设置的那次运行由 test_05_ablations 检查每句都成立，
+#                                          数字的算法和 --quick 一样，这里只跑小的那组（整个测试要在一分钟内跑完）
 LABELS = {"full": "完整系统", "small": "小模型", "no_evolution": "不进化", "no_feedback": "没有逐形状反馈",
           "no_cascade": "没有级联"}
 CHECKPOINTS = (100, 300)
@@ -134,7 +135,7 @@ def test_demo1_observations(settings, results):
         for n, label in LABELS.items():
             if n != "full":
                 assert shows(find(re.escape(label) + r"[^+-]*([+-][\d.]+)", obs[4])[1], drops[n])
-    if budget == 1000:                      # 默认设置下每一句都成立，上面带条件的检查一个都没跳过
+    if not any("本次不成立" in o for o in obs):      # 每一句都成立时，上面带条件的检查一个都没跳过
         assert all(w in text for w in ("涨幅只有完整系统的", "涨幅是完整系统的", "被淘汰", "按对最终分数的影响排"))
 
 
