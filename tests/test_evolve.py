@@ -161,6 +161,7 @@ def test_failed_proposals_are_counted_not_fatal(table, train):
 
 def test_same_seed_same_run_and_best_never_lost(table, train):
     # 同一个种子两次进化完全一样；换一个种子走不同的路；历史最好分数只升不降
+    # （前半是确定性测试：代码和它自己比，不是正确性的证据。）
     a = evolve(Evaluator(train, table), 200, seed=3)
     b = evolve(Evaluator(train, table), 200, seed=3)
     c = evolve(Evaluator(train, table), 200, seed=4)
@@ -178,6 +179,7 @@ def run_script(*args, cwd=ROOT):
 def test_04_quick_is_byte_identical_across_runs():
     # 同样的设置跑两次（一次 2 个进程、一次 1 个），标准输出除了回显 --jobs 的第一行逐字节相同；四个演示都印出来；
     # 用时只写到标准错误
+    # （确定性测试：代码和它自己比。保留它，但它不是数字算得对的证据——那个见 test_printed_numbers_*.py。）
     a, b = run_script(SCRIPT, "--quick"), run_script(SCRIPT, "--quick", "--jobs", "1")
     assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
     strip = lambda out: out.split("\n", 1)[1]                        # noqa: E731  第一行印的是 --jobs
