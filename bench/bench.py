@@ -12,6 +12,11 @@ CS349E · 第 14 讲 · bench/bench.py —— 计时：迷你 AlphaEvolve 各部
        峰值内存。目标：墙钟 ≤ 3 秒（2 核机器），峰值内存 < 300 MB。
     4. 每个演示：把 04 脚本当模块导入，调它的 run_lecture（和直接运行一样的顺序和设置，stdout 重定向到 StringIO），
        每个阶段结束时记一次时间；另外单独量一次演示 3 的全部进化（新建 ManyRuns 到拿到结果，不和别的重叠）。
+    5. 每个编号脚本（lecture10/01、lecture13/01、04、04 --quick、05、05 --quick）作子进程的墙钟：README 和各脚本
+       开头写的"约几秒"就是这几行量出来的数。
+    6. 很大的专家：学生把一张逐形状的表贴成专家——8 个投影 × 125 个 M，每个形状一条规则（M、N、K 都写上界，
+       配置取 M 最近的那个讲义形状的逐形状最优），共 1000 条。把 lecture01/10/13/14 复制到临时目录、换上这个专家，
+       在那里跑 04 脚本 --quick（就是 make run ARGS=--quick），量墙钟。目标 < 5 秒（2 核）。
 【关于峰值内存】resource.getrusage(RUSAGE_CHILDREN).ru_maxrss 是"已经结束、被等待过的子孙进程里最大的那个"的
     峰值 RSS（不是整棵进程树的总和），04 脚本的工作进程也算在内。它只增不减、而且会把本进程以前的子进程也算进来，
     所以每次都隔一个小的"量具"进程去跑 04 脚本，量具只有这一个子进程。Linux 上单位是 KB，macOS 上是字节。
@@ -30,9 +35,11 @@ import io
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,7 +49,8 @@ for _d in ("lecture01", "lecture10", "lecture13", "lecture14"):
 
 import numpy as np  # noqa: E402
 from console import print_header, print_table  # noqa: E402
-from evolve import VALID, Evaluator, TimeTable, all_shapes, evolve, split_shapes  # noqa: E402
+from evolve import (LAYERS, VALID, Evaluator, Program, Rule, TimeTable, all_shapes, evolve, render,  # noqa: E402
+                    split_shapes)
 import sched_lab  # noqa: E402  （evolve 已经把 ../lecture13 放进 sys.path）
 
 SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
@@ -50,6 +58,8 @@ REPEAT, BUDGETS = 3, (1000, 4000)
 TABLE_TARGET_S = 1.0        # 时间表：issue 里说"远低于 1 秒"
 SCRIPT_TARGET_S = 3.0       # 整个 04 脚本，2 核机器
 MEM_TARGET_MB = 300.0       # 峰值内存（MB = 10^6 字节）
+BIG_RULES = 1000            # 很大的专家：规则条数（8 个投影 × 125 个 M）
+BIG_TARGET_S = 5.0          # 它的 04 --quick，2 核机器
 
 # The "gauge": runs the 04 script as its only child, reports wall time and the children's peak RSS as JSON.
 # A fresh gauge per run keeps ru_maxrss (a running max over all waited-for descendants) clean.
@@ -119,13 +129,40 @@ def build_table():
 
 # ---------------------------------------------------------------- 3. 整个 04 脚本
 
-def run_script_once():
-    out = subprocess.run([sys.executable, "-c", GAUGE, sys.executable, SCRIPT], cwd=ROOT,
-                         capture_output=True, text=True, check=True)
+def run_script_once(cwd=ROOT, args=()):
+    out = subprocess.run([sys.executable, "-c", GAUGE, sys.executable, os.path.join(cwd, os.path.relpath(SCRIPT, ROOT)),
+                          *args], cwd=cwd, capture_output=True, text=True, check=True)
     r = json.loads(out.stdout)
     if r["rc"] != 0:
         raise SystemExit(f"04 脚本出错了（退出码 {r['rc']}），它的 stderr 最后几行：\n{r['stderr']}")
     return r["wall"], None if r["maxrss"] is None else rss_to_mb(r["maxrss"])
+
+
+# ---------------------------------------------------------------- 5. 很大的专家
+
+def big_expert(table, n_rules=BIG_RULES) -> Program:
+    """一张逐形状的表当专家：8 个投影 × n_rules/8 个 M（1 到 16384 之间按几何级数取），每个形状一条
+    if M <= m and N <= n and K <= k 的规则（按 M、N、K 从小到大），配置取同一个投影、M 最近（按对数）的讲义形状的
+    逐形状最优；默认配置是最大的那个形状的逐形状最优。"""
+    best = {(s.name, s.M): table.oracle(s)[0] for s in all_shapes()}
+    known = sorted({s.M for s in all_shapes()})
+    per = n_rules // len(LAYERS)
+    ms = sorted({int(round(x)) for x in np.geomspace(1, 16384, 200)})[:per]
+    assert len(ms) == per, "M 的个数不够"
+    rows = sorted((m, N, K, best[(name, min(known, key=lambda k: abs(np.log(k / m))))])
+                  for m in ms for name, (N, K) in LAYERS.items())
+    default = best[max(best, key=lambda key: key[1])]
+    return Program(tuple(Rule((("M", m), ("N", n), ("K", k)), c) for m, n, k, c in rows), default)
+
+
+def big_expert_copy(table) -> str:
+    """把四讲的代码复制到一个临时目录，换上很大的专家；返回那个目录（用完删掉）。"""
+    tmp = tempfile.mkdtemp(prefix="bench_big_expert_")
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), os.path.join(tmp, d), ignore=shutil.ignore_patterns("__pycache__"))
+    with open(os.path.join(tmp, "lecture14", "expert_heuristic.py"), "w", encoding="utf-8") as f:
+        f.write('"""bench：1000 条规则的逐形状表。"""\nfrom kernel_lab import Config  # noqa: F401\n\n' + render(big_expert(table)))
+    return tmp
 
 
 # ---------------------------------------------------------------- 4. 每个演示
@@ -157,6 +194,24 @@ def demo_times(m):
     m.ManyRuns(table, tasks, m.BUDGET, m.JOBS).results()
     t[f"演示 3 的 {len(tasks)} 次进化单独跑（{m.JOBS} 个进程）"] = clock() - begin
     return t
+
+
+# ---------------------------------------------------------------- 5. 每个编号脚本
+
+SCRIPT_RUNS = [("lecture10/01_config_space.py",), ("lecture13/01_timing_model.py",),
+               ("lecture14/04_alphaevolve_tiling.py",), ("lecture14/04_alphaevolve_tiling.py", "--quick"),
+               ("lecture14/05_ablations.py",), ("lecture14/05_ablations.py", "--quick"),
+               ("lecture14/05_ablations.py", "--budget", "4000", "--seeds", "2")]      # 05 的"可以试试 2"
+
+
+def script_wall(args):
+    """一个编号脚本作子进程跑一遍的墙钟（含解释器启动；README 和脚本开头写的时间就是这个数）。"""
+    out = subprocess.run([sys.executable, "-c", GAUGE, sys.executable, *args], cwd=ROOT,
+                         capture_output=True, text=True, check=True)
+    r = json.loads(out.stdout)
+    if r["rc"] != 0:
+        raise SystemExit(f"{' '.join(args)} 出错了（退出码 {r['rc']}），它的 stderr 最后几行：\n{r['stderr']}")
+    return r["wall"]
 
 
 # ---------------------------------------------------------------- main
@@ -212,6 +267,16 @@ def main(argv=None):
         rows.append(["整个 04 脚本：峰值内存（最大的那个进程的 RSS）", mb(med(mems)), spread(mems, mb), "",
                      f"< {MEM_TARGET_MB:g} MB", verdict(med(mems) < MEM_TARGET_MB)])
 
+    # 5. a 1,000-rule expert (a pasted per-shape table), 04 --quick in a copy of the project
+    progress(f"{BIG_RULES} 条规则的专家，04 --quick（临时目录里的副本）…")
+    tmp = big_expert_copy(table)
+    try:
+        big = [run_script_once(tmp, ("--quick",))[0] for _ in range(n)]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    big_row = [f"{BIG_RULES} 条规则的专家：04 --quick 墙钟（make run ARGS=--quick）", secs(med(big)), spread(big), "",
+               f"< {BIG_TARGET_S:g} s（2 核）", verdict(med(big) < BIG_TARGET_S)]
+
     # 4. each demo, in-process
     progress("每个演示（进程内）…")
     m = load_script()
@@ -219,6 +284,13 @@ def main(argv=None):
     for label in passes[0]:                 # run_lecture 报的阶段，按顺序；最后是合计和演示 3 单独跑
         xs = [p[label] for p in passes]
         rows.append([label, secs(med(xs)), spread(xs), "", "", ""])
+    rows.append(big_row)
+
+    # 5. every numbered script as a subprocess (the times README and the script headers quote)
+    progress("每个编号脚本（子进程）…")
+    for args in SCRIPT_RUNS:
+        ws = [script_wall(args) for _ in range(n)]
+        rows.append([f"python3 {' '.join(args)}", secs(med(ws)), spread(ws), "", "", ""])
 
     print_header(f"迷你 AlphaEvolve 计时（每项 {n} 次的中位数{'；--quick：跳过预算 ' + str(BUDGETS[1]) if a.quick else ''}）")
     print_table(["测量", "中位数", "最小–最大", "折合", "目标", "结果"], rows)
@@ -231,4 +303,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    from runner import run
+    run(main)                               # Ctrl-C：一行"已中断。"、退出码 130，子进程一起结束

@@ -8,6 +8,7 @@
     run(main)               调用 main()：Ctrl-C 时先杀掉后台的子进程（和 on_interrupt 登记的清理函数），印一行
                             "已中断。"，退出码 130，不印 traceback；输出接到 head 之类提前关掉的管道时安静地退出。
     progress(text)          进度写到标准错误：标准输出逐字节不变，进度也不会混进被重定向的结果里。
+    heartbeat(describe)     with 块里每隔几秒报一行进度（等后台进程的时候用）。
     sigint_ignored()        with 块里创建的子进程不理 Ctrl-C（由父进程统一收拾），块里收到的 Ctrl-C 块结束后照常生效。
 
 只用标准库，导入时不 import numpy、不打印任何东西。
@@ -51,7 +52,7 @@ def ensure_numpy() -> None:
         pass
     if os.path.exists(VENV_PYTHON) and not _in_venv() and not os.environ.get(REEXEC_FLAG):
         env = dict(os.environ, **{REEXEC_FLAG: "1"})
-        script = os.path.abspath(sys.argv[0])
+        script = sys.argv[0]                                 # 照学生敲的写法（当前目录没变），报错里的命令也一样
         sys.stdout.flush()
         sys.stderr.flush()
         try:
@@ -89,10 +90,10 @@ class _Parser(argparse.ArgumentParser):
 
 def parser(description: str, prog: str | None = None, epilog: str | None = None) -> argparse.ArgumentParser:
     """一个不接受缩写的 ArgumentParser：参数错了只说一句话（退出码 2），--help / -h 印说明（退出码 0）。
-    prog 默认是从仓库根算起的脚本路径（lecture14/04_alphaevolve_tiling.py），说明里印的命令照着就能运行。"""
+    prog 默认是运行时敲的脚本路径（python3 04_alphaevolve_tiling.py 就是 04_alphaevolve_tiling.py），
+    报错里"运行 python3 … --help"那条命令在同一个目录下照着就能运行。"""
     if prog is None:
-        script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-        prog = os.path.relpath(script, ROOT) if script.startswith(ROOT + os.sep) else os.path.basename(script)
+        prog = sys.argv[0] if sys.argv and sys.argv[0] else "script.py"
     p = _Parser(prog=prog, description=description, epilog=epilog, allow_abbrev=False, add_help=False,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-h", "--help", action="help", help="印这段说明并退出")
@@ -182,9 +183,31 @@ def ignore_sigint() -> None:
 def progress(text: str) -> None:
     """一行进度，写到标准错误（标准输出逐字节不变）。"""
     try:
-        print(text, file=sys.stderr, flush=True)
+        sys.stderr.write(text + "\n")                      # 一次写完一整行：几个进程同时报进度也不会串行
+        sys.stderr.flush()
     except (BrokenPipeError, ValueError):
         pass
+
+
+@contextlib.contextmanager
+def heartbeat(describe, every: float = 5.0):
+    """with 块跑得久的时候，每 every 秒在标准错误上报一行 describe(已经等了几秒)（比如"还在等……，做完了 k/n 次"）。
+    用一个守护线程；块结束（包括 Ctrl-C）时停下。"""
+    import threading
+    import time
+    stop = threading.Event()
+    start = time.monotonic()
+
+    def beat():
+        while not stop.wait(every):
+            progress(describe(time.monotonic() - start))
+
+    t = threading.Thread(target=beat, daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
 
 
 def _quit(code: int) -> None:
@@ -203,7 +226,9 @@ def run(main, *args, **kwargs):
     """调用 main(*args, **kwargs)，返回它的返回值。Ctrl-C：杀掉子进程，标准错误印一行"已中断。"，退出码 130；
     标准输出的管道被关掉（| head）：杀掉子进程，安静地退出（退出码 0）。"""
     try:
-        return main(*args, **kwargs)
+        result = main(*args, **kwargs)
+        sys.stdout.flush()                                 # 管道已经关掉的话，在这里就发现，而不是在退出时
+        return result
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)      # 收拾的时候再按一次 Ctrl-C 也不会打断收拾
         _kill_children()

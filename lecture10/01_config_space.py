@@ -12,8 +12,8 @@ CS349E · 第 10 讲 · 01_config_space.py —— 矩阵乘法内核的配置空
 
 【关于数字】寄存器和共享内存是 kernel_lab 的资源模型按公式算出来的（H100 的上限；"累加器 + 40 个"是估计），
     不是编译器报告的数字。这里只看能不能启动，不看快慢——快慢是第 13 讲的事。
-【运行】python3 lecture10/01_config_space.py [BM BN BK warps stages group]      （不到 1 秒）
-    可以在命令行给一个配置（6 个整数），它会加到演示 3 表格的最后一行。
+【运行】python3 lecture10/01_config_space.py [BM BN BK warps stages group] [--smem BYTES]   （在仓库根目录；用时见 README 的"计时"）
+    可以在命令行给一个配置（6 个整数），它会加到演示 3 表格的最后一行；--smem 换一个共享内存上限再数一遍。
 【依赖】只用标准库；本目录的 kernel_lab，../lecture01 的 console。
 """
 
@@ -26,7 +26,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
 from kernel_lab import (FIELDS, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, MAX_THREADS_PER_BLOCK,  # noqa: E402
-                        MIN_ACC_PER_WARP, REG_OVERHEAD, REGS_PER_SM, VALID, WARP, Config, acc_per_warp, all_configs,
+                        MIN_ACC_PER_WARP, REG_OVERHEAD, REGS_PER_SM, RESOURCE_CHECKS, VALID, WARP, Config,
+                        acc_per_warp, all_configs,
                         can_launch, ctas_per_sm, off_grid, problems, regs_per_block, regs_per_thread,
                         rejection_counts, smem_bytes)
 from console import print_header, print_observations, print_table, print_try  # noqa: E402
@@ -71,12 +72,25 @@ def verdict(c):
     return "能启动" if can_launch(c) else "启动不了"
 
 
-def demo1_grid(total):
-    """每个字段的候选值、组合总数、能启动的个数。"""
+def launchable_with_smem(limit):
+    """每个 CTA 的共享内存上限换成 limit 字节（其余上限照旧）时，候选网格上能启动的配置。"""
+    others = [f for k, f in RESOURCE_CHECKS.items() if k != "共享内存"]
+    return [c for c in all_configs() if smem_bytes(c) <= limit and not any(f(c) for f in others)]
+
+
+def demo1_grid(total, smem=None):
+    """每个字段的候选值、组合总数、能启动的个数；给了 smem 就再数一遍换了共享内存上限以后的。"""
     print_header(f"演示 1：候选网格——{len(FIELDS)} 个字段、{total} 个组合、{len(VALID)} 个能启动")
     print_table(["字段", "含义", "候选值", "个数"], [[f, MEANING[f], GRID[f], len(GRID[f])] for f in FIELDS])
     print(f"\n组合总数 = {' × '.join(str(len(v)) for v in GRID.values())} = {total}；"
           f"能启动的（kernel_lab.VALID）{len(VALID)} 个，占 {len(VALID) / total:.1%}。")
+    if smem is not None:
+        n = len(launchable_with_smem(smem))
+        print(f"换成 --smem 给的共享内存上限 {smem:,} B（{smem / 1024:.0f} KB；H100 是 {MAX_SMEM_PER_BLOCK:,} B）、"
+              f"其余上限照旧：能启动的 {n} 个，占 {n / total:.1%}，"
+              + (f"和 H100 的 {len(VALID)} 个一样多。" if n == len(VALID) else
+                 f"比 H100 的 {len(VALID)} 个{'少' if n < len(VALID) else '多'} {abs(len(VALID) - n)} 个。")
+              + f"第 14 讲的 {len(VALID)} 是 H100 的数。")
 
 
 def demo2_rejections(total):
@@ -149,21 +163,23 @@ def main(argv=None):
     ap = parser("第 10 讲 01：矩阵乘法内核的配置空间——6400 个组合，哪些能启动、为什么。")
     ap.add_argument("config", nargs="*", type=positive_int, metavar="BM BN BK warps stages group",
                     help="一个配置（6 个正整数），加到演示 3 表格的最后一行，例如 256 128 64 8 4 8")
+    ap.add_argument("--smem", type=positive_int, default=None, metavar="BYTES",
+                    help=f"换一个每 CTA 的共享内存上限（字节）再数能启动的配置，例如 A100 的 166912"
+                         f"（H100 是 {MAX_SMEM_PER_BLOCK}）")
     a = ap.parse_args(argv)
     extra = parse_config(a.config, ap)
     if extra:
         print(f"命令行给的配置：{extra!r}")
     total = math.prod(len(v) for v in GRID.values())
-    demo1_grid(total)
+    demo1_grid(total, a.smem)
     demo2_rejections(total)
     demo3_examples(extra)
     print_try([
         ("检查你自己的配置（6 个数依次是 BM BN BK warps stages group），结果加在演示 3 表格的最后一行：",
          "python3 lecture10/01_config_space.py 128 256 64 8 4 8"),
         ("看看最大的块配 8 个 warp 卡在哪里：", "python3 lecture10/01_config_space.py 256 256 32 8 1 8"),
-        ("换成 A100 的共享内存上限：把 kernel_lab.py 里的 MAX_SMEM_PER_BLOCK 改成 166_912（163 KB）再运行。"
-         "kernel_lab 末尾的 assert 会报错并印出新的个数——第 14 讲的 3744 是 H100 的数（试完改回来）：",
-         "python3 lecture10/01_config_space.py"),
+        ("换成 A100 的共享内存上限（每个 CTA 166,912 B，即 163 KB），看能启动的配置少多少（演示 1 末尾多一行）：",
+         "python3 lecture10/01_config_space.py --smem 166912"),
     ])
 
 

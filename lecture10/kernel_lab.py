@@ -109,7 +109,7 @@ def problems(c: Config) -> list[str]:
     if regs_per_block(c) > REGS_PER_SM:
         out.append(f"寄存器 {regs_per_block(c):,} 个/CTA > 一个 SM 的 {REGS_PER_SM:,} 个")
     if smem_bytes(c) > MAX_SMEM_PER_BLOCK:
-        out.append(f"共享内存 {smem_bytes(c):,} B > {MAX_SMEM_PER_BLOCK:,} B（227 KB）"
+        out.append(f"共享内存 {smem_bytes(c):,} B > {MAX_SMEM_PER_BLOCK:,} B（{MAX_SMEM_PER_BLOCK / 1024:.0f} KB）"
                    f"：{c.stages} 级 × ({c.BM}+{c.BN}) × {c.BK} × 2 B")
     if threads(c) > MAX_THREADS_PER_BLOCK:
         out.append(f"线程 {threads(c)} 个/CTA > {MAX_THREADS_PER_BLOCK}")

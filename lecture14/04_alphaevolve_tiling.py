@@ -15,8 +15,9 @@ CS349E · 第 14 讲 · 04_alphaevolve_tiling.py —— 迷你 AlphaEvolve：进
 【关于数字】"硬件"是第 13 讲 sched_lab 的解析模型（H100 的参数，不是在 GPU 上量的）；"LLM"是 evolve.MockLLM：
     模板化的修改加一点内核常识，没有任何真的语言模型。看的是进化循环的结构和每个部件起的作用，不是 AlphaEvolve
     真实的效果。下面每一句观察都由这次运行算出来、在代码里检验过；不成立的会直说不成立。
-【运行】python3 04_alphaevolve_tiling.py                 （2 核笔记本上约 3 秒；演示 3 用 2 个进程）
-       python3 04_alphaevolve_tiling.py --quick         （预算 300、2 个种子，约 1 秒：改完专家启发式先用它试）
+【运行】python3 04_alphaevolve_tiling.py                 （在本目录；在仓库根目录是 python3 lecture14/04_alphaevolve_tiling.py）
+       python3 04_alphaevolve_tiling.py --quick         （预算 300、2 个种子，快得多：改完专家启发式先用它试）
+       用时见 README 的"计时"（make bench 量的）；演示 3 用 2 个进程；进度印到标准错误，Ctrl-C 随时停下。
        其他旋钮：--seed 演示 2 的种子，--budget 每次进化提出多少个程序，--seeds 演示 3 的种子个数，--jobs 进程数。
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
        专家启发式在本目录的 expert_heuristic.py，可以改。
@@ -30,8 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import (ensure_numpy, nonnegative_int, on_interrupt, parser, positive_int, progress, run,  # noqa: E402
-                    sigint_ignored)
+from runner import (ensure_numpy, heartbeat, nonnegative_int, on_interrupt, parser, positive_int,  # noqa: E402
+                    progress, run, sigint_ignored)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -43,6 +44,7 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, 
                     per_m_table, render, simplify, split_shapes)
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
+from evolve.problem import EXPERT_FILE  # noqa: E402
 from evolve.program import apply_diff, equivalent  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
 from sched_lab import HBM_BW, SMS, guided_tune  # noqa: E402
@@ -87,12 +89,39 @@ def span(a, b, *bounds):
 
 # ---------------------------------------------------------------- 演示 1
 
+def expert_source():
+    """专家启发式文件里两条 EVOLVE-BLOCK 标记之间（含标记）的原文，也就是学生写的样子，和读文件时的警告。
+    读不到原文就返回 (None, [])（EXPERT 已经读进来了，只是不能原样印）。"""
+    from evolve import problem
+    reader = getattr(problem, "read_heuristic", None)           # evolve.problem 提供时用它（原文和警告）
+    if reader is not None:
+        try:
+            h = reader(EXPERT_FILE)
+            return getattr(h, "source", None), list(getattr(h, "warnings", []) or [])
+        except Exception:                                       # noqa: BLE001  读不了就退回自己读
+            pass
+    try:
+        with open(EXPERT_FILE, encoding="utf-8-sig") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return None, []
+    start = text.find("# EVOLVE-BLOCK-START")
+    end = text.find("# EVOLVE-BLOCK-END", max(start, 0))
+    if start < 0 or end < 0:
+        return None, []
+    return text[start:end + len("# EVOLVE-BLOCK-END")], []
+
+
 def demo1_problem(table, train, test):
     print_header("演示 1：问题——88 个形状、各自的最优配置、专家启发式和三条基线")
-    print("投影（N, K）：" + "，".join(f"{n} ({N}, {K})" for n, (N, K) in LAYERS.items()))
-    print(f"token 数 M：{', '.join(map(str, TOKENS))}（decode 的批大小到 prefill 的长度）"
-          f"——共 {len(LAYERS)} × {len(TOKENS)} = {len(LAYERS) * len(TOKENS)} 个形状；"
-          f"配对随机对半分：训练 {len(train)} 个，测试 {len(test)} 个。")
+    print_note("投影（N, K）：" + "，".join(f"{n} ({N}, {K})" for n, (N, K) in LAYERS.items())
+               + "。8B 是 Llama-3 8B 一层的四个矩阵乘法；70B/8 是 Llama-3 70B 按 8 路张量并行切开以后，"
+               "一张卡上那一份的四个矩阵乘法（N 或 K 是整层的 1/8）。")
+    print_note(f"token 数 M：{', '.join(map(str, TOKENS))}（decode 的批大小到 prefill 的长度）"
+               f"——共 {len(LAYERS)} × {len(TOKENS)} = {len(LAYERS) * len(TOKENS)} 个形状。"
+               f"配对随机对半分（训练 {len(train)} 个，测试 {len(test)} 个）：投影两两配对、相邻的 M 两两配对，"
+               "每个 2 个投影 × 2 个 M 的小块里随机一条对角线进训练、另一条进测试，所以每个测试形状在训练里都有"
+               "相似的投影、同一个 M 的形状（evolve.split_shapes）。")
     rows = []
     for name, M in (DECODE, ("8B gate_up", 16), ("8B gate_up", 128), ("8B gate_up", 1024), PREFILL, MIDDLE,
                     ("70B/8 qkv", 8192)):
@@ -101,7 +130,15 @@ def demo1_problem(table, train, test):
         rows.append([s.label(), str(best.as_tuple()), f"{t * 1e6:.1f} µs", f"{s.flops / t / 1e12:.0f}",
                      f"{table.time(choose(EXPERT, s), s) / t:.2f}×"])
     print_table(["形状", "最优配置 (BM,BN,BK,warps,stages,group)", "最优时间", "TFLOPS", "专家比最优慢"], rows)
-    print("\n专家启发式（expert_heuristic.py，进化的起点）：\n" + render(EXPERT))
+    src, warnings = expert_source()
+    name = os.path.relpath(EXPERT_FILE)
+    if src is None or src.strip() == render(EXPERT).strip():
+        print(f"\n专家启发式（{name}，进化的起点）：\n" + render(EXPERT))
+    else:
+        print(f"\n专家启发式（{name}，进化的起点），照文件里写的原样：\n{src.rstrip()}\n"
+              "evolve 读到的规则（规范化以后的写法，进化从它出发）：\n" + render(EXPERT))
+    for w in warnings:
+        print(f"注意：{w}")
 
     one, pmt = best_single_config(train, table), per_m_table(train, table)
     o_train, o_test = oracle_speedup(train, table), oracle_speedup(test, table)
@@ -114,6 +151,10 @@ def demo1_problem(table, train, test):
                      pct(geomean_speedup(prog, test, table) / o_test), cost])
     rows.append(["逐形状最优（每个形状都穷举）", f"{o_train:.3f}×", f"{o_test:.3f}×", "100%", f"每个新形状 {len(VALID):,}"])
     print_table(["方法", "训练形状（比专家快）", "测试形状（比专家快）", "测试上占最优的", "要跑几次内核"], rows)
+    print_note(f"（比专家快：几何平均的加速比。测试上占最优的：这个方法在测试形状上的加速比 ÷ 逐形状最优的，"
+               f"是两个加速比之比，不是形状的比例。按 M 查表：训练形状里每个 M（{len({s.M for s in train})} 个）"
+               f"各挑一个最快的配置，写成 if M <= m 的规则；相邻的 M 挑中同一个配置就并成一条，最大的 M 做默认，"
+               f"所以是 {pmt.n_rules()} 条规则加一个默认。）")
 
     # 观察里的每个判断都在这里算
     ratio = lambda s: table.time(choose(EXPERT, s), s) / table.oracle(s)[1]  # noqa: E731
@@ -139,13 +180,12 @@ def demo1_problem(table, train, test):
               "讲义说 decode（M = 1、16）上专家离最优不到 1%、离最优 1% 以内的配置至少 20 个、最优配置用到至少 75% 的 HBM 带宽",
               f"专家比最优慢 {fmt(dec_r, 3, (1.01,))}×，1% 以内的配置 {near[0]} 个和 {near[1]} 个，带宽利用 {pct(bw, 0.75)}"),
         check(big_tile and 1.2 <= pre_r <= 1.4 and pre_exp.BM * pre_exp.BN < pre_best.BM * pre_best.BN,
-              f"prefill（M = 8192）最优是 BM×BN = {tile(pre_best)} 的大块、{pre_best.warps} 个 warp、"
-              f"{pre_best.stages} 级流水线，每次从 L2 搬的字节能算更多次；专家的 {tile(pre_exp)}、BK = {pre_exp.BK}、"
-              f"{pre_exp.warps} 个 warp、{pre_exp.stages} 级慢 {times(pre_r, 1.2, 1.4)}。",
+              f"prefill（M = 8192）最优是 {pre_best.as_tuple()}：{tile(pre_best)} 的大块、{pre_best.warps} 个 warp、"
+              f"{pre_best.stages} 级流水线，每次从 L2 搬的字节能算更多次；专家的 {pre_exp.as_tuple()} 慢 "
+              f"{times(pre_r, 1.2, 1.4)}（配置都按表头的顺序写：BM, BN, BK, warps, stages, group）。",
               "讲义说 prefill（8B gate_up M = 8192）的最优是 256×128 的大块（BM×BN 是 256×128 或 128×256 都算）、"
               "8 个 warp、4 级流水线，专家的块比它小、慢 1.2–1.4×",
-              f"最优是 BM×BN = {tile(pre_best)}、{pre_best.warps} 个 warp、{pre_best.stages} 级（表里的 "
-              f"{pre_best.as_tuple()}），专家 {tile(pre_exp)}，慢 {times(pre_r, 1.2, 1.4)}"),
+              f"最优是 {pre_best.as_tuple()}，专家 {pre_exp.as_tuple()}，慢 {times(pre_r, 1.2, 1.4)}"),
         check(32 <= worst.M <= 1024 and 2.2 <= mid_r <= 2.8 and mid_ctas < SMS // 2,
               f"差距最大的在中间的 M：最差的是 {worst.label()}（{times(ratio(worst))}）；{mid.label()} 上"
               f"专家的 {tile(mid_cfg)} 块只有 {mid_ctas} 个 CTA，{SMS} 个 SM 大多闲着，慢 {times(mid_r, 2.2, 2.8)}。",
@@ -156,8 +196,7 @@ def demo1_problem(table, train, test):
         check(p_one < p_pmt < o_test and p_pmt / o_test >= 0.9,
               f"逐形状最优在测试形状上比专家快 {o_test:.2f}×，这是上限，但每个新形状都要重新穷举。"
               f"按 M 查表只用训练形状调出来，在测试形状上拿到上限的 {pct(p_pmt / o_test, 0.9)}；一个配置通吃只有 "
-              f"{pct(p_one / o_test)}。查表到不了 100%：同一个 M 下 N、K 不同的形状只能共用一个配置。"
-              "（\"占最优的\"是两个加速比之比：方法的几何平均加速比 ÷ 逐形状最优的，不是形状的比例。）",
+              f"{pct(p_one / o_test)}。查表到不了 100%：同一个 M 下 N、K 不同的形状只能共用一个配置。",
               "讲义说一个配置通吃 < 按 M 查表 < 逐形状最优，且查表在测试形状上至少拿到上限的 90%",
               f"一个配置通吃 {pct(p_one / o_test)}、按 M 查表 {pct(p_pmt / o_test, 0.9)}（占上限），"
               f"上限 {o_test:.3f}×"),
@@ -172,7 +211,7 @@ def demo1_problem(table, train, test):
 def demo2_one_run(table, train, test, seed, budget):
     print_header(f"演示 2：一次进化（种子 {seed}，提出 {budget} 个程序）")
     ev = Evaluator(train, table)
-    out = evolve(ev, budget, seed=seed, log_every=max(1, budget // 5), log=lambda line: progress("演示 2：" + line.strip()))
+    out = evolve(ev, budget, seed=seed, log_every=max(1, min(budget // 5, 5000)), log=lambda line: progress("演示 2：" + line.strip()))
     best, res = out["best"]
     imp = out["improvements"]
     shown = imp if len(imp) <= 12 else imp[:8] + [("…", None, None)] + imp[-4:]
@@ -261,15 +300,16 @@ def demo2_one_run(table, train, test, seed, budget):
 # ---------------------------------------------------------------- 演示 3
 
 def wait_for(runs):
-    """等后台的进化跑完，每跑完一次在标准错误上报一行进度；返回 runs.results()。"""
-    futures = getattr(runs, "futures", None) or []
-    if futures:
-        from concurrent.futures import as_completed
-        for k, _ in enumerate(as_completed(futures), 1):
-            progress(f"演示 3：后台的 {len(futures)} 次进化跑完了 {k} 次")
-    elif runs.tasks:
-        progress(f"演示 3：在这个进程里依次跑 {len(runs.tasks)} 次进化（--jobs 1）……")
-    return runs.results()
+    """等演示 3 的进化跑完，在标准错误上报进度（做完几次、一共几次、几个后台进程）；返回 runs.results()。"""
+    where = f"{runs.workers} 个后台进程" if getattr(runs, "workers", 0) else "在这个进程里依次跑"
+    state = [0, len(runs.tasks)]
+
+    def report(done, total):
+        state[:] = [done, total]
+        progress(f"演示 3：{total} 次进化做完了 {done} 次（{where}）")
+
+    with heartbeat(lambda t: f"演示 3：已经等了 {t:.0f} 秒，{state[1]} 次进化做完了 {state[0]} 次（{where}）"):
+        return runs.results(progress=report)
 
 
 def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
@@ -404,6 +444,18 @@ def run_lecture(seed, budget, seeds, jobs, lap=lambda stage: None):
     return observations
 
 
+def suggestions():
+    """"可以试试"：(说明, 命令)。命令都在仓库根目录运行，照抄就能跑（系统的 python3 没有 numpy 时脚本自己改用 .venv）。"""
+    return [
+        ("改专家启发式：用编辑器打开 lecture14/expert_heuristic.py，比如把 if M <= 16: 改成 if M <= 64:，或者把最后的"
+         "默认配置换成 BN=256、warps=8，存盘后在仓库根目录运行下面的命令，看所有\"比专家快\"的数字和观察怎么变；"
+         "写错了会得到带行号的错误信息（git checkout lecture14/expert_heuristic.py 恢复原样）：",
+         "python3 lecture14/04_alphaevolve_tiling.py --quick"),
+        ("换一个种子，看进化的路线和最后的程序变不变：", "python3 lecture14/04_alphaevolve_tiling.py --seed 3"),
+        ("给更多预算，看分数还能涨多少、演示 4 的成本怎么涨：", "python3 lecture14/04_alphaevolve_tiling.py --budget 4000 --seeds 2"),
+    ]
+
+
 def main(argv=None):
     ap = parser("迷你 AlphaEvolve：进化挑分块配置的代码（第 14 讲 04）。")
     ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"演示 2 的随机种子，非负整数（默认 {SEED}）")
@@ -420,12 +472,7 @@ def main(argv=None):
 
     start = time.perf_counter()
     run_lecture(a.seed, budget, seeds, a.jobs)
-    print_try([
-        ("改专家启发式（比如把 M <= 16 改成 M <= 64，或者把默认配置换成 BN=256、warps=8），看所有\"比专家快\"的数字"
-         "和观察怎么变；写错了会得到带行号的错误信息：", "$EDITOR lecture14/expert_heuristic.py && make run ARGS=--quick"),
-        ("换一个种子，看进化的路线和最后的程序变不变：", "python3 lecture14/04_alphaevolve_tiling.py --seed 3"),
-        ("给更多预算，看分数还能涨多少、演示 4 的成本怎么涨：", "python3 lecture14/04_alphaevolve_tiling.py --budget 4000 --seeds 2"),
-    ])
+    print_try(suggestions())
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 

@@ -16,8 +16,9 @@ CS349E · 第 14 讲 · 05_ablations.py —— 消融：进化循环的每个部
     模板化的修改加一点内核常识，没有任何真的语言模型。所以"小模型"不是一个真的小模型，而是把 MockLLM 的内核
     常识（targeted 这种修改）关掉；哪个部件重要，说的是这个迷你系统，不是 AlphaEvolve 本身。
     下面每一句观察都由这次运行算出来、在代码里检验过；不成立的会直说不成立。
-【运行】python3 05_ablations.py                 （5 个变体 × 3 个种子 × 1000 个提议，2 核笔记本上约 3 秒）
-       python3 05_ablations.py --quick         （预算 300、2 个种子，约 1 秒）
+【运行】python3 05_ablations.py                 （5 个变体 × 3 个种子 × 1000 个提议；在仓库根目录是 python3 lecture14/05_ablations.py）
+       python3 05_ablations.py --quick         （预算 300、2 个种子，快得多）
+       用时见 README 的"计时"（make bench 量的）；进度印到标准错误，Ctrl-C 随时停下。
        其他旋钮：--budget 每次进化提出多少个程序，--seeds 种子个数（种子 0 .. seeds-1），--jobs 进程数。
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
        先看 04_alphaevolve_tiling.py：这里的"完整系统"就是它演示 2 / 3 里的那个进化。
@@ -32,14 +33,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import (ensure_numpy, fraction, ignore_sigint, parser, positive_int, progress, run,  # noqa: E402
-                    sigint_ignored)
+from runner import (ensure_numpy, fraction, heartbeat, ignore_sigint, parser, positive_int, progress,  # noqa: E402
+                    run, sigint_ignored)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
 import numpy as np  # noqa: E402
 
-from console import check, fmt, print_header, print_observations, print_table, print_try  # noqa: E402
+from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from evolve import Evaluator, TimeTable, all_shapes, evolve, geomean_speedup, oracle_speedup, split_shapes  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
@@ -137,7 +138,9 @@ def run_variant(name, seed, budget, small_targeted=None):
     table = _TABLE[0]
     train, test = split_shapes(all_shapes())
     ev, extra = make_variant(name, train, table, seed, small_targeted)
-    out = evolve(ev, budget, seed=seed, **extra)
+    every = min(budget // 5, 5000) if budget >= 5000 else 0      # 很长的进化：worker 自己每隔一段报一行进度（标准错误）
+    out = evolve(ev, budget, seed=seed, log_every=every,
+                 log=lambda line: progress(f"{VARIANTS[name][0]}，种子 {seed}：{line.strip()}"), **extra)
     best, res = out["best"]
     landed = sum(out["failed"].values()) + ev.n_cached + ev.n_static_reject + ev.n_eval_probe + ev.n_eval_full
     assert landed == budget, (name, seed, landed, budget)            # 每个提议恰好落进一类
@@ -158,8 +161,11 @@ def run_all(table, tasks, budget, jobs):
             pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method),
                                        initializer=_init_worker, initargs=(table,))
             futures = [pool.submit(run_variant, name, seed, budget, SMALL_TARGETED) for name, seed in tasks]
-        for k, _ in enumerate(as_completed(futures), 1):
-            progress(f"{k}/{len(tasks)} 次进化跑完（{jobs} 个进程）")
+        done = [0]
+        with heartbeat(lambda t: f"已经等了 {t:.0f} 秒，{done[0]}/{len(tasks)} 次进化跑完（{jobs} 个进程）"):
+            for k, _ in enumerate(as_completed(futures), 1):
+                done[0] = k
+                progress(f"{k}/{len(tasks)} 次进化跑完（{jobs} 个进程）")
         pool.shutdown()
         return [f.result() for f in futures]
     _TABLE[:] = [table]
@@ -189,8 +195,10 @@ def demo1_ablations(table, results, budget, seeds):
         rows.append([label, f"{med(name, 'train'):.3f}× ({min(trs):.3f}–{max(trs):.3f})", f"{med(name, 'test'):.3f}×",
                      pct(med(name, "test") / o_test)] + [f"{at(name, c):.3f}×" for c in cps]
                     + [f"{med(name, 'runs'):,.0f}"])
-    print_table(["变体", "训练形状（中位数，最小–最大）", "测试形状", "测试上占最优的"]
-                + [f"第 {c} 个提议时" for c in cps] + ["跑了几次内核"], rows)
+    print_table(["变体", "训练形状（中位数，最小–最大）", "测试形状（中位数）", "测试上占最优的（中位数）"]
+                + [f"第 {c} 个提议时（中位数）" for c in cps] + ["跑了几次内核（中位数）"], rows)
+    print_note(f"（每一格都是 {seeds} 个种子的中位数；括号里是最小–最大。测试上占最优的：测试形状上的加速比 ÷ 逐形状最优的"
+               "，是两个加速比之比。第 N 个提议时：提出 N 个程序以后的最好训练分数。）")
 
     # 观察里的每个判断都在这里算
     score = {name: med(name, "train") for name in VARIANTS}
@@ -344,7 +352,7 @@ def main(argv=None):
         (f"给小模型{'一点点' if SMALL_TARGETED < 0.05 else '多一点'}内核常识：把它的 targeted 权重从 {SMALL_TARGETED:g} "
          f"改成 {more:g}（完整系统是 {full_w:g}），看小模型那一行能追回多少（在仓库根目录运行）：",
          f"python3 lecture14/05_ablations.py --quick --small-targeted {more:g}"),
-        ("给更多预算（2 核上约 6 秒），看完整系统还能涨多少、小模型和不进化是不是还卡着：",
+        ("给更多预算（要跑默认的两倍多那么久，见 README 的\"计时\"），看完整系统还能涨多少、小模型和不进化是不是还卡着：",
          "python3 lecture14/05_ablations.py --budget 4000 --seeds 2"),
         ("多跑几个种子，看\"差不多\"的两行（反馈、级联）的差别是不是只是种子间的噪声：",
          "python3 lecture14/05_ablations.py --seeds 7"),

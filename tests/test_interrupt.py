@@ -32,11 +32,16 @@ def children(pid):
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="要用 /proc 看子进程")
 @pytest.mark.parametrize("script,wait", [("lecture14/04_alphaevolve_tiling.py", 0.2),     # 还在 import / 建时间表
                                          ("lecture14/04_alphaevolve_tiling.py", 2.0),     # 演示 2 / 3，后台进程在跑
-                                         ("lecture14/05_ablations.py", 2.0)])
+                                         ("lecture14/05_ablations.py", 2.0),
+                                         ("lecture13/01_timing_model.py", 0.3)])
 def test_ctrl_c_stops_within_a_second_with_exit_130(script, wait):
-    p = subprocess.Popen([sys.executable, os.path.join(ROOT, script), "--budget", "100000"], cwd=ROOT,
+    args = ["--budget", "100000"] if script.startswith("lecture14") else []
+    p = subprocess.Popen([sys.executable, os.path.join(ROOT, script), *args], cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     time.sleep(wait)
+    if p.poll() is not None:                         # 机器太快，还没按 Ctrl-C 就跑完了：这一例没有可测的
+        p.communicate()
+        pytest.skip(f"{script} 在 {wait} 秒内就跑完了")
     kids = children(p.pid)
     t0 = time.monotonic()
     os.killpg(p.pid, signal.SIGINT)                  # 终端的 Ctrl-C 发给整个前台进程组
@@ -51,7 +56,7 @@ def test_ctrl_c_stops_within_a_second_with_exit_130(script, wait):
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     lines = [line for line in err.splitlines() if line.strip()]
     assert lines[-1] == "已中断。" and err.count("已中断。") == 1, err
-    assert all(line.startswith(("演示", "设置")) or "次进化跑完" in line for line in lines[:-1]), lines
+    assert not any("Error" in line or "File \"" in line for line in lines), lines   # 之前只有进度行
     deadline = time.monotonic() + 1.0
     while any(alive(k) for k in kids) and time.monotonic() < deadline:
         time.sleep(0.05)

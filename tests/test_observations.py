@@ -81,3 +81,9 @@ def test_05_observations_are_data(monkeypatch):
     assert out.count(FAILED) == n_failed
     # 最小次数的保护：预算 2 时不比较成功率（演示 2 只有一句说明，不是论断）
     assert not any(isinstance(o, Observation) for o in obs["演示 2"])
+
+
+def test_04_rates_print_with_their_counts_and_never_round_to_zero():
+    m = load("lecture14/04_alphaevolve_tiling.py", "tiling_04_rates")
+    assert m.rate_text(58, 12_345) == "58/12,345（0.5%）"
+    assert m.rate_text(0, 7) == "0/7（0%）" and m.pct(0.999) == "99.9%" and m.pct(0.7496, 0.75) == "74.96%"

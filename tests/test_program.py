@@ -2,12 +2,14 @@
 
 import itertools
 import random
+import re
 
 import pytest
 
-from evolve.program import (DiffError, Program, ProgramError, Rule, apply_diff, choose, choose_mnk, equivalent,
-                            format_diff, make_diff, parse, parse_diff, render, simplify)
-from evolve.program import _block, _parse_ast
+from evolve.diff import AMBIGUOUS, EMPTY_SEARCH, NOT_FOUND
+from evolve.program import (DiffError, Program, ProgramError, Rule, apply_diff, choose, choose_mnk, dead_rules,
+                            equivalent, format_diff, make_diff, parse, parse_diff, render, simplify)
+from evolve.source import _block, _parse_ast, _parse_lines
 from kernel_lab import VALID, Config
 
 THRESHOLDS = (1, 16, 64, 128, 512, 1024, 4096, 8192, 0, 3, 17, 100, 1000, 5000, 20000)   # 常见的 + 几个奇怪的
@@ -352,3 +354,254 @@ def test_apply_diff_errors():
     with pytest.raises(DiffError, match="空"):
         apply_diff("a\n", (("", "b\n"),))
     assert apply_diff("a\nb\n", (("a\n", "c\n"), ("c\nb", "d"))) == "d\n"   # 按顺序应用，后一块看到前一块的结果
+
+
+# ---------------------------------------------------------------- issue 7：学生或 LLM 写出的怪东西，都只得到 ProgramError / DiffError
+
+CFG_A = "Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)"
+
+
+def one_rule(cond: str, config: str = CFG_A) -> str:
+    """render 格式的一条规则的程序，条件是 cond。"""
+    return f"def choose_config(M, N, K):\n    if {cond}:\n        return {config}\n    return {CFG_A}\n"
+
+
+def parse_error(src: str) -> ProgramError:
+    with pytest.raises(ProgramError) as e:
+        parse(src, "h.py")
+    assert str(e.value).startswith(f"h.py:{e.value.lineno}: ")
+    return e.value
+
+
+def test_huge_integer_literals_are_bounded():
+    # 4301 位的阈值（render 自己的格式，以前快路径的 int() 抛 ValueError）、4000 位的十六进制阈值和字段：
+    # 都是 ProgramError，说明里写着范围；范围以内的十六进制照样能读，而且能 render、读回来一样
+    for src in (one_rule("M <= " + "9" * 4301), one_rule("M <= 0x" + "f" * 4000), one_rule("M <= 1000000001"),
+                one_rule("M < -1000000000"), one_rule("M <= 16", CFG_A.replace("BM=16", "BM=0x" + "f" * 4000)),
+                one_rule("M <= 16", CFG_A.replace("BM=16", "BM=99999"))):
+        e = parse_error(src)
+        assert e.lineno in (2, 3) and ("1,000,000,000" in e.message or "4,096" in e.message)
+        assert len(e.message) < 300                          # 引用的原文截断了
+    p = parse(one_rule("M <= 0x10", CFG_A.replace("BM=16", "BM=0x10")))
+    assert p.rules[0].conds == (("M", 16),) and p.rules[0].config.BM == 16 and parse(render(p)) == p
+    with pytest.raises(ValueError):
+        Rule((("M", 10 ** 10),), A)                          # 直接构造也不行：render 不出来的程序不许存在
+
+
+def test_long_elif_chain_is_not_recursive():
+    # 1000 个分支的 elif 链：以前 _statements 每个 elif 递归一层，RecursionError；逐行读法和 ast 读法都要能读
+    src = (f"def choose_config(M, N, K):\n    if M <= 1:\n        return {CFG_A}\n"
+           + "".join(f"    elif M <= {i}:\n        return Config(BM=64, BN=128, BK=64, warps=4, stages=3, group=8)\n"
+                     for i in range(2, 1001)) + f"    else:\n        return {CFG_A}\n")
+    p = parse(src)
+    assert p.n_rules() == 1000 and p.rules[-1].conds == (("M", 1000),) and p.default_line == 2 + 2 * 1000 + 1
+    assert _parse_ast(src, "f") == p and parse(render(p)) == p
+    # return 之后的死代码，在很深的 elif 里也能指出来
+    dead = src.replace(f"    else:\n        return {CFG_A}\n", f"    else:\n        return {CFG_A}\n    x = 1\n")
+    assert parse_error(dead).lineno == p.default_line + 1
+
+
+@pytest.mark.parametrize("cond", ["M <= " + "-" * 328 + "16", "not " * 3000 + "M <= 1", "(" * 199 + "M <= 1" + ")" * 199,
+                                  "(" * 5000 + "M <= 1" + ")" * 5000, "M <= " + "(" * 150 + "- 16" + ")" * 150,
+                                  " and ".join(["(M <= 1"] * 150) + ")" * 150, "M <= f'\x01{1}'", "M <= f'\\x0c{1}'",
+                                  "M <= [" * 300 + "]" * 300, "M <= " + "x." * 3000 + "y"])
+def test_deeply_nested_input_gives_program_error(cond):
+    # 一层套一层的负号、not、括号，控制字符：以前 ast.unparse / ast.parse 在拼说明时抛 RecursionError、MemoryError、
+    # ValueError。现在：读得进来就能 render，读不进来就是 ProgramError，说明里没有看不见的控制字符、也不会很长
+    try:
+        p = parse(one_rule(cond))
+    except ProgramError as e:
+        assert e.message.isprintable() and len(e.message) < 400
+    else:
+        assert parse(render(p)) == p
+
+
+def test_marker_search_is_linear():
+    # 一行里 20 万个标记词（不是注释，所以都不算标记）：以前每个词都往回找行首，平方级（680 KB 要 14 秒）
+    with pytest.raises(ProgramError):
+        parse("x " + "EVOLVE-BLOCK-START " * 200_000)
+    src = "x = '" + "EVOLVE-BLOCK-END " * 100_000 + "'\n" + HEAD + RET + END
+    assert parse(src).n_rules() == 1                          # 标记必须单独成行（# 开头）
+
+
+def test_ten_thousand_rules_in_student_spelling_take_the_line_path():
+    # 1 万条规则、不是 render 的格式（elif、<、注释）：不必交给慢的 ast.parse（以前 1.4–1.9 秒），逐行读法就认得，
+    # 和 ast 读法一样（elif 链每 100 条断一次：ast.parse 自己读不了上万层的 elif）
+    rules = "".join(f"    {'if' if i % 100 == 0 else 'elif'} M < {i + 2} and {i + 5} >= N:   # 第 {i} 条\n        return Config(16, 64, 128, 4, 4, 1)\n"
+                    for i in range(10_000))
+    src = "def choose_config(M, N, K):\n" + rules + "    return Config(128, 128, 64, 4, 3, 8)\n"
+    fast = _parse_lines(0, src)
+    assert fast is not None and fast.n_rules() == 10_000 and fast == _parse_ast(src, "f") == parse(src)
+    assert fast.rules[3].conds == (("M", 4), ("N", 8)) and fast.rules[3].line == 8
+
+
+def test_one_bad_line_in_a_long_file_is_reported_without_reading_it_all():
+    # 1 万条规则里有一句 DSL 不认（LLM 常写的 if M > 64:）：报那一行；认得的部分逐行读过，认不出的那一句单独拿出来读，
+    # 而整个文件的 ast 读法也在同一行报错
+    p = Program(tuple(Rule((("M", i + 1),), A) for i in range(10_000)), C)
+    src = render(p).replace("    if M <= 5000:\n", "    if M > 5000:\n")
+    e = parse_error(src)
+    assert e.lineno == 2 + 2 * 4999 + 1 and "上界" in e.message
+    offset, block = _block(src, "f")
+    with pytest.raises(ProgramError) as slow:
+        _parse_ast(block, "f", offset)
+    assert slow.value.lineno == e.lineno and slow.value.message == e.message
+
+
+def test_parse_prints_no_warnings(capfd):
+    # 有的写法 ast.parse 会往 stderr 印 SyntaxWarning（"is" with a literal、无效的转义）；模块承诺什么都不印
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for cond in ("M <= 5 is 5", "M <= '\\d'", "M <= 5 is not 6", "M <= (1, 2)(3)"):
+            with pytest.raises(ProgramError):
+                parse(one_rule(cond))
+    assert capfd.readouterr().err == "" and not caught
+
+
+def test_parse_non_text_is_program_error():
+    # 不是字符串（例如 LLM 后端回了 None 或 bytes）：也是 ProgramError，不是 TypeError
+    for bad in (None, b"def", 3, ["x"]):
+        with pytest.raises(ProgramError, match="文本"):
+            parse(bad)
+
+
+# ---------------------------------------------------------------- issue 6：学生的说法
+
+@pytest.mark.parametrize("line, words", [
+    ("    x = 16\n", "没有变量"),
+    ("    best = Config(16, 64, 128, 4, 4, 1)\n", "没有变量"),
+    ("    print(M)\n", "表达式"),
+    ("    pass\n", "pass"),
+    ("    for i in range(3):\n        pass\n", "循环"),
+    ("    if M <= 16:\n        if N <= 64:\n            return Config(16, 64, 128, 4, 4, 1)\n", "and"),
+    ("    if not M <= 16:\n        return Config(16, 64, 128, 4, 4, 1)\n", "not"),
+])
+def test_error_messages_use_student_words(line, words):
+    # 说学生听得懂的话，不说 ast 的类名（Assign、Expr、Pass……）
+    e = parse_error(HEAD.split("    if")[0] + line + RET + END)
+    assert words in e.message and not re.search(r"\b(Assign|Expr|Pass|For|If|UnaryOp)\b", e.message)
+
+
+def test_renamed_function_says_the_name():
+    # 函数改了名字：说必须叫 choose_config
+    e = parse_error(HEAD.replace("choose_config", "pick_config") + RET + END)
+    assert e.lineno == 2 and "choose_config" in e.message and "pick_config" in e.message
+
+
+@pytest.mark.parametrize("bad, good, line_words", [
+    ("    if M <= 16：\n", "：", "':'"),
+    ("    if M <= 16\u00a0and N <= 4:\n", "不换行空格", "普通空格"),
+    ("    if M <= 16 and N <= 4，:\n", "，", "','"),
+    ("    if M <= （16）:\n", "（", "'('"),
+    ("    if M <= １６:\n", "１", "'1'"),
+    ("\ufeff    if M <= 16:\n", "BOM", "删掉"),
+])
+def test_lookalike_characters_named(bad, good, line_words):
+    # 全角标点、不换行空格、BOM、全角数字：说第几行、是哪个字符、该敲什么
+    src = HEAD.replace("    if M <= 16:\n", bad) + RET + END
+    e = parse_error(src)
+    assert e.lineno == 3 and good in e.message and line_words in e.message
+
+
+def test_comments_with_fullwidth_punctuation_are_fine():
+    # 注释里的全角标点没关系（学生的中文注释）
+    assert parse(HEAD.replace("    if M <= 16:\n", "    if M <= 16:  # 小批量：用小块，（decode）\n") + RET + END).n_rules() == 1
+
+
+def test_dead_rules_named_by_line():
+    # 读得进来但不起作用的规则：M <= 0、被前面挡住的、if True 之后的，都说出行号
+    src = ("def choose_config(M, N, K):\n"
+           "    if M <= 0:\n        return Config(16, 64, 128, 4, 4, 1)\n"              # 第 2 行：没有形状满足
+           "    if M <= 256 and N <= 8192:\n        return Config(16, 64, 128, 4, 4, 1)\n"
+           "    if M <= 16 and N <= 4096:\n        return Config(64, 128, 64, 4, 3, 8)\n"  # 第 6 行：被第 4 行挡住
+           "    if True:\n        return Config(64, 128, 64, 4, 3, 8)\n"                  # 第 8 行：后面全用不到
+           "    if K <= 5:\n        return Config(16, 64, 128, 4, 4, 1)\n"
+           "    return Config(128, 128, 64, 4, 3, 8)\n")
+    dead = dead_rules(parse(src))
+    assert [line for line, _ in dead] == [2, 6, 8]
+    assert "M <= 0" in dead[0][1] and "第 4 行" in dead[1][1] and "1 条规则" in dead[2][1]
+    assert dead_rules(parse(render(Program((Rule((("M", 16),), A),), C)))) == []
+
+
+# ---------------------------------------------------------------- issue 7 §5：SEARCH/REPLACE
+
+def test_diff_round_trip_without_final_newline():
+    # 没有结尾换行的文本：make_diff → format_diff → parse_diff → apply_diff 不丢修改
+    diff = make_diff("x\ny", "x\nz")
+    assert apply_diff("x\ny", parse_diff(format_diff(diff))) == "x\nz"
+    assert apply_diff("a\nb", parse_diff(format_diff(make_diff("a\nb", "a\nb\nc")))) == "a\nb\nc"
+    with pytest.raises(DiffError) as e:                      # 去掉换行后只能匹配从行首开始的结尾
+        apply_diff("xy", (("y\n", "z\n"),))
+    assert e.value.kind == NOT_FOUND
+
+
+@pytest.mark.timeout(20)
+def test_make_diff_on_repetitive_text_is_not_quadratic():
+    # 20 万行一模一样的文本里改一行：以前一行一行地加上下文、每次在整个文本里找一遍，平方级（4 万行 4.2 秒）
+    n = 200_000
+    a = "x\n" * n
+    b = "x\n" * 10 + "y\n" + "x\n" * (n - 11)
+    diff = make_diff(a, b)
+    assert apply_diff(a, diff) == b
+    assert diff[0][0] == a                   # 全是同样的行：只有整个文本才唯一（和以前一行一行加的结果一样）
+
+
+def test_make_diff_same_as_line_by_line():
+    # 二分找上下文和以前一行一行加的结果完全一样（演示 2 印出来的 SEARCH/REPLACE 不变）
+    def old_make_diff(p, c):
+        from evolve.diff import _lines
+        a, b = _lines(p), _lines(c)
+        pre = 0
+        while pre < min(len(a), len(b)) and a[pre] == b[pre]:
+            pre += 1
+        suf = 0
+        while suf < min(len(a), len(b)) - pre and a[-1 - suf] == b[-1 - suf]:
+            suf += 1
+        lo, hi = pre, len(a) - suf
+        while True:
+            s = "".join(a[lo:hi])
+            at = p.find(s)
+            if (s and p.find(s, at + 1) < 0) or (lo == 0 and hi == len(a)):
+                return ((s, "".join(b[lo:len(b) - (len(a) - hi)])),)
+            lo, hi = max(0, lo - 1), min(len(a), hi + 1)
+    rng = random.Random(8)
+    words = ["x\n", "y\n", "x\n", "\n", "z", "y"]
+    for _ in range(2000):
+        a = "".join(rng.choice(words) for _ in range(rng.randint(0, 12)))
+        b = "".join(rng.choice(words) for _ in range(rng.randint(0, 12)))
+        if a != b:
+            assert make_diff(a, b) == old_make_diff(a, b)
+
+
+def test_parse_diff_tolerates_llm_replies():
+    # 真 LLM 的回复：前后有说明文字、代码围栏、几块、\r\n 换行、标记多一个箭头或者前面有空格
+    reply = ("好的，我改两处：\r\n```python\r\n<<<<<<< SEARCH\r\n    if M <= 16:\r\n=======\r\n    if M <= 32:\r\n"
+             ">>>>>>> REPLACE\r\n```\r\n然后：\r\n```\n  <<<<<<<< SEARCH\na\n========\nb\n>>>>>>> REPLACE  \n```\n就这些")
+    assert parse_diff(reply) == (("    if M <= 16:\n", "    if M <= 32:\n"), ("a\n", "b\n"))
+
+
+def test_diff_error_kinds():
+    # DiffError 带一个短的 kind，进化循环按它计数；不是文本的回复、没有块的回复也是 DiffError
+    from evolve.diff import MALFORMED, NO_BLOCK, NOT_TEXT
+    cases = [(lambda: parse_diff(None), NOT_TEXT), (lambda: parse_diff(b"x"), NOT_TEXT),
+             (lambda: parse_diff("没想到新的修改", empty_ok=False), NO_BLOCK),
+             (lambda: parse_diff("<<<<<<< SEARCH\na\n"), MALFORMED),
+             (lambda: apply_diff("a\n", (("b\n", "c\n"),)), NOT_FOUND),
+             (lambda: apply_diff("a\na\n", (("a\n", "c\n"),)), AMBIGUOUS),
+             (lambda: apply_diff("a\n", (("", "c\n"),)), EMPTY_SEARCH)]
+    for call, kind in cases:
+        with pytest.raises(DiffError) as e:
+            call()
+        assert e.value.kind == kind and str(e.value)
+    assert parse_diff("没想到新的修改") == ()                # 默认：没有块就是"不改"
+    import pickle
+    e = pickle.loads(pickle.dumps(DiffError("x", NOT_FOUND)))  # 进程之间传得过去
+    assert e.kind == NOT_FOUND and str(e) == "x"
+
+
+def test_diff_module_reexported():
+    # SEARCH/REPLACE 搬到了 evolve.diff；老的 import 路径照样能用，是同一个东西
+    import evolve.diff as d
+    import evolve.program as p
+    assert p.DiffError is d.DiffError and p.apply_diff is d.apply_diff and p.format_diff is d.format_diff

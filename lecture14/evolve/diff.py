@@ -16,6 +16,7 @@ make_diff 反过来求"把 A 改成 B"的一块修改。修改按整行写：没
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 
 Diff = tuple[tuple[str, str], ...]      # 若干块 (search, replace)，按顺序应用
 
@@ -129,13 +130,12 @@ def make_diff(parent_src: str, child_src: str) -> Diff:
     if parent_src == child_src:
         return ()
     a, b = _lines(parent_src), _lines(child_src)
-    pre = 0                                                   # 共同的开头几行
-    while pre < min(len(a), len(b)) and a[pre] == b[pre]:
-        pre += 1
-    suf = 0                                                   # 共同的结尾几行（不和开头重叠）
-    while suf < min(len(a), len(b)) - pre and a[-1 - suf] == b[-1 - suf]:
-        suf += 1
+    n = min(len(a), len(b))
+    pre = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), n)             # 共同的开头几行
+    suf = next((i for i, (x, y) in enumerate(zip(reversed(a), reversed(b))) if x != y or i >= n - pre),
+               n - pre)                                                             # 共同的结尾几行（不和开头重叠）
     lo, hi = pre, len(a) - suf                                # parent 的 a[lo:hi] 换成 child 的 b[lo:len(b)-suf]
+    offset = list(accumulate(map(len, a), initial=0))        # 第 i 行从 parent_src 的第 offset[i] 个字符开始
 
     def window(e):                                            # 上下各加 e 行上下文
         return max(0, lo - e), min(len(a), hi + e)
@@ -144,12 +144,15 @@ def make_diff(parent_src: str, child_src: str) -> Diff:
         l, h = window(e)
         if l == 0 and h == len(a):                            # 整个 parent 一定只出现一次
             return True
-        search = "".join(a[l:h])
+        search = parent_src[offset[l]:offset[h]]
         return search != "" and parent_src.find(search, parent_src.find(search) + 1) < 0
 
     # 上下文越多，SEARCH 越长：一旦唯一就一直唯一（长的出现两次，它里面短的那段也出现两次）。
-    # 所以"最少加几行"可以二分，不用一行一行地试（重复很多的文本上一行一行试是平方级的）。
-    e_lo, e_hi = 0, max(lo, len(a) - hi)                      # good(e_hi) 一定成立
+    # 所以"最少加几行"可以先倍增、再二分，不用一行一行地试（重复很多的文本上一行一行试是平方级的）。
+    top = max(lo, len(a) - hi)                                # good(top) 一定成立
+    e_lo, e_hi = 0, 0
+    while not good(e_hi):
+        e_lo, e_hi = e_hi + 1, min(top, 2 * e_hi + 1)
     while e_lo < e_hi:
         mid = (e_lo + e_hi) // 2
         if good(mid):
@@ -157,4 +160,4 @@ def make_diff(parent_src: str, child_src: str) -> Diff:
         else:
             e_lo = mid + 1
     l, h = window(e_lo)
-    return (("".join(a[l:h]), "".join(b[l:len(b) - (len(a) - h)])),)
+    return ((parent_src[offset[l]:offset[h]], "".join(b[l:len(b) - (len(a) - h)])),)

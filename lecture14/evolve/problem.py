@@ -18,7 +18,7 @@ from kernel_lab import VALID, VALID_INDEX, Config, off_grid, problems
 from llama_shapes import LAYERS, TOKENS  # noqa: F401  （8 个投影的 (N, K) 和 11 个 M，第 13 讲定义）
 from sched_lab import time_valid
 
-from .program import Program, ProgramError, branch_index, choose, parse
+from .program import Program, ProgramError, branch_index, choose, dead_rules, find_block, ignored_code, parse
 
 # 随机划分时配对的投影：N 相同的配一对，N 相近的配一对，剩下 N 最小和最大的两个配一对
 TWINS = (("8B o", "8B down"), ("70B/8 o", "70B/8 down"), ("8B qkv", "70B/8 gate_up"), ("70B/8 qkv", "8B gate_up"))
@@ -171,17 +171,60 @@ def launch_errors(program: Program, filename: str = "<program>") -> list[str]:
     return [f"{filename}:{line}: {text}" for line, text in launch_problems(program)]
 
 
+@dataclass(frozen=True)
+class Heuristic:
+    """读进来的启发式文件：program 是读出的程序，source 是 EVOLVE 块的原文（两行标记之间，照学生写的样子），
+    warnings 是读得进来、但有地方不起作用的提醒，每条是"文件:行: 一句话"。"""
+    program: Program
+    source: str
+    warnings: tuple[str, ...]
+
+
+def read_heuristic(path: str = EXPERT_FILE) -> Heuristic:
+    """读一个启发式文件：解码（不是 UTF-8 就抛 ProgramError，说清楚怎么另存）、解析（出错抛 ProgramError，带文件名和
+    行号）、检查每个分支能否启动（启动不了也抛 ProgramError，行号是第一个坏分支，信息里列出所有坏分支），
+    再找出不起作用的规则和被忽略的代码（warnings）。文件打不开抛 OSError。"""
+    return _read_heuristic(path, warn=True)
+
+
 def load_heuristic(path: str = EXPERT_FILE) -> Program:
-    """读一个启发式文件：解析（出错抛 ProgramError，带文件名和行号），再检查每个分支能否启动（启动不了也抛
-    ProgramError，行号是第一个坏分支，信息里列出所有坏分支）。"""
+    """同 read_heuristic，只要程序（不找 warnings）。"""
+    return _read_heuristic(path, warn=False).program
+
+
+def _read_heuristic(path: str, warn: bool) -> Heuristic:
     name = os.path.relpath(path)
-    with open(path, encoding="utf-8") as f:
-        program = parse(f.read(), filename=name)
+    with open(path, "rb") as f:
+        text = decode_source(f.read(), name)
+    program = parse(text, filename=name)
     bad = launch_problems(program, all_shapes())
     if bad:
-        (line, text), rest = bad[0], bad[1:]
-        raise ProgramError(name, line, text + "".join(f"\n{name}:{n}: {t}" for n, t in rest))
-    return program
+        (line, msg), rest = bad[0], bad[1:]
+        raise ProgramError(name, line, msg + "".join(f"\n{name}:{n}: {t}" for n, t in rest))
+    _, block = find_block(text, name)
+    found = sorted(dead_rules(program) + ignored_code(text)) if warn else []
+    return Heuristic(program, block, tuple(f"{name}:{line}: {msg}" for line, msg in found))
+
+
+def decode_source(raw: bytes, name: str) -> str:
+    """文件的字节 -> 文本：UTF-8（开头的 BOM 去掉，Python 自己也这么做），换行统一成 \\n（和文本模式的 open 一样）。
+    不是 UTF-8 就抛 ProgramError：第几行、多半是什么编码、怎么另存为 UTF-8。"""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        bad = raw[e.start:e.start + 4].hex(" ").upper()
+        try:
+            raw.decode("gbk")
+            guess = "看起来是 GBK（中文 Windows 的记事本、老的编辑器常用它）"
+        except UnicodeDecodeError:
+            guess = "可能是 GBK、Latin-1 之类的编码"
+        raise ProgramError(name, line, f"这个文件不是 UTF-8 编码（第 {line} 行有 UTF-8 读不了的字节 {bad}），"
+                                       f"{guess}：请在编辑器里把它另存为 UTF-8（VS Code：点右下角的编码 → "
+                                       "「通过编码保存」→ UTF-8），再重新运行") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def geomean_speedup(program, shapes, table: TimeTable) -> float:

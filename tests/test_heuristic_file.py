@@ -1,0 +1,122 @@
+"""学生的启发式文件（evolve.problem.read_heuristic / load_heuristic）：编码、看起来一样其实不一样的字符、
+读得进来但不起作用的改动。文件都是测试自己写在临时目录里的，不依赖 expert_heuristic.py 现在是什么样子。"""
+
+import os
+
+import pytest
+
+from evolve.problem import EXPERT_FILE, Heuristic, load_heuristic, read_heuristic
+from evolve.program import Program, ProgramError, Rule, find_block, parse
+from kernel_lab import Config
+
+HEAD = '''"""我的启发式：第 1 行是说明文字。"""
+from kernel_lab import Config  # noqa: F401
+
+# EVOLVE-BLOCK-START
+def choose_config(M, N, K):
+'''
+BODY = '''    if M <= 16:                                          # 第 6 行：decode，小块
+        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)
+    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)
+'''
+TAIL = "# EVOLVE-BLOCK-END\n"
+GOOD = Program((Rule((("M", 16),), Config(16, 64, 128, 4, 4, 1)),), Config(128, 128, 64, 4, 3, 8))
+
+
+def write(tmp_path, text, encoding="utf-8", name="h.py"):
+    path = tmp_path / name
+    path.write_bytes(text.encode(encoding))
+    return str(path)
+
+
+def error(path) -> ProgramError:
+    with pytest.raises(ProgramError) as e:
+        load_heuristic(path)
+    return e.value
+
+
+def test_reads_program_source_and_no_warnings(tmp_path):
+    # 正常的文件：程序对、source 是两行标记之间的原文（注释、空格照写的样子）、没有提醒；load_heuristic 给同一个程序
+    path = write(tmp_path, HEAD + BODY + TAIL)
+    h = read_heuristic(path)
+    assert isinstance(h, Heuristic) and h.program == GOOD == load_heuristic(path)
+    assert h.source == "def choose_config(M, N, K):\n" + BODY and h.warnings == ()
+    assert [r.line for r in h.program.rules] == [6]
+
+
+def test_lecture_expert_reads_without_warnings():
+    # 讲义的专家文件（现在的样子）：读得进来，source 就是它两行标记之间的原文
+    with open(EXPERT_FILE, encoding="utf-8") as f:
+        text = f.read()
+    h = read_heuristic(EXPERT_FILE)
+    assert h.source == find_block(text)[1] and h.program == parse(text)
+
+
+def test_gbk_file_says_save_as_utf8(tmp_path):
+    # Windows 编辑器存成 GBK：不是 15 行的 UnicodeDecodeError，而是一句话：哪个文件、第几行、另存为 UTF-8
+    path = write(tmp_path, HEAD + BODY + TAIL, encoding="gbk")
+    e = error(path)
+    assert e.lineno == 1 and os.path.relpath(path) == e.filename
+    assert "不是 UTF-8" in e.message and "另存为 UTF-8" in e.message and "GBK" in e.message
+    with pytest.raises(ProgramError, match="不是 UTF-8"):
+        read_heuristic(path)
+
+
+def test_bom_at_start_and_crlf_are_fine(tmp_path):
+    # 记事本的 BOM（文件开头）和 Windows 换行：照样读，行号不变
+    path = write(tmp_path, "\ufeff" + (HEAD + BODY + TAIL).replace("\n", "\r\n"))
+    h = read_heuristic(path)
+    assert h.program == GOOD and [r.line for r in h.program.rules] == [6] and h.warnings == ()
+
+
+@pytest.mark.parametrize("old, new, words", [
+    ("    if M <= 16:", "    if M <= 16：", ["全角", "'：'", "':'"]),
+    ("    if M <= 16:", "    if M\u00a0<= 16:", ["不换行空格", "普通空格"]),
+    ("    if M <= 16:", "    if M <= 16\ufeff:", ["BOM", "删掉"]),
+    ("group=1)", "group=1）", ["全角", "'）'", "')'"]),
+    ("BN=64, ", "BN=64，", ["全角", "'，'", "','"]),
+])
+def test_lookalike_characters(tmp_path, old, new, words):
+    # 全角标点、不换行空格、代码中间的 BOM：第几行、是哪个字符、该敲什么
+    path = write(tmp_path, HEAD + BODY.replace(old, new, 1) + TAIL)
+    e = error(path)
+    line = 1 + (HEAD + BODY.replace(old, new, 1)).split("\n").index(next(x for x in BODY.replace(old, new, 1).split("\n") if new in x))
+    assert e.lineno == line and all(w in e.message for w in words), e.message
+
+
+@pytest.mark.parametrize("body, line, words", [
+    ("    if M <= 0:\n        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)\n", 6, "M <= 0"),
+    ("    if M <= 4096 and N <= 8192:\n        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)\n"
+     "    if M <= 16 and N <= 4096:\n        return Config(BM=64, BN=128, BK=64, warps=4, stages=3, group=8)\n", 8, "第 6 行"),
+    ("    if True:\n        return Config(BM=64, BN=128, BK=64, warps=4, stages=3, group=8)\n", 6, "if True"),
+])
+def test_rules_that_do_nothing_are_warned(tmp_path, body, line, words):
+    # 读得进来、但不起作用的规则：一条提醒，"文件:行: 话"，行号是那条规则的 if
+    path = write(tmp_path, HEAD + body + BODY + TAIL)
+    h = read_heuristic(path)
+    name = os.path.relpath(path)
+    assert [w for w in h.warnings if w.startswith(f"{name}:{line}: ")], h.warnings
+    assert any(words in w for w in h.warnings)
+
+
+def test_ignored_code_is_warned(tmp_path):
+    # 第二个 EVOLVE 块、标记外面的 def choose_config：不会被读，要提醒（说明文字里写的 def 不算）
+    extra = ('\n"""说明里写着\ndef choose_config(M, N, K):\n不算"""\n\n'
+             "def choose_config(M, N, K):\n    return Config(BM=64, BN=64, BK=64, warps=4, stages=3, group=8)\n\n"
+             "# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n"
+             "    return Config(BM=64, BN=64, BK=64, warps=4, stages=3, group=8)\n# EVOLVE-BLOCK-END\n")
+    text = HEAD + BODY + TAIL + extra
+    h = read_heuristic(write(tmp_path, text))
+    lines = text.split("\n")
+    outside_def = lines.index("def choose_config(M, N, K):", 12) + 1
+    second = lines.index("# EVOLVE-BLOCK-START", 10) + 1
+    got = {int(w.split(":")[1]) for w in h.warnings}
+    assert h.program == GOOD and got == {outside_def, second}
+    assert any("第二个 EVOLVE 块" in w for w in h.warnings) and any("外面" in w for w in h.warnings)
+
+
+def test_launch_errors_still_raised(tmp_path):
+    # 启动不了的分支：还是 ProgramError，行号是那个分支（和以前一样）
+    path = write(tmp_path, HEAD + BODY.replace("BM=128, BN=128", "BM=256, BN=128") + TAIL)
+    e = error(path)
+    assert e.lineno == 8 and "不能启动" in e.message

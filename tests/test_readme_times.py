@@ -1,0 +1,31 @@
+"""README 里的用时来自 make bench：计时表里的每条命令正是 bench/bench.py 量的那些（SCRIPT_RUNS），写着量的机器；
+脚本开头和"可以试试"不再各写一个估计的秒数（它们指向 README 的"计时"）。"""
+
+import glob
+import importlib.util
+import os
+import re
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_readme_times_are_the_commands_bench_measures():
+    spec = importlib.util.spec_from_file_location("bench_mod", os.path.join(ROOT, "bench", "bench.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    section = readme.split("## 计时")[1].split("\n## ")[0]
+    assert "make bench" in section and "CPU 核" in section and "负载" in section
+    rows = re.findall(r"^\| `([^`]+)`.*\| ([\d.]+) 秒", section, re.M)
+    commands = {cmd for cmd, _ in rows}
+    for args in bench.SCRIPT_RUNS:
+        assert f"python3 {' '.join(args)}" in commands, args
+    assert "make test" in section
+
+
+def test_no_script_carries_its_own_time_estimate():
+    for path in glob.glob(os.path.join(ROOT, "lecture*", "[0-9][0-9]_*.py")):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        assert not re.search(r"约 ?\d+(\.\d+)? ?秒|不到 \d+ 秒", text), path

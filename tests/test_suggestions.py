@@ -1,0 +1,198 @@
+"""每条"可以试试"都照印出来的样子能跑：在仓库根目录、用一个没有 numpy 的 python3（make run 已经建好 .venv），
+命令不依赖 $EDITOR 之类的环境变量；建议的修改打到仓库的一份拷贝上，承诺的变化真的发生。
+还有：没有 numpy、也没有 .venv 时，脚本只说一句该怎么办（退出码 1），不印 traceback。"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import LECTURE_EXPERT, ROOT
+
+SMALL = {"--budget": "40", "--seeds": "1"}          # 建议里的预算换小一点（命令的其余部分照抄）
+SCRIPTS = {"lecture10/01_config_space.py": [], "lecture13/01_timing_model.py": [],   # 建议和预算无关：用小预算跑
+           "lecture14/04_alphaevolve_tiling.py": [x for kv in SMALL.items() for x in kv],
+           "lecture14/05_ablations.py": [x for kv in SMALL.items() for x in kv]}
+
+
+@pytest.fixture(scope="module")
+def no_numpy_path(tmp_path_factory):
+    """PATH 的最前面是一个没有 numpy 的 python3（不带 pip 的 venv）。"""
+    venv = tmp_path_factory.mktemp("nonumpy") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    bindir = venv / "bin"
+    check = subprocess.run([str(bindir / "python3"), "-c", "import numpy"], capture_output=True)
+    assert check.returncode != 0, "这个 python3 不该有 numpy"
+    return f"{bindir}{os.pathsep}{os.environ['PATH']}"
+
+
+_RUNS = {}
+
+
+def run_script(script, *args):
+    """跑一次脚本（同样的参数只跑一次，几个测试共用）。"""
+    key = (script, *args)
+    if key not in _RUNS:
+        _RUNS[key] = subprocess.run([sys.executable, script, *args], cwd=ROOT, capture_output=True, text=True,
+                                    timeout=120)
+    return _RUNS[key]
+
+
+def printed_04_quick():
+    return run_script("lecture14/04_alphaevolve_tiling.py", "--quick")
+
+
+def printed_suggestions(script, args):
+    p = run_script(script, *args)
+    assert p.returncode == 0, p.stderr
+    block = p.stdout.split("\n可以试试：\n", 1)[1]
+    items = re.split(r"\n(?=  \d+\. )", block.strip("\n"))
+    out = []
+    for item in items:
+        lines = item.splitlines()
+        what = "".join(line.strip() for line in lines[:-1])
+        out.append((what, lines[-1].strip()))
+    return out
+
+
+def shrink(command):
+    """04、05 的命令把预算、种子数换小（没写预算的补上小预算）；其余照抄。"""
+    parts = []
+    for part in command.split(" && "):
+        words = part.split()
+        for i, w in enumerate(words[:-1]):
+            if w in SMALL:
+                words[i + 1] = SMALL[w]
+        if re.search(r"lecture14/0[45]_", part):      # 没写预算的（包括 --quick）补上小预算
+            words += [k + " " + v for k, v in SMALL.items() if k not in words]
+        parts.append(" ".join(words))
+    return " && ".join(parts)
+
+
+def all_suggestions():
+    return [(script, what, cmd) for script, args in SCRIPTS.items() for what, cmd in printed_suggestions(script, args)]
+
+
+@pytest.fixture(scope="module")
+def suggestions():
+    return all_suggestions()
+
+
+def test_every_suggestion_ends_in_a_command_without_editor_variables(suggestions):
+    assert len(suggestions) >= 10
+    for script, what, cmd in suggestions:
+        assert "$" not in cmd and "EDITOR" not in cmd, (script, cmd)
+        assert cmd.startswith(("python3 ", "make ")), (script, cmd)
+
+
+def docstring_commands():
+    """expert_heuristic.py 的说明里给学生的命令（缩进的、以 python3 开头的行）。"""
+    with open(os.path.join(ROOT, "lecture14", "expert_heuristic.py"), encoding="utf-8") as f:
+        doc = f.read().split('"""')[1]
+    return [line.strip() for line in doc.splitlines() if line.strip().startswith("python3 ")]
+
+
+def test_expert_docstring_gives_a_command_and_the_whole_dsl():
+    with open(os.path.join(ROOT, "lecture14", "expert_heuristic.py"), encoding="utf-8") as f:
+        doc = f.read().split('"""')[1]
+    assert docstring_commands() and "elif" in doc and "else" in doc and "`<`" in doc and "`<=`" in doc
+
+
+def test_every_printed_command_runs_as_printed_with_a_numpy_less_python3(suggestions, no_numpy_path):
+    env = dict(os.environ, PATH=no_numpy_path)
+    commands = sorted({shrink(cmd) for _, _, cmd in suggestions} | set(docstring_commands()))   # 一样的只跑一次
+    procs = [(cmd, subprocess.Popen(cmd, shell=True, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)) for cmd in commands]
+    for cmd, p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, (cmd, err[-2000:])
+        assert "Traceback" not in err and "演示 1" in out, (cmd, err[-2000:])
+
+
+def copy_repo(tmp_path):
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(LECTURE_EXPERT, tmp_path / "lecture14" / "expert_heuristic.py")
+    return tmp_path
+
+
+@pytest.mark.parametrize("old,new", [("    if M <= 16:", "    if M <= 64:"),
+                                     ("return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)",
+                                      "return Config(BM=128, BN=256, BK=64, warps=8, stages=3, group=8)")])
+def test_04_suggested_edits_to_the_expert_are_read_and_change_the_numbers(tmp_path, old, new, suggestions):
+    what = next(w for s, w, c in suggestions if s.startswith("lecture14/04") and "expert_heuristic.py" in w)
+    assert "M <= 64" in what and "BN=256" in what and "warps=8" in what      # 测的就是建议说的那两处修改
+    repo = copy_repo(tmp_path)
+    expert = repo / "lecture14" / "expert_heuristic.py"
+    text = expert.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    expert.write_text(text.replace(old, new), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "MINI_ALPHAEVOLVE_EXPERT"}
+    before = printed_04_quick()
+    after = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--quick"], cwd=repo, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert after.returncode == 0 and "Traceback" not in after.stderr, after.stderr
+    assert new.strip() in after.stdout                 # 印出来的专家就是改过的那份
+    table = lambda out: out.split("\n方法 ")[1].split("观察")[0]                  # noqa: E731
+    assert table(after.stdout) != table(before.stdout)   # 基线表里"比专家快"的数跟着变了（专家是分母）
+
+
+def test_lecture10_a100_suggestion_counts_independently():
+    sys.path.insert(0, os.path.join(ROOT, "lecture10"))
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("config_space_01", os.path.join(ROOT, "lecture10", "01_config_space.py"))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    from kernel_lab import MAX_SMEM_PER_BLOCK, VALID, all_configs, problems, smem_bytes
+    assert len(m.launchable_with_smem(MAX_SMEM_PER_BLOCK)) == len(VALID)
+    # 独立的数法：除了共享内存以外没有别的问题、共享内存不超 A100 的上限
+    a100 = 166_912
+    expect = sum(1 for c in all_configs()
+                 if smem_bytes(c) <= a100 and not [p for p in problems(c) if not p.startswith("共享内存")])
+    assert len(m.launchable_with_smem(a100)) == expect < len(VALID)
+    p = subprocess.run([sys.executable, "lecture10/01_config_space.py", "--smem", str(a100)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and f"能启动的 {expect} 个" in p.stdout and "Traceback" not in p.stderr
+
+
+def test_without_numpy_and_without_venv_one_sentence_and_exit_1(tmp_path, no_numpy_path):
+    repo = copy_repo(tmp_path)                          # 没有 .venv 的一份拷贝
+    env = dict(os.environ, PATH=no_numpy_path)
+    for script in ("lecture14/04_alphaevolve_tiling.py", "lecture14/05_ablations.py", "lecture13/01_timing_model.py"):
+        p = subprocess.run(f"python3 {script} --help", shell=True, cwd=repo, env=env, capture_output=True, text=True,
+                           timeout=60)
+        assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and "make run" in lines[0] and "pip install numpy" in lines[0], p.stderr
+
+
+def test_lecture_style_run_from_the_script_directory_with_a_numpy_less_python3(no_numpy_path):
+    # 上课时的写法：cd lecture14 && python3 04_alphaevolve_tiling.py（系统的 python3 没有 numpy，make run 建过 .venv）
+    env = dict(os.environ, PATH=no_numpy_path)
+    p = subprocess.run("python3 04_alphaevolve_tiling.py --budget 40 --seeds 1", shell=True,
+                       cwd=os.path.join(ROOT, "lecture14"), env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "演示 4" in p.stdout and "Traceback" not in p.stderr, p.stderr
+
+
+def test_05_small_targeted_suggestion_changes_what_it_says():
+    # 照"可以试试 1"做了以后，再印的建议不会变成"从 0.05 改成 0.05"；小模型真的提了 targeted
+    first = printed_suggestions("lecture14/05_ablations.py", SCRIPTS["lecture14/05_ablations.py"])[0]
+    weight = first[1].split("--small-targeted ")[1]
+    p = run_script("lecture14/05_ablations.py", "--budget", "200", "--seeds", "1", "--small-targeted", weight)
+    assert p.returncode == 0, p.stderr
+    what = re.sub(r"\s+", "", p.stdout.split("可以试试：")[1].split("2.")[0])
+    old, new = re.search(r"从([\d.]+)改成([\d.]+)", what).groups()
+    assert float(old) == float(weight) and float(new) != float(weight)
+    row = next(line for line in p.stdout.splitlines() if line.startswith("小模型（small LLM）：targeted"))
+    assert int(row.split("targeted")[1].split()[0].replace(",", "")) > 0
+
+
+def test_kernel_lab_states_the_shared_memory_limit_it_uses(monkeypatch):
+    import kernel_lab
+    big = kernel_lab.Config(256, 128, 128, 8, 4, 8)
+    monkeypatch.setattr(kernel_lab, "MAX_SMEM_PER_BLOCK", 166_912)
+    msg = "；".join(kernel_lab.problems(big))
+    assert "166,912 B（163 KB）" in msg and "227 KB" not in msg

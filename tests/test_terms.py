@@ -1,0 +1,57 @@
+"""学生第一次碰到的词就地解释：70B/8、配对随机对半分、探针形状、修改种类表的每一种（mistake 不是一种修改、
+它的失败记在哪里）；列名说清是什么：占最优的是加速比之比、成功率的分母、演示 4 分开程序和内核运行、05 的中位数。"""
+
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(script, *args):
+    p = subprocess.run([sys.executable, script, *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_04_explains_terms_where_they_are_first_met():
+    out = run("lecture14/04_alphaevolve_tiling.py", "--budget", "300", "--seeds", "1")
+    flat = re.sub(r"\s+", "", out)
+    demo1 = flat.split("演示2：")[0]
+    assert "70B/8是" in demo1 and flat.index("70B/8是") < flat.index("70B/8qkvM=128")
+    assert "配对随机对半分（" in demo1 and "对角线" in demo1
+    assert "两个加速比之比" in demo1 and "条规则加一个默认" in demo1
+    # 修改种类表：表里出现的每一种都在表下的图例里；mistake 说明不是一种修改、失败记在哪里
+    demo2 = out.split("演示 2：")[1].split("演示 3：")[0]
+    table = demo2.split("修改的种类")[1].split("\n\n")[0]
+    ops = [line.split()[0] for line in table.splitlines()[2:] if line.strip() and not line.startswith("（")]
+    legend = re.sub(r"\s+", "", demo2.split("（修改的种类")[1].split("）\n")[0])
+    assert ops and all(op in legend for op in ops), (ops, legend)
+    assert "mistake不是一种修改" in legend and "演示4" in legend
+    assert "成功率（比父程序好÷提出）" in flat
+    demo4 = out.split("演示 4：")[1]
+    assert "个程序" in demo4 and "次内核" in demo4 and "探针形状：" in re.sub(r"\s+", "", demo4)
+
+
+def test_05_labels_medians_and_denominators():
+    out = run("lecture14/05_ablations.py", "--budget", "120", "--seeds", "1")
+    header = next(line for line in out.splitlines() if line.startswith("变体") and "训练形状" in line)
+    numeric = [h for h in re.split(r"\s{2,}", header)[1:]]
+    assert numeric and all("中位数" in h for h in numeric), numeric
+    assert "成功率（比父程序好 ÷ 提出）" in out
+
+
+def test_progress_goes_to_stderr_and_stdout_stays_the_same():
+    a = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--budget", "100", "--seeds", "2"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    b = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--budget", "100", "--seeds", "2",
+                        "--jobs", "1"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert a.returncode == b.returncode == 0
+    body = lambda out: out.split("\n", 1)[1]                 # noqa: E731  第一行印着 --jobs，其余逐字节相同
+    assert body(a.stdout) == body(b.stdout) and "提议：最好" not in a.stdout
+    for err in (a.stderr, b.stderr):
+        assert re.search(r"演示 2：第\s+\d+ 个提议", err) and re.search(r"演示 3：\d+ 次进化做完了 \d+ 次", err), err
+    c = subprocess.run([sys.executable, "lecture14/05_ablations.py", "--budget", "40", "--seeds", "1"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert c.returncode == 0 and re.search(r"\d+/\d+ 次进化跑完", c.stderr), c.stderr
