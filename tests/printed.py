@@ -129,8 +129,10 @@ def observations(text: str, title: str = "观察") -> list[str]:
 
 
 def find(pattern: str, text: str) -> re.Match:
-    """在 text 里找 pattern（pattern 里的空格匹配任意多个空白，包括没有：折行会吃掉空格）。"""
-    m = re.search(pattern.replace(" ", r"\s*"), text)
+    """在 text 里找 pattern：先把折行接回去（换行和下一行的缩进去掉），pattern 里的空格匹配任意多个空白，包括没有
+    （折行会吃掉空格）。"""
+    joined = re.sub(r"\n[ ]*", "", text)
+    m = re.search(pattern.replace(" ", r"\s*"), joined)
     assert m, (pattern, text)
     return m
 

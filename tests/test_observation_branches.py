@@ -196,7 +196,7 @@ def test_04_demo2_dead_rules_fail_when_nothing_simplifies(monkeypatch, table, ha
 def demo3(table, scores, seeds=3):
     """scores[划分] = (训练, 测试)：每个种子都是这两个分数。不跑进化。"""
     reused = {(how, s): (tr, te, EXPERT) for how, (tr, te) in scores.items() for s in range(seeds)}
-    runs = SimpleNamespace(tasks=[], results=lambda: [])
+    runs = SimpleNamespace(tasks=[], results=lambda **kwargs: [])
     obs, out = printed(T04.demo3_generalization, table, all_shapes(), 1000, seeds, runs, [], reused)
     return obs, out
 

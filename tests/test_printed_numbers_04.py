@@ -76,9 +76,11 @@ def test_demo1_shape_table(stdout, table):
 
 def test_demo1_counts(stdout, train):
     text = section(stdout, "演示 1")
-    m = find(r"共 (\d+) × (\d+) = (\d+) 个形状；配对随机对半分：训练 (\d+) 个，测试 (\d+) 个", text)
+    m = find(r"共 (\d+) × (\d+) = (\d+) 个形状", text)
+    assert [int(x) for x in m.groups()] == [len(LAYERS), len(TOKENS), len(all_shapes())]
     _, test = split_shapes(all_shapes())
-    assert [int(x) for x in m.groups()] == [len(LAYERS), len(TOKENS), len(all_shapes()), len(train), len(test)]
+    m = find(r"配对随机对半分[（：]训练 (\d+) 个，测试 (\d+) 个", text)
+    assert [int(x) for x in m.groups()] == [len(train), len(test)]
 
 
 def test_demo1_baselines(stdout, table, train):
@@ -113,10 +115,12 @@ def test_demo1_observations(stdout, table, train):
     near = [int((table.times(s) <= table.oracle(s)[1] * 1.01).sum()) for s in (dec, S("8B gate_up", 16))]
     assert [int(m[1]), int(m[2])] == near
     pre = S("8B gate_up", 8192)
-    m = find(r"prefill（M = 8192）最优是 BM×BN = (\d+)×(\d+) 的大块、(\d+) 个 warp、(\d+) 级流水线", text)
+    m = find(r"prefill（M = 8192）最优是 \(([\d, ]+)\)：(\d+)×(\d+) 的大块、(\d+) 个 warp、(\d+) 级流水线", text)
     b = table.oracle(pre)[0]
-    assert [int(x) for x in m.groups()] == [b.BM, b.BN, b.warps, b.stages]
-    assert shows(find(r"级慢 ([\d.]+)×", text)[1], ratio(table, pre))
+    assert tuple(int(x) for x in numbers(m[1])) == b.as_tuple()
+    assert [int(x) for x in m.groups()[1:]] == [b.BM, b.BN, b.warps, b.stages]
+    m = find(r"专家的 \(([\d, ]+)\) 慢 ([\d.]+)×", text)
+    assert tuple(int(x) for x in numbers(m[1])) == choose(EXPERT, pre).as_tuple() and shows(m[2], ratio(table, pre))
     worst = max(all_shapes(), key=lambda s: ratio(table, s))
     m = find(r"最差的是 (.+? M=\d+)（([\d.]+)×）", text)
     assert m[1].replace(" ", "") == worst.label().replace(" ", "") and shows(m[2], ratio(table, worst))
