@@ -19,6 +19,9 @@ CS349E · 第 14 讲 · 04_alphaevolve_tiling.py —— 迷你 AlphaEvolve：进
        python3 04_alphaevolve_tiling.py --quick         （预算 300、2 个种子，快得多：改完专家启发式先用它试）
        用时见 README 的"计时"（make bench 量的）；演示 3 用 2 个进程；进度印到标准错误，Ctrl-C 随时停下。
        其他旋钮：--seed 演示 2 的种子，--budget 每次进化提出多少个程序，--seeds 演示 3 的种子个数，--jobs 进程数。
+       换成真的语言模型（README 的"用真的语言模型"一节）：
+       python3 04_alphaevolve_tiling.py --llm http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b --budget 50 --seeds 1
+       再加 --record run.jsonl 录下每次调用，之后 --replay run.jsonl（同样的参数）不联网重放，输出逐字节相同。
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
        专家启发式在本目录的 expert_heuristic.py，可以改。
 """
@@ -46,6 +49,7 @@ from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.problem import EXPERT_FILE  # noqa: E402
 from evolve.program import apply_diff, equivalent  # noqa: E402
+from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
 from sched_lab import HBM_BW, SMS, guided_tune  # noqa: E402
 
@@ -208,10 +212,11 @@ def demo1_problem(table, train, test):
 
 # ---------------------------------------------------------------- 演示 2
 
-def demo2_one_run(table, train, test, seed, budget):
+def demo2_one_run(table, train, test, seed, budget, llm=None):
     print_header(f"演示 2：一次进化（种子 {seed}，提出 {budget} 个程序）")
     ev = Evaluator(train, table)
-    out = evolve(ev, budget, seed=seed, log_every=max(1, min(budget // 5, 5000)), log=lambda line: progress("演示 2：" + line.strip()))
+    out = evolve(ev, budget, seed=seed, log_every=max(1, min(budget // 5, 5000)), log=lambda line: progress("演示 2：" + line.strip()),
+                 llm=llm)
     best, res = out["best"]
     imp = out["improvements"]
     shown = imp if len(imp) <= 12 else imp[:8] + [("…", None, None)] + imp[-4:]
@@ -223,7 +228,11 @@ def demo2_one_run(table, train, test, seed, budget):
     rate = lambda op: acc(op) / max(1, tried(op))                                       # noqa: E731
     rows = [[op, tried(op), acc(op), out["static_reject"].get(op, 0), pct(rate(op))] for op in sorted(out["tried"])]
     print_table(["修改的种类", "提出", "比父程序好", "启动不了被拒", "成功率（比父程序好 ÷ 提出）"], rows)
-    print_note("（修改的种类，都是 MockLLM 的一次回复：targeted 按内核常识一次改好几个字段去修最慢的形状；single_field 只挪"
+    if llm is not None:
+        print_note(f"（{openai_llm.KIND} 是 {llm.model} 的一次回复：真的 LLM 不说自己做的是哪种修改，所以只有这一种；"
+                   "\"（LLM 出错）\"是调用本身失败的提议（超时、HTTP 错误、回复读不懂……），原因见演示 4。）")
+    else:
+        print_note("（修改的种类，都是 MockLLM 的一次回复：targeted 按内核常识一次改好几个字段去修最慢的形状；single_field 只挪"
           "一个字段；threshold 挪一条规则的阈值；add_rule 加一条规则；remove_rule 删一条规则；crossover 从灵感程序抄一条规则。"
           "mistake 不是一种修改，是故意犯的错——SEARCH 抄错、写出 DSL 不认的条件或启动不了的配置；前两种打不上或解析不了，"
           "记在演示 4 的\"SEARCH/REPLACE 打不上或子程序解析不了\"，第三种记在这里的\"启动不了被拒\"。）")
@@ -265,7 +274,9 @@ def demo2_one_run(table, train, test, seed, budget):
             f"讲义说第 {EARLY} 个提议时至少拿到最终涨幅（分数 − 1）的 70%，最终分数至少是上限的 93%",
             f"第 {EARLY} 个提议时拿到最终涨幅的 {pct(gain_early, 0.7)}，最终 {res['score']:.3f}×，"
             f"是上限 {o_train:.3f}× 的 {pct(share, 0.93)}"))
-    if not enough:
+    if llm is not None:
+        obs.append(llm_sentence(out, llm))
+    elif not enough:
         obs.append(f"targeted 提了 {tried('targeted')} 次、single_field 提了 {tried('single_field')} 次，"
                    f"有一种不到 {MIN_TRIED} 次，成功率比不出什么。")
     else:
@@ -295,6 +306,14 @@ def demo2_one_run(table, train, test, seed, budget):
         f"simplify 行为不变：{'是' if same else '否'}；SEARCH/REPLACE 能重现它：{'是' if applies else '否'}"))
     print_observations(obs)
     return out, ev, obs
+
+
+def llm_sentence(out, llm):
+    """用真的 LLM 时代替 targeted / single_field 那句：它不报修改的种类，只能说它自己那一行。"""
+    kind = openai_llm.KIND
+    n, acc, rej = out["tried"].get(kind, 0), out["accepted"].get(kind, 0), out["static_reject"].get(kind, 0)
+    return (f"这次的修改都来自 {llm.model}：拿到回复的 {n:,} 个提议里 {rate_text(acc, n)}比父程序好，{rej:,} 个改出了"
+            "启动不了的配置、被静态检查拒掉。MockLLM 的 targeted 和 single_field 的对比，不加 --llm 再跑一次就看得到。")
 
 
 # ---------------------------------------------------------------- 演示 3
@@ -368,14 +387,18 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
 
 # ---------------------------------------------------------------- 演示 4
 
-def demo4_cost(table, out, ev, train, test, shapes, budget):
+def demo4_cost(table, out, ev, train, test, shapes, budget, book=None):
+    """book：用真的 LLM 时演示 2 那一次进化的成本账（openai_llm.ledger），表里多几行 LLM 的成本；MockLLM 时是 None。"""
     print_header("演示 4：成本（演示 2 那一次进化）")
     failed = sum(out["failed"].values())
     tune = [guided_tune(s.M, s.N, s.K).runs for s in shapes]
     med_tune = int(np.median(tune))
     P, R = " 个程序", " 次内核"
     rows = [["进化：提出的程序（LLM 的回复）", f"{budget:,}{P}"],
-            ["  SEARCH/REPLACE 打不上或子程序解析不了", f"{failed:,}{P}"],
+            ["  SEARCH/REPLACE 打不上或子程序解析不了" if book is None else
+             "  没变成可评估的程序（LLM 调用失败、打不上、解析不了）", f"{failed:,}{P}"],
+            *([[f"    其中 {kind}", f"{n:,}{P}"] for kind, n in sorted(out["failed"].items(), key=lambda x: (-x[1], x[0]))]
+              if book is not None else []),
             ["  和评估过的程序一模一样，直接用缓存", f"{ev.n_cached:,}{P}"],
             ["  静态检查拒掉（有分支返回启动不了的配置）", f"{ev.n_static_reject:,}{P}"],
             [f"  只在 {N_PROBE} 个探针形状上跑过就淘汰", f"{ev.n_eval_probe:,}{P}"],
@@ -387,6 +410,8 @@ def demo4_cost(table, out, ev, train, test, shapes, budget):
             ["来了一个新形状：穷举", f"{len(VALID):,}{R}"],
             ["来了一个新形状：第 13 讲代价模型引导的调优（88 个形状的中位数，最少–最多）",
              f"{med_tune} ({min(tune)}–{max(tune)}){R}"]]
+    if book is not None:
+        rows += llm_cost_rows(book, failed, budget)
     print_table(["项目", "个数（提出的程序 / 跑的内核）"], rows)
     print_note(f"（探针形状：完整评估之前先跑的 {N_PROBE} 个训练形状；在它们上面明显比父程序慢的程序就不再跑其余的形状——级联。）")
     landed = failed + ev.n_cached + ev.n_static_reject + ev.n_eval_probe + ev.n_eval_full
@@ -394,7 +419,7 @@ def demo4_cost(table, out, ev, train, test, shapes, budget):
     exhaustive = len(VALID) * len(train)
     best = out["best"][0]
     c3 = geomean_speedup(best, test, table)
-    return print_observations([
+    return print_observations(([llm_cost_observation(book, out, ev, failed, budget)] if book is not None else []) + [
         check(exhaustive / 100 < ev.bench_runs < exhaustive,
               f"这次进化跑了 {ev.bench_runs:,} 次内核，是穷举训练形状（{exhaustive:,} 次）的 "
               f"{pct(ev.bench_runs / exhaustive, 0.01, 1.0)}：少，但不是少几个数量级。换来的是一段能直接用在新形状上的代码；"
@@ -414,8 +439,52 @@ def demo4_cost(table, out, ev, train, test, shapes, budget):
     ])
 
 
-def run_lecture(seed, budget, seeds, jobs, lap=lambda stage: None):
+def llm_cost_rows(book, failed, budget):
+    """用真的 LLM 时成本表多出的几行：调用次数、token、用时、用不上的回复。"""
+    tok = lambda n: "服务器没报" if n is None else f"{n:,} 个 token"  # noqa: E731
+    return [["LLM：调用次数（每个提议一次）", f"{book['calls']:,} 次"],
+            ["LLM：提示（输入）", tok(book["prompt_tokens"])],
+            ["LLM：回复（输出）", tok(book["completion_tokens"])],
+            ["LLM：等回复的时间合计（并发时几个请求的时间叠在一起算）", f"{book['latency_total']:.1f} 秒"],
+            ["LLM：每次调用的时间（中位数）", f"{book['latency_median']:.2f} 秒"],
+            ["LLM：用不上的回复（调用失败、打不上、解析不了）", f"{failed:,} 个回复（{pct(failed / max(1, budget))}）"]]
+
+
+def llm_cost_observation(book, out, ev, failed, budget):
+    """用真的 LLM 时成本的观察：两种成本各是多少、哪种失败最多；句子里的每个数都来自这次运行。"""
+    worst = max(out["failed"].items(), key=lambda x: (x[1], x[0])) if out["failed"] else None
+    tokens = ("服务器没报 token 数" if book["prompt_tokens"] is None else
+              f"输入 {book['prompt_tokens']:,} 个 token、输出 {book['completion_tokens'] or 0:,} 个")
+    return (f"这次进化有两种成本：问了 LLM {book['calls']:,} 次（{tokens}，一共等了 {book['latency_total']:.1f} 秒，"
+            f"每次中位数 {book['latency_median']:.2f} 秒），跑了 {ev.bench_runs:,} 次“内核”。这里的“内核”只是查一张算好的时间表，"
+            "不花机器时间；在 AlphaEvolve 里两样都花真的机器时间，所以它用评估级联少跑内核，用快的模型（Gemini Flash）"
+            "出量、强的模型（Gemini Pro）出质量。"
+            + (f"{budget:,} 个回复里 {failed:,} 个（{pct(failed / max(1, budget))}）用不上，最多的原因是“{worst[0]}”"
+               f"（{worst[1]:,} 次）。" if worst else f"{budget:,} 个回复都用上了（打得上、解析得了）。"))
+
+
+class SequentialRuns:
+    """用真的 LLM 时演示 3 的几次进化：在这个进程里按顺序跑，每次都问同一个 LLM（调用按顺序录制和回放）。"""
+
+    workers = 0                             # 没有后台进程
+
+    def __init__(self, table, tasks, budget, llm):
+        self.table, self.tasks, self.budget, self.llm = table, list(tasks), budget, llm
+
+    def results(self, progress=None):
+        """和 ManyRuns.results 一样：按 tasks 的顺序返回；每做完一次调用 progress(做完几次, 一共几次)。"""
+        out = []
+        for k, (train, test, seed) in enumerate(self.tasks, 1):
+            program, result = evolve(Evaluator(train, self.table), self.budget, seed=seed, llm=self.llm)["best"]
+            out.append((result["score"], geomean_speedup(program, test, self.table), program))
+            if progress is not None:
+                progress(k, len(self.tasks))
+        return out
+
+
+def run_lecture(seed, budget, seeds, jobs, lap=lambda stage: None, llm=None):
     """四个演示按顺序跑一遍。lap(阶段名) 在每个阶段结束时调用一次（bench/bench.py 用它给每个演示计时）。
+    llm：None 用 MockLLM；否则是 openai_llm 的后端，演示 2 和演示 3 的每次进化都问它（演示 3 在这个进程里依次跑）。
     返回 {演示名: [观察]}：console.Observation（会被检验的说法，.ok 是这次成不成立）或普通字符串（引用、说明）；
     测试用 console.failed 从这份数据数有几句不成立，不 grep 印出来的字。"""
     shapes = all_shapes()
@@ -424,8 +493,12 @@ def run_lecture(seed, budget, seeds, jobs, lap=lambda stage: None):
         table.oracle(s)                     # 88 个形状 × 3744 个配置的时间，一次向量化算完
     # 演示 3 的 2 × seeds 次进化先在后台跑起来；"随机划分、种子 seed"那一次就是演示 2，结果一模一样，不重复跑
     keys = [(how, s) for how in SPLITS for s in range(seeds) if (how, s) != ("random", seed)]
-    with sigint_ignored():                  # 进程池的 worker 不理 Ctrl-C：由 runner.run 统一杀掉，不各印一段 traceback
-        runs = ManyRuns(table, [(*split_shapes(shapes, how), s) for how, s in keys], budget, jobs)
+    tasks = [(*split_shapes(shapes, how), s) for how, s in keys]
+    if llm is not None:
+        runs = SequentialRuns(table, tasks, budget, llm)
+    else:
+        with sigint_ignored():              # 进程池的 worker 不理 Ctrl-C：由 runner.run 统一杀掉，不各印一段 traceback
+            runs = ManyRuns(table, tasks, budget, jobs)
     if hasattr(runs, "close"):
         on_interrupt(runs.close)
     train, test = split_shapes(shapes)
@@ -433,13 +506,15 @@ def run_lecture(seed, budget, seeds, jobs, lap=lambda stage: None):
     observations = {}
     _, observations["演示 1"] = demo1_problem(table, train, test)
     lap("演示 1：问题")
-    out, ev, observations["演示 2"] = demo2_one_run(table, train, test, seed, budget)
+    first = len(llm.calls) if llm is not None else 0
+    out, ev, observations["演示 2"] = demo2_one_run(table, train, test, seed, budget, llm)
+    book = llm.ledger(first, len(llm.calls)) if llm is not None else None
     best, res = out["best"]
     reused = {("random", seed): (res["score"], geomean_speedup(best, test, table), best)}
     lap("演示 2：一次进化")
     observations["演示 3"] = demo3_generalization(table, shapes, budget, seeds, runs, keys, reused)
     lap("演示 3：泛化（后台已经跑了一阵，这里只剩等待）")
-    observations["演示 4"] = demo4_cost(table, out, ev, train, test, shapes, budget)
+    observations["演示 4"] = demo4_cost(table, out, ev, train, test, shapes, budget, book)
     lap("演示 4：成本")
     return observations
 
@@ -465,14 +540,33 @@ def main(argv=None):
                     help=f"演示 3 每种划分的种子个数，正整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
     ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"演示 3 用几个进程，正整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
+    openai_llm.add_arguments(ap)
     a = ap.parse_args(argv)
     budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
     seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
-    print(f"设置：--seed {a.seed} --budget {budget} --seeds {seeds}（--jobs {a.jobs} 只影响快慢，不影响结果）")
+    try:
+        llm = openai_llm.from_arguments(a, f"04 --seed {a.seed} --budget {budget} --seeds {seeds}")
+    except openai_llm.SetupError as e:
+        print(e, file=sys.stderr)
+        sys.exit(2)
+    if llm is None:
+        print(f"设置：--seed {a.seed} --budget {budget} --seeds {seeds}（--jobs {a.jobs} 只影响快慢，不影响结果）")
+    else:                                   # 不印 --jobs：录制和回放的 --jobs 不一样，标准输出也要逐字节相同
+        print(f"设置：--seed {a.seed} --budget {budget} --seeds {seeds}")
+        print(openai_llm.describe(llm) + "演示 3 的几次进化也问它，在这个进程里依次跑（--jobs 不起作用）。")
 
     start = time.perf_counter()
-    run_lecture(a.seed, budget, seeds, a.jobs)
+    try:
+        run_lecture(a.seed, budget, seeds, a.jobs, llm=llm)
+    except openai_llm.ReplayMismatch as e:
+        print(e, file=sys.stderr)
+        sys.exit(2)
+    finally:
+        if llm is not None and hasattr(llm, "close"):
+            llm.close()
     print_try(suggestions())
+    if isinstance(llm, openai_llm.ReplayLLM) and llm.unused():
+        print(f"（回放文件里还有 {llm.unused()} 次调用没用上：这次的预算比录制时小）", file=sys.stderr)
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 

@@ -20,6 +20,8 @@ CS349E · 第 14 讲 · 05_ablations.py —— 消融：进化循环的每个部
        python3 05_ablations.py --quick         （预算 300、2 个种子，快得多）
        用时见 README 的"计时"（make bench 量的）；进度印到标准错误，Ctrl-C 随时停下。
        其他旋钮：--budget 每次进化提出多少个程序，--seeds 种子个数（种子 0 .. seeds-1），--jobs 进程数。
+       换成真的语言模型（README 的"用真的语言模型"一节；小模型那一行不跑，四个变体 × 种子 × 预算次调用）：
+       python3 05_ablations.py --llm http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b --budget 50 --seeds 1
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
        先看 04_alphaevolve_tiling.py：这里的"完整系统"就是它演示 2 / 3 里的那个进化。
 """
@@ -45,6 +47,7 @@ from evolve import Evaluator, TimeTable, all_shapes, evolve, geomean_speedup, or
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
 from evolve.mock_llm import OP_WEIGHTS, OPS, Dice, MockLLM  # noqa: E402
+from evolve import openai_llm  # noqa: E402
 
 BUDGET = 1000       # 每次进化提出多少个程序（和 04 一样）
 SEEDS = 3           # 每个变体跑几个种子（0 .. SEEDS-1），表里报中位数
@@ -133,11 +136,14 @@ def _init_worker(table):
     _TABLE[:] = [table]
 
 
-def run_variant(name, seed, budget, small_targeted=None):
-    """跑一次进化，返回一行摘要（只有数和小字典，进程间传得快）。"""
+def run_variant(name, seed, budget, small_targeted=None, llm=None):
+    """跑一次进化，返回一行摘要（只有数和小字典，进程间传得快）。llm：真的 LLM 后端（None 用 MockLLM）。"""
     table = _TABLE[0]
     train, test = split_shapes(all_shapes())
     ev, extra = make_variant(name, train, table, seed, small_targeted)
+    if llm is not None:
+        extra = {**extra, "llm": llm}
+        first = len(llm.calls)
     every = min(budget // 5, 5000) if budget >= 5000 else 0      # 很长的进化：worker 自己每隔一段报一行进度（标准错误）
     out = evolve(ev, budget, seed=seed, log_every=every,
                  log=lambda line: progress(f"{VARIANTS[name][0]}，种子 {seed}：{line.strip()}"), **extra)
@@ -147,7 +153,8 @@ def run_variant(name, seed, budget, small_targeted=None):
     return dict(train=res["score"], test=geomean_speedup(best, test, table),
                 at={c: float(out["history"][c - 1]) for c in CHECKPOINTS if c <= budget},
                 runs=ev.bench_runs, full=ev.n_eval_full, probe=ev.n_eval_probe, cached=ev.n_cached,
-                tried=out["tried"], accepted=out["accepted"], static_reject=out["static_reject"])
+                tried=out["tried"], accepted=out["accepted"], static_reject=out["static_reject"],
+                failed=sum(out["failed"].values()), book=llm.ledger(first, len(llm.calls)) if llm is not None else None)
 
 
 def run_all(table, tasks, budget, jobs):
@@ -276,6 +283,44 @@ def demo1_ablations(table, results, budget, seeds):
     return print_observations(obs)
 
 
+# ---------------------------------------------------------------- 用真的 LLM 时的演示 1
+
+LLM_VARIANTS = ("full", "no_evolution", "no_feedback", "no_cascade")    # 小模型是 MockLLM 的概念，换成真 LLM 就不跑
+
+
+def demo1_llm(table, results, budget, seeds, llm):
+    print_header(f"演示 1：拿掉一个部件（{llm.model}；每个变体 {seeds} 个种子，每次提出 {budget} 个程序）")
+    train, test = split_shapes(all_shapes())
+    o_test = oracle_speedup(test, table)
+    print(f"划分：配对随机对半分，训练 {len(train)} 个形状、测试 {len(test)} 个；分数是比专家启发式快几倍（几何平均），"
+          f"逐形状最优在测试形状上是 {o_test:.3f}×。每个提议问一次 {llm.model}。")
+    print_table(["变体", "和完整系统比，换掉了什么"], [list(VARIANTS[n]) for n in LLM_VARIANTS])
+    med = lambda name, key: float(np.median([r[key] for r in results[name]]))          # noqa: E731
+    total = lambda name, key: sum(r["book"][key] for r in results[name])               # noqa: E731
+    cps = [c for c in CHECKPOINTS if c <= budget]
+    rows = []
+    for name in LLM_VARIANTS:
+        trs = [r["train"] for r in results[name]]
+        bad = sum(r["failed"] for r in results[name])
+        rows.append([VARIANTS[name][0], f"{med(name, 'train'):.3f}× ({min(trs):.3f}–{max(trs):.3f})",
+                     f"{med(name, 'test'):.3f}×", pct(med(name, "test") / o_test)]
+                    + [f"{float(np.median([r['at'][c] for r in results[name]])):.3f}×" for c in cps]
+                    + [f"{med(name, 'runs'):,.0f}", f"{bad:,}（{pct(bad / (budget * seeds))}）",
+                       f"{total(name, 'latency_total'):.1f}"])
+    print_table(["变体", "训练形状（中位数，最小–最大）", "测试形状", "测试上占最优的"]
+                + [f"第 {c} 个提议时" for c in cps] + ["跑了几次内核", "用不上的回复", "等 LLM 的秒数"], rows)
+    full = med("full", "train")
+    lines = [f"{VARIANTS[n][0]} {med(n, 'train'):.3f}×（{med(n, 'train') / full - 1:+.1%}），内核跑了完整系统的 "
+             f"{med(n, 'runs') / med('full', 'runs'):.2f} 倍" for n in LLM_VARIANTS[1:]]
+    calls = sum(total(n, "calls") for n in LLM_VARIANTS)
+    print_observations([
+        f"和完整系统（训练形状 {full:.3f}×）比：" + "；".join(lines) + f"。每个变体只有 {seeds} 个种子，"
+        "差几个百分点可能只是种子和模型采样的噪声；真的 LLM 每次回答都不一样，要比出哪个部件重要，得多跑几个种子。",
+        f"小模型那一行没有跑：它是把 MockLLM 的内核常识关掉，真的 LLM 没有对应的开关。想比大小模型，用 --model "
+        f"换一个小一些的模型再跑一次，比两次的\"完整系统\"。这次一共问了 {llm.model} {calls:,} 次。",
+    ])
+
+
 # ---------------------------------------------------------------- 演示 2
 
 def demo2_ops(results, seeds):
@@ -338,9 +383,27 @@ def main(argv=None):
     ap.add_argument("--small-targeted", type=fraction, default=SMALL_TARGETED, metavar="W",
                     help=f"小模型的 targeted 权重，0 ≤ W < 1（默认 {SMALL_TARGETED:g}；完整系统是 "
                          f"{OP_WEIGHTS[OPS.index('targeted')]:g}）")
+    openai_llm.add_arguments(ap)
     a = ap.parse_args(argv)
     budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
     seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
+    try:
+        llm = openai_llm.from_arguments(a, f"05 --budget {budget} --seeds {seeds}")
+    except openai_llm.SetupError as e:
+        print(e, file=sys.stderr)
+        sys.exit(2)
+    if llm is not None:                     # 真的 LLM：没有小模型那一行，--small-targeted 不起作用
+        print(f"设置：--budget {budget} --seeds {seeds}")       # 不印 --jobs：录制和回放时可以不一样
+        print(openai_llm.describe(llm) + "所有变体在这个进程里依次跑（--jobs 不起作用）。")
+        try:
+            run_with_llm(llm, budget, seeds)
+        except openai_llm.ReplayMismatch as e:
+            print(e, file=sys.stderr)
+            sys.exit(2)
+        finally:
+            if hasattr(llm, "close"):
+                llm.close()
+        return
     print(f"设置：--budget {budget} --seeds {seeds} --small-targeted {a.small_targeted:g}"
           f"（--jobs {a.jobs} 只影响快慢，不影响结果）")
 
@@ -357,6 +420,23 @@ def main(argv=None):
         ("多跑几个种子，看\"差不多\"的两行（反馈、级联）的差别是不是只是种子间的噪声：",
          "python3 lecture14/05_ablations.py --seeds 7"),
     ])
+    print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
+
+
+def run_with_llm(llm, budget, seeds):
+    """用真的 LLM：四个变体（没有小模型）× 种子，在这个进程里依次跑，每个提议问一次 llm。"""
+    start = time.perf_counter()
+    table = TimeTable()
+    for s in all_shapes():
+        table.oracle(s)
+    _TABLE[:] = [table]
+    results = {name: [run_variant(name, seed, budget, llm=llm) for seed in range(seeds)] for name in LLM_VARIANTS}
+    demo1_llm(table, results, budget, seeds, llm)
+    print_header("演示 2：小模型少了什么")
+    print("这一节比较 MockLLM 的两种修改（targeted 和 single_field）的成功率；真的 LLM 不报它做的是哪种修改，"
+          "这次不印。不加 --llm 再跑一次就看得到。")
+    if isinstance(llm, openai_llm.ReplayLLM) and llm.unused():
+        print(f"（回放文件里还有 {llm.unused()} 次调用没用上：这次的预算比录制时小）", file=sys.stderr)
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 

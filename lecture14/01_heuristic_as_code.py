@@ -1,0 +1,363 @@
+"""
+=============================================================================
+CS349E · 第 14 讲 · 01_heuristic_as_code.py —— 被进化的是什么：一段挑分块配置的代码
+=============================================================================
+
+【这个脚本要回答的问题】
+    AlphaEvolve 进化的不是一张"形状 → 配置"的表，而是一段代码。这段代码长什么样、怎样被读成一个可以比较、
+    可以化简的结构？为什么要进化代码，而不是一张表？
+      演示 1：专家启发式——学生改的那个文件、它解析成的 Program，以及 choose 在几个形状上走哪条分支、给出哪个配置。
+      演示 2：为什么是代码——同一段代码直接回答没见过的形状（M = 3000、405B/8 的新投影），逐形状的表里没有这一项；
+              程序的空间（每个分支的配置数 × 阈值）和每个形状 3744 个配置比有多大。
+      演示 3：render / parse 来回一趟不变；simplify 删掉死规则（被挡住的、空区域的、去掉也一样的），
+              证明的想法一句话：每条规则管一个从 (1, 1, 1) 开始的盒子——第 12 讲的删死代码。
+
+【关于数字】时间来自第 13 讲 sched_lab 的解析模型（H100 的参数，不是在 GPU 上量的）。这个脚本不进化，也不用 LLM；
+    程序个数是按公式数出来的写法个数，不是跑出来的。下面每一句观察都由这次运行算出来、在代码里检验过；
+    不成立的会印成【本次不成立】，并写出判据和这次的值。
+【运行】python3 01_heuristic_as_code.py                  （在本目录；在仓库根目录是 python3 lecture14/01_heuristic_as_code.py）
+       python3 01_heuristic_as_code.py --shape 3000 2304 16384   （在演示 1 的表里多追踪一个形状 M N K）
+       python3 01_heuristic_as_code.py --heuristic 文件        （演示 1 换成别的启发式文件，写法和 expert_heuristic.py 一样）
+       用时见 README 的"计时"；不进化，几个演示都很快。
+【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
+       接下来看 02_llm_proposal.py（一次提议的慢动作）。
+"""
+
+import math
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
+
+from runner import ensure_numpy, parser, positive_int, run  # noqa: E402
+
+ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
+
+from console import check, print_header, print_observations, print_table, print_try  # noqa: E402
+from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, ProgramError, Rule, Shape,  # noqa: E402
+                    TimeTable, all_shapes, choose, parse, per_m_table, render, simplify, split_shapes)
+from evolve.problem import EXPERT_FILE, load_heuristic  # noqa: E402
+from evolve.program import BLOCK_END, BLOCK_START, NO_BOUND, branch_index, dead_rules, equivalent  # noqa: E402
+
+# 没见过的形状：M = 3000 不在 11 个 M 里；405B/8 是 Llama-3 405B 按 8 路张量并行切开的投影（hidden 16384、
+# Hq 128、Hkv 8、intermediate 53248），它的 N、K 在 88 个形状里都没有
+NEW_LAYERS = {"405B/8 qkv": ((128 + 2 * 8) * 128 // 8, 16384), "405B/8 gate_up": (2 * 53248 // 8, 16384)}
+NEW_SHAPES = (Shape("8B gate_up", 3000, *LAYERS["8B gate_up"]), Shape("405B/8 qkv", 64, *NEW_LAYERS["405B/8 qkv"]),
+              Shape("405B/8 gate_up", 5000, *NEW_LAYERS["405B/8 gate_up"]))
+TRACE = (("8B qkv", 1), ("8B gate_up", 16), ("70B/8 qkv", 128), ("8B down", 8192))
+MAX_RULES = 8       # MockLLM 最多写到 8 条规则（evolve.mock_llm.MAX_RULES）
+
+# 演示 3 的"学生写法"：elif / else、< 、位置参数、注释——parse 都认，render 写回统一的格式
+STUDENT_SRC = """\
+def choose_config(M, N, K):
+    if M < 17:                                   # decode：读权重
+        return Config(16, 64, 128, 4, 4, 1)
+    elif M <= 512 and N <= 4096:
+        return Config(BM=64, BN=128, BK=64, warps=4, stages=4, group=8)
+    else:
+        return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)
+"""
+
+A, B, C = Config(16, 64, 128, 4, 4, 1), Config(64, 128, 64, 4, 4, 8), Config(128, 128, 64, 4, 3, 8)
+D, E = Config(32, 128, 128, 4, 4, 8), Config(64, 64, 128, 4, 4, 8)
+# 演示 3 的带死规则的程序：每条规则后面的注释是它的命运，由 classify() 算出来再和 simplify 对照
+DEAD_PROGRAM = Program((
+    Rule((("M", 16),), A),                       # 1 活
+    Rule((("M", 8),), B),                        # 2 被 1 挡住：盒子 M≤8 在 M≤16 里
+    Rule((("M", 0),), B),                        # 3 空区域：没有正整数 M ≤ 0
+    Rule((("M", 64), ("N", 2048)), D),           # 4 活
+    Rule((("M", 32),), E),                       # 5 活
+    Rule((("M", 32), ("N", 4096)), B),           # 6 被 5 挡住（它也在 4 ∪ 5 里：并集盖住它，当且仅当某一个盖住它）
+    Rule((("M", 64), ("N", 4096)), B),           # 7 活：角 (64, 4096) 既不在 4 里也不在 5 里
+    Rule((("M", 4096),), C),                     # 8 去掉也一样：它给的就是默认配置
+), C)
+
+
+def cond_text(conds) -> str:
+    return " and ".join(f"{f} <= {t}" for f, t in conds) or "True"
+
+
+def cfg_text(c: Config) -> str:
+    return f"{c.BM}×{c.BN}×{c.BK} / {c.warps} warp / {c.stages} 级 / group {c.group}"
+
+
+# ---------------------------------------------------------------- 演示 1
+
+def trace(program: Program, M: int, N: int, K: int) -> tuple[list[str], int, Config]:
+    """自己从上往下走一遍（不调用 choose）：每条规则的条件成立不成立，第几个分支给出配置。"""
+    steps = []
+    for i, r in enumerate(program.rules):
+        ok = all({"M": M, "N": N, "K": K}[f] <= t for f, t in r.conds)
+        steps.append(f"{cond_text(r.conds)}？{'是' if ok else '否'}")
+        if ok:
+            return steps, i, r.config
+    steps.append("都不成立 → 默认")
+    return steps, len(program.rules), program.default
+
+
+def block_lines(path: str) -> list[tuple[int, str]]:
+    """文件里两条标记之间（含标记）的行，带行号：学生写的原文。"""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    start = next((i for i, x in enumerate(lines) if x.strip() == BLOCK_START), 0)
+    end = next((i for i, x in enumerate(lines) if x.strip() == BLOCK_END and i > start), len(lines) - 1)
+    return [(i + 1, lines[i]) for i in range(start, end + 1)]
+
+
+def obs_branches(counts: dict, n_shapes: int, lines: list, dead: list) -> str:
+    """每个分支走到几个形状：加起来正好是全部形状；走不到的分支要么是 simplify 删掉的死规则，要么只是这些形状没用到它。"""
+    parts = "，".join(f"第 {ln} 行的分支 {n} 个" for ln, n in zip(lines, counts.values()))
+    unused = [ln for ln, n in zip(lines, counts.values()) if n == 0]
+    tail = ("每条分支都有形状走到。" if not unused else
+            "".join(f"第 {ln} 行的分支没有形状走到：" + ("simplify 证明它在任何 (M, N, K) 上都走不到，是死规则。"
+                                               if ln in dead else "它不是死规则，只是这些形状都没用到它。")
+                    for ln in unused))
+    return check(sum(counts.values()) == n_shapes,
+                 f"{n_shapes} 个形状里，{parts}：每个形状恰好走一条分支（第一条条件全部成立的规则，都不成立就是默认），"
+                 f"choose 就是这样一条一条往下试。{tail}",
+                 f"每个形状恰好走一条分支：各分支的形状数加起来是 {n_shapes}",
+                 f"{parts}，合计 {sum(counts.values())} 个")
+
+
+def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
+    print_header("演示 1：专家启发式——学生改的文件，和它解析成的 Program")
+    print(f"{os.path.relpath(path)} 里两条标记之间的原文（左边是行号）：")
+    for n, text in block_lines(path):
+        print(f"  {n:>3} | {text}")
+    print("\n解析成的 Program（evolve.parse：用 ast 读，从不 import、eval 或 exec）：")
+    for r in program.rules:
+        print(f"  Rule(conds={r.conds}, config={r.config!r})      ← 第 {r.line} 行")
+    print(f"  default = {program.default!r}      ← 第 {program.default_line} 行")
+
+    shapes = [Shape(n, m, *LAYERS[n]) for n, m in TRACE] + list(extra)
+    rows, agree = [], True
+    for s in shapes:
+        steps, i, cfg = trace(program, s.M, s.N, s.K)
+        agree &= cfg == choose(program, s) and i == branch_index(program, s.M, s.N, s.K)
+        line = program.rules[i].line if i < len(program.rules) else program.default_line
+        best, t = table.oracle(s)
+        rows.append([f"{s.name} M={s.M} (N={s.N}, K={s.K})", "；".join(steps), f"第 {line} 行", cfg_text(cfg),
+                     f"{table.time(cfg, s) / t:.2f}×" if cfg in VALID else "启动不了"])
+    print_table(["形状", "从上往下试条件", "走的分支", "给出的配置", "比逐形状最优慢"], rows)
+    assert agree, "自己走一遍和 choose 的结果不一样"      # trace 是 choose 的另一种写法，两者必须一致
+
+    counts = {i: 0 for i in range(program.n_rules() + 1)}
+    for s in all_shapes():
+        counts[branch_index(program, s.M, s.N, s.K)] += 1
+    lines = [r.line for r in program.rules] + [program.default_line]
+    simp = simplify(program)
+    dead = [r.line for r in program.rules if r not in simp.rules]
+    print(f"\nsimplify（演示 3 讲它怎么做）：{program.n_rules()} 条规则 → {simp.n_rules()} 条"
+          + (f"；删掉的死规则在第 {', '.join(map(str, dead))} 行。" if dead else "，没有死规则。"))
+    for line, text in dead_rules(program):                  # 读文件时给学生的提醒（evolve.program.dead_rules）
+        print(f"  第 {line} 行：{text}")
+    return [obs_branches(counts, len(all_shapes()), lines, dead)]
+
+
+# ---------------------------------------------------------------- 演示 2
+
+def n_programs(n_rules: int, n_configs: int = len(VALID), n_cuts: int = len(TOKENS) - 1) -> int:
+    """只用 M 做条件、n_rules 条规则的程序有几种写法：在 n_cuts 个切点（相邻两个 M 之间）里挑 n_rules 个作阈值
+    （从小到大），每个分支（n_rules 条规则 + 默认）各挑一个配置。"""
+    return math.comb(n_cuts, n_rules) * n_configs ** (n_rules + 1)
+
+
+def obs_new_shapes(answered: int, n_new: int, in_table: int, worst: float) -> str:
+    ok = answered == n_new and in_table == 0
+    return check(ok, f"{n_new} 个没见过的形状，程序每个都直接给出了能启动的配置，不用重新调；逐形状的表一个都查不到。"
+                     "表只记得见过的点，代码写的是规律（按 M 分档），规律能用到新的点上。答得好不好是另一回事："
+                     f"专家在这几个形状上最差离最优慢 {worst:.2f}×——进化要做的，就是把规律写得更好。",
+                 "程序对每个没见过的形状都给出能启动的配置，逐形状的表一个都查不到",
+                 f"程序答出 {answered}/{n_new} 个，表查到 {in_table} 个")
+
+
+def obs_space(small: int, big: int, per_shape: int, runs: int) -> str:
+    ok = small > runs > per_shape and big > small
+    return check(ok, f"只有一条规则、和专家一样形状的程序就有 {small:.2e} 种写法，比把训练形状逐个穷举的 {runs:,} 次还多得多；"
+                       f"{MAX_RULES} 条规则时是 {big:.2e} 种。一个一个评估不可能——所以要有会挑方向的搜索"
+                       "（AlphaEvolve 用 LLM 提修改、用程序库挑父程序）。逐形状调优每个形状只有 "
+                       f"{per_shape:,} 个配置可试，但它给不出代码。",
+                 "一条规则的程序的写法数 > 穷举训练形状的次数 > 每个形状的配置数，且规则越多写法越多",
+                 f"一条规则 {small:.2e} 种、{MAX_RULES} 条 {big:.2e} 种，穷举训练形状 {runs:,} 次，每个形状 {per_shape:,} 个配置")
+
+
+def demo2_why_code(table: TimeTable):
+    print_header("演示 2：为什么进化代码，而不是一张表")
+    train, _ = split_shapes(all_shapes())
+    lookup = {(s.M, s.N, s.K): table.oracle(s)[0] for s in train}      # 逐形状调好的表：只有训练形状
+    pmt = per_m_table(train, table)
+    rows, answered, in_table, worst = [], 0, 0, 0.0
+    for s in NEW_SHAPES:
+        best, t = table.oracle(s)
+        hit = lookup.get((s.M, s.N, s.K))
+        in_table += hit is not None
+        cells = [f"{s.name} M={s.M} (N={s.N}, K={s.K})", "没有这一项" if hit is None else cfg_text(hit)]
+        for prog in (EXPERT, pmt):
+            cfg = choose(prog, s)
+            ok = cfg in VALID
+            answered += ok and prog is EXPERT
+            if ok:
+                worst = max(worst, table.time(cfg, s) / t) if prog is EXPERT else worst
+            cells.append(f"{cfg_text(cfg)}（慢 {table.time(cfg, s) / t:.2f}×）" if ok else "启动不了")
+        rows.append(cells)
+    print_table(["没见过的形状", f"逐形状的表（{len(lookup)} 个训练形状）", "专家启发式（和最优比）",
+                 f"按 M 查表的程序（{pmt.n_rules()} 条规则）"], rows)
+
+    per_shape, runs = len(VALID), len(VALID) * len(train)
+    rows = [["逐形状调优：一个形状的候选配置", f"{per_shape:,}"],
+            ["逐形状调优：穷举全部训练形状要跑几次", f"{runs:,}"]]
+    rows += [[f"只用 M 做条件、{r} 条规则的程序（{math.comb(len(TOKENS) - 1, r)} 种阈值 × {per_shape:,}^{r + 1} 种配置）",
+              f"{n_programs(r):.2e}"] for r in (1, 2, MAX_RULES)]
+    print_table(["空间", "大小"], rows)
+    print(f"（阈值只在相邻两个 M 之间切才有区别：{len(TOKENS)} 个 M 有 {len(TOKENS) - 1} 个切点；N、K 也能做条件，那样更多。）")
+    return [obs_new_shapes(answered, len(NEW_SHAPES), in_table, worst),
+            obs_space(n_programs(1), n_programs(MAX_RULES), per_shape, runs)]
+
+
+# ---------------------------------------------------------------- 演示 3
+
+def classify(program: Program) -> list[str]:
+    """每条规则的命运，自己判断（不调用 simplify）：空区域 / 被第 j 条挡住 / 去掉也一样 / 活。"""
+    out, live = [], []
+    for i, r in enumerate(program.rules):
+        box = r.box()
+        if min(box) < 1:
+            out.append("空区域：没有正整数满足")
+        elif (j := next((j for j in live if all(a >= b for a, b in zip(program.rules[j].box(), box))), None)) is not None:
+            out.append(f"被第 {j + 1} 条挡住：盒子整个在它里面")
+        else:
+            out.append("")
+            live.append(i)
+    for i in reversed(live):                    # 活着的规则里，去掉以后行为不变的也删（和 simplify 一样从后往前试）
+        keep = [k for k in live if k != i]
+        q = Program(tuple(program.rules[k] for k in keep), program.default)
+        p = Program(tuple(program.rules[k] for k in live), program.default)
+        if equivalent(p, q):
+            out[i] = "去掉也一样：它管的形状，后面的分支给同样的配置"
+            live = keep
+    return [x or "活" for x in out]
+
+
+def union_example(program: Program, fates: list) -> str:
+    """用这个程序举例：第 6 条（被挡住）在哪几条的并集里、又被哪一条单独盖住；第 7 条（活）的角不在前面任何一条里。"""
+    def inside(i, j):
+        return all(a >= b for a, b in zip(program.rules[j].box(), program.rules[i].box()))
+
+    def corner(i):
+        return "(" + ", ".join(str(b) if b < NO_BOUND else "任意" for b in program.rules[i].box()) + ")"
+    six, seven = 5, 6
+    covers = [j + 1 for j in range(six) if inside(six, j) and fates[j] == "活"]
+    outside = all(branch_index(program, *(b if b < NO_BOUND else 10 ** 6 for b in program.rules[seven].box())) != j
+                  for j in range(seven))
+    return (f"第 6 条被第 {'、'.join(map(str, covers))} 条单独盖住；第 7 条的角 {corner(seven)} "
+            + ("不在前面任何一条里，它是活的" if outside else "落在前面某一条里"))
+
+
+def corner_reaches(program: Program, i: int) -> bool:
+    """第 i 条规则的盒子的角 (M, N, K) 走的是不是第 i 条（没有条件的维取一个大数）。"""
+    M, N, K = (b if b < NO_BOUND else 10 ** 6 for b in program.rules[i].box())
+    return branch_index(program, M, N, K) == i
+
+
+def obs_roundtrip(same: bool, same_text: bool, n_shapes: int, differ: int) -> str:
+    ok = same and same_text and differ == 0
+    return check(ok, f"parse(render(p)) == p，render 两次得到同样的文本；学生的写法（elif、else、<、位置参数、注释）"
+                       f"读进来、写回去只是换成统一的格式，{n_shapes} 个形状上选的配置一个不差。进化的每一步都是"
+                       "\"源码 → 改源码 → 再读成程序\"，所以这一趟必须不丢东西。",
+                 f"parse(render(p)) == p、render 两次文本相同、{n_shapes} 个形状上选的配置一个不差",
+                 f"程序相同：{'是' if same else '否'}，文本相同：{'是' if same_text else '否'}，选的配置不同的形状 {differ} 个")
+
+
+def obs_simplify(match: bool, equiv: bool, n_before: int, n_after: int, corners_ok: bool, example: str) -> str:
+    ok = match and equiv and n_after < n_before and corners_ok
+    return check(ok, f"simplify 把 {n_before} 条规则删到 {n_after} 条，删掉的正是上表判为死的那几条，equivalent 确认"
+                       "在每个正整数 (M, N, K) 上选的配置都不变。为什么只要和前面的规则一条一条比：每条规则管一个从 (1, 1, 1) "
+                       "开始的盒子；盒子被几个盒子的并集盖住，它的角就在某一个盒子 A 里，而 A 也从 (1, 1, 1) 开始，"
+                       f"于是整个盒子都在 A 里——被并集盖住，当且仅当被其中某一个盖住（{example}）。"
+                       "这就是第 12 讲的删死代码：证明走不到，再删。",
+                 "simplify 删掉的正是逐条判断为死的规则、行为不变、规则变少、留下的每条规则的角都走到它自己",
+                 f"simplify {n_before} → {n_after} 条；和逐条判断一致：{'是' if match else '否'}；行为不变："
+                 f"{'是' if equiv else '否'}；角都走到自己：{'是' if corners_ok else '否'}")
+
+
+def demo3_render_simplify():
+    print_header("演示 3：render / parse 来回一趟；simplify 删死规则")
+    p = parse(STUDENT_SRC, "学生的写法")
+    back = render(p)
+    print("学生的写法：\n" + STUDENT_SRC + "\nrender(parse(...)) 写回的统一格式：\n" + back)
+    again = parse(back)
+    differ = sum(choose(p, s) != choose(again, s) for s in all_shapes())
+    obs = [obs_roundtrip(again == p, render(again) == back, len(all_shapes()), differ)]
+
+    fates = classify(DEAD_PROGRAM)
+    simp = simplify(DEAD_PROGRAM)
+    kept = [r for r, f in zip(DEAD_PROGRAM.rules, fates) if f == "活"]
+    print_table(["第几条", "条件", "配置", "命运（自己判断）", "simplify 之后"],
+                [[str(i + 1), cond_text(r.conds), cfg_text(r.config), fate, "留下" if r in simp.rules else "删掉"]
+                 for i, (r, fate) in enumerate(zip(DEAD_PROGRAM.rules, fates))]
+                + [["默认", "", cfg_text(DEAD_PROGRAM.default), "", "留下"]])
+    print("\nsimplify 之后：\n" + render(simp))
+    equiv = equivalent(DEAD_PROGRAM, simp) and all(choose(DEAD_PROGRAM, s) == choose(simp, s) for s in all_shapes())
+    corners = all(corner_reaches(simp, i) for i in range(simp.n_rules()))
+    obs.append(obs_simplify(list(simp.rules) == kept, equiv, DEAD_PROGRAM.n_rules(), simp.n_rules(), corners,
+                            union_example(DEAD_PROGRAM, fates)))
+    return obs
+
+
+def parse_args(argv):
+    ap = parser("被进化的是什么：一段挑分块配置的代码（第 14 讲 01）。")
+    ap.add_argument("--shape", type=positive_int, nargs=3, action="append", default=[], metavar=("M", "N", "K"),
+                    help="在演示 1 的表里多追踪一个形状，三个正整数（可以给几次）")
+    ap.add_argument("--heuristic", default=EXPERT_FILE, metavar="文件", help="演示 1 用的启发式文件（默认 expert_heuristic.py）")
+    return ap.parse_args(argv)
+
+
+def read_program(path: str):
+    """读启发式文件；出错返回 (None, 一句话)，和专家文件写错时的信息一样（load_heuristic 给的）。"""
+    try:
+        return load_heuristic(path), ""
+    except ProgramError as e:
+        return None, f"{e}\n（改好再运行；写法见 lecture14/expert_heuristic.py 开头的说明。）"
+    except UnicodeDecodeError:
+        return None, f"{os.path.relpath(path)}: 这个文件不是 UTF-8 编码；在编辑器里另存为 UTF-8 再运行。"
+    except IsADirectoryError:
+        return None, f"{os.path.relpath(path)}: 这是一个目录，要给一个 .py 文件。"
+    except OSError as e:
+        return None, f"{os.path.relpath(path)}: 读不了这个文件（{e.strerror}）；检查路径，路径相对于运行脚本时所在的目录。"
+
+
+def run_demos(a, program) -> list:
+    """三个演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
+    table = TimeTable()
+    extra = [Shape("你给的形状", M, N, K) for M, N, K in a.shape]
+    print(f"设置：--heuristic {os.path.relpath(a.heuristic)}" + "".join(f" --shape {s.M} {s.N} {s.K}" for s in extra))
+    return (print_observations(demo1_expert(program, a.heuristic, extra, table))
+            + print_observations(demo2_why_code(table)) + print_observations(demo3_render_simplify()))
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    program, error = read_program(a.heuristic)
+    if program is None:
+        print(error, file=sys.stderr)
+        sys.exit(1)
+    start = time.perf_counter()
+    run_demos(a, program)
+    print_try([
+        ("追踪任何一个形状走哪条分支（M N K；这里是 405B/8 qkv、M = 3000；下面的命令都在仓库根目录运行）：",
+         "python3 lecture14/01_heuristic_as_code.py --shape 3000 2304 16384"),
+        ("用你自己的启发式文件：先复制一份专家启发式（只做一次：再做会覆盖你改过的文件）：",
+         "cp lecture14/expert_heuristic.py my_heuristic.py"),
+        ("在编辑器里打开 my_heuristic.py，在第一条规则后面加一条永远走不到的规则（比如 if M <= 8: 配一个别的 Config），"
+         "再看演示 1 怎样指出它是死规则（06 会给你的文件打分）：",
+         "python3 lecture14/01_heuristic_as_code.py --heuristic my_heuristic.py"),
+        ("下一步，看一次提议的慢动作：", "python3 lecture14/02_llm_proposal.py"),
+    ])
+    print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    run(main)

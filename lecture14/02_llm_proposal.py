@@ -1,0 +1,475 @@
+"""
+=============================================================================
+CS349E · 第 14 讲 · 02_llm_proposal.py —— 一次提议的慢动作：LLM 看到什么、回什么、子程序怎样被评估和收下
+=============================================================================
+
+【这个脚本要回答的问题】
+    04 的进化循环每一步都是：挑父程序 → 拼提示词 → LLM 回一段 SEARCH/REPLACE → 打到源码上 → 静态检查 →
+    探针 → 完整评估 → 放进程序库。从外面只看得到分数在涨。这一步里面到底发生了什么？
+      演示 1：一次提议的慢动作——真 LLM 会收到的提示词原文、MockLLM 的回复、子程序、静态检查、探针、完整评估、
+              程序库把它放在哪里、为什么。是 04 那次进化（同一个种子）里的一个提议，不是专门造的。
+      演示 2：同一个父程序，每种修改各提一次，并排比较（改了什么、能不能启动、比父程序好还是差），再各提 200 次看比例。
+      演示 3：LLM 故意犯的三种错（SEARCH 抄错、DSL 不认的条件、启动不了的配置），以及进化循环怎样把它们记下来而不崩；
+              single_field 的"山谷"：从 128×128 / 4 warp 到 256×128 / 8 warp，只挪一个字段的每一步都不行。
+
+【关于数字】"硬件"是第 13 讲 sched_lab 的解析模型（H100 的参数，不是在 GPU 上量的）；"LLM"是 evolve.MockLLM：
+    模板化的修改加一点内核常识，没有任何真的语言模型、不联网。加 --llm URL --model 名字，演示 1 之后再把同一个提示
+    交给真的模型问几次，每个回复走一遍同样的关卡（README 的"用真的语言模型"一节；--record / --replay 也能用）。
+    分数 = 训练形状上相对专家启发式的几何平均加速比。下面每一句观察都由这次运行算出来、在代码里检验过；
+    不成立的会印成【本次不成立】，并写出判据和这次的值。
+【运行】python3 02_llm_proposal.py                 （在本目录；在仓库根目录是 python3 lecture14/02_llm_proposal.py）
+       用时见 README 的"计时"；Ctrl-C 随时停下。
+       其他旋钮：--seed 进化的种子（默认 0，和 04 一样），--after 从第几个提议起找第一个比父程序好的提议（默认 100）。
+【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
+       先看 01_heuristic_as_code.py（被进化的代码长什么样）；接下来看 03_cascade_and_database.py。
+"""
+
+import os
+import sys
+import time
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
+
+from runner import ensure_numpy, nonnegative_int, parser, positive_int, run  # noqa: E402
+
+ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
+
+from console import check, fmt, print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
+from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, TimeTable, all_shapes, choose,  # noqa: E402
+                    evolve, geomean_speedup, parse, render, split_shapes)
+from evolve.loop import ProgramDatabase  # noqa: E402
+from evolve.mock_llm import MISTAKE, OPS, Dice, MockLLM, Prompt  # noqa: E402
+from evolve.problem import launch_problems  # noqa: E402
+from evolve.program import DiffError, apply_diff, parse_diff  # noqa: E402
+from evolve import openai_llm  # noqa: E402
+from kernel_lab import MAX_REGS_PER_THREAD, overflow_kinds, regs_per_thread  # noqa: E402
+
+SEED = 0            # 和 04 的演示 2 同一个种子：这里看的是那次进化里的一步
+AFTER = 100         # 从第几个提议起找一个"一路走到程序库、比父程序好"的提议
+LOOK = 400          # 最多往后找多少个
+PER_KIND = 200      # 演示 2：每种修改从同一个父程序提几次
+MISTAKE_RUN = dict(budget=300, rate=0.3)    # 演示 3：犯错率调到 30% 的一次进化
+VALLEY = (Config(128, 128, 64, 4, 3, 8), Config(256, 128, 64, 4, 3, 8), Config(128, 128, 64, 8, 3, 8),
+          Config(256, 128, 64, 8, 3, 8))    # 起点、只改 BM、只改 warps、两个一起改
+
+
+def pct(x, *bounds):
+    """百分数；四舍五入后和 bounds 里的判据、0、100% 的大小关系不变（需要时多印一位：不会把 0.4% 印成 0%）。"""
+    return fmt(x, 0, bounds, percent=True)
+
+
+def note(text: str) -> None:
+    """一段说明，按终端宽度折行；以 ①–⑦ 开头的段落续行缩进两格。"""
+    print("\n".join(wrap(text, wrap_width(), "  " if text[:1] in "①②③④⑤⑥⑦" or text.startswith("  ") else "")))
+
+
+def cfg_text(c: Config) -> str:
+    return f"{c.BM}×{c.BN}×{c.BK} / {c.warps} warp / {c.stages} 级 / group {c.group}"
+
+
+class Recorder:
+    """记下循环里发生的事：database=Recorder.database 让 evolve 用它造程序库（拿到同一个 Dice 和程序库对象），
+    llm=Recorder 让每个提议经过它（用同一个 Dice 的 MockLLM，所以和不经过它的 evolve 一步不差）。"""
+
+    def __init__(self):
+        self.db = self.llm = None
+        self.replies = []                   # [(提示, 修改种类, 回复)]，第 k 个提议在下标 k-1
+
+    def database(self, rng):
+        self.llm = MockLLM(rng)
+        self.db = ProgramDatabase(rng)
+        return self.db
+
+    def propose(self, prompt):
+        op, reply = self.llm.propose(prompt)
+        self.replies.append((prompt, op, reply))
+        return op, reply
+
+
+def next_step(db, ev):
+    """进化循环的一步的前半段，和 evolve.loop 里的写法一样：挑父程序、拼提示词。"""
+    island, (_, _, parent, presult), inspirations = db.sample()
+    fb = tuple((s, floor, best, VALID[i]) for s, floor, best, i in ev.feedback(presult))
+    prompt = Prompt(render(parent), parent, presult["score"], fb,
+                    tuple((render(q), q, r["score"]) for _, _, q, r in inspirations))
+    return island, presult, prompt
+
+
+def apply_reply(src: str, reply: str):
+    """回复 → 子程序；打不上、解析不了返回 (None, 原因)。"""
+    try:
+        return parse(apply_diff(src, parse_diff(reply))), ""
+    except DiffError as e:                       # 原因的名字和进化循环记进 failed 的一样（DiffError.kind）
+        return None, f"{getattr(e, 'kind', '') or 'SEARCH/REPLACE 打不上'}（{str(e).splitlines()[0]}）"
+    except ProgramError as e:
+        return None, f"{getattr(e, 'kind', '') or '子程序解析不了'}（{e.message}）"
+
+
+def find_proposal(table, train, seed, after):
+    """在种子 seed 的进化里，从第 after 个提议起找第一个"完整评估、比父程序好、第一次出现"的提议 k。"""
+    ev, rec = Evaluator(train, table), Recorder()
+    evolve(ev, after + LOOK, seed=seed, llm=rec, database=rec.database)
+    for k in range(after, after + LOOK + 1):
+        prompt, op, reply = rec.replies[k - 1]
+        child, _ = apply_reply(prompt.parent_src, reply)
+        r = ev.cache.get(child) if child is not None else None
+        if r is not None and r["status"] == "full" and r.get("parent") == prompt.parent and r.get("diff") == parse_diff(
+                reply) and r["score"] > prompt.score * (1 + 1e-9):
+            return k
+    return None
+
+
+# ---------------------------------------------------------------- 演示 1
+
+def obs_probe(probe_child: float, probe_parent: float, slack: float, passed: bool) -> str:
+    ok = passed == (probe_child >= probe_parent - slack)
+    return check(ok, f"探针这一关看的是 log 加速比在探针形状上的平均：子程序 {probe_child:+.4f}，父程序 {probe_parent:+.4f}，"
+                     f"差不到 {slack} 就算有希望（{'过了' if passed else '没过'}）。只跑了探针形状，没过的就不再花完整评估的钱。",
+                 "评估器判\"过\"当且仅当子程序的探针分数 ≥ 父程序的探针分数 − 容差",
+                 f"子程序 {probe_child:+.4f}、父程序 {probe_parent:+.4f}、容差 {slack}，评估器判{'过' if passed else '不过'}")
+
+
+def obs_database(predicted: int, actual: int | None, size: int, new_best: bool, was_best: bool) -> str:
+    ok = predicted == actual and new_best == was_best
+    where = f"第 {predicted + 1} 名" if predicted < size else "进不去（比岛上最差的还差）"
+    return check(ok, f"程序库按分数给岛排名：子程序排{where}，和真的放进去以后的位置一样；岛上只留 {size} 个，多出来的最差的被挤掉。"
+                     + ("它也是到目前为止最好的程序，全局最好另外记着，永远不会丢。" if new_best else
+                        "它不是全局最好的，但留在岛上，以后还能当父程序。"),
+                 "按分数预测的名次和放进去以后的名次一样，预测的\"是不是新的最好\"也和实际一样",
+                 f"预测第 {predicted + 1} 名，放进去以后" + ("不在岛上" if actual is None else f"第 {actual + 1} 名")
+                 + f"；预测新最好：{'是' if was_best else '否'}，实际：{'是' if new_best else '否'}")
+
+
+def demo1_slow_motion(table, train, seed, after):
+    print_header(f"演示 1：一次提议的慢动作（种子 {seed} 的进化里，第 {after} 个提议起第一个比父程序好的）")
+    k = find_proposal(table, train, seed, after)
+    if k is None:
+        print(f"第 {after}–{after + LOOK} 个提议里没有一个比父程序好的；换个 --after 或 --seed 再试。")
+        return [check(False, "", f"第 {after}–{after + LOOK} 个提议里至少有一个比父程序好", "一个都没有")], None
+    ev, rec = Evaluator(train, table), Recorder()
+    evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database)           # 前 k-1 步照常跑完
+    db = rec.db
+    island, presult, prompt = next_step(db, ev)                             # 第 k 步：我们自己一步一步地做
+    note(f"进化循环已经跑了 {k - 1} 个提议。第 {k} 个：从 {len(db.islands)} 个岛里挑到第 {island + 1} 个岛，"
+          f"按名次加权挑出父程序（分数 {presult['score']:.3f}×），再从别的岛挑 {len(prompt.inspirations)} 个灵感程序。")
+    print("\n① 提示词（真 LLM 会收到的原文）：\n" + "-" * 60 + "\n" + prompt.text() + "\n" + "-" * 60)
+    op, reply = rec.llm.propose(prompt)
+    print(f"\n② MockLLM 的回复（修改种类：{op}）：\n" + reply.rstrip("\n"))
+    child, why = apply_reply(prompt.parent_src, reply)
+    assert child is not None, why
+    print("\n③ 打到父程序源码上，再读成程序（evolve.parse，不执行）：\n" + render(child))
+    bad = launch_problems(child, train)
+    configs = [r.config for r in child.rules] + [child.default]
+    note(f"④ 静态检查（不跑内核）：{len(configs)} 个分支的配置" +
+          ("都能启动（寄存器 " + "、".join(str(regs_per_thread(c)) for c in configs) + f" 个/线程，上限 {MAX_REGS_PER_THREAD}）。"
+           if not bad else "有启动不了的：" + "；".join(t for _, t in bad)))
+    probe = [ev.train[i] for i in ev.probe]
+    note(f"⑤ 探针：{len(probe)} 个探针形状（训练形状按 M 排好、均匀取的）：" + "，".join(s.label() for s in probe))
+    before = (ev.n_eval_probe, ev.n_eval_full)
+    result = ev.evaluate(child, presult)
+    passed = result["status"] == "full"
+    changed = sum(choose(child, s) != choose(prompt.parent, s) for s in probe)
+    moved = sum(choose(child, s) != choose(prompt.parent, s) for s in train)
+    note(f"  这次修改让 {len(train)} 个训练形状里的 {moved} 个换了配置，探针形状里换了 {changed} 个。"
+         f"子程序在探针上 log 加速比平均 {result['probe_score']:+.4f}，父程序 {presult['probe_score']:+.4f}："
+          + ("有希望，进入完整评估。" if passed else "没希望，淘汰。"))
+    obs = [obs_probe(result["probe_score"], presult["probe_score"], ev.probe_slack, passed)]
+    assert (ev.n_eval_probe, ev.n_eval_full) != before
+    if not passed:
+        return obs, None
+    full = geomean_speedup(child, train, table)
+    note(f"⑥ 完整评估：{len(train)} 个训练形状上比专家快 {result['score']:.3f}×（自己用时间表重算：{full:.3f}×），"
+          f"父程序 {presult['score']:.3f}×，到目前最好 {db.best[1]['score']:.3f}×。")
+    isl = db.islands[island]
+    rank = sum(1 for e in isl if -e[0] >= result["score"])                 # 分数一样时先来的排前面
+    was_best = result["score"] > db.best[1]["score"]
+    note(f"⑦ 程序库：第 {island + 1} 个岛现在有 {len(isl)} 个程序（分数 "
+          + "、".join(f"{-e[0]:.3f}" for e in isl) + f"），子程序按分数该排第 {rank + 1} 名"
+          + (f"，挤掉最后一个（{-isl[-1][0]:.3f}）。" if rank < db.size and len(isl) == db.size else "。"))
+    result.update(diff=parse_diff(reply), parent=prompt.parent)
+    db.add(child, result, island)
+    actual = next((j for j, e in enumerate(db.islands[island]) if e[2] == child), None)
+    obs.append(obs_database(rank, actual, db.size, db.best[0] == child, was_best))
+    same = evolve(Evaluator(train, table), k, seed=seed)["best"]
+    obs.append(check(same[0] == db.best[0],
+                     f"这一步是 04 那次进化的原样重演：不经过这里、直接跑 {k} 个提议的进化，最好的程序和这里一样。"
+                     "（MockLLM 和程序库共用一个带种子的随机数发生器，同一个种子走同一条路。）",
+                     f"直接跑 {k} 个提议的进化，最好的程序和这里一样", "不一样"))
+    return obs, prompt
+
+
+# ---------------------------------------------------------------- 演示 2
+
+def one_kind(op: str, seed: int) -> MockLLM:
+    """只会做 op 这一种修改、从不犯错的 MockLLM。"""
+    return MockLLM(Dice(seed), mistake_rate=0.0, op_weights=tuple(float(o == op) for o in OPS))
+
+
+def outcome(prompt, reply, train, table, cache):
+    """(子程序, 能不能启动, 分数)；打不上或解析不了返回 (None, False, None)。"""
+    child, _ = apply_reply(prompt.parent_src, reply)
+    if child is None:
+        return None, False, None
+    if child not in cache:
+        ok = not launch_problems(child)
+        cache[child] = (ok, geomean_speedup(child, train, table) if ok else None)
+    return (child,) + cache[child]
+
+
+def obs_kinds(stats: dict):
+    better = {op: s["better"] / s["n"] for op, s in stats.items()}
+    unlaunch = {op: s["bad"] / s["n"] for op, s in stats.items()}
+    top = max(better, key=better.get)
+    worst = max(unlaunch, key=unlaunch.get)
+    rest = [v for op, v in better.items() if op != "targeted"]
+    ok = top == "targeted" and worst == "single_field"
+    return check(ok, f"同一个父程序，比父程序好的比例 targeted 最高（{pct(better['targeted'])}），它按内核常识一次改好几个字段；"
+                     f"改出启动不了的配置最多的是 single_field（{pct(unlaunch['single_field'])}）：一次只挪一个字段，"
+                     f"常常挪进资源超限的地方（演示 3 的山谷）。其余几种比父程序好的比例在 {pct(min(rest))} 到 {pct(max(rest))} 之间。"
+                     "哪一种都不是每次都对——进化靠的是提得多、筛得快。",
+                 "比父程序好的比例最高的是 targeted，改出启动不了的配置最多的是 single_field",
+                 f"比父程序好的比例最高的是 {top}（{pct(better[top])}），启动不了最多的是 {worst}（{pct(unlaunch[worst])}）")
+
+
+def demo2_each_kind(table, train, prompt, seed):
+    print_header("演示 2：同一个父程序，每种修改各提一次（再各提 200 次看比例）")
+    parent_score = prompt.score
+    print(f"父程序就是演示 1 的那个（{prompt.parent.n_rules()} 条规则，分数 {parent_score:.3f}×）。")
+    rows, stats, cache = [], {}, {}
+    for op in OPS:
+        llm = one_kind(op, seed)
+        s = stats[op] = dict(n=0, better=0, bad=0, same=0)
+        for j in range(PER_KIND):
+            got, reply = llm.propose(prompt)
+            child, ok, score = outcome(prompt, reply, train, table, cache)
+            s["n"] += 1
+            s["bad"] += child is not None and not ok
+            s["same"] += child == prompt.parent
+            s["better"] += bool(ok) and score > parent_score * (1 + 1e-9)
+            if j == 0:
+                what = reply.split("\n", 1)[0]
+                verdict_txt = ("和父程序一样" if child == prompt.parent else "启动不了" if not ok else
+                               "更好" if score > parent_score * (1 + 1e-9) else "更差" if score < parent_score * (1 - 1e-9)
+                               else "一样快")
+                rows.append([op, what, "否" if not ok else "是", f"{score:.3f}×" if ok else "", verdict_txt])
+    print_table(["修改的种类", "第一次提议说了什么", "能启动", "分数", "比父程序"], rows)
+    print_table([f"修改的种类（各 {PER_KIND} 次）", "比父程序好", "启动不了", "和父程序一样"],
+                [[op, pct(s["better"] / s["n"]), pct(s["bad"] / s["n"]), pct(s["same"] / s["n"])] for op, s in stats.items()])
+    note("（targeted：按反馈里慢的形状，给它一个连贯的配置；single_field：一个字段挪到相邻的候选值；threshold：挪一条规则的阈值；"
+          "add_rule：复制一个配置、套上新条件；remove_rule：删一条规则；crossover：从灵感程序借一条规则。百分比的分母都是 "
+          f"{PER_KIND} 次提议。）")
+    return [obs_kinds(stats)]
+
+
+# ---------------------------------------------------------------- 演示 3
+
+class Spy:
+    """记下每个回复的修改种类和文本，别的照原样交给被包着的 LLM。"""
+
+    def __init__(self, llm):
+        self.llm, self.log = llm, []
+
+    def propose(self, prompt):
+        op, reply = self.llm.propose(prompt)
+        self.log.append((prompt.parent_src, op, reply))
+        return op, reply
+
+
+def mistake_kind(src: str, reply: str) -> str:
+    child, why = apply_reply(src, reply)
+    if child is None:
+        return why.split("（", 1)[0]
+    bad = launch_problems(child)
+    return "子程序启动不了" if bad else "没有错"
+
+
+def obs_mistakes(kinds: Counter, tried: int, failed: dict, rejected: int, in_db: int, repeats: int) -> str:
+    n_fail = sum(v for k, v in kinds.items() if k not in ("子程序启动不了", "没有错"))
+    ok = (sum(kinds.values()) == tried and kinds["没有错"] == 0 and sum(failed.values()) == n_fail and in_db == 0
+          and rejected + repeats == kinds["子程序启动不了"])
+    fails = "、".join(f"{k} {v} 个" for k, v in sorted(kinds.items()) if k not in ("子程序启动不了", "没有错"))
+    return check(ok, f"{tried} 个故意犯错的回复一个都没让循环崩：{fails}，记在 failed 里（共 {sum(failed.values())} 个，正好是它们）；"
+                       f"{kinds['子程序启动不了']} 个改出启动不了的配置，{rejected} 个被静态检查拒掉，{repeats} 个是以前提过的程序、直接查的缓存。"
+                       "没有一个进了程序库。",
+                 "分类合计 = 犯错的回复数，failed = 打不上 + 解析不了，启动不了 = 静态检查拒掉 + 查缓存，没有一个进程序库",
+                 f"犯错 {tried} 个，分类 " + "、".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+                 + f"，failed 共 {sum(failed.values())}，静态检查拒掉 {rejected}，查缓存 {repeats}，进了程序库 {in_db}")
+
+
+def obs_valley(rows: list) -> str:
+    start, only_bm, only_w, both = rows
+    ok = (not only_bm["ok"]) and only_w["ok"] and only_w["score"] <= start["score"] and both["ok"] and \
+        both["score"] > start["score"]
+    return check(ok, f"从 {cfg_text(start['cfg'])} 走到 {cfg_text(both['cfg'])}（分数 {start['score']:.3f}× → "
+                       f"{both['score']:.3f}×）要改两个字段。只改 BM：每线程 {only_bm['regs']} 个寄存器，超过 {MAX_REGS_PER_THREAD}，"
+                       f"启动不了；只改 warps：能启动，但 {only_w['score']:.4f}× 不比起点好。一次只挪一个字段的 single_field "
+                       "两条路都过不去，这就是山谷；targeted 按内核常识把块和 warp 一起改，一步跨过去。",
+                 "只改 BM 启动不了，只改 warps 不比起点好，两个一起改比起点好",
+                 f"只改 BM：{'能' if only_bm['ok'] else '不能'}启动；只改 warps："
+                 + (f"{only_w['score']:.4f}×" if only_w["ok"] else "不能启动") + "；两个一起改："
+                 + (f"{both['score']:.4f}×" if both["ok"] else "不能启动") + f"；起点 {start['score']:.4f}×")
+
+
+def expert_prompt(table, train) -> Prompt:
+    """以专家启发式为父程序的提示（演示 1 没找到提议时，演示 3 用它）。"""
+    ev = Evaluator(train, table)
+    res = ev.evaluate_initial(EXPERT)
+    fb = tuple((s, floor, best, VALID[i]) for s, floor, best, i in ev.feedback(res))
+    return Prompt(render(EXPERT), EXPERT, res["score"], fb, ())
+
+
+def demo3_mistakes_and_valley(table, train, seed, prompt):
+    print_header("演示 3：LLM 的错，和只挪一个字段的山谷")
+    budget, rate = MISTAKE_RUN["budget"], MISTAKE_RUN["rate"]
+    examples = {}
+    s = 0
+    while len(examples) < 3 and s < 100:                                    # 三种错各找一个例子
+        llm = MockLLM(Dice(s), mistake_rate=1.0)
+        _, reply = llm.propose(prompt)
+        examples.setdefault(mistake_kind(prompt.parent_src, reply), reply)
+        s += 1
+    for kind, reply in sorted(examples.items()):
+        print(f"\n犯错的回复（对演示 1 的父程序）——结果：{kind}\n" + reply.rstrip("\n"))
+    ev = Evaluator(train, table)
+    spy = Spy(MockLLM(Dice(seed), mistake_rate=rate))
+    out = evolve(ev, budget, seed=seed, llm=spy)
+    mistakes = [(src, reply) for src, op, reply in spy.log if op == MISTAKE]
+    kinds = Counter(mistake_kind(src, reply) for src, reply in mistakes)
+    in_db = sum(1 for p in out["population"] if any(
+        apply_reply(src, reply)[0] == p for src, reply in mistakes))
+    seen, repeats = set(), 0                           # 启动不了的 mistake 子程序里，以前就提过的（评估器直接查缓存）
+    for src, op, reply in spy.log:
+        child = apply_reply(src, reply)[0]
+        if child is None:
+            continue
+        repeats += op == MISTAKE and child in seen and bool(launch_problems(child))
+        seen.add(child)
+    print_table([f"犯错率 {pct(rate)} 的一次进化（{budget} 个提议）", "个数"],
+                [["故意犯错的回复", str(out["tried"].get(MISTAKE, 0))]]
+                + [[f"  {k}", str(v)] for k, v in sorted(kinds.items())]
+                + [[f"循环记的失败：{k}", str(v)] for k, v in sorted(out["failed"].items())]
+                + [["静态检查拒掉的 mistake", str(out["static_reject"].get(MISTAKE, 0))],
+                   ["最后的最好分数", f"{out['best'][1]['score']:.3f}×"]])
+    obs = [obs_mistakes(kinds, out["tried"].get(MISTAKE, 0), out["failed"], out["static_reject"].get(MISTAKE, 0), in_db,
+                        repeats)]
+
+    rows = []
+    for cfg in VALLEY:
+        ok = not overflow_kinds(cfg)
+        prog = Program(EXPERT.rules, cfg)
+        rows.append(dict(cfg=cfg, ok=ok, regs=regs_per_thread(cfg), score=geomean_speedup(prog, train, table) if ok else None))
+    print_table(["专家的默认分支换成", "寄存器/线程", "能启动", "分数（训练形状）"],
+                [[cfg_text(r["cfg"]), str(r["regs"]), "是" if r["ok"] else "否", f"{r['score']:.4f}×" if r["ok"] else ""]
+                 for r in rows])
+    obs.append(obs_valley(rows))
+    return obs
+
+
+def parse_args(argv):
+    ap = parser("一次提议的慢动作（第 14 讲 02）。")
+    ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"进化的种子，非负整数（默认 {SEED}，和 04 一样）")
+    ap.add_argument("--after", type=positive_int, default=AFTER, help=f"从第几个提议起找，正整数（默认 {AFTER}）")
+    openai_llm.add_arguments(ap)
+    return ap.parse_args(argv)
+
+
+LLM_TRIES = 4       # --llm 时同一个提示问真模型几次（每次的 seed 不同，回复也不同）
+
+
+def demo_real_llm(table, train, prompt, llm) -> list:
+    """--llm 时：演示 1 那一步的提示原样交给真模型问 LLM_TRIES 次，每个回复走一遍同样的关卡（不进程序库）。"""
+    print_header(f"演示 1（续）：同一个提示交给 {llm.model}，问 {LLM_TRIES} 次")
+    ev = Evaluator(train, table)                       # 新的评估器：不动演示 1 那次进化的缓存和计数
+    presult = ev.evaluate_initial(prompt.parent)
+    if llm.concurrency > 1:
+        replies = llm.propose_many([prompt] * LLM_TRIES)
+    else:
+        replies = []
+        for _ in range(LLM_TRIES):
+            try:
+                replies.append(llm.propose(prompt))
+            except openai_llm.LLMError as e:
+                replies.append(e)
+    first = len(llm.calls) - LLM_TRIES
+    rows, better, distinct = [], 0, set()         # distinct：不同的结果（子程序，或失败的原因）
+    for i, r in enumerate(replies):
+        call = llm.calls[first + i]
+        if call.reply is not None:
+            print(f"\n第 {i + 1} 次回复（{call.latency:.1f} 秒）：\n" + (call.reply.rstrip("\n") or "（空的）"))
+        if isinstance(r, Exception):
+            outcome = getattr(r, "kind", type(r).__name__)
+            distinct.add(outcome)
+        else:
+            child, why = apply_reply(prompt.parent_src, r[1])
+            distinct.add(child if child is not None else why.split("（")[0])
+            if child is None:
+                outcome = why.split("（")[0]
+            else:
+                seen = child in ev.cache
+                res = ev.evaluate(child, presult)
+                if seen:
+                    outcome = "和父程序或前面的回复一模一样（查缓存）"
+                elif res["status"] == "full":
+                    outcome = f"完整评估 {res['score']:.3f}×（父程序 {presult['score']:.3f}×）"
+                    better += res["score"] > presult["score"] * (1 + 1e-9)
+                else:
+                    outcome = {"static_reject": "静态检查拒掉（有分支启动不了）",
+                               "probe_reject": "探针上没希望，淘汰"}.get(res["status"], res["status"])
+        rows.append([str(i + 1), outcome])
+    print()
+    print_table(["第几次", "结果"], rows)
+    kinds = len(distinct)
+    return [f"同一个提示问了 {llm.model} {LLM_TRIES} 次，{better} 次改出了比父程序好的程序；每一次都走同样的关卡"
+            "（打 SEARCH/REPLACE、解析成 DSL、静态检查、探针、完整评估），回复从不被执行。"
+            + (f"{LLM_TRIES} 次回答得到 {kinds} 种不同的结果（不同的子程序或失败的原因）：同一个提示每次不一定得到同样的修改，"
+               "所以进化靠的是很多次提议和留下好程序的程序库，而不是某一次回答。" if kinds > 1 else
+               f"{LLM_TRIES} 次回答得到的结果都一样。")]
+
+
+def run_demos(a, llm=None) -> list:
+    """三个演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
+    print(f"设置：--seed {a.seed} --after {a.after}")
+    if llm is not None:
+        print(f"LLM：{llm.model}（OpenAI 兼容接口，同时最多 {llm.concurrency} 个请求）——演示 1 之后把同一个提示问它 "
+              f"{LLM_TRIES} 次；回复只当 SEARCH/REPLACE 解析成 DSL，从不执行。")
+    table = TimeTable()
+    train, _ = split_shapes(all_shapes())
+    obs, prompt = demo1_slow_motion(table, train, a.seed, a.after)
+    out = print_observations(obs)
+    if llm is not None and prompt is not None:
+        out += print_observations(demo_real_llm(table, train, prompt, llm))
+    if prompt is not None:
+        out += print_observations(demo2_each_kind(table, train, prompt, a.seed))
+    return out + print_observations(demo3_mistakes_and_valley(table, train, a.seed, prompt or expert_prompt(table, train)))
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    try:
+        llm = openai_llm.from_arguments(a, f"02 --seed {a.seed} --after {a.after}")
+    except openai_llm.SetupError as e:
+        print(e, file=sys.stderr)
+        sys.exit(2)
+    start = time.perf_counter()
+    try:
+        run_demos(a, llm)
+    except openai_llm.ReplayMismatch as e:
+        print(e, file=sys.stderr)
+        sys.exit(2)
+    finally:
+        if llm is not None and hasattr(llm, "close"):
+            llm.close()
+    print_try([
+        ("换一个种子，看另一次进化里的另一步（提示词、回复、探针上的分数都会变；下面的命令都在仓库根目录运行）：", "python3 lecture14/02_llm_proposal.py --seed 3"),
+        ("看进化后期的一步（父程序的分数已经高了不少），演示 2 里各种修改比父程序好的比例怎么变：",
+         "python3 lecture14/02_llm_proposal.py --after 500"),
+        ("下一步，看级联和程序库各买到了什么：", "python3 lecture14/03_cascade_and_database.py --quick"),
+    ])
+    print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    run(main)

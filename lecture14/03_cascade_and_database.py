@@ -1,0 +1,456 @@
+"""
+=============================================================================
+CS349E · 第 14 讲 · 03_cascade_and_database.py —— 级联评估和程序库各买到了什么
+=============================================================================
+
+【这个脚本要回答的问题】
+    04 的进化循环有两个"管家"：级联评估器（先在几个探针形状上试，有希望的才完整评估）和程序库（留下哪些程序、
+    从里面挑谁当父程序）。它们各省了什么、各丢了什么？简单的做法够不够？
+      演示 1：级联——探针 0、3、6、12 个（6 个是 04 的默认；0 个就是不用级联），探针按 M 均匀取还是随机取：
+              跑了几次内核、最后的分数；探针淘汰的子程序里，有几个其实比父程序好（"错杀"，一个个完整评估数出来，不是估计）。
+      演示 2：程序库——挑父程序的四种办法，同样的预算比：永远挑最好的、在存档里均匀挑、锦标赛、04 默认的岛屿模型。
+              最后的分数、最后还活着几个不同的程序、最好分数最长多久不动。
+      演示 3：最好的程序是怎么来的——从专家启发式到它的一串修改，每一步的修改种类和分数。
+
+【关于数字】"硬件"是第 13 讲 sched_lab 的解析模型（H100 的参数，不是在 GPU 上量的）；"LLM"是 evolve.MockLLM，
+    没有真的语言模型。分数 = 训练形状上相对专家启发式的几何平均加速比；表里是几个种子的中位数（括号里最小–最大）。
+    结论说的是这个迷你问题，不是 AlphaEvolve 本身。下面每一句观察都由这次运行算出来、在代码里检验过；
+    不成立的会印成【本次不成立】，并写出判据和这次的值。
+【运行】python3 03_cascade_and_database.py                （10 个变体 × 3 个种子 × 1000 个提议，分给 2 个进程）
+       python3 03_cascade_and_database.py --quick        （预算 300、2 个种子，快得多）
+       用时见 README 的"计时"；每做完一次进化在标准错误上报一次进度，Ctrl-C 随时停下（后台进程一起）。
+       其他旋钮：--budget 每次进化提出多少个程序，--seeds 种子个数（种子 0 .. seeds-1），--jobs 进程数（只影响快慢）。
+【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
+       先看 02_llm_proposal.py（一次提议里探针和程序库做了什么）；接下来看 04_alphaevolve_tiling.py。
+"""
+
+import math
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
+
+from runner import ensure_numpy, ignore_sigint, on_interrupt, parser, positive_int, progress, run  # noqa: E402
+
+ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
+
+import numpy as np  # noqa: E402
+
+from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from evolve import (EXPERT, Evaluator, TimeTable, all_shapes, choose, evolve, geomean_speedup, render,  # noqa: E402
+                    simplify, split_shapes)
+from evolve.evaluator import N_PROBE  # noqa: E402
+from evolve.loop import ISLAND_SIZE, N_INSPIRATIONS, N_ISLANDS, ProgramDatabase  # noqa: E402
+from evolve.mock_llm import MockLLM  # noqa: E402
+from evolve.program import parse_diff  # noqa: E402
+from kernel_lab import VALID_INDEX  # noqa: E402
+
+BUDGET = 1000
+SEEDS = 3
+JOBS = 2
+QUICK = dict(budget=300, seeds=2)
+PROBES = (0, 3, 6, 12)          # 探针个数；0 = 不用级联
+TOURNAMENT = 3                  # 锦标赛：随机抽几个，取最好的
+ARCHIVE = N_ISLANDS * ISLAND_SIZE    # 单一存档的大小：和岛屿模型总共留的一样多
+TIE = 0.01                      # 两个中位数相差不到 1% 算"打平"
+
+# 探针的变体：(名字, 个数, 取法)。0 个就是不用级联；其余每个个数都比一比按 M 均匀取和随机取
+CASCADES = [("0", 0, "spread")] + [(f"{n}{'' if how == 'spread' else ' 随机'}", n, how)
+                                  for n in PROBES[1:] for how in ("spread", "random")]
+DEFAULT = str(N_PROBE)          # 04 的默认：这个变体同时也是演示 2 的"岛屿模型"那一行、演示 3 的那次进化
+POLICIES = {"best": "永远挑最好的", "uniform": f"存档（{ARCHIVE} 个）里均匀挑", "tournament": f"锦标赛（抽 {TOURNAMENT} 个取最好）",
+            "islands": f"岛屿模型（{N_ISLANDS} 岛 × {ISLAND_SIZE}，04 的默认）"}
+
+
+def pct(x, *bounds):
+    """百分数；四舍五入后和 bounds 里的判据、0、100% 的大小关系不变（需要时多印一位：不会把 0.4% 印成 0%）。"""
+    return fmt(x, 0, bounds, percent=True)
+
+
+# ---------------------------------------------------------------- 级联的变体
+
+class CountingEvaluator(Evaluator):
+    """04 的评估器，加两样东西：探针可以随机取；每个被探针淘汰的子程序都用时间表完整评估一次（不算进 bench_runs，
+    因为真实的系统不会跑它），数出其中有几个其实比父程序好——"错杀"。"""
+
+    def __init__(self, train, table, n_probe, how, seed):
+        if n_probe == 0:
+            super().__init__(train, table, probe_slack=math.inf)          # 每个程序都完整评估
+        else:
+            super().__init__(train, table, n_probe=n_probe)
+            if how == "random":
+                rng = np.random.default_rng(1000 + seed)
+                self.probe = np.sort(rng.choice(len(self.train), n_probe, replace=False))
+        self.shape_logs = [table.logs(s) for s in self.train]            # 每个训练形状在全部配置上的 log(时间)
+        self.expert_log = sum(lg[VALID_INDEX[choose(EXPERT, s)]] for lg, s in zip(self.shape_logs, self.train))
+        self.rejected = 0
+        self.false_rejects = 0          # 探针淘汰、但完整评估其实比父程序好
+        self.missed_best = 0.0          # 这些被错杀的子程序里最高的分数
+
+    def evaluate(self, program, parent=None):
+        before = self.n_eval_probe
+        result = super().evaluate(program, parent)
+        if self.n_eval_probe > before:                                    # 新淘汰的一个（缓存命中不算）
+            self.rejected += 1
+            full = self.full_score(program)
+            if full > parent["score"] * (1 + 1e-9):
+                self.false_rejects += 1
+                self.missed_best = max(self.missed_best, full)
+        return result
+
+
+    def full_score(self, program) -> float:
+        """完整评估，自己用时间表算（不用评估器的向量化路径）：相对专家的几何平均加速比。"""
+        logs = sum(lg[VALID_INDEX[choose(program, s)]] for lg, s in zip(self.shape_logs, self.train))
+        return math.exp((self.expert_log - logs) / len(self.train))
+
+
+# ---------------------------------------------------------------- 程序库的变体
+
+class ArchiveDatabase(ProgramDatabase):
+    """一个存档（一个岛、ARCHIVE 个程序）。pick(岛) 决定挑谁当父程序；灵感程序是存档里父程序以外最好的两个。"""
+
+    def __init__(self, rng):
+        super().__init__(rng, n_islands=1, size=ARCHIVE)
+
+    def pick(self, isl):
+        raise NotImplementedError
+
+    def sample(self):
+        isl = self.islands[0]
+        parent = self.pick(isl)
+        others = [e for e in isl if e is not parent][:N_INSPIRATIONS]
+        return 0, parent, others
+
+
+class BestOnly(ArchiveDatabase):
+    def pick(self, isl):
+        return isl[0]
+
+
+class Uniform(ArchiveDatabase):
+    def pick(self, isl):
+        return isl[self.rng.below(len(isl))]
+
+
+class Tournament(ArchiveDatabase):
+    def pick(self, isl):
+        return min((isl[self.rng.below(len(isl))] for _ in range(TOURNAMENT)), key=lambda e: e[:2])
+
+
+DATABASES = {"best": BestOnly, "uniform": Uniform, "tournament": Tournament, "islands": ProgramDatabase}
+
+
+def counting(cls):
+    """cls 的子类：记下每次挑出的父程序（数"当过父程序的不同程序"）。"""
+    class Counting(cls):
+        def __init__(self, rng):
+            super().__init__(rng)
+            self.parents = set()
+
+        def sample(self):
+            island, parent, inspirations = super().sample()
+            self.parents.add(parent[2])
+            return island, parent, inspirations
+    return Counting
+
+
+def longest_flat(history) -> int:
+    """最好分数最长多少个提议没变。"""
+    best, run, cur = 0, 0, None
+    for h in history:
+        run = run + 1 if h == cur else 1
+        cur = h
+        best = max(best, run)
+    return best
+
+
+# ---------------------------------------------------------------- 演示 3 用的记录器
+
+class Recorder:
+    """记下每个提议的 (父程序源码, 修改) → (第几个提议, 修改种类, 说明)。它用和程序库同一个 Dice 造 MockLLM，
+    所以和不经过它的 evolve 一步不差。"""
+
+    def __init__(self, database=ProgramDatabase):
+        self.llm, self.k, self.seen, self.db, self._cls = None, 0, {}, None, database
+
+    def database(self, rng):
+        self.llm = MockLLM(rng)
+        self.db = self._cls(rng)
+        return self.db
+
+    def propose(self, prompt):
+        self.k += 1
+        op, reply = self.llm.propose(prompt)
+        try:
+            self.seen.setdefault((prompt.parent_src, parse_diff(reply)), (self.k, op, reply.split("\n", 1)[0]))
+        except ValueError:
+            pass
+        return op, reply
+
+
+def lineage(ev, rec, best):
+    """从最好的程序往回走到起点：[(第几个提议, 修改种类, 说明, 分数)]，从起点开始。"""
+    chain, program = [], best
+    while True:
+        r = ev.cache[program]
+        if r.get("parent") is None:
+            chain.append((0, "起点", "专家启发式", r["score"]))
+            break
+        k, op, why = rec.seen[(render(r["parent"]), r["diff"])]
+        chain.append((k, op, why, r["score"]))
+        program = r["parent"]
+    return chain[::-1]
+
+
+# ---------------------------------------------------------------- 跑一次（可以在子进程里）
+
+_TABLE: list = []
+
+
+def run_task(task):
+    """一次进化。("cascade", 名字, 种子, 预算)：岛屿模型 + 某种探针；("db", 办法, 种子, 预算)：默认探针 + 某种程序库。"""
+    kind, key, seed, budget = task
+    table = _TABLE[0]
+    train, test = split_shapes(all_shapes())
+    if kind == "cascade":
+        _, n, how = next(c for c in CASCADES if c[0] == key)
+        ev, db_cls = CountingEvaluator(train, table, n, how, seed), ProgramDatabase
+    else:
+        ev, db_cls = Evaluator(train, table), DATABASES[key]
+    rec = Recorder(counting(db_cls))
+    if kind == "cascade" and key == DEFAULT and seed == 0:          # 只有演示 3 那一次要记每个提议
+        out = evolve(ev, budget, seed=seed, llm=rec, database=rec.database)
+    else:
+        out = evolve(ev, budget, seed=seed, database=rec.database)
+    best = out["best"][0]
+    r = dict(score=out["best"][1]["score"], runs=ev.bench_runs, alive=len(set(out["population"])),
+             flat=longest_flat(out["history"]), parents=len(rec.db.parents), test=geomean_speedup(best, test, table),
+             best=best)
+    if kind == "cascade":
+        r.update(rejected=ev.rejected, false=ev.false_rejects, missed=ev.missed_best)
+        if key == DEFAULT and seed == 0:
+            r["lineage"] = lineage(ev, rec, best)
+            r["plain"] = evolve(Evaluator(train, table), budget, seed=seed)["best"][0]   # 不经过记录器的同一次进化
+    return r
+
+
+def run_all(table, tasks, jobs):
+    """按 tasks 的顺序返回每次进化的结果。jobs > 1 时分给几个子进程（结果和顺序跑一模一样）；进度写到标准错误；
+    子进程不理 Ctrl-C，Ctrl-C 时 runner.run 先结束它们。"""
+    _TABLE[:] = [table]
+    total = len(tasks)
+    if jobs <= 1:
+        out = []
+        for t in tasks:
+            out.append(run_task(t))
+            progress(f"  做完 {len(out)}/{total} 次进化")
+        return out
+    import multiprocessing as mp
+    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    pool = mp.get_context(method).Pool(min(jobs, total), initializer=_init, initargs=(table,))
+    on_interrupt(pool.terminate)
+    try:
+        out = []
+        for r in pool.imap(run_task, tasks):
+            out.append(r)
+            progress(f"  做完 {len(out)}/{total} 次进化")
+        pool.close()
+        return out
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _init(table):
+    ignore_sigint()
+    _TABLE[:] = [table]
+
+
+def med(rs, k):
+    return float(np.median([r[k] for r in rs]))
+
+
+def spread_txt(rs, k, fmt="{:.3f}×"):
+    vals = [r[k] for r in rs]
+    return fmt.format(float(np.median(vals))) + f" ({fmt.format(min(vals))}–{fmt.format(max(vals))})"
+
+
+# ---------------------------------------------------------------- 演示 1
+
+def obs_cascade_saves(runs0, runs6, s0, s6):
+    ok = runs6 < 0.8 * runs0 and abs(s6 / s0 - 1) <= TIE
+    return check(ok, f"级联省的是内核：{N_PROBE} 个探针时跑了 {runs6:,.0f} 次，不用级联 {runs0:,.0f} 次（省 {pct(1 - runs6 / runs0)}），"
+                       f"最后的分数差不多（{s6:.3f}× 对 {s0:.3f}×）。大多数子程序比父程序差，在探针上就看得出来。",
+                 f"{N_PROBE} 个探针比不用级联少跑 20% 以上的内核，最后的分数相差不到 {TIE:.0%}",
+                 f"{N_PROBE} 个探针 {runs6:,.0f} 次、{s6:.3f}×；不用级联 {runs0:,.0f} 次、{s0:.3f}×")
+
+
+def obs_probe_size(runs: dict, false: dict, rejected: dict):
+    """runs / false / rejected：探针个数（3、6、12）→ 中位数。"""
+    n = N_PROBE
+    ok = runs[n] <= min(runs.values()) and false[n] <= false[3] and rejected[3] < rejected[n]
+    return check(ok, f"探针不是越少越省：3 个探针只淘汰 {rejected[3]:.0f} 个（{n} 个淘汰 {rejected[n]:.0f} 个），放过去的都要完整评估，"
+                       f"内核反而跑了 {runs[3]:,.0f} 次；{n} 个探针 {runs[n]:,.0f} 次是三种里最少的，错杀也不比 3 个多"
+                       f"（{false[n]:.0f} 对 {false[3]:.0f}）。12 个探针每个子程序先花的钱翻倍，{runs[12]:,.0f} 次。",
+                 f"{n} 个探针跑的内核在 3、{n}、12 个里最少，错杀不多于 3 个探针，3 个探针淘汰得比 {n} 个少",
+                 f"探针 3 / {n} / 12 个：内核 " + " / ".join(f"{runs[k]:,.0f}" for k in (3, n, 12)) + " 次，淘汰 "
+                 + " / ".join(f"{rejected[k]:.0f}" for k in (3, n, 12)) + "，错杀 " + " / ".join(f"{false[k]:.0f}" for k in (3, n, 12)))
+
+
+def obs_spread(false_spread, false_random, n, others: str = ""):
+    """04 默认的探针个数 n 下比取法；others 是别的个数下的同样比较（数据，不是论断）。"""
+    ok = false_spread < false_random
+    return check(ok, f"{n} 个探针（04 的默认）按 M 均匀取，错杀 {false_spread:.0f} 个；随机取 {false_random:.0f} 个（中位数）。"
+                     "按 M 均匀取的探针从 decode 到 prefill 都有，子程序在哪一段变差都看得见；随机取的可能挤在几个 M 上。"
+                     + others,
+                 f"{n} 个探针按 M 均匀取，错杀的比随机取的少",
+                 f"均匀取错杀 {false_spread:.0f} 个，随机取 {false_random:.0f} 个")
+
+
+def demo1_cascade(res, seeds, budget):
+    print_header(f"演示 1：级联——探针个数和取法（{seeds} 个种子，每次 {budget} 个提议）")
+    rows = []
+    for label, n, how in CASCADES:
+        rs = res["cascade", label]
+        rows.append([("不用级联（0 个）" if n == 0 else f"{n} 个，{'按 M 均匀取' if how == 'spread' else '随机取'}"),
+                     spread_txt(rs, "score"), f"{med(rs, 'runs'):,.0f}", f"{med(rs, 'rejected'):.0f}",
+                     f"{med(rs, 'false'):.0f}", f"{med(rs, 'missed'):.3f}×" if med(rs, "false") > 0 else ""])
+    print_table(["探针", "最后的分数", "跑了几次内核", "探针淘汰", "其中错杀", "错杀的里面最好的"], rows)
+    print_note(f"（错杀 = 被探针淘汰、但在全部训练形状上其实比它的父程序好的子程序；每个被淘汰的都用时间表完整评估了一次才数出来，"
+         f"这些评估不算进\"跑了几次内核\"。除了\"最后的分数\"，各列都是 {seeds} 个种子的中位数。）")
+    g = lambda label, k: med(res["cascade", label], k)     # noqa: E731
+    return [obs_cascade_saves(g("0", "runs"), g(str(N_PROBE), "runs"), g("0", "score"), g(str(N_PROBE), "score")),
+            obs_probe_size(*({n: g(str(n), k) for n in PROBES[1:]} for k in ("runs", "false", "rejected"))),
+            obs_spread(g(str(N_PROBE), "false"), g(f"{N_PROBE} 随机", "false"), N_PROBE,
+                       "别的个数下：" + "；".join(f"{n} 个探针均匀取错杀 {g(str(n), 'false'):.0f}、随机取 {g(f'{n} 随机', 'false'):.0f}"
+                                           for n in PROBES[1:] if n != N_PROBE) + "。")]
+
+
+# ---------------------------------------------------------------- 演示 2
+
+SHORT = {"best": "永远挑最好的", "uniform": "均匀挑", "tournament": "锦标赛", "islands": "岛屿模型"}
+
+
+def policy_finding(scores: dict) -> str:
+    """简单的办法和岛屿模型比：打平的、更好的、更差的各是谁（数据怎样就怎样说，不是一个要检验的论断）。"""
+    isl = scores["islands"]
+    groups = {"打平": [], "更好": [], "更差": []}
+    for k in ("best", "uniform", "tournament"):
+        r = scores[k] / isl - 1
+        groups["打平" if abs(r) <= TIE else "更好" if r > 0 else "更差"].append(k)
+    parts = [f"{'、'.join(f'{SHORT[k]}（{scores[k]:.3f}×）' for k in v)}"
+             f"{'和岛屿模型打平' if g == '打平' else '比岛屿模型' + g}" for g, v in groups.items() if v]
+    text = f"训练形状上的中位数，岛屿模型 {isl:.3f}×：" + "；".join(parts) + f"（相差不到 {TIE:.0%} 算打平）。"
+    simple = groups["打平"] + groups["更好"]
+    if simple:
+        text += (f"{'、'.join(SHORT[k] for k in simple)}这样更简单的办法不比岛屿模型差，这是一个发现，不是失败："
+                 f"岛屿模型防的是早早收敛到一个局部最优，在只有 {len(all_shapes())} 个形状、规则最多 8 条的问题上，"
+                 "这样的陷阱也许不多。")
+    return text
+
+
+def obs_greedy(parents: dict, scores: dict, flat: dict):
+    """永远挑最好的：当过父程序的不同程序最少（这是它的定义带来的，检验的是实现）；分数和停滞的时间照数据说。"""
+    others = [k for k in parents if k != "best"]
+    ok = all(parents["best"] < parents[k] for k in others)
+    r = scores["best"] / scores["islands"] - 1
+    how = ("没有吃亏" if r >= -TIE else "吃了亏") + f"（{scores['best']:.3f}× 对岛屿模型 {scores['islands']:.3f}×）"
+    return check(ok, f"永远挑最好的最贪心：整次进化里只有 {parents['best']:.0f} 个不同的程序当过父程序（其余三种 "
+                     f"{min(parents[k] for k in others):.0f} 个以上），最好分数最长 {flat['best']:.0f} 个提议不动"
+                     f"（岛屿模型 {flat['islands']:.0f} 个）。在这个问题上，这样窄的搜索{how}。",
+                 "永远挑最好的：当过父程序的不同程序在四种办法里最少",
+                 "当过父程序的不同程序：" + "、".join(f"{SHORT[k]} {parents[k]:.0f}" for k in parents))
+
+
+def demo2_database(res, seeds, budget):
+    print_header(f"演示 2：程序库——挑父程序的四种办法（{seeds} 个种子，每次 {budget} 个提议）")
+    rows = []
+    for key, label in POLICIES.items():
+        rs = res["db", key]
+        rows.append([label, spread_txt(rs, "score"), spread_txt(rs, "test"), f"{med(rs, 'parents'):.0f}",
+                     f"{med(rs, 'alive'):.0f}", f"{med(rs, 'flat'):.0f}"])
+    print_table(["挑父程序", "训练形状", "测试形状", "当过父程序的不同程序", "最后活着的不同程序",
+                 "最好分数最长几个提议不动"], rows)
+    print_note(f"（存档的三种办法都只有一个存档、留 {ARCHIVE} 个最好的程序，和岛屿模型总共留的一样多（岛屿之间迁移会有重复，"
+         f"所以不同的程序可能少于 {ARCHIVE}）；灵感程序是存档里父程序以外最好的 {N_INSPIRATIONS} 个。后三列是中位数。"
+         "岛屿模型这一行就是演示 1 里 6 个按 M 均匀取的探针那一次。）")
+    g = lambda k: {p: med(res["db", p], k) for p in POLICIES}   # noqa: E731
+    return [policy_finding(g("score")), obs_greedy(g("parents"), g("score"), g("flat"))]
+
+
+# ---------------------------------------------------------------- 演示 3
+
+def obs_lineage(chain):
+    steps = chain[1:]
+    gains = [math.log(b[3] / a[3]) for a, b in zip(chain, chain[1:])]
+    total = math.log(chain[-1][3] / chain[0][3])
+    top = max(gains) / total if total > 0 else 1.0
+    kinds = sorted({s[1] for s in steps})
+    ok = len(steps) >= 3 and top < 0.6
+    return check(ok, f"最好的程序是 {len(steps)} 次修改叠出来的（用到的种类：{'、'.join(kinds)}），最大的一步只占总涨幅的 {pct(top)}"
+                       "（按 log 分数算）。单独哪一步都到不了这里：好的启发式是好几处修改叠起来的，这正是程序库要留着"
+                       "\"不是最好、但有用\"的程序的原因。",
+                 "最好的程序至少是 3 次修改叠出来的，最大的一步不到总涨幅的 60%",
+                 f"{len(steps)} 次修改，最大的一步占总涨幅的 {pct(top)}")
+
+
+def demo3_lineage(res, budget):
+    print_header(f"演示 3：最好的程序是怎么来的（种子 0，{budget} 个提议，和 04 的演示 2 同一次进化）")
+    r = res["cascade", DEFAULT][0]
+    chain = r["lineage"]
+    print_table(["第几步", "第几个提议", "修改种类", "MockLLM 说了什么", "分数"],
+                [[str(i), str(k), op, f"“{why}”", f"{sc:.3f}×"] for i, (k, op, why, sc) in enumerate(chain)])
+    print("\n最后的程序（删掉死规则后）：\n" + render(simplify(r["best"])))
+    return [obs_lineage(chain), check(r["plain"] == r["best"],
+                                      "记下每个提议的那次进化和直接调用 evolve(…, seed=0) 得到同一个最好的程序：记录不改变进化的路线"
+                                      "（也就是 04 演示 2 的那次进化）。",
+                                      "记下每个提议的那次进化和直接调用 evolve 得到同一个最好的程序", "不一样")]
+
+
+def parse_args(argv):
+    ap = parser("级联评估和程序库各买到了什么（第 14 讲 03）。")
+    ap.add_argument("--budget", type=positive_int, default=None,
+                    help=f"每次进化提出多少个程序，正整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
+    ap.add_argument("--seeds", type=positive_int, default=None,
+                    help=f"每个变体跑几个种子，正整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
+    ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"用几个进程，正整数（默认 {JOBS}，只影响快慢）")
+    ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
+    a = ap.parse_args(argv)
+    a.budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
+    a.seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
+    return a
+
+
+def run_demos(a) -> list:
+    """跑完所有进化，三个演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
+    print(f"设置：--budget {a.budget} --seeds {a.seeds}（--jobs {a.jobs} 只影响快慢，不影响结果）")
+    table = TimeTable()
+    for s in all_shapes():
+        table.oracle(s)
+    keys = [("cascade", c[0]) for c in CASCADES] + [("db", k) for k in POLICIES if k != "islands"]
+    tasks = [(kind, key, seed, a.budget) for kind, key in keys for seed in range(a.seeds)]
+    flat = run_all(table, tasks, a.jobs)
+    res = {k: [r for t, r in zip(tasks, flat) if t[:2] == k] for k in keys}
+    res["db", "islands"] = res["cascade", DEFAULT]                # 默认探针 + 岛屿模型：同一次进化，不重复跑
+    return (print_observations(demo1_cascade(res, a.seeds, a.budget))
+            + print_observations(demo2_database(res, a.seeds, a.budget)) + print_observations(demo3_lineage(res, a.budget)))
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    start = time.perf_counter()
+    run_demos(a)
+    print_try([
+        ("更多种子，看级联和程序库的结论稳不稳（下面的命令都在仓库根目录运行）：", "python3 lecture14/03_cascade_and_database.py --seeds 6"),
+        ("更大的预算：贪心的办法会不会更早卡住？", "python3 lecture14/03_cascade_and_database.py --budget 3000 --seeds 2"),
+        ("下一步，看整个进化：", "python3 lecture14/04_alphaevolve_tiling.py --quick"),
+    ])
+    print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    run(main)

@@ -1,0 +1,332 @@
+"""
+=============================================================================
+CS349E · 第 14 讲 · 06_your_heuristic.py —— 你自己写的启发式，打个分
+=============================================================================
+
+【这个脚本要回答的问题】
+    看完 01–05，你能不能手写一个比专家好的分块启发式？离进化出来的、离逐形状最优还差多少？差在哪些形状、为什么？
+      演示 1：你的文件（原文、读成的程序、死规则）和五个对手比：专家、按 M 查表、进化出的（和 04 同一个种子）、
+              逐形状最优；两种划分（配对随机对半分；8B 训练、70B/8 测试），训练形状和测试形状分开算。
+      演示 2：全部 88 个形状，每个形状上你的配置比最优慢几倍；和专家比，赢了几个、输了几个。
+      演示 3：你输得最多的五个形状：你的配置和最优配置并排，用第 13 讲的 sched_lab.explain 拆开——
+              哪一项时间最大、块数、每个 SM 放几个 CTA——看出为什么慢。
+      --evolve：从你的文件出发进化，看进化循环在你的基础上又加了什么。
+
+【关于数字】"硬件"是第 13 讲 sched_lab 的解析模型（H100 的参数，不是在 GPU 上量的）；"进化出的"来自 evolve.MockLLM，
+    没有真的语言模型。所有"比专家快几倍"都以 expert_heuristic.py 为分母（改了它，分母也跟着变）。
+    下面每一句观察都由这次运行算出来、在代码里检验过；不成立的会印成【本次不成立】，并写出判据和这次的值。
+【运行】python3 06_your_heuristic.py 你的文件.py          （不给文件就用 expert_heuristic.py）
+       python3 06_your_heuristic.py 你的文件.py --evolve  （再从你的文件出发进化 1000 个提议；--quick 300 个）
+       用时见 README 的"计时"；预算大时在标准错误上报进度，Ctrl-C 随时停下。
+       其他旋钮：--seed 进化的种子（默认 0，和 04 一样），--budget 进化提出多少个程序。
+       文件的写法和 expert_heuristic.py 一样：两条 EVOLVE-BLOCK 标记之间一个 choose_config(M, N, K)。
+       写错了得到的信息和专家文件写错时一样：文件:行号、超了哪种资源、哪些形状走到那个分支。
+【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
+"""
+
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
+
+from runner import ROOT, ensure_numpy, nonnegative_int, parser, positive_int, progress, run  # noqa: E402
+
+ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
+
+from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, ProgramError, TimeTable, all_shapes,  # noqa: E402
+                    choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
+from evolve.problem import EXPERT_FILE, load_heuristic  # noqa: E402
+from evolve.program import BLOCK_END, BLOCK_START, dead_rules, equivalent  # noqa: E402
+from sched_lab import SMS, explain  # noqa: E402
+
+SEED = 0
+BUDGET = 1000
+QUICK_BUDGET = 300
+WORST = 5            # 演示 3 看几个形状
+LONG = 5000         # 预算到这么多，进化要跑好几秒：在标准错误上报进度
+SAME = 1e-9          # 时间相对差小于它算一样快
+SPLITS = {"random": "配对随机对半分", "by_model": "8B 训练、70B/8 测试"}
+
+
+def pct(x, *bounds):
+    """百分数；四舍五入后和 bounds 里的判据、0、100% 的大小关系不变（需要时多印一位：不会把 0.4% 印成 0%）。"""
+    return fmt(x, 0, bounds, percent=True)
+
+
+def cfg_text(c: Config):
+    return f"{c.BM}×{c.BN}×{c.BK} / {c.warps} warp / {c.stages} 级 / group {c.group}"
+
+
+def read_program(path: str):
+    """读学生的文件；出错返回 (None, 一句话)，和专家文件写错时的信息一样（load_heuristic 给的）。"""
+    try:
+        return load_heuristic(path), ""
+    except ProgramError as e:
+        return None, f"{e}\n（改好再运行；写法见 lecture14/expert_heuristic.py 开头的说明。）"
+    except UnicodeDecodeError:
+        return None, f"{os.path.relpath(path)}: 这个文件不是 UTF-8 编码；在编辑器里另存为 UTF-8 再运行。"
+    except IsADirectoryError:
+        return None, f"{os.path.relpath(path)}: 这是一个目录，要给一个 .py 文件。"
+    except OSError as e:
+        return None, f"{os.path.relpath(path)}: 读不了这个文件（{e.strerror}）；检查路径，路径相对于运行脚本时所在的目录。"
+
+
+def log_args(budget: int) -> dict:
+    """长的进化每五分之一报一次进度（写到标准错误，标准输出不变）。"""
+    return dict(log_every=budget // 5, log=progress) if budget >= LONG else {}
+
+
+def from_root(path: str) -> str:
+    """从仓库根目录看的路径（"可以试试"里的命令都在仓库根目录运行）；不在仓库里的文件给绝对路径。"""
+    full = os.path.abspath(path)
+    return os.path.relpath(full, ROOT) if full.startswith(ROOT + os.sep) else full
+
+
+def source_block(path: str) -> list[tuple[int, str]]:
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    start = next((i for i, x in enumerate(lines) if x.strip() == BLOCK_START), 0)
+    end = next((i for i, x in enumerate(lines) if x.strip() == BLOCK_END and i > start), len(lines) - 1)
+    return [(i + 1, lines[i]) for i in range(start, end + 1)]
+
+
+# ---------------------------------------------------------------- 演示 1
+
+def obs_vs_expert(is_expert: bool, yours: dict, expert_name: str):
+    """yours：划分 → (训练, 测试) 相对专家的加速比。"""
+    if is_expert:
+        return (f"这个文件在每个正整数 (M, N, K) 上都和 {expert_name} 选同一个配置（equivalent 判定的），所以它的分数处处是 1.000×。"
+                "复制一份、改一改，再把新文件交给这个脚本（见\"可以试试\"）。")
+    tests = {how: v[1] for how, v in yours.items()}
+    ok = all(t > 1 + SAME for t in tests.values())
+    txt = "、".join(f"{SPLITS[how]}的测试形状上 {t:.3f}×" for how, t in tests.items())
+    return check(ok, f"你赢了专家：{txt}。测试形状是分数里没用来挑规则的形状——在那里也赢，才说明你的规则写的是规律。",
+                 "\"打败专家\"：两种划分的测试形状上都比专家快（大于 1.000×）", txt)
+
+
+def obs_rank(scores: dict):
+    """scores：方法 → 随机划分测试形状上的加速比（含 "yours"、"oracle"）。"""
+    mine, top = scores["yours"], scores["oracle"]
+    above = [k for k in ("expert", "per_m", "evolved") if mine > scores[k] * (1 + SAME)]
+    names = {"expert": "专家", "per_m": "按 M 查表", "evolved": "进化出的"}
+    ok = mine <= top * (1 + SAME)
+    return check(ok, f"配对随机对半分的测试形状上，你拿到逐形状最优的 {pct(mine / top)}（{mine:.3f}× / {top:.3f}×）"
+                       + (f"，超过了{'、'.join(names[k] for k in above)}。" if above else "，还没超过专家、按 M 查表和进化出的任何一个。")
+                       + "逐形状最优是上限：没有哪个启发式能在一个形状上比穷举出的最快配置更快。",
+                 "任何启发式都不超过逐形状最优（上限）", f"你的测试分数 {mine:.3f}×，逐形状最优 {top:.3f}×")
+
+
+def demo1_scores(path, program, table, evolved, seed, budget):
+    print_header("演示 1：你的启发式和五个对手")
+    print(f"{from_root(path)} 里两条标记之间的原文（左边是行号）：")
+    for n, text in source_block(path):
+        print(f"  {n:>3} | {text}")
+    simp = simplify(program)
+    dead = [r.line for r in program.rules if r not in simp.rules]
+    print(f"\n读成 {program.n_rules()} 条规则 + 默认配置；" + (
+        f"其中第 {', '.join(map(str, dead))} 行的规则是死的（走不到，或者去掉也一样），simplify 删掉后 {simp.n_rules()} 条。"
+        if dead else "没有死规则。"))
+    for line, text in dead_rules(program):                  # 和读专家文件时给的提醒一样（evolve.program.dead_rules）
+        print(f"  第 {line} 行：{text}")
+    rows, yours, scores = [], {}, {}
+    for how, label in SPLITS.items():
+        train, test = split_shapes(all_shapes(), how)
+        pmt = per_m_table(train, table)
+        o_tr, o_te = oracle_speedup(train, table), oracle_speedup(test, table)
+        for key, name, prog in (("yours", "你的启发式", program), ("expert", "专家启发式", EXPERT),
+                                ("per_m", f"按 M 查表（{pmt.n_rules()} 条规则）", pmt),
+                                ("evolved", f"进化出的（种子 {seed}、{budget} 个提议）", evolved[how])):
+            tr, te = geomean_speedup(prog, train, table), geomean_speedup(prog, test, table)
+            rows.append([label if key == "yours" else "", name, f"{tr:.3f}×", f"{te:.3f}×", pct(te / o_te)])
+            if key == "yours":
+                yours[how] = (tr, te)
+            if how == "random":
+                scores[key] = te
+        rows.append(["", "逐形状最优（上限）", f"{o_tr:.3f}×", f"{o_te:.3f}×", "100%"])
+        if how == "random":
+            scores["oracle"] = o_te
+    print_table(["划分", "方法", "训练形状（比专家快）", "测试形状（比专家快）", "测试上占最优的"], rows)
+    print_note("（进化出的：从专家出发、在这一种划分的训练形状上进化；种子 0、1000 个提议就是 04 演示 2 / 3 里的那一次。"
+               "\"测试上占最优的\" 是两个加速比之比：这个方法在测试形状上的加速比 ÷ 逐形状最优的加速比，不是形状的比例。"
+         "你的启发式不用训练，训练 / 测试只是把 88 个形状分成两半来报；按 M 查表和进化出的只看过训练形状。）")
+    same = equivalent(program, EXPERT)
+    return [obs_vs_expert(same, yours, os.path.relpath(EXPERT_FILE)), obs_rank(scores)]
+
+
+# ---------------------------------------------------------------- 演示 2
+
+def obs_per_shape(wins: int, losses: int, ties: int, n: int, worst_label: str, worst_ratio: float):
+    ok = wins + losses + ties == n
+    return check(ok, f"和专家逐个形状比：你快的 {wins} 个，慢的 {losses} 个，一样快的 {ties} 个（共 {n} 个）。离最优最远的是 "
+                       f"{worst_label}（慢 {worst_ratio:.2f}×）——演示 3 从它开始拆。",
+                 f"快、慢、一样的形状加起来是 {n} 个", f"快 {wins}、慢 {losses}、一样 {ties}")
+
+
+def demo2_per_shape(program, table):
+    print_header("演示 2：全部 88 个形状——你的配置比这个形状的最优慢几倍")
+    train, _ = split_shapes(all_shapes())
+    seen = {(s.name, s.M) for s in train}
+    rows, ratios = [], {}
+    wins = losses = ties = 0
+    for name in LAYERS:
+        cells = [name]
+        for M in TOKENS:
+            s = next(x for x in all_shapes() if x.name == name and x.M == M)
+            t, e, o = table.time(choose(program, s), s), table.time(choose(EXPERT, s), s), table.oracle(s)[1]
+            ratios[s] = t / o
+            wins += t < e * (1 - SAME)
+            losses += t > e * (1 + SAME)
+            ties += abs(t / e - 1) <= SAME
+            cells.append(f"{t / o:.2f}" + ("" if (name, M) in seen else "*"))
+        rows.append(cells)
+    print_table(["投影 \\ M"] + [str(m) for m in TOKENS], rows)
+    print_note("（1.00 就是这个形状的最优；带 * 的是配对随机对半分的测试形状。）")
+    worst = max(ratios, key=ratios.get)
+    return [obs_per_shape(wins, losses, ties, len(ratios), worst.label(), ratios[worst])], ratios
+
+
+# ---------------------------------------------------------------- 演示 3
+
+def reasons(mine: dict, best: dict) -> list[str]:
+    """从两份 explain 里读出为什么慢：每一句都是比较两个算出来的数。"""
+    out = []
+    big = max(mine["parts_us"], key=mine["parts_us"].get)
+    out.append(f"你的时间里最大的一项是\"{big}\"：{mine['parts_us'][big]:.1f} µs，最优配置的同一项 {best['parts_us'][big]:.1f} µs")
+    if mine["tiles"] < SMS and best["tiles"] > mine["tiles"]:
+        out.append(f"你只切出 {mine['tiles']} 个块，{SMS} 个 SM 有 {SMS - mine['tiles']} 个闲着；最优切出 {best['tiles']} 个")
+    if mine["tiles_per_sm"] > best["tiles_per_sm"]:
+        out.append(f"最忙的 SM 要做 {mine['tiles_per_sm']} 个块（最优 {best['tiles_per_sm']} 个）")
+    if mine["mma_eff"] < best["mma_eff"]:
+        out.append(f"你的配置走旧的 MMA 路径（效率 {mine['mma_eff']:.2f}，最优 {best['mma_eff']:.2f}）")
+    if mine["dram_MB"] > best["dram_MB"] * 1.05:
+        out.append(f"显存流量 {mine['dram_MB']:.1f} MB，最优只要 {best['dram_MB']:.1f} MB（块小、重用少）")
+    return out
+
+
+def obs_explain(n_checked: int, n_bigger: int):
+    ok = n_checked > 0 and n_bigger == n_checked
+    return check(ok, f"这 {n_checked} 个形状上，你的时间里最大的那一项都比最优配置的同一项大：慢就慢在那一项上。"
+                       "改哪条规则，先看它管的形状卡在哪一项——这就是 04 里 targeted 修改用的\"内核常识\"。",
+                 "你输得最多的每个形状上，你的时间里最大的那一项都比最优配置的同一项大",
+                 f"{n_checked} 个形状里有 {n_bigger} 个是这样")
+
+
+def demo3_explain(program, table, ratios):
+    print_header(f"演示 3：你输得最多的 {WORST} 个形状，拆开看（第 13 讲的 sched_lab.explain）")
+    worst = sorted(ratios, key=lambda s: (-ratios[s], s))[:WORST]
+    n_bigger = n_checked = 0
+    for s in worst:
+        mine_cfg, (best_cfg, _) = choose(program, s), table.oracle(s)
+        mine, best = explain(mine_cfg, s.M, s.N, s.K), explain(best_cfg, s.M, s.N, s.K)
+        rows = [["配置", cfg_text(mine_cfg), cfg_text(best_cfg)],
+                ["时间", f"{mine['time_us']:.1f} µs", f"{best['time_us']:.1f} µs"],
+                ["瓶颈（explain 判的）", mine["bound"], best["bound"]]]
+        rows += [[f"  {k}", f"{v:.1f} µs", f"{best['parts_us'][k]:.1f} µs"] for k, v in mine["parts_us"].items()]
+        rows += [["块数", str(mine["tiles"]), str(best["tiles"])],
+                 ["最忙的 SM 做几个块", str(mine["tiles_per_sm"]), str(best["tiles_per_sm"])],
+                 ["每个 SM 同时放几个 CTA", str(mine["ctas_per_sm"]), str(best["ctas_per_sm"])],
+                 ["显存流量", f"{mine['dram_MB']:.1f} MB", f"{best['dram_MB']:.1f} MB"]]
+        print(f"\n{s.label()}（N={s.N}, K={s.K}）：你的比最优慢 {ratios[s]:.2f}×")
+        print_table(["", "你的", "最优"], rows)
+        if ratios[s] > 1 + SAME:
+            big = max(mine["parts_us"], key=mine["parts_us"].get)
+            n_checked += 1
+            n_bigger += mine["parts_us"][big] > best["parts_us"][big]
+            print_note("为什么：" + "；".join(reasons(mine, best)) + "。")
+        else:
+            print_note("这个形状上你的配置就是最快的。")
+    return [obs_explain(n_checked, n_bigger)] if n_checked else []
+
+
+# ---------------------------------------------------------------- --evolve
+
+def obs_evolve(start: float, end: float, from_expert: float):
+    ok = end >= start
+    rel = "高于" if end > from_expert * (1 + SAME) else "低于" if end < from_expert * (1 - SAME) else "等于"
+    return check(ok, f"从你的启发式出发，训练形状上从 {start:.3f}× 涨到 {end:.3f}×（进化的最好分数只升不降）；"
+                       f"同样的种子和预算从专家出发是 {from_expert:.3f}×，从你这里出发的结果{rel}它。",
+                 "进化以后的最好分数不低于起点", f"起点 {start:.3f}×，进化后 {end:.3f}×")
+
+
+def demo_evolve(program, table, budget, seed, evolved_score):
+    print_header(f"--evolve：从你的启发式出发进化（种子 {seed}，{budget} 个提议，配对随机对半分的训练形状）")
+    train, test = split_shapes(all_shapes())
+    ev = Evaluator(train, table)
+    if budget >= LONG:
+        progress(f"从你的启发式出发进化（{budget} 个提议）……")
+    out = evolve(ev, budget, seed=seed, start=program, **log_args(budget))
+    best, res = out["best"]
+    start = out["improvements"][0][1]
+    simp = simplify(best)
+    before = {(r.conds, r.config) for r in simplify(program).rules}
+    added = [r for r in simp.rules if (r.conds, r.config) not in before]
+    print(f"训练形状：{start:.3f}× → {res['score']:.3f}×；测试形状：{geomean_speedup(program, test, table):.3f}× → "
+          f"{geomean_speedup(best, test, table):.3f}×。最好分数刷新了 {len(out['improvements']) - 1} 次。")
+    print(f"\n进化出的程序（删掉死规则后，{simp.n_rules()} 条规则；其中 {len(added)} 条是你的程序里没有的）：\n" + render(simp))
+    return [obs_evolve(start, res["score"], evolved_score)]
+
+
+def parse_args(argv):
+    ap = parser("给你自己写的启发式打分（第 14 讲 06）。")
+    ap.add_argument("file", nargs="?", default=EXPERT_FILE, metavar="文件",
+                    help="你的启发式文件（写法和 expert_heuristic.py 一样；默认就是 expert_heuristic.py）")
+    ap.add_argument("--evolve", action="store_true", help="再从你的文件出发进化")
+    ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"进化的种子，非负整数（默认 {SEED}，和 04 一样）")
+    ap.add_argument("--budget", type=positive_int, default=None,
+                    help=f"进化提出多少个程序，正整数（默认 {BUDGET}；--quick 时 {QUICK_BUDGET}）")
+    ap.add_argument("--quick", action="store_true", help=f"预算 {QUICK_BUDGET}")
+    a = ap.parse_args(argv)
+    a.budget = a.budget if a.budget is not None else (QUICK_BUDGET if a.quick else BUDGET)
+    return a
+
+
+def run_demos(a, program) -> list:
+    """演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
+    print(f"设置：{from_root(a.file)} --seed {a.seed} --budget {a.budget}" + (" --evolve" if a.evolve else ""))
+    table = TimeTable()
+    evolved, evolved_score = {}, None
+    for how in SPLITS:                                   # 和 04 一样：从专家出发、同一个种子和预算
+        train, _ = split_shapes(all_shapes(), how)
+        if a.budget >= LONG:
+            progress(f"从专家出发进化（{SPLITS[how]}，{a.budget} 个提议）……")
+        best, res = evolve(Evaluator(train, table), a.budget, seed=a.seed, **log_args(a.budget))["best"]
+        evolved[how] = best
+        if how == "random":
+            evolved_score = res["score"]
+    out = print_observations(demo1_scores(a.file, program, table, evolved, a.seed, a.budget))
+    obs, ratios = demo2_per_shape(program, table)
+    out += print_observations(obs)
+    obs = demo3_explain(program, table, ratios)
+    if obs:
+        out += print_observations(obs)
+    if a.evolve:
+        out += print_observations(demo_evolve(program, table, a.budget, a.seed, evolved_score))
+    return out
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    program, error = read_program(a.file)
+    if program is None:
+        print(error, file=sys.stderr)
+        sys.exit(1)
+    start = time.perf_counter()
+    run_demos(a, program)
+    print_try([
+        ("复制一份专家启发式，当作你的起点（只做一次：再做会覆盖你改过的文件；下面的命令都在仓库根目录运行）：",
+         "cp lecture14/expert_heuristic.py my_heuristic.py"),
+        ("在编辑器里打开 my_heuristic.py 改，比如把 if M <= 16 改成 if M <= 64（README 的\"打败专家\"练习有提示），"
+         "再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
+         "python3 lecture14/06_your_heuristic.py my_heuristic.py"),
+        ("看进化在你的启发式上还能加什么（预算 300）：",
+         "python3 lecture14/06_your_heuristic.py my_heuristic.py --evolve --quick"),
+    ])
+    print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    run(main)

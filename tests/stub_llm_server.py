@@ -1,0 +1,193 @@
+"""
+测试用的 OpenAI 兼容服务器（不是语言模型）：标准库 http.server，127.0.0.1 上一个空闲端口，测试开、测试关。
+每个 POST /chat/completions 按"剧本"回答：script(第几个请求, 用户消息) -> 一种回答方式（MODES 里的一个）。
+"edit" 一类的回复是真能打上的 SEARCH/REPLACE：从用户消息里读出当前程序，按提示文本的哈希挑一个形状，
+给它加一条规则（配置来自 MockLLM 的 common_sense_config），所以同一段提示总是同一个回复。
+它录下的文件里模型名是 STUB_MODEL，写明了这是测试桩，不是真模型。
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+STUB_MODEL = "test-stub (scripted replies, not a language model)"
+MODES = ("edit", "chatter", "fenced", "two_blocks", "thinking", "empty", "garbage", "bad_json", "no_content",
+         "http500", "http429", "slow", "drop")
+THINKING = "<think>\n草稿：\n<<<<<<< SEARCH\n    if M <= 99999:\n=======\n    if M <= 1:\n>>>>>>> REPLACE\n</think>\n"
+
+
+def stub_edit(user_text: str, blocks: int = 1) -> str:
+    """从提示里的当前程序（第一个 EVOLVE 块）出发，改出一段 SEARCH/REPLACE；blocks=2 时两处各改一块。"""
+    from evolve import LAYERS, TOKENS, parse
+    from evolve.mock_llm import Dice, common_sense_config
+    from evolve.program import Program, Rule, branch_index, format_diff, make_diff, render
+    start = user_text.index("# EVOLVE-BLOCK-START")
+    end = user_text.index("# EVOLVE-BLOCK-END", start) + len("# EVOLVE-BLOCK-END\n")
+    src = user_text[start:end]
+    parent = parse(src)
+    h = int(hashlib.sha256(user_text.encode()).hexdigest()[:12], 16)
+    rng = Dice(h % 2**32)
+    name = sorted(LAYERS)[h % len(LAYERS)]
+    M = TOKENS[(h // 7) % len(TOKENS)]
+    N, K = LAYERS[name]
+    cfg = common_sense_config(M, N, K, rng)
+    i = branch_index(parent, M, N, K)
+    if parent.n_rules() >= 6 and i < parent.n_rules():
+        rules = list(parent.rules)
+        rules[i] = Rule(rules[i].conds, cfg)
+        child = Program(tuple(rules), parent.default)
+    else:
+        child = Program(parent.rules[:i] + (Rule((("M", M),), cfg),) + parent.rules[i:], parent.default)
+    diff = make_diff(src, render(child))
+    if blocks == 2:                     # 再改默认配置的 group：第二块接着第一块改过的文本
+        mid = render(child)
+        last = [line for line in mid.splitlines(True) if line.startswith("    return Config(")][-1]
+        g = 4 if "group=8)" in last else 8
+        new_last = last[:last.index("group=")] + f"group={g})\n"
+        diff = make_diff(src, mid) + ((last, new_last),)
+    return format_diff(diff)
+
+
+class StubServer:
+    """with StubServer(script) as s: ... s.url 是 base_url，s.requests 是收到的请求 [(时刻, 路径, Authorization, 正文)]。"""
+
+    def __init__(self, script, slow_seconds: float = 1.0, retry_after: str = "1", models=("stub",),
+                 stop_after: int | None = None, retry_after_500: str | None = None):
+        """retry_after：429 回复里的 Retry-After；retry_after_500：500 回复里也带上它（None 不带）。
+        stop_after=k：第 k 个请求（从 0 数）来时不回答就断开，并且关掉服务器（模拟跑到一半服务器没了）。"""
+        self.retry_after_500 = retry_after_500
+        self.script, self.slow_seconds, self.retry_after, self.models = script, slow_seconds, retry_after, models
+        self.stop_after = stop_after
+        self.requests: list[tuple] = []
+        self.lock = threading.Lock()
+        self.server = None
+
+    def __enter__(self):
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):             # 安静
+                pass
+
+            def do_GET(self):
+                stub._note(self, None)
+                if self.path.endswith("/models"):
+                    self._json(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in stub.models]})
+                else:
+                    self._json(404, {"error": "not found"})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                n = stub._note(self, body)
+                user = body["messages"][-1]["content"]
+                mode = stub.script(n, user)
+                if stub.stop_after is not None and n >= stub.stop_after:
+                    mode = "drop"
+                    if n == stub.stop_after:
+                        threading.Thread(target=stub.stop, daemon=True).start()
+                if mode == "drop":                    # 不回答就断开
+                    self.close_connection = True
+                    return
+                if mode == "http500":
+                    extra = {} if stub.retry_after_500 is None else {"Retry-After": stub.retry_after_500}
+                    return self._json(500, {"error": {"message": "internal error"}}, extra)
+                if mode == "http429":
+                    return self._json(429, {"error": {"message": "rate limited"}}, {"Retry-After": stub.retry_after})
+                if mode == "bad_json":
+                    return self._raw(200, b'{"choices": [{"message": {"content": "half')
+                if mode == "no_content":
+                    return self._json(200, {"choices": [], "model": STUB_MODEL})
+                if mode == "slow":
+                    time.sleep(stub.slow_seconds)
+                content = {"edit": lambda: "给一个慢的形状加一条规则。\n" + stub_edit(user),
+                           "slow": lambda: stub_edit(user),
+                           "chatter": lambda: "Sure! Here is my idea:\n\n" + stub_edit(user) + "\nHope this helps.",
+                           "fenced": lambda: "```python\n" + stub_edit(user) + "```\n",
+                           "two_blocks": lambda: "Two changes.\n" + stub_edit(user, blocks=2),
+                           "thinking": lambda: THINKING + stub_edit(user),
+                           "empty": lambda: "",
+                           "garbage": lambda: "I think bigger tiles would be faster, maybe?"}[mode]()
+                self._json(200, {"id": f"stub-{n}", "object": "chat.completion", "model": STUB_MODEL,
+                                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                              "finish_reason": "stop"}],
+                                 "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": len(content) // 4,
+                                           "total_tokens": len(user) // 4 + len(content) // 4}})
+
+            def _json(self, status, obj, headers=None):
+                self._raw(status, json.dumps(obj).encode(), headers)
+
+            def _raw(self, status, data, headers=None):
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:                       # 客户端已经超时走了
+                    pass
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request, client_address):
+                pass
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs=dict(poll_interval=0.05), daemon=True)
+        self.thread.start()
+        return self
+
+    def _note(self, handler, body) -> int:
+        with self.lock:
+            self.requests.append((time.monotonic(), handler.path, handler.headers.get("Authorization"), body))
+            return sum(1 for r in self.requests if r[3] is not None) - 1
+
+    def stop(self) -> None:
+        """关掉服务器（之后的请求连不上）。"""
+        with self.lock:
+            server, self.server = self.server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def posts(self) -> int:
+        return sum(1 for r in self.requests if r[3] is not None)
+
+
+def free_port() -> int:
+    """一个现在没人听的端口（开了马上关）。"""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    """python3 tests/stub_llm_server.py [模式 ...]：在前台开一个桩服务器（手动试 --llm 用），按顺序循环这些模式。"""
+    import os
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    for d in ("lecture14", "lecture10", "lecture13"):
+        sys.path.insert(0, os.path.join(here, "..", d))
+    modes = sys.argv[1:] or ["edit"]
+    with StubServer(lambda n, text: modes[n % len(modes)]) as s:
+        print(f"桩服务器（不是语言模型）：--llm {s.url} --model stub", flush=True)
+        try:
+            while True:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

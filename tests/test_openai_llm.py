@@ -1,0 +1,477 @@
+"""
+真 LLM 后端（evolve.openai_llm）不用真模型的测试：tests/stub_llm_server.py 的桩服务器按剧本回答
+（能打上的修改、带闲聊的、包在代码块里的、两块的、空的、乱写的、坏 JSON、HTTP 500、带 Retry-After 的 429、
+比超时还慢的、不回答就断开的）。检查：每种失败有自己的名字；循环跑完、计数加起来等于预算、最好分数只升不降；
+录下再回放逐字节相同；密钥不出现在输出和录制文件里；不加 --llm 时什么都不变。超时和预算都很小，整个文件几秒跑完。
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from stub_llm_server import MODES, STUB_MODEL, StubServer, free_port
+
+from evolve import EXPERT, Evaluator, evolve, render
+from evolve.mock_llm import Prompt
+from evolve.openai_llm import (BAD_JSON, GAVE_UP, KIND, NO_CONTENT, SYSTEM_PROMPT, TIMEOUT_KIND, UNREACHABLE, LLMError,
+                               OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, _example, ledger)
+from evolve.diff import NO_BLOCK
+from evolve.program import apply_diff, parse, parse_diff
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
+KEY = "sk-test-0123456789-never-print-me"
+FAST = dict(timeout=0.3, retries=2, backoff=0.01, seed=0)
+
+
+def prompt_for(program=EXPERT, note=""):
+    src = render(program)
+    return Prompt(src + note, program, 1.0, (), ())
+
+
+def llm(url, **kw):
+    return OpenAILLM(url, "stub", **{**FAST, **kw})
+
+
+def script(*modes):
+    """按请求的顺序依次用这些模式，用完了一直用最后一个。"""
+    return lambda n, text: modes[min(n, len(modes) - 1)]
+
+
+def child_of(reply, program=EXPERT):
+    """回复打到 program 上得到的子程序（解析不了就抛异常，和进化循环一样）。"""
+    return parse(apply_diff(render(program), parse_diff(reply)))
+
+
+# ---------------------------------------------------------------- 系统提示
+
+def test_system_prompt_teaches_the_dsl_grid_limits_and_format():
+    # 系统提示里有配置网格的每个取值、每条启动限制的上限、SEARCH/REPLACE 的三个标记；
+    # 它的例子本身打得上，改出来的程序每个分支都能启动
+    from kernel_lab import GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, REGS_PER_SM, can_launch
+    for field, values in GRID.items():
+        assert f"{field:<6} one of {', '.join(map(str, values))}" in SYSTEM_PROMPT
+    for limit in (MAX_REGS_PER_THREAD, REGS_PER_SM, MAX_SMEM_PER_BLOCK):
+        assert f"<= {limit}" in SYSTEM_PROMPT
+    for mark in ("<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE", "def choose_config(M, N, K):"):
+        assert mark in SYSTEM_PROMPT
+    program, diff = _example()
+    assert program in SYSTEM_PROMPT and diff in SYSTEM_PROMPT
+    child = parse(apply_diff(program, parse_diff(diff)))
+    assert child != parse(program) and all(can_launch(c) for c in [r.config for r in child.rules] + [child.default])
+
+
+# ---------------------------------------------------------------- 一次调用
+
+def test_request_has_model_messages_key_and_seed():
+    # 请求里有模型名、系统提示 + 用户消息 Prompt.text()、temperature、max_tokens、seed；密钥在 Authorization 头里
+    p = prompt_for()
+    with StubServer(script("edit")) as s:
+        kind, reply = llm(s.url, api_key=KEY).propose(p)
+    _, path, auth, body = s.requests[-1]
+    assert path == "/v1/chat/completions" and auth == f"Bearer {KEY}"
+    assert body["model"] == "stub" and body["seed"] == 0 and body["max_tokens"] > 0 and "temperature" in body
+    assert body["messages"] == [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": p.text()}]
+    assert kind == KIND and child_of(reply) != EXPERT
+
+
+def test_no_key_no_authorization_header(monkeypatch):
+    # 没有 OPENAI_API_KEY（本机的服务器）：不发 Authorization 头
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with StubServer(script("edit")) as s:
+        llm(s.url).propose(prompt_for())
+    assert s.requests[-1][2] is None
+
+
+@pytest.mark.parametrize("mode", ["chatter", "fenced", "two_blocks"])
+def test_replies_with_text_around_the_blocks_are_returned_whole(mode):
+    # 闲聊、代码块、两块：回复原样交回去，由 SEARCH/REPLACE 解析器处理，打上后是一个新的、合法的程序
+    with StubServer(script(mode)) as s:
+        kind, reply = llm(s.url).propose(prompt_for())
+    assert kind == KIND and reply.count("<<<<<<< SEARCH") == (2 if mode == "two_blocks" else 1)
+    assert child_of(reply) != EXPERT
+
+
+def test_thinking_drafts_are_dropped():
+    # 想得多的模型先在 <think>…</think> 里打草稿：草稿里的 SEARCH 块（父程序里找不到）不算，后面的修改照常打上
+    with StubServer(script("thinking")) as s:
+        kind, reply = llm(s.url).propose(prompt_for())
+    assert "<think>" not in reply and "99999" not in reply and child_of(reply) != EXPERT
+
+
+@pytest.mark.parametrize("mode", ["empty", "garbage"])
+def test_empty_and_garbage_replies_are_failures_with_no_block(mode):
+    # 空回复、乱写的回复：调用本身成功了，但回复里没有 SEARCH/REPLACE 块——真模型没按要求回答，
+    # 记作"没有 SEARCH/REPLACE 块"（而不是像 MockLLM 那样当成"子程序就是父程序"）；成本账里照样算一次调用
+    with StubServer(script(mode)) as s:
+        backend = llm(s.url)
+        with pytest.raises(LLMError) as e:
+            backend.propose(prompt_for())
+    assert e.value.kind == NO_BLOCK and backend.ledger()["calls"] == 1 and backend.ledger()["failed"] == {}
+
+
+@pytest.mark.parametrize("mode,kind", [("bad_json", BAD_JSON), ("no_content", NO_CONTENT)])
+def test_unreadable_responses_have_their_own_kind(mode, kind):
+    # 坏 JSON、没有 choices[0].message.content：抛 LLMError，kind 说是哪一种；不重试（服务器是回答了的）
+    with StubServer(script(mode)) as s:
+        with pytest.raises(LLMError) as e:
+            llm(s.url).propose(prompt_for())
+    assert e.value.kind == kind and s.posts() == 1
+
+
+def test_http_500_is_retried_then_named_with_its_status():
+    # 一直 500：重试 retries 次（一共 retries + 1 个请求），然后失败的种类写明状态码
+    with StubServer(script("http500")) as s:
+        with pytest.raises(LLMError) as e:
+            llm(s.url, retries=2).propose(prompt_for())
+    assert e.value.kind == "LLM 回 HTTP 500" and s.posts() == 3
+    with StubServer(script("http500", "edit")) as s:          # 500 一次，重试成功
+        kind, reply = llm(s.url).propose(prompt_for())
+    assert kind == KIND and s.posts() == 2 and child_of(reply) != EXPERT
+
+
+def test_429_waits_as_long_as_retry_after_says():
+    # 429 带 Retry-After: 1：下一个请求至少 1 秒之后才发（退避只有 0.01 秒，等的是服务器说的时间）
+    with StubServer(script("http429", "edit"), retry_after="1") as s:
+        kind, _ = llm(s.url).propose(prompt_for())
+    (t0, *_), (t1, *_) = [r for r in s.requests if r[3] is not None]
+    assert kind == KIND and t1 - t0 >= 0.95
+
+
+def test_429_asking_for_too_long_a_wait_is_a_failure_not_a_hang():
+    # Retry-After 比 max_wait 还长：不等，算一次 HTTP 429 失败
+    with StubServer(script("http429"), retry_after="3600") as s:
+        t = time.monotonic()
+        with pytest.raises(LLMError) as e:
+            llm(s.url, max_wait=5).propose(prompt_for())
+    assert e.value.kind == "LLM 回 HTTP 429" and time.monotonic() - t < 2 and s.posts() == 1
+
+
+def test_a_reply_slower_than_the_timeout_is_a_timeout():
+    # 服务器 1 秒才回，超时 0.2 秒：种类是超时，而且不用等满那 1 秒
+    with StubServer(script("slow"), slow_seconds=1.0) as s:
+        t = time.monotonic()
+        with pytest.raises(LLMError) as e:
+            llm(s.url, timeout=0.2).propose(prompt_for())
+    assert e.value.kind == TIMEOUT_KIND and time.monotonic() - t < 0.9
+
+
+def test_unreachable_server_fails_check_in_one_sentence():
+    # 开跑之前：没人听的端口 → ServerUnreachable，一句话里有地址和怎么办，没有密钥
+    bad = llm(f"http://127.0.0.1:{free_port()}/v1", api_key=KEY)
+    with pytest.raises(ServerUnreachable) as e:
+        bad.check(timeout=1)
+    msg = str(e.value)
+    assert "127.0.0.1" in msg and "\n" not in msg and KEY not in msg
+    with StubServer(script("edit"), models=("other-model",)) as s:     # 服务器在，但没有这个模型
+        with pytest.raises(ServerUnreachable, match="other-model"):
+            llm(s.url).check()
+        OpenAILLM(s.url, "other-model").check()
+
+
+def test_bad_base_url_is_one_sentence():
+    with pytest.raises(ValueError, match="http://"):
+        OpenAILLM("127.0.0.1:11434", "x")
+
+
+# ---------------------------------------------------------------- 并发
+
+def test_propose_many_keeps_proposal_order_under_concurrency():
+    # 4 个请求同时在路上、先发的回得慢：结果仍按提议的顺序排，每个回复对的是它自己的提示；
+    # 一个坏 JSON 在它自己的位置上变成 LLMError，不影响别的
+    prompts = [prompt_for(note=f"# {i}\n") for i in range(8)]
+    texts = [p.text() for p in prompts]
+
+    def mode(n, text):
+        i = texts.index(text)
+        return "bad_json" if i == 5 else "slow" if i < 2 else "edit"
+
+    with StubServer(mode, slow_seconds=0.3) as s:
+        backend = llm(s.url, concurrency=4, timeout=2)
+        t = time.monotonic()
+        out = backend.propose_many(prompts)
+        took = time.monotonic() - t
+    assert took < 0.3 * 2 + 0.5                              # 两个慢的同时在等，不是一个接一个
+    assert isinstance(out[5], LLMError) and out[5].kind == BAD_JSON
+    from stub_llm_server import stub_edit
+    for i, r in enumerate(out):
+        if i != 5:
+            assert r == (KIND, ("给一个慢的形状加一条规则。\n" if i >= 2 else "") + stub_edit(texts[i]))
+    assert [c.prompt for c in backend.calls] == texts and [c.n for c in backend.calls] == list(range(8))
+
+
+# ---------------------------------------------------------------- 放进进化循环
+
+def every_mode(n, text):
+    """除了 slow（慢）以外的每种回答方式轮流来，"edit" 多一些让进化有进展。"""
+    modes = [m for m in MODES if m not in ("slow", "drop")] + ["edit"] * 4
+    return modes[n % len(modes)]
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_loop_survives_every_kind_of_reply(table, train, concurrency):
+    # 每种回复都来：循环跑完；每个提议恰好落进一类（计数加起来是预算）；最好分数只升不降；
+    # 后端的账：每个提议一次调用，失败的种类和循环记下的一致
+    ev = Evaluator(train, table)
+    with StubServer(every_mode, retry_after="0") as s:
+        backend = llm(s.url, concurrency=concurrency, retries=0)
+        out = evolve(ev, 40, seed=0, llm=backend)
+    landed = sum(out["failed"].values()) + ev.n_cached + ev.n_static_reject + ev.n_eval_probe + ev.n_eval_full
+    assert landed == 40
+    assert np.all(np.diff(out["history"]) >= 0) and out["history"][0] >= 1.0
+    book = backend.ledger()
+    assert book["calls"] == 40 and sum(out["tried"].values()) == 40
+    assert set(book["failed"]) == {BAD_JSON, NO_CONTENT, "LLM 回 HTTP 500", "LLM 回 HTTP 429"}
+    for kind, n in book["failed"].items():                   # 后端的每种失败都按它的名字记进循环的失败计数
+        assert out["failed"][kind] == n
+    # 空回复和乱写的回复记作"没有 SEARCH/REPLACE 块"：它们的个数对着桩服务器收到的请求数出来
+    no_block = sum(every_mode(n, "") in ("empty", "garbage") for n in range(s.posts()))
+    assert out["failed"][NO_BLOCK] == no_block > 0
+    assert book["prompt_tokens"] > 0 and book["completion_tokens"] > 0
+    assert ev.n_eval_full > 0                                # 能打上的修改真的被完整评估过
+
+
+def test_server_going_away_mid_run_keeps_the_best(table, train):
+    # 第 9 个请求时服务器没了：循环照样跑完，后面的提议都记作失败（先是连不上，连续两次后认定断了、不再调用），
+    # 最好的程序还是断之前那个；不会每个提议都等一遍超时和退避
+    with StubServer(script("edit")) as s:                    # 对照：同样的种子、同样的回复，只跑前 8 个提议
+        before = evolve(Evaluator(train, table), 8, seed=1, llm=llm(s.url))
+    ev = Evaluator(train, table)
+    with StubServer(script("edit"), stop_after=8) as s:
+        backend = llm(s.url, retries=1, give_up_after=2)
+        t = time.monotonic()
+        out = evolve(ev, 20, seed=1, llm=backend)
+    assert time.monotonic() - t < 5
+    book = backend.ledger()
+    assert book["calls"] == 20 and book["failed"] == {UNREACHABLE: 2, GAVE_UP: 10}
+    assert sum(out["failed"].values()) == 12
+    assert out["best"][0] == before["best"][0] and list(out["history"][:8]) == list(before["history"])
+    assert np.all(out["history"][7:] == out["history"][7]) and np.all(np.diff(out["history"]) >= 0)
+
+
+# ---------------------------------------------------------------- 录制和回放
+
+def test_record_then_replay_gives_the_same_run(table, train, tmp_path):
+    # 录下的运行和回放的运行：同样的最好程序、同样的历史、同样的失败计数、同样的成本账；回放不联网
+    f = tmp_path / "run.jsonl"
+    with StubServer(every_mode, retry_after="0") as s:
+        rec = llm(s.url, api_key=KEY, record=str(f), concurrency=2, retries=1)
+        a = evolve(Evaluator(train, table), 30, seed=2, llm=rec)
+        rec.close()
+    rep = ReplayLLM(str(f))                                   # 服务器已经关了
+    b = evolve(Evaluator(train, table), 30, seed=2, llm=rep)
+    assert rep.concurrency == 2 and rep.model == "stub" and rep.unused() == 0
+    assert a["best"][0] == b["best"][0] and list(a["history"]) == list(b["history"])
+    assert a["failed"] == b["failed"] and a["tried"] == b["tried"] and a["improvements"] == b["improvements"]
+    assert rec.ledger() == rep.ledger()
+    text = f.read_text(encoding="utf-8")
+    assert KEY not in text
+    lines = [json.loads(x) for x in text.splitlines()]
+    assert lines[0]["type"] == "header" and lines[0]["system_prompt"] == SYSTEM_PROMPT
+    assert all(x["model"] in (None, STUB_MODEL) for x in lines[1:])       # 桩录下的文件写明是桩
+
+
+def test_replay_that_no_longer_matches_stops_with_one_sentence(table, train, tmp_path):
+    # 回放文件和这次运行对不上：停在哪一次调用、为什么，一句话；更长的预算：说文件只录了几次
+    f = tmp_path / "run.jsonl"
+    with StubServer(script("edit")) as s:
+        rec = llm(s.url, record=str(f))
+        evolve(Evaluator(train, table), 6, seed=0, llm=rec)
+        rec.close()
+        other = llm(s.url)                                    # 换一个种子的同一次运行：从哪一次起提示不同
+        evolve(Evaluator(train, table), 6, seed=1, llm=other)
+    first = next(i for i, (a, b) in enumerate(zip(rec.calls, other.calls)) if a.prompt != b.prompt)
+    with pytest.raises(ReplayMismatch, match=r"第 7 次 LLM 调用.*只录了 6 次"):
+        evolve(Evaluator(train, table), 8, seed=0, llm=ReplayLLM(str(f)))
+    with pytest.raises(ReplayMismatch, match=rf"第 {first + 1} 次 LLM 调用.*提示.*run.jsonl 第 {first + 2} 行") as e:
+        evolve(Evaluator(train, table), 6, seed=1, llm=ReplayLLM(str(f)))
+    assert "\n" not in str(e.value)
+    lines = f.read_text(encoding="utf-8").splitlines()
+    head = json.loads(lines[0])
+    head["system_prompt"] += " "
+    (tmp_path / "old.jsonl").write_text("\n".join([json.dumps(head)] + lines[1:]), encoding="utf-8")
+    with pytest.raises(ReplayMismatch, match="系统提示"):
+        ReplayLLM(str(tmp_path / "old.jsonl"))
+    (tmp_path / "junk.jsonl").write_text("hello\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="junk.jsonl:1: "):
+        ReplayLLM(str(tmp_path / "junk.jsonl"))
+
+
+def test_ledger_adds_up():
+    # 成本账对着逐个调用手算：调用数、失败按种类、token 合计（服务器没报的不算）、用时合计和中位数
+    from evolve.openai_llm import Call
+    calls = [Call(0, "a", "x", None, 0.5, 10, 3, "m"), Call(1, "b", None, "LLM 超时", 2.0, None, None, None),
+             Call(2, "c", "y", None, 1.0, 20, 4, "m")]
+    book = ledger(calls)
+    assert book == dict(calls=3, failed={"LLM 超时": 1}, prompt_tokens=30, completion_tokens=7,
+                        latency_total=3.5, latency_median=1.0)
+    assert ledger(calls[1:2])["prompt_tokens"] is None
+
+
+def test_key_is_not_in_repr_or_errors(monkeypatch):
+    # 密钥从环境变量来，repr 里没有；服务器的错误里回显了密钥，录下的回复里也被抹掉
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    backend = OpenAILLM("http://user:pw@127.0.0.1:1/v1?key=" + KEY, "m")
+    assert KEY not in repr(backend) and "pw" not in repr(backend)
+    assert backend._redact(f"echo {KEY}") == "echo ***"
+
+
+# ---------------------------------------------------------------- 04 脚本的命令行
+
+def run_04(*args, env=None):
+    return subprocess.run([sys.executable, SCRIPT, "--budget", "30", "--seeds", "1", "--jobs", "1", *args],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, **(env or {})})
+
+
+def test_04_record_then_replay_is_byte_identical_and_never_shows_the_key(tmp_path):
+    # 04 对着桩服务器跑（每种回复都有、两个请求并发），录下来；服务器关掉以后回放：标准输出逐字节相同。
+    # 密钥用了（服务器收到了），但不在标准输出、标准错误、录制文件里。演示 4 的 LLM 调用次数就是预算。
+    f = tmp_path / "run.jsonl"
+    with StubServer(every_mode, retry_after="0", retry_after_500="0") as s:
+        rec = run_04("--llm", s.url, "--model", "stub", "--llm-concurrency", "2", "--record", str(f),
+                     env={"OPENAI_API_KEY": KEY})
+    assert rec.returncode == 0, rec.stderr
+    assert any(r[2] == f"Bearer {KEY}" for r in s.requests)
+    rep = run_04("--replay", str(f), "--jobs", "2")          # --jobs 不影响结果，回放时换一个也一样
+    assert rep.returncode == 0, rep.stderr
+    assert rep.stdout == rec.stdout
+    for text in (rec.stdout, rec.stderr, rep.stdout, rep.stderr, f.read_text(encoding="utf-8")):
+        assert KEY not in text
+    row = next(line for line in rec.stdout.splitlines() if line.startswith("LLM：调用次数"))
+    assert row.split()[-2:] == ["30", "次"]
+    assert "LLM：stub（" in rec.stdout.splitlines()[1]
+    calls = [json.loads(x) for x in f.read_text(encoding="utf-8").splitlines()[1:]]
+    assert len(calls) == 2 * 30                              # 演示 2 一次、演示 3 另一种划分一次，每次 30 个提议
+
+
+def test_04_cannot_reach_the_server_exits_2_with_one_line():
+    # 开跑之前服务器就不在：一行话（地址、怎么办），退出码 2，没有 traceback，很快
+    t = time.monotonic()
+    p = run_04("--llm", f"http://127.0.0.1:{free_port()}/v1", "--model", "m")
+    assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "连不上 LLM 服务器" in p.stderr
+    assert time.monotonic() - t < 20
+
+
+@pytest.mark.parametrize("args,says", [(["--record", "x.jsonl"], "要和 --llm"), (["--llm", "http://127.0.0.1:9/v1"], "--model"),
+                                       (["--replay", "x.jsonl", "--llm", "http://127.0.0.1:9/v1"], "不联网"),
+                                       (["--replay", "x.jsonl", "--llm-timeout", "5"], "不联网"),
+                                       (["--replay", "/nonexistent/x.jsonl"], "读不了"),
+                                       (["--llm", "localhost:11434", "--model", "m"], "http://")])
+def test_bad_llm_arguments_are_one_sentence(args, says):
+    # 参数组合不对：SetupError，一句话（脚本把它印到标准错误、退出码 2，下一个测试在脚本里查一次）
+    import argparse
+    from evolve.openai_llm import SetupError, add_arguments, from_arguments
+    ap = argparse.ArgumentParser()
+    add_arguments(ap)
+    with pytest.raises(SetupError) as e:
+        from_arguments(ap.parse_args(args), "04 --seed 0")
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_04_bad_llm_arguments_exit_2_with_one_line():
+    p = run_04("--record", "x.jsonl")
+    assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr
+    assert p.stderr.strip().splitlines() == [p.stderr.strip()] and "要和 --llm" in p.stderr
+
+
+def test_04_replay_with_other_settings_says_which(tmp_path):
+    # 回放时参数和录制时不一样：一句话说出录制时的参数
+    f = tmp_path / "run.jsonl"
+    with StubServer(script("edit")) as s:
+        assert run_04("--llm", s.url, "--model", "stub", "--record", str(f)).returncode == 0
+    p = subprocess.run([sys.executable, SCRIPT, "--replay", str(f), "--budget", "31", "--seeds", "1"],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 2 and "04 --seed 0 --budget 30 --seeds 1" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_04_without_llm_is_untouched_by_the_environment():
+    # 不加 --llm：密钥和代理环境变量不起任何作用（不联网），标准输出一样，也没有任何 LLM 成本的行
+    a = run_04()
+    b = run_04(env={"OPENAI_API_KEY": KEY, "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"})
+    assert a.returncode == b.returncode == 0 and a.stdout == b.stdout
+    assert "LLM：" not in a.stdout and "    其中 " not in a.stdout and KEY not in a.stdout
+
+
+def test_05_runs_against_the_stub_and_replays_byte_identically(tmp_path):
+    # 05 用真 LLM 的那条路：四个变体各问 预算 × 种子 次，录下再回放逐字节相同；小模型那一行说明为什么没跑
+    f = tmp_path / "run05.jsonl"
+    script05 = os.path.join(ROOT, "lecture14", "05_ablations.py")
+    args = [sys.executable, script05, "--budget", "12", "--seeds", "1"]
+    with StubServer(every_mode, retry_after="0", retry_after_500="0") as s:
+        rec = subprocess.run(args + ["--llm", s.url, "--model", "stub", "--record", str(f)],
+                             capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert rec.returncode == 0, rec.stderr
+    rep = subprocess.run(args + ["--replay", str(f)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert rep.returncode == 0, rep.stderr
+    assert rep.stdout == rec.stdout and "小模型那一行没有跑" in rec.stdout
+    assert len(f.read_text(encoding="utf-8").splitlines()) == 1 + 4 * 12
+
+
+def test_readme_shows_the_system_prompt_the_code_sends():
+    # README 的"用真的语言模型"一节印的系统提示，和代码发出去的一字不差
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        assert "```\n" + SYSTEM_PROMPT + "\n```" in f.read()
+
+
+@pytest.mark.parametrize("concurrency", ["1", "2"])
+def test_04_ctrl_c_while_waiting_for_the_model(concurrency):
+    # 正在等一个很慢的模型时按 Ctrl-C（发给整个进程组）：一秒左右停下，退出码 130，只多一行"已中断。"，没有 traceback
+    import signal
+    with StubServer(script("slow"), slow_seconds=10) as s:
+        p = subprocess.Popen([sys.executable, SCRIPT, "--budget", "30", "--seeds", "1", "--llm", s.url, "--model", "stub",
+                              "--llm-concurrency", concurrency], cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        deadline = time.monotonic() + 30
+        while s.posts() == 0 and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.05)
+        assert s.posts() > 0
+        t0 = time.monotonic()
+        os.killpg(p.pid, signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=5)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 130 and time.monotonic() - t0 < 2.0, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "已中断。"
+
+
+def test_04_llm_timeout_flag_and_a_model_that_never_answers_in_time():
+    # --llm-timeout 0.3 对着 2 秒才回的服务器：每个请求都超时，连续 4 次后不再调用；脚本照样跑完，演示 4 按原因记下
+    with StubServer(script("slow"), slow_seconds=2) as s:
+        t = time.monotonic()
+        p = subprocess.run([sys.executable, SCRIPT, "--budget", "6", "--seeds", "1", "--llm", s.url, "--model", "stub",
+                            "--llm-timeout", "0.3", "--llm-concurrency", "1"],
+                           capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert time.monotonic() - t < 15
+    lines = [line for line in p.stdout.splitlines() if line.startswith("    其中 ")]
+    assert any(TIMEOUT_KIND in line and " 4 个程序" in line for line in lines), lines
+    assert any(GAVE_UP in line and " 2 个程序" in line for line in lines), lines
+
+
+def test_02_asks_the_real_model_the_same_prompt_and_replays(tmp_path):
+    # 02 加 --llm：演示 1 那一步的提示原样问 LLM_TRIES 次（每次的请求里用户消息相同），每个回复的结果在表里；
+    # 录下再回放逐字节相同；不加 --llm 的演示一行不变（02 的其余测试管）
+    path = os.path.join(ROOT, "lecture14", "02_llm_proposal.py")
+    tries = None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("LLM_TRIES = "):
+                tries = int(line.split("=")[1].split("#")[0])
+    assert tries
+    f = tmp_path / "run02.jsonl"
+    with StubServer(script("edit", "chatter", "garbage", "two_blocks")) as s:
+        rec = subprocess.run([sys.executable, path, "--llm", s.url, "--model", "stub", "--record", str(f)],
+                             capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert rec.returncode == 0, rec.stderr
+    users = [r[3]["messages"][-1]["content"] for r in s.requests if r[3] is not None]
+    assert len(users) == tries and len(set(users)) == 1
+    rep = subprocess.run([sys.executable, path, "--replay", str(f)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert rep.returncode == 0 and rep.stdout == rec.stdout, rep.stderr
+    assert NO_BLOCK in rec.stdout and "I think bigger tiles" in rec.stdout
