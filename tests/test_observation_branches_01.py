@@ -9,7 +9,6 @@ import os
 from contextlib import redirect_stdout
 
 import numpy as np
-import pytest
 
 import sched_lab as sl
 from console import FAILED
