@@ -12,7 +12,7 @@ CS349E · 第 14 讲 · bench/bench.py —— 计时：迷你 AlphaEvolve 各部
        峰值内存。目标：墙钟 ≤ 3 秒（2 核机器），峰值内存 < 300 MB。
     4. 每个演示：把 04 脚本当模块导入，调它的 run_lecture（和直接运行一样的顺序和设置，stdout 重定向到 StringIO），
        每个阶段结束时记一次时间；另外单独量一次演示 3 的全部进化（新建 ManyRuns 到拿到结果，不和别的重叠）。
-    5. 每个编号脚本（lecture10/01、lecture13/01、04、04 --quick、05、05 --quick）作子进程的墙钟：README 和各脚本
+    5. 每个编号脚本（lecture10/01、lecture13/01、lecture14 的 01–06，有 --quick 的也量）作子进程的墙钟：README 和各脚本
        开头写的"约几秒"就是这几行量出来的数。
     6. 很大的专家：学生把一张逐形状的表贴成专家——8 个投影 × 125 个 M，每个形状一条规则（M、N、K 都写上界，
        配置取 M 最近的那个讲义形状的逐形状最优），共 1000 条。把 lecture01/10/13/14 复制到临时目录、换上这个专家，
@@ -201,7 +201,10 @@ def demo_times(m):
 SCRIPT_RUNS = [("lecture10/01_config_space.py",), ("lecture13/01_timing_model.py",),
                ("lecture14/04_alphaevolve_tiling.py",), ("lecture14/04_alphaevolve_tiling.py", "--quick"),
                ("lecture14/05_ablations.py",), ("lecture14/05_ablations.py", "--quick"),
-               ("lecture14/05_ablations.py", "--budget", "4000", "--seeds", "2")]      # 05 的"可以试试 2"
+               ("lecture14/05_ablations.py", "--budget", "4000", "--seeds", "2"),     # 05 的"可以试试 2"
+               ("lecture14/01_heuristic_as_code.py",), ("lecture14/02_llm_proposal.py",),
+               ("lecture14/03_cascade_and_database.py",), ("lecture14/03_cascade_and_database.py", "--quick"),
+               ("lecture14/06_your_heuristic.py",), ("lecture14/06_your_heuristic.py", "--evolve")]
 
 
 def script_wall(args):
@@ -267,7 +270,7 @@ def main(argv=None):
         rows.append(["整个 04 脚本：峰值内存（最大的那个进程的 RSS）", mb(med(mems)), spread(mems, mb), "",
                      f"< {MEM_TARGET_MB:g} MB", verdict(med(mems) < MEM_TARGET_MB)])
 
-    # 5. a 1,000-rule expert (a pasted per-shape table), 04 --quick in a copy of the project
+    # 6. a 1,000-rule expert (a pasted per-shape table), 04 --quick in a copy of the project
     progress(f"{BIG_RULES} 条规则的专家，04 --quick（临时目录里的副本）…")
     tmp = big_expert_copy(table)
     try:

@@ -25,6 +25,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
+from console import Charts  # noqa: E402
+
+CHARTS = Charts()                               # 图的出口：印到终端；--svg DIR 时也写 SVG
+
 from kernel_lab import (FIELDS, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, MAX_THREADS_PER_BLOCK,  # noqa: E402
                         MIN_ACC_PER_WARP, REG_OVERHEAD, REGS_PER_SM, RESOURCE_CHECKS, VALID, WARP, Config,
                         acc_per_warp, all_configs,
@@ -101,6 +105,8 @@ def demo2_rejections(total):
     print_table(["资源", "规则（满足才能启动）", "挡掉的组合", "占全部"],
                 [[k, RULE[k], n, f"{n / total:.1%}"] for k, n in counts.items()]
                 + [["至少超一种", "", bad, f"{bad / total:.1%}"]])
+    CHARTS.bars("10_rejections_by_resource", f"每种资源挡掉多少组合（{total} 个组合里 {bad} 个启动不了；"
+                "一个组合可以同时超几种，所以各条加起来比它多）", list(counts), list(counts.values()), fmt="{}")
     tiles = {(bm, bn): sum(c.BM == bm and c.BN == bn for c in VALID) for bm in GRID["BM"] for bn in GRID["BN"]}
     print_table([""] + [f"BN = {bn}" for bn in GRID["BN"]],
                 [[f"BM = {bm}"] + [tiles[bm, bn] for bn in GRID["BN"]] for bm in GRID["BM"]])
@@ -166,7 +172,9 @@ def main(argv=None):
     ap.add_argument("--smem", type=positive_int, default=None, metavar="BYTES",
                     help=f"换一个每 CTA 的共享内存上限（字节）再数能启动的配置，例如 A100 的 166912"
                          f"（H100 是 {MAX_SMEM_PER_BLOCK}）")
+    Charts.add_argument(ap)
     a = ap.parse_args(argv)
+    CHARTS.reset(Charts.check_dir(ap, a.svg))
     extra = parse_config(a.config, ap)
     if extra:
         print(f"命令行给的配置：{extra!r}")
@@ -181,6 +189,7 @@ def main(argv=None):
         ("换成 A100 的共享内存上限（每个 CTA 166,912 B，即 163 KB），看能启动的配置少多少（演示 1 末尾多一行）：",
          "python3 lecture10/01_config_space.py --smem 166912"),
     ])
+    CHARTS.report()
 
 
 if __name__ == "__main__":

@@ -39,9 +39,11 @@ import numpy as np  # noqa: E402
 
 import sched_lab as sl  # noqa: E402
 from console import print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
+from console import Charts  # noqa: E402
 from kernel_lab import VALID, Config, can_launch, problems  # noqa: E402
 from llama_shapes import LAYERS, TOKENS  # noqa: E402
 
+CHARTS = Charts()   # 图的出口：印到终端；--svg DIR 时也写 SVG
 TOLERANCE = 0.01    # 演示 3：调优进入最优的多少以内就停（guided_tune 的 tolerance）；改成 0.05 看次数怎么降
 
 
@@ -139,6 +141,29 @@ def math_bound_share():
 
 # ---------------------------------------------------------------- 演示 1
 
+def roofline_points():
+    """88 个形状各自的最优配置：(名字, M, 算术强度 FLOP/B, 达到的 TFLOPS)。"""
+    out = []
+    for name, M, N, K in all_shapes():
+        t = optimum(M, N, K).time
+        out.append((name, M, intensity(M, N, K), 2.0 * M * N * K / t / 1e12))
+    return out
+
+
+def roofline_chart():
+    """屋顶线的图：88 个形状的最优配置达到的 TFLOPS 对算术强度，画在显存和算力两条屋顶下面。"""
+    pts = roofline_points()
+    lo, hi = min(p[2] for p in pts), max(p[2] for p in pts)
+    shown = [(p[2], p[3]) for p in pts if (p[0], p[1]) in DEMO1_SHAPES]
+    CHARTS.scatter("13_demo1_roofline", "屋顶线：88 个形状的最优配置达到多少 TFLOPS（对数坐标；"
+                   f"屋顶 = min({sl.HBM_BW / 1e12:.2f} TB/s × 算术强度, 峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS)）",
+                   {"上表的 4 个形状": shown, "其余 84 个形状": [(p[2], p[3]) for p in pts if (p[0], p[1]) not in DEMO1_SHAPES]},
+                   curves=[(f"屋顶（峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS）",
+                            [(lo, lo * sl.HBM_BW / 1e12), (RIDGE, sl.PEAK_FLOPS / 1e12), (hi, sl.PEAK_FLOPS / 1e12)])],
+                   x_label="算术强度（FLOP/B，A、B、C 各搬一次）", y_label="TFLOPS（最优配置）", log_x=True, log_y=True,
+                   height=17)
+
+
 def demo1_breakdown():
     print_header("演示 1：屋顶线与时间拆解——4 个形状 × 3 个配置")
     rows = []
@@ -150,6 +175,7 @@ def demo1_breakdown():
     print_table(["形状", "N×K", "GFLOP", "唯一字节 (MB)", "算术强度 (FLOP/B)", "屋顶线 (µs)", "屋顶线受限于"], rows)
     say(f"屋顶线 = max(FLOPs / {sl.PEAK_FLOPS / 1e12:.1f} TFLOPS, 唯一字节 / {sl.HBM_BW / 1e12:.2f} TB/s)；"
           f"算术强度过了拐点 {RIDGE:.0f} FLOP/B 就受算力限制。任何配置都不会比它快。")
+    roofline_chart()
 
     ex, opt = {}, {}
     for name, M in DEMO1_SHAPES:
@@ -174,6 +200,11 @@ def demo1_breakdown():
           "搬 = L2 → 共享内存；等 = 加载延迟没被流水线藏住的部分；显存 = DRAM 字节 / 可达带宽）。它们互相重叠，"
           f"总时间接近最大的一项再加一点，外加启动开销 {sl.LAUNCH_OVERHEAD * 1e6:.0f} µs。CTA/SM 是最忙的 SM 上"
           "同时驻留的 CTA 数。")
+    keys = [(name, M, who) for name, M in DEMO1_SHAPES for who in ("专家", "最优", "坏例")]
+    CHARTS.bars("13_demo1_time_breakdown", "四项各占多少（每条按四项之和画满；四项互相重叠，总时间接近最长的一项）",
+                [f"{label(name, M)} {who}" for name, M, who in keys],
+                [[parts(ex[k][1])[p] for p in ("算", "搬", "等", "显存")] for k in keys], segments=["算", "搬", "等", "显存"],
+                relative=True, notes=[f"{us(ex[k][1]['time_us'])} µs，瓶颈 {short(ex[k][1]['bound'])}" for k in keys])
 
     # 观察里的每个判断都在这里算
     dec = {w: ex[DECODE + (w,)][1] for w in ("专家", "最优")}
@@ -565,13 +596,16 @@ def main(argv=None):
     ap = parser("第 13 讲 01：GEMM 在 H100 解析模型里的时间拆解。")
     ap.add_argument("--tolerance", type=fraction, default=TOLERANCE,
                     help=f"演示 3 的停止条件：进入最优的多少以内就停，0 ≤ x < 1（默认 {TOLERANCE}）")
+    Charts.add_argument(ap)
     a = ap.parse_args(argv)
+    CHARTS.reset(Charts.check_dir(ap, a.svg))
     print(f"设置：--tolerance {a.tolerance}")
     start = clock.perf_counter()
     demo1_breakdown()
     demo2_effects()
     demo3_medians = demo3_guided(a.tolerance)
     print_try(suggestions(a.tolerance, *demo3_medians))
+    CHARTS.report()
     print(f"\n（用时 {clock.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 

@@ -37,6 +37,7 @@ from runner import ensure_numpy, parser, positive_int, run  # noqa: E402
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
 from console import check, print_header, print_observations, print_table, print_try  # noqa: E402
+from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, ProgramError, Rule, Shape,  # noqa: E402
                     TimeTable, all_shapes, choose, parse, per_m_table, render, simplify, split_shapes)
 from evolve.problem import EXPERT_FILE, load_heuristic  # noqa: E402
@@ -74,6 +75,8 @@ DEAD_PROGRAM = Program((
     Rule((("M", 64), ("N", 4096)), B),           # 7 活：角 (64, 4096) 既不在 4 里也不在 5 里
     Rule((("M", 4096),), C),                     # 8 去掉也一样：它给的就是默认配置
 ), C)
+
+CHARTS = Charts()   # 这个脚本没有图；--svg DIR 和别的脚本一样接受，只是不写文件（标准错误上说一声）
 
 
 def cond_text(conds) -> str:
@@ -312,7 +315,10 @@ def parse_args(argv):
     ap.add_argument("--shape", type=positive_int, nargs=3, action="append", default=[], metavar=("M", "N", "K"),
                     help="在演示 1 的表里多追踪一个形状，三个正整数（可以给几次）")
     ap.add_argument("--heuristic", default=EXPERT_FILE, metavar="文件", help="演示 1 用的启发式文件（默认 expert_heuristic.py）")
-    return ap.parse_args(argv)
+    Charts.add_argument(ap)
+    a = ap.parse_args(argv)
+    CHARTS.reset(Charts.check_dir(ap, a.svg))
+    return a
 
 
 def read_program(path: str):
@@ -356,6 +362,7 @@ def main(argv=None):
          "python3 lecture14/01_heuristic_as_code.py --heuristic my_heuristic.py"),
         ("下一步，看一次提议的慢动作：", "python3 lecture14/02_llm_proposal.py"),
     ])
+    CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 

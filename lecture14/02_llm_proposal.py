@@ -38,6 +38,7 @@ from runner import ensure_numpy, nonnegative_int, parser, positive_int, run  # n
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
 from console import check, fmt, print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
+from console import Charts  # noqa: E402
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, TimeTable, all_shapes, choose,  # noqa: E402
                     evolve, geomean_speedup, parse, render, split_shapes)
 from evolve.loop import ProgramDatabase  # noqa: E402
@@ -54,6 +55,8 @@ PER_KIND = 200      # 演示 2：每种修改从同一个父程序提几次
 MISTAKE_RUN = dict(budget=300, rate=0.3)    # 演示 3：犯错率调到 30% 的一次进化
 VALLEY = (Config(128, 128, 64, 4, 3, 8), Config(256, 128, 64, 4, 3, 8), Config(128, 128, 64, 8, 3, 8),
           Config(256, 128, 64, 8, 3, 8))    # 起点、只改 BM、只改 warps、两个一起改
+
+CHARTS = Charts()   # 这个脚本没有图；--svg DIR 和别的脚本一样接受，只是不写文件（标准错误上说一声）
 
 
 def pct(x, *bounds):
@@ -373,7 +376,10 @@ def parse_args(argv):
     ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"进化的种子，非负整数（默认 {SEED}，和 04 一样）")
     ap.add_argument("--after", type=positive_int, default=AFTER, help=f"从第几个提议起找，正整数（默认 {AFTER}）")
     openai_llm.add_arguments(ap)
-    return ap.parse_args(argv)
+    Charts.add_argument(ap)
+    a = ap.parse_args(argv)
+    CHARTS.reset(Charts.check_dir(ap, a.svg))
+    return a
 
 
 LLM_TRIES = 4       # --llm 时同一个提示问真模型几次（每次的 seed 不同，回复也不同）
@@ -468,6 +474,7 @@ def main(argv=None):
          "python3 lecture14/02_llm_proposal.py --after 500"),
         ("下一步，看级联和程序库各买到了什么：", "python3 lecture14/03_cascade_and_database.py --quick"),
     ])
+    CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 

@@ -40,6 +40,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 import numpy as np  # noqa: E402
 
 from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import Charts  # noqa: E402
 from evolve import (EXPERT, Evaluator, TimeTable, all_shapes, choose, evolve, geomean_speedup, render,  # noqa: E402
                     simplify, split_shapes)
 from evolve.evaluator import N_PROBE  # noqa: E402
@@ -63,6 +64,8 @@ CASCADES = [("0", 0, "spread")] + [(f"{n}{'' if how == 'spread' else ' 随机'}"
 DEFAULT = str(N_PROBE)          # 04 的默认：这个变体同时也是演示 2 的"岛屿模型"那一行、演示 3 的那次进化
 POLICIES = {"best": "永远挑最好的", "uniform": f"存档（{ARCHIVE} 个）里均匀挑", "tournament": f"锦标赛（抽 {TOURNAMENT} 个取最好）",
             "islands": f"岛屿模型（{N_ISLANDS} 岛 × {ISLAND_SIZE}，04 的默认）"}
+
+CHARTS = Charts()   # 这个脚本没有图；--svg DIR 和别的脚本一样接受，只是不写文件（标准错误上说一声）
 
 
 def pct(x, *bounds):
@@ -419,7 +422,9 @@ def parse_args(argv):
                     help=f"每个变体跑几个种子，正整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
     ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"用几个进程，正整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
+    Charts.add_argument(ap)
     a = ap.parse_args(argv)
+    CHARTS.reset(Charts.check_dir(ap, a.svg))
     a.budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
     a.seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
     return a
@@ -449,6 +454,7 @@ def main(argv=None):
         ("更大的预算：贪心的办法会不会更早卡住？", "python3 lecture14/03_cascade_and_database.py --budget 3000 --seeds 2"),
         ("下一步，看整个进化：", "python3 lecture14/04_alphaevolve_tiling.py --quick"),
     ])
+    CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 

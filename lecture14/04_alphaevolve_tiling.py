@@ -42,16 +42,17 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 import numpy as np  # noqa: E402
 
 from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, all_shapes,  # noqa: E402
                     best_single_config, choose, evolve, format_diff, geomean_speedup, oracle_speedup, parse,
                     per_m_table, render, simplify, split_shapes)
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
-from evolve.problem import EXPERT_FILE  # noqa: E402
-from evolve.program import apply_diff, equivalent  # noqa: E402
+from evolve.problem import EXPERT_FILE, read_heuristic  # noqa: E402
+from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
-from sched_lab import HBM_BW, SMS, guided_tune  # noqa: E402
+from sched_lab import HBM_BW, SMS, guided_tune, optimum  # noqa: E402
 
 SEED = 0            # 演示 2 的随机种子：换一个看看进化的路线变不变
 BUDGET = 1000       # 每次进化提出多少个程序（AlphaEvolve 里是 LLM 调用的次数）
@@ -63,6 +64,7 @@ MIN_TRIED = 20      # 比成功率至少要提过这么多次
 
 SPLITS = {"random": "配对随机对半分", "by_model": "8B 训练、70B/8 测试"}
 DECODE, PREFILL, MIDDLE = ("8B gate_up", 1), ("8B gate_up", 8192), ("70B/8 qkv", 128)
+CHARTS = Charts()   # 图的出口：印到终端；--svg DIR 时每张图也写成 DIR 里的一个 SVG 文件
 
 
 def shape(name, M):
@@ -93,27 +95,13 @@ def span(a, b, *bounds):
 
 # ---------------------------------------------------------------- 演示 1
 
+MAX_WARNINGS = 10                    # 专家文件的警告最多印几条（贴进来的大表可能有几百条）
+
+
 def expert_source():
-    """专家启发式文件里两条 EVOLVE-BLOCK 标记之间（含标记）的原文，也就是学生写的样子，和读文件时的警告。
-    读不到原文就返回 (None, [])（EXPERT 已经读进来了，只是不能原样印）。"""
-    from evolve import problem
-    reader = getattr(problem, "read_heuristic", None)           # evolve.problem 提供时用它（原文和警告）
-    if reader is not None:
-        try:
-            h = reader(EXPERT_FILE)
-            return getattr(h, "source", None), list(getattr(h, "warnings", []) or [])
-        except Exception:                                       # noqa: BLE001  读不了就退回自己读
-            pass
-    try:
-        with open(EXPERT_FILE, encoding="utf-8-sig") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError):
-        return None, []
-    start = text.find("# EVOLVE-BLOCK-START")
-    end = text.find("# EVOLVE-BLOCK-END", max(start, 0))
-    if start < 0 or end < 0:
-        return None, []
-    return text[start:end + len("# EVOLVE-BLOCK-END")], []
+    """专家启发式文件里两条 EVOLVE-BLOCK 标记之间的原文（学生写的样子）和读文件时的警告（"文件:行: 说明"）。"""
+    h = read_heuristic(EXPERT_FILE)          # EXPERT 已经从同一个文件读进来了，这里不会再出错
+    return h.source, list(h.warnings)
 
 
 def demo1_problem(table, train, test):
@@ -132,17 +120,29 @@ def demo1_problem(table, train, test):
         s = shape(name, M)
         best, t = table.oracle(s)
         rows.append([s.label(), str(best.as_tuple()), f"{t * 1e6:.1f} µs", f"{s.flops / t / 1e12:.0f}",
-                     f"{table.time(choose(EXPERT, s), s) / t:.2f}×"])
-    print_table(["形状", "最优配置 (BM,BN,BK,warps,stages,group)", "最优时间", "TFLOPS", "专家比最优慢"], rows)
+                     f"{optimum(s.M, s.N, s.K).near:,}", f"{table.time(choose(EXPERT, s), s) / t:.2f}×"])
+    print_table(["形状", "最优配置 (BM,BN,BK,warps,stages,group)", "最优时间", "TFLOPS", "差 0.1% 以内的配置",
+                 "专家比最优慢"], rows)
+    print_note("（差 0.1% 以内的配置：3,744 个配置里时间不超过最优 1.001 倍的有几个，含最优自己。不止一个时，"
+               "印出来的最优只是其中最快的；时间完全相同的取配置表 VALID 里排在前面的那个，这时\"最优是哪个\"没有意义，"
+               "有意义的是\"很多配置一样快\"。）")
+    slow = {(s.name, s.M): table.time(choose(EXPERT, s), s) / table.oracle(s)[1] for s in all_shapes()}
+    CHARTS.heatmap("04_demo1_expert_vs_optimum", "专家比逐形状最优慢几倍：全部 88 个形状（上表是其中 7 行）",
+                   list(LAYERS), [str(M) for M in TOKENS], [[slow[name, M] for M in TOKENS] for name in LAYERS],
+                   fmt="{:.2f}", x_label="M", y_label="投影", log=True)
     src, warnings = expert_source()
     name = os.path.relpath(EXPERT_FILE)
-    if src is None or src.strip() == render(EXPERT).strip():
+    body = lambda t: "\n".join(line.rstrip() for line in t.strip().splitlines()             # noqa: E731
+                                if not line.strip().startswith("# EVOLVE-BLOCK")).strip()
+    if src is None or body(src) == body(render(EXPERT)):
         print(f"\n专家启发式（{name}，进化的起点）：\n" + render(EXPERT))
     else:
         print(f"\n专家启发式（{name}，进化的起点），照文件里写的原样：\n{src.rstrip()}\n"
               "evolve 读到的规则（规范化以后的写法，进化从它出发）：\n" + render(EXPERT))
-    for w in warnings:
+    for w in warnings[:MAX_WARNINGS]:
         print(f"注意：{w}")
+    if len(warnings) > MAX_WARNINGS:
+        print(f"注意：还有 {len(warnings) - MAX_WARNINGS} 条同类的警告没有印出来（evolve.problem.read_heuristic 的 .warnings 有全部）。")
 
     one, pmt = best_single_config(train, table), per_m_table(train, table)
     o_train, o_test = oracle_speedup(train, table), oracle_speedup(test, table)
@@ -223,6 +223,11 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     print("\n最好分数被刷新的时刻" + ("（前 8 次和最后 4 次）：" if len(imp) > 12 else "："))
     print_table(["第几个提议", "新的最好分数", "哪种修改"],
                 [[str(k), "" if s is None else f"{s:.3f}×", op or ""] for k, s, op in shown])
+    o_tr, p_tr = oracle_speedup(train, table), geomean_speedup(per_m_table(train, table), train, table)
+    CHARTS.line("04_demo2_best_score", f"最好分数随提议增长（种子 {seed}，训练形状；虚线是演示 1 的两条基线）",
+                {"进化到这一步为止最好的程序": [(0, imp[0][1])] + [(k, float(h)) for k, h in enumerate(out["history"], 1)]},
+                refs=[(f"逐形状最优 {o_tr:.3f}×", o_tr), (f"按 M 查表 {p_tr:.3f}×", p_tr)],
+                x_label="第几个提议", y_label="训练形状上比专家快", y_fmt="{:.2f}×")
     tried = lambda op: out["tried"].get(op, 0)                                          # noqa: E731
     acc = lambda op: out["accepted"].get(op, 0)                                         # noqa: E731
     rate = lambda op: acc(op) / max(1, tried(op))                                       # noqa: E731
@@ -253,8 +258,8 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     valley = Config(256, 128, 64, 4, 3, 8)
     population = set(out["population"])
     evaluated = [p for p, r in ev.cache.items() if r["status"] == "full"]     # 这次完整评估过的所有不同程序
-    dead = sum(simplify(p).n_rules() < p.n_rules() for p in evaluated)
-    dead_pop = sum(simplify(p).n_rules() < p.n_rules() for p in population)
+    dead = sum(map(has_dead_rules, evaluated))
+    dead_pop = sum(map(has_dead_rules, population))
     regs_rejects = out["static_kinds"].get("single_field", {}).get("寄存器/线程", 0)
     enough = min(tried("targeted"), tried("single_field")) >= MIN_TRIED
     applies = parent_src is None or (apply_diff(parent_src, res["diff"]) == render(best)
@@ -350,6 +355,9 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
                  ["", "按 M 查表", f"{p_tr:.3f}×", f"{p_te:.3f}×", pct(p_te / o_te)],
                  ["", "逐形状最优（上限）", f"{o_tr:.3f}×", f"{o_te:.3f}×", "100%"]]
     print_table(["划分", "方法", "训练形状", "测试形状", "测试上占最优的"], rows)
+    CHARTS.scatter("04_demo3_train_vs_test", f"每个种子一点：训练形状和测试形状上比专家快几倍（斜线上训练 = 测试）",
+                   {label: [done[how, seed][:2] for seed in range(seeds)] for how, label in SPLITS.items()},
+                   diagonal=True, x_label="训练形状上比专家快", y_label="测试形状上比专家快", x_fmt="{:.2f}×", y_fmt="{:.2f}×")
     r, m = summary["random"], summary["by_model"]
     drop_r, drop_m = r["train"] - r["test"], m["train"] - m["test"]
     fracs = sorted([r["frac"], m["frac"]])
@@ -541,7 +549,9 @@ def main(argv=None):
     ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"演示 3 用几个进程，正整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
     openai_llm.add_arguments(ap)
+    Charts.add_argument(ap)
     a = ap.parse_args(argv)
+    CHARTS.reset(Charts.check_dir(ap, a.svg))
     budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
     seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
     try:
@@ -567,6 +577,7 @@ def main(argv=None):
     print_try(suggestions())
     if isinstance(llm, openai_llm.ReplayLLM) and llm.unused():
         print(f"（回放文件里还有 {llm.unused()} 次调用没用上：这次的预算比录制时小）", file=sys.stderr)
+    CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 

@@ -43,6 +43,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 import numpy as np  # noqa: E402
 
 from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import Charts  # noqa: E402
 from evolve import Evaluator, TimeTable, all_shapes, evolve, geomean_speedup, oracle_speedup, split_shapes  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
@@ -56,6 +57,7 @@ QUICK = dict(budget=300, seeds=2)
 CHECKPOINTS = (100, 300)     # 报"第几个提议时的最好分数"（超过预算的不报）
 SMALL_TARGETED = 0.0         # 小模型的 targeted 权重（完整系统用 OP_WEIGHTS 里的 0.45）；--small-targeted 0.05 看一点点常识值多少
 SIMILAR = 0.02               # 两个中位数相差不到 2% 算"差不多"
+CHARTS = Charts()            # 图的出口：印到终端；--svg DIR 时每张图也写成 DIR 里的一个 SVG 文件
 
 VARIANTS = {         # 键 → (表里的名字, 和完整系统比换掉了什么)
     "full": ("完整系统", "什么都不换（和 04 脚本的默认设置一样）"),
@@ -154,7 +156,8 @@ def run_variant(name, seed, budget, small_targeted=None, llm=None):
                 at={c: float(out["history"][c - 1]) for c in CHECKPOINTS if c <= budget},
                 runs=ev.bench_runs, full=ev.n_eval_full, probe=ev.n_eval_probe, cached=ev.n_cached,
                 tried=out["tried"], accepted=out["accepted"], static_reject=out["static_reject"],
-                failed=sum(out["failed"].values()), book=llm.ledger(first, len(llm.calls)) if llm is not None else None)
+                failed=sum(out["failed"].values()), book=llm.ledger(first, len(llm.calls)) if llm is not None else None,
+                history=out["history"].tolist())                   # 每个提议之后的最好训练分数（画曲线用）
 
 
 def run_all(table, tasks, budget, jobs):
@@ -185,6 +188,18 @@ def run_all(table, tasks, budget, jobs):
 
 # ---------------------------------------------------------------- 演示 1
 
+def best_score_chart(table, results, seeds, names, model=""):
+    """每个变体一条曲线：第 k 个提议之后的最好训练分数，种子的中位数（表里"第 N 个提议时"那几列就是它在 N 处的值）。"""
+    train, _ = split_shapes(all_shapes())
+    curves = {name: np.median([r["history"] for r in results[name]], axis=0) for name in names}
+    o_train = oracle_speedup(train, table)
+    CHARTS.line("05_demo1_best_score_by_variant",
+                f"最好分数随提议增长：每个变体 {seeds} 个种子的中位数（训练形状{'；' + model if model else ''}）",
+                {VARIANTS[name][0]: [(k, float(y)) for k, y in enumerate(curves[name], 1)] for name in names},
+                refs=[(f"逐形状最优 {o_train:.3f}×", o_train)], x_label="第几个提议", y_label="训练形状上比专家快",
+                y_fmt="{:.2f}×")
+
+
 def demo1_ablations(table, results, budget, seeds):
     print_header(f"演示 1：拿掉一个部件（每个变体 {seeds} 个种子，每次提出 {budget} 个程序）")
     train, test = split_shapes(all_shapes())
@@ -206,6 +221,7 @@ def demo1_ablations(table, results, budget, seeds):
                 + [f"第 {c} 个提议时（中位数）" for c in cps] + ["跑了几次内核（中位数）"], rows)
     print_note(f"（每一格都是 {seeds} 个种子的中位数；括号里是最小–最大。测试上占最优的：测试形状上的加速比 ÷ 逐形状最优的"
                "，是两个加速比之比。第 N 个提议时：提出 N 个程序以后的最好训练分数。）")
+    best_score_chart(table, results, seeds, list(VARIANTS))
 
     # 观察里的每个判断都在这里算
     score = {name: med(name, "train") for name in VARIANTS}
@@ -309,6 +325,7 @@ def demo1_llm(table, results, budget, seeds, llm):
                        f"{total(name, 'latency_total'):.1f}"])
     print_table(["变体", "训练形状（中位数，最小–最大）", "测试形状", "测试上占最优的"]
                 + [f"第 {c} 个提议时" for c in cps] + ["跑了几次内核", "用不上的回复", "等 LLM 的秒数"], rows)
+    best_score_chart(table, results, seeds, list(LLM_VARIANTS), llm.model)
     full = med("full", "train")
     lines = [f"{VARIANTS[n][0]} {med(n, 'train'):.3f}×（{med(n, 'train') / full - 1:+.1%}），内核跑了完整系统的 "
              f"{med(n, 'runs') / med('full', 'runs'):.2f} 倍" for n in LLM_VARIANTS[1:]]
@@ -384,7 +401,9 @@ def main(argv=None):
                     help=f"小模型的 targeted 权重，0 ≤ W < 1（默认 {SMALL_TARGETED:g}；完整系统是 "
                          f"{OP_WEIGHTS[OPS.index('targeted')]:g}）")
     openai_llm.add_arguments(ap)
+    Charts.add_argument(ap)
     a = ap.parse_args(argv)
+    CHARTS.reset(Charts.check_dir(ap, a.svg))
     budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
     seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
     try:
@@ -420,6 +439,7 @@ def main(argv=None):
         ("多跑几个种子，看\"差不多\"的两行（反馈、级联）的差别是不是只是种子间的噪声：",
          "python3 lecture14/05_ablations.py --seeds 7"),
     ])
+    CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 
@@ -437,6 +457,7 @@ def run_with_llm(llm, budget, seeds):
           "这次不印。不加 --llm 再跑一次就看得到。")
     if isinstance(llm, openai_llm.ReplayLLM) and llm.unused():
         print(f"（回放文件里还有 {llm.unused()} 次调用没用上：这次的预算比录制时小）", file=sys.stderr)
+    CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 

@@ -37,6 +37,7 @@ from runner import ROOT, ensure_numpy, nonnegative_int, parser, positive_int, pr
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
 from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, ProgramError, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.problem import EXPERT_FILE, load_heuristic  # noqa: E402
@@ -50,6 +51,8 @@ WORST = 5            # 演示 3 看几个形状
 LONG = 5000         # 预算到这么多，进化要跑好几秒：在标准错误上报进度
 SAME = 1e-9          # 时间相对差小于它算一样快
 SPLITS = {"random": "配对随机对半分", "by_model": "8B 训练、70B/8 测试"}
+
+CHARTS = Charts()   # 图的出口：印到终端；--svg DIR 时每张图也写成 DIR 里的一个 SVG 文件
 
 
 def pct(x, *bounds):
@@ -185,6 +188,10 @@ def demo2_per_shape(program, table):
         rows.append(cells)
     print_table(["投影 \\ M"] + [str(m) for m in TOKENS], rows)
     print_note("（1.00 就是这个形状的最优；带 * 的是配对随机对半分的测试形状。）")
+    CHARTS.heatmap("06_demo2_yours_vs_optimum", "你的配置比逐形状最优慢几倍：全部 88 个形状（就是上表，深浅代替数字）",
+                   list(LAYERS), [str(M) for M in TOKENS],
+                   [[next(r for s, r in ratios.items() if (s.name, s.M) == (name, M)) for M in TOKENS] for name in LAYERS],
+                   fmt="{:.2f}", x_label="M", y_label="投影", log=True)
     worst = max(ratios, key=ratios.get)
     return [obs_per_shape(wins, losses, ties, len(ratios), worst.label(), ratios[worst])], ratios
 
@@ -279,7 +286,9 @@ def parse_args(argv):
     ap.add_argument("--budget", type=positive_int, default=None,
                     help=f"进化提出多少个程序，正整数（默认 {BUDGET}；--quick 时 {QUICK_BUDGET}）")
     ap.add_argument("--quick", action="store_true", help=f"预算 {QUICK_BUDGET}")
+    Charts.add_argument(ap)
     a = ap.parse_args(argv)
+    CHARTS.reset(Charts.check_dir(ap, a.svg))
     a.budget = a.budget if a.budget is not None else (QUICK_BUDGET if a.quick else BUDGET)
     return a
 
@@ -325,6 +334,7 @@ def main(argv=None):
         ("看进化在你的启发式上还能加什么（预算 300）：",
          "python3 lecture14/06_your_heuristic.py my_heuristic.py --evolve --quick"),
     ])
+    CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 
 

@@ -424,6 +424,17 @@ def test_marker_search_is_linear():
     assert parse(src).n_rules() == 1                          # 标记必须单独成行（# 开头）
 
 
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("line", ["    if " + " " * 20_000 + "x", "    if M" + " " * 20_000 + "<= 5 x:",
+                                  "    if M <= 5" + " and" * 5_000 + " x:", "    return Config(" + " " * 20_000 + "16 x)",
+                                  "    if " + "M <= 5 " * 5_000 + ":", "    else" + " " * 20_000 + "x:"])
+def test_long_runs_of_spaces_do_not_make_the_regexes_backtrack(line):
+    # 一行里几万个空格：逐行读法的正则以前用 .+? 和 \s*，一长串空格让它回溯到立方级（2 万个空格几分钟）。
+    # 现在用字符串操作切条件：读不了的照样是一句 ProgramError
+    with pytest.raises(ProgramError):
+        parse("def choose_config(M, N, K):\n" + line + "\n        return Config(16, 64, 128, 4, 4, 1)\n" + RET)
+
+
 def test_ten_thousand_rules_in_student_spelling_take_the_line_path():
     # 1 万条规则、不是 render 的格式（elif、<、注释）：不必交给慢的 ast.parse（以前 1.4–1.9 秒），逐行读法就认得，
     # 和 ast 读法一样（elif 链每 100 条断一次：ast.parse 自己读不了上万层的 elif）
@@ -446,6 +457,15 @@ def test_one_bad_line_in_a_long_file_is_reported_without_reading_it_all():
     with pytest.raises(ProgramError) as slow:
         _parse_ast(block, "f", offset)
     assert slow.value.lineno == e.lineno and slow.value.message == e.message
+
+
+def test_positional_after_keyword_is_not_accepted_by_the_line_path():
+    # 逐行读法以前只查位置参数有没有和关键字重名，Config(BM=1, BN=1, 1, ...) 被它读成程序，而 Python 根本不认
+    # （模糊测试找到的）；现在交给 ast，报语法错误
+    src = ("def choose_config(M,N,K):\n    if K<0:\n        return Config(BM=1,BN=1,1,warps=1,stages=1,group=1)\n"
+           "    return Config(BM=1,BN=1,BK=1,warps=1,stages=1,group=1)\n")
+    assert _parse_lines(0, src) is None
+    assert parse_error(src).lineno == 3
 
 
 def test_parse_prints_no_warnings(capfd):

@@ -3,6 +3,7 @@
 其余测试都用讲义的专家（lecture14/evolve/lecture_expert.py），学生改了这个文件也不会失败。"""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -60,3 +61,28 @@ def test_scripts_without_the_variable_read_the_student_file(tmp_path):
     assert p.returncode == 0, p.stderr
     demo1 = p.stdout.split("演示 2")[0]
     assert 0 <= demo1.index("if M < 65:") < demo1.index("if M <= 64:")
+
+
+def test_unchanged_expert_is_printed_once():
+    # 文件里写的和规范化以后的一样：只印一遍，不说"照原样 / 规范化以后"
+    p = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--budget", "20", "--seeds", "1"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    demo1 = p.stdout.split("演示 2")[0]
+    assert demo1.count("# EVOLVE-BLOCK-START") == 1 and "规范化" not in demo1
+
+
+def test_04_shows_the_reader_warnings_for_the_expert(tmp_path):
+    # 读得进来、但有一条规则永远用不到：04 在印出的专家下面说一句，带文件名和行号
+    with open(LECTURE_EXPERT, encoding="utf-8") as f:
+        text = f.read()
+    dead = "    if M <= 0:\n        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)\n"
+    expert = tmp_path / "expert_heuristic.py"
+    expert.write_text(text.replace("    if M <= 16:\n", dead + "    if M <= 16:\n"), encoding="utf-8")
+    line = text[:text.index("    if M <= 16:")].count("\n") + 1
+    p = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--budget", "20", "--seeds", "1"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, MINI_ALPHAEVOLVE_EXPERT=str(expert)))
+    assert p.returncode == 0, p.stderr
+    demo1 = p.stdout.split("演示 2")[0]
+    assert re.search(rf"注意：\S*expert_heuristic\.py:{line}: ", demo1), demo1[-800:]

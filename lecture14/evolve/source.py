@@ -205,12 +205,24 @@ def _rendered_config(return_line: str) -> Config | None:
 # 代码里只有可打印的 ASCII 字符、没有括号套括号、没有字符串——在这个子集里它和 ast 读法读出同一个程序（tests 检查）；
 # 子集以外的（哪怕是合法的写法）一律交给 ast。
 _TERM_RE = re.compile(rf"([MNK])\s*(<=|<)\s*({_INT})|({_INT})\s*(>=|>)\s*([MNK])|True")
-_AND_RE = re.compile(r"\s+and\s+")
 _CODE_BAD = re.compile(r"[^ -~]|[\\;'\"]")                 # 不可打印的、非 ASCII 的字符，反斜杠、分号、引号
 _DEF_RE = re.compile(r"def\s+choose_config\s*\(\s*M\s*,\s*N\s*,\s*K\s*\)\s*:")
-_BRANCH_RE = re.compile(r"    (?:(if|elif)\s+(.+?)|(else))\s*:")
 _CONFIG_RE = re.compile(r"( {4}| {8})return\s+Config\s*\(([^()]*)\)")
 _DOC_RE = re.compile(r'    """[^"\\]*"""|    \'\'\'[^\'\\]*\'\'\'')   # 函数开头一行的说明文字
+
+
+def _branch(line: str) -> tuple[str, str] | None:
+    """缩进 4 格的 if 条件: / elif 条件: / else: -> ("if" 或 "elif", 条件的文本) / ("else", "")；别的返回 None。
+    用字符串操作而不是带 .+? 和 \\s* 的正则：那样的正则遇到一长串空格会回溯到平方甚至立方级。"""
+    if not line.endswith(":"):
+        return None
+    head = line[:-1].rstrip(" ")
+    if head == "    else":
+        return "else", ""
+    for kw in ("if", "elif"):
+        if head.startswith(f"    {kw} "):
+            return kw, head[len(kw) + 5:]
+    return None
 
 
 @functools.lru_cache(maxsize=16384)
@@ -223,13 +235,19 @@ def _line_kind(line: str):
         return None
     if _DEF_RE.fullmatch(line):
         return ("def",)
-    m = _BRANCH_RE.fullmatch(line)
-    if m:
-        if m.group(3):
+    branch = _branch(line)
+    if branch is not None:
+        if branch[0] == "else":
             return ("else",)
+        terms, words = [[]], branch[1].split()               # 按空白切成词，再按 and 分组（不用正则：不会回溯）
+        for w in words:
+            if w == "and":
+                terms.append([])
+            else:
+                terms[-1].append(w)
         conds = []
-        for term in _AND_RE.split(m.group(2)):
-            t = _TERM_RE.fullmatch(term)
+        for term in terms:
+            t = _TERM_RE.fullmatch(" ".join(term))
             if t is None:
                 return None
             if t.group(1):                                    # M <= 16 / M < 17
@@ -240,17 +258,19 @@ def _line_kind(line: str):
                 conds.append((t.group(6), v))
         if any(not -MAX_THRESHOLD <= v <= MAX_THRESHOLD for _, v in conds):
             return None
-        return (m.group(1), tuple(conds))
+        return (branch[0], tuple(conds))
     m = _CONFIG_RE.fullmatch(line)
     if m:
         args = [a.strip(" ") for a in m.group(2).split(",")]
         if args and args[-1] == "" and len(args) > 1:
             args.pop()                                        # 结尾多一个逗号也行
         values: dict[str, int] = {}
+        keyword = False                                       # 已经有过关键字参数
         for k, a in enumerate(args):
             name, eq, val = a.partition("=")
+            keyword = keyword or bool(eq)
             if not eq:
-                if values.keys() - set(FIELDS[:k]) or k >= len(FIELDS):
+                if keyword or k >= len(FIELDS):
                     return None                               # 位置参数在关键字参数后面、或者太多
                 name, val = FIELDS[k], a
             name, val = name.strip(" "), val.strip(" ")

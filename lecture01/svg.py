@@ -1,0 +1,217 @@
+"""
+第 1 讲 · svg —— 把 console 的四种图写成独立的 SVG 文件（放进幻灯片用）。只用标准库，不用任何画图的包。
+
+    line_svg(title, series, ...)            折线图，参数和 console.format_line 一样
+    scatter_svg(title, series, ...)         散点图，参数和 console.format_scatter 一样
+    heatmap_svg(title, rows, cols, values)  热力图，参数和 console.format_heatmap 一样
+    bars_svg(title, labels, values, ...)    横条 / 堆叠横条，参数和 console.format_bars 一样
+
+每个函数返回一个完整的 SVG 文档（字符串）：标题、坐标轴和刻度、轴名、图例；字体列表里有能显示中文的字体。
+同样的数据，字节完全相同（坐标保留两位小数，没有时间戳）。每个画出来的点、格子、横条都带着它的数据
+（data-x、data-y、data-value），画布上有坐标的换算（data-x-min 等），测试用它们把像素换算回数据来核对。
+"""
+
+from __future__ import annotations
+
+from xml.sax.saxutils import escape, quoteattr
+
+from console import _check, _Axis, display_width, heat_edges, heat_levels, wrap
+
+FONT = ("'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
+        "'WenQuanYi Micro Hei', 'Noto Sans', 'DejaVu Sans', sans-serif")
+PALETTE = ("#1f6fb4", "#d1352b", "#2b9a3e", "#8a4fb5", "#e08a00", "#139aa8", "#6b6b6b", "#b5487f")
+HEAT = ("#f7f4e9", "#fde0a5", "#f9a35a", "#e0522f", "#a3171c")   # 热力图五档，浅到深（和终端的 · ░ ▒ ▓ █ 对应）
+W, H = 760, 460                  # 折线 / 散点图的画布（像素）
+BOX = (78, 56, 520, 320)         # 绘图区：左、上、宽、高（右边留给参考线标签和图例）
+
+
+def n(v: float) -> str:
+    """坐标：两位小数，去掉多余的 0（"12.50" → "12.5"）。"""
+    s = f"{v:.2f}".rstrip("0").rstrip(".")
+    return "0" if s == "-0" else s
+
+
+def text_width(s: str, size: float) -> float:
+    """估计一段字在 SVG 里多宽：西文约 0.6 个字号，中文 1 个字号（按显示宽度，中文两列）。"""
+    return display_width(s) * size * 0.6
+
+
+def _text(x, y, s, size=12, anchor="start", extra="") -> str:
+    return f'<text x="{n(x)}" y="{n(y)}" font-size="{size}" text-anchor="{anchor}"{extra}>{escape(s)}</text>'
+
+
+def _doc(width, height, kind, title, body) -> str:
+    """整个文档：白底、标题（比画布宽就折成几行，图整体往下挪）、正文。"""
+    lines = wrap(title, max(20, int((width - 40) / (17 * 0.6))))    # 按显示宽度折行（中文两列）
+    shift = 22 * (len(lines) - 1)
+    height += shift
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" font-family={quoteattr(FONT)} data-chart="{kind}">')
+    titles = [_text(width / 2, 28 + 22 * i, line, 17, "middle", ' font-weight="bold"') for i, line in enumerate(lines)]
+    return "\n".join([head, f"<title>{escape(title)}</title>",
+                      f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>'] + titles
+                      + [f'<g transform="translate(0 {shift})">'] + body + ["</g>", "</svg>", ""])
+
+
+def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), connect, same_range=False,
+          log_x=False, log_y=False) -> str:
+    """折线图和散点图共用：轴、刻度、网格、参考线、辅助线、序列、图例。轴的范围和终端里的图一样算。"""
+    series = {name: list(pts) for name, pts in series.items()}
+    xs = _check([p[0] for pts in series.values() for p in pts], f"图「{title}」的 x ", log_x)
+    ys = _check([p[1] for pts in series.values() for p in pts], f"图「{title}」的 y ", log_y)
+    refs = [(label, float(y)) for label, y in refs]
+    curves = [(label, [(float(x), float(y)) for x, y in pts]) for label, pts in curves]
+    ys += [y for _, y in refs]
+    for _, pts in curves:
+        xs += [p[0] for p in pts]
+        ys += [p[1] for p in pts]
+    if same_range:
+        xs = ys = xs + ys
+    xa, ya = _Axis(xs, 61, log_x, x_fmt, 6), _Axis(ys, 61, log_y, y_fmt, 5)
+    L, T, PW, PH = BOX
+
+    def px(x):
+        return L + xa.pos(x) / (xa.cells - 1) * PW
+
+    def py(y):
+        return T + PH - ya.pos(y) / (ya.cells - 1) * PH
+
+    body = [f'<g class="plot" data-x-min="{xa.lo!r}" data-x-max="{xa.hi!r}" data-y-min="{ya.lo!r}" '
+            f'data-y-max="{ya.hi!r}" data-log-x="{int(log_x)}" data-log-y="{int(log_y)}" '
+            f'data-left="{L}" data-top="{T}" data-width="{PW}" data-height="{PH}">']
+    for t, lab in zip(xa.ticks, xa.labels):                      # 竖网格线和 x 刻度
+        x = L + (t - xa.lo) / (xa.hi - xa.lo) * PW
+        body += [f'<line x1="{n(x)}" y1="{T}" x2="{n(x)}" y2="{T + PH}" stroke="#e6e6e6"/>',
+                 _text(x, T + PH + 18, lab, 12, "middle")]
+    for t, lab in zip(ya.ticks, ya.labels):                      # 横网格线和 y 刻度
+        y = T + PH - (t - ya.lo) / (ya.hi - ya.lo) * PH
+        body += [f'<line x1="{L}" y1="{n(y)}" x2="{L + PW}" y2="{n(y)}" stroke="#e6e6e6"/>',
+                 _text(L - 6, y + 4, lab, 12, "end")]
+    body += [f'<rect x="{L}" y="{T}" width="{PW}" height="{PH}" fill="none" stroke="#444"/>',
+             _text(L + PW / 2, T + PH + 42, x_label, 13, "middle"),
+             _text(18, T + PH / 2, y_label, 13, "middle", f' transform="rotate(-90 18 {n(T + PH / 2)})"')]
+    labels = []                                                  # 右边的标签：(y 像素, 文字, 颜色)
+    for label, y in refs:
+        body.append(f'<line class="ref" data-y="{y!r}" x1="{L}" y1="{n(py(y))}" x2="{L + PW}" y2="{n(py(y))}" '
+                    f'stroke="#555" stroke-dasharray="6 4"/>')
+        labels.append((py(y), label, "#333"))
+    for label, pts in curves:
+        pts_s = " ".join(f"{n(px(x))},{n(py(y))}" for x, y in pts)
+        body.append(f'<polyline class="curve" data-name={quoteattr(label)} points="{pts_s}" fill="none" '
+                    f'stroke="#888" stroke-width="1.2"/>')
+        labels.append((py(pts[-1][1]), label, "#555"))
+    for k, (name, pts) in reversed(list(enumerate(series.items()))):   # 第一条序列画在最上面（和终端里一样）
+        color = PALETTE[k % len(PALETTE)]
+        body.append(f'<g class="series" data-name={quoteattr(name)} fill="{color}" stroke="{color}">')
+        if connect and len(pts) > 1:
+            body.append('<polyline fill="none" stroke-width="2" points="'
+                        + " ".join(f"{n(px(x))},{n(py(y))}" for x, y in pts) + '"/>')
+        else:
+            body += [f'<circle cx="{n(px(x))}" cy="{n(py(y))}" r="4.5" data-x="{float(x)!r}" data-y="{float(y)!r}"/>'
+                     for x, y in pts]
+        body.append("</g>")
+    used = []
+    for y, label, color in sorted(labels):                       # 标签挤在一起时往下错开
+        y = max([y] + [u + 15 for u in used])
+        used.append(y)
+        body.append(_text(L + PW + 6, y + 4, label, 12, "start", f' fill="{color}"'))
+    body.append("</g>")
+    ly = T + PH + 64                                             # 图例在下面
+    x = L
+    for k, name in enumerate(series):
+        color = PALETTE[k % len(PALETTE)]
+        if x > L and x + 24 + text_width(name, 12) > W - 10:        # 这一行放不下：图例换一行
+            x, ly = L, ly + 20
+        mark = (f'<line x1="{n(x)}" y1="{ly - 4}" x2="{n(x + 18)}" y2="{ly - 4}" stroke="{color}" stroke-width="2"/>'
+                if connect else f'<circle cx="{n(x + 9)}" cy="{ly - 4}" r="4.5" fill="{color}"/>')
+        body += [mark, _text(x + 24, ly, name, 12)]
+        x += 24 + text_width(name, 12) + 22
+    return _doc(W, max(H + 20, int(ly) + 16), kind, title, body)
+
+
+def line_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}", refs=(), log_x=False, log_y=False,
+             **_) -> str:
+    """折线图（参数同 console.format_line）。"""
+    return _plot("line", title, series, x_label=x_label, y_label=y_label, x_fmt=x_fmt, y_fmt=y_fmt, refs=refs,
+                 connect=True, log_x=log_x, log_y=log_y)
+
+
+def scatter_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}", diagonal=False, curves=(),
+                log_x=False, log_y=False, **_) -> str:
+    """散点图（参数同 console.format_scatter）。"""
+    curves = list(curves)
+    if diagonal:
+        vals = [v for pts in series.values() for p in pts for v in p]
+        curves.append(("y = x", [(min(vals), min(vals)), (max(vals), max(vals))]))
+    return _plot("scatter", title, series, x_label=x_label, y_label=y_label, x_fmt=x_fmt, y_fmt=y_fmt, curves=curves,
+                 connect=False, same_range=diagonal, log_x=log_x, log_y=log_y)
+
+
+def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label="", log=False, **_) -> str:
+    """热力图（参数同 console.format_heatmap）：每格的颜色按五档，格子里印数值，下面是刻度。"""
+    values = [_check(r, f"热力图「{title}」的数据") for r in values]
+    lo, hi, levels = heat_levels(values, log)
+    lw = max(text_width(s, 12) for s in rows + [y_label]) + 16
+    cw, ch = max(44, max(text_width(fmt.format(v), 11) for r in values for v in r) + 8), 30
+    L, T = lw, 92
+    width, height = int(max(L + cw * len(cols) + 20, 560)), int(T + ch * len(rows) + 84)
+    body = [_text(L + cw * len(cols) / 2, T - 34, x_label, 13, "middle"), _text(8, T - 8, y_label, 13)]
+    flat = [(v, i, j) for i, r in enumerate(values) for j, v in enumerate(r)]
+    big, small = max(flat, key=lambda t: (t[0], -t[1], -t[2])), min(flat)   # 和终端里一样：并列取第一个
+    body += [_text(L + cw * (j + 0.5), T - 8, c, 12, "middle") for j, c in enumerate(cols)]
+    for i, name in enumerate(rows):
+        y = T + ch * i
+        body.append(_text(L - 8, y + ch / 2 + 4, name, 12, "end"))
+        for j, v in enumerate(values[i]):
+            lv = levels[i][j]
+            body += [f'<rect x="{n(L + cw * j)}" y="{n(y)}" width="{n(cw)}" height="{ch}" fill="{HEAT[lv]}" '
+                     f'stroke="white" data-row={quoteattr(name)} data-col={quoteattr(cols[j])} data-value="{v!r}"/>',
+                     _text(L + cw * (j + 0.5), y + ch / 2 + 4, fmt.format(v), 11, "middle",
+                           (' fill="white"' if lv >= 3 else "") + (' font-weight="bold"' if (v, i, j) in (big, small)
+                                                                    else ""))]
+    for v, i, j in {big, small}:                                 # 最大、最小的格子描一圈黑框
+        body.append(f'<rect class="extreme" x="{n(L + cw * j + 1)}" y="{n(T + ch * i + 1)}" width="{n(cw - 2)}" '
+                    f'height="{ch - 2}" fill="none" stroke="black" stroke-width="2"/>')
+    y = T + ch * len(rows) + 24                                  # 刻度：五个色块和各自的范围
+    x = L
+    edges = heat_edges(lo, hi, log)
+    for k, color in enumerate(HEAT if hi > lo else HEAT[:1]):
+        span = f"{fmt.format(edges[k])}–{fmt.format(edges[k + 1])}" if hi > lo else f"全部 = {fmt.format(lo)}"
+        body += [f'<rect x="{n(x)}" y="{y - 11}" width="14" height="14" fill="{color}" stroke="#999"/>',
+                 _text(x + 18, y, span, 11)]
+        x += 18 + text_width(span, 11) + 16
+    body.append(_text(L, y + 26, f"最大 {fmt.format(big[0])}：{rows[big[1]]}，{x_label or '列'} = {cols[big[2]]}；"
+                                 f"最小 {fmt.format(small[0])}：{rows[small[1]]}，{x_label or '列'} = {cols[small[2]]}"
+                                 "（黑框）", 12))
+    return _doc(width, height, "heatmap", title, body)
+
+
+def bars_svg(title, labels, values, *, segments=None, fmt="{:g}", relative=False, notes=None, **_) -> str:
+    """横条 / 堆叠横条（参数同 console.format_bars）。"""
+    parts = [[v] if segments is None else list(v) for v in values]
+    _check([v for p in parts for v in p], f"横条图「{title}」的数据")
+    totals = [sum(p) for p in parts]                             # 整数加起来还是整数，和终端里印的一样
+    lw = max(text_width(s, 12) for s in labels) + 16
+    L, T, BW, BH = lw, 56, 480, 22
+    tail = max(text_width(t, 12) for t in (notes or [fmt.format(t) for t in totals]))
+    width, height = int(L + BW + tail + 24), int(T + (BH + 10) * len(labels) + (50 if segments else 20))
+    body = []
+    for i, (label, p) in enumerate(zip(labels, parts)):
+        top = (sum(p) if relative else max(totals)) or 1.0
+        y = T + (BH + 10) * i
+        body.append(_text(L - 8, y + BH / 2 + 4, label, 12, "end"))
+        x = L
+        for k, v in enumerate(p):
+            w = v / top * BW
+            seg = f' data-segment={quoteattr(segments[k])}' if segments else ""
+            body.append(f'<rect x="{n(x)}" y="{y}" width="{n(w)}" height="{BH}" fill="{PALETTE[k % len(PALETTE)]}" '
+                        f'data-label={quoteattr(label)}{seg} data-value="{float(v)!r}"/>')
+            x += w
+        body.append(_text(x + 6, y + BH / 2 + 4, fmt.format(totals[i]) if notes is None else notes[i], 12))
+    if segments:
+        x, y = L, T + (BH + 10) * len(labels) + 20
+        for k, s in enumerate(segments):
+            body += [f'<rect x="{n(x)}" y="{y - 11}" width="14" height="14" fill="{PALETTE[k % len(PALETTE)]}"/>',
+                     _text(x + 18, y, s, 12)]
+            x += 18 + text_width(s, 12) + 18
+    return _doc(width, height, "bars", title, body)

@@ -1,0 +1,373 @@
+"""lecture01 的图：终端里的折线、散点、热力图、横条（按显示宽度对齐），和同样的图写成的 SVG。"""
+
+import io
+import math
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import console
+import svg
+from console import (MARKS, SHADES, Charts, chart_width, display_width, format_bars, format_heatmap, format_line,
+                     format_scatter)
+
+ANSI = re.compile(r"\033\[[0-9;]*m")
+ROWS_ZH = ["8B qkv", "70B/8 gate_up", "专家启发式", "逐形状最优（上限）"]
+COLS = ["1", "16", "32", "64", "128", "256", "512", "1024", "2048", "4096", "8192"]
+
+
+def heat_values():
+    return [[1 + ((3 * i + 7 * j) % 11) / 5 for j in range(len(COLS))] for i in range(len(ROWS_ZH))]
+
+
+def curve(n=301):
+    return [(k, 1 + 0.3 * (1 - math.exp(-k / 60))) for k in range(n)]
+
+
+def col_of(line, sub):
+    """sub 在这一行里从第几个显示列开始（参考实现：逐字符数宽度）。"""
+    i = line.index(sub)
+    return display_width(line[:i])
+
+
+def plot_rows(text):
+    """折线 / 散点图里画数据的那些行（以 ┤ 或 │ 接绘图区的行）。"""
+    return [line for line in text.split("\n") if re.match(r"^ *\S* [┤│]", line)]
+
+
+# ---------------------------------------------------------------- 对齐、宽度
+
+@pytest.mark.parametrize("width", [30, 40, 60, 80, 100, 120])
+def test_every_chart_fits_the_width(width):
+    charts = [
+        format_line("最好分数随提议增长（种子 0，提出 300 个程序）", {"进化（训练形状）": curve(), "小模型": curve(50)},
+                    x_label="第几个提议", y_label="比专家快", y_fmt="{:.2f}×",
+                    refs=[("逐形状最优 1.327×", 1.327), ("按 M 查表 1.266×", 1.266)], width=width),
+        format_scatter("训练对测试", {"配对随机对半分": [(1.28, 1.27), (1.29, 1.30)], "8B 训练、70B/8 测试": [(1.3, 1.23)]},
+                       x_fmt="{:.2f}×", y_fmt="{:.2f}×", diagonal=True, width=width),
+        format_heatmap("专家比最优慢几倍（行：投影，列：M）", ROWS_ZH, COLS, heat_values(), x_label="M", y_label="投影",
+                       width=max(width, 60)),                     # 热力图要放下 11 列：终端最窄 60 列（console.MIN_WIDTH）
+        format_bars("时间拆解", ["8B gate_up M=1 专家", "最优"], [[1, 2, 3, 4], [5, 0, 1, 0]], segments=["算", "搬", "等", "显存"],
+                    fmt="{:.1f} µs", width=width),
+    ]
+    for text, w in zip(charts, [width, width, max(width, 60), width]):
+        assert all(display_width(line) <= w for line in text.split("\n")), text
+        assert all(line == line.rstrip() for line in text.split("\n"))              # 行尾不留空格
+
+
+def test_line_chart_axis_is_one_column_with_chinese_labels():
+    text = format_line("标题", {"进化": curve()}, y_label="比专家快（几倍）", y_fmt="{:.2f}倍", x_label="第几个提议",
+                       refs=[("上限", 1.3)], width=80)
+    rows = plot_rows(text)
+    assert len(rows) >= 10
+    axis = {col_of(line, "┤" if "┤" in line else "│") for line in rows}
+    assert len(axis) == 1                                                         # 中文的刻度标签（"倍"占两列）也对齐
+    bottom = next(line for line in text.split("\n") if "└" in line)
+    assert col_of(bottom, "└") == axis.pop()
+    assert "1.00倍" in text and "图例：● 进化" in text
+
+
+def test_heatmap_cells_line_up_under_chinese_row_labels():
+    text = format_heatmap("热力图", ROWS_ZH, COLS, heat_values(), x_label="M", y_label="投影", width=100)
+    lines = text.split("\n")
+    body = [next(line for line in lines if line.startswith(r)) for r in ROWS_ZH]
+    starts = {display_width(r[:len(name)]) + len(r[len(name):]) - len(r[len(name):].lstrip(" "))
+              for r, name in zip(body, ROWS_ZH)}
+    assert len(starts) == 1                                                       # 第一格都从同一列开始
+    assert len({display_width(r) for r in body}) == 1                             # 每行一样宽
+    head = next(line for line in lines if line.startswith("投影"))
+    lw = starts.pop()
+    cw = len(body[0][len(ROWS_ZH[0]):].lstrip(" ").split(" ")[0]) + 1              # 一格几列（含格间空格）
+    for j, c in enumerate(COLS):                                                  # 列名右对齐在自己那一格上
+        assert cut(head, lw + cw * j, lw + cw * (j + 1) - 1) == c.rjust(cw - 1)
+    for row in body:
+        for j in range(len(COLS)):
+            assert cut(row, lw + cw * (j + 1) - 1, lw + cw * (j + 1)) in (" ", "")   # 格子之间一个空格
+
+
+def cut(line, a, b):
+    """参考实现：取出从第 a 列到第 b 列（不含）之间的字符。"""
+    out, col = "", 0
+    for ch in line:
+        if a <= col < b:
+            out += ch
+        col += display_width(ch)
+    return out
+
+
+def test_heatmap_levels_and_extremes():
+    values = [[1.0, 2.0, 3.0], [1.5, 4.0, 1.0]]
+    text = format_heatmap("t", ["a", "b"], ["x", "y", "z"], values, fmt="{:.1f}", x_label="M", width=60)
+    assert "最大 4.0：b，M = y" in text and "最小 1.0：a，M = x 等 2 格" in text
+    row_a = next(line for line in text.split("\n") if line.startswith("a "))
+    assert row_a.split()[1] == "1.0"                                               # 最小的格子印出数值
+    assert row_a.split()[2][0] == SHADES[int((2.0 - 1) / 3 * 5)]                  # 2.0 在五档里的第 1 档
+    assert row_a.split()[3][0] == SHADES[int((3.0 - 1) / 3 * 5)]
+
+
+def test_bars_start_together_and_lengths_follow_values():
+    labels = ["寄存器", "共享内存", "warp 分不到活"]
+    values = [1234, 2000, 55]
+    text = format_bars("被挡掉的", labels, values, fmt="{:,}", width=80)
+    lines = text.split("\n")[1:]
+    starts = {col_of(line, "█") for line in lines}
+    assert len(starts) == 1
+    ends = {col_of(line, f"{v:,}") for line, v in zip(lines, values)}
+    assert len(ends) == 1                                                          # 总数一列
+    full = [line.count("█") for line in lines]
+    assert full[1] == max(full) and abs(full[0] / full[1] - 1234 / 2000) < 0.05   # 长度和数成比例
+    assert "1,234" in text and "1,234.0" not in text                               # 整数印成整数
+
+
+def test_stacked_bars_segments_and_legend():
+    text = format_bars("拆解", ["甲", "乙"], [[2, 2, 0, 4], [1, 1, 1, 1]], segments=["算", "搬", "等", "显存"],
+                       fmt="{:g} µs", width=60)
+    a, b = text.split("\n")[1:3]
+    assert abs(a.count("█") - a.count("▓")) <= 1 and abs(a.count("░") - 2 * a.count("█")) <= 2 and "▒" not in a
+    total = lambda s: sum(s.count(ch) for ch in "█▓▒░")  # noqa: E731
+    assert abs(total(a) - 2 * total(b)) <= 1                                       # 8 对 4：长度减半
+    assert text.split("\n")[-1] == "图例：█ 算  ▓ 搬  ▒ 等  ░ 显存"
+    rel = format_bars("拆解", ["甲", "乙"], [[2, 2, 0, 4], [1, 1, 1, 1]], segments=["算", "搬", "等", "显存"],
+                      relative=True, width=60).split("\n")[1:3]
+    assert len(rel[0].rstrip("0123456789 ")) == len(rel[1].rstrip("0123456789 "))  # 按比例画满：两条一样长
+    noted = format_bars("拆解", ["甲", "乙"], [[2, 2, 0, 4], [1, 1, 1, 1]], segments=["算", "搬", "等", "显存"],
+                        notes=["时间 5 µs", "时间 2 µs"], width=60).split("\n")[1:3]
+    assert noted[0].endswith(" 时间 5 µs") and noted[1].endswith(" 时间 2 µs")          # 条尾印给的说明，不印总数
+    root = parse(svg.bars_svg("拆解", ["甲"], [[2, 2]], segments=["a", "b"], notes=["时间 5 µs"]))
+    assert "时间 5 µs" in [t.text for t in q(root, "text")]
+
+
+# ---------------------------------------------------------------- 点落在该落的地方
+
+def test_scatter_points_land_on_their_ticks():
+    frame = format_scatter("t", {"a": [(0, 0), (10, 20)]}, width=60, height=11).split("\n")
+    bottom = next(line for line in frame if "└" in line)
+    xticks = [float(v) for v in frame[frame.index(bottom) + 1].split()]
+    ycol = {float(line.split("┤")[0]): line for line in frame if "┤" in line}
+    cols = [i for i, ch in enumerate(bottom) if ch == "┬"]                     # 每个 ┬ 的列（这几行全是一列宽的字符）
+    assert len(cols) == len(xticks) and len(ycol) >= 3
+    yticks = sorted(ycol)
+    pts = [(xticks[0], yticks[0]), (xticks[len(xticks) // 2], yticks[len(yticks) // 2]), (xticks[-1], yticks[-1])]
+    lines = format_scatter("t", {"a": pts}, width=60, height=11).split("\n")
+    rows = {float(line.split("┤")[0]): line for line in lines if "┤" in line}
+    for (x, y), c in zip(pts, (cols[0], cols[len(cols) // 2], cols[-1])):
+        assert rows[y][c] == MARKS[0], (x, y, rows[y])                          # 点正好在 x 刻度的列、y 刻度的行
+        assert rows[y].count(MARKS[0]) == 1
+
+
+def test_line_chart_reference_line_is_labelled_in_place():
+    text = format_line("t", {"a": curve()}, refs=[("上限 1.327×", 1.327)], y_fmt="{:.2f}", width=80)
+    ref = next(line for line in text.split("\n") if "上限" in line)
+    assert ref.endswith("╌ 上限 1.327×") and ref.count("╌") > 40
+
+
+# ---------------------------------------------------------------- 边界情况
+
+@pytest.mark.parametrize("series", [{"a": [(3, 7)]}, {"a": [(0, 1.0), (1, 1.0), (2, 1.0)]}, {"a": [(0, 0), (0, 0)]},
+                                    {"a": [(1e-3, 5e6), (2e-3, 5e6)]}])
+def test_one_point_and_all_equal_values(series):
+    for fn in (format_line, format_scatter):
+        text = fn("边界", series, width=40)
+        assert MARKS[0] in text
+        assert not re.search(r"nan|inf", text, re.I)
+
+
+def test_all_equal_heatmap_and_zero_bars():
+    text = format_heatmap("t", ["a"], ["x", "y"], [[2.0, 2.0]], width=40)
+    assert "所有格子都是 2.00" in text and not re.search(r"nan|inf", text, re.I)
+    text = format_bars("t", ["a", "b"], [0, 0], width=40)
+    assert text.split("\n")[1].endswith("0") and "█" not in text
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_non_finite_data_is_a_clear_error(bad):
+    with pytest.raises(ValueError, match="有限的数"):
+        format_line("t", {"a": [(0, 1), (1, bad)]})
+    with pytest.raises(ValueError, match="有限的数"):
+        format_heatmap("t", ["a"], ["x"], [[bad]])
+    with pytest.raises(ValueError, match="有限的数"):
+        format_bars("t", ["a"], [bad])
+    with pytest.raises(ValueError, match="有限的数"):
+        svg.scatter_svg("t", {"a": [(bad, 1)]})
+
+
+def test_other_bad_input():
+    with pytest.raises(ValueError, match="大于 0"):
+        format_scatter("t", {"a": [(0, 1)]}, log_x=True)
+    with pytest.raises(ValueError, match="负数"):
+        format_bars("t", ["a"], [-1])
+    with pytest.raises(ValueError, match="没有数据点"):
+        format_line("t", {"a": []})
+    with pytest.raises(ValueError, match="2 行 × 1 列"):
+        format_heatmap("t", ["a", "b"], ["x"], [[1]])
+
+
+# ---------------------------------------------------------------- 终端、颜色
+
+class FakeTTY(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_width_follows_the_terminal_only_when_it_is_one(monkeypatch):
+    monkeypatch.setattr(console.shutil, "get_terminal_size", lambda fallback=None: os.terminal_size((83, 24)))
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    monkeypatch.setenv("COLUMNS", "83")
+    assert chart_width() == 100                                    # 重定向：固定宽度，和终端多宽无关
+    piped = format_line("t", {"a": curve()})
+    monkeypatch.setattr(sys, "stdout", FakeTTY())
+    assert chart_width() == 83
+    monkeypatch.setenv("NO_COLOR", "1")
+    text = format_line("t", {"a": curve()})
+    assert max(map(display_width, text.split("\n"))) <= 83 < max(map(display_width, piped.split("\n")))
+    monkeypatch.setattr(console.shutil, "get_terminal_size", lambda fallback=None: os.terminal_size((400, 24)))
+    assert chart_width() == console.CHART_MAX
+
+
+def test_colour_only_on_a_terminal_without_no_color(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert "\033[" not in format_line("t", {"a": curve(), "b": curve(9)})          # 重定向：单色
+    monkeypatch.setattr(sys, "stdout", FakeTTY())
+    colored = format_line("t", {"a": curve(), "b": curve(9)}, width=80)
+    assert "\033[" in colored
+    assert ANSI.sub("", colored) == format_line("t", {"a": curve(), "b": curve(9)}, width=80, color=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\033[" not in format_bars("t", ["a"], [[1, 2]], segments=["x", "y"])
+
+
+# ---------------------------------------------------------------- SVG
+
+def parse(text):
+    root = ET.fromstring(text)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    return root
+
+
+def q(root, tag):
+    return root.iter("{http://www.w3.org/2000/svg}" + tag)
+
+
+def plot_mapping(root):
+    """从 <g class="plot"> 的 data-* 读出坐标换算，返回 像素 → 数据 的两个函数。"""
+    g = next(e for e in q(root, "g") if e.get("class") == "plot")
+    f = {k[5:]: float(v) for k, v in g.attrib.items() if k.startswith("data-")}
+
+    def data_x(px):
+        t = f["x-min"] + (px - f["left"]) / f["width"] * (f["x-max"] - f["x-min"])
+        return 10 ** t if f["log-x"] else t
+
+    def data_y(py):
+        t = f["y-min"] + (f["top"] + f["height"] - py) / f["height"] * (f["y-max"] - f["y-min"])
+        return 10 ** t if f["log-y"] else t
+
+    return data_x, data_y, f
+
+
+def test_svg_line_points_match_the_data():
+    series = {"进化": curve(), "小模型": [(k, 1 + k / 1000) for k in range(0, 301, 10)]}
+    root = parse(svg.line_svg("最好分数", series, x_label="第几个提议", y_label="比专家快", refs=[("上限", 1.33)]))
+    data_x, data_y, f = plot_mapping(root)
+    groups = {e.get("data-name"): e for e in q(root, "g") if e.get("class") == "series"}
+    assert sorted(groups) == sorted(series)
+    for name, pts in series.items():
+        g = groups[name]
+        drawn = [tuple(map(float, p.split(","))) for p in next(q(g, "polyline")).get("points").split()]
+        assert len(drawn) == len(pts)
+        for (px, py), (x, y) in zip(drawn, pts):
+            assert abs(data_x(px) - x) <= 0.01 * (f["x-max"] - f["x-min"]) / f["width"] * 100
+            assert abs(data_y(py) - y) <= 0.01 * (f["y-max"] - f["y-min"]) / f["height"] * 100
+    ref = next(e for e in q(root, "line") if e.get("class") == "ref")
+    assert abs(data_y(float(ref.get("y1"))) - 1.33) < 1e-3
+    texts = [t.text for t in q(root, "text")]
+    assert "最好分数" in texts and "第几个提议" in texts and "比专家快" in texts and "进化" in texts and "上限" in texts
+    assert "Noto Sans CJK SC" in root.get("font-family")
+
+
+def test_svg_scatter_log_axes_points_match_the_data():
+    pts = [(1.0, 3.0), (100.0, 300.0), (4000.0, 650.0)]
+    root = parse(svg.scatter_svg("屋顶线", {"最优": pts}, log_x=True, log_y=True,
+                                 curves=[("HBM", [(0.5, 1.7), (295, 989), (1e4, 989)])]))
+    data_x, data_y, _ = plot_mapping(root)
+    circles = list(q(root, "circle"))[:len(pts)]
+    for c, (x, y) in zip(circles, pts):
+        assert (float(c.get("data-x")), float(c.get("data-y"))) == (x, y)
+        assert abs(math.log10(data_x(float(c.get("cx")))) - math.log10(x)) < 0.005
+        assert abs(math.log10(data_y(float(c.get("cy")))) - math.log10(y)) < 0.005
+
+
+def test_svg_scatter_diagonal_is_y_equals_x():
+    root = parse(svg.scatter_svg("t", {"a": [(1.2, 1.25), (1.3, 1.28)]}, diagonal=True))
+    data_x, data_y, _ = plot_mapping(root)
+    line = next(e for e in q(root, "polyline") if e.get("data-name") == "y = x")
+    for p in line.get("points").split():
+        px, py = map(float, p.split(","))
+        assert abs(data_x(px) - data_y(py)) < 1e-3
+
+
+def test_svg_heatmap_and_bars_carry_the_data():
+    values = heat_values()
+    root = parse(svg.heatmap_svg("热力图", ROWS_ZH, COLS, values, x_label="M", y_label="投影"))
+    cells = [e for e in q(root, "rect") if e.get("data-value")]
+    assert len(cells) == len(ROWS_ZH) * len(COLS)
+    for e in cells:
+        i, j = ROWS_ZH.index(e.get("data-row")), COLS.index(e.get("data-col"))
+        assert float(e.get("data-value")) == values[i][j]
+    lo, hi = min(map(min, values)), max(map(max, values))
+    fills = {e.get("fill") for e in cells if float(e.get("data-value")) == hi}
+    assert fills == {svg.HEAT[-1]}
+    assert {e.get("fill") for e in cells if float(e.get("data-value")) == lo} == {svg.HEAT[0]}
+    assert len([e for e in q(root, "rect") if e.get("class") == "extreme"]) == 2
+
+    root = parse(svg.bars_svg("拆解", ["甲", "乙"], [[2, 2, 0, 4], [1, 1, 1, 1]], segments=["算", "搬", "等", "显存"]))
+    bars = [e for e in q(root, "rect") if e.get("data-value")]
+    assert [(e.get("data-label"), e.get("data-segment"), float(e.get("data-value"))) for e in bars] == [
+        ("甲", s, float(v)) for s, v in zip(["算", "搬", "等", "显存"], [2, 2, 0, 4])] + [
+        ("乙", s, 1.0) for s in ["算", "搬", "等", "显存"]]
+    per_unit = {float(e.get("width")) / float(e.get("data-value")) for e in bars if float(e.get("data-value"))}
+    assert max(per_unit) - min(per_unit) < 0.01                                  # 宽度和数成正比（同一比例尺）
+
+
+def test_charts_sink_prints_writes_and_records(tmp_path, capsys):
+    charts = Charts(str(tmp_path / "figs"))
+    charts.line("04_demo2_best_score", "最好分数", {"进化": curve()}, refs=[("上限", 1.33)], y_fmt="{:.2f}×")
+    charts.heatmap("h", "热力图", ["a"], ["x", "y"], [[1, 2]])
+    charts.bars("b", "横条", ["a"], [1])
+    charts.scatter("s", "散点", {"a": [(1, 2)]}, diagonal=True)
+    out = capsys.readouterr().out
+    assert out.startswith("\n最好分数\n") and "热力图" in out and "横条" in out and "散点" in out
+    names = sorted(os.listdir(tmp_path / "figs"))
+    assert names == ["04_demo2_best_score.svg", "b.svg", "h.svg", "s.svg"]
+    for name in names:
+        parse((tmp_path / "figs" / name).read_text(encoding="utf-8"))
+    assert charts.drawn["04_demo2_best_score"][2]["refs"] == [("上限", 1.33)]
+    first = (tmp_path / "figs" / "h.svg").read_bytes()
+    Charts(str(tmp_path / "again"), show=False).heatmap("h", "热力图", ["a"], ["x", "y"], [[1, 2]])
+    assert (tmp_path / "again" / "h.svg").read_bytes() == first                  # 同样的数据，同样的字节
+    assert Charts(None).files == [] and charts.reset(None).drawn == {} and charts.files == []
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)   # 每次跑同样的例子：CI 可复现
+@given(pts=st.lists(st.tuples(finite, finite), min_size=1, max_size=40), width=st.integers(30, 160),
+       height=st.integers(3, 20), label=st.sampled_from(["a", "进化（训练形状）", "8B 训练、70B/8 测试"]))
+def test_any_finite_data_draws_within_the_width(pts, width, height, label):
+    for text in (format_line("t", {label: pts}, refs=[("上限", pts[0][1])], width=width, height=height),
+                 format_scatter("t", {label: pts}, diagonal=True, width=width, height=height),
+                 format_bars("t", [label] * len(pts), [abs(y) for _, y in pts], width=width)):
+        assert all(display_width(line) <= width for line in text.split("\n")), text
+        assert not re.search(r"nan|inf", text, re.I)
+    root = parse(svg.scatter_svg("t", {label: pts}))
+    assert len([c for c in q(root, "circle") if c.get("data-x")]) == len(pts)
+
+
+def test_many_reference_lines_never_crash():
+    text = format_line("t", {"a": curve()}, refs=[(f"线 {k}", 1 + k / 100) for k in range(30)], height=5, width=80)
+    assert all(f"线 {k}" in text for k in range(30))                  # 右边放不下：都进图例

@@ -1,0 +1,310 @@
+"""各脚本的图画的就是旁边表格和句子里的数：从印出来的文字里读出数，和图的数据（Charts.drawn、SVG 里的点）对照。
+还有 --svg DIR：每个脚本都写出能解析的 SVG，标准输出和不加 --svg 时逐字节相同，SVG 本身逐字节可复现。"""
+
+import importlib.util
+import io
+import math
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from contextlib import redirect_stdout
+
+import pytest
+
+from console import Charts
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NS = "{http://www.w3.org/2000/svg}"
+
+
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+def run_quiet(fn, *args):
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        fn(*args)
+    return buf.getvalue()
+
+
+def table_after(text, header_start, also=""):
+    """印出来的表格：从以 header_start 开头（且含 also）的表头起，到空行为止；返回数据行按两个以上空格切开的单元格。"""
+    lines = text.split("\n")
+    i = next(k for k, line in enumerate(lines) if line.startswith(header_start) and also in line)
+    rows = []
+    for line in lines[i + 2:]:
+        if not line.strip() or line.startswith("（"):                  # 空行或表下的说明：表格完了
+            break
+        rows.append(re.split(r"\s{2,}", line.strip()))
+    return rows
+
+
+def num(cell):
+    """单元格里的第一个数（去掉千分位逗号）。"""
+    return float(re.search(r"[-+]?\d[\d,]*\.?\d*", cell).group().replace(",", ""))
+
+
+@pytest.fixture(scope="module")
+def run04():
+    m = load("lecture14/04_alphaevolve_tiling.py", "tiling_04_charts")
+    m.CHARTS.reset(None)
+    out = run_quiet(m.run_lecture, 0, 300, 2, 1)
+    return m, out, m.CHARTS.drawn
+
+
+def test_04_heatmap_is_the_expert_column_of_demo1(run04):
+    m, out, drawn = run04
+    kind, _, data = drawn["04_demo1_expert_vs_optimum"]
+    assert kind == "heatmap" and data["rows"] == list(m.LAYERS) and data["cols"] == [str(M) for M in m.TOKENS]
+    assert len(data["values"]) * len(data["values"][0]) == 88
+    cell = {(r, int(c)): v for r, vals in zip(data["rows"], data["values"]) for c, v in zip(data["cols"], vals)}
+    rows = table_after(out, "形状               最优配置")
+    assert len(rows) == 7
+    for r in rows:                                                   # 表里的 7 行都在热力图里，数值一样
+        name, M = r[0].rsplit(" M=", 1)
+        assert f"{cell[name, int(M)]:.2f}×" == r[-1]
+    worst = max(cell, key=cell.get)                                  # 观察 3 说的"最差的是……"就是图里最大的格子
+    assert f"最差的是 {worst[0]} M={worst[1]}（{cell[worst]:.2f}×）" in out
+    assert f"最大 {cell[worst]:.2f}：{worst[0]}，M = {worst[1]}" in out
+
+
+def test_04_best_score_curve_is_the_improvement_table(run04):
+    m, out, drawn = run04
+    kind, _, data = drawn["04_demo2_best_score"]
+    (pts,) = data["series"].values()
+    assert [x for x, _ in pts] == list(range(301))
+    curve = dict(pts)
+    rows = table_after(out, "第几个提议")
+    shown = [r for r in rows if r[0] != "…"]
+    assert len(shown) >= 5
+    for r in shown:                                                   # 每次刷新：曲线在那一步到了表里的分数
+        k, score = int(r[0]), num(r[1])
+        assert f"{curve[k]:.3f}" == f"{score:.3f}"
+        assert k == 0 or curve[k - 1] < curve[k]                      # 而且正是在那一步涨上去的
+    best = re.search(r"最好的程序：训练形状 ([\d.]+)×", out).group(1)
+    assert f"{pts[-1][1]:.3f}" == best
+    base = {r[0]: num(r[1]) for r in table_after(out, "方法 ")}       # 演示 1 的基线表：训练形状一列
+    refs = dict((label.split()[0], y) for label, y in data["refs"])
+    assert f"{refs['逐形状最优']:.3f}" == f"{base['逐形状最优（每个形状都穷举）']:.3f}"
+    pmt = next(v for k, v in base.items() if k.startswith("按 M 查表"))
+    assert f"{refs['按']:.3f}" == f"{pmt:.3f}"
+    assert all(y <= refs["逐形状最优"] + 1e-12 for _, y in pts)       # 训练形状上永远到不了逐形状最优之上
+
+
+def test_04_train_test_scatter_is_demo3(run04):
+    m, out, drawn = run04
+    kind, _, data = drawn["04_demo3_train_vs_test"]
+    assert kind == "scatter" and list(data["series"]) == list(m.SPLITS.values())
+    rows = table_after(out, "划分    ")
+    evolved = [r for r in rows if "进化" in " ".join(r)]
+    assert len(evolved) == 2
+    for r, pts in zip(evolved, data["series"].values()):
+        assert len(pts) == 2                                          # 每个种子一点
+        cells = [c for c in r if "×" in c]
+        for cell, vals in zip(cells, zip(*pts)):                      # 训练一列、测试一列：中位数（最小–最大）
+            lo, hi = min(vals), max(vals)
+            med = sorted(vals)[len(vals) // 2] if len(vals) % 2 else (sorted(vals)[0] + sorted(vals)[1]) / 2
+            assert cell == f"{med:.3f}× ({lo:.3f}–{hi:.3f})"
+
+
+def test_05_curves_are_the_checkpoint_columns():
+    m = load("lecture14/05_ablations.py", "ablations_05_charts")
+    m.CHARTS.reset(None)
+    out = run_quiet(m.run_ablations, 120, 2, 1)
+    kind, _, data = m.CHARTS.drawn["05_demo1_best_score_by_variant"]
+    assert kind == "line" and list(data["series"]) == [label for label, _ in m.VARIANTS.values()]
+    rows = {r[0]: r for r in table_after(out, "变体", "训练形状")}
+    for label, pts in data["series"].items():
+        curve = dict(pts)
+        assert sorted(curve) == list(range(1, 121))
+        row = rows[label]
+        assert f"{curve[100]:.3f}×" == row[4]                         # "第 100 个提议时"一列：同一个中位数
+        assert f"{curve[120]:.3f}" == f"{num(row[1]):.3f}"            # 曲线的终点就是训练形状的中位数
+
+
+def test_lecture13_bars_and_roofline_are_demo1_tables():
+    m = load("lecture13/01_timing_model.py", "timing_13_charts")
+    m.CHARTS.reset(None)
+    out = run_quiet(m.demo1_breakdown)
+    kind, _, data = m.CHARTS.drawn["13_demo1_time_breakdown"]
+    assert kind == "bars" and len(data["labels"]) == 12
+    lines = out.split("\n")
+    for label, parts in zip(data["labels"], data["values"]):
+        shape, who = label.rsplit(" ", 1)
+        i = next(k for k, line in enumerate(lines) if line.startswith(shape + "（"))
+        row = next(re.split(r"\s{2,}", line.strip()) for line in lines[i:] if line.startswith(who + " "))
+        for v, cell in zip(parts, row[6:10]):                        # 算、搬、等、显存四列
+            assert m.num(v) == cell
+    kind, _, data = m.CHARTS.drawn["13_demo1_roofline"]
+    assert kind == "scatter"
+    first, rest = data["series"].values()
+    assert len(first) == 4 and len(first) + len(rest) == 88
+    table = table_after(out, "形状               N×K")
+    for (x, y), r in zip(first, table):                              # 4 个形状：算术强度一样；TFLOPS 就是"最优"那行
+        assert f"{x:,.1f}" == r[4]
+        i = next(k for k, line in enumerate(lines) if line.startswith(r[0] + "（"))
+        best = next(re.split(r"\s{2,}", line.strip()) for line in lines[i:] if line.startswith("最优 "))
+        assert f"{y:.0f}" == best[2]
+    (roof_label, roof), = data["curves"]
+    assert max(y for _, y in roof) == pytest.approx(989.4) and all(y <= 989.4 * 1.0001 for _, y in first + rest)
+    ridge = roof[1][0]
+    assert all(y <= x * 3.35 + 1e-9 for x, y in first + rest if x < ridge)   # 屋顶之下
+
+
+def test_lecture10_bars_are_the_rejection_table():
+    m = load("lecture10/01_config_space.py", "config_10_charts")
+    m.CHARTS.reset(None)
+    out = run_quiet(m.demo2_rejections, 6400)
+    kind, _, data = m.CHARTS.drawn["10_rejections_by_resource"]
+    rows = {r[0]: r for r in table_after(out, "资源 ")}
+    assert data["labels"] == [k for k in rows if k != "至少超一种"]
+    for label, v in zip(data["labels"], data["values"]):
+        assert int(num(rows[label][-2])) == v
+
+
+# ---------------------------------------------------------------- --svg DIR
+
+SCRIPTS = [("lecture10/01_config_space.py", [], ["10_rejections_by_resource"]),
+           ("lecture13/01_timing_model.py", [], ["13_demo1_roofline", "13_demo1_time_breakdown"]),
+           ("lecture14/04_alphaevolve_tiling.py", ["--quick", "--jobs", "1"],
+            ["04_demo1_expert_vs_optimum", "04_demo2_best_score", "04_demo3_train_vs_test"]),
+           ("lecture14/05_ablations.py", ["--quick", "--jobs", "1"], ["05_demo1_best_score_by_variant"])]
+
+
+def run_script(path, args):
+    env = dict(os.environ)
+    env.pop("NO_COLOR", None)
+    r = subprocess.run([sys.executable, os.path.join(ROOT, path), *args], capture_output=True, timeout=120, env=env,
+                       cwd=ROOT)
+    assert r.returncode == 0, r.stderr.decode()
+    return r.stdout
+
+
+@pytest.mark.parametrize("path,args,names", SCRIPTS)
+def test_svg_option_writes_every_chart(tmp_path, path, args, names):
+    plain = run_script(path, args)
+    with_svg = run_script(path, args + ["--svg", str(tmp_path / "a")])
+    assert with_svg == plain                                          # --svg 不改标准输出
+    assert "\033[" not in plain.decode()                              # 重定向：不上颜色
+    assert sorted(os.listdir(tmp_path / "a")) == sorted(n + ".svg" for n in names)
+    for n in names:
+        root = ET.parse(tmp_path / "a" / f"{n}.svg").getroot()
+        assert root.tag == NS + "svg"
+        title = next(root.iter(NS + "title")).text
+        assert title and title.split("（")[0][:6] in plain.decode()   # 终端里印的是同一张图
+    run_script(path, args + ["--svg", str(tmp_path / "b")])
+    for n in names:                                                   # 同样的参数，同样的字节
+        assert (tmp_path / "a" / f"{n}.svg").read_bytes() == (tmp_path / "b" / f"{n}.svg").read_bytes()
+
+
+def test_04_svg_points_are_the_printed_seeds(tmp_path):
+    out = run_script("lecture14/04_alphaevolve_tiling.py", ["--quick", "--jobs", "1", "--svg", str(tmp_path)]).decode()
+    root = ET.parse(tmp_path / "04_demo3_train_vs_test.svg").getroot()
+    rows = [r for r in table_after(out, "划分    ") if "进化" in " ".join(r)]
+    groups = {g.get("data-name"): g for g in root.iter(NS + "g") if g.get("class") == "series"}
+    for r, name in zip(rows, ["配对随机对半分", "8B 训练、70B/8 测试"]):
+        pts = [(float(c.get("data-x")), float(c.get("data-y"))) for c in groups[name].iter(NS + "circle")]
+        xs, ys = zip(*pts)
+        cells = [c for c in r if "×" in c]
+        assert f"({min(xs):.3f}–{max(xs):.3f})" in cells[0] and f"({min(ys):.3f}–{max(ys):.3f})" in cells[1]
+    plot = next(g for g in root.iter(NS + "g") if g.get("class") == "plot")
+    f = {k[5:]: float(v) for k, v in plot.attrib.items() if k.startswith("data-")}
+    for c in root.iter(NS + "circle"):                                # 像素位置换算回去就是数据
+        if c.get("data-x"):
+            x = f["x-min"] + (float(c.get("cx")) - f["left"]) / f["width"] * (f["x-max"] - f["x-min"])
+            assert math.isclose(x, float(c.get("data-x")), abs_tol=(f["x-max"] - f["x-min"]) / f["width"] * 0.01)
+
+
+def test_bad_svg_dir_is_one_sentence(tmp_path):
+    afile = tmp_path / "f"
+    afile.write_text("x")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "lecture10/01_config_space.py"), "--svg", str(afile)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "是一个文件" in r.stderr
+    assert len(r.stderr.strip().split("\n")) == 1
+
+
+def test_charts_add_argument_and_dir(tmp_path):
+    import argparse
+    ap = argparse.ArgumentParser()
+    Charts.add_argument(ap)
+    assert ap.parse_args([]).svg is None
+    path = str(tmp_path / "new" / "dir")
+    assert Charts.check_dir(ap, path) == path and os.path.isdir(path)
+
+
+def run_in_pty(args, cols, env_extra):
+    """在一个 cols 列宽的伪终端里运行脚本，返回它印出的文字（标准输出就是终端）。"""
+    pty = pytest.importorskip("pty")
+    import fcntl
+    import struct
+    import termios
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS")}
+    env.update(env_extra)
+    pid, fd = pty.fork()
+    if pid == 0:                                                      # 子进程：先把终端设成 cols 列宽再运行
+        fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
+        os.execve(sys.executable, [sys.executable, *args], env)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    text = out.decode("utf-8").replace("\r\n", "\n")
+    return re.sub(r"\n（用时 [\d.]+ 秒）\n", "\n", text)                  # 标准错误也进了终端：去掉用时那行
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+def test_charts_follow_a_real_terminal(cols):
+    from console import display_width
+    script = os.path.join(ROOT, "lecture13/01_timing_model.py")
+    colored = run_in_pty([script], cols, {})
+    plain = run_in_pty([script], cols, {"NO_COLOR": "1"})
+    assert "\033[" in colored and "\033[" not in plain                # 终端里上色；NO_COLOR 关掉
+    assert re.sub(r"\033\[[0-9;]*m", "", colored) == plain            # 颜色之外一模一样
+    lines = plain.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("屋顶线："))
+    chart = lines[start:lines.index("", start)]
+    assert len(chart) > 15
+    assert all(display_width(line) <= min(cols, 100) for line in chart)   # 跟着终端宽度，最多 100 列
+    assert max(display_width(line) for line in chart) > min(cols, 100) - 30  # 而且用上了这个宽度
+
+
+NUMBERED = sorted(os.path.relpath(os.path.join(d, f), ROOT) for d in
+                  (os.path.join(ROOT, x) for x in os.listdir(ROOT) if x.startswith("lecture"))
+                  for f in os.listdir(d) if re.match(r"\d\d_.*\.py$", f))
+
+
+@pytest.mark.parametrize("path", NUMBERED)
+def test_every_numbered_script_takes_svg(path):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, path), "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "--svg DIR" in r.stdout
+
+
+def test_script_without_charts_says_it_wrote_nothing(tmp_path):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "lecture14/01_heuristic_as_code.py"), "--svg", str(tmp_path)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and os.listdir(tmp_path) == [] and "没有画图" in r.stderr
+
+
+def test_06_heatmap_is_the_demo2_table():
+    m = load("lecture14/06_your_heuristic.py", "yours_06_charts")
+    from evolve import TimeTable
+    m.CHARTS.reset(None)
+    out = run_quiet(m.demo2_per_shape, m.EXPERT, TimeTable())
+    kind, _, data = m.CHARTS.drawn["06_demo2_yours_vs_optimum"]
+    rows = {r[0]: r[1:] for r in table_after(out, "投影 \\ M")}
+    assert data["rows"] == list(rows) and len(data["cols"]) == 11
+    for name, vals in zip(data["rows"], data["values"]):
+        assert [f"{v:.2f}" for v in vals] == [c.rstrip("*") for c in rows[name]]   # 每一格都是表里那个数
