@@ -187,6 +187,7 @@ def test_04_demo2_success_rates_fail_when_targeted_never_wins(monkeypatch, table
 
 def test_04_demo2_dead_rules_fail_when_nothing_simplifies(monkeypatch, table, halves):
     monkeypatch.setattr(T04, "simplify", lambda p: p)             # 假装没有一个程序带死规则
+    monkeypatch.setattr(T04, "has_dead_rules", lambda p: False)
     out, obs, text = demo2(monkeypatch, table, halves)
     fails(claim(obs, "死规则"), text, ["simplify"], ["有 0 个带死规则", "simplify 行为不变：是"])
 
@@ -265,9 +266,10 @@ def test_04_demo4_fails(table, halves):
 # ================================================================ 05：造出来的消融结果
 
 def result(train, test=None, at100=None, at300=None, runs=25_000, probe=200, cached=150, tried=None, accepted=None,
-           rejected=None):
-    return dict(train=train, test=train if test is None else test,
-                at={100: train - 0.05 if at100 is None else at100, 300: train - 0.01 if at300 is None else at300},
+           rejected=None, budget=1000):
+    at = {100: train - 0.05 if at100 is None else at100, 300: train - 0.01 if at300 is None else at300}
+    history = np.interp(np.arange(budget), [0, 99, 299, budget - 1], [1.0, at[100], at[300], train])   # 和 at 一致的曲线
+    return dict(train=train, test=train if test is None else test, at=at, history=history.tolist(),
                 runs=runs, full=600, probe=probe, cached=cached, tried=tried or {"targeted": 400, "single_field": 280},
                 accepted=accepted or {"targeted": 60, "single_field": 5}, static_reject=rejected or {"single_field": 70})
 
