@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from evolve.diff import AMBIGUOUS, EMPTY_SEARCH, NOT_FOUND, DiffError, apply_diff, format_diff, make_diff, parse_diff
 from evolve.program import NO_BOUND, Program, ProgramError, Rule, _merge_conds, choose_mnk, dead_rules, equivalent, render, simplify
 from evolve.source import _block, _parse_ast, _parse_lines, _parse_rendered, parse
-from kernel_lab import VALID, Config
+from evolve import Evaluator, all_shapes
+from kernel_lab import VALID, VALID_INDEX, Config
 
 # CI：固定的例子（derandomize），个数有限。想多找找：EVOLVE_FUZZ=20 python -m pytest tests/test_program_properties.py
 # 会换成随机的例子、每个测试多 20 倍。
@@ -297,3 +298,39 @@ def test_has_dead_rules_matches_simplify(p):
     # has_dead_rules 是 simplify 会不会删掉规则的快速回答
     from evolve.program import has_dead_rules
     assert has_dead_rules(p) == (simplify(p).n_rules() < p.n_rules())
+
+
+# ---------------------------------------------------------------- 评估器的向量化 choose、程序的比较
+
+# 训练形状的 M、N、K 和它们两边的数：阈值正好落在形状上、差一点盖住或差一点盖不住
+SHAPE_VALUES = sorted({v + d for s in all_shapes() for v in (s.M, s.N, s.K) for d in (-1, 0, 1)})
+NEAR_SHAPES = st.one_of(st.sampled_from(SHAPE_VALUES), THRESHOLD)
+
+
+@examples(300)
+@given(programs(max_rules=40, thresholds=NEAR_SHAPES))
+def test_evaluator_indices_match_choose(table, train, p):
+    # 评估器一次算出所有训练形状走哪个分支（规则 × 形状的向量化第一次匹配）：和逐个形状调 choose 一样，
+    # 启动不了的配置是 -1
+    ev = _evaluator(table, train)
+    want = [VALID_INDEX.get(choose_mnk(p, s.M, s.N, s.K), -1) for s in ev.train]
+    assert ev._indices(p).tolist() == want
+
+
+_EV = {}
+
+
+def _evaluator(table, train):
+    if "ev" not in _EV:
+        _EV["ev"] = Evaluator(train, table)
+    return _EV["ev"]
+
+
+@examples(300)
+@given(programs(max_rules=4, thresholds=st.sampled_from((1, 16, 64))), programs(max_rules=4, thresholds=st.sampled_from((1, 16, 64))))
+def test_program_equality_is_rules_and_default(p, q):
+    # Program 的 == 先比哈希再比内容：结果和直接比 (规则, 默认配置) 一样；相等的哈希也相等
+    same = (p.rules, p.default) == (q.rules, q.default)
+    assert (p == q) is same and (q == p) is same and (p != q) is (not same)
+    assert not same or hash(p) == hash(q)
+    assert p == Program(p.rules, p.default) and p != (p.rules, p.default)
