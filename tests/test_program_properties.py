@@ -1,7 +1,7 @@
 """evolve.program / evolve.diff 的性质测试（Hypothesis，固定种子、例子个数有限）：什么样的文本交给 parse 都只会得到
 ProgramError 或一个程序，而且不超过一秒；读得进来的程序都能 render 并读回同一个程序；三条读法（render 格式、
 逐行、ast）读出同一个程序；SEARCH/REPLACE 的应用和一个独立写的参照实现一致；simplify / equivalent 和老的
-"枚举所有阈值组合"的参照实现一致。"""
+"枚举所有阈值组合"的参照实现一致；评估器一次算出的各形状的分支和逐个 choose 一致。"""
 
 import os
 import re
