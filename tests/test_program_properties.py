@@ -334,3 +334,53 @@ def test_program_equality_is_rules_and_default(p, q):
     assert (p == q) is same and (q == p) is same and (p != q) is (not same)
     assert not same or hash(p) == hash(q)
     assert p == Program(p.rules, p.default) and p != (p.rules, p.default)
+
+
+def reference_lines(text):
+    """按 "\\n" 切行的参照：每行带着它的 "\\n"（最后一行可以没有）。"""
+    out, start = [], 0
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            out.append(text[start:i + 1])
+            start = i + 1
+    return out + ([text[start:]] if start < len(text) else [])
+
+
+def reference_common(a, b):
+    """(共同的开头几行, 不和开头重叠的共同结尾几行)，一行一行地数。"""
+    n = min(len(a), len(b))
+    pre = 0
+    while pre < n and a[pre] == b[pre]:
+        pre += 1
+    suf = 0
+    while suf < n - pre and a[len(a) - 1 - suf] == b[len(b) - 1 - suf]:
+        suf += 1
+    return pre, suf
+
+
+ODD_BREAKS = st.text(alphabet=st.sampled_from("ab \n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028é"), max_size=30)
+
+
+@examples(300)
+@given(st.one_of(ODD_BREAKS, LINES))
+def test_lines_split_only_at_newline(text):
+    # make_diff 和 parse_diff 只按 "\n" 切行（"\r"、"\x0c"、"\u2028" 这些不是行尾）
+    from evolve.diff import _lines
+    assert _lines(text) == reference_lines(text)
+
+
+@examples(400)
+@given(st.one_of(LINES, ODD_BREAKS), st.one_of(LINES, ODD_BREAKS))
+def test_make_diff_changes_only_the_differing_lines(a, b):
+    # make_diff 的一块：REPLACE 去掉上下文以后，正好是 b 里去掉共同的开头和结尾几行后剩下的那几行
+    diff = make_diff(a, b)
+    if a == b:
+        assert diff == ()
+        return
+    la, lb = reference_lines(a), reference_lines(b)
+    pre, suf = reference_common(la, lb)
+    (search, repl), = diff
+    assert apply_diff(a, diff) == b
+    ls, lr = reference_lines(search), reference_lines(repl)
+    top = next(i for i in range(len(la) + 1) if "".join(la[i:i + len(ls)]) == search)   # SEARCH 从 a 的第几行开始
+    assert "".join(lr[pre - top:len(lr) - (top + len(ls) - (len(la) - suf))]) == "".join(lb[pre:len(lb) - suf])
