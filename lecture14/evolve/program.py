@@ -83,7 +83,8 @@ class Rule:
     def __eq__(self, other) -> bool:  # 和 dataclass 生成的一样（比 conds、config），只是先看是不是同一个对象、哈希同不同
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self is other or (self._hash == other._hash and self.conds == other.conds and self.config == other.config)
+        return self is other or (self._hash == other._hash and self.conds == other.conds
+                                 and (self._index == other._index >= 0 or self.config == other.config))  # 下标相同就是同一个配置
 
     def box(self) -> tuple[int, int, int]:
         """这条规则管的盒子的"角"：(M 的上界, N 的上界, K 的上界)；没有条件的维是 NO_BOUND。"""
