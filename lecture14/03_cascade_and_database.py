@@ -13,10 +13,12 @@ CS349E · 第 14 讲 · 03_cascade_and_database.py —— 级联评估和程序�
       演示 3：最好的程序是怎么来的——从专家启发式到它的一串修改，每一步的修改种类和分数。
 
 【关于数字】"硬件"是第 13 讲 sched_lab 的解析模型（H100 的参数，不是在 GPU 上量的）；"LLM"是 evolve.MockLLM，
-    没有真的语言模型。分数 = 训练形状上相对专家启发式的几何平均加速比；表里是几个种子的中位数（括号里最小–最大）。
+    没有真的语言模型。分数 = 训练形状上相对专家启发式的几何平均加速比；表里是几个种子的中位数（括号里最小–最大；
+    种子数是偶数时中位数是中间两个的平均，计数可能是 x.5）。
     结论说的是这个迷你问题，不是 AlphaEvolve 本身。下面每一句观察都由这次运行算出来、在代码里检验过；
     不成立的会印成【本次不成立】，并写出判据和这次的值。
-【运行】python3 03_cascade_and_database.py                （10 个变体 × 3 个种子 × 1000 个提议，分给 2 个进程）
+【运行】python3 03_cascade_and_database.py                （10 个变体 × 2 个种子 × 1000 个提议，另加一次核对演示 3
+                                                           的进化，共 21 次，分给 2 个进程）
        python3 03_cascade_and_database.py --quick        （预算 300、2 个种子，快得多）
        用时见 README 的"计时"；每做完一次进化在标准错误上报一次进度，Ctrl-C 随时停下（后台进程一起）。
        其他旋钮：--budget 每次进化提出多少个程序，--seeds 种子个数（种子 0 .. seeds-1），--jobs 进程数（只影响快慢）。
@@ -50,7 +52,7 @@ from evolve.program import parse_diff  # noqa: E402
 from kernel_lab import VALID_INDEX  # noqa: E402
 
 BUDGET = 1000
-SEEDS = 3
+SEEDS = 2
 JOBS = 2
 QUICK = dict(budget=300, seeds=2)
 PROBES = (0, 3, 6, 12)          # 探针个数；0 = 不用级联
@@ -66,6 +68,11 @@ POLICIES = {"best": "永远挑最好的", "uniform": f"存档（{ARCHIVE} 个）
             "islands": f"岛屿模型（{N_ISLANDS} 岛 × {ISLAND_SIZE}，04 的默认）"}
 
 CHARTS = Charts()   # 这个脚本没有图；--svg DIR 和别的脚本一样接受，只是不写文件（标准错误上说一声）
+
+
+def cnt(x) -> str:
+    """一个计数的中位数：整数照印（千位加逗号）；种子数是偶数时可能是 x.5，就印一位小数——不把 0.5 印成 0。"""
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
 
 
 def pct(x, *bounds):
@@ -215,10 +222,13 @@ _TABLE: list = []
 
 
 def run_task(task):
-    """一次进化。("cascade", 名字, 种子, 预算)：岛屿模型 + 某种探针；("db", 办法, 种子, 预算)：默认探针 + 某种程序库。"""
+    """一次进化。("cascade", 名字, 种子, 预算)：岛屿模型 + 某种探针；("db", 办法, 种子, 预算)：默认探针 + 某种程序库；
+    ("plain", 名字, 种子, 预算)：不经过记录器、直接调用 evolve 的同一次进化（演示 3 拿它核对记录器不改变路线）。"""
     kind, key, seed, budget = task
     table = _TABLE[0]
     train, test = split_shapes(all_shapes())
+    if kind == "plain":
+        return dict(best=evolve(Evaluator(train, table), budget, seed=seed)["best"][0])
     if kind == "cascade":
         _, n, how = next(c for c in CASCADES if c[0] == key)
         ev, db_cls = CountingEvaluator(train, table, n, how, seed), ProgramDatabase
@@ -237,13 +247,13 @@ def run_task(task):
         r.update(rejected=ev.rejected, false=ev.false_rejects, missed=ev.missed_best)
         if key == DEFAULT and seed == 0:
             r["lineage"] = lineage(ev, rec, best)
-            r["plain"] = evolve(Evaluator(train, table), budget, seed=seed)["best"][0]   # 不经过记录器的同一次进化
     return r
 
 
 def run_all(table, tasks, jobs):
-    """按 tasks 的顺序返回每次进化的结果。jobs > 1 时分给几个子进程（结果和顺序跑一模一样）；进度写到标准错误；
-    子进程不理 Ctrl-C，Ctrl-C 时 runner.run 先结束它们。"""
+    """按 tasks 的顺序返回每次进化的结果。jobs > 1 时分给几个子进程（结果和顺序跑一模一样；最慢的那次——记下每个
+    提议的演示 3——先发出去，免得最后只剩它一个在跑）；进度写到标准错误；子进程不理 Ctrl-C，Ctrl-C 时 runner.run
+    先结束它们。"""
     _TABLE[:] = [table]
     total = len(tasks)
     if jobs <= 1:
@@ -256,11 +266,12 @@ def run_all(table, tasks, jobs):
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
     pool = mp.get_context(method).Pool(min(jobs, total), initializer=_init, initargs=(table,))
     on_interrupt(pool.terminate)
+    order = sorted(range(total), key=lambda i: tasks[i] != ("cascade", DEFAULT, 0, tasks[i][3]))   # 稳定排序
     try:
-        out = []
-        for r in pool.imap(run_task, tasks):
-            out.append(r)
-            progress(f"  做完 {len(out)}/{total} 次进化")
+        out = [None] * total
+        for done, (i, r) in enumerate(zip(order, pool.imap(run_task, [tasks[i] for i in order])), 1):
+            out[i] = r
+            progress(f"  做完 {done}/{total} 次进化")
         pool.close()
         return out
     finally:
@@ -286,32 +297,32 @@ def spread_txt(rs, k, fmt="{:.3f}×"):
 
 def obs_cascade_saves(runs0, runs6, s0, s6):
     ok = runs6 < 0.8 * runs0 and abs(s6 / s0 - 1) <= TIE
-    return check(ok, f"级联省的是内核：{N_PROBE} 个探针时跑了 {runs6:,.0f} 次，不用级联 {runs0:,.0f} 次（省 {pct(1 - runs6 / runs0)}），"
+    return check(ok, f"级联省的是内核：{N_PROBE} 个探针时跑了 {cnt(runs6)} 次，不用级联 {cnt(runs0)} 次（省 {pct(1 - runs6 / runs0)}），"
                        f"最后的分数差不多（{s6:.3f}× 对 {s0:.3f}×）。大多数子程序比父程序差，在探针上就看得出来。",
                  f"{N_PROBE} 个探针比不用级联少跑 20% 以上的内核，最后的分数相差不到 {TIE:.0%}",
-                 f"{N_PROBE} 个探针 {runs6:,.0f} 次、{s6:.3f}×；不用级联 {runs0:,.0f} 次、{s0:.3f}×")
+                 f"{N_PROBE} 个探针 {cnt(runs6)} 次、{s6:.3f}×；不用级联 {cnt(runs0)} 次、{s0:.3f}×")
 
 
 def obs_probe_size(runs: dict, false: dict, rejected: dict):
     """runs / false / rejected：探针个数（3、6、12）→ 中位数。"""
     n = N_PROBE
     ok = runs[n] <= min(runs.values()) and false[n] <= false[3] and rejected[3] < rejected[n]
-    return check(ok, f"探针不是越少越省：3 个探针只淘汰 {rejected[3]:.0f} 个（{n} 个淘汰 {rejected[n]:.0f} 个），放过去的都要完整评估，"
-                       f"内核反而跑了 {runs[3]:,.0f} 次；{n} 个探针 {runs[n]:,.0f} 次是三种里最少的，错杀也不比 3 个多"
-                       f"（{false[n]:.0f} 对 {false[3]:.0f}）。12 个探针每个子程序先花的钱翻倍，{runs[12]:,.0f} 次。",
+    return check(ok, f"探针不是越少越省：3 个探针只淘汰 {cnt(rejected[3])} 个（{n} 个淘汰 {cnt(rejected[n])} 个），放过去的都要完整评估，"
+                       f"内核反而跑了 {cnt(runs[3])} 次；{n} 个探针 {cnt(runs[n])} 次是三种里最少的，错杀也不比 3 个多"
+                       f"（{cnt(false[n])} 对 {cnt(false[3])}）。12 个探针每个子程序先花的钱翻倍，{cnt(runs[12])} 次。",
                  f"{n} 个探针跑的内核在 3、{n}、12 个里最少，错杀不多于 3 个探针，3 个探针淘汰得比 {n} 个少",
-                 f"探针 3 / {n} / 12 个：内核 " + " / ".join(f"{runs[k]:,.0f}" for k in (3, n, 12)) + " 次，淘汰 "
-                 + " / ".join(f"{rejected[k]:.0f}" for k in (3, n, 12)) + "，错杀 " + " / ".join(f"{false[k]:.0f}" for k in (3, n, 12)))
+                 f"探针 3 / {n} / 12 个：内核 " + " / ".join(f"{cnt(runs[k])}" for k in (3, n, 12)) + " 次，淘汰 "
+                 + " / ".join(f"{cnt(rejected[k])}" for k in (3, n, 12)) + "，错杀 " + " / ".join(f"{cnt(false[k])}" for k in (3, n, 12)))
 
 
 def obs_spread(false_spread, false_random, n, others: str = ""):
     """04 默认的探针个数 n 下比取法；others 是别的个数下的同样比较（数据，不是论断）。"""
     ok = false_spread < false_random
-    return check(ok, f"{n} 个探针（04 的默认）按 M 均匀取，错杀 {false_spread:.0f} 个；随机取 {false_random:.0f} 个（中位数）。"
+    return check(ok, f"{n} 个探针（04 的默认）按 M 均匀取，错杀 {cnt(false_spread)} 个；随机取 {cnt(false_random)} 个（中位数）。"
                      "按 M 均匀取的探针从 decode 到 prefill 都有，子程序在哪一段变差都看得见；随机取的可能挤在几个 M 上。"
                      + others,
                  f"{n} 个探针按 M 均匀取，错杀的比随机取的少",
-                 f"均匀取错杀 {false_spread:.0f} 个，随机取 {false_random:.0f} 个")
+                 f"均匀取错杀 {cnt(false_spread)} 个，随机取 {cnt(false_random)} 个")
 
 
 def demo1_cascade(res, seeds, budget):
@@ -319,17 +330,19 @@ def demo1_cascade(res, seeds, budget):
     rows = []
     for label, n, how in CASCADES:
         rs = res["cascade", label]
+        hit = [r for r in rs if r["false"] > 0]             # 有错杀的种子
         rows.append([("不用级联（0 个）" if n == 0 else f"{n} 个，{'按 M 均匀取' if how == 'spread' else '随机取'}"),
-                     spread_txt(rs, "score"), f"{med(rs, 'runs'):,.0f}", f"{med(rs, 'rejected'):.0f}",
-                     f"{med(rs, 'false'):.0f}", f"{med(rs, 'missed'):.3f}×" if med(rs, "false") > 0 else ""])
+                     spread_txt(rs, "score"), cnt(med(rs, 'runs')), cnt(med(rs, 'rejected')),
+                     cnt(med(rs, 'false')), f"{med(hit, 'missed'):.3f}×" if hit else ""])
     print_table(["探针", "最后的分数", "跑了几次内核", "探针淘汰", "其中错杀", "错杀的里面最好的"], rows)
     print_note(f"（错杀 = 被探针淘汰、但在全部训练形状上其实比它的父程序好的子程序；每个被淘汰的都用时间表完整评估了一次才数出来，"
-         f"这些评估不算进\"跑了几次内核\"。除了\"最后的分数\"，各列都是 {seeds} 个种子的中位数。）")
+         f"这些评估不算进\"跑了几次内核\"。除了\"最后的分数\"，各列都是 {seeds} 个种子的中位数；"
+         "\"错杀的里面最好的\"只算有错杀的种子，没有一个种子有错杀就空着。）")
     g = lambda label, k: med(res["cascade", label], k)     # noqa: E731
     return [obs_cascade_saves(g("0", "runs"), g(str(N_PROBE), "runs"), g("0", "score"), g(str(N_PROBE), "score")),
             obs_probe_size(*({n: g(str(n), k) for n in PROBES[1:]} for k in ("runs", "false", "rejected"))),
             obs_spread(g(str(N_PROBE), "false"), g(f"{N_PROBE} 随机", "false"), N_PROBE,
-                       "别的个数下：" + "；".join(f"{n} 个探针均匀取错杀 {g(str(n), 'false'):.0f}、随机取 {g(f'{n} 随机', 'false'):.0f}"
+                       "别的个数下：" + "；".join(f"{n} 个探针均匀取错杀 {cnt(g(str(n), 'false'))}、随机取 {g(f'{n} 随机', 'false'):.0f}"
                                            for n in PROBES[1:] if n != N_PROBE) + "。")]
 
 
@@ -362,11 +375,11 @@ def obs_greedy(parents: dict, scores: dict, flat: dict):
     ok = all(parents["best"] < parents[k] for k in others)
     r = scores["best"] / scores["islands"] - 1
     how = ("没有吃亏" if r >= -TIE else "吃了亏") + f"（{scores['best']:.3f}× 对岛屿模型 {scores['islands']:.3f}×）"
-    return check(ok, f"永远挑最好的最贪心：整次进化里只有 {parents['best']:.0f} 个不同的程序当过父程序（其余三种 "
-                     f"{min(parents[k] for k in others):.0f} 个以上），最好分数最长 {flat['best']:.0f} 个提议不动"
-                     f"（岛屿模型 {flat['islands']:.0f} 个）。在这个问题上，这样窄的搜索{how}。",
+    return check(ok, f"永远挑最好的最贪心：整次进化里只有 {cnt(parents['best'])} 个不同的程序当过父程序（其余三种 "
+                     f"{cnt(min(parents[k] for k in others))} 个以上），最好分数最长 {cnt(flat['best'])} 个提议不动"
+                     f"（岛屿模型 {cnt(flat['islands'])} 个）。在这个问题上，这样窄的搜索{how}。",
                  "永远挑最好的：当过父程序的不同程序在四种办法里最少",
-                 "当过父程序的不同程序：" + "、".join(f"{SHORT[k]} {parents[k]:.0f}" for k in parents))
+                 "当过父程序的不同程序：" + "、".join(f"{SHORT[k]} {cnt(parents[k])}" for k in parents))
 
 
 def demo2_database(res, seeds, budget):
@@ -374,8 +387,8 @@ def demo2_database(res, seeds, budget):
     rows = []
     for key, label in POLICIES.items():
         rs = res["db", key]
-        rows.append([label, spread_txt(rs, "score"), spread_txt(rs, "test"), f"{med(rs, 'parents'):.0f}",
-                     f"{med(rs, 'alive'):.0f}", f"{med(rs, 'flat'):.0f}"])
+        rows.append([label, spread_txt(rs, "score"), spread_txt(rs, "test"), f"{cnt(med(rs, 'parents'))}",
+                     f"{cnt(med(rs, 'alive'))}", f"{cnt(med(rs, 'flat'))}"])
     print_table(["挑父程序", "训练形状", "测试形状", "当过父程序的不同程序", "最后活着的不同程序",
                  "最好分数最长几个提议不动"], rows)
     print_note(f"（存档的三种办法都只有一个存档、留 {ARCHIVE} 个最好的程序，和岛屿模型总共留的一样多（岛屿之间迁移会有重复，"
@@ -408,7 +421,7 @@ def demo3_lineage(res, budget):
     print_table(["第几步", "第几个提议", "修改种类", "MockLLM 说了什么", "分数"],
                 [[str(i), str(k), op, f"“{why}”", f"{sc:.3f}×"] for i, (k, op, why, sc) in enumerate(chain)])
     print("\n最后的程序（删掉死规则后）：\n" + render(simplify(r["best"])))
-    return [obs_lineage(chain), check(r["plain"] == r["best"],
+    return [obs_lineage(chain), check(res["plain", DEFAULT][0]["best"] == r["best"],
                                       "记下每个提议的那次进化和直接调用 evolve(…, seed=0) 得到同一个最好的程序：记录不改变进化的路线"
                                       "（也就是 04 演示 2 的那次进化）。",
                                       "记下每个提议的那次进化和直接调用 evolve 得到同一个最好的程序", "不一样")]
@@ -438,8 +451,9 @@ def run_demos(a) -> list:
         table.oracle(s)
     keys = [("cascade", c[0]) for c in CASCADES] + [("db", k) for k in POLICIES if k != "islands"]
     tasks = [(kind, key, seed, a.budget) for kind, key in keys for seed in range(a.seeds)]
+    tasks.append(("plain", DEFAULT, 0, a.budget))                 # 演示 3 的核对：同一次进化，不经过记录器
     flat = run_all(table, tasks, a.jobs)
-    res = {k: [r for t, r in zip(tasks, flat) if t[:2] == k] for k in keys}
+    res = {k: [r for t, r in zip(tasks, flat) if t[:2] == k] for k in keys + [("plain", DEFAULT)]}
     res["db", "islands"] = res["cascade", DEFAULT]                # 默认探针 + 岛屿模型：同一次进化，不重复跑
     return (print_observations(demo1_cascade(res, a.seeds, a.budget))
             + print_observations(demo2_database(res, a.seeds, a.budget)) + print_observations(demo3_lineage(res, a.budget)))

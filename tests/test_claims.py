@@ -16,6 +16,7 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, 
                     choose, evolve, format_diff, geomean_speedup, oracle_speedup, parse, per_m_table, render,
                     simplify, split_shapes)
 from evolve.program import apply_diff, equivalent, parse_diff
+from evolve.loop import ManyRuns
 from kernel_lab import Config, can_launch, regs_per_thread
 from sched_lab import guided_tune
 
@@ -50,14 +51,13 @@ def run0(table):
 @pytest.fixture(scope="module")
 def runs(table):
     """演示 3：两种划分 × 种子 0–4，(训练分数中位数, 测试分数中位数, 测试上限, 查表的测试分数)。"""
-    out = {}
-    for how in ("random", "by_model"):
-        train, test = split_shapes(all_shapes(), how)
-        tr, te = [], []
-        for seed in SEEDS:
-            best, res = evolve(Evaluator(train, table), BUDGET, seed=seed)["best"]
-            tr.append(res["score"])
-            te.append(geomean_speedup(best, test, table))
+    out, splits = {}, {how: split_shapes(all_shapes(), how) for how in ("random", "by_model")}
+    tasks = [(*splits[how], seed) for how in splits for seed in SEEDS]
+    with ManyRuns(table, tasks, BUDGET, jobs=2) as many:            # 每次 evolve(Evaluator(训练), BUDGET, seed)，两个进程
+        done = many.results()
+    for how, (train, test) in splits.items():
+        mine = [r for t, r in zip(tasks, done) if t[:2] == (train, test)]
+        tr, te = [r[0] for r in mine], [r[1] for r in mine]
         out[how] = (float(np.median(tr)), float(np.median(te)), oracle_speedup(test, table),
                     geomean_speedup(per_m_table(train, table), test, table))
     return out

@@ -34,6 +34,7 @@ def load(key):
     spec = importlib.util.spec_from_file_location(f"script_{key}", os.path.join(L14, SCRIPTS[key]))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)                    # 文件名以数字开头，不能直接 import；导入时不打印、不跑
+    sys.modules[spec.name] = mod                    # 03 --jobs 2 在进程里跑时，进程池按名字找到 run_task
     return mod
 
 
@@ -45,10 +46,28 @@ def run(key, *args, cwd=ROOT):
                           text=True, timeout=180, cwd=cwd)
 
 
+def run_together(runs: dict) -> dict:
+    """几次 run(key, *args) 同时跑（各自独立的子进程，结果和一个个跑一样）：{名字: (key, args)} → {名字: 结果}。"""
+    procs = {name: subprocess.Popen([sys.executable, os.path.join(L14, SCRIPTS[key]), *args], cwd=ROOT, text=True,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for name, (key, args) in runs.items()}
+    out = {}
+    for name, p in procs.items():
+        stdout, stderr = p.communicate(timeout=180)
+        out[name] = subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr)
+    return out
+
+
 @pytest.fixture(scope="module")
 def defaults():
-    """每个脚本的默认运行（03 用 --quick 再跑一次比字节）。"""
-    return {k: run(k) for k in SCRIPTS}
+    """每个脚本的默认运行（四个同时跑）。"""
+    return run_together({k: (k, ()) for k in SCRIPTS})
+
+
+@pytest.fixture(scope="module")
+def quick03():
+    """03 --quick 跑三次（同时跑）：默认的 --jobs 2 两次（比字节），--jobs 1 一次（比进程数不影响结果）。"""
+    return run_together({"a": ("03", ("--quick",)), "b": ("03", ("--quick",)), "jobs1": ("03", ("--quick", "--jobs", "1"))})
 
 
 # ---------------------------------------------------------------- 整个脚本
@@ -63,7 +82,7 @@ def test_default_run_is_clean(defaults, key):
     assert "（用时" in p.stderr and "（用时" not in p.stdout and "Traceback" not in p.stderr
 
 
-@pytest.mark.parametrize("key,args", [("01", []), ("02", []), ("03", ["--jobs", "1"]), ("03", ["--quick", "--jobs", "1"]),
+@pytest.mark.parametrize("key,args", [("01", []), ("02", []), ("03", []), ("03", ["--quick", "--jobs", "1"]),
                                       ("06", []), ("06", ["--evolve"])])
 def test_no_failed_observation_counted_from_the_data(capsys, key, args):
     # 不 grep 文字：run_demos 返回的观察里，没有一句不成立（03 默认设置和 --quick 都算）
@@ -80,34 +99,43 @@ def test_no_failed_observation_counted_from_the_data(capsys, key, args):
 
 
 @pytest.mark.parametrize("key,args", [("01", ()), ("02", ()), ("06", ()), ("03", ("--quick",))])
-def test_same_args_same_bytes(defaults, key, args):
-    a = run(key, *args) if args else defaults[key]
-    b = run(key, *args)
+def test_same_args_same_bytes(defaults, quick03, key, args):
+    a, b = (quick03["a"], quick03["b"]) if key == "03" else (defaults[key], run(key, *args))
     assert a.returncode == 0 and a.stdout == b.stdout
 
 
-def test_03_jobs_do_not_change_the_output():
-    a, b = run("03", "--quick", "--jobs", "1"), run("03", "--quick", "--jobs", "2")
-    assert a.returncode == 0 and b.returncode == 0
+def test_03_jobs_do_not_change_the_output(quick03):
+    a, b = quick03["jobs1"], quick03["a"]                      # --jobs 1 和默认的 --jobs 2
+    assert a.returncode == 0 and b.returncode == 0 and "--jobs 1" in a.stdout and "--jobs 2" in b.stdout
     assert a.stdout.split("\n", 1)[1] == b.stdout.split("\n", 1)[1]
 
 
-@pytest.mark.parametrize("key,args", [
+@pytest.fixture(scope="module")
+def cli():
+    """下面两个测试的所有命令同时跑完（各是独立的子进程）：{(key, args): 结果}。"""
+    keys = [(k, tuple(a)) for k, a in BAD_ARGS] + [(k, ("--help",)) for k in sorted(SCRIPTS)]
+    return dict(zip(keys, run_together({i: k for i, k in enumerate(keys)}).values()))
+
+
+BAD_ARGS = [
     ("01", ("--shape", "0", "1", "1")), ("01", ("--shap", "3", "4", "5")), ("02", ("--seed", "-1")),
     ("02", ("--after", "0")), ("03", ("--budget", "0")), ("03", ("--seeds", "0")), ("03", ("--jobs", "0")),
     ("03", ("--seed", "3")), ("03", ("--budg", "10")), ("06", ("--budget", "0")), ("06", ("--seed", "-2")),
     ("06", ("--evol",)),
-])
-def test_bad_arguments_get_one_sentence_and_exit_2(key, args):
-    p = run(key, *args)
+]
+
+
+@pytest.mark.parametrize("key,args", BAD_ARGS)
+def test_bad_arguments_get_one_sentence_and_exit_2(cli, key, args):
+    p = cli[key, tuple(args)]
     assert p.returncode == 2 and "Traceback" not in p.stderr and p.stdout == ""
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and f"{SCRIPTS[key]}：" in lines[0] and "--help" in lines[0]
 
 
 @pytest.mark.parametrize("key", sorted(SCRIPTS))
-def test_help_exits_0(key):
-    p = run(key, "--help")
+def test_help_exits_0(cli, key):
+    p = cli[key, ("--help",)]
     assert p.returncode == 0 and "usage" in p.stdout
 
 
@@ -321,6 +349,17 @@ def test_03_parent_policies_pick_what_they_say():
     assert len(insp) == 2 and parent not in insp
 
 
+def test_03_even_seed_counts_print_the_true_median(capsys):
+    # 2 个种子时计数的中位数可能是 x.5：照印，不四舍五入成 0 或 8；"错杀的里面最好的"只看有错杀的种子
+    assert (s03.cnt(0.5), s03.cnt(26641.5), s03.cnt(8.0), s03.cnt(35288)) == ("0.5", "26,641.5", "8", "35,288")
+    assert "错杀 0.5 个" in str(s03.obs_spread(0.5, 9, 6))
+    rec = lambda false, missed: dict(score=1.2, runs=30001, rejected=100, false=false, missed=missed)   # noqa: E731
+    res = {("cascade", label): [rec(0, 0.0), rec(1, 1.234)] for label, _, _ in s03.CASCADES}
+    s03.demo1_cascade(res, 2, 100)
+    row = next(line for line in capsys.readouterr().out.splitlines() if "6 个，按 M 均匀取" in line)
+    assert row.split()[-4:] == ["30,001", "100", "0.5", "1.234×"], row
+
+
 def test_03_longest_flat():
     assert s03.longest_flat([1, 1, 2, 2, 2, 3]) == 3
     assert s03.longest_flat([1.0] * 7) == 7 and s03.longest_flat([1, 2, 3]) == 1
@@ -411,9 +450,7 @@ def suggestions(stdout):
     return items
 
 
-@pytest.fixture()
-def project(tmp_path):
-    """项目的一份拷贝（各讲的目录和 README），建议的命令和修改都在这里做。"""
+def copy_project(tmp_path):
     for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
         shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(os.path.join(ROOT, "README.md"), tmp_path / "README.md")
@@ -422,6 +459,55 @@ def project(tmp_path):
     shutil.copy(os.path.join(L14, "evolve", "lecture_expert.py"), tmp_path / "lecture14" / "expert_heuristic.py")
     (tmp_path / ".venv").symlink_to(os.path.realpath(os.path.join(ROOT, ".venv")))   # "make run 已经建好 .venv"
     return tmp_path
+
+
+@pytest.fixture()
+def project(tmp_path):
+    """项目的一份拷贝（各讲的目录和 README），建议的命令和修改都在这里做。"""
+    return copy_project(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    """项目的一份拷贝，只跑命令、不改文件的测试共用；同一条命令在这里只跑一次（run_pristine）。"""
+    return copy_project(tmp_path_factory.mktemp("pristine"))
+
+
+_PRISTINE_RUNS = {}
+
+
+def run_pristine(command, pristine, path):
+    """run_printed，但在不改文件的拷贝里：同一条命令（02 和 03 都印了 03 --quick）只跑一次。"""
+    if command not in _PRISTINE_RUNS:
+        _PRISTINE_RUNS[command] = run_printed(command, pristine, path)
+    return _PRISTINE_RUNS[command]
+
+
+def prefetch_pristine(commands, pristine, path):
+    """几条（不带 &&、一个字不改的）命令在不改文件的拷贝里同时跑完，结果放进 run_pristine 的缓存；
+    退出码由 run_pristine 的调用者照常检查（这里出错的命令不缓存，之后 run_pristine 再跑一次、报出错误）。"""
+    env = dict(os.environ, PATH=path)
+    env.pop("MINI_ALPHAEVOLVE_REEXEC", None)
+    todo = [c for c in dict.fromkeys(commands) if c not in _PRISTINE_RUNS and " && " not in c]
+    procs = [(c, subprocess.Popen(shlex.split(c), cwd=pristine, env=env, text=True, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE)) for c in todo]
+    for c, p in procs:
+        out, err = p.communicate(timeout=300)
+        if p.returncode == 0:
+            _PRISTINE_RUNS[c] = subprocess.CompletedProcess(p.args, 0, out, err)
+
+
+# 03 的建议里预算 × 种子数比 --quick 大的命令：印出来的参数先在进程里解析、确认就是说明里说的那些，
+# 再照印出来的样子跑，只在末尾补一个小预算（argparse 取最后一个），让一共提出的程序和 --quick 差不多。
+QUICK03 = s03.QUICK["budget"] * s03.QUICK["seeds"]
+
+
+def affordable_03(command):
+    """(实际跑的命令, 解析出的参数)：便宜的（不比 --quick 贵）照抄；贵的在末尾补 --budget。"""
+    args = s03.parse_args(shlex.split(command)[2:])
+    if args.budget * args.seeds <= QUICK03:
+        return command, args
+    return f"{command} --budget {max(1, QUICK03 // args.seeds)}", args
 
 
 @pytest.fixture(scope="module")
@@ -490,27 +576,40 @@ def test_01_dead_rule_suggestion(project, defaults, no_numpy_path):
     assert f"删掉的死规则在第 {first + 2} 行" in out and "是死规则" in out and MARK not in out
 
 
-def test_02_suggestions(project, defaults, no_numpy_path):
+def test_02_suggestions(pristine, defaults, no_numpy_path):
     base = defaults["02"].stdout
     cmds = dict((c.split("02_llm_proposal.py")[-1].strip(), c) for _, c in suggestions(base) if "02_" in c)
     parent_score = lambda out: float(re.search(r"挑出父程序（分数\s*([0-9.]+)×）", out).group(1))  # noqa: E731
-    seed3 = run_printed(cmds["--seed 3"], project, no_numpy_path).stdout
+    prefetch_pristine([cmds["--seed 3"], cmds["--after 500"]] + [c for _, c in suggestions(base) if "03_" in c],
+                      pristine, no_numpy_path)
+    seed3 = run_pristine(cmds["--seed 3"], pristine, no_numpy_path).stdout
     prompt = lambda out: out.split("① 提示词")[1].split("②")[0]                                   # noqa: E731
     probe = lambda out: re.search(r"子程序在探针上\s*log\s*加速比平均\s*\S+", out).group(0)             # noqa: E731
     assert prompt(seed3) != prompt(base) and probe(seed3) != probe(base)
-    late = run_printed(cmds["--after 500"], project, no_numpy_path).stdout
+    late = run_pristine(cmds["--after 500"], pristine, no_numpy_path).stdout
     assert parent_score(late) > parent_score(base)
     for _, c in suggestions(base):
         if "03_" in c:
-            assert "演示 3" in run_printed(c, project, no_numpy_path).stdout
+            assert affordable_03(c)[0] == c                      # 02 印的 03 命令本来就便宜：照抄
+            assert "演示 3" in run_pristine(c, pristine, no_numpy_path).stdout
 
 
-def test_03_suggestions(project, defaults, no_numpy_path):
-    for _, c in suggestions(defaults["03"].stdout):
-        out = run_printed(c, project, no_numpy_path).stdout
-        seeds = re.search(r"--seeds (\d+)", c)
-        if seeds:
-            assert f"（{seeds.group(1)} 个种子" in out
+def test_03_suggestions(pristine, defaults, no_numpy_path):
+    printed = [c for _, c in suggestions(defaults["03"].stdout)]
+    prefetch_pristine([affordable_03(c)[0] if "03_" in c else c for c in printed], pristine, no_numpy_path)
+    for c in printed:
+        if "03_" in c:
+            ran, args = affordable_03(c)
+            budget, seeds = re.search(r"--budget (\d+)", c), re.search(r"--seeds (\d+)", c)
+            assert args.budget == int(budget.group(1)) if budget else args.budget in (s03.BUDGET, s03.QUICK["budget"])
+            if seeds:
+                assert args.seeds == int(seeds.group(1))
+            out = run_pristine(ran, pristine, no_numpy_path).stdout
+            assert f"--budget {args.budget if ran == c else ran.split()[-1]} --seeds {args.seeds}" in out
+            if seeds:
+                assert f"（{seeds.group(1)} 个种子" in out
+        else:
+            out = run_pristine(c, pristine, no_numpy_path).stdout
         if "04_" in c:
             assert "演示 4" in out
 
@@ -596,7 +695,10 @@ def test_ctrl_c_stops_within_a_second_with_exit_130(key, args, workers):
     import time
     p = subprocess.Popen([sys.executable, os.path.join(L14, SCRIPTS[key]), *args], cwd=ROOT, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
-    time.sleep(2.0)
+    deadline = time.monotonic() + (5.0 if workers else 1.2)   # 03：等到后台 worker 起来（最多 5 秒）；06：进化跑起来以后
+    while time.monotonic() < deadline and not (workers and _children(p.pid)):
+        time.sleep(0.05)
+    time.sleep(0.2 if workers else 0.0)
     kids = _children(p.pid)
     t0 = time.monotonic()
     os.killpg(p.pid, signal.SIGINT)

@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+from conftest import run_concurrently
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -43,15 +45,13 @@ def test_05_labels_medians_and_denominators():
 
 
 def test_progress_goes_to_stderr_and_stdout_stays_the_same():
-    a = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--budget", "100", "--seeds", "2"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)
-    b = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--budget", "100", "--seeds", "2",
-                        "--jobs", "1"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    a, b, c = run_concurrently(                                 # 三个同时跑（各是独立的子进程）
+        [sys.executable, "lecture14/04_alphaevolve_tiling.py", "--budget", "100", "--seeds", "2"],
+        [sys.executable, "lecture14/04_alphaevolve_tiling.py", "--budget", "100", "--seeds", "2", "--jobs", "1"],
+        [sys.executable, "lecture14/05_ablations.py", "--budget", "40", "--seeds", "1"], timeout=120)
     assert a.returncode == b.returncode == 0
     body = lambda out: out.split("\n", 1)[1]                 # noqa: E731  第一行印着 --jobs，其余逐字节相同
     assert body(a.stdout) == body(b.stdout) and "提议：最好" not in a.stdout
     for err in (a.stderr, b.stderr):
         assert re.search(r"演示 2：第\s+\d+ 个提议", err) and re.search(r"演示 3：\d+ 次进化做完了 \d+ 次", err), err
-    c = subprocess.run([sys.executable, "lecture14/05_ablations.py", "--budget", "40", "--seeds", "1"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
     assert c.returncode == 0 and re.search(r"\d+/\d+ 次进化跑完", c.stderr), c.stderr
