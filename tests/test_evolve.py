@@ -184,12 +184,8 @@ def run_scripts(*arg_lists):
 def test_04_quick_is_byte_identical_across_runs():
     # 同样的设置跑两次（一次 2 个进程、一次 1 个），标准输出除了回显 --jobs 的第一行逐字节相同；四个演示都印出来；
     # 用时只写到标准错误
-<<<<<<< HEAD
     # （确定性测试：代码和它自己比。保留它，但它不是数字算得对的证据——那个见 test_printed_numbers_*.py。）
-    a, b = run_script(SCRIPT, "--quick"), run_script(SCRIPT, "--quick", "--jobs", "1")
-=======
     a, b = run_scripts((SCRIPT, "--quick"), (SCRIPT, "--quick", "--jobs", "1"))          # 两个同时跑
->>>>>>> main
     assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
     strip = lambda out: out.split("\n", 1)[1]                        # noqa: E731  第一行印的是 --jobs
     assert strip(a.stdout) == strip(b.stdout)
