@@ -17,6 +17,8 @@ CS349E · 第 14 讲 · bench/bench.py —— 计时：迷你 AlphaEvolve 各部
     6. 很大的专家：学生把一张逐形状的表贴成专家——8 个投影 × 125 个 M，每个形状一条规则（M、N、K 都写上界，
        配置取 M 最近的那个讲义形状的逐形状最优），共 1000 条。把 lecture01/10/13/14 复制到临时目录、换上这个专家，
        在那里跑 04 脚本 --quick（就是 make run ARGS=--quick），量墙钟。目标 < 5 秒（2 核）。
+       再用一半的规则（8 × 62 = 496 条）跑一次，报两者的时间比：代价和规则条数成正比时至多 2×（墙钟里还有解释器启动、
+       导入这些和规则无关的固定开销，所以通常小于 2×）；明显大于 2× 就是有一步比线性长得快。目标 ≤ 2.2×。
 【关于峰值内存】resource.getrusage(RUSAGE_CHILDREN).ru_maxrss 是"已经结束、被等待过的子孙进程里最大的那个"的
     峰值 RSS（不是整棵进程树的总和），04 脚本的工作进程也算在内。它只增不减、而且会把本进程以前的子进程也算进来，
     所以每次都隔一个小的"量具"进程去跑 04 脚本，量具只有这一个子进程。Linux 上单位是 KB，macOS 上是字节。
@@ -60,6 +62,7 @@ SCRIPT_TARGET_S = 3.0       # 整个 04 脚本，2 核机器
 MEM_TARGET_MB = 300.0       # 峰值内存（MB = 10^6 字节）
 BIG_RULES = 1000            # 很大的专家：规则条数（8 个投影 × 125 个 M）
 BIG_TARGET_S = 5.0          # 它的 04 --quick，2 核机器
+BIG_RATIO_TARGET = 2.2      # 规则多一倍，04 --quick 的墙钟最多多这么多倍（线性是至多 2×，留一点测量的抖动）
 
 # The "gauge": runs the 04 script as its only child, reports wall time and the children's peak RSS as JSON.
 # A fresh gauge per run keeps ru_maxrss (a running max over all waited-for descendants) clean.
@@ -155,14 +158,26 @@ def big_expert(table, n_rules=BIG_RULES) -> Program:
     return Program(tuple(Rule((("M", m), ("N", n), ("K", k)), c) for m, n, k, c in rows), default)
 
 
-def big_expert_copy(table) -> str:
-    """把四讲的代码复制到一个临时目录，换上很大的专家；返回那个目录（用完删掉）。"""
+def big_expert_copy(table, n_rules=BIG_RULES) -> tuple[str, int]:
+    """把四讲的代码复制到一个临时目录，换上很大的专家（约 n_rules 条规则）；返回 (那个目录, 真的有几条规则)，
+    目录用完删掉。"""
     tmp = tempfile.mkdtemp(prefix="bench_big_expert_")
     for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
         shutil.copytree(os.path.join(ROOT, d), os.path.join(tmp, d), ignore=shutil.ignore_patterns("__pycache__"))
+    expert = big_expert(table, n_rules)
     with open(os.path.join(tmp, "lecture14", "expert_heuristic.py"), "w", encoding="utf-8") as f:
-        f.write('"""bench：1000 条规则的逐形状表。"""\nfrom kernel_lab import Config  # noqa: F401\n\n' + render(big_expert(table)))
-    return tmp
+        f.write(f'"""bench：{expert.n_rules()} 条规则的逐形状表。"""\nfrom kernel_lab import Config  # noqa: F401\n\n'
+                + render(expert))
+    return tmp, expert.n_rules()
+
+
+def big_expert_walls(table, n_rules, n) -> tuple[list[float], int]:
+    """很大的专家（约 n_rules 条规则）在临时副本里跑 n 次 04 --quick：(墙钟的列表, 真的有几条规则)。"""
+    tmp, rules = big_expert_copy(table, n_rules)
+    try:
+        return [run_script_once(tmp, ("--quick",))[0] for _ in range(n)], rules
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- 4. 每个演示
@@ -272,14 +287,16 @@ def main(argv=None):
                      f"< {MEM_TARGET_MB:g} MB", verdict(med(mems) < MEM_TARGET_MB)])
 
     # 6. a 1,000-rule expert (a pasted per-shape table), 04 --quick in a copy of the project
-    progress(f"{BIG_RULES} 条规则的专家，04 --quick（临时目录里的副本）…")
-    tmp = big_expert_copy(table)
-    try:
-        big = [run_script_once(tmp, ("--quick",))[0] for _ in range(n)]
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    big_row = [f"{BIG_RULES} 条规则的专家：04 --quick 墙钟（make run ARGS=--quick）", secs(med(big)), spread(big), "",
-               f"< {BIG_TARGET_S:g} s（2 核）", verdict(med(big) < BIG_TARGET_S)]
+    progress(f"{BIG_RULES} 条和一半条规则的专家，04 --quick（临时目录里的副本）…")
+    big, n_big = big_expert_walls(table, BIG_RULES, n)
+    half, n_half = big_expert_walls(table, BIG_RULES // 2, n)
+    ratio = med(big) / med(half)
+    big_rows = [[f"{n_big} 条规则的专家：04 --quick 墙钟（make run ARGS=--quick）", secs(med(big)), spread(big), "",
+                 f"< {BIG_TARGET_S:g} s（2 核）", verdict(med(big) < BIG_TARGET_S)],
+                [f"{n_half} 条规则的专家：04 --quick 墙钟", secs(med(half)), spread(half), "", "", ""],
+                [f"  {n_big} 条和 {n_half} 条的时间比", f"{ratio:.2f}×", "",
+                 f"线性是至多 {n_big / n_half:.2f}×（含固定开销）", f"≤ {BIG_RATIO_TARGET:g}×",
+                 verdict(ratio <= BIG_RATIO_TARGET)]]
 
     # 4. each demo, in-process
     progress("每个演示（进程内）…")
@@ -288,7 +305,7 @@ def main(argv=None):
     for label in passes[0]:                 # run_lecture 报的阶段，按顺序；最后是合计和演示 3 单独跑
         xs = [p[label] for p in passes]
         rows.append([label, secs(med(xs)), spread(xs), "", "", ""])
-    rows.append(big_row)
+    rows.extend(big_rows)
 
     # 5. every numbered script as a subprocess (the times README and the script headers quote)
     progress("每个编号脚本（子进程）…")

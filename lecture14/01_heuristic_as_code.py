@@ -38,9 +38,9 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 
 from console import check, print_header, print_observations, print_table, print_try  # noqa: E402
 from console import Charts  # noqa: E402
-from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, ProgramError, Rule, Shape,  # noqa: E402
+from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, Rule, Shape,  # noqa: E402
                     TimeTable, all_shapes, choose, parse, per_m_table, render, simplify, split_shapes)
-from evolve.problem import EXPERT_FILE, load_heuristic  # noqa: E402
+from evolve.problem import EXPERT_FILE, load_or_explain  # noqa: E402
 from evolve.program import BLOCK_END, BLOCK_START, NO_BOUND, branch_index, dead_rules, equivalent  # noqa: E402
 
 # 没见过的形状：M = 3000 不在 11 个 M 里；405B/8 是 Llama-3 405B 按 8 路张量并行切开的投影（hidden 16384、
@@ -321,18 +321,7 @@ def parse_args(argv):
     return a
 
 
-def read_program(path: str):
-    """读启发式文件；出错返回 (None, 一句话)，和专家文件写错时的信息一样（load_heuristic 给的）。"""
-    try:
-        return load_heuristic(path), ""
-    except ProgramError as e:
-        return None, f"{e}\n（改好再运行；写法见 lecture14/expert_heuristic.py 开头的说明。）"
-    except UnicodeDecodeError:
-        return None, f"{os.path.relpath(path)}: 这个文件不是 UTF-8 编码；在编辑器里另存为 UTF-8 再运行。"
-    except IsADirectoryError:
-        return None, f"{os.path.relpath(path)}: 这是一个目录，要给一个 .py 文件。"
-    except OSError as e:
-        return None, f"{os.path.relpath(path)}: 读不了这个文件（{e.strerror}）；检查路径，路径相对于运行脚本时所在的目录。"
+read_program = load_or_explain          # (程序, "") 或 (None, 一句话)：和专家文件写错时的信息一样
 
 
 def run_demos(a, program) -> list:

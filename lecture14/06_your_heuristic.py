@@ -38,9 +38,9 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 
 from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from console import Charts  # noqa: E402
-from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, ProgramError, TimeTable, all_shapes,  # noqa: E402
+from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
-from evolve.problem import EXPERT_FILE, load_heuristic  # noqa: E402
+from evolve.problem import EXPERT_FILE, load_or_explain  # noqa: E402
 from evolve.program import BLOCK_END, BLOCK_START, dead_rules, equivalent  # noqa: E402
 from sched_lab import SMS, explain  # noqa: E402
 
@@ -64,18 +64,7 @@ def cfg_text(c: Config):
     return f"{c.BM}×{c.BN}×{c.BK} / {c.warps} warp / {c.stages} 级 / group {c.group}"
 
 
-def read_program(path: str):
-    """读学生的文件；出错返回 (None, 一句话)，和专家文件写错时的信息一样（load_heuristic 给的）。"""
-    try:
-        return load_heuristic(path), ""
-    except ProgramError as e:
-        return None, f"{e}\n（改好再运行；写法见 lecture14/expert_heuristic.py 开头的说明。）"
-    except UnicodeDecodeError:
-        return None, f"{os.path.relpath(path)}: 这个文件不是 UTF-8 编码；在编辑器里另存为 UTF-8 再运行。"
-    except IsADirectoryError:
-        return None, f"{os.path.relpath(path)}: 这是一个目录，要给一个 .py 文件。"
-    except OSError as e:
-        return None, f"{os.path.relpath(path)}: 读不了这个文件（{e.strerror}）；检查路径，路径相对于运行脚本时所在的目录。"
+read_program = load_or_explain          # (程序, "") 或 (None, 一句话)：和专家文件写错时的信息一样
 
 
 def log_args(budget: int) -> dict:

@@ -37,6 +37,7 @@ def test_every_observation_holds(first):
 
 def test_same_output_twice(first):
     # 同样的命令印出同样的字节；用时只印到 stderr，不进 stdout
+    # （确定性测试：代码和它自己比。保留它，但它不是数字算得对的证据——那个见 test_printed_numbers_*.py。）
     second = run_script()
     assert second.returncode == 0, second.stderr
     assert second.stdout == first.stdout

@@ -31,6 +31,7 @@ def run_scripts(*arg_lists):
 
 def test_quick_prints_every_variant_and_jobs_do_not_change_the_output():
     # --jobs 1 和 --jobs 2：退出码 0，第一行（印的是 --jobs）之后逐字节相同；五个变体的名字都在；用时只写到标准错误
+    # （确定性测试：代码和它自己比。保留它，但它不是数字算得对的证据——那个见 test_printed_numbers_*.py。）
     a, b = run_scripts(("--quick", "--jobs", "1"), ("--quick", "--jobs", "2"))          # 两个同时跑
     assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
     strip = lambda out: out.split("\n", 1)[1]                        # noqa: E731

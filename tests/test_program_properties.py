@@ -1,7 +1,7 @@
 """evolve.program / evolve.diff 的性质测试（Hypothesis，固定种子、例子个数有限）：什么样的文本交给 parse 都只会得到
 ProgramError 或一个程序，而且不超过一秒；读得进来的程序都能 render 并读回同一个程序；三条读法（render 格式、
 逐行、ast）读出同一个程序；SEARCH/REPLACE 的应用和一个独立写的参照实现一致；simplify / equivalent 和老的
-"枚举所有阈值组合"的参照实现一致。"""
+"枚举所有阈值组合"的参照实现一致；评估器一次算出的各形状的分支和逐个 choose 一致。"""
 
 import os
 import re
@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from evolve.diff import AMBIGUOUS, EMPTY_SEARCH, NOT_FOUND, DiffError, apply_diff, format_diff, make_diff, parse_diff
 from evolve.program import NO_BOUND, Program, ProgramError, Rule, _merge_conds, choose_mnk, dead_rules, equivalent, render, simplify
 from evolve.source import _block, _parse_ast, _parse_lines, _parse_rendered, parse
-from kernel_lab import VALID, Config
+from evolve import Evaluator, all_shapes
+from kernel_lab import VALID, VALID_INDEX, Config
 
 # CI：固定的例子（derandomize），个数有限。想多找找：EVOLVE_FUZZ=20 python -m pytest tests/test_program_properties.py
 # 会换成随机的例子、每个测试多 20 倍。
@@ -297,3 +298,89 @@ def test_has_dead_rules_matches_simplify(p):
     # has_dead_rules 是 simplify 会不会删掉规则的快速回答
     from evolve.program import has_dead_rules
     assert has_dead_rules(p) == (simplify(p).n_rules() < p.n_rules())
+
+
+# ---------------------------------------------------------------- 评估器的向量化 choose、程序的比较
+
+# 训练形状的 M、N、K 和它们两边的数：阈值正好落在形状上、差一点盖住或差一点盖不住
+SHAPE_VALUES = sorted({v + d for s in all_shapes() for v in (s.M, s.N, s.K) for d in (-1, 0, 1)})
+NEAR_SHAPES = st.one_of(st.sampled_from(SHAPE_VALUES), THRESHOLD)
+
+
+@examples(300)
+@given(programs(max_rules=40, thresholds=NEAR_SHAPES))
+def test_evaluator_indices_match_choose(table, train, p):
+    # 评估器一次算出所有训练形状走哪个分支（规则 × 形状的向量化第一次匹配）：和逐个形状调 choose 一样，
+    # 启动不了的配置是 -1
+    ev = _evaluator(table, train)
+    want = [VALID_INDEX.get(choose_mnk(p, s.M, s.N, s.K), -1) for s in ev.train]
+    assert ev._indices(p).tolist() == want
+
+
+_EV = {}
+
+
+def _evaluator(table, train):
+    if "ev" not in _EV:
+        _EV["ev"] = Evaluator(train, table)
+    return _EV["ev"]
+
+
+@examples(300)
+@given(programs(max_rules=4, thresholds=st.sampled_from((1, 16, 64))), programs(max_rules=4, thresholds=st.sampled_from((1, 16, 64))))
+def test_program_equality_is_rules_and_default(p, q):
+    # Program 的 == 先比哈希再比内容：结果和直接比 (规则, 默认配置) 一样；相等的哈希也相等
+    same = (p.rules, p.default) == (q.rules, q.default)
+    assert (p == q) is same and (q == p) is same and (p != q) is (not same)
+    assert not same or hash(p) == hash(q)
+    assert p == Program(p.rules, p.default) and p != (p.rules, p.default)
+
+
+def reference_lines(text):
+    """按 "\\n" 切行的参照：每行带着它的 "\\n"（最后一行可以没有）。"""
+    out, start = [], 0
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            out.append(text[start:i + 1])
+            start = i + 1
+    return out + ([text[start:]] if start < len(text) else [])
+
+
+def reference_common(a, b):
+    """(共同的开头几行, 不和开头重叠的共同结尾几行)，一行一行地数。"""
+    n = min(len(a), len(b))
+    pre = 0
+    while pre < n and a[pre] == b[pre]:
+        pre += 1
+    suf = 0
+    while suf < n - pre and a[len(a) - 1 - suf] == b[len(b) - 1 - suf]:
+        suf += 1
+    return pre, suf
+
+
+ODD_BREAKS = st.text(alphabet=st.sampled_from("ab \n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028é"), max_size=30)
+
+
+@examples(300)
+@given(st.one_of(ODD_BREAKS, LINES))
+def test_lines_split_only_at_newline(text):
+    # make_diff 和 parse_diff 只按 "\n" 切行（"\r"、"\x0c"、"\u2028" 这些不是行尾）
+    from evolve.diff import _lines
+    assert _lines(text) == reference_lines(text)
+
+
+@examples(400)
+@given(st.one_of(LINES, ODD_BREAKS), st.one_of(LINES, ODD_BREAKS))
+def test_make_diff_changes_only_the_differing_lines(a, b):
+    # make_diff 的一块：REPLACE 去掉上下文以后，正好是 b 里去掉共同的开头和结尾几行后剩下的那几行
+    diff = make_diff(a, b)
+    if a == b:
+        assert diff == ()
+        return
+    la, lb = reference_lines(a), reference_lines(b)
+    pre, suf = reference_common(la, lb)
+    (search, repl), = diff
+    assert apply_diff(a, diff) == b
+    ls, lr = reference_lines(search), reference_lines(repl)
+    top = next(i for i in range(len(la) + 1) if "".join(la[i:i + len(ls)]) == search)   # SEARCH 从 a 的第几行开始
+    assert "".join(lr[pre - top:len(lr) - (top + len(ls) - (len(la) - suf))]) == "".join(lb[pre:len(lb) - suf])

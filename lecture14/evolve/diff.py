@@ -16,7 +16,8 @@ make_diff 反过来求"把 A 改成 B"的一块修改。修改按整行写：没
 from __future__ import annotations
 
 import re
-from itertools import accumulate
+from itertools import accumulate, compress, count
+from operator import ne
 
 Diff = tuple[tuple[str, str], ...]      # 若干块 (search, replace)，按顺序应用
 
@@ -48,8 +49,13 @@ _REPLACE_RE = re.compile(r"[ \t]*>{5,9}[ \t]*REPLACE[ \t]*")
 _SHOW = 200                             # 出错信息里最多引用这么多个字符
 
 
+_OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")   # ASCII 里 splitlines 也当换行的字符
+
+
 def _lines(text: str) -> list[str]:
     """按 "\\n" 切成行，每行带着它的换行符；"".join 回去就是原文。"""
+    if text.isascii() and not any(c in text for c in _OTHER_BREAKS):
+        return text.splitlines(True)                          # 这时它只按 "\\n" 切，而且快得多
     parts = text.split("\n")
     return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
@@ -131,9 +137,8 @@ def make_diff(parent_src: str, child_src: str) -> Diff:
         return ()
     a, b = _lines(parent_src), _lines(child_src)
     n = min(len(a), len(b))
-    pre = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), n)             # 共同的开头几行
-    suf = next((i for i, (x, y) in enumerate(zip(reversed(a), reversed(b))) if x != y or i >= n - pre),
-               n - pre)                                                             # 共同的结尾几行（不和开头重叠）
+    pre = next(compress(count(), map(ne, a, b)), n)                                 # 共同的开头几行
+    suf = min(next(compress(count(), map(ne, reversed(a), reversed(b))), n), n - pre)   # 共同的结尾几行（不和开头重叠）
     lo, hi = pre, len(a) - suf                                # parent 的 a[lo:hi] 换成 child 的 b[lo:len(b)-suf]
     offset = list(accumulate(map(len, a), initial=0))        # 第 i 行从 parent_src 的第 offset[i] 个字符开始
 

@@ -176,7 +176,9 @@ class MockLLM:
                 break
         if child is None or child == parent:
             child, why = parent, "没想到新的修改"
-        child_src = render(child)
+        # 不经过 render 的缓存：循环会把回复解析成一个相等、但不是同一个对象的程序，再 render 它；缓存里要是放着这个
+        # child，那次查找就得逐条比较两份规则（上千条规则时比重新拼一遍源码还慢）
+        child_src = render.__wrapped__(child)
         if rng.random() < self.mistake_rate:
             return MISTAKE, self._mistake(prompt, child_src)
         if child is parent:

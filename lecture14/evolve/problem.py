@@ -206,6 +206,20 @@ def _read_heuristic(path: str, warn: bool) -> Heuristic:
     return Heuristic(program, block, tuple(f"{name}:{line}: {msg}" for line, msg in found))
 
 
+def load_or_explain(path: str) -> tuple[Program | None, str]:
+    """给演示脚本用：读启发式文件，出错不抛异常，返回 (None, 一句给学生看的话)；读得进来返回 (程序, "")。
+    信息和专家文件写错时一样（文件:行: 说明）。"""
+    name = os.path.relpath(path)
+    try:
+        return load_heuristic(path), ""
+    except ProgramError as e:
+        return None, f"{e}\n（改好再运行；写法见 lecture14/expert_heuristic.py 开头的说明。）"
+    except IsADirectoryError:
+        return None, f"{name}: 这是一个目录，要给一个 .py 文件。"
+    except OSError as e:
+        return None, f"{name}: 读不了这个文件（{e.strerror}）；检查路径，路径相对于运行脚本时所在的目录。"
+
+
 def decode_source(raw: bytes, name: str) -> str:
     """文件的字节 -> 文本：UTF-8（开头的 BOM 去掉，Python 自己也这么做），换行统一成 \\n（和文本模式的 open 一样）。
     不是 UTF-8 就抛 ProgramError：第几行、多半是什么编码、怎么另存为 UTF-8。"""

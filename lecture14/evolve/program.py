@@ -80,6 +80,12 @@ class Rule:
     def __hash__(self) -> int:        # 算一次存起来
         return self._hash
 
+    def __eq__(self, other) -> bool:  # 和 dataclass 生成的一样（比 conds、config），只是先看是不是同一个对象、哈希同不同
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self is other or (self._hash == other._hash and self.conds == other.conds
+                                 and (self._index == other._index >= 0 or self.config == other.config))  # 下标相同就是同一个配置
+
     def box(self) -> tuple[int, int, int]:
         """这条规则管的盒子的"角"：(M 的上界, N 的上界, K 的上界)；没有条件的维是 NO_BOUND。"""
         return self._box[:3]
@@ -104,6 +110,11 @@ class Program:
 
     def __hash__(self) -> int:        # 算一次存起来：程序常被当作缓存的键
         return self._hash
+
+    def __eq__(self, other) -> bool:  # 和 dataclass 生成的一样（比 rules、default），只是哈希不同就直接不等（不逐条比规则）
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self is other or (self._hash == other._hash and self.default == other.default and self.rules == other.rules)
 
     def n_rules(self) -> int:
         return len(self.rules)
@@ -244,7 +255,7 @@ def simplify(program: Program) -> Program:
             rules.append(r)
     n = len(rules)
     corners = [r._box[:3] for r in rules] + [(NO_BOUND,) * 3]    # 第 n 个是默认分支
-    configs = _config_ids([r.config for r in rules] + [default])
+    configs = _rule_config_ids(rules, default)
     cover = _Cover(corners)
     covering = [cover.covers(c) for c in corners]            # 盖住每条规则的角的盒子
     alive = (1 << (n + 1)) - 1                                # 还留着的分支（位集）
@@ -267,7 +278,7 @@ def has_dead_rules(program: Program) -> bool:
         corners.append(r._box[:3])
     n = len(corners)
     corners.append((NO_BOUND,) * 3)
-    configs = _config_ids([r.config for r in program.rules] + [program.default])
+    configs = _rule_config_ids(program.rules, program.default)
     cover = _Cover(corners)
     alive = (1 << (n + 1)) - 1
     # 贪心地从后往前删时，第一次删之前每一条都是对着完整的程序试的：有一条能删，simplify 就至少删一条
@@ -278,6 +289,16 @@ def _config_ids(configs: list) -> list[int]:
     """配置 -> 整数（相同的配置相同的数），比较起来比 Config 快。能启动的用它在 VALID 里的下标。"""
     other: dict = {}
     return [i if (i := VALID_INDEX.get(c, -1)) >= 0 else -1 - other.setdefault(c, len(other)) for c in configs]
+
+
+def _rule_config_ids(rules, default: Config) -> list[int]:
+    """同 _config_ids([r.config for r in rules] + [default])，但能启动的配置直接用规则建好时查过的下标 r._index
+    （不用再逐条对 Config 求哈希）。"""
+    other: dict = {}
+    out = [r._index if r._index >= 0 else -1 - other.setdefault(r.config, len(other)) for r in rules]
+    i = VALID_INDEX.get(default, -1)
+    out.append(i if i >= 0 else -1 - other.setdefault(default, len(other)))
+    return out
 
 
 def _removable(i: int, corners, configs, cover: _Cover, covering_i: int, alive: int) -> bool:

@@ -1,0 +1,161 @@
+"""读脚本印出来的东西：按标题切成演示、按 ---- 行找表格（按显示宽度切列）、把观察拼回整句、把印出来的数和独立算的值比。
+只靠表头里的词和行首的标签找东西，不靠第几行：脚本多印几行（进度、图）不影响。测试里从不抄印出来的数。"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+NUMBER = re.compile(r"[+-]?\d[\d,]*(?:\.\d+)?")
+RULE = re.compile(r"^-+(?:  -+)*$")
+
+
+def width(ch: str) -> int:
+    return 0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+
+
+def sections(text: str) -> dict[str, str]:
+    """标题（==== 夹着的那行）→ 它下面直到下一个标题的文字；第一个标题之前的记在 "" 下。"""
+    lines = text.split("\n")
+    out, title, body = {}, "", []
+    i = 0
+    while i < len(lines):
+        if i + 2 < len(lines) and set(lines[i]) == {"="} and set(lines[i + 2]) == {"="} and lines[i + 1]:
+            out[title] = "\n".join(body)
+            title, body = lines[i + 1], []
+            i += 3
+            continue
+        body.append(lines[i])
+        i += 1
+    out[title] = "\n".join(body)
+    return out
+
+
+def section(text: str, prefix: str) -> str:
+    """标题以 prefix 开头的那一节（恰好一节）。"""
+    found = [body for title, body in sections(text).items() if title.startswith(prefix)]
+    assert len(found) == 1, (prefix, list(sections(text)))
+    return found[0]
+
+
+class Table:
+    def __init__(self, headers: list[str], rows: list[list[str]]):
+        self.headers, self.rows = headers, rows
+
+    def col(self, *words: str) -> int:
+        """表头里含有全部 words 的那一列（恰好一列；只给一个词、有几列都含它时，取正好叫这个名字的那列）。"""
+        found = [j for j, h in enumerate(self.headers) if all(w in h for w in words)]
+        if len(found) > 1 and len(words) == 1:                # 有一列正好叫这个名字，就是它
+            found = [j for j in found if self.headers[j] == words[0]] or found
+        assert len(found) == 1, (words, self.headers)
+        return found[0]
+
+    def row(self, prefix: str) -> list[str]:
+        """第一格以 prefix 开头的那一行（恰好一行）。"""
+        found = [r for r in self.rows if r[0].startswith(prefix)]
+        assert len(found) == 1, (prefix, [r[0] for r in self.rows])
+        return found[0]
+
+    def groups(self) -> dict[str, dict[str, list[str]]]:
+        """第一格是分组名、后面几行第一格空着的表（04 演示 3）：分组名 → {第二格 → 行}。"""
+        out: dict[str, dict[str, list[str]]] = {}
+        name = None
+        for r in self.rows:
+            name = r[0] or name
+            out.setdefault(name, {})[r[1]] = r
+        return out
+
+
+def _cut(line: str, spans: list[tuple[int, int]]) -> list[str] | None:
+    """按列切一行；列间的两格不是空白的（不是表格的行，比如紧跟在表格下面的说明文字）返回 None。"""
+    cells, col = [""] * len(spans), 0
+    for ch in line:
+        w = width(ch)
+        j = next((j for j, (a, b) in enumerate(spans) if a <= col and col + w <= b), None)
+        if j is None:
+            if not ch.isspace():
+                return None
+        else:
+            cells[j] += ch
+        col += w
+    return [c.strip() for c in cells]
+
+
+def tables(text: str) -> list[Table]:
+    """文字里所有 console.format_table 排的表：表头、---- 行（给出每列的显示宽度）、数据行直到空行。"""
+    lines = text.split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        if i == 0 or not RULE.match(line) or not lines[i - 1].strip():
+            continue
+        spans, col = [], 0
+        for dashes in line.split("  "):
+            spans.append((col, col + len(dashes)))
+            col += len(dashes) + 2
+        head = _cut(lines[i - 1], spans)
+        if head is None:
+            continue
+        rows = []
+        for body in lines[i + 1:]:
+            cells = _cut(body, spans) if body.strip() else None
+            if cells is None:                              # 空行或不是表格的行：表格到此为止
+                break
+            rows.append(cells)
+        out.append(Table(head, rows))
+    return out
+
+
+def find_table(text: str, *words: str) -> Table:
+    """表头（所有列连起来）含有全部 words 的那张表（恰好一张）。"""
+    found = [t for t in tables(text) if all(any(w in h for h in t.headers) for w in words)]
+    assert len(found) == 1, (words, [t.headers for t in tables(text)])
+    return found[0]
+
+
+def observations(text: str, title: str = "观察") -> list[str]:
+    """"观察："下面编号的每一条，续行拼回去（折行处的空格去掉了，所以正则里的空格要写成 \\s*）。"""
+    lines = text.split("\n")
+    start = lines.index(f"{title}：")
+    items: list[str] = []
+    for line in lines[start + 1:]:
+        m = re.match(r"  (\d+)\. (.*)$", line)
+        if m and int(m[1]) == len(items) + 1:
+            items.append(m[2])
+        elif items and line.startswith("     ") and line.strip():
+            items[-1] += line.strip()
+        else:
+            break
+    return items
+
+
+def find(pattern: str, text: str) -> re.Match:
+    """在 text 里找 pattern：先把折行接回去（换行和下一行的缩进去掉），pattern 里的空格匹配任意多个空白，包括没有
+    （折行会吃掉空格）。"""
+    joined = re.sub(r"\n[ ]*", "", text)
+    m = re.search(pattern.replace(" ", r"\s*"), joined)
+    assert m, (pattern, text)
+    return m
+
+
+def numbers(cell: str) -> list[float]:
+    return [float(x.replace(",", "")) for x in NUMBER.findall(cell)]
+
+
+def number(cell: str) -> float:
+    """单元格里的第一个数（去掉千分位的逗号）。"""
+    found = numbers(cell)
+    assert found, cell
+    return found[0]
+
+
+def shows(printed: str, value: float, scale: float = 1.0) -> bool:
+    """printed（"1.266×"、"92%"、"164,736"、"2.9%"）里的第一个数是不是 value × scale 按印出来的位数四舍五入的结果。"""
+    m = NUMBER.search(printed)
+    assert m, printed
+    digits = len(m[0].split(".")[1]) if "." in m[0] else 0
+    return abs(float(m[0].replace(",", "")) - value * scale) <= 0.5 * 10 ** -digits + 1e-9 * max(1.0, abs(value * scale))
+
+
+def pct_shows(printed: str, fraction: float) -> bool:
+    assert "%" in printed, printed
+    return shows(printed, fraction, 100)

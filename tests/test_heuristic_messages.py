@@ -1,0 +1,71 @@
+"""学生写坏的启发式文件：错误信息里的数（多少个形状里有多少个走这个坏分支、举的例子）对着逐个形状直接算出来的值检查，
+不只是看有没有某几个字。"""
+
+import re
+import textwrap
+
+import pytest
+
+from evolve import ProgramError
+from evolve.problem import load_heuristic
+from llama_shapes import LAYERS, TOKENS
+
+OK_SMALL = "Config(16, 64, 128, 4, 4, 1)"
+OK_BIG = "Config(128, 128, 64, 4, 3, 8)"
+REGS = "Config(256, 128, 64, 4, 3, 8)"        # 每线程 296 个寄存器
+SMEM = "Config(256, 128, 128, 8, 4, 8)"       # 共享内存 393,216 B
+HIT = re.compile(r"^(?P<file>\S+?):(?P<line>\d+): 这个分支 .*（(?P<total>\d+) 个形状里有 (?P<hit>\d+) 个走这个分支，"
+                 r"例如 (?P<name>.+) M=(?P<M>\d+)）$")
+
+
+def write(tmp_path, body):
+    """第 4 行是 def，函数体从第 5 行开始（和 test_evolve 里的一样）；规则的行号是它的 if 那一行。"""
+    path = tmp_path / "heuristic.py"
+    path.write_text('"""docstring"""\n\n# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n'
+                    + textwrap.indent(textwrap.dedent(body), "    ") + "# EVOLVE-BLOCK-END\n", encoding="utf-8")
+    return str(path)
+
+
+def shapes_by_hand():
+    """88 个形状，直接从 LAYERS × TOKENS 列出来：(投影名, M, N, K)，按投影、再按 M 的顺序。"""
+    return [(name, M, N, K) for name, (N, K) in LAYERS.items() for M in TOKENS]
+
+
+def messages(tmp_path, body):
+    with pytest.raises(ProgramError) as e:
+        load_heuristic(write(tmp_path, body))
+    found = [HIT.match(line) for line in str(e.value).split("\n")]
+    assert all(found), str(e.value)                                   # 每个坏分支一行，每行都带形状数和例子
+    return found
+
+
+def check(m, line, takes):
+    """一行错误信息：行号对，总数是 88，走这个分支的个数和例子都对着 takes(M, N, K) 逐个形状算出来。"""
+    shapes = shapes_by_hand()
+    hits = [(name, M) for name, M, N, K in shapes if takes(M, N, K)]
+    assert int(m["line"]) == line
+    assert int(m["total"]) == len(shapes) == len(LAYERS) * len(TOKENS)
+    assert int(m["hit"]) == len(hits)
+    assert (m["name"], int(m["M"])) in hits                            # 举的例子确实走这个分支
+    assert (m["name"], int(m["M"])) == hits[0]                         # 而且是按投影、M 排的第一个
+
+
+def test_readme_example_bad_default(tmp_path):
+    # README 里的例子：默认配置改成 BM=256（寄存器超了）；M > 16 的形状都走默认分支
+    [m] = messages(tmp_path, f"if M <= 16:\n    return {OK_SMALL}\nreturn {REGS}\n")
+    check(m, 7, lambda M, N, K: M > 16)
+
+
+def test_bad_rule_in_the_middle_with_an_N_condition(tmp_path):
+    # 中间一条带 N 条件的规则是坏的：走它的只是 16 < M <= 256 且 N <= 4096 的形状
+    [m] = messages(tmp_path, f"if M <= 16:\n    return {OK_SMALL}\nif M <= 256 and N <= 4096:\n"
+                             f"    return {SMEM}\nreturn {OK_BIG}\n")
+    check(m, 7, lambda M, N, K: 16 < M <= 256 and N <= 4096)
+
+
+def test_two_bad_branches_each_get_their_own_count(tmp_path):
+    # 两个坏分支（一条规则、默认）：各一行，各自的行号、个数和例子
+    first, second = messages(tmp_path, f"if M <= 64 and K <= 4096:\n    return {REGS}\nif M <= 1024:\n"
+                                       f"    return {OK_BIG}\nreturn {SMEM}\n")
+    check(first, 5, lambda M, N, K: M <= 64 and K <= 4096)
+    check(second, 9, lambda M, N, K: M > 1024)

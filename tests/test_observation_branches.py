@@ -1,0 +1,341 @@
+"""每一句会被检验的观察（04、05），两个分支都走一遍：一次用让它成立的输入，一次用让它不成立的输入——
+造出来的结果对象、用项目的专家机制换一个专家（load_heuristic 读一份改过的专家文件；子进程里用 MINI_ALPHAEVOLVE_EXPERT），
+或已知会让它不成立的参数。不成立时断言：印出了不拆开的【本次不成立】、判据（里面写着讲义的阈值）和量到的值
+（里面有按造出来的输入独立算出的数）。这样把某个检查换成 check(True, ...) 或把判据写错，都会有测试失败。"""
+
+import importlib.util
+import io
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from contextlib import redirect_stdout
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from console import FAILED, Observation
+from evolve import (EXPERT, LAYERS, VALID, Evaluator, Shape, all_shapes, best_single_config, choose, evolve,
+                    geomean_speedup, oracle_speedup, per_m_table, split_shapes)
+from evolve.problem import load_heuristic
+
+PROBLEM = sys.modules["evolve.problem"]          # evolve 这个名字在下面是进化函数
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+T04 = load("lecture14/04_alphaevolve_tiling.py", "tiling_04_branches")
+A05 = load("lecture14/05_ablations.py", "ablations_05_branches")
+
+
+def flat(s):
+    return re.sub(r"\s+", "", s)
+
+
+def printed(call, *args):
+    """调用一个演示函数，返回 (它交回的观察, 它印的字)。"""
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        result = call(*args)
+    return result, buf.getvalue()
+
+
+def claim(items, word):
+    """判据里含有 word 的那一句观察（恰好一句）。"""
+    found = [o for o in items if isinstance(o, Observation) and word in o.criterion]
+    assert len(found) == 1, (word, [o.criterion for o in items if isinstance(o, Observation)])
+    return found[0]
+
+
+def holds(o, out):
+    """成立：印的是成立时的话，没有不成立的标记。"""
+    assert o.ok, o
+    assert flat(o.text) in flat(out)
+    assert FAILED not in o.text
+
+
+def fails(o, out, criterion_words, measured_words):
+    """不成立：印出了【本次不成立】紧跟判据、"这次："和量到的值；判据里有讲义的阈值，量到的值里有独立算出的数。"""
+    assert not o.ok, o
+    assert flat(FAILED + o.criterion) in flat(out)
+    assert flat("这次：" + o.measured) in flat(out)
+    assert flat(o.text) not in flat(out)                      # 成立时的话没有印出来
+    for w in criterion_words:
+        assert w in o.criterion, (w, o.criterion)
+    for w in measured_words:
+        assert flat(w) in flat(o.measured), (w, o.measured)
+
+
+def x3(v):
+    return f"{v:.3f}×"
+
+
+@pytest.fixture(scope="module")
+def halves():
+    return split_shapes(all_shapes())
+
+
+# ================================================================ 04 演示 1：专家换成另一个
+
+def edited_expert(tmp_path, table):
+    """改过的专家文件（经 load_heuristic 读进来）：decode 用没有流水线的小块，中间的 M 用 70B/8 qkv M=128 的最优配置，
+    其余用 prefill 的最优配置——decode 变慢、prefill 和中间的 M 不再慢。"""
+    mid = table.oracle(Shape("70B/8 qkv", 128, *LAYERS["70B/8 qkv"]))[0]
+    pre = table.oracle(Shape("8B gate_up", 8192, *LAYERS["8B gate_up"]))[0]
+    path = tmp_path / "expert_edited.py"
+    path.write_text(textwrap.dedent(f"""\
+        # EVOLVE-BLOCK-START
+        def choose_config(M, N, K):
+            if M <= 16:
+                return Config(BM=16, BN=64, BK=128, warps=4, stages=1, group=1)
+            if M <= 1024:
+                return Config{mid.as_tuple()}
+            return Config{pre.as_tuple()}
+        # EVOLVE-BLOCK-END
+    """), encoding="utf-8")
+    return load_heuristic(str(path)), str(path)
+
+
+def ratio(table, expert, name, M):
+    s = Shape(name, M, *LAYERS[name])
+    return table.time(choose(expert, s), s) / table.oracle(s)[1]
+
+
+def test_04_demo1_holds_with_the_lecture_expert(table, halves):
+    (_, obs), out = printed(T04.demo1_problem, table, *halves)
+    for word in ("decode", "prefill", "2.2–2.8×", "90%"):
+        holds(claim(obs, word), out)
+
+
+def test_04_demo1_fails_with_an_edited_expert(tmp_path, monkeypatch, table, halves):
+    expert, _ = edited_expert(tmp_path, table)
+    monkeypatch.setattr(T04, "EXPERT", expert)
+    monkeypatch.setattr(PROBLEM, "EXPERT", expert)              # 加速比的分母也换成它
+    (_, obs), out = printed(T04.demo1_problem, table, *halves)
+    dec = max(ratio(table, expert, "8B gate_up", M) for M in (1, 16))
+    assert dec > 1.01
+    fails(claim(obs, "decode"), out, ["1%", "20", "75%"], [f"{dec:.3f}×"])
+    pre = ratio(table, expert, "8B gate_up", 8192)
+    fails(claim(obs, "prefill"), out, ["256×128", "1.2–1.4×"], [f"慢 {pre:.2f}×"])
+    mid = ratio(table, expert, "70B/8 qkv", 128)
+    fails(claim(obs, "2.2–2.8×"), out, ["32–1024", "2.2–2.8×"], [f"慢 {mid:.2f}×"])
+    holds(claim(obs, "90%"), out)                                      # 基线之比和专家无关
+
+
+def test_04_demo1_baseline_claim_fails_with_a_weak_table(monkeypatch, table, halves):
+    # 按 M 查表换成"一个配置通吃"：查表不再比它好，也拿不到上限的 90%
+    monkeypatch.setattr(T04, "per_m_table", best_single_config)
+    (_, obs), out = printed(T04.demo1_problem, table, *halves)
+    train, test = halves
+    frac = geomean_speedup(best_single_config(train, table), test, table) / oracle_speedup(test, table)
+    fails(claim(obs, "90%"), out, ["90%", "一个配置通吃 < 按 M 查表 < 逐形状最优"], [f"按 M 查表 {frac:.0%}"])
+
+
+def test_04_edited_expert_file_through_the_environment(tmp_path, table):
+    # 项目自己的专家机制（MINI_ALPHAEVOLVE_EXPERT 指向改过的文件），整个脚本跑一遍：演示 1 的三句不成立都印出来了
+    _, path = edited_expert(tmp_path, table)
+    env = dict(os.environ, MINI_ALPHAEVOLVE_EXPERT=path)
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"), "--quick",
+                        "--jobs", "1"], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert p.returncode == 0, p.stderr
+    demo1 = p.stdout.split("演示 2")[0]
+    assert flat(demo1).count(FAILED) == 3
+    assert flat(FAILED + "讲义说 decode") in flat(demo1) and flat(FAILED + "讲义说 prefill") in flat(demo1)
+
+
+# ================================================================ 04 演示 2：改一次真实进化的结果
+
+def demo2(monkeypatch, table, halves, edit=lambda out: out, budget=1000):
+    """跑演示 2；进化照常跑，交给演示之前用 edit 改一下结果。"""
+    monkeypatch.setattr(T04, "evolve", lambda *a, **k: edit(evolve(*a, **k)))
+    (out, ev, obs), text = printed(T04.demo2_one_run, table, *halves, 0, budget)
+    return out, obs, text
+
+
+def test_04_demo2_holds(monkeypatch, table, halves):
+    _, obs, out = demo2(monkeypatch, table, halves)
+    for word in ("第 300 个提议", "2 倍", "死规则"):
+        holds(claim(obs, word), out)
+
+
+def test_04_demo2_early_gain_fails_when_the_start_is_flat(monkeypatch, table, halves):
+    def flat_start(out):
+        out["history"] = np.asarray(out["history"], dtype=float).copy()
+        out["history"][:T04.EARLY] = 1.0                # 前 300 个提议一点没涨
+        return out
+    out, obs, text = demo2(monkeypatch, table, halves, flat_start)
+    fails(claim(obs, "第 300 个提议"), text, ["70%", "93%"], ["最终涨幅的 0%", x3(out["best"][1]["score"])])
+
+
+def test_04_demo2_success_rates_fail_when_targeted_never_wins(monkeypatch, table, halves):
+    def no_targeted_wins(out):
+        out["accepted"] = dict(out["accepted"], targeted=0)
+        return out
+    out, obs, text = demo2(monkeypatch, table, halves, no_targeted_wins)
+    n = out["tried"]["targeted"]
+    fails(claim(obs, "2 倍"), text, ["2 倍"], [f"targeted 0/{n:,}（0%）"])
+
+
+def test_04_demo2_dead_rules_fail_when_nothing_simplifies(monkeypatch, table, halves):
+    monkeypatch.setattr(T04, "simplify", lambda p: p)             # 假装没有一个程序带死规则
+    monkeypatch.setattr(T04, "has_dead_rules", lambda p: False)
+    out, obs, text = demo2(monkeypatch, table, halves)
+    fails(claim(obs, "死规则"), text, ["simplify"], ["有 0 个带死规则", "simplify 行为不变：是"])
+
+
+# ================================================================ 04 演示 3：造出来的分数
+
+def demo3(table, scores, seeds=3):
+    """scores[划分] = (训练, 测试)：每个种子都是这两个分数。不跑进化。"""
+    reused = {(how, s): (tr, te, EXPERT) for how, (tr, te) in scores.items() for s in range(seeds)}
+    runs = SimpleNamespace(tasks=[], results=lambda **kwargs: [])
+    obs, out = printed(T04.demo3_generalization, table, all_shapes(), 1000, seeds, runs, [], reused)
+    return obs, out
+
+
+def pmt_test(table, how):
+    train, test = split_shapes(all_shapes(), how)
+    return geomean_speedup(per_m_table(train, table), test, table)
+
+
+def test_04_demo3_holds(table):
+    r, m = pmt_test(table, "random"), pmt_test(table, "by_model")
+    obs, out = demo3(table, {"random": (r, r), "by_model": (m * 1.03, m)})
+    for word in ("3%", "85%", "相差不到 5%"):
+        holds(claim(obs, word), out)
+
+
+def test_04_demo3_random_gap_fails(table):
+    r, m = pmt_test(table, "random"), pmt_test(table, "by_model")
+    obs, out = demo3(table, {"random": (r * 1.1, r), "by_model": (m * 1.2, m)})
+    fails(claim(obs, "3%"), out, ["3%"], [f"训练 {x3(r * 1.1)}，测试 {x3(r)}", f"{(1 / 1.1 - 1) * 100:.1f}%"])
+
+
+def test_04_demo3_by_model_drop_fails(table):
+    r, m = pmt_test(table, "random"), pmt_test(table, "by_model")
+    obs, out = demo3(table, {"random": (r * 1.02, r), "by_model": (m, m)})      # 按模型分一点没掉，随机分掉了
+    fails(claim(obs, "85%"), out, ["85%"], [f"{x3(m)} → {x3(m)}（掉 0.000）"])
+
+
+def test_04_demo3_close_to_table_fails(table):
+    r, m = pmt_test(table, "random"), pmt_test(table, "by_model")
+    obs, out = demo3(table, {"random": (r * 1.2, r * 1.2), "by_model": (m * 1.03, m)})
+    fails(claim(obs, "相差不到 5%"), out, ["5%"], ["最多相差 20.0%"])
+    holds(claim(obs, "3%"), out)
+
+
+# ================================================================ 04 演示 4：造出来的计数
+
+def demo4(table, halves, bench_runs, best, budget=1000):
+    train, test = halves
+    ev = SimpleNamespace(n_cached=0, n_static_reject=0, n_eval_probe=0, n_eval_full=budget, bench_runs=bench_runs)
+    out = {"failed": {}, "best": (best, {"score": 1.0})}
+    return printed(T04.demo4_cost, table, out, ev, train, test, all_shapes(), budget)
+
+
+@pytest.fixture(scope="module")
+def evolved_best(table, halves):
+    return evolve(Evaluator(halves[0], table), 1000, seed=0, log=lambda *a: None)["best"][0]
+
+
+def test_04_demo4_holds(table, halves, evolved_best):
+    exhaustive = len(VALID) * len(halves[0])
+    obs, out = demo4(table, halves, exhaustive // 10, evolved_best)
+    holds(claim(obs, "1%"), out)
+    holds(claim(obs, "1.25–1.45×"), out)
+
+
+def test_04_demo4_fails(table, halves):
+    exhaustive = len(VALID) * len(halves[0])
+    obs, out = demo4(table, halves, exhaustive, EXPERT)             # 跑得和穷举一样多；最好的程序就是专家
+    fails(claim(obs, "1%"), out, ["1%"], [f"进化跑了 {exhaustive:,} 次，穷举训练形状 {exhaustive:,} 次", "100%"])
+    fails(claim(obs, "1.25–1.45×"), out, ["1.3–1.4×", "1.25–1.45×"], ["比专家快 1.00×"])
+    obs, out = demo4(table, halves, exhaustive // 200, EXPERT)      # 少于穷举的 1%
+    fails(claim(obs, "1%"), out, ["1%"], [f"进化跑了 {exhaustive // 200:,} 次", "0.5%"])
+
+
+# ================================================================ 05：造出来的消融结果
+
+def result(train, test=None, at100=None, at300=None, runs=25_000, probe=200, cached=150, tried=None, accepted=None,
+           rejected=None, budget=1000):
+    at = {100: train - 0.05 if at100 is None else at100, 300: train - 0.01 if at300 is None else at300}
+    history = np.interp(np.arange(budget), [0, 99, 299, budget - 1], [1.0, at[100], at[300], train])   # 和 at 一致的曲线
+    return dict(train=train, test=train if test is None else test, at=at, history=history.tolist(),
+                runs=runs, full=600, probe=probe, cached=cached, tried=tried or {"targeted": 400, "single_field": 280},
+                accepted=accepted or {"targeted": 60, "single_field": 5}, static_reject=rejected or {"single_field": 70})
+
+
+def results(**edits):
+    """每个变体 3 个种子；默认的一组让每一句观察都成立，edits[变体] 换掉那个变体的三次结果。"""
+    base = {
+        "full": [result(t) for t in (1.27, 1.28, 1.29)],
+        "small": [result(t, tried={"single_field": 350}, accepted={"single_field": 15}) for t in (1.14, 1.15, 1.16)],
+        "no_evolution": [result(1.08, at100=1.08, at300=1.08, runs=6000, cached=800) for _ in range(3)],
+        "no_feedback": [result(t) for t in (1.275, 1.28, 1.285)],
+        "no_cascade": [result(t, runs=34_000, probe=0) for t in (1.28, 1.285, 1.29)],
+    }
+    base.update(edits)
+    return base
+
+
+def ablations(table, res, budget=1000):
+    obs1, out1 = printed(A05.demo1_ablations, table, res, budget, 3)
+    obs2, out2 = printed(A05.demo2_ops, res, 3)
+    return obs1 + obs2, out1 + out2
+
+
+WORDS = {"small": "小模型每个种子", "no_evolution": "不进化每个种子", "no_feedback": "没有逐形状反馈", "no_cascade": "没有级联",
+         "order": "按比完整系统少多少排", "ops": "targeted 的成功率"}
+
+
+def test_05_all_hold_on_the_default_results(table):
+    obs, out = ablations(table, results())
+    for word in WORDS.values():
+        holds(claim(obs, word), out)
+
+
+def test_05_small_model_fails_when_one_seed_beats_the_full_system(table):
+    obs, out = ablations(table, results(small=[result(t) for t in (1.14, 1.15, 1.30)]))
+    fails(claim(obs, WORDS["small"]), out, ["小模型最好的种子 < 完整系统最差的种子"], ["1.140–1.300", "1.270–1.290"])
+
+
+def test_05_no_evolution_fails_when_few_proposals_are_cached(table):
+    obs, out = ablations(table, results(no_evolution=[result(1.08, at100=1.08, at300=1.08, runs=6000, cached=100)
+                                                      for _ in range(3)]))
+    fails(claim(obs, WORDS["no_evolution"]), out, ["80%", "一半以上"], ["缓存命中中位数 100 个（预算 1000）"])
+
+
+def test_05_no_evolution_fails_when_it_keeps_climbing(table):
+    obs, out = ablations(table, results(no_evolution=[result(1.08, at100=1.01, at300=1.05, runs=6000, cached=800)
+                                                      for _ in range(3)]))
+    fails(claim(obs, WORDS["no_evolution"]), out, ["80%"], ["第 100 个提议时 1.010×", "最终涨幅的 12"])
+
+
+def test_05_no_feedback_fails_when_it_is_far_off(table):
+    obs, out = ablations(table, results(no_feedback=[result(1.2) for _ in range(3)]))
+    fails(claim(obs, WORDS["no_feedback"]), out, ["2%"], [f"最终 1.200× 对 1.280×，相差 {(1.2 / 1.28 - 1) * 100:.1f}%"])
+
+
+def test_05_no_cascade_fails_when_it_costs_nothing_more(table):
+    obs, out = ablations(table, results(no_cascade=[result(t, runs=25_000) for t in (1.28, 1.285, 1.29)]))
+    fails(claim(obs, WORDS["no_cascade"]), out, ["2%", "10%"], ["内核 25,000 次对 25,000 次（1.00 倍）"])
+
+
+def test_05_order_fails_when_the_small_model_drops_most(table):
+    obs, out = ablations(table, results(small=[result(1.05, tried={"single_field": 350}) for _ in range(3)]))
+    fails(claim(obs, WORDS["order"]), out, ["3 ×"], ["不进化 +0.200", "小模型（small LLM） +0.230"])
+
+
+def test_05_success_rates_fail_when_targeted_is_no_better(table):
+    full = [result(t, accepted={"targeted": 5, "single_field": 5}) for t in (1.27, 1.28, 1.29)]
+    obs, out = ablations(table, results(full=full))
+    fails(claim(obs, WORDS["ops"]), out, ["2 倍"], ["targeted 15/1,200（1%）", "single_field 15/840（2%）", "小模型提了 0 次"])

@@ -1,0 +1,180 @@
+"""lecture13/01_timing_model.py 的每一句观察，两个分支都走一遍：默认的模型上都成立；再用 sched_lab.knobs 临时改一个
+【估计】旋钮（项目自己"改了会怎样"的机制）、改演示 3 的 --tolerance，或者把一个判断用的函数换掉，让某一句不成立，
+断言它印成了【本次不成立】、写出了判据（讲义说……和阈值）和量到的值（这里用 sched_lab 的公开接口独立算一遍再比）。"""
+
+import importlib.util
+import io
+import math
+import os
+from contextlib import redirect_stdout
+
+import numpy as np
+
+import sched_lab as sl
+from console import FAILED
+from kernel_lab import VALID, Config
+from llama_shapes import LAYERS, TOKENS
+from printed import observations
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_spec = importlib.util.spec_from_file_location("timing_01_branches", os.path.join(ROOT, "lecture13", "01_timing_model.py"))
+TM = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(TM)
+
+SMALL, BIG = Config(16, 64, 128, 4, 4, 1), Config(128, 128, 64, 4, 3, 8)      # 第 14 讲专家的两档
+
+
+def S(name, M):
+    return (M, *LAYERS[name])
+
+
+def t(c, name, M):
+    return sl.explain(c, *S(name, M))["time_us"]
+
+
+def items(demo, *args, knobs=None):
+    """在（可能改过旋钮的）模型上跑一个演示，返回它印的观察（每条拼成一整句）。"""
+    buf = io.StringIO()
+    with sl.knobs(**(knobs or {})), redirect_stdout(buf):
+        demo(*args)
+    return observations(buf.getvalue())
+
+
+def failing(obs, keyword, criterion, measured, markers=1):
+    """含 keyword 的那条不成立：标记（markers 个）、"讲义说"和判据里的词、量到的值（独立算出的数）都在。"""
+    found = [o for o in obs if keyword in o]
+    assert len(found) == 1, (keyword, obs)
+    o = found[0]
+    assert o.count(FAILED) == markers, o
+    assert "讲义说" in o
+    for w in criterion:
+        assert w in o, (w, o)
+    for w in measured:
+        assert w.replace(" ", "") in o.replace(" ", ""), (w, o)
+
+
+def test_everything_holds_on_the_default_model():
+    for demo, args, n in ((TM.demo1_breakdown, (), 5), (TM.demo2_effects, (), 7), (TM.demo3_guided, (TM.TOLERANCE,), 3)):
+        obs = items(demo, *args)
+        assert len(obs) >= n and not any(FAILED in o for o in obs), obs
+
+
+# ---------------------------------------------------------------- 演示 1
+
+def test_decode_and_mid_fail_with_twice_the_hbm_efficiency():
+    eff = 2 * sl.HBM_EFFICIENCY                                    # 可达带宽比峰值还高：decode 的带宽对不上可达带宽
+    obs = items(TM.demo1_breakdown, knobs=dict(HBM_EFFICIENCY=eff))
+    failing(obs, "decode 最优配置", ["2%", "1%"], [f"{sl.HBM_BW / 1e12:.2f} × {eff} = {sl.HBM_BW * eff / 1e12:.2f}"])
+    M, N, K = S("8B gate_up", 128)
+    ai = 2 * M * N * K / ((M * K + K * N + M * N) * 2)
+    failing(obs, "M = 128：", ["20%"], [f"算术强度 {ai:.0f}（拐点 {sl.PEAK_FLOPS / sl.HBM_BW:.0f}）"])
+
+
+def test_prefill_fails_with_a_faster_l2():
+    with sl.knobs(L2_BW=2 * sl.L2_BW):
+        e = sl.explain(BIG, *S("8B gate_up", 8192))
+    obs = items(TM.demo1_breakdown, knobs=dict(L2_BW=2 * sl.L2_BW))
+    failing(obs, "prefill 的瓶颈", ["拐点", "一半"], [f"专家 {e['bound'].split('（')[0]}", f"{e['time_us']:,.1f}"])
+
+
+def test_few_ctas_fails_with_a_short_hbm_latency():
+    k = dict(HBM_LATENCY=sl.HBM_LATENCY / 4)
+    with sl.knobs(**k):
+        shape = S("70B/8 qkv", 128)
+        ratio = sl.explain(BIG, *shape)["time_us"] / sl.explain(sl.optimum(*shape).config, *shape)["time_us"]
+    tiles = math.ceil(shape[0] / BIG.BM) * math.ceil(shape[1] / BIG.BN)
+    obs = items(TM.demo1_breakdown, knobs=k)
+    failing(obs, "70B/8 qkv M=128：", ["10 个 CTA", "4 倍", "1.5 倍"], [f"专家 {tiles} 个 CTA", f"专家慢 {ratio:.2f}×"])
+
+
+def test_stages_one_fails_with_a_short_idle_latency():
+    k = dict(LOAD_LATENCY_IDLE=sl.LOAD_LATENCY_IDLE / 2)
+    with sl.knobs(**k):
+        ratios = [sl.explain((SMALL if M <= 16 else BIG).replace(stages=1), *S(n, M))["time_us"]
+                  / sl.explain(SMALL if M <= 16 else BIG, *S(n, M))["time_us"]
+                  for n, M in (("8B gate_up", 1), ("8B gate_up", 128), ("8B gate_up", 8192), ("70B/8 qkv", 128))]
+    obs = items(TM.demo1_breakdown, knobs=k)
+    failing(obs, "stages = 1 的瓶颈", ["decode 慢得最少"], ["、".join(f"{r:.2f}×" for r in ratios)])
+
+
+# ---------------------------------------------------------------- 演示 2
+
+def test_wave_quantization_fails_with_half_the_hbm_efficiency():
+    k = dict(HBM_EFFICIENCY=sl.HBM_EFFICIENCY / 2)
+    with sl.knobs(**k):
+        wr = (sl.explain(BIG, 128, (sl.SMS + 1) * BIG.BN, 4096)["time_us"]
+              / sl.explain(BIG, 128, sl.SMS * BIG.BN, 4096)["time_us"])
+    failing(items(TM.demo2_effects, knobs=k), "最忙的 SM", ["×1.2"], [f"时间 ×{wr:.2f}"])
+
+
+def test_stages_and_occupancy_fail_with_a_slow_l2():
+    k = dict(L2_BW=sl.L2_BW / 4)
+    with sl.knobs(**k):
+        ts = [t(BIG.replace(stages=s), "8B o", 512) for s in (1, 2, 3, 4)]
+        o3 = sl.explain(BIG, *S("70B/8 o", 8192))
+    failing(items(TM.demo2_effects, knobs=k), "stages 1–4", ["2 倍", "占用率"],
+            [" / ".join(f"{x:.1f}" for x in ts), f"3 级 {o3['time_us']:,.1f} µs / {o3['ctas_per_sm']} CTA/SM"], markers=2)
+
+
+def test_group_fails_with_a_slow_per_sm_l2():
+    k = dict(L2_BW_PER_SM=sl.L2_BW_PER_SM / 4)
+    with sl.knobs(**k):
+        gr = t(BIG, "8B gate_up", 8192) / t(BIG.replace(group=1), "8B gate_up", 8192)
+    failing(items(TM.demo2_effects, knobs=k), "group 1 → 8", ["减半", "10%"], [f"时间 ×{gr:.2f}"])
+
+
+def test_warps_claim_fails_if_four_warps_could_launch(monkeypatch):
+    monkeypatch.setattr(TM, "can_launch", lambda c: True)           # 造一个"256×128 配 4 个 warp 能启动"的世界
+    failing(items(TM.demo2_effects), "8 → 16 warp", ["4 warp 启动不了"], ["4 warp 能启动"])
+
+
+def test_orientation_fails_with_a_faster_l2():
+    k = dict(L2_BW=2 * sl.L2_BW)
+    with sl.knobs(**k):
+        r = t(Config(256, 128, 64, 8, 4, 16), "8B gate_up", 8192) / t(Config(128, 256, 64, 8, 4, 16), "8B gate_up", 8192)
+    failing(items(TM.demo2_effects, knobs=k), "128×256 → 256×128", ["0.5%", "搬"], [f"时间 ×{r:.4f}"])
+
+
+def test_mma_path_fails_with_a_slow_fallback():
+    k = dict(MMA_FALLBACK=sl.MMA_FALLBACK / 4)
+    with sl.knobs(**k):
+        tr = t(Config(32, 64, 128, 4, 3, 8), "8B o", 512) / t(Config(64, 32, 128, 4, 3, 8), "8B o", 512)
+    failing(items(TM.demo2_effects, knobs=k), "MMA 路径", ["10%", "5%"],
+            [f"MMA_FALLBACK = {sl.MMA_FALLBACK / 4}", f"总时间 ×{tr:.3f}"])
+
+
+def test_l2_intensity_fails_when_warp_tiles_dominate():
+    k = dict(WARP_TILE_HALF=25_600)
+    want = ((128 + 256) / (128 * 256)) / ((128 + 128) / (128 * 128))    # 每次乘加要搬的元素之比 = 0.75
+    with sl.knobs(**k):
+        tr = t(Config(128, 256, 64, 8, 4, 8), "8B gate_up", 8192) / t(Config(128, 128, 64, 4, 4, 8), "8B gate_up", 8192)
+    failing(items(TM.demo2_effects, knobs=k), "128×128 → 128×256", ["3%", "15%"],
+            [f"按字节算应是 ×{want:.2f}", f"总时间 ×{tr:.2f}"])
+
+
+# ---------------------------------------------------------------- 演示 3
+
+def shapes():
+    return [S(n, M) for n in LAYERS for M in TOKENS]
+
+
+def test_tuning_runs_fail_with_a_loose_tolerance():
+    med = np.median([sl.guided_tune(*s, 0.5).runs for s in shapes()])
+    failing(items(TM.demo3_guided, 0.5), "10–999", ["10 到 500"], [f"中位数 {med:.0f} 次"])
+
+
+def test_score_ties_claim_fails_with_a_slow_l2():
+    k = dict(L2_BW=sl.L2_BW / 4)
+    with sl.knobs(**k):
+        med = np.median([sl.guided_tune(*s, TM.TOLERANCE).runs for s in shapes()])
+    failing(items(TM.demo3_guided, TM.TOLERANCE, knobs=k), "分数种数中位数", ["20", "一半"], [f"引导 {med:.0f}"])
+
+
+def test_guided_vs_random_fails_with_zero_tolerance():
+    runs, rnd = [], []
+    for s in shapes():
+        runs.append(sl.guided_tune(*s, 0.0).runs)
+        tv = sl.time_valid(*s)
+        rnd.append((len(VALID) + 1) / (int(np.sum(tv <= tv.min())) + 1))
+    failing(items(TM.demo3_guided, 0.0), "比随机慢的形状", ["比随机少"],
+            [f"引导中位数 {np.median(runs):.0f}，随机 {np.median(rnd):.0f}"])

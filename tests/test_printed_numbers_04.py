@@ -1,0 +1,306 @@
+"""04 脚本印出来的数，对着用 evolve 的公开接口独立算出来的值检查（默认设置和 --quick）。
+脚本当子进程跑，解析它的标准输出：表格按表头的词和行首的标签找，观察拼回整句后按句子里的词找；测试里不抄任何印出来的数。
+抓的是这样的 bug：印一个写死的倍数、百分比用错了分母、演示 3 把训练分数记成测试分数、成本表的某一行数错了。"""
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, all_shapes, best_single_config, choose, evolve,
+                    geomean_speedup, oracle_speedup, per_m_table, simplify, split_shapes)
+from evolve.evaluator import N_PROBE
+from printed import find, find_table, number, numbers, observations, pct_shows, section, shows
+from sched_lab import HBM_BW, SMS, guided_tune
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
+EARLY = 300
+SETTINGS = {(): (0, 1000, 5),                        # 默认设置（讲义印出来的那组）
+            ("--quick",): (0, 300, 2)}               # 只有 2 个种子：演示 3 的中位数、最小、最大每一次运行都算数
+
+
+@pytest.fixture(scope="module", params=list(SETTINGS), ids=lambda a: " ".join(a) or "default")
+def settings(request):
+    """(种子, 预算, 种子个数, 标准输出, 标准错误)：脚本第一行回显的设置要和参数一致。"""
+    seed, budget, seeds = SETTINGS[request.param]
+    p = subprocess.run([sys.executable, SCRIPT, *request.param], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    first = p.stdout.split("\n", 1)[0]
+    assert f"--seed {seed} " in first and f"--budget {budget} " in first and f"--seeds {seeds}" in first, first
+    return seed, budget, seeds, p.stdout, p.stderr
+
+
+@pytest.fixture(scope="module")
+def stdout(settings):
+    return settings[3]
+
+
+@pytest.fixture(scope="module")
+def run(table, settings):
+    """演示 2 的那次进化，在测试进程里重跑：默认划分、同样的种子和预算。"""
+    seed, budget = settings[:2]
+    train, test = split_shapes(all_shapes())
+    ev = Evaluator(train, table)
+    out = evolve(ev, budget, seed=seed, log=lambda *a: None)
+    return out, ev, train, test
+
+
+def S(name, M):
+    return Shape(name, M, *LAYERS[name])
+
+
+def ratio(table, s):
+    return table.time(choose(EXPERT, s), s) / table.oracle(s)[1]
+
+
+# ---------------------------------------------------------------- 演示 1
+
+def test_demo1_shape_table(stdout, table):
+    # 每一行：最优配置、最优时间、TFLOPS、专家比最优慢几倍，都按那一行印的形状重算
+    t = find_table(section(stdout, "演示 1"), "形状", "最优配置")
+    assert len(t.rows) >= 5
+    c_cfg, c_t, c_fl, c_r = t.col("最优配置"), t.col("最优时间"), t.col("TFLOPS"), t.col("专家")
+    for r in t.rows:
+        name, M = re.fullmatch(r"(.+) M=(\d+)", r[0]).groups()
+        s = S(name, int(M))
+        best, tb = table.oracle(s)
+        assert tuple(int(x) for x in numbers(r[c_cfg])) == best.as_tuple(), r
+        assert shows(r[c_t], tb * 1e6) and "µs" in r[c_t], r
+        assert shows(r[c_fl], s.flops / tb / 1e12), r
+        assert shows(r[c_r], ratio(table, s)), r
+
+
+def test_demo1_counts(stdout, train):
+    text = section(stdout, "演示 1")
+    m = find(r"共 (\d+) × (\d+) = (\d+) 个形状", text)
+    assert [int(x) for x in m.groups()] == [len(LAYERS), len(TOKENS), len(all_shapes())]
+    _, test = split_shapes(all_shapes())
+    m = find(r"配对随机对半分[（：]训练 (\d+) 个，测试 (\d+) 个", text)
+    assert [int(x) for x in m.groups()] == [len(train), len(test)]
+
+
+def test_demo1_baselines(stdout, table, train):
+    _, test = split_shapes(all_shapes())
+    t = find_table(section(stdout, "演示 1"), "方法", "训练")
+    c_tr, c_te, c_frac, c_cost = t.col("训练"), t.col("测试", "比专家"), t.col("最优"), t.col("内核")
+    o_test = oracle_speedup(test, table)
+    one, pmt = best_single_config(train, table), per_m_table(train, table)
+    exhaustive = len(VALID) * len(train)
+    for label, prog in (("专家", EXPERT), ("一个配置", one), ("按 M 查表", pmt)):
+        r = t.row(label)
+        assert shows(r[c_tr], geomean_speedup(prog, train, table)), r
+        assert shows(r[c_te], geomean_speedup(prog, test, table)), r
+        assert pct_shows(r[c_frac], geomean_speedup(prog, test, table) / o_test), r
+        if label != "专家":
+            assert number(r[c_cost]) == exhaustive, r
+    assert tuple(int(x) for x in numbers(t.row("一个配置")[0])) == one.default.as_tuple()
+    assert int(find(r"（(\d+) 条规则）", t.row("按 M 查表")[0])[1]) == pmt.n_rules()
+    r = t.row("逐形状最优")
+    assert shows(r[c_tr], oracle_speedup(train, table)) and shows(r[c_te], o_test), r
+    assert number(r[c_cost]) == len(VALID)
+
+
+def test_demo1_observations(stdout, table, train):
+    _, test = split_shapes(all_shapes())
+    text = "\n".join(observations(section(stdout, "演示 1")))
+    dec = S("8B gate_up", 1)
+    t1 = table.oracle(dec)[1]
+    m = find(r"把 ([\d.]+%) 的 HBM 带宽用来读 (\d+) MB", text)
+    assert pct_shows(m[1], dec.N * dec.K * 2 / t1 / HBM_BW) and shows(m[2], dec.N * dec.K * 2 / 1e6)
+    m = find(r"M = 1 时有 (\d+) 个、M = 16 时有 (\d+) 个", text)
+    near = [int((table.times(s) <= table.oracle(s)[1] * 1.01).sum()) for s in (dec, S("8B gate_up", 16))]
+    assert [int(m[1]), int(m[2])] == near
+    pre = S("8B gate_up", 8192)
+    m = find(r"prefill（M = 8192）最优是 \(([\d, ]+)\)：(\d+)×(\d+) 的大块、(\d+) 个 warp、(\d+) 级流水线", text)
+    b = table.oracle(pre)[0]
+    assert tuple(int(x) for x in numbers(m[1])) == b.as_tuple()
+    assert [int(x) for x in m.groups()[1:]] == [b.BM, b.BN, b.warps, b.stages]
+    m = find(r"专家的 \(([\d, ]+)\) 慢 ([\d.]+)×", text)
+    assert tuple(int(x) for x in numbers(m[1])) == choose(EXPERT, pre).as_tuple() and shows(m[2], ratio(table, pre))
+    worst = max(all_shapes(), key=lambda s: ratio(table, s))
+    m = find(r"最差的是 (.+? M=\d+)（([\d.]+)×）", text)
+    assert m[1].replace(" ", "") == worst.label().replace(" ", "") and shows(m[2], ratio(table, worst))
+    mid = S("70B/8 qkv", 128)
+    cfg = choose(EXPERT, mid)
+    m = find(r"只有 (\d+) 个 CTA，(\d+) 个 SM 大多闲着，慢 ([\d.]+)×", text)
+    assert int(m[1]) == -(-mid.M // cfg.BM) * -(-mid.N // cfg.BN) and int(m[2]) == SMS and shows(m[3], ratio(table, mid))
+    o_test = oracle_speedup(test, table)
+    m = find(r"逐形状最优在测试形状上比专家快 ([\d.]+)×", text)
+    assert shows(m[1], o_test)
+    p_pmt = geomean_speedup(per_m_table(train, table), test, table)
+    p_one = geomean_speedup(best_single_config(train, table), test, table)
+    assert pct_shows(find(r"拿到上限的 ([\d.]+%)", text)[1], p_pmt / o_test)
+    assert pct_shows(find(r"一个配置通吃只有 ([\d.]+%)", text)[1], p_one / o_test)
+
+
+# ---------------------------------------------------------------- 演示 2
+
+def test_demo2_progress_and_improvements(stdout, settings, run):
+    out = run[0]
+    text = section(stdout, "演示 2")
+    progress = re.findall(r"演示 2：第\s+(\d+) 个提议：最好 ([\d.]+)×", settings[4])      # 进度在标准错误上
+    assert len(progress) >= 2
+    for k, best in progress:
+        assert shows(best, out["history"][int(k) - 1]), (k, best)
+    t = find_table(text, "第几个提议", "最好分数")
+    printed = [r for r in t.rows if r[0] != "…"]
+    imp = out["improvements"]
+    expected = imp if len(imp) == len(printed) else imp[:8] + imp[-4:]
+    assert len(printed) == len(expected)
+    for r, (k, score, op) in zip(printed, expected):
+        assert int(r[0]) == k and shows(r[1], score) and r[2] == op, (r, k, score, op)
+
+
+def test_demo2_op_table(stdout, run):
+    out = run[0]
+    t = find_table(section(stdout, "演示 2"), "修改的种类", "提出")
+    c_tried, c_acc, c_rej, c_rate = t.col("提出"), t.col("比父程序好"), t.col("被拒"), t.col("成功率")
+    assert sorted(r[0] for r in t.rows) == sorted(out["tried"])
+    for r in t.rows:
+        op = r[0]
+        tried, acc = out["tried"][op], out["accepted"].get(op, 0)
+        assert number(r[c_tried]) == tried and number(r[c_acc]) == acc, r
+        assert number(r[c_rej]) == out["static_reject"].get(op, 0), r
+        assert pct_shows(r[c_rate], acc / tried), r
+    assert sum(number(r[c_tried]) for r in t.rows) == out["budget"]
+
+
+def test_demo2_best_program_and_observations(stdout, run, table):
+    out, ev, train, test = run
+    best, res = out["best"]
+    text = section(stdout, "演示 2")
+    m = find(r"最好的程序：训练形状 ([\d.]+)×，测试形状 ([\d.]+)×；(\d+) 条规则", text)
+    assert shows(m[1], res["score"]) and shows(m[2], geomean_speedup(best, test, table))
+    assert int(m[3]) == best.n_rules()
+    if simplify(best) != best:
+        assert int(find(r"删掉死规则（永远走不到的规则）以后是 (\d+) 条", text)[1]) == simplify(best).n_rules()
+    obs = "\n".join(observations(text))
+    hist, o_train = out["history"], oracle_speedup(train, table)
+    if out["budget"] > EARLY:
+        m = find(rf"第 {EARLY} 个提议时已经拿到最终涨幅的 ([\d.]+%)", obs)
+        assert pct_shows(m[1], (hist[EARLY - 1] - 1) / (hist[-1] - 1))
+        m = find(r"训练形状上 ([\d.]+)×，是上限 ([\d.]+)× 的 ([\d.]+%)", obs)
+    else:
+        assert int(find(r"预算只有 (\d+) 个提议", obs)[1]) == out["budget"]
+        m = find(r"训练形状上 ([\d.]+)×，上限 ([\d.]+)×，是上限的 ([\d.]+%)", obs)
+    assert shows(m[1], res["score"]) and shows(m[2], o_train) and pct_shows(m[3], res["score"] / o_train)
+    for op, words in (("targeted", "targeted 成功率"), ("single_field", "single_field 只有")):
+        m = find(words + r" ([\d,]+)/([\d,]+)（([\d.]+%)）", obs)
+        acc, tried = out["accepted"].get(op, 0), out["tried"][op]
+        assert (number(m[1]), number(m[2])) == (acc, tried) and pct_shows(m[3], acc / tried), m[0]
+    m = find(r"single_field 的提议里有 (\d+) 个改出了启动不了的配置，其中 (\d+) 个就是寄存器超了", obs)
+    assert int(m[1]) == out["static_reject"]["single_field"]
+    assert int(m[2]) == out["static_kinds"]["single_field"]["寄存器/线程"]
+    population = set(out["population"])
+    evaluated = [p for p, r in ev.cache.items() if r["status"] == "full"]
+    dead = lambda programs: sum(simplify(p).n_rules() < p.n_rules() for p in programs)    # noqa: E731
+    m = find(r"完整评估过的 (\d+) 个不同的程序里有 (\d+) 个带死规则，程序库最后留下的 (\d+) 个里有 (\d+) 个", obs)
+    assert [int(x) for x in m.groups()] == [len(evaluated), dead(evaluated), len(population), dead(population)]
+    if simplify(best).n_rules() < best.n_rules():
+        m = find(r"最好的程序从 (\d+) 条删到 (\d+) 条", obs)
+        assert [int(m[1]), int(m[2])] == [best.n_rules(), simplify(best).n_rules()]
+    else:
+        assert int(find(r"最好的程序本身没有死规则，(\d+) 条都走得到", obs)[1]) == best.n_rules()
+
+
+# ---------------------------------------------------------------- 演示 3
+
+@pytest.fixture(scope="module")
+def runs(table, settings):
+    """演示 3：两种划分 × 种子 0 .. seeds-1，每次的 (训练分数, 测试分数)。"""
+    budget, seeds = settings[1:3]
+    out = {}
+    for how in ("random", "by_model"):
+        train, test = split_shapes(all_shapes(), how)
+        out[how] = []
+        for seed in range(seeds):
+            best, res = evolve(Evaluator(train, table), budget, seed=seed, log=lambda *a: None)["best"]
+            out[how].append((res["score"], geomean_speedup(best, test, table)))
+    return out
+
+
+def test_demo3_table(stdout, table, runs):
+    text = section(stdout, "演示 3")
+    t = find_table(text, "划分", "方法")
+    c_tr, c_te, c_frac = t.col("训练"), t.col("测试形状"), t.col("最优")
+    groups = t.groups()
+    assert len(groups) == 2
+    for (label, rows), how in zip(groups.items(), ("random", "by_model")):
+        train, test = split_shapes(all_shapes(), how)
+        assert ("8B" in label and "70B" in label) == (how == "by_model"), label
+        trs, tes = [r[0] for r in runs[how]], [r[1] for r in runs[how]]
+        o_tr, o_te = oracle_speedup(train, table), oracle_speedup(test, table)
+        [evo] = [r for k, r in rows.items() if "进化" in k]
+        for cell, scores in ((evo[c_tr], trs), (evo[c_te], tes)):
+            med, lo, hi = re.fullmatch(r"([\d.]+)× \(([\d.]+)–([\d.]+)\)", cell).groups()
+            assert shows(med, float(np.median(scores))) and shows(lo, min(scores)) and shows(hi, max(scores)), cell
+        assert pct_shows(evo[c_frac], float(np.median(tes)) / o_te)
+        [pm] = [r for k, r in rows.items() if "查表" in k]
+        pmt = per_m_table(train, table)
+        assert shows(pm[c_tr], geomean_speedup(pmt, train, table)) and shows(pm[c_te], geomean_speedup(pmt, test, table))
+        assert pct_shows(pm[c_frac], geomean_speedup(pmt, test, table) / o_te)
+        [orc] = [r for k, r in rows.items() if "逐形状最优" in k]
+        assert shows(orc[c_tr], o_tr) and shows(orc[c_te], o_te)
+
+
+def test_demo3_observations(stdout, table, runs):
+    obs = "\n".join(observations(section(stdout, "演示 3")))
+    med = {how: (float(np.median([r[0] for r in rs])), float(np.median([r[1] for r in rs]))) for how, rs in runs.items()}
+    train, test = split_shapes(all_shapes())
+    seen = {(s.name, s.M) for s in train}
+    near = sum(any((s.name, t) in seen for t in TOKENS if t != s.M and abs(TOKENS.index(t) - TOKENS.index(s.M)) == 1)
+               for s in test)
+    gap = med["random"][1] / med["random"][0] - 1
+    if "相邻 M 的形状" in obs:                                   # 这句成立：印的是形状个数和两个中位数
+        m = find(r"(\d+) 个测试形状里有 (\d+) 个在训练里有同一投影、相邻 M 的形状", obs)
+        assert [int(m[1]), int(m[2])] == [len(test), near]
+        m = find(r"测试形状上（([\d.]+)×）和训练形状上（([\d.]+)×）差不多好（相差 ([+-]?[\d.]+)%）", obs)
+        assert shows(m[1], med["random"][1]) and shows(m[2], med["random"][0]) and shows(m[3], gap * 100)
+    else:                                                         # 不成立：印的是判据和量到的值
+        m = find(r"这次：训练 ([\d.]+)×，测试 ([\d.]+)×，相差 ([+-]?[\d.]+)%", obs)
+        assert shows(m[1], med["random"][0]) and shows(m[2], med["random"][1]) and shows(m[3], gap * 100)
+    m = find(r"(?:掉得更多（|这次：按模型分 )([\d.]+)× → ([\d.]+)×", obs)          # 成立或不成立的那种说法
+    assert shows(m[1], med["by_model"][0]) and shows(m[2], med["by_model"][1])
+    fracs = []
+    for how in ("random", "by_model"):
+        tr, te = split_shapes(all_shapes(), how)
+        fracs.append(med[how][1] / oracle_speedup(te, table))
+    m = find(r"(?:两种划分都拿到|占上限) ([\d.]+%)(?:–([\d.]+%))?", obs)
+    assert pct_shows(m[1], min(fracs)) and pct_shows(m[2] or m[1], max(fracs))
+
+
+# ---------------------------------------------------------------- 演示 4
+
+def test_demo4_cost_table(stdout, run):
+    out, ev, train, test = run
+    text = section(stdout, "演示 4")
+    t = find_table(text, "项目", "个数")
+    c = t.col("个数")
+    row = lambda words: number(t.row(words)[c])              # noqa: E731
+    assert row("进化：提出的程序") == out["budget"]
+    assert row("SEARCH/REPLACE") == sum(out["failed"].values())
+    assert row("和评估过的程序一模一样") == ev.n_cached
+    assert row("静态检查拒掉") == ev.n_static_reject
+    assert row(f"只在 {N_PROBE} 个探针形状") == ev.n_eval_probe
+    assert row("在全部训练形状上评估") == ev.n_eval_full
+    assert row("进化：一共跑了几次内核") == ev.bench_runs
+    assert row("训练形状逐个穷举") == len(VALID) * len(train)
+    assert row("全部 88 个形状逐个穷举") == len(VALID) * len(all_shapes())
+    assert row("来了一个新形状：穷举") == len(VALID)
+    tune = [guided_tune(s.M, s.N, s.K).runs for s in all_shapes()]
+    med, lo, hi = numbers(t.row("来了一个新形状：第 13 讲")[c])
+    assert (med, lo, hi) == (int(np.median(tune)), min(tune), max(tune))
+
+
+def test_demo4_observations(stdout, run, table):
+    out, ev, train, test = run
+    obs = "\n".join(observations(section(stdout, "演示 4")))
+    exhaustive = len(VALID) * len(train)
+    m = find(r"跑了 ([\d,]+) 次内核，是穷举训练形状（([\d,]+) 次）的 ([\d.]+%)", obs)
+    assert number(m[1]) == ev.bench_runs and number(m[2]) == exhaustive
+    assert pct_shows(m[3], ev.bench_runs / exhaustive)
+    assert shows(find(r"比专家快 ([\d.]+)×（测试形状）", obs)[1], geomean_speedup(out["best"][0], test, table))

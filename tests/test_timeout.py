@@ -1,0 +1,32 @@
+"""每个测试都有时间上限（pytest.ini 里的 timeout，pytest-timeout 插件）：死循环的测试失败，而不是把整个测试挂住。"""
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_every_test_has_a_time_limit(request):
+    # 插件装上了、被加载了，仓库的 pytest.ini 给每个测试定了上限：大于 0，不超过一分钟
+    assert request.config.pluginmanager.hasplugin("timeout")
+    assert os.path.samefile(request.config.inipath, os.path.join(ROOT, "pytest.ini"))
+    limit = float(request.config.getini("timeout"))
+    assert 0 < limit <= 60
+
+
+def test_a_test_that_loops_forever_fails_instead_of_hanging(tmp_path):
+    # 一个永远不结束的测试：上限一到就失败（退出码 1，写明 Timeout），而不是一直跑下去
+    (tmp_path / "test_loop.py").write_text(textwrap.dedent("""
+        def test_forever():
+            while True:
+                pass
+    """), encoding="utf-8")
+    start = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "timeout=1",
+                        str(tmp_path / "test_loop.py")], capture_output=True, text=True, timeout=50, cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "Timeout" in p.stdout
+    assert time.monotonic() - start < 30
