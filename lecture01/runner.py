@@ -46,7 +46,8 @@ def _in_venv() -> bool:
 def ensure_numpy() -> None:
     """import numpy 不成功时：有 .venv 就用它重新运行这个脚本（同样的参数）；没有就说一句该怎么办，退出码 1。"""
     try:
-        import numpy  # noqa: F401
+        with _sigint_held():        # numpy 的 C 扩展初始化时被 Ctrl-C 打断，报的是"装坏了"的 ImportError，不是中断：
+            import numpy  # noqa: F401          # 挡住 Ctrl-C 到 import 完（零点几秒），挂着的那次放开时照常抛出
         return
     except ImportError:
         pass
@@ -63,6 +64,19 @@ def ensure_numpy() -> None:
           "（它会建 .venv 并装好 numpy，之后 python3 运行脚本会自动改用 .venv），或者 pip install numpy。",
           file=sys.stderr)
     raise SystemExit(1)
+
+
+@contextlib.contextmanager
+def _sigint_held():
+    """块里挡住 SIGINT（不是忽略）：块里按的 Ctrl-C 挂着，块结束放开时照常抛出 KeyboardInterrupt。"""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 # ---------------------------------------------------------------- 参数
@@ -149,8 +163,17 @@ def _kill_children() -> None:
         except Exception:                                  # noqa: BLE001  清理失败也要接着退出
             pass
     mp = sys.modules.get("multiprocessing")
-    if mp is not None:
-        children = mp.active_children()
+    if mp is None:
+        return
+    # 没登记清理函数的进程池：它的后台线程看见 worker 被杀，会马上补一个新的（新的继承"不理 Ctrl-C"，在脚本退出后
+    # 接着跑，还占着标准输出的管道）。所以杀完再看一遍，补上来的也杀掉，直到没有为止（有限几轮）。
+    for _ in range(20):
+        try:
+            children = mp.active_children()
+        except Exception:                                  # noqa: BLE001
+            return
+        if not children:
+            return
         for p in children:
             try:
                 p.kill()

@@ -35,7 +35,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import ensure_numpy, ignore_sigint, on_interrupt, parser, positive_int, progress, run  # noqa: E402
+from runner import (ensure_numpy, ignore_sigint, on_interrupt, parser, positive_int, progress, run,  # noqa: E402
+                    sigint_ignored)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -264,8 +265,9 @@ def run_all(table, tasks, jobs):
         return out
     import multiprocessing as mp
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    pool = mp.get_context(method).Pool(min(jobs, total), initializer=_init, initargs=(table,))
-    on_interrupt(pool.terminate)
+    with sigint_ignored():                  # fork 出来的 worker 在 _init 之前也不会被 Ctrl-C 打断；这里按的 Ctrl-C 挂到
+        pool = mp.get_context(method).Pool(min(jobs, total), initializer=_init, initargs=(table,))
+        on_interrupt(pool.terminate)        # 块结束才抛出，那时 pool.terminate 已经登记好（它不会再补 worker）
     order = sorted(range(total), key=lambda i: tasks[i] != ("cascade", DEFAULT, 0, tasks[i][3]))   # 稳定排序
     try:
         out = [None] * total

@@ -513,10 +513,9 @@ def run_lecture(seed, budget, seeds, jobs, lap=lambda stage: None, llm=None):
     if llm is not None:
         runs = SequentialRuns(table, tasks, budget, llm)
     else:
-        with sigint_ignored():              # 进程池的 worker 不理 Ctrl-C：由 runner.run 统一杀掉，不各印一段 traceback
-            runs = ManyRuns(table, tasks, budget, jobs)
-    if hasattr(runs, "close"):
-        on_interrupt(runs.close)
+        with sigint_ignored():              # 这里按的 Ctrl-C 挂到块结束才抛出，那时 runs.close 已经登记好：runner.run
+            runs = ManyRuns(table, tasks, budget, jobs)         # 用它正经关掉进程池（只杀 worker 的话，进程池
+            on_interrupt(runs.close)                            # 会立刻补上新的，它们在 04 退出后接着跑）
     train, test = split_shapes(shapes)
     lap("准备：时间表 + 启动演示 3 的后台进程")
     observations = {}

@@ -29,40 +29,103 @@ def children(pid):
         return []
 
 
+def group(pgid):
+    """进程组 pgid 里还活着的进程（脚本自己、它的 worker，也包括已经被过继给 init 的孤儿 worker）。"""
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z" and int(fields[2]) == pgid:
+                out.append(int(name))
+    return out
+
+
+def numpy_loading(pid):
+    """numpy 的 C 扩展已经映射进来：脚本正在（或刚刚）import numpy。"""
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return "_multiarray_umath" in f.read()
+    except OSError:
+        return False
+
+
+MILESTONES = {"numpy": numpy_loading,                       # import numpy 的 C 扩展初始化（被打断会报成 ImportError）
+              "pool": lambda pid: bool(children(pid))}      # 后台进程池刚起：worker 正在 fork、任务正在交
+
+
+def kill_group(p):
+    """不管测试成败：整个进程组（包括孤儿 worker）都杀掉，不留下还在跑的进程。"""
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if p.poll() is None:
+        p.wait()
+
+
+CASES = [("lecture14/04_alphaevolve_tiling.py", "numpy", 0.0),
+         ("lecture14/04_alphaevolve_tiling.py", None, 0.2),      # 还在 import / 建时间表
+         ("lecture14/04_alphaevolve_tiling.py", "pool", 0.0),    # 演示 3 的进程池正在起
+         ("lecture14/04_alphaevolve_tiling.py", "pool", 0.01),
+         ("lecture14/04_alphaevolve_tiling.py", "pool", 0.05),   # 进程池刚起好，演示 1 开始
+         ("lecture14/04_alphaevolve_tiling.py", None, 1.2),      # 演示 2 / 3，后台进程在跑
+         ("lecture14/05_ablations.py", "pool", 0.0),
+         ("lecture14/05_ablations.py", None, 1.2),
+         ("lecture14/03_cascade_and_database.py", "pool", 0.0),
+         ("lecture14/03_cascade_and_database.py", None, 1.2),
+         ("lecture13/01_timing_model.py", None, 0.3)]
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="要用 /proc 看子进程")
-@pytest.mark.parametrize("script,wait", [("lecture14/04_alphaevolve_tiling.py", 0.2),     # 还在 import / 建时间表
-                                         ("lecture14/04_alphaevolve_tiling.py", 1.2),     # 演示 2 / 3，后台进程在跑
-                                         ("lecture14/05_ablations.py", 1.2),
-                                         ("lecture13/01_timing_model.py", 0.3)])
-def test_ctrl_c_stops_within_a_second_with_exit_130(script, wait):
-    args = ["--budget", "100000"] if script.startswith("lecture14") else []
+@pytest.mark.parametrize("script,milestone,wait", CASES,
+                         ids=[f"{os.path.basename(s)[:2]}-{m or 'start'}+{w}" for s, m, w in CASES])
+def test_ctrl_c_stops_within_a_second_with_exit_130(script, milestone, wait):
+    """启动阶段的 Ctrl-C 不靠碰运气：等到一个看得见的时刻（numpy 的 C 扩展映射进来；第一个 worker 出现）再按。"""
+    args = ["--budget", "100000"] if script.startswith("lecture14/0") and "03_" not in script else []
     p = subprocess.Popen([sys.executable, os.path.join(ROOT, script), *args], cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    time.sleep(wait)
-    if p.poll() is not None:                         # 机器太快，还没按 Ctrl-C 就跑完了：这一例没有可测的
-        p.communicate()
-        pytest.skip(f"{script} 在 {wait} 秒内就跑完了")
-    kids = children(p.pid)
-    t0 = time.monotonic()
-    os.killpg(p.pid, signal.SIGINT)                  # 终端的 Ctrl-C 发给整个前台进程组
     try:
-        out, err = p.communicate(timeout=5)
+        if milestone is not None:
+            seen, deadline = False, time.monotonic() + 60
+            while p.poll() is None and time.monotonic() < deadline:
+                if MILESTONES[milestone](p.pid):
+                    seen = True
+                    break
+                time.sleep(0.001)
+            assert seen or p.poll() is not None, f"{script}：60 秒内没到 {milestone} 这一步"
+        time.sleep(wait)
+        if p.poll() is not None:                     # 机器太快，还没按 Ctrl-C 就跑完了：这一例没有可测的
+            p.communicate()
+            pytest.skip(f"{script} 在按 Ctrl-C 之前就跑完了")
+        kids = children(p.pid)
+        t0 = time.monotonic()
+        os.killpg(p.pid, signal.SIGINT)              # 终端的 Ctrl-C 发给整个前台进程组
+        try:
+            out, err = p.communicate(timeout=5)
+        except subprocess.TimeoutExpired:            # 管道一直没关：脚本还在，或者留下的 worker 还拿着它
+            left = group(p.pid)
+            pytest.fail(f"Ctrl-C 之后 5 秒：脚本{'还在跑' if p.poll() is None else f'退出了（{p.returncode}）'}，"
+                        f"进程组里还有 {left}")
+        took = time.monotonic() - t0
+        assert p.returncode == 130, err
+        assert took < 2.0, took
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert lines[-1] == "已中断。" and err.count("已中断。") == 1, err
+        assert not any("Error" in line or "File \"" in line for line in lines), lines   # 之前只有进度行
+        deadline = time.monotonic() + 1.0
+        while (group(p.pid) or any(alive(k) for k in kids)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(alive(k) for k in kids), kids
+        assert not group(p.pid), group(p.pid)        # 也没有补上来的新 worker（它们不在 kids 里）
+        if wait >= 1.0:
+            assert kids, "这个时候应该有后台的 worker 进程"
     finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-    took = time.monotonic() - t0
-    assert p.returncode == 130, err
-    assert took < 2.0, took
-    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert lines[-1] == "已中断。" and err.count("已中断。") == 1, err
-    assert not any("Error" in line or "File \"" in line for line in lines), lines   # 之前只有进度行
-    deadline = time.monotonic() + 1.0
-    while any(alive(k) for k in kids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(alive(k) for k in kids), kids
-    if wait >= 1.0:
-        assert kids, "这个时候应该有后台的 worker 进程"
+        kill_group(p)
 
 
 def test_closed_pipe_is_quiet():

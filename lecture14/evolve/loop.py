@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
 import operator
 import signal
 from collections import Counter, defaultdict
@@ -292,9 +293,27 @@ def _init_worker(table) -> None:
 
 
 def _init_pool_worker(table) -> None:
-    """子进程不理 Ctrl-C（SIGINT 会发给整个进程组）：只有主进程处理它，再用 close() 结束子进程。"""
+    """子进程不理 Ctrl-C（SIGINT 会发给整个进程组）：只有主进程处理它，再用 close() 结束子进程。
+    子进程是在 SIGINT 被挡住（_sigint_blocked）时 fork 出来的：先改成"不理"再放开，挡住期间到的那次也就丢掉了。"""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _init_worker(table)
+
+
+@contextlib.contextmanager
+def _sigint_blocked():
+    """块里挡住 SIGINT（不是忽略：到了的 Ctrl-C 先挂着，块结束放开时照常变成 KeyboardInterrupt）。
+    块里 fork 的子进程和起的线程都继承"挡住"：子进程在设好"不理 Ctrl-C"之前不会被 Ctrl-C 打断（不会各印一段
+    traceback），进程池还没建好、任务还没交完时也不会被打断成一个没人收拾的半截进程池。"""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)   # 挂着的 Ctrl-C 在这里抛出 KeyboardInterrupt
 
 
 def _one_run(train, test, budget: int, seed: int) -> tuple[float, float, Program]:
@@ -320,10 +339,16 @@ class ManyRuns:
             import multiprocessing as mp
             method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
             self.workers = min(jobs, len(self.tasks))
-            self.pool = mp.get_context(method).Pool(self.workers, initializer=_init_pool_worker, initargs=(table,))
-            self.pending = [self.pool.apply_async(_one_run, (train, test, budget, seed))
-                            for train, test, seed in self.tasks]
-            self.pool.close()                       # 不会再加任务；子进程做完就退出
+            try:
+                with _sigint_blocked():             # 建池、交任务的时候按的 Ctrl-C 挂到块结束才抛出来
+                    self.pool = mp.get_context(method).Pool(self.workers, initializer=_init_pool_worker,
+                                                            initargs=(table,))
+                    self.pending = [self.pool.apply_async(_one_run, (train, test, budget, seed))
+                                    for train, test, seed in self.tasks]
+                    self.pool.close()               # 不会再加任务；子进程做完就退出
+            except BaseException:                   # 包括块结束时抛出的 Ctrl-C：调用者还拿不到这个对象，
+                self.close()                        # 只能在这里把进程池正经关掉（terminate，它不会再补 worker）
+                raise
 
     def __enter__(self):
         return self
