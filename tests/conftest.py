@@ -25,22 +25,43 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def stop_group(p, pids=()) -> None:
+    """测试的 finally 里调用：p 是用 start_new_session=True 起的 subprocess.Popen。不管测试成败，杀掉它的整个进程组
+    （脚本和它的后台 worker，包括已经被过继给 init 的孤儿），再杀掉 pids 里列出的进程（比如读到的 worker 进程号），
+    并收掉 p。测试失败（断言、超时）时也不会留下还在跑的进程。"""
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    if p.poll() is None:
+        p.wait()
+    for f in (p.stdout, p.stderr, p.stdin):
+        if f is not None:
+            f.close()
+
+
 def run_concurrently(*commands, cwd=ROOT, timeout=180):
     """几条命令（参数列表）同时跑，各是独立的子进程（结果和一条条跑一样，只是在 2 核上快一些）；
-    按顺序返回 subprocess.CompletedProcess（text，stdout 和 stderr 都收下）。"""
+    按顺序返回 subprocess.CompletedProcess（text，stdout 和 stderr 都收下）。每条命令在自己的进程组里跑，
+    结束时（包括超时、出错）整组杀掉：不留下脚本的后台 worker。"""
     import subprocess
-    procs = [subprocess.Popen(list(c), cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for c in commands]
+    procs = []
     out = []
     try:
+        for c in commands:
+            procs.append(subprocess.Popen(list(c), cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          start_new_session=True))
         for p in procs:
             stdout, stderr = p.communicate(timeout=timeout)
             out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
     finally:
         for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+            stop_group(p)
     return out
 
 

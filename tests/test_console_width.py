@@ -84,17 +84,22 @@ def run_in_pty(columns):
                          stdout=slave, stderr=subprocess.PIPE, env=env)
     os.close(slave)
     chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:                                # Linux：子进程关掉终端以后读到 EIO
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    assert p.wait(timeout=30) == 0, p.stderr.read()
-    p.stderr.close()
+    try:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:                            # Linux：子进程关掉终端以后读到 EIO
+                break
+            if not data:
+                break
+            chunks.append(data)
+        os.close(master)
+        assert p.wait(timeout=30) == 0, p.stderr.read()
+    finally:                                           # 测试失败也不留下子进程
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        p.stderr.close()
     return b"".join(chunks).decode("utf-8").replace("\r\n", "\n").split("\n")
 
 

@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+from conftest import stop_group
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -55,16 +56,6 @@ def numpy_loading(pid):
 
 MILESTONES = {"numpy": numpy_loading,                       # import numpy 的 C 扩展初始化（被打断会报成 ImportError）
               "pool": lambda pid: bool(children(pid))}      # 后台进程池刚起：worker 正在 fork、任务正在交
-
-
-def kill_group(p):
-    """不管测试成败：整个进程组（包括孤儿 worker）都杀掉，不留下还在跑的进程。"""
-    try:
-        os.killpg(p.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    if p.poll() is None:
-        p.wait()
 
 
 CASES = [("lecture14/04_alphaevolve_tiling.py", "numpy", 0.0),
@@ -124,8 +115,8 @@ def test_ctrl_c_stops_within_a_second_with_exit_130(script, milestone, wait):
         assert not group(p.pid), group(p.pid)        # 也没有补上来的新 worker（它们不在 kids 里）
         if wait >= 1.0:
             assert kids, "这个时候应该有后台的 worker 进程"
-    finally:
-        kill_group(p)
+    finally:                                         # 不管测试成败：整个进程组（包括孤儿 worker）都杀掉
+        stop_group(p)
 
 
 def test_closed_pipe_is_quiet():

@@ -19,6 +19,7 @@ import pytest
 
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, Rule, all_shapes, choose, evolve, geomean_speedup,
                     parse, render, simplify, split_shapes)
+from conftest import stop_group
 from console import Observation, failed as failed_observations
 from evolve.mock_llm import Dice
 from evolve.program import branch_index, equivalent
@@ -48,13 +49,19 @@ def run(key, *args, cwd=ROOT):
 
 def run_together(runs: dict) -> dict:
     """几次 run(key, *args) 同时跑（各自独立的子进程，结果和一个个跑一样）：{名字: (key, args)} → {名字: 结果}。"""
-    procs = {name: subprocess.Popen([sys.executable, os.path.join(L14, SCRIPTS[key]), *args], cwd=ROOT, text=True,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for name, (key, args) in runs.items()}
+    procs = {}
     out = {}
-    for name, p in procs.items():
-        stdout, stderr = p.communicate(timeout=180)
-        out[name] = subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr)
+    try:
+        for name, (key, args) in runs.items():
+            procs[name] = subprocess.Popen([sys.executable, os.path.join(L14, SCRIPTS[key]), *args], cwd=ROOT,
+                                           text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                           start_new_session=True)
+        for name, p in procs.items():
+            stdout, stderr = p.communicate(timeout=180)
+            out[name] = subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr)
+    finally:                                        # 超时或出错也不留下脚本和它们的 worker
+        for p in procs.values():
+            stop_group(p)
     return out
 
 
@@ -489,12 +496,18 @@ def prefetch_pristine(commands, pristine, path):
     env = dict(os.environ, PATH=path)
     env.pop("MINI_ALPHAEVOLVE_REEXEC", None)
     todo = [c for c in dict.fromkeys(commands) if c not in _PRISTINE_RUNS and " && " not in c]
-    procs = [(c, subprocess.Popen(shlex.split(c), cwd=pristine, env=env, text=True, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE)) for c in todo]
-    for c, p in procs:
-        out, err = p.communicate(timeout=300)
-        if p.returncode == 0:
-            _PRISTINE_RUNS[c] = subprocess.CompletedProcess(p.args, 0, out, err)
+    procs = []
+    try:
+        for c in todo:
+            procs.append((c, subprocess.Popen(shlex.split(c), cwd=pristine, env=env, text=True, stdout=subprocess.PIPE,
+                                              stderr=subprocess.PIPE, start_new_session=True)))
+        for c, p in procs:
+            out, err = p.communicate(timeout=300)
+            if p.returncode == 0:
+                _PRISTINE_RUNS[c] = subprocess.CompletedProcess(p.args, 0, out, err)
+    finally:                                        # 超时或出错也不留下脚本和它们的 worker
+        for _, p in procs:
+            stop_group(p)
 
 
 # 03 的建议里预算 × 种子数比 --quick 大的命令：印出来的参数先在进程里解析、确认就是说明里说的那些，
@@ -695,27 +708,27 @@ def test_ctrl_c_stops_within_a_second_with_exit_130(key, args, workers):
     import time
     p = subprocess.Popen([sys.executable, os.path.join(L14, SCRIPTS[key]), *args], cwd=ROOT, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + (5.0 if workers else 1.2)   # 03：等到后台 worker 起来（最多 5 秒）；06：进化跑起来以后
-    while time.monotonic() < deadline and not (workers and _children(p.pid)):
-        time.sleep(0.05)
-    time.sleep(0.2 if workers else 0.0)
-    kids = _children(p.pid)
-    t0 = time.monotonic()
-    os.killpg(p.pid, signal.SIGINT)
+    kids = []
     try:
+        deadline = time.monotonic() + (5.0 if workers else 1.2)   # 03：等到后台 worker 起来（最多 5 秒）；06：进化跑起来以后
+        while time.monotonic() < deadline and not (workers and _children(p.pid)):
+            time.sleep(0.05)
+        time.sleep(0.2 if workers else 0.0)
+        kids = _children(p.pid)
+        t0 = time.monotonic()
+        os.killpg(p.pid, signal.SIGINT)
         out, err = p.communicate(timeout=5)
-    finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-    assert p.returncode == 130 and time.monotonic() - t0 < 2.0, err
-    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert lines[-1] == "已中断。" and err.count("已中断。") == 1, err
-    deadline = time.monotonic() + 1.0
-    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(_alive(k) for k in kids), kids
-    assert bool(kids) == workers
+        assert p.returncode == 130 and time.monotonic() - t0 < 2.0, err
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert lines[-1] == "已中断。" and err.count("已中断。") == 1, err
+        deadline = time.monotonic() + 1.0
+        while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(k) for k in kids), kids
+        assert bool(kids) == workers
+    finally:                                        # 测试失败也不留下脚本和 worker
+        stop_group(p, kids)
 
 
 def test_01_broken_heuristic_file_is_one_message(tmp_path):

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import evolve.loop as loop
 from evolve import EXPERT, Evaluator, Program, Rule, evolve, geomean_speedup, parse, render
 from evolve.evaluator import N_PROBE
+from conftest import stop_group
 from evolve.loop import MIGRATE_EVERY, ManyRuns
 from evolve.mock_llm import OPS, Dice, MockLLM
 from evolve.program import format_diff, make_diff
@@ -490,9 +491,10 @@ def test_many_runs_parallel_equals_sequential_and_reports_progress(table):
     from evolve import all_shapes, split_shapes
     tasks = [(*split_shapes(all_shapes(), how), s) for how in ("random", "by_model") for s in range(2)]
     seen = []
-    par_runs, seq_runs = ManyRuns(table, tasks, 60, jobs=2), ManyRuns(table, tasks, 60, jobs=1)
-    assert (par_runs.workers, seq_runs.workers) == (2, 0)
-    par = par_runs.results(progress=lambda d, t: seen.append((d, t)))
+    with ManyRuns(table, tasks, 60, jobs=2) as par_runs:                 # 测试失败也关掉后台进程
+        seq_runs = ManyRuns(table, tasks, 60, jobs=1)
+        assert (par_runs.workers, seq_runs.workers) == (2, 0)
+        par = par_runs.results(progress=lambda d, t: seen.append((d, t)))
     seq_seen = []
     seq = seq_runs.results(progress=lambda d, t: seq_seen.append((d, t)))
     assert par == seq
@@ -506,14 +508,22 @@ def test_many_runs_close_stops_workers_at_once(table, train):
     # 预算很大的后台进化：close() 不到一秒就返回，子进程一个都不剩；子进程不理 SIGINT（只有主进程处理 Ctrl-C）
     runs = ManyRuns(table, [(train, train, s) for s in range(6)], 10 ** 7, jobs=2)
     pids = runs.worker_pids()
-    assert len(pids) == 2
-    time.sleep(0.3)
-    os.kill(pids[0], signal.SIGINT)
-    time.sleep(0.3)
-    assert alive(pids[0]) and pids == runs.worker_pids()
-    t = time.perf_counter()
-    runs.close()
-    assert time.perf_counter() - t < 1.0
+    try:
+        assert len(pids) == 2
+        time.sleep(0.3)
+        os.kill(pids[0], signal.SIGINT)
+        time.sleep(0.3)
+        assert alive(pids[0]) and pids == runs.worker_pids()
+        t = time.perf_counter()
+        runs.close()
+        assert time.perf_counter() - t < 1.0
+    finally:                                        # 断言失败也不留下两个在跑 10**7 预算的 worker
+        runs.close()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
     assert not any(alive(p) for p in pids)
     import multiprocessing as mp
     assert not set(pids) & {p.pid for p in mp.active_children()}
@@ -550,15 +560,20 @@ def test_ctrl_c_ends_the_workers(tmp_path, where):
             print("interrupted; still alive:", *alive, flush=True)
             sys.exit(130)
     """), encoding="utf-8")
-    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    pids = [int(x) for x in p.stdout.readline().split()]
-    assert len(pids) == 2
-    time.sleep(0.5)
-    t = time.perf_counter()
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=10)
-    assert time.perf_counter() - t < 1.5
-    assert p.returncode == 130 and "Traceback" not in err, err
-    if where == "results":
-        assert out.strip() == "interrupted; still alive:"               # results() 交出异常之前就结束了子进程
-    assert not any(alive(pid) for pid in pids)
+    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    pids = []
+    try:
+        pids = [int(x) for x in p.stdout.readline().split()]
+        assert len(pids) == 2
+        time.sleep(0.5)
+        t = time.perf_counter()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=10)
+        assert time.perf_counter() - t < 1.5
+        assert p.returncode == 130 and "Traceback" not in err, err
+        if where == "results":
+            assert out.strip() == "interrupted; still alive:"           # results() 交出异常之前就结束了子进程
+        assert not any(alive(pid) for pid in pids)
+    finally:                                        # 测试失败也不留下 wait.py 和它的两个 worker（整个进程组都杀掉）
+        stop_group(p, pids)

@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import stop_group
 from stub_llm_server import MODES, STUB_MODEL, StubServer, free_port
 
 from evolve import EXPERT, Evaluator, evolve, render
@@ -426,17 +427,16 @@ def test_04_ctrl_c_while_waiting_for_the_model(concurrency):
         p = subprocess.Popen([sys.executable, SCRIPT, "--budget", "30", "--seeds", "1", "--llm", s.url, "--model", "stub",
                               "--llm-concurrency", concurrency], cwd=ROOT, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, start_new_session=True)
-        deadline = time.monotonic() + 30
-        while s.posts() == 0 and time.monotonic() < deadline and p.poll() is None:
-            time.sleep(0.05)
-        assert s.posts() > 0
-        t0 = time.monotonic()
-        os.killpg(p.pid, signal.SIGINT)
         try:
+            deadline = time.monotonic() + 30
+            while s.posts() == 0 and time.monotonic() < deadline and p.poll() is None:
+                time.sleep(0.05)
+            assert s.posts() > 0
+            t0 = time.monotonic()
+            os.killpg(p.pid, signal.SIGINT)
             out, err = p.communicate(timeout=5)
-        finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
+        finally:                                    # 测试失败也不留下 04
+            stop_group(p)
     assert p.returncode == 130 and time.monotonic() - t0 < 2.0, err
     assert "Traceback" not in err and err.strip().splitlines()[-1] == "已中断。"
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import LECTURE_EXPERT, ROOT, run_concurrently
+from conftest import LECTURE_EXPERT, ROOT, run_concurrently, stop_group
 
 SMALL = {"--budget": "40", "--seeds": "1"}          # 建议里的预算换小一点（命令的其余部分照抄）
 SCRIPTS = {"lecture10/01_config_space.py": [], "lecture13/01_timing_model.py": [],   # 建议和预算无关：用小预算跑
@@ -108,12 +108,18 @@ def test_expert_docstring_gives_a_command_and_the_whole_dsl():
 def test_every_printed_command_runs_as_printed_with_a_numpy_less_python3(suggestions, no_numpy_path):
     env = dict(os.environ, PATH=no_numpy_path)
     commands = sorted({shrink(cmd) for _, _, cmd in suggestions} | set(docstring_commands()))   # 一样的只跑一次
-    procs = [(cmd, subprocess.Popen(cmd, shell=True, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True)) for cmd in commands]
-    for cmd, p in procs:
-        out, err = p.communicate(timeout=120)
-        assert p.returncode == 0, (cmd, err[-2000:])
-        assert "Traceback" not in err and "演示 1" in out, (cmd, err[-2000:])
+    procs = []
+    try:
+        for cmd in commands:
+            procs.append((cmd, subprocess.Popen(cmd, shell=True, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                                stderr=subprocess.PIPE, text=True, start_new_session=True)))
+        for cmd, p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, (cmd, err[-2000:])
+            assert "Traceback" not in err and "演示 1" in out, (cmd, err[-2000:])
+    finally:                                        # 断言失败或超时也不留下还在跑的脚本和 worker
+        for _, p in procs:
+            stop_group(p)
 
 
 def copy_repo(tmp_path):

@@ -328,6 +328,7 @@ class ManyRuns:
     主进程可以先去做别的；results() 按 tasks 的顺序返回 [(训练分数, 测试分数, 最好的程序)]。
     每次进化只依赖自己的种子，所以并行和顺序跑的结果一模一样。
     子进程不理 Ctrl-C；主进程在 results() 里等的时候按了 Ctrl-C（或出了别的错），会先 close() 再把异常抛出去。
+    创建时（建进程池、交任务）按的 Ctrl-C 挂到建好才抛出，抛出之前进程池已经 terminate 掉了。
     在别处被打断时，调用者自己调 close()（也可以用 with ManyRuns(...) as runs:）：马上结束所有子进程，不等排队的任务。"""
 
     def __init__(self, table, tasks, budget: int, jobs: int = 1):

@@ -1,0 +1,46 @@
+"""测试用的 conftest.stop_group：测试失败时（断言、超时）也不留下还在跑的进程——包括脚本已经退出、被过继给 init 的
+后台 worker（它们不理 Ctrl-C、还占着管道，以前一个失败的测试留下的 worker 跑了 35 分钟）。"""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import stop_group
+
+CHILD = """
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+pid = os.fork()
+if pid == 0:                                   # 孙进程：像 worker 一样不理 Ctrl-C，一直忙
+    while True:
+        pass
+print(pid, flush=True)
+time.sleep(60 if sys.argv[1] == "stay" else 0.1)
+"""
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat") or not hasattr(os, "fork"), reason="要用 /proc 和 fork")
+@pytest.mark.parametrize("parent", ["stay", "exit"])
+def test_stop_group_kills_the_script_and_its_orphaned_workers(parent):
+    p = subprocess.Popen([sys.executable, "-c", CHILD, parent], stdout=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    worker = int(p.stdout.readline())
+    try:
+        if parent == "exit":
+            p.wait(timeout=10)                     # 父进程走了，孙进程被过继出去，还在跑
+        assert alive(worker)
+    finally:
+        stop_group(p)
+    deadline = time.monotonic() + 2
+    while alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not alive(worker) and p.returncode is not None
