@@ -161,7 +161,7 @@ def roofline_chart():
                    curves=[(f"屋顶（峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS）",
                             [(lo, lo * sl.HBM_BW / 1e12), (RIDGE, sl.PEAK_FLOPS / 1e12), (hi, sl.PEAK_FLOPS / 1e12)])],
                    x_label="算术强度（FLOP/B，A、B、C 各搬一次）", y_label="TFLOPS（最优配置）", log_x=True, log_y=True,
-                   height=17)
+                   height=17, slide_names={"上表的 4 个形状": "重点看的 4 个形状"})
 
 
 def demo1_breakdown():
