@@ -226,6 +226,7 @@ FILLS = "█▓▒░▞"                      # 堆叠横条的第 1、2、… 
 SHADES = "·░▒▓█"                     # 热力图从小到大五档
 EIGHTHS = " ▏▎▍▌▋▊▉"                 # 单条横条末端的 1/8 格
 REF, CURVE = "╌", "·"                # 水平参考线；y = x、屋顶线这类辅助线
+LOG_SNAP = 0.01                      # 对数轴：最小的数比 10 的幂小不到 0.01 个数量级（约 2%）时，轴从这个幂开始
 COLORS = (34, 31, 32, 35, 33, 36)    # ANSI 前景色：蓝、红、绿、紫、黄、青
 HEAT_COLORS = (90, 32, 33, 31, 91)   # 热力图五档的颜色：灰、绿、黄、红、亮红
 
@@ -254,9 +255,10 @@ def _check(values, what: str, positive: bool = False) -> list[float]:
     return out
 
 
-def nice_ticks(lo: float, hi: float, n: int = 5) -> tuple[float, list[float]]:
+def nice_ticks(lo: float, hi: float, n: int = 5, integer: bool = False) -> tuple[float, list[float]]:
     """覆盖 [lo, hi] 的"整"刻度：步长是 1、2、5 乘 10 的幂（刻度印成两位小数也准），在 2 到 n + 2 段里挑多覆盖的范围
-    最少的（一样少取段数离 n 近的）。
+    最少的（一样少取段数离 n 近的）。integer=True（数据都是整数，比如第几个提议）：步长至少是 1，刻度都是整数
+    （范围只有 1 时就是一段）。
     返回 (步长, 刻度)；lo == hi 时先撑开一点。"""
     if hi - lo <= max(1e-9 * max(abs(lo), abs(hi)), 1e-300):              # 一样大（或差得比浮点精度还小）
         pad = abs(lo) * 0.05 or 0.5
@@ -264,8 +266,10 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> tuple[float, list[float]]:
     mag = 10.0 ** math.floor(math.log10((hi - lo) / max(1, n)))
     options = []                                                          # (多覆盖的范围, 段数离 n 多远, 步长, a, b)
     for step in (m * mag * e for e in (0.1, 1, 10, 100) for m in (1, 2, 5)):
+        if integer and step < 1:
+            continue
         a, b = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
-        if 2 <= b - a <= n + 2:
+        if (1 if integer else 2) <= b - a <= n + 2:
             options.append((round((b - a) * step / (hi - lo), 9), abs(b - a - n), step, a, b))
     _, _, step, a, b = min(options)
     return step, [float(f"{k * step:.12g}") for k in range(a, b + 1)]    # 去掉 0.30000000000000004 这种尾巴
@@ -278,11 +282,11 @@ class _Axis:
         self.log = log
         vals = [math.log10(v) for v in values] if log else values
         if log:                                            # 对数轴：刻度在 10 的整数次幂上；最大的数贴着顶时多留一格
-            a, b = math.floor(min(vals) + 1e-9), math.ceil(max(vals) - 1e-9)
+            a, b = math.floor(min(vals) + LOG_SNAP), math.ceil(max(vals) - 1e-9)   # 比 10 的幂小一丁点的不多占一段
             b = max(b, a + 1) + (max(vals) > max(b, a + 1) - 0.05)
             ticks = [float(k) for k in range(a, b + 1)]
         else:
-            _, ticks = nice_ticks(min(vals), max(vals), n)
+            _, ticks = nice_ticks(min(vals), max(vals), n, integer=all(v == int(v) for v in vals))
         self.lo, self.hi = ticks[0], ticks[-1]
         per = (cells - 1) / (len(ticks) - 1)
         self.per = max(1, round(per) if soft else int(per))   # 每段几格：soft（y 轴的高度）取最接近的，否则不超过给的格数
@@ -590,7 +594,11 @@ class Charts:
                   file=sys.stderr)
 
     def _emit(self, kind: str, name: str, title: str, data: dict, options: dict) -> None:
+        """画一张图。options 里的 slide 是 SVG（幻灯片）上的标题（终端里的标题可以说"上表"，幻灯片上不行），
+        slide_names 是 SVG 图例里换掉的序列名 {终端里的名字: 幻灯片上的名字}；都不给就和终端里一样。"""
         import svg                                           # 同一目录的 svg.py；只有写文件时才用到
+        options = dict(options)
+        slide, slide_names = options.pop("slide", None) or title, options.pop("slide_names", None) or {}
         self.drawn[name] = (kind, title, data)               # 同一个名字再画一次：记录和文件都换成新的
         if self.show:
             print("\n" + globals()[f"format_{kind}"](title, **data, **options))
@@ -598,8 +606,10 @@ class Charts:
             os.makedirs(self.svg_dir, exist_ok=True)
             path = os.path.join(self.svg_dir, f"{name}.svg")
             options = {k: v for k, v in options.items() if k not in ("width", "height", "color")}
+            if "series" in data:
+                data = dict(data, series={slide_names.get(k, k): v for k, v in data["series"].items()})
             with open(path, "w", encoding="utf-8", newline="\n") as f:
-                f.write(getattr(svg, f"{kind}_svg")(title, **data, **options))
+                f.write(getattr(svg, f"{kind}_svg")(slide, **data, **options))
             self.files.append(path)
 
     def line(self, name: str, title: str, series: dict, *, refs=(), **options) -> None:

@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import math
+
 from xml.sax.saxutils import escape, quoteattr
 
 from console import _check, _Axis, display_width, heat_edges, heat_levels, wrap
@@ -40,9 +42,51 @@ def _text(x, y, s, size=12, anchor="start", extra="") -> str:
     return f'<text x="{n(x)}" y="{n(y)}" font-size="{size}" text-anchor="{anchor}"{extra}>{escape(s)}</text>'
 
 
+BREAK_AFTER = "，；：、。,"        # 标题在这些字后面可以换行（空格不算：西文公式、"88 个"里的空格不拆）
+SHORT_PAREN = 24                  # 显示宽度不超过这么多列的括号（连括号）整个不拆开
+
+
+def _phrases(title: str) -> list[str]:
+    """把标题切成短语：在 BREAK_AFTER 后面、最外层的"（"前面、"）"后面切开；短的括号整个是一个短语（里面不切）。"""
+    out, cur, opened = [], "", []                    # opened：还没合上的括号在 title 里的位置
+    for i, ch in enumerate(title):
+        if ch == "（" and not opened and cur:
+            out.append(cur)
+            cur = ""
+        cur += ch
+        if ch in "（(":
+            opened.append(i)
+        elif ch in "）)" and opened:
+            opened.pop()
+        inside_short = False
+        for start in opened:                             # 在一个短括号里面：不切
+            end = title.find("）" if title[start] == "（" else ")", i)
+            inside_short = inside_short or (end >= 0 and display_width(title[start:end + 1]) <= SHORT_PAREN)
+        if (ch in BREAK_AFTER and not inside_short) or (ch == "）" and not opened):
+            out.append(cur)
+            cur = ""
+    return out + ([cur] if cur else [])
+
+
+def title_lines(title: str, width: int) -> list[str]:
+    """标题折成每行不超过 width 列的几行，只在短语之间换行（_phrases）；一个短语比一行还长时才在短语里面按字折。"""
+    lines, cur = [], ""
+    for ph in _phrases(title):
+        if display_width(cur + ph.rstrip(" ")) <= width:
+            cur += ph
+            continue
+        if cur.strip():
+            lines.append(cur.rstrip(" "))
+        cur = ph.lstrip(" ")
+        if display_width(cur.rstrip(" ")) > width:               # 一个短语比一行还长
+            *full, cur = wrap(cur, width)
+            lines += full
+    return lines + ([cur.rstrip(" ")] if cur.strip() else [])
+
+
 def _doc(width, height, kind, title, body) -> str:
-    """整个文档：白底、标题（比画布宽就折成几行，图整体往下挪）、正文。"""
-    lines = wrap(title, max(20, int((width - 40) / (17 * 0.6))))    # 按显示宽度折行（中文两列）
+    """整个文档：白底、标题（比画布宽就在短语之间折成几行，图整体往下挪）、正文。"""
+    lines = title_lines(title, max(20, int((width - 40) / (17 * 0.6))))    # 按显示宽度折行（中文两列）
     shift = 22 * (len(lines) - 1)
     height += shift
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -54,7 +98,7 @@ def _doc(width, height, kind, title, body) -> str:
 
 
 def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), connect, same_range=False,
-          log_x=False, log_y=False) -> str:
+          log_x=False, log_y=False, diagonal=False) -> str:
     """折线图和散点图共用：轴、刻度、网格、参考线、辅助线、序列、图例。轴的范围和终端里的图一样算。"""
     series = {name: list(pts) for name, pts in series.items()}
     xs = _check([p[0] for pts in series.values() for p in pts], f"图「{title}」的 x ", log_x)
@@ -100,6 +144,14 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
         body.append(f'<polyline class="curve" data-name={quoteattr(label)} points="{pts_s}" fill="none" '
                     f'stroke="#888" stroke-width="1.2"/>')
         labels.append((py(pts[-1][1]), label, "#555"))
+    if diagonal:                                                 # y = x：两根轴同一个范围，从左下角画到右上角
+        lo, hi = (10 ** xa.lo, 10 ** xa.hi) if log_x else (xa.lo, xa.hi)
+        body.append(f'<polyline class="curve" data-name="y = x" points="{n(px(lo))},{n(py(lo))} {n(px(hi))},{n(py(hi))}" '
+                    f'fill="none" stroke="#888" stroke-width="1.2"/>')
+        angle = math.degrees(math.atan2(py(hi) - py(lo), px(hi) - px(lo)))
+        x0, y0 = px(lo) + 0.92 * (px(hi) - px(lo)), py(lo) + 0.92 * (py(hi) - py(lo))   # 贴着线、靠右上角，印在线下面
+        body.append(_text(x0, y0 + 14, "y = x", 12, "end",
+                          f' class="diagonal-label" fill="#555" transform="rotate({n(angle)} {n(x0)} {n(y0 + 14)})"'))
     for k, (name, pts) in reversed(list(enumerate(series.items()))):   # 第一条序列画在最上面（和终端里一样）
         color = PALETTE[k % len(PALETTE)]
         body.append(f'<g class="series" data-name={quoteattr(name)} fill="{color}" stroke="{color}">')
@@ -139,12 +191,8 @@ def line_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}
 def scatter_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}", diagonal=False, curves=(),
                 log_x=False, log_y=False, **_) -> str:
     """散点图（参数同 console.format_scatter）。"""
-    curves = list(curves)
-    if diagonal:
-        vals = [v for pts in series.values() for p in pts for v in p]
-        curves.append(("y = x", [(min(vals), min(vals)), (max(vals), max(vals))]))
     return _plot("scatter", title, series, x_label=x_label, y_label=y_label, x_fmt=x_fmt, y_fmt=y_fmt, curves=curves,
-                 connect=False, same_range=diagonal, log_x=log_x, log_y=log_y)
+                 connect=False, same_range=diagonal, log_x=log_x, log_y=log_y, diagonal=diagonal)
 
 
 def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label="", log=False, **_) -> str:

@@ -161,7 +161,7 @@ def roofline_chart():
                    curves=[(f"屋顶（峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS）",
                             [(lo, lo * sl.HBM_BW / 1e12), (RIDGE, sl.PEAK_FLOPS / 1e12), (hi, sl.PEAK_FLOPS / 1e12)])],
                    x_label="算术强度（FLOP/B，A、B、C 各搬一次）", y_label="TFLOPS（最优配置）", log_x=True, log_y=True,
-                   height=17)
+                   height=17, slide_names={"上表的 4 个形状": "重点看的 4 个形状"})
 
 
 def demo1_breakdown():
@@ -545,6 +545,10 @@ def tuning_medians(tolerance):
     return float(np.median(runs)), float(np.median(rnd))
 
 
+RESTORE = ("试完用 git checkout lecture13/sched_lab.py 改回来；改着的时候 make test 里检查讲义数字的测试会失败，"
+           "那是对的：它们检查的是讲义用的模型。")
+
+
 def suggestions(tolerance, med, med_random):
     """"可以试试"：每一条改动先在这次运行里替学生算一遍（sched_lab.knobs 临时改旋钮），说出改完会看到的数。"""
     out = []
@@ -570,7 +574,7 @@ def suggestions(tolerance, med, med_random):
     bound = f"瓶颈从{b0}变成{b1}" if b0 != b1 else f"瓶颈还是{b0}"
     flips = ("；说\"卡在搬上\"的观察会标成不成立、印出真实的数——那正是模型变了的地方" if b0 == "搬" and b1 != "搬" else "")
     out.append((f"把 L2 变快一倍：lecture13/sched_lab.py 里 L2_BW 那一行（现在是 {sl.L2_BW:g}）改成 L2_BW = 2 * {sl.L2_BW:g}。这次先替你算了：prefill"
-                f"（{label(*PREFILL)}）的最优{tflops}，{bound}{flips}。{after}再跑第 14 讲看它的结论还成不成立（试完改回来）。"
+                f"（{label(*PREFILL)}）的最优{tflops}，{bound}{flips}。{after}再跑第 14 讲看它的结论还成不成立。{RESTORE}"
                 f"另外，L2_BW_PER_SM {per_sm}",
                 "python3 lecture13/01_timing_model.py && python3 lecture14/04_alphaevolve_tiling.py --quick"))
     # 2. 加载延迟短一些
@@ -583,7 +587,8 @@ def suggestions(tolerance, med, med_random):
                 f"（不要小于 LOAD_LATENCY_IDLE = {sl.LOAD_LATENCY_IDLE:g}，否则 SM 越多延迟越短，多做活反而会变快）。"
                 f"这次先替你算了：演示 2 里 stages 1 比 4 慢的倍数从 {g0:.1f}× 变成 {g1:.1f}×，演示 1 的坏例从慢 "
                 f"{lo0:.2f}–{hi0:.2f}× 变成 {lo1:.2f}–{hi1:.2f}×：延迟越短，流水线越不值钱"
-                + (f"；{'、'.join(not_wait)}，不再是\"等\"，所以坏例那句观察会标成不成立。" if not_wait else "。"),
+                + (f"；{'、'.join(not_wait)}，不再是\"等\"，所以坏例那句观察会标成不成立。" if not_wait else "。")
+                + RESTORE,
                 "python3 lecture13/01_timing_model.py"))
     # 3. 放宽调优的停止条件
     other = 0.05 if abs(tolerance - 0.05) > 1e-12 else 0.1

@@ -129,7 +129,8 @@ def demo1_problem(table, train, test):
     slow = {(s.name, s.M): table.time(choose(EXPERT, s), s) / table.oracle(s)[1] for s in all_shapes()}
     CHARTS.heatmap("04_demo1_expert_vs_optimum", "专家比逐形状最优慢几倍：全部 88 个形状（上表是其中 7 行）",
                    list(LAYERS), [str(M) for M in TOKENS], [[slow[name, M] for M in TOKENS] for name in LAYERS],
-                   fmt="{:.2f}", x_label="M", y_label="投影", log=True)
+                   fmt="{:.2f}", x_label="M", y_label="投影", log=True,
+                   slide="专家比逐形状最优慢几倍（全部 88 个形状）")
     src, warnings = expert_source()
     name = os.path.relpath(EXPERT_FILE)
     body = lambda t: "\n".join(line.rstrip() for line in t.strip().splitlines()             # noqa: E731
@@ -228,7 +229,8 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     CHARTS.line("04_demo2_best_score", f"最好分数随提议增长（种子 {seed}，训练形状；虚线是演示 1 的两条基线）",
                 {"进化到这一步为止最好的程序": [(0, imp[0][1])] + [(k, float(h)) for k, h in enumerate(out["history"], 1)]},
                 refs=[(f"逐形状最优 {o_tr:.3f}×", o_tr), (f"按 M 查表 {p_tr:.3f}×", p_tr)],
-                x_label="第几个提议", y_label="训练形状上比专家快", y_fmt="{:.2f}×")
+                x_label="第几个提议", y_label="训练形状上比专家快", y_fmt="{:.2f}×",
+                slide=f"最好分数随提议增长（种子 {seed}，训练形状；虚线是两条基线）")
     tried = lambda op: out["tried"].get(op, 0)                                          # noqa: E731
     acc = lambda op: out["accepted"].get(op, 0)                                         # noqa: E731
     rate = lambda op: acc(op) / max(1, tried(op))                                       # noqa: E731

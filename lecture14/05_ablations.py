@@ -366,8 +366,9 @@ def demo2_ops(results, seeds):
               "改出了启动不了的配置，被静态检查拒掉）。"
               + ("小模型一次 targeted 都没提（权重是 0），" if SMALL_TARGETED == 0 else
                  f"小模型只提了 {n_small:,} 次 targeted（完整系统 {n_t:,} 次），")
-              + "拿掉的正是成功率最高的那种修改。讲义说的\"一次改好几个字段、改得连贯，正是大模型比小模型、"
-              "比随机变异强的地方\"，在这个迷你系统里就是这两行的差别。",
+              + ("拿掉的" if SMALL_TARGETED == 0 else "少掉的") + "正是成功率最高的那种修改。讲义说的\"一次改好几个字段、"
+              "改得连贯，正是大模型比小模型、比随机变异强的地方\"，在这个迷你系统里就是表里前两行（完整系统的 targeted 和 "
+              "single_field）成功率的差别。",
               "这一条的判据是：完整系统里 targeted 的成功率至少是 single_field 的 2 倍，小模型"
               + ("一次 targeted 都不提" if SMALL_TARGETED == 0 else "提的 targeted 不到完整系统的一半"),
               f"targeted {rate_text(ok_('full', 'targeted'), n_t)}，single_field {rate_text(ok_('full', 'single_field'), n_s)}，"

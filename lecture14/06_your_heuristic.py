@@ -180,7 +180,8 @@ def demo2_per_shape(program, table):
     CHARTS.heatmap("06_demo2_yours_vs_optimum", "你的配置比逐形状最优慢几倍：全部 88 个形状（就是上表，深浅代替数字）",
                    list(LAYERS), [str(M) for M in TOKENS],
                    [[next(r for s, r in ratios.items() if (s.name, s.M) == (name, M)) for M in TOKENS] for name in LAYERS],
-                   fmt="{:.2f}", x_label="M", y_label="投影", log=True)
+                   fmt="{:.2f}", x_label="M", y_label="投影", log=True,
+                   slide="你的配置比逐形状最优慢几倍（全部 88 个形状）")
     worst = max(ratios, key=ratios.get)
     return [obs_per_shape(wins, losses, ties, len(ratios), worst.label(), ratios[worst])], ratios
 

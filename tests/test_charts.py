@@ -371,3 +371,84 @@ def test_any_finite_data_draws_within_the_width(pts, width, height, label):
 def test_many_reference_lines_never_crash():
     text = format_line("t", {"a": curve()}, refs=[(f"线 {k}", 1 + k / 100) for k in range(30)], height=5, width=80)
     assert all(f"线 {k}" in text for k in range(30))                  # 右边放不下：都进图例
+
+
+# ---------------------------------------------------------------- 审稿意见：标题、y = x、对数轴、整数刻度
+
+def svg_title_lines(root):
+    return [t.text for t in q(root, "text") if t.get("font-weight") == "bold" and t.get("font-size") == "17"]
+
+
+@pytest.mark.parametrize("title", [
+    "专家比逐形状最优慢几倍：全部 88 个形状（上表是其中 7 行）",
+    "你的配置比逐形状最优慢几倍：全部 88 个形状（就是上表，深浅代替数字）",
+    "每种资源挡掉多少组合（1234 个组合里 567 个启动不了；一个组合可以同时超几种，所以各条加起来比它多）",
+    "屋顶线：88 个形状的最优配置达到多少 TFLOPS（对数坐标；屋顶 = min(3.35 TB/s × 算术强度, 峰值 989 TFLOPS)）",
+    "每个种子一点：训练形状和测试形状上比专家快几倍（斜线上训练 = 测试）" * 2,
+])
+def test_svg_titles_wrap_between_phrases(title):
+    for root in (parse(svg.heatmap_svg(title, ["a"], ["1"], [[1.0]])), parse(svg.bars_svg(title, ["a"], [1]))):
+        lines = svg_title_lines(root)
+        assert "".join(lines).replace(" ", "") == title.replace(" ", "")            # 一个字不少
+        for a, b in zip(lines, lines[1:]):                                        # 只在标点后、括号前换行
+            assert a[-1] in "，；：、。,）" or b[0] == "（", (a, b)
+        for m in re.finditer(r"（[^（）]*）", title):                               # 短括号不拆开
+            if display_width(m.group()) <= svg.SHORT_PAREN:
+                assert any(m.group() in line for line in lines), (m.group(), lines)
+
+
+def test_slide_title_and_names_go_only_into_the_svg(tmp_path):
+    charts = Charts(str(tmp_path), show=False)
+    charts.scatter("s", "散点（上表的 4 行）", {"上表的 4 行": [(1, 2)], "其余": [(2, 3)]}, slide="散点",
+                   slide_names={"上表的 4 行": "4 个典型形状"})
+    charts.heatmap("h", "热力图（就是上表）", ["a"], ["1"], [[1.0]], slide="热力图")
+    assert charts.drawn["s"][1] == "散点（上表的 4 行）" and list(charts.drawn["s"][2]["series"])[0] == "上表的 4 行"
+    for name, title in (("s", "散点"), ("h", "热力图")):
+        root = ET.parse(tmp_path / f"{name}.svg").getroot()
+        assert next(q(root, "title")).text == title
+        assert not any("上表" in (t.text or "") for t in q(root, "text"))
+    root = ET.parse(tmp_path / "s.svg").getroot()
+    assert [g.get("data-name") for g in q(root, "g") if g.get("class") == "series"] == ["其余", "4 个典型形状"]
+
+
+def test_svg_diagonal_spans_the_plot_and_is_labelled_on_the_line():
+    root = parse(svg.scatter_svg("t", {"a": [(1.197, 1.25), (1.28, 1.24)], "b": [(1.26, 1.16)]}, diagonal=True))
+    _, _, f = plot_mapping(root)
+    line = next(e for e in q(root, "polyline") if e.get("data-name") == "y = x")
+    (x0, y0), (x1, y1) = [tuple(map(float, p.split(","))) for p in line.get("points").split()]
+    L, T, R, B = f["left"], f["top"], f["left"] + f["width"], f["top"] + f["height"]
+    assert (x0, y0) == pytest.approx((L, B), abs=0.01) and (x1, y1) == pytest.approx((R, T), abs=0.01)
+    label = next(t for t in q(root, "text") if t.text == "y = x")
+    lx, ly = float(label.get("x")), float(label.get("y"))
+    assert L <= lx <= R and T <= ly <= B                                           # 在绘图区里面
+    dist = abs((y1 - y0) * lx - (x1 - x0) * ly + x1 * y0 - y1 * x0) / math.hypot(x1 - x0, y1 - y0)
+    assert dist < 20                                                                # 贴着线
+
+
+@pytest.mark.parametrize("low", [0.9989, 99.9, 0.0099])
+def test_log_axis_starts_at_the_decade_the_data_starts_in(low):
+    pts = [(low, 1.0), (low * 300, 50.0)]
+    root = parse(svg.scatter_svg("t", {"a": pts}, log_x=True, log_y=True))
+    _, _, f = plot_mapping(root)
+    assert f["x-min"] == round(math.log10(low))                                     # 不多出一个空的数量级
+    c = next(q(root, "circle"))
+    assert abs(float(c.get("cx")) - f["left"]) < 2
+    text = format_scatter("t", {"a": pts}, log_x=True, log_y=True, width=80, color=False)
+    ticks = text.split("\n")[-2].split()
+    assert float(ticks[0]) == 10.0 ** round(math.log10(low))
+    marks = [line for line in text.split("\n") if MARKS[0] in line]
+    assert any(line.split("│")[-1].startswith(MARKS[0]) or line.split("┤")[-1].startswith(MARKS[0]) for line in marks)
+
+
+@pytest.mark.parametrize("xs", [[0, 1], [0, 1, 2], [3], [5, 6, 7, 8], [-2, 1]])
+def test_integer_data_get_integer_ticks(xs):
+    series = {"a": [(x, 1 + 0.01 * x) for x in xs]}
+    text = format_line("t", series, width=80, color=False)
+    labels = text.split("\n")[-2].split()
+    assert labels and all(re.fullmatch(r"-?\d+", s) for s in labels), labels
+    root = parse(svg.line_svg("t", series))
+    _, _, f = plot_mapping(root)
+    xt = [t.text for t in q(root, "text") if t.get("text-anchor") == "middle" and t.get("font-size") == "12"]
+    assert xt and all(re.fullmatch(r"-?\d+", s) for s in xt), xt
+    step, ticks = console.nice_ticks(min(xs), max(xs), 6, integer=True)
+    assert step >= 1 and ticks[0] <= min(xs) and ticks[-1] >= max(xs)

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from evolve.problem import EXPERT_FILE, Heuristic, load_heuristic, read_heuristic
+from evolve.problem import EXPERT_FILE, Heuristic, display_path, load_heuristic, read_heuristic
 from evolve.program import Program, ProgramError, Rule, find_block, parse
 from kernel_lab import Config
 
@@ -56,7 +56,7 @@ def test_gbk_file_says_save_as_utf8(tmp_path):
     # Windows 编辑器存成 GBK：不是 15 行的 UnicodeDecodeError，而是一句话：哪个文件、第几行、另存为 UTF-8
     path = write(tmp_path, HEAD + BODY + TAIL, encoding="gbk")
     e = error(path)
-    assert e.lineno == 1 and os.path.relpath(path) == e.filename
+    assert e.lineno == 1 and display_path(path) == e.filename
     assert "不是 UTF-8" in e.message and "另存为 UTF-8" in e.message and "GBK" in e.message
     with pytest.raises(ProgramError, match="不是 UTF-8"):
         read_heuristic(path)
@@ -94,7 +94,7 @@ def test_rules_that_do_nothing_are_warned(tmp_path, body, line, words):
     # 读得进来、但不起作用的规则：一条提醒，"文件:行: 话"，行号是那条规则的 if
     path = write(tmp_path, HEAD + body + BODY + TAIL)
     h = read_heuristic(path)
-    name = os.path.relpath(path)
+    name = display_path(path)
     assert [w for w in h.warnings if w.startswith(f"{name}:{line}: ")], h.warnings
     assert any(words in w for w in h.warnings)
 
@@ -120,3 +120,14 @@ def test_launch_errors_still_raised(tmp_path):
     path = write(tmp_path, HEAD + BODY.replace("BM=128, BN=128", "BM=256, BN=128") + TAIL)
     e = error(path)
     assert e.lineno == 8 and "不能启动" in e.message
+
+
+def test_a_file_outside_the_current_directory_is_named_by_its_absolute_path(tmp_path, monkeypatch):
+    # 06 /dev/null 曾经印成 ../../../dev/null:1：当前目录外面的文件写绝对路径，里面的写相对路径
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "h.py").write_text("x = 1\n", encoding="utf-8")
+    assert display_path(str(tmp_path / "h.py")) == "h.py"
+    assert display_path("/dev/null") == "/dev/null"
+    with pytest.raises(ProgramError) as e:
+        load_heuristic("/dev/null")
+    assert str(e.value).startswith("/dev/null:")

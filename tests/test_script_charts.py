@@ -198,9 +198,23 @@ def test_svg_option_writes_every_chart(tmp_path, path, args, names):
         assert root.tag == NS + "svg"
         title = next(root.iter(NS + "title")).text
         assert title and title.split("（")[0][:6] in plain.decode()   # 终端里印的是同一张图
+        assert not any("上表" in (t.text or "") for t in root.iter(NS + "text")) and "上表" not in title  # 幻灯片上没有"上表"
     run_script(path, args + ["--svg", str(tmp_path / "b")])
     for n in names:                                                   # 同样的参数，同样的字节
         assert (tmp_path / "a" / f"{n}.svg").read_bytes() == (tmp_path / "b" / f"{n}.svg").read_bytes()
+
+
+def test_04_one_proposal_axis_has_integer_ticks(tmp_path):
+    out = run_script("lecture14/04_alphaevolve_tiling.py", ["--budget", "1", "--seeds", "1", "--jobs", "1",
+                                                            "--svg", str(tmp_path)]).decode()
+    lines = out.split("\n")
+    i = next(k for k, line in enumerate(lines) if line.strip() == "第几个提议")
+    assert all(re.fullmatch(r"\d+", s) for s in lines[i - 1].split())            # 终端：第几个提议只有整数
+    root = ET.parse(tmp_path / "04_demo2_best_score.svg").getroot()
+    plot = next(g for g in root.iter(NS + "g") if g.get("class") == "plot")
+    bottom = float(plot.get("data-top")) + float(plot.get("data-height"))
+    xt = [t.text for t in plot.iter(NS + "text") if t.get("text-anchor") == "middle" and float(t.get("y")) == bottom + 18]
+    assert xt and all(re.fullmatch(r"\d+", s) for s in xt), xt
 
 
 def test_04_svg_points_are_the_printed_seeds(tmp_path):

@@ -192,8 +192,14 @@ def load_heuristic(path: str = EXPERT_FILE) -> Program:
     return _read_heuristic(path, warn=False).program
 
 
+def display_path(path: str) -> str:
+    """给人看的文件名：在当前目录下面就写相对路径，否则写绝对路径（不写 ../../../dev/null 这种）。"""
+    rel = os.path.relpath(path)
+    return os.path.abspath(path) if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+
+
 def _read_heuristic(path: str, warn: bool) -> Heuristic:
-    name = os.path.relpath(path)
+    name = display_path(path)
     with open(path, "rb") as f:
         text = decode_source(f.read(), name)
     program = parse(text, filename=name)
@@ -209,11 +215,11 @@ def _read_heuristic(path: str, warn: bool) -> Heuristic:
 def load_or_explain(path: str) -> tuple[Program | None, str]:
     """给演示脚本用：读启发式文件，出错不抛异常，返回 (None, 一句给学生看的话)；读得进来返回 (程序, "")。
     信息和专家文件写错时一样（文件:行: 说明）。"""
-    name = os.path.relpath(path)
+    name = display_path(path)
     try:
         return load_heuristic(path), ""
     except ProgramError as e:
-        return None, f"{e}\n（改好再运行；写法见 lecture14/expert_heuristic.py 开头的说明。）"
+        return None, f"{e}\n（改好再运行；写法见 {display_path(STUDENT_EXPERT_FILE)} 开头的说明。）"
     except IsADirectoryError:
         return None, f"{name}: 这是一个目录，要给一个 .py 文件。"
     except OSError as e:
@@ -276,4 +282,4 @@ def per_m_table(train, table: TimeTable) -> Program:
 try:
     EXPERT: Program = load_heuristic()
 except (OSError, ProgramError) as e:            # 学生改坏了专家启发式：给一句清楚的话，不给一长串 traceback
-    raise SystemExit(f"专家启发式 {os.path.relpath(EXPERT_FILE)} 读不进来：\n{e}") from None
+    raise SystemExit(f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：\n{e}") from None
