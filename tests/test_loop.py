@@ -577,3 +577,28 @@ def test_ctrl_c_ends_the_workers(tmp_path, where):
         assert not any(alive(pid) for pid in pids)
     finally:                                        # 测试失败也不留下 wait.py 和它的两个 worker（整个进程组都杀掉）
         stop_group(p, pids)
+
+
+class _LateResult:
+    """一个后台结果：第一次问 ready() 时还没好，之后就好了（刚数完个数、还没开始等，它就做完了）。"""
+
+    def __init__(self, value):
+        self.value, self.asked = value, 0
+
+    def ready(self):
+        self.asked += 1
+        return self.asked > 1
+
+    def wait(self, timeout):
+        raise AssertionError("已经做完的结果不该再等")
+
+    def get(self):
+        return self.value
+
+
+def test_results_survive_a_run_finishing_between_count_and_wait():
+    # bench 里真的撞上过：数完"做完几个"之后、挑一个没做完的去等之前，最后一个也做完了 → StopIteration
+    runs = ManyRuns.__new__(ManyRuns)
+    runs.tasks, runs.out, runs.closed, runs.pool = [None], None, False, None
+    runs.pending = [_LateResult((1.0, 1.0, EXPERT))]
+    assert runs.results() == [(1.0, 1.0, EXPERT)]

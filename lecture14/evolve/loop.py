@@ -397,7 +397,9 @@ class ManyRuns:
                     reported = done
                 if done == total:
                     break
-                next(r for r in self.pending if not r.ready()).wait(0.2)
+                waiting = [r for r in self.pending if not r.ready()]   # 刚数完又有做完的：可能一个都不剩
+                if waiting:
+                    waiting[0].wait(0.2)
             out = [r.get() for r in self.pending]
         finally:                                    # 做完、出错或 Ctrl-C：子进程都结束掉
             self.close()
