@@ -68,7 +68,7 @@ CASES = [("lecture14/04_alphaevolve_tiling.py", "numpy", 0.0),
          ("lecture14/05_ablations.py", None, 1.2),
          ("lecture14/03_cascade_and_database.py", "pool", 0.0),
          ("lecture14/03_cascade_and_database.py", None, 1.2),
-         ("lecture13/01_timing_model.py", None, 0.3)]
+         ("lecture13/01_timing_model.py", None, 0.1)]     # 它一共只跑约 0.3 秒
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="要用 /proc 看子进程")
@@ -102,6 +102,8 @@ def test_ctrl_c_stops_within_a_second_with_exit_130(script, milestone, wait):
             pytest.fail(f"Ctrl-C 之后 5 秒：脚本{'还在跑' if p.poll() is None else f'退出了（{p.returncode}）'}，"
                         f"进程组里还有 {left}")
         took = time.monotonic() - t0
+        if p.returncode in (0, -signal.SIGINT) and "（用时" in err:   # Ctrl-C 到的时候脚本已经印完、正在退出
+            pytest.skip(f"{script} 在 Ctrl-C 生效之前就跑完了")
         assert p.returncode == 130, err
         assert took < 2.0, took
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
