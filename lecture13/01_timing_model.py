@@ -188,16 +188,17 @@ def demo1_breakdown():
             ex[name, M, who] = (c, e)
             p = parts(e)
             rows.append([f"{who} {bare(c)}", us(e["time_us"]), f"{e['tflops']:.0f}", pct(e["floor_us"] / e["time_us"]),
-                         e["tiles"], e["ctas_per_sm"], num(p["算"]), num(p["搬"]), num(p["等"]), num(p["显存"]),
-                         short(e["bound"])])
+                         e["tiles"], e["ctas_per_sm"], num(p["算"]), num(p["搬"]), num(e["l2_total_us"]), num(p["等"]),
+                         num(p["显存"]), short(e["bound"])])
         print(f"\n{label(name, M)}（N×K = {N}×{K}；配置是 BM,BN,BK,warps,stages,group）：")
         print_table(["配置", "时间 µs", "TFLOPS", "占屋顶线", "块数", "CTA/SM",
-                     "算 µs", "搬 µs", "等 µs", "显存 µs", "瓶颈"], rows)
+                     "算 µs", "搬 µs", "L2 总 µs", "等 µs", "显存 µs", "瓶颈"], rows)
         print("\n".join(wrap(f"最优：{o.rule}。", wrap_width())))
     say("专家：第 14 讲专家启发式给这个 M 的配置；最优：穷举 3744 个配置最快的（每个形状下面一行说它是不是唯一的、"
           "有几个配置和它差不到 0.1%、印的这个是怎么挑的）；"
           "坏例：专家的配置只把 stages 改成 1。四项是最忙的那个 SM 一共花在每件事上的时间（算 = 张量核；"
-          "搬 = L2 → 共享内存；等 = 加载延迟没被流水线藏住的部分；显存 = DRAM 字节 / 可达带宽）。它们互相重叠，"
+          "搬 = L2 → 共享内存；等 = 加载延迟没被流水线藏住的部分；显存 = DRAM 字节 / 可达带宽）；L2 总是全芯片 L2 的"
+          "总流量（所有 SM 搬的加上从显存填进 L2 的）/ L2 带宽，它和搬哪个大，哪个就算\"搬\"这一类的瓶颈。它们互相重叠，"
           f"总时间接近最大的一项再加一点，外加启动开销 {sl.LAUNCH_OVERHEAD * 1e6:.0f} µs。CTA/SM 是最忙的 SM 上"
           "同时驻留的 CTA 数。")
     keys = [(name, M, who) for name, M in DEMO1_SHAPES for who in ("专家", "最优", "坏例")]

@@ -139,7 +139,7 @@ def test_lecture13_bars_and_roofline_are_demo1_tables():
         shape, who = label.rsplit(" ", 1)
         i = next(k for k, line in enumerate(lines) if line.startswith(shape + "（"))
         row = next(re.split(r"\s{2,}", line.strip()) for line in lines[i:] if line.startswith(who + " "))
-        for v, cell in zip(parts, row[6:10]):                        # 算、搬、等、显存四列
+        for v, cell in zip(parts, row[6:8] + row[9:11]):             # 算、搬、等、显存四列（中间隔着"L2 总"）
             assert m.num(v) == cell
     kind, _, data = m.CHARTS.drawn["13_demo1_roofline"]
     assert kind == "scatter"
