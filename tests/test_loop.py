@@ -141,8 +141,9 @@ def test_unexpected_exception_in_any_stage_is_named(table, train, monkeypatch, s
 def test_unrenderable_child_never_becomes_a_parent(table, train, monkeypatch):
     # 一个解析得出来、分数比起点好、但写不回源码的子程序：循环自己就得挡住它，不能等它被挑作父程序时才在
     # render 里崩掉。解析器现在会限制数的大小，这样的程序造不出来了，所以这里让 render 对它抛错来模拟。
-    good = Program((Rule((("M", 16),), Config(16, 64, 128, 4, 4, 1)), Rule((("M", 10 ** 9),), Config(128, 256, 64, 8, 4, 8))),
-                   Config(128, 128, 64, 4, 3, 8))
+    # 比起点好的程序取训练形状上的"按 M 查表"：不管模型的常数怎么改（学生会改 sched_lab 试试），它都比专家好
+    from evolve import per_m_table
+    good = per_m_table(train, table)
     real_render = loop.render
 
     def render_fails_on_good(p):
