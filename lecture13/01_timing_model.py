@@ -16,9 +16,10 @@ CS349E · 第 13 讲 · 01_timing_model.py —— 一个 GEMM 在 H100 上要多
 
 【关于数字】全部来自 sched_lab 的解析模型（H100 SXM5 的手册参数，加上标了【估计】的校准旋钮），不是在 GPU 上量的。
     它适合回答"哪一项是瓶颈、改一个旋钮往哪边变"，不适合回答"真机上到底几 µs"。下面每一句观察都由这次运行算出来、
-    在代码里检验过；改了 sched_lab 的旋钮让它不成立时，会印【本次不成立】和真实的数。
+    在代码里检验过；用 --knob 改了 sched_lab 的旋钮让它不成立时，会印【本次不成立】和真实的数。
 【运行】python3 lecture13/01_timing_model.py                     （在仓库根目录；用时见 README 的"计时"，make bench 量的）
        python3 lecture13/01_timing_model.py --tolerance 0.05    演示 3 改成"进入最优的 5% 以内就停"
+       python3 lecture13/01_timing_model.py --knob L2_BW=1.54e13  这次运行把 L2 带宽改成两倍（sched_lab.py 不动）
 【依赖】numpy；本目录的 sched_lab（它用 ../lecture10 的 kernel_lab）；../lecture01 的 console。
 """
 
@@ -38,7 +39,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 import numpy as np  # noqa: E402
 
 import sched_lab as sl  # noqa: E402
-from console import print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
+from console import print_header, print_note, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
 from console import Charts  # noqa: E402
 from kernel_lab import VALID, Config, can_launch, problems  # noqa: E402
 from llama_shapes import LAYERS, TOKENS  # noqa: E402
@@ -546,51 +547,62 @@ def tuning_medians(tolerance):
     return float(np.median(runs)), float(np.median(rnd))
 
 
-RESTORE = ("试完用 git checkout lecture13/sched_lab.py 改回来；改着的时候 make test 里检查讲义数字的测试会失败，"
-           "那是对的：它们检查的是讲义用的模型。")
+def command(tolerance, changes, script="lecture13/01_timing_model.py"):
+    """照这次的设置再跑一遍的命令：非默认的 --tolerance（只有 01 有）和所有改过的旋钮都带上，印出来的数才对得上。"""
+    parts = [f"python3 {script}"]
+    if script.startswith("lecture13/") and tolerance != TOLERANCE:
+        parts.append(f"--tolerance {tolerance:g}")
+    parts += [f"--knob {k}={sl.knob_text(v)}" for k, v in changes.items()]
+    return " ".join(parts)
 
 
 def suggestions(tolerance, med, med_random):
-    """"可以试试"：每一条改动先在这次运行里替学生算一遍（sched_lab.knobs 临时改旋钮），说出改完会看到的数。"""
+    """"可以试试"：每一条改动先在这次运行里替学生算一遍（sched_lab.knobs 临时改旋钮），说出改完会看到的数。
+    改旋钮不用改文件：命令行的 --knob 名字=数值 只在那次运行里生效（和这里替学生算时用的是同一个 sched_lab.knobs）。"""
     out = []
+    now = sl.changed_knobs()                      # 这次运行已经改过的旋钮：建议的命令都带上它们
     # 1. L2 快一倍
-    tf0, b0 = prefill_optimum()
-    with sl.knobs(L2_BW=2 * sl.L2_BW):
-        tf1, b1 = prefill_optimum()
-    Mp, Np, Kp = shape(*PREFILL)
-    base = sl.time_valid(Mp, Np, Kp).min()
-    with sl.knobs(L2_BW_PER_SM=2 * sl.L2_BW_PER_SM):
-        per_sm_change = sl.time_valid(Mp, Np, Kp).min() / base - 1
-    ratio = sl.L2_BW / sl.L2_BW_PER_SM
-    ratio2 = 2 * ratio
-    if ratio < sl.SMS:
-        per_sm = (f"只在一波里活跃的 SM 少于 L2_BW / L2_BW_PER_SM ≈ {ratio:.0f} 个时起作用（网格小的形状、最后一波的零头），"
-                  f"prefill 的整波看不出来：只把 L2_BW_PER_SM 翻倍，prefill 的最优只变 {per_sm_change:+.2%}。")
-    else:
-        per_sm = (f"现在 L2_BW / L2_BW_PER_SM ≈ {ratio:.0f} 个 ≥ {sl.SMS} 个 SM：每个 SM 都先被 L2_BW_PER_SM 卡住，"
-                  f"所以它在所有 SM 都忙时也起作用（只把它翻倍，prefill 的最优变 {per_sm_change:+.2%}）。")
-    after = ("翻倍以后 L2_BW / L2_BW_PER_SM ≈ "
-             f"{ratio2:.0f}" + (f" ≥ {sl.SMS}，L2_BW_PER_SM 就在所有 SM 都忙时也起作用了。" if ratio2 >= sl.SMS else "。"))
-    tflops = (f"从 {tf0:.0f} 变成 {tf1:.0f} TFLOPS" if f"{tf0:.0f}" != f"{tf1:.0f}" else f"还是 {tf0:.0f} TFLOPS")
-    bound = f"瓶颈从{b0}变成{b1}" if b0 != b1 else f"瓶颈还是{b0}"
-    flips = ("；说\"卡在搬上\"的观察会标成不成立、印出真实的数——那正是模型变了的地方" if b0 == "搬" and b1 != "搬" else "")
-    out.append((f"把 L2 变快一倍：lecture13/sched_lab.py 里 L2_BW 那一行（现在是 {sl.L2_BW:g}）改成 L2_BW = 2 * {sl.L2_BW:g}。这次先替你算了：prefill"
-                f"（{label(*PREFILL)}）的最优{tflops}，{bound}{flips}。{after}再跑第 14 讲看它的结论还成不成立。{RESTORE}"
-                f"另外，L2_BW_PER_SM {per_sm}",
-                "python3 lecture13/01_timing_model.py && python3 lecture14/04_alphaevolve_tiling.py --quick"))
-    # 2. 加载延迟短一些
-    new_busy = 0.9e-6
-    g0, lo0, hi0, _ = pipeline_and_bad()
-    with sl.knobs(LOAD_LATENCY_BUSY=new_busy):
-        g1, lo1, hi1, not_wait = pipeline_and_bad()
-    out.append((f"让满载时的加载延迟短一些：lecture13/sched_lab.py 里 LOAD_LATENCY_BUSY 那一行（现在是 {sl.LOAD_LATENCY_BUSY:g}）"
-                f"改成 LOAD_LATENCY_BUSY = {new_busy:g}"
-                f"（不要小于 LOAD_LATENCY_IDLE = {sl.LOAD_LATENCY_IDLE:g}，否则 SM 越多延迟越短，多做活反而会变快）。"
-                f"这次先替你算了：演示 2 里 stages 1 比 4 慢的倍数从 {g0:.1f}× 变成 {g1:.1f}×，演示 1 的坏例从慢 "
-                f"{lo0:.2f}–{hi0:.2f}× 变成 {lo1:.2f}–{hi1:.2f}×：延迟越短，流水线越不值钱"
-                + (f"；{'、'.join(not_wait)}，不再是\"等\"，所以坏例那句观察会标成不成立。" if not_wait else "。")
-                + RESTORE,
-                "python3 lecture13/01_timing_model.py"))
+    new_l2 = sl.exact_knob(2 * sl.L2_BW)
+    if sl.knob_problem({"L2_BW": new_l2}) is None:
+        tf0, b0 = prefill_optimum()
+        with sl.knobs(L2_BW=new_l2):
+            tf1, b1 = prefill_optimum()
+        Mp, Np, Kp = shape(*PREFILL)
+        base = sl.time_valid(Mp, Np, Kp).min()
+        with sl.knobs(L2_BW_PER_SM=2 * sl.L2_BW_PER_SM):
+            per_sm_change = sl.time_valid(Mp, Np, Kp).min() / base - 1
+        ratio = sl.L2_BW / sl.L2_BW_PER_SM
+        ratio2 = 2 * ratio
+        if ratio < sl.SMS:
+            per_sm = (f"只在一波里活跃的 SM 少于 L2_BW / L2_BW_PER_SM ≈ {ratio:.0f} 个时起作用（网格小的形状、最后一波的零头），"
+                      f"prefill 的整波看不出来：只把 L2_BW_PER_SM 翻倍，prefill 的最优只变 {per_sm_change:+.2%}。")
+        else:
+            per_sm = (f"现在 L2_BW / L2_BW_PER_SM ≈ {ratio:.0f} 个 ≥ {sl.SMS} 个 SM：每个 SM 都先被 L2_BW_PER_SM 卡住，"
+                      f"所以它在所有 SM 都忙时也起作用（只把它翻倍，prefill 的最优变 {per_sm_change:+.2%}）。")
+        after = ("翻倍以后 L2_BW / L2_BW_PER_SM ≈ "
+                 f"{ratio2:.0f}" + (f" ≥ {sl.SMS}，L2_BW_PER_SM 就在所有 SM 都忙时也起作用了。" if ratio2 >= sl.SMS else "。"))
+        tflops = (f"从 {tf0:.0f} 变成 {tf1:.0f} TFLOPS" if f"{tf0:.0f}" != f"{tf1:.0f}" else f"还是 {tf0:.0f} TFLOPS")
+        bound = f"瓶颈从{b0}变成{b1}" if b0 != b1 else f"瓶颈还是{b0}"
+        flips = ("；说\"卡在搬上\"的观察会标成不成立、印出真实的数——那正是模型变了的地方" if b0 == "搬" and b1 != "搬" else "")
+        l2 = {**now, "L2_BW": new_l2}
+        out.append((f"把 L2 变快一倍：加上 --knob L2_BW={sl.knob_text(new_l2)}（sched_lab.py 里的 L2_BW 现在是 {sl.L2_BW:g}；"
+                    f"--knob 只改那一次运行，文件不动）。这次先替你算了：prefill"
+                    f"（{label(*PREFILL)}）的最优{tflops}，{bound}{flips}。{after}第二条命令用同一个模型跑第 14 讲，"
+                    f"看它的结论还成不成立。另外，L2_BW_PER_SM {per_sm}",
+                    f"{command(tolerance, l2)} && {command(tolerance, l2, 'lecture14/04_alphaevolve_tiling.py')}"))
+    # 2. 加载延迟短一些：满载比空闲多出来的那部分只留三分之一（讲义的 1.3e-06 → 9e-07）
+    idle, busy = sl.LOAD_LATENCY_IDLE, sl.LOAD_LATENCY_BUSY
+    new_busy = sl.exact_knob(idle + (busy - idle) / 3)
+    if new_busy < busy and sl.knob_problem({"LOAD_LATENCY_BUSY": new_busy}) is None:
+        g0, lo0, hi0, _ = pipeline_and_bad()
+        with sl.knobs(LOAD_LATENCY_BUSY=new_busy):
+            g1, lo1, hi1, not_wait = pipeline_and_bad()
+        out.append((f"让满载时的加载延迟短一些：加上 --knob LOAD_LATENCY_BUSY={sl.knob_text(new_busy)}（现在是 {busy:g}；"
+                    f"不能小于 LOAD_LATENCY_IDLE = {idle:g}，否则 SM 越多延迟越短，多做活反而会变快，--knob 会拒绝）。"
+                    f"这次先替你算了：演示 2 里 stages 1 比 4 慢的倍数从 {g0:.1f}× 变成 {g1:.1f}×，演示 1 的坏例从慢 "
+                    f"{lo0:.2f}–{hi0:.2f}× 变成 {lo1:.2f}–{hi1:.2f}×：延迟越短，流水线越不值钱"
+                    + (f"；{'、'.join(not_wait)}，不再是\"等\"，所以坏例那句观察会标成不成立。" if not_wait else "。"),
+                    command(tolerance, {**now, "LOAD_LATENCY_BUSY": new_busy})))
     # 3. 放宽调优的停止条件
     other = 0.05 if abs(tolerance - 0.05) > 1e-12 else 0.1
     m2, r2 = tuning_medians(other)
@@ -602,7 +614,7 @@ def suggestions(tolerance, med, med_random):
     out.append((f"把调优的停止条件从最优的 {tolerance:.0%} 以内放宽到 {other:.0%} 以内。这次先替你算了：guided_tune 的中位数"
                 f"{change(med, m2)}，随机顺序{change(med_random, r2)}"
                 + ("（合格的配置多了，随机顺序受益更多）：" if med_random - r2 > med - m2 else "："),
-                f"python3 lecture13/01_timing_model.py --tolerance {other:g}"))
+                command(other, now)))
     return out
 
 
@@ -610,15 +622,20 @@ def main(argv=None):
     ap = parser("第 13 讲 01：GEMM 在 H100 解析模型里的时间拆解。")
     ap.add_argument("--tolerance", type=fraction, default=TOLERANCE,
                     help=f"演示 3 的停止条件：进入最优的多少以内就停，0 ≤ x < 1（默认 {TOLERANCE}）")
+    sl.add_knob_argument(ap)
     Charts.add_argument(ap)
     a = ap.parse_args(argv)
+    changes = sl.knobs_from_arguments(ap, a)
     CHARTS.reset(Charts.check_dir(ap, a.svg))
-    print(f"设置：--tolerance {a.tolerance}")
+    print(f"设置：--tolerance {a.tolerance}" + "".join(f" --knob {k}={sl.knob_text(v)}" for k, v in changes.items()))
+    if changes:
+        print_note(sl.describe_knobs(changes))
     start = clock.perf_counter()
-    demo1_breakdown()
-    demo2_effects()
-    demo3_medians = demo3_guided(a.tolerance)
-    print_try(suggestions(a.tolerance, *demo3_medians))
+    with sl.knobs(**changes):
+        demo1_breakdown()
+        demo2_effects()
+        demo3_medians = demo3_guided(a.tolerance)
+        print_try(suggestions(a.tolerance, *demo3_medians))
     CHARTS.report()
     print(f"\n（用时 {clock.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 

@@ -286,13 +286,108 @@ KNOBS = ("HBM_EFFICIENCY", "L2_BW", "L2_BW_PER_SM", "LOAD_LATENCY_IDLE", "LOAD_L
          "CHIP_OVERLAP_P", "MMA_FALLBACK", "WARP_TILE_HALF", "HBM_LATENCY", "LAUNCH_OVERHEAD", "L2_USABLE")
 
 
+LECTURE_KNOBS = {k: globals()[k] for k in KNOBS}     # 讲义用的取值（模块载入时的值）
+KNOB_SPAN = 100.0                  # 旋钮能改到讲义取值的 1/100 到 100 倍：再远模型就不再描述一块 GPU 了
+_KNOB_BOUNDS = {                   # 物理上的界：(下界, 上界)，含端点；None = 只受 KNOB_SPAN 限制
+    "HBM_EFFICIENCY": (None, 1.0),  # 可达带宽不超过峰值
+    "MMA_FALLBACK": (None, 1.0),    # 旧 mma 路径不比 wgmma 快
+    "OVERLAP_P": (1.0, None),       # p-范数，p ≥ 1（p = 1 是完全不重叠：三件事相加）
+    "CHIP_OVERLAP_P": (1.0, None),
+}
+
+
+def knob_problem(changes: dict) -> str | None:
+    """这组旋钮取值能不能用；不能用时返回一句话（哪个旋钮、允许什么），能用返回 None。
+    除了各自的范围，还要求 LOAD_LATENCY_BUSY ≥ LOAD_LATENCY_IDLE（否则 SM 越多延迟越短，多做活反而变快）。"""
+    for name, value in changes.items():
+        if name not in KNOBS:
+            return f"{name} 不是 sched_lab 的校准旋钮（可以改的是 {'、'.join(KNOBS)}）"
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            return f"{name} 要是一个数，收到的是 {value!r}"
+        base = LECTURE_KNOBS[name]
+        lo, hi = base / KNOB_SPAN, base * KNOB_SPAN
+        bound_lo, bound_hi = _KNOB_BOUNDS.get(name, (None, None))
+        lo = max(lo, bound_lo) if bound_lo is not None else lo
+        hi = min(hi, bound_hi) if bound_hi is not None else hi
+        if not lo <= x <= hi:                 # NaN 也在这里被拒
+            return f"{name} 要在 {lo:g} 到 {hi:g} 之间（讲义用 {base:g}），收到的是 {x:g}"
+    busy = changes.get("LOAD_LATENCY_BUSY", globals()["LOAD_LATENCY_BUSY"])
+    idle = changes.get("LOAD_LATENCY_IDLE", globals()["LOAD_LATENCY_IDLE"])
+    if busy < idle:
+        return (f"LOAD_LATENCY_BUSY（{busy:g}）不能小于 LOAD_LATENCY_IDLE（{idle:g}）：满载时的延迟不能比空闲时还短，"
+                "否则 SM 越多反而越快，多做活会变快")
+    return None
+
+
+def parse_knobs(settings) -> dict[str, float]:
+    """命令行的 ["L2_BW=1.54e13", ...] → {"L2_BW": 1.54e13}；不对时抛 ValueError，消息是一句学生看得懂的话。"""
+    out: dict[str, float] = {}
+    for text in settings:
+        name, eq, value = text.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name or not value:
+            raise ValueError(f"'{text}' 要写成 名字=数值，例如 L2_BW={2 * LECTURE_KNOBS['L2_BW']:g}")
+        if name not in KNOBS:
+            raise ValueError(f"{name} 不是 sched_lab 的校准旋钮（可以改的是 {'、'.join(KNOBS)}）")
+        if name in out:
+            raise ValueError(f"{name} 给了两次，只能给一次")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            raise ValueError(f"{name} 的值 '{value}' 不是数（例如 {LECTURE_KNOBS[name]:g}）") from None
+    problem = knob_problem(out)
+    if problem:
+        raise ValueError(problem)
+    return out
+
+
+def knob_text(value: float) -> str:
+    """旋钮的值写进命令里的样子：最多 12 位有效数字（1.54e+13、9e-07）。"""
+    return f"{value:.12g}"
+
+
+def exact_knob(value: float) -> float:
+    """印成 knob_text 再读回来也不变的值：建议的命令里印的数，和先替学生算时用的数是同一个。"""
+    return float(knob_text(value))
+
+
+def add_knob_argument(ap) -> None:
+    """给脚本的 argparse 加 --knob 名字=数值（可以给几次）：这次运行里把一个【估计】旋钮改成这个值，文件不动。"""
+    ap.add_argument("--knob", action="append", default=[], metavar="名字=数值",
+                    help="这次运行把 sched_lab 的一个校准旋钮改成这个值（lecture13/sched_lab.py 不动），可以给几次；"
+                         f"旋钮：{'、'.join(KNOBS)}；例如 --knob L2_BW={knob_text(2 * LECTURE_KNOBS['L2_BW'])}")
+
+
+def knobs_from_arguments(ap, args) -> dict[str, float]:
+    """add_knob_argument 收到的几项 → {名字: 值}；不对时 ap.error（一句话、退出码 2）。"""
+    try:
+        return parse_knobs(args.knob)
+    except ValueError as e:
+        ap.error(f"--knob：{e}")
+
+
+def describe_knobs(changes: dict) -> str:
+    """改过旋钮的运行开头要说的那句话：哪几个、讲义用的是多少、下面的数来自改过的模型。"""
+    return ("模型改过（--knob，只在这次运行里）：" + "，".join(
+        f"{k} = {knob_text(v)}（讲义用 {LECTURE_KNOBS[k]:g}）" for k, v in changes.items())
+        + "。下面的数都来自改过的模型；观察仍按讲义的判据检查，不成立的会标出来。")
+
+
+def changed_knobs() -> dict[str, float]:
+    """现在和讲义取值不同的旋钮（在 knobs(...) 里面时就是改过的那些），按 KNOBS 的顺序。"""
+    g = globals()
+    return {k: g[k] for k in KNOBS if g[k] != LECTURE_KNOBS[k]}
+
+
 @contextmanager
 def knobs(**changes):
-    """临时改几个【估计】旋钮（演示"改了会怎样"时先替学生算一遍用），退出时改回来；进出都清缓存。
-    例：with knobs(L2_BW=2 * L2_BW): time_valid(...)"""
-    unknown = sorted(set(changes) - set(KNOBS))
-    if unknown:
-        raise ValueError(f"不是 sched_lab 的校准旋钮：{'、'.join(unknown)}（可以改的是 {'、'.join(KNOBS)}）")
+    """临时改几个【估计】旋钮（演示"改了会怎样"时先替学生算一遍用，也是脚本 --knob 的实现），退出时改回来；
+    进出都清缓存。取值不合理（见 knob_problem）时抛 ValueError。例：with knobs(L2_BW=2 * L2_BW): time_valid(...)"""
+    problem = knob_problem(changes)
+    if problem:
+        raise ValueError(problem)
     g = globals()
     old = {k: g[k] for k in changes}
     try:

@@ -52,6 +52,7 @@ from evolve.problem import EXPERT_FILE, read_heuristic  # noqa: E402
 from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
+import sched_lab  # noqa: E402
 from sched_lab import HBM_BW, SMS, guided_tune, optimum  # noqa: E402
 
 SEED = 0            # 演示 2 的随机种子：换一个看看进化的路线变不变
@@ -558,25 +559,32 @@ def main(argv=None):
     ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"演示 3 用几个进程，正整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
     openai_llm.add_arguments(ap)
+    sched_lab.add_knob_argument(ap)
     Charts.add_argument(ap)
     a = ap.parse_args(argv)
+    changes = sched_lab.knobs_from_arguments(ap, a)
     CHARTS.reset(Charts.check_dir(ap, a.svg))
     budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
     seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
+    settings = f"--seed {a.seed} --budget {budget} --seeds {seeds}" + "".join(
+        f" --knob {k}={sched_lab.knob_text(v)}" for k, v in changes.items())
     try:
-        llm = openai_llm.from_arguments(a, f"04 --seed {a.seed} --budget {budget} --seeds {seeds}")
+        llm = openai_llm.from_arguments(a, f"04 {settings}")
     except openai_llm.SetupError as e:
         print(e, file=sys.stderr)
         sys.exit(2)
     if llm is None:
-        print(f"设置：--seed {a.seed} --budget {budget} --seeds {seeds}（--jobs {a.jobs} 只影响快慢，不影响结果）")
+        print(f"设置：{settings}（--jobs {a.jobs} 只影响快慢，不影响结果）")
     else:                                   # 不印 --jobs：录制和回放的 --jobs 不一样，标准输出也要逐字节相同
-        print(f"设置：--seed {a.seed} --budget {budget} --seeds {seeds}")
+        print(f"设置：{settings}")
         print(openai_llm.describe(llm) + "演示 3 的几次进化也问它，在这个进程里依次跑（--jobs 不起作用）。")
+    if changes:
+        print_note(sched_lab.describe_knobs(changes))
 
     start = time.perf_counter()
     try:
-        run_lecture(a.seed, budget, seeds, a.jobs, llm=llm)
+        with sched_lab.knobs(**changes):    # 时间表在这个进程里建好再交给演示 3 的子进程，子进程不用再改旋钮
+            run_lecture(a.seed, budget, seeds, a.jobs, llm=llm)
     except openai_llm.ReplayMismatch as e:
         print(e, file=sys.stderr)
         sys.exit(2)
