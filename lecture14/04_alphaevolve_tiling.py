@@ -16,7 +16,7 @@ CS349E · 第 14 讲 · 04_alphaevolve_tiling.py —— 迷你 AlphaEvolve：进
     模板化的修改加一点内核常识，没有任何真的语言模型。看的是进化循环的结构和每个部件起的作用，不是 AlphaEvolve
     真实的效果。下面每一句观察都由这次运行算出来、在代码里检验过；不成立的会直说不成立。
 【运行】python3 04_alphaevolve_tiling.py                 （在本目录；在仓库根目录是 python3 lecture14/04_alphaevolve_tiling.py）
-       python3 04_alphaevolve_tiling.py --quick         （预算 300、2 个种子，快得多：改完专家启发式先用它试）
+       python3 04_alphaevolve_tiling.py --quick         （预算 300、2 个种子：更快，但演示 3 的种子少，泛化那几句可能不成立）
        用时见 README 的"计时"（make bench 量的）；演示 3 用 2 个进程；进度印到标准错误，Ctrl-C 随时停下。
        其他旋钮：--seed 演示 2 的种子，--budget 每次进化提出多少个程序，--seeds 演示 3 的种子个数，--jobs 进程数。
        换成真的语言模型（README 的"用真的语言模型"一节）：
@@ -543,7 +543,7 @@ def suggestions():
         ("改专家启发式：用编辑器打开 lecture14/expert_heuristic.py，比如把 if M <= 16: 改成 if M <= 64:，或者把最后的"
          "默认配置换成 BN=256、warps=8，存盘后在仓库根目录运行下面的命令，看所有\"比专家快\"的数字和观察怎么变；"
          "写错了会得到带行号的错误信息（git checkout lecture14/expert_heuristic.py 恢复原样）：",
-         "python3 lecture14/04_alphaevolve_tiling.py --quick"),
+         "python3 lecture14/04_alphaevolve_tiling.py"),
         ("换一个种子，看进化的路线和最后的程序变不变：", "python3 lecture14/04_alphaevolve_tiling.py --seed 3"),
         ("给更多预算，看分数还能涨多少、演示 4 的成本怎么涨：", "python3 lecture14/04_alphaevolve_tiling.py --budget 4000 --seeds 2"),
     ]
