@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import ensure_numpy, nonnegative_int, parser, positive_int, run  # noqa: E402
+from runner import int_between, ensure_numpy, nonnegative_int, parser, run  # noqa: E402
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -41,6 +41,7 @@ from console import check, fmt, print_header, print_observations, print_table, p
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, TimeTable, all_shapes, choose,  # noqa: E402
                     evolve, geomean_speedup, parse, render, split_shapes)
+from evolve.loop import MAX_BUDGET  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
 from evolve.mock_llm import MISTAKE, OPS, Dice, MockLLM, Prompt  # noqa: E402
 from evolve.problem import launch_problems  # noqa: E402
@@ -374,7 +375,7 @@ def demo3_mistakes_and_valley(table, train, seed, prompt):
 def parse_args(argv):
     ap = parser("一次提议的慢动作（第 14 讲 02）。")
     ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"进化的种子，非负整数（默认 {SEED}，和 04 一样）")
-    ap.add_argument("--after", type=positive_int, default=AFTER, help=f"从第几个提议起找，正整数（默认 {AFTER}）")
+    ap.add_argument("--after", type=int_between(1, MAX_BUDGET), default=AFTER, help=f"从第几个提议起找，1 到 {MAX_BUDGET:,} 的整数（默认 {AFTER}）")
     openai_llm.add_arguments(ap)
     Charts.add_argument(ap)
     a = ap.parse_args(argv)

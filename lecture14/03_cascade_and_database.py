@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import (ensure_numpy, ignore_sigint, on_interrupt, parser, positive_int, progress, run,  # noqa: E402
+from runner import (int_between, ensure_numpy, ignore_sigint, on_interrupt, parser, progress, run,  # noqa: E402
                     sigint_ignored)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
@@ -46,6 +46,7 @@ from console import check, fmt, print_header, print_note, print_observations, pr
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, Evaluator, TimeTable, all_shapes, choose, evolve, geomean_speedup, render,  # noqa: E402
                     simplify, split_shapes)
+from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.loop import ISLAND_SIZE, N_INSPIRATIONS, N_ISLANDS, ProgramDatabase  # noqa: E402
 from evolve.mock_llm import MockLLM  # noqa: E402
@@ -431,11 +432,11 @@ def demo3_lineage(res, budget):
 
 def parse_args(argv):
     ap = parser("级联评估和程序库各买到了什么（第 14 讲 03）。")
-    ap.add_argument("--budget", type=positive_int, default=None,
-                    help=f"每次进化提出多少个程序，正整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
-    ap.add_argument("--seeds", type=positive_int, default=None,
-                    help=f"每个变体跑几个种子，正整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
-    ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"用几个进程，正整数（默认 {JOBS}，只影响快慢）")
+    ap.add_argument("--budget", type=int_between(1, MAX_BUDGET), default=None,
+                    help=f"每次进化提出多少个程序，1 到 {MAX_BUDGET:,} 的整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
+    ap.add_argument("--seeds", type=int_between(1, MAX_SEEDS), default=None,
+                    help=f"每个变体跑几个种子，1 到 {MAX_SEEDS:,} 的整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
+    ap.add_argument("--jobs", type=int_between(1, MAX_JOBS), default=JOBS, help=f"用几个进程，1 到 {MAX_JOBS:,} 的整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
     Charts.add_argument(ap)
     a = ap.parse_args(argv)

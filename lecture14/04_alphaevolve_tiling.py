@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import (ensure_numpy, heartbeat, nonnegative_int, on_interrupt, parser, positive_int,  # noqa: E402
+from runner import (int_between, ensure_numpy, heartbeat, nonnegative_int, on_interrupt, parser,  # noqa: E402
                     progress, run, sigint_ignored)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
@@ -46,6 +46,7 @@ from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, all_shapes,  # noqa: E402
                     best_single_config, choose, evolve, format_diff, geomean_speedup, oracle_speedup, parse,
                     per_m_table, render, simplify, split_shapes)
+from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.problem import EXPERT_FILE, read_heuristic  # noqa: E402
@@ -552,11 +553,11 @@ def suggestions():
 def main(argv=None):
     ap = parser("迷你 AlphaEvolve：进化挑分块配置的代码（第 14 讲 04）。")
     ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"演示 2 的随机种子，非负整数（默认 {SEED}）")
-    ap.add_argument("--budget", type=positive_int, default=None,
-                    help=f"每次进化提出多少个程序，正整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
-    ap.add_argument("--seeds", type=positive_int, default=None,
-                    help=f"演示 3 每种划分的种子个数，正整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
-    ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"演示 3 用几个进程，正整数（默认 {JOBS}，只影响快慢）")
+    ap.add_argument("--budget", type=int_between(1, MAX_BUDGET), default=None,
+                    help=f"每次进化提出多少个程序，1 到 {MAX_BUDGET:,} 的整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
+    ap.add_argument("--seeds", type=int_between(1, MAX_SEEDS), default=None,
+                    help=f"演示 3 每种划分的种子个数，1 到 {MAX_SEEDS:,} 的整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
+    ap.add_argument("--jobs", type=int_between(1, MAX_JOBS), default=JOBS, help=f"演示 3 用几个进程，1 到 {MAX_JOBS:,} 的整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
     openai_llm.add_arguments(ap)
     sched_lab.add_knob_argument(ap)

@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import (ensure_numpy, fraction, heartbeat, ignore_sigint, parser, positive_int, progress,  # noqa: E402
+from runner import (int_between, ensure_numpy, fraction, heartbeat, ignore_sigint, parser, progress,  # noqa: E402
                     run, sigint_ignored)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
@@ -45,6 +45,7 @@ import numpy as np  # noqa: E402
 from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import Evaluator, TimeTable, all_shapes, evolve, geomean_speedup, oracle_speedup, split_shapes  # noqa: E402
+from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
 from evolve.mock_llm import OP_WEIGHTS, OPS, Dice, MockLLM  # noqa: E402
@@ -392,11 +393,11 @@ def run_ablations(budget, seeds, jobs, small_targeted=None):
 
 def main(argv=None):
     ap = parser("消融：进化循环的每个部件各贡献了多少（第 14 讲 05）。")
-    ap.add_argument("--budget", type=positive_int, default=None,
-                    help=f"每次进化提出多少个程序，正整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
-    ap.add_argument("--seeds", type=positive_int, default=None,
-                    help=f"每个变体跑几个种子（种子 0 .. seeds-1），正整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
-    ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"用几个进程，正整数（默认 {JOBS}，只影响快慢）")
+    ap.add_argument("--budget", type=int_between(1, MAX_BUDGET), default=None,
+                    help=f"每次进化提出多少个程序，1 到 {MAX_BUDGET:,} 的整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
+    ap.add_argument("--seeds", type=int_between(1, MAX_SEEDS), default=None,
+                    help=f"每个变体跑几个种子（种子 0 .. seeds-1），1 到 {MAX_SEEDS:,} 的整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
+    ap.add_argument("--jobs", type=int_between(1, MAX_JOBS), default=JOBS, help=f"用几个进程，1 到 {MAX_JOBS:,} 的整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
     ap.add_argument("--small-targeted", type=fraction, default=SMALL_TARGETED, metavar="W",
                     help=f"小模型的 targeted 权重，0 ≤ W < 1（默认 {SMALL_TARGETED:g}；完整系统是 "
