@@ -122,3 +122,9 @@ def test_int_between_accepts_both_ends_and_nothing_outside():
     for bad in ("0", "6", "-1", "1e3", "x"):
         with pytest.raises(argparse.ArgumentTypeError):
             check(bad)
+
+
+def test_readme_states_the_same_upper_bounds():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = "".join(f.read().split())
+    assert (f"最多{MAX_BUDGET:,}、种子最多{MAX_SEEDS:,}个、进程最多{MAX_JOBS}个") in text
