@@ -286,7 +286,7 @@ def demo1_breakdown():
                 f"{label(*FEW_CTAS)}（N = {LAYERS[FEW_CTAS[0]][0]}）用专家的 {few_c.BM}×{few_c.BN} 块只有 "
                 f"{few_e['tiles']} 个 CTA：{sl.SMS} 个 SM 里 {sl.SMS - few_e['tiles']} 个闲着；每个 CTA 要沿 K = "
                 f"{LAYERS[FEW_CTAS[0]][1]} 独自走 {LAYERS[FEW_CTAS[0]][1] // few_c.BK} 步，"
-                f"{few_e['tiles']} 个 SM 按 Little 定律一共只拉得动 {few_e['dram_TBps']:.2f} TB/s 显存带宽（可达的 "
+                f"{few_e['tiles']} 个 SM 按 Little 定律（带宽 = 在路上的字节 ÷ 延迟）一共只拉得动 {few_e['dram_TBps']:.2f} TB/s 显存带宽（可达的 "
                 f"{pct(few_e['dram_TBps'] * 1e12 / achievable)}），瓶颈是{short(few_e['bound'])}。"
                 f"最优的 {few_bc.BM}×{few_bc.BN} 块切出 {few_b['tiles']} 个 CTA，快 {few_ratio:.1f}×。",
                 f"{label(*FEW_CTAS)}：专家 {few_e['tiles']} 个 CTA、显存带宽 {few_e['dram_TBps']:.2f} TB/s，"
@@ -377,7 +377,7 @@ def demo2_effects():
     bases.append(f"warp 数：{cfg(big)}，只改 warps")
     obs.append(verdict(not can_launch(four) and 1 < t_r < m_r,
                        f"warp 数：256×128 配 4 个 warp 启动不了（kernel_lab：{why4[0] if why4 else ''}）；16 个 warp 把每个 warp "
-                       f"的块减半，warp 块效率从 {w8['mma_eff']:.2f} 降到 {w16['mma_eff']:.2f}，\"算\"多 {m_r - 1:.0%}，"
+                       f"的块减半，warp 块效率（小 warp 块每次浮点要多读共享内存，张量核吃不饱）从 {w8['mma_eff']:.2f} 降到 {w16['mma_eff']:.2f}，\"算\"多 {m_r - 1:.0%}，"
                        f"但总时间只多 {t_r - 1:.2%}：\"算\"不是最大的一项。这一点点差别就是 prefill 的最优是 8 个 warp、"
                        "不是 16 个的原因。",
                        f"4 warp {'启动不了' if not can_launch(four) else '能启动'}；8 → 16 warp：算 ×{m_r:.3f}，总时间 ×{t_r:.4f}"
