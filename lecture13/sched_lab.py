@@ -74,6 +74,7 @@ M、N、K 必须是 1 到 2**24 之间的整数（Python int 或 numpy 整数，
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from contextlib import contextmanager
@@ -311,12 +312,13 @@ def knob_problem(changes: dict) -> str | None:
         bound_lo, bound_hi = _KNOB_BOUNDS.get(name, (None, None))
         lo = max(lo, bound_lo) if bound_lo is not None else lo
         hi = min(hi, bound_hi) if bound_hi is not None else hi
-        if not lo <= x <= hi:                 # NaN 也在这里被拒
-            return f"{name} 要在 {lo:g} 到 {hi:g} 之间（讲义用 {base:g}），收到的是 {x:g}"
+        if not lo * (1 - 1e-12) <= x <= hi * (1 + 1e-12):       # 界本身算在内（100 × 4e-06 的浮点误差不算越界）；NaN 被拒
+            return (f"{name} 要在 {knob_text(lo)} 到 {knob_text(hi)} 之间（讲义用 {knob_text(base)}），"
+                    f"收到的是 {knob_text(x) if math.isfinite(x) else value}")
     busy = changes.get("LOAD_LATENCY_BUSY", globals()["LOAD_LATENCY_BUSY"])
     idle = changes.get("LOAD_LATENCY_IDLE", globals()["LOAD_LATENCY_IDLE"])
     if busy < idle:
-        return (f"LOAD_LATENCY_BUSY（{busy:g}）不能小于 LOAD_LATENCY_IDLE（{idle:g}）：满载时的延迟不能比空闲时还短，"
+        return (f"LOAD_LATENCY_BUSY（{knob_text(busy)}）不能小于 LOAD_LATENCY_IDLE（{knob_text(idle)}）：满载时的延迟不能比空闲时还短，"
                 "否则 SM 越多反而越快，多做活会变快")
     return None
 
@@ -328,7 +330,7 @@ def parse_knobs(settings) -> dict[str, float]:
         name, eq, value = text.partition("=")
         name, value = name.strip(), value.strip()
         if not eq or not name or not value:
-            raise ValueError(f"'{text}' 要写成 名字=数值，例如 L2_BW={2 * LECTURE_KNOBS['L2_BW']:g}")
+            raise ValueError(f"'{text}' 要写成 名字=数值，例如 L2_BW={knob_text(2 * LECTURE_KNOBS['L2_BW'])}")
         if name not in KNOBS:
             raise ValueError(f"{name} 不是 sched_lab 的校准旋钮（可以改的是 {'、'.join(KNOBS)}）")
         if name in out:
@@ -336,7 +338,7 @@ def parse_knobs(settings) -> dict[str, float]:
         try:
             out[name] = float(value)
         except ValueError:
-            raise ValueError(f"{name} 的值 '{value}' 不是数（例如 {LECTURE_KNOBS[name]:g}）") from None
+            raise ValueError(f"{name} 的值 '{value}' 不是数（例如 {knob_text(LECTURE_KNOBS[name])}）") from None
     problem = knob_problem(out)
     if problem:
         raise ValueError(problem)
@@ -344,20 +346,26 @@ def parse_knobs(settings) -> dict[str, float]:
 
 
 def knob_text(value: float) -> str:
-    """旋钮的值写进命令里的样子：最多 12 位有效数字（1.54e+13、9e-07）。"""
-    return f"{value:.12g}"
+    """旋钮的值写进命令、句子里的样子：读回来正好是这个数的最短写法；很大、很小的数用指数（1.54e+13、1.8e+11、
+    9e-07），其余照常（0.88、30、256）。"""
+    value = float(value)
+    if value != 0 and math.isfinite(value) and not 1e-3 <= abs(value) < 1e6:
+        digits = next(p for p in range(1, 18) if float(f"{value:.{p - 1}e}") == value)
+        return f"{value:.{digits - 1}e}"
+    text = repr(value)                                 # Python 的 repr 就是读回来不变的最短写法
+    return text[:-2] if text.endswith(".0") else text
 
 
 def exact_knob(value: float) -> float:
-    """印成 knob_text 再读回来也不变的值：建议的命令里印的数，和先替学生算时用的数是同一个。"""
-    return float(knob_text(value))
+    """value 只留 12 位有效数字：建议的命令里印的数（knob_text）和先替学生算时用的数是同一个，而且印出来不会太长。"""
+    return float(f"{value:.12g}")
 
 
 def add_knob_argument(ap) -> None:
     """给脚本的 argparse 加 --knob 名字=数值（可以给几次）：这次运行里把一个【估计】旋钮改成这个值，文件不动。"""
     ap.add_argument("--knob", action="append", default=[], metavar="名字=数值",
                     help="这次运行把 sched_lab 的一个校准旋钮改成这个值（lecture13/sched_lab.py 不动），可以给几次；"
-                         f"旋钮：{'、'.join(KNOBS)}；例如 --knob L2_BW={knob_text(2 * LECTURE_KNOBS['L2_BW'])}")
+                         f"旋钮：{', '.join(KNOBS)}。例如 --knob L2_BW={knob_text(2 * LECTURE_KNOBS['L2_BW'])}")
 
 
 def knobs_from_arguments(ap, args) -> dict[str, float]:
@@ -371,7 +379,7 @@ def knobs_from_arguments(ap, args) -> dict[str, float]:
 def describe_knobs(changes: dict) -> str:
     """改过旋钮的运行开头要说的那句话：哪几个、讲义用的是多少、下面的数来自改过的模型。"""
     return ("模型改过（--knob，只在这次运行里）：" + "，".join(
-        f"{k} = {knob_text(v)}（讲义用 {LECTURE_KNOBS[k]:g}）" for k, v in changes.items())
+        f"{k} = {knob_text(v)}（讲义用 {knob_text(LECTURE_KNOBS[k])}）" for k, v in changes.items())
         + "。下面的数都来自改过的模型；观察仍按讲义的判据检查，不成立的会标出来。")
 
 
