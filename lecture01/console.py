@@ -159,19 +159,105 @@ def _pad(cell: str, width: int, right: bool) -> str:
     return gap + cell if right else cell + gap
 
 
-def format_table(headers: list[str], rows: list[list[object]]) -> str:
-    """把表格排成字符串：表头、一行 ----、数据行；列间两个空格，行尾不留空格。行可以比表头短（补空串）。"""
+HEADER_LINES = 3        # 表格太宽时，一个表头最多折成几行（折成两行放得下就只折两行）
+HEADER_CHUNK = 6        # 在两个汉字中间折时，折开的两行都至少这么宽（一两个字的碎片比稍宽一点的表更难读）
+
+
+def _header_breaks(tokens: list[str]) -> list[tuple[int, int, int]]:
+    """表头可以在哪里折行：(这一行到第几个小段为止, 下一行从第几个小段开始, 折点的代价)。代价 0：在"（"前面、
+    "）"后面；1：在"，、；："后面、在空格处（"时间 µs" 折成 "时间" 和 "µs"）；3：两个汉字中间（可能拆开一个词）。
+    只在两种地方折：一个空格处（两边至少有一边是西文，空格折掉；拼回去时两边有西文就补一个空格），
+    或者两个宽字符之间（不拆西文词和数字，全角标点不落在行首、开括号不落在行尾）。这样折开的表头总能原样拼回去。"""
+    out = []
+    for k in range(1, len(tokens)):
+        a, b = tokens[k - 1], tokens[k]
+        if b == " " and k + 1 < len(tokens) and a != " " and tokens[k + 1] != " ":
+            if _kind(a[-1]) == "n" or _kind(tokens[k + 1][0]) == "n":
+                out.append((k, k + 1, 1))
+        elif (_kind(a[-1]) == "w" and _kind(b[0]) == "w" and b not in CLOSING and a not in OPENING
+              and a not in UNBREAKABLE and b not in UNBREAKABLE):
+            out.append((k, k, 0 if b[0] == "（" or a[-1] == "）" else 1 if a[-1] in "，、；：" else 3))
+    return out
+
+
+def _header_options(header: str) -> list[tuple[int, int, int, list[str]]]:
+    """一个表头所有的折法（最多 HEADER_LINES 行；在两个汉字中间折的，两边的行都至少 HEADER_CHUNK 列）：
+    (最宽一行的列数, 行数, 折点的代价之和, 各行)。不折也算一种。"""
+    tokens = _tokens(header)
+    breaks = _header_breaks(tokens)
+    options = [(display_width(header), 1, 0, [header])]
+
+    def walk(start: int, chosen: list[tuple[int, int, int]]) -> None:
+        for br in breaks:
+            if br[0] <= start:
+                continue
+            picks = chosen + [br]
+            cuts = [0] + [x for e, b, _ in picks for x in (e, b)] + [len(tokens)]
+            lines = ["".join(tokens[cuts[i]:cuts[i + 1]]) for i in range(0, len(cuts), 2)]
+            widths = [display_width(line) for line in lines]
+            if any(cost == 3 and min(widths[i], widths[i + 1]) < HEADER_CHUNK for i, (_, _, cost) in enumerate(picks)):
+                continue                               # 再多折几处只会让这几行更窄
+            options.append((max(widths), len(lines), sum(cost for _, _, cost in picks), lines))
+            if len(lines) < HEADER_LINES:
+                walk(br[1], picks)
+
+    walk(0, [])
+    return options
+
+
+def _fit_headers(head: list[str], data: list[int], target: int) -> list[list[str]]:
+    """表格比 target 宽时，把比数据宽的表头折成几行：从最宽的表头开始，逐步降低表头每行最多占的列数（不低于
+    这一列最宽的数据），直到表格放得下。先只许折成两行，放不下再许三行；三行也放不下（数据本身就太宽），
+    就用两行里折点代价最小、最窄的（不为了一张反正放不下的表把表头折成碎片）。每一列在给定的上限下取行数最少、折点代价最小、
+    最窄、第一行最长的折法。返回每一列的表头各行。"""
+    gaps = 2 * (len(head) - 1)
+    total = lambda heads: sum(max(d, *map(display_width, lines)) for lines, d in zip(heads, data)) + gaps  # noqa: E731
+    natural = [[h] for h in head]
+    if total(natural) <= target:
+        return natural
+    options = [_header_options(h) if display_width(h) > d else [] for h, d in zip(head, data)]
+
+    def pick(cap: int, most: int, nicest: bool = False) -> list[list[str]]:
+        out = []
+        for h, d, opts in zip(head, data, options):
+            opts = [o for o in opts if o[1] <= most]
+            fits = [o for o in opts if o[0] <= max(cap, d)]
+            if not opts:
+                out.append([h])
+            elif fits:
+                out.append(min(fits, key=lambda o: (o[1], o[2], o[0], -display_width(o[3][0])))[3])
+            else:                                      # 上限以下折不出来：取最窄的（nicest：折点代价最小里最窄的）
+                out.append(min(opts, key=lambda o: ((o[1] == 1, o[2]) if nicest else (), o[0], o[1], o[2],
+                                                    -display_width(o[3][0])))[3])
+        return out
+
+    for most in range(2, HEADER_LINES + 1):
+        for cap in range(max(display_width(h) for h in head) - 1, 0, -1):
+            chosen = pick(cap, most)
+            if total(chosen) <= target:
+                return chosen
+    return pick(1, 2, nicest=True)
+
+
+def format_table(headers: list[str], rows: list[list[object]], width: int | None = None) -> str:
+    """把表格排成字符串：表头、一行 ----、数据行；列间两个空格，行尾不留空格。行可以比表头短（补空串）。
+    表格比 width 宽（默认折行宽度 wrap_width()：终端的宽度，输出不是终端时 100 列）时，比数据宽的表头折成几行，
+    都在 ---- 上面、每段靠左对齐在自己的列里（拼回去就是原来的表头：在空格处折的，两边有西文时补回一个空格）；
+    列从不比它最宽的数据窄，数据单元格从不折。"""
     n = len(headers)
     if any(len(r) > n for r in rows):
         raise ValueError(f"有一行的单元格比表头的 {n} 列多")
     head = [str(h) for h in headers]
     body = [[str(c) for c in r] + [""] * (n - len(r)) for r in rows]
-    widths = [max(display_width(r[j]) for r in [head] + body) for j in range(n)]
+    data = [max((display_width(r[j]) for r in body), default=0) for j in range(n)]
+    heads = _fit_headers(head, data, wrap_width() if width is None else width)
+    widths = [max(d, *map(display_width, lines)) for lines, d in zip(heads, data)]
 
     def line(cells: list[str], align: bool) -> str:
         return "  ".join(_pad(c, w, align and _numeric(c)) for c, w in zip(cells, widths)).rstrip(" ")
 
-    return "\n".join([line(head, False), "  ".join("-" * w for w in widths)] + [line(r, True) for r in body])
+    tops = [line([h[k] if k < len(h) else "" for h in heads], False) for k in range(max(map(len, heads)))]
+    return "\n".join(tops + ["  ".join("-" * w for w in widths)] + [line(r, True) for r in body])
 
 
 def print_table(headers: list[str], rows: list[list[object]]) -> None:

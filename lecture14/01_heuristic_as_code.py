@@ -132,8 +132,8 @@ def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
     for n, text in block_lines(path):
         print(f"  {n:>3} | {text}")
     print("\n解析成的 Program（evolve.parse：用 ast 读，从不 import、eval 或 exec）：")
-    for r in program.rules:
-        print(f"  Rule(conds={r.conds}, config={r.config!r})      ← 第 {r.line} 行")
+    for r in program.rules:                            # 一条规则印两行：一行 100 列放不下
+        print(f"  Rule(conds={r.conds},\n       config={r.config!r})      ← 第 {r.line} 行")
     print(f"  default = {program.default!r}      ← 第 {program.default_line} 行")
 
     shapes = [Shape(n, m, *LAYERS[n]) for n, m in TRACE] + list(extra)

@@ -81,8 +81,28 @@ def _cut(line: str, spans: list[tuple[int, int]]) -> list[str] | None:
     return [c.strip() for c in cells]
 
 
+def join_header(chunks: list[str]) -> str:
+    """一列表头折成的几段拼回原文：console 只在空格处（两边至少一边是西文）或两个宽字符之间折，
+    所以接缝两边有西文就补回一个空格，否则直接连上。"""
+    out = ""
+    for chunk in filter(None, chunks):
+        if out and (width(out[-1]) < 2 or width(chunk[0]) < 2):
+            out += " "
+        out += chunk
+    return out
+
+
+def header_block(lines: list[str], i: int) -> list[str]:
+    """---- 行（第 i 行）上面的表头：紧挨着它的连续几行非空行（表格太宽时表头折成了几行）。"""
+    j = i
+    while j > 0 and lines[j - 1].strip():
+        j -= 1
+    return lines[j:i]
+
+
 def tables(text: str) -> list[Table]:
-    """文字里所有 console.format_table 排的表：表头、---- 行（给出每列的显示宽度）、数据行直到空行。"""
+    """文字里所有 console.format_table 排的表：表头（一行或几行）、---- 行（给出每列的显示宽度）、数据行直到空行。
+    折成几行的表头，每列的几段按 join_header 拼回原文。"""
     lines = text.split("\n")
     out = []
     for i, line in enumerate(lines):
@@ -92,9 +112,12 @@ def tables(text: str) -> list[Table]:
         for dashes in line.split("  "):
             spans.append((col, col + len(dashes)))
             col += len(dashes) + 2
-        head = _cut(lines[i - 1], spans)
-        if head is None:
+        parts = [_cut(h, spans) for h in header_block(lines, i)]
+        while parts and parts[0] is None:              # 表头上面紧挨着的说明文字不是表头
+            parts.pop(0)
+        if not parts or None in parts:
             continue
+        head = [join_header(list(chunks)) for chunks in zip(*parts)]
         rows = []
         for body in lines[i + 1:]:
             cells = _cut(body, spans) if body.strip() else None

@@ -228,18 +228,16 @@ def test_suggestion_tolerance_does_what_it_says(first):
 def test_demo1_bottleneck_column_names_the_largest_printed_term(first):
     # 评审看到过：瓶颈写"搬"，可是印出来的四列里最大的是"显存"——那时全芯片的 L2 总量没印出来。
     # 现在每一行的瓶颈都是印出来的几列里最大的那一列（"搬"这一类取 搬 和 L2 总 中大的）。
-    import re
+    from printed import tables                                       # 表头可能折成了几行：按列读，不按空格切
     out = first.stdout if hasattr(first, "stdout") else first
     checked = 0
-    lines = out.splitlines()
-    for i, line in enumerate(lines):
-        if not (line.startswith("配置 ") and line.rstrip().endswith("瓶颈")):
+    for t in tables(out):
+        if not (t.headers[0] == "配置" and t.headers[-1] == "瓶颈"):
             continue
-        for row in lines[i + 2:i + 5]:
-            cells = re.split(r"\s{2,}", row.strip())
-            math_, move, l2, wait, dram, bound = cells[6:12]
-            f = lambda x: float(x.replace(",", ""))                    # noqa: E731
-            terms = {"算": f(math_), "搬": max(f(move), f(l2)), "等": f(wait), "显存": f(dram)}
-            assert bound == max(terms, key=terms.get), row
+        c = {name: t.col(name) for name in ("算 µs", "搬 µs", "L2 总 µs", "等 µs", "显存 µs", "瓶颈")}
+        for row in t.rows:
+            f = lambda name: float(row[c[name]].replace(",", ""))          # noqa: E731
+            terms = {"算": f("算 µs"), "搬": max(f("搬 µs"), f("L2 总 µs")), "等": f("等 µs"), "显存": f("显存 µs")}
+            assert row[c["瓶颈"]] == max(terms, key=terms.get), row
             checked += 1
     assert checked == 12
