@@ -168,24 +168,27 @@ def _header_breaks(tokens: list[str]) -> list[tuple[int, int, int]]:
     "）"后面；1：在"，、；："后面、在空格处（"时间 µs" 折成 "时间" 和 "µs"）；3：两个汉字中间（可能拆开一个词）。
     只在两种地方折：一个空格处（两边至少有一边是西文，空格折掉；拼回去时两边有西文就补一个空格），
     或者两个宽字符之间（不拆西文词和数字，全角标点不落在行首、开括号不落在行尾）。这样折开的表头总能原样拼回去。"""
-    out = []
+    out, depth = [], 0                                 # depth：在几层全角括号里面
     for k in range(1, len(tokens)):
         a, b = tokens[k - 1], tokens[k]
+        depth += (a in OPENING) - (a in CLOSING and a not in "，。、；：！？")
         if b == " " and k + 1 < len(tokens) and a != " " and tokens[k + 1] != " ":
             if _kind(a[-1]) == "n" or _kind(tokens[k + 1][0]) == "n":
                 out.append((k, k + 1, 1))
         elif (_kind(a[-1]) == "w" and _kind(b[0]) == "w" and b not in CLOSING and a not in OPENING
               and a not in UNBREAKABLE and b not in UNBREAKABLE):
-            out.append((k, k, 0 if b[0] == "（" or a[-1] == "）" else 1 if a[-1] in "，、；：" else 3))
+            cost = 0 if b[0] == "（" or a[-1] == "）" else 1 if a[-1] in "，、；：" else 3
+            if cost < 3 or depth <= 0:                 # 括号里面只在逗号、顿号后面折（"（中"/"位数）" 没法读）
+                out.append((k, k, cost))
     return out
 
 
-def _header_options(header: str) -> list[tuple[int, int, int, list[str]]]:
+def _header_options(header: str) -> list[tuple[int, int, int, int, list[str]]]:
     """一个表头所有的折法（最多 HEADER_LINES 行；在两个汉字中间折的，两边的行都至少 HEADER_CHUNK 列）：
-    (最宽一行的列数, 行数, 折点的代价之和, 各行)。不折也算一种。"""
+    (最宽一行的列数, 行数, 折点的代价之和, 最贵的一个折点的代价, 各行)。不折也算一种。"""
     tokens = _tokens(header)
     breaks = _header_breaks(tokens)
-    options = [(display_width(header), 1, 0, [header])]
+    options = [(display_width(header), 1, 0, 0, [header])]
 
     def walk(start: int, chosen: list[tuple[int, int, int]]) -> None:
         for br in breaks:
@@ -197,7 +200,8 @@ def _header_options(header: str) -> list[tuple[int, int, int, list[str]]]:
             widths = [display_width(line) for line in lines]
             if any(cost == 3 and min(widths[i], widths[i + 1]) < HEADER_CHUNK for i, (_, _, cost) in enumerate(picks)):
                 continue                               # 再多折几处只会让这几行更窄
-            options.append((max(widths), len(lines), sum(cost for _, _, cost in picks), lines))
+            costs = [cost for _, _, cost in picks]
+            options.append((max(widths), len(lines), sum(costs), max(costs), lines))
             if len(lines) < HEADER_LINES:
                 walk(br[1], picks)
 
@@ -207,9 +211,10 @@ def _header_options(header: str) -> list[tuple[int, int, int, list[str]]]:
 
 def _fit_headers(head: list[str], data: list[int], target: int) -> list[list[str]]:
     """表格比 target 宽时，把比数据宽的表头折成几行：从最宽的表头开始，逐步降低表头每行最多占的列数（不低于
-    这一列最宽的数据），直到表格放得下。先只许折成两行，放不下再许三行；三行也放不下（数据本身就太宽），
-    就用两行里折点代价最小、最窄的（不为了一张反正放不下的表把表头折成碎片）。每一列在给定的上限下取行数最少、折点代价最小、
-    最窄、第一行最长的折法。返回每一列的表头各行。"""
+    这一列最宽的数据），直到表格放得下。先只在好的折点（括号、逗号、空格）折、只折两行，放不下再许三行，
+    再放不下才许在两个汉字中间折（只折两行，不在括号里面）。怎样都放不下（数据本身就太宽）时，每个能折的表头折成两行，
+    取折点代价最小里最窄的：表还是窄了一些，但不为了一张反正放不下的表把表头拆成三四行碎片。每一列在给定的上限下取行数最少、折点代价最小、最窄、
+    第一行最长的折法。返回每一列的表头各行。"""
     gaps = 2 * (len(head) - 1)
     total = lambda heads: sum(max(d, *map(display_width, lines)) for lines, d in zip(heads, data)) + gaps  # noqa: E731
     natural = [[h] for h in head]
@@ -217,26 +222,26 @@ def _fit_headers(head: list[str], data: list[int], target: int) -> list[list[str
         return natural
     options = [_header_options(h) if display_width(h) > d else [] for h, d in zip(head, data)]
 
-    def pick(cap: int, most: int, nicest: bool = False) -> list[list[str]]:
+    def pick(cap: int, most: int, dearest: int, nicest: bool = False) -> list[list[str]]:
         out = []
         for h, d, opts in zip(head, data, options):
-            opts = [o for o in opts if o[1] <= most]
+            opts = [o for o in opts if o[1] <= most and o[3] <= dearest]
             fits = [o for o in opts if o[0] <= max(cap, d)]
-            if not opts:
-                out.append([h])
-            elif fits:
-                out.append(min(fits, key=lambda o: (o[1], o[2], o[0], -display_width(o[3][0])))[3])
-            else:                                      # 上限以下折不出来：取最窄的（nicest：折点代价最小里最窄的）
+            if fits:
+                out.append(min(fits, key=lambda o: (o[1], o[2], o[0], -display_width(o[4][0])))[4])
+            elif opts:                                 # 上限以下折不出来：取最窄的（nicest：折点代价最小的里最窄的）
                 out.append(min(opts, key=lambda o: ((o[1] == 1, o[2]) if nicest else (), o[0], o[1], o[2],
-                                                    -display_width(o[3][0])))[3])
+                                                    -display_width(o[4][0])))[4])
+            else:
+                out.append([h])
         return out
 
-    for most in range(2, HEADER_LINES + 1):
+    for dearest, most in [(1, 2)] + [(1, m) for m in range(3, HEADER_LINES + 1)] + [(3, 2)]:
         for cap in range(max(display_width(h) for h in head) - 1, 0, -1):
-            chosen = pick(cap, most)
+            chosen = pick(cap, most, dearest)
             if total(chosen) <= target:
                 return chosen
-    return pick(1, 2, nicest=True)
+    return pick(1, 2, 3, nicest=True)
 
 
 def format_table(headers: list[str], rows: list[list[object]], width: int | None = None) -> str:

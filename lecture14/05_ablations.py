@@ -219,8 +219,8 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
         rows.append([label, f"{med(name, 'train'):.3f}× ({min(trs):.3f}–{max(trs):.3f})", f"{med(name, 'test'):.3f}×",
                      pct(med(name, "test") / o_test)] + [f"{at(name, c):.3f}×" for c in cps]
                     + [f"{med(name, 'runs'):,.0f}"])
-    print_table(["变体", "训练形状（中位数，最小–最大）", "测试形状", "测试上占最优的"]      # 每一格都是中位数：表下面说
-                + [f"第 {c} 个提议时" for c in cps] + ["跑了几次内核"], rows)
+    print_table(["变体", "训练形状（中位数，最小–最大）", "测试形状（中位数）", "测试上占最优的（中位数）"]
+                + [f"第 {c} 个提议时（中位数）" for c in cps] + ["跑了几次内核（中位数）"], rows)
     print_note(f"（每一格都是 {seeds} 个种子的中位数；括号里是最小–最大。测试上占最优的：测试形状上的加速比 ÷ 逐形状最优的"
                "，是两个加速比之比。第 N 个提议时：提出 N 个程序以后的最好训练分数。）")
     best_score_chart(table, results, seeds, list(VARIANTS))

@@ -39,8 +39,9 @@ def section(text: str, prefix: str) -> str:
 
 
 class Table:
-    def __init__(self, headers: list[str], rows: list[list[str]]):
+    def __init__(self, headers: list[str], rows: list[list[str]], lines: list[str] | None = None):
         self.headers, self.rows = headers, rows
+        self.lines = lines or []                       # 印出来的样子：表头的几行、---- 行、数据行
 
     def col(self, *words: str) -> int:
         """表头里含有全部 words 的那一列（恰好一列；只给一个词、有几列都含它时，取正好叫这个名字的那列）。"""
@@ -118,13 +119,14 @@ def tables(text: str) -> list[Table]:
         if not parts or None in parts:
             continue
         head = [join_header(list(chunks)) for chunks in zip(*parts)]
+        top = lines[i - len(parts):i]
         rows = []
         for body in lines[i + 1:]:
             cells = _cut(body, spans) if body.strip() else None
             if cells is None:                              # 空行或不是表格的行：表格到此为止
                 break
             rows.append(cells)
-        out.append(Table(head, rows))
+        out.append(Table(head, rows, top + [line] + lines[i + 1:i + 1 + len(rows)]))
     return out
 
 

@@ -14,6 +14,7 @@ from contextlib import redirect_stdout
 import pytest
 
 from console import Charts
+from printed import RULE, tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NS = "{http://www.w3.org/2000/svg}"
@@ -34,11 +35,14 @@ def run_quiet(fn, *args):
 
 
 def table_after(text, header_start, also=""):
-    """印出来的表格：从以 header_start 开头（且含 also）的表头起，到空行为止；返回数据行按两个以上空格切开的单元格。"""
+    """印出来的表格：从以 header_start 开头（且含 also）的表头起，到空行为止；返回数据行按两个以上空格切开的单元格。
+    表头可能折成了几行（表格比 100 列宽时）：also 在拼回去的表头里找，数据从 ---- 行的下一行开始。"""
     lines = text.split("\n")
-    i = next(k for k, line in enumerate(lines) if line.startswith(header_start) and also in line)
+    t = next(t for t in tables(text) if t.lines[0].startswith(header_start) and also in "  ".join(t.headers))
+    i = lines.index(t.lines[0])
+    i = next(k for k in range(i, len(lines)) if RULE.match(lines[k]))
     rows = []
-    for line in lines[i + 2:]:
+    for line in lines[i + 1:]:
         if not line.strip() or line.startswith("（"):                  # 空行或表下的说明：表格完了
             break
         rows.append(re.split(r"\s{2,}", line.strip()))
