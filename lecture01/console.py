@@ -165,7 +165,8 @@ HEADER_CHUNK = 6        # 在两个汉字中间折时，折开的两行都至少
 
 def _header_breaks(tokens: list[str]) -> list[tuple[int, int, int]]:
     """表头可以在哪里折行：(这一行到第几个小段为止, 下一行从第几个小段开始, 折点的代价)。代价 0：在"（"前面、
-    "）"后面；1：在"，、；："后面、在空格处（"时间 µs" 折成 "时间" 和 "µs"）；3：两个汉字中间（可能拆开一个词）。
+    "）"后面；1：在"，、；："后面、在括号外的空格处（"时间 µs" 折成 "时间" 和 "µs"）；2：括号里的空格处；
+    3：两个汉字中间（可能拆开一个词；括号里面不这样折）。
     只在两种地方折：一个空格处（两边至少有一边是西文，空格折掉；拼回去时两边有西文就补一个空格），
     或者两个宽字符之间（不拆西文词和数字，全角标点不落在行首、开括号不落在行尾）。这样折开的表头总能原样拼回去。"""
     out, depth = [], 0                                 # depth：在几层全角括号里面
@@ -174,7 +175,7 @@ def _header_breaks(tokens: list[str]) -> list[tuple[int, int, int]]:
         depth += (a in OPENING) - (a in CLOSING and a not in "，。、；：！？")
         if b == " " and k + 1 < len(tokens) and a != " " and tokens[k + 1] != " ":
             if _kind(a[-1]) == "n" or _kind(tokens[k + 1][0]) == "n":
-                out.append((k, k + 1, 1))
+                out.append((k, k + 1, 1 if depth <= 0 else 2))
         elif (_kind(a[-1]) == "w" and _kind(b[0]) == "w" and b not in CLOSING and a not in OPENING
               and a not in UNBREAKABLE and b not in UNBREAKABLE):
             cost = 0 if b[0] == "（" or a[-1] == "）" else 1 if a[-1] in "，、；：" else 3
@@ -212,9 +213,9 @@ def _header_options(header: str) -> list[tuple[int, int, int, int, list[str]]]:
 def _fit_headers(head: list[str], data: list[int], target: int) -> list[list[str]]:
     """表格比 target 宽时，把比数据宽的表头折成几行：从最宽的表头开始，逐步降低表头每行最多占的列数（不低于
     这一列最宽的数据），直到表格放得下。先只在好的折点（括号、逗号、空格）折、只折两行，放不下再许三行，
-    再放不下才许在两个汉字中间折（只折两行，不在括号里面）。怎样都放不下（数据本身就太宽）时，每个能折的表头折成两行，
-    取折点代价最小里最窄的：表还是窄了一些，但不为了一张反正放不下的表把表头拆成三四行碎片。每一列在给定的上限下取行数最少、折点代价最小、最窄、
-    第一行最长的折法。返回每一列的表头各行。"""
+    再放不下才许在两个汉字中间折（只折两行，不在括号里面）。每一列在给定的上限下取行数最少、折点代价最小、最窄、
+    第一行最长的折法。怎样都放不下（数据本身就太宽）时，折了能让这一列变窄的表头折成两行，取最窄的（尽量只在括号、
+    逗号和括号外的空格处折）：表还是窄了一些，但不为了一张反正放不下的表把表头拆成三四行碎片。返回每列表头的各行。"""
     gaps = 2 * (len(head) - 1)
     total = lambda heads: sum(max(d, *map(display_width, lines)) for lines, d in zip(heads, data)) + gaps  # noqa: E731
     natural = [[h] for h in head]
@@ -227,11 +228,14 @@ def _fit_headers(head: list[str], data: list[int], target: int) -> list[list[str
         for h, d, opts in zip(head, data, options):
             opts = [o for o in opts if o[1] <= most and o[3] <= dearest]
             fits = [o for o in opts if o[0] <= max(cap, d)]
-            if fits:
+            if nicest:                                 # 放不下的表：让这一列变窄的两行折法里最窄的（尽量只用好的折点）
+                narrower = [o for o in opts if max(o[0], d) < max(display_width(h), d)]
+                out.append(min(narrower, key=lambda o: (o[3] > 1, o[0], o[2], -display_width(o[4][0])))[4]
+                           if narrower else [h])
+            elif fits:
                 out.append(min(fits, key=lambda o: (o[1], o[2], o[0], -display_width(o[4][0])))[4])
-            elif opts:                                 # 上限以下折不出来：取最窄的（nicest：折点代价最小的里最窄的）
-                out.append(min(opts, key=lambda o: ((o[1] == 1, o[2]) if nicest else (), o[0], o[1], o[2],
-                                                    -display_width(o[4][0])))[4])
+            elif opts:                                 # 上限以下折不出来：取最窄的
+                out.append(min(opts, key=lambda o: (o[0], o[1], o[2], -display_width(o[4][0])))[4])
             else:
                 out.append([h])
         return out
