@@ -25,6 +25,7 @@ CS349E · 第 14 讲 · 01_heuristic_as_code.py —— 被进化的是什么：�
 
 import math
 import os
+import re
 import sys
 import time
 
@@ -36,7 +37,7 @@ from runner import ensure_numpy, int_between, parser, run  # noqa: E402
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
-from console import check, print_header, print_observations, print_table, print_try  # noqa: E402
+from console import check, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, Rule, Shape,  # noqa: E402
                     TimeTable, all_shapes, choose, parse, per_m_table, render, simplify, split_shapes)
@@ -231,7 +232,7 @@ def classify(program: Program) -> list[str]:
         if min(box) < 1:
             out.append("空区域：没有正整数满足")
         elif (j := next((j for j in live if all(a >= b for a, b in zip(program.rules[j].box(), box))), None)) is not None:
-            out.append(f"被第 {j + 1} 条挡住：盒子整个在它里面")
+            out.append(f"被第 {j + 1} 条挡住：它的盒子整个在第 {j + 1} 条的盒子里面")
         else:
             out.append("")
             live.append(i)
@@ -299,10 +300,16 @@ def demo3_render_simplify():
     fates = classify(DEAD_PROGRAM)
     simp = simplify(DEAD_PROGRAM)
     kept = [r for r, f in zip(DEAD_PROGRAM.rules, fates) if f == "活"]
-    print_table(["第几条", "条件", "配置", "命运（自己判断）", "simplify 之后"],
-                [[str(i + 1), cond_text(r.conds), cfg_text(r.config), fate, "留下" if r in simp.rules else "删掉"]
-                 for i, (r, fate) in enumerate(zip(DEAD_PROGRAM.rules, fates))]
+    print_table(["第几条", "条件", "配置", "命运（自己判断）", "simplify 之后"],      # 命运只印"："前面的名字，
+                [[str(i + 1), cond_text(r.conds), cfg_text(r.config), fate.split("：")[0],   # 为什么写在表下面
+                  "留下" if r in simp.rules else "删掉"] for i, (r, fate) in enumerate(zip(DEAD_PROGRAM.rules, fates))]
                 + [["默认", "", cfg_text(DEAD_PROGRAM.default), "", "留下"]])
+    why = {}                                             # 名字（"被第 j 条挡住"）→ 为什么，表里出现的每一种
+    for fate in fates:
+        if "：" in fate:
+            name, reason = fate.split("：", 1)
+            why.setdefault(re.sub(r"第 \d+ 条", "第 j 条", name), re.sub(r"第 \d+ 条", "第 j 条", reason))
+    print_note("（命运：" + "；".join(f"{name}——{reason}" for name, reason in why.items()) + "。）")
     print("\nsimplify 之后：\n" + render(simp))
     equiv = equivalent(DEAD_PROGRAM, simp) and all(choose(DEAD_PROGRAM, s) == choose(simp, s) for s in all_shapes())
     corners = all(corner_reaches(simp, i) for i in range(simp.n_rules()))
