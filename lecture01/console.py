@@ -2,7 +2,7 @@
 第 1 讲 · console —— 全课程共用的终端输出：标题、表格、观察。中文字符占两列，所以一律按"显示宽度"对齐和折行。
 
     print_header(title)            空一行，再印 ==== / 标题 / ====
-    print_table(headers, rows)     按显示宽度对齐的表格；像数字的单元格右对齐
+    print_table(headers, rows)     按显示宽度对齐的表格；像数字的单元格右对齐；比终端宽时，比数据宽的表头折成几行
     check(ok, text, criterion, measured)
                                    一句观察当作数据：成立时说 text；不成立时说"【本次不成立】"、讲义的判据和这次量到的值
     print_observations(items)      "观察：" 加编号的几段话，按终端宽度折行，续行缩进到编号之后；
@@ -265,7 +265,7 @@ def format_table(headers: list[str], rows: list[list[object]], width: int | None
     def line(cells: list[str], align: bool) -> str:
         return "  ".join(_pad(c, w, align and _numeric(c)) for c, w in zip(cells, widths)).rstrip(" ")
 
-    tops = [line([h[k] if k < len(h) else "" for h in heads], False) for k in range(max(map(len, heads)))]
+    tops = [line([h[k] if k < len(h) else "" for h in heads], False) for k in range(max(map(len, heads), default=1))]
     return "\n".join(tops + ["  ".join("-" * w for w in widths)] + [line(r, True) for r in body])
 
 
