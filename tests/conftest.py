@@ -96,3 +96,124 @@ def train():
     """默认的配对随机划分的训练形状。"""
     from evolve import all_shapes, split_shapes
     return split_shapes(all_shapes())[0]
+
+
+# ---------------------------------------------------------------- 共用的脚本运行（整个测试会话只跑一次）
+
+import locale                                                   # noqa: E402
+import subprocess                                               # noqa: E402
+import threading                                                # noqa: E402
+
+
+class _Run:
+    """缓存里的一项：结果（字节）和"跑完了"的事件；还没跑完时别的线程等它。"""
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.result = None
+        self.error = None
+
+
+_RUNS: dict = {}
+_RUNS_LOCK = threading.Lock()
+
+
+def _run_key(args, env, cwd):
+    """缓存的键：完整的命令行（sys.executable 之后的参数，原样）、工作目录、和 os.environ 不同的环境变量
+    （测试改的、删的都算：MINI_ALPHAEVOLVE_EXPERT、PATH、NO_COLOR……任何会改变输出的东西都在键里）。"""
+    if env is None:
+        delta = ()
+    else:
+        changed = tuple(sorted((k, v) for k, v in env.items() if os.environ.get(k) != v))
+        removed = tuple(sorted(k for k in os.environ if k not in env))
+        delta = (changed, removed)
+    return tuple(str(a) for a in args), str(cwd), delta
+
+
+def _execute(args, env, cwd, timeout):
+    p = subprocess.Popen([sys.executable, *map(str, args)], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+    finally:                                                    # 超时或出错也不留下脚本和它的后台 worker
+        stop_group(p)
+
+
+def _decode(data: bytes) -> str:
+    """和 subprocess 的 text=True 一样：本地编码、统一换行。"""
+    return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
+
+
+def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180):
+    """python（sys.executable）带 args 跑一次，返回 subprocess.CompletedProcess（text=True 时是字符串）。
+    同样的命令行、工作目录和环境在整个测试会话里只真正跑一次（几个测试文件共用；并发请求同一条时等先来的那次）：
+    只给"同样的参数、同样的输出"的确定性运行用；要比两次独立运行的测试，第二次用 run_script_fresh。
+    每次返回一个新的 CompletedProcess（字段是不可变的 str / bytes）：一个测试改不到别的测试拿到的结果。"""
+    key = _run_key(args, env, cwd)
+    with _RUNS_LOCK:
+        entry = _RUNS.get(key)
+        mine = entry is None
+        if mine:
+            entry = _RUNS[key] = _Run()
+    if mine:
+        try:
+            entry.result = _execute(args, env, cwd, timeout)
+        except BaseException as e:                              # noqa: BLE001  超时等：这次报错，之后的请求重跑
+            with _RUNS_LOCK:
+                _RUNS.pop(key, None)
+            entry.error = e
+            entry.done.set()
+            raise
+        entry.done.set()
+    else:
+        entry.done.wait()
+        if entry.error is not None:
+            return run_script(*args, env=env, cwd=cwd, text=text, timeout=timeout)
+    r = entry.result
+    if text:
+        return subprocess.CompletedProcess(r.args, r.returncode, _decode(r.stdout), _decode(r.stderr))
+    return subprocess.CompletedProcess(r.args, r.returncode, r.stdout, r.stderr)
+
+
+def run_script_fresh(*args, env=None, cwd=ROOT, text=True, timeout=180):
+    """和 run_script 一样，但一定是一次新的、独立的运行（不进缓存）：比"两次运行字节相同"的第二次。"""
+    r = _execute(args, env, cwd, timeout)
+    if text:
+        return subprocess.CompletedProcess(r.args, r.returncode, _decode(r.stdout), _decode(r.stderr))
+    return r
+
+
+def prefetch(*commands, max_parallel=4):
+    """几条 run_script 的命令（参数元组，或 (参数元组, dict(env=..., cwd=...))）先同时跑完放进缓存：
+    结果和一条条跑一样，只是在 2 核上快一些。已经在缓存里（或正在跑）的不再跑。"""
+    threads = []
+    sem = threading.Semaphore(max_parallel)
+
+    def one(args, kw):
+        with sem:
+            try:
+                run_script(*args, **kw)
+            except Exception:                                   # noqa: BLE001  出错的由真正用它的测试再跑、报出来
+                pass
+    for c in commands:
+        args, kw = (c[0], c[1]) if len(c) == 2 and isinstance(c[1], dict) else (c, {})
+        if _run_key(args, kw.get("env"), kw.get("cwd", ROOT)) in _RUNS:
+            continue
+        t = threading.Thread(target=one, args=(tuple(args), kw), daemon=True)
+        t.start()
+        threads.append(t)
+    for t in threads:
+        t.join()
+
+
+@pytest.fixture(scope="session")
+def no_numpy_path(tmp_path_factory):
+    """PATH 的最前面是一个没有 numpy 的 python3（不带 pip 的 venv；学生机器上的系统 python3）：编号脚本要自己改用
+    项目的 .venv 重新运行。整个测试会话共用一个（建 venv 要一两秒）；测试不改它。"""
+    venv = tmp_path_factory.mktemp("nonumpy") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    bindir = venv / "bin"
+    check = subprocess.run([str(bindir / "python3"), "-c", "import numpy"], capture_output=True)
+    assert check.returncode != 0, "这个 python3 不该有 numpy"
+    return f"{bindir}{os.pathsep}{os.environ['PATH']}"

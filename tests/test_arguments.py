@@ -2,33 +2,21 @@
 不印 traceback，也不悄悄改用默认值。"""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import run_concurrently
+from conftest import prefetch, run_script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = ["lecture10/01_config_space.py", "lecture13/01_timing_model.py", "lecture14/04_alphaevolve_tiling.py",
            "lecture14/05_ablations.py"]
 
 
-def run(script, *args):
-    return subprocess.run([sys.executable, script, *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
-
-
-_DONE = {}
-
-
 def outcome(script, *args):
-    """run(script, *args) 的结果。第一次调用时把这个文件里要跑的所有命令同时跑完（各是独立的子进程，结果和一个个
-    跑一样，只是在 2 核上快一些），之后从这里取。"""
-    if not _DONE:
-        keys = [(s, "--help") for s in SCRIPTS] + [(s, *a) for s, a, _ in BAD]
-        _DONE.update(zip(keys, run_concurrently(*([sys.executable, *k] for k in keys), timeout=60)))
-    key = (script, *args)
-    return _DONE[key] if key in _DONE else run(script, *args)
+    """python script args 的结果（conftest.run_script：整个测试会话里同样的命令只跑一次，别的文件也共用）。
+    第一次调用时把这个文件里要跑的所有命令同时跑完（各是独立的子进程，结果和一个个跑一样，只是在 2 核上快一些）。"""
+    prefetch(*([s, "--help"] for s in SCRIPTS), *([s, *a] for s, a, _ in BAD))
+    return run_script(script, *args, timeout=60)
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
