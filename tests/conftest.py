@@ -82,6 +82,9 @@ def pytest_terminal_summary(terminalreporter):
     note = student_expert_note()
     if note:
         terminalreporter.write_line(note)
+    if os.environ.get("TESTS_PREFETCH_REPORT"):          # 维护 PREFETCH 时用：后台跑了、却没有测试要的命令
+        for key in sorted(set(_RUNS) - _REQUESTED):
+            terminalreporter.write_line(f"后台预跑了、但没有测试用到：{key}")
 
 
 @pytest.fixture(scope="session")
@@ -123,9 +126,10 @@ def _run_key(args, env, cwd):
     （测试改的、删的都算：MINI_ALPHAEVOLVE_EXPERT、PATH、NO_COLOR……任何会改变输出的东西都在键里）。"""
     if env is None:
         delta = ()
-    else:
-        changed = tuple(sorted((k, v) for k, v in env.items() if os.environ.get(k) != v))
-        removed = tuple(sorted(k for k in os.environ if k not in env))
+    else:                                                       # PYTEST_CURRENT_TEST：pytest 自己的记号（每个测试
+        ignore = {"PYTEST_CURRENT_TEST"}                        # 不同，脚本不读它），不算在键里
+        changed = tuple(sorted((k, v) for k, v in env.items() if os.environ.get(k) != v and k not in ignore))
+        removed = tuple(sorted(k for k in os.environ if k not in env and k not in ignore))
         delta = (changed, removed)
     return tuple(str(a) for a in args), str(cwd), delta
 
@@ -133,10 +137,12 @@ def _run_key(args, env, cwd):
 def _execute(args, env, cwd, timeout):
     p = subprocess.Popen([sys.executable, *map(str, args)], cwd=cwd, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, start_new_session=True)
+    _LIVE.add(p)
     try:
         out, err = p.communicate(timeout=timeout)
         return subprocess.CompletedProcess(p.args, p.returncode, out, err)
     finally:                                                    # 超时或出错也不留下脚本和它的后台 worker
+        _LIVE.discard(p)
         stop_group(p)
 
 
@@ -145,13 +151,18 @@ def _decode(data: bytes) -> str:
     return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
 
 
-def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180):
+_REQUESTED: set = set()                                # 测试真的要过的命令（TESTS_PREFETCH_REPORT 用）
+
+
+def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, _background=False):
     """python（sys.executable）带 args 跑一次，返回 subprocess.CompletedProcess（text=True 时是字符串）。
     同样的命令行、工作目录和环境在整个测试会话里只真正跑一次（几个测试文件共用；并发请求同一条时等先来的那次）：
     只给"同样的参数、同样的输出"的确定性运行用；要比两次独立运行的测试，第二次用 run_script_fresh。
     每次返回一个新的 CompletedProcess（字段是不可变的 str / bytes）：一个测试改不到别的测试拿到的结果。"""
     key = _run_key(args, env, cwd)
     with _RUNS_LOCK:
+        if not _background:
+            _REQUESTED.add(key)
         entry = _RUNS.get(key)
         mine = entry is None
         if mine:
@@ -217,3 +228,118 @@ def no_numpy_path(tmp_path_factory):
     check = subprocess.run([str(bindir / "python3"), "-c", "import numpy"], capture_output=True)
     assert check.returncode != 0, "这个 python3 不该有 numpy"
     return f"{bindir}{os.pathsep}{os.environ['PATH']}"
+
+
+# ---------------------------------------------------------------- 后台预跑
+#
+# 测试文件可以在模块里写 PREFETCH = [命令, ...]（和 prefetch 的参数一样：参数元组，或 (参数元组, dict(env=..., cwd=...))），
+# 列出它会用 run_script 跑的确定性命令。收集完测试以后，一个后台线程按测试文件的顺序一条一条地先跑这些命令、放进
+# run_script 的缓存：主进程在跑只用 CPU 的测试（性质测试、解析器）时，另一个核在跑后面的测试要的脚本。结果和测试
+# 自己跑的一样（同样的命令、同样的环境；缓存的键里有全部参数、工作目录和环境）；测试要的命令后台还没开始跑，测试就
+# 自己跑，后台跳过它。量时间的测试（Ctrl-C、超时）跑的时候后台停下，并等正在跑的那条跑完，不和它们抢 CPU。
+
+_LIVE: set = set()                                     # 正在跑的 run_script 子进程：会话结束时还在跑的杀掉
+
+
+class _Background:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.queue: list = []
+        self.go = threading.Event()
+        self.go.set()
+        self.idle = threading.Event()
+        self.idle.set()
+        self.stopped = False
+        self.thread = None
+
+    def start(self, commands):
+        self.queue = list(commands)
+        if self.queue:
+            self.thread = threading.Thread(target=self._loop, name="prefetch", daemon=True)
+            self.thread.start()
+
+    def _loop(self):
+        while True:
+            self.go.wait()
+            with self.lock:
+                if self.stopped or not self.queue:
+                    return
+                if not self.go.is_set():
+                    continue
+                args, kw = self.queue.pop(0)
+                self.idle.clear()
+            try:
+                if _run_key(args, kw.get("env"), kw.get("cwd", ROOT)) not in _RUNS:
+                    run_script(*args, **kw, _background=True)
+            except Exception:                           # noqa: BLE001  出错的由真正用它的测试再跑、报出来
+                pass
+            finally:
+                self.idle.set()
+
+    def pause(self):
+        with self.lock:
+            self.go.clear()
+        self.idle.wait()
+
+    def resume(self):
+        self.go.set()
+
+    def stop(self):
+        with self.lock:
+            self.stopped = True
+            self.queue.clear()
+        self.go.set()
+        for p in list(_LIVE):                          # 会话结束（或被 Ctrl-C 打断）：正在跑的那条不再等；
+            try:                                       # 收尸、关管道由跑它的线程做
+                os.killpg(p.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if self.thread is not None:
+            self.thread.join(timeout=10)
+
+
+_BACKGROUND = _Background()
+
+# 量时间的测试：它们跑的时候后台停下
+_TIMED_FILES = {"test_interrupt.py", "test_stop_group.py", "test_timeout.py", "test_runner_reaps_children.py",
+                "test_background_run.py"}
+_TIMED_WORDS = ("ctrl_c", "429", "slower_than_the_timeout", "propose_many_keeps", "server_going_away",
+                "stops_workers", "never_answers", "cannot_reach")
+
+
+def _timed(item) -> bool:
+    return os.path.basename(str(item.fspath)) in _TIMED_FILES or any(w in item.name for w in _TIMED_WORDS)
+
+
+def _normalise(c):
+    return (tuple(c[0]), dict(c[1])) if len(c) == 2 and isinstance(c[1], dict) else (tuple(c), {})
+
+
+def pytest_collection_finish(session):
+    if os.environ.get("TESTS_NO_PREFETCH"):                # 想看每个测试自己跑要多久时关掉后台预跑
+        return
+    commands, seen = [], set()
+    for item in session.items:
+        module = getattr(item, "module", None)
+        if module is None or id(module) in seen:
+            continue
+        seen.add(id(module))
+        commands += [_normalise(c) for c in getattr(module, "PREFETCH", ())]
+    _BACKGROUND.start(commands)
+
+
+def pytest_sessionfinish(session):
+    _BACKGROUND.stop()
+
+
+@pytest.fixture(autouse=True)
+def _quiet_background_for_timed_tests(request):
+    """量时间的测试（Ctrl-C 一秒内停下、超时）跑的时候后台预跑停下，跑完再接着。"""
+    if not _timed(request.node):
+        yield
+        return
+    _BACKGROUND.pause()
+    try:
+        yield
+    finally:
+        _BACKGROUND.resume()

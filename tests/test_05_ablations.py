@@ -17,6 +17,10 @@ ab = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ab)                        # 文件名以数字开头，不能直接 import；导入时不打印、不跑进化
 
 
+PREFETCH = [("lecture14/05_ablations.py", "--quick", "--jobs", "1"), ("lecture14/05_ablations.py", "--quick", "--jobs", "2"),
+            ("lecture14/05_ablations.py",)]        # conftest：收集完测试后在后台先跑
+
+
 def run_script(*args):
     """05 在仓库根运行（conftest.run_script：同样的命令整个测试会话只跑一次，别的测试文件也共用）。"""
     return cached_run("lecture14/05_ablations.py", *args)

@@ -15,7 +15,7 @@ SCRIPTS = ["lecture10/01_config_space.py", "lecture13/01_timing_model.py", "lect
 def outcome(script, *args):
     """python script args 的结果（conftest.run_script：整个测试会话里同样的命令只跑一次，别的文件也共用）。
     第一次调用时把这个文件里要跑的所有命令同时跑完（各是独立的子进程，结果和一个个跑一样，只是在 2 核上快一些）。"""
-    prefetch(*([s, "--help"] for s in SCRIPTS), *([s, *a] for s, a, _ in BAD))
+    prefetch(*PREFETCH)
     return run_script(script, *args, timeout=60)
 
 
@@ -40,6 +40,9 @@ BAD = [("lecture14/04_alphaevolve_tiling.py", ["--budget", "0"], "--budget"),
        ("lecture10/01_config_space.py", ["1", "2"], "6 个整数"),
        ("lecture10/01_config_space.py", ["256", "128", "64", "8", "4", "3"], "group"),
        ("lecture10/01_config_space.py", ["--smem", "0"], "--smem")]
+
+
+PREFETCH = [(s, "--help") for s in SCRIPTS] + [(s, *a) for s, a, _ in BAD]    # conftest：收集完测试后在后台先跑
 
 
 @pytest.mark.parametrize("script,args,word", BAD)

@@ -268,6 +268,9 @@ TINY = [(S04, ["--budget", "40", "--seeds", "1", "--jobs", "1"]), (S04, ["--budg
         ("lecture14/05_ablations.py", ["--budget", "1", "--seeds", "2", "--jobs", "1"])]
 
 
+PREFETCH = [(S04, "--quick"), (S04, "--quick", "--jobs", "1"), (S04,)] + [(s, *a) for s, a in TINY]   # conftest：后台先跑
+
+
 @pytest.mark.parametrize("script,args", TINY)
 def test_tiny_budgets_do_not_crash_or_claim_too_much(script, args):
     # 很小的预算：脚本跑完；"开头涨得最快""成功率"这类需要数据的话不会在数据不够时被当成结论印出来

@@ -117,9 +117,8 @@ def test_03_jobs_do_not_change_the_output(quick03):
 @pytest.fixture(scope="module")
 def cli():
     """下面两个测试的所有命令同时跑完（各是独立的子进程）：{(key, args): 结果}。"""
-    keys = [(k, tuple(a)) for k, a in BAD_ARGS] + [(k, ("--help",)) for k in sorted(SCRIPTS)]
-    prefetch(*((rel(k), *a) for k, a in keys))
-    return {(k, a): run_script(rel(k), *a) for k, a in keys}
+    prefetch(*((rel(k), *a) for k, a in CLI))
+    return {(k, a): run_script(rel(k), *a) for k, a in CLI}
 
 
 BAD_ARGS = [
@@ -128,6 +127,12 @@ BAD_ARGS = [
     ("03", ("--seed", "3")), ("03", ("--budg", "10")), ("06", ("--budget", "0")), ("06", ("--seed", "-2")),
     ("06", ("--evol",)),
 ]
+
+
+CLI = [(k, tuple(a)) for k, a in BAD_ARGS] + [(k, ("--help",)) for k in sorted(SCRIPTS)]
+# conftest：收集完测试后在后台先跑（默认运行、03 --quick 的两种 --jobs、坏参数和 --help）
+PREFETCH = ([(rel(k),) for k in SCRIPTS] + [(rel("03"), "--quick"), (rel("03"), "--quick", "--jobs", "1")]
+            + [(rel(k), *a) for k, a in CLI])
 
 
 @pytest.mark.parametrize("key,args", BAD_ARGS)

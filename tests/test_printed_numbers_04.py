@@ -21,6 +21,9 @@ SETTINGS = {(): (0, 1000, 5),                        # 默认设置（讲义印�
             ("--quick",): (0, 300, 2)}               # 只有 2 个种子：演示 3 的中位数、最小、最大每一次运行都算数
 
 
+PREFETCH = [("lecture14/04_alphaevolve_tiling.py", *a) for a in SETTINGS]    # conftest：收集完测试后在后台先跑
+
+
 @pytest.fixture(scope="module", params=list(SETTINGS), ids=lambda a: " ".join(a) or "default")
 def settings(request):
     """(种子, 预算, 种子个数, 标准输出, 标准错误)：脚本第一行回显的设置要和参数一致。"""

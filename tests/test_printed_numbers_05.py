@@ -39,6 +39,9 @@ def variant(name, train, table, seed):
     return Evaluator(train, table), {}
 
 
+PREFETCH = [("lecture14/05_ablations.py", *a) for a in SETTINGS]              # conftest：收集完测试后在后台先跑
+
+
 @pytest.fixture(scope="module", params=list(SETTINGS), ids=lambda a: " ".join(a) or "default")
 def settings(request):
     budget, seeds = SETTINGS[request.param]

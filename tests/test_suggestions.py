@@ -22,6 +22,10 @@ SCRIPTS = {"lecture10/01_config_space.py": [], "lecture13/01_timing_model.py": [
 # run_script（conftest）：同样的命令整个测试会话只跑一次，几个测试、几个测试文件共用。
 
 
+PREFETCH = [(script, *args) for script, args in SCRIPTS.items()] + [("lecture14/04_alphaevolve_tiling.py", "--quick")]
+# ↑ conftest：收集完测试后在后台先跑
+
+
 def printed_04_quick():
     return run_script("lecture14/04_alphaevolve_tiling.py", "--quick")
 
@@ -60,7 +64,7 @@ def all_suggestions():
 @pytest.fixture(scope="module")
 def suggestions():
     # 要用到的脚本运行先同时跑完、放进 run_script 的缓存（和一个个跑的结果一样）
-    prefetch(*((script, *args) for script, args in SCRIPTS.items()), ("lecture14/04_alphaevolve_tiling.py", "--quick"))
+    prefetch(*PREFETCH)
     return all_suggestions()
 
 

@@ -15,6 +15,14 @@ def run(script, *args):
     return p.stdout
 
 
+COMMANDS = (("lecture14/04_alphaevolve_tiling.py", "--budget", "100", "--seeds", "2"),
+            ("lecture14/04_alphaevolve_tiling.py", "--budget", "100", "--seeds", "2", "--jobs", "1"),
+            ("lecture14/05_ablations.py", "--budget", "40", "--seeds", "1"))
+# conftest：收集完测试后在后台先跑
+PREFETCH = [("lecture14/04_alphaevolve_tiling.py", "--budget", "300", "--seeds", "1"),
+            ("lecture14/05_ablations.py", "--budget", "120", "--seeds", "1"), *COMMANDS]
+
+
 def test_04_explains_terms_where_they_are_first_met():
     out = run("lecture14/04_alphaevolve_tiling.py", "--budget", "300", "--seeds", "1")
     flat = re.sub(r"\s+", "", out)
@@ -43,11 +51,8 @@ def test_05_labels_medians_and_denominators():
 
 
 def test_progress_goes_to_stderr_and_stdout_stays_the_same():
-    commands = (("lecture14/04_alphaevolve_tiling.py", "--budget", "100", "--seeds", "2"),
-                ("lecture14/04_alphaevolve_tiling.py", "--budget", "100", "--seeds", "2", "--jobs", "1"),
-                ("lecture14/05_ablations.py", "--budget", "40", "--seeds", "1"))
-    prefetch(*commands)                                         # 三个同时跑（各是独立的子进程）
-    a, b, c = (run_script(*c) for c in commands)
+    prefetch(*COMMANDS)                                         # 三个同时跑（各是独立的子进程）
+    a, b, c = (run_script(*c) for c in COMMANDS)
     assert a.returncode == b.returncode == 0
     body = lambda out: out.split("\n", 1)[1]                 # noqa: E731  第一行印着 --jobs，其余逐字节相同
     assert body(a.stdout) == body(b.stdout) and "提议：最好" not in a.stdout
