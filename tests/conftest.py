@@ -85,6 +85,8 @@ def pytest_terminal_summary(terminalreporter):
     if os.environ.get("TESTS_PREFETCH_REPORT"):          # 维护 PREFETCH 时用：后台跑了、却没有测试要的命令
         for key in sorted(set(_RUNS) - _REQUESTED):
             terminalreporter.write_line(f"后台预跑了、但没有测试用到：{key}")
+        if _BACKGROUND.finished is not None:
+            terminalreporter.write_line(f"后台预跑在收集完测试 {_BACKGROUND.finished - _BACKGROUND.started:.1f} 秒后做完")
 
 
 @pytest.fixture(scope="session")
@@ -106,6 +108,7 @@ def train():
 import locale                                                   # noqa: E402
 import subprocess                                               # noqa: E402
 import threading                                                # noqa: E402
+import time                                                     # noqa: E402
 
 
 class _Run:
@@ -121,7 +124,7 @@ _RUNS: dict = {}
 _RUNS_LOCK = threading.Lock()
 
 
-def _run_key(args, env, cwd):
+def _run_key(args, env, cwd, instance=1):
     """缓存的键：完整的命令行（sys.executable 之后的参数，原样）、工作目录、和 os.environ 不同的环境变量
     （测试改的、删的都算：MINI_ALPHAEVOLVE_EXPERT、PATH、NO_COLOR……任何会改变输出的东西都在键里）。"""
     if env is None:
@@ -131,7 +134,7 @@ def _run_key(args, env, cwd):
         changed = tuple(sorted((k, v) for k, v in env.items() if os.environ.get(k) != v and k not in ignore))
         removed = tuple(sorted(k for k in os.environ if k not in env and k not in ignore))
         delta = (changed, removed)
-    return tuple(str(a) for a in args), str(cwd), delta
+    return tuple(str(a) for a in args), str(cwd), delta, instance
 
 
 def _execute(args, env, cwd, timeout):
@@ -154,12 +157,13 @@ def _decode(data: bytes) -> str:
 _REQUESTED: set = set()                                # 测试真的要过的命令（TESTS_PREFETCH_REPORT 用）
 
 
-def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, _background=False):
+def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, instance=1, _background=False):
     """python（sys.executable）带 args 跑一次，返回 subprocess.CompletedProcess（text=True 时是字符串）。
     同样的命令行、工作目录和环境在整个测试会话里只真正跑一次（几个测试文件共用；并发请求同一条时等先来的那次）：
-    只给"同样的参数、同样的输出"的确定性运行用；要比两次独立运行的测试，第二次用 run_script_fresh。
+    只给"同样的参数、同样的输出"的确定性运行用。要比两次独立运行的测试，第二次用 instance=2（缓存里单独的一项：
+    同一条命令另外跑的一次，也可以在后台先跑）或 run_script_fresh（不进缓存）。
     每次返回一个新的 CompletedProcess（字段是不可变的 str / bytes）：一个测试改不到别的测试拿到的结果。"""
-    key = _run_key(args, env, cwd)
+    key = _run_key(args, env, cwd, instance)
     with _RUNS_LOCK:
         if not _background:
             _REQUESTED.add(key)
@@ -180,7 +184,7 @@ def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, _background=Fa
     else:
         entry.done.wait()
         if entry.error is not None:
-            return run_script(*args, env=env, cwd=cwd, text=text, timeout=timeout)
+            return run_script(*args, env=env, cwd=cwd, text=text, timeout=timeout, instance=instance)
     r = entry.result
     if text:
         return subprocess.CompletedProcess(r.args, r.returncode, _decode(r.stdout), _decode(r.stderr))
@@ -209,7 +213,7 @@ def prefetch(*commands, max_parallel=4):
                 pass
     for c in commands:
         args, kw = (c[0], c[1]) if len(c) == 2 and isinstance(c[1], dict) else (c, {})
-        if _run_key(args, kw.get("env"), kw.get("cwd", ROOT)) in _RUNS:
+        if _run_key(args, kw.get("env"), kw.get("cwd", ROOT), kw.get("instance", 1)) in _RUNS:
             continue
         t = threading.Thread(target=one, args=(tuple(args), kw), daemon=True)
         t.start()
@@ -251,9 +255,11 @@ class _Background:
         self.idle.set()
         self.stopped = False
         self.thread = None
+        self.started = self.finished = None
 
     def start(self, commands):
         self.queue = list(commands)
+        self.started = time.monotonic()
         if self.queue:
             self.thread = threading.Thread(target=self._loop, name="prefetch", daemon=True)
             self.thread.start()
@@ -263,13 +269,14 @@ class _Background:
             self.go.wait()
             with self.lock:
                 if self.stopped or not self.queue:
+                    self.finished = time.monotonic()
                     return
                 if not self.go.is_set():
                     continue
                 args, kw = self.queue.pop(0)
                 self.idle.clear()
             try:
-                if _run_key(args, kw.get("env"), kw.get("cwd", ROOT)) not in _RUNS:
+                if _run_key(args, kw.get("env"), kw.get("cwd", ROOT), kw.get("instance", 1)) not in _RUNS:
                     run_script(*args, **kw, _background=True)
             except Exception:                           # noqa: BLE001  出错的由真正用它的测试再跑、报出来
                 pass
@@ -303,8 +310,7 @@ _BACKGROUND = _Background()
 # 量时间的测试：它们跑的时候后台停下
 _TIMED_FILES = {"test_interrupt.py", "test_stop_group.py", "test_timeout.py", "test_runner_reaps_children.py",
                 "test_background_run.py"}
-_TIMED_WORDS = ("ctrl_c", "429", "slower_than_the_timeout", "propose_many_keeps", "server_going_away",
-                "stops_workers", "never_answers", "cannot_reach")
+_TIMED_WORDS = ("ctrl_c", "slower_than_the_timeout", "propose_many_keeps", "stops_workers")   # 上限在一两秒的
 
 
 def _timed(item) -> bool:
@@ -332,14 +338,14 @@ def pytest_sessionfinish(session):
     _BACKGROUND.stop()
 
 
-@pytest.fixture(autouse=True)
-def _quiet_background_for_timed_tests(request):
-    """量时间的测试（Ctrl-C 一秒内停下、超时）跑的时候后台预跑停下，跑完再接着。"""
-    if not _timed(request.node):
-        yield
-        return
-    _BACKGROUND.pause()
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """量时间的测试（Ctrl-C 一秒内停下、超时）跑的时候后台预跑停下，跑完再接着（下一个也量时间时不接着：
+    不然每个都要等后台刚开始的那条跑完）。"""
+    if _timed(item):
+        _BACKGROUND.pause()
     try:
         yield
     finally:
-        _BACKGROUND.resume()
+        if nextitem is None or not _timed(nextitem):
+            _BACKGROUND.resume()

@@ -19,7 +19,7 @@ import pytest
 
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, Rule, all_shapes, choose, evolve, geomean_speedup,
                     parse, render, simplify, split_shapes)
-from conftest import prefetch, run_concurrently, run_script, stop_group
+from conftest import prefetch, run_script, stop_group
 from console import Observation, failed as failed_observations
 from evolve.mock_llm import Dice
 from evolve.program import branch_index, equivalent
@@ -59,11 +59,14 @@ def defaults():
     return {k: run_script(rel(k)) for k in SCRIPTS}
 
 
+SECOND = [("01", ()), ("02", ()), ("06", ()), ("03", ("--quick",))]
+
+
 @pytest.fixture(scope="module")
 def second_runs():
-    """01、02、06 的默认运行和 03 --quick 各再跑一次（同时跑；不进缓存：和第一次是两次独立的运行）。"""
-    keys = [("01", ()), ("02", ()), ("06", ()), ("03", ("--quick",))]
-    return dict(zip(keys, run_concurrently(*([sys.executable, rel(k), *a] for k, a in keys))))
+    """01、02、06 的默认运行和 03 --quick 各再跑一次（instance=2：和第一次是两次独立的运行；同时跑）。"""
+    prefetch(*(((rel(k), *a), dict(instance=2)) for k, a in SECOND))
+    return {(k, a): run_script(rel(k), *a, instance=2) for k, a in SECOND}
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +135,7 @@ BAD_ARGS = [
 CLI = [(k, tuple(a)) for k, a in BAD_ARGS] + [(k, ("--help",)) for k in sorted(SCRIPTS)]
 # conftest：收集完测试后在后台先跑（默认运行、03 --quick 的两种 --jobs、坏参数和 --help）
 PREFETCH = ([(rel(k),) for k in SCRIPTS] + [(rel("03"), "--quick"), (rel("03"), "--quick", "--jobs", "1")]
-            + [(rel(k), *a) for k, a in CLI])
+            + [((rel(k), *a), dict(instance=2)) for k, a in SECOND] + [(rel(k), *a) for k, a in CLI])
 
 
 @pytest.mark.parametrize("key,args", BAD_ARGS)
