@@ -308,8 +308,7 @@ class _Background:
 _BACKGROUND = _Background()
 
 # 量时间的测试：它们跑的时候后台停下
-_TIMED_FILES = {"test_interrupt.py", "test_stop_group.py", "test_timeout.py", "test_runner_reaps_children.py",
-                "test_background_run.py"}
+_TIMED_FILES = {"test_interrupt.py", "test_stop_group.py", "test_runner_reaps_children.py"}
 _TIMED_WORDS = ("ctrl_c", "slower_than_the_timeout", "propose_many_keeps", "stops_workers")   # 上限在一两秒的
 
 
