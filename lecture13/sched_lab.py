@@ -74,6 +74,7 @@ M、N、K 必须是 1 到 2**24 之间的整数（Python int 或 numpy 整数，
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from contextlib import contextmanager
@@ -286,13 +287,115 @@ KNOBS = ("HBM_EFFICIENCY", "L2_BW", "L2_BW_PER_SM", "LOAD_LATENCY_IDLE", "LOAD_L
          "CHIP_OVERLAP_P", "MMA_FALLBACK", "WARP_TILE_HALF", "HBM_LATENCY", "LAUNCH_OVERHEAD", "L2_USABLE")
 
 
+LECTURE_KNOBS = {k: globals()[k] for k in KNOBS}     # 讲义用的取值（模块载入时的值）
+KNOB_SPAN = 100.0                  # 旋钮能改到讲义取值的 1/100 到 100 倍：再远模型就不再描述一块 GPU 了
+_KNOB_BOUNDS = {                   # 物理上的界：(下界, 上界)，含端点；None = 只受 KNOB_SPAN 限制
+    "HBM_EFFICIENCY": (None, 1.0),  # 可达带宽不超过峰值
+    "MMA_FALLBACK": (None, 1.0),    # 旧 mma 路径不比 wgmma 快
+    "OVERLAP_P": (1.0, None),       # p-范数，p ≥ 1（p = 1 是完全不重叠：三件事相加）
+    "CHIP_OVERLAP_P": (1.0, None),
+}
+
+
+def knob_problem(changes: dict) -> str | None:
+    """这组旋钮取值能不能用；不能用时返回一句话（哪个旋钮、允许什么），能用返回 None。
+    除了各自的范围，还要求 LOAD_LATENCY_BUSY ≥ LOAD_LATENCY_IDLE（否则 SM 越多延迟越短，多做活反而变快）。"""
+    for name, value in changes.items():
+        if name not in KNOBS:
+            return f"{name} 不是 sched_lab 的校准旋钮（可以改的是 {'、'.join(KNOBS)}）"
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            return f"{name} 要是一个数，收到的是 {value!r}"
+        base = LECTURE_KNOBS[name]
+        lo, hi = base / KNOB_SPAN, base * KNOB_SPAN
+        bound_lo, bound_hi = _KNOB_BOUNDS.get(name, (None, None))
+        lo = max(lo, bound_lo) if bound_lo is not None else lo
+        hi = min(hi, bound_hi) if bound_hi is not None else hi
+        if not lo * (1 - 1e-12) <= x <= hi * (1 + 1e-12):       # 界本身算在内（100 × 4e-06 的浮点误差不算越界）；NaN 被拒
+            return (f"{name} 要在 {knob_text(lo)} 到 {knob_text(hi)} 之间（讲义用 {knob_text(base)}），"
+                    f"收到的是 {knob_text(x) if math.isfinite(x) else value}")
+    busy = changes.get("LOAD_LATENCY_BUSY", globals()["LOAD_LATENCY_BUSY"])
+    idle = changes.get("LOAD_LATENCY_IDLE", globals()["LOAD_LATENCY_IDLE"])
+    if busy < idle:
+        return (f"LOAD_LATENCY_BUSY（{knob_text(busy)}）不能小于 LOAD_LATENCY_IDLE（{knob_text(idle)}）：满载时的延迟不能比空闲时还短，"
+                "否则 SM 越多反而越快，多做活会变快")
+    return None
+
+
+def parse_knobs(settings) -> dict[str, float]:
+    """命令行的 ["L2_BW=1.54e13", ...] → {"L2_BW": 1.54e13}；不对时抛 ValueError，消息是一句学生看得懂的话。"""
+    out: dict[str, float] = {}
+    for text in settings:
+        name, eq, value = text.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name or not value:
+            raise ValueError(f"'{text}' 要写成 名字=数值，例如 L2_BW={knob_text(2 * LECTURE_KNOBS['L2_BW'])}")
+        if name not in KNOBS:
+            raise ValueError(f"{name} 不是 sched_lab 的校准旋钮（可以改的是 {'、'.join(KNOBS)}）")
+        if name in out:
+            raise ValueError(f"{name} 给了两次，只能给一次")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            raise ValueError(f"{name} 的值 '{value}' 不是数（例如 {knob_text(LECTURE_KNOBS[name])}）") from None
+    problem = knob_problem(out)
+    if problem:
+        raise ValueError(problem)
+    return out
+
+
+def knob_text(value: float) -> str:
+    """旋钮的值写进命令、句子里的样子：读回来正好是这个数的最短写法；很大、很小的数用指数（1.54e+13、1.8e+11、
+    9e-07），其余照常（0.88、30、256）。"""
+    value = float(value)
+    if value != 0 and math.isfinite(value) and not 1e-3 <= abs(value) < 1e6:
+        digits = next(p for p in range(1, 18) if float(f"{value:.{p - 1}e}") == value)
+        return f"{value:.{digits - 1}e}"
+    text = repr(value)                                 # Python 的 repr 就是读回来不变的最短写法
+    return text[:-2] if text.endswith(".0") else text
+
+
+def exact_knob(value: float) -> float:
+    """value 只留 12 位有效数字：建议的命令里印的数（knob_text）和先替学生算时用的数是同一个，而且印出来不会太长。"""
+    return float(f"{value:.12g}")
+
+
+def add_knob_argument(ap) -> None:
+    """给脚本的 argparse 加 --knob 名字=数值（可以给几次）：这次运行里把一个【估计】旋钮改成这个值，文件不动。"""
+    ap.add_argument("--knob", action="append", default=[], metavar="名字=数值",
+                    help="这次运行把 sched_lab 的一个校准旋钮改成这个值（lecture13/sched_lab.py 不动），可以给几次；"
+                         f"旋钮：{', '.join(KNOBS)}。例如 --knob L2_BW={knob_text(2 * LECTURE_KNOBS['L2_BW'])}")
+
+
+def knobs_from_arguments(ap, args) -> dict[str, float]:
+    """add_knob_argument 收到的几项 → {名字: 值}；不对时 ap.error（一句话、退出码 2）。"""
+    try:
+        return parse_knobs(args.knob)
+    except ValueError as e:
+        ap.error(f"--knob：{e}")
+
+
+def describe_knobs(changes: dict) -> str:
+    """改过旋钮的运行开头要说的那句话：哪几个、讲义用的是多少、下面的数来自改过的模型。"""
+    return ("模型改过（--knob，只在这次运行里）：" + "，".join(
+        f"{k} = {knob_text(v)}（讲义用 {knob_text(LECTURE_KNOBS[k])}）" for k, v in changes.items())
+        + "。下面的数都来自改过的模型；观察仍按讲义的判据检查，不成立的会标出来。")
+
+
+def changed_knobs() -> dict[str, float]:
+    """现在和讲义取值不同的旋钮（在 knobs(...) 里面时就是改过的那些），按 KNOBS 的顺序。"""
+    g = globals()
+    return {k: g[k] for k in KNOBS if g[k] != LECTURE_KNOBS[k]}
+
+
 @contextmanager
 def knobs(**changes):
-    """临时改几个【估计】旋钮（演示"改了会怎样"时先替学生算一遍用），退出时改回来；进出都清缓存。
-    例：with knobs(L2_BW=2 * L2_BW): time_valid(...)"""
-    unknown = sorted(set(changes) - set(KNOBS))
-    if unknown:
-        raise ValueError(f"不是 sched_lab 的校准旋钮：{'、'.join(unknown)}（可以改的是 {'、'.join(KNOBS)}）")
+    """临时改几个【估计】旋钮（演示"改了会怎样"时先替学生算一遍用，也是脚本 --knob 的实现），退出时改回来；
+    进出都清缓存。取值不合理（见 knob_problem）时抛 ValueError。例：with knobs(L2_BW=2 * L2_BW): time_valid(...)"""
+    problem = knob_problem(changes)
+    if problem:
+        raise ValueError(problem)
     g = globals()
     old = {k: g[k] for k in changes}
     try:

@@ -468,7 +468,7 @@ def main(argv=None):
     print_try([
         ("更多种子，看级联和程序库的结论稳不稳（下面的命令都在仓库根目录运行）：", "python3 lecture14/03_cascade_and_database.py --seeds 6"),
         ("更大的预算：贪心的办法会不会更早卡住？", "python3 lecture14/03_cascade_and_database.py --budget 3000 --seeds 2"),
-        ("下一步，看整个进化：", "python3 lecture14/04_alphaevolve_tiling.py --quick"),
+        ("下一步，看整个进化：", "python3 lecture14/04_alphaevolve_tiling.py"),
     ])
     CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)

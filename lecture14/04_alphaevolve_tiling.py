@@ -16,7 +16,7 @@ CS349E · 第 14 讲 · 04_alphaevolve_tiling.py —— 迷你 AlphaEvolve：进
     模板化的修改加一点内核常识，没有任何真的语言模型。看的是进化循环的结构和每个部件起的作用，不是 AlphaEvolve
     真实的效果。下面每一句观察都由这次运行算出来、在代码里检验过；不成立的会直说不成立。
 【运行】python3 04_alphaevolve_tiling.py                 （在本目录；在仓库根目录是 python3 lecture14/04_alphaevolve_tiling.py）
-       python3 04_alphaevolve_tiling.py --quick         （预算 300、2 个种子，快得多：改完专家启发式先用它试）
+       python3 04_alphaevolve_tiling.py --quick         （预算 300、2 个种子：更快，但演示 3 的种子少，泛化那几句可能不成立）
        用时见 README 的"计时"（make bench 量的）；演示 3 用 2 个进程；进度印到标准错误，Ctrl-C 随时停下。
        其他旋钮：--seed 演示 2 的种子，--budget 每次进化提出多少个程序，--seeds 演示 3 的种子个数，--jobs 进程数。
        换成真的语言模型（README 的"用真的语言模型"一节）：
@@ -52,6 +52,7 @@ from evolve.problem import EXPERT_FILE, read_heuristic  # noqa: E402
 from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
+import sched_lab  # noqa: E402
 from sched_lab import HBM_BW, SMS, guided_tune, optimum  # noqa: E402
 
 SEED = 0            # 演示 2 的随机种子：换一个看看进化的路线变不变
@@ -542,7 +543,7 @@ def suggestions():
         ("改专家启发式：用编辑器打开 lecture14/expert_heuristic.py，比如把 if M <= 16: 改成 if M <= 64:，或者把最后的"
          "默认配置换成 BN=256、warps=8，存盘后在仓库根目录运行下面的命令，看所有\"比专家快\"的数字和观察怎么变；"
          "写错了会得到带行号的错误信息（git checkout lecture14/expert_heuristic.py 恢复原样）：",
-         "python3 lecture14/04_alphaevolve_tiling.py --quick"),
+         "python3 lecture14/04_alphaevolve_tiling.py"),
         ("换一个种子，看进化的路线和最后的程序变不变：", "python3 lecture14/04_alphaevolve_tiling.py --seed 3"),
         ("给更多预算，看分数还能涨多少、演示 4 的成本怎么涨：", "python3 lecture14/04_alphaevolve_tiling.py --budget 4000 --seeds 2"),
     ]
@@ -558,25 +559,32 @@ def main(argv=None):
     ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"演示 3 用几个进程，正整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
     openai_llm.add_arguments(ap)
+    sched_lab.add_knob_argument(ap)
     Charts.add_argument(ap)
     a = ap.parse_args(argv)
+    changes = sched_lab.knobs_from_arguments(ap, a)
     CHARTS.reset(Charts.check_dir(ap, a.svg))
     budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
     seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
+    settings = f"--seed {a.seed} --budget {budget} --seeds {seeds}" + "".join(
+        f" --knob {k}={sched_lab.knob_text(v)}" for k, v in changes.items())
     try:
-        llm = openai_llm.from_arguments(a, f"04 --seed {a.seed} --budget {budget} --seeds {seeds}")
+        llm = openai_llm.from_arguments(a, f"04 {settings}")
     except openai_llm.SetupError as e:
         print(e, file=sys.stderr)
         sys.exit(2)
     if llm is None:
-        print(f"设置：--seed {a.seed} --budget {budget} --seeds {seeds}（--jobs {a.jobs} 只影响快慢，不影响结果）")
+        print(f"设置：{settings}（--jobs {a.jobs} 只影响快慢，不影响结果）")
     else:                                   # 不印 --jobs：录制和回放的 --jobs 不一样，标准输出也要逐字节相同
-        print(f"设置：--seed {a.seed} --budget {budget} --seeds {seeds}")
+        print(f"设置：{settings}")
         print(openai_llm.describe(llm) + "演示 3 的几次进化也问它，在这个进程里依次跑（--jobs 不起作用）。")
+    if changes:
+        print_note(sched_lab.describe_knobs(changes))
 
     start = time.perf_counter()
     try:
-        run_lecture(a.seed, budget, seeds, a.jobs, llm=llm)
+        with sched_lab.knobs(**changes):    # 时间表在这个进程里建好再交给演示 3 的子进程，子进程不用再改旋钮
+            run_lecture(a.seed, budget, seeds, a.jobs, llm=llm)
     except openai_llm.ReplayMismatch as e:
         print(e, file=sys.stderr)
         sys.exit(2)

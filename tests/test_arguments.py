@@ -37,6 +37,13 @@ BAD = [("lecture14/04_alphaevolve_tiling.py", ["--budget", "0"], "--budget"),
        ("lecture14/05_ablations.py", ["--small-targeted", "1.5"], "--small-targeted"),
        ("lecture13/01_timing_model.py", ["--tolerance", "2"], "--tolerance"),
        ("lecture13/01_timing_model.py", ["--tol", "0.05"], "--tol"),
+       ("lecture13/01_timing_model.py", ["--knob", "L2_BW"], "名字=数值"),
+       ("lecture13/01_timing_model.py", ["--knob", "SMS=100"], "不是 sched_lab 的校准旋钮"),    # 数据手册常数不能改
+       ("lecture13/01_timing_model.py", ["--knob", "L2_BW=fast"], "不是数"),
+       ("lecture13/01_timing_model.py", ["--knob", "L2_BW=nan"], "L2_BW 要在"),
+       ("lecture13/01_timing_model.py", ["--knob", "L2_BW=1e13", "--knob", "L2_BW=2e13"], "两次"),
+       ("lecture14/04_alphaevolve_tiling.py", ["--knob", "LOAD_LATENCY_BUSY=5e-7"], "不能小于 LOAD_LATENCY_IDLE"),
+       ("lecture14/04_alphaevolve_tiling.py", ["--knob", "HBM_EFFICIENCY=1.2"], "HBM_EFFICIENCY 要在"),
        ("lecture10/01_config_space.py", ["1", "2"], "6 个整数"),
        ("lecture10/01_config_space.py", ["256", "128", "64", "8", "4", "3"], "group"),
        ("lecture10/01_config_space.py", ["--smem", "0"], "--smem")]

@@ -559,7 +559,7 @@ COVERED = [
     "python3 lecture14/03_cascade_and_database.py --quick",
     "python3 lecture14/03_cascade_and_database.py --seeds 6",
     "python3 lecture14/03_cascade_and_database.py --budget 3000 --seeds 2",
-    "python3 lecture14/04_alphaevolve_tiling.py --quick",
+    "python3 lecture14/04_alphaevolve_tiling.py",
     "python3 lecture14/06_your_heuristic.py my_heuristic.py",
     "python3 lecture14/06_your_heuristic.py my_heuristic.py --evolve --quick",
 ]

@@ -666,9 +666,86 @@ SMALL_K = st.one_of(st.integers(1, 600), st.integers(1, 20_000))
 @settings(derandomize=True, max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(M=DIM, N=DIM, K=SMALL_K, dm=st.integers(1, 512), dn=st.integers(1, 512), dk=st.integers(1, 512))
 def test_property_finite_above_roofline_and_monotone(M, N, K, dm, dn, dk):
+    check_physical(M, N, K, dm, dn, dk)
+
+
+def check_physical(M, N, K, dm, dn, dk, note=""):
+    """全部配置在 (M, N, K) 上有限、不快于屋顶线；M、N、K 各加 dm、dn、dk 都不会更快。"""
     t = sched_lab.time(sched_lab.VALID_ARRAYS, M, N, K)
     assert np.isfinite(t).all()
     assert (t >= roofline_by_hand(M, N, K) * (1 - 1e-12)).all()
     for M2, N2, K2 in ((M + dm, N, K), (M, N + dn, K), (M, N, K + dk)):
         r, i = worst_drop(t, sched_lab.time(sched_lab.VALID_ARRAYS, M2, N2, K2))
-        assert r >= -1e-12, f"{VALID[i]}: ({M}, {N}, {K}) → ({M2}, {N2}, {K2}) 快了 {-r:.3%}"
+        assert r >= -1e-12, f"{note}{VALID[i]}: ({M}, {N}, {K}) → ({M2}, {N2}, {K2}) 快了 {-r:.3%}"
+
+
+# ---------------------------------------------------------------- 13. 旋钮（--knob / sched_lab.knobs）：只接受讲得通的值
+
+def test_knobs_restore_the_lecture_values_and_the_cache():
+    before = sched_lab.time_valid(8192, 28672, 4096).min()
+    with sched_lab.knobs(L2_BW=2 * sched_lab.L2_BW):
+        assert sched_lab.changed_knobs() == {"L2_BW": 2 * sched_lab.LECTURE_KNOBS["L2_BW"]}
+        assert sched_lab.time_valid(8192, 28672, 4096).min() < before        # 缓存清过：新旋钮真的用上了
+    assert sched_lab.changed_knobs() == {} and sched_lab.time_valid(8192, 28672, 4096).min() == before
+
+
+@pytest.mark.parametrize("settings,words", [
+    (["L2_BW"], "名字=数值"),
+    (["=3"], "名字=数值"),
+    (["SMS=100"], "不是 sched_lab 的校准旋钮"),
+    (["L2_BW=fast"], "不是数"),
+    (["L2_BW=1e13", "L2_BW=2e13"], "两次"),
+    (["L2_BW=inf"], "L2_BW 要在"),
+    (["L2_BW=-1"], "L2_BW 要在"),
+    (["LAUNCH_OVERHEAD=0"], "LAUNCH_OVERHEAD 要在"),
+    (["HBM_EFFICIENCY=1.01"], "HBM_EFFICIENCY 要在"),
+    (["MMA_FALLBACK=2"], "MMA_FALLBACK 要在"),
+    (["OVERLAP_P=0.5"], "OVERLAP_P 要在"),
+    (["LOAD_LATENCY_BUSY=6e-7"], "不能小于 LOAD_LATENCY_IDLE"),
+    (["LOAD_LATENCY_IDLE=2e-6"], "不能小于 LOAD_LATENCY_IDLE"),
+])
+def test_parse_knobs_says_what_is_wrong(settings, words):
+    with pytest.raises(ValueError, match=words):
+        sched_lab.parse_knobs(settings)
+    if "=" in settings[0] and not settings[0].startswith("="):
+        try:
+            changes = {s.split("=")[0]: float(s.split("=")[1]) for s in settings}
+        except ValueError:
+            return
+        if set(changes) <= set(sched_lab.KNOBS) and len(changes) == len(settings):
+            with pytest.raises(ValueError, match=words):       # 脚本之外直接用 knobs(...) 也一样拒绝
+                with sched_lab.knobs(**changes):
+                    pass
+            assert sched_lab.changed_knobs() == {}
+
+
+def test_parse_knobs_reads_what_the_scripts_print():
+    # 建议的命令里印 knob_text(exact_knob(x))：读回来正好是先替学生算时用的 exact_knob(x)
+    for value in (2 * sched_lab.L2_BW, 1.23456789012345e13, 3 * 7.7e12 / 7):
+        assert sched_lab.parse_knobs([f"L2_BW={sched_lab.knob_text(sched_lab.exact_knob(value))}"]) == \
+            {"L2_BW": sched_lab.exact_knob(value)}
+    assert sched_lab.parse_knobs([" L2_BW = 1.54e13 ", "LOAD_LATENCY_BUSY=9e-07"]) == \
+        {"L2_BW": 1.54e13, "LOAD_LATENCY_BUSY": 9e-07}
+
+
+def _knob_values():
+    """每个旋钮在允许的范围里取值（对数均匀）；LOAD_LATENCY_BUSY 不小于 LOAD_LATENCY_IDLE。"""
+    def one(name):
+        base = sched_lab.LECTURE_KNOBS[name]
+        lo, hi = base / sched_lab.KNOB_SPAN, base * sched_lab.KNOB_SPAN
+        lo = max(lo, sched_lab._KNOB_BOUNDS.get(name, (None, None))[0] or lo)
+        hi = min(hi, sched_lab._KNOB_BOUNDS.get(name, (None, None))[1] or hi)
+        return st.floats(math.log(lo), math.log(hi)).map(lambda x: min(max(math.exp(x), lo), hi))
+    return st.fixed_dictionaries({}, optional={k: one(k) for k in sched_lab.KNOBS}).filter(
+        lambda d: d.get("LOAD_LATENCY_BUSY", sched_lab.LOAD_LATENCY_BUSY)
+        >= d.get("LOAD_LATENCY_IDLE", sched_lab.LOAD_LATENCY_IDLE))
+
+
+# 学生用 --knob 能给的任何一组值：模型仍然有限、不快于屋顶线，多做活不会更快
+@settings(derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(k=_knob_values(), M=DIM, N=DIM, K=SMALL_K, dm=st.integers(1, 512), dn=st.integers(1, 512),
+       dk=st.integers(1, 512))
+def test_property_any_allowed_knobs_keep_the_model_physical(k, M, N, K, dm, dn, dk):
+    assert sched_lab.knob_problem(k) is None
+    with sched_lab.knobs(**k):
+        check_physical(M, N, K, dm, dn, dk, note=f"{k}: ")

@@ -22,12 +22,7 @@ SCRIPTS = {"lecture10/01_config_space.py": [], "lecture13/01_timing_model.py": [
 # run_script（conftest）：同样的命令整个测试会话只跑一次，几个测试、几个测试文件共用。
 
 
-PREFETCH = [(script, *args) for script, args in SCRIPTS.items()] + [("lecture14/04_alphaevolve_tiling.py", "--quick")]
-# ↑ conftest：收集完测试后在后台先跑
-
-
-def printed_04_quick():
-    return run_script("lecture14/04_alphaevolve_tiling.py", "--quick")
+PREFETCH = [(script, *args) for script, args in SCRIPTS.items()]      # conftest：收集完测试后在后台先跑
 
 
 def printed_suggestions(script, args):
@@ -116,16 +111,18 @@ def copy_repo(tmp_path):
                                      ("return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)",
                                       "return Config(BM=128, BN=256, BK=64, warps=8, stages=3, group=8)")])
 def test_04_suggested_edits_to_the_expert_are_read_and_change_the_numbers(tmp_path, old, new, suggestions):
-    what = next(w for s, w, c in suggestions if s.startswith("lecture14/04") and "expert_heuristic.py" in w)
+    what, cmd = next((w, c) for s, w, c in suggestions if s.startswith("lecture14/04") and "expert_heuristic.py" in w)
     assert "M <= 64" in what and "BN=256" in what and "warps=8" in what      # 测的就是建议说的那两处修改
+    args = cmd.split()[2:]                             # 照建议印的命令跑（python3 lecture14/04_... 之后的参数）
+    assert cmd.split()[:2] == ["python3", "lecture14/04_alphaevolve_tiling.py"], cmd
     repo = copy_repo(tmp_path)
     expert = repo / "lecture14" / "expert_heuristic.py"
     text = expert.read_text(encoding="utf-8")
     assert text.count(old) == 1
     expert.write_text(text.replace(old, new), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "MINI_ALPHAEVOLVE_EXPERT"}
-    before = printed_04_quick()
-    after = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--quick"], cwd=repo, env=env,
+    before = run_script("lecture14/04_alphaevolve_tiling.py", *args)
+    after = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", *args], cwd=repo, env=env,
                            capture_output=True, text=True, timeout=120)
     assert after.returncode == 0 and "Traceback" not in after.stderr, after.stderr
     assert new.strip() in after.stdout                 # 印出来的专家就是改过的那份

@@ -26,21 +26,17 @@ def no_self_change(text):
 
 
 def test_suggestions_after_doubling_l2_say_nothing_false():
+    # (which observations each suggestion says will fail is checked against the real run in test_01_timing_model.py)
     with sl.knobs(L2_BW=2 * sl.L2_BW):
-        tf, bound = tm.prefill_optimum()
-        with sl.knobs(L2_BW=4 * sl.L2_BW / 2):
-            tf2, bound2 = tm.prefill_optimum()
         meds = tm.tuning_medians(tm.TOLERANCE)
         text = " ".join(t for t, _ in tm.suggestions(tm.TOLERANCE, *meds))
     assert not no_self_change(text), no_self_change(text)
-    # the "卡在搬上 … 会标成不成立" promise only where the edit really moves prefill off 搬
-    assert ("会标成不成立、印出真实的数" in text.split("让满载时")[0]) == (bound == "搬" and bound2 != "搬"), (bound, bound2)
 
 
 @pytest.mark.parametrize("tolerance", [0.01, 0.05])
 def test_tolerance_suggestion_reads_as_a_sentence(tolerance):
     meds = tm.tuning_medians(tolerance)
-    text = tm.suggestions(tolerance, *meds)[2][0]
+    text = tm.suggestions(tolerance, *meds)[3][0]
     assert not no_self_change(text), text
 
 

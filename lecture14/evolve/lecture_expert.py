@@ -7,7 +7,7 @@
 要表达 `M > 16`，就把 `M <= 16` 的规则放在前面。
 
 改完存盘，在仓库根目录运行（约 1 秒；系统的 python3 没有 numpy 时脚本会自己改用 make run 建的 .venv）：
-    python3 lecture14/04_alphaevolve_tiling.py --quick
+    python3 lecture14/04_alphaevolve_tiling.py
 写错了（语法、DSL 不支持的写法、某个分支返回的配置启动不了）会得到一条带文件名和行号的错误信息。
 所有"相对专家快几倍"的数字都会跟着变，04 脚本的观察会重新检验，说不成立的会直接说不成立。
 想恢复讲义的原样：git checkout lecture14/expert_heuristic.py（测试用的是 evolve/lecture_expert.py 里钉住的一份，
