@@ -129,6 +129,19 @@ def positive_int(text: str) -> int:
     return n
 
 
+def int_between(lo: int, hi: int, why: str = ""):
+    """argparse 的 type：lo 到 hi 之间（含两头）的整数。上限挡住手滑多敲的几个 0（一句话、退出码 2），
+    而不是跑到内存不够才出 traceback。why：说明上限从哪来，接在范围后面（比如"2**24，模型能算的最大维度"）。"""
+    def check(text: str) -> int:
+        n = _int(text)
+        if not lo <= n <= hi:
+            raise argparse.ArgumentTypeError(f"要在 {lo:,} 到 {hi:,}{'（' + why + '）' if why else ' '}之间（含两头），"
+                                             f"收到的是 {text}")
+        return n
+    check.__name__ = "整数"
+    return check
+
+
 def nonnegative_int(text: str) -> int:
     """argparse 的 type：非负整数（0、1、2……）。"""
     n = _int(text)

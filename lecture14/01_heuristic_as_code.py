@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import ensure_numpy, parser, positive_int, run  # noqa: E402
+from runner import ensure_numpy, int_between, parser, run  # noqa: E402
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -41,6 +41,7 @@ from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, Rule, Shape,  # noqa: E402
                     TimeTable, all_shapes, choose, parse, per_m_table, render, simplify, split_shapes)
 from evolve.problem import EXPERT_FILE, load_or_explain  # noqa: E402
+from sched_lab import MAX_DIM  # noqa: E402
 from evolve.program import BLOCK_END, BLOCK_START, NO_BOUND, branch_index, dead_rules, equivalent  # noqa: E402
 
 # 没见过的形状：M = 3000 不在 11 个 M 里；405B/8 是 Llama-3 405B 按 8 路张量并行切开的投影（hidden 16384、
@@ -312,8 +313,8 @@ def demo3_render_simplify():
 
 def parse_args(argv):
     ap = parser("被进化的是什么：一段挑分块配置的代码（第 14 讲 01）。")
-    ap.add_argument("--shape", type=positive_int, nargs=3, action="append", default=[], metavar=("M", "N", "K"),
-                    help="在演示 1 的表里多追踪一个形状，三个正整数（可以给几次）")
+    ap.add_argument("--shape", type=int_between(1, MAX_DIM, "2**24 = sched_lab.MAX_DIM，模型能算的最大维度"), nargs=3, action="append", default=[], metavar=("M", "N", "K"),
+                    help=f"在演示 1 的表里多追踪一个形状，三个 1 到 2**24 = {MAX_DIM:,} 的整数（模型能算的范围；可以给几次）")
     ap.add_argument("--heuristic", default=EXPERT_FILE, metavar="文件", help="演示 1 用的启发式文件（默认 expert_heuristic.py）")
     Charts.add_argument(ap)
     a = ap.parse_args(argv)

@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import ensure_numpy, nonnegative_int, parser, positive_int, run  # noqa: E402
+from runner import int_between, ensure_numpy, nonnegative_int, parser, run  # noqa: E402
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -41,8 +41,9 @@ from console import check, fmt, print_header, print_observations, print_table, p
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, TimeTable, all_shapes, choose,  # noqa: E402
                     evolve, geomean_speedup, parse, render, split_shapes)
+from evolve.loop import MAX_BUDGET  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
-from evolve.mock_llm import MISTAKE, OPS, Dice, MockLLM, Prompt  # noqa: E402
+from evolve.mock_llm import MAX_RULES, MISTAKE, OPS, Dice, MockLLM, Prompt  # noqa: E402
 from evolve.problem import launch_problems  # noqa: E402
 from evolve.program import DiffError, apply_diff, parse_diff  # noqa: E402
 from evolve import openai_llm  # noqa: E402
@@ -237,10 +238,9 @@ def obs_kinds(stats: dict):
                  f"比父程序好的比例最高的是 {top}（{pct(better[top])}），启动不了最多的是 {worst}（{pct(unlaunch[worst])}）")
 
 
-def demo2_each_kind(table, train, prompt, seed):
-    print_header("演示 2：同一个父程序，每种修改各提一次（再各提 200 次看比例）")
+def kind_stats(table, train, prompt, seed):
+    """每种修改从 prompt 的父程序提 PER_KIND 次：(第一次提议那张表的行, {种类: 计数})。"""
     parent_score = prompt.score
-    print(f"父程序就是演示 1 的那个（{prompt.parent.n_rules()} 条规则，分数 {parent_score:.3f}×）。")
     rows, stats, cache = [], {}, {}
     for op in OPS:
         llm = one_kind(op, seed)
@@ -258,13 +258,63 @@ def demo2_each_kind(table, train, prompt, seed):
                                "更好" if score > parent_score * (1 + 1e-9) else "更差" if score < parent_score * (1 - 1e-9)
                                else "一样快")
                 rows.append([op, what, "否" if not ok else "是", f"{score:.3f}×" if ok else "", verdict_txt])
+    return rows, stats
+
+
+def why_nothing_new(op: str, prompt) -> str:
+    """op 这种修改对这个父程序为什么一次新修改都提不出来（按 MockLLM 的规则、从父程序和灵感程序算出来）。"""
+    p = prompt.parent
+    if op in ("add_rule", "crossover") and p.n_rules() >= MAX_RULES:
+        return (f"父程序已经有 {p.n_rules()} 条规则，是 MockLLM 写规则的上限 mock_llm.MAX_RULES = {MAX_RULES}"
+                "（提示里让它保持简短），而这种修改只会再加一条规则")
+    if op == "crossover" and not any(q.rules for _, q, _ in prompt.inspirations):
+        return "灵感程序里没有一条规则可借"
+    if op in ("threshold", "remove_rule") and not p.rules:
+        return "父程序没有规则，没有阈值可挪、没有规则可删"
+    return "每次改出来的都和父程序一模一样"
+
+
+def nothing_new_note(stats: dict, prompt) -> str | None:
+    """提了 PER_KIND 次、一次新修改都没有的种类，连同原因（按原因分组）；没有这样的种类返回 None。"""
+    idle = [op for op, s in stats.items() if s["same"] == s["n"]]
+    if not idle:
+        return None
+    groups: dict[str, list[str]] = {}
+    for op in idle:
+        groups.setdefault(why_nothing_new(op, prompt), []).append(op)
+    return ("（" + "；".join(f"{'、'.join(ops)} 提了 {PER_KIND} 次，每次都是没想到新的修改、子程序和父程序一样：{why}"
+                             for why, ops in groups.items()) + "。）")
+
+
+def demo2_each_kind(table, train, prompt, seed):
+    print_header("演示 2：同一个父程序，每种修改各提一次（再各提 200 次看比例）")
+    parent_score = prompt.score
+    print(f"父程序就是演示 1 的那个（{prompt.parent.n_rules()} 条规则，分数 {parent_score:.3f}×）。")
+    rows, stats = kind_stats(table, train, prompt, seed)
     print_table(["修改的种类", "第一次提议说了什么", "能启动", "分数", "比父程序"], rows)
     print_table([f"修改的种类（各 {PER_KIND} 次）", "比父程序好", "启动不了", "和父程序一样"],
                 [[op, pct(s["better"] / s["n"]), pct(s["bad"] / s["n"]), pct(s["same"] / s["n"])] for op, s in stats.items()])
     note("（targeted：按反馈里慢的形状，给它一个连贯的配置；single_field：一个字段挪到相邻的候选值；threshold：挪一条规则的阈值；"
           "add_rule：复制一个配置、套上新条件；remove_rule：删一条规则；crossover：从灵感程序借一条规则。百分比的分母都是 "
           f"{PER_KIND} 次提议。）")
+    idle = nothing_new_note(stats, prompt)
+    if idle:
+        note(idle)
     return [obs_kinds(stats)]
+
+
+def late_preview(table, train, seed, after):
+    """演示 1、2 在 (seed, after) 下会看到什么（不印）：None（那一段找不到比父程序好的提议），或
+    dict(score=父程序的分数, rules=父程序的规则数, idle=一次新修改都没有的种类, kinds=演示 2 的观察)。"""
+    k = find_proposal(table, train, seed, after)
+    if k is None:
+        return None
+    ev, rec = Evaluator(train, table), Recorder()
+    evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database)
+    _, _, prompt = next_step(rec.db, ev)
+    _, stats = kind_stats(table, train, prompt, seed)
+    return dict(score=prompt.score, rules=prompt.parent.n_rules(), prompt=prompt, stats=stats,
+                idle=[op for op, s in stats.items() if s["same"] == s["n"]], kinds=obs_kinds(stats))
 
 
 # ---------------------------------------------------------------- 演示 3
@@ -306,8 +356,8 @@ def obs_valley(rows: list) -> str:
     start, only_bm, only_w, both = rows
     ok = (not only_bm["ok"]) and only_w["ok"] and only_w["score"] <= start["score"] and both["ok"] and \
         both["score"] > start["score"]
-    return check(ok, f"从 {cfg_text(start['cfg'])} 走到 {cfg_text(both['cfg'])}（分数 {start['score']:.3f}× → "
-                       f"{both['score']:.3f}×）要改两个字段。只改 BM：每线程 {only_bm['regs']} 个寄存器，超过 {MAX_REGS_PER_THREAD}，"
+    return check(ok, f"从 {cfg_text(start['cfg'])} 走到 {cfg_text(both['cfg'])}（分数 {start['score']:.4f}× → "
+                       f"{both['score']:.4f}×）要改两个字段。只改 BM：每线程 {only_bm['regs']} 个寄存器，超过 {MAX_REGS_PER_THREAD}，"
                        f"启动不了；只改 warps：能启动，但 {only_w['score']:.4f}× 不比起点好。一次只挪一个字段的 single_field "
                        "两条路都过不去，这就是山谷；targeted 按内核常识把块和 warp 一起改，一步跨过去。",
                  "只改 BM 启动不了，只改 warps 不比起点好，两个一起改比起点好",
@@ -374,7 +424,7 @@ def demo3_mistakes_and_valley(table, train, seed, prompt):
 def parse_args(argv):
     ap = parser("一次提议的慢动作（第 14 讲 02）。")
     ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"进化的种子，非负整数（默认 {SEED}，和 04 一样）")
-    ap.add_argument("--after", type=positive_int, default=AFTER, help=f"从第几个提议起找，正整数（默认 {AFTER}）")
+    ap.add_argument("--after", type=int_between(1, MAX_BUDGET), default=AFTER, help=f"从第几个提议起找，1 到 {MAX_BUDGET:,} 的整数（默认 {AFTER}）")
     openai_llm.add_arguments(ap)
     Charts.add_argument(ap)
     a = ap.parse_args(argv)
@@ -444,12 +494,55 @@ def run_demos(a, llm=None) -> list:
     table = TimeTable()
     train, _ = split_shapes(all_shapes())
     obs, prompt = demo1_slow_motion(table, train, a.seed, a.after)
+    a.parent_score = prompt.score if prompt is not None else None      # "可以试试"拿它和进化后期的父程序比
     out = print_observations(obs)
     if llm is not None and prompt is not None:
         out += print_observations(demo_real_llm(table, train, prompt, llm))
     if prompt is not None:
         out += print_observations(demo2_each_kind(table, train, prompt, a.seed))
     return out + print_observations(demo3_mistakes_and_valley(table, train, a.seed, prompt or expert_prompt(table, train)))
+
+
+SCRIPT = "python3 lecture14/02_llm_proposal.py"
+LATE = 500          # "进化后期"：从第几个提议起找
+
+
+def command(seed=SEED, after=AFTER) -> str:
+    return SCRIPT + (f" --seed {seed}" if seed != SEED else "") + (f" --after {after}" if after != AFTER else "")
+
+
+def late_text(preview, late, parent_score) -> str:
+    """"看进化后期的一步"那条建议要说的：学生照着跑会看到什么（先替他跑过一遍，数都来自那一遍）。"""
+    if preview is None:
+        return f"第 {late}–{late + LOOK} 个提议里没有一个比父程序好的，演示 1 会直说，演示 2 不印"
+    parts = [f"父程序的分数是 {preview['score']:.3f}×" + (f"（这次 {parent_score:.3f}×）" if parent_score else "")
+             + f"、{preview['rules']} 条规则"]
+    if preview["idle"]:
+        parts.append(f"{'、'.join(preview['idle'])} 一次新修改都提不出来（演示 2 的表下面说为什么）")
+    k = preview["kinds"]
+    if k.ok:
+        parts.append("演示 2 的观察 1 在那里也成立")
+    else:
+        parts.append("演示 2 的观察 1 在那里会被标成\"本次不成立\"（" + k.measured + "）：父程序已经很好，"
+                     "哪种修改都很难再赢它——那句话说的是进化早期的样子")
+    return "；".join(parts)
+
+
+def suggestions(a) -> list:
+    """"可以试试"：(说明, 命令)。只改说明里说的那一样，从来不是这次运行本身；进化后期那条先在这里替学生跑一遍，
+    说出他会看到什么（包括哪句观察在那里不成立）。"""
+    other = 3 if a.seed != 3 else 4
+    late = LATE if a.after < LATE else min(MAX_BUDGET, 2 * a.after)
+    out = [("换一个种子，看另一次进化里的另一步（提示词、回复、探针上的分数都会变；下面的命令都在仓库根目录运行）：",
+            command(other, a.after))]
+    if late > a.after:
+        table = TimeTable()
+        train, _ = split_shapes(all_shapes())
+        preview = late_preview(table, train, a.seed, late)
+        out.append((f"看进化后期的一步（第 {late} 个提议起），演示 2 里各种修改比父程序好的比例怎么变。先替你跑过了："
+                    + late_text(preview, late, getattr(a, "parent_score", None)) + "：", command(a.seed, late)))
+    out.append(("下一步，看级联和程序库各买到了什么：", "python3 lecture14/03_cascade_and_database.py --quick"))
+    return out
 
 
 def main(argv=None):
@@ -468,12 +561,7 @@ def main(argv=None):
     finally:
         if llm is not None and hasattr(llm, "close"):
             llm.close()
-    print_try([
-        ("换一个种子，看另一次进化里的另一步（提示词、回复、探针上的分数都会变；下面的命令都在仓库根目录运行）：", "python3 lecture14/02_llm_proposal.py --seed 3"),
-        ("看进化后期的一步（父程序的分数已经高了不少），演示 2 里各种修改比父程序好的比例怎么变：",
-         "python3 lecture14/02_llm_proposal.py --after 500"),
-        ("下一步，看级联和程序库各买到了什么：", "python3 lecture14/03_cascade_and_database.py --quick"),
-    ])
+    print_try(suggestions(a))
     CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 

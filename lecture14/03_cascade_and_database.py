@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import (ensure_numpy, ignore_sigint, on_interrupt, parser, positive_int, progress, run,  # noqa: E402
+from runner import (int_between, ensure_numpy, ignore_sigint, on_interrupt, parser, progress, run,  # noqa: E402
                     sigint_ignored)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
@@ -46,6 +46,7 @@ from console import check, fmt, print_header, print_note, print_observations, pr
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, Evaluator, TimeTable, all_shapes, choose, evolve, geomean_speedup, render,  # noqa: E402
                     simplify, split_shapes)
+from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.loop import ISLAND_SIZE, N_INSPIRATIONS, N_ISLANDS, ProgramDatabase  # noqa: E402
 from evolve.mock_llm import MockLLM  # noqa: E402
@@ -344,7 +345,7 @@ def demo1_cascade(res, seeds, budget):
     return [obs_cascade_saves(g("0", "runs"), g(str(N_PROBE), "runs"), g("0", "score"), g(str(N_PROBE), "score")),
             obs_probe_size(*({n: g(str(n), k) for n in PROBES[1:]} for k in ("runs", "false", "rejected"))),
             obs_spread(g(str(N_PROBE), "false"), g(f"{N_PROBE} 随机", "false"), N_PROBE,
-                       "别的个数下：" + "；".join(f"{n} 个探针均匀取错杀 {cnt(g(str(n), 'false'))}、随机取 {g(f'{n} 随机', 'false'):.0f}"
+                       "别的个数下：" + "；".join(f"{n} 个探针均匀取错杀 {cnt(g(str(n), 'false'))}、随机取 {cnt(g(f'{n} 随机', 'false'))}"
                                            for n in PROBES[1:] if n != N_PROBE) + "。")]
 
 
@@ -353,8 +354,9 @@ def demo1_cascade(res, seeds, budget):
 SHORT = {"best": "永远挑最好的", "uniform": "均匀挑", "tournament": "锦标赛", "islands": "岛屿模型"}
 
 
-def policy_finding(scores: dict) -> str:
-    """简单的办法和岛屿模型比：打平的、更好的、更差的各是谁（数据怎样就怎样说，不是一个要检验的论断）。"""
+def policy_finding(scores: dict, worst: dict | None = None) -> str:
+    """简单的办法和岛屿模型比：打平的、更好的、更差的各是谁（数据怎样就怎样说，不是一个要检验的论断）。
+    worst（每种办法最差的种子）给了的话，中位数不比岛屿模型差、最差的种子却差 TIE 以上的办法另外点名。"""
     isl = scores["islands"]
     groups = {"打平": [], "更好": [], "更差": []}
     for k in ("best", "uniform", "tournament"):
@@ -364,22 +366,43 @@ def policy_finding(scores: dict) -> str:
              f"{'和岛屿模型打平' if g == '打平' else '比岛屿模型' + g}" for g, v in groups.items() if v]
     text = f"训练形状上的中位数，岛屿模型 {isl:.3f}×：" + "；".join(parts) + f"（相差不到 {TIE:.0%} 算打平）。"
     simple = groups["打平"] + groups["更好"]
-    if simple:
+    stuck = [k for k in simple if worst is not None and worst[k] / worst["islands"] - 1 < -TIE]
+    if simple and not stuck:
         text += (f"{'、'.join(SHORT[k] for k in simple)}这样更简单的办法不比岛屿模型差，这是一个发现，不是失败："
                  f"岛屿模型防的是早早收敛到一个局部最优，在只有 {len(all_shapes())} 个形状、规则最多 8 条的问题上，"
                  "这样的陷阱也许不多。")
+    elif simple:
+        text += (f"看中位数，{'、'.join(SHORT[k] for k in simple)}这样更简单的办法不比岛屿模型差；但看最差的种子，"
+                 + "、".join(f"{SHORT[k]} {worst[k]:.3f}×" for k in stuck)
+                 + f"，比岛屿模型最差的种子（{worst['islands']:.3f}×）低 {TIE:.0%} 以上：早早收敛到局部最优的陷阱是有的，"
+                 "只是不常碰到，岛屿模型防的就是它。")
     return text
 
 
-def obs_greedy(parents: dict, scores: dict, flat: dict):
-    """永远挑最好的：当过父程序的不同程序最少（这是它的定义带来的，检验的是实现）；分数和停滞的时间照数据说。"""
+def greedy_verdict(scores: dict, worst: dict) -> str:
+    """永远挑最好的和岛屿模型比，中位数和最差的种子都看（数据怎样就怎样说，不是一个要检验的论断）：中位数打平或更好、
+    最差的种子也不比岛屿模型最差的种子差 TIE 以上，才说"没有吃亏"；中位数没吃亏、最差的种子吃了亏，两样都说出来。"""
+    med = f"中位数 {scores['best']:.3f}× 对岛屿模型 {scores['islands']:.3f}×"
+    low = f"最差的种子 {worst['best']:.3f}× 对岛屿模型 {worst['islands']:.3f}×"
+    med_ok = scores["best"] / scores["islands"] - 1 >= -TIE
+    low_ok = worst["best"] / worst["islands"] - 1 >= -TIE
+    if med_ok and low_ok:
+        return f"在这个问题上，这样窄的搜索没有吃亏（{med}，{low}；差不到 {TIE:.0%} 算没吃亏）"
+    if med_ok:
+        return (f"看中位数，这样窄的搜索没有吃亏（{med}），但{low}，差了 {TIE:.0%} 以上：有的种子卡在了一个局部最优上、"
+                "再也没爬出来。贪心的代价在最差的那一次，不在中位数——岛屿模型防的就是这个")
+    return f"在这个问题上，这样窄的搜索吃了亏（{med}，{low}）"
+
+
+def obs_greedy(parents: dict, scores: dict, flat: dict, worst: dict):
+    """永远挑最好的：当过父程序的不同程序最少（这是它的定义带来的，检验的是实现）；分数（中位数和最差的种子）和停滞的
+    时间照数据说。worst：每种办法训练分数最差的种子（表里括号中的最小值）。"""
     others = [k for k in parents if k != "best"]
     ok = all(parents["best"] < parents[k] for k in others)
-    r = scores["best"] / scores["islands"] - 1
-    how = ("没有吃亏" if r >= -TIE else "吃了亏") + f"（{scores['best']:.3f}× 对岛屿模型 {scores['islands']:.3f}×）"
+    how = greedy_verdict(scores, worst)
     return check(ok, f"永远挑最好的最贪心：整次进化里只有 {cnt(parents['best'])} 个不同的程序当过父程序（其余三种 "
                      f"{cnt(min(parents[k] for k in others))} 个以上），最好分数最长 {cnt(flat['best'])} 个提议不动"
-                     f"（岛屿模型 {cnt(flat['islands'])} 个）。在这个问题上，这样窄的搜索{how}。",
+                     f"（岛屿模型 {cnt(flat['islands'])} 个）。{how}。",
                  "永远挑最好的：当过父程序的不同程序在四种办法里最少",
                  "当过父程序的不同程序：" + "、".join(f"{SHORT[k]} {cnt(parents[k])}" for k in parents))
 
@@ -395,9 +418,10 @@ def demo2_database(res, seeds, budget):
                  "最好分数最长几个提议不动"], rows)
     print_note(f"（存档的三种办法都只有一个存档、留 {ARCHIVE} 个最好的程序，和岛屿模型总共留的一样多（岛屿之间迁移会有重复，"
          f"所以不同的程序可能少于 {ARCHIVE}）；灵感程序是存档里父程序以外最好的 {N_INSPIRATIONS} 个。后三列是中位数。"
-         "岛屿模型这一行就是演示 1 里 6 个按 M 均匀取的探针那一次。）")
+         f"岛屿模型这一行就是演示 1 里 {N_PROBE} 个按 M 均匀取的探针那一次。）")
     g = lambda k: {p: med(res["db", p], k) for p in POLICIES}   # noqa: E731
-    return [policy_finding(g("score")), obs_greedy(g("parents"), g("score"), g("flat"))]
+    worst = {p: min(r["score"] for r in res["db", p]) for p in POLICIES}
+    return [policy_finding(g("score"), worst), obs_greedy(g("parents"), g("score"), g("flat"), worst)]
 
 
 # ---------------------------------------------------------------- 演示 3
@@ -431,11 +455,11 @@ def demo3_lineage(res, budget):
 
 def parse_args(argv):
     ap = parser("级联评估和程序库各买到了什么（第 14 讲 03）。")
-    ap.add_argument("--budget", type=positive_int, default=None,
-                    help=f"每次进化提出多少个程序，正整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
-    ap.add_argument("--seeds", type=positive_int, default=None,
-                    help=f"每个变体跑几个种子，正整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
-    ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"用几个进程，正整数（默认 {JOBS}，只影响快慢）")
+    ap.add_argument("--budget", type=int_between(1, MAX_BUDGET), default=None,
+                    help=f"每次进化提出多少个程序，1 到 {MAX_BUDGET:,} 的整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
+    ap.add_argument("--seeds", type=int_between(1, MAX_SEEDS), default=None,
+                    help=f"每个变体跑几个种子，1 到 {MAX_SEEDS:,} 的整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
+    ap.add_argument("--jobs", type=int_between(1, MAX_JOBS), default=JOBS, help=f"用几个进程，1 到 {MAX_JOBS:,} 的整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
     Charts.add_argument(ap)
     a = ap.parse_args(argv)
@@ -461,15 +485,29 @@ def run_demos(a) -> list:
             + print_observations(demo2_database(res, a.seeds, a.budget)) + print_observations(demo3_lineage(res, a.budget)))
 
 
+SCRIPT = "python3 lecture14/03_cascade_and_database.py"
+
+
+def suggestions(a) -> list:
+    """"可以试试"：(说明, 命令)。从来不是这次运行本身：种子已经多了就建议再多一些，预算已经大了就再大一些；
+    只改一样，别的照这次的设置（预算不是默认的就带上），比的才是那一样。"""
+    out = []
+    more_seeds = 6 if a.seeds < 6 else min(MAX_SEEDS, 2 * a.seeds)
+    if more_seeds > a.seeds:
+        out.append(("更多种子，看级联和程序库的结论稳不稳（下面的命令都在仓库根目录运行）：",
+                    SCRIPT + (f" --budget {a.budget}" if a.budget != BUDGET else "") + f" --seeds {more_seeds}"))
+    more_budget = 3000 if a.budget < 3000 else min(MAX_BUDGET, 3 * a.budget)
+    if more_budget > a.budget:
+        out.append(("更大的预算：贪心的办法会不会更早卡住？", f"{SCRIPT} --budget {more_budget} --seeds {a.seeds}"))
+    out.append(("下一步，看整个进化：", "python3 lecture14/04_alphaevolve_tiling.py"))
+    return out
+
+
 def main(argv=None):
     a = parse_args(argv)
     start = time.perf_counter()
     run_demos(a)
-    print_try([
-        ("更多种子，看级联和程序库的结论稳不稳（下面的命令都在仓库根目录运行）：", "python3 lecture14/03_cascade_and_database.py --seeds 6"),
-        ("更大的预算：贪心的办法会不会更早卡住？", "python3 lecture14/03_cascade_and_database.py --budget 3000 --seeds 2"),
-        ("下一步，看整个进化：", "python3 lecture14/04_alphaevolve_tiling.py"),
-    ])
+    print_try(suggestions(a))
     CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 

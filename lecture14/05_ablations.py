@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import (ensure_numpy, fraction, heartbeat, ignore_sigint, parser, positive_int, progress,  # noqa: E402
+from runner import (int_between, ensure_numpy, fraction, heartbeat, ignore_sigint, parser, progress,  # noqa: E402
                     run, sigint_ignored)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
@@ -45,6 +45,7 @@ import numpy as np  # noqa: E402
 from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import Evaluator, TimeTable, all_shapes, evolve, geomean_speedup, oracle_speedup, split_shapes  # noqa: E402
+from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
 from evolve.mock_llm import OP_WEIGHTS, OPS, Dice, MockLLM  # noqa: E402
@@ -55,7 +56,7 @@ SEEDS = 3           # 每个变体跑几个种子（0 .. SEEDS-1），表里报�
 JOBS = 2            # 用几个进程（结果和 1 个进程完全一样，只是快）
 QUICK = dict(budget=300, seeds=2)
 CHECKPOINTS = (100, 300)     # 报"第几个提议时的最好分数"（超过预算的不报）
-SMALL_TARGETED = 0.0         # 小模型的 targeted 权重（完整系统用 OP_WEIGHTS 里的 0.45）；--small-targeted 0.05 看一点点常识值多少
+SMALL_TARGETED = DEFAULT_SMALL_TARGETED = 0.0   # 小模型的 targeted 权重（完整系统用 OP_WEIGHTS 里的 0.45）；--small-targeted 0.05 看一点点常识值多少
 SIMILAR = 0.02               # 两个中位数相差不到 2% 算"差不多"
 CHARTS = Charts()            # 图的出口：印到终端；--svg DIR 时每张图也写成 DIR 里的一个 SVG 文件
 
@@ -200,7 +201,8 @@ def best_score_chart(table, results, seeds, names, model=""):
                 y_fmt="{:.2f}×")
 
 
-def demo1_ablations(table, results, budget, seeds):
+def demo1_ablations(table, results, budget, seeds, seeds_try=None):
+    """seeds_try：\"可以试试\"里多跑几个种子的那一条是第几条（没有就是 None，句子里不提）。"""
     print_header(f"演示 1：拿掉一个部件（每个变体 {seeds} 个种子，每次提出 {budget} 个程序）")
     train, test = split_shapes(all_shapes())
     o_test = oracle_speedup(test, table)
@@ -263,7 +265,8 @@ def demo1_ablations(table, results, budget, seeds):
                        f"缓存命中中位数 {med('no_evolution', 'cached'):,.0f} 个（预算 {budget}）"))
     slower = early("no_feedback") < early("full")
     start_txt = (f"第 {c0} 个提议时 {e_txt('no_feedback')} 对 {e_txt('full')}"
-                 + (f"，开头{'慢一些' if slower else '反而不慢'}；开头差多少随种子变，多跑几个种子才看得清（可以试试 3）"
+                 + (f"，开头{'慢一些' if slower else '反而不慢'}；开头差多少随种子变，多跑几个种子才看得清"
+                    + (f"（可以试试 {seeds_try}）" if seeds_try else "")
                     if c0 < budget else no_early))
     obs.append(check(abs(nofb / full - 1) <= SIMILAR,
                        f"没有逐形状反馈，最后的分数差不多（{nofb:.3f}× 对 {full:.3f}×，相差 {nofb / full - 1:+.1%}）；"
@@ -376,7 +379,7 @@ def demo2_ops(results, seeds):
     ])
 
 
-def run_ablations(budget, seeds, jobs, small_targeted=None):
+def run_ablations(budget, seeds, jobs, small_targeted=None, seeds_try=None):
     """整个消融跑一遍、印出两个演示。返回 {演示名: [观察]}（console.Observation 或普通字符串），测试从这份数据数
     有几句不成立。"""
     if small_targeted is not None:
@@ -387,16 +390,59 @@ def run_ablations(budget, seeds, jobs, small_targeted=None):
     tasks = [(name, seed) for name in VARIANTS for seed in range(seeds)]
     flat = run_all(table, tasks, budget, jobs)
     results = {name: [r for (n, _), r in zip(tasks, flat) if n == name] for name in VARIANTS}
-    return {"演示 1": demo1_ablations(table, results, budget, seeds), "演示 2": demo2_ops(results, seeds)}
+    return {"演示 1": demo1_ablations(table, results, budget, seeds, seeds_try), "演示 2": demo2_ops(results, seeds)}
+
+
+SCRIPT = "python3 lecture14/05_ablations.py"
+MORE_SEEDS = "多跑几个种子"
+
+
+def command(budget=BUDGET, seeds=SEEDS, small_targeted=None) -> str:
+    """再跑一次 05 的命令：预算和种子数正好是 --quick 的就写 --quick，和默认不同的写出来；小模型的 targeted 权重不是
+    默认的也写上（小模型那一行的数靠它）。"""
+    parts = [SCRIPT]
+    if (budget, seeds) == (QUICK["budget"], QUICK["seeds"]):
+        parts.append("--quick")
+    else:
+        parts += [f"--budget {budget}"] if budget != BUDGET else []
+        parts += [f"--seeds {seeds}"] if seeds != SEEDS else []
+    w = SMALL_TARGETED if small_targeted is None else small_targeted
+    parts += [f"--small-targeted {w:g}"] if w != DEFAULT_SMALL_TARGETED else []
+    return " ".join(parts)
+
+
+def suggestions(budget, seeds) -> list:
+    """"可以试试"：(说明, 命令)。每条只改说明里说的那一样，别的照这次的设置（预算、种子数、--small-targeted），比的才是
+    那一样；所以从来不是这次运行本身（种子已经够多就再翻一倍，预算已经不小就再翻一倍，碰到上限那条就不印）。"""
+    out = []
+    full_w = OP_WEIGHTS[OPS.index("targeted")]
+    if SMALL_TARGETED < full_w:
+        more = 0.05 if SMALL_TARGETED < 0.05 else min(full_w, round(SMALL_TARGETED * 2, 3))
+        out.append((f"给小模型{'一点点' if SMALL_TARGETED < 0.05 else '多一点'}内核常识：把它的 targeted 权重从 "
+                    f"{SMALL_TARGETED:g} 改成 {more:g}（完整系统是 {full_w:g}），看小模型那一行能追回多少（在仓库根目录运行）：",
+                    command(budget, seeds, more)))
+    else:
+        out.append((f"小模型的 targeted 权重（{SMALL_TARGETED:g}）已经不比完整系统（{full_w:g}）少：改回 "
+                    f"{DEFAULT_SMALL_TARGETED:g}，看完全没有内核常识的小模型差多少（在仓库根目录运行）：",
+                    command(budget, seeds, DEFAULT_SMALL_TARGETED)))
+    more_budget = 4000 if budget < 4000 else min(MAX_BUDGET, 2 * budget)
+    if more_budget > budget:
+        out.append((f"给更多预算（{more_budget:,} 个提议，要跑得久一些，见 README 的\"计时\"），看完整系统还能涨多少、"
+                    "小模型和不进化是不是还卡着：", command(more_budget, min(seeds, 2))))
+    more_seeds = 7 if seeds < 7 else min(MAX_SEEDS, 2 * seeds)
+    if more_seeds > seeds:
+        out.append((f"{MORE_SEEDS}（{more_seeds} 个），看\"差不多\"的两行（反馈、级联）的差别是不是只是种子间的噪声：",
+                    command(budget, more_seeds)))
+    return out
 
 
 def main(argv=None):
     ap = parser("消融：进化循环的每个部件各贡献了多少（第 14 讲 05）。")
-    ap.add_argument("--budget", type=positive_int, default=None,
-                    help=f"每次进化提出多少个程序，正整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
-    ap.add_argument("--seeds", type=positive_int, default=None,
-                    help=f"每个变体跑几个种子（种子 0 .. seeds-1），正整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
-    ap.add_argument("--jobs", type=positive_int, default=JOBS, help=f"用几个进程，正整数（默认 {JOBS}，只影响快慢）")
+    ap.add_argument("--budget", type=int_between(1, MAX_BUDGET), default=None,
+                    help=f"每次进化提出多少个程序，1 到 {MAX_BUDGET:,} 的整数（默认 {BUDGET}；--quick 时 {QUICK['budget']}）")
+    ap.add_argument("--seeds", type=int_between(1, MAX_SEEDS), default=None,
+                    help=f"每个变体跑几个种子（种子 0 .. seeds-1），1 到 {MAX_SEEDS:,} 的整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
+    ap.add_argument("--jobs", type=int_between(1, MAX_JOBS), default=JOBS, help=f"用几个进程，1 到 {MAX_JOBS:,} 的整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
     ap.add_argument("--small-targeted", type=fraction, default=SMALL_TARGETED, metavar="W",
                     help=f"小模型的 targeted 权重，0 ≤ W < 1（默认 {SMALL_TARGETED:g}；完整系统是 "
@@ -428,18 +474,11 @@ def main(argv=None):
           f"（--jobs {a.jobs} 只影响快慢，不影响结果）")
 
     start = time.perf_counter()
-    run_ablations(budget, seeds, a.jobs, a.small_targeted)
-    full_w = OP_WEIGHTS[OPS.index("targeted")]
-    more = 0.05 if SMALL_TARGETED < 0.05 else min(full_w, round(SMALL_TARGETED * 2, 3))
-    print_try([
-        (f"给小模型{'一点点' if SMALL_TARGETED < 0.05 else '多一点'}内核常识：把它的 targeted 权重从 {SMALL_TARGETED:g} "
-         f"改成 {more:g}（完整系统是 {full_w:g}），看小模型那一行能追回多少（在仓库根目录运行）：",
-         f"python3 lecture14/05_ablations.py --quick --small-targeted {more:g}"),
-        ("给更多预算（要跑默认的两倍多那么久，见 README 的\"计时\"），看完整系统还能涨多少、小模型和不进化是不是还卡着：",
-         "python3 lecture14/05_ablations.py --budget 4000 --seeds 2"),
-        ("多跑几个种子，看\"差不多\"的两行（反馈、级联）的差别是不是只是种子间的噪声：",
-         "python3 lecture14/05_ablations.py --seeds 7"),
-    ])
+    set_small_targeted(a.small_targeted)
+    tries = suggestions(budget, seeds)
+    seeds_try = next((i for i, (what, _) in enumerate(tries, 1) if what.startswith(MORE_SEEDS)), None)
+    run_ablations(budget, seeds, a.jobs, a.small_targeted, seeds_try=seeds_try)
+    print_try(tries)
     CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 

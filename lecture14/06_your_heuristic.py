@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import ROOT, ensure_numpy, nonnegative_int, parser, positive_int, progress, run  # noqa: E402
+from runner import int_between, ROOT, ensure_numpy, nonnegative_int, parser, progress, run  # noqa: E402
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -40,6 +40,7 @@ from console import check, fmt, print_header, print_note, print_observations, pr
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
+from evolve.loop import MAX_BUDGET  # noqa: E402
 from evolve.problem import EXPERT_FILE, load_or_explain  # noqa: E402
 from evolve.program import BLOCK_END, BLOCK_START, dead_rules, equivalent  # noqa: E402
 from sched_lab import SMS, explain  # noqa: E402
@@ -273,8 +274,8 @@ def parse_args(argv):
                     help="你的启发式文件（写法和 expert_heuristic.py 一样；默认就是 expert_heuristic.py）")
     ap.add_argument("--evolve", action="store_true", help="再从你的文件出发进化")
     ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"进化的种子，非负整数（默认 {SEED}，和 04 一样）")
-    ap.add_argument("--budget", type=positive_int, default=None,
-                    help=f"进化提出多少个程序，正整数（默认 {BUDGET}；--quick 时 {QUICK_BUDGET}）")
+    ap.add_argument("--budget", type=int_between(1, MAX_BUDGET), default=None,
+                    help=f"进化提出多少个程序，1 到 {MAX_BUDGET:,} 的整数（默认 {BUDGET}；--quick 时 {QUICK_BUDGET}）")
     ap.add_argument("--quick", action="store_true", help=f"预算 {QUICK_BUDGET}")
     Charts.add_argument(ap)
     a = ap.parse_args(argv)

@@ -2,10 +2,14 @@
 不印 traceback，也不悄悄改用默认值。"""
 
 import os
+import re
 
 import pytest
 
 from conftest import prefetch, run_script
+from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS
+from runner import int_between
+from sched_lab import MAX_DIM
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = ["lecture10/01_config_space.py", "lecture13/01_timing_model.py", "lecture14/04_alphaevolve_tiling.py",
@@ -47,9 +51,27 @@ BAD = [("lecture14/04_alphaevolve_tiling.py", ["--budget", "0"], "--budget"),
        ("lecture10/01_config_space.py", ["1", "2"], "6 个整数"),
        ("lecture10/01_config_space.py", ["256", "128", "64", "8", "4", "3"], "group"),
        ("lecture10/01_config_space.py", ["--smem", "0"], "--smem")]
+# 上限：手滑多敲几个 0 不该变成 traceback（MemoryError、ValueError），而是一句话说出允许的范围
+TOO_BIG = [("lecture14/01_heuristic_as_code.py", ["--shape", "99999999999", "1", "1"], "2**24"),
+           ("lecture14/02_llm_proposal.py", ["--after", str(MAX_BUDGET + 1)], "--after"),
+           ("lecture14/03_cascade_and_database.py", ["--budget", str(MAX_BUDGET + 1)], "--budget"),
+           ("lecture14/03_cascade_and_database.py", ["--seeds", str(MAX_SEEDS + 1)], "--seeds"),
+           ("lecture14/03_cascade_and_database.py", ["--jobs", str(MAX_JOBS + 1)], "--jobs"),
+           ("lecture14/04_alphaevolve_tiling.py", ["--budget", "10000000000"], "--budget"),
+           ("lecture14/04_alphaevolve_tiling.py", ["--seeds", str(MAX_SEEDS + 1)], "--seeds"),
+           ("lecture14/04_alphaevolve_tiling.py", ["--jobs", str(MAX_JOBS + 1)], "--jobs"),
+           ("lecture14/05_ablations.py", ["--budget", str(MAX_BUDGET + 1)], "--budget"),
+           ("lecture14/05_ablations.py", ["--seeds", str(MAX_SEEDS + 1)], "--seeds"),
+           ("lecture14/05_ablations.py", ["--jobs", str(MAX_JOBS + 1)], "--jobs"),
+           ("lecture14/06_your_heuristic.py", ["--evolve", "--budget", str(MAX_BUDGET + 1)], "--budget")]
+BAD += TOO_BIG
+
+LIMITS = {"--shape": MAX_DIM, "--after": MAX_BUDGET, "--budget": MAX_BUDGET, "--seeds": MAX_SEEDS, "--jobs": MAX_JOBS}
 
 
-PREFETCH = [(s, "--help") for s in SCRIPTS] + [(s, *a) for s, a, _ in BAD]    # conftest：收集完测试后在后台先跑
+HELP = SCRIPTS + ["lecture14/01_heuristic_as_code.py", "lecture14/02_llm_proposal.py", "lecture14/03_cascade_and_database.py",
+                  "lecture14/06_your_heuristic.py"]
+PREFETCH = [(s, "--help") for s in HELP] + [(s, *a) for s, a, _ in BAD]    # conftest：收集完测试后在后台先跑
 
 
 @pytest.mark.parametrize("script,args,word", BAD)
@@ -59,3 +81,43 @@ def test_bad_values_get_one_sentence_and_exit_2(script, args, word):
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and word in lines[0] and "Traceback" not in p.stderr, p.stderr
     assert not p.stdout                               # 没有悄悄地用默认值跑起来
+
+
+@pytest.mark.parametrize("script,args,word", TOO_BIG)
+def test_too_large_values_name_the_allowed_range(script, args, word):
+    p = outcome(script, *args)
+    option = next(a for a in args if a in LIMITS)
+    assert f"{LIMITS[option]:,}" in p.stderr and option in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("script,option", [("lecture14/02_llm_proposal.py", "--after"),
+                                           ("lecture14/03_cascade_and_database.py", "--budget"),
+                                           ("lecture14/03_cascade_and_database.py", "--seeds"),
+                                           ("lecture14/04_alphaevolve_tiling.py", "--budget"),
+                                           ("lecture14/04_alphaevolve_tiling.py", "--seeds"),
+                                           ("lecture14/04_alphaevolve_tiling.py", "--jobs"),
+                                           ("lecture14/05_ablations.py", "--seeds"),
+                                           ("lecture14/06_your_heuristic.py", "--budget"),
+                                           ("lecture14/01_heuristic_as_code.py", "--shape")])
+def test_help_documents_the_upper_bound(script, option):
+    p = outcome(script, "--help")
+    assert p.returncode == 0, p.stderr
+    text = " ".join(p.stdout.split())
+    own = text[text.rindex(option):]                       # 这个选项自己的说明（用法那一行在前面）
+    own = re.split(r" --?[a-z]", own[len(option):], maxsplit=1)[0]
+    assert f"{LIMITS[option]:,}" in own, (option, own)
+
+
+def test_int_between_accepts_both_ends_and_nothing_outside():
+    import argparse
+    check = int_between(1, 5)
+    assert check("1") == 1 and check(" 5 ") == 5
+    for bad in ("0", "6", "-1", "1e3", "x"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            check(bad)
+
+
+def test_readme_states_the_same_upper_bounds():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = "".join(f.read().split())
+    assert (f"最多{MAX_BUDGET:,}、种子最多{MAX_SEEDS:,}个、进程最多{MAX_JOBS}个") in text

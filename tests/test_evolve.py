@@ -197,7 +197,8 @@ def test_04_default_run_states_no_false_claim():
     # 默认设置（讲义印出来的那组）下，04 脚本的每一句观察都成立
     p = cached_run(S04)
     assert p.returncode == 0, p.stderr
-    assert "本次不成立" not in p.stdout
+    assert "【本次不成立】" not in p.stdout                 # 标记本身（"可以试试"里提到它时不带括号）
+    assert "本次不成立" not in p.stdout.split("\n可以试试：\n")[0]
 
 
 def seed_rows(stdout):

@@ -186,8 +186,8 @@ def obs_cases():
                                               {3: 160, 6: 200, 12: 230}),
          ({3: 24000, 6: 25000, 12: 27000}, {3: 14, 6: 2, 12: 4}, {3: 160, 6: 200, 12: 230}), "24,000"),
         ("03 spread", s03.obs_spread, (2, 49, 6), (50, 49, 6), "50"),
-        ("03 greedy", s03.obs_greedy, ({**pol, "best": 19, "uniform": 300, "tournament": 200, "islands": 190}, pol, pol),
-         ({**pol, "best": 250, "uniform": 300, "tournament": 200, "islands": 190}, pol, pol), "永远挑最好的 250"),
+        ("03 greedy", s03.obs_greedy, ({**pol, "best": 19, "uniform": 300, "tournament": 200, "islands": 190}, pol, pol, pol),
+         ({**pol, "best": 250, "uniform": 300, "tournament": 200, "islands": 190}, pol, pol, pol), "永远挑最好的 250"),
         ("03 lineage", s03.obs_lineage, (chain_ok,), (chain_bad,), "2 次修改"),
         ("06 vs expert", s06.obs_vs_expert, (False, {"random": (1.1, 1.05), "by_model": (1.1, 1.02)}, "e"),
          (False, {"random": (1.1, 1.05), "by_model": (1.1, 0.98)}, "e"), "0.980×"),
@@ -214,10 +214,12 @@ def test_policy_finding_says_who_ties_and_who_does_not():
     assert "和岛屿模型打平" in tie and "比岛屿模型更好" in tie and "比岛屿模型更差" in tie and "发现" in tie
     assert "均匀挑（1.275×）和岛屿模型打平" in tie and "永远挑最好的（1.200×）比岛屿模型更差" in tie
     hurt = s03.obs_greedy(dict(best=19, uniform=300, tournament=200, islands=190),
-                          dict(best=1.20, uniform=1.26, tournament=1.29, islands=1.27), dict(best=600, islands=300))
-    assert hurt.ok and "吃了亏（1.200× 对岛屿模型 1.270×）" in str(hurt)
+                          dict(best=1.20, uniform=1.26, tournament=1.29, islands=1.27), dict(best=600, islands=300),
+                          dict(best=1.19, uniform=1.25, tournament=1.28, islands=1.26))
+    assert hurt.ok and "吃了亏（中位数 1.200× 对岛屿模型 1.270×" in str(hurt)
     fine = s03.obs_greedy(dict(best=19, uniform=300, tournament=200, islands=190),
-                          dict(best=1.265, uniform=1.26, tournament=1.29, islands=1.27), dict(best=600, islands=300))
+                          dict(best=1.265, uniform=1.26, tournament=1.29, islands=1.27), dict(best=600, islands=300),
+                          dict(best=1.26, uniform=1.25, tournament=1.28, islands=1.26))
     assert "没有吃亏" in str(fine)
     worse = s03.policy_finding(dict(best=1.20, uniform=1.21, tournament=1.22, islands=1.28))
     assert "打平" not in worse.split("（相差")[0] and "发现" not in worse

@@ -35,6 +35,11 @@ N_ISLANDS = 4
 ISLAND_SIZE = 8
 MIGRATE_EVERY = 100
 N_INSPIRATIONS = 2
+# 演示脚本的命令行上限（argparse 检查，超了说一句话、退出码 2）：比默认大两三个数量级，手滑多敲几个 0 才会碰到。
+# 预算 100,000 的一次进化在 2 核的机器上约半分钟、一两百 MB 内存；再大就要等很久、内存也跟着涨。
+MAX_BUDGET = 100_000     # --budget（02 的 --after 也是它）：一次进化最多提出多少个程序
+MAX_SEEDS = 1000         # --seeds：最多跑几个种子
+MAX_JOBS = 64            # --jobs：最多几个进程
 
 
 # 岛里名次 r（从 0 数）的程序被挑中的权重 1/(r+1)；RANK_CDF[n] 是 n 个程序时的累积分布

@@ -1,0 +1,129 @@
+"""02 的"看进化后期的一步"（--after 500）：演示 2 里一次新修改都提不出来的种类，表下面说出原因（从父程序的规则数和
+MockLLM 的上限算出来）；默认运行的建议先替学生跑过，说的父程序分数、提不出新修改的种类、演示 2 的观察 1 成不成立，
+和真的照着跑的那次一致（两个分支：--after 500 时不成立，--after 1000 时成立——都从那次运行的数据判断，不抄结果）。"""
+
+import importlib.util
+import os
+import re
+import sys
+
+import pytest
+
+from conftest import run_concurrently
+from evolve import EXPERT, Config, Program, Rule
+from evolve.mock_llm import MAX_RULES, Prompt
+from printed import find, find_table, section
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = "lecture14/02_llm_proposal.py"
+MARK = "【本次不成立】"
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("proposal_02_late", os.path.join(ROOT, SCRIPT))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+s02 = load()
+RUNS = {"default": [], "500": ["--after", "500"], "1000": ["--after", "1000"]}
+
+
+@pytest.fixture(scope="module")
+def outputs():
+    done = run_concurrently(*([sys.executable, SCRIPT, *a] for a in RUNS.values()), timeout=180)
+    for name, p in zip(RUNS, done):
+        assert p.returncode == 0 and "Traceback" not in p.stderr, (name, p.stderr[-2000:])
+    return {name: p.stdout for name, p in zip(RUNS, done)}
+
+
+def flat(text):
+    return re.sub(r"\s+", "", text)
+
+
+def idle_kinds(stdout):
+    """演示 2 第二张表里"和父程序一样"是 100% 的种类。"""
+    t = find_table(section(stdout, "演示 2"), "和父程序一样")
+    col = t.col("和父程序一样")
+    return [r[0] for r in t.rows if r[col] == "100%"]
+
+
+def parent(stdout):
+    m = find(r"父程序就是演示 1 的那个（(\d+) 条规则，分数 ([\d.]+)×）", section(stdout, "演示 2"))
+    return int(m[1]), m[2]
+
+
+def demo2_failed(stdout):
+    return MARK in section(stdout, "演示 2").split("观察：", 1)[1]
+
+
+@pytest.mark.parametrize("run", list(RUNS))
+def test_table_explains_kinds_that_proposed_nothing_new(outputs, run):
+    out = section(outputs[run], "演示 2")
+    idle = idle_kinds(outputs[run])
+    rules, _ = parent(outputs[run])
+    note = re.search(r"（([a-z_、]+) 提了 \d+ 次，每次都是没想到新的修改[^）]*(?:）[^）]*)*?。）", out.replace("\n", ""))
+    if not idle:
+        assert "没想到新的修改、子程序和父程序一样" not in flat(out)
+        return
+    assert note, out
+    assert sorted(note[1].split("、")) == sorted(idle)
+    if rules >= MAX_RULES and set(idle) <= {"add_rule", "crossover"}:
+        assert f"已经有{rules}条规则" in flat(note[0]) and f"MAX_RULES={MAX_RULES}" in flat(note[0])
+
+
+@pytest.mark.parametrize("printer,target", [("default", "500"), ("500", "1000")])
+def test_late_suggestion_says_what_the_student_will_see(outputs, printer, target):
+    text = flat(outputs[printer].split("可以试试：", 1)[1])
+    cmd = f"python3lecture14/02_llm_proposal.py--after{target}"
+    assert cmd in text
+    item = text.split(cmd)[0].rsplit("看进化后期的一步", 1)[1]
+    rules, score = parent(outputs[target])
+    assert f"父程序的分数是{score}×" in item and f"{rules}条规则" in item
+    assert f"这次{parent(outputs[printer])[1]}×" in item
+    idle = idle_kinds(outputs[target])
+    if idle:
+        assert f"{'、'.join(idle)}一次新修改都提不出来" in item
+    else:
+        assert "一次新修改都提不出来" not in item
+    if demo2_failed(outputs[target]):
+        assert "观察1在那里会被标成\"本次不成立\"" in item and "也成立" not in item
+    else:
+        assert "观察1在那里也成立" in item and "本次不成立" not in item
+    assert MARK not in outputs[printer].split("可以试试：", 1)[1]       # 建议里不出现标记本身
+
+
+def test_02_never_suggests_itself():
+    for args in ([], ["--after", "500"], ["--seed", "3"], ["--seed", "3", "--after", "500"]):
+        a = s02.parse_args(args)
+        a.parent_score = None
+        for _, cmd in s02.suggestions(a):
+            if "02_llm" in cmd:
+                b = s02.parse_args(cmd.split()[2:])
+                assert (b.seed, b.after) != (a.seed, a.after), (args, cmd)
+
+
+def test_why_nothing_new_is_computed_from_the_parent():
+    full = Program(tuple(Rule((("M", 2 ** k),), Config(16, 32, 256, 2, 4, 8)) for k in range(MAX_RULES)), EXPERT.default)
+    prompt = Prompt("", full, 1.0, (), ())
+    assert f"已经有 {MAX_RULES} 条规则" in s02.why_nothing_new("add_rule", prompt)
+    small = Program(EXPERT.rules[:1], EXPERT.default)
+    bare = Prompt("", small, 1.0, (), ())
+    assert "灵感程序里没有一条规则可借" in s02.why_nothing_new("crossover", bare)
+    assert "上限" not in s02.why_nothing_new("add_rule", bare)
+    stats = {op: dict(n=10, better=0, bad=0, same=10 if op in ("add_rule", "crossover") else 0) for op in s02.OPS}
+    note = s02.nothing_new_note(stats, prompt)
+    assert note.startswith("（add_rule、crossover 提了") and f"MAX_RULES = {MAX_RULES}" in note
+    assert s02.nothing_new_note({op: dict(n=10, better=1, bad=0, same=3) for op in s02.OPS}, prompt) is None
+
+
+def test_valley_sentence_prints_the_table_cells(outputs):
+    # 山谷那句的分数和表里那两格印得一样（同样的位数），不是表里 1.0182×、句子里 1.018×
+    out = section(outputs["default"], "演示 3")
+    t = find_table(out, "专家的默认分支换成")
+    col = t.col("分数")
+    m = find(r"（分数 ([\d.]+×) → ([\d.]+×)）", out.split("观察：", 1)[1])
+    assert (m[1], m[2]) == (t.rows[0][col], t.rows[-1][col])
+    m = find(r"能启动，但 ([\d.]+×) 不比起点好", out.split("观察：", 1)[1])
+    assert m[1] == t.rows[2][col]

@@ -1,0 +1,143 @@
+"""03 的句子和它旁边的表：句子里的每个数都要和表里那一格印得一模一样（同一个值、同样的舍入），不能表里是 4.5、
+句子里是 4；演示 2 的"没有吃亏"不能只看中位数——最差的种子差得多时句子要说出来。默认运行和 --seeds 6（03 的
+"可以试试 1"）都查；判断用的是从表里读出来的数，不抄印出来的结果。"""
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import run_concurrently
+from printed import find_table, numbers, observations, section
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = "lecture14/03_cascade_and_database.py"
+RUNS = {"default": [], "seeds6": ["--seeds", "6"]}
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("cascade_03_sentences", os.path.join(ROOT, SCRIPT))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+s03 = load()
+
+
+@pytest.fixture(scope="module")
+def outputs():
+    done = run_concurrently(*([sys.executable, SCRIPT, *args] for args in RUNS.values()), timeout=180)
+    out = {}
+    for name, p in zip(RUNS, done):
+        assert p.returncode == 0, p.stderr
+        out[name] = p.stdout
+    return out
+
+
+def joined(text):
+    return re.sub(r"\n\s*", "", text)
+
+
+@pytest.mark.parametrize("run", list(RUNS))
+def test_demo1_sentences_print_the_table_cells(outputs, run):
+    body = section(outputs[run], "演示 1")
+    t = find_table(body, "其中错杀")
+    cell = lambda label, col: t.row(label)[t.col(col)]                       # noqa: E731
+    n = s03.N_PROBE
+    spread = lambda k: f"{k} 个，按 M 均匀取"                                  # noqa: E731
+    rnd = lambda k: f"{k} 个，随机取"                                         # noqa: E731
+    obs = [joined(o) for o in observations(body)]
+    assert len(obs) == 3
+    # 观察 3：默认个数的两种取法，和别的个数下的两种取法
+    m = re.search(rf"{n}个探针（04的默认）按M均匀取，错杀(\S+?)个；随机取(\S+?)个", obs[2].replace(" ", ""))
+    assert m, obs[2]
+    assert (m[1], m[2]) == (cell(spread(n), "其中错杀"), cell(rnd(n), "其中错杀")), (m.groups(), obs[2])
+    others = re.findall(r"(\d+)个探针均匀取错杀([\d.,]+)、随机取([\d.,]+)", obs[2].replace(" ", ""))
+    assert sorted(int(k) for k, _, _ in others) == sorted(k for k in s03.PROBES[1:] if k != n)
+    for k, a, b in others:
+        assert (a, b) == (cell(spread(k), "其中错杀"), cell(rnd(k), "其中错杀")), (k, a, b, obs[2])
+    # 观察 2：淘汰、内核、错杀
+    flat2 = obs[1].replace(" ", "")
+    m = re.search(rf"3个探针只淘汰(\S+?)个（{n}个淘汰(\S+?)个）.*内核反而跑了(\S+?)次；{n}个探针(\S+?)次.*（(\S+?)对(\S+?)）。"
+                  r"12个探针.*翻倍，(\S+?)次", flat2)
+    assert m, obs[1]
+    assert m.groups() == (cell(spread(3), "探针淘汰"), cell(spread(n), "探针淘汰"), cell(spread(3), "跑了几次内核"),
+                          cell(spread(n), "跑了几次内核"), cell(spread(n), "其中错杀"), cell(spread(3), "其中错杀"),
+                          cell(spread(12), "跑了几次内核")), (m.groups(), obs[1])
+    # 观察 1：内核次数和分数
+    flat1 = obs[0].replace(" ", "")
+    m = re.search(rf"{n}个探针时跑了(\S+?)次，不用级联(\S+?)次.*（(\S+?)对(\S+?)）", flat1)
+    assert m, obs[0]
+    assert (m[1], m[2]) == (cell(spread(n), "跑了几次内核"), cell("不用级联", "跑了几次内核"))
+    assert (m[3], m[4]) == (cell(spread(n), "最后的分数").split()[0], cell("不用级联", "最后的分数").split()[0])
+
+
+def greedy_expectation(t):
+    """从表里读：永远挑最好的和岛屿模型的中位数、最差的种子；按 03 的 TIE 判断句子该怎么说。"""
+    col = t.col("训练形状")
+    best, isl = t.row("永远挑最好的")[col], t.row("岛屿模型")[col]
+    (bm, blo, _), (im, ilo, _) = numbers(best), numbers(isl)
+    med_ok = bm / im - 1 >= -s03.TIE
+    low_ok = blo / ilo - 1 >= -s03.TIE
+    return best, isl, med_ok, low_ok
+
+
+@pytest.mark.parametrize("run", list(RUNS))
+def test_demo2_greedy_sentence_agrees_with_median_and_worst_seed(outputs, run):
+    body = section(outputs[run], "演示 2")
+    t = find_table(body, "当过父程序的不同程序")
+    best, isl, med_ok, low_ok = greedy_expectation(t)
+    obs = [joined(o) for o in observations(body)]
+    greedy = next(o for o in obs if o.startswith("永远挑最好的最贪心"))
+    flat = greedy.replace(" ", "")
+    med_b, lo_b = best.split()[0], best.split()[1].strip("(").split("–")[0]
+    med_i, lo_i = isl.split()[0], isl.split()[1].strip("(").split("–")[0]
+    assert f"中位数{med_b}对岛屿模型{med_i}" in flat, (best, isl, greedy)
+    assert f"最差的种子{lo_b}对岛屿模型{lo_i}" in flat, (best, isl, greedy)
+    if med_ok and low_ok:
+        assert "没有吃亏" in flat and "卡在" not in flat and "吃了亏" not in flat
+    elif med_ok:
+        assert "看中位数，这样窄的搜索没有吃亏" in flat and "卡在" in flat
+    else:
+        assert "吃了亏" in flat and "没有吃亏" not in flat
+    finding = obs[0].replace(" ", "")
+    if not low_ok and med_ok:                                   # 观察 1 也不能再说"陷阱也许不多"
+        assert "陷阱也许不多" not in finding and f"永远挑最好的{lo_b}" in finding, finding
+
+
+@pytest.mark.parametrize("worst,expect,absent", [
+    (dict(best=1.25, uniform=1.25, tournament=1.25, islands=1.25), "这样窄的搜索没有吃亏", "卡在"),  # 都打平
+    (dict(best=1.16, uniform=1.25, tournament=1.25, islands=1.22), "看中位数，这样窄的搜索没有吃亏", "也许不多"),
+    # ↑ 中位数打平，最差的种子差得多
+])
+def test_greedy_verdict_branches(worst, expect, absent):
+    scores = dict(best=1.256, uniform=1.252, tournament=1.265, islands=1.253)
+    o = str(s03.obs_greedy(dict(best=20, uniform=300, tournament=200, islands=230), scores,
+                           dict(best=700, islands=250), worst))
+    finding = s03.policy_finding(scores, worst)
+    assert expect in o and f"最差的种子 {worst['best']:.3f}× 对岛屿模型 {worst['islands']:.3f}×" in o
+    if "看中位数" in expect:
+        assert "卡在" in o and "陷阱也许不多" not in finding and f"永远挑最好的 {worst['best']:.3f}×" in finding
+    else:
+        assert "卡在" not in o and "陷阱也许不多" in finding
+    hurt = str(s03.obs_greedy(dict(best=20, uniform=300, tournament=200, islands=230),
+                              dict(scores, best=1.20), dict(best=700, islands=250), worst))
+    assert "吃了亏" in hurt and "没有吃亏" not in hurt
+
+
+@pytest.mark.parametrize("args", [[], ["--seeds", "6"], ["--budget", "3000", "--seeds", "2"], ["--quick"],
+                                  ["--seeds", str(s03.MAX_SEEDS)], ["--budget", str(s03.MAX_BUDGET)]])
+def test_03_never_suggests_the_run_that_printed_it(args):
+    a = s03.parse_args(args)
+    me = s03.parse_args([])
+    for _, cmd in s03.suggestions(a):
+        if "03_cascade" not in cmd:
+            continue
+        b = s03.parse_args(cmd.split()[2:])
+        assert (b.budget, b.seeds) != (a.budget, a.seeds), (args, cmd)
+        assert b.budget == a.budget or b.seeds == a.seeds, (args, cmd)    # 只改一样
+    assert me.budget == s03.BUDGET
