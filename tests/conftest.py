@@ -124,17 +124,27 @@ _RUNS: dict = {}
 _RUNS_LOCK = threading.Lock()
 
 
-def _run_key(args, env, cwd, instance=1):
-    """缓存的键：完整的命令行（sys.executable 之后的参数，原样）、工作目录、和 os.environ 不同的环境变量
-    （测试改的、删的都算：MINI_ALPHAEVOLVE_EXPERT、PATH、NO_COLOR……任何会改变输出的东西都在键里）。"""
-    if env is None:
-        delta = ()
-    else:                                                       # PYTEST_CURRENT_TEST：pytest 自己的记号（每个测试
-        ignore = {"PYTEST_CURRENT_TEST"}                        # 不同，脚本不读它），不算在键里
-        changed = tuple(sorted((k, v) for k, v in env.items() if os.environ.get(k) != v and k not in ignore))
-        removed = tuple(sorted(k for k in os.environ if k not in env and k not in ignore))
-        delta = (changed, removed)
-    return tuple(str(a) for a in args), str(cwd), delta, instance
+# 测试会话开始时的环境（上面已经设好 MINI_ALPHAEVOLVE_EXPERT）。缓存的键里记的是和它不同的环境变量；后台预跑
+# 用的就是它——而不是跑的那一刻的 os.environ：那时主线程上的测试可能正用 monkeypatch 改着 COLUMNS、NO_COLOR。
+_BASE_ENV = dict(os.environ)
+_NOT_IN_KEY = {"PYTEST_CURRENT_TEST"}                  # pytest 自己的记号：每个测试不同，脚本不读它
+
+
+def _full_env(env, background=False) -> dict:
+    """子进程真正拿到的环境：给了就是它；没给时，测试里是此刻的 os.environ（和 subprocess 一样继承，测试
+    monkeypatch 过的也算），后台预跑是会话开始时的环境。"""
+    if env is not None:
+        return dict(env)
+    return dict(_BASE_ENV) if background else dict(os.environ)
+
+
+def _run_key(args, env: dict, cwd, instance=1):
+    """缓存的键：完整的命令行（sys.executable 之后的参数，原样）、工作目录、子进程的环境里和会话开始时不同的
+    变量（测试改的、加的、删的都算：MINI_ALPHAEVOLVE_EXPERT、PATH、NO_COLOR、COLUMNS……任何会改变输出的东西都在
+    键里），和 instance（同一条命令另外跑的第几次）。"""
+    changed = tuple(sorted((k, v) for k, v in env.items() if _BASE_ENV.get(k) != v and k not in _NOT_IN_KEY))
+    removed = tuple(sorted(k for k in _BASE_ENV if k not in env and k not in _NOT_IN_KEY))
+    return tuple(str(a) for a in args), str(cwd), (changed, removed), instance
 
 
 def _execute(args, env, cwd, timeout):
@@ -163,6 +173,7 @@ def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, instance=1, _b
     只给"同样的参数、同样的输出"的确定性运行用。要比两次独立运行的测试，第二次用 instance=2（缓存里单独的一项：
     同一条命令另外跑的一次，也可以在后台先跑）或 run_script_fresh（不进缓存）。
     每次返回一个新的 CompletedProcess（字段是不可变的 str / bytes）：一个测试改不到别的测试拿到的结果。"""
+    env = _full_env(env, _background)
     key = _run_key(args, env, cwd, instance)
     with _RUNS_LOCK:
         if not _background:
@@ -213,7 +224,7 @@ def prefetch(*commands, max_parallel=4):
                 pass
     for c in commands:
         args, kw = (c[0], c[1]) if len(c) == 2 and isinstance(c[1], dict) else (c, {})
-        if _run_key(args, kw.get("env"), kw.get("cwd", ROOT), kw.get("instance", 1)) in _RUNS:
+        if _run_key(args, _full_env(kw.get("env")), kw.get("cwd", ROOT), kw.get("instance", 1)) in _RUNS:
             continue
         t = threading.Thread(target=one, args=(tuple(args), kw), daemon=True)
         t.start()
@@ -276,7 +287,8 @@ class _Background:
                 args, kw = self.queue.pop(0)
                 self.idle.clear()
             try:
-                if _run_key(args, kw.get("env"), kw.get("cwd", ROOT), kw.get("instance", 1)) not in _RUNS:
+                key = _run_key(args, _full_env(kw.get("env"), True), kw.get("cwd", ROOT), kw.get("instance", 1))
+                if key not in _RUNS:
                     run_script(*args, **kw, _background=True)
             except Exception:                           # noqa: BLE001  出错的由真正用它的测试再跑、报出来
                 pass
