@@ -82,11 +82,9 @@ def pytest_terminal_summary(terminalreporter):
     note = student_expert_note()
     if note:
         terminalreporter.write_line(note)
-    if os.environ.get("TESTS_PREFETCH_REPORT"):          # 维护 PREFETCH 时用：后台跑了、却没有测试要的命令
+    if os.environ.get("TESTS_PREFETCH_REPORT"):          # 维护 PREFETCH 时用：预跑了、却没有测试要的命令
         for key in sorted(set(_RUNS) - _REQUESTED):
-            terminalreporter.write_line(f"后台预跑了、但没有测试用到：{key}")
-        if _BACKGROUND.finished is not None:
-            terminalreporter.write_line(f"后台预跑在收集完测试 {_BACKGROUND.finished - _BACKGROUND.started:.1f} 秒后做完")
+            terminalreporter.write_line(f"预跑了、但没有测试用到：{key}")
 
 
 @pytest.fixture(scope="session")
@@ -124,15 +122,15 @@ _RUNS: dict = {}
 _RUNS_LOCK = threading.Lock()
 
 
-# 测试会话开始时的环境（上面已经设好 MINI_ALPHAEVOLVE_EXPERT）。缓存的键里记的是和它不同的环境变量；后台预跑
-# 用的就是它——而不是跑的那一刻的 os.environ：那时主线程上的测试可能正用 monkeypatch 改着 COLUMNS、NO_COLOR。
+# 测试会话开始时的环境（上面已经设好 MINI_ALPHAEVOLVE_EXPERT）。缓存的键里记的是和它不同的环境变量；预跑（PREFETCH）
+# 用的就是它——而不是那一刻的 os.environ：那时可能有测试的 monkeypatch 还改着 COLUMNS、NO_COLOR。
 _BASE_ENV = dict(os.environ)
 _NOT_IN_KEY = {"PYTEST_CURRENT_TEST"}                  # pytest 自己的记号：每个测试不同，脚本不读它
 
 
 def _full_env(env, background=False) -> dict:
     """子进程真正拿到的环境：给了就是它；没给时，测试里是此刻的 os.environ（和 subprocess 一样继承，测试
-    monkeypatch 过的也算），后台预跑是会话开始时的环境。"""
+    monkeypatch 过的也算），预跑（PREFETCH）是会话开始时的环境。"""
     if env is not None:
         return dict(env)
     return dict(_BASE_ENV) if background else dict(os.environ)
@@ -150,12 +148,10 @@ def _run_key(args, env: dict, cwd, instance=1):
 def _execute(args, env, cwd, timeout):
     p = subprocess.Popen([sys.executable, *map(str, args)], cwd=cwd, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, start_new_session=True)
-    _LIVE.add(p)
     try:
         out, err = p.communicate(timeout=timeout)
         return subprocess.CompletedProcess(p.args, p.returncode, out, err)
     finally:                                                    # 超时或出错也不留下脚本和它的后台 worker
-        _LIVE.discard(p)
         stop_group(p)
 
 
@@ -171,7 +167,7 @@ def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, instance=1, _b
     """python（sys.executable）带 args 跑一次，返回 subprocess.CompletedProcess（text=True 时是字符串）。
     同样的命令行、工作目录和环境在整个测试会话里只真正跑一次（几个测试文件共用；并发请求同一条时等先来的那次）：
     只给"同样的参数、同样的输出"的确定性运行用。要比两次独立运行的测试，第二次用 instance=2（缓存里单独的一项：
-    同一条命令另外跑的一次，也可以在后台先跑）或 run_script_fresh（不进缓存）。
+    同一条命令另外跑的一次，也可以预跑）或 run_script_fresh（不进缓存）。
     每次返回一个新的 CompletedProcess（字段是不可变的 str / bytes）：一个测试改不到别的测试拿到的结果。"""
     env = _full_env(env, _background)
     key = _run_key(args, env, cwd, instance)
@@ -219,7 +215,7 @@ def prefetch(*commands, max_parallel=4):
     def one(args, kw):
         with sem:
             try:
-                run_script(*args, **kw)
+                run_script(*args, **kw, _background=True)
             except Exception:                                   # noqa: BLE001  出错的由真正用它的测试再跑、报出来
                 pass
     for c in commands:
@@ -245,118 +241,26 @@ def no_numpy_path(tmp_path_factory):
     return f"{bindir}{os.pathsep}{os.environ['PATH']}"
 
 
-# ---------------------------------------------------------------- 后台预跑
+# ---------------------------------------------------------------- 每个测试文件开头先同时跑它要的脚本
 #
 # 测试文件可以在模块里写 PREFETCH = [命令, ...]（和 prefetch 的参数一样：参数元组，或 (参数元组, dict(env=..., cwd=...))），
-# 列出它会用 run_script 跑的确定性命令。收集完测试以后，一个后台线程按测试文件的顺序一条一条地先跑这些命令、放进
-# run_script 的缓存：主进程在跑只用 CPU 的测试（性质测试、解析器）时，另一个核在跑后面的测试要的脚本。结果和测试
-# 自己跑的一样（同样的命令、同样的环境；缓存的键里有全部参数、工作目录和环境）；测试要的命令后台还没开始跑，测试就
-# 自己跑，后台跳过它。量时间的测试（Ctrl-C、超时）跑的时候后台停下，并等正在跑的那条跑完，不和它们抢 CPU。
+# 列出它会用 run_script 跑的确定性命令。这个文件的第一个测试开始之前，这些命令两条两条地同时跑完、放进 run_script
+# 的缓存（2 核上比一条条跑快；结果一样：同样的命令、同样的环境，缓存的键里有全部参数、工作目录和环境）。
+# 只在两个测试之间跑，从不和测试同时跑：量时间的测试（Ctrl-C、超时）不会被它抢 CPU。
+# TESTS_NO_PREFETCH=1 关掉（想看每个测试自己跑要多久时）。
 
-_LIVE: set = set()                                     # 正在跑的 run_script 子进程：会话结束时还在跑的杀掉
-
-
-class _Background:
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.queue: list = []
-        self.go = threading.Event()
-        self.go.set()
-        self.idle = threading.Event()
-        self.idle.set()
-        self.stopped = False
-        self.thread = None
-        self.started = self.finished = None
-
-    def start(self, commands):
-        self.queue = list(commands)
-        self.started = time.monotonic()
-        if self.queue:
-            self.thread = threading.Thread(target=self._loop, name="prefetch", daemon=True)
-            self.thread.start()
-
-    def _loop(self):
-        while True:
-            self.go.wait()
-            with self.lock:
-                if self.stopped or not self.queue:
-                    self.finished = time.monotonic()
-                    return
-                if not self.go.is_set():
-                    continue
-                args, kw = self.queue.pop(0)
-                self.idle.clear()
-            try:
-                key = _run_key(args, _full_env(kw.get("env"), True), kw.get("cwd", ROOT), kw.get("instance", 1))
-                if key not in _RUNS:
-                    run_script(*args, **kw, _background=True)
-            except Exception:                           # noqa: BLE001  出错的由真正用它的测试再跑、报出来
-                pass
-            finally:
-                self.idle.set()
-
-    def pause(self):
-        with self.lock:
-            self.go.clear()
-        self.idle.wait()
-
-    def resume(self):
-        self.go.set()
-
-    def stop(self):
-        with self.lock:
-            self.stopped = True
-            self.queue.clear()
-        self.go.set()
-        for p in list(_LIVE):                          # 会话结束（或被 Ctrl-C 打断）：正在跑的那条不再等；
-            try:                                       # 收尸、关管道由跑它的线程做
-                os.killpg(p.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        if self.thread is not None:
-            self.thread.join(timeout=10)
-
-
-_BACKGROUND = _Background()
-
-# 量时间的测试：它们跑的时候后台停下
-_TIMED_FILES = {"test_interrupt.py", "test_stop_group.py", "test_runner_reaps_children.py"}
-_TIMED_WORDS = ("ctrl_c", "slower_than_the_timeout", "propose_many_keeps", "stops_workers")   # 上限在一两秒的
-
-
-def _timed(item) -> bool:
-    return os.path.basename(str(item.fspath)) in _TIMED_FILES or any(w in item.name for w in _TIMED_WORDS)
+_PREFETCHED: set = set()
 
 
 def _normalise(c):
     return (tuple(c[0]), dict(c[1])) if len(c) == 2 and isinstance(c[1], dict) else (tuple(c), {})
 
 
-def pytest_collection_finish(session):
-    if os.environ.get("TESTS_NO_PREFETCH"):                # 想看每个测试自己跑要多久时关掉后台预跑
+def pytest_runtest_setup(item):
+    module = getattr(item, "module", None)
+    if module is None or id(module) in _PREFETCHED or os.environ.get("TESTS_NO_PREFETCH"):
         return
-    commands, seen = [], set()
-    for item in session.items:
-        module = getattr(item, "module", None)
-        if module is None or id(module) in seen:
-            continue
-        seen.add(id(module))
-        commands += [_normalise(c) for c in getattr(module, "PREFETCH", ())]
-    _BACKGROUND.start(commands)
-
-
-def pytest_sessionfinish(session):
-    _BACKGROUND.stop()
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    """量时间的测试（Ctrl-C 一秒内停下、超时）跑的时候后台预跑停下，跑完再接着（下一个也量时间时不接着：
-    不然每个都要等后台刚开始的那条跑完）。"""
-    if _timed(item):
-        _BACKGROUND.pause()
-    try:
-        yield
-    finally:
-        if nextitem is None or not _timed(nextitem):
-            _BACKGROUND.resume()
+    _PREFETCHED.add(id(module))
+    commands = [_normalise(c) for c in getattr(module, "PREFETCH", ())]
+    if commands:
+        prefetch(*commands, max_parallel=2)

@@ -29,8 +29,8 @@ def test_environment_cwd_and_instance_make_separate_runs(tmp_path, monkeypatch):
     assert run_script(*SHOW).stdout.split()[0] == "y"
 
 
-def test_background_runs_use_the_session_environment(monkeypatch):
-    # 后台预跑不继承主线程上的测试此刻 monkeypatch 的环境：COLUMNS 这类会改变输出的变量不会混进缓存
+def test_prefetched_runs_use_the_session_environment(monkeypatch):
+    # 预跑（PREFETCH）不继承测试此刻 monkeypatch 的环境：COLUMNS 这类会改变输出的变量不会混进缓存
     monkeypatch.setenv("RUN_SCRIPT_PROBE", "z")
     out = run_script("-c", "import os; print(os.environ.get('RUN_SCRIPT_PROBE'))", _background=True).stdout
     assert out.strip() == "None"
