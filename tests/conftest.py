@@ -82,6 +82,9 @@ def pytest_terminal_summary(terminalreporter):
     note = student_expert_note()
     if note:
         terminalreporter.write_line(note)
+    if os.environ.get("TESTS_PREFETCH_REPORT"):          # 维护 PREFETCH 时用：预跑了、却没有测试要的命令
+        for key in sorted(set(_RUNS) - _REQUESTED):
+            terminalreporter.write_line(f"预跑了、但没有测试用到：{key}")
 
 
 @pytest.fixture(scope="session")
@@ -96,3 +99,168 @@ def train():
     """默认的配对随机划分的训练形状。"""
     from evolve import all_shapes, split_shapes
     return split_shapes(all_shapes())[0]
+
+
+# ---------------------------------------------------------------- 共用的脚本运行（整个测试会话只跑一次）
+
+import locale                                                   # noqa: E402
+import subprocess                                               # noqa: E402
+import threading                                                # noqa: E402
+import time                                                     # noqa: E402
+
+
+class _Run:
+    """缓存里的一项：结果（字节）和"跑完了"的事件；还没跑完时别的线程等它。"""
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.result = None
+        self.error = None
+
+
+_RUNS: dict = {}
+_RUNS_LOCK = threading.Lock()
+
+
+# 测试会话开始时的环境（上面已经设好 MINI_ALPHAEVOLVE_EXPERT）。缓存的键里记的是和它不同的环境变量；预跑（PREFETCH）
+# 用的就是它——而不是那一刻的 os.environ：那时可能有测试的 monkeypatch 还改着 COLUMNS、NO_COLOR。
+_BASE_ENV = dict(os.environ)
+_NOT_IN_KEY = {"PYTEST_CURRENT_TEST"}                  # pytest 自己的记号：每个测试不同，脚本不读它
+
+
+def _full_env(env, background=False) -> dict:
+    """子进程真正拿到的环境：给了就是它；没给时，测试里是此刻的 os.environ（和 subprocess 一样继承，测试
+    monkeypatch 过的也算），预跑（PREFETCH）是会话开始时的环境。"""
+    if env is not None:
+        return dict(env)
+    return dict(_BASE_ENV) if background else dict(os.environ)
+
+
+def _run_key(args, env: dict, cwd, instance=1):
+    """缓存的键：完整的命令行（sys.executable 之后的参数，原样）、工作目录、子进程的环境里和会话开始时不同的
+    变量（测试改的、加的、删的都算：MINI_ALPHAEVOLVE_EXPERT、PATH、NO_COLOR、COLUMNS……任何会改变输出的东西都在
+    键里），和 instance（同一条命令另外跑的第几次）。"""
+    changed = tuple(sorted((k, v) for k, v in env.items() if _BASE_ENV.get(k) != v and k not in _NOT_IN_KEY))
+    removed = tuple(sorted(k for k in _BASE_ENV if k not in env and k not in _NOT_IN_KEY))
+    return tuple(str(a) for a in args), str(cwd), (changed, removed), instance
+
+
+def _execute(args, env, cwd, timeout):
+    p = subprocess.Popen([sys.executable, *map(str, args)], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+    finally:                                                    # 超时或出错也不留下脚本和它的后台 worker
+        stop_group(p)
+
+
+def _decode(data: bytes) -> str:
+    """和 subprocess 的 text=True 一样：本地编码、统一换行。"""
+    return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
+
+
+_REQUESTED: set = set()                                # 测试真的要过的命令（TESTS_PREFETCH_REPORT 用）
+
+
+def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, instance=1, _background=False):
+    """python（sys.executable）带 args 跑一次，返回 subprocess.CompletedProcess（text=True 时是字符串）。
+    同样的命令行、工作目录和环境在整个测试会话里只真正跑一次（几个测试文件共用；并发请求同一条时等先来的那次）：
+    只给"同样的参数、同样的输出"的确定性运行用。要比两次独立运行的测试，第二次用 instance=2（缓存里单独的一项：
+    同一条命令另外跑的一次，也可以预跑）或 run_script_fresh（不进缓存）。
+    每次返回一个新的 CompletedProcess（字段是不可变的 str / bytes）：一个测试改不到别的测试拿到的结果。"""
+    env = _full_env(env, _background)
+    key = _run_key(args, env, cwd, instance)
+    with _RUNS_LOCK:
+        if not _background:
+            _REQUESTED.add(key)
+        entry = _RUNS.get(key)
+        mine = entry is None
+        if mine:
+            entry = _RUNS[key] = _Run()
+    if mine:
+        try:
+            entry.result = _execute(args, env, cwd, timeout)
+        except BaseException as e:                              # noqa: BLE001  超时等：这次报错，之后的请求重跑
+            with _RUNS_LOCK:
+                _RUNS.pop(key, None)
+            entry.error = e
+            entry.done.set()
+            raise
+        entry.done.set()
+    else:
+        entry.done.wait()
+        if entry.error is not None:
+            return run_script(*args, env=env, cwd=cwd, text=text, timeout=timeout, instance=instance)
+    r = entry.result
+    if text:
+        return subprocess.CompletedProcess(r.args, r.returncode, _decode(r.stdout), _decode(r.stderr))
+    return subprocess.CompletedProcess(r.args, r.returncode, r.stdout, r.stderr)
+
+
+def run_script_fresh(*args, env=None, cwd=ROOT, text=True, timeout=180):
+    """和 run_script 一样，但一定是一次新的、独立的运行（不进缓存）：比"两次运行字节相同"的第二次。"""
+    r = _execute(args, env, cwd, timeout)
+    if text:
+        return subprocess.CompletedProcess(r.args, r.returncode, _decode(r.stdout), _decode(r.stderr))
+    return r
+
+
+def prefetch(*commands, max_parallel=4):
+    """几条 run_script 的命令（参数元组，或 (参数元组, dict(env=..., cwd=...))）先同时跑完放进缓存：
+    结果和一条条跑一样，只是在 2 核上快一些。已经在缓存里（或正在跑）的不再跑。"""
+    threads = []
+    sem = threading.Semaphore(max_parallel)
+
+    def one(args, kw):
+        with sem:
+            try:
+                run_script(*args, **kw, _background=True)
+            except Exception:                                   # noqa: BLE001  出错的由真正用它的测试再跑、报出来
+                pass
+    for c in commands:
+        args, kw = (c[0], c[1]) if len(c) == 2 and isinstance(c[1], dict) else (c, {})
+        if _run_key(args, _full_env(kw.get("env")), kw.get("cwd", ROOT), kw.get("instance", 1)) in _RUNS:
+            continue
+        t = threading.Thread(target=one, args=(tuple(args), kw), daemon=True)
+        t.start()
+        threads.append(t)
+    for t in threads:
+        t.join()
+
+
+@pytest.fixture(scope="session")
+def no_numpy_path(tmp_path_factory):
+    """PATH 的最前面是一个没有 numpy 的 python3（不带 pip 的 venv；学生机器上的系统 python3）：编号脚本要自己改用
+    项目的 .venv 重新运行。整个测试会话共用一个（建 venv 要一两秒）；测试不改它。"""
+    venv = tmp_path_factory.mktemp("nonumpy") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    bindir = venv / "bin"
+    check = subprocess.run([str(bindir / "python3"), "-c", "import numpy"], capture_output=True)
+    assert check.returncode != 0, "这个 python3 不该有 numpy"
+    return f"{bindir}{os.pathsep}{os.environ['PATH']}"
+
+
+# ---------------------------------------------------------------- 每个测试文件开头先同时跑它要的脚本
+#
+# 测试文件可以在模块里写 PREFETCH = [命令, ...]（和 prefetch 的参数一样：参数元组，或 (参数元组, dict(env=..., cwd=...))），
+# 列出它会用 run_script 跑的确定性命令。这个文件的第一个测试开始之前，这些命令两条两条地同时跑完、放进 run_script
+# 的缓存（2 核上比一条条跑快；结果一样：同样的命令、同样的环境，缓存的键里有全部参数、工作目录和环境）。
+# 只在两个测试之间跑，从不和测试同时跑：量时间的测试（Ctrl-C、超时）不会被它抢 CPU。
+# TESTS_NO_PREFETCH=1 关掉（想看每个测试自己跑要多久时）。
+
+_PREFETCHED: set = set()
+
+
+def _normalise(c):
+    return (tuple(c[0]), dict(c[1])) if len(c) == 2 and isinstance(c[1], dict) else (tuple(c), {})
+
+
+def pytest_runtest_setup(item):
+    module = getattr(item, "module", None)
+    if module is None or id(module) in _PREFETCHED or os.environ.get("TESTS_NO_PREFETCH"):
+        return
+    _PREFETCHED.add(id(module))
+    commands = [_normalise(c) for c in getattr(module, "PREFETCH", ())]
+    if commands:
+        prefetch(*commands, max_parallel=2)

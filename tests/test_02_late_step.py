@@ -5,11 +5,10 @@ MockLLM 的上限算出来）；默认运行的建议先替学生跑过，说的
 import importlib.util
 import os
 import re
-import sys
 
 import pytest
 
-from conftest import run_concurrently
+from conftest import prefetch, run_script
 from evolve import EXPERT, Config, Program, Rule
 from evolve.mock_llm import MAX_RULES, Prompt
 from printed import find, find_table, section
@@ -30,9 +29,13 @@ s02 = load()
 RUNS = {"default": [], "500": ["--after", "500"], "1000": ["--after", "1000"]}
 
 
+PREFETCH = [(SCRIPT, *a) for a in RUNS.values()]     # conftest：收集完测试后在后台先跑（默认运行别的文件也用）
+
+
 @pytest.fixture(scope="module")
 def outputs():
-    done = run_concurrently(*([sys.executable, SCRIPT, *a] for a in RUNS.values()), timeout=180)
+    prefetch(*PREFETCH)                                       # 同时跑（conftest.run_script：整个会话只跑一次）
+    done = [run_script(SCRIPT, *a, timeout=180) for a in RUNS.values()]
     for name, p in zip(RUNS, done):
         assert p.returncode == 0 and "Traceback" not in p.stderr, (name, p.stderr[-2000:])
     return {name: p.stdout for name, p in zip(RUNS, done)}

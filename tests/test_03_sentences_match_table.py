@@ -5,12 +5,10 @@
 import importlib.util
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from conftest import run_concurrently
+from conftest import prefetch, run_script
 from printed import find_table, numbers, observations, section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,9 +26,13 @@ def load():
 s03 = load()
 
 
+PREFETCH = [(SCRIPT, *args) for args in RUNS.values()]     # conftest：收集完测试后在后台先跑（默认运行别的文件也用）
+
+
 @pytest.fixture(scope="module")
 def outputs():
-    done = run_concurrently(*([sys.executable, SCRIPT, *args] for args in RUNS.values()), timeout=180)
+    prefetch(*PREFETCH)                                       # 同时跑（conftest.run_script：整个会话只跑一次）
+    done = [run_script(SCRIPT, *args, timeout=180) for args in RUNS.values()]
     out = {}
     for name, p in zip(RUNS, done):
         assert p.returncode == 0, p.stderr

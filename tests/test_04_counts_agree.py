@@ -2,17 +2,16 @@
 They count different things (demo 2: every distinct program in the cache, the starting expert included; demo 4: the
 proposals that went to a full evaluation), so the one that includes the start must say so. Seen before: "完整评估过的
 568 个不同的程序" next to "在全部训练形状上评估 567 个程序" with nothing to tell them apart."""
-import os
 import re
-import subprocess
-import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import run_script
+
+COMMAND = ("lecture14/04_alphaevolve_tiling.py", "--budget", "60", "--seeds", "1", "--jobs", "1")
+PREFETCH = [COMMAND]                  # conftest：收集完测试后在后台先跑
 
 
 def test_full_evaluation_counts_agree_or_say_why():
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"), "--budget", "60",
-                        "--seeds", "1", "--jobs", "1"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    r = run_script(*COMMAND, timeout=120)
     assert r.returncode == 0, r.stderr
     flat = "".join(line.strip() for line in r.stdout.splitlines())       # undo the wrapping
     demo2 = re.search(r"完整评估过的 ?(\d+) ?个不同的程序(（含起点）)?", flat)

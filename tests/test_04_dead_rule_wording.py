@@ -1,19 +1,17 @@
 """simplify removes rules that can never be reached *and* rules that are reachable but redundant (the branches after
 them give the same config). 04 --seed 3 removes `if M <= 3072:` — reachable for 1537 <= M <= 3072 — and used to
 call it "死规则（永远走不到的规则）". The wording must cover what simplify really removed."""
-import os
-import subprocess
-import sys
 
 from evolve import parse
 from evolve.program import simplify
+from conftest import run_script
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COMMAND = ("lecture14/04_alphaevolve_tiling.py", "--seed", "3", "--seeds", "1", "--jobs", "1")
+PREFETCH = [COMMAND]                  # conftest：收集完测试后在后台先跑
 
 
 def test_removed_reachable_rule_is_not_called_unreachable():
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"), "--seed", "3",
-                        "--seeds", "1", "--jobs", "1"], capture_output=True, text=True, cwd=ROOT, timeout=180)
+    r = run_script(*COMMAND, timeout=180)
     assert r.returncode == 0, r.stderr
     out = r.stdout
     best_src = out.split("下面是它的原样")[1].split("# EVOLVE-BLOCK-START", 1)[1].split("# EVOLVE-BLOCK-END")[0]

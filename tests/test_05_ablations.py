@@ -5,10 +5,8 @@
 
 import importlib.util
 import os
-import subprocess
-import sys
 
-from conftest import run_concurrently
+from conftest import prefetch, run_script as cached_run
 from evolve import EXPERT, Evaluator, evolve
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -19,12 +17,13 @@ ab = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ab)                        # 文件名以数字开头，不能直接 import；导入时不打印、不跑进化
 
 
+PREFETCH = [("lecture14/05_ablations.py", "--quick", "--jobs", "1"), ("lecture14/05_ablations.py", "--quick", "--jobs", "2"),
+            ("lecture14/05_ablations.py",)]        # conftest：收集完测试后在后台先跑
+
+
 def run_script(*args):
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
-
-
-def run_scripts(*arg_lists):
-    return run_concurrently(*([sys.executable, SCRIPT, *args] for args in arg_lists), timeout=120)
+    """05 在仓库根运行（conftest.run_script：同样的命令整个测试会话只跑一次，别的测试文件也共用）。"""
+    return cached_run("lecture14/05_ablations.py", *args)
 
 
 # ---------------------------------------------------------------- 脚本
@@ -32,7 +31,8 @@ def run_scripts(*arg_lists):
 def test_quick_prints_every_variant_and_jobs_do_not_change_the_output():
     # --jobs 1 和 --jobs 2：退出码 0，第一行（印的是 --jobs）之后逐字节相同；五个变体的名字都在；用时只写到标准错误
     # （确定性测试：代码和它自己比。保留它，但它不是数字算得对的证据——那个见 test_printed_numbers_*.py。）
-    a, b = run_scripts(("--quick", "--jobs", "1"), ("--quick", "--jobs", "2"))          # 两个同时跑
+    prefetch(("lecture14/05_ablations.py", "--quick", "--jobs", "1"), ("lecture14/05_ablations.py", "--quick", "--jobs", "2"))
+    a, b = run_script("--quick", "--jobs", "1"), run_script("--quick", "--jobs", "2")   # 两个同时跑
     assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
     strip = lambda out: out.split("\n", 1)[1]                        # noqa: E731
     assert strip(a.stdout) == strip(b.stdout)

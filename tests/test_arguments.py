@@ -3,12 +3,10 @@
 
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from conftest import run_concurrently
+from conftest import prefetch, run_script
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS
 from runner import int_between
 from sched_lab import MAX_DIM
@@ -18,21 +16,11 @@ SCRIPTS = ["lecture10/01_config_space.py", "lecture13/01_timing_model.py", "lect
            "lecture14/05_ablations.py"]
 
 
-def run(script, *args):
-    return subprocess.run([sys.executable, script, *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
-
-
-_DONE = {}
-
-
 def outcome(script, *args):
-    """run(script, *args) 的结果。第一次调用时把这个文件里要跑的所有命令同时跑完（各是独立的子进程，结果和一个个
-    跑一样，只是在 2 核上快一些），之后从这里取。"""
-    if not _DONE:
-        keys = [(s, "--help") for s in SCRIPTS] + [(s, *a) for s, a, _ in BAD]
-        _DONE.update(zip(keys, run_concurrently(*([sys.executable, *k] for k in keys), timeout=60)))
-    key = (script, *args)
-    return _DONE[key] if key in _DONE else run(script, *args)
+    """python script args 的结果（conftest.run_script：整个测试会话里同样的命令只跑一次，别的文件也共用）。
+    第一次调用时把这个文件里要跑的所有命令同时跑完（各是独立的子进程，结果和一个个跑一样，只是在 2 核上快一些）。"""
+    prefetch(*PREFETCH)
+    return run_script(script, *args, timeout=60)
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -79,6 +67,11 @@ TOO_BIG = [("lecture14/01_heuristic_as_code.py", ["--shape", "99999999999", "1",
 BAD += TOO_BIG
 
 LIMITS = {"--shape": MAX_DIM, "--after": MAX_BUDGET, "--budget": MAX_BUDGET, "--seeds": MAX_SEEDS, "--jobs": MAX_JOBS}
+
+
+HELP = SCRIPTS + ["lecture14/01_heuristic_as_code.py", "lecture14/02_llm_proposal.py", "lecture14/03_cascade_and_database.py",
+                  "lecture14/06_your_heuristic.py"]
+PREFETCH = [(s, "--help") for s in HELP] + [(s, *a) for s, a, _ in BAD]    # conftest：收集完测试后在后台先跑
 
 
 @pytest.mark.parametrize("script,args,word", BAD)

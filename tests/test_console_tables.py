@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import run_script
 from console import PIPE_WIDTH, display_width, format_table
 from printed import RULE, _cut, join_header, tables
 
@@ -170,14 +171,17 @@ def table_blocks(text):
     return [t.lines for t in tables(text)]
 
 
+PREFETCH = [(p,) for p in NUMBERED] + [(("lecture14/05_ablations.py",), dict(instance=2)),
+                                        (("lecture13/01_timing_model.py",), dict(instance=2))]
+
+
 @pytest.fixture(scope="module")
 def piped():
-    """每个编号脚本用默认参数跑一次，输出到管道：{脚本: 标准输出}。"""
-    from conftest import run_concurrently
-    done = run_concurrently(*[[sys.executable, os.path.join(ROOT, p)] for p in NUMBERED], timeout=300)
-    for p, r in zip(NUMBERED, done):
+    """每个编号脚本用默认参数跑一次，输出到管道：{脚本: 标准输出}（conftest.run_script：别的测试文件也共用这些运行）。"""
+    done = {p: run_script(p, timeout=300) for p in NUMBERED}
+    for p, r in done.items():
         assert r.returncode == 0, (p, r.stderr)
-    return {p: r.stdout for p, r in zip(NUMBERED, done)}
+    return {p: r.stdout for p, r in done.items()}
 
 
 @pytest.mark.timeout(300)
@@ -197,10 +201,9 @@ def test_piped_tables_fit_in_100_columns_except_the_named_ones(piped):
 
 @pytest.mark.timeout(300)
 def test_piped_output_is_the_same_bytes_twice(piped):
-    from conftest import run_concurrently
-    again = run_concurrently(*[[sys.executable, os.path.join(ROOT, p)] for p in ("lecture14/05_ablations.py",
-                                                                                 "lecture13/01_timing_model.py")])
-    assert [r.stdout for r in again] == [piped["lecture14/05_ablations.py"], piped["lecture13/01_timing_model.py"]]
+    # 表头折了几行的两个脚本：另一次独立的运行逐字节相同
+    for p in ("lecture14/05_ablations.py", "lecture13/01_timing_model.py"):
+        assert run_script(p, instance=2, timeout=300).stdout == piped[p]
 
 
 def run_in_pty(args, cols):

@@ -18,7 +18,7 @@ from evolve import (EXPERT, VALID, Evaluator, Program, ProgramError, Rule, evolv
 from evolve.evaluator import check_function, function_speedup
 from evolve.problem import load_heuristic
 from kernel_lab import Config
-from conftest import run_concurrently
+from conftest import prefetch, run_script as cached_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
@@ -177,15 +177,15 @@ def run_script(*args, cwd=ROOT):
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
-def run_scripts(*arg_lists):
-    return run_concurrently(*([sys.executable, *args] for args in arg_lists), timeout=120)
+S04 = "lecture14/04_alphaevolve_tiling.py"         # 在仓库根运行（conftest.run_script：别的测试文件也共用这几次运行）
 
 
 def test_04_quick_is_byte_identical_across_runs():
     # 同样的设置跑两次（一次 2 个进程、一次 1 个），标准输出除了回显 --jobs 的第一行逐字节相同；四个演示都印出来；
     # 用时只写到标准错误
     # （确定性测试：代码和它自己比。保留它，但它不是数字算得对的证据——那个见 test_printed_numbers_*.py。）
-    a, b = run_scripts((SCRIPT, "--quick"), (SCRIPT, "--quick", "--jobs", "1"))          # 两个同时跑
+    prefetch((S04, "--quick"), (S04, "--quick", "--jobs", "1"))                          # 两个同时跑
+    a, b = cached_run(S04, "--quick"), cached_run(S04, "--quick", "--jobs", "1")
     assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
     strip = lambda out: out.split("\n", 1)[1]                        # noqa: E731  第一行印的是 --jobs
     assert strip(a.stdout) == strip(b.stdout)
@@ -195,7 +195,7 @@ def test_04_quick_is_byte_identical_across_runs():
 
 def test_04_default_run_states_no_false_claim():
     # 默认设置（讲义印出来的那组）下，04 脚本的每一句观察都成立
-    p = run_script(SCRIPT)
+    p = cached_run(S04)
     assert p.returncode == 0, p.stderr
     assert "【本次不成立】" not in p.stdout                 # 标记本身（"可以试试"里提到它时不带括号）
     assert "本次不成立" not in p.stdout.split("\n可以试试：\n")[0]
@@ -265,13 +265,18 @@ def test_prompt_text_has_what_an_llm_needs(table, train):
     assert all(s.label() in text for s, *_ in fb) and "屋顶线" in text
 
 
-@pytest.mark.parametrize("script,args", [(SCRIPT, ["--budget", "40", "--seeds", "1", "--jobs", "1"]),
-                                         (SCRIPT, ["--budget", "1", "--seeds", "1", "--jobs", "1"]),
-                                         (os.path.join(ROOT, "lecture14", "05_ablations.py"),
-                                          ["--budget", "1", "--seeds", "2", "--jobs", "1"])])
+TINY = [(S04, ["--budget", "40", "--seeds", "1", "--jobs", "1"]), (S04, ["--budget", "1", "--seeds", "1", "--jobs", "1"]),
+        ("lecture14/05_ablations.py", ["--budget", "1", "--seeds", "2", "--jobs", "1"])]
+
+
+PREFETCH = [(S04, "--quick"), (S04, "--quick", "--jobs", "1"), (S04,)] + [(s, *a) for s, a in TINY]   # conftest：后台先跑
+
+
+@pytest.mark.parametrize("script,args", TINY)
 def test_tiny_budgets_do_not_crash_or_claim_too_much(script, args):
     # 很小的预算：脚本跑完；"开头涨得最快""成功率"这类需要数据的话不会在数据不够时被当成结论印出来
-    p = run_script(script, *args)
+    prefetch(*((s, *a) for s, a in TINY))                           # 三个同时跑
+    p = cached_run(script, *args)
     assert p.returncode == 0, p.stderr
-    if script == SCRIPT:
+    if script == S04:
         assert "看不出开头和后面" in p.stdout and "成功率比不出什么" in p.stdout

@@ -6,12 +6,11 @@
 import importlib.util
 import os
 import re
-import sys
 
 import pytest
 
 import sched_lab
-from conftest import run_concurrently
+from conftest import prefetch, run_script
 from printed import find, find_table, number, observations, section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,9 +33,13 @@ def load(path, name):
 m04, m05 = load(S04, "tiling_04_follow_ups"), load(S05, "ablations_05_follow_ups")
 
 
+PREFETCH = [(script, *args) for script, args in RUNS.values()]     # conftest：收集完测试后在后台先跑
+
+
 @pytest.fixture(scope="module")
 def outputs():
-    done = run_concurrently(*([sys.executable, script, *args] for script, args in RUNS.values()), timeout=180)
+    prefetch(*PREFETCH)                                       # 同时跑（conftest.run_script：整个会话只跑一次）
+    done = [run_script(script, *args, timeout=180) for script, args in RUNS.values()]
     out = {}
     for name, p in zip(RUNS, done):
         assert p.returncode == 0 and "Traceback" not in p.stderr, (name, p.stderr[-2000:])

@@ -19,7 +19,7 @@ import pytest
 
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, Rule, all_shapes, choose, evolve, geomean_speedup,
                     parse, render, simplify, split_shapes)
-from conftest import stop_group
+from conftest import prefetch, run_script, stop_group
 from console import Observation, failed as failed_observations
 from evolve.mock_llm import Dice
 from evolve.program import branch_index, equivalent
@@ -47,34 +47,34 @@ def run(key, *args, cwd=ROOT):
                           text=True, timeout=180, cwd=cwd)
 
 
-def run_together(runs: dict) -> dict:
-    """几次 run(key, *args) 同时跑（各自独立的子进程，结果和一个个跑一样）：{名字: (key, args)} → {名字: 结果}。"""
-    procs = {}
-    out = {}
-    try:
-        for name, (key, args) in runs.items():
-            procs[name] = subprocess.Popen([sys.executable, os.path.join(L14, SCRIPTS[key]), *args], cwd=ROOT,
-                                           text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                           start_new_session=True)
-        for name, p in procs.items():
-            stdout, stderr = p.communicate(timeout=180)
-            out[name] = subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr)
-    finally:                                        # 超时或出错也不留下脚本和它们的 worker
-        for p in procs.values():
-            stop_group(p)
-    return out
+def rel(key):
+    """脚本相对仓库根的路径：conftest.run_script 在仓库根运行它（同样的命令整个测试会话只跑一次，别的文件也共用）。"""
+    return f"lecture14/{SCRIPTS[key]}"
 
 
 @pytest.fixture(scope="module")
 def defaults():
     """每个脚本的默认运行（四个同时跑）。"""
-    return run_together({k: (k, ()) for k in SCRIPTS})
+    prefetch(*((rel(k),) for k in SCRIPTS))
+    return {k: run_script(rel(k)) for k in SCRIPTS}
+
+
+SECOND = [("01", ()), ("02", ()), ("06", ()), ("03", ("--quick",))]
 
 
 @pytest.fixture(scope="module")
-def quick03():
+def second_runs():
+    """01、02、06 的默认运行和 03 --quick 各再跑一次（instance=2：和第一次是两次独立的运行；同时跑）。"""
+    prefetch(*(((rel(k), *a), dict(instance=2)) for k, a in SECOND))
+    return {(k, a): run_script(rel(k), *a, instance=2) for k, a in SECOND}
+
+
+@pytest.fixture(scope="module")
+def quick03(second_runs):
     """03 --quick 跑三次（同时跑）：默认的 --jobs 2 两次（比字节），--jobs 1 一次（比进程数不影响结果）。"""
-    return run_together({"a": ("03", ("--quick",)), "b": ("03", ("--quick",)), "jobs1": ("03", ("--quick", "--jobs", "1"))})
+    prefetch((rel("03"), "--quick"), (rel("03"), "--quick", "--jobs", "1"))
+    return {"a": run_script(rel("03"), "--quick"), "b": second_runs["03", ("--quick",)],
+            "jobs1": run_script(rel("03"), "--quick", "--jobs", "1")}
 
 
 # ---------------------------------------------------------------- 整个脚本
@@ -106,8 +106,8 @@ def test_no_failed_observation_counted_from_the_data(capsys, key, args):
 
 
 @pytest.mark.parametrize("key,args", [("01", ()), ("02", ()), ("06", ()), ("03", ("--quick",))])
-def test_same_args_same_bytes(defaults, quick03, key, args):
-    a, b = (quick03["a"], quick03["b"]) if key == "03" else (defaults[key], run(key, *args))
+def test_same_args_same_bytes(defaults, quick03, second_runs, key, args):
+    a, b = (quick03["a"], quick03["b"]) if key == "03" else (defaults[key], second_runs[key, args])
     assert a.returncode == 0 and a.stdout == b.stdout
 
 
@@ -120,8 +120,8 @@ def test_03_jobs_do_not_change_the_output(quick03):
 @pytest.fixture(scope="module")
 def cli():
     """下面两个测试的所有命令同时跑完（各是独立的子进程）：{(key, args): 结果}。"""
-    keys = [(k, tuple(a)) for k, a in BAD_ARGS] + [(k, ("--help",)) for k in sorted(SCRIPTS)]
-    return dict(zip(keys, run_together({i: k for i, k in enumerate(keys)}).values()))
+    prefetch(*((rel(k), *a) for k, a in CLI))
+    return {(k, a): run_script(rel(k), *a) for k, a in CLI}
 
 
 BAD_ARGS = [
@@ -130,6 +130,12 @@ BAD_ARGS = [
     ("03", ("--seed", "3")), ("03", ("--budg", "10")), ("06", ("--budget", "0")), ("06", ("--seed", "-2")),
     ("06", ("--evol",)),
 ]
+
+
+CLI = [(k, tuple(a)) for k, a in BAD_ARGS] + [(k, ("--help",)) for k in sorted(SCRIPTS)]
+# conftest：收集完测试后在后台先跑（默认运行、03 --quick 的两种 --jobs、坏参数和 --help）
+PREFETCH = ([(rel(k),) for k in SCRIPTS] + [(rel("03"), "--quick"), (rel("03"), "--quick", "--jobs", "1")]
+            + [((rel(k), *a), dict(instance=2)) for k, a in SECOND] + [(rel(k), *a) for k, a in CLI])
 
 
 @pytest.mark.parametrize("key,args", BAD_ARGS)
@@ -525,14 +531,7 @@ def affordable_03(command):
     return f"{command} --budget {max(1, QUICK03 // args.seeds)}", args
 
 
-@pytest.fixture(scope="module")
-def no_numpy_path(tmp_path_factory):
-    """PATH 的最前面是一个没有 numpy 的 python3（学生机器上的系统 python3）：脚本要自己改用 .venv 重新运行。"""
-    venv = tmp_path_factory.mktemp("nonumpy") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    bindir = venv / "bin"
-    assert subprocess.run([str(bindir / "python3"), "-c", "import numpy"], capture_output=True).returncode != 0
-    return f"{bindir}{os.pathsep}{os.environ['PATH']}"
+# no_numpy_path（PATH 的最前面是一个没有 numpy 的 python3，学生机器上的系统 python3）在 conftest.py 里。
 
 
 def run_printed(command, cwd, path):

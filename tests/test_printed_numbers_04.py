@@ -4,9 +4,6 @@
 
 import os
 import re
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -15,6 +12,7 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, all_shapes,
 from evolve.evaluator import N_PROBE
 from printed import find, find_table, number, numbers, observations, pct_shows, section, shows
 from sched_lab import HBM_BW, SMS, guided_tune
+from conftest import run_script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
@@ -23,11 +21,14 @@ SETTINGS = {(): (0, 1000, 5),                        # 默认设置（讲义印�
             ("--quick",): (0, 300, 2)}               # 只有 2 个种子：演示 3 的中位数、最小、最大每一次运行都算数
 
 
+PREFETCH = [("lecture14/04_alphaevolve_tiling.py", *a) for a in SETTINGS]    # conftest：收集完测试后在后台先跑
+
+
 @pytest.fixture(scope="module", params=list(SETTINGS), ids=lambda a: " ".join(a) or "default")
 def settings(request):
     """(种子, 预算, 种子个数, 标准输出, 标准错误)：脚本第一行回显的设置要和参数一致。"""
     seed, budget, seeds = SETTINGS[request.param]
-    p = subprocess.run([sys.executable, SCRIPT, *request.param], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    p = run_script("lecture14/04_alphaevolve_tiling.py", *request.param)     # 别的测试文件也共用这次运行
     assert p.returncode == 0, p.stderr
     first = p.stdout.split("\n", 1)[0]
     assert f"--seed {seed} " in first and f"--budget {budget} " in first and f"--seeds {seeds}" in first, first

@@ -5,9 +5,6 @@
 import math
 import os
 import re
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -16,6 +13,7 @@ from evolve.evaluator import N_PROBE
 from evolve.mock_llm import OP_WEIGHTS, OPS, Dice, MockLLM
 from printed import find, find_table, number, observations, pct_shows, section, shows
 from test_05_ablations import ab
+from conftest import run_script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "lecture14", "05_ablations.py")
@@ -41,10 +39,13 @@ def variant(name, train, table, seed):
     return Evaluator(train, table), {}
 
 
+PREFETCH = [("lecture14/05_ablations.py", *a) for a in SETTINGS]              # conftest：收集完测试后在后台先跑
+
+
 @pytest.fixture(scope="module", params=list(SETTINGS), ids=lambda a: " ".join(a) or "default")
 def settings(request):
     budget, seeds = SETTINGS[request.param]
-    p = subprocess.run([sys.executable, SCRIPT, *request.param], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    p = run_script("lecture14/05_ablations.py", *request.param)
     assert p.returncode == 0, p.stderr
     first = p.stdout.split("\n", 1)[0]
     assert f"--budget {budget} " in first and f"--seeds {seeds}" in first, first

@@ -2,14 +2,11 @@
 100 列); only table rows and verbatim code/prompt text may be wider. Seen before: lecture10/01 --smem printed its
 result as one 170-column line, 05's "划分：…" line was 121 columns, 04's "最好的程序：…" line 124."""
 import os
-import subprocess
-import sys
 
 import pytest
 
 from console import PIPE_WIDTH, display_width
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import run_script
 
 
 def is_prose(line):
@@ -18,14 +15,17 @@ def is_prose(line):
     return bool(body) and "  " not in body and not body.startswith(("#", "if ", "return ", "def "))
 
 
-@pytest.mark.parametrize("script, args", [
+CASES = [
     ("lecture10/01_config_space.py", ["--smem", "166912"]),
     ("lecture14/04_alphaevolve_tiling.py", ["--budget", "30", "--seeds", "1", "--jobs", "1"]),
     ("lecture14/05_ablations.py", ["--budget", "20", "--seeds", "1", "--jobs", "1"]),
-])
+]
+PREFETCH = [((script, *args), dict(env={**os.environ, "NO_COLOR": "1"})) for script, args in CASES]   # conftest：后台先跑
+
+
+@pytest.mark.parametrize("script, args", CASES)
 def test_prose_lines_fit_in_100_columns(script, args):
-    r = subprocess.run([sys.executable, os.path.join(ROOT, script), *args], capture_output=True, text=True,
-                       cwd=ROOT, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    r = run_script(script, *args, timeout=120, env={**os.environ, "NO_COLOR": "1"})
     assert r.returncode == 0, r.stderr
     wide = [line for line in r.stdout.splitlines() if is_prose(line) and display_width(line) > PIPE_WIDTH]
     assert not wide, wide

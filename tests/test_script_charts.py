@@ -14,6 +14,7 @@ from contextlib import redirect_stdout
 import pytest
 
 from console import Charts
+from conftest import prefetch, run_script as cached_run, run_script_fresh
 from printed import RULE, tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -182,12 +183,18 @@ SCRIPTS = [("lecture10/01_config_space.py", [], ["10_rejections_by_resource"]),
 
 
 def run_script(path, args):
-    env = dict(os.environ)
-    env.pop("NO_COLOR", None)
-    r = subprocess.run([sys.executable, os.path.join(ROOT, path), *args], capture_output=True, timeout=120, env=env,
-                       cwd=ROOT)
+    """标准输出的字节。不写 SVG 的运行用 conftest 的缓存（同样的命令整个测试会话只跑一次，别的测试文件也共用）；
+    写 SVG 的每次都是一次新的运行（要比两次独立运行写出的字节）。"""
+    run = run_script_fresh if "--svg" in args else cached_run
+    r = run(path, *args, env=_plain_env(), text=False, timeout=120)
     assert r.returncode == 0, r.stderr.decode()
     return r.stdout
+
+
+def _plain_env():
+    env = dict(os.environ)
+    env.pop("NO_COLOR", None)
+    return env
 
 
 @pytest.mark.parametrize("path,args,names", SCRIPTS)
@@ -304,9 +311,14 @@ NUMBERED = sorted(os.path.relpath(os.path.join(d, f), ROOT) for d in
                   for f in os.listdir(d) if re.match(r"\d\d_.*\.py$", f))
 
 
+# conftest：收集完测试后在后台先跑（不写 SVG 的运行、每个编号脚本的 --help）
+PREFETCH = [((path, *args), dict(env=_plain_env())) for path, args, _ in SCRIPTS] + [(p, "--help") for p in NUMBERED]
+
+
 @pytest.mark.parametrize("path", NUMBERED)
 def test_every_numbered_script_takes_svg(path):
-    r = subprocess.run([sys.executable, os.path.join(ROOT, path), "--help"], capture_output=True, text=True, timeout=60)
+    prefetch(*((p, "--help") for p in NUMBERED))                      # 同时跑；和 test_arguments 等共用（conftest）
+    r = cached_run(path, "--help", timeout=60)
     assert r.returncode == 0 and "--svg DIR" in r.stdout
 
 

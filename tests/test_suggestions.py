@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import LECTURE_EXPERT, ROOT, run_concurrently, stop_group
+from conftest import LECTURE_EXPERT, ROOT, prefetch, run_script, stop_group
 
 SMALL = {"--budget": "40", "--seeds": "1"}          # 建议里的预算换小一点（命令的其余部分照抄）
 SCRIPTS = {"lecture10/01_config_space.py": [], "lecture13/01_timing_model.py": [],   # 建议和预算无关：用小预算跑
@@ -18,27 +18,11 @@ SCRIPTS = {"lecture10/01_config_space.py": [], "lecture13/01_timing_model.py": [
            "lecture14/05_ablations.py": [x for kv in SMALL.items() for x in kv]}
 
 
-@pytest.fixture(scope="module")
-def no_numpy_path(tmp_path_factory):
-    """PATH 的最前面是一个没有 numpy 的 python3（不带 pip 的 venv）。"""
-    venv = tmp_path_factory.mktemp("nonumpy") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    bindir = venv / "bin"
-    check = subprocess.run([str(bindir / "python3"), "-c", "import numpy"], capture_output=True)
-    assert check.returncode != 0, "这个 python3 不该有 numpy"
-    return f"{bindir}{os.pathsep}{os.environ['PATH']}"
+# no_numpy_path（PATH 的最前面是一个没有 numpy 的 python3）在 conftest.py 里，整个测试会话共用一个。
+# run_script（conftest）：同样的命令整个测试会话只跑一次，几个测试、几个测试文件共用。
 
 
-_RUNS = {}
-
-
-def run_script(script, *args):
-    """跑一次脚本（同样的参数只跑一次，几个测试共用）。"""
-    key = (script, *args)
-    if key not in _RUNS:
-        _RUNS[key] = subprocess.run([sys.executable, script, *args], cwd=ROOT, capture_output=True, text=True,
-                                    timeout=120)
-    return _RUNS[key]
+PREFETCH = [(script, *args) for script, args in SCRIPTS.items()]      # conftest：收集完测试后在后台先跑
 
 
 def printed_suggestions(script, args):
@@ -75,9 +59,7 @@ def all_suggestions():
 @pytest.fixture(scope="module")
 def suggestions():
     # 要用到的脚本运行先同时跑完、放进 run_script 的缓存（和一个个跑的结果一样）
-    keys = [(script, *args) for script, args in SCRIPTS.items()]
-    keys = [k for k in keys if k not in _RUNS]
-    _RUNS.update(zip(keys, run_concurrently(*([sys.executable, *k] for k in keys), timeout=120)))
+    prefetch(*PREFETCH)
     return all_suggestions()
 
 

@@ -3,19 +3,25 @@
 
 import os
 import re
-import subprocess
-import sys
 
-from conftest import run_concurrently
+from conftest import prefetch, run_script
 from printed import find_table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run(script, *args):
-    p = subprocess.run([sys.executable, script, *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    p = run_script(script, *args)                    # conftest：同样的命令整个测试会话只跑一次
     assert p.returncode == 0, p.stderr
     return p.stdout
+
+
+COMMANDS = (("lecture14/04_alphaevolve_tiling.py", "--budget", "100", "--seeds", "2"),
+            ("lecture14/04_alphaevolve_tiling.py", "--budget", "100", "--seeds", "2", "--jobs", "1"),
+            ("lecture14/05_ablations.py", "--budget", "40", "--seeds", "1"))
+# conftest：收集完测试后在后台先跑
+PREFETCH = [("lecture14/04_alphaevolve_tiling.py", "--budget", "300", "--seeds", "1"),
+            ("lecture14/05_ablations.py", "--budget", "120", "--seeds", "1"), *COMMANDS]
 
 
 def test_04_explains_terms_where_they_are_first_met():
@@ -45,10 +51,8 @@ def test_05_labels_medians_and_denominators():
 
 
 def test_progress_goes_to_stderr_and_stdout_stays_the_same():
-    a, b, c = run_concurrently(                                 # 三个同时跑（各是独立的子进程）
-        [sys.executable, "lecture14/04_alphaevolve_tiling.py", "--budget", "100", "--seeds", "2"],
-        [sys.executable, "lecture14/04_alphaevolve_tiling.py", "--budget", "100", "--seeds", "2", "--jobs", "1"],
-        [sys.executable, "lecture14/05_ablations.py", "--budget", "40", "--seeds", "1"], timeout=120)
+    prefetch(*COMMANDS)                                         # 三个同时跑（各是独立的子进程）
+    a, b, c = (run_script(*c) for c in COMMANDS)
     assert a.returncode == b.returncode == 0
     body = lambda out: out.split("\n", 1)[1]                 # noqa: E731  第一行印着 --jobs，其余逐字节相同
     assert body(a.stdout) == body(b.stdout) and "提议：最好" not in a.stdout
