@@ -691,13 +691,13 @@ class Charts:
     def _emit(self, kind: str, name: str, title: str, data: dict, options: dict) -> None:
         """画一张图。options 里的 slide 是 SVG（幻灯片）上的标题（终端里的标题可以说"上表"，幻灯片上不行），
         slide_names 是 SVG 图例里换掉的序列名 {终端里的名字: 幻灯片上的名字}；都不给就和终端里一样。"""
-        import svg                                           # 同一目录的 svg.py；只有写文件时才用到
         options = dict(options)
         slide, slide_names = options.pop("slide", None) or title, options.pop("slide_names", None) or {}
         self.drawn[name] = (kind, title, data)               # 同一个名字再画一次：记录和文件都换成新的
         if self.show:
             print("\n" + globals()[f"format_{kind}"](title, **data, **options))
         if self.svg_dir is not None:
+            import svg                                       # 同一目录的 svg.py：只有写文件时才 import（它要 xml、urllib）
             os.makedirs(self.svg_dir, exist_ok=True)
             path = os.path.join(self.svg_dir, f"{name}.svg")
             options = {k: v for k, v in options.items() if k not in ("width", "height", "color")}

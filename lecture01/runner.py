@@ -272,13 +272,7 @@ def run(main, *args, **kwargs):
         sys.stdout.flush()                                 # 管道已经关掉的话，在这里就发现，而不是在退出时
         return result
     except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)      # 收拾的时候再按一次 Ctrl-C 也不会打断收拾
-        _kill_children()
-        try:
-            print(INTERRUPTED, file=sys.stderr)
-        except Exception:                                  # noqa: BLE001
-            pass
-        _quit(EXIT_INTERRUPTED)
+        _interrupted()
     except BrokenPipeError:
         _kill_children()
         try:
@@ -287,17 +281,40 @@ def run(main, *args, **kwargs):
         except Exception:                                  # noqa: BLE001
             pass
         _quit(0)
+    except BaseException as e:
+        if _interrupt_inside(e):                           # Ctrl-C 被包成了别的异常（见 _interrupt_inside）
+            _interrupted()
+        raise
+
+
+def _interrupt_inside(e: BaseException | None) -> bool:
+    """e 是不是一个被 Python 包成别的异常的 Ctrl-C：KeyboardInterrupt 落在 import 的类定义里会变成 RuntimeError
+    （"Error calling __set_name__"），C 扩展里会变成 ImportError……顺着 __cause__ / __context__ 找。"""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def _interrupted() -> None:
+    """Ctrl-C 之后：不再理 Ctrl-C（收拾时再按也不打断收拾），杀掉子进程，印一行，退出码 130。"""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _kill_children()
+    try:
+        print(INTERRUPTED, file=sys.stderr)
+    except Exception:                                      # noqa: BLE001
+        pass
+    _quit(EXIT_INTERRUPTED)
 
 
 def _excepthook(kind, value, tb):
-    """脚本还没走到 run()（比如正在 import numpy）时按了 Ctrl-C：同样只印一行、退出码 130。"""
-    if issubclass(kind, KeyboardInterrupt):
-        _kill_children()
-        try:
-            print(INTERRUPTED, file=sys.stderr)
-        except Exception:                                  # noqa: BLE001
-            pass
-        _quit(EXIT_INTERRUPTED)
+    """脚本还没走到 run()（比如正在 import numpy）时按了 Ctrl-C、或者 Ctrl-C 被包成了别的异常（run() 抛出来的
+    也走到这里）：同样只印一行、退出码 130。"""
+    if issubclass(kind, KeyboardInterrupt) or _interrupt_inside(value):
+        _interrupted()
     sys.__excepthook__(kind, value, tb)
 
 

@@ -603,3 +603,67 @@ def test_results_survive_a_run_finishing_between_count_and_wait():
     runs.tasks, runs.out, runs.closed, runs.pool = [None], None, False, None
     runs.pending = [_LateResult((1.0, 1.0, EXPERT))]
     assert runs.results() == [(1.0, 1.0, EXPERT)]
+
+
+# ---------------------------------------------------------------- 被包起来的 Ctrl-C 不是一次失败的提议
+# CI 里看到过：Ctrl-C 落在一个正在 import 的模块的类定义里，Python 把 KeyboardInterrupt 包成
+# RuntimeError("Error calling __set_name__ ...")。进化循环把提议里的 Exception 记作失败、接着跑——于是
+# --budget 100000 的 04 在 Ctrl-C 之后还跑了 5 秒以上。被包起来的 Ctrl-C 必须照样停下进化。
+
+def wrapped_interrupt(kind=RuntimeError):
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt as ki:
+        try:
+            raise kind("Error calling __set_name__ on 'cached_property' instance") from ki
+        except kind as e:
+            return e
+
+
+class InterruptedLLM:
+    """第 3 次提问时"被 Ctrl-C 打断"：抛一个由 KeyboardInterrupt 引起的别的异常。"""
+
+    def __init__(self, kind=RuntimeError):
+        self.mock, self.calls, self.kind = MockLLM(Dice(0)), 0, kind
+
+    def propose(self, prompt):
+        self.calls += 1
+        if self.calls == 3:
+            raise wrapped_interrupt(self.kind)
+        return self.mock.propose(prompt)
+
+
+@pytest.mark.parametrize("kind", [RuntimeError, ImportError, ValueError])
+def test_a_wrapped_ctrl_c_in_the_llm_stops_evolution(table, train, kind):
+    llm = InterruptedLLM(kind)
+    with pytest.raises(KeyboardInterrupt):
+        evolve(Evaluator(train, table), 50, seed=0, llm=llm)
+    assert llm.calls == 3                                  # 停在那一次，没有接着问
+
+
+def test_a_wrapped_ctrl_c_in_the_evaluator_stops_evolution(table, train, monkeypatch):
+    ev = Evaluator(train, table)
+    real, calls = ev.evaluate, []
+
+    def evaluate(program, parent=None):
+        calls.append(program)
+        if len(calls) == 2:
+            raise wrapped_interrupt()
+        return real(program, parent)
+    monkeypatch.setattr(ev, "evaluate", evaluate)
+    with pytest.raises(KeyboardInterrupt):
+        evolve(ev, 50, seed=0)
+    assert len(calls) == 2
+
+
+def test_an_ordinary_error_is_still_a_counted_failure(table, train):
+    # 对照：同样的 RuntimeError，不是由 Ctrl-C 引起的，照旧记作一次失败、进化跑完
+    class Broken(InterruptedLLM):
+        def propose(self, prompt):
+            self.calls += 1
+            if self.calls == 3:
+                raise RuntimeError("Error calling __set_name__ on 'cached_property' instance")
+            return self.mock.propose(prompt)
+    ev = Evaluator(train, table)
+    out = evolve(ev, 20, seed=0, llm=Broken())
+    assert_survived(out, ev, 20)

@@ -141,6 +141,7 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
         try:
             result = evaluator.evaluate(program, presult)
         except Exception as e:                      # 评估器把计数器复原了：这个提议只记作失败
+            _not_an_interrupt(e)
             failed[_named("评估出错", e)] += 1
             return
         if evaluator.n_static_reject > rejected_before:
@@ -211,11 +212,30 @@ def _concurrency(llm) -> int:
         return 1
 
 
+def _interrupt_inside(e: BaseException) -> bool:
+    """e 是不是一个被 Python 包成别的异常的 Ctrl-C：KeyboardInterrupt 落在 import 的类定义里会变成 RuntimeError
+    （"Error calling __set_name__"），C 扩展里会变成 ImportError……顺着 __cause__ / __context__ 找。"""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def _not_an_interrupt(e: BaseException) -> None:
+    """进化循环把提议里的异常记作失败之前先调它：被包起来的 Ctrl-C 照样当 Ctrl-C 抛出去，不记成失败、不接着跑。"""
+    if _interrupt_inside(e):
+        raise KeyboardInterrupt from e
+
+
 def _ask_one(llm, prompt: Prompt):
     """问一次：返回 LLM 的回复，或者它抛出的异常（交给 _child 记账）。"""
     try:
         return llm.propose(prompt)
     except Exception as e:                          # 真的 LLM 调用也会失败（超时、限流……）：记下来，接着进化
+        _not_an_interrupt(e)
         return e
 
 
@@ -224,6 +244,7 @@ def _ask_many(llm, prompts: list) -> list:
     try:
         replies = list(llm.propose_many(prompts))
     except Exception as e:
+        _not_an_interrupt(e)
         return [e] * len(prompts)
     if len(replies) < len(prompts):
         missing = ReplyError("LLM 回复个数不对", f"问了 {len(prompts)} 个，回了 {len(replies)} 个")
@@ -259,6 +280,7 @@ def _child(reply, src: str, failed: Counter):
         failed[_kind(e, "SEARCH/REPLACE 打不上")] += 1
         return op, None
     except Exception as e:
+        _not_an_interrupt(e)
         failed[_named("SEARCH/REPLACE 处理出错", e)] += 1
         return op, None
     try:
@@ -267,11 +289,13 @@ def _child(reply, src: str, failed: Counter):
         failed[_kind(e, "子程序解析不了")] += 1
         return op, None
     except Exception as e:
+        _not_an_interrupt(e)
         failed[_named("子程序解析出错", e)] += 1
         return op, None
     try:
         render(program)                             # 以后被挑作父程序时要写回源码：现在就确认写得出来
     except Exception as e:
+        _not_an_interrupt(e)
         failed[_named("子程序写不回源码", e)] += 1
         return op, None
     return op, (program, diff)
@@ -283,7 +307,8 @@ def _overflow_kinds(configs) -> set[str]:
     for c in configs:
         try:
             kinds.update(overflow_kinds(c))
-        except Exception:
+        except Exception as e:
+            _not_an_interrupt(e)
             kinds.add("查不出")
     return kinds
 
