@@ -693,6 +693,7 @@ def main(argv=None):
     Charts.add_argument(ap)
     a = ap.parse_args(argv)
     changes = sl.knobs_from_arguments(ap, a)
+    SEEN.clear()                    # 这次运行的观察（main 在同一个进程里被调第二次时不混进上一次的）
     CHARTS.reset(Charts.check_dir(ap, a.svg))
     print(f"设置：--tolerance {a.tolerance}" + "".join(f" --knob {k}={sl.knob_text(v)}" for k, v in changes.items()))
     if changes:

@@ -54,3 +54,14 @@ def test_demo2_does_not_claim_prefill_is_stuck_on_moving_when_it_is_not():
         out = demo2()
     assert claim not in out
     assert "prefill 最优的瓶颈是算" in out
+
+
+def test_main_twice_in_one_process_prints_the_same():
+    # the suggestions compare with the observations of *this* run (SEEN); a second main() in the same process used to
+    # count the first run's failed observations too ("（这次是 10 句：…）" where the run shows 5)
+    def once():
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+            tm.main(["--knob", f"L2_BW={sl.knob_text(2 * sl.L2_BW)}"])
+        return buf.getvalue()
+    assert once() == once()
