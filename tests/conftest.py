@@ -264,3 +264,42 @@ def pytest_runtest_setup(item):
     commands = [_normalise(c) for c in getattr(module, "PREFETCH", ())]
     if commands:
         prefetch(*commands, max_parallel=2)
+
+
+# ---------------------------------------------------------------- 伪终端
+
+def run_in_pty(args, cols, env_extra=None, unset=("COLUMNS", "LINES"), cwd=ROOT, timeout=120):
+    """python（sys.executable）带 args 在一个 cols 列宽的伪终端里跑：标准输出是终端（列数来自终端本身，环境里
+    去掉 unset 列的变量，再加上 env_extra），标准错误单独收。返回 CompletedProcess（stdout 是终端上的文字，
+    换行统一成 \\n）。只在 Linux 上用（窗口大小用 ioctl 设）。"""
+    import fcntl
+    import pty
+    import struct
+    import tempfile
+    import termios
+    env = {k: v for k, v in os.environ.items() if k not in unset}
+    env.update(env_extra or {})
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
+    with tempfile.TemporaryFile() as err:
+        p = subprocess.Popen([sys.executable, *map(str, args)], stdout=slave, stderr=err, env=env, cwd=cwd,
+                             start_new_session=True)
+        os.close(slave)
+        chunks = []
+        try:
+            while True:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:                          # Linux：子进程关掉终端以后读到 EIO
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            os.close(master)
+            code = p.wait(timeout=timeout)
+        finally:                                         # 测试失败也不留下子进程
+            stop_group(p)
+        err.seek(0)
+        stderr = err.read().decode("utf-8", "replace")
+    out = b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+    return subprocess.CompletedProcess(p.args, code, out, stderr)

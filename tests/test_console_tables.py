@@ -3,20 +3,15 @@
 这里检查：放得下时就放得下；列从不比它的数据窄；表头拼回去就是原文（tests/printed.py 照样按表头里的词找列）；
 每个编号脚本管道输出里的表不超过 100 列（放不下的几张在下面点名，说明为什么）；真终端 80、120 列时跟着终端。"""
 
-import fcntl
 import os
-import pty
 import re
-import struct
-import subprocess
 import sys
-import termios
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import run_script
+from conftest import run_in_pty, run_script
 from console import PIPE_WIDTH, display_width, format_table
 from printed import RULE, _cut, join_header, tables
 
@@ -206,31 +201,11 @@ def test_piped_output_is_the_same_bytes_twice(piped):
         assert run_script(p, instance=2, timeout=300).stdout == piped[p]
 
 
-def run_in_pty(args, cols):
+def pty_text(args, cols):
     """在 cols 列宽的伪终端里运行（NO_COLOR=1，不上色），返回它印的文字。"""
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    env["NO_COLOR"] = "1"
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
-    p = subprocess.Popen([sys.executable, *args], stdout=slave, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
-    os.close(slave)
-    chunks = []
-    try:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:                                          # Linux：子进程关掉终端以后读到 EIO
-                break
-            if not data:
-                break
-            chunks.append(data)
-        os.close(master)
-        assert p.wait(timeout=120) == 0
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+    p = run_in_pty(args, cols, {"NO_COLOR": "1"})
+    assert p.returncode == 0, p.stderr
+    return p.stdout
 
 
 PROBE = ("import sys; sys.path.insert(0, {lib!r}); from console import print_table; "
@@ -241,12 +216,12 @@ PROBE = ("import sys; sys.path.insert(0, {lib!r}); from console import print_tab
 @pytest.mark.parametrize("cols", [80, 120])
 def test_tables_follow_a_real_terminal(cols):
     # 一张自己造的宽表：终端多宽，表就多宽
-    out = run_in_pty(["-c", PROBE.format(lib=os.path.join(ROOT, "lecture01"), headers=WIDE_HEADERS, rows=WIDE_ROWS)], cols)
+    out = pty_text(["-c", PROBE.format(lib=os.path.join(ROOT, "lecture01"), headers=WIDE_HEADERS, rows=WIDE_ROWS)], cols)
     t, = tables(out)
     assert t.headers == WIDE_HEADERS
     assert all(display_width(line) <= cols for line in out.split("\n"))
     # 05 的两张表：终端里印的就是按终端宽度排的（不是管道的 100 列）；120 列时主表放得下、表头只有一行，80 列时折了
-    out = run_in_pty(["lecture14/05_ablations.py", "--budget", "100", "--seeds", "1", "--jobs", "1"], cols)
+    out = pty_text(["lecture14/05_ablations.py", "--budget", "100", "--seeds", "1", "--jobs", "1"], cols)
     found = [(t, b) for t, b in zip(tables(out), table_blocks(out)) if t.headers[0] == "变体" and len(t.headers) > 2]
     assert found
     for t, block in found:

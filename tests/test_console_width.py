@@ -1,17 +1,14 @@
 """lecture01/console 在真终端里：折行宽度取终端的列数，限制在 60–160 列（只测过管道的 100 列不够）。
 一部分用假的终端（isatty 为真、COLUMNS 给列数），一部分在真的伪终端（pty）里跑，列数由内核的窗口大小给出。"""
 
-import fcntl
 import io
 import os
-import pty
 import re
-import struct
-import subprocess
 import sys
-import termios
 
 import pytest
+
+from conftest import run_in_pty
 
 from console import display_width, print_header, print_observations, print_try, wrap_width
 
@@ -75,38 +72,17 @@ PROBE = ("import sys; sys.path.insert(0, {lib!r}); from console import print_obs
          "print(wrap_width()); print_observations([{text!r}])")
 
 
-def run_in_pty(columns):
+def pty_lines(columns):
     """在一个 columns 列宽的伪终端里跑一小段打印观察的代码，返回它印的行（没有 COLUMNS 环境变量：列数来自终端本身）。"""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    p = subprocess.Popen([sys.executable, "-c", PROBE.format(lib=os.path.join(ROOT, "lecture01"), text=TEXT)],
-                         stdout=slave, stderr=subprocess.PIPE, env=env)
-    os.close(slave)
-    chunks = []
-    try:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:                            # Linux：子进程关掉终端以后读到 EIO
-                break
-            if not data:
-                break
-            chunks.append(data)
-        os.close(master)
-        assert p.wait(timeout=30) == 0, p.stderr.read()
-    finally:                                           # 测试失败也不留下子进程
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        p.stderr.close()
-    return b"".join(chunks).decode("utf-8").replace("\r\n", "\n").split("\n")
+    p = run_in_pty(["-c", PROBE.format(lib=os.path.join(ROOT, "lecture01"), text=TEXT)], columns, timeout=30)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.split("\n")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
 @pytest.mark.parametrize("columns, limit", [(40, 60), (120, 120), (300, 160)])
 def test_real_terminal_width(columns, limit):
-    lines = run_in_pty(columns)
+    lines = pty_lines(columns)
     assert int(lines[0]) == limit
     body = [line for line in lines[3:] if line]
     assert len(body) > 1 and all(display_width(line) <= limit for line in body)

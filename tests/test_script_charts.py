@@ -14,7 +14,7 @@ from contextlib import redirect_stdout
 import pytest
 
 from console import Charts
-from conftest import prefetch, run_script as cached_run, run_script_fresh
+from conftest import prefetch, run_in_pty, run_script as cached_run, run_script_fresh
 from printed import RULE, tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -264,38 +264,19 @@ def test_charts_add_argument_and_dir(tmp_path):
     assert Charts.check_dir(ap, path) == path and os.path.isdir(path)
 
 
-def run_in_pty(args, cols, env_extra):
-    """在一个 cols 列宽的伪终端里运行脚本，返回它印出的文字（标准输出就是终端）。"""
-    pty = pytest.importorskip("pty")
-    import fcntl
-    import struct
-    import termios
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS")}
-    env.update(env_extra)
-    pid, fd = pty.fork()
-    if pid == 0:                                                      # 子进程：先把终端设成 cols 列宽再运行
-        fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
-        os.execve(sys.executable, [sys.executable, *args], env)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.waitpid(pid, 0)
-    text = out.decode("utf-8").replace("\r\n", "\n")
-    return re.sub(r"\n（用时 [\d.]+ 秒）\n", "\n", text)                  # 标准错误也进了终端：去掉用时那行
+def pty_text(args, cols, env_extra):
+    """在一个 cols 列宽的伪终端里运行脚本（环境里没有 NO_COLOR、COLUMNS，再加 env_extra），返回标准输出（就是终端）。"""
+    p = run_in_pty(args, cols, env_extra, unset=("NO_COLOR", "COLUMNS", "LINES"))
+    assert p.returncode == 0, p.stderr
+    return p.stdout
 
 
 @pytest.mark.parametrize("cols", [80, 120])
 def test_charts_follow_a_real_terminal(cols):
     from console import display_width
     script = os.path.join(ROOT, "lecture13/01_timing_model.py")
-    colored = run_in_pty([script], cols, {})
-    plain = run_in_pty([script], cols, {"NO_COLOR": "1"})
+    colored = pty_text([script], cols, {})
+    plain = pty_text([script], cols, {"NO_COLOR": "1"})
     assert "\033[" in colored and "\033[" not in plain                # 终端里上色；NO_COLOR 关掉
     assert re.sub(r"\033\[[0-9;]*m", "", colored) == plain            # 颜色之外一模一样
     lines = plain.split("\n")
