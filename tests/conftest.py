@@ -128,12 +128,12 @@ _BASE_ENV = dict(os.environ)
 _NOT_IN_KEY = {"PYTEST_CURRENT_TEST"}                  # pytest 自己的记号：每个测试不同，脚本不读它
 
 
-def _full_env(env, background=False) -> dict:
+def _full_env(env, session=False) -> dict:
     """子进程真正拿到的环境：给了就是它；没给时，测试里是此刻的 os.environ（和 subprocess 一样继承，测试
     monkeypatch 过的也算），预跑（PREFETCH）是会话开始时的环境。"""
     if env is not None:
         return dict(env)
-    return dict(_BASE_ENV) if background else dict(os.environ)
+    return dict(_BASE_ENV) if session else dict(os.environ)
 
 
 def _run_key(args, env: dict, cwd, instance=1):
@@ -163,16 +163,16 @@ def _decode(data: bytes) -> str:
 _REQUESTED: set = set()                                # 测试真的要过的命令（TESTS_PREFETCH_REPORT 用）
 
 
-def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, instance=1, _background=False):
+def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, instance=1, _prefetch=False):
     """python（sys.executable）带 args 跑一次，返回 subprocess.CompletedProcess（text=True 时是字符串）。
     同样的命令行、工作目录和环境在整个测试会话里只真正跑一次（几个测试文件共用；并发请求同一条时等先来的那次）：
     只给"同样的参数、同样的输出"的确定性运行用。要比两次独立运行的测试，第二次用 instance=2（缓存里单独的一项：
     同一条命令另外跑的一次，也可以预跑）或 run_script_fresh（不进缓存）。
     每次返回一个新的 CompletedProcess（字段是不可变的 str / bytes）：一个测试改不到别的测试拿到的结果。"""
-    env = _full_env(env, _background)
+    env = _full_env(env, _prefetch)
     key = _run_key(args, env, cwd, instance)
     with _RUNS_LOCK:
-        if not _background:
+        if not _prefetch:
             _REQUESTED.add(key)
         entry = _RUNS.get(key)
         mine = entry is None
@@ -215,7 +215,7 @@ def prefetch(*commands, max_parallel=4):
     def one(args, kw):
         with sem:
             try:
-                run_script(*args, **kw, _background=True)
+                run_script(*args, **kw, _prefetch=True)
             except Exception:                                   # noqa: BLE001  出错的由真正用它的测试再跑、报出来
                 pass
     for c in commands:

@@ -32,7 +32,7 @@ def test_environment_cwd_and_instance_make_separate_runs(tmp_path, monkeypatch):
 def test_prefetched_runs_use_the_session_environment(monkeypatch):
     # 预跑（PREFETCH）不继承测试此刻 monkeypatch 的环境：COLUMNS 这类会改变输出的变量不会混进缓存
     monkeypatch.setenv("RUN_SCRIPT_PROBE", "z")
-    out = run_script("-c", "import os; print(os.environ.get('RUN_SCRIPT_PROBE'))", _background=True).stdout
+    out = run_script("-c", "import os; print(os.environ.get('RUN_SCRIPT_PROBE'))", _prefetch=True).stdout
     assert out.strip() == "None"
     key = conftest._run_key(("a",), conftest._full_env(None, True), ROOT)
     assert key == conftest._run_key(("a",), dict(conftest._BASE_ENV, PYTEST_CURRENT_TEST="t"), ROOT)

@@ -141,7 +141,6 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
         try:
             result = evaluator.evaluate(program, presult)
         except Exception as e:                      # 评估器把计数器复原了：这个提议只记作失败
-            _not_an_interrupt(e)
             failed[_named("评估出错", e)] += 1
             return
         if evaluator.n_static_reject > rejected_before:
@@ -235,7 +234,6 @@ def _ask_one(llm, prompt: Prompt):
     try:
         return llm.propose(prompt)
     except Exception as e:                          # 真的 LLM 调用也会失败（超时、限流……）：记下来，接着进化
-        _not_an_interrupt(e)
         return e
 
 
@@ -244,7 +242,6 @@ def _ask_many(llm, prompts: list) -> list:
     try:
         replies = list(llm.propose_many(prompts))
     except Exception as e:
-        _not_an_interrupt(e)
         return [e] * len(prompts)
     if len(replies) < len(prompts):
         missing = ReplyError("LLM 回复个数不对", f"问了 {len(prompts)} 个，回了 {len(replies)} 个")
@@ -253,7 +250,9 @@ def _ask_many(llm, prompts: list) -> list:
 
 
 def _kind(e: BaseException, fallback: str) -> str:
-    """记进 failed 的原因：异常自己的 kind（后端和解析器会给），没有就用 fallback。"""
+    """记进 failed 的原因：异常自己的 kind（后端和解析器会给），没有就用 fallback。
+    提议里的异常都经过这里才记作失败：被包起来的 Ctrl-C 在这里照样当 Ctrl-C 抛出去（_not_an_interrupt）。"""
+    _not_an_interrupt(e)
     kind = getattr(e, "kind", None)
     return kind if isinstance(kind, str) and kind else fallback
 
@@ -280,7 +279,6 @@ def _child(reply, src: str, failed: Counter):
         failed[_kind(e, "SEARCH/REPLACE 打不上")] += 1
         return op, None
     except Exception as e:
-        _not_an_interrupt(e)
         failed[_named("SEARCH/REPLACE 处理出错", e)] += 1
         return op, None
     try:
@@ -289,13 +287,11 @@ def _child(reply, src: str, failed: Counter):
         failed[_kind(e, "子程序解析不了")] += 1
         return op, None
     except Exception as e:
-        _not_an_interrupt(e)
         failed[_named("子程序解析出错", e)] += 1
         return op, None
     try:
         render(program)                             # 以后被挑作父程序时要写回源码：现在就确认写得出来
     except Exception as e:
-        _not_an_interrupt(e)
         failed[_named("子程序写不回源码", e)] += 1
         return op, None
     return op, (program, diff)
