@@ -560,7 +560,7 @@ def command(tolerance, changes, script="lecture13/01_timing_model.py"):
     parts = [f"python3 {script}"]
     if script.startswith("lecture13/") and tolerance != TOLERANCE:
         parts.append(f"--tolerance {tolerance:g}")
-    parts += [f"--knob {k}={sl.knob_text(v)}" for k, v in changes.items()]
+    parts += sl.knob_arguments(changes)
     return " ".join(parts)
 
 
@@ -695,7 +695,7 @@ def main(argv=None):
     changes = sl.knobs_from_arguments(ap, a)
     SEEN.clear()                    # 这次运行的观察（main 在同一个进程里被调第二次时不混进上一次的）
     CHARTS.reset(Charts.check_dir(ap, a.svg))
-    print(f"设置：--tolerance {a.tolerance}" + "".join(f" --knob {k}={sl.knob_text(v)}" for k, v in changes.items()))
+    print(" ".join([f"设置：--tolerance {a.tolerance}", *sl.knob_arguments(changes)]))
     if changes:
         print_note(sl.describe_knobs(changes))
     start = clock.perf_counter()

@@ -361,6 +361,11 @@ def exact_knob(value: float) -> float:
     return float(f"{value:.12g}")
 
 
+def knob_arguments(changes: dict) -> list[str]:
+    """命令行上写出这些旋钮的样子：["--knob L2_BW=1.54e+13", ...]（脚本的"设置："一行和建议的命令都用它）。"""
+    return [f"--knob {k}={knob_text(v)}" for k, v in changes.items()]
+
+
 def add_knob_argument(ap) -> None:
     """给脚本的 argparse 加 --knob 名字=数值（可以给几次）：这次运行里把一个【估计】旋钮改成这个值，文件不动。"""
     ap.add_argument("--knob", action="append", default=[], metavar="名字=数值",

@@ -553,14 +553,15 @@ def command(seed=SEED, budget=BUDGET, seeds=SEEDS, changes=None) -> str:
     parts += [f"--seed {seed}"] if seed != SEED else []
     parts += [f"--budget {budget}"] if budget != BUDGET else []
     parts += [f"--seeds {seeds}"] if seeds != SEEDS else []
-    parts += [f"--knob {k}={sched_lab.knob_text(v)}" for k, v in (changes or {}).items()]
+    parts += sched_lab.knob_arguments(changes or {})
     return " ".join(parts)
 
 
 def suggestions(seed=SEED, budget=BUDGET, seeds=SEEDS):
     """"可以试试"：(说明, 命令)。命令都在仓库根目录运行，照抄就能跑（系统的 python3 没有 numpy 时脚本自己改用 .venv）。
     每条都带上这次运行改过的旋钮（sched_lab.changed_knobs()：要在 sched_lab.knobs(...) 里面调用），只改说明里说的那一样，
-    所以从来不会是这次运行本身：已经是种子 3 就换种子 4，预算已经不小就再翻一倍。"""
+    所以（除了第一条：先改专家文件，再跑默认的命令）从来不会是这次运行本身：已经是种子 3 就换种子 4，预算已经不小
+    就再翻一倍。"""
     changes = sched_lab.changed_knobs()
     out = [
         ("改专家启发式：用编辑器打开 lecture14/expert_heuristic.py，比如把 if M <= 16: 改成 if M <= 64:，或者把最后的"
@@ -594,8 +595,7 @@ def main(argv=None):
     CHARTS.reset(Charts.check_dir(ap, a.svg))
     budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
     seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
-    settings = f"--seed {a.seed} --budget {budget} --seeds {seeds}" + "".join(
-        f" --knob {k}={sched_lab.knob_text(v)}" for k, v in changes.items())
+    settings = " ".join([f"--seed {a.seed} --budget {budget} --seeds {seeds}", *sched_lab.knob_arguments(changes)])
     try:
         llm = openai_llm.from_arguments(a, f"04 {settings}")
     except openai_llm.SetupError as e:
