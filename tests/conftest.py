@@ -85,6 +85,8 @@ def pytest_terminal_summary(terminalreporter):
     if os.environ.get("TESTS_PREFETCH_REPORT"):          # 维护 PREFETCH 时用：预跑了、却没有测试要的命令
         for key in sorted(set(_RUNS) - _REQUESTED):
             terminalreporter.write_line(f"预跑了、但没有测试用到：{key}")
+        for key, test in _RAN_IN_TEST:
+            terminalreporter.write_line(f"测试自己跑的（没有预跑）：{key[0]} {key[2]} {key[3]}  ← {test}")
 
 
 @pytest.fixture(scope="session")
@@ -145,7 +147,12 @@ def _run_key(args, env: dict, cwd, instance=1):
     return tuple(str(a) for a in args), str(cwd), (changed, removed), instance
 
 
-def _execute(args, env, cwd, timeout):
+def _execute(args, env, cwd, timeout, zygote=True):
+    """python 带 args 跑一次，返回字节的 CompletedProcess；zygote=False 时一定新起一个解释器。"""
+    if zygote and _for_zygote(args, env, cwd):
+        path = _zygote()
+        if path is not None:
+            return _zygote_execute(path, args, env, cwd, timeout)
     p = subprocess.Popen([sys.executable, *map(str, args)], cwd=cwd, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, start_new_session=True)
     try:
@@ -155,12 +162,127 @@ def _execute(args, env, cwd, timeout):
         stop_group(p)
 
 
+# ---------------------------------------------------------------- 预热过的解释器（tests/zygote.py）
+#
+# "python 脚本.py 参数..." 和 "python -c 代码" 交给一个已经 import 好 numpy（和课程模块）的进程 fork 出来跑：每次省掉
+# 启动解释器和 import 的零点几秒。跑出来的和新起一个解释器一样（标准输出、标准错误逐字节相同、退出码相同；
+# tests/test_zygote.py 对几种运行比过）。环境里改了影响解释器启动的变量（PYTHON*、LANG、LC_*、BLAS 线程数）、
+# python -m、或者 TESTS_NO_ZYGOTE=1 时，照旧起新的子进程。
+
+import json                                                     # noqa: E402
+import re                                                       # noqa: E402
+import selectors                                                # noqa: E402
+import socket                                                   # noqa: E402
+import tempfile                                                 # noqa: E402
+
+_STARTUP_ENV = re.compile(r"^(PYTHON|LC_|LANG$|LANGUAGE$|OPENBLAS|OMP_|MKL_|NUMPY|GOTO)")
+_ZYGOTE_STATE: dict = {}
+_ZYGOTE_LOCK = threading.Lock()
+
+
+def _for_zygote(args, env, cwd) -> bool:
+    """这次运行能不能交给预热过的解释器：python 脚本.py ... 或 python -c 代码 ...，环境里没改影响解释器启动的变量。"""
+    if not args or os.environ.get("TESTS_NO_ZYGOTE") or not hasattr(socket, "send_fds"):
+        return False
+    first = str(args[0])
+    if first == "-c":
+        if len(args) < 2:
+            return False
+    elif first.startswith("-") or not first.endswith(".py") or not os.path.isfile(os.path.join(str(cwd), first)):
+        return False
+    keys = {k for k in set(env) | set(_BASE_ENV) if env.get(k) != _BASE_ENV.get(k)}
+    return not any(_STARTUP_ENV.match(k) for k in keys)
+
+
+def _zygote():
+    """预热过的解释器的 socket 路径（第一次用时启动它）；启动不了时是 None（照旧起子进程）。"""
+    with _ZYGOTE_LOCK:
+        if "path" not in _ZYGOTE_STATE:
+            _ZYGOTE_STATE["path"] = None
+            path = os.path.join(tempfile.mkdtemp(prefix="zygote-"), "s")
+            p = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "zygote.py"), path], cwd=ROOT,
+                                 env=_BASE_ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
+            _ZYGOTE_STATE["proc"] = p
+            if p.stdout.readline() == b"ready\n":
+                _ZYGOTE_STATE["path"] = path
+        return _ZYGOTE_STATE["path"]
+
+
+def _stop_zygote():
+    p = _ZYGOTE_STATE.get("proc")
+    if p is not None:
+        stop_group(p)
+
+
+def _zygote_execute(path, args, env, cwd, timeout):
+    """和 _execute 一样（返回字节的 CompletedProcess，结束时杀掉整个进程组），只是由预热过的解释器 fork 出来跑。"""
+    import time as _time
+    deadline = _time.monotonic() + timeout
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    pid = None
+    try:
+        try:
+            sock.connect(path)
+            request = json.dumps({"args": [str(a) for a in args], "env": env, "cwd": str(cwd)}) + "\n"
+            socket.send_fds(sock, [request.encode("utf-8")], [out_w, err_w])
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+        replies = sock.makefile("rb")
+        pid = int(replies.readline().split()[1])
+        chunks = {out_r: [], err_r: []}
+        with selectors.DefaultSelector() as sel:
+            for fd in chunks:
+                sel.register(fd, selectors.EVENT_READ)
+            while sel.get_map():
+                left = deadline - _time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired([sys.executable, *map(str, args)], timeout)
+                for key, _ in sel.select(left):
+                    data = os.read(key.fd, 65536)
+                    if data:
+                        chunks[key.fd].append(data)
+                    else:
+                        sel.unregister(key.fd)
+        sock.settimeout(max(0.1, deadline - _time.monotonic()))
+        try:
+            _, code, cpu = replies.readline().split()
+            code = int(code)
+        except (socket.timeout, IndexError, ValueError):
+            raise subprocess.TimeoutExpired([sys.executable, *map(str, args)], timeout) from None
+        if os.environ.get("TESTS_RUN_LOG"):                     # 找慢的运行用：每次运行一行（CPU 秒、墙钟秒、命令）
+            with open(os.environ["TESTS_RUN_LOG"], "a", encoding="utf-8") as log:
+                log.write(f"{cpu} {timeout - (deadline - _time.monotonic()):.3f} {' '.join(map(str, args))}\n")
+        return subprocess.CompletedProcess([sys.executable, *map(str, args)], code, b"".join(chunks[out_r]),
+                                           b"".join(chunks[err_r]))
+    finally:
+        if pid is not None:                                     # 和 stop_group 一样：不留下脚本的后台 worker
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        os.close(out_r)
+        os.close(err_r)
+        sock.close()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    for b in _BACKGROUND:
+        b.stop()
+        b.join()
+    _stop_zygote()
+
+
 def _decode(data: bytes) -> str:
     """和 subprocess 的 text=True 一样：本地编码、统一换行。"""
     return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
 
 
 _REQUESTED: set = set()                                # 测试真的要过的命令（TESTS_PREFETCH_REPORT 用）
+_RAN_IN_TEST: list = []                                # 测试要时还没有预跑、只好自己跑的命令（TESTS_PREFETCH_REPORT 用）
 
 
 def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, instance=1, _prefetch=False):
@@ -179,6 +301,8 @@ def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, instance=1, _p
         if mine:
             entry = _RUNS[key] = _Run()
     if mine:
+        if not _prefetch:
+            _RAN_IN_TEST.append((key, os.environ.get("PYTEST_CURRENT_TEST", "")))
         try:
             entry.result = _execute(args, env, cwd, timeout)
         except BaseException as e:                              # noqa: BLE001  超时等：这次报错，之后的请求重跑
@@ -200,7 +324,7 @@ def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, instance=1, _p
 
 def run_script_fresh(*args, env=None, cwd=ROOT, text=True, timeout=180):
     """和 run_script 一样，但一定是一次新的、独立的运行（不进缓存）：比"两次运行字节相同"的第二次。"""
-    r = _execute(args, env, cwd, timeout)
+    r = _execute(args, _full_env(env), cwd, timeout)
     if text:
         return subprocess.CompletedProcess(r.args, r.returncode, _decode(r.stdout), _decode(r.stderr))
     return r
@@ -241,29 +365,117 @@ def no_numpy_path(tmp_path_factory):
     return f"{bindir}{os.pathsep}{os.environ['PATH']}"
 
 
-# ---------------------------------------------------------------- 每个测试文件开头先同时跑它要的脚本
+# ---------------------------------------------------------------- 测试文件要的脚本在后台先跑
 #
 # 测试文件可以在模块里写 PREFETCH = [命令, ...]（和 prefetch 的参数一样：参数元组，或 (参数元组, dict(env=..., cwd=...))），
-# 列出它会用 run_script 跑的确定性命令。这个文件的第一个测试开始之前，这些命令两条两条地同时跑完、放进 run_script
-# 的缓存（2 核上比一条条跑快；结果一样：同样的命令、同样的环境，缓存的键里有全部参数、工作目录和环境）。
-# 只在两个测试之间跑，从不和测试同时跑：量时间的测试（Ctrl-C、超时）不会被它抢 CPU。
-# TESTS_NO_PREFETCH=1 关掉（想看每个测试自己跑要多久时）。
-
-_PREFETCHED: set = set()
+# 列出它会用 run_script 跑的确定性命令。收集完测试以后，一个后台线程按测试的顺序把这些命令一条一条跑完、放进
+# run_script 的缓存，和前台的测试同时进行（2 核上一个核跑测试，一个核先跑后面要的脚本）。结果和测试自己跑一样：
+# 同样的命令、同样的环境，缓存的键里有全部参数、工作目录和环境；测试要的命令后台正在跑时等它，还没轮到时自己跑。
+# 量时间的测试（Ctrl-C 要在一秒内停、超时）标上 @pytest.mark.quiet：它们跑的时候后台停下（正在跑的那条先跑完），
+# 不和它们抢 CPU。TESTS_NO_PREFETCH=1 关掉后台（想看每个测试自己跑要多久时）。
 
 
 def _normalise(c):
     return (tuple(c[0]), dict(c[1])) if len(c) == 2 and isinstance(c[1], dict) else (tuple(c), {})
 
 
-def pytest_runtest_setup(item):
-    module = getattr(item, "module", None)
-    if module is None or id(module) in _PREFETCHED or os.environ.get("TESTS_NO_PREFETCH"):
+class _Background(threading.Thread):
+    """按顺序跑一串 run_script 命令的后台线程；pause() 等正在跑的那条跑完、之后不再开始新的，直到 resume()。"""
+
+    def __init__(self, commands):
+        super().__init__(daemon=True, name="prefetch")
+        self.commands = list(commands)
+        self.cond = threading.Condition()
+        self.paused = 0
+        self.busy = False
+        self.stopped = False
+
+    def run(self):
+        for args, kw in self.commands:
+            with self.cond:
+                while self.paused and not self.stopped:
+                    self.cond.wait()
+                if self.stopped:
+                    return
+                self.busy = True
+            try:
+                run_script(*args, **kw, _prefetch=True)
+            except Exception:                                   # noqa: BLE001  出错的由真正用它的测试再跑、报出来
+                pass
+            finally:
+                with self.cond:
+                    self.busy = False
+                    self.cond.notify_all()
+
+    def pause(self):
+        with self.cond:
+            self.paused += 1
+            while self.busy:
+                self.cond.wait()
+
+    def resume(self):
+        with self.cond:
+            self.paused -= 1
+            self.cond.notify_all()
+
+    def stop(self):
+        with self.cond:
+            self.stopped = True
+            self.cond.notify_all()
+
+
+_BACKGROUND: list = []
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "quiet: 量时间的测试；它跑的时候后台预跑脚本的线程停下（conftest）")
+
+
+def _order(module) -> int:
+    """测试文件跑的先后：不预跑脚本的（多半只在本进程里算）先跑，这时后台已经在给后面的文件跑脚本；
+    要预跑脚本的其次；整个文件都量时间的（quiet）最后，那时后台已经跑完，不用停。"""
+    marks = getattr(module, "pytestmark", [])
+    marks = marks if isinstance(marks, list) else [marks]
+    if any(getattr(m, "name", None) == "quiet" for m in marks):
+        return 2
+    return 1 if getattr(module, "PREFETCH", None) else 0
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if os.environ.get("TESTS_NO_PREFETCH"):
         return
-    _PREFETCHED.add(id(module))
-    commands = [_normalise(c) for c in getattr(module, "PREFETCH", ())]
+    # 同一个文件里的测试保持原来的顺序、连在一起（模块级的 fixture 只建一次）；只调整文件之间的先后
+    items.sort(key=lambda item: _order(getattr(item, "module", None)))
+
+
+def pytest_collection_finish(session):
+    if os.environ.get("TESTS_NO_PREFETCH"):
+        return
+    seen, commands = set(), []
+    for item in session.items:
+        module = getattr(item, "module", None)
+        if module is None or id(module) in seen:
+            continue
+        seen.add(id(module))
+        commands += [_normalise(c) for c in getattr(module, "PREFETCH", ())]
     if commands:
-        prefetch(*commands, max_parallel=2)
+        b = _Background(commands)
+        _BACKGROUND.append(b)
+        b.start()
+
+
+@pytest.fixture(autouse=True)
+def _quiet_when_timed(request):
+    """标了 quiet 的测试跑的时候，后台不跑脚本。"""
+    if request.node.get_closest_marker("quiet") is None or not _BACKGROUND:
+        yield
+        return
+    b = _BACKGROUND[0]
+    b.pause()
+    try:
+        yield
+    finally:
+        b.resume()
 
 
 # ---------------------------------------------------------------- 伪终端

@@ -1,20 +1,18 @@
 """lecture13/01_timing_model.py 当脚本跑：能跑完、三个演示都在、没有一句观察"本次不成立"、两次运行逐字节相同。"""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
+from conftest import run_script as cached_run, run_script_fresh
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPT = os.path.join(ROOT, "lecture13", "01_timing_model.py")
 HEADERS = ("演示 1：屋顶线与时间拆解", "演示 2：每种效应一个实验", "演示 3：代价模型引导的调优")
 
 
 def run_script(*args):
-    """在 tests/ 目录下运行脚本（它自己找得到 sched_lab、kernel_lab 和 console）。"""
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True,
-                          cwd=os.path.dirname(os.path.abspath(__file__)), timeout=60)
+    """在仓库根目录运行脚本（conftest.run_script：同样的命令整个测试会话只跑一次，别的测试文件也共用）。"""
+    return cached_run("lecture13/01_timing_model.py", *args, timeout=60)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +36,7 @@ def test_every_observation_holds(first):
 def test_same_output_twice(first):
     # 同样的命令印出同样的字节；用时只印到 stderr，不进 stdout
     # （确定性测试：代码和它自己比。保留它，但它不是数字算得对的证据——那个见 test_printed_numbers_*.py。）
-    second = run_script()
+    second = run_script_fresh("lecture13/01_timing_model.py", timeout=60)       # 另一次独立的运行
     assert second.returncode == 0, second.stderr
     assert second.stdout == first.stdout
     assert "用时" not in first.stdout and "用时" in first.stderr
@@ -135,7 +133,7 @@ def run_command(cmd):
     for part in cmd.split(" && "):
         argv = shlex.split(part)
         assert argv[0] == "python3", cmd
-        out.append(subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True, cwd=ROOT, timeout=120))
+        out.append(cached_run(*argv[1:], timeout=120))
         if out[-1].returncode:
             break
     return out

@@ -10,6 +10,8 @@ import time
 import pytest
 from conftest import stop_group
 
+pytestmark = pytest.mark.quiet      # 量时间（Ctrl-C、超时）：跑的时候 conftest 的后台预跑停下
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

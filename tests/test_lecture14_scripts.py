@@ -699,6 +699,7 @@ def _children(pid):
         return []
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="要用 /proc 看子进程")
 @pytest.mark.parametrize("key,args,workers", [("03", ["--budget", "100000"], True),
                                               ("06", ["--evolve", "--budget", "100000"], False)])

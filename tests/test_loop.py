@@ -27,6 +27,8 @@ from evolve.mock_llm import OPS, Dice, MockLLM
 from evolve.program import format_diff, make_diff
 from kernel_lab import Config
 
+pytestmark = pytest.mark.quiet      # 量时间（Ctrl-C、超时）：跑的时候 conftest 的后台预跑停下
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DECODE = "Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)"
 BIG = "Config(BM=128, BN=256, BK=64, warps=8, stages=4, group=8)"

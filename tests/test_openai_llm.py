@@ -23,6 +23,8 @@ from evolve.openai_llm import (BAD_JSON, GAVE_UP, KIND, NO_CONTENT, SYSTEM_PROMP
 from evolve.diff import NO_BLOCK
 from evolve.program import apply_diff, parse, parse_diff
 
+pytestmark = pytest.mark.quiet      # 量时间（Ctrl-C、超时）：跑的时候 conftest 的后台预跑停下
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
 KEY = "sk-test-0123456789-never-print-me"

@@ -9,6 +9,8 @@ import pytest
 
 import runner
 
+pytestmark = pytest.mark.quiet      # 量时间（Ctrl-C、超时）：跑的时候 conftest 的后台预跑停下
+
 
 def _sleep():
     time.sleep(60)

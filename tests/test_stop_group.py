@@ -8,6 +8,8 @@ import time
 import pytest
 from conftest import stop_group
 
+pytestmark = pytest.mark.quiet      # 量时间（Ctrl-C、超时）：跑的时候 conftest 的后台预跑停下
+
 CHILD = """
 import os, signal, sys, time
 signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -6,6 +6,10 @@ import sys
 import textwrap
 import time
 
+import pytest
+
+pytestmark = pytest.mark.quiet      # 量时间（Ctrl-C、超时）：跑的时候 conftest 的后台预跑停下
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -1,0 +1,84 @@
+"""conftest 的预热过的解释器（tests/zygote.py）跑出来的，和新起一个 python 解释器跑出来的一样：标准输出、标准错误
+逐字节相同（"用时"那行除外），退出码相同——课程里的脚本、项目的一份改过的拷贝、改过的环境、python -c、
+没接住的异常、SystemExit、Ctrl-C。测试用它只是为了快；这里保证它不改变测试看到的东西。"""
+
+import os
+import re
+import shutil
+import sys
+
+import pytest
+
+from conftest import ROOT, _execute, _full_env, _for_zygote
+
+TIMING = re.compile("\n?（用时 [\\d.]+ 秒）\n".encode("utf-8"))
+
+
+def both(args, env=None, cwd=ROOT):
+    env = _full_env(env)
+    assert _for_zygote(args, env, cwd), args               # 真的走了预热过的解释器
+    warm = _execute(args, env, cwd, 120)
+    cold = _execute(args, env, cwd, 120, zygote=False)
+    return warm, cold
+
+
+def assert_same(warm, cold, stderr=True):
+    """stderr=False：标准错误里有按时间报的进度（后台进程做完几次），两次运行本来就可能不同，只比标准输出。"""
+    assert warm.returncode == cold.returncode, (warm.returncode, cold.returncode, warm.stderr[-500:])
+    assert warm.stdout == cold.stdout
+    if stderr:
+        assert TIMING.sub(b"", warm.stderr) == TIMING.sub(b"", cold.stderr)
+
+
+@pytest.mark.parametrize("args", [("lecture14/04_alphaevolve_tiling.py", "--quick", "--jobs", "2"),
+                                  ("lecture14/04_alphaevolve_tiling.py", "--budget", "abc"),
+                                  ("lecture13/01_timing_model.py", "--help"),
+                                  ("lecture14/06_your_heuristic.py", "no_such_file.py")])
+def test_lecture_scripts_print_the_same(args):
+    assert_same(*both(args), stderr="--jobs" not in args)
+
+
+def test_a_changed_copy_of_the_project_is_what_runs(tmp_path):
+    # 拷贝里改了 kernel_lab（脚本 import 的模块，预热的进程里已经有 ROOT 那份）：跑的是拷贝里的
+    for d in ("lecture01", "lecture10"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
+    lab = tmp_path / "lecture10" / "kernel_lab.py"
+    lab.write_text(lab.read_text(encoding="utf-8") + "\nprint('这是拷贝里的 kernel_lab')\n", encoding="utf-8")
+    warm, cold = both(("lecture10/01_config_space.py",), cwd=tmp_path)
+    assert_same(warm, cold)
+    assert warm.returncode == 0 and "这是拷贝里的 kernel_lab".encode("utf-8") in warm.stdout
+
+
+def test_a_changed_environment_is_seen_at_import(tmp_path):
+    # evolve.problem 在 import 时读 MINI_ALPHAEVOLVE_EXPERT：改了它，04 印的专家跟着变
+    mine = tmp_path / "mine.py"
+    mine.write_text("def choose_config(M, N, K):\n    return Config(BM=64, BN=64, BK=32, warps=4, stages=3, group=8)\n",
+                    encoding="utf-8")
+    env = dict(os.environ, MINI_ALPHAEVOLVE_EXPERT=str(mine))
+    warm, cold = both(("lecture14/04_alphaevolve_tiling.py", "--budget", "20", "--seeds", "1"), env=env)
+    assert_same(warm, cold)
+    assert warm.returncode == 0 and "BM=64, BN=64, BK=32" in warm.stdout.decode("utf-8")
+
+
+@pytest.mark.parametrize("code", [
+    "import sys; print(sys.argv, sys.path[0] == '', __name__)",
+    "print('before'); raise ValueError('boom')",
+    "raise SystemExit('一句话')",
+    "raise SystemExit(3)",
+    "raise KeyboardInterrupt",
+])
+def test_python_dash_c_behaves_the_same(code):
+    assert_same(*both(("-c", code, "extra")))
+
+
+def test_script_sees_the_same_argv_file_and_path(tmp_path):
+    (tmp_path / "probe.py").write_text("import sys\nprint(sys.argv, __file__, sys.path[0], __name__)\n", encoding="utf-8")
+    warm, cold = both(("probe.py", "a", "b"), cwd=tmp_path)
+    assert_same(warm, cold)
+    assert str(tmp_path).encode() in warm.stdout
+
+
+def test_interpreter_startup_variables_get_a_fresh_interpreter():
+    assert not _for_zygote(("lecture14/04_alphaevolve_tiling.py",), dict(os.environ, PYTHONIOENCODING="gbk"), ROOT)
+    assert not _for_zygote(("-m", "pytest"), dict(os.environ), ROOT)
+    assert sys.executable
