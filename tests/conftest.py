@@ -109,7 +109,9 @@ def train():
 
 # ---------------------------------------------------------------- 共用的脚本运行（整个测试会话只跑一次）
 
+import functools                                                # noqa: E402
 import locale                                                   # noqa: E402
+import shutil                                                   # noqa: E402
 import subprocess                                               # noqa: E402
 import threading                                                # noqa: E402
 import time                                                     # noqa: E402
@@ -277,6 +279,8 @@ def pytest_sessionfinish(session, exitstatus):
         b.stop()
         b.join()
     _stop_zygote()
+    for d in _SESSION_DIRS:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _decode(data: bytes) -> str:
@@ -334,7 +338,7 @@ def run_script_fresh(*args, env=None, cwd=ROOT, text=True, timeout=180):
 
 
 def prefetch(*commands, max_parallel=4):
-    """几条 run_script 的命令（参数元组，或 (参数元组, dict(env=..., cwd=...))）先同时跑完放进缓存：
+    """几条 run_script 的命令（参数元组，或 (参数元组, dict(env=..., cwd=...))，或 @ahead 的函数）先同时跑完放进缓存：
     结果和一条条跑一样，只是在 2 核上快一些。已经在缓存里（或正在跑）的不再跑。"""
     threads = []
     sem = threading.Semaphore(max_parallel)
@@ -342,36 +346,94 @@ def prefetch(*commands, max_parallel=4):
     def one(args, kw):
         with sem:
             try:
-                run_script(*args, **kw, _prefetch=True)
+                if kw is None:
+                    args()                                      # @ahead 的函数：算好放着
+                else:
+                    run_script(*args, **kw, _prefetch=True)
             except Exception:                                   # noqa: BLE001  出错的由真正用它的测试再跑、报出来
                 pass
     for c in commands:
-        args, kw = (c[0], c[1]) if len(c) == 2 and isinstance(c[1], dict) else (c, {})
-        if _run_key(args, _full_env(kw.get("env")), kw.get("cwd", ROOT), kw.get("instance", 1)) in _RUNS:
+        args, kw = _normalise(c)
+        if kw is not None and _run_key(args, _full_env(kw.get("env")), kw.get("cwd", ROOT),
+                                       kw.get("instance", 1)) in _RUNS:
             continue
-        t = threading.Thread(target=one, args=(tuple(args), kw), daemon=True)
+        t = threading.Thread(target=one, args=(args, kw), daemon=True)
         t.start()
         threads.append(t)
     for t in threads:
         t.join()
 
 
-@pytest.fixture(scope="session")
-def no_numpy_path(tmp_path_factory):
-    """PATH 的最前面是一个没有 numpy 的 python3（不带 pip 的 venv；学生机器上的系统 python3）：编号脚本要自己改用
-    项目的 .venv 重新运行。整个测试会话共用一个（建 venv 要一两秒）；测试不改它。"""
-    venv = tmp_path_factory.mktemp("nonumpy") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    bindir = venv / "bin"
-    check = subprocess.run([str(bindir / "python3"), "-c", "import numpy"], capture_output=True)
+_AHEAD: dict = {}
+_SESSION_DIRS: list = []
+
+
+def ahead(fn):
+    """装饰器，给没有参数、结果不随测试变的函数（比如在一个临时目录里跑一串命令，返回结果）：整个测试会话只算一次，
+    之后的调用拿同一个结果（调用者不要改它）；写进测试文件的 PREFETCH 时，后台线程先算好（见下面）。算的时候
+    出错：这次调用照常报错，后面的调用重新算。函数里不能用 pytest 的 fixture（tmp_path 之类），临时目录用
+    session_dir()。"""
+    @functools.wraps(fn)
+    def wrapper():
+        with _RUNS_LOCK:
+            entry = _AHEAD.get(fn)
+            mine = entry is None
+            if mine:
+                entry = _AHEAD[fn] = _Run()
+        if mine:
+            try:
+                entry.result = fn()
+            except BaseException as e:                          # noqa: BLE001
+                with _RUNS_LOCK:
+                    _AHEAD.pop(fn, None)
+                entry.error = e
+                entry.done.set()
+                raise
+            entry.done.set()
+        else:
+            entry.done.wait()
+            if entry.error is not None:
+                return wrapper()
+        return entry.result
+    wrapper.ahead = True
+    return wrapper
+
+
+def base_env() -> dict:
+    """测试会话开始时的环境（一份拷贝）。@ahead 的函数用它，不用 os.environ：它们可能在后台线程里跑，那时前台的
+    测试也许正用 monkeypatch 改着 os.environ。"""
+    return dict(_BASE_ENV)
+
+
+def session_dir(prefix: str) -> str:
+    """一个新的临时目录，测试会话结束时删掉（ahead 的函数用；它们可能在后台线程里跑，用不了 tmp_path）。"""
+    d = tempfile.mkdtemp(prefix=f"tests-{prefix}-")
+    _SESSION_DIRS.append(d)
+    return d
+
+
+@ahead
+def no_numpy_bin() -> str:
+    """一个没有 numpy 的 python3 所在的目录（不带 pip 的 venv；学生机器上的系统 python3）。整个测试会话共用一个
+    （建 venv 要一两秒，后台可以先建好）；测试不改它。"""
+    venv = os.path.join(session_dir("nonumpy"), "venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True, timeout=120)
+    bindir = os.path.join(venv, "bin")
+    check = subprocess.run([os.path.join(bindir, "python3"), "-c", "import numpy"], capture_output=True)
     assert check.returncode != 0, "这个 python3 不该有 numpy"
-    return f"{bindir}{os.pathsep}{os.environ['PATH']}"
+    return bindir
+
+
+@pytest.fixture(scope="session")
+def no_numpy_path():
+    """PATH 的最前面是一个没有 numpy 的 python3：编号脚本要自己改用项目的 .venv 重新运行。"""
+    return f"{no_numpy_bin()}{os.pathsep}{os.environ['PATH']}"
 
 
 # ---------------------------------------------------------------- 测试文件要的脚本在后台先跑
 #
-# 测试文件可以在模块里写 PREFETCH = [命令, ...]（和 prefetch 的参数一样：参数元组，或 (参数元组, dict(env=..., cwd=...))），
-# 列出它会用 run_script 跑的确定性命令。收集完测试以后，一个后台线程按测试的顺序把这些命令一条一条跑完、放进
+# 测试文件可以在模块里写 PREFETCH = [命令, ...]（和 prefetch 的参数一样：参数元组，或 (参数元组, dict(env=..., cwd=...))，
+# 或 @ahead 的函数），列出它会用 run_script 跑的确定性命令、会调用的 @ahead 函数。收集完测试以后，一个后台线程按测试的顺序把这些命令一条一条跑完、放进
 # run_script 的缓存，和前台的测试同时进行（2 核上一个核跑测试，一个核先跑后面要的脚本）。结果和测试自己跑一样：
 # 同样的命令、同样的环境，缓存的键里有全部参数、工作目录和环境；测试要的命令后台正在跑时等它，还没轮到时自己跑。
 # 量时间的测试（Ctrl-C 要在一秒内停、超时）标上 @pytest.mark.quiet：它们跑的时候后台停下（正在跑的那条先跑完），
@@ -379,6 +441,8 @@ def no_numpy_path(tmp_path_factory):
 
 
 def _normalise(c):
+    if callable(c):                                             # @ahead 的函数
+        return c, None
     return (tuple(c[0]), dict(c[1])) if len(c) == 2 and isinstance(c[1], dict) else (tuple(c), {})
 
 
@@ -402,7 +466,10 @@ class _Background(threading.Thread):
                     return
                 self.busy = True
             try:
-                run_script(*args, **kw, _prefetch=True)
+                if kw is None:
+                    args()                                      # @ahead 的函数：算好放着
+                else:
+                    run_script(*args, **kw, _prefetch=True)
             except Exception:                                   # noqa: BLE001  出错的由真正用它的测试再跑、报出来
                 pass
             finally:

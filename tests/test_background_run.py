@@ -5,10 +5,6 @@ import signal
 import subprocess
 import sys
 
-import pytest
-
-pytestmark = pytest.mark.quiet      # 量时间（Ctrl-C、超时）：跑的时候 conftest 的后台预跑停下
-
 
 def test_scripts_started_by_the_tests_receive_ctrl_c():
     assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN

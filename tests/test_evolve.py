@@ -16,7 +16,7 @@ from evolve import (EXPERT, VALID, Evaluator, Program, ProgramError, Rule, evolv
 from evolve.evaluator import check_function, function_speedup
 from evolve.problem import load_heuristic
 from kernel_lab import Config
-from conftest import prefetch, run_script as cached_run, run_script_fresh
+from conftest import ahead, base_env, prefetch, run_script as cached_run, run_script_fresh, session_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
@@ -170,10 +170,6 @@ def test_same_seed_same_run_and_best_never_lost(table, train):
 
 # ---------------------------------------------------------------- 脚本
 
-def run_script(*args, cwd=ROOT):
-    return run_script_fresh(*args, timeout=120, cwd=cwd)
-
-
 S04 = "lecture14/04_alphaevolve_tiling.py"         # 在仓库根运行（conftest.run_script：别的测试文件也共用这几次运行）
 
 
@@ -208,8 +204,19 @@ def seed_rows(stdout):
     return rows
 
 
+@ahead
+def seed_run():
+    """讲义作者原来的 04 脚本原封不动放进项目一份拷贝的 lecture14/，在那里跑一次（后台先跑好：PREFETCH）。"""
+    root = session_dir("seed")
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), os.path.join(root, d), ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(SEED_SCRIPT, os.path.join(root, "lecture14", "seed_04.py"))
+    return run_script_fresh(os.path.join(root, "lecture14", "seed_04.py"), cwd=os.path.join(root, "lecture14"),
+                            env=base_env(), timeout=120)
+
+
 @pytest.mark.skipif(not os.path.exists(SEED_SCRIPT), reason="没有 ../shared 里讲义原来的 04 脚本")
-def test_instructors_04_script_runs_unmodified_and_its_fixed_sentences_hold(tmp_path):
+def test_instructors_04_script_runs_unmodified_and_its_fixed_sentences_hold():
     # 讲义作者原来的 04 脚本，原封不动放进 lecture14/，能对着我们的模块跑完四个演示；
     # 它写死的句子对它自己印出来的表成立：
     #   演示 1 "prefill 要 256×128 的大块、8 个 warp、4 级流水线，专家……慢 30% 左右"：M = 8192 那一行的最优配置是
@@ -217,10 +224,7 @@ def test_instructors_04_script_runs_unmodified_and_its_fixed_sentences_hold(tmp_
     #   "70B 分片的 qkv 在 M = 128 时慢 2.5 倍"：那一行在 2.2–2.8 倍；
     #   演示 4 "我们的迷你版相对专家的倍数（约 1.3–1.4×）"：演示 2 印的最好程序的测试形状倍数在 1.25–1.45
     #   （claims.md 的 C3 带）
-    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
-        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(SEED_SCRIPT, tmp_path / "lecture14" / "seed_04.py")
-    p = run_script(str(tmp_path / "lecture14" / "seed_04.py"), cwd=tmp_path / "lecture14")
+    p = seed_run()
     assert p.returncode == 0, p.stderr
     assert all(f"演示 {i}" in p.stdout for i in range(1, 5))
     assert "prefill（M 几千）要 256×128 的大块、8 个 warp、4 级流水线" in p.stdout and "约 1.3–1.4×" in p.stdout
@@ -267,6 +271,8 @@ TINY = [(S04, ["--budget", "40", "--seeds", "1", "--jobs", "1"]), (S04, ["--budg
 
 
 PREFETCH = [(S04, "--quick"), (S04, "--quick", "--jobs", "1"), (S04,)] + [(s, *a) for s, a in TINY]   # conftest：后台先跑
+if os.path.exists(SEED_SCRIPT):
+    PREFETCH.append(seed_run)                          # 讲义作者的 04 脚本（@ahead：在一份拷贝里跑一次）
 
 
 @pytest.mark.parametrize("script,args", TINY)

@@ -1,5 +1,6 @@
 """conftest.run_script（整个测试会话共用的脚本运行）：环境、工作目录、instance 不同就是不同的运行，一样才共用；
-测试 monkeypatch 过的环境变量子进程照样继承、也算在键里；返回的结果每次是新的对象，一个测试改不到别人的。"""
+测试 monkeypatch 过的环境变量子进程照样继承、也算在键里；返回的结果每次是新的对象，一个测试改不到别人的。
+conftest.ahead（只算一次的函数）和后台预跑的线程：出错的下次重算；停下时不开始新的。"""
 
 import os
 
@@ -36,3 +37,38 @@ def test_prefetched_runs_use_the_session_environment(monkeypatch):
     assert out.strip() == "None"
     key = conftest._run_key(("a",), conftest._full_env(None, True), ROOT)
     assert key == conftest._run_key(("a",), dict(conftest._BASE_ENV, PYTEST_CURRENT_TEST="t"), ROOT)
+
+
+def test_ahead_computes_once_and_retries_after_an_error():
+    calls = []
+
+    @conftest.ahead
+    def once():
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("第一次出错")
+        return ("结果", len(calls))
+    try:
+        once()
+        raise AssertionError("第一次应该报错")
+    except RuntimeError:
+        pass
+    assert once() == ("结果", 2) and once() == ("结果", 2) and len(calls) == 2   # 出错后重算一次，之后共用
+
+
+def test_background_runs_ahead_functions_and_commands():
+    # 后台线程按顺序跑命令和 @ahead 函数；pause() 时不开始新的，resume() 后接着跑完
+    seen = []
+
+    @conftest.ahead
+    def job():
+        seen.append("job")
+        return 1
+    b = conftest._Background([conftest._normalise(job), conftest._normalise(SHOW)])
+    b.pause()
+    b.start()
+    assert seen == []                                             # 先停着（start 之前就停了）：什么都没开始
+    b.resume()
+    b.join(timeout=60)
+    assert seen == ["job"] and job() == 1 and seen == ["job"]     # 算过了：再调用不重算
+    assert conftest._run_key(SHOW[0:2], conftest._full_env(None, True), ROOT) in conftest._RUNS

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import LECTURE_EXPERT, ROOT, prefetch, run_script, run_script_fresh, stop_group
+from conftest import LECTURE_EXPERT, ROOT, ahead, base_env, no_numpy_bin, prefetch, run_script, run_script_fresh, stop_group
 
 SMALL = {"--budget": "40", "--seeds": "1"}          # 建议里的预算换小一点（命令的其余部分照抄）
 SCRIPTS = {"lecture10/01_config_space.py": [], "lecture13/01_timing_model.py": [],   # 建议和预算无关：用小预算跑
@@ -25,8 +25,8 @@ SCRIPTS = {"lecture10/01_config_space.py": [], "lecture13/01_timing_model.py": [
 PREFETCH = [(script, *args) for script, args in SCRIPTS.items()]      # conftest：收集完测试后在后台先跑
 
 
-def printed_suggestions(script, args):
-    p = run_script(script, *args)
+def printed_suggestions(script, args, env=None):
+    p = run_script(script, *args, env=env)
     assert p.returncode == 0, p.stderr
     block = p.stdout.split("\n可以试试：\n", 1)[1]
     items = re.split(r"\n(?=  \d+\. )", block.strip("\n"))
@@ -59,7 +59,7 @@ def all_suggestions():
 @pytest.fixture(scope="module")
 def suggestions():
     # 要用到的脚本运行先同时跑完、放进 run_script 的缓存（和一个个跑的结果一样）
-    prefetch(*PREFETCH)
+    prefetch(*((script, *args) for script, args in SCRIPTS.items()))
     return all_suggestions()
 
 
@@ -83,21 +83,36 @@ def test_expert_docstring_gives_a_command_and_the_whole_dsl():
     assert docstring_commands() and "elif" in doc and "else" in doc and "`<`" in doc and "`<=`" in doc
 
 
-def test_every_printed_command_runs_as_printed_with_a_numpy_less_python3(suggestions, no_numpy_path):
-    env = dict(os.environ, PATH=no_numpy_path)
-    commands = sorted({shrink(cmd) for _, _, cmd in suggestions} | set(docstring_commands()))   # 一样的只跑一次
-    procs = []
-    try:
-        for cmd in commands:
-            procs.append((cmd, subprocess.Popen(cmd, shell=True, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                                                stderr=subprocess.PIPE, text=True, start_new_session=True)))
-        for cmd, p in procs:
+@ahead
+def literal_runs():
+    """每条建议的命令（预算换小）和专家说明里的命令，照印出来的样子用 shell 在仓库根跑，PATH 上的 python3 没有 numpy：
+    [(命令, 退出码, 标准输出, 标准错误)]。四条四条地同时跑；后台先跑好（PREFETCH）。"""
+    import concurrent.futures
+    env = dict(base_env(), PATH=f"{no_numpy_bin()}{os.pathsep}{base_env()['PATH']}")
+    found = [cmd for script, args in SCRIPTS.items() for _, cmd in printed_suggestions(script, args, env=base_env())]
+    commands = sorted({shrink(cmd) for cmd in found} | set(docstring_commands()))          # 一样的只跑一次
+
+    def one(cmd):
+        p = subprocess.Popen(cmd, shell=True, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, start_new_session=True)
+        try:
             out, err = p.communicate(timeout=120)
-            assert p.returncode == 0, (cmd, err[-2000:])
-            assert "Traceback" not in err and "演示 1" in out, (cmd, err[-2000:])
-    finally:                                        # 断言失败或超时也不留下还在跑的脚本和 worker
-        for _, p in procs:
+            return cmd, p.returncode, out, err
+        finally:                                    # 超时也不留下还在跑的脚本和 worker
             stop_group(p)
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        return list(pool.map(one, commands))
+
+
+PREFETCH.append(literal_runs)
+
+
+def test_every_printed_command_runs_as_printed_with_a_numpy_less_python3(suggestions):
+    runs = literal_runs()
+    assert {cmd for cmd, *_ in runs} == {shrink(cmd) for _, _, cmd in suggestions} | set(docstring_commands())
+    for cmd, code, out, err in runs:
+        assert code == 0, (cmd, err[-2000:])
+        assert "Traceback" not in err and "演示 1" in out, (cmd, err[-2000:])
 
 
 def copy_repo(tmp_path):
