@@ -299,6 +299,7 @@ def spread_txt(rs, k, fmt="{:.3f}×"):
 # ---------------------------------------------------------------- 演示 1
 
 def obs_cascade_saves(runs0, runs6, s0, s6):
+    s0, s6 = round(s0, 3), round(s6, 3)          # 按印出来的三位小数比：判断和读者从句子里的数算出来的一样
     ok = runs6 < 0.8 * runs0 and abs(s6 / s0 - 1) <= TIE
     return check(ok, f"级联省的是内核：{N_PROBE} 个探针时跑了 {cnt(runs6)} 次，不用级联 {cnt(runs0)} 次（省 {pct(1 - runs6 / runs0)}），"
                        f"最后的分数差不多（{s6:.3f}× 对 {s0:.3f}×）。大多数子程序比父程序差，在探针上就看得出来。",
@@ -420,8 +421,10 @@ def demo2_database(res, seeds, budget):
          f"所以不同的程序可能少于 {ARCHIVE}）；灵感程序是存档里父程序以外最好的 {N_INSPIRATIONS} 个。后三列是中位数。"
          f"岛屿模型这一行就是演示 1 里 {N_PROBE} 个按 M 均匀取的探针那一次。）")
     g = lambda k: {p: med(res["db", p], k) for p in POLICIES}   # noqa: E731
-    worst = {p: min(r["score"] for r in res["db", p]) for p in POLICIES}
-    return [policy_finding(g("score"), worst), obs_greedy(g("parents"), g("score"), g("flat"), worst)]
+    # 分数按表里印的三位小数比（"差不到 1%"要对读者从表里算出来的数成立，不是对没印出来的第四位）
+    scores = {p: round(v, 3) for p, v in g("score").items()}
+    worst = {p: round(min(r["score"] for r in res["db", p]), 3) for p in POLICIES}
+    return [policy_finding(scores, worst), obs_greedy(g("parents"), scores, g("flat"), worst)]
 
 
 # ---------------------------------------------------------------- 演示 3
