@@ -58,7 +58,7 @@ class ProgramDatabase:
 
     def add(self, program: Program, result: dict, island: int) -> None:
         isl = self.islands[island]
-        if any(e[2] == program for e in isl):
+        if program in [e[2] for e in isl]:                    # 和逐个 e[2] == program 一样（先看是不是同一个对象）
             return
         self._n += 1
         isl.append((-result["score"], self._n, program, result))   # 分数一样时先来的排前面

@@ -54,6 +54,7 @@ class Rule:
     config: Config
     line: int = field(default=0, compare=False, hash=False, repr=False)
     _box: tuple = field(init=False, compare=False, hash=False, repr=False)    # (M 上界, N 上界, K 上界, config)
+    _corner: tuple = field(init=False, compare=False, hash=False, repr=False)  # (M 上界, N 上界, K 上界)
     _hash: int = field(init=False, compare=False, hash=False, repr=False)
     _index: int = field(init=False, compare=False, hash=False, repr=False)    # config 在 VALID 里的下标，启动不了是 -1
     _src: str = field(init=False, compare=False, hash=False, repr=False)      # render 里它的两行源代码
@@ -71,7 +72,8 @@ class Rule:
             if not -MAX_THRESHOLD <= t <= MAX_THRESHOLD:
                 raise ValueError(f"阈值 {f} <= {_short_int(t)} 超出范围：绝对值最多 {MAX_THRESHOLD:,}")
             b[f] = min(b[f], t)                                # 同一维出现两次，取小的
-        object.__setattr__(self, "_box", (b["M"], b["N"], b["K"], self.config))
+        object.__setattr__(self, "_corner", (b["M"], b["N"], b["K"]))
+        object.__setattr__(self, "_box", self._corner + (self.config,))
         object.__setattr__(self, "_hash", hash(self._box))
         object.__setattr__(self, "_index", VALID_INDEX.get(self.config, -1))
         cond = " and ".join(f"{f} <= {t}" for f, t in self.conds) or "True"      # 没有条件：if True:
@@ -120,7 +122,7 @@ class Program:
         return len(self.rules)
 
 
-_BOX, _INDEX, _HASH, _SRC = (operator.attrgetter(a) for a in ("_box", "_index", "_hash", "_src"))
+_BOX, _INDEX, _HASH, _SRC, _CORNER = (operator.attrgetter(a) for a in ("_box", "_index", "_hash", "_src", "_corner"))
 
 
 def choose_mnk(program: Program, M: int, N: int, K: int) -> Config:
