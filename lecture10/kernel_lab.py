@@ -76,7 +76,7 @@ class Config:
 
     def replace(self, **changes: int) -> "Config":
         """改几个字段，返回新配置（原配置不变）。"""
-        return Config(**{**self.__dict__, **changes})      # __dict__ 正好是六个字段（按字段顺序）
+        return Config(**{**dict(zip(FIELDS, self.as_tuple())), **changes})
 
 
 def regs_per_thread(c: Config) -> int:

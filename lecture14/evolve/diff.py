@@ -166,6 +166,10 @@ def make_diff(parent_src: str, child_src: str) -> Diff:
     pre = next(compress(count(), map(ne, a, b)), n)                                 # 共同的开头几行
     suf = min(next(compress(count(), map(ne, reversed(a), reversed(b))), n), n - pre)   # 共同的结尾几行（不和开头重叠）
     lo, hi = pre, len(a) - suf                                # parent 的 a[lo:hi] 换成 child 的 b[lo:len(b)-suf]
+    if lo < hi:                                               # 最常见：不加上下文就行（下面的 good(0) 成立）
+        search = parent_src[offset[lo]:offset[hi]]
+        if (lo == 0 and hi == len(a)) or parent_src.find(search, parent_src.find(search) + 1) < 0:
+            return ((search, "".join(b[lo:len(b) - suf])),)
 
     def window(e):                                            # 上下各加 e 行上下文
         return max(0, lo - e), min(len(a), hi + e)

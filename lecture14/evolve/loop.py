@@ -268,7 +268,8 @@ def _child(reply, src: str, failed: Counter):
     if isinstance(reply, Exception):
         failed[_named("LLM 调用出错", reply)] += 1
         return LLM_FAILED, None
-    if not (isinstance(reply, (tuple, list)) and len(reply) == 2 and all(isinstance(x, str) for x in reply)):
+    if not (isinstance(reply, (tuple, list)) and len(reply) == 2 and isinstance(reply[0], str)
+            and isinstance(reply[1], str)):
         failed["LLM 回复格式不对"] += 1             # 要的是 (修改种类, 回复文本)，两个都是字符串
         return LLM_FAILED, None
     op, text = reply

@@ -60,28 +60,31 @@ class Rule:
     _src: str = field(init=False, compare=False, hash=False, repr=False)      # render 里它的两行源代码
 
     def __post_init__(self) -> None:
-        d = self.__dict__                                     # 冻结的 dataclass：直接写 __dict__（和 object.__setattr__ 一样）
+        set_ = object.__setattr__                             # 冻结的 dataclass（不读 self.__dict__：那样实例的属性就慢了）
         if type(self.conds) is not tuple:
-            d["conds"] = tuple(tuple(c) for c in self.conds)
+            set_(self, "conds", tuple(tuple(c) for c in self.conds))
         b = {"M": NO_BOUND, "N": NO_BOUND, "K": NO_BOUND}
         for f, t in self.conds:
             if f not in b:
                 raise ValueError(f"条件只能针对 M、N、K，不能是 {f!r}")
             if type(t) is not int:
-                d["conds"] = tuple((g, operator.index(u)) for g, u in self.conds)
+                set_(self, "conds", tuple((g, operator.index(u)) for g, u in self.conds))
                 return self.__post_init__()
             if not -MAX_THRESHOLD <= t <= MAX_THRESHOLD:
                 raise ValueError(f"阈值 {f} <= {_short_int(t)} 超出范围：绝对值最多 {MAX_THRESHOLD:,}")
             if t < b[f]:
                 b[f] = t                                      # 同一维出现两次，取小的
-        index = d["_index"] = VALID_INDEX.get(self.config, -1)
+        index = VALID_INDEX.get(self.config, -1)
         if index >= 0:
-            d["config"] = VALID[index]                        # 相等的配置换成 VALID 里那一个（以后查字典先比是不是同一个对象）
-        corner = d["_corner"] = (b["M"], b["N"], b["K"])
-        box = d["_box"] = corner + (self.config,)
-        d["_hash"] = hash(box)
+            set_(self, "config", VALID[index])                # 相等的配置换成 VALID 里那一个（以后查字典先比是不是同一个对象）
+        corner = (b["M"], b["N"], b["K"])
+        box = corner + (self.config,)
+        set_(self, "_index", index)
+        set_(self, "_corner", corner)
+        set_(self, "_box", box)
+        set_(self, "_hash", hash(box))
         cond = " and ".join([f"{f} <= {t}" for f, t in self.conds]) or "True"      # 没有条件：if True:
-        d["_src"] = f"    if {cond}:\n        return {_config_src(self.config)}\n"
+        set_(self, "_src", f"    if {cond}:\n        return {_config_src(self.config)}\n")
 
     def __hash__(self) -> int:        # 算一次存起来
         return self._hash
@@ -108,16 +111,17 @@ class Program:
     _indices: tuple = field(init=False, compare=False, hash=False, repr=False)  # 每个分支的配置在 VALID 里的下标
 
     def __post_init__(self) -> None:
-        d = self.__dict__                                     # 冻结的 dataclass：直接写 __dict__（和 object.__setattr__ 一样）
+        set_ = object.__setattr__                             # 冻结的 dataclass（不读 self.__dict__：那样实例的属性就慢了）
         rules = self.rules
         if type(rules) is not tuple:
-            rules = d["rules"] = tuple(rules)
+            rules = tuple(rules)
+            set_(self, "rules", rules)
         index = VALID_INDEX.get(self.default, -1)
         if index >= 0:
-            d["default"] = VALID[index]                       # 相等的配置换成 VALID 里那一个
-        d["_boxes"] = tuple(map(_BOX, rules))
-        d["_indices"] = (*map(_INDEX, rules), index)
-        d["_hash"] = hash((tuple(map(_HASH, rules)), self.default))   # 不逐条调 __hash__
+            set_(self, "default", VALID[index])               # 相等的配置换成 VALID 里那一个
+        set_(self, "_boxes", tuple(map(_BOX, rules)))
+        set_(self, "_indices", (*map(_INDEX, rules), index))
+        set_(self, "_hash", hash((tuple(map(_HASH, rules)), self.default)))   # 不逐条调 __hash__
 
     def __hash__(self) -> int:        # 算一次存起来：程序常被当作缓存的键
         return self._hash
