@@ -230,3 +230,26 @@ def test_equal_config_is_swapped_for_the_valid_instance_without_changing_anythin
     off = Config(48, 64, 64, 4, 3, 8)                                # 不在 VALID 里的配置原样保留
     q = Program((Rule((("M", 1),), off),), off)
     assert q.rules[0].config is off and q.default is off and q._indices == (-1, -1)
+
+
+def test_rule_with_config_is_the_same_as_building_the_rule_again():
+    import dataclasses
+    from evolve.program import _rule_with_config
+    rng = random.Random(11)
+    configs = list(VALID[::50]) + [Config(48, 64, 64, 4, 3, 8), Config(256, 128, 64, 4, 3, 8)]
+    for _ in range(500):
+        conds = tuple((f, rng.choice((-3, 0, 1, 16, 64, 10 ** 9))) for f in rng.choices("MNK", k=rng.randint(0, 4)))
+        old = Rule(conds, rng.choice(configs), line=rng.randint(0, 50))
+        cfg = rng.choice(configs)
+        got, want = _rule_with_config(old, cfg), Rule(conds, cfg)
+        names = [f.name for f in dataclasses.fields(Rule)]
+        assert [getattr(got, n) for n in names] == [getattr(want, n) for n in names]
+        assert got == want and hash(got) == hash(want) and repr(got) == repr(want)
+        assert render(Program((got,), cfg)) == render(Program((want,), cfg))
+
+
+def test_dice_below_takes_the_same_numbers_as_random():
+    a, b = mock_llm.Dice(4, batch=7), mock_llm.Dice(4, batch=7)
+    for n in [1, 2, 3, 10, 1000] * 20:
+        assert a.below(n) == int(b.random() * n)
+    assert a.random() == b.random()

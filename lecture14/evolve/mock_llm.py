@@ -25,7 +25,7 @@ import numpy as np
 from kernel_lab import GRID, MAX_SMEM_PER_BLOCK, VALID_INDEX, Config
 from sched_lab import SMS
 
-from .program import Program, Rule, branch_index, format_diff, make_diff, render
+from .program import Program, Rule, _rule_with_config, branch_index, format_diff, make_diff, render
 
 OPS = ("targeted", "single_field", "threshold", "add_rule", "remove_rule", "crossover")
 MISTAKE = "mistake"                # 故意犯错的回复单独记成这一种，不算进它本来想做的修改
@@ -52,8 +52,9 @@ class Dice:
         return self.buf.pop()
 
     def below(self, n: int) -> int:
-        """0 .. n-1 里均匀的一个整数。"""
-        return int(self.random() * n)
+        """0 .. n-1 里均匀的一个整数。和 int(self.random() * n) 一样（取的是同一个数），只是少调一层。"""
+        buf = self.buf
+        return int((buf.pop() if buf else self.random()) * n)
 
     def pick(self, seq):
         """序列里均匀的一个元素。"""
@@ -135,7 +136,7 @@ def _with_config(p: Program, i: int, cfg: Config) -> Program:
     if i == len(p.rules):
         return Program(p.rules, cfg)
     rules = list(p.rules)
-    rules[i] = Rule(rules[i].conds, cfg)
+    rules[i] = _rule_with_config(rules[i], cfg)             # 条件没变，不用再检查一遍
     return Program(tuple(rules), p.default)
 
 

@@ -135,6 +135,28 @@ class Program:
         return len(self.rules)
 
 
+def _rule_with_config(rule: Rule, config: Config) -> Rule:
+    """Rule(rule.conds, config)，但不再检查一遍 rule 已经检查过的条件：盒子的角、if 那一行直接拿 rule 的。
+    得到的规则和 Rule(rule.conds, config) 的每个字段都一样（tests/test_engine_caches.py 检查）。"""
+    set_ = object.__setattr__
+    new = object.__new__(Rule)
+    index = VALID_INDEX.get(config, -1)
+    if index >= 0:
+        config = VALID[index]
+    corner = rule._corner
+    box = corner + (config,)
+    src = rule._src
+    set_(new, "conds", rule.conds)
+    set_(new, "config", config)
+    set_(new, "line", 0)
+    set_(new, "_index", index)
+    set_(new, "_corner", corner)
+    set_(new, "_box", box)
+    set_(new, "_hash", hash(box))
+    set_(new, "_src", f"{src[:src.index(chr(10)) + 1]}        return {_config_src(config)}\n")
+    return new
+
+
 _BOX, _INDEX, _HASH, _SRC, _CORNER = (operator.attrgetter(a) for a in ("_box", "_index", "_hash", "_src", "_corner"))
 
 
