@@ -253,3 +253,20 @@ def test_dice_below_takes_the_same_numbers_as_random():
     for n in [1, 2, 3, 10, 1000] * 20:
         assert a.below(n) == int(b.random() * n)
     assert a.random() == b.random()
+
+
+def test_branch_cache_bounded_by_corners_too(train, table, monkeypatch):
+    monkeypatch.setattr(evaluator_mod, "BRANCH_CACHE_CORNERS", 12)
+    ev = Evaluator(train, table)
+    rng = random.Random(13)
+    for _ in range(60):
+        p = _random_program(rng, n_rules=rng.randint(0, 6))
+        assert np.array_equal(ev._indices(p), _indices_by_choose(ev, p))
+        assert ev._branch_corners == sum(map(len, ev._branch_cache)) <= 12 or len(ev._branch_cache) == 1
+
+
+def test_long_replies_are_read_the_same_without_the_cache():
+    block = "<<<<<<< SEARCH\n    if M <= 16:\n=======\n    if M <= 32:\n>>>>>>> REPLACE\n"
+    long_text = "说明\n" * (diff_mod._CACHE_TEXT // 3) + block
+    assert len(long_text) > diff_mod._CACHE_TEXT
+    assert parse_diff(long_text) == _ref_parse_diff(long_text) == (("    if M <= 16:\n", "    if M <= 32:\n"),)

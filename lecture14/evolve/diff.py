@@ -92,14 +92,18 @@ def parse_diff(text, empty_ok: bool = True) -> Diff:
     一块都没有时 empty_ok=True 返回 ()，否则抛 DiffError(kind=NO_BLOCK)。"""
     if not isinstance(text, str):
         raise DiffError(f"回复应该是一段文本，却是 {type(text).__name__}", NOT_TEXT)
-    return _parse_diff(str(text), bool(empty_ok))
+    text, empty_ok = str(text), bool(empty_ok)
+    return _parse_diff(text, empty_ok) if len(text) <= _CACHE_TEXT else _parse_diff.__wrapped__(text, empty_ok)
+
+
+_CACHE_TEXT = 16_384                    # 只缓存不太长的回复：缓存最多占 512 × 16K 个字符
 
 
 # 一行是不是标记行，和上面三个正则对这一行（去掉换行）做 fullmatch 一样：^ $ 在 MULTILINE 下正好是按 "\n" 切的行首、行尾
 _MARKER_RE = re.compile(r"^[ \t]*(?:(<{5,9}[ \t]*SEARCH)|(={5,9})|(>{5,9}[ \t]*REPLACE))[ \t]*$", re.M)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=512)
 def _parse_diff(text: str, empty_ok: bool) -> Diff:
     """parse_diff 的正文（结果是不可变的元组，按文本缓存：进化时同一段回复常常出现好几次）。
     不逐行走：一个正则找出所有标记行，标记之间的文本直接切片（每一行都以换行结尾，切出来和逐行拼起来一样）；

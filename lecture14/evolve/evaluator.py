@@ -30,6 +30,7 @@ from .program import _CORNER, Program, choose
 N_PROBE = 6
 PROBE_SLACK = 0.02                 # 探针上的几何平均比父程序差 2% 以内也算"有希望"
 BRANCH_CACHE = 4096                # 按盒子缓存的"每个形状走哪个分支"最多存这么多份（满了清空）
+BRANCH_CACHE_CORNERS = 200_000     # ……键里的角一共最多这么多个（上千条规则的程序，键也大）
 
 
 class Evaluator:
@@ -45,6 +46,7 @@ class Evaluator:
         self.log_t = table.log_times(self.train)                  # 形状 × 配置
         self.rows = rows = np.arange(len(self.train))
         self._branch_cache: dict[tuple, np.ndarray] = {}           # 规则的盒子的角 -> 每个形状走第几个分支
+        self._branch_corners = 0                                   # 缓存的键里一共几个角
         self.n_best_updates = 0                                    # best_known 变了几次（反馈缓存用）
         self.log_expert = self.log_t[rows, self._indices(EXPERT)]
         self.best_known = self.log_expert.copy()                   # 每个形状目前见过的最好 log(时间)
@@ -66,9 +68,11 @@ class Evaluator:
         按盒子的角缓存（_branches）；换个配置、换条件写法但盒子一样的程序共用一份。"""
         branch = self._branch_cache.get(key := tuple(map(_CORNER, program.rules)))
         if branch is None:
-            if len(self._branch_cache) >= BRANCH_CACHE:
+            if len(self._branch_cache) >= BRANCH_CACHE or self._branch_corners + len(key) > BRANCH_CACHE_CORNERS:
                 self._branch_cache.clear()                  # 有界：满了就清空（缓存里的都是纯函数的结果，清掉只是慢一点）
+                self._branch_corners = 0
             branch = self._branch_cache[key] = self._branches(key)
+            self._branch_corners += len(key)
         return np.array(program._indices)[branch]           # _indices 最后一个是默认分支的下标（分支号 len(rules)）
 
     def _branches(self, corners: tuple) -> np.ndarray:
