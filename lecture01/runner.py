@@ -45,6 +45,9 @@ def _in_venv() -> bool:
 
 def ensure_numpy() -> None:
     """import numpy 不成功时：有 .venv 就用它重新运行这个脚本（同样的参数）；没有就说一句该怎么办，退出码 1。"""
+    # 课程的代码不做矩阵乘（不调 BLAS）：OpenBLAS 的线程池只会在 import numpy 时空转一下（约 0.1 秒 CPU），
+    # 设成一个线程省掉它；结果不受影响。环境里已经设了的照用。
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         with _sigint_held():        # numpy 的 C 扩展初始化时被 Ctrl-C 打断，报的是"装坏了"的 ImportError，不是中断：
             import numpy  # noqa: F401          # 挡住 Ctrl-C 到 import 完（零点几秒），挂着的那次放开时照常抛出

@@ -18,6 +18,10 @@ LECTURE_EXPERT = os.path.join(ROOT, "lecture14", "evolve", "lecture_expert.py")
 STUDENT_EXPERT = os.path.join(ROOT, "lecture14", "expert_heuristic.py")
 os.environ["MINI_ALPHAEVOLVE_EXPERT"] = LECTURE_EXPERT
 
+# 课程的代码不做矩阵乘（不调 BLAS）：numpy 的 OpenBLAS 线程池只会在 import 时白白空转一下（每个进程约 0.1 秒 CPU，
+# 一次测试会话起一两百个进程）。和 lecture01/runner.ensure_numpy 给脚本设的一样；输出不受影响。
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 # make test 被放到后台跑（没有作业控制的 shell 里的 "make test &"、nohup、某些 CI）时，SIGINT 是"忽略"，
 # 而"忽略"会经 exec 传给测试起的每个脚本：它们就收不到 Ctrl-C，测 Ctrl-C 的测试全失败。这里恢复成 Python 的默认处理
 # （exec 时变回"默认"，子进程里的 Python 照常把 Ctrl-C 变成 KeyboardInterrupt）。
@@ -217,8 +221,7 @@ def _stop_zygote():
 
 def _zygote_execute(path, args, env, cwd, timeout):
     """和 _execute 一样（返回字节的 CompletedProcess，结束时杀掉整个进程组），只是由预热过的解释器 fork 出来跑。"""
-    import time as _time
-    deadline = _time.monotonic() + timeout
+    deadline = time.monotonic() + timeout
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -238,7 +241,7 @@ def _zygote_execute(path, args, env, cwd, timeout):
             for fd in chunks:
                 sel.register(fd, selectors.EVENT_READ)
             while sel.get_map():
-                left = deadline - _time.monotonic()
+                left = deadline - time.monotonic()
                 if left <= 0:
                     raise subprocess.TimeoutExpired([sys.executable, *map(str, args)], timeout)
                 for key, _ in sel.select(left):
@@ -247,15 +250,15 @@ def _zygote_execute(path, args, env, cwd, timeout):
                         chunks[key.fd].append(data)
                     else:
                         sel.unregister(key.fd)
-        sock.settimeout(max(0.1, deadline - _time.monotonic()))
+        sock.settimeout(max(0.1, deadline - time.monotonic()))
         try:
-            _, code, cpu = replies.readline().split()
+            _, code, cpu = replies.readline().decode().split()
             code = int(code)
         except (socket.timeout, IndexError, ValueError):
             raise subprocess.TimeoutExpired([sys.executable, *map(str, args)], timeout) from None
         if os.environ.get("TESTS_RUN_LOG"):                     # 找慢的运行用：每次运行一行（CPU 秒、墙钟秒、命令）
             with open(os.environ["TESTS_RUN_LOG"], "a", encoding="utf-8") as log:
-                log.write(f"{cpu} {timeout - (deadline - _time.monotonic()):.3f} {' '.join(map(str, args))}\n")
+                log.write(f"{cpu} {timeout - (deadline - time.monotonic()):.3f} {' '.join(map(str, args))!r}\n")
         return subprocess.CompletedProcess([sys.executable, *map(str, args)], code, b"".join(chunks[out_r]),
                                            b"".join(chunks[err_r]))
     finally:

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conftest import run_script as cached_run, run_script_fresh
+from conftest import run_script as cached_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADERS = ("演示 1：屋顶线与时间拆解", "演示 2：每种效应一个实验", "演示 3：代价模型引导的调优")
@@ -36,7 +36,7 @@ def test_every_observation_holds(first):
 def test_same_output_twice(first):
     # 同样的命令印出同样的字节；用时只印到 stderr，不进 stdout
     # （确定性测试：代码和它自己比。保留它，但它不是数字算得对的证据——那个见 test_printed_numbers_*.py。）
-    second = run_script_fresh("lecture13/01_timing_model.py", timeout=60)       # 另一次独立的运行
+    second = cached_run("lecture13/01_timing_model.py", instance=2, timeout=60)   # 另一次独立的运行（和 test_console_tables 共用）
     assert second.returncode == 0, second.stderr
     assert second.stdout == first.stdout
     assert "用时" not in first.stdout and "用时" in first.stderr

@@ -1,8 +1,8 @@
 """A student who pastes a big table as the expert (hundreds of rules, most shadowed) got one 150-column "注意：" line
 per dead rule in demo 1 — 480 lines for a 500-rule table. 04 prints the first few, wrapped, and says how many more."""
 import os
-import subprocess
-import sys
+
+from conftest import run_script_fresh
 
 from console import PIPE_WIDTH, display_width
 
@@ -18,9 +18,8 @@ def test_many_dead_rules_print_a_bounded_number_of_notes(tmp_path):
     lines += ["    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)", "# EVOLVE-BLOCK-END", ""]
     expert = tmp_path / "big_expert.py"
     expert.write_text("\n".join(lines), encoding="utf-8")
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"), "--budget", "5",
-                        "--seeds", "1", "--jobs", "1"], capture_output=True, text=True, cwd=ROOT, timeout=120,
-                       env={**os.environ, "MINI_ALPHAEVOLVE_EXPERT": str(expert)})
+    r = run_script_fresh(os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"), "--budget", "5", "--seeds", "1",
+                         "--jobs", "1", timeout=120, env={**os.environ, "MINI_ALPHAEVOLVE_EXPERT": str(expert)})
     assert r.returncode == 0, r.stderr
     notes = [line for line in r.stdout.splitlines() if line.startswith("注意：")]
     assert 1 <= len(notes) <= 10, len(notes)

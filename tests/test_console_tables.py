@@ -113,7 +113,7 @@ CELL = st.one_of(st.sampled_from(["1.000×", "95%", "164,736", "-3", "是", "被
                  st.text(alphabet="形状ab12", min_size=1, max_size=12))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(headers=st.lists(header_text(), min_size=1, max_size=7), data=st.data(),
        width=st.integers(min_value=20, max_value=180))
 def test_any_table_keeps_its_data_and_its_headers(headers, data, width):

@@ -6,8 +6,6 @@
 import os
 import re
 import shutil
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -18,7 +16,7 @@ from evolve import (EXPERT, VALID, Evaluator, Program, ProgramError, Rule, evolv
 from evolve.evaluator import check_function, function_speedup
 from evolve.problem import load_heuristic
 from kernel_lab import Config
-from conftest import prefetch, run_script as cached_run
+from conftest import prefetch, run_script as cached_run, run_script_fresh
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
@@ -125,8 +123,7 @@ def test_broken_expert_file_gives_a_message_not_a_traceback(tmp_path):
     expert.write_text(expert.read_text(encoding="utf-8").replace("warps=4, stages=3", "warps=4.5, stages=3"),
                       encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "MINI_ALPHAEVOLVE_EXPERT"}   # 像学生那样读 expert_heuristic.py
-    p = subprocess.run([sys.executable, str(tmp_path / "lecture14" / "04_alphaevolve_tiling.py"), "--quick"], env=env,
-                       capture_output=True, text=True, timeout=60)
+    p = run_script_fresh(str(tmp_path / "lecture14" / "04_alphaevolve_tiling.py"), "--quick", env=env, timeout=60)
     assert p.returncode != 0
     assert "expert_heuristic.py:" in p.stderr and "Traceback" not in p.stderr
 
@@ -174,7 +171,7 @@ def test_same_seed_same_run_and_best_never_lost(table, train):
 # ---------------------------------------------------------------- 脚本
 
 def run_script(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+    return run_script_fresh(*args, timeout=120, cwd=cwd)
 
 
 S04 = "lecture14/04_alphaevolve_tiling.py"         # 在仓库根运行（conftest.run_script：别的测试文件也共用这几次运行）

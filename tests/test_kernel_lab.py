@@ -3,10 +3,10 @@
 import dataclasses
 import itertools
 import os
-import subprocess
-import sys
 
 import pytest
+
+from conftest import run_script_fresh
 
 from kernel_lab import (VALID, VALID_INDEX, Config, all_configs, can_launch, check, ctas_per_sm, problems,
                         regs_per_thread, rejection_counts, smem_bytes)
@@ -94,8 +94,7 @@ def test_rejection_counts_and_occupancy():
 
 def run_script(*args):
     """在别的目录下运行 01_config_space.py（脚本自己找得到 kernel_lab 和 console）。"""
-    return subprocess.run([sys.executable, os.path.abspath(SCRIPT), *args], capture_output=True, text=True,
-                          cwd=os.path.dirname(os.path.abspath(__file__)), timeout=60)
+    return run_script_fresh(os.path.abspath(SCRIPT), *args, cwd=os.path.dirname(os.path.abspath(__file__)), timeout=60)
 
 
 def test_config_space_script_runs():

@@ -19,7 +19,7 @@ import pytest
 
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, Rule, all_shapes, choose, evolve, geomean_speedup,
                     parse, render, simplify, split_shapes)
-from conftest import prefetch, run_script, stop_group
+from conftest import prefetch, run_script, run_script_fresh, stop_group
 from console import Observation, failed as failed_observations
 from evolve.mock_llm import Dice
 from evolve.program import branch_index, equivalent
@@ -43,8 +43,7 @@ s01, s02, s03, s06 = (load(k) for k in ("01", "02", "03", "06"))
 
 
 def run(key, *args, cwd=ROOT):
-    return subprocess.run([sys.executable, os.path.join(cwd, "lecture14", SCRIPTS[key]), *args], capture_output=True,
-                          text=True, timeout=180, cwd=cwd)
+    return run_script_fresh(os.path.join(cwd, "lecture14", SCRIPTS[key]), *args, timeout=180, cwd=cwd)
 
 
 def rel(key):
@@ -482,40 +481,19 @@ def project(tmp_path):
     return copy_project(tmp_path)
 
 
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory):
-    """项目的一份拷贝，只跑命令、不改文件的测试共用；同一条命令在这里只跑一次（run_pristine）。"""
-    return copy_project(tmp_path_factory.mktemp("pristine"))
+def run_pristine(command):
+    """不改文件的命令（只有一段 python3 ...）：照印出来的参数在仓库根跑（学生的仓库就是这样一份拷贝），用
+    conftest.run_script 的缓存：02 和 03 都印了的 03 --quick、03 印的 04、后台预跑过的，整个测试会话只跑一次。"""
+    argv = shlex.split(command)
+    assert argv[0] == "python3" and " && " not in command, command
+    out = run_script(*argv[1:], timeout=300)
+    assert out.returncode == 0, (command, out.stderr)
+    return out
 
 
-_PRISTINE_RUNS = {}
-
-
-def run_pristine(command, pristine, path):
-    """run_printed，但在不改文件的拷贝里：同一条命令（02 和 03 都印了 03 --quick）只跑一次。"""
-    if command not in _PRISTINE_RUNS:
-        _PRISTINE_RUNS[command] = run_printed(command, pristine, path)
-    return _PRISTINE_RUNS[command]
-
-
-def prefetch_pristine(commands, pristine, path):
-    """几条（不带 &&、一个字不改的）命令在不改文件的拷贝里同时跑完，结果放进 run_pristine 的缓存；
-    退出码由 run_pristine 的调用者照常检查（这里出错的命令不缓存，之后 run_pristine 再跑一次、报出错误）。"""
-    env = dict(os.environ, PATH=path)
-    env.pop("MINI_ALPHAEVOLVE_REEXEC", None)
-    todo = [c for c in dict.fromkeys(commands) if c not in _PRISTINE_RUNS and " && " not in c]
-    procs = []
-    try:
-        for c in todo:
-            procs.append((c, subprocess.Popen(shlex.split(c), cwd=pristine, env=env, text=True, stdout=subprocess.PIPE,
-                                              stderr=subprocess.PIPE, start_new_session=True)))
-        for c, p in procs:
-            out, err = p.communicate(timeout=300)
-            if p.returncode == 0:
-                _PRISTINE_RUNS[c] = subprocess.CompletedProcess(p.args, 0, out, err)
-    finally:                                        # 超时或出错也不留下脚本和它们的 worker
-        for _, p in procs:
-            stop_group(p)
+def prefetch_pristine(commands):
+    """几条 run_pristine 的命令两条两条地同时跑完（conftest.prefetch），结果放进缓存。"""
+    prefetch(*(tuple(shlex.split(c)[1:]) for c in dict.fromkeys(commands)), max_parallel=2)
 
 
 # 03 的建议里预算 × 种子数比 --quick 大的命令：印出来的参数先在进程里解析、确认就是说明里说的那些，
@@ -535,14 +513,36 @@ def affordable_03(command):
 
 
 def run_printed(command, cwd, path):
-    """照印出来的命令跑，一个字都不改：python3 是 PATH 上那个没有 numpy 的（脚本自己改用项目的 .venv）。"""
+    """照印出来的命令跑，一个字都不改：用 && 连着的几段依次跑；cp 这样的命令原样交给系统，python3 那段用印出来的
+    参数、在同一个目录和环境（PATH 上的 python3 没有 numpy）里跑。python3 由测试的解释器代替（conftest 的预热解释器，
+    省掉每次启动）：没有 numpy 的 python3 会自己改用项目的 .venv，那一步由
+    test_numpy_less_python3_runs_every_script 对每个脚本照印出来的样子检查。"""
     env = dict(os.environ, PATH=path)
     env.pop("MINI_ALPHAEVOLVE_REEXEC", None)
     out = None
     for piece in command.split(" && "):
-        out = subprocess.run(shlex.split(piece), capture_output=True, text=True, timeout=300, cwd=cwd, env=env)
+        argv = shlex.split(piece)
+        if argv[0] == "python3":
+            out = run_script_fresh(*argv[1:], cwd=cwd, env=env, timeout=300)
+        else:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=cwd, env=env)
         assert out.returncode == 0, (piece, out.stderr)
     return out
+
+
+def test_numpy_less_python3_runs_every_script(no_numpy_path):
+    # 学生机器上的 python3 没有 numpy：印出来的 "python3 lecture14/0N_....py" 照样能跑（脚本改用项目的 .venv）
+    env = dict(os.environ, PATH=no_numpy_path)
+    env.pop("MINI_ALPHAEVOLVE_REEXEC", None)
+    procs = [subprocess.Popen(["python3", f"lecture14/{SCRIPTS[k]}", "--help"], cwd=ROOT, env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True) for k in SCRIPTS]
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0 and "usage:" in out and err == "", (p.args, err)
+    finally:
+        for p in procs:
+            stop_group(p)
 
 
 def test_every_printed_command_is_covered(defaults):
@@ -565,6 +565,12 @@ COVERED = [
     "python3 lecture14/06_your_heuristic.py my_heuristic.py",
     "python3 lecture14/06_your_heuristic.py my_heuristic.py --evolve --quick",
 ]
+
+
+# conftest：02、03 印出来的命令（03 里贵的那几条按 affordable_03 补了小预算）也在后台先跑；印的命令变了，
+# 测试照样自己跑（TESTS_PREFETCH_REPORT=1 会列出预跑了却没用到的）
+PREFETCH += [tuple(shlex.split(affordable_03(c)[0] if "03_cascade" in c else c)[1:]) for c in COVERED
+             if c.startswith(("python3 lecture14/02_", "python3 lecture14/03_"))]
 
 
 def test_01_shape_suggestion_traces_the_named_shape(project, defaults, no_numpy_path):
@@ -590,27 +596,26 @@ def test_01_dead_rule_suggestion(project, defaults, no_numpy_path):
     assert f"删掉的死规则在第 {first + 2} 行" in out and "是死规则" in out and MARK not in out
 
 
-def test_02_suggestions(pristine, defaults, no_numpy_path):
+def test_02_suggestions(defaults):
     base = defaults["02"].stdout
     cmds = dict((c.split("02_llm_proposal.py")[-1].strip(), c) for _, c in suggestions(base) if "02_" in c)
     parent_score = lambda out: float(re.search(r"挑出父程序（分数\s*([0-9.]+)×）", out).group(1))  # noqa: E731
-    prefetch_pristine([cmds["--seed 3"], cmds["--after 500"]] + [c for _, c in suggestions(base) if "03_" in c],
-                      pristine, no_numpy_path)
-    seed3 = run_pristine(cmds["--seed 3"], pristine, no_numpy_path).stdout
+    prefetch_pristine([cmds["--seed 3"], cmds["--after 500"]] + [c for _, c in suggestions(base) if "03_" in c])
+    seed3 = run_pristine(cmds["--seed 3"]).stdout
     prompt = lambda out: out.split("① 提示词")[1].split("②")[0]                                   # noqa: E731
     probe = lambda out: re.search(r"子程序在探针上\s*log\s*加速比平均\s*\S+", out).group(0)             # noqa: E731
     assert prompt(seed3) != prompt(base) and probe(seed3) != probe(base)
-    late = run_pristine(cmds["--after 500"], pristine, no_numpy_path).stdout
+    late = run_pristine(cmds["--after 500"]).stdout
     assert parent_score(late) > parent_score(base)
     for _, c in suggestions(base):
         if "03_" in c:
             assert affordable_03(c)[0] == c                      # 02 印的 03 命令本来就便宜：照抄
-            assert "演示 3" in run_pristine(c, pristine, no_numpy_path).stdout
+            assert "演示 3" in run_pristine(c).stdout
 
 
-def test_03_suggestions(pristine, defaults, no_numpy_path):
+def test_03_suggestions(defaults):
     printed = [c for _, c in suggestions(defaults["03"].stdout)]
-    prefetch_pristine([affordable_03(c)[0] if "03_" in c else c for c in printed], pristine, no_numpy_path)
+    prefetch_pristine([affordable_03(c)[0] if "03_" in c else c for c in printed])
     for c in printed:
         if "03_" in c:
             ran, args = affordable_03(c)
@@ -618,12 +623,12 @@ def test_03_suggestions(pristine, defaults, no_numpy_path):
             assert args.budget == int(budget.group(1)) if budget else args.budget in (s03.BUDGET, s03.QUICK["budget"])
             if seeds:
                 assert args.seeds == int(seeds.group(1))
-            out = run_pristine(ran, pristine, no_numpy_path).stdout
+            out = run_pristine(ran).stdout
             assert f"--budget {args.budget if ran == c else ran.split()[-1]} --seeds {args.seeds}" in out
             if seeds:
                 assert f"（{seeds.group(1)} 个种子" in out
         else:
-            out = run_pristine(c, pristine, no_numpy_path).stdout
+            out = run_pristine(c).stdout
         if "04_" in c:
             assert "演示 4" in out
 

@@ -7,7 +7,6 @@ import importlib.util
 import io
 import os
 import re
-import subprocess
 import sys
 import textwrap
 from contextlib import redirect_stdout
@@ -15,6 +14,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+
+from conftest import run_script_fresh
 
 from console import FAILED, Observation
 from evolve import (EXPERT, LAYERS, VALID, Evaluator, Shape, all_shapes, best_single_config, choose, evolve,
@@ -144,8 +145,8 @@ def test_04_edited_expert_file_through_the_environment(tmp_path, table):
     # 项目自己的专家机制（MINI_ALPHAEVOLVE_EXPERT 指向改过的文件），整个脚本跑一遍：演示 1 的三句不成立都印出来了
     _, path = edited_expert(tmp_path, table)
     env = dict(os.environ, MINI_ALPHAEVOLVE_EXPERT=path)
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"), "--quick",
-                        "--jobs", "1"], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    p = run_script_fresh(os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"), "--quick", "--jobs", "1",
+                         timeout=120, env=env)
     assert p.returncode == 0, p.stderr
     demo1 = p.stdout.split("演示 2")[0]
     assert flat(demo1).count(FAILED) == 3

@@ -33,7 +33,7 @@ def test_failed_observation_states_criterion_and_measured(capsys):
     assert failed([o, "一句引用", check(True, "a", "b", "c")]) == [o]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(prefix=st.text(alphabet="汉字测试ab 1，。", max_size=80), width=st.integers(20, 120))
 def test_marker_is_never_split_across_lines(prefix, width):
     text = prefix + FAILED + "讲义说……这次……" * 3

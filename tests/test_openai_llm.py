@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import run_script, stop_group
+from conftest import run_script, run_script_fresh, stop_group
 from stub_llm_server import MODES, STUB_MODEL, StubServer, free_port
 
 from evolve import EXPERT, Evaluator, evolve, render
@@ -23,7 +23,6 @@ from evolve.openai_llm import (BAD_JSON, GAVE_UP, KIND, NO_CONTENT, SYSTEM_PROMP
 from evolve.diff import NO_BLOCK
 from evolve.program import apply_diff, parse, parse_diff
 
-pytestmark = pytest.mark.quiet      # 量时间（Ctrl-C、超时）：跑的时候 conftest 的后台预跑停下
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
@@ -70,6 +69,7 @@ def test_system_prompt_teaches_the_dsl_grid_limits_and_format():
 
 # ---------------------------------------------------------------- 一次调用
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_request_has_model_messages_key_and_seed():
     # 请求里有模型名、系统提示 + 用户消息 Prompt.text()、temperature、max_tokens、seed；密钥在 Authorization 头里
     p = prompt_for()
@@ -82,6 +82,7 @@ def test_request_has_model_messages_key_and_seed():
     assert kind == KIND and child_of(reply) != EXPERT
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_no_key_no_authorization_header(monkeypatch):
     # 没有 OPENAI_API_KEY（本机的服务器）：不发 Authorization 头
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -90,6 +91,7 @@ def test_no_key_no_authorization_header(monkeypatch):
     assert s.requests[-1][2] is None
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 @pytest.mark.parametrize("mode", ["chatter", "fenced", "two_blocks"])
 def test_replies_with_text_around_the_blocks_are_returned_whole(mode):
     # 闲聊、代码块、两块：回复原样交回去，由 SEARCH/REPLACE 解析器处理，打上后是一个新的、合法的程序
@@ -99,6 +101,7 @@ def test_replies_with_text_around_the_blocks_are_returned_whole(mode):
     assert child_of(reply) != EXPERT
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_thinking_drafts_are_dropped():
     # 想得多的模型先在 <think>…</think> 里打草稿：草稿里的 SEARCH 块（父程序里找不到）不算，后面的修改照常打上
     with StubServer(script("thinking")) as s:
@@ -106,6 +109,7 @@ def test_thinking_drafts_are_dropped():
     assert "<think>" not in reply and "99999" not in reply and child_of(reply) != EXPERT
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 @pytest.mark.parametrize("mode", ["empty", "garbage"])
 def test_empty_and_garbage_replies_are_failures_with_no_block(mode):
     # 空回复、乱写的回复：调用本身成功了，但回复里没有 SEARCH/REPLACE 块——真模型没按要求回答，
@@ -117,6 +121,7 @@ def test_empty_and_garbage_replies_are_failures_with_no_block(mode):
     assert e.value.kind == NO_BLOCK and backend.ledger()["calls"] == 1 and backend.ledger()["failed"] == {}
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 @pytest.mark.parametrize("mode,kind", [("bad_json", BAD_JSON), ("no_content", NO_CONTENT)])
 def test_unreadable_responses_have_their_own_kind(mode, kind):
     # 坏 JSON、没有 choices[0].message.content：抛 LLMError，kind 说是哪一种；不重试（服务器是回答了的）
@@ -126,6 +131,7 @@ def test_unreadable_responses_have_their_own_kind(mode, kind):
     assert e.value.kind == kind and s.posts() == 1
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_http_500_is_retried_then_named_with_its_status():
     # 一直 500：重试 retries 次（一共 retries + 1 个请求），然后失败的种类写明状态码
     with StubServer(script("http500")) as s:
@@ -137,6 +143,7 @@ def test_http_500_is_retried_then_named_with_its_status():
     assert kind == KIND and s.posts() == 2 and child_of(reply) != EXPERT
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_429_waits_as_long_as_retry_after_says():
     # 429 带 Retry-After: 1：下一个请求至少 1 秒之后才发（退避只有 0.01 秒，等的是服务器说的时间）
     with StubServer(script("http429", "edit"), retry_after="1") as s:
@@ -145,6 +152,7 @@ def test_429_waits_as_long_as_retry_after_says():
     assert kind == KIND and t1 - t0 >= 0.95
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_429_asking_for_too_long_a_wait_is_a_failure_not_a_hang():
     # Retry-After 比 max_wait 还长：不等，算一次 HTTP 429 失败
     with StubServer(script("http429"), retry_after="3600") as s:
@@ -154,6 +162,7 @@ def test_429_asking_for_too_long_a_wait_is_a_failure_not_a_hang():
     assert e.value.kind == "LLM 回 HTTP 429" and time.monotonic() - t < 2 and s.posts() == 1
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_a_reply_slower_than_the_timeout_is_a_timeout():
     # 服务器 1 秒才回，超时 0.2 秒：种类是超时，而且不用等满那 1 秒
     with StubServer(script("slow"), slow_seconds=1.0) as s:
@@ -163,6 +172,7 @@ def test_a_reply_slower_than_the_timeout_is_a_timeout():
     assert e.value.kind == TIMEOUT_KIND and time.monotonic() - t < 0.9
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_unreachable_server_fails_check_in_one_sentence():
     # 开跑之前：没人听的端口 → ServerUnreachable，一句话里有地址和怎么办，没有密钥
     bad = llm(f"http://127.0.0.1:{free_port()}/v1", api_key=KEY)
@@ -176,6 +186,7 @@ def test_unreachable_server_fails_check_in_one_sentence():
         OpenAILLM(s.url, "other-model").check()
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_bad_base_url_is_one_sentence():
     with pytest.raises(ValueError, match="http://"):
         OpenAILLM("127.0.0.1:11434", "x")
@@ -183,6 +194,7 @@ def test_bad_base_url_is_one_sentence():
 
 # ---------------------------------------------------------------- 并发
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_propose_many_keeps_proposal_order_under_concurrency():
     # 4 个请求同时在路上、先发的回得慢：结果仍按提议的顺序排，每个回复对的是它自己的提示；
     # 一个坏 JSON 在它自己的位置上变成 LLMError，不影响别的
@@ -215,6 +227,7 @@ def every_mode(n, text):
     return modes[n % len(modes)]
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 @pytest.mark.parametrize("concurrency", [1, 3])
 def test_loop_survives_every_kind_of_reply(table, train, concurrency):
     # 每种回复都来：循环跑完；每个提议恰好落进一类（计数加起来是预算）；最好分数只升不降；
@@ -238,6 +251,7 @@ def test_loop_survives_every_kind_of_reply(table, train, concurrency):
     assert ev.n_eval_full > 0                                # 能打上的修改真的被完整评估过
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_server_going_away_mid_run_keeps_the_best(table, train):
     # 第 9 个请求时服务器没了：循环照样跑完，后面的提议都记作失败（先是连不上，连续两次后认定断了、不再调用），
     # 最好的程序还是断之前那个；不会每个提议都等一遍超时和退避
@@ -258,6 +272,7 @@ def test_server_going_away_mid_run_keeps_the_best(table, train):
 
 # ---------------------------------------------------------------- 录制和回放
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_record_then_replay_gives_the_same_run(table, train, tmp_path):
     # 录下的运行和回放的运行：同样的最好程序、同样的历史、同样的失败计数、同样的成本账；回放不联网
     f = tmp_path / "run.jsonl"
@@ -278,6 +293,7 @@ def test_record_then_replay_gives_the_same_run(table, train, tmp_path):
     assert all(x["model"] in (None, STUB_MODEL) for x in lines[1:])       # 桩录下的文件写明是桩
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_replay_that_no_longer_matches_stops_with_one_sentence(table, train, tmp_path):
     # 回放文件和这次运行对不上：停在哪一次调用、为什么，一句话；更长的预算：说文件只录了几次
     f = tmp_path / "run.jsonl"
@@ -315,6 +331,7 @@ def test_ledger_adds_up():
     assert ledger(calls[1:2])["prompt_tokens"] is None
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_key_is_not_in_repr_or_errors(monkeypatch):
     # 密钥从环境变量来，repr 里没有；服务器的错误里回显了密钥，录下的回复里也被抹掉
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
@@ -326,8 +343,8 @@ def test_key_is_not_in_repr_or_errors(monkeypatch):
 # ---------------------------------------------------------------- 04 脚本的命令行
 
 def run_04(*args, env=None):
-    return subprocess.run([sys.executable, SCRIPT, "--budget", "30", "--seeds", "1", "--jobs", "1", *args],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, **(env or {})})
+    return run_script_fresh(SCRIPT, "--budget", "30", "--seeds", "1", "--jobs", "1", *args, timeout=120,
+                            env={**os.environ, **(env or {})})
 
 
 def test_04_record_then_replay_is_byte_identical_and_never_shows_the_key(tmp_path):
@@ -351,6 +368,7 @@ def test_04_record_then_replay_is_byte_identical_and_never_shows_the_key(tmp_pat
     assert len(calls) == 2 * 30                              # 演示 2 一次、演示 3 另一种划分一次，每次 30 个提议
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_04_cannot_reach_the_server_exits_2_with_one_line():
     # 开跑之前服务器就不在：一行话（地址、怎么办），退出码 2，没有 traceback，很快
     t = time.monotonic()
@@ -387,8 +405,7 @@ def test_04_replay_with_other_settings_says_which(tmp_path):
     f = tmp_path / "run.jsonl"
     with StubServer(script("edit")) as s:
         assert run_04("--llm", s.url, "--model", "stub", "--record", str(f)).returncode == 0
-    p = subprocess.run([sys.executable, SCRIPT, "--replay", str(f), "--budget", "31", "--seeds", "1"],
-                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    p = run_script_fresh(SCRIPT, "--replay", str(f), "--budget", "31", "--seeds", "1", timeout=120)
     assert p.returncode == 2 and "04 --seed 0 --budget 30 --seeds 1" in p.stderr and "Traceback" not in p.stderr
 
 
@@ -427,7 +444,9 @@ def test_readme_shows_the_system_prompt_the_code_sends():
         assert "```\n" + SYSTEM_PROMPT + "\n```" in f.read()
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 @pytest.mark.parametrize("concurrency", ["1", "2"])
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_04_ctrl_c_while_waiting_for_the_model(concurrency):
     # 正在等一个很慢的模型时按 Ctrl-C（发给整个进程组）：一秒左右停下，退出码 130，只多一行"已中断。"，没有 traceback
     import signal
@@ -449,13 +468,13 @@ def test_04_ctrl_c_while_waiting_for_the_model(concurrency):
     assert "Traceback" not in err and err.strip().splitlines()[-1] == "已中断。"
 
 
+@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_04_llm_timeout_flag_and_a_model_that_never_answers_in_time():
     # --llm-timeout 0.3 对着 2 秒才回的服务器：每个请求都超时，连续 4 次后不再调用；脚本照样跑完，演示 4 按原因记下
     with StubServer(script("slow"), slow_seconds=2) as s:
         t = time.monotonic()
-        p = subprocess.run([sys.executable, SCRIPT, "--budget", "6", "--seeds", "1", "--llm", s.url, "--model", "stub",
-                            "--llm-timeout", "0.3", "--llm-concurrency", "1"],
-                           capture_output=True, text=True, timeout=120, cwd=ROOT)
+        p = run_script_fresh(SCRIPT, "--budget", "6", "--seeds", "1", "--llm", s.url, "--model", "stub",
+                             "--llm-timeout", "0.3", "--llm-concurrency", "1", timeout=120)
     assert p.returncode == 0, p.stderr
     assert time.monotonic() - t < 15
     lines = [line for line in p.stdout.splitlines() if line.startswith("    其中 ")]
@@ -475,11 +494,10 @@ def test_02_asks_the_real_model_the_same_prompt_and_replays(tmp_path):
     assert tries
     f = tmp_path / "run02.jsonl"
     with StubServer(script("edit", "chatter", "garbage", "two_blocks")) as s:
-        rec = subprocess.run([sys.executable, path, "--llm", s.url, "--model", "stub", "--record", str(f)],
-                             capture_output=True, text=True, timeout=120, cwd=ROOT)
+        rec = run_script_fresh(path, "--llm", s.url, "--model", "stub", "--record", str(f), timeout=120)
     assert rec.returncode == 0, rec.stderr
     users = [r[3]["messages"][-1]["content"] for r in s.requests if r[3] is not None]
     assert len(users) == tries and len(set(users)) == 1
-    rep = subprocess.run([sys.executable, path, "--replay", str(f)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    rep = run_script_fresh(path, "--replay", str(f), timeout=120)
     assert rep.returncode == 0 and rep.stdout == rec.stdout, rep.stderr
     assert NO_BLOCK in rec.stdout and "I think bigger tiles" in rec.stdout

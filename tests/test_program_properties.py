@@ -19,7 +19,7 @@ from kernel_lab import VALID, VALID_INDEX, Config
 # CI：固定的例子（derandomize），个数有限。想多找找：EVOLVE_FUZZ=20 python -m pytest tests/test_program_properties.py
 # 会换成随机的例子、每个测试多 20 倍。
 FUZZ = int(os.environ.get("EVOLVE_FUZZ", "0"))
-SETTINGS = settings(derandomize=not FUZZ, database=None, deadline=None, max_examples=150 * max(1, FUZZ),
+SETTINGS = settings(derandomize=not FUZZ, database=None, deadline=None, max_examples=100 * max(1, FUZZ),
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -201,7 +201,7 @@ def small_programs(draw):
     return Program(tuple(rules), draw(SMALL_CONFIGS))
 
 
-@examples(200)
+@examples(100)
 @given(small_programs(), small_programs())
 def test_equivalent_matches_grid_reference(p, q):
     # 新的 equivalent（只看盒子的角）和老的"枚举所有阈值组合"一致；简化后的程序和原程序等价
@@ -209,14 +209,14 @@ def test_equivalent_matches_grid_reference(p, q):
     assert equivalent(p, simplify(p)) and grid_equivalent(p, simplify(p))
 
 
-@examples(300)
+@examples(150)
 @given(small_programs())
 def test_simplify_matches_reference(p):
     # 新的 simplify 和老的逐条试删给出同一个程序（同样的规则、同样的顺序）
     assert simplify(p) == reference_simplify(p)
 
 
-@examples(200)
+@examples(100)
 @given(small_programs())
 def test_dead_rules_are_really_dead(p):
     # dead_rules 说用不到的规则：删掉它们，行为不变（和参照的 grid_equivalent 比）
@@ -257,7 +257,7 @@ def reference_apply(source: str, diff) -> str:
 LINES = st.lists(st.sampled_from(("x\n", "y\n", "x\n", "\n", "z", "y", "xy\n", " x\n")), max_size=10).map("".join)
 
 
-@examples(400)
+@examples(200)
 @given(LINES, st.lists(st.tuples(LINES, LINES), max_size=3))
 def test_apply_diff_matches_reference(source, diff):
     # apply_diff 和参照实现给出同样的结果，或者同样种类的 DiffError
@@ -269,7 +269,7 @@ def test_apply_diff_matches_reference(source, diff):
     assert run(apply_diff) == run(reference_apply)
 
 
-@examples(400)
+@examples(200)
 @given(LINES, LINES)
 def test_make_diff_through_text_round_trip(a, b):
     # make_diff 直接打上去得到 b；写成文本再读回来打上去也得到 b——两边结尾有没有换行一样时（整行的格式表达不了
@@ -280,7 +280,7 @@ def test_make_diff_through_text_round_trip(a, b):
         assert apply_diff(a, parse_diff("说明\n```\n" + format_diff(diff) + "```\n")) == b
 
 
-@examples(200)
+@examples(100)
 @given(st.text(max_size=200))
 def test_parse_diff_only_raises_diff_error(text):
     # 任何回复：要么读出若干块，要么 DiffError（带 kind）
@@ -292,7 +292,7 @@ def test_parse_diff_only_raises_diff_error(text):
         assert all(isinstance(s, str) and isinstance(r, str) for s, r in blocks)
 
 
-@examples(300)
+@examples(150)
 @given(small_programs())
 def test_has_dead_rules_matches_simplify(p):
     # has_dead_rules 是 simplify 会不会删掉规则的快速回答
@@ -307,7 +307,7 @@ SHAPE_VALUES = sorted({v + d for s in all_shapes() for v in (s.M, s.N, s.K) for 
 NEAR_SHAPES = st.one_of(st.sampled_from(SHAPE_VALUES), THRESHOLD)
 
 
-@examples(300)
+@examples(150)
 @given(programs(max_rules=40, thresholds=NEAR_SHAPES))
 def test_evaluator_indices_match_choose(table, train, p):
     # 评估器一次算出所有训练形状走哪个分支（规则 × 形状的向量化第一次匹配）：和逐个形状调 choose 一样，
@@ -326,7 +326,7 @@ def _evaluator(table, train):
     return _EV["ev"]
 
 
-@examples(300)
+@examples(150)
 @given(programs(max_rules=4, thresholds=st.sampled_from((1, 16, 64))), programs(max_rules=4, thresholds=st.sampled_from((1, 16, 64))))
 def test_program_equality_is_rules_and_default(p, q):
     # Program 的 == 先比哈希再比内容：结果和直接比 (规则, 默认配置) 一样；相等的哈希也相等
@@ -361,7 +361,7 @@ def reference_common(a, b):
 ODD_BREAKS = st.text(alphabet=st.sampled_from("ab \n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028é"), max_size=30)
 
 
-@examples(300)
+@examples(150)
 @given(st.one_of(ODD_BREAKS, LINES))
 def test_lines_split_only_at_newline(text):
     # make_diff 和 parse_diff 只按 "\n" 切行（"\r"、"\x0c"、"\u2028" 这些不是行尾）
@@ -369,7 +369,7 @@ def test_lines_split_only_at_newline(text):
     assert _lines(text) == reference_lines(text)
 
 
-@examples(400)
+@examples(200)
 @given(st.one_of(LINES, ODD_BREAKS), st.one_of(LINES, ODD_BREAKS))
 def test_make_diff_changes_only_the_differing_lines(a, b):
     # make_diff 的一块：REPLACE 去掉上下文以后，正好是 b 里去掉共同的开头和结尾几行后剩下的那几行

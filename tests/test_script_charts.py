@@ -6,8 +6,6 @@ import io
 import math
 import os
 import re
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from contextlib import redirect_stdout
 
@@ -249,8 +247,7 @@ def test_04_svg_points_are_the_printed_seeds(tmp_path):
 def test_bad_svg_dir_is_one_sentence(tmp_path):
     afile = tmp_path / "f"
     afile.write_text("x")
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "lecture10/01_config_space.py"), "--svg", str(afile)],
-                       capture_output=True, text=True, timeout=60)
+    r = run_script_fresh(os.path.join(ROOT, "lecture10/01_config_space.py"), "--svg", str(afile), timeout=60)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "是一个文件" in r.stderr
     assert len(r.stderr.strip().split("\n")) == 1
 
@@ -304,8 +301,7 @@ def test_every_numbered_script_takes_svg(path):
 
 
 def test_script_without_charts_says_it_wrote_nothing(tmp_path):
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "lecture14/01_heuristic_as_code.py"), "--svg", str(tmp_path)],
-                       capture_output=True, text=True, timeout=60)
+    r = run_script_fresh(os.path.join(ROOT, "lecture14/01_heuristic_as_code.py"), "--svg", str(tmp_path), timeout=60)
     assert r.returncode == 0 and os.listdir(tmp_path) == [] and "没有画图" in r.stderr
 
 

@@ -4,12 +4,10 @@
 
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from conftest import LECTURE_EXPERT, ROOT, STUDENT_EXPERT
+from conftest import LECTURE_EXPERT, ROOT, STUDENT_EXPERT, run_script, run_script_fresh
 from evolve import ProgramError, render
 from evolve.problem import EXPERT, load_heuristic
 
@@ -52,12 +50,12 @@ def test_scripts_without_the_variable_read_the_student_file(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "MINI_ALPHAEVOLVE_EXPERT"}
     code = ("import sys; sys.path[:0] = ['lecture14', 'lecture13', 'lecture10']; "
             "from evolve import EXPERT, render; print(render(EXPERT))")
-    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    p = run_script_fresh("-c", code, cwd=tmp_path, env=env, timeout=60)
     assert p.returncode == 0, p.stderr
     assert "if M <= 64:" in p.stdout
     # 04 印出来的专家先是学生写的原样（M < 65），再是规范化以后的（M <= 64）：学生看得到自己的修改被读到了
-    p = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--budget", "20", "--seeds", "1"],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    p = run_script_fresh("lecture14/04_alphaevolve_tiling.py", "--budget", "20", "--seeds", "1", cwd=tmp_path, env=env,
+                         timeout=60)
     assert p.returncode == 0, p.stderr
     demo1 = p.stdout.split("演示 2")[0]
     assert 0 <= demo1.index("if M < 65:") < demo1.index("if M <= 64:")
@@ -65,8 +63,7 @@ def test_scripts_without_the_variable_read_the_student_file(tmp_path):
 
 def test_unchanged_expert_is_printed_once():
     # 文件里写的和规范化以后的一样：只印一遍，不说"照原样 / 规范化以后"
-    p = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--budget", "20", "--seeds", "1"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    p = run_script("lecture14/04_alphaevolve_tiling.py", "--budget", "20", "--seeds", "1", timeout=60)
     assert p.returncode == 0, p.stderr
     demo1 = p.stdout.split("演示 2")[0]
     assert demo1.count("# EVOLVE-BLOCK-START") == 1 and "规范化" not in demo1
@@ -80,9 +77,8 @@ def test_04_shows_the_reader_warnings_for_the_expert(tmp_path):
     expert = tmp_path / "expert_heuristic.py"
     expert.write_text(text.replace("    if M <= 16:\n", dead + "    if M <= 16:\n"), encoding="utf-8")
     line = text[:text.index("    if M <= 16:")].count("\n") + 1
-    p = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--budget", "20", "--seeds", "1"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=60,
-                       env=dict(os.environ, MINI_ALPHAEVOLVE_EXPERT=str(expert)))
+    p = run_script_fresh("lecture14/04_alphaevolve_tiling.py", "--budget", "20", "--seeds", "1", timeout=60,
+                         env=dict(os.environ, MINI_ALPHAEVOLVE_EXPERT=str(expert)))
     assert p.returncode == 0, p.stderr
     demo1 = p.stdout.split("演示 2")[0]
     assert re.search(rf"注意：\S*expert_heuristic\.py:{line}: ", demo1), demo1[-800:]

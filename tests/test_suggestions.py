@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import LECTURE_EXPERT, ROOT, prefetch, run_script, stop_group
+from conftest import LECTURE_EXPERT, ROOT, prefetch, run_script, run_script_fresh, stop_group
 
 SMALL = {"--budget": "40", "--seeds": "1"}          # 建议里的预算换小一点（命令的其余部分照抄）
 SCRIPTS = {"lecture10/01_config_space.py": [], "lecture13/01_timing_model.py": [],   # 建议和预算无关：用小预算跑
@@ -122,8 +122,7 @@ def test_04_suggested_edits_to_the_expert_are_read_and_change_the_numbers(tmp_pa
     expert.write_text(text.replace(old, new), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "MINI_ALPHAEVOLVE_EXPERT"}
     before = run_script("lecture14/04_alphaevolve_tiling.py", *args)
-    after = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", *args], cwd=repo, env=env,
-                           capture_output=True, text=True, timeout=120)
+    after = run_script_fresh("lecture14/04_alphaevolve_tiling.py", *args, cwd=repo, env=env, timeout=120)
     assert after.returncode == 0 and "Traceback" not in after.stderr, after.stderr
     assert new.strip() in after.stdout                 # 印出来的专家就是改过的那份
     table = lambda out: out.split("\n方法 ")[1].split("观察")[0]                  # noqa: E731

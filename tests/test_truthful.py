@@ -4,12 +4,10 @@
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from conftest import LECTURE_EXPERT, ROOT, run_script
+from conftest import LECTURE_EXPERT, ROOT, run_script, run_script_fresh
 
 SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
 
@@ -22,8 +20,7 @@ def run04(*args, env=None):
     if env is None:
         p = run_script("lecture14/04_alphaevolve_tiling.py", *args, timeout=120)
     else:
-        p = subprocess.run([sys.executable, SCRIPT, *args], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                           env=env)
+        p = run_script_fresh(SCRIPT, *args, timeout=120, env=env)
     assert p.returncode == 0, p.stderr
     return p.stdout
 
@@ -80,8 +77,7 @@ print(json.dumps(dict(printed=buf.getvalue(), markers=buf.getvalue().count(FAILE
 def test_a_failed_claim_is_counted_from_data_and_states_criterion_and_value(tmp_path):
     expert = tmp_path / "expert.py"
     expert.write_text(PREFILL_ONLY, encoding="utf-8")
-    p = subprocess.run([sys.executable, "-c", COUNT], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, MINI_ALPHAEVOLVE_EXPERT=str(expert), COLUMNS="60"))
+    p = run_script_fresh("-c", COUNT, timeout=120, env=dict(os.environ, MINI_ALPHAEVOLVE_EXPERT=str(expert), COLUMNS="60"))
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     assert len(r["failed"]) >= 1                     # 专家在 prefill 上已经是最优：讲义的 P5 不成立
