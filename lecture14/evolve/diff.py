@@ -15,6 +15,7 @@ make_diff 反过来求"把 A 改成 B"的一块修改。修改按整行写：没
 
 from __future__ import annotations
 
+import functools
 import re
 from itertools import accumulate, compress, count
 from operator import ne
@@ -54,10 +55,19 @@ _OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")   # ASCII 里 spl
 
 def _lines(text: str) -> list[str]:
     """按 "\\n" 切成行，每行带着它的换行符；"".join 回去就是原文。"""
-    if text.isascii() and not any(c in text for c in _OTHER_BREAKS):
+    if text.isascii() and not ("\r" in text or "\x0b" in text or "\x0c" in text or "\x1c" in text or "\x1d" in text
+                               or "\x1e" in text):           # 即 _OTHER_BREAKS 都不在（逐个写出来比 any(...) 快）
         return text.splitlines(True)                          # 这时它只按 "\\n" 切，而且快得多
     parts = text.split("\n")
     return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+@functools.lru_cache(maxsize=64)
+def _lines_offsets(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """(_lines(text), 每一行的起点)：第 i 行从第 offset[i] 个字符开始，最后多一个 len(text)。
+    make_diff 的父程序来来回回就是程序库里那几十个，按文本缓存（结果是不可变的元组）。"""
+    a = tuple(_lines(text))
+    return a, tuple(accumulate(map(len, a), initial=0))
 
 
 def _ending(text: str) -> str:
@@ -82,30 +92,49 @@ def parse_diff(text, empty_ok: bool = True) -> Diff:
     一块都没有时 empty_ok=True 返回 ()，否则抛 DiffError(kind=NO_BLOCK)。"""
     if not isinstance(text, str):
         raise DiffError(f"回复应该是一段文本，却是 {type(text).__name__}", NOT_TEXT)
+    text, empty_ok = str(text), bool(empty_ok)
+    return _parse_diff(text, empty_ok) if len(text) <= _CACHE_TEXT else _parse_diff.__wrapped__(text, empty_ok)
+
+
+_CACHE_TEXT = 16_384                    # 只缓存不太长的回复：缓存最多占 512 × 16K 个字符
+
+
+# 一行是不是标记行，和上面三个正则对这一行（去掉换行）做 fullmatch 一样：^ $ 在 MULTILINE 下正好是按 "\n" 切的行首、行尾
+_MARKER_RE = re.compile(r"^[ \t]*(?:(<{5,9}[ \t]*SEARCH)|(={5,9})|(>{5,9}[ \t]*REPLACE))[ \t]*$", re.M)
+
+
+@functools.lru_cache(maxsize=512)
+def _parse_diff(text: str, empty_ok: bool) -> Diff:
+    """parse_diff 的正文（结果是不可变的元组，按文本缓存：进化时同一段回复常常出现好几次）。
+    不逐行走：一个正则找出所有标记行，标记之间的文本直接切片（每一行都以换行结尾，切出来和逐行拼起来一样）；
+    普通的行只在它夹在哪两个标记之间时才有意义。"""
     text = text.replace("\r\n", "\n")
-    blocks, state, search, repl, start = [], None, [], [], 0
-    for lineno, line in enumerate(_lines(text), 1):
-        body = line[:-1] if line.endswith("\n") else line
-        if _SEARCH_RE.fullmatch(body):
+    blocks, state, start, at = [], None, 0, 0                 # at：SEARCH 或 REPLACE 的文本从这里开始
+    search = ""
+    for m in _MARKER_RE.finditer(text):
+        kind = m.lastindex
+        if kind == 1:                                         # SEARCH
             if state is not None:
-                raise DiffError(f"第 {lineno} 行：第 {start} 行开始的 SEARCH 块还没结束（缺 {_DIVIDER} 或 {_REPLACE}）")
-            state, search, repl, start = "search", [], [], lineno
-        elif state == "search" and _DIVIDER_RE.fullmatch(body):
-            state = "replace"
-        elif _REPLACE_RE.fullmatch(body):
+                raise DiffError(f"第 {_lineno(text, m.start())} 行：第 {start} 行开始的 SEARCH 块还没结束"
+                                f"（缺 {_DIVIDER} 或 {_REPLACE}）")
+            state, start, at = "search", _lineno(text, m.start()), m.end() + 1
+        elif kind == 2:                                       # =======：只在 SEARCH 块里是分隔线，别处是普通的行
+            if state == "search":
+                search, state, at = text[at:m.start()], "replace", m.end() + 1
+        else:                                                 # REPLACE
             if state != "replace":
-                raise DiffError(f"第 {lineno} 行：{_REPLACE} 前面缺 {_SEARCH} 或 {_DIVIDER}")
-            blocks.append(("".join(search), "".join(repl)))
+                raise DiffError(f"第 {_lineno(text, m.start())} 行：{_REPLACE} 前面缺 {_SEARCH} 或 {_DIVIDER}")
+            blocks.append((search, text[at:m.start()]))
             state = None
-        elif state == "search":
-            search.append(_ending(line))
-        elif state == "replace":
-            repl.append(_ending(line))
     if state is not None:
         raise DiffError(f"第 {start} 行开始的 SEARCH 块没有结束（缺 {_DIVIDER if state == 'search' else _REPLACE}）")
     if not blocks and not empty_ok:
         raise DiffError(f"回复里没有 SEARCH/REPLACE 块（{_SEARCH} … {_DIVIDER} … {_REPLACE}）", NO_BLOCK)
     return tuple(blocks)
+
+
+def _lineno(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
 
 
 def apply_diff(source: str, diff: Diff) -> str:
@@ -135,12 +164,16 @@ def make_diff(parent_src: str, child_src: str) -> Diff:
     再往上下各加一行上下文，直到 SEARCH 非空且在 parent 里只出现一次。相同的文本返回空修改 ()。"""
     if parent_src == child_src:
         return ()
-    a, b = _lines(parent_src), _lines(child_src)
+    a, offset = _lines_offsets(parent_src)
+    b = _lines(child_src)
     n = min(len(a), len(b))
     pre = next(compress(count(), map(ne, a, b)), n)                                 # 共同的开头几行
     suf = min(next(compress(count(), map(ne, reversed(a), reversed(b))), n), n - pre)   # 共同的结尾几行（不和开头重叠）
     lo, hi = pre, len(a) - suf                                # parent 的 a[lo:hi] 换成 child 的 b[lo:len(b)-suf]
-    offset = list(accumulate(map(len, a), initial=0))        # 第 i 行从 parent_src 的第 offset[i] 个字符开始
+    if lo < hi:                                               # 最常见：不加上下文就行（下面的 good(0) 成立）
+        search = parent_src[offset[lo]:offset[hi]]
+        if (lo == 0 and hi == len(a)) or parent_src.find(search, parent_src.find(search) + 1) < 0:
+            return ((search, "".join(b[lo:len(b) - suf])),)
 
     def window(e):                                            # 上下各加 e 行上下文
         return max(0, lo - e), min(len(a), hi + e)

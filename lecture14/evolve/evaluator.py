@@ -25,10 +25,12 @@ from kernel_lab import VALID_INDEX, Config
 from sched_lab import roofline
 
 from .problem import EXPERT, TimeTable, launch_errors, launch_message
-from .program import Program, choose
+from .program import _CORNER, Program, choose
 
 N_PROBE = 6
 PROBE_SLACK = 0.02                 # 探针上的几何平均比父程序差 2% 以内也算"有希望"
+BRANCH_CACHE = 4096                # 按盒子缓存的"每个形状走哪个分支"最多存这么多份（满了清空）
+BRANCH_CACHE_CORNERS = 200_000     # ……键里的角一共最多这么多个（上千条规则的程序，键也大）
 
 
 class Evaluator:
@@ -40,8 +42,11 @@ class Evaluator:
         self.probe_slack = probe_slack
         self.table = table
         self.mnk = np.array([(s.M, s.N, s.K) for s in self.train], dtype=np.int64)
+        self._train_m = [s.M for s in self.train]
         self.log_t = table.log_times(self.train)                  # 形状 × 配置
         self.rows = rows = np.arange(len(self.train))
+        self._branch_cache: dict[tuple, np.ndarray] = {}           # 规则的盒子的角 -> 每个形状走第几个分支
+        self._branch_corners = 0                                   # 缓存的键里一共几个角
         self.n_best_updates = 0                                    # best_known 变了几次（反馈缓存用）
         self.log_expert = self.log_t[rows, self._indices(EXPERT)]
         self.best_known = self.log_expert.copy()                   # 每个形状目前见过的最好 log(时间)
@@ -59,17 +64,28 @@ class Evaluator:
 
     # ---- 程序在每个训练形状上选哪个配置（向量化的 choose）----
     def _indices(self, program: Program) -> np.ndarray:
-        """每个训练形状走的分支的配置在 VALID 里的下标：所有规则的盒子一次对着所有训练形状比（规则 × 形状），
-        每个形状取第一条盖住它的规则（argmax 取第一个 True），一条都不盖住就是默认分支。
+        """每个训练形状走的分支的配置在 VALID 里的下标。走哪个分支只和规则的盒子有关（和配置无关），
+        按盒子的角缓存（_branches）；换个配置、换条件写法但盒子一样的程序共用一份。"""
+        branch = self._branch_cache.get(key := tuple(map(_CORNER, program.rules)))
+        if branch is None:
+            if len(self._branch_cache) >= BRANCH_CACHE or self._branch_corners + len(key) > BRANCH_CACHE_CORNERS:
+                self._branch_cache.clear()                  # 有界：满了就清空（缓存里的都是纯函数的结果，清掉只是慢一点）
+                self._branch_corners = 0
+            branch = self._branch_cache[key] = self._branches(key)
+            self._branch_corners += len(key)
+        return np.array(program._indices)[branch]           # _indices 最后一个是默认分支的下标（分支号 len(rules)）
+
+    def _branches(self, corners: tuple) -> np.ndarray:
+        """每个训练形状走第几个分支（第一条盒子盖住它的规则的下标；一条都不盖住是 len(corners)，默认分支）：
+        所有规则的盒子一次对着所有训练形状比（规则 × 形状），每个形状取第一条盖住它的规则（argmax 取第一个 True）。
         代价和规则条数 × 训练形状数成正比，没有按规则的 Python 循环（上千条规则的程序也快）。"""
-        idx = program._indices                      # 每个分支的配置在 VALID 里的下标（Program 建好时查一次）
-        if not program._boxes:
-            return np.full(len(self.train), idx[-1])
-        b = np.array([box[:3] for box in program._boxes], dtype=np.int64)        # 规则 × (M, N, K 的上界)
+        if not corners:
+            return np.zeros(len(self.train), dtype=np.intp)
+        b = np.array(corners, dtype=np.int64)                                   # 规则 × (M, N, K 的上界)
         cover = ((b[:, 0:1] >= self.mnk[:, 0]) & (b[:, 1:2] >= self.mnk[:, 1])
                  & (b[:, 2:3] >= self.mnk[:, 2]))                               # 规则 × 形状：规则盖住形状吗
         first = cover.argmax(axis=0)                                            # 第一条盖住的规则（没有时是 0）
-        return np.where(cover[first, self.rows], np.array(idx[:-1])[first], idx[-1])
+        return np.where(cover[first, self.rows], first, len(corners))
 
     # ---- 级联 ----
     def evaluate(self, program: Program, parent: dict | None = None) -> dict:
@@ -151,10 +167,15 @@ class Evaluator:
             return cached[1]
         to_floor = result["log_time"] - self.log_floor
         to_best = result["log_time"] - self.best_known
-        worst_per_m: dict[int, int] = {}
-        for i in np.argsort(-(to_floor + to_best), kind="stable"):
-            worst_per_m.setdefault(self.train[i].M, int(i))
-        out = [(self.train[i], float(np.exp(to_floor[i])), float(np.exp(to_best[i])), int(result["choices"][i]))
+        worst_per_m: dict[int, int] = {}                       # 每个 M 最差的那个形状，按第一次见到的顺序
+        ms = self._train_m
+        for i in np.argsort(-(to_floor + to_best), kind="stable").tolist():
+            if ms[i] not in worst_per_m:
+                worst_per_m[ms[i]] = i
+                if len(worst_per_m) == k:                     # 后面的只会排在前 k 个之后
+                    break
+        choices = result["choices"]
+        out = [(self.train[i], float(np.exp(to_floor[i])), float(np.exp(to_best[i])), int(choices[i]))
                for i in list(worst_per_m.values())[:k]]
         result["_feedback"] = (self.n_best_updates, out)
         return out

@@ -58,7 +58,7 @@ class ProgramDatabase:
 
     def add(self, program: Program, result: dict, island: int) -> None:
         isl = self.islands[island]
-        if any(e[2] == program for e in isl):
+        if program in [e[2] for e in isl]:                    # 和逐个 e[2] == program 一样（先看是不是同一个对象）
             return
         self._n += 1
         isl.append((-result["score"], self._n, program, result))   # 分数一样时先来的排前面
@@ -268,7 +268,8 @@ def _child(reply, src: str, failed: Counter):
     if isinstance(reply, Exception):
         failed[_named("LLM 调用出错", reply)] += 1
         return LLM_FAILED, None
-    if not (isinstance(reply, (tuple, list)) and len(reply) == 2 and all(isinstance(x, str) for x in reply)):
+    if not (isinstance(reply, (tuple, list)) and len(reply) == 2 and isinstance(reply[0], str)
+            and isinstance(reply[1], str)):
         failed["LLM 回复格式不对"] += 1             # 要的是 (修改种类, 回复文本)，两个都是字符串
         return LLM_FAILED, None
     op, text = reply

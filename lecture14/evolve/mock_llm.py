@@ -17,6 +17,7 @@ AlphaEvolve 的 LLM 收到的提示里有父程序的源码、它的分数、逐
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from dataclasses import dataclass
 
@@ -24,7 +25,7 @@ import numpy as np
 from kernel_lab import GRID, MAX_SMEM_PER_BLOCK, VALID_INDEX, Config
 from sched_lab import SMS
 
-from .program import Program, Rule, branch_index, format_diff, make_diff, render
+from .program import Program, Rule, _rule_with_config, branch_index, format_diff, make_diff, render
 
 OPS = ("targeted", "single_field", "threshold", "add_rule", "remove_rule", "crossover")
 MISTAKE = "mistake"                # 故意犯错的回复单独记成这一种，不算进它本来想做的修改
@@ -51,8 +52,9 @@ class Dice:
         return self.buf.pop()
 
     def below(self, n: int) -> int:
-        """0 .. n-1 里均匀的一个整数。"""
-        return int(self.random() * n)
+        """0 .. n-1 里均匀的一个整数。和 int(self.random() * n) 一样（取的是同一个数），只是少调一层。"""
+        buf = self.buf
+        return int((buf.pop() if buf else self.random()) * n)
 
     def pick(self, seq):
         """序列里均匀的一个元素。"""
@@ -79,10 +81,12 @@ class Prompt:
                 f"# 离最好最远的形状：\n{fb}\n{ins}")
 
 
-def _neighbors(field: str, value: int) -> list[int]:
+@functools.lru_cache(maxsize=1024)
+def _neighbors(field: str, value: int) -> tuple[int, ...]:
+    """候选网格上和 value 相邻的值（不在网格上的 value 按最近的那个算）。按 (字段, 值) 缓存：结果是不可变的元组。"""
     vals = GRID[field]
     i = vals.index(value) if value in vals else min(range(len(vals)), key=lambda j: abs(vals[j] - value))
-    return [vals[j] for j in (i - 1, i + 1) if 0 <= j < len(vals)]
+    return tuple(vals[j] for j in (i - 1, i + 1) if 0 <= j < len(vals))
 
 
 def common_sense_config(M: int, N: int, K: int, rng: Dice) -> Config:
@@ -90,6 +94,16 @@ def common_sense_config(M: int, N: int, K: int, rng: Dice) -> Config:
     块的行数刚好盖住 M（decode 用 16 行，M 大了用 128）；BN 尽量大，但 CTA 数至少要有 SM 数的一半；
     块越小 BK 越大（小块要多在路上的字节）；大块配 8 个 warp，中块 4 个，小块 2 个；流水线放得下就 4 级；group 8。
     一半的时候再随机微调一个字段，像人一样不总给同一个答案。"""
+    base = cfg = _common_sense_base(M, N, K)
+    if rng.random() < 0.5:
+        field = rng.pick(("BM", "BN", "BK", "warps", "stages"))
+        cfg = cfg.replace(**{field: rng.pick(_neighbors(field, getattr(cfg, field)))})
+    return _launchable(cfg) or _launchable(base)     # 微调出来的块启动不了（比如 256×256）：不微调了
+
+
+@functools.lru_cache(maxsize=4096)
+def _common_sense_base(M: int, N: int, K: int) -> Config:
+    """common_sense_config 不微调时的配置（只看形状，不用随机数；按形状缓存）。"""
     BM = next((b for b in (16, 32, 64) if M <= (b if b < 64 else 128)), 128)
     tiles_m = math.ceil(M / BM)
     wide = [bn for bn in (32, 64, 128, 256) if tiles_m * math.ceil(N / bn) >= SMS // 2]
@@ -97,16 +111,14 @@ def common_sense_config(M: int, N: int, K: int, rng: Dice) -> Config:
     acc = BM * BN
     BK = 256 if acc <= 64 * 64 else 128 if acc <= 128 * 128 else 64
     warps = 8 if acc >= 128 * 256 else 4 if acc >= 64 * 64 else 2
-    base = cfg = Config(BM, BN, BK, warps, 4, 8)
-    if rng.random() < 0.5:
-        field = rng.pick(("BM", "BN", "BK", "warps", "stages"))
-        cfg = cfg.replace(**{field: rng.pick(_neighbors(field, getattr(cfg, field)))})
-    return _launchable(cfg) or _launchable(base)     # 微调出来的块启动不了（比如 256×256）：不微调了
+    return Config(BM, BN, BK, warps, 4, 8)
 
 
+@functools.lru_cache(maxsize=4096)
 def _launchable(cfg: Config) -> Config | None:
     """共享内存放不下就减流水线级数，warp 数不合适就换一个；这样还启动不了（块本身就不行）返回 None。
-    common_sense_config 不微调时的块（BM ≤ 128、按块大小配的 BK 和 warp）总能这样修好（tests/test_mock_llm.py 检查）。"""
+    common_sense_config 不微调时的块（BM ≤ 128、按块大小配的 BK 和 warp）总能这样修好（tests/test_mock_llm.py 检查）。
+    只看 cfg（不可变），按它缓存。"""
     while cfg.stages > 1 and cfg.stages * (cfg.BM + cfg.BN) * cfg.BK * 2 > MAX_SMEM_PER_BLOCK:
         cfg = cfg.replace(stages=cfg.stages - 1)
     for w in (cfg.warps,) + GRID["warps"]:
@@ -124,7 +136,7 @@ def _with_config(p: Program, i: int, cfg: Config) -> Program:
     if i == len(p.rules):
         return Program(p.rules, cfg)
     rules = list(p.rules)
-    rules[i] = Rule(rules[i].conds, cfg)
+    rules[i] = _rule_with_config(rules[i], cfg)             # 条件没变，不用再检查一遍
     return Program(tuple(rules), p.default)
 
 

@@ -25,7 +25,7 @@ import operator
 import sys
 from dataclasses import dataclass, field, replace
 
-from kernel_lab import FIELDS, VALID_INDEX, Config
+from kernel_lab import FIELDS, VALID, VALID_INDEX, Config
 
 AXES = ("M", "N", "K")
 NO_BOUND = sys.maxsize             # 没有条件的那一维：上界当作无穷大
@@ -54,28 +54,37 @@ class Rule:
     config: Config
     line: int = field(default=0, compare=False, hash=False, repr=False)
     _box: tuple = field(init=False, compare=False, hash=False, repr=False)    # (M 上界, N 上界, K 上界, config)
+    _corner: tuple = field(init=False, compare=False, hash=False, repr=False)  # (M 上界, N 上界, K 上界)
     _hash: int = field(init=False, compare=False, hash=False, repr=False)
     _index: int = field(init=False, compare=False, hash=False, repr=False)    # config 在 VALID 里的下标，启动不了是 -1
     _src: str = field(init=False, compare=False, hash=False, repr=False)      # render 里它的两行源代码
 
     def __post_init__(self) -> None:
+        set_ = object.__setattr__                             # 冻结的 dataclass（不读 self.__dict__：那样实例的属性就慢了）
         if type(self.conds) is not tuple:
-            object.__setattr__(self, "conds", tuple(tuple(c) for c in self.conds))
+            set_(self, "conds", tuple(tuple(c) for c in self.conds))
         b = {"M": NO_BOUND, "N": NO_BOUND, "K": NO_BOUND}
         for f, t in self.conds:
             if f not in b:
                 raise ValueError(f"条件只能针对 M、N、K，不能是 {f!r}")
             if type(t) is not int:
-                object.__setattr__(self, "conds", tuple((g, operator.index(u)) for g, u in self.conds))
+                set_(self, "conds", tuple((g, operator.index(u)) for g, u in self.conds))
                 return self.__post_init__()
             if not -MAX_THRESHOLD <= t <= MAX_THRESHOLD:
                 raise ValueError(f"阈值 {f} <= {_short_int(t)} 超出范围：绝对值最多 {MAX_THRESHOLD:,}")
-            b[f] = min(b[f], t)                                # 同一维出现两次，取小的
-        object.__setattr__(self, "_box", (b["M"], b["N"], b["K"], self.config))
-        object.__setattr__(self, "_hash", hash(self._box))
-        object.__setattr__(self, "_index", VALID_INDEX.get(self.config, -1))
-        cond = " and ".join(f"{f} <= {t}" for f, t in self.conds) or "True"      # 没有条件：if True:
-        object.__setattr__(self, "_src", f"    if {cond}:\n        return {_config_src(self.config)}\n")
+            if t < b[f]:
+                b[f] = t                                      # 同一维出现两次，取小的
+        index = VALID_INDEX.get(self.config, -1)
+        if index >= 0:
+            set_(self, "config", VALID[index])                # 相等的配置换成 VALID 里那一个（以后查字典先比是不是同一个对象）
+        corner = (b["M"], b["N"], b["K"])
+        box = corner + (self.config,)
+        set_(self, "_index", index)
+        set_(self, "_corner", corner)
+        set_(self, "_box", box)
+        set_(self, "_hash", hash(box))
+        cond = " and ".join([f"{f} <= {t}" for f, t in self.conds]) or "True"      # 没有条件：if True:
+        set_(self, "_src", f"    if {cond}:\n        return {_config_src(self.config)}\n")
 
     def __hash__(self) -> int:        # 算一次存起来
         return self._hash
@@ -102,11 +111,17 @@ class Program:
     _indices: tuple = field(init=False, compare=False, hash=False, repr=False)  # 每个分支的配置在 VALID 里的下标
 
     def __post_init__(self) -> None:
-        if type(self.rules) is not tuple:
-            object.__setattr__(self, "rules", tuple(self.rules))
-        object.__setattr__(self, "_boxes", tuple(map(_BOX, self.rules)))
-        object.__setattr__(self, "_indices", tuple(map(_INDEX, self.rules)) + (VALID_INDEX.get(self.default, -1),))
-        object.__setattr__(self, "_hash", hash((tuple(map(_HASH, self.rules)), self.default)))   # 不逐条调 __hash__
+        set_ = object.__setattr__                             # 冻结的 dataclass（不读 self.__dict__：那样实例的属性就慢了）
+        rules = self.rules
+        if type(rules) is not tuple:
+            rules = tuple(rules)
+            set_(self, "rules", rules)
+        index = VALID_INDEX.get(self.default, -1)
+        if index >= 0:
+            set_(self, "default", VALID[index])               # 相等的配置换成 VALID 里那一个
+        set_(self, "_boxes", tuple(map(_BOX, rules)))
+        set_(self, "_indices", (*map(_INDEX, rules), index))
+        set_(self, "_hash", hash((tuple(map(_HASH, rules)), self.default)))   # 不逐条调 __hash__
 
     def __hash__(self) -> int:        # 算一次存起来：程序常被当作缓存的键
         return self._hash
@@ -120,7 +135,29 @@ class Program:
         return len(self.rules)
 
 
-_BOX, _INDEX, _HASH, _SRC = (operator.attrgetter(a) for a in ("_box", "_index", "_hash", "_src"))
+def _rule_with_config(rule: Rule, config: Config) -> Rule:
+    """Rule(rule.conds, config)，但不再检查一遍 rule 已经检查过的条件：盒子的角、if 那一行直接拿 rule 的。
+    得到的规则和 Rule(rule.conds, config) 的每个字段都一样（tests/test_engine_caches.py 检查）。"""
+    set_ = object.__setattr__
+    new = object.__new__(Rule)
+    index = VALID_INDEX.get(config, -1)
+    if index >= 0:
+        config = VALID[index]
+    corner = rule._corner
+    box = corner + (config,)
+    src = rule._src
+    set_(new, "conds", rule.conds)
+    set_(new, "config", config)
+    set_(new, "line", 0)
+    set_(new, "_index", index)
+    set_(new, "_corner", corner)
+    set_(new, "_box", box)
+    set_(new, "_hash", hash(box))
+    set_(new, "_src", f"{src[:src.index(chr(10)) + 1]}        return {_config_src(config)}\n")
+    return new
+
+
+_BOX, _INDEX, _HASH, _SRC, _CORNER = (operator.attrgetter(a) for a in ("_box", "_index", "_hash", "_src", "_corner"))
 
 
 def choose_mnk(program: Program, M: int, N: int, K: int) -> Config:
