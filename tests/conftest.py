@@ -187,8 +187,13 @@ _ZYGOTE_LOCK = threading.Lock()
 
 
 def _for_zygote(args, env, cwd) -> bool:
-    """这次运行能不能交给预热过的解释器：python 脚本.py ... 或 python -c 代码 ...，环境里没改影响解释器启动的变量。"""
-    if not args or os.environ.get("TESTS_NO_ZYGOTE") or not hasattr(socket, "send_fds"):
+    """这次运行交不交给预热过的解释器：没有 TESTS_NO_ZYGOTE，而且 _zygote_can_run。"""
+    return not os.environ.get("TESTS_NO_ZYGOTE") and _zygote_can_run(args, env, cwd)
+
+
+def _zygote_can_run(args, env, cwd) -> bool:
+    """预热过的解释器能不能跑这次：python 脚本.py ... 或 python -c 代码 ...，环境里没改影响解释器启动的变量。"""
+    if not args or not hasattr(socket, "send_fds"):
         return False
     first = str(args[0])
     if first == "-c":
@@ -200,18 +205,25 @@ def _for_zygote(args, env, cwd) -> bool:
     return not any(_STARTUP_ENV.match(k) for k in keys)
 
 
+def _start_zygote():
+    """启动预热过的解释器（不等它准备好）：pytest 收集测试的时候它就在 import 了。"""
+    with _ZYGOTE_LOCK:
+        if "proc" not in _ZYGOTE_STATE:
+            d = tempfile.mkdtemp(prefix="zygote-")
+            _ZYGOTE_STATE["dir"] = d
+            _ZYGOTE_STATE["proc"] = subprocess.Popen(
+                [sys.executable, os.path.join(ROOT, "tests", "zygote.py"), os.path.join(d, "s")], cwd=ROOT,
+                env=_BASE_ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                start_new_session=True)
+
+
 def _zygote():
-    """预热过的解释器的 socket 路径（第一次用时启动它）；启动不了时是 None（照旧起子进程）。"""
+    """预热过的解释器的 socket 路径（没启动的话先启动，等它准备好）；启动不了时是 None（照旧起子进程）。"""
+    _start_zygote()
     with _ZYGOTE_LOCK:
         if "path" not in _ZYGOTE_STATE:
-            _ZYGOTE_STATE["path"] = None
-            path = os.path.join(tempfile.mkdtemp(prefix="zygote-"), "s")
-            p = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "zygote.py"), path], cwd=ROOT,
-                                 env=_BASE_ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, start_new_session=True)
-            _ZYGOTE_STATE["proc"] = p
-            if p.stdout.readline() == b"ready\n":
-                _ZYGOTE_STATE["path"] = path
+            ready = _ZYGOTE_STATE["proc"].stdout.readline() == b"ready\n"
+            _ZYGOTE_STATE["path"] = os.path.join(_ZYGOTE_STATE["dir"], "s") if ready else None
         return _ZYGOTE_STATE["path"]
 
 
@@ -219,6 +231,7 @@ def _stop_zygote():
     p = _ZYGOTE_STATE.get("proc")
     if p is not None:
         stop_group(p)
+        shutil.rmtree(_ZYGOTE_STATE["dir"], ignore_errors=True)
 
 
 def _zygote_execute(path, args, env, cwd, timeout):
@@ -499,23 +512,23 @@ _BACKGROUND: list = []
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "quiet: 量时间的测试；它跑的时候后台预跑脚本的线程停下（conftest）")
+    if not os.environ.get("TESTS_NO_ZYGOTE") and hasattr(socket, "send_fds"):
+        _start_zygote()
 
 
-def _order(module) -> int:
-    """测试文件跑的先后：不预跑脚本的（多半只在本进程里算）先跑，这时后台已经在给后面的文件跑脚本；
-    要预跑脚本的其次；整个文件都量时间的（quiet）最后，那时后台已经跑完，不用停。"""
-    marks = getattr(module, "pytestmark", [])
-    marks = marks if isinstance(marks, list) else [marks]
-    if any(getattr(m, "name", None) == "quiet" for m in marks):
-        return 2
-    return 1 if getattr(module, "PREFETCH", None) else 0
+def _order(item) -> tuple:
+    """测试跑的先后：不预跑脚本的文件（多半只在本进程里算）先跑，这时后台已经在给后面的文件跑脚本；要预跑脚本的
+    文件其次；量时间的测试（quiet）最后一起跑，那时后台多半已经跑完，不用停下等它。同一个文件里的先后不变。"""
+    module = getattr(item, "module", None)
+    if item.get_closest_marker("quiet") is not None:
+        return (2,)
+    return (1,) if getattr(module, "PREFETCH", None) else (0,)
 
 
 def pytest_collection_modifyitems(session, config, items):
     if os.environ.get("TESTS_NO_PREFETCH"):
         return
-    # 同一个文件里的测试保持原来的顺序、连在一起（模块级的 fixture 只建一次）；只调整文件之间的先后
-    items.sort(key=lambda item: _order(getattr(item, "module", None)))
+    items.sort(key=_order)                              # sort 是稳定的：同一组里保持原来的顺序
 
 
 def pytest_collection_finish(session):
@@ -550,16 +563,16 @@ def _quiet_when_timed(request):
 
 # ---------------------------------------------------------------- 伪终端
 
-def run_in_pty(args, cols, env_extra=None, unset=("COLUMNS", "LINES"), cwd=ROOT, timeout=120):
-    """python（sys.executable）带 args 在一个 cols 列宽的伪终端里跑：标准输出是终端（列数来自终端本身，环境里
-    去掉 unset 列的变量，再加上 env_extra），标准错误单独收。返回 CompletedProcess（stdout 是终端上的文字，
-    换行统一成 \\n）。只在 Linux 上用（窗口大小用 ioctl 设）。"""
+def run_in_pty(args, cols, env_extra=None, unset=("COLUMNS", "LINES"), cwd=ROOT, timeout=120, env=None):
+    """python（sys.executable）带 args 在一个 cols 列宽的伪终端里跑：标准输出是终端（列数来自终端本身，环境是 env
+    （没给时是此刻的 os.environ）去掉 unset 列的变量，再加上 env_extra），标准错误单独收。返回 CompletedProcess
+    （stdout 是终端上的文字，换行统一成 \\n）。只在 Linux 上用（窗口大小用 ioctl 设）。"""
     import fcntl
     import pty
     import struct
     import tempfile
     import termios
-    env = {k: v for k, v in os.environ.items() if k not in unset}
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k not in unset}
     env.update(env_extra or {})
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))

@@ -1,7 +1,6 @@
 """学生的启发式文件（evolve.problem.read_heuristic / load_heuristic）：编码、看起来一样其实不一样的字符、
 读得进来但不起作用的改动。文件都是测试自己写在临时目录里的，不依赖 expert_heuristic.py 现在是什么样子。"""
 
-import os
 
 import pytest
 

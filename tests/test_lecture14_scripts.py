@@ -717,7 +717,7 @@ def test_ctrl_c_stops_within_a_second_with_exit_130(key, args, workers):
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
     kids = []
     try:
-        deadline = time.monotonic() + (5.0 if workers else 1.2)   # 03：等到后台 worker 起来（最多 5 秒）；06：进化跑起来以后
+        deadline = time.monotonic() + (5.0 if workers else 0.8)   # 03：等到后台 worker 起来（最多 5 秒）；06：进化跑起来以后
         while time.monotonic() < deadline and not (workers and _children(p.pid)):
             time.sleep(0.05)
         time.sleep(0.2 if workers else 0.0)

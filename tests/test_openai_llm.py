@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import run_script, run_script_fresh, stop_group
+from conftest import ahead, base_env, run_script, run_script_fresh, session_dir, stop_group
 from stub_llm_server import MODES, STUB_MODEL, StubServer, free_port
 
 from evolve import EXPERT, Evaluator, evolve, render
@@ -69,7 +69,6 @@ def test_system_prompt_teaches_the_dsl_grid_limits_and_format():
 
 # ---------------------------------------------------------------- 一次调用
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_request_has_model_messages_key_and_seed():
     # 请求里有模型名、系统提示 + 用户消息 Prompt.text()、temperature、max_tokens、seed；密钥在 Authorization 头里
     p = prompt_for()
@@ -82,7 +81,6 @@ def test_request_has_model_messages_key_and_seed():
     assert kind == KIND and child_of(reply) != EXPERT
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_no_key_no_authorization_header(monkeypatch):
     # 没有 OPENAI_API_KEY（本机的服务器）：不发 Authorization 头
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -91,7 +89,6 @@ def test_no_key_no_authorization_header(monkeypatch):
     assert s.requests[-1][2] is None
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 @pytest.mark.parametrize("mode", ["chatter", "fenced", "two_blocks"])
 def test_replies_with_text_around_the_blocks_are_returned_whole(mode):
     # 闲聊、代码块、两块：回复原样交回去，由 SEARCH/REPLACE 解析器处理，打上后是一个新的、合法的程序
@@ -101,7 +98,6 @@ def test_replies_with_text_around_the_blocks_are_returned_whole(mode):
     assert child_of(reply) != EXPERT
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_thinking_drafts_are_dropped():
     # 想得多的模型先在 <think>…</think> 里打草稿：草稿里的 SEARCH 块（父程序里找不到）不算，后面的修改照常打上
     with StubServer(script("thinking")) as s:
@@ -109,7 +105,6 @@ def test_thinking_drafts_are_dropped():
     assert "<think>" not in reply and "99999" not in reply and child_of(reply) != EXPERT
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 @pytest.mark.parametrize("mode", ["empty", "garbage"])
 def test_empty_and_garbage_replies_are_failures_with_no_block(mode):
     # 空回复、乱写的回复：调用本身成功了，但回复里没有 SEARCH/REPLACE 块——真模型没按要求回答，
@@ -121,7 +116,6 @@ def test_empty_and_garbage_replies_are_failures_with_no_block(mode):
     assert e.value.kind == NO_BLOCK and backend.ledger()["calls"] == 1 and backend.ledger()["failed"] == {}
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 @pytest.mark.parametrize("mode,kind", [("bad_json", BAD_JSON), ("no_content", NO_CONTENT)])
 def test_unreadable_responses_have_their_own_kind(mode, kind):
     # 坏 JSON、没有 choices[0].message.content：抛 LLMError，kind 说是哪一种；不重试（服务器是回答了的）
@@ -131,7 +125,6 @@ def test_unreadable_responses_have_their_own_kind(mode, kind):
     assert e.value.kind == kind and s.posts() == 1
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_http_500_is_retried_then_named_with_its_status():
     # 一直 500：重试 retries 次（一共 retries + 1 个请求），然后失败的种类写明状态码
     with StubServer(script("http500")) as s:
@@ -143,7 +136,6 @@ def test_http_500_is_retried_then_named_with_its_status():
     assert kind == KIND and s.posts() == 2 and child_of(reply) != EXPERT
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_429_waits_as_long_as_retry_after_says():
     # 429 带 Retry-After: 1：下一个请求至少 1 秒之后才发（退避只有 0.01 秒，等的是服务器说的时间）
     with StubServer(script("http429", "edit"), retry_after="1") as s:
@@ -172,7 +164,6 @@ def test_a_reply_slower_than_the_timeout_is_a_timeout():
     assert e.value.kind == TIMEOUT_KIND and time.monotonic() - t < 0.9
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_unreachable_server_fails_check_in_one_sentence():
     # 开跑之前：没人听的端口 → ServerUnreachable，一句话里有地址和怎么办，没有密钥
     bad = llm(f"http://127.0.0.1:{free_port()}/v1", api_key=KEY)
@@ -186,7 +177,6 @@ def test_unreachable_server_fails_check_in_one_sentence():
         OpenAILLM(s.url, "other-model").check()
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_bad_base_url_is_one_sentence():
     with pytest.raises(ValueError, match="http://"):
         OpenAILLM("127.0.0.1:11434", "x")
@@ -227,7 +217,6 @@ def every_mode(n, text):
     return modes[n % len(modes)]
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 @pytest.mark.parametrize("concurrency", [1, 3])
 def test_loop_survives_every_kind_of_reply(table, train, concurrency):
     # 每种回复都来：循环跑完；每个提议恰好落进一类（计数加起来是预算）；最好分数只升不降；
@@ -251,7 +240,6 @@ def test_loop_survives_every_kind_of_reply(table, train, concurrency):
     assert ev.n_eval_full > 0                                # 能打上的修改真的被完整评估过
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_server_going_away_mid_run_keeps_the_best(table, train):
     # 第 9 个请求时服务器没了：循环照样跑完，后面的提议都记作失败（先是连不上，连续两次后认定断了、不再调用），
     # 最好的程序还是断之前那个；不会每个提议都等一遍超时和退避
@@ -272,7 +260,6 @@ def test_server_going_away_mid_run_keeps_the_best(table, train):
 
 # ---------------------------------------------------------------- 录制和回放
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_record_then_replay_gives_the_same_run(table, train, tmp_path):
     # 录下的运行和回放的运行：同样的最好程序、同样的历史、同样的失败计数、同样的成本账；回放不联网
     f = tmp_path / "run.jsonl"
@@ -293,7 +280,6 @@ def test_record_then_replay_gives_the_same_run(table, train, tmp_path):
     assert all(x["model"] in (None, STUB_MODEL) for x in lines[1:])       # 桩录下的文件写明是桩
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_replay_that_no_longer_matches_stops_with_one_sentence(table, train, tmp_path):
     # 回放文件和这次运行对不上：停在哪一次调用、为什么，一句话；更长的预算：说文件只录了几次
     f = tmp_path / "run.jsonl"
@@ -331,7 +317,6 @@ def test_ledger_adds_up():
     assert ledger(calls[1:2])["prompt_tokens"] is None
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_key_is_not_in_repr_or_errors(monkeypatch):
     # 密钥从环境变量来，repr 里没有；服务器的错误里回显了密钥，录下的回复里也被抹掉
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
@@ -343,32 +328,41 @@ def test_key_is_not_in_repr_or_errors(monkeypatch):
 # ---------------------------------------------------------------- 04 脚本的命令行
 
 def run_04(*args, env=None):
+    """04 小预算跑一次（一次新的运行）；环境是测试会话开始时的（加上 env）：@ahead 的函数在后台线程里也用它。"""
     return run_script_fresh(SCRIPT, "--budget", "30", "--seeds", "1", "--jobs", "1", *args, timeout=120,
-                            env={**os.environ, **(env or {})})
+                            env={**base_env(), **(env or {})})
 
 
-def test_04_record_then_replay_is_byte_identical_and_never_shows_the_key(tmp_path):
-    # 04 对着桩服务器跑（每种回复都有、两个请求并发），录下来；服务器关掉以后回放：标准输出逐字节相同。
-    # 密钥用了（服务器收到了），但不在标准输出、标准错误、录制文件里。演示 4 的 LLM 调用次数就是预算。
-    f = tmp_path / "run.jsonl"
+@ahead
+def recorded_04():
+    """04 对着桩服务器跑（每种回复都有、两个请求并发），录下来；服务器关掉以后回放（后台先跑好：PREFETCH）：
+    (录制的运行, 回放的运行, 服务器收到的请求, 录制文件的文字)。"""
+    f = os.path.join(session_dir("record04"), "run.jsonl")
     with StubServer(every_mode, retry_after="0", retry_after_500="0") as s:
-        rec = run_04("--llm", s.url, "--model", "stub", "--llm-concurrency", "2", "--record", str(f),
+        rec = run_04("--llm", s.url, "--model", "stub", "--llm-concurrency", "2", "--record", f,
                      env={"OPENAI_API_KEY": KEY})
     assert rec.returncode == 0, rec.stderr
-    assert any(r[2] == f"Bearer {KEY}" for r in s.requests)
-    rep = run_04("--replay", str(f), "--jobs", "2")          # --jobs 不影响结果，回放时换一个也一样
+    rep = run_04("--replay", f, "--jobs", "2")               # --jobs 不影响结果，回放时换一个也一样
+    with open(f, encoding="utf-8") as fh:
+        return rec, rep, list(s.requests), fh.read()
+
+
+def test_04_record_then_replay_is_byte_identical_and_never_shows_the_key():
+    # 录下再回放：标准输出逐字节相同。密钥用了（服务器收到了），但不在标准输出、标准错误、录制文件里。
+    # 演示 4 的 LLM 调用次数就是预算。
+    rec, rep, requests, recorded = recorded_04()
+    assert any(r[2] == f"Bearer {KEY}" for r in requests)
     assert rep.returncode == 0, rep.stderr
     assert rep.stdout == rec.stdout
-    for text in (rec.stdout, rec.stderr, rep.stdout, rep.stderr, f.read_text(encoding="utf-8")):
+    for text in (rec.stdout, rec.stderr, rep.stdout, rep.stderr, recorded):
         assert KEY not in text
     row = next(line for line in rec.stdout.splitlines() if line.startswith("LLM：调用次数"))
     assert row.split()[-2:] == ["30", "次"]
     assert "LLM：stub（" in rec.stdout.splitlines()[1]
-    calls = [json.loads(x) for x in f.read_text(encoding="utf-8").splitlines()[1:]]
+    calls = [json.loads(x) for x in recorded.splitlines()[1:]]
     assert len(calls) == 2 * 30                              # 演示 2 一次、演示 3 另一种划分一次，每次 30 个提议
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_04_cannot_reach_the_server_exits_2_with_one_line():
     # 开跑之前服务器就不在：一行话（地址、怎么办），退出码 2，没有 traceback，很快
     t = time.monotonic()
@@ -412,7 +406,7 @@ def test_04_replay_with_other_settings_says_which(tmp_path):
 NO_LLM = ("lecture14/04_alphaevolve_tiling.py", "--budget", "30", "--seeds", "1", "--jobs", "1")   # = run_04()
 NOISY_ENV = {"OPENAI_API_KEY": KEY, "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"}
 # conftest：收集完测试后在后台先跑（环境在缓存的键里：两次是两条不同的命令）
-PREFETCH = [NO_LLM, (NO_LLM, dict(env={**os.environ, **NOISY_ENV}))]
+PREFETCH = [NO_LLM, (NO_LLM, dict(env={**os.environ, **NOISY_ENV})), recorded_04]
 
 
 def test_04_without_llm_is_untouched_by_the_environment():
@@ -423,19 +417,28 @@ def test_04_without_llm_is_untouched_by_the_environment():
     assert "LLM：" not in a.stdout and "    其中 " not in a.stdout and KEY not in a.stdout
 
 
-def test_05_runs_against_the_stub_and_replays_byte_identically(tmp_path):
-    # 05 用真 LLM 的那条路：四个变体各问 预算 × 种子 次，录下再回放逐字节相同；小模型那一行说明为什么没跑
-    f = tmp_path / "run05.jsonl"
-    script05 = os.path.join(ROOT, "lecture14", "05_ablations.py")
-    args = [sys.executable, script05, "--budget", "12", "--seeds", "1"]
+@ahead
+def recorded_05():
+    """05 用真 LLM 的那条路对着桩服务器跑、录下，再回放（后台先跑好：PREFETCH）：(录制的, 回放的, 录制文件的文字)。"""
+    f = os.path.join(session_dir("record05"), "run05.jsonl")
+    args = [os.path.join(ROOT, "lecture14", "05_ablations.py"), "--budget", "12", "--seeds", "1"]
     with StubServer(every_mode, retry_after="0", retry_after_500="0") as s:
-        rec = subprocess.run(args + ["--llm", s.url, "--model", "stub", "--record", str(f)],
-                             capture_output=True, text=True, timeout=120, cwd=ROOT)
+        rec = run_script_fresh(*args, "--llm", s.url, "--model", "stub", "--record", f, env=base_env(), timeout=120)
     assert rec.returncode == 0, rec.stderr
-    rep = subprocess.run(args + ["--replay", str(f)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    rep = run_script_fresh(*args, "--replay", f, env=base_env(), timeout=120)
+    with open(f, encoding="utf-8") as fh:
+        return rec, rep, fh.read()
+
+
+PREFETCH.append(recorded_05)
+
+
+def test_05_runs_against_the_stub_and_replays_byte_identically():
+    # 四个变体各问 预算 × 种子 次，录下再回放逐字节相同；小模型那一行说明为什么没跑
+    rec, rep, recorded = recorded_05()
     assert rep.returncode == 0, rep.stderr
     assert rep.stdout == rec.stdout and "小模型那一行没有跑" in rec.stdout
-    assert len(f.read_text(encoding="utf-8").splitlines()) == 1 + 4 * 12
+    assert len(recorded.splitlines()) == 1 + 4 * 12
 
 
 def test_readme_shows_the_system_prompt_the_code_sends():
@@ -468,7 +471,6 @@ def test_04_ctrl_c_while_waiting_for_the_model(concurrency):
     assert "Traceback" not in err and err.strip().splitlines()[-1] == "已中断。"
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_04_llm_timeout_flag_and_a_model_that_never_answers_in_time():
     # --llm-timeout 0.3 对着 2 秒才回的服务器：每个请求都超时，连续 4 次后不再调用；脚本照样跑完，演示 4 按原因记下
     with StubServer(script("slow"), slow_seconds=2) as s:
@@ -482,22 +484,34 @@ def test_04_llm_timeout_flag_and_a_model_that_never_answers_in_time():
     assert any(GAVE_UP in line and " 2 个程序" in line for line in lines), lines
 
 
-def test_02_asks_the_real_model_the_same_prompt_and_replays(tmp_path):
+PATH_02 = os.path.join(ROOT, "lecture14", "02_llm_proposal.py")
+
+
+@ahead
+def recorded_02():
+    """02 加 --llm 对着桩服务器跑、录下，再回放（后台先跑好：PREFETCH）：(录制的, 回放的, 服务器收到的请求)。"""
+    f = os.path.join(session_dir("record02"), "run02.jsonl")
+    with StubServer(script("edit", "chatter", "garbage", "two_blocks")) as s:
+        rec = run_script_fresh(PATH_02, "--llm", s.url, "--model", "stub", "--record", f, env=base_env(), timeout=120)
+    rep = run_script_fresh(PATH_02, "--replay", f, env=base_env(), timeout=120)
+    return rec, rep, list(s.requests)
+
+
+PREFETCH.append(recorded_02)
+
+
+def test_02_asks_the_real_model_the_same_prompt_and_replays():
     # 02 加 --llm：演示 1 那一步的提示原样问 LLM_TRIES 次（每次的请求里用户消息相同），每个回复的结果在表里；
     # 录下再回放逐字节相同；不加 --llm 的演示一行不变（02 的其余测试管）
-    path = os.path.join(ROOT, "lecture14", "02_llm_proposal.py")
     tries = None
-    with open(path, encoding="utf-8") as f:
+    with open(PATH_02, encoding="utf-8") as f:
         for line in f:
             if line.startswith("LLM_TRIES = "):
                 tries = int(line.split("=")[1].split("#")[0])
     assert tries
-    f = tmp_path / "run02.jsonl"
-    with StubServer(script("edit", "chatter", "garbage", "two_blocks")) as s:
-        rec = run_script_fresh(path, "--llm", s.url, "--model", "stub", "--record", str(f), timeout=120)
+    rec, rep, requests = recorded_02()
     assert rec.returncode == 0, rec.stderr
-    users = [r[3]["messages"][-1]["content"] for r in s.requests if r[3] is not None]
+    users = [r[3]["messages"][-1]["content"] for r in requests if r[3] is not None]
     assert len(users) == tries and len(set(users)) == 1
-    rep = run_script_fresh(path, "--replay", str(f), timeout=120)
     assert rep.returncode == 0 and rep.stdout == rec.stdout, rep.stderr
     assert NO_BLOCK in rec.stdout and "I think bigger tiles" in rec.stdout

@@ -12,7 +12,7 @@ from contextlib import redirect_stdout
 import pytest
 
 from console import Charts
-from conftest import prefetch, run_in_pty, run_script as cached_run, run_script_fresh
+from conftest import ahead, base_env, prefetch, run_in_pty, run_script as cached_run, run_script_fresh, session_dir
 from printed import RULE, tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -181,54 +181,76 @@ SCRIPTS = [("lecture10/01_config_space.py", [], ["10_rejections_by_resource"]),
 
 
 def run_script(path, args):
-    """标准输出的字节。不写 SVG 的运行用 conftest 的缓存（同样的命令整个测试会话只跑一次，别的测试文件也共用）；
-    写 SVG 的每次都是一次新的运行（要比两次独立运行写出的字节）。"""
-    run = run_script_fresh if "--svg" in args else cached_run
-    r = run(path, *args, env=_plain_env(), text=False, timeout=120)
+    """标准输出的字节（不写 SVG 的运行：conftest 的缓存，同样的命令整个测试会话只跑一次，别的测试文件也共用）。"""
+    r = cached_run(path, *args, env=_plain_env(), text=False, timeout=120)
     assert r.returncode == 0, r.stderr.decode()
     return r.stdout
 
 
 def _plain_env():
-    env = dict(os.environ)
+    env = base_env()
     env.pop("NO_COLOR", None)
     return env
 
 
+def svg_runs(path, args, times=1):
+    """一个 @ahead 的函数：脚本带 --svg 跑 times 次（每次写到一个新的临时目录），返回
+    [(标准输出的字节, {文件名: SVG 的字节}), ...]。写 SVG 的运行每次都是一次新的运行（要比两次独立运行写出的字节）；
+    后台先跑好（PREFETCH）。"""
+    @ahead
+    def runs():
+        out = []
+        for _ in range(times):
+            d = os.path.join(session_dir("svg"), "charts")
+            r = run_script_fresh(path, *args, "--svg", d, env=_plain_env(), text=False, timeout=120)
+            assert r.returncode == 0, r.stderr.decode()
+            out.append((r.stdout, {n: open(os.path.join(d, n), "rb").read() for n in sorted(os.listdir(d))}))
+        return out
+    return runs
+
+
+SVG = {path: svg_runs(path, args, times=2) for path, args, _ in SCRIPTS}
+TICKS = svg_runs("lecture14/04_alphaevolve_tiling.py", ["--budget", "1", "--seeds", "1", "--jobs", "1"])
+POINTS = svg_runs("lecture14/04_alphaevolve_tiling.py", ["--quick", "--jobs", "1"])
+
+
+def svg_root(data: bytes):
+    return ET.fromstring(data)
+
+
 @pytest.mark.parametrize("path,args,names", SCRIPTS)
-def test_svg_option_writes_every_chart(tmp_path, path, args, names):
+def test_svg_option_writes_every_chart(path, args, names):
     plain = run_script(path, args)
-    with_svg = run_script(path, args + ["--svg", str(tmp_path / "a")])
+    (with_svg, files), (_, again) = SVG[path]()
     assert with_svg == plain                                          # --svg 不改标准输出
     assert "\033[" not in plain.decode()                              # 重定向：不上颜色
-    assert sorted(os.listdir(tmp_path / "a")) == sorted(n + ".svg" for n in names)
+    assert sorted(files) == sorted(n + ".svg" for n in names)
     for n in names:
-        root = ET.parse(tmp_path / "a" / f"{n}.svg").getroot()
+        root = svg_root(files[f"{n}.svg"])
         assert root.tag == NS + "svg"
         title = next(root.iter(NS + "title")).text
         assert title and title.split("（")[0][:6] in plain.decode()   # 终端里印的是同一张图
         assert not any("上表" in (t.text or "") for t in root.iter(NS + "text")) and "上表" not in title  # 幻灯片上没有"上表"
-    run_script(path, args + ["--svg", str(tmp_path / "b")])
-    for n in names:                                                   # 同样的参数，同样的字节
-        assert (tmp_path / "a" / f"{n}.svg").read_bytes() == (tmp_path / "b" / f"{n}.svg").read_bytes()
+    assert again == files                                             # 另一次独立的运行：同样的参数，同样的字节
 
 
-def test_04_one_proposal_axis_has_integer_ticks(tmp_path):
-    out = run_script("lecture14/04_alphaevolve_tiling.py", ["--budget", "1", "--seeds", "1", "--jobs", "1",
-                                                            "--svg", str(tmp_path)]).decode()
+def test_04_one_proposal_axis_has_integer_ticks():
+    (out, files), = TICKS()
+    out = out.decode()
     lines = out.split("\n")
     i = next(k for k, line in enumerate(lines) if line.strip() == "第几个提议")
     assert all(re.fullmatch(r"\d+", s) for s in lines[i - 1].split())            # 终端：第几个提议只有整数
-    root = ET.parse(tmp_path / "04_demo2_best_score.svg").getroot()
+    root = svg_root(files["04_demo2_best_score.svg"])
     plot = next(g for g in root.iter(NS + "g") if g.get("class") == "plot")
     bottom = float(plot.get("data-top")) + float(plot.get("data-height"))
     xt = [t.text for t in plot.iter(NS + "text") if t.get("text-anchor") == "middle" and float(t.get("y")) == bottom + 18]
     assert xt and all(re.fullmatch(r"\d+", s) for s in xt), xt
 
 
-def test_04_svg_points_are_the_printed_seeds(tmp_path):
-    out = run_script("lecture14/04_alphaevolve_tiling.py", ["--quick", "--jobs", "1", "--svg", str(tmp_path)]).decode()
-    root = ET.parse(tmp_path / "04_demo3_train_vs_test.svg").getroot()
+def test_04_svg_points_are_the_printed_seeds():
+    (out, files), = POINTS()
+    out = out.decode()
+    root = svg_root(files["04_demo3_train_vs_test.svg"])
     rows = [r for r in table_after(out, "划分    ") if "进化" in " ".join(r)]
     groups = {g.get("data-name"): g for g in root.iter(NS + "g") if g.get("class") == "series"}
     for r, name in zip(rows, ["配对随机对半分", "8B 训练、70B/8 测试"]):
@@ -262,18 +284,26 @@ def test_charts_add_argument_and_dir(tmp_path):
 
 
 def pty_text(args, cols, env_extra):
-    """在一个 cols 列宽的伪终端里运行脚本（环境里没有 NO_COLOR、COLUMNS，再加 env_extra），返回标准输出（就是终端）。"""
-    p = run_in_pty(args, cols, env_extra, unset=("NO_COLOR", "COLUMNS", "LINES"))
+    """在一个 cols 列宽的伪终端里运行脚本（测试会话开始时的环境去掉 NO_COLOR、COLUMNS，再加 env_extra），
+    返回标准输出（就是终端）。"""
+    p = run_in_pty(args, cols, env_extra, unset=("NO_COLOR", "COLUMNS", "LINES"), env=base_env())
     assert p.returncode == 0, p.stderr
     return p.stdout
 
 
-@pytest.mark.parametrize("cols", [80, 120])
+def terminal_runs(cols):
+    """@ahead：lecture13/01 在 cols 列宽的伪终端里跑两次（上色的、NO_COLOR 的）；后台先跑好（PREFETCH）。"""
+    script = os.path.join(ROOT, "lecture13/01_timing_model.py")
+    return ahead(lambda: (pty_text([script], cols, {}), pty_text([script], cols, {"NO_COLOR": "1"})))
+
+
+TERMINAL = {cols: terminal_runs(cols) for cols in (80, 120)}
+
+
+@pytest.mark.parametrize("cols", sorted(TERMINAL))
 def test_charts_follow_a_real_terminal(cols):
     from console import display_width
-    script = os.path.join(ROOT, "lecture13/01_timing_model.py")
-    colored = pty_text([script], cols, {})
-    plain = pty_text([script], cols, {"NO_COLOR": "1"})
+    colored, plain = TERMINAL[cols]()
     assert "\033[" in colored and "\033[" not in plain                # 终端里上色；NO_COLOR 关掉
     assert re.sub(r"\033\[[0-9;]*m", "", colored) == plain            # 颜色之外一模一样
     lines = plain.split("\n")
@@ -290,7 +320,8 @@ NUMBERED = sorted(os.path.relpath(os.path.join(d, f), ROOT) for d in
 
 
 # conftest：收集完测试后在后台先跑（不写 SVG 的运行、每个编号脚本的 --help）
-PREFETCH = [((path, *args), dict(env=_plain_env())) for path, args, _ in SCRIPTS] + [(p, "--help") for p in NUMBERED]
+PREFETCH = ([((path, *args), dict(env=_plain_env())) for path, args, _ in SCRIPTS] + [(p, "--help") for p in NUMBERED]
+            + list(SVG.values()) + [TICKS, POINTS] + list(TERMINAL.values()))
 
 
 @pytest.mark.parametrize("path", NUMBERED)

@@ -5,19 +5,19 @@
 import os
 import re
 import shutil
-import sys
 
 import pytest
 
-from conftest import ROOT, _execute, _full_env, _for_zygote
+from conftest import ROOT, _execute, _full_env, _zygote, _zygote_can_run, _zygote_execute
 
 TIMING = re.compile("\n?（用时 [\\d.]+ 秒）\n".encode("utf-8"))
 
 
 def both(args, env=None, cwd=ROOT):
+    """同一次运行，预热过的解释器跑一次、新起的解释器跑一次（TESTS_NO_ZYGOTE=1 时也比：这里查的就是它）。"""
     env = _full_env(env)
-    assert _for_zygote(args, env, cwd), args               # 真的走了预热过的解释器
-    warm = _execute(args, env, cwd, 120)
+    assert _zygote_can_run(args, env, cwd), args
+    warm = _zygote_execute(_zygote(), args, env, cwd, 120)
     cold = _execute(args, env, cwd, 120, zygote=False)
     return warm, cold
 
@@ -30,7 +30,7 @@ def assert_same(warm, cold, stderr=True):
         assert TIMING.sub(b"", warm.stderr) == TIMING.sub(b"", cold.stderr)
 
 
-@pytest.mark.parametrize("args", [("lecture14/04_alphaevolve_tiling.py", "--quick", "--jobs", "2"),
+@pytest.mark.parametrize("args", [("lecture14/04_alphaevolve_tiling.py", "--budget", "60", "--seeds", "2", "--jobs", "2"),
                                   ("lecture14/04_alphaevolve_tiling.py", "--budget", "abc"),
                                   ("lecture13/01_timing_model.py", "--help"),
                                   ("lecture14/06_your_heuristic.py", "no_such_file.py")])
@@ -79,6 +79,6 @@ def test_script_sees_the_same_argv_file_and_path(tmp_path):
 
 
 def test_interpreter_startup_variables_get_a_fresh_interpreter():
-    assert not _for_zygote(("lecture14/04_alphaevolve_tiling.py",), dict(os.environ, PYTHONIOENCODING="gbk"), ROOT)
-    assert not _for_zygote(("-m", "pytest"), dict(os.environ), ROOT)
-    assert sys.executable
+    assert not _zygote_can_run(("lecture14/04_alphaevolve_tiling.py",), dict(os.environ, PYTHONIOENCODING="gbk"), ROOT)
+    assert not _zygote_can_run(("-m", "pytest"), dict(os.environ), ROOT)
+    assert _zygote_can_run(("lecture14/04_alphaevolve_tiling.py",), dict(os.environ, COLUMNS="60"), ROOT)
