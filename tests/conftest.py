@@ -69,6 +69,18 @@ def run_concurrently(*commands, cwd=ROOT, timeout=180):
     return out
 
 
+def load_script(path: str, name: str, register: bool = False):
+    """编号脚本（文件名以数字开头，不能直接 import）当模块载入：path 相对仓库根，name 是模块名；导入时它们不打印、
+    不跑演示。register=True 时放进 sys.modules（在进程里跑、用进程池时，子进程按名字找到脚本里的函数）。"""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if register:
+        sys.modules[name] = module
+    return module
+
+
 def student_expert_note():
     """学生的 expert_heuristic.py 和讲义的不同时，返回一行说明；相同（或读不了）时返回 None。"""
     try:
@@ -118,12 +130,37 @@ import time                                                     # noqa: E402
 
 
 class _Run:
-    """缓存里的一项：结果（字节）和"跑完了"的事件；还没跑完时别的线程等它。"""
+    """缓存里的一项：结果和"算完了"的事件；还没算完时别的线程等它。"""
 
     def __init__(self):
         self.done = threading.Event()
         self.result = None
         self.error = None
+
+
+def _once(table: dict, key, compute):
+    """table[key] 整个测试会话只算一次（compute()）：几个线程同时要时，后来的等先来的那次算完、拿同一个结果。
+    算的时候出错（超时之类）：这次调用报错，这一项从表里拿掉，之后再要的重新算（也就会再报出来）。"""
+    while True:
+        with _RUNS_LOCK:
+            entry = table.get(key)
+            mine = entry is None
+            if mine:
+                entry = table[key] = _Run()
+        if mine:
+            try:
+                entry.result = compute()
+            except BaseException as e:                          # noqa: BLE001
+                with _RUNS_LOCK:
+                    table.pop(key, None)
+                entry.error = e
+                entry.done.set()
+                raise
+            entry.done.set()
+            return entry.result
+        entry.done.wait()
+        if entry.error is None:
+            return entry.result
 
 
 _RUNS: dict = {}
@@ -313,30 +350,15 @@ def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, instance=1, _p
     每次返回一个新的 CompletedProcess（字段是不可变的 str / bytes）：一个测试改不到别的测试拿到的结果。"""
     env = _full_env(env, _prefetch)
     key = _run_key(args, env, cwd, instance)
-    with _RUNS_LOCK:
-        if not _prefetch:
+    if not _prefetch:
+        with _RUNS_LOCK:
             _REQUESTED.add(key)
-        entry = _RUNS.get(key)
-        mine = entry is None
-        if mine:
-            entry = _RUNS[key] = _Run()
-    if mine:
+
+    def execute():
         if not _prefetch:
             _RAN_IN_TEST.append((key, os.environ.get("PYTEST_CURRENT_TEST", "")))
-        try:
-            entry.result = _execute(args, env, cwd, timeout)
-        except BaseException as e:                              # noqa: BLE001  超时等：这次报错，之后的请求重跑
-            with _RUNS_LOCK:
-                _RUNS.pop(key, None)
-            entry.error = e
-            entry.done.set()
-            raise
-        entry.done.set()
-    else:
-        entry.done.wait()
-        if entry.error is not None:
-            return run_script(*args, env=env, cwd=cwd, text=text, timeout=timeout, instance=instance)
-    r = entry.result
+        return _execute(args, env, cwd, timeout)
+    r = _once(_RUNS, key, execute)
     if text:
         return subprocess.CompletedProcess(r.args, r.returncode, _decode(r.stdout), _decode(r.stderr))
     return subprocess.CompletedProcess(r.args, r.returncode, r.stdout, r.stderr)
@@ -388,26 +410,7 @@ def ahead(fn):
     session_dir()。"""
     @functools.wraps(fn)
     def wrapper():
-        with _RUNS_LOCK:
-            entry = _AHEAD.get(fn)
-            mine = entry is None
-            if mine:
-                entry = _AHEAD[fn] = _Run()
-        if mine:
-            try:
-                entry.result = fn()
-            except BaseException as e:                          # noqa: BLE001
-                with _RUNS_LOCK:
-                    _AHEAD.pop(fn, None)
-                entry.error = e
-                entry.done.set()
-                raise
-            entry.done.set()
-        else:
-            entry.done.wait()
-            if entry.error is not None:
-                return wrapper()
-        return entry.result
+        return _once(_AHEAD, fn, fn)
     wrapper.ahead = True
     return wrapper
 

@@ -2,13 +2,12 @@
 MockLLM 的上限算出来）；默认运行的建议先替学生跑过，说的父程序分数、提不出新修改的种类、演示 2 的观察 1 成不成立，
 和真的照着跑的那次一致（两个分支：--after 500 时不成立，--after 1000 时成立——都从那次运行的数据判断，不抄结果）。"""
 
-import importlib.util
 import os
 import re
 
 import pytest
 
-from conftest import prefetch, run_script
+from conftest import load_script, prefetch, run_script
 from evolve import EXPERT, Config, Program, Rule
 from evolve.mock_llm import MAX_RULES, Prompt
 from printed import find, find_table, section
@@ -18,14 +17,7 @@ SCRIPT = "lecture14/02_llm_proposal.py"
 MARK = "【本次不成立】"
 
 
-def load():
-    spec = importlib.util.spec_from_file_location("proposal_02_late", os.path.join(ROOT, SCRIPT))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
-
-
-s02 = load()
+s02 = load_script(SCRIPT, "proposal_02_late")
 RUNS = {"default": [], "500": ["--after", "500"], "1000": ["--after", "1000"]}
 
 

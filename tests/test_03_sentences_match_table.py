@@ -2,13 +2,12 @@
 句子里是 4；演示 2 的"没有吃亏"不能只看中位数——最差的种子差得多时句子要说出来。默认运行和 --seeds 6（03 的
 "可以试试 1"，预算换小）都查；判断用的是从表里读出来的数，不抄印出来的结果。"""
 
-import importlib.util
 import os
 import re
 
 import pytest
 
-from conftest import prefetch, run_script
+from conftest import load_script, prefetch, run_script
 from printed import find_table, numbers, observations, section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -18,14 +17,7 @@ SCRIPT = "lecture14/03_cascade_and_database.py"
 RUNS = {"default": [], "seeds6": ["--seeds", "6", "--budget", "300"]}
 
 
-def load():
-    spec = importlib.util.spec_from_file_location("cascade_03_sentences", os.path.join(ROOT, SCRIPT))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
-
-
-s03 = load()
+s03 = load_script(SCRIPT, "cascade_03_sentences")
 
 
 PREFETCH = [(SCRIPT, *args) for args in RUNS.values()]     # conftest：收集完测试后在后台先跑（默认运行别的文件也用）

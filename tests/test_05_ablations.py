@@ -3,18 +3,15 @@
 两个改了进化循环的变体真的改了该改的东西——小模型从不提 targeted，不进化的程序库永远把起点当父程序。
 """
 
-import importlib.util
 import os
 
-from conftest import prefetch, run_script as cached_run
+from conftest import load_script, prefetch, run_script as cached_run
 from evolve import EXPERT, Evaluator, evolve
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "lecture14", "05_ablations.py")
 
-_spec = importlib.util.spec_from_file_location("ablations_05", SCRIPT)
-ab = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ab)                        # 文件名以数字开头，不能直接 import；导入时不打印、不跑进化
+ab = load_script("lecture14/05_ablations.py", "ablations_05")
 
 
 PREFETCH = [("lecture14/05_ablations.py", "--quick", "--jobs", "1"), ("lecture14/05_ablations.py", "--quick", "--jobs", "2"),

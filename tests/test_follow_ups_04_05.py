@@ -3,14 +3,13 @@
 先改文件再跑，跑的已经不是同一个专家）。04 演示 1 观察 1 的数和表里"差 0.1% 以内的配置"那一列一致，1% 的
 数另外说明、独立算。05 观察 3 说的"可以试试 N"真的是多跑种子的那一条。"""
 
-import importlib.util
 import os
 import re
 
 import pytest
 
 import sched_lab
-from conftest import prefetch, run_script
+from conftest import load_script, prefetch, run_script
 from printed import find, find_table, number, observations, section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -23,14 +22,7 @@ RUNS = {"knob": (S04, ["--knob", f"{KNOB[0]}={KNOB[1]}", "--budget", "100", "--s
         "05small": (S05, ["--quick", "--small-targeted", "0.05"])}
 
 
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
-
-
-m04, m05 = load(S04, "tiling_04_follow_ups"), load(S05, "ablations_05_follow_ups")
+m04, m05 = load_script(S04, "tiling_04_follow_ups"), load_script(S05, "ablations_05_follow_ups")
 
 
 PREFETCH = [(script, *args) for script, args in RUNS.values()]     # conftest：收集完测试后在后台先跑

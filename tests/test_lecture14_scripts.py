@@ -5,7 +5,6 @@
 脚本里自己写的判断（死规则分类、错杀计数、挑父程序的办法、每个形状的输赢）和独立算出来的结果对照。
 """
 
-import importlib.util
 import itertools
 import os
 import re
@@ -19,7 +18,7 @@ import pytest
 
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, Rule, all_shapes, choose, evolve, geomean_speedup,
                     parse, render, simplify, split_shapes)
-from conftest import prefetch, run_script, run_script_fresh, stop_group
+from conftest import load_script, prefetch, run_script, run_script_fresh, stop_group
 from console import Observation, failed as failed_observations
 from evolve.mock_llm import Dice
 from evolve.program import branch_index, equivalent
@@ -32,11 +31,8 @@ MARK = "【本次不成立】"
 
 
 def load(key):
-    spec = importlib.util.spec_from_file_location(f"script_{key}", os.path.join(L14, SCRIPTS[key]))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)                    # 文件名以数字开头，不能直接 import；导入时不打印、不跑
-    sys.modules[spec.name] = mod                    # 03 --jobs 2 在进程里跑时，进程池按名字找到 run_task
-    return mod
+    # 03 --jobs 2 在进程里跑时，进程池按名字找到 run_task：放进 sys.modules
+    return load_script(f"lecture14/{SCRIPTS[key]}", f"script_{key}", register=True)
 
 
 s01, s02, s03, s06 = (load(k) for k in ("01", "02", "03", "06"))

@@ -3,7 +3,6 @@
 或已知会让它不成立的参数。不成立时断言：印出了不拆开的【本次不成立】、判据（里面写着讲义的阈值）和量到的值
 （里面有按造出来的输入独立算出的数）。这样把某个检查换成 check(True, ...) 或把判据写错，都会有测试失败。"""
 
-import importlib.util
 import io
 import os
 import re
@@ -15,7 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from conftest import run_script_fresh
+from conftest import load_script, run_script_fresh
 
 from console import FAILED, Observation
 from evolve import (EXPERT, LAYERS, VALID, Evaluator, Shape, all_shapes, best_single_config, choose, evolve,
@@ -27,15 +26,8 @@ PROBLEM = sys.modules["evolve.problem"]          # evolve 这个名字在下面�
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
-
-
-T04 = load("lecture14/04_alphaevolve_tiling.py", "tiling_04_branches")
-A05 = load("lecture14/05_ablations.py", "ablations_05_branches")
+T04 = load_script("lecture14/04_alphaevolve_tiling.py", "tiling_04_branches")
+A05 = load_script("lecture14/05_ablations.py", "ablations_05_branches")
 
 
 def flat(s):

@@ -2,7 +2,6 @@
 【估计】旋钮（项目自己"改了会怎样"的机制）、改演示 3 的 --tolerance，或者把一个判断用的函数换掉，让某一句不成立，
 断言它印成了【本次不成立】、写出了判据（讲义说……和阈值）和量到的值（这里用 sched_lab 的公开接口独立算一遍再比）。"""
 
-import importlib.util
 import io
 import math
 import os
@@ -12,15 +11,14 @@ from unittest import mock
 import numpy as np
 
 import sched_lab as sl
+from conftest import load_script
 from console import FAILED
 from kernel_lab import VALID, Config
 from llama_shapes import LAYERS, TOKENS
 from printed import observations
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_spec = importlib.util.spec_from_file_location("timing_01_branches", os.path.join(ROOT, "lecture13", "01_timing_model.py"))
-TM = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(TM)
+TM = load_script("lecture13/01_timing_model.py", "timing_01_branches")
 
 SMALL, BIG = Config(16, 64, 128, 4, 4, 1), Config(128, 128, 64, 4, 3, 8)      # 第 14 讲专家的两档
 

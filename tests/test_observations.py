@@ -1,7 +1,6 @@
 """观察是数据：console.Observation 带着成不成立、判据和量到的值；不成立的印成一个不拆开的"【本次不成立】"、判据、
 量到的值；04 和 05 的每个演示把观察交回来，测试从数据数不成立的句数，不 grep 文字。"""
 
-import importlib.util
 import io
 import os
 import re
@@ -11,16 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import load_script
+
 from console import FAILED, Observation, check, failed, fmt, print_observations, wrap
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
 
 
 def test_failed_observation_states_criterion_and_measured(capsys):
@@ -51,7 +45,7 @@ def test_rounding_never_crosses_a_bound(x, bounds, percent):
 
 
 def _run_04(monkeypatch, **kw):
-    m = load("lecture14/04_alphaevolve_tiling.py", "tiling_04_obs")
+    m = load_script("lecture14/04_alphaevolve_tiling.py", "tiling_04_obs")
     buf = io.StringIO()
     with redirect_stdout(buf):
         obs = m.run_lecture(kw.get("seed", 0), kw.get("budget", 300), kw.get("seeds", 2), 1)
@@ -71,7 +65,7 @@ def test_04_observations_are_data_and_match_the_printed_markers(monkeypatch):
 
 
 def test_05_observations_are_data(monkeypatch):
-    m = load("lecture14/05_ablations.py", "ablations_05_obs")
+    m = load_script("lecture14/05_ablations.py", "ablations_05_obs")
     buf = io.StringIO()
     with redirect_stdout(buf):
         obs = m.run_ablations(2, 1, 1)
@@ -84,6 +78,6 @@ def test_05_observations_are_data(monkeypatch):
 
 
 def test_04_rates_print_with_their_counts_and_never_round_to_zero():
-    m = load("lecture14/04_alphaevolve_tiling.py", "tiling_04_rates")
+    m = load_script("lecture14/04_alphaevolve_tiling.py", "tiling_04_rates")
     assert m.rate_text(58, 12_345) == "58/12,345（0.5%）"
     assert m.rate_text(0, 7) == "0/7（0%）" and m.pct(0.999) == "99.9%" and m.pct(0.7496, 0.75) == "74.96%"

@@ -2,17 +2,16 @@
 脚本开头和"可以试试"不再各写一个估计的秒数（它们指向 README 的"计时"）。"""
 
 import glob
-import importlib.util
 import os
 import re
+
+from conftest import load_script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_readme_times_are_the_commands_bench_measures():
-    spec = importlib.util.spec_from_file_location("bench_mod", os.path.join(ROOT, "bench", "bench.py"))
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_script("bench/bench.py", "bench_mod")
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     section = readme.split("## 计时")[1].split("\n## ")[0]

@@ -1,7 +1,6 @@
 """各脚本的图画的就是旁边表格和句子里的数：从印出来的文字里读出数，和图的数据（Charts.drawn、SVG 里的点）对照。
 还有 --svg DIR：每个脚本都写出能解析的 SVG，标准输出和不加 --svg 时逐字节相同，SVG 本身逐字节可复现。"""
 
-import importlib.util
 import io
 import math
 import os
@@ -12,18 +11,12 @@ from contextlib import redirect_stdout
 import pytest
 
 from console import Charts
-from conftest import ahead, base_env, prefetch, run_in_pty, run_script as cached_run, run_script_fresh, session_dir
+from conftest import (ahead, base_env, load_script, prefetch, run_in_pty, run_script as cached_run, run_script_fresh,
+                      session_dir)
 from printed import RULE, tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NS = "{http://www.w3.org/2000/svg}"
-
-
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
 
 
 def run_quiet(fn, *args):
@@ -55,7 +48,7 @@ def num(cell):
 
 @pytest.fixture(scope="module")
 def run04():
-    m = load("lecture14/04_alphaevolve_tiling.py", "tiling_04_charts")
+    m = load_script("lecture14/04_alphaevolve_tiling.py", "tiling_04_charts")
     m.CHARTS.reset(None)
     out = run_quiet(m.run_lecture, 0, 300, 2, 1)
     return m, out, m.CHARTS.drawn
@@ -117,7 +110,7 @@ def test_04_train_test_scatter_is_demo3(run04):
 
 
 def test_05_curves_are_the_checkpoint_columns():
-    m = load("lecture14/05_ablations.py", "ablations_05_charts")
+    m = load_script("lecture14/05_ablations.py", "ablations_05_charts")
     m.CHARTS.reset(None)
     out = run_quiet(m.run_ablations, 120, 2, 1)
     kind, _, data = m.CHARTS.drawn["05_demo1_best_score_by_variant"]
@@ -132,7 +125,7 @@ def test_05_curves_are_the_checkpoint_columns():
 
 
 def test_lecture13_bars_and_roofline_are_demo1_tables():
-    m = load("lecture13/01_timing_model.py", "timing_13_charts")
+    m = load_script("lecture13/01_timing_model.py", "timing_13_charts")
     m.CHARTS.reset(None)
     out = run_quiet(m.demo1_breakdown)
     kind, _, data = m.CHARTS.drawn["13_demo1_time_breakdown"]
@@ -161,7 +154,7 @@ def test_lecture13_bars_and_roofline_are_demo1_tables():
 
 
 def test_lecture10_bars_are_the_rejection_table():
-    m = load("lecture10/01_config_space.py", "config_10_charts")
+    m = load_script("lecture10/01_config_space.py", "config_10_charts")
     m.CHARTS.reset(None)
     out = run_quiet(m.demo2_rejections, 6400)
     kind, _, data = m.CHARTS.drawn["10_rejections_by_resource"]
@@ -337,7 +330,7 @@ def test_script_without_charts_says_it_wrote_nothing(tmp_path):
 
 
 def test_06_heatmap_is_the_demo2_table():
-    m = load("lecture14/06_your_heuristic.py", "yours_06_charts")
+    m = load_script("lecture14/06_your_heuristic.py", "yours_06_charts")
     from evolve import TimeTable
     m.CHARTS.reset(None)
     out = run_quiet(m.demo2_per_shape, m.EXPERT, TimeTable())

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from conftest import LECTURE_EXPERT, ROOT, ahead, base_env, no_numpy_bin, prefetch, run_script, run_script_fresh, stop_group
+from conftest import (LECTURE_EXPERT, ROOT, ahead, base_env, load_script, no_numpy_bin, prefetch, run_script,
+                      run_script_fresh, stop_group)
 
 SMALL = {"--budget": "40", "--seeds": "1"}          # 建议里的预算换小一点（命令的其余部分照抄）
 SCRIPTS = {"lecture10/01_config_space.py": [], "lecture13/01_timing_model.py": [],   # 建议和预算无关：用小预算跑
@@ -146,10 +147,7 @@ def test_04_suggested_edits_to_the_expert_are_read_and_change_the_numbers(tmp_pa
 
 def test_lecture10_a100_suggestion_counts_independently():
     sys.path.insert(0, os.path.join(ROOT, "lecture10"))
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("config_space_01", os.path.join(ROOT, "lecture10", "01_config_space.py"))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
+    m = load_script("lecture10/01_config_space.py", "config_space_01")
     from kernel_lab import MAX_SMEM_PER_BLOCK, VALID, all_configs, problems, smem_bytes
     assert len(m.launchable_with_smem(MAX_SMEM_PER_BLOCK)) == len(VALID)
     # 独立的数法：除了共享内存以外没有别的问题、共享内存不超 A100 的上限

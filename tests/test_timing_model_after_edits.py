@@ -4,19 +4,18 @@ Seen before: with L2_BW already doubled, suggestion 1 said "最优从 848 变成
 说"卡在搬上"的观察会标成不成立", suggestion 3 said "中位数从 45 次还是 45 次", and demo 2's last observation
 still asserted "prefill ... 卡在搬上" while the table showed the prefill optimum bound by 算."""
 import contextlib
-import importlib.util
 import io
 import os
 import re
 
 import pytest
 
+from conftest import load_script
+
 import sched_lab as sl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_spec = importlib.util.spec_from_file_location("timing_model_01", os.path.join(ROOT, "lecture13", "01_timing_model.py"))
-tm = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tm)
+tm = load_script("lecture13/01_timing_model.py", "timing_model_01")
 
 SAME = re.compile(r"从 ?([0-9.,]+) ?(\S*?) ?(?:变成|降到) ?\1 ?\2")       # "从 848 变成 848"、"从 45 次降到 45 次"
 

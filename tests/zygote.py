@@ -31,10 +31,10 @@ ROOT = os.path.dirname(TESTS)
 LECTURES = [os.path.join(ROOT, d) for d in ("lecture01", "lecture10", "lecture13", "lecture14")]
 BASE_PATH = [p for p in sys.path if os.path.abspath(p or ".") != TESTS]   # 一个新解释器的 sys.path 去掉脚本目录以后
 START_ENV = dict(os.environ)
-SAFE_ENV = {"COLUMNS", "LINES", "NO_COLOR", "PATH", "TERM", "PYTEST_CURRENT_TEST", "RUN_SCRIPT_PROBE"}
+SAFE_ENV = {"COLUMNS", "LINES", "NO_COLOR", "PATH", "TERM", "PYTEST_CURRENT_TEST"}   # 课程模块 import 时不读它们
 
 # 脚本会用到的标准库和 numpy（import 一次，fork 出来的进程都有）
-import argparse, contextlib, dataclasses, hashlib, http.client, json as _json, math, multiprocessing  # noqa: E401,E402,F401
+import argparse, contextlib, dataclasses, hashlib, http.client, math, multiprocessing  # noqa: E401,E402,F401
 import multiprocessing.pool, random, shutil, ssl, statistics, tempfile, textwrap, threading, traceback  # noqa: E401,E402,F401
 import unicodedata, urllib.request, atexit, io  # noqa: E401,E402,F401
 import numpy  # noqa: E402,F401
