@@ -16,20 +16,61 @@
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import os
-import re
-import signal
 import sys
+
+INTERRUPTED = "已中断。"
+EXIT_INTERRUPTED = 130                        # 128 + SIGINT，shell 的惯例
+
+
+def _interrupt_inside(e: BaseException | None) -> bool:
+    """e 是不是一个被 Python 包成别的异常的 Ctrl-C：KeyboardInterrupt 落在 import 的类定义里会变成 RuntimeError
+    （"Error calling __set_name__"），C 扩展里会变成 ImportError……顺着 __cause__ / __context__ 找。"""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def _excepthook(kind, value, tb):
+    """脚本还没走到 run()（比如正在 import numpy）时按了 Ctrl-C、或者 Ctrl-C 被包成了别的异常（run() 抛出来的
+    也走到这里）：同样只印一行、退出码 130。这个函数写在文件最前面、一 import runner 就装上：runner 自己还在
+    import（argparse 之类，约 10 毫秒）时按的 Ctrl-C 也这样处理，那时还没有子进程要收拾。"""
+    if issubclass(kind, KeyboardInterrupt) or _interrupt_inside(value):
+        interrupted = globals().get("_interrupted")        # runner 完整 import 了才有（杀子进程、印一行、130）
+        if interrupted is not None:
+            interrupted()
+        try:
+            sys.stderr.write(INTERRUPTED + "\n")
+            sys.stderr.flush()
+        finally:
+            os._exit(EXIT_INTERRUPTED)
+    sys.__excepthook__(kind, value, tb)
+
+
+def _numbered_script(path: str) -> bool:
+    """path 是不是一个编号脚本（lecture*/NN_名字.py）。不用 re：这时 re 还没 import（它要好几毫秒）。"""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    stem = name[3:-3]
+    return (name[:2].isdecimal() and name[2:3] == "_" and name.endswith(".py") and stem != ""
+            and stem.replace("_", "a").isalnum())
+
+
+if _numbered_script(sys.argv[0] if sys.argv and sys.argv[0] else ""):
+    sys.excepthook = _excepthook                           # 只在直接运行编号脚本时装；被测试 import 时不动
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import re  # noqa: E402
+import signal  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # 仓库根：lecture01 的上一级
 VENV = os.path.join(ROOT, ".venv")
 VENV_PYTHON = os.path.join(VENV, "bin", "python")
 REEXEC_FLAG = "MINI_ALPHAEVOLVE_REEXEC"      # 已经换过一次解释器：不再换第二次（防止来回重启）
-INTERRUPTED = "已中断。"
-EXIT_INTERRUPTED = 130                        # 128 + SIGINT，shell 的惯例
-
 _cleanups: list = []
 
 
@@ -51,6 +92,9 @@ def ensure_numpy() -> None:
     try:
         with _sigint_held():        # numpy 的 C 扩展初始化时被 Ctrl-C 打断，报的是"装坏了"的 ImportError，不是中断：
             import numpy  # noqa: F401          # 挡住 Ctrl-C 到 import 完（零点几秒），挂着的那次放开时照常抛出
+            import numpy.random  # noqa: F401   # 也在这里 import：它的 Cython 扩展初始化时跑 Python 代码，在那里抛出的
+            # KeyboardInterrupt 被它自己吞掉（约一成的时机），脚本照常跑下去、Ctrl-C 就丢了。课程脚本都用 np.random，
+            # 放到后面第一次用到时才 import 的话，那一刻按的 Ctrl-C 会丢（CI 里见过：04 按了 Ctrl-C 还跑了 5 秒以上）
         return
     except ImportError:
         pass
@@ -290,18 +334,6 @@ def run(main, *args, **kwargs):
         raise
 
 
-def _interrupt_inside(e: BaseException | None) -> bool:
-    """e 是不是一个被 Python 包成别的异常的 Ctrl-C：KeyboardInterrupt 落在 import 的类定义里会变成 RuntimeError
-    （"Error calling __set_name__"），C 扩展里会变成 ImportError……顺着 __cause__ / __context__ 找。"""
-    seen = set()
-    while e is not None and id(e) not in seen:
-        if isinstance(e, KeyboardInterrupt):
-            return True
-        seen.add(id(e))
-        e = e.__cause__ or e.__context__
-    return False
-
-
 def _interrupted() -> None:
     """Ctrl-C 之后：不再理 Ctrl-C（收拾时再按也不打断收拾），杀掉子进程，印一行，退出码 130。"""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -311,15 +343,3 @@ def _interrupted() -> None:
     except Exception:                                      # noqa: BLE001
         pass
     _quit(EXIT_INTERRUPTED)
-
-
-def _excepthook(kind, value, tb):
-    """脚本还没走到 run()（比如正在 import numpy）时按了 Ctrl-C、或者 Ctrl-C 被包成了别的异常（run() 抛出来的
-    也走到这里）：同样只印一行、退出码 130。"""
-    if issubclass(kind, KeyboardInterrupt) or _interrupt_inside(value):
-        _interrupted()
-    sys.__excepthook__(kind, value, tb)
-
-
-if re.search(r"(^|[/\\])\d\d_\w+\.py$", sys.argv[0] if sys.argv and sys.argv[0] else ""):
-    sys.excepthook = _excepthook                           # 只在直接运行编号脚本时装；被测试 import 时不动

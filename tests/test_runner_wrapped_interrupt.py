@@ -59,3 +59,26 @@ def test_terminal_charts_do_not_import_svg():
         """)
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stdout.split() == ["False", "False"], (p.stdout, p.stderr)
+
+
+def test_ctrl_c_while_runner_itself_is_importing(tmp_path):
+    """Ctrl-C 落在 runner 自己的 import 里（argparse 之类，约 10 毫秒）：excepthook 在 runner 的最前面就装上了，
+    同样只印一行、退出码 130，不是 Python 的 traceback。这里让 import argparse 抛出 KeyboardInterrupt 来模拟。"""
+    script = tmp_path / "01_ctrl_c_at_import.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.modules.pop("argparse", None)
+
+        class CtrlC:                                       # 谁 import argparse，谁就"被按了 Ctrl-C"
+            def find_spec(self, name, path=None, target=None):
+                if name == "argparse":
+                    raise KeyboardInterrupt
+                return None
+
+        sys.meta_path.insert(0, CtrlC())
+        sys.path.insert(0, {LECTURE01!r})
+        import runner
+        print("没有停下")
+        """), encoding="utf-8")
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert (p.returncode, p.stderr.strip(), p.stdout) == (130, "已中断。", ""), (p.returncode, p.stderr)
