@@ -317,6 +317,7 @@ def run(main, *args, **kwargs):
     try:
         result = main(*args, **kwargs)
         sys.stdout.flush()                                 # 管道已经关掉的话，在这里就发现，而不是在退出时
+        _finished()
         return result
     except KeyboardInterrupt:
         _interrupted()
@@ -332,6 +333,20 @@ def run(main, *args, **kwargs):
         if _interrupt_inside(e):                           # Ctrl-C 被包成了别的异常（见 _interrupt_inside）
             _interrupted()
         raise
+
+
+def _finished() -> None:
+    """脚本做完了、输出都印出来了：之后（解释器退出的最后十几毫秒）按的 Ctrl-C 不理，照常以 0 退出。不然它会落在
+    Python 的收尾里：atexit 里印一段 "Exception ignored" 的 traceback，或者（Python 已经把 SIGINT 还原成默认以后）
+    直接杀掉进程，shell 看到 130，其实什么也没少印。设成"不理"的 SIGINT，Python 收尾时不会改回默认。
+    只在直接运行编号脚本时这样（测试在自己的进程里调用 run() 时不动）；收尾时没有会卡住的东西：LLM 的线程是
+    daemon 的，进程池在 main 里已经收好，atexit 只剩 multiprocessing 收尸（terminate 之后 join，很快）。"""
+    if sys.excepthook is not _excepthook:
+        return
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:                                     # 不在主线程（不会发生在编号脚本里）
+        pass
 
 
 def _interrupted() -> None:

@@ -25,6 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
+from runner import parser, positive_int, run  # noqa: E402   # 最先 import：这之后按的 Ctrl-C 只印一行、退出码 130
+
 from console import Charts  # noqa: E402
 
 CHARTS = Charts()                               # 图的出口：印到终端；--svg DIR 时也写 SVG
@@ -35,7 +37,6 @@ from kernel_lab import (FIELDS, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, M
                         can_launch, ctas_per_sm, off_grid, problems, regs_per_block, regs_per_thread,
                         rejection_counts, smem_bytes)
 from console import print_header, print_note, print_observations, print_table, print_try  # noqa: E402
-from runner import parser, positive_int, run  # noqa: E402
 
 EXPERT_BIG = Config(128, 128, 64, 4, 3, 8)      # 第 14 讲专家启发式给大 M 的配置
 EXAMPLES = [                                    # 演示 3 的例子；想看别的配置就加一行，或在命令行给 6 个数

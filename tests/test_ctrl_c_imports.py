@@ -1,5 +1,7 @@
-"""Ctrl-C 不会丢在第三方 C 扩展的 import 里。
+"""Ctrl-C 的三个边角：不会丢在第三方 C 扩展的 import 里；runner 是编号脚本最先 import 的课程模块；
+脚本做完以后（Python 收尾时）按的 Ctrl-C 不算中断。
 
+第一件。
 CI 里见过：04 跑起来 0.2 秒时按 Ctrl-C，脚本没停，5 秒后还在跑演示 2。原因：演示 1 前第一次用 np.random 时才
 import numpy.random，它的 Cython 扩展初始化时跑 Python 代码，那一刻抛出的 KeyboardInterrupt 被扩展自己吞掉
 （按的时机落在那十来毫秒里时约一成会这样），import 照常成功，Ctrl-C 就没了。修法（lecture01/runner.ensure_numpy）：
@@ -8,6 +10,8 @@ numpy 和 numpy.random 都在挡住 SIGINT 的块里 import，挂着的 Ctrl-C �
 这里不靠碰运气去按 Ctrl-C：用审计钩子（sys.addaudithook 的 "import" 事件）记下每个模块开始 import 时 SIGINT
 是不是挡着，检查每个编号脚本跑完时，所有第三方的 C 扩展（site-packages 里的 .so）都是在挡着的时候 import 的。
 检查本身会失败：一个 ensure_numpy 之后才 import numpy.fft 的小脚本被它抓出来。"""
+import ast
+import glob
 import json
 import os
 import subprocess
@@ -94,3 +98,78 @@ def test_the_check_catches_a_late_extension_import(tmp_path):
     assert code == 0, err
     assert "numpy.fft._pocketfft_umath" in found["late"], found
     assert not any(name.startswith("numpy.random") or name.startswith("numpy._core") for name in found["late"]), found
+
+
+# ---------------------------------------------------------------- runner 最先 import
+
+NUMBERED = sorted(glob.glob(os.path.join(ROOT, "lecture*", "[0-9][0-9]_*.py")))
+COURSE = {os.path.splitext(os.path.basename(p))[0] for p in glob.glob(os.path.join(ROOT, "lecture*", "*.py"))} | {
+    os.path.basename(os.path.dirname(p)) for p in glob.glob(os.path.join(ROOT, "lecture*", "*", "__init__.py"))}
+
+
+@pytest.mark.parametrize("path", NUMBERED, ids=[os.path.relpath(p, ROOT) for p in NUMBERED])
+def test_runner_is_the_first_course_module_a_script_imports(path):
+    """runner 一 import 就装上 Ctrl-C 的处理（一行"已中断。"、130）。在它之前 import 的课程模块（比如 kernel_lab
+    import 时就算好所有配置，几十毫秒）里按的 Ctrl-C 会印 Python 的 traceback：lecture10/01 以前就是这样。"""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    first = None
+    for node in tree.body:                                  # 模块最外层、按顺序
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        course = [n for n in names if n.split(".")[0] in COURSE]
+        if course:
+            first = course[0]
+            break
+    assert first == "runner", f"{os.path.relpath(path, ROOT)} 先 import 的课程模块是 {first}，不是 runner"
+
+
+def test_the_import_order_check_sees_course_modules():
+    assert {"runner", "console", "kernel_lab", "sched_lab", "evolve"} <= COURSE
+
+
+# ---------------------------------------------------------------- 做完以后按的 Ctrl-C
+
+DONE_SCRIPT = """
+import atexit, os, signal, sys, time
+sys.path.insert(0, {lecture01!r})
+from runner import run
+
+class PressedDuringTeardown:               # __main__ 的全局变量在 Python 收尾的最后才清掉：那时 SIGINT 已经还原成默认
+    def __del__(self):
+        if {when!r} == "teardown":
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+
+def pressed_at_exit():                     # atexit：解释器还完整，Python 的 SIGINT 处理函数还在
+    if {when!r} == "atexit":
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+
+atexit.register(pressed_at_exit)
+keep = PressedDuringTeardown()
+
+def main():
+    print("最后一行")
+
+run(main)
+"""
+
+
+@pytest.mark.parametrize("when", ["atexit", "teardown"])
+def test_ctrl_c_after_the_last_line_is_not_an_interrupt(tmp_path, when):
+    """脚本做完、最后一行印出来以后（Python 收尾的十几毫秒里）按的 Ctrl-C：照常以 0 退出，标准错误什么也没有。
+    以前：落在 atexit 里印一段 "Exception ignored ... KeyboardInterrupt"；落在更后面，进程被 SIGINT 杀掉（-2）。"""
+    script = tmp_path / "01_done.py"
+    script.write_text(DONE_SCRIPT.format(lecture01=os.path.join(ROOT, "lecture01"), when=when), encoding="utf-8")
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "最后一行\n", "")
+
+
+def test_ctrl_c_before_the_last_line_is_still_an_interrupt(tmp_path):
+    """对照：main 还在跑时按的 Ctrl-C 照旧是一行"已中断。"、退出码 130（上面的"不理"只从 main 返回以后开始）。"""
+    script = tmp_path / "01_not_done.py"
+    script.write_text(DONE_SCRIPT.format(lecture01=os.path.join(ROOT, "lecture01"), when="never").replace(
+        'print("最后一行")', 'print("最后一行"); os.kill(os.getpid(), signal.SIGINT); time.sleep(1)'), encoding="utf-8")
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert (p.returncode, p.stderr) == (130, "已中断。\n")
