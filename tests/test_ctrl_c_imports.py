@@ -23,9 +23,10 @@ from conftest import ROOT, ahead, base_env, session_dir
 
 SCRIPTS = [("lecture10/01_config_space.py",), ("lecture13/01_timing_model.py",),
            ("lecture14/01_heuristic_as_code.py",), ("lecture14/02_llm_proposal.py",),
-           ("lecture14/03_cascade_and_database.py", "--quick"), ("lecture14/04_alphaevolve_tiling.py", "--quick"),
-           ("lecture14/05_ablations.py", "--quick"), ("lecture14/06_your_heuristic.py",),
-           ("lecture14/06_your_heuristic.py", "--evolve", "--quick")]
+           ("lecture14/03_cascade_and_database.py", "--budget", "20", "--seeds", "2"),     # 小预算：import 的模块
+           ("lecture14/04_alphaevolve_tiling.py", "--budget", "20", "--seeds", "2"),      # 和默认参数一样（也起进程池），
+           ("lecture14/05_ablations.py", "--budget", "20", "--seeds", "2"),               # 只是跑得快
+           ("lecture14/06_your_heuristic.py",), ("lecture14/06_your_heuristic.py", "--evolve", "--budget", "20")]
 
 # 在一个新的解释器里：装审计钩子，再照 python3 脚本 参数 那样运行脚本；结束时（正常结束、SystemExit 都算）把
 # "第三方 C 扩展 import 时 SIGINT 挡着没有" 写进 out 文件。
