@@ -294,9 +294,12 @@ def print_note(text: str) -> None:
     print("\n".join(wrap(text, wrap_width())))
 
 
-def print_try(items: list[tuple[str, str]]) -> None:
-    """空一行，印"可以试试："；每条是 (说明, 命令)：说明照常折行，命令单独一行、从不折断，方便复制。"""
+def print_try(items: list[tuple[str, str]], note: str | None = None) -> None:
+    """空一行，印"可以试试："；每条是 (说明, 命令)：说明照常折行，命令单独一行、从不折断，方便复制。
+    note：所有命令共同的一句交代（比如"这些命令用的是 MockLLM"），折好行印在"可以试试："下面、第 1 条上面。"""
     print("\n可以试试：")
+    if note:
+        print("\n".join(wrap("  " + note, wrap_width(), "  ")))
     for i, (what, command) in enumerate(items, 1):
         print(_numbered(i, what))
         print(" " * (display_width(f"  {i}. ") + 2) + command)

@@ -557,6 +557,13 @@ def command(seed=SEED, budget=BUDGET, seeds=SEEDS, changes=None) -> str:
     return " ".join(parts)
 
 
+# 这次的提议来自语言模型（--llm，或者回放它的录制文件）时，"可以试试"的命令仍然不带 --llm：照抄就能跑、几秒跑完，
+# 不会一抄就向模型发几千个请求。这句话说清楚，要接着问模型的人自己加上（回放时印的也是这一句：标准输出逐字节相同）。
+LLM_TRIES_NOTE = ("这次的提议来自语言模型（或它的录制文件），下面的命令却不带 --llm：它们用 MockLLM，几秒跑完。"
+                  "想接着问你的模型，自己在命令后面加上这次的 --llm 和 --model；每个提议都要问一次模型，"
+                  "--budget 和 --seeds 别给大。")
+
+
 def suggestions(seed=SEED, budget=BUDGET, seeds=SEEDS):
     """"可以试试"：(说明, 命令)。命令都在仓库根目录运行，照抄就能跑（系统的 python3 没有 numpy 时脚本自己改用 .venv）。
     每条都带上这次运行改过的旋钮（sched_lab.changed_knobs()：要在 sched_lab.knobs(...) 里面调用），只改说明里说的那一样，
@@ -620,7 +627,7 @@ def main(argv=None):
     finally:
         if llm is not None and hasattr(llm, "close"):
             llm.close()
-    print_try(tries)
+    print_try(tries, None if llm is None else LLM_TRIES_NOTE)
     if isinstance(llm, openai_llm.ReplayLLM) and llm.unused():
         print(f"（回放文件里还有 {llm.unused()} 次调用没用上：这次的预算比录制时小）", file=sys.stderr)
     CHARTS.report()

@@ -7,13 +7,14 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 
 import numpy as np
 import pytest
-from conftest import ahead, base_env, run_script, run_script_fresh, session_dir, stop_group
+from conftest import ahead, base_env, load_script, run_script, run_script_fresh, session_dir, stop_group
 from stub_llm_server import MODES, STUB_MODEL, StubServer, free_port
 
 from evolve import EXPERT, Evaluator, evolve, render
@@ -345,6 +346,35 @@ def recorded_04():
     rep = run_04("--replay", f, "--jobs", "2")               # --jobs 不影响结果，回放时换一个也一样
     with open(f, encoding="utf-8") as fh:
         return rec, rep, list(s.requests), fh.read()
+
+
+def try_block(stdout):
+    """"可以试试"下面的文字：(编号之前那句共同的交代，去掉空白（没有就是空串），[每条的命令])。"""
+    lines = stdout.split("\n可以试试：\n", 1)[1].strip("\n").splitlines()
+    starts = [i for i, line in enumerate(lines) if re.match(r"  \d+\. ", line)]
+    head = re.sub(r"\s+", "", "".join(lines[:starts[0]]))                          # 折行处的空格不算
+    return head, [lines[j - 1].strip() for j in starts[1:] + [len(lines)]]      # 每条的最后一行是命令
+
+
+def test_04_llm_run_says_its_suggestions_use_the_mock_and_adding_the_flags_asks_the_model():
+    # 问过模型（或回放）的运行："可以试试"上面多一句交代：命令不带 --llm、用 MockLLM；要接着问模型自己加上
+    # --llm 和 --model。用 MockLLM 的运行没有这一句。照那句话做（给第 2 条命令加上 --llm、--model）真的问了模型。
+    note = re.sub(r"\s+", "", load_script("lecture14/04_alphaevolve_tiling.py", "m04_tries").LLM_TRIES_NOTE)
+    rec, rep, _, _ = recorded_04()
+    said, commands = try_block(rec.stdout)
+    assert said == note and try_block(rep.stdout) == (said, commands)
+    assert len(commands) == 3 and not any(w in c for c in commands for w in ("--llm", "--model", "--replay", "--record"))
+    mock = run_04()
+    assert mock.returncode == 0, mock.stderr
+    assert try_block(mock.stdout)[0] == "" and "MockLLM" not in mock.stdout.split("\n可以试试：\n", 1)[1]
+    words = commands[1].split()
+    assert words[:2] == ["python3", "lecture14/04_alphaevolve_tiling.py"] and "--seed" in words
+    with StubServer(script("edit")) as s:
+        p = run_script_fresh(os.path.join(ROOT, words[1]), *words[2:], "--llm", s.url, "--model", "stub",
+                             timeout=120, env=base_env())
+        asked = s.posts()
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[1].startswith("LLM：stub") and asked > 0
 
 
 def test_04_record_then_replay_is_byte_identical_and_never_shows_the_key():
