@@ -187,11 +187,21 @@ def _pnorm(p, *xs):
 
 
 _DERIVED: dict = {}
+_CACHE_LIMIT = 64                  # _DERIVED、每个配置组的整波缓存最多各留这么多项（满了就整个清掉重来）
 
 
-def _derived(c: ConfigArrays) -> dict:
-    """只和配置有关的量（按 ConfigArrays 和相关旋钮缓存）：MMA 效率、一步的浮点数和 L2 字节、在路上的级数。"""
-    key = (id(c), MMA_FALLBACK, WARP_TILE_HALF, HBM_LATENCY)
+def _model_key() -> tuple:
+    """模型现在用的全部常数（校准旋钮、由它们导出的 HBM_ACHIEVABLE、硬件常数）：按形状、按配置的缓存都用它做键的一部分。
+    旋钮不管是 knobs(...) 改的、--knob 改的，还是测试直接替换模块里的值，键都跟着变，不会拿到改之前算的数。"""
+    g = globals()
+    return (tuple(g[k] for k in KNOBS)
+            + (g["HBM_ACHIEVABLE"], g["SMS"], g["PEAK_PER_SM"], g["PEAK_FLOPS"], g["HBM_BW"], g["BYTES"]))
+
+
+def _derived(c: ConfigArrays, key: tuple | None = None) -> dict:
+    """只和配置有关的量（按 ConfigArrays 和模型的全部常数缓存）：MMA 效率、一步的浮点数和 L2 字节、在路上的级数；
+    waves 里按 K 存整波（见 _full_wave）。"""
+    key = (id(c), _model_key() if key is None else key)
     d = _DERIVED.get(key)
     if d is None or d["arrays"] is not c:
         wgmma = (c.BM % 64 == 0) & (c.warps % 4 == 0)    # Hopper 快路径要 64 的倍数行、整 warp 组
@@ -202,8 +212,12 @@ def _derived(c: ConfigArrays) -> dict:
                  step_math=2 * c.BM * c.BN * c.BK / (PEAK_PER_SM * mma_eff),   # 一个 CTA 一步的"算"（秒）
                  step_bytes=(c.BM + c.BN) * c.BK * BYTES,                      # 一个 CTA 一步从 L2 搬的字节
                  stream=in_flight * c.BK * BYTES / HBM_LATENCY,               # 一条显存读流的带宽（B/s）
-                 slots=SMS * c.cps)                                           # 一波最多几个 CTA
-        if len(_DERIVED) > 64:
+                 slots=SMS * c.cps,                                           # 一波最多几个 CTA
+                 waves={})                                                    # K → 整波的 (时间, 算, 搬, 等)
+        for v in d.values():
+            if isinstance(v, np.ndarray):
+                v.flags.writeable = False                  # 缓存里的数组谁也不能改（breakdown 会原样交出 mma_eff）
+        if len(_DERIVED) > _CACHE_LIMIT:
             _DERIVED.clear()
         _DERIVED[key] = d
     return d
@@ -219,10 +233,33 @@ def _wave(d: dict, q, active, k_steps):
     return k_steps * _pnorm(OVERLAP_P, t_math, t_l2, t_wait) + latency, k_steps * t_math, k_steps * t_l2, k_steps * t_wait
 
 
+def _full_wave(d: dict, c: ConfigArrays, K: int, k_steps):
+    """整波（每 SM cps 个 CTA，132 个 SM 都在拉）只和配置、K、旋钮有关，和 M、N 无关：按 K 存在 d（它的键已含全部旋钮）里，
+    同一个 K 的形状（同一个投影的 11 个 M）只算一次。算法和直接调 _wave 一模一样，数一位不差。"""
+    w = d["waves"].get(K)
+    if w is None:
+        w = _wave(d, c.cps, SMS, k_steps)
+        for v in w:
+            v.flags.writeable = False
+        if len(d["waves"]) > _CACHE_LIMIT:
+            d["waves"].clear()
+        d["waves"][K] = w
+    return w
+
+
 def breakdown(c: ConfigArrays, M: int, N: int, K: int) -> dict[str, np.ndarray]:
     """模型的每一项（数组，每个配置一个值）。time() 只取其中的 'time'。"""
     M, N, K = _check_shape(M, N, K)
-    d = _derived(c)
+    parts = _valid_parts(M, N, K, _model_key()) if c is VALID_ARRAYS else _breakdown(c, M, N, K)
+    shape = parts["time"].shape
+    return {k: np.broadcast_to(v, shape) for k, v in parts.items()}
+
+
+def _breakdown(c: ConfigArrays, M: int, N: int, K: int, key: tuple | None = None) -> dict:
+    """breakdown 的计算本身（M、N、K 已检查过；key 是现在的 _model_key()，不给就现取）：标量项（floor、flops）
+    不展开成数组，数组也不包成只读视图——只要 'time' 的 _time_valid（经 _valid_parts）省掉 19 次 broadcast_to。
+    对外一律走 breakdown。"""
+    d = _derived(c, key)
     # 1. 分块与波次
     tiles_m, tiles_n = np.ceil(M / c.BM), np.ceil(N / c.BN)
     tiles = tiles_m * tiles_n
@@ -235,7 +272,7 @@ def breakdown(c: ConfigArrays, M: int, N: int, K: int) -> dict[str, np.ndarray]:
     has_last = rest > 0
     q_last = np.maximum(np.ceil(rest / SMS), 1.0)
     # 3. 最忙的 SM：整波（每 SM cps 个 CTA，132 个 SM 都在拉）× full + 最后一波（q_last 个 CTA，min(rest, 132) 个 SM）
-    w_full = _wave(d, c.cps, SMS, k_steps)
+    w_full = _full_wave(d, c, K, k_steps)
     w_last = _wave(d, q_last, np.clip(rest, 1.0, SMS), k_steps)
     t_sm, t_math, t_l2, t_wait = (full * a + np.where(has_last, b, 0.0) for a, b in zip(w_full, w_last))
     q = np.where(full > 0, c.cps, q_last)            # 最忙的 SM 上同时驻留的 CTA
@@ -254,10 +291,9 @@ def breakdown(c: ConfigArrays, M: int, N: int, K: int) -> dict[str, np.ndarray]:
     flops = 2.0 * M * N * K
     floor = roofline(M, N, K)
     t = np.maximum(LAUNCH_OVERHEAD + np.maximum(t_core, t_dram), floor)
-    parts = dict(time=t, t_sm=t_sm, t_l2_total=t_l2_total, t_core=t_core, t_dram=t_dram, t_math=t_math, t_l2=t_l2,
-                 t_wait=t_wait, tiles=tiles, per_sm=per_sm, q=q, full_waves=full, last_wave=rest,
-                 mma_eff=d["mma_eff"], dram_bytes=dram, b_reads=b_reads, bw=dram / t_dram, floor=floor, flops=flops)
-    return {k: np.broadcast_to(v, t.shape) for k, v in parts.items()}
+    return dict(time=t, t_sm=t_sm, t_l2_total=t_l2_total, t_core=t_core, t_dram=t_dram, t_math=t_math, t_l2=t_l2,
+                t_wait=t_wait, tiles=tiles, per_sm=per_sm, q=q, full_waves=full, last_wave=rest,
+                mma_eff=d["mma_eff"], dram_bytes=dram, b_reads=b_reads, bw=dram / t_dram, floor=floor, flops=flops)
 
 
 def time(configs, M: int, N: int, K: int) -> np.ndarray:
@@ -273,13 +309,16 @@ def time_one(config: Config, M: int, N: int, K: int) -> float:
 
 
 def time_valid(M: int, N: int, K: int) -> np.ndarray:
-    """全部 3744 个能启动的配置（kernel_lab.VALID 的顺序）在 (M, N, K) 上的时间。按形状缓存，返回的数组只读。"""
-    return _time_valid(*_check_shape(M, N, K))
+    """全部 3744 个能启动的配置（kernel_lab.VALID 的顺序）在 (M, N, K) 上的时间。按形状和模型的全部常数（_model_key）
+    缓存，返回的数组只读：knobs(...) 里算的和外面算的各占一项，改回讲义的旋钮时直接用改之前算好的。"""
+    return _time_valid(*_check_shape(M, N, K), _model_key())
 
 
 def clear_cache() -> None:
-    """清掉 time_valid 的缓存（计时的时候用：要量的是算，不是查缓存；临时改旋钮时也要清）。"""
+    """清掉按形状、按配置的缓存（计时的时候用：要量的是算，不是查缓存）。缓存的键里有全部旋钮，改旋钮不必清。"""
     _time_valid.cache_clear()
+    _valid_parts.cache_clear()
+    _cheap_valid.cache_clear()
     _DERIVED.clear()
 
 
@@ -397,7 +436,8 @@ def changed_knobs() -> dict[str, float]:
 @contextmanager
 def knobs(**changes):
     """临时改几个【估计】旋钮（演示"改了会怎样"时先替学生算一遍用，也是脚本 --knob 的实现），退出时改回来；
-    进出都清缓存。取值不合理（见 knob_problem）时抛 ValueError。例：with knobs(L2_BW=2 * L2_BW): time_valid(...)"""
+    缓存不用清：它们的键里有全部旋钮（_model_key）。取值不合理（见 knob_problem）时抛 ValueError。
+    例：with knobs(L2_BW=2 * L2_BW): time_valid(...)"""
     problem = knob_problem(changes)
     if problem:
         raise ValueError(problem)
@@ -406,19 +446,30 @@ def knobs(**changes):
     try:
         g.update(changes)
         g["HBM_ACHIEVABLE"] = HBM_BW * g["HBM_EFFICIENCY"]
-        clear_cache()
         yield
     finally:
         g.update(old)
         g["HBM_ACHIEVABLE"] = HBM_BW * g["HBM_EFFICIENCY"]
-        clear_cache()
 
 
 @lru_cache(maxsize=1024)
-def _time_valid(M: int, N: int, K: int) -> np.ndarray:
-    t = np.array(breakdown(VALID_ARRAYS, M, N, K)["time"])
+def _time_valid(M: int, N: int, K: int, key: tuple) -> np.ndarray:
+    """key 是调用那一刻的 _model_key()：只用来区分缓存项（同一个形状在不同旋钮下各是一项），算的时候照样读模块里的值。"""
+    t = np.array(_valid_parts(M, N, K, key)["time"])
     t.flags.writeable = False
     return t
+
+
+@lru_cache(maxsize=96)
+def _valid_parts(M: int, N: int, K: int, key: tuple) -> dict:
+    """VALID 全部配置在一个形状上的 breakdown（各项数组只读）；key 同 _time_valid。只留最近的 96 个形状（一项约 0.5 MB）：
+    够 01_timing_model 在同一组旋钮下先算 88 个形状的时间（演示 1 的屋顶线图）、再拿同样 88 个形状的各项
+    （演示 2 数"算"是瓶颈的比例）而不重算；time_valid 另存一份时间，不受这里挤掉的影响。"""
+    parts = _breakdown(VALID_ARRAYS, M, N, K, key)
+    for v in parts.values():
+        if isinstance(v, np.ndarray):
+            v.flags.writeable = False
+    return parts
 
 
 # ---- 最优配置，以及它是不是"唯一的"最优 ----
@@ -455,8 +506,10 @@ def optimum(M: int, N: int, K: int, within: float = NEAR) -> Optimum:
     i = int(np.argmin(t))
     best = float(t[i])
     tied = np.flatnonzero(t <= best * (1 + SAME))
+    # 完全一样快的那些配置在哪些字段上不同：直接比 VALID_ARRAYS 的列（整数存成 float64，比较是精确的），
+    # 和逐个配置取字段、放进集合数不同的值是一回事（decode 上有上千个并列，逐个取要几毫秒）
     fields = tuple(f for f in ("BM", "BN", "BK", "warps", "stages", "group")
-                   if len({getattr(VALID[j], f) for j in tied}) > 1)
+                   if np.any(getattr(VALID_ARRAYS, f)[tied] != getattr(VALID_ARRAYS, f)[tied[0]]))
     return Optimum(VALID[i], best, int(np.sum(t <= best * (1 + within))), len(tied), fields, within)
 
 
@@ -486,8 +539,24 @@ def explain(config: Config, M: int, N: int, K: int) -> dict:
 
 def cheap_cost(c: ConfigArrays, M: int, N: int, K: int) -> np.ndarray:
     """故意简化的代价模型：最忙 SM 的算和搬（分块/波次量化、MMA 路径、块的算术强度）与唯一字节的显存时间取大。
-    它不知道流水线级数、占用率、延迟、warp 块大小和 group，所以这些字段上的平局只能一个个试。"""
+    它不知道流水线级数、占用率、延迟、warp 块大小和 group，所以这些字段上的平局只能一个个试。
+    c 是 VALID_ARRAYS 时按形状和旋钮缓存（guided_tune 和演示 3 对同一个形状各要一次），返回的数组只读。"""
     M, N, K = _check_shape(M, N, K)
+    if c is VALID_ARRAYS:
+        return _cheap_valid(M, N, K, _model_key())
+    return _cheap_cost(c, M, N, K)
+
+
+@lru_cache(maxsize=256)
+def _cheap_valid(M: int, N: int, K: int, key: tuple) -> np.ndarray:
+    """key 同 _time_valid：调用那一刻的 _model_key()，只用来区分缓存项。"""
+    t = _cheap_cost(VALID_ARRAYS, M, N, K)
+    t.flags.writeable = False
+    return t
+
+
+def _cheap_cost(c: ConfigArrays, M: int, N: int, K: int) -> np.ndarray:
+    """cheap_cost 的计算本身（M、N、K 已检查过）。"""
     per_sm = np.ceil(np.ceil(M / c.BM) * np.ceil(N / c.BN) / SMS)
     k_padded = np.ceil(K / c.BK) * c.BK
     wgmma = (c.BM % 64 == 0) & (c.warps % 4 == 0)
