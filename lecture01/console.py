@@ -26,6 +26,7 @@ import shutil
 import sys
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 MIN_WIDTH, MAX_WIDTH, PIPE_WIDTH = 60, 160, 100    # 终端宽度的上下限；输出不是终端时用 100 列
 OPENING = "（「『《【〔"                             # 不放在行尾的全角开括号
@@ -80,9 +81,18 @@ def failed(items) -> list[Observation]:
 
 
 def display_width(s: str) -> int:
-    """字符串在终端里占几列：宽字符、全角字符 2 列，组合字符 0 列，其余 1 列。"""
-    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
-               for ch in s)
+    """字符串在终端里占几列：宽字符、全角字符 2 列，组合字符 0 列，其余 1 列。
+    折行、对齐表格时对每一段都要算（一次运行上万次），所以纯 ASCII 直接取长度（ASCII 里没有组合字符、没有宽字符，
+    每个都是 1 列），其余按字符查 _char_width 的缓存。"""
+    if s.isascii():
+        return len(s)
+    return sum(map(_char_width, s))
+
+
+@lru_cache(maxsize=4096)
+def _char_width(ch: str) -> int:
+    """一个字符占几列（display_width 的定义）；按字符缓存：课程印的不同字符只有几百个。"""
+    return 0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
 
 
 def wrap_width() -> int:

@@ -547,9 +547,10 @@ def cheap_cost(c: ConfigArrays, M: int, N: int, K: int) -> np.ndarray:
     return _cheap_cost(c, M, N, K)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=512)
 def _cheap_valid(M: int, N: int, K: int, key: tuple) -> np.ndarray:
-    """key 同 _time_valid：调用那一刻的 _model_key()，只用来区分缓存项。"""
+    """key 同 _time_valid：调用那一刻的 _model_key()，只用来区分缓存项。一项 30 KB；512 项放得下 01_timing_model
+    的 4 组旋钮 × 88 个形状（讲义旋钮下的那组在最后的"可以试试 4"里还要用）。"""
     t = _cheap_cost(VALID_ARRAYS, M, N, K)
     t.flags.writeable = False
     return t

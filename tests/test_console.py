@@ -144,3 +144,19 @@ def test_print_try_keeps_the_command_whole(capsys):
     assert lines[:2] == ["", "可以试试："]
     assert " " * 7 + command in lines                 # 命令单独一行、完整，缩进到说明文字之后再空两格
     assert lines[-3:] == ["  2. 再试一次：", "       make run", ""]
+
+
+# ---------------------------------------------------------------- console.display_width 的捷径
+
+def _ref_display_width(s):
+    """原来的写法：逐个字符，组合字符 0 列、宽字符和全角字符 2 列，其余 1 列。"""
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+
+
+# 纯 ASCII 直接取长度、其余按字符查缓存：和逐个字符算的一样（ASCII 全部 128 个、控制字符、汉字、全角、组合字符、emoji）
+def test_display_width_shortcut_matches_the_definition():
+    samples = [chr(i) for i in range(128)] + ["", "abc 123", "\t\n", "演示 1：屋顶线", "（µs）", "ＡＢ", "e\u0301", "×→–",
+                                               "【本次不成立】", "😀", "a\u0300\u0301b", "128×256 / 8 warp"]
+    samples += [chr(i) for i in range(0x300, 0x370)] + [chr(i) for i in range(0x3000, 0x3040)]
+    for s in samples + ["".join(samples)]:
+        assert display_width(s) == _ref_display_width(s), repr(s)

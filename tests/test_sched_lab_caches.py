@@ -156,3 +156,4 @@ def test_valid_parts_cache_is_bounded():
         sl.breakdown(sl.VALID_ARRAYS, M, 64, 64)
     assert sl._valid_parts.cache_info().currsize == limit
     sl.clear_cache()
+
