@@ -461,7 +461,7 @@ def demo3_guided(tolerance):
         ahead = int(np.sum(cheap[order[:r.runs - 1]] < hit_score))   # 白跑的里面，分数比它好的（简化模型排错了）
         res.append(dict(name=name, M=M, runs=r.runs, found=r.config, gap=r.time / r.optimum - 1,
                         scores=len(np.unique(cheap)), ties=int(np.sum(cheap == cheap.min())),
-                        first=VALID[int(np.argsort(cheap, kind="stable")[0])],       # guided_tune 第一个跑的
+                        first=VALID[int(order[0])],                              # guided_tune 第一个跑的
                         stages_first=int(np.flatnonzero(good[by_stages])[0]) + 1,
                         random=(n + 1) / (int(good.sum()) + 1),  # 随机顺序第一次命中的期望位置：(n+1)/(k+1)，k 个合格
                         best=best, ahead=ahead, tied_ahead=r.runs - 1 - ahead,   # 其余白跑的：同分、VALID 里靠前

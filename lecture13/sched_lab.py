@@ -250,15 +250,20 @@ def _full_wave(d: dict, c: ConfigArrays, K: int, k_steps):
 def breakdown(c: ConfigArrays, M: int, N: int, K: int) -> dict[str, np.ndarray]:
     """模型的每一项（数组，每个配置一个值）。time() 只取其中的 'time'。"""
     M, N, K = _check_shape(M, N, K)
-    parts = _valid_parts(M, N, K, _model_key()) if c is VALID_ARRAYS else _breakdown(c, M, N, K)
+    if c is VALID_ARRAYS:
+        return dict(_valid_parts(M, N, K, _model_key()))      # 缓存里已经是只读视图；给调用的人一个新的 dict
+    return _views(_breakdown(c, M, N, K))
+
+
+def _views(parts: dict) -> dict[str, np.ndarray]:
+    """每一项都变成和 'time' 一样长的只读视图（标量项 floor、flops 也展开）：调用的人改不了模型里的数组。"""
     shape = parts["time"].shape
     return {k: np.broadcast_to(v, shape) for k, v in parts.items()}
 
 
 def _breakdown(c: ConfigArrays, M: int, N: int, K: int, key: tuple | None = None) -> dict:
     """breakdown 的计算本身（M、N、K 已检查过；key 是现在的 _model_key()，不给就现取）：标量项（floor、flops）
-    不展开成数组，数组也不包成只读视图——只要 'time' 的 _time_valid（经 _valid_parts）省掉 19 次 broadcast_to。
-    对外一律走 breakdown。"""
+    还是标量，数组也还没包成只读视图（_views 做）。对外一律走 breakdown。"""
     d = _derived(c, key)
     # 1. 分块与波次
     tiles_m, tiles_n = np.ceil(M / c.BM), np.ceil(N / c.BN)
@@ -462,14 +467,10 @@ def _time_valid(M: int, N: int, K: int, key: tuple) -> np.ndarray:
 
 @lru_cache(maxsize=96)
 def _valid_parts(M: int, N: int, K: int, key: tuple) -> dict:
-    """VALID 全部配置在一个形状上的 breakdown（各项数组只读）；key 同 _time_valid。只留最近的 96 个形状（一项约 0.5 MB）：
+    """VALID 全部配置在一个形状上的 breakdown（和 breakdown 交出的一样：各项都是只读视图）；key 同 _time_valid。只留最近的 96 个形状（一项约 0.5 MB）：
     够 01_timing_model 在同一组旋钮下先算 88 个形状的时间（演示 1 的屋顶线图）、再拿同样 88 个形状的各项
     （演示 2 数"算"是瓶颈的比例）而不重算；time_valid 另存一份时间，不受这里挤掉的影响。"""
-    parts = _breakdown(VALID_ARRAYS, M, N, K, key)
-    for v in parts.values():
-        if isinstance(v, np.ndarray):
-            v.flags.writeable = False
-    return parts
+    return _views(_breakdown(VALID_ARRAYS, M, N, K, key))
 
 
 # ---- 最优配置，以及它是不是"唯一的"最优 ----
