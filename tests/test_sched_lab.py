@@ -685,7 +685,7 @@ def test_knobs_restore_the_lecture_values_and_the_cache():
     before = sched_lab.time_valid(8192, 28672, 4096).min()
     with sched_lab.knobs(L2_BW=2 * sched_lab.L2_BW):
         assert sched_lab.changed_knobs() == {"L2_BW": 2 * sched_lab.LECTURE_KNOBS["L2_BW"]}
-        assert sched_lab.time_valid(8192, 28672, 4096).min() < before        # 缓存清过：新旋钮真的用上了
+        assert sched_lab.time_valid(8192, 28672, 4096).min() < before        # 缓存按旋钮分开：新旋钮真的用上了
     assert sched_lab.changed_knobs() == {} and sched_lab.time_valid(8192, 28672, 4096).min() == before
 
 
