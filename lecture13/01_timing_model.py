@@ -699,7 +699,7 @@ def main(argv=None):
     if changes:
         print_note(sl.describe_knobs(changes))
     start = clock.perf_counter()
-    with sl.knobs(**changes):
+    with sl.knobs(**changes), sl.keeping_breakdowns():     # 演示 2 要的各项，演示 1 算时间时顺手留下
         demo1_breakdown()
         demo2_effects()
         demo3_medians = demo3_guided(a.tolerance)

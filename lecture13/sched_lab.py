@@ -457,10 +457,27 @@ def knobs(**changes):
         g["HBM_ACHIEVABLE"] = HBM_BW * g["HBM_EFFICIENCY"]
 
 
+_KEEP_PARTS = [0]                  # > 0：在 keeping_breakdowns() 里，time_valid 顺手把各项留在 _valid_parts
+
+
+@contextmanager
+def keeping_breakdowns():
+    """块里 time_valid 算一个形状的时间时，把 VALID 在这个形状上的各项也留下（_valid_parts：最近 96 个形状，一项约
+    0.5 MB），之后 breakdown(VALID_ARRAYS, ...) 问同一个形状、同一组旋钮时不重算。01_timing_model 用它：先要 88 个
+    形状的时间（演示 1），再要同样 88 个形状的各项（演示 2）。别处不用：第 14 讲只要时间，留着各项要白占 40 多 MB。
+    算出来的数和块外一样（同一个 _breakdown）。"""
+    _KEEP_PARTS[0] += 1
+    try:
+        yield
+    finally:
+        _KEEP_PARTS[0] -= 1
+
+
 @lru_cache(maxsize=1024)
 def _time_valid(M: int, N: int, K: int, key: tuple) -> np.ndarray:
     """key 是调用那一刻的 _model_key()：只用来区分缓存项（同一个形状在不同旋钮下各是一项），算的时候照样读模块里的值。"""
-    t = np.array(_valid_parts(M, N, K, key)["time"])
+    parts = _valid_parts(M, N, K, key) if _KEEP_PARTS[0] else _breakdown(VALID_ARRAYS, M, N, K, key)
+    t = np.array(parts["time"])
     t.flags.writeable = False
     return t
 
@@ -469,7 +486,8 @@ def _time_valid(M: int, N: int, K: int, key: tuple) -> np.ndarray:
 def _valid_parts(M: int, N: int, K: int, key: tuple) -> dict:
     """VALID 全部配置在一个形状上的 breakdown（和 breakdown 交出的一样：各项都是只读视图）；key 同 _time_valid。只留最近的 96 个形状（一项约 0.5 MB）：
     够 01_timing_model 在同一组旋钮下先算 88 个形状的时间（演示 1 的屋顶线图）、再拿同样 88 个形状的各项
-    （演示 2 数"算"是瓶颈的比例）而不重算；time_valid 另存一份时间，不受这里挤掉的影响。"""
+    （演示 2 数"算"是瓶颈的比例）而不重算（time_valid 只在 keeping_breakdowns() 里往这里放）；time_valid 另存一份
+    时间，不受这里挤掉的影响。"""
     return _views(_breakdown(VALID_ARRAYS, M, N, K, key))
 
 

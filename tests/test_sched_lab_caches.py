@@ -157,3 +157,46 @@ def test_valid_parts_cache_is_bounded():
     assert sl._valid_parts.cache_info().currsize == limit
     sl.clear_cache()
 
+
+
+# keeping_breakdowns()：块里 time_valid 算时间时把各项留下，breakdown 接着用；块外不留（第 14 讲只要时间，
+# 留着 88 个形状的各项要白占 40 多 MB）。留下的各项也按旋钮分开，从来不旧。
+def time_then_parts(M, N, K):
+    t = np.array(sl.time_valid(M, N, K))
+    return t, {k: np.array(v) for k, v in sl.breakdown(sl.VALID_ARRAYS, M, N, K).items()}
+
+
+def same(got, want, label):
+    t, parts = got
+    assert np.array_equal(t, want["time"]), label
+    assert parts.keys() == want["parts"].keys() and all(np.array_equal(parts[k], want["parts"][k]) for k in parts), label
+
+
+@pytest.mark.parametrize("name", sl.KNOBS)
+def test_keeping_breakdowns_reuses_the_parts_and_is_keyed_by_the_knobs(name):
+    lecture = {s: fresh(*s) for s in SHAPES}
+    with sl.knobs(**{name: CHANGED[name]}):
+        changed = {s: fresh(*s) for s in SHAPES}
+    sl.clear_cache()
+    with sl.keeping_breakdowns():
+        for s in SHAPES:
+            same(time_then_parts(*s), lecture[s], (name, "lecture", s))
+        with sl.knobs(**{name: CHANGED[name]}):
+            for s in SHAPES:
+                same(time_then_parts(*s), changed[s], (name, "changed", s))
+        hits = sl._valid_parts.cache_info().hits
+        for s in SHAPES:
+            same(time_then_parts(*s), lecture[s], (name, "back", s))
+        assert sl._valid_parts.cache_info().hits >= hits + len(SHAPES)      # 讲义旋钮下的各项还在，直接用上
+    sl.clear_cache()
+
+
+def test_time_valid_keeps_only_times_outside_keeping_breakdowns():
+    sl.clear_cache()
+    for s in SHAPES:
+        sl.time_valid(*s)
+    assert sl._valid_parts.cache_info().currsize == 0
+    with sl.keeping_breakdowns():
+        sl.time_valid(64, 64, 64)
+    assert sl._valid_parts.cache_info().currsize == 1
+    sl.clear_cache()
