@@ -372,6 +372,18 @@ def run_script_fresh(*args, env=None, cwd=ROOT, text=True, timeout=180):
     return r
 
 
+def _prefetch_one(args, kw) -> None:
+    """预跑一条（_normalise 过的）：kw 是 None 时 args 是 @ahead 的函数，算好放着；否则是 run_script 的命令。
+    出错不管：真正用它的测试会再跑、把错报出来。"""
+    try:
+        if kw is None:
+            args()
+        else:
+            run_script(*args, **kw, _prefetch=True)
+    except Exception:                                           # noqa: BLE001
+        pass
+
+
 def prefetch(*commands, max_parallel=4):
     """几条 run_script 的命令（参数元组，或 (参数元组, dict(env=..., cwd=...))，或 @ahead 的函数）先同时跑完放进缓存：
     结果和一条条跑一样，只是在 2 核上快一些。已经在缓存里（或正在跑）的不再跑。"""
@@ -380,13 +392,7 @@ def prefetch(*commands, max_parallel=4):
 
     def one(args, kw):
         with sem:
-            try:
-                if kw is None:
-                    args()                                      # @ahead 的函数：算好放着
-                else:
-                    run_script(*args, **kw, _prefetch=True)
-            except Exception:                                   # noqa: BLE001  出错的由真正用它的测试再跑、报出来
-                pass
+            _prefetch_one(args, kw)
     for c in commands:
         args, kw = _normalise(c)
         if kw is not None and _run_key(args, _full_env(kw.get("env")), kw.get("cwd", ROOT),
@@ -482,12 +488,7 @@ class _Background(threading.Thread):
                     return
                 self.busy = True
             try:
-                if kw is None:
-                    args()                                      # @ahead 的函数：算好放着
-                else:
-                    run_script(*args, **kw, _prefetch=True)
-            except Exception:                                   # noqa: BLE001  出错的由真正用它的测试再跑、报出来
-                pass
+                _prefetch_one(args, kw)
             finally:
                 with self.cond:
                     self.busy = False
