@@ -281,7 +281,8 @@ def _zygote_execute(path, args, env, cwd, timeout):
     try:
         try:
             sock.connect(path)
-            request = json.dumps({"args": [str(a) for a in args], "env": env, "cwd": str(cwd)}) + "\n"
+            request = json.dumps({"args": [str(a) for a in args], "env": env, "cwd": str(cwd),
+                                  "nice": this_threads_nice()}) + "\n"
             socket.send_fds(sock, [request.encode("utf-8")], [out_w, err_w])
         finally:
             os.close(out_w)
@@ -355,7 +356,7 @@ def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, instance=1, _p
             _REQUESTED.add(key)
 
     def execute():
-        if not _prefetch:
+        if not _prefetch and threading.current_thread() is threading.main_thread():   # @ahead 的函数在后台线程里跑的不算
             _RAN_IN_TEST.append((key, os.environ.get("PYTEST_CURRENT_TEST", "")))
         return _execute(args, env, cwd, timeout)
     r = _once(_RUNS, key, execute)
@@ -455,11 +456,15 @@ def no_numpy_path():
 # ---------------------------------------------------------------- 测试文件要的脚本在后台先跑
 #
 # 测试文件可以在模块里写 PREFETCH = [命令, ...]（和 prefetch 的参数一样：参数元组，或 (参数元组, dict(env=..., cwd=...))，
-# 或 @ahead 的函数），列出它会用 run_script 跑的确定性命令、会调用的 @ahead 函数。收集完测试以后，一个后台线程按测试的顺序把这些命令一条一条跑完、放进
-# run_script 的缓存，和前台的测试同时进行（2 核上一个核跑测试，一个核先跑后面要的脚本）。结果和测试自己跑一样：
-# 同样的命令、同样的环境，缓存的键里有全部参数、工作目录和环境；测试要的命令后台正在跑时等它，还没轮到时自己跑。
-# 量时间的测试（Ctrl-C 要在一秒内停、超时）标上 @pytest.mark.quiet：它们跑的时候后台停下（正在跑的那条先跑完），
-# 不和它们抢 CPU。TESTS_NO_PREFETCH=1 关掉后台（想看每个测试自己跑要多久时）。
+# 或 @ahead 的函数），列出它会用 run_script 跑的确定性命令、会调用的 @ahead 函数。收集完测试以后，两个后台线程按测试的
+# 顺序把这些命令跑完、放进 run_script 的缓存，和前台的测试同时进行。结果和测试自己跑一样：同样的命令、同样的环境，
+# 缓存的键里有全部参数、工作目录和环境；测试要的命令后台正在跑时等它，还没轮到时自己跑。
+# 后台线程和它们起的进程优先级低（nice 值至少 BACKGROUND_NICE）：前台要 CPU 时先给前台，后台只用剩下的。
+# 量时间的测试（Ctrl-C 要在一秒内停、超时）标上 @pytest.mark.quiet：它们最先跑，那时前台没有别的事；后台的进程
+# 优先级低，抢不走它们的 CPU。TESTS_NO_PREFETCH=1 关掉后台（想看每个测试自己跑要多久时）。
+
+BACKGROUND_NICE = 10
+BACKGROUND_THREADS = 1
 
 
 def _normalise(c):
@@ -468,65 +473,79 @@ def _normalise(c):
     return (tuple(c[0]), dict(c[1])) if len(c) == 2 and isinstance(c[1], dict) else (tuple(c), {})
 
 
-class _Background(threading.Thread):
-    """按顺序跑一串 run_script 命令的后台线程；pause() 等正在跑的那条跑完、之后不再开始新的，直到 resume()。"""
+def lower_this_threads_priority(nice=BACKGROUND_NICE) -> bool:
+    """把调用它的这一个线程的 nice 值调到至少 nice（Linux 上 nice 值是每个线程各自的，这个线程之后起的子进程继承它）。
+    别的系统上 setpriority 管的是整个进程（前台也会跟着变慢），不调。返回调了没有。"""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, max(os.getpriority(os.PRIO_PROCESS, tid), nice))
+        return True
+    except (OSError, AttributeError):
+        return False
 
-    def __init__(self, commands):
-        super().__init__(daemon=True, name="prefetch")
+
+def this_threads_nice() -> int:
+    """调用它的这个线程的 nice 值（Linux；别的系统上是 0）：预热过的解释器让它 fork 出来的脚本用同样的值。"""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    except (OSError, AttributeError):
+        return 0
+
+
+class _Background:
+    """后台跑一串 run_script 命令和 @ahead 函数：threads 个线程（优先级调低），每个按顺序取下一条还没开始的来跑。
+    stop() 以后不再开始新的（正在跑的跑完）。"""
+
+    def __init__(self, commands, threads=BACKGROUND_THREADS):
         self.commands = list(commands)
-        self.cond = threading.Condition()
-        self.paused = 0
-        self.busy = False
+        self.next = 0
+        self.lock = threading.Lock()
         self.stopped = False
+        self.threads = [threading.Thread(target=self._work, daemon=True, name=f"prefetch-{i}") for i in range(threads)]
 
-    def run(self):
-        for args, kw in self.commands:
-            with self.cond:
-                while self.paused and not self.stopped:
-                    self.cond.wait()
-                if self.stopped:
+    def _work(self):
+        lower_this_threads_priority()
+        while True:
+            with self.lock:
+                if self.stopped or self.next >= len(self.commands):
                     return
-                self.busy = True
-            try:
-                _prefetch_one(args, kw)
-            finally:
-                with self.cond:
-                    self.busy = False
-                    self.cond.notify_all()
+                args, kw = self.commands[self.next]
+                self.next += 1
+            _prefetch_one(args, kw)
 
-    def pause(self):
-        with self.cond:
-            self.paused += 1
-            while self.busy:
-                self.cond.wait()
-
-    def resume(self):
-        with self.cond:
-            self.paused -= 1
-            self.cond.notify_all()
+    def start(self):
+        for t in self.threads:
+            t.start()
 
     def stop(self):
-        with self.cond:
+        with self.lock:
             self.stopped = True
-            self.cond.notify_all()
+
+    def join(self, timeout=None):
+        for t in self.threads:
+            t.join(timeout)
 
 
 _BACKGROUND: list = []
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "quiet: 量时间的测试；它跑的时候后台预跑脚本的线程停下（conftest）")
+    config.addinivalue_line("markers", "quiet: 量时间的测试：最先跑，那时前台没有别的事（conftest）")
     if not os.environ.get("TESTS_NO_ZYGOTE") and hasattr(socket, "send_fds"):
         _start_zygote()
 
 
 def _order(item) -> tuple:
-    """测试跑的先后：不预跑脚本的文件（多半只在本进程里算）先跑，这时后台已经在给后面的文件跑脚本；要预跑脚本的
-    文件其次；量时间的测试（quiet）最后一起跑，那时后台多半已经跑完，不用停下等它。同一个文件里的先后不变。"""
+    """测试跑的先后：量时间的测试（quiet）最先；然后是不预跑脚本的文件（多半只在本进程里算），这时后台已经在给后面的
+    文件跑脚本；要预跑脚本的文件最后。同一个文件里的先后不变。"""
     module = getattr(item, "module", None)
     if item.get_closest_marker("quiet") is not None:
-        return (2,)
-    return (1,) if getattr(module, "PREFETCH", None) else (0,)
+        return (0,)
+    return (2,) if getattr(module, "PREFETCH", None) else (1,)
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -536,10 +555,13 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def pytest_collection_finish(session):
+    """后台要跑的命令按文件排：文件里第一个不量时间的测试先跑的，它的命令先跑（量时间的测试虽然最先跑，却几乎不用
+    预跑的结果）。"""
     if os.environ.get("TESTS_NO_PREFETCH"):
         return
     seen, commands = set(), []
-    for item in session.items:
+    timed = [item for item in session.items if item.get_closest_marker("quiet") is not None]
+    for item in [item for item in session.items if item.get_closest_marker("quiet") is None] + timed:
         module = getattr(item, "module", None)
         if module is None or id(module) in seen:
             continue
@@ -549,20 +571,6 @@ def pytest_collection_finish(session):
         b = _Background(commands)
         _BACKGROUND.append(b)
         b.start()
-
-
-@pytest.fixture(autouse=True)
-def _quiet_when_timed(request):
-    """标了 quiet 的测试跑的时候，后台不跑脚本。"""
-    if request.node.get_closest_marker("quiet") is None or not _BACKGROUND:
-        yield
-        return
-    b = _BACKGROUND[0]
-    b.pause()
-    try:
-        yield
-    finally:
-        b.resume()
 
 
 # ---------------------------------------------------------------- 伪终端

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conftest import run_script as cached_run
+from conftest import ahead, base_env, run_script as cached_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADERS = ("演示 1：屋顶线与时间拆解", "演示 2：每种效应一个实验", "演示 3：代价模型引导的调优")
@@ -127,7 +127,7 @@ def command_of(stdout, i):
     return [line.strip() for line in block.splitlines() if line.strip().startswith("python3 ")][-1]
 
 
-def run_command(cmd):
+def run_command(cmd, env=None):
     """照印出来的样子跑（在仓库根目录）：几条用 && 连着的 python3 命令，python3 换成跑测试的解释器。04 那条在末尾补上
     小预算（argparse 取最后一个；这里只看它的演示 1，和预算无关）：印出来的整条命令原样由 test_suggestions 跑。"""
     out = []
@@ -136,10 +136,27 @@ def run_command(cmd):
         assert argv[0] == "python3", cmd
         if argv[1].endswith("04_alphaevolve_tiling.py"):
             argv += ["--budget", "40", "--seeds", "1"]
-        out.append(cached_run(*argv[1:], timeout=120))
+        out.append(cached_run(*argv[1:], env=env, timeout=120))
         if out[-1].returncode:
             break
     return out
+
+
+@ahead
+def printed_runs():
+    """这个文件要的运行（默认运行两次、它印的四条命令、两次改了旋钮的运行和其中一次印的第 3 条命令），在后台先跑进
+    run_script 的缓存（PREFETCH）。命令从这一次的输出里读，不抄在这里；测试照常自己调用 run_script，拿到的是同一个结果。"""
+    env = base_env()
+    first = cached_run("lecture13/01_timing_model.py", env=env, timeout=60)
+    cached_run("lecture13/01_timing_model.py", env=env, instance=2, timeout=60)
+    for i in (1, 2, 3, 4):
+        run_command(command_of(first.stdout, i), env)
+    cached_run("lecture13/01_timing_model.py", "--knob", "L2_BW=1.54e13", "--tolerance", "0.05", env=env, timeout=60)
+    short = cached_run("lecture13/01_timing_model.py", "--knob", "LOAD_LATENCY_BUSY=9e-07", env=env, timeout=60)
+    run_command(command_of(short.stdout, 3), env)
+
+
+PREFETCH = [printed_runs]                              # conftest：收集完测试后在后台先跑
 
 
 # 2. 只把 L2_BW_PER_SM 翻倍：prefill 最优时间的变化和提示算的一样（从演示 1 的表算）；预言的观察正好是印出来不成立的

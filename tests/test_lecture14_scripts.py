@@ -700,7 +700,7 @@ def _children(pid):
         return []
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
+@pytest.mark.quiet                                  # 量时间：conftest 让它最先跑（后台的优先级低）
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="要用 /proc 看子进程")
 @pytest.mark.parametrize("key,args,workers", [("03", ["--budget", "100000"], True),
                                               ("06", ["--evolve", "--budget", "100000"], False)])

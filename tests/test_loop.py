@@ -506,7 +506,7 @@ def test_many_runs_parallel_equals_sequential_and_reports_progress(table):
     assert seq_seen == [(i, 4) for i in range(5)]
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
+@pytest.mark.quiet                                  # 量时间：conftest 让它最先跑（后台的优先级低）
 def test_many_runs_close_stops_workers_at_once(table, train):
     # 预算很大的后台进化：close() 不到一秒就返回，子进程一个都不剩；子进程不理 SIGINT（只有主进程处理 Ctrl-C）
     runs = ManyRuns(table, [(train, train, s) for s in range(6)], 10 ** 7, jobs=2)
@@ -534,7 +534,7 @@ def test_many_runs_close_stops_workers_at_once(table, train):
         runs.results()
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
+@pytest.mark.quiet                                  # 量时间：conftest 让它最先跑（后台的优先级低）
 @pytest.mark.parametrize("where", ["results", "elsewhere"])
 def test_ctrl_c_ends_the_workers(tmp_path, where):
     # 主进程收到 Ctrl-C：在 results() 里等的时候，交出 KeyboardInterrupt 之前子进程已经结束；在别处（比如演示 2 还在跑）

@@ -137,15 +137,22 @@ def test_http_500_is_retried_then_named_with_its_status():
     assert kind == KIND and s.posts() == 2 and child_of(reply) != EXPERT
 
 
-def test_429_waits_as_long_as_retry_after_says():
-    # 429 带 Retry-After: 1：下一个请求至少 1 秒之后才发（退避只有 0.01 秒，等的是服务器说的时间）
+@ahead
+def retry_after_one_second():
+    """对着先回 429（Retry-After: 1）再回修改的桩服务器提一次（要等 1 秒：后台先跑，PREFETCH）：(种类, 收到的请求)。"""
     with StubServer(script("http429", "edit"), retry_after="1") as s:
         kind, _ = llm(s.url).propose(prompt_for())
-    (t0, *_), (t1, *_) = [r for r in s.requests if r[3] is not None]
+    return kind, list(s.requests)
+
+
+def test_429_waits_as_long_as_retry_after_says():
+    # 429 带 Retry-After: 1：下一个请求至少 1 秒之后才发（退避只有 0.01 秒，等的是服务器说的时间）
+    kind, requests = retry_after_one_second()
+    (t0, *_), (t1, *_) = [r for r in requests if r[3] is not None]
     assert kind == KIND and t1 - t0 >= 0.95
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
+@pytest.mark.quiet                                  # 量时间：conftest 让它最先跑（后台的优先级低）
 def test_429_asking_for_too_long_a_wait_is_a_failure_not_a_hang():
     # Retry-After 比 max_wait 还长：不等，算一次 HTTP 429 失败
     with StubServer(script("http429"), retry_after="3600") as s:
@@ -155,7 +162,7 @@ def test_429_asking_for_too_long_a_wait_is_a_failure_not_a_hang():
     assert e.value.kind == "LLM 回 HTTP 429" and time.monotonic() - t < 2 and s.posts() == 1
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
+@pytest.mark.quiet                                  # 量时间：conftest 让它最先跑（后台的优先级低）
 def test_a_reply_slower_than_the_timeout_is_a_timeout():
     # 服务器 1 秒才回，超时 0.2 秒：种类是超时，而且不用等满那 1 秒
     with StubServer(script("slow"), slow_seconds=1.0) as s:
@@ -185,7 +192,7 @@ def test_bad_base_url_is_one_sentence():
 
 # ---------------------------------------------------------------- 并发
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
+@pytest.mark.quiet                                  # 量时间：conftest 让它最先跑（后台的优先级低）
 def test_propose_many_keeps_proposal_order_under_concurrency():
     # 4 个请求同时在路上、先发的回得慢：结果仍按提议的顺序排，每个回复对的是它自己的提示；
     # 一个坏 JSON 在它自己的位置上变成 LLMError，不影响别的
@@ -436,7 +443,7 @@ def test_04_replay_with_other_settings_says_which(tmp_path):
 NO_LLM = ("lecture14/04_alphaevolve_tiling.py", "--budget", "30", "--seeds", "1", "--jobs", "1")   # = run_04()
 NOISY_ENV = {"OPENAI_API_KEY": KEY, "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"}
 # conftest：收集完测试后在后台先跑（环境在缓存的键里：两次是两条不同的命令）
-PREFETCH = [NO_LLM, (NO_LLM, dict(env={**os.environ, **NOISY_ENV})), recorded_04]
+PREFETCH = [NO_LLM, (NO_LLM, dict(env={**os.environ, **NOISY_ENV})), recorded_04, retry_after_one_second]
 
 
 def test_04_without_llm_is_untouched_by_the_environment():
@@ -477,9 +484,8 @@ def test_readme_shows_the_system_prompt_the_code_sends():
         assert "```\n" + SYSTEM_PROMPT + "\n```" in f.read()
 
 
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
+@pytest.mark.quiet                                  # 量时间：conftest 让它最先跑（后台的优先级低）
 @pytest.mark.parametrize("concurrency", ["1", "2"])
-@pytest.mark.quiet                                  # 量时间：跑的时候 conftest 的后台预跑停下
 def test_04_ctrl_c_while_waiting_for_the_model(concurrency):
     # 正在等一个很慢的模型时按 Ctrl-C（发给整个进程组）：一秒左右停下，退出码 130，只多一行"已中断。"，没有 traceback
     import signal
@@ -501,14 +507,24 @@ def test_04_ctrl_c_while_waiting_for_the_model(concurrency):
     assert "Traceback" not in err and err.strip().splitlines()[-1] == "已中断。"
 
 
-def test_04_llm_timeout_flag_and_a_model_that_never_answers_in_time():
-    # --llm-timeout 0.3 对着 2 秒才回的服务器：每个请求都超时，连续 4 次后不再调用；脚本照样跑完，演示 4 按原因记下
+@ahead
+def never_in_time():
+    """04 --llm-timeout 0.3 对着 2 秒才回的桩服务器跑一次（要等一两秒：后台先跑，PREFETCH）：(结果, 用了几秒)。"""
     with StubServer(script("slow"), slow_seconds=2) as s:
         t = time.monotonic()
         p = run_script_fresh(SCRIPT, "--budget", "6", "--seeds", "1", "--llm", s.url, "--model", "stub",
-                             "--llm-timeout", "0.3", "--llm-concurrency", "1", timeout=120)
+                             "--llm-timeout", "0.3", "--llm-concurrency", "1", env=base_env(), timeout=120)
+        return p, time.monotonic() - t
+
+
+PREFETCH.append(never_in_time)
+
+
+def test_04_llm_timeout_flag_and_a_model_that_never_answers_in_time():
+    # --llm-timeout 0.3 对着 2 秒才回的服务器：每个请求都超时，连续 4 次后不再调用；脚本照样跑完，演示 4 按原因记下
+    p, took = never_in_time()
     assert p.returncode == 0, p.stderr
-    assert time.monotonic() - t < 15
+    assert took < 15
     lines = [line for line in p.stdout.splitlines() if line.startswith("    其中 ")]
     assert any(TIMEOUT_KIND in line and " 4 个程序" in line for line in lines), lines
     assert any(GAVE_UP in line and " 2 个程序" in line for line in lines), lines

@@ -1,8 +1,12 @@
 """conftest.run_script（整个测试会话共用的脚本运行）：环境、工作目录、instance 不同就是不同的运行，一样才共用；
 测试 monkeypatch 过的环境变量子进程照样继承、也算在键里；返回的结果每次是新的对象，一个测试改不到别人的。
-conftest.ahead（只算一次的函数）和后台预跑的线程：出错的下次重算；停下时不开始新的。"""
+conftest.ahead（只算一次的函数）和后台预跑的线程：出错的下次重算；停下时不开始新的；后台的优先级低、前台的不变。"""
 
 import os
+import sys
+import threading
+
+import pytest
 
 import conftest
 from conftest import ROOT, run_script
@@ -57,18 +61,46 @@ def test_ahead_computes_once_and_retries_after_an_error():
 
 
 def test_background_runs_ahead_functions_and_commands():
-    # 后台线程按顺序跑命令和 @ahead 函数；pause() 时不开始新的，resume() 后接着跑完
+    # 后台线程按顺序取命令和 @ahead 函数来跑，都跑完（在调低了优先级的线程里）；stop() 以后不再开始新的
     seen = []
 
     @conftest.ahead
     def job():
         seen.append("job")
+        nices.append(conftest.this_threads_nice())
         return 1
+    nices = []
     b = conftest._Background([conftest._normalise(job), conftest._normalise(SHOW)])
-    b.pause()
     b.start()
-    assert seen == []                                             # 先停着（start 之前就停了）：什么都没开始
-    b.resume()
     b.join(timeout=60)
     assert seen == ["job"] and job() == 1 and seen == ["job"]     # 算过了：再调用不重算
+    if sys.platform.startswith("linux"):
+        assert nices[0] == max(conftest.BACKGROUND_NICE, os.nice(0))
     assert conftest._run_key(SHOW[0:2], conftest._full_env(None, True), ROOT) in conftest._RUNS
+    stopped = conftest._Background([conftest._normalise(job)])
+    stopped.stop()
+    stopped.start()
+    stopped.join(timeout=60)
+    assert stopped.next == 0                                      # 停下以后一条也没开始
+
+
+NICE = ("-c", "import os; print(os.nice(0))")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="nice 值按线程算是 Linux 的")
+@pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
+def test_background_runs_have_a_lower_priority_and_the_foreground_does_not(zygote):
+    # 后台线程调低的是它自己（和它起的脚本，不论是预热过的解释器 fork 的还是新起的），前台的测试和脚本优先级不变
+    front = os.nice(0)
+    got = {}
+
+    def background():
+        got["lowered"] = conftest.lower_this_threads_priority()
+        got["run"] = conftest._execute(NICE[:2], dict(os.environ), ROOT, 60, zygote=zygote)
+    t = threading.Thread(target=background)
+    t.start()
+    t.join(timeout=60)
+    assert got["lowered"] and os.nice(0) == front
+    assert int(got["run"].stdout) == max(front, conftest.BACKGROUND_NICE), got["run"].stderr
+    here = conftest._execute(NICE[:2], dict(os.environ), ROOT, 60, zygote=zygote)
+    assert int(here.stdout) == front

@@ -9,7 +9,7 @@ import pytest
 
 import runner
 
-pytestmark = pytest.mark.quiet      # 量时间（Ctrl-C、超时）：跑的时候 conftest 的后台预跑停下
+pytestmark = pytest.mark.quiet      # 量时间（Ctrl-C、超时）：conftest 让它们最先跑（后台的优先级低）
 
 
 def _sleep():

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import (LECTURE_EXPERT, ROOT, ahead, base_env, load_script, no_numpy_bin, prefetch, run_script,
-                      run_script_fresh, stop_group)
+                      run_script_fresh, session_dir, stop_group)
 
 SMALL = {"--budget": "40", "--seeds": "1"}          # 建议里的预算换小一点（命令的其余部分照抄）
 SCRIPTS = {"lecture10/01_config_space.py": [], "lecture13/01_timing_model.py": [],   # 建议和预算无关：用小预算跑
@@ -53,8 +53,9 @@ def shrink(command):
     return " && ".join(parts)
 
 
-def all_suggestions():
-    return [(script, what, cmd) for script, args in SCRIPTS.items() for what, cmd in printed_suggestions(script, args)]
+def all_suggestions(env=None):
+    return [(script, what, cmd) for script, args in SCRIPTS.items()
+            for what, cmd in printed_suggestions(script, args, env=env)]
 
 
 @pytest.fixture(scope="module")
@@ -116,29 +117,49 @@ def test_every_printed_command_runs_as_printed_with_a_numpy_less_python3(suggest
         assert "Traceback" not in err and "演示 1" in out, (cmd, err[-2000:])
 
 
-def copy_repo(tmp_path):
+def copy_repo(path):
     for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
-        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(LECTURE_EXPERT, tmp_path / "lecture14" / "expert_heuristic.py")
-    return tmp_path
+        shutil.copytree(os.path.join(ROOT, d), os.path.join(path, d), ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(LECTURE_EXPERT, os.path.join(path, "lecture14", "expert_heuristic.py"))
+    return path
 
 
-@pytest.mark.parametrize("old,new", [("    if M <= 16:", "    if M <= 64:"),
-                                     ("return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)",
-                                      "return Config(BM=128, BN=256, BK=64, warps=8, stages=3, group=8)")])
-def test_04_suggested_edits_to_the_expert_are_read_and_change_the_numbers(tmp_path, old, new, suggestions):
-    what, cmd = next((w, c) for s, w, c in suggestions if s.startswith("lecture14/04") and "expert_heuristic.py" in w)
+EDITS = [("    if M <= 16:", "    if M <= 64:"),
+         ("return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)",
+          "return Config(BM=128, BN=256, BK=64, warps=8, stages=3, group=8)")]
+
+
+@ahead
+def edited_expert_runs():
+    """04 建议的那两处修改各打到仓库的一份拷贝上，照建议印的命令在拷贝里跑 04（后台先跑：PREFETCH）：
+    {(old, new): (建议的说明, 命令, 改之前的专家文件里 old 出现几次, 结果)}。"""
+    what, cmd = next((w, c) for s, w, c in all_suggestions(base_env())
+                     if s.startswith("lecture14/04") and "expert_heuristic.py" in w)
+    env = {k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_EXPERT"}
+    out = {}
+    for old, new in EDITS:
+        repo = copy_repo(session_dir("edited"))
+        expert = os.path.join(repo, "lecture14", "expert_heuristic.py")
+        with open(expert, encoding="utf-8") as f:
+            text = f.read()
+        with open(expert, "w", encoding="utf-8") as f:
+            f.write(text.replace(old, new))
+        after = run_script_fresh("lecture14/04_alphaevolve_tiling.py", *cmd.split()[2:], cwd=repo, env=env, timeout=120)
+        out[old, new] = (what, cmd, text.count(old), after)
+    return out
+
+
+PREFETCH.append(edited_expert_runs)
+
+
+@pytest.mark.parametrize("old,new", EDITS)
+def test_04_suggested_edits_to_the_expert_are_read_and_change_the_numbers(old, new):
+    what, cmd, count, after = edited_expert_runs()[old, new]
     assert "M <= 64" in what and "BN=256" in what and "warps=8" in what      # 测的就是建议说的那两处修改
     args = cmd.split()[2:]                             # 照建议印的命令跑（python3 lecture14/04_... 之后的参数）
     assert cmd.split()[:2] == ["python3", "lecture14/04_alphaevolve_tiling.py"], cmd
-    repo = copy_repo(tmp_path)
-    expert = repo / "lecture14" / "expert_heuristic.py"
-    text = expert.read_text(encoding="utf-8")
-    assert text.count(old) == 1
-    expert.write_text(text.replace(old, new), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "MINI_ALPHAEVOLVE_EXPERT"}
+    assert count == 1                                  # 讲义的专家里正好有一处 old（改的就是建议说的那一处）
     before = run_script("lecture14/04_alphaevolve_tiling.py", *args)
-    after = run_script_fresh("lecture14/04_alphaevolve_tiling.py", *args, cwd=repo, env=env, timeout=120)
     assert after.returncode == 0 and "Traceback" not in after.stderr, after.stderr
     assert new.strip() in after.stdout                 # 印出来的专家就是改过的那份
     table = lambda out: out.split("\n方法 ")[1].split("观察")[0]                  # noqa: E731

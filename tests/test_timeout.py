@@ -25,8 +25,10 @@ def test_a_test_that_loops_forever_fails_instead_of_hanging(tmp_path):
                 pass
     """), encoding="utf-8")
     start = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "timeout=0.3",
-                        str(tmp_path / "test_loop.py")], capture_output=True, text=True, timeout=50, cwd=tmp_path)
+    # （不加载 Hypothesis 的插件：这个测试用不着它，它要 import 半秒）
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+                        "-o", "timeout=0.3", str(tmp_path / "test_loop.py")], capture_output=True, text=True, timeout=50,
+                       cwd=tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "Timeout" in p.stdout
     assert time.monotonic() - start < 30
