@@ -61,21 +61,17 @@ def test_ahead_computes_once_and_retries_after_an_error():
 
 
 def test_background_runs_ahead_functions_and_commands():
-    # 后台线程按顺序取命令和 @ahead 函数来跑，都跑完（在调低了优先级的线程里）；stop() 以后不再开始新的
+    # 后台线程按顺序取命令和 @ahead 函数来跑，都跑完；stop() 以后不再开始新的
     seen = []
 
     @conftest.ahead
     def job():
         seen.append("job")
-        nices.append(conftest.this_threads_nice())
         return 1
-    nices = []
     b = conftest._Background([conftest._normalise(job), conftest._normalise(SHOW)])
     b.start()
     b.join(timeout=60)
     assert seen == ["job"] and job() == 1 and seen == ["job"]     # 算过了：再调用不重算
-    if sys.platform.startswith("linux"):
-        assert nices[0] == max(conftest.BACKGROUND_NICE, os.nice(0))
     assert conftest._run_key(SHOW[0:2], conftest._full_env(None, True), ROOT) in conftest._RUNS
     stopped = conftest._Background([conftest._normalise(job)])
     stopped.stop()
@@ -87,20 +83,20 @@ def test_background_runs_ahead_functions_and_commands():
 NICE = ("-c", "import os; print(os.nice(0))")
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="nice 值按线程算是 Linux 的")
-@pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
-def test_background_runs_have_a_lower_priority_and_the_foreground_does_not(zygote):
-    # 后台线程调低的是它自己（和它起的脚本，不论是预热过的解释器 fork 的还是新起的），前台的测试和脚本优先级不变
+@pytest.mark.skipif(not conftest._zygote_can_run(NICE, dict(os.environ), ROOT), reason="这里没有预热过的解释器")
+def test_background_scripts_run_at_a_lower_priority_and_the_foreground_ones_do_not():
+    # 后台线程请预热过的解释器跑的脚本优先级调低 BACKGROUND_NICE；前台测试跑的脚本、后台线程自己（它和前台在同一个
+    # 进程里抢 GIL）都不调
     front = os.nice(0)
     got = {}
 
+    @conftest.ahead
     def background():
-        got["lowered"] = conftest.lower_this_threads_priority()
-        got["run"] = conftest._execute(NICE[:2], dict(os.environ), ROOT, 60, zygote=zygote)
-    t = threading.Thread(target=background)
-    t.start()
-    t.join(timeout=60)
-    assert got["lowered"] and os.nice(0) == front
-    assert int(got["run"].stdout) == max(front, conftest.BACKGROUND_NICE), got["run"].stderr
-    here = conftest._execute(NICE[:2], dict(os.environ), ROOT, 60, zygote=zygote)
-    assert int(here.stdout) == front
+        got["thread"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) \
+            if sys.platform.startswith("linux") else front
+        return conftest._execute(NICE, dict(os.environ), ROOT, 60)
+    b = conftest._Background([conftest._normalise(background)])
+    b.start()
+    b.join(timeout=60)
+    assert int(background().stdout) == min(front + conftest.BACKGROUND_NICE, 19) and got["thread"] == front
+    assert int(conftest._execute(NICE, dict(os.environ), ROOT, 60).stdout) == front

@@ -5,8 +5,8 @@
 
 它 import 好 numpy、脚本会用的标准库和课程模块（lecture01/10/13/14 里的），算好 88 个形状的时间，然后在 SOCKET_PATH
 （Unix socket）上等请求。每个请求是一行 JSON {"args": [脚本, 参数...], "env": {...}, "cwd": "...", "nice": N}，
-连同两个文件描述符（标准输出、标准错误要写到哪里）；nice 是发请求的那个线程的 nice 值（conftest 的后台线程调低过），
-脚本照它运行。对每个请求 fork 一个管理进程，管理进程再 fork 出真正跑脚本的进程（它在自己的会话和进程组里，
+连同两个文件描述符（标准输出、标准错误要写到哪里）；N 是脚本的优先级要调低多少（conftest 的后台线程要的是 10，
+前台是 0）。对每个请求 fork 一个管理进程，管理进程再 fork 出真正跑脚本的进程（它在自己的会话和进程组里，
 和 subprocess.Popen(start_new_session=True) 一样），先回一行 "pid N"，脚本结束后回一行 "exit CODE"
 （和 Popen.returncode 一样：被信号杀掉时是负的信号号），后面跟着它和它收掉的子进程用的 CPU 秒数。
 
@@ -96,9 +96,9 @@ def _run_script(request, out_fd, err_fd):
     for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    if request.get("nice"):                                 # 和在发请求的线程里起的子进程一样的优先级
+    if request.get("nice"):                                 # conftest 的后台线程要的：优先级调低这么多
         try:
-            os.setpriority(os.PRIO_PROCESS, 0, request["nice"])
+            os.nice(request["nice"])
         except OSError:
             pass
     env = request["env"]
