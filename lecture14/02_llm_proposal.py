@@ -78,9 +78,11 @@ class Recorder:
     """记下循环里发生的事：database=Recorder.database 让 evolve 用它造程序库（拿到同一个 Dice 和程序库对象），
     llm=Recorder 让每个提议经过它（用同一个 Dice 的 MockLLM，所以和不经过它的 evolve 一步不差）。"""
 
-    def __init__(self):
+    def __init__(self, evaluator=None):
         self.db = self.llm = None
         self.replies = []                   # [(提示, 修改种类, 回复)]，第 k 个提议在下标 k-1
+        self.evaluator = evaluator          # 给了的话，每个提议之前记下它查缓存了结的次数（n_cached）
+        self.cached = []
 
     def database(self, rng):
         self.llm = MockLLM(rng)
@@ -88,6 +90,8 @@ class Recorder:
         return self.db
 
     def propose(self, prompt):
+        if self.evaluator is not None:
+            self.cached.append(self.evaluator.n_cached)
         op, reply = self.llm.propose(prompt)
         self.replies.append((prompt, op, reply))
         return op, reply
@@ -113,11 +117,16 @@ def apply_reply(src: str, reply: str):
 
 
 def find_proposal(table, train, seed, after):
-    """在种子 seed 的进化里，从第 after 个提议起找第一个"完整评估、比父程序好、第一次出现"的提议 k。"""
-    ev, rec = Evaluator(train, table), Recorder()
+    """在种子 seed 的进化里，从第 after 个提议起找第一个"完整评估、比父程序好、第一次出现"的提议 k。
+    以前提过一模一样的程序、评估器直接查缓存了结的那一步不算（一个内核都不跑，没有可慢放的）。"""
+    ev = Evaluator(train, table)
+    rec = Recorder(ev)
     evolve(ev, after + LOOK, seed=seed, llm=rec, database=rec.database)
+    cached = rec.cached + [ev.n_cached]                    # 第 k 个提议之前、之后：cached[k - 1]、cached[k]
     for k in range(after, after + LOOK + 1):
         prompt, op, reply = rec.replies[k - 1]
+        if cached[k] > cached[k - 1]:
+            continue
         child, _ = apply_reply(prompt.parent_src, reply)
         r = ev.cache.get(child) if child is not None else None
         if r is not None and r["status"] == "full" and r.get("parent") == prompt.parent and r.get("diff") == parse_diff(

@@ -18,7 +18,8 @@ MARK = "【本次不成立】"
 
 
 s02 = load_script(SCRIPT, "proposal_02_late")
-RUNS = {"default": [], "500": ["--after", "500"], "1000": ["--after", "1000"]}
+RUNS = {"default": [], "500": ["--after", "500"], "1000": ["--after", "1000"], "seed3": ["--seed", "3"],
+        "seed3-500": ["--seed", "3", "--after", "500"]}
 
 
 PREFETCH = [(SCRIPT, *a) for a in RUNS.values()]     # conftest：收集完测试后在后台先跑（默认运行别的文件也用）
@@ -89,14 +90,39 @@ def test_late_suggestion_says_what_the_student_will_see(outputs, printer, target
     assert MARK not in outputs[printer].split("可以试试：", 1)[1]       # 建议里不出现标记本身
 
 
-def test_02_never_suggests_itself():
-    for args in ([], ["--after", "500"], ["--seed", "3"], ["--seed", "3", "--after", "500"]):
+def printed_02_commands(stdout):
+    """这次运行的"可以试试"里 02 自己的命令（python3 lecture14/02_llm_proposal.py ...），原样。"""
+    tail = stdout.split("可以试试：", 1)[1]
+    return [line.strip() for line in tail.splitlines() if line.strip().startswith("python3 lecture14/02_llm")]
+
+
+# 默认运行印的命令，和那些命令印的命令（再往下一层）：学生照着一条条跑下去时会跑到的
+FOLLOW = [["--seed", "4"], ["--seed", "3", "--after", "1000"], ["--after", "2000"], ["--seed", "4", "--after", "500"]]
+PREFETCH += [(SCRIPT, *a) for a in FOLLOW]
+
+
+def test_following_the_printed_02_commands_two_steps_deep_works(outputs):
+    # 以前 02 → 02 --after 500 → 它印的 02 --seed 3 --after 500 以 AssertionError 的 traceback 退出：演示 1 慢放的
+    # 那一步，子程序以前一模一样地提过、评估器直接查了缓存，"计数器变了"的断言不成立。现在慢放只挑真的评估了的那一步。
+    # 这里把 RUNS 里每次运行印的 02 命令都照着跑一遍（FOLLOW 是 RUNS 里没有的那几条）
+    printed = {cmd for out in outputs.values() for cmd in printed_02_commands(out)}
+    known = {" ".join(["python3", SCRIPT, *a]).strip() for a in list(RUNS.values()) + FOLLOW}
+    assert printed <= known, printed - known               # 建议变了：把新的命令加进 FOLLOW
+    for a in FOLLOW:
+        p = run_script(SCRIPT, *a, timeout=180)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, (a, p.stderr[-2000:])
+        assert "演示 1：一次提议的慢动作" in p.stdout and "可以试试：" in p.stdout, a
+
+
+def test_02_never_suggests_itself(outputs):
+    # 每次运行印的"可以试试"里，02 自己的命令都和这次运行不同（种子或 --after 至少一个不一样）
+    for name, args in RUNS.items():
         a = s02.parse_args(args)
-        a.parent_score = None
-        for _, cmd in s02.suggestions(a):
-            if "02_llm" in cmd:
-                b = s02.parse_args(cmd.split()[2:])
-                assert (b.seed, b.after) != (a.seed, a.after), (args, cmd)
+        cmds = printed_02_commands(outputs[name])
+        assert cmds, name
+        for cmd in cmds:
+            b = s02.parse_args(cmd.split()[2:])
+            assert (b.seed, b.after) != (a.seed, a.after), (name, cmd)
 
 
 def test_why_nothing_new_is_computed_from_the_parent():
