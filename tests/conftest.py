@@ -415,15 +415,20 @@ _AHEAD: dict = {}
 _SESSION_DIRS: list = []
 
 
-def ahead(fn):
+def ahead(fn=None, *, waits=False):
     """装饰器，给没有参数、结果不随测试变的函数（比如在一个临时目录里跑一串命令，返回结果）：整个测试会话只算一次，
     之后的调用拿同一个结果（调用者不要改它）；写进测试文件的 PREFETCH 时，后台线程先算好（见下面）。算的时候
     出错：这次调用照常报错，后面的调用重新算。函数里不能用 pytest 的 fixture（tmp_path 之类），临时目录用
-    session_dir()。"""
+    session_dir()。@ahead(waits=True)：这个函数大半时间在等（桩服务器的 Retry-After、超时），几乎不用 CPU：
+    后台另起一个线程一开始就跑它们，不占着跑脚本的那个线程。"""
+    if fn is None:
+        return functools.partial(ahead, waits=waits)
+
     @functools.wraps(fn)
     def wrapper():
         return _once(_AHEAD, fn, fn)
     wrapper.ahead = True
+    wrapper.waits = waits
     return wrapper
 
 
@@ -463,7 +468,8 @@ def no_numpy_path():
 # 测试文件可以在模块里写 PREFETCH = [命令, ...]（和 prefetch 的参数一样：参数元组，或 (参数元组, dict(env=..., cwd=...))，
 # 或 @ahead 的函数），列出它会用 run_script 跑的确定性命令、会调用的 @ahead 函数。收集完测试以后，后台线程按测试的
 # 顺序把这些命令跑完、放进 run_script 的缓存，和前台的测试同时进行。结果和测试自己跑一样：同样的命令、同样的环境，
-# 缓存的键里有全部参数、工作目录和环境；测试要的命令后台正在跑时等它，还没轮到时自己跑。
+# 缓存的键里有全部参数、工作目录和环境；测试要的命令后台正在跑时等它，还没轮到时自己跑。@ahead(waits=True) 的函数
+# （大半时间在等计时器）另有一个线程一开始就跑，不占着跑脚本的那个。
 # 后台线程请预热过的解释器跑的脚本优先级低（nice 加 BACKGROUND_NICE）：前台要 CPU 时先给前台，后台只用剩下的。
 # 量时间的测试（Ctrl-C 要在一秒内停、超时）标上 @pytest.mark.quiet：它们最先跑，那时前台没有别的事；后台的进程
 # 优先级低，抢不走它们的 CPU。TESTS_NO_PREFETCH=1 关掉后台（想看每个测试自己跑要多久时）。
@@ -560,10 +566,12 @@ def pytest_collection_finish(session):
             continue
         seen.add(id(module))
         commands += [_normalise(c) for c in getattr(module, "PREFETCH", ())]
-    if commands:
-        b = _Background(commands)
-        _BACKGROUND.append(b)
-        b.start()
+    waiting = [c for c in commands if getattr(c[0], "waits", False)]
+    for lane in (waiting, [c for c in commands if c not in waiting]):
+        if lane:
+            b = _Background(lane)
+            _BACKGROUND.append(b)
+            b.start()
 
 
 # ---------------------------------------------------------------- 伪终端

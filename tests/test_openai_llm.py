@@ -137,7 +137,7 @@ def test_http_500_is_retried_then_named_with_its_status():
     assert kind == KIND and s.posts() == 2 and child_of(reply) != EXPERT
 
 
-@ahead
+@ahead(waits=True)
 def retry_after_one_second():
     """对着先回 429（Retry-After: 1）再回修改的桩服务器提一次（要等 1 秒：后台先跑，PREFETCH）：(种类, 收到的请求)。"""
     with StubServer(script("http429", "edit"), retry_after="1") as s:
@@ -507,7 +507,7 @@ def test_04_ctrl_c_while_waiting_for_the_model(concurrency):
     assert "Traceback" not in err and err.strip().splitlines()[-1] == "已中断。"
 
 
-@ahead
+@ahead(waits=True)
 def never_in_time():
     """04 --llm-timeout 0.3 对着 2 秒才回的桩服务器跑一次（要等一两秒：后台先跑，PREFETCH）：(结果, 用了几秒)。"""
     with StubServer(script("slow"), slow_seconds=2) as s:
