@@ -117,22 +117,24 @@ def apply_reply(src: str, reply: str):
 
 
 def find_proposal(table, train, seed, after):
-    """在种子 seed 的进化里，从第 after 个提议起找第一个"完整评估、比父程序好、第一次出现"的提议 k。
-    以前提过一模一样的程序、评估器直接查缓存了结的那一步不算（一个内核都不跑，没有可慢放的）。"""
+    """在种子 seed 的进化里，从第 after 个提议起找第一个"完整评估、比父程序好"的提议 k。返回 (k, skipped)：
+    skipped 是在它之前、也比父程序好，可是一模一样的程序以前就评估过、评估器直接查缓存了结的提议（一个内核都不跑，
+    没有可慢放的）。一个都找不到时 k 是 None。"""
     ev = Evaluator(train, table)
     rec = Recorder(ev)
     evolve(ev, after + LOOK, seed=seed, llm=rec, database=rec.database)
     cached = rec.cached + [ev.n_cached]                    # 第 k 个提议之前、之后：cached[k - 1]、cached[k]
+    skipped = []
     for k in range(after, after + LOOK + 1):
         prompt, op, reply = rec.replies[k - 1]
-        if cached[k] > cached[k - 1]:
-            continue
         child, _ = apply_reply(prompt.parent_src, reply)
         r = ev.cache.get(child) if child is not None else None
         if r is not None and r["status"] == "full" and r.get("parent") == prompt.parent and r.get("diff") == parse_diff(
                 reply) and r["score"] > prompt.score * (1 + 1e-9):
-            return k
-    return None
+            if cached[k] == cached[k - 1]:
+                return k, skipped
+            skipped.append(k)
+    return None, skipped
 
 
 # ---------------------------------------------------------------- 演示 1
@@ -158,9 +160,14 @@ def obs_database(predicted: int, actual: int | None, size: int, new_best: bool, 
 
 def demo1_slow_motion(table, train, seed, after):
     print_header(f"演示 1：一次提议的慢动作（种子 {seed} 的进化里，第 {after} 个提议起第一个比父程序好的）")
-    k = find_proposal(table, train, seed, after)
+    k, skipped = find_proposal(table, train, seed, after)
+    if skipped:
+        note(f"（第 {'、'.join(map(str, skipped))} 个提议也比父程序好，可是一模一样的程序以前就提过、评估过：评估器直接查缓存"
+             "给了结论，一个内核都没跑，没有可慢放的。"
+             + ("下面慢放的是之后第一个真的评估了的。）" if k is not None else "这一段里没有真的评估了的。）"))
     if k is None:
-        print(f"第 {after}–{after + LOOK} 个提议里没有一个比父程序好的；换个 --after 或 --seed 再试。")
+        print(f"第 {after}–{after + LOOK} 个提议里没有一个{'真的评估了、又' if skipped else ''}比父程序好的；"
+              "换个 --after 或 --seed 再试。")
         return [check(False, "", f"第 {after}–{after + LOOK} 个提议里至少有一个比父程序好", "一个都没有")], None
     ev, rec = Evaluator(train, table), Recorder()
     evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database)           # 前 k-1 步照常跑完
@@ -315,7 +322,7 @@ def demo2_each_kind(table, train, prompt, seed):
 def late_preview(table, train, seed, after):
     """演示 1、2 在 (seed, after) 下会看到什么（不印）：None（那一段找不到比父程序好的提议），或
     dict(score=父程序的分数, rules=父程序的规则数, idle=一次新修改都没有的种类, kinds=演示 2 的观察)。"""
-    k = find_proposal(table, train, seed, after)
+    k, _ = find_proposal(table, train, seed, after)
     if k is None:
         return None
     ev, rec = Evaluator(train, table), Recorder()

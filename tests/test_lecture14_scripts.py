@@ -313,14 +313,35 @@ def test_02_recorder_does_not_change_the_run(table, train):
 
 
 def test_02_found_proposal_is_better_than_its_parent_and_first_seen(table, train):
-    k = s02.find_proposal(table, train, 0, s02.AFTER)
-    assert k is not None and k >= s02.AFTER
+    k, skipped = s02.find_proposal(table, train, 0, s02.AFTER)
+    assert k is not None and k >= s02.AFTER and skipped == []
     rec = s02.Recorder()
     ev = Evaluator(train, table)
     evolve(ev, k, seed=0, llm=rec, database=rec.database)
     prompt, op, reply = rec.replies[k - 1]
     child, _ = s02.apply_reply(prompt.parent_src, reply)
     assert geomean_speedup(child, train, table) > geomean_speedup(prompt.parent, train, table)
+
+
+def test_02_slow_motion_skips_a_proposal_the_evaluator_answered_from_its_cache(table, train):
+    # 种子 3、--after 500：第一个比父程序好的提议，子程序以前一模一样地评估过（评估器查缓存，n_cached 加一、
+    # 一个内核都不跑）。以前演示 1 照样慢放它，自己的检查（计数器变了）不成立，以 AssertionError 退出。
+    # 现在跳过它、在输出里说出来，慢放之后第一个真的评估了的
+    k, skipped = s02.find_proposal(table, train, 3, 500)
+    assert skipped and k is not None and k > max(skipped) >= 500
+    for step, hit in [(j, True) for j in skipped] + [(k, False)]:
+        ev, rec = Evaluator(train, table), s02.Recorder()
+        evolve(ev, step - 1, seed=3, llm=rec, database=rec.database)
+        island, presult, prompt = s02.next_step(rec.db, ev)
+        _, reply = rec.llm.propose(prompt)
+        child, _ = s02.apply_reply(prompt.parent_src, reply)
+        before = ev.n_cached
+        result = ev.evaluate(child, presult)
+        assert (ev.n_cached > before) == hit and result["status"] == "full" and result["score"] > presult["score"]
+    out = run_script(rel("02"), "--seed", "3", "--after", "500").stdout
+    flat = "".join(out.split())
+    assert f"第{'、'.join(map(str, skipped))}个提议也比父程序好" in flat and "评估器直接查缓存" in flat
+    assert f"第 {k} 个：从" in out
 
 
 def test_02_apply_reply_names_each_failure():
