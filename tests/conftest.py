@@ -27,11 +27,27 @@ os.environ["MINI_ALPHAEVOLVE_EXPERT"] = LECTURE_EXPERT
 # 一次测试会话起一两百个进程）。和 lecture01/runner.ensure_numpy 给脚本设的一样；输出不受影响。
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-# make test 被放到后台跑（没有作业控制的 shell 里的 "make test &"、nohup、某些 CI）时，SIGINT 是"忽略"，
-# 而"忽略"会经 exec 传给测试起的每个脚本：它们就收不到 Ctrl-C，测 Ctrl-C 的测试全失败。这里恢复成 Python 的默认处理
-# （exec 时变回"默认"，子进程里的 Python 照常把 Ctrl-C 变成 KeyboardInterrupt）。
-if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+# Ctrl-C 停得下 make test。Python 把 Ctrl-C 变成 KeyboardInterrupt，抛在主线程那一刻正在跑的 Python 代码里；那一刻
+# 要是垃圾回收的回调（Hypothesis 装了一个，每次回收都跑）或者 __del__，异常就被吞掉（"Exception ignored in ..."），
+# 测试照样跑到底（在第 20 秒按，两次都是这样）。所以另外记下"按过 Ctrl-C"：这样被吞掉的，当前的测试一结束就停下
+# 整个测试会话（pytest_runtest_logfinish）。
+# 也管 make test 被放到后台跑（没有作业控制的 shell 里的 "make test &"、nohup、某些 CI）的时候：那时 SIGINT 是
+# "忽略"，而"忽略"会经 exec 传给测试起的每个脚本，它们就收不到 Ctrl-C，测 Ctrl-C 的测试全失败。装了处理函数以后，
+# exec 时变回"默认"，子进程里的 Python 照常把 Ctrl-C 变成 KeyboardInterrupt。
+_CTRL_C: list = []
+
+
+def _on_ctrl_c(signum, frame):
+    _CTRL_C.append(signum)
+    raise KeyboardInterrupt
+
+
+signal.signal(signal.SIGINT, _on_ctrl_c)
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    if _CTRL_C:                                         # 按过 Ctrl-C，KeyboardInterrupt 却被吞掉了：现在停
+        raise KeyboardInterrupt
 
 
 def stop_group(p, pids=()) -> None:
@@ -333,7 +349,11 @@ def _zygote_execute(path, args, env, cwd, timeout):
 def pytest_sessionfinish(session, exitstatus):
     for b in _BACKGROUND:
         b.stop()
-        b.join()
+    if _CTRL_C:                                         # Ctrl-C：不等后台正在跑的那条，先停掉预热过的解释器（和它跑着的脚本）
+        _stop_zygote()
+    deadline = time.monotonic() + 0.3
+    for b in _BACKGROUND:                               # （后台线程是 daemon：按了 Ctrl-C 时不等它们跑完）
+        b.join(timeout=max(0.0, deadline - time.monotonic()) if _CTRL_C else None)
     _stop_zygote()
     for d in _SESSION_DIRS:
         shutil.rmtree(d, ignore_errors=True)
