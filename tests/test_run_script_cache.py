@@ -83,7 +83,7 @@ def test_background_runs_ahead_functions_and_commands():
 NICE = ("-c", "import os; print(os.nice(0))")
 
 
-@pytest.mark.skipif(not conftest._zygote_can_run(NICE, dict(os.environ), ROOT), reason="这里没有预热过的解释器")
+@pytest.mark.skipif(not conftest._for_zygote(NICE, dict(os.environ), ROOT), reason="这次不用预热过的解释器")
 def test_background_scripts_run_at_a_lower_priority_and_the_foreground_ones_do_not():
     # 后台线程请预热过的解释器跑的脚本优先级调低 BACKGROUND_NICE；前台测试跑的脚本、后台线程自己（它和前台在同一个
     # 进程里抢 GIL）都不调
