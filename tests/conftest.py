@@ -516,15 +516,14 @@ def requested_nice() -> int:
 
 class _Background:
     """后台跑一串 run_script 命令和 @ahead 函数：threads 个线程，每个按顺序取下一条还没开始的来跑（它们请预热过的
-    解释器跑的脚本优先级低）。
-    stop() 以后不再开始新的（正在跑的跑完）。"""
+    解释器跑的脚本优先级低）。stop() 以后不再开始新的（正在跑的跑完）。"""
 
-    def __init__(self, commands, threads=BACKGROUND_THREADS):
+    def __init__(self, commands, threads=BACKGROUND_THREADS, name="prefetch"):
         self.commands = list(commands)
         self.next = 0
         self.lock = threading.Lock()
         self.stopped = False
-        self.threads = [threading.Thread(target=self._work, daemon=True, name=f"prefetch-{i}") for i in range(threads)]
+        self.threads = [threading.Thread(target=self._work, daemon=True, name=f"{name}-{i}") for i in range(threads)]
 
     def _work(self):
         _LANE.nice = BACKGROUND_NICE
@@ -587,9 +586,9 @@ def pytest_collection_finish(session):
         seen.add(id(module))
         commands += [_normalise(c) for c in getattr(module, "PREFETCH", ())]
     waiting = [c for c in commands if getattr(c[0], "waits", False)]
-    for lane in (waiting, [c for c in commands if c not in waiting]):
+    for name, lane in (("prefetch-waits", waiting), ("prefetch", [c for c in commands if c not in waiting])):
         if lane:
-            b = _Background(lane)
+            b = _Background(lane, name=name)
             _BACKGROUND.append(b)
             b.start()
 
