@@ -23,6 +23,8 @@ INTERRUPTED = "已中断。"
 EXIT_INTERRUPTED = 130                        # 128 + SIGINT，shell 的惯例
 
 
+# lecture14/evolve/loop.py 里有一份一样的：evolve 只往下依赖第 13、10 讲，不 import 第 1 讲；runner 要在任何
+# 课程模块之前 import（好接住 Ctrl-C），也不能反过来依赖 evolve。两处改的时候一起改。
 def _interrupt_inside(e: BaseException | None) -> bool:
     """e 是不是一个被 Python 包成别的异常的 Ctrl-C：KeyboardInterrupt 落在 import 的类定义里会变成 RuntimeError
     （"Error calling __set_name__"），C 扩展里会变成 ImportError……顺着 __cause__ / __context__ 找。"""

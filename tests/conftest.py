@@ -495,7 +495,6 @@ def no_numpy_path():
 # 优先级低，抢不走它们的 CPU。TESTS_NO_PREFETCH=1 关掉后台（想看每个测试自己跑要多久时）。
 
 BACKGROUND_NICE = 10
-BACKGROUND_THREADS = 1       # 两个线程量过反而慢（51 秒对 47 秒）：前台等的那条运行要和另一条分 CPU，反而晚拿到
 
 
 def _normalise(c):
@@ -515,15 +514,16 @@ def requested_nice() -> int:
 
 
 class _Background:
-    """后台跑一串 run_script 命令和 @ahead 函数：threads 个线程，每个按顺序取下一条还没开始的来跑（它们请预热过的
-    解释器跑的脚本优先级低）。stop() 以后不再开始新的（正在跑的跑完）。"""
+    """后台的一个线程：按顺序跑一串 run_script 命令和 @ahead 函数（它请预热过的解释器跑的脚本优先级低）。stop() 以后
+    不再开始新的（正在跑的跑完）。跑脚本的只有一个这样的线程：两个量过反而慢（51 秒对 47 秒），前台等的那条运行要和
+    另一条分 CPU，反而晚拿到。"""
 
-    def __init__(self, commands, threads=BACKGROUND_THREADS, name="prefetch"):
+    def __init__(self, commands, name="prefetch"):
         self.commands = list(commands)
         self.next = 0
         self.lock = threading.Lock()
         self.stopped = False
-        self.threads = [threading.Thread(target=self._work, daemon=True, name=f"{name}-{i}") for i in range(threads)]
+        self.thread = threading.Thread(target=self._work, daemon=True, name=name)
 
     def _work(self):
         _LANE.nice = BACKGROUND_NICE
@@ -536,16 +536,14 @@ class _Background:
             _prefetch_one(args, kw)
 
     def start(self):
-        for t in self.threads:
-            t.start()
+        self.thread.start()
 
     def stop(self):
         with self.lock:
             self.stopped = True
 
     def join(self, timeout=None):
-        for t in self.threads:
-            t.join(timeout)
+        self.thread.join(timeout)
 
 
 _BACKGROUND: list = []

@@ -211,6 +211,7 @@ def _concurrency(llm) -> int:
         return 1
 
 
+# lecture01/runner.py 里有一份一样的（evolve 不 import 第 1 讲，runner 也不依赖 evolve）：两处改的时候一起改。
 def _interrupt_inside(e: BaseException) -> bool:
     """e 是不是一个被 Python 包成别的异常的 Ctrl-C：KeyboardInterrupt 落在 import 的类定义里会变成 RuntimeError
     （"Error calling __set_name__"），C 扩展里会变成 ImportError……顺着 __cause__ / __context__ 找。"""
