@@ -12,6 +12,10 @@ CS349E · 第 10 讲 · 01_config_space.py —— 矩阵乘法内核的配置空
 
 【关于数字】寄存器和共享内存是 kernel_lab 的资源模型按公式算出来的（H100 的上限；"累加器 + 40 个"是估计），
     不是编译器报告的数字。这里只看能不能启动，不看快慢——快慢是第 13 讲的事。
+    五条规则里三条是硬件的启动上限（每个 CTA 的寄存器 65,536、共享内存 227 KB、线程 1024：CUDA 编程指南的计算能力表），
+    两条是这个模型的约定：超过 255 个寄存器/线程在真机上不会启动失败，ptxas 把多的溢出到本地内存（triton-lang/triton#5572），
+    内核变慢但照样跑；"每个 warp 至少 256 个累加器"是模型的选择。kernel_lab 开头的说明写得更细；演示 2 的表下面印的是同一句话。
+    "专家"是第 14 讲讲义的专家（lecture14/evolve/lecture_expert.py 钉住的那份）给大 M 的配置，不随学生改的 expert_heuristic.py 变。
 【运行】python3 lecture10/01_config_space.py [BM BN BK warps stages group] [--smem BYTES]   （在仓库根目录；用时见 README 的"计时"）
     可以在命令行给一个配置（6 个整数），它会加到演示 3 表格的最后一行；--smem 换一个共享内存上限再数一遍。
 【依赖】只用标准库；本目录的 kernel_lab，../lecture01 的 console。
@@ -27,7 +31,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
 from runner import parser, positive_int, run  # noqa: E402   # 最先 import：这之后按的 Ctrl-C 只印一行、退出码 130
 
-from console import Charts  # noqa: E402
+from console import FAILED, Charts  # noqa: E402
 
 CHARTS = Charts()                               # 图的出口：印到终端；--svg DIR 时也写 SVG
 
@@ -38,9 +42,9 @@ from kernel_lab import (FIELDS, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, M
                         rejection_counts, smem_bytes)
 from console import print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 
-EXPERT_BIG = Config(128, 128, 64, 4, 3, 8)      # 第 14 讲专家启发式给大 M 的配置
+EXPERT_BIG = Config(128, 128, 64, 4, 3, 8)      # 第 14 讲讲义的专家（lecture14/evolve/lecture_expert.py）给大 M 的配置
 EXAMPLES = [                                    # 演示 3 的例子；想看别的配置就加一行，或在命令行给 6 个数
-    ("专家的大块", EXPERT_BIG),
+    ("讲义专家的大块", EXPERT_BIG),
     ("只把 BM 加倍", EXPERT_BIG.replace(BM=256)),
     ("再把 warps 加倍", EXPERT_BIG.replace(BM=256, warps=8)),
     ("再加到 4 级流水线", EXPERT_BIG.replace(BM=256, warps=8, stages=4)),
@@ -57,6 +61,13 @@ RULE = {"寄存器/线程": f"BM·BN/(32·warps) + {REG_OVERHEAD} ≤ {MAX_REGS_
         "共享内存": f"stages·(BM+BN)·BK·2 B ≤ {MAX_SMEM_PER_BLOCK:,} B",
         "线程/CTA": f"warps·32 ≤ {MAX_THREADS_PER_BLOCK:,}",
         "warp 工作量": f"BM·BN/warps ≥ {MIN_ACC_PER_WARP}"}
+
+# 哪些规则是硬件的启动上限、哪些是这个模型的约定（来源写在 kernel_lab 开头：CUDA 编程指南的计算能力表、triton-lang/triton#5572）
+LIMITS_NOTE = (f"（哪些是硬件、哪些是模型的约定：寄存器/CTA ≤ {REGS_PER_SM:,}、共享内存 ≤ {MAX_SMEM_PER_BLOCK:,} B"
+               f"（{MAX_SMEM_PER_BLOCK // 1024} KB）、线程/CTA ≤ {MAX_THREADS_PER_BLOCK:,} 是 H100 真的启动上限，超了启动不了；"
+               f"每线程 {MAX_REGS_PER_THREAD} 个寄存器是硬件给一个线程的上限，但在真机上超了不会启动失败：编译器（ptxas）把多的"
+               "溢出到本地内存，内核照样跑，只是变慢（triton-lang/triton#5572），这个模型把它算作启动不了；"
+               f"warp 工作量 ≥ {MIN_ACC_PER_WARP} 是这个模型的约定，不是硬件规则。）")
 
 
 def parse_config(values, ap):
@@ -106,6 +117,7 @@ def demo2_rejections(total):
     print_table(["资源", "规则（满足才能启动）", "挡掉的组合", "占全部"],
                 [[k, RULE[k], n, f"{n / total:.1%}"] for k, n in counts.items()]
                 + [["至少超一种", "", bad, f"{bad / total:.1%}"]])
+    print_note(LIMITS_NOTE)
     CHARTS.bars("10_rejections_by_resource", f"每种资源挡掉多少组合（{total} 个组合里 {bad} 个启动不了；"
                 "一个组合可以同时超几种，所以各条加起来比它多）", list(counts), list(counts.values()), fmt="{}")
     tiles = {(bm, bn): sum(c.BM == bm and c.BN == bn for c in VALID) for bm in GRID["BM"] for bn in GRID["BN"]}
@@ -152,18 +164,35 @@ def demo3_examples(extra):
     other = EXPERT_BIG.replace(warps=8)
     deep = good.replace(stages=4, BK=128)
     fits = deep.replace(BK=64)
+    exceptions = bigger_tiles_fewer_ctas()
     print_observations([
         f"同一个 {mid.BM}×{mid.BN} 块：{mid.warps} 个 warp 时每线程要 {regs_per_thread(mid)} 个寄存器"
         f"（上限 {MAX_REGS_PER_THREAD}，{verdict(mid)}）；{good.warps} 个 warp 把 {mid.BM * mid.BN:,} 个 fp32 累加器"
         f"分给 {WARP * good.warps} 个线程，每线程降到 {regs_per_thread(good)} 个（{verdict(good)}）。"
-        f"从专家的 {EXPERT_BIG.BM}×{EXPERT_BIG.BN} / {EXPERT_BIG.warps} warp 一次改一个字段走到 "
+        f"从讲义专家的 {EXPERT_BIG.BM}×{EXPERT_BIG.BN} / {EXPERT_BIG.warps} warp 一次改一个字段走到 "
         f"{good.BM}×{good.BN} / {good.warps} warp：先改 BM，中间那一步{verdict(mid)}；"
-        f"先改 warps，中间那一步{verdict(other)}。第 14 讲把这种\"中间一步启动不了\"的地方叫作单字段修改的山谷。",
+        f"先改 warps，中间那一步{verdict(other)}。第 14 讲把这种\"中间一步启动不了\"的地方叫作单字段修改的山谷。"
+        f"（在这个模型里；真机上每线程超过 {MAX_REGS_PER_THREAD} 个寄存器会溢出到本地内存、变慢，而不是启动不了，"
+        "见演示 2 表下的说明。）",
         f"共享内存 = stages × (BM + BN) × BK × 2 B：{deep.stages} 级、{deep.BM}×{deep.BN}、BK = {deep.BK} 要 "
         f"{smem_bytes(deep):,} B（上限 {MAX_SMEM_PER_BLOCK:,} B，{verdict(deep)}）；BK 减半是 {smem_bytes(fits):,} B"
-        f"（{verdict(fits)}），每个 SM 驻留 {ctas_per_sm(fits)} 个 CTA（专家的块是 {ctas_per_sm(EXPERT_BIG)} 个）。"
-        "块越大，每个 SM 上同时跑的 CTA 越少，这是不是更快要等第 13 讲的模型来算。",
+        f"（{verdict(fits)}），每个 SM 驻留 {ctas_per_sm(fits)} 个 CTA（讲义专家的块是 {ctas_per_sm(EXPERT_BIG)} 个）。"
+        + (f"同样的 BK、warps、stages 下块越大，每个 SM 上同时跑的 CTA 只会一样多或更少（{len(VALID)} 个能启动的配置里没有例外），"
+           "这是不是更快要等第 13 讲的模型来算。" if not exceptions else
+           f"{FAILED}同样的 BK、warps、stages 下块越大、每个 SM 上同时跑的 CTA 只会一样多或更少：这次有 {len(exceptions)} 对配置"
+           f"不是这样，例如 {exceptions[0][0].BM}×{exceptions[0][0].BN} 和 {exceptions[0][1].BM}×{exceptions[0][1].BN}"
+           f"（BK {exceptions[0][0].BK}、{exceptions[0][0].warps} warp、{exceptions[0][0].stages} 级）。"),
     ])
+
+
+def bigger_tiles_fewer_ctas():
+    """同样的 BK、warps、stages、group 下，块更大（BM、BN 都不小、至少一个更大）的配置每个 SM 驻留的 CTA 却更多的
+    (小, 大) 配置对；演示 3 的第 2 句观察靠它检验"块越大，每个 SM 上同时跑的 CTA 只会一样多或更少"。"""
+    groups = {}
+    for c in VALID:
+        groups.setdefault((c.BK, c.warps, c.stages, c.group), []).append(c)
+    return [(a, b) for cs in groups.values() for a in cs for b in cs
+            if b.BM >= a.BM and b.BN >= a.BN and (b.BM, b.BN) != (a.BM, a.BN) and ctas_per_sm(b) > ctas_per_sm(a)]
 
 
 def main(argv=None):
