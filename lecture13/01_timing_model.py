@@ -33,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture10"))
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
+sys.path.insert(0, os.path.join(HERE, "..", "lecture14"))
 
 from runner import ensure_numpy, fraction, parser, run  # noqa: E402
 
@@ -50,10 +51,17 @@ CHARTS = Charts()   # 图的出口：印到终端；--svg DIR 时也写 SVG
 TOLERANCE = 0.01    # 演示 3：调优进入最优的多少以内就停（guided_tune 的 tolerance）；改成 0.05 看次数怎么降
 
 
-# 第 14 讲专家启发式（lecture14/expert_heuristic.py）的两档配置，抄过来；改那个文件不会改这里
-EXPERT_SMALL = Config(16, 64, 128, 4, 4, 1)     # M ≤ 16
-EXPERT_BIG = Config(128, 128, 64, 4, 3, 8)      # 其余
 DECODE, MID_GATE, PREFILL, FEW_CTAS = ("8B gate_up", 1), ("8B gate_up", 128), ("8B gate_up", 8192), ("70B/8 qkv", 128)
+
+# "专家"：第 14 讲讲义的专家启发式，从钉住的那一份读（lecture14/evolve/lecture_expert.py；测试和讲义的论断用的也是它）。
+# 学生改的 lecture14/expert_heuristic.py 不影响这里（04、06 用的才是学生的那份）：import evolve 之前先让它读钉住的那份，
+# 学生的文件改坏了也不会让这个脚本停下。
+os.environ.setdefault("MINI_ALPHAEVOLVE_EXPERT", os.path.join(HERE, "..", "lecture14", "evolve", "lecture_expert.py"))
+from evolve.problem import LECTURE_EXPERT_FILE, load_heuristic  # noqa: E402
+from evolve.program import choose_mnk  # noqa: E402
+
+LECTURE_EXPERT = load_heuristic(LECTURE_EXPERT_FILE)
+EXPERT_NAME = "lecture14/evolve/lecture_expert.py"   # 印出来的出处（相对仓库根）
 DEMO1_SHAPES = (DECODE, MID_GATE, PREFILL, FEW_CTAS)
 RIDGE = sl.PEAK_FLOPS / sl.HBM_BW               # 屋顶线的拐点，FLOP/B（约 295）
 
@@ -67,8 +75,13 @@ def label(name, M):
     return f"{name} M={M}"
 
 
-def expert(M):
-    return EXPERT_SMALL if M <= 16 else EXPERT_BIG
+def expert(M, N, K):
+    """讲义的专家给 (M, N, K) 的配置。"""
+    return choose_mnk(LECTURE_EXPERT, M, N, K)
+
+
+EXPERT_SMALL = expert(*shape(*DECODE))            # 讲义的专家给 decode 的小块（M ≤ 16 那一档）
+EXPERT_BIG = expert(*shape(*PREFILL))             # 给其余 M 的配置：演示 2 的实验从它出发，只改一个字段
 
 
 def optimum(M, N, K):
@@ -195,7 +208,7 @@ def demo1_breakdown():
         opt[name, M] = o = optimum(M, N, K)
         best = o.config
         rows = []
-        for who, c in (("专家", expert(M)), ("最优", best), ("坏例", expert(M).replace(stages=1))):
+        for who, c in (("专家", expert(M, N, K)), ("最优", best), ("坏例", expert(M, N, K).replace(stages=1))):
             e = sl.explain(c, M, N, K)
             ex[name, M, who] = (c, e)
             p = parts(e)
@@ -206,7 +219,8 @@ def demo1_breakdown():
         print_table(["配置", "时间 µs", "TFLOPS", "占屋顶线", "块数", "CTA/SM",
                      "算 µs", "搬 µs", "L2 总 µs", "等 µs", "显存 µs", "瓶颈"], rows)
         print("\n".join(wrap(f"最优：{o.rule}。", wrap_width())))
-    say("专家：第 14 讲专家启发式给这个 M 的配置；最优：穷举 3744 个配置最快的（每个形状下面一行说它是不是唯一的、"
+    say(f"专家：第 14 讲讲义的专家启发式给这个形状的配置（从钉住的 {EXPERT_NAME} 读；"
+        "你改 lecture14/expert_heuristic.py 不影响这里，04 用的才是你的那份）；最优：穷举 3744 个配置最快的（每个形状下面一行说它是不是唯一的、"
           "有几个配置和它差不到 0.1%、印的这个是怎么挑的）；"
           "坏例：专家的配置只把 stages 改成 1。四项是最忙的那个 SM 一共花在每件事上的时间（算 = 张量核；"
           "搬 = L2 → 共享内存；等 = 加载延迟没被流水线藏住的部分；显存 = DRAM 字节 / 可达带宽）；L2 总是全芯片 L2 的"
@@ -226,6 +240,17 @@ def demo1_breakdown():
     avg_bw = dec["最优"]["dram_MB"] * 1e6 / (dec["最优"]["time_us"] * 1e-6)
     decode_ok = (short(dec["最优"]["bound"]) == "显存" and abs(dec["最优"]["dram_TBps"] * 1e12 / achievable - 1) < 0.02
                  and dec["专家"]["time_us"] <= dec["最优"]["time_us"] * 1.01)
+    # "怎么分块都差不多"只对上面这个形状检验过；别的 decode 形状（专家的小块那一档）上专家离最优多远，照数据说
+    small = [(name, M, N, K) for name, M, N, K in all_shapes() if expert(M, N, K) == EXPERT_SMALL]
+    gaps = [(sl.time_one(EXPERT_SMALL, M, N, K) / optimum(M, N, K).time, name, M, N, K) for name, M, N, K in small]
+    worst_gap, wn, wM, wN, wK = max(gaps, key=lambda g: g[0])
+    if worst_gap <= 1.01:
+        decode_others = (f"专家用这个小块的 {len(small)} 个形状上都是这样（和最优相差都不到 1%）。")
+    else:
+        we = sl.explain(EXPERT_SMALL, wM, wN, wK)
+        decode_others = (f"但这不是所有 decode 形状的规律：专家用这个小块的 {len(small)} 个形状里，{label(wn, wM)}"
+                         f"（N = {wN}）上它比最优慢 {worst_gap:.2f}×——只切出 {we['tiles']} 个 CTA，瓶颈是"
+                         f"{short(we['bound'])}。")
     mid = {w: ex[MID_GATE + (w,)][1] for w in ("专家", "最优")}
     mid_ai = intensity(*shape(*MID_GATE))
     mid_ok = (mid_ai < RIDGE and short(mid["最优"]["bound"]) == "显存"
@@ -260,7 +285,8 @@ def demo1_breakdown():
                 f"算上 {sl.LAUNCH_OVERHEAD * 1e6:.0f} µs 启动开销，整个内核平均 {avg_bw / 1e12:.2f} TB/s，"
                 f"是屋顶线的 {pct(dec['最优']['floor_us'] / dec['最优']['time_us'])}——到不了 100%，因为屋顶线按峰值 "
                 f"{sl.HBM_BW / 1e12:.2f} TB/s 算。专家的小块 {cfg(EXPERT_SMALL)} 和最优相差不到 1%"
-                f"（{us(dec['专家']['time_us'])} vs {us(dec['最优']['time_us'])} µs）：读权重的时候怎么分块都差不多。",
+                f"（{us(dec['专家']['time_us'])} vs {us(dec['最优']['time_us'])} µs）：在这个形状上，读权重的时候怎么分块都差不多。"
+                + decode_others,
                 f"decode 最优配置的瓶颈是{short(dec['最优']['bound'])}，显存带宽 {dec['最优']['dram_TBps']:.2f} TB/s"
                 f"（{sl.HBM_BW / 1e12:.2f} × {sl.HBM_EFFICIENCY} = {achievable / 1e12:.2f}），专家 "
                 f"{us(dec['专家']['time_us'])} µs、最优 {us(dec['最优']['time_us'])} µs（讲义说瓶颈是显存、带宽和可达带宽"
@@ -431,7 +457,7 @@ def demo2_effects():
     obs.append(verdict(abs(l2_r / want - 1) < 0.03 and tr < 0.85 and a["ctas_per_sm"] == b["ctas_per_sm"]
                        and prefill_bound == "搬",
                        f"L2 算术强度：每算一次乘加要从 L2 搬的字节 ∝ (BM+BN)/(BM·BN)，128×256 是 128×128 的 {want:.2f}；"
-                       f"模型里\"搬\"正好变成 {l2_r:.2f} 倍，总时间 {tr:.2f} 倍（块少了一半，\"等\"的步数也少一半）。"
+                       f"模型里\"搬\"也变成约 {l2_r:.2f} 倍，总时间 {tr:.2f} 倍（块少了一半，\"等\"的步数也少一半）。"
                        "prefill 要大块，就是因为它卡在搬上。",
                        f"128×128 → 128×256：搬 ×{l2_r:.2f}（按字节算应是 ×{want:.2f}），总时间 ×{tr:.2f}，"
                        f"CTA/SM {a['ctas_per_sm']} → {b['ctas_per_sm']}，prefill 最优的瓶颈是{prefill_bound}"
@@ -540,8 +566,8 @@ def prefill_optimum():
 def pipeline_and_bad():
     """演示 2 的流水线实验（stages 1 比 4 慢几倍）和演示 1 的坏例（stages = 1 慢几倍的最小、最大）。"""
     st = [sl.explain(EXPERT_BIG.replace(stages=k), *shape("8B o", 512))["time_us"] for k in (1, 4)]
-    bad = [sl.explain(expert(M).replace(stages=1), *shape(name, M))["time_us"]
-           / sl.explain(expert(M), *shape(name, M))["time_us"] for name, M in DEMO1_SHAPES]
+    bad = [sl.explain(expert(*shape(name, M)).replace(stages=1), *shape(name, M))["time_us"]
+           / sl.explain(expert(*shape(name, M)), *shape(name, M))["time_us"] for name, M in DEMO1_SHAPES]
     return st[0] / st[1], min(bad), max(bad)
 
 
