@@ -101,9 +101,11 @@ class CountingEvaluator(Evaluator):
         self.rejected = 0
         self.false_rejects = 0          # 探针淘汰、但完整评估其实比父程序好
         self.missed_best = 0.0          # 这些被错杀的子程序里最高的分数
+        self.passed_not_better = 0      # 过了探针、完整评估以后不比父程序好（一样或更差）的
+        self.passed_better = 0          # 过了探针、完整评估以后比父程序好的
 
     def evaluate(self, program, parent=None):
-        before = self.n_eval_probe
+        before, before_full = self.n_eval_probe, self.n_eval_full
         result = super().evaluate(program, parent)
         if self.n_eval_probe > before:                                    # 新淘汰的一个（缓存命中不算）
             self.rejected += 1
@@ -111,6 +113,11 @@ class CountingEvaluator(Evaluator):
             if full > parent["score"] * (1 + 1e-9):
                 self.false_rejects += 1
                 self.missed_best = max(self.missed_best, full)
+        elif self.n_eval_full > before_full and parent is not None:      # 新完整评估的一个
+            if result["score"] > parent["score"] * (1 + 1e-9):
+                self.passed_better += 1
+            else:
+                self.passed_not_better += 1
         return result
 
 
@@ -246,7 +253,9 @@ def run_task(task):
              flat=longest_flat(out["history"]), parents=len(rec.db.parents), test=geomean_speedup(best, test, table),
              best=best)
     if kind == "cascade":
-        r.update(rejected=ev.rejected, false=ev.false_rejects, missed=ev.missed_best)
+        r.update(rejected=ev.rejected, false=ev.false_rejects, missed=ev.missed_best,
+                 caught=ev.rejected - ev.false_rejects, passed_worse=ev.passed_not_better,
+                 tried=ev.rejected + ev.passed_not_better + ev.passed_better, rest=ev.n_distinct - len(ev.probe))
         if key == DEFAULT and seed == 0:
             r["lineage"] = lineage(ev, rec, best)
     return r
@@ -298,13 +307,25 @@ def spread_txt(rs, k, fmt="{:.3f}×"):
 
 # ---------------------------------------------------------------- 演示 1
 
-def obs_cascade_saves(runs0, runs6, s0, s6):
+def obs_cascade_saves(runs0, runs6, s0, s6, shares, caught, passed_worse, rest):
+    """shares：每个种子里，跑过内核的子程序（探针淘汰的加上完整评估的；缓存命中和静态拒掉的不算）有多大比例不比父程序好；
+    caught：探针拦下的、确实不比父程序好的（中位数）；passed_worse：过了探针、完整评估以后不比父程序好的（中位数）；
+    rest：探针以外还有几个训练形状。"""
     s0, s6 = round(s0, 3), round(s6, 3)          # 按印出来的三位小数比：判断和读者从句子里的数算出来的一样
-    ok = runs6 < 0.8 * runs0 and abs(s6 / s0 - 1) <= TIE
+    caught, passed_worse = (float(cnt(x).replace(",", "")) for x in (caught, passed_worse))   # 同上：比例按印出来的算
+    lo, hi = min(shares), max(shares)
+    share_txt = pct(lo, 0.5) if pct(lo, 0.5) == pct(hi, 0.5) else f"{pct(lo, 0.5)}–{pct(hi, 0.5)}"
+    stopped = caught / (caught + passed_worse) if caught + passed_worse else 0.0
+    ok = runs6 < 0.8 * runs0 and abs(s6 / s0 - 1) <= TIE and lo > 0.5
     return check(ok, f"级联省的是内核：{N_PROBE} 个探针时跑了 {cnt(runs6)} 次，不用级联 {cnt(runs0)} 次（省 {pct(1 - runs6 / runs0)}），"
-                       f"最后的分数差不多（{s6:.3f}× 对 {s0:.3f}×）。大多数子程序比父程序差，在探针上就看得出来。",
-                 f"{N_PROBE} 个探针比不用级联少跑 20% 以上的内核，最后的分数相差不到 {TIE:.0%}",
-                 f"{N_PROBE} 个探针 {cnt(runs6)} 次、{s6:.3f}×；不用级联 {cnt(runs0)} 次、{s0:.3f}×")
+                       f"最后的分数差不多（{s6:.3f}× 对 {s0:.3f}×）。大多数子程序不比父程序好（跑过内核的子程序里占 {share_txt}，"
+                       f"每个种子各算）；探针拦下其中的 {cnt(caught)} 个，另外 {cnt(passed_worse)} 个过了探针、完整评估以后才知道"
+                       f"不比父程序好（中位数）——探针{'只' if stopped < 0.5 else ''}拦下了不比父程序好的 {pct(stopped)}。"
+                       f"省下的内核就是拦下的那些子程序在其余 {rest} 个训练形状上本该跑的。",
+                 f"{N_PROBE} 个探针比不用级联少跑 20% 以上的内核，最后的分数相差不到 {TIE:.0%}，"
+                 "每个种子里跑过内核的子程序一半以上不比父程序好",
+                 f"{N_PROBE} 个探针 {cnt(runs6)} 次、{s6:.3f}×；不用级联 {cnt(runs0)} 次、{s0:.3f}×；"
+                 f"跑过内核的子程序里不比父程序好的占 {share_txt}")
 
 
 def obs_probe_size(runs: dict, false: dict, rejected: dict):
@@ -340,10 +361,13 @@ def demo1_cascade(res, seeds, budget):
                      cnt(med(rs, 'false')), f"{med(hit, 'missed'):.3f}×" if hit else ""])
     print_table(["探针", "最后的分数", "跑了几次内核", "探针淘汰", "其中错杀", "错杀的里面最好的"], rows)
     print_note(f"（错杀 = 被探针淘汰、但在全部训练形状上其实比它的父程序好的子程序；每个被淘汰的都用时间表完整评估了一次才数出来，"
-         f"这些评估不算进\"跑了几次内核\"。除了\"最后的分数\"，各列都是 {seeds} 个种子的中位数；"
+         f"这些评估不算进\"跑了几次内核\"。各列都是 {seeds} 个种子的中位数（\"最后的分数\"后面括号里是最小–最大）；"
          "\"错杀的里面最好的\"只算有错杀的种子，没有一个种子有错杀就空着。）")
     g = lambda label, k: med(res["cascade", label], k)     # noqa: E731
-    return [obs_cascade_saves(g("0", "runs"), g(str(N_PROBE), "runs"), g("0", "score"), g(str(N_PROBE), "score")),
+    d = res["cascade", DEFAULT]
+    return [obs_cascade_saves(g("0", "runs"), g(str(N_PROBE), "runs"), g("0", "score"), g(str(N_PROBE), "score"),
+                              [(r["caught"] + r["passed_worse"]) / r["tried"] for r in d], med(d, "caught"),
+                              med(d, "passed_worse"), d[0]["rest"]),
             obs_probe_size(*({n: g(str(n), k) for n in PROBES[1:]} for k in ("runs", "false", "rejected"))),
             obs_spread(g(str(N_PROBE), "false"), g(f"{N_PROBE} 随机", "false"), N_PROBE,
                        "别的个数下：" + "；".join(f"{n} 个探针均匀取错杀 {cnt(g(str(n), 'false'))}、随机取 {cnt(g(f'{n} 随机', 'false'))}"
