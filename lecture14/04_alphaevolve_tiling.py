@@ -15,6 +15,9 @@ CS349E · 第 14 讲 · 04_alphaevolve_tiling.py —— 迷你 AlphaEvolve：进
 【关于数字】"硬件"是第 13 讲 sched_lab 的解析模型（H100 的参数，不是在 GPU 上量的）；"LLM"是 evolve.MockLLM：
     模板化的修改加一点内核常识，没有任何真的语言模型。看的是进化循环的结构和每个部件起的作用，不是 AlphaEvolve
     真实的效果。下面每一句观察都由这次运行算出来、在代码里检验过；不成立的会直说不成立。
+【出处】说 AlphaEvolve 论文的句子都出自它的白皮书（arXiv 2506.13131）：按形状搜索的调优每逢输入形状变化就要重来、
+    打断研究的节奏（演示 1），形状是从内核的真实用户那里收集的（演示 3），23%、1%、几个月变几天、已上线、正确性由
+    构造保证（演示 4），都在 3.3.2 节；评估分布在很多机器上并行、整条流水线为吞吐设计（演示 4），在 2.6 节。
 【运行】python3 04_alphaevolve_tiling.py                 （在本目录；在仓库根目录是 python3 lecture14/04_alphaevolve_tiling.py）
        python3 04_alphaevolve_tiling.py --quick         （预算 300、2 个种子：更快，但演示 3 的种子少，泛化那几句可能不成立）
        用时见 README 的"计时"（make bench 量的）；演示 3 用 2 个进程；进度印到标准错误，Ctrl-C 随时停下。
@@ -49,7 +52,7 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, 
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
-from evolve.problem import EXPERT_FILE, read_heuristic  # noqa: E402
+from evolve.problem import EXPERT_FILE, TWINS, read_heuristic  # noqa: E402
 from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
@@ -108,14 +111,19 @@ def expert_source():
 
 def demo1_problem(table, train, test):
     print_header("演示 1：问题——88 个形状、各自的最优配置、专家启发式和三条基线")
+    twin = {a: b for x, y in TWINS for a, b in ((x, y), (y, x))}
+    seen = {(s.name, s.M) for s in train}
+    paired = sum((twin[s.name], s.M) in seen for s in test)         # 配对投影、同一个 M 的形状在训练里的测试形状
     print_note("投影（N, K）：" + "，".join(f"{n} ({N}, {K})" for n, (N, K) in LAYERS.items())
                + "。8B 是 Llama-3 8B 一层的四个矩阵乘法；70B/8 是 Llama-3 70B 按 8 路张量并行切开以后，"
                "一张卡上那一份的四个矩阵乘法（N 或 K 是整层的 1/8）。")
     print_note(f"token 数 M：{', '.join(map(str, TOKENS))}（decode 的批大小到 prefill 的长度）"
                f"——共 {len(LAYERS)} × {len(TOKENS)} = {len(LAYERS) * len(TOKENS)} 个形状。"
-               f"配对随机对半分（训练 {len(train)} 个，测试 {len(test)} 个）：投影两两配对、相邻的 M 两两配对，"
-               "每个 2 个投影 × 2 个 M 的小块里随机一条对角线进训练、另一条进测试，所以每个测试形状在训练里都有"
-               "相似的投影、同一个 M 的形状（evolve.split_shapes）。")
+               f"配对随机对半分（训练 {len(train)} 个，测试 {len(test)} 个）：投影两两配对（括号里是两个的 N："
+               + "、".join(f"{a}–{b} ({LAYERS[a][0]}, {LAYERS[b][0]})" for a, b in TWINS)
+               + "）、相邻的 M 两两配对，每个 2 个投影 × 2 个 M 的小块里随机一条对角线进训练、另一条进测试，所以"
+               + ("每个测试形状" if paired == len(test) else f"{len(test)} 个测试形状里有 {paired} 个")
+               + "在训练里都有它的配对投影、同一个 M 的形状（evolve.split_shapes）。")
     rows = []
     for name, M in (DECODE, ("8B gate_up", 16), ("8B gate_up", 128), ("8B gate_up", 1024), PREFILL, MIDDLE,
                     ("70B/8 qkv", 8192)):
@@ -280,7 +288,7 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     applies = parent_src is None or (apply_diff(parent_src, res["diff"]) == render(best)
                                      and parse(apply_diff(parent_src, res["diff"])) == best)
     same = equivalent(best, simp) and all(choose(best, s) == choose(simp, s) for s in all_shapes())
-    share = res["score"] / o_train
+    share = round(res["score"], 3) / round(o_train, 3)          # 按印出来的三位小数算：读者照着算得出同样的比例
     obs = []
     if gain_early is None:
         obs.append(f"预算只有 {budget} 个提议（不到 {EARLY + 1} 个），看不出开头和后面涨得一样不一样；最终训练形状上 "
@@ -289,8 +297,7 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
         obs.append(check(
             gain_early >= 0.7 and share >= 0.93,
             f"涨得最快的是开头：第 {EARLY} 个提议时已经拿到最终涨幅的 {pct(gain_early, 0.7)}（涨幅 = 分数 − 1），之后越来越慢；"
-            f"{budget} 个提议后训练形状上 {res['score']:.3f}×，是上限 {o_train:.3f}× 的 {pct(share, 0.93)}（两个加速比之比）。"
-            "AlphaEvolve 论文的消融曲线也是这个形状：容易的改进先被找到。",
+            f"{budget} 个提议后训练形状上 {res['score']:.3f}×，是上限 {o_train:.3f}× 的 {pct(share, 0.93)}（两个加速比之比）。",
             f"讲义说第 {EARLY} 个提议时至少拿到最终涨幅（分数 − 1）的 70%，最终分数至少是上限的 93%",
             f"第 {EARLY} 个提议时拿到最终涨幅的 {pct(gain_early, 0.7)}，最终 {res['score']:.3f}×，"
             f"是上限 {o_train:.3f}× 的 {pct(share, 0.93)}"))
@@ -373,10 +380,12 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
     CHARTS.scatter("04_demo3_train_vs_test", f"每个种子一点：训练形状和测试形状上比专家快几倍（斜线上训练 = 测试）",
                    {label: [done[how, seed][:2] for seed in range(seeds)] for how, label in SPLITS.items()},
                    diagonal=True, x_label="训练形状上比专家快", y_label="测试形状上比专家快", x_fmt="{:.2f}×", y_fmt="{:.2f}×")
-    r, m = summary["random"], summary["by_model"]
+    # 句子里再算出来的数（相差几 %、掉了多少）都用表里印出来的三位小数算，读者照着算得出同样的结果
+    r, m = ({k: round(v, 3) if k in ("train", "test", "pmt") else v for k, v in summary[how].items()}
+            for how in ("random", "by_model"))
     drop_r, drop_m = r["train"] - r["test"], m["train"] - m["test"]
     fracs = sorted([r["frac"], m["frac"]])
-    close = max(abs(s["test"] / s["pmt"] - 1) for s in summary.values())
+    close = max(abs(s["test"] / s["pmt"] - 1) for s in (r, m))
     train, test = split_shapes(shapes)
     seen = {(s.name, s.M) for s in train}
     adjacent = lambda m: TOKENS[max(0, TOKENS.index(m) - 1):TOKENS.index(m) + 2]  # noqa: E731  M 和它左右相邻的 M

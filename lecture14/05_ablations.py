@@ -225,15 +225,17 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                "，是两个加速比之比。第 N 个提议时：提出 N 个程序以后的最好训练分数。）")
     best_score_chart(table, results, seeds, list(VARIANTS))
 
-    # 观察里的每个判断都在这里算
-    score = {name: med(name, "train") for name in VARIANTS}
-    lo = {name: min(r["train"] for r in results[name]) for name in VARIANTS}
-    hi = {name: max(r["train"] for r in results[name]) for name in VARIANTS}
+    # 观察里的每个判断都在这里算。分数、内核次数都先取成表里印出来的样子（三位小数、整数）：句子里再算出来的数
+    # （涨幅的百分之几、相差几 %、少多少）读者照着表里的数算，得到的一样
+    score = {name: round(med(name, "train"), 3) for name in VARIANTS}
+    lo = {name: round(min(r["train"] for r in results[name]), 3) for name in VARIANTS}
+    hi = {name: round(max(r["train"] for r in results[name]), 3) for name in VARIANTS}
+    runs = lambda name: float(f"{med(name, 'runs'):.0f}")                                # noqa: E731
     full, small, noevo, nofb, nocas = (score[n] for n in VARIANTS)
     gain = lambda name: score[name] - 1                                                   # noqa: E731
     share = lambda name: pct(gain(name) / gain("full")) if gain("full") > 0 else "—"       # noqa: E731  占完整系统涨幅的多少
     c0 = CHECKPOINTS[0]                                  # "开头"：第 c0 个提议时（预算要比它多才看得出开头和结尾）
-    early = lambda name: at(name, c0) if c0 < budget else math.nan                    # noqa: E731
+    early = lambda name: round(at(name, c0), 3) if c0 < budget else math.nan          # noqa: E731
     no_early = "" if c0 < budget else f"（预算只有 {budget} 个提议，看不出开头和结尾的差别）"
     e_txt = lambda name: f"{early(name):.3f}×" if c0 < budget else "—"                    # noqa: E731
     obs = [check(hi["small"] < lo["full"],
@@ -246,7 +248,7 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                    f"（{lo['full']:.3f}–{hi['full']:.3f}）")]
     noevo_early_share = (early("no_evolution") - 1) / (noevo - 1) if noevo > 1 and c0 < budget else math.nan
     flat = noevo_early_share >= 0.8                      # 第 c0 个提议时已经有最终涨幅的 80% 以上
-    runs_ratio = med("no_evolution", "runs") / med("full", "runs")
+    runs_ratio = runs("no_evolution") / runs("full")
     worst_variant = min((n for n in VARIANTS if n != "full"), key=lambda n: score[n])
     mostly_cached = med("no_evolution", "cached") > budget / 2                      # "提议大多和以前的一模一样"
     obs.append(check(hi["no_evolution"] < lo["full"] and flat and worst_variant == "no_evolution" and mostly_cached,
@@ -276,7 +278,7 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                        f"这一条的判据是：没有逐形状反馈，最终分数（中位数）和完整系统相差不到 {SIMILAR:.0%}",
                        f"最终 {nofb:.3f}× 对 {full:.3f}×，相差 {fmt((nofb / full - 1) * 100, 1, (-SIMILAR * 100, SIMILAR * 100))}%"
                        f"；{start_txt}"))
-    cost = med("no_cascade", "runs") / med("full", "runs")
+    cost = runs("no_cascade") / runs("full")
     probe_only = med("full", "probe")
     obs.append(check(abs(nocas / full - 1) <= SIMILAR and cost > 1.1,
                        f"没有级联，分数差不多（{nocas:.3f}× 对 {full:.3f}×，相差 {nocas / full - 1:+.1%}），但内核跑了完整系统的"
