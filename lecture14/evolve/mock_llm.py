@@ -76,9 +76,12 @@ class Prompt:
                        f"：离屋顶线慢 {floor:.2f}×，比见过的最好慢 {best:.2f}×，现在用 {cfg.as_tuple()}")
                        for s, floor, best, cfg in self.feedback)
         ins = "\n".join(f"# 灵感程序（分数 {sc:.3f}）：\n{src}" for src, _, sc in self.inspirations)
+        timed = any(floor is not None for _, floor, _, _ in self.feedback)
+        head = ("最值得改的训练形状（按 离屋顶线慢几倍 × 比见过的最好慢几倍 从大到小，每个 M 最多一个）" if timed
+                else "几个训练形状（随便挑的，不给时间）")
         return (f"改进下面这个选分块配置的函数，让它在训练形状上更快。只用 SEARCH/REPLACE 回答。\n"
                 f"# 当前程序（分数 {self.score:.3f}×，相对专家启发式）：\n{self.parent_src}\n"
-                f"# 离最好最远的形状：\n{fb}\n{ins}")
+                f"# {head}：\n{fb}\n{ins}")
 
 
 @functools.lru_cache(maxsize=1024)
