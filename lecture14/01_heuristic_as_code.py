@@ -15,6 +15,8 @@ CS349E · 第 14 讲 · 01_heuristic_as_code.py —— 被进化的是什么：�
 【关于数字】时间来自第 13 讲 sched_lab 的解析模型（H100 的参数，不是在 GPU 上量的）。这个脚本不进化，也不用 LLM；
     程序个数是按公式数出来的写法个数，不是跑出来的。下面每一句观察都由这次运行算出来、在代码里检验过；
     不成立的会印成【本次不成立】，并写出判据和这次的值。
+【出处】"AlphaEvolve 进化的是一段代码、用 LLM 提修改、用程序库挑父程序"出自 AlphaEvolve 白皮书（arXiv 2506.13131）
+    第 2 节（方法：提示、LLM 生成 SEARCH/REPLACE 修改、评估、程序库）和 3.3.2 节（进化 Gemini 内核的分块启发式）。
 【运行】python3 01_heuristic_as_code.py                  （在本目录；在仓库根目录是 python3 lecture14/01_heuristic_as_code.py）
        python3 01_heuristic_as_code.py --shape 3000 2304 16384   （在演示 1 的表里多追踪一个形状 M N K）
        python3 01_heuristic_as_code.py --heuristic 文件        （演示 1 换成别的启发式文件，写法和 expert_heuristic.py 一样）

@@ -199,6 +199,8 @@ def obs_cases():
         ("02 probe", s02.obs_probe, (0.07, 0.08, 0.02, True), (0.05, 0.08, 0.02, True), "+0.0500"),
         ("02 database", s02.obs_database, (1, 1, 8, False, False), (1, 3, 8, False, False), "放进去以后第 4 名"),
         ("02 kinds", s02.obs_kinds, (kinds_ok,), (kinds_bad,), "70%"),
+        ("02 kinds never always right", s02.obs_kinds, (kinds_ok,),
+         ({**kinds_ok, "targeted": dict(n=10, better=10, bad=0, same=0)},), "100%"),
         ("02 mistakes", s02.obs_mistakes, good_mistakes, bad_mistakes, "进了程序库 1"),
         ("02 valley", s02.obs_valley, (valley_ok,), (valley_bad,), "1.013"),
         ("03 cascade", s03.obs_cascade_saves, (20000, 15000, 1.28, 1.279, [0.8, 0.9], 200, 500, 38),
