@@ -284,6 +284,9 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     dead = sum(map(has_dead_rules, evaluated))
     dead_pop = sum(map(has_dead_rules, population))
     regs_rejects = out["static_kinds"].get("single_field", {}).get("寄存器/线程", 0)
+    others = {k: n for k, n in out["static_kinds"].get("single_field", {}).items() if k != "寄存器/线程"}
+    other_kinds = ("超了别的资源的：" + "、".join(f"{k} {n} 个" for k, n in sorted(others.items(), key=lambda x: (-x[1], x[0])))
+                   + "；一个程序可以同时超几种" if others else "没有超别的资源的")
     enough = min(tried("targeted"), tried("single_field")) >= MIN_TRIED
     applies = parent_src is None or (apply_diff(parent_src, res["diff"]) == render(best)
                                      and parse(apply_diff(parent_src, res["diff"])) == best)
@@ -314,7 +317,7 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
             f"只挪一个字段常常掉进\"启动不了\"的山谷：从 BM×BN = 128×128、4 个 warp 到 256×128、8 个 warp，"
             f"中间那步 256×128、4 个 warp 每线程要 {regs_per_thread(valley)} 个寄存器（上限 {MAX_REGS_PER_THREAD}）；"
             f"这次 single_field 的提议里有 {out['static_reject'].get('single_field', 0)} 个改出了启动不了的配置，"
-            f"其中 {regs_rejects} 个就是寄存器超了（其余是共享内存或 warp 分不到活）。改得连贯，正是大模型比随机变异强的地方。",
+            f"其中 {regs_rejects} 个就是每线程的寄存器超了（{other_kinds}）。改得连贯，正是大模型比随机变异强的地方。",
             "讲义说 targeted 的成功率至少是 single_field 的 2 倍，且 single_field 有提议因寄存器超了被拒",
             f"targeted {rate_text(acc('targeted'), tried('targeted'))}，single_field "
             f"{rate_text(acc('single_field'), tried('single_field'))}，single_field 因寄存器超了被拒 {regs_rejects} 次"))
