@@ -17,6 +17,8 @@ CS349E · 第 13 讲 · 01_timing_model.py —— 一个 GEMM 在 H100 上要多
 【关于数字】全部来自 sched_lab 的解析模型（H100 SXM5 的手册参数，加上标了【估计】的校准旋钮），不是在 GPU 上量的。
     它适合回答"哪一项是瓶颈、改一个旋钮往哪边变"，不适合回答"真机上到底几 µs"。下面每一句观察都由这次运行算出来、
     在代码里检验过；用 --knob 改了 sched_lab 的旋钮让它不成立时，会印【本次不成立】和真实的数。
+    "专家"是第 14 讲讲义的专家启发式，从钉住的 lecture14/evolve/lecture_expert.py 读；学生改 lecture14/expert_heuristic.py
+    不改这里的任何一个字（04、06 用的才是学生的那份）。
 【运行】python3 lecture13/01_timing_model.py                     （在仓库根目录；用时见 README 的"计时"，make bench 量的）
        python3 lecture13/01_timing_model.py --tolerance 0.05    演示 3 改成"进入最优的 5% 以内就停"
        python3 lecture13/01_timing_model.py --knob L2_BW=1.54e13  这次运行把 L2 带宽改成两倍（sched_lab.py 不动）

@@ -283,3 +283,17 @@ def test_05_shares_of_the_gain_are_computed_from_the_printed_scores():
         assert pct_shows(m[1], (noevo - 1) / (full - 1)), args
         m = find(r"分数差不多（[\d.]+× 对 [\d.]+×，相差 ([+-][\d.]+)%）", obs[3])
         assert shows(m[1], nocas / full - 1, 100), args
+
+
+# ---------------------------------------------------------------- 重读时找到的：其余被拒的超了哪些资源
+
+def test_04_single_field_rejects_name_every_resource_they_overflowed():
+    # 以前说"其中 27 个就是寄存器超了（其余是共享内存或 warp 分不到活）"：其中 4 个超的是每个 CTA 的寄存器
+    from evolve import Evaluator, TimeTable, all_shapes, evolve, split_shapes
+    train, _ = split_shapes(all_shapes())
+    kinds = evolve(Evaluator(train, TimeTable()), 1000, seed=0)["static_kinds"]["single_field"]
+    text = observations(section(out(S04), "演示 2"))[1]
+    m = find(r"其中 (\d+) 个就是每线程的寄存器超了（超了别的资源的：(.*?)；一个程序可以同时超几种）", text)
+    assert int(m[1]) == kinds["寄存器/线程"]
+    said = dict((k.strip(), int(n)) for k, n in re.findall(r"([^、]+?) (\d+) 个", m[2]))
+    assert said == {k: n for k, n in kinds.items() if k != "寄存器/线程"}
