@@ -414,7 +414,8 @@ def test_03_even_seed_counts_print_the_true_median(capsys):
     # 2 个种子时计数的中位数可能是 x.5：照印，不四舍五入成 0 或 8；"错杀的里面最好的"只看有错杀的种子
     assert (s03.cnt(0.5), s03.cnt(26641.5), s03.cnt(8.0), s03.cnt(35288)) == ("0.5", "26,641.5", "8", "35,288")
     assert "错杀 0.5 个" in str(s03.obs_spread(0.5, 9, 6))
-    rec = lambda false, missed: dict(score=1.2, runs=30001, rejected=100, false=false, missed=missed)   # noqa: E731
+    rec = lambda false, missed: dict(score=1.2, runs=30001, rejected=100, false=false, missed=missed,   # noqa: E731
+                                     caught=100 - false, passed_worse=300, tried=500, rest=38)
     res = {("cascade", label): [rec(0, 0.0), rec(1, 1.234)] for label, _, _ in s03.CASCADES}
     s03.demo1_cascade(res, 2, 100)
     row = next(line for line in capsys.readouterr().out.splitlines() if "6 个，按 M 均匀取" in line)
