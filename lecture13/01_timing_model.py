@@ -22,7 +22,8 @@ CS349E · 第 13 讲 · 01_timing_model.py —— 一个 GEMM 在 H100 上要多
 【运行】python3 lecture13/01_timing_model.py                     （在仓库根目录；用时见 README 的"计时"，make bench 量的）
        python3 lecture13/01_timing_model.py --tolerance 0.05    演示 3 改成"进入最优的 5% 以内就停"
        python3 lecture13/01_timing_model.py --knob L2_BW=1.54e13  这次运行把 L2 带宽改成两倍（sched_lab.py 不动）
-【依赖】numpy；本目录的 sched_lab（它用 ../lecture10 的 kernel_lab）；../lecture01 的 console。
+【依赖】numpy；本目录的 sched_lab（它用 ../lecture10 的 kernel_lab）；../lecture01 的 console；
+       ../lecture14 的 evolve（只用来读讲义的专家）。
 """
 
 import io
@@ -63,7 +64,7 @@ from evolve.problem import LECTURE_EXPERT_FILE, load_heuristic  # noqa: E402
 from evolve.program import choose_mnk  # noqa: E402
 
 LECTURE_EXPERT = load_heuristic(LECTURE_EXPERT_FILE)
-EXPERT_NAME = "lecture14/evolve/lecture_expert.py"   # 印出来的出处（相对仓库根）
+EXPERT_NAME = os.path.relpath(LECTURE_EXPERT_FILE, os.path.join(HERE, "..")).replace(os.sep, "/")   # 印出来的出处（相对仓库根）
 DEMO1_SHAPES = (DECODE, MID_GATE, PREFILL, FEW_CTAS)
 RIDGE = sl.PEAK_FLOPS / sl.HBM_BW               # 屋顶线的拐点，FLOP/B（约 295）
 
