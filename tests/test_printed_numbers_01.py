@@ -37,10 +37,13 @@ def cfg_of(cell: str) -> Config:
     return Config(BM, BN, BK, w, st, g)
 
 
+INDEX = {c: i for i, c in enumerate(VALID)}
+
+
 def slowdown(table, cfg, s) -> float:
     """这个配置比这个形状上最快的配置慢几倍：最快的是整行时间的最小值（不用 table.oracle）。"""
     times = table.times(s)
-    return float(times[VALID.index(cfg)] / times.min())
+    return float(times[INDEX[cfg]] / times.min())
 
 
 def first_branch(program: Program, M, N, K) -> int:
