@@ -13,7 +13,7 @@ from conftest import run_script
 from evolve import LAYERS, TOKENS, VALID, Config, Program, Rule, Shape, all_shapes, choose, parse, per_m_table, \
     render, simplify, split_shapes
 from evolve.program import equivalent
-from printed import find, find_wide_table, number, numbers, observations, section, shows
+from printed import find, find_wide_table, number, observations, section, shows
 
 SCRIPT = "lecture14/01_heuristic_as_code.py"
 PREFETCH = [(SCRIPT,)]                      # conftest：后台先跑（test_lecture14_scripts 也用这次运行）

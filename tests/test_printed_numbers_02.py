@@ -11,12 +11,13 @@ from collections import Counter
 import pytest
 
 from conftest import run_script
-from evolve import EXPERT, VALID, Config, Evaluator, Program, all_shapes, choose, evolve, parse, split_shapes
+from evolve import EXPERT, VALID, Config, Evaluator, Program, choose, evolve, parse
 from evolve.loop import ProgramDatabase
 from evolve.mock_llm import MISTAKE, OPS, Dice, MockLLM
 from evolve.program import DiffError, ProgramError, apply_diff, parse_diff
 from kernel_lab import MAX_REGS_PER_THREAD, REG_OVERHEAD, WARP, overflow_kinds
-from printed import find, find_table, find_wide_table, number, numbers, observations, pct_shows, section, shows
+from printed import find, find_table, find_wide_table, number, observations, pct_shows, section, shows
+from reruns import log_speedup, watched
 from sched_lab import roofline
 
 SCRIPT = "lecture14/02_llm_proposal.py"
@@ -33,64 +34,21 @@ def stdout():
     return p.stdout
 
 
-def log_speedup(table, prog, shapes) -> float:
-    """prog 相对专家的 log 加速比在 shapes 上的平均（时间表量化过的 log）。"""
-    return sum(float(table.logs(s)[INDEX[choose(EXPERT, s)]] - table.logs(s)[INDEX[choose(prog, s)]])
-               for s in shapes) / len(shapes)
-
-
 def regs(c: Config) -> int:
     return c.BM * c.BN // (WARP * c.warps) + REG_OVERHEAD
 
 
-class Watched(Evaluator):
-    """每次 evaluate 记下 (第几个提议, 父程序的结果, 子程序, 子程序的结果, 是不是查的缓存)。"""
-
-    def __init__(self, train, table, clock):
-        super().__init__(train, table)
-        self.clock, self.seen = clock, []
-
-    def evaluate(self, program, parent=None):
-        before = self.n_cached
-        r = super().evaluate(program, parent)
-        self.seen.append((self.clock.k, parent, program, r, self.n_cached > before))
-        return r
-
-
-class Clock:
-    """数提议（用和程序库同一个 Dice 的 MockLLM：和不经过它的 evolve 一步不差），记下每个提示和挑到的岛。"""
-
-    def __init__(self):
-        self.k, self.prompts, self.islands = 0, [], []
-
-    def database(self, rng):
-        self.llm = MockLLM(rng)
-        clock = self
-
-        class DB(ProgramDatabase):
-            def sample(self):
-                out = super().sample()
-                clock.islands.append(out[0])
-                return out
-        self.db = DB(rng)
-        return self.db
-
-    def propose(self, prompt):
-        self.k += 1
-        self.prompts.append(prompt)
-        return self.llm.propose(prompt)
-
-
 @pytest.fixture(scope="module")
 def step(table, train):
-    """慢放的那一步：第 AFTER 个提议起，第一个真的完整评估了（没查缓存）、又比父程序好的提议。"""
-    clock = Clock()
-    ev = Watched(train, table, clock)
-    out = evolve(ev, AFTER + LOOK, seed=SEED, llm=clock, database=clock.database)
-    k, parent, child, r, _ = next(e for e in ev.seen if e[0] >= AFTER and not e[4] and e[3]["status"] == "full"
-                                  and e[3]["score"] > e[1]["score"] * (1 + 1e-9))
-    return dict(k=k, parent=parent, child=child, result=r, prompt=clock.prompts[k - 1], island=clock.islands[k - 1],
-                best_before=float(out["history"][k - 2]), ev=ev)
+    """慢放的那一步：第 AFTER 个提议起，第一个真的完整评估了（没查缓存）、又比父程序好的提议。
+    用 tests/reruns.py 里种子 0、1000 个提议的那次（前 AFTER + LOOK 个提议和只跑那么多时一步不差；03、06 的测试也用它）。"""
+    w = watched(table, SEED, 1000)
+    ev, watch = w["ev"], w["watch"]
+    assert w["train"] == train
+    k, parent, child, r, _ = next(e for e in ev.seen if AFTER <= e[0] <= AFTER + LOOK and not e[4]
+                                  and e[3]["status"] == "full" and e[3]["score"] > e[1]["score"] * (1 + 1e-9))
+    return dict(k=k, parent=parent, child=child, result=r, prompt=watch.prompts[k - 1], island=watch.islands[k - 1],
+                best_before=float(w["out"]["history"][k - 2]), ev=ev)
 
 
 def test_demo1_which_step(stdout, step):

@@ -66,7 +66,7 @@ def test_heatmap_with_markup_characters_parses_and_round_trips(k):
              if e.get("data-value")}
     assert cells == {(r, c): values[i][j] for i, r in enumerate(rows) for j, c in enumerate(cols)}
     note = next(x for x in t if x.startswith("最大"))
-    assert f"最大 9.50：中文行，M & <N> = \"3\"" in note and f"最小 1.00：{rows[0]}，M & <N> = <1" in note
+    assert "最大 9.50：中文行，M & <N> = \"3\"" in note and f"最小 1.00：{rows[0]}，M & <N> = <1" in note
 
 
 @pytest.mark.parametrize("k", range(len(NASTY)))
