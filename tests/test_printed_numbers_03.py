@@ -141,14 +141,15 @@ def test_demo2_observations_quote_the_table(stdout):
     med_of = lambda p: numbers(row[p][c_tr])[0]                              # noqa: E731
     m = find(r"训练形状上的中位数，岛屿模型 ([\d.]+)×", obs[0])
     assert float(m[1]) == med_of("islands")
+    flat = re.sub(r"\s", "", obs[0])
+    clauses = flat.split("×：", 1)[1].split("（相差不到")[0].split("；")        # "均匀挑（1.250×）、锦标赛（…）和岛屿模型打平"
     for p in ("best", "uniform", "tournament"):
         got = float(find(re.escape(s03.SHORT[p]) + r"（([\d.]+)×）", obs[0])[1])
         assert got == med_of(p)
         r = got / med_of("islands") - 1                                     # 读者：打平、更好、更差
-        word = "打平" if abs(r) <= s03.TIE else "更好" if r > 0 else "更差"
-        tail = obs[0].split(s03.SHORT[p] + "（", 1)[1]
-        assert re.sub(r"\s", "", tail).split("；")[0].split("（相差")[0].endswith(
-            "和岛屿模型打平" if word == "打平" else "比岛屿模型" + word) or "、" in re.sub(r"\s", "", tail).split("；")[0]
+        word = "和岛屿模型打平" if abs(r) <= s03.TIE else "比岛屿模型更好" if r > 0 else "比岛屿模型更差"
+        [clause] = [c for c in clauses if s03.SHORT[p].replace(" ", "") + "（" in c]
+        assert clause.endswith(word), (p, clause)
     m = find(r"只有 ([\d.]+) 个不同的程序当过父程序（其余三种 ([\d.]+) 个以上），最好分数最长 ([\d.]+) 个提议不动"
              r"（岛屿模型 ([\d.]+) 个）", obs[1])
     assert number(m[1]) == number(row["best"][c_p])
