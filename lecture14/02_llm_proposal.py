@@ -372,9 +372,10 @@ def obs_valley(rows: list) -> str:
     start, only_bm, only_w, both = rows
     ok = (not only_bm["ok"]) and only_w["ok"] and only_w["score"] <= start["score"] and both["ok"] and \
         both["score"] > start["score"]
-    return check(ok, f"从 {cfg_text(start['cfg'])} 走到 {cfg_text(both['cfg'])}（分数 {start['score']:.4f}× → "
-                       f"{both['score']:.4f}×）要改两个字段。只改 BM：每线程 {only_bm['regs']} 个寄存器，超过 {MAX_REGS_PER_THREAD}，"
-                       f"启动不了；只改 warps：能启动，但 {only_w['score']:.4f}× 不比起点好。一次只挪一个字段的 single_field "
+    score = lambda r: f"{r['score']:.4f}×" if r["ok"] else "启动不了"  # noqa: E731  不成立时也许有一个启动不了
+    return check(ok, f"从 {cfg_text(start['cfg'])} 走到 {cfg_text(both['cfg'])}（分数 {score(start)} → "
+                       f"{score(both)}）要改两个字段。只改 BM：每线程 {only_bm['regs']} 个寄存器，超过 {MAX_REGS_PER_THREAD}，"
+                       f"启动不了；只改 warps：能启动，但 {score(only_w)} 不比起点好。一次只挪一个字段的 single_field "
                        "两条路都过不去，这就是山谷；targeted 按内核常识把块和 warp 一起改，一步跨过去。",
                  "只改 BM 启动不了，只改 warps 不比起点好，两个一起改比起点好",
                  f"只改 BM：{'能' if only_bm['ok'] else '不能'}启动；只改 warps："

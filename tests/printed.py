@@ -39,9 +39,11 @@ def section(text: str, prefix: str) -> str:
 
 
 class Table:
-    def __init__(self, headers: list[str], rows: list[list[str]], lines: list[str] | None = None):
+    def __init__(self, headers: list[str], rows: list[list[str]], lines: list[str] | None = None,
+                 span: tuple[int, int] = (0, 0)):
         self.headers, self.rows = headers, rows
         self.lines = lines or []                       # 印出来的样子：表头的几行、---- 行、数据行
+        self.span = span                               # 在文字里的行号：[第一行表头, 最后一行数据 + 1)
 
     def col(self, *words: str) -> int:
         """表头里含有全部 words 的那一列（恰好一列；只给一个词、有几列都含它时，取正好叫这个名字的那列）。"""
@@ -126,7 +128,8 @@ def tables(text: str) -> list[Table]:
             if cells is None:                              # 空行或不是表格的行：表格到此为止
                 break
             rows.append(cells)
-        out.append(Table(head, rows, top + [line] + lines[i + 1:i + 1 + len(rows)]))
+        out.append(Table(head, rows, top + [line] + lines[i + 1:i + 1 + len(rows)],
+                         (i - len(parts), i + 1 + len(rows))))
     return out
 
 
@@ -134,6 +137,35 @@ def find_table(text: str, *words: str) -> Table:
     """表头（所有列连起来）含有全部 words 的那张表（恰好一张）。"""
     found = [t for t in tables(text) if all(any(w in h for h in t.headers) for w in words)]
     assert len(found) == 1, (words, [t.headers for t in tables(text)])
+    return found[0]
+
+
+def _same_key(a: Table, b: Table, text_lines: list[str]) -> bool:
+    """b 是不是 a 的下一块：中间只隔着空行，第一列表头一样，每行的第一格一样。"""
+    gap = text_lines[a.span[1]:b.span[0]]
+    return (not any(line.strip() for line in gap) and a.headers[0] == b.headers[0]
+            and [r[0] for r in a.rows] == [r[0] for r in b.rows])
+
+
+def wide_tables(text: str) -> list[Table]:
+    """和 tables 一样，只是比终端宽的表被切成了几块（每块重复第一列：键）时，把连着的几块拼回一张表。
+    今天（宽表还整张印出来）和 tables 的结果一样；宽度超过 100 列的表都经过这里找，印法改成分块以后测试不用改。"""
+    lines = text.split("\n")
+    out: list[Table] = []
+    for t in tables(text):
+        if out and _same_key(out[-1], t, lines):
+            last = out[-1]
+            out[-1] = Table(last.headers + t.headers[1:], [a + b[1:] for a, b in zip(last.rows, t.rows)],
+                            last.lines + t.lines, (last.span[0], t.span[1]))
+        else:
+            out.append(t)
+    return out
+
+
+def find_wide_table(text: str, *words: str) -> Table:
+    """find_table，但按 wide_tables 把分成几块的宽表拼回来再找。"""
+    found = [t for t in wide_tables(text) if all(any(w in h for h in t.headers) for w in words)]
+    assert len(found) == 1, (words, [t.headers for t in wide_tables(text)])
     return found[0]
 
 

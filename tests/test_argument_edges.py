@@ -1,0 +1,115 @@
+"""参数检查的两头：每个 argparse 的 type（runner 的 int_between、positive_int、nonnegative_int、fraction，
+openai_llm 的 --llm-concurrency、--llm-timeout）在每一边都测"最大的合法值"和"最小的不合法值"，不只测离得很远的值；
+01、02、03、06 的 parse_args 在进程里按同样的两头各调一次（上限来自 evolve.loop 和 sched_lab 的常数）。
+边界挪一格（< 写成 <=、上限加一）这里就有一个测试变红。"""
+
+import argparse
+import contextlib
+import io
+import math
+
+import pytest
+
+from conftest import load_script
+from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS
+from evolve.openai_llm import _concurrency_arg, _seconds_arg
+from runner import fraction, int_between, nonnegative_int, positive_int
+from sched_lab import MAX_DIM
+
+
+def rejects(check, text):
+    with pytest.raises(argparse.ArgumentTypeError) as e:
+        check(text)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("lo,hi", [(1, 5), (0, 0), (-3, 3), (1, MAX_BUDGET)])
+def test_int_between_edges(lo, hi):
+    check = int_between(lo, hi)
+    assert check(str(lo)) == lo and check(str(hi)) == hi               # 两头都收
+    for bad in (lo - 1, hi + 1):                                       # 紧挨着的两个不收，说出范围
+        msg = rejects(check, str(bad))
+        assert f"{lo:,}" in msg and f"{hi:,}" in msg and str(bad) in msg, msg
+
+
+def test_int_between_says_why_the_upper_bound():
+    msg = rejects(int_between(1, MAX_DIM, "2**24"), str(MAX_DIM + 1))
+    assert "2**24" in msg and f"{MAX_DIM:,}" in msg
+
+
+def test_positive_int_edges():
+    assert positive_int("1") == 1 and positive_int(str(10 ** 30)) == 10 ** 30
+    assert "0" in rejects(positive_int, "0")
+    rejects(positive_int, "-1")
+
+
+def test_nonnegative_int_edges():
+    assert nonnegative_int("0") == 0 and nonnegative_int(" 1 ") == 1
+    assert "-1" in rejects(nonnegative_int, "-1")
+    for junk in ("", "0.5", "1e3", "x"):
+        rejects(nonnegative_int, junk)
+
+
+def test_fraction_edges():
+    below_one = math.nextafter(1.0, 0.0)
+    assert fraction("0") == 0.0 and fraction(repr(below_one)) == below_one and fraction("0.05") == 0.05
+    assert "1" in rejects(fraction, "1")                               # 1 本身不收（0 ≤ x < 1）
+    rejects(fraction, "1.0")
+    rejects(fraction, repr(-5e-324))                                   # 比 0 小一丁点也不收
+    for junk in ("nan", "inf", "-inf", "x", ""):
+        rejects(fraction, junk)
+
+
+def test_llm_concurrency_edges():
+    assert _concurrency_arg("1") == 1 and _concurrency_arg("64") == 64
+    for bad in ("0", "-1", "1.5", "x", ""):
+        assert bad in rejects(_concurrency_arg, bad)
+
+
+def test_llm_timeout_edges():
+    tiny = 5e-324
+    assert _seconds_arg(repr(tiny)) == tiny and _seconds_arg("60") == 60.0 and _seconds_arg("1e308") == 1e308
+    for bad in ("0", "-0", "-1e-9", "inf", "nan", "1e309", "x", ""):
+        rejects(_seconds_arg, bad)
+
+
+# ---------------------------------------------------------------- 脚本的 parse_args（在进程里，不起子进程）
+
+@pytest.fixture(scope="module")
+def scripts():
+    return {k: load_script(f"lecture14/{name}", f"edges_{k}") for k, name in
+            (("01", "01_heuristic_as_code.py"), ("02", "02_llm_proposal.py"), ("03", "03_cascade_and_database.py"),
+             ("06", "06_your_heuristic.py"))}
+
+
+def parse(module, *argv):
+    """parse_args 的结果；参数不合法时返回 (退出码, 标准错误)。"""
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return module.parse_args(list(argv))
+    except SystemExit as e:
+        return e.code, err.getvalue()
+
+
+EDGES = [("01", ["--shape", "{}", "1", "1"], 1, MAX_DIM), ("01", ["--shape", "1", "{}", "1"], 1, MAX_DIM),
+         ("01", ["--shape", "1", "1", "{}"], 1, MAX_DIM),
+         ("02", ["--after", "{}"], 1, MAX_BUDGET), ("02", ["--seed", "{}"], 0, None),
+         ("02", ["--llm-concurrency", "{}"], 1, None),
+         ("03", ["--budget", "{}"], 1, MAX_BUDGET), ("03", ["--seeds", "{}"], 1, MAX_SEEDS),
+         ("03", ["--jobs", "{}"], 1, MAX_JOBS),
+         ("06", ["--budget", "{}"], 1, MAX_BUDGET), ("06", ["--seed", "{}"], 0, None)]
+
+
+@pytest.mark.parametrize("key,argv,lo,hi", EDGES, ids=[f"{k} {' '.join(a)}" for k, a, _, _ in EDGES])
+def test_script_options_at_both_edges(scripts, key, argv, lo, hi):
+    m = scripts[key]
+    option = next(a for a in argv if a.startswith("--"))
+    fill = lambda v: [a.format(v) for a in argv]                     # noqa: E731
+    for good in (lo, hi) if hi is not None else (lo,):
+        got = parse(m, *fill(good))
+        assert not isinstance(got, tuple), (good, got)
+    for bad in (lo - 1, hi + 1) if hi is not None else (lo - 1,):
+        got = parse(m, *fill(bad))
+        assert isinstance(got, tuple) and got[0] == 2, (bad, got)
+        assert option in got[1] and str(bad) in got[1] and len(got[1].strip().splitlines()) == 1, got[1]

@@ -1,0 +1,104 @@
+"""openai_llm 的小帮手，在边上测（只用公开的行为，不起服务器）：Retry-After 是秒数、将来的日期、过去的日期（时钟差）、
+读不懂的东西；密钥从多长开始抹（正好在那个长度上和短一个字符）；成本账的加法（失败按种类数、token 部分缺失、
+中位数）；地址里的用户名、密码和查询串不留下。单独一个文件：openai_llm.py 正被另一处改写，合并时这里不冲突。"""
+
+import email.utils
+import time
+
+import pytest
+
+from evolve.openai_llm import Call, OpenAILLM, _retry_after, clean_url, ledger
+
+
+# ---------------------------------------------------------------- Retry-After
+
+@pytest.mark.parametrize("value,seconds", [("0", 0.0), ("7", 7.0), (" 12 ", 12.0), ("1.5", 1.5), ("60", 60.0)])
+def test_retry_after_seconds(value, seconds):
+    assert _retry_after(value) == seconds
+
+
+def test_retry_after_negative_seconds_is_no_wait():
+    assert _retry_after("-5") == 0.0
+
+
+def test_retry_after_future_date_is_the_time_until_it():
+    when = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 27.0 <= _retry_after(when) <= 31.0
+
+
+@pytest.mark.parametrize("ago", [1, 3600])
+def test_retry_after_past_date_is_zero_not_negative(ago):
+    # 服务器的钟比我们慢（RFC 9110 允许给日期）：日期已经过去，等 0 秒；负数交给 time.sleep 会抛 ValueError
+    when = email.utils.formatdate(time.time() - ago, usegmt=True)
+    wait = _retry_after(when)
+    assert wait == 0.0
+    time.sleep(wait)
+
+
+@pytest.mark.parametrize("junk", [None, "", "soon", "Mon, 99 Foo 2026", "1,5", "0x10"])
+def test_retry_after_junk_is_none(junk):
+    assert _retry_after(junk) is None
+
+
+# ---------------------------------------------------------------- 抹密钥
+
+@pytest.mark.parametrize("key,hidden", [("k" * 7, False), ("k" * 8, True), ("sk-" + "x" * 40, True), ("", False)])
+def test_key_is_redacted_from_eight_characters_on(key, hidden):
+    backend = OpenAILLM("http://127.0.0.1:9/v1", "m", api_key=key)
+    text = f"error: bad key {key}!" if key else "error"
+    out = backend._redact(text)
+    if hidden:
+        assert key not in out and out == "error: bad key ***!"
+    else:
+        assert out == text                         # 短的占位符（EMPTY 之类）不是秘密，抹了会把回复抹坏
+
+
+def test_repr_never_shows_the_key():
+    key = "sk-secret-0123456789"
+    backend = OpenAILLM("http://user:pw@127.0.0.1:9/v1?token=abc", "m", api_key=key)
+    assert key not in repr(backend) and "pw" not in repr(backend) and "token" not in repr(backend)
+
+
+@pytest.mark.parametrize("url,clean", [("http://user:pw@127.0.0.1:8080/v1/?k=1#x", "http://127.0.0.1:8080/v1"),
+                                       ("https://api.example.com/v1", "https://api.example.com/v1"),
+                                       ("http://[::1]:11434/v1/", "http://[::1]:11434/v1")])
+def test_clean_url_keeps_only_scheme_host_port_path(url, clean):
+    assert clean_url(url) == clean
+
+
+# ---------------------------------------------------------------- 成本账
+
+def call(n, error=None, latency=1.0, pt=None, ct=None):
+    return Call(n, "p", None if error else "r", error, latency, pt, ct, "m")
+
+
+def test_ledger_sums():
+    calls = [call(0, latency=1.0, pt=10, ct=3), call(1, error="LLM 超时", latency=5.0),
+             call(2, error="LLM 回 HTTP 500", latency=0.5), call(3, error="LLM 超时", latency=2.0, pt=7),
+             call(4, latency=0.25, pt=0, ct=4)]
+    book = ledger(calls)
+    assert book["calls"] == 5
+    assert book["failed"] == {"LLM 超时": 2, "LLM 回 HTTP 500": 1}
+    assert book["prompt_tokens"] == 17 and book["completion_tokens"] == 7          # 没报的不算，报 0 的算 0
+    assert book["latency_total"] == pytest.approx(8.75)
+    assert book["latency_median"] == 1.0
+
+
+def test_ledger_median_of_an_even_count_and_empty():
+    assert ledger([call(0, latency=1.0), call(1, latency=4.0)])["latency_median"] == 2.5
+    empty = ledger([])
+    assert empty == dict(calls=0, failed={}, prompt_tokens=None, completion_tokens=None, latency_total=0,
+                         latency_median=0.0)
+
+
+def test_ledger_tokens_none_only_when_no_call_reported_them():
+    assert ledger([call(0), call(1)])["prompt_tokens"] is None
+    assert ledger([call(0), call(1, pt=0)])["prompt_tokens"] == 0
+    assert ledger([call(0, ct=2), call(1)])["completion_tokens"] == 2
+
+
+def test_backend_ledger_slices_by_call_number():
+    backend = OpenAILLM("http://127.0.0.1:9/v1", "m", api_key="")
+    backend.calls = [call(k, latency=float(k), pt=k) for k in range(5)]
+    assert backend.ledger(1, 3)["calls"] == 2 and backend.ledger(1, 3)["prompt_tokens"] == 3
+    assert backend.ledger(3)["latency_total"] == 7.0

@@ -1,0 +1,24 @@
+"""tests/printed.py 的 find_wide_table：宽表以后会被切成几块、每块重复第一列（键）；连着的几块拼回一张表，
+中间隔着别的文字的同样的表不拼。今天宽表还是整张印，这个测试用 console.format_table 自己排出分块的样子。"""
+
+from console import format_table
+from printed import find_table, find_wide_table, tables, wide_tables
+
+ROWS = [["8B qkv", "1.00×", "2.0", "x"], ["70B/8 o", "1.50×", "3.5", "y"]]
+
+
+def test_blocks_repeating_the_key_column_are_joined():
+    whole = format_table(["形状", "分数", "时间", "备注"], ROWS)
+    left = format_table(["形状", "分数", "时间"], [r[:3] for r in ROWS])
+    right = format_table(["形状", "备注"], [[r[0], r[3]] for r in ROWS])
+    split = f"说明\n\n{left}\n\n{right}\n\n下面的文字"
+    t = find_wide_table(split, "形状", "备注")
+    assert t.headers == find_table(whole, "形状").headers and t.rows == find_table(whole, "形状").rows
+    assert len(tables(split)) == 2 and len(wide_tables(split)) == 1
+    assert find_wide_table(whole, "备注").rows == t.rows                       # 整张印的表：和 find_table 一样
+
+
+def test_tables_with_text_between_are_not_joined():
+    a = format_table(["", "你的", "最优"], [["时间", "1", "2"]])
+    text = f"形状一\n\n{a}\n为什么：……\n\n形状二\n\n{a}\n"
+    assert len(wide_tables(text)) == 2

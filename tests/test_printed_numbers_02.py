@@ -1,0 +1,293 @@
+"""02 脚本（默认运行：种子 0，第 100 个提议起）印出来的每个数，对着在测试进程里独立重跑的进化检查：
+自己的评估器子类记下每个提议（第几个、父程序的结果、子程序的结果、是不是查的缓存），从中找出慢放的那一步；
+探针上的 log 加速比、训练形状上的分数、寄存器个数、换了配置的形状个数都按时间表和 kernel_lab 的常数自己算；
+演示 2 拿同一个提示词（先核对它和印出来的原文逐字相同）自己让每种修改各提 200 次；演示 3 自己跑犯错率 30% 的进化。
+句子里引用旁边的数（名次、挤掉的分数、比例的最大最小、加起来的个数），按读者的算法从印出来的数核对。"""
+
+import math
+import re
+from collections import Counter
+
+import pytest
+
+from conftest import run_script
+from evolve import EXPERT, VALID, Config, Evaluator, Program, choose, evolve, parse
+from evolve.loop import ProgramDatabase
+from evolve.mock_llm import MISTAKE, OPS, Dice, MockLLM
+from evolve.program import DiffError, ProgramError, apply_diff, parse_diff
+from kernel_lab import MAX_REGS_PER_THREAD, REG_OVERHEAD, WARP, overflow_kinds
+from printed import find, find_table, find_wide_table, number, observations, pct_shows, section, shows
+from reruns import log_speedup, watched
+from sched_lab import roofline
+
+SCRIPT = "lecture14/02_llm_proposal.py"
+PREFETCH = [(SCRIPT,)]                      # conftest：后台先跑（test_lecture14_scripts 也用这次运行）
+SEED, AFTER, LOOK, PER_KIND = 0, 100, 400, 200
+INDEX = {c: i for i, c in enumerate(VALID)}
+
+
+@pytest.fixture(scope="module")
+def stdout():
+    p = run_script(SCRIPT)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith(f"设置：--seed {SEED} --after {AFTER}"), p.stdout[:80]
+    return p.stdout
+
+
+def regs(c: Config) -> int:
+    return c.BM * c.BN // (WARP * c.warps) + REG_OVERHEAD
+
+
+@pytest.fixture(scope="module")
+def step(table, train):
+    """慢放的那一步：第 AFTER 个提议起，第一个真的完整评估了（没查缓存）、又比父程序好的提议。
+    用 tests/reruns.py 里种子 0、1000 个提议的那次（前 AFTER + LOOK 个提议和只跑那么多时一步不差；03、06 的测试也用它）。"""
+    w = watched(table, SEED, 1000)
+    ev, watch = w["ev"], w["watch"]
+    assert w["train"] == train
+    k, parent, child, r, _ = next(e for e in ev.seen if AFTER <= e[0] <= AFTER + LOOK and not e[4]
+                                  and e[3]["status"] == "full" and e[3]["score"] > e[1]["score"] * (1 + 1e-9))
+    return dict(k=k, parent=parent, child=child, result=r, prompt=watch.prompts[k - 1], island=watch.islands[k - 1],
+                best_before=float(w["out"]["history"][k - 2]), ev=ev)
+
+
+def test_demo1_which_step(stdout, step):
+    text = section(stdout, "演示 1")
+    m = find(r"进化循环已经跑了 (\d+) 个提议。第 (\d+) 个：从 (\d+) 个岛里挑到第 (\d+) 个岛，按名次加权挑出父程序（分数 ([\d.]+)×），"
+             r"再从别的岛挑 (\d+) 个灵感程序", text)
+    assert (int(m[1]), int(m[2])) == (step["k"] - 1, step["k"])
+    assert int(m[4]) == step["island"] + 1 and int(m[3]) == len(ProgramDatabase(Dice(0)).islands)
+    assert shows(m[5], step["parent"]["score"]) and int(m[6]) == len(step["prompt"].inspirations)
+    assert int(find(r"直接跑 (\d+) 个提议的进化", "\n".join(observations(text)))[1]) == step["k"]
+
+
+def printed_prompt(text):
+    return text.split("① 提示词（真 LLM 会收到的原文）：\n" + "-" * 60 + "\n", 1)[1].split("\n" + "-" * 60, 1)[0]
+
+
+def test_demo1_prompt(stdout, step, table, train):
+    text = printed_prompt(section(stdout, "演示 1"))
+    prompt = step["prompt"]
+    assert text == prompt.text()                                          # 同一个提示词（演示 2 用它）
+    parent = parse(prompt.parent_src)
+    assert shows(find(r"# 当前程序（分数 ([\d.]+)×", text)[1], math.exp(log_speedup(table, parent, train)))
+    lines = re.findall(r"^  (.+?) M=(\d+) \(N=(\d+), K=(\d+)\)：离屋顶线慢 ([\d.]+)×，比见过的最好慢 ([\d.]+)×，现在用 \(([\d, ]+)\)$",
+                       text, flags=re.M)
+    assert len(lines) == 6 and len({int(x[1]) for x in lines}) == 6          # 每个 M 最多一个
+    names = {(s.name, s.M): s for s in train}
+    for name, M, N, K, floor, _, cfg in lines:
+        s = names[name, int(M)]
+        c = choose(parent, s)
+        assert tuple(int(x) for x in cfg.split(",")) == c.as_tuple()
+        assert shows(floor, float(table.times(s)[INDEX[c]]) / roofline(s.M, s.N, s.K))
+    ins = re.findall(r"# 灵感程序（分数 ([\d.]+)）：\n(.*?# EVOLVE-BLOCK-END)", text, flags=re.S)
+    assert len(ins) == len(prompt.inspirations) >= 1
+    for score, src in ins:
+        assert shows(score, math.exp(log_speedup(table, parse(src), train)))
+
+
+def test_demo1_child_checks_probe_and_full(stdout, step, table, train):
+    text = section(stdout, "演示 1")
+    prompt = step["prompt"]
+    reply = text.split("② MockLLM 的回复（修改种类：", 1)[1].split("\n", 1)[1].split("\n\n③", 1)[0] + "\n"
+    child = parse(apply_diff(prompt.parent_src, parse_diff(reply)))
+    assert child == step["child"]
+    printed_child = text.split("再读成程序（evolve.parse，不执行）：\n", 1)[1].split("\n\n", 1)[0]
+    assert parse(printed_child) == child
+    configs = [r.config for r in child.rules] + [child.default]
+    m = find(r"④ 静态检查（不跑内核）：(\d+) 个分支的配置都能启动（寄存器 ([\d、]+) 个/线程，上限 (\d+)）", text)
+    assert int(m[1]) == len(configs) and [int(x) for x in m[2].split("、")] == [regs(c) for c in configs]
+    assert int(m[3]) == MAX_REGS_PER_THREAD and all(regs(c) <= MAX_REGS_PER_THREAD for c in configs)
+    ev = Evaluator(train, table)
+    probe = [train[i] for i in ev.probe]
+    m = find(r"⑤ 探针：(\d+) 个探针形状（[^）]*）：(.*?)这次修改让", text)
+    labels = [x.strip().replace(" ", "") for x in m[2].split("，")]
+    assert int(m[1]) == len(probe) and labels == [s.label().replace(" ", "") for s in probe]
+    parent = prompt.parent
+    moved = sum(choose(child, s) != choose(parent, s) for s in train)
+    changed = sum(choose(child, s) != choose(parent, s) for s in probe)
+    m = find(r"这次修改让 (\d+) 个训练形状里的 (\d+) 个换了配置，探针形状里换了 (\d+) 个", text)
+    assert [int(x) for x in m.groups()] == [len(train), moved, changed]
+    pc, pp = log_speedup(table, child, probe), log_speedup(table, parent, probe)
+    m = find(r"子程序在探针上 log 加速比平均 ([+-][\d.]+)，父程序 ([+-][\d.]+)：有希望", text)
+    assert shows(m[1], pc) and shows(m[2], pp) and pc >= pp - ev.probe_slack
+    obs = observations(text)
+    m2 = find(r"子程序 ([+-][\d.]+)，父程序 ([+-][\d.]+)，差不到 ([\d.]+) 就算有希望", obs[0])
+    assert (m2[1], m2[2]) == (m[1], m[2]) and float(m2[3]) == ev.probe_slack       # 读者：和 ⑤ 印的一样
+    m = find(r"⑥ 完整评估：(\d+) 个训练形状上比专家快 ([\d.]+)×（自己用时间表重算：([\d.]+)×），父程序 ([\d.]+)×，"
+             r"到目前最好 ([\d.]+)×", text)
+    assert int(m[1]) == len(train)
+    assert shows(m[2], math.exp(log_speedup(table, child, train))) and m[3] == m[2]
+    assert shows(m[4], math.exp(log_speedup(table, parent, train))) and shows(m[5], step["best_before"])
+
+
+def test_demo1_database_rank(stdout, step):
+    text = section(stdout, "演示 1")
+    m = find(r"⑦ 程序库：第 (\d+) 个岛现在有 (\d+) 个程序（分数 ([\d.、]+)），子程序按分数该排第 (\d+) 名(，挤掉最后一个（([\d.]+)）)?", text)
+    scores = [float(x) for x in m[3].split("、")]
+    child = step["result"]["score"]
+    assert int(m[1]) == step["island"] + 1 and int(m[2]) == len(scores) and scores == sorted(scores, reverse=True)
+    shown = round(child, 3)                        # 读者：印出来一样的分数分不出先后，名次在这两个数之间
+    rank = int(m[4])
+    assert 1 + sum(s > shown for s in scores) <= rank <= 1 + sum(s >= shown for s in scores)
+    size = ProgramDatabase(Dice(0)).size
+    assert bool(m[5]) == (len(scores) == size and rank <= size)
+    if m[5]:
+        assert float(m[6]) == scores[-1]
+    obs = observations(text)[1]
+    assert int(find(r"子程序排第 (\d+) 名", obs)[1]) == rank and int(find(r"岛上只留 (\d+) 个", obs)[1]) == size
+
+
+def apply(src, reply):
+    try:
+        return parse(apply_diff(src, parse_diff(reply)))
+    except (DiffError, ProgramError):
+        return None
+
+
+@pytest.fixture(scope="module")
+def kinds(step, table, train):
+    """演示 2：同一个提示词，每种修改各提 200 次（只会这一种修改、不犯错的 MockLLM）。"""
+    prompt = step["prompt"]
+    parent_score = math.exp(log_speedup(table, prompt.parent, train))
+    scores, out = {}, {}
+    for op in OPS:
+        llm = MockLLM(Dice(SEED), mistake_rate=0.0, op_weights=tuple(float(o == op) for o in OPS))
+        n = dict(better=0, bad=0, same=0, first=None)
+        for j in range(PER_KIND):
+            _, reply = llm.propose(prompt)
+            child = apply(prompt.parent_src, reply)
+            ok = child is not None and not any(overflow_kinds(c) for c in [r.config for r in child.rules] + [child.default])
+            if child is not None and child not in scores:
+                scores[child] = math.exp(log_speedup(table, child, train)) if ok else None
+            score = scores.get(child)
+            n["bad"] += child is not None and not ok
+            n["same"] += child == prompt.parent
+            n["better"] += ok and score > parent_score * (1 + 1e-9)
+            if j == 0:
+                n["first"] = (reply.split("\n", 1)[0], ok, score)
+        out[op] = n
+    return parent_score, out
+
+
+def test_demo2_first_proposals(stdout, kinds):
+    parent_score, stats = kinds
+    text = section(stdout, "演示 2")
+    m = find(r"父程序就是演示 1 的那个（(\d+) 条规则，分数 ([\d.]+)×）", text)
+    assert shows(m[2], parent_score)
+    t = find_wide_table(text, "修改的种类", "第一次提议说了什么")
+    c_what, c_ok, c_score, c_verdict = t.col("第一次提议"), t.col("能启动"), t.col("分数"), t.col("比父程序")
+    assert [r[0] for r in t.rows] == list(OPS)
+    for r in t.rows:
+        what, ok, score = stats[r[0]]["first"]
+        assert r[c_what] == what and r[c_ok] == ("是" if ok else "否"), r
+        if ok:
+            assert shows(r[c_score], score), r
+            verdict = "更好" if score > parent_score * (1 + 1e-9) else "更差" if score < parent_score * (1 - 1e-9) else "一样快"
+            assert r[c_verdict] in (verdict, "和父程序一样"), r
+            printed = number(r[c_score])                                              # 读者：和父程序的分数比
+            assert not (r[c_verdict] == "更好" and printed < float(m[2])) and not (r[c_verdict] == "更差" and
+                                                                                 printed > float(m[2])), r
+
+
+def test_demo2_rates_and_observation(stdout, kinds):
+    _, stats = kinds
+    text = section(stdout, "演示 2")
+    t = find_table(text, "比父程序好", "启动不了")
+    c_b, c_bad, c_same = t.col("比父程序好"), t.col("启动不了"), t.col("和父程序一样")
+    assert f"各 {PER_KIND} 次" in t.headers[0]
+    rate = {}
+    for r in t.rows:
+        s = stats[r[0]]
+        assert pct_shows(r[c_b], s["better"] / PER_KIND) and pct_shows(r[c_bad], s["bad"] / PER_KIND), r
+        assert pct_shows(r[c_same], s["same"] / PER_KIND), r
+        rate[r[0]] = (number(r[c_b]), number(r[c_bad]))
+    obs = observations(text)[0]
+    m = find(r"比父程序好的比例 targeted 最高（([\d.]+)%）", obs)
+    assert float(m[1]) == rate["targeted"][0] == max(b for b, _ in rate.values())     # 读者：那一列最大的一格
+    m = find(r"改出启动不了的配置最多的是 single_field（([\d.]+)%）", obs)
+    assert float(m[1]) == rate["single_field"][1] == max(x for _, x in rate.values())
+    m = find(r"其余几种比父程序好的比例在 ([\d.]+)% 到 ([\d.]+)% 之间", obs)
+    rest = [b for op, (b, _) in rate.items() if op != "targeted"]
+    assert (float(m[1]), float(m[2])) == (min(rest), max(rest))
+
+
+@pytest.fixture(scope="module")
+def mistakes(table, train):
+    """演示 3：犯错率 30% 的一次进化（300 个提议；LLM 用自己的 Dice(种子)），记下每个回复。"""
+    log = []
+    llm = MockLLM(Dice(SEED), mistake_rate=0.3)
+
+    class Spy:
+        def propose(self, prompt):
+            op, reply = llm.propose(prompt)
+            log.append((prompt.parent_src, op, reply))
+            return op, reply
+    out = evolve(Evaluator(train, table), 300, seed=SEED, llm=Spy())
+    return out, log
+
+
+def test_demo3_mistake_run(stdout, mistakes):
+    out, log = mistakes
+    text = section(stdout, "演示 3")
+    t = find_table(text, "个数")
+    assert "犯错率 30% 的一次进化（300 个提议）" in t.headers[0]
+    cell = {r[0].strip(): r[1] for r in t.rows}
+    bad = [(src, reply) for src, op, reply in log if op == MISTAKE]
+    kinds = Counter()
+    for src, reply in bad:
+        child = apply(src, reply)
+        if child is None:
+            try:
+                parse(apply_diff(src, parse_diff(reply)))
+            except DiffError as e:
+                kinds[getattr(e, "kind", "") or "SEARCH/REPLACE 打不上"] += 1
+            except ProgramError as e:
+                kinds[getattr(e, "kind", "") or "子程序解析不了"] += 1
+        else:
+            kinds["子程序启动不了"] += any(overflow_kinds(c) for c in [r.config for r in child.rules] + [child.default])
+    assert number(cell["故意犯错的回复"]) == len(bad) == out["tried"][MISTAKE]
+    for k, v in kinds.items():
+        assert number(cell[k]) == v, (k, cell)
+    assert sum(number(cell[k]) for k in kinds) == number(cell["故意犯错的回复"])          # 读者：三类加起来
+    for k, v in out["failed"].items():
+        assert number(cell[f"循环记的失败：{k}"]) == v
+    assert number(cell["静态检查拒掉的 mistake"]) == out["static_reject"][MISTAKE]
+    assert shows(cell["最后的最好分数"], out["best"][1]["score"])
+    obs = observations(text)[0]
+    m = find(r"(\d+) 个故意犯错的回复一个都没让循环崩", obs)
+    assert int(m[1]) == len(bad)
+    m = find(r"记在 failed 里（共 (\d+) 个，正好是它们）；(\d+) 个改出启动不了的配置，(\d+) 个被静态检查拒掉，(\d+) 个是以前提过的程序", obs)
+    fails = sum(v for k, v in kinds.items() if k != "子程序启动不了")
+    assert int(m[1]) == sum(out["failed"].values()) == fails
+    assert int(m[2]) == number(cell["子程序启动不了"]) and int(m[3]) == number(cell["静态检查拒掉的 mistake"])
+    assert int(m[3]) + int(m[4]) == int(m[2])                                             # 读者：拒掉的 + 查缓存的
+
+
+def test_demo3_valley(stdout, table, train):
+    text = section(stdout, "演示 3")
+    t = find_table(text, "专家的默认分支换成", "寄存器")
+    c_regs, c_ok, c_score = t.col("寄存器"), t.col("能启动"), t.col("分数")
+    cfgs = []
+    for r in t.rows:
+        c = Config(*(int(x) for x in re.match(r"(\d+)×(\d+)×(\d+) / (\d+) warp / (\d+) 级 / group (\d+)", r[0]).groups()))
+        cfgs.append(c)
+        ok = regs(c) <= MAX_REGS_PER_THREAD and not overflow_kinds(c)
+        assert number(r[c_regs]) == regs(c) and r[c_ok] == ("是" if ok else "否"), r
+        if ok:
+            assert shows(r[c_score], math.exp(log_speedup(table, Program(EXPERT.rules, c), train))), r
+        else:
+            assert r[c_score] == "", r
+    assert cfgs[0] == EXPERT.default
+    start, bm, w, both = t.rows
+    obs = observations(text)[1]
+    m = find(r"（分数 ([\d.]+)× → ([\d.]+)×）", obs)
+    assert (m[1], m[2]) == (numbers_text(start[c_score]), numbers_text(both[c_score]))
+    m = find(r"只改 BM：每线程 (\d+) 个寄存器，超过 (\d+)", obs)
+    assert int(m[1]) == number(bm[c_regs]) and int(m[2]) == MAX_REGS_PER_THREAD < int(m[1])
+    assert find(r"能启动，但 ([\d.]+)× 不比起点好", obs)[1] == numbers_text(w[c_score])
+    assert number(w[c_score]) <= number(start[c_score]) < number(both[c_score])
+
+
+def numbers_text(cell):
+    return re.search(r"[\d.]+", cell)[0]

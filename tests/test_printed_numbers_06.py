@@ -1,0 +1,195 @@
+"""06 脚本（默认运行：给专家文件打分）印出来的每个数，对着独立算出来的值检查：程序从它印出来的原文自己读；
+加速比用时间表的整行自己算几何平均（不用 geomean_speedup、oracle_speedup），最优取整行时间的最小值；
+进化出的那行在测试进程里重跑 evolve（种子 0、1000 个提议，两种划分）。句子里引用表里的数（占最优的百分比、
+最慢的格子、闲着的 SM、最大的一项），按读者的算法从旁边印出来的数核对。测试里不抄任何印出来的数。"""
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from conftest import run_script
+from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, all_shapes, choose, parse,
+                    per_m_table, simplify, split_shapes)
+from printed import find, find_table, number, numbers, observations, pct_shows, section, shows, \
+    tables
+from reruns import watched
+from sched_lab import SMS, explain
+
+SCRIPT = "lecture14/06_your_heuristic.py"
+PREFETCH = [(SCRIPT,)]                      # conftest：后台先跑（test_lecture14_scripts 也用这次运行）
+SPLITS = {"random": "配对随机", "by_model": "8B 训练"}
+
+
+@pytest.fixture(scope="module")
+def stdout():
+    p = run_script(SCRIPT)
+    assert p.returncode == 0, p.stderr
+    first = p.stdout.split("\n", 1)[0]
+    assert "--seed 0 --budget 1000" in first, first
+    return p.stdout
+
+
+@pytest.fixture(scope="module")
+def yours(stdout):
+    text = section(stdout, "演示 1")
+    lines = re.findall(r"^ +(\d+) \| (.*)$", text, flags=re.M)
+    return parse("\n".join(src for _, src in lines))
+
+
+INDEX = {c: i for i, c in enumerate(VALID)}
+
+
+def t_of(table, prog, s) -> float:
+    return float(table.times(s)[INDEX[choose(prog, s)]])
+
+
+def gm(table, prog, shapes) -> float:
+    """prog 相对专家的几何平均加速比（自己按时间表的整行算）；prog 是 None 时是逐形状最优。"""
+    logs = [math.log(t_of(table, EXPERT, s) / (table.times(s).min() if prog is None else t_of(table, prog, s)))
+            for s in shapes]
+    return math.exp(sum(logs) / len(logs))
+
+
+@pytest.fixture(scope="module")
+def evolved(table):
+    """进化出的那一行：种子 0、1000 个提议，每种划分各一次（tests/reruns.py；随机划分的那次 02、03 的测试也用）。"""
+    return {how: watched(table, 0, 1000, split=how)["out"]["best"][0] for how in SPLITS}
+
+
+def test_demo1_source_and_rules(stdout, yours):
+    text = section(stdout, "演示 1")
+    m = find(r"读成 (\d+) 条规则 \+ 默认配置；", text)
+    assert int(m[1]) == yours.n_rules()
+    assert ("没有死规则" in text) == (simplify(yours) == yours)
+
+
+def test_demo1_score_table(stdout, table, yours, evolved):
+    t = find_table(section(stdout, "演示 1"), "划分", "方法")
+    c_tr, c_te, c_frac = t.col("训练形状"), t.col("测试形状"), t.col("占最优")
+    groups = t.groups()
+    assert len(groups) == 2
+    for (label, rows), how in zip(groups.items(), SPLITS):
+        assert SPLITS[how] in label
+        train, test = split_shapes(all_shapes(), how)
+        o_te = gm(table, None, test)
+        pmt = per_m_table(train, table)
+        progs = {"你的启发式": yours, "专家启发式": EXPERT, "按 M 查表": pmt, "进化出的": evolved[how], "逐形状最优": None}
+        assert len(rows) == len(progs)
+        for key, prog in progs.items():
+            [r] = [r for k, r in rows.items() if k.startswith(key)]
+            assert shows(r[c_tr], gm(table, prog, train)) and r[c_tr].endswith("×"), r
+            assert shows(r[c_te], gm(table, prog, test)), r
+            assert pct_shows(r[c_frac], gm(table, prog, test) / o_te), r
+            top = number(rows[next(k for k in rows if "逐形状最优" in k)][c_te])     # 读者：同一行测试那格 ÷ 上限那格
+            assert abs(number(r[c_frac]) - 100 * number(r[c_te]) / top) <= 0.6, r     # （两格各有半个千分位的舍入）
+        assert int(re.search(r"（(\d+) 条规则）", next(k for k in rows if "查表" in k))[1]) == pmt.n_rules()
+        assert re.search(r"种子 0、1000 个提议", next(k for k in rows if "进化" in k))
+
+
+def test_demo1_observations(stdout, table, yours):
+    text = section(stdout, "演示 1")
+    t = find_table(text, "划分", "方法")
+    rows = t.groups()[next(iter(t.groups()))]
+    c_te = t.col("测试形状")
+    obs = "\n".join(observations(text))
+    _, test = split_shapes(all_shapes())
+    m = find(r"你拿到逐形状最优的 ([\d.]+%)（([\d.]+)× / ([\d.]+)×）", obs)
+    mine, top = gm(table, yours, test), gm(table, None, test)
+    assert shows(m[2], mine) and shows(m[3], top) and pct_shows(m[1], mine / top)
+    assert m[2] == number_text(rows["你的启发式"][c_te]) and m[3] == number_text(
+        rows[next(k for k in rows if "逐形状最优" in k)][c_te])                       # 读者：就是表里那两格
+    assert abs(float(m[1][:-1]) - 100 * float(m[2]) / float(m[3])) <= 0.6          # 读者：括号里两个数之比
+
+
+def number_text(cell: str) -> str:
+    return re.search(r"[\d.]+", cell)[0]
+
+
+def grid(stdout):
+    t = find_table(section(stdout, "演示 2"), "投影", "8192")
+    return t, {(r[0], int(h)): r[j] for r in t.rows for j, h in enumerate(t.headers) if j}
+
+
+def test_demo2_grid(stdout, table, yours):
+    t, cells = grid(stdout)
+    assert [int(h) for h in t.headers[1:]] == list(TOKENS) and [r[0] for r in t.rows] == list(LAYERS)
+    train, _ = split_shapes(all_shapes())
+    seen = {(s.name, s.M) for s in train}
+    for s in all_shapes():
+        cell = cells[s.name, s.M]
+        assert shows(cell, t_of(table, yours, s) / table.times(s).min()), (s, cell)
+        assert cell.endswith("*") == ((s.name, s.M) not in seen), (s, cell)
+
+
+def test_demo2_counts_and_extremes(stdout, table, yours):
+    text = section(stdout, "演示 2")
+    _, cells = grid(stdout)
+    ratio = {s: t_of(table, yours, s) / table.times(s).min() for s in all_shapes()}
+    te = {s: t_of(table, EXPERT, s) for s in all_shapes()}
+    ty = {s: t_of(table, yours, s) for s in all_shapes()}
+    wins = sum(ty[s] < te[s] and not math.isclose(ty[s], te[s], rel_tol=1e-9) for s in all_shapes())
+    losses = sum(ty[s] > te[s] and not math.isclose(ty[s], te[s], rel_tol=1e-9) for s in all_shapes())
+    obs = "\n".join(observations(text))
+    m = find(r"你快的 (\d+) 个，慢的 (\d+) 个，一样快的 (\d+) 个（共 (\d+) 个）", obs)
+    assert [int(x) for x in m.groups()] == [wins, losses, len(ratio) - wins - losses, len(ratio)]
+    worst = max(ratio, key=ratio.get)
+    m = find(r"离最优最远的是 (.+?) ?M=(\d+)（慢 ([\d.]+)×）", obs)
+    assert (m[1].strip(), int(m[2])) == (worst.name, worst.M) and shows(m[3], ratio[worst])
+    assert number(m[3]) == max(number(c) for c in cells.values())                    # 读者：表里最大的一格
+    # 热力图下面那句：最大、最小，并列的格数
+    m = find(r"最大 ([\d.]+)：(.+?)，M = (\d+)；最小 ([\d.]+)：(.+?)，M = (\d+)(?: 等 (\d+) 格)?。", text)
+    lo = min(ratio.values())
+    first_lo = min((s for s in all_shapes() if ratio[s] == lo), key=lambda s: (list(LAYERS).index(s.name),
+                                                                                 TOKENS.index(s.M)))
+    assert shows(m[1], ratio[worst]) and (m[2], int(m[3])) == (worst.name, worst.M)
+    assert shows(m[4], lo) and (m[5], int(m[6])) == (first_lo.name, first_lo.M)
+    ties = sum(r == lo for r in ratio.values())
+    assert (int(m[7]) if m[7] else 1) == ties
+
+
+def test_demo3_explain_blocks(stdout, table, yours):
+    text = section(stdout, "演示 3")
+    heads = re.findall(r"^(.+?) M=(\d+)（N=(\d+), K=(\d+)）：你的比最优慢 ([\d.]+)×$", text, flags=re.M)
+    n = int(re.search(r"演示 3：你输得最多的 (\d+) 个形状", stdout)[1])
+    ratio = {s: t_of(table, yours, s) / table.times(s).min() for s in all_shapes()}
+    worst = sorted(all_shapes(), key=lambda s: -ratio[s])[:len(heads)]
+    assert len(heads) == n
+    assert [(h[0], int(h[1])) for h in heads] == [(s.name, s.M) for s in worst]
+    blocks = [t for t in tables(text) if t.headers[1:] == ["你的", "最优"]]
+    notes = re.findall(r"^为什么：(.*?)(?=\n\n|\n[^\n]*M=|\Z)", text, flags=re.M | re.S)
+    assert len(blocks) == len(heads) == len(notes)
+    big_part = 0
+    for (name, M, N, K, printed), s, b, why in zip(heads, worst, blocks, notes):
+        assert (int(N), int(K)) == LAYERS[name] and shows(printed, ratio[s])
+        times = table.times(s)
+        best = VALID[int(np.argmin(times))]
+        mine = choose(yours, s)
+        rows = {r[0]: r for r in b.rows}
+        cfg = lambda cell: Config(*(int(x) for x in numbers(cell)))            # noqa: E731
+        assert cfg(rows["配置"][1]) == mine and cfg(rows["配置"][2]) == best
+        assert shows(rows["时间"][1], times[INDEX[mine]] * 1e6) and shows(rows["时间"][2], times.min() * 1e6)
+        for col, c in ((1, mine), (2, best)):
+            e = explain(c, s.M, s.N, s.K)
+            assert number(rows["块数"][col]) == math.ceil(s.M / c.BM) * math.ceil(s.N / c.BN)
+            assert number(rows["最忙的 SM 做几个块"][col]) == e["tiles_per_sm"]
+            assert number(rows["每个 SM 同时放几个 CTA"][col]) == e["ctas_per_sm"]
+            assert rows["瓶颈（explain 判的）"][col] == e["bound"]
+            assert shows(rows["显存流量"][col], e["dram_MB"])
+            for k, v in e["parts_us"].items():
+                assert shows(rows[k][col], v), (k, rows[k])
+        # 读者：句子里的数就是表里的格子
+        why = re.sub(r"\n", "", why)
+        m = find(r"你的时间里最大的一项是\"(.+?)\"：([\d.]+) µs，最优配置的同一项 ([\d.]+) µs", why)
+        parts = {k: number(r[1]) for k, r in rows.items() if k in explain(mine, s.M, s.N, s.K)["parts_us"]}
+        assert m[1] == max(parts, key=parts.get) and number(m[2]) == parts[m[1]]
+        assert number(m[3]) == number(rows[m[1]][2])
+        big_part += number(m[2]) > number(m[3])
+        tiles = (number(rows["块数"][1]), number(rows["块数"][2]))
+        m = re.search(r"你只切出 (\d+) 个块，(\d+) 个 SM 有 (\d+) 个闲着；最优切出 (\d+) 个", why)
+        assert bool(m) == (tiles[0] < SMS and tiles[1] > tiles[0]), why
+        if m:
+            assert (int(m[1]), int(m[2]), int(m[3]), int(m[4])) == (tiles[0], SMS, SMS - tiles[0], tiles[1])
+    obs = "\n".join(observations(text))
+    assert int(find(r"这 (\d+) 个形状上", obs)[1]) == len(heads) == big_part

@@ -1,0 +1,247 @@
+"""SVG 当文件格式测：每种图（折线、散点、热力图、横条、堆叠横条）的标题、轴名、序列名、行列名里放上 <、>、&、
+引号和中文，写出来的文件 xml.etree 读得进、字原样读得回来（幻灯片软件和浏览器打不开没转义的 "M <= 16"）；
+每个选项（对数轴、y = x 对角线、热力图里最大最小值并列）在终端和 SVG 两种形式里各画一次，两边说的是同一个点、同一格。
+终端的图按印出来的刻度读回数据（不调用 console 的换算），SVG 按它自带的 data-* 换算读回。"""
+
+import math
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import svg
+from console import CURVE, MARKS, display_width, format_heatmap, format_line, format_scatter, format_bars
+
+NS = "{http://www.w3.org/2000/svg}"
+NASTY = ['M <= 16 & N > 4096', '"引号" 和 \'单引号\'', '<script>alert(1)</script>', 'a && b < c > d', '形状 &amp; 配置']
+
+
+def parse(text):
+    root = ET.fromstring(text)                              # 没转义的 < 或 & 在这里就抛 ParseError
+    assert root.tag == NS + "svg"
+    return root
+
+
+def q(root, tag):
+    return list(root.iter(NS + tag))
+
+
+def texts(root):
+    return [t.text or "" for t in q(root, "text")]
+
+
+def title_round_trips(root, title):
+    assert q(root, "title")[0].text == title
+    drawn = [t.text for t in q(root, "text") if t.get("font-weight") == "bold" and t.get("font-size") == "17"]
+    assert "".join(drawn).replace(" ", "") == title.replace(" ", "")     # 折成几行也是原来的字
+
+
+@pytest.mark.parametrize("k", range(len(NASTY)))
+def test_line_and_scatter_with_markup_characters_parse_and_round_trip(k):
+    title, xl, yl = NASTY[k], NASTY[(k + 1) % len(NASTY)], NASTY[(k + 2) % len(NASTY)]
+    names = [NASTY[(k + 3) % len(NASTY)], NASTY[(k + 4) % len(NASTY)]]
+    series = {names[0]: [(1, 1.0), (2, 1.5), (3, 1.2)], names[1]: [(1, 0.9), (3, 1.1)]}
+    ref, curve = "上限 <1.33> & \"ref\"", "辅助 <线> & 'c'"
+    for root in (parse(svg.line_svg(title, series, x_label=xl, y_label=yl, refs=[(ref, 1.33)])),
+                 parse(svg.scatter_svg(title, series, x_label=xl, y_label=yl, curves=[(curve, [(1, 1), (3, 1.4)])]))):
+        title_round_trips(root, title)
+        t = texts(root)
+        assert xl in t and yl in t and all(name in t for name in names)
+        assert [g.get("data-name") for g in q(root, "g") if g.get("class") == "series"] == names[::-1]
+        assert ref in t or curve in t
+    assert [e.get("data-name") for e in q(root, "polyline") if e.get("class") == "curve"] == [curve]
+
+
+@pytest.mark.parametrize("k", range(len(NASTY)))
+def test_heatmap_with_markup_characters_parses_and_round_trips(k):
+    rows = [NASTY[k], NASTY[(k + 1) % len(NASTY)], "中文行"]
+    cols = ["<1", "&2", '"3"']
+    values = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.5]]
+    root = parse(svg.heatmap_svg(NASTY[(k + 2) % len(NASTY)], rows, cols, values, x_label="M & <N>",
+                                 y_label=NASTY[(k + 3) % len(NASTY)]))
+    title_round_trips(root, NASTY[(k + 2) % len(NASTY)])
+    t = texts(root)
+    assert all(r in t for r in rows) and all(c in t for c in cols) and "M & <N>" in t
+    cells = {(e.get("data-row"), e.get("data-col")): float(e.get("data-value")) for e in q(root, "rect")
+             if e.get("data-value")}
+    assert cells == {(r, c): values[i][j] for i, r in enumerate(rows) for j, c in enumerate(cols)}
+    note = next(x for x in t if x.startswith("最大"))
+    assert "最大 9.50：中文行，M & <N> = \"3\"" in note and f"最小 1.00：{rows[0]}，M & <N> = <1" in note
+
+
+@pytest.mark.parametrize("k", range(len(NASTY)))
+def test_bars_with_markup_characters_parse_and_round_trip(k):
+    labels = [NASTY[k], NASTY[(k + 1) % len(NASTY)]]
+    segments = ["算 <tensor>", "搬 & 等", '"显存"']
+    root = parse(svg.bars_svg(NASTY[(k + 2) % len(NASTY)], labels, [[1, 2, 3], [3, 0, 1]], segments=segments))
+    title_round_trips(root, NASTY[(k + 2) % len(NASTY)])
+    t = texts(root)
+    assert all(x in t for x in labels + segments)
+    got = [(e.get("data-label"), e.get("data-segment")) for e in q(root, "rect") if e.get("data-value")]
+    assert got == [(lab, s) for lab in labels for s in segments]
+    notes = ["<慢 2×>", "& 快"]
+    root = parse(svg.bars_svg("t", labels, [1.0, 2.0], notes=notes))
+    assert all(x in texts(root) for x in labels + notes)
+    assert [e.get("data-label") for e in q(root, "rect") if e.get("data-value")] == labels
+
+
+# ---------------------------------------------------------------- 终端的图按印出来的刻度读回数据
+
+def terminal_axes(text):
+    """终端折线 / 散点图：(每个绘图格的行列 → 字符, x 刻度 {列: 值}, y 刻度 {行: 值}, 绘图区左边的显示列)。
+    值是印出来的刻度标签（数字，去掉单位）。"""
+    lines = text.split("\n")
+    plot = [i for i, line in enumerate(lines) if re.match(r"^ *\S* [┤│]", line)]
+    axis = next(i for i, line in enumerate(lines) if "└" in line)
+    left = display_width(lines[plot[0]].split("┤")[0].split("│")[0]) + 1
+    grid = {}
+    for r, i in enumerate(plot):
+        line = lines[i]
+        col = 0
+        for ch in line:
+            if col >= left and ch != " ":
+                grid[(r, col - left)] = ch
+            col += display_width(ch)
+    ys = {}
+    for r, i in enumerate(plot):
+        m = re.match(r"^ *(\S+) ┤", lines[i])
+        if m:
+            ys[r] = float(re.sub(r"[^\d.e+-]", "", m[1]))
+    rule = lines[axis]
+    ticks = [display_width(rule[:k]) - left for k, ch in enumerate(rule) if ch == "┬"]
+    xs = {}
+    under = lines[axis + 1]
+    for m in re.finditer(r"\S+", under):
+        centre = display_width(under[:m.start()]) + (display_width(m[0]) - 1) / 2 - left
+        c = min(ticks, key=lambda t: abs(t - centre))
+        if abs(c - centre) <= 1:
+            xs[c] = float(re.sub(r"[^\d.e+-]", "", m[0]))
+    return grid, xs, ys
+
+
+def reader(ticks: dict, log: bool):
+    """刻度 {格: 值} → 格坐标 → 数据值的换算（对数轴在 log10 上线性）。"""
+    (c0, v0), (c1, v1) = sorted(ticks.items())[:2]
+    f = (lambda v: math.log10(v)) if log else (lambda v: v)
+    g = (lambda t: 10 ** t) if log else (lambda t: t)
+    return lambda c: g(f(v0) + (c - c0) * (f(v1) - f(v0)) / (c1 - c0)), abs(f(v1) - f(v0)) / abs(c1 - c0)
+
+
+def svg_ticks(root):
+    plot = next(e for e in q(root, "g") if e.get("class") == "plot")
+    L, T, H = float(plot.get("data-left")), float(plot.get("data-top")), float(plot.get("data-height"))
+    xs = [t.text for t in q(plot, "text") if float(t.get("y")) == T + H + 18]
+    ys = [t.text for t in q(plot, "text") if t.get("text-anchor") == "end" and float(t.get("x")) == L - 6]
+    return xs, ys, plot
+
+
+def svg_reader(plot):
+    f = {k[5:]: float(v) for k, v in plot.attrib.items() if k.startswith("data-")}
+
+    def x(px):
+        t = f["x-min"] + (px - f["left"]) / f["width"] * (f["x-max"] - f["x-min"])
+        return 10 ** t if f["log-x"] else t
+
+    def y(py):
+        t = f["y-min"] + (f["top"] + f["height"] - py) / f["height"] * (f["y-max"] - f["y-min"])
+        return 10 ** t if f["log-y"] else t
+    return x, y
+
+
+LOG_PTS = [(1.0, 3.0), (30.0, 80.0), (4000.0, 650.0)]
+
+
+def test_log_axes_terminal_and_svg_have_the_same_decades_and_points():
+    text = format_scatter("屋顶线 <log>", {"点 & 点": LOG_PTS}, log_x=True, log_y=True, width=90, height=17, color=False)
+    grid, xs, ys = terminal_axes(text)
+    root = parse(svg.scatter_svg("屋顶线 <log>", {"点 & 点": LOG_PTS}, log_x=True, log_y=True))
+    sx, sy, plot = svg_ticks(root)
+    assert plot.get("data-log-x") == "1" and plot.get("data-log-y") == "1"
+    assert sorted(ys.values()) == sorted(float(v) for v in sy)                       # 同样的十的幂
+    assert set(xs.values()) <= {float(v) for v in sx} and len(xs) >= 2
+    assert all(math.log10(v) == round(math.log10(v)) for v in list(xs.values()) + list(ys.values()))
+    to_x, cx = reader(xs, True)
+    row_of = {v: r for r, v in ys.items()}
+    to_y, cy = reader({r: v for r, v in ys.items()}, True)
+    marks = [(r, c) for (r, c), ch in grid.items() if ch == MARKS[0]]
+    assert len(marks) == len(LOG_PTS)
+    px, py = svg_reader(plot)
+    circles = [(float(c.get("cx")), float(c.get("cy"))) for c in q(root, "circle") if c.get("data-x")]
+    for (x, y) in LOG_PTS:                                   # 终端和 SVG 都把这个点画在它自己的位置上
+        assert min(abs(math.log10(to_x(c)) - math.log10(x)) + abs(math.log10(to_y(r)) - math.log10(y))
+                   for r, c in marks) <= cx + cy
+        assert min(abs(math.log10(px(a)) - math.log10(x)) + abs(math.log10(py(b)) - math.log10(y))
+                   for a, b in circles) < 0.01
+    assert row_of
+
+
+def test_log_line_chart_terminal_and_svg_agree():
+    pts = [(1, 2.0), (10, 20.0), (100, 900.0)]
+    text = format_line("t", {"a": pts}, log_x=True, log_y=True, width=80, height=13, color=False)
+    _, xs, ys = terminal_axes(text)
+    sx, sy, plot = svg_ticks(parse(svg.line_svg("t", {"a": pts}, log_x=True, log_y=True)))
+    assert sorted(ys.values()) == sorted(float(v) for v in sy) and set(xs.values()) <= {float(v) for v in sx}
+
+
+def test_diagonal_is_y_equals_x_in_both_forms():
+    pts = {"训练 < 测试": [(1.2, 1.25), (1.3, 1.28), (1.05, 1.1)], "其余 &": [(1.26, 1.16)]}
+    text = format_scatter("对角线", pts, diagonal=True, width=80, height=17, color=False)
+    grid, xs, ys = terminal_axes(text)
+    to_x, cx = reader(xs, False)
+    to_y, cy = reader(ys, False)
+    diag = [(r, c) for (r, c), ch in grid.items() if ch == CURVE]
+    assert len(diag) >= 10 and "y = x" in text
+    for r, c in diag:                                        # 终端：每个 · 都在 y = x 上（差不到一格）
+        assert abs(to_x(c) - to_y(r)) <= cx + cy, (r, c, to_x(c), to_y(r))
+    assert min(to_x(c) for _, c in diag) <= 1.05 + cx and max(to_x(c) for _, c in diag) >= 1.3 - cx
+    root = parse(svg.scatter_svg("对角线", pts, diagonal=True))
+    px, py = svg_reader(next(e for e in q(root, "g") if e.get("class") == "plot"))
+    line = next(e for e in q(root, "polyline") if e.get("data-name") == "y = x")
+    ends = [tuple(map(float, p.split(","))) for p in line.get("points").split()]
+    for a, b in ends:
+        assert abs(px(a) - py(b)) < 1e-3
+    assert "y = x" in texts(root)
+
+
+@pytest.mark.parametrize("values,big,small", [
+    ([[1.0, 3.0, 3.0], [0.5, 3.0, 0.5]], (0, 1), (1, 0)),                 # 最大三格并列、最小两格并列：取第一个
+    ([[2.0, 2.0], [2.0, 2.0]], (0, 0), (0, 0)),                           # 全部一样
+    ([[0.5, 1.0], [3.0, 0.5]], (1, 0), (0, 0)),
+])
+def test_heatmap_ties_name_the_same_cell_in_both_forms(values, big, small):
+    rows, cols = ["甲 <a>", "乙 & b"], [f"c{j}" for j in range(len(values[0]))]
+    text = format_heatmap("并列", rows, cols, values, x_label="M", width=60, color=False)
+    root = parse(svg.heatmap_svg("并列", rows, cols, values, x_label="M"))
+    flat = [v for r in values for v in r]
+    hi, lo = max(flat), min(flat)
+    joined = "".join(line.strip() for line in text.split("\n"))
+    svg_note = next(t for t in texts(root) if t.startswith("最大"))
+    for word, (i, j), v in (("最大", big, hi), ("最小", small, lo)):
+        name = f"{word} {v:.2f}：{rows[i]}，M = {cols[j]}"
+        assert name in svg_note, (name, svg_note)
+        if hi > lo:
+            flat_name = name.replace(" ", "")                              # 折行处的空格没了
+            assert flat_name in joined.replace(" ", ""), (name, joined)
+            n = flat.count(v)
+            assert (f"{flat_name}等{n}格" in joined.replace(" ", "")) == (n > 1), joined
+    # SVG 的黑框和终端里印出数值的格子是同一格
+    cells = {(e.get("data-row"), e.get("data-col")): (float(e.get("x")), float(e.get("y"))) for e in q(root, "rect")
+             if e.get("data-value")}
+    boxed = {(float(e.get("x")) - 1, float(e.get("y")) - 1) for e in q(root, "rect") if e.get("class") == "extreme"}
+    want = {cells[rows[i], cols[j]] for i, j in (big, small)}
+    assert {(round(a, 1), round(b, 1)) for a, b in boxed} == {(round(a, 1), round(b, 1)) for a, b in want}
+    lines = text.split("\n")
+    body = [next(line for line in lines if line.startswith(r)) for r in rows]
+    for i, row in enumerate(body):
+        shown = re.findall(r"\d+\.\d\d", row[len(rows[i]):])
+        expect = [f"{values[i][j]:.2f}" for j in range(len(cols)) if (i, j) in (big, small)]
+        assert shown == expect, (row, expect)
+
+
+def test_bars_terminal_and_svg_show_the_same_totals():
+    labels, values = ["甲 <", "乙 &"], [[1, 2.5], [4, 0]]
+    text = format_bars("t", labels, values, segments=["a", "b"], fmt="{:.1f}", width=60, color=False)
+    root = parse(svg.bars_svg("t", labels, values, segments=["a", "b"], fmt="{:.1f}"))
+    for label, v in zip(labels, values):
+        line = next(x for x in text.split("\n") if x.startswith(label))
+        assert line.rstrip().endswith(f"{sum(v):.1f}") and f"{sum(v):.1f}" in texts(root)
