@@ -32,6 +32,7 @@ POL = dict(best=1.0, uniform=1.0, tournament=1.0, islands=1.0)
 PARENTS = dict(best=19, uniform=300, tournament=200, islands=190)
 CHAIN = [(0, "起点", "", 1.0), (1, "a", "", 1.1), (2, "b", "", 1.2), (3, "c", "", 1.3)]
 RUNS, FALSE, REJ = {3: 30000, N: 25000, 12: 27000}, {3: 14, N: 2, 12: 4}, {3: 160, N: 200, 12: 230}
+CASCADE_REST = ([0.8, 0.9], 200, 500, 38)   # shares（每个种子）、caught、passed_worse、rest：一半以上不比父程序好
 
 # (名字, 函数, 参数, 应不应该成立)
 CASES = [
@@ -101,15 +102,21 @@ CASES = [
                                                         v(False, 168, None)],), False),
     ("02 valley both only tie", s02.obs_valley, ([v(True, 168, 1.0), v(False, 296, None), v(True, 104, 0.999),
                                                    v(True, 168, 1.0)],), False),
-    # 03 obs_cascade_saves：runs6 < 0.8 × runs0（正好 80% 不算），分数相差不到 TIE（按印出来的三位小数）
-    ("03 cascade holds", s03.obs_cascade_saves, (20000, 15000, 1.28, 1.279), True),
-    ("03 cascade saves exactly 20%", s03.obs_cascade_saves, (20000, 16000, 1.28, 1.279), False),
-    ("03 cascade saves just over 20%", s03.obs_cascade_saves, (20000, 15999, 1.28, 1.279), True),
-    ("03 cascade score off by more than TIE", s03.obs_cascade_saves, (20000, 15000, 1.0, 1.0 * (1 - TIE) - 0.001), False),
-    ("03 cascade score just inside TIE", s03.obs_cascade_saves, (20000, 15000, 1.0, 0.991), True),
-    ("03 cascade score just outside TIE", s03.obs_cascade_saves, (20000, 15000, 1.0, 0.989), False),
-    ("03 cascade score higher by more than TIE", s03.obs_cascade_saves, (20000, 15000, 1.0, 1.0 * (1 + TIE) + 0.001),
+    # 03 obs_cascade_saves：runs6 < 0.8 × runs0（正好 80% 不算），分数相差不到 TIE（按印出来的三位小数），
+    # 每个种子里跑过内核的子程序一半以上不比父程序好（最小的那个 > 50%，正好一半不算）
+    ("03 cascade holds", s03.obs_cascade_saves, (20000, 15000, 1.28, 1.279, *CASCADE_REST), True),
+    ("03 cascade saves exactly 20%", s03.obs_cascade_saves, (20000, 16000, 1.28, 1.279, *CASCADE_REST), False),
+    ("03 cascade saves just over 20%", s03.obs_cascade_saves, (20000, 15999, 1.28, 1.279, *CASCADE_REST), True),
+    ("03 cascade score off by more than TIE", s03.obs_cascade_saves,
+     (20000, 15000, 1.0, 1.0 * (1 - TIE) - 0.001, *CASCADE_REST), False),
+    ("03 cascade score just inside TIE", s03.obs_cascade_saves, (20000, 15000, 1.0, 0.991, *CASCADE_REST), True),
+    ("03 cascade score just outside TIE", s03.obs_cascade_saves, (20000, 15000, 1.0, 0.989, *CASCADE_REST), False),
+    ("03 cascade score higher by more than TIE", s03.obs_cascade_saves, (20000, 15000, 1.0, 1.0 * (1 + TIE) + 0.001, *CASCADE_REST),
      False),
+    ("03 cascade worse share exactly half", s03.obs_cascade_saves, (20000, 15000, 1.28, 1.279, [0.5, 0.9], 200, 500, 38),
+     False),
+    ("03 cascade worse share just over half", s03.obs_cascade_saves,
+     (20000, 15000, 1.28, 1.279, [0.501, 0.9], 200, 500, 38), True),
     # 03 obs_probe_size：runs[N] 最少（并列算）、false[N] <= false[3]（并列算）、rejected[3] < rejected[N]（并列不算）
     ("03 probe size holds", s03.obs_probe_size, (RUNS, FALSE, REJ), True),
     ("03 probe size runs tie", s03.obs_probe_size, ({**RUNS, 12: RUNS[N]}, FALSE, REJ), True),
