@@ -15,8 +15,10 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STUB_MODEL = "test-stub (scripted replies, not a language model)"
-MODES = ("edit", "chatter", "fenced", "two_blocks", "thinking", "empty", "garbage", "bad_json", "no_content",
+MODES = ("edit", "chatter", "fenced", "two_blocks", "thinking", "painted", "empty", "garbage", "bad_json", "no_content",
          "http500", "http429", "slow", "drop")
+# "painted" 的回复开头：清屏、变红、C1 的 CSI、DEL、回车、倒着写的双向控制符、落单的代理项（JSON 里写成 \ud800）
+ESCAPES = "\x1b[2J\x1b[31m红了\x9b31m\x7f\r\u202eevil\u202c\ud800"
 THINKING = "<think>\n草稿：\n<<<<<<< SEARCH\n    if M <= 99999:\n=======\n    if M <= 1:\n>>>>>>> REPLACE\n</think>\n"
 
 
@@ -109,6 +111,7 @@ class StubServer:
                            "fenced": lambda: "```python\n" + stub_edit(user) + "```\n",
                            "two_blocks": lambda: "Two changes.\n" + stub_edit(user, blocks=2),
                            "thinking": lambda: THINKING + stub_edit(user),
+                           "painted": lambda: ESCAPES + "\n" + stub_edit(user),
                            "empty": lambda: "",
                            "garbage": lambda: "I think bigger tiles would be faster, maybe?"}[mode]()
                 self._json(200, {"id": f"stub-{n}", "object": "chat.completion", "model": STUB_MODEL,

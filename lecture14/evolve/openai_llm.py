@@ -479,7 +479,7 @@ class OpenAILLM(_Backend):
             if not 200 <= status < 300:
                 return status, headers, b""
             if r.length is not None and r.length > limit:
-                raise LLMError(TOO_LONG, f"回复说自己有 {r.length:,} 字节，超过上限 {limit:,}")
+                raise LLMError(TOO_LONG, f"长度头说有 {shown(f'{r.length:,}', 40)} 字节，上限是 {limit:,}，没读")
             phase = "body"
             chunks, total = [], 0
             while True:
@@ -493,7 +493,7 @@ class OpenAILLM(_Backend):
                 chunks.append(data)
                 total += len(data)
                 if total > limit:
-                    raise LLMError(TOO_LONG, f"回复超过上限 {limit:,} 字节，没读完")
+                    raise LLMError(TOO_LONG, f"超过上限 {limit:,} 字节，没读完")
             if state["fired"]:
                 raise socket.timeout()
             if r.length:                           # 长度头说还有，连接却关了
@@ -530,7 +530,8 @@ class OpenAILLM(_Backend):
             if e.kind == UNREACHABLE:
                 raise ServerUnreachable(f"连不上 LLM 服务器 {where}（{e.detail}）",
                                         "先启动它（例如 ollama serve），或者检查 --llm 的地址") from None
-            raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models 的回答读不懂：{e.kind}（{e.detail}）",
+            what = {TOO_LONG: "的回复太长", TRUNCATED: "的回复没传完整", BAD_HEADERS: "回的响应头不合规矩"}.get(e.kind, "出错了")
+            raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models {what}（{e.detail}）",
                                     "--llm 要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）") from None
         if 300 <= status < 400:
             raise ServerUnreachable(*_redirect_sentence(where, status, headers.get("Location")))
@@ -660,7 +661,9 @@ def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
     if fired or isinstance(e, (TimeoutError, socket.timeout)):
         return LLMError(TIMEOUT_KIND, f"{timeout:g} 秒内没有回完")
     name = type(e).__name__
-    if isinstance(e, http.client.RemoteDisconnected) or (phase != "body" and isinstance(e, (ConnectionError, OSError))
+    if isinstance(e, http.client.RemoteDisconnected):
+        return LLMError(UNREACHABLE, "它没回答就关了连接")
+    if (phase != "body" and isinstance(e, (ConnectionError, OSError))
                                                           and not isinstance(e, ssl.SSLCertVerificationError)):
         reason = shown(getattr(e, "strerror", None) or str(e) or name, 120)
         return LLMError(UNREACHABLE, reason)
@@ -668,7 +671,9 @@ def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
         return LLMError(UNREACHABLE, f"证书不对：{shown(e.verify_message or str(e), 120)}")
     if phase == "head":                                 # 状态行或响应头坏了：太长、太多、不是 HTTP、数字离谱
         what = {"LineTooLong": "有一行太长", "BadStatusLine": "状态行不是 HTTP 的", "UnknownProtocol": "协议版本不认识",
-                "OverflowError": "数字太大"}.get(name, shown(str(e), 80) or name)
+                "OverflowError": "数字太大"}.get(name)
+        if what is None:
+            what = "响应头超过 100 个" if "more than" in str(e) else shown(str(e), 80) or name
         return LLMError(BAD_HEADERS, what)
     if phase == "body" and isinstance(e, OSError):      # 读到一半连接断了
         return LLMError(UNREACHABLE, shown(getattr(e, "strerror", None) or str(e) or name, 120))
@@ -683,7 +688,7 @@ def _redirect_sentence(where: str, status: int, location: str | None) -> tuple[s
                 "检查 --llm 的地址")
     target = urllib.parse.urljoin(where + "/models", location.strip())
     u = urllib.parse.urlsplit(target)
-    said = f"LLM 服务器 {where} 把 GET /models 转到了 {shown(target, 200)}（HTTP {status}），这里不跟着转：密钥只发给 --llm 的地址"
+    said = f"LLM 服务器 {where} 把 GET /models 转到了 {shown(target, 200)}（HTTP {status}），这里不跟过去（密钥只发给 --llm 的地址）"
     if u.scheme not in ("http", "https"):
         return said, "那不是 http:// 或 https:// 的地址；检查 --llm 的地址"
     base = target[:-len("/models")] if u.path.endswith("/models") and not u.query and not u.fragment else target
