@@ -44,11 +44,12 @@ def whole(body: bytes, status: int = 200, headers=()) -> bytes:
 class HostileServer:
     """with HostileServer(chat="nested", models="list") as s: ... s.url 是 base_url（…/v1），s.received 是收到的请求
     [(方法, 路径, {请求头（小写）: 值})]。chat、models 是模式名（MODES），或者 n -> 模式名 的函数（n 是第几个
-    这种请求，从 0 数）。location：转向模式的 Location（默认指向 ftp://，测试一般给另一个 HostileServer 的地址）。"""
+    这种请求，从 0 数）。location：转向模式的 Location（默认指向 ftp://，测试一般给另一个 HostileServer 的地址）。
+    drip：挤牙膏的模式每两个字节之间等几秒。"""
 
     def __init__(self, chat="edit", models="list", *, model_ids=("x",), location=None, think_tags=100_000,
-                 max_requests=200, max_seconds=20.0):
-        self.chat, self.models, self.model_ids, self.location = chat, models, model_ids, location
+                 drip=1.0, max_requests=200, max_seconds=20.0):
+        self.chat, self.models, self.model_ids, self.location, self.drip = chat, models, model_ids, location, drip
         self.think_tags, self.max_requests, self.max_seconds = think_tags, max_requests, max_seconds
         self.received: list[tuple] = []
         self.sent: list[int] = []                 # 每个回答实际写出去了多少字节（对方提前关掉连接时少）
@@ -113,7 +114,7 @@ class HostileServer:
             n = sum(1 for r in self.received if r[1] == path) - 1
         if n_all > self.max_requests or self.stopped.is_set():
             return
-        mode = self.models if path.endswith("/models") else self.chat
+        mode = self.models if path.split("?")[0].endswith("/models") else self.chat
         mode = mode(n) if callable(mode) else mode
         out = _Out(sock, self, deadline)
         try:
@@ -255,14 +256,14 @@ def _long_header(s, out, path, body, n):
 
 
 def _trickle(s, out, path, body, n):
-    """响应头一下子给，正文一秒一个字节（挤牙膏的代理、CPU 上慢慢吐字的模型）。"""
+    """响应头一下子给，正文 drip 秒一个字节（挤牙膏的代理、CPU 上慢慢吐字的模型）。"""
     out.write(head(length=100_000))
-    out.drip(b"x" * 100_000, 1.0)
+    out.drip(b"x" * 100_000, s.drip)
 
 
 def _trickle_head(s, out, path, body, n):
-    """连状态行都是半秒一个字节。"""
-    out.drip(head(length=2) + b"{}", 0.5)
+    """连状态行都是 drip 秒一个字节。"""
+    out.drip(head(length=2) + b"{}", s.drip)
 
 
 def _escape_ids(s, out, path, body, n):

@@ -265,14 +265,15 @@ def test_malformed_headers_are_named_as_such(mode):
 @pytest.mark.quiet
 @pytest.mark.parametrize("mode", ["trickle", "trickle_head"])
 def test_timeout_bounds_the_whole_request_not_each_read(mode):
-    with HostileServer(chat=mode) as s:
+    # 四分之一秒一个字节：每一次读都很快有东西，按"每次读"算的超时永远不到；按整个请求算，1 秒就停
+    with HostileServer(chat=mode, drip=0.25) as s:
         kind, _, took = ask(client(s.url, timeout=1.0))
     assert kind == TIMEOUT_KIND and 0.9 < took < 2.0 and s.posts() == 1
 
 
 @pytest.mark.quiet
 def test_start_up_check_has_the_same_whole_request_bound():
-    with HostileServer(models="trickle") as s:
+    with HostileServer(models="trickle", drip=0.25) as s:
         t = time.monotonic()
         with pytest.raises(ServerUnreachable) as e:
             client(s.url, timeout=1.0).check()
@@ -414,3 +415,29 @@ def test_04_start_up_check_exits_2_with_one_line(mode):
 
 
 PREFETCH = [fails_everything_04, trickle_04, startup_04]
+
+
+def test_readme_says_what_the_client_refuses_with_the_numbers_the_code_uses():
+    # README 的"用真的语言模型"：不跟转向、回复的上限、块数的上限、连续几次失败就不再调用、转义——每个种类的名字和
+    # 数都是代码里的
+    from evolve.openai_llm import MAX_REPLY_BYTES, TRUNCATED
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    section = text.split("## 用真的语言模型", 1)[1].split("\n## ", 1)[0]
+    for kind in (REDIRECT, TOO_LONG, GAVE_UP, BAD_HEADERS, TRUNCATED, TOO_MANY):
+        assert f"`{kind}`" in section, kind
+    assert f"回复最多读 {MAX_REPLY_BYTES / 1e6:g} MB" in section and f"最多 {MAX_BLOCKS} 个" in section
+    assert f"连续 {GIVE_UP_AFTER} 次调用失败" in section and shown("\x1b") in section and "…（共 N 个字符）" in section
+
+
+def test_http_proxy_from_the_environment_still_works(monkeypatch):
+    # 不是本机的地址照旧按 http_proxy 走代理（请求行里是完整的地址）；本机的地址不走代理
+    with HostileServer() as proxy, HostileServer() as local:
+        monkeypatch.setenv("http_proxy", proxy.origin)
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        client("http://llm.example.invalid/v1?api-version=1").check()
+        client(local.url).check()
+    assert [r[:2] for r in proxy.received] == [("GET", "http://llm.example.invalid/v1/models?api-version=1")]
+    assert proxy.received[0][2]["host"] == "llm.example.invalid"
+    assert [r[:2] for r in local.received] == [("GET", "/v1/models")]

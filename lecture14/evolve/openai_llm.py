@@ -443,7 +443,8 @@ class OpenAILLM(_Backend):
         if p is None:
             return http.client.HTTPConnection(self._host, self._port, timeout=timeout), path, {}
         conn = http.client.HTTPConnection(p.hostname, p.port or 80, timeout=timeout)
-        return conn, lambda endpoint: f"http://{host}:{self._port}{path(endpoint)}", extra
+        netloc = host if self._port == 80 else f"{host}:{self._port}"
+        return conn, lambda endpoint: f"http://{netloc}{path(endpoint)}", extra
 
     def _exchange(self, method: str, endpoint: str, payload: bytes | None, timeout: float, limit: int):
         """一个 HTTP 请求，从连接到最后一个字节最多 timeout 秒，回复最多读 limit 字节，不跟转向。
