@@ -162,12 +162,15 @@ def test_long_replies_under_the_bound_cost_well_under_a_second(table, train, mod
         assert out["failed"] == {} and max(out["history"]) >= 1.0
 
 
-def _best_time(fn, arg, repeat=3):
-    best = float("inf")
+def _cpu_times(fn, args, repeat=5):
+    """fn(arg) 用的 CPU 时间（这个线程的，后台的测试线程和别的进程抢走的时间不算），每个 arg 取 repeat 次里最少的；
+    几个 arg 轮流量，机器忙的那一阵落在哪个上面都一样。"""
+    best = [float("inf")] * len(args)
     for _ in range(repeat):
-        t = time.perf_counter()
-        fn(arg)
-        best = min(best, time.perf_counter() - t)
+        for i, arg in enumerate(args):
+            t = time.thread_time()
+            fn(arg)
+            best[i] = min(best[i], time.thread_time() - t)
     return best
 
 
@@ -181,13 +184,14 @@ def _reply_path(text):
 
 @pytest.mark.quiet
 @pytest.mark.parametrize("unit", ["<think>", "<<<<<<< SEARCH\n    if M <= 16:\n=======\n    if M <= 32:\n>>>>>>> REPLACE\n",
-                                  "<think>\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n</think>\n", "=======\n"])
+                                  "<think>\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n</think>\n"])
 def test_parsing_a_reply_is_linear_in_its_length(unit):
-    # 同一种回复，4 倍长，花的时间不到 1 倍长的 10 倍（线性是 4 倍，平方是 16 倍）
-    edit = "<<<<<<< SEARCH\n    if M <= 16:\n=======\n    if M <= 32:\n>>>>>>> REPLACE\n"
-    n = 250_000 // len(unit)
+    # 同一种回复，4 倍长，花的时间不到 1 倍长的 10 倍（线性是 4 倍，平方是 16 倍）。两个长度都比 CPU 的缓存大
+    # （一个放得进缓存、一个放不进时，线性的也会差出好几倍）
+    edit = "\n<<<<<<< SEARCH\n    if M <= 16:\n=======\n    if M <= 32:\n>>>>>>> REPLACE\n"
+    n = 512_000 // len(unit)
     small, big = unit * n + edit, unit * (4 * n) + edit
-    t1, t4 = _best_time(_reply_path, small), _best_time(_reply_path, big)
+    t1, t4 = _cpu_times(_reply_path, [small, big])
     assert t4 < 10 * t1 + 0.02, (t1, t4)
 
 
@@ -394,7 +398,7 @@ def test_04_llm_timeout_bounds_a_trickling_server():
     assert total == 4 and rows == {TIMEOUT_KIND: 4}
 
 
-STARTUP_CASES = ["302", "307", "nested", "ids_int", "huge_length", "chunk_overflow", "escape_ids", "long_header"]
+STARTUP_CASES = ["302", "nested", "ids_int", "huge_length", "escape_ids"]     # 其余的在进程里查过（上面）
 
 
 @ahead(waits=True)
@@ -441,3 +445,15 @@ def test_http_proxy_from_the_environment_still_works(monkeypatch):
     assert [r[:2] for r in proxy.received] == [("GET", "http://llm.example.invalid/v1/models?api-version=1")]
     assert proxy.received[0][2]["host"] == "llm.example.invalid"
     assert [r[:2] for r in local.received] == [("GET", "/v1/models")]
+
+
+def test_a_key_that_cannot_go_into_a_header_is_one_sentence_without_the_key(monkeypatch):
+    # 复制密钥时多带了换行：以前 http.client 的错误信息里会带着它；现在开跑前一句话，不印密钥
+    from evolve.openai_llm import SetupError, add_arguments, from_arguments
+    import argparse
+    monkeypatch.setenv("OPENAI_API_KEY", KEY + "\n")
+    ap = argparse.ArgumentParser()
+    add_arguments(ap)
+    with pytest.raises(SetupError) as e:
+        from_arguments(ap.parse_args(["--llm", "http://127.0.0.1:9/v1", "--model", "x"]), "04")
+    assert one_safe_line(str(e.value)) and "OPENAI_API_KEY" in str(e.value)

@@ -367,6 +367,9 @@ class OpenAILLM(_Backend):
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._key = os.environ.get("OPENAI_API_KEY") if api_key is None else api_key
+        if self._key and not all(" " < c < "\x7f" for c in self._key):      # 放不进 HTTP 头：说一句，不印它
+            raise ValueError("环境变量 OPENAI_API_KEY 里有空格、换行或者 ASCII 以外的字符（复制的时候多带了什么？）；"
+                             "密钥只能是可见的 ASCII 字符")
         self.timeout, self.retries, self.backoff, self.max_wait = timeout, retries, backoff, max_wait
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.concurrency = max(1, int(concurrency))
@@ -507,7 +510,8 @@ class OpenAILLM(_Backend):
                 raise
             with lock:
                 fired = state["fired"]
-            raise _failure(e, phase, fired, timeout) from None
+            failure = _failure(e, phase, fired, timeout)
+            raise LLMError(failure.kind, self._redact(failure.detail)) from None
         finally:
             with lock:
                 state["done"] = True
@@ -664,17 +668,15 @@ def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
     name = type(e).__name__
     if isinstance(e, http.client.RemoteDisconnected):
         return LLMError(UNREACHABLE, "它没回答就关了连接")
-    if (phase != "body" and isinstance(e, (ConnectionError, OSError))
-                                                          and not isinstance(e, ssl.SSLCertVerificationError)):
-        reason = shown(getattr(e, "strerror", None) or str(e) or name, 120)
-        return LLMError(UNREACHABLE, reason)
     if isinstance(e, ssl.SSLCertVerificationError):
         return LLMError(UNREACHABLE, f"证书不对：{shown(e.verify_message or str(e), 120)}")
+    if phase != "body" and isinstance(e, OSError):     # 连不上、连上了又被断开、TLS 握手失败……
+        return LLMError(UNREACHABLE, shown(getattr(e, "strerror", None) or str(e) or name, 120))
     if phase == "head":                                 # 状态行或响应头坏了：太长、太多、不是 HTTP、数字离谱
         what = {"LineTooLong": "有一行太长", "BadStatusLine": "状态行不是 HTTP 的", "UnknownProtocol": "协议版本不认识",
                 "OverflowError": "数字太大"}.get(name)
-        if what is None:
-            what = "响应头超过 100 个" if "more than" in str(e) else shown(str(e), 80) or name
+        if what is None:                               # 只用名字：我们自己的请求出的错（比如头里的值不合法）会带上密钥
+            what = "响应头超过 100 个" if "more than" in str(e) else name
         return LLMError(BAD_HEADERS, what)
     if phase == "body" and isinstance(e, OSError):      # 读到一半连接断了
         return LLMError(UNREACHABLE, shown(getattr(e, "strerror", None) or str(e) or name, 120))
