@@ -25,7 +25,6 @@ from evolve.mock_llm import Prompt
 from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, GAVE_UP, GIVE_UP_AFTER, REDIRECT, TIMEOUT_KIND, TOO_LONG,
                                TRUNCATED, Call, LLMError, OpenAILLM, ReplayLLM, ServerUnreachable, _Backend,
                                _strip_thinking, shown)
-from evolve.program import apply_diff, parse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT_04 = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")

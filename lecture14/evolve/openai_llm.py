@@ -505,9 +505,7 @@ class OpenAILLM(_Backend):
             return status, headers, b"".join(chunks)
         except LLMError:
             raise
-        except BaseException as e:
-            if isinstance(e, KeyboardInterrupt) or not isinstance(e, Exception):
-                raise
+        except Exception as e:                     # Ctrl-C（KeyboardInterrupt）不在这里：照样往外抛
             with lock:
                 fired = state["fired"]
             failure = _failure(e, phase, fired, timeout)
