@@ -375,7 +375,26 @@ def test_04_against_a_server_that_fails_everything_ends_in_seconds():
     assert total == 30 and sum(rows.values()) == 30 and rows == {"LLM 回 HTTP 500": GIVE_UP_AFTER, GAVE_UP: 26}
     said = [line for line in p.stderr.splitlines() if GAVE_UP in line]
     assert len(said) == 1 and "接连 4 次调用失败" in said[0]
-    assert posts == 2 * 4 + 2 and elsewhere == []
+    assert posts == 2 * 4 + 2 and elsewhere == [] and KEY not in p.stdout + p.stderr
+
+
+@ahead(waits=True)
+def redirects_04():
+    """04 --budget 30 --seeds 1 对着每个 chat 请求都转向（308）到另一个地址的服务器：(结果, 用了几秒, 别处收到的)。"""
+    with HostileServer() as other, HostileServer(chat="308", location=other.url) as s:
+        t = time.monotonic()
+        p = run_04(s.url)
+        return p, time.monotonic() - t, list(other.received), s.keys_seen()
+
+
+def test_04_chat_redirects_are_counted_and_the_key_stays_home():
+    # 以前 POST 被跟到另一个地址（变成 GET，带着密钥）；现在每次都是一次"要转到别的地址"，4 次以后不再调用
+    p, took, elsewhere, keys = redirects_04()
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    total, rows = failed_rows(p.stdout)
+    assert total == 30 and rows == {REDIRECT: GIVE_UP_AFTER, GAVE_UP: 30 - GIVE_UP_AFTER} and took < 30
+    assert elsewhere == [] and keys == [f"Bearer {KEY}"] * (1 + GIVE_UP_AFTER)       # GET /models 和 4 个 POST
+    assert KEY not in p.stdout + p.stderr
 
 
 @ahead(waits=True)
@@ -417,7 +436,7 @@ def test_04_start_up_check_exits_2_with_one_line(mode):
     assert p.stderr.count("\n") == 1 and one_safe_line(p.stderr.strip()) and elsewhere == []
 
 
-PREFETCH = [fails_everything_04, trickle_04, startup_04]
+PREFETCH = [fails_everything_04, redirects_04, trickle_04, startup_04]
 
 
 def test_readme_says_what_the_client_refuses_with_the_numbers_the_code_uses():
