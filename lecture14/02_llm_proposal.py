@@ -450,6 +450,7 @@ def parse_args(argv):
 
 
 LLM_TRIES = 4       # --llm 时同一个提示问真模型几次（每次的 seed 不同，回复也不同）
+REPLY_SHOWN = 4000  # 每个回复最多印这么多个字符（要的是一两句话加一两个 SEARCH/REPLACE 块，远用不了）
 
 
 def demo_real_llm(table, train, prompt, llm) -> list:
@@ -471,7 +472,8 @@ def demo_real_llm(table, train, prompt, llm) -> list:
     for i, r in enumerate(replies):
         call = llm.calls[first + i]
         if call.reply is not None:
-            print(f"\n第 {i + 1} 次回复（{call.latency:.1f} 秒）：\n" + (call.reply.rstrip("\n") or "（空的）"))
+            print(f"\n第 {i + 1} 次回复（{call.latency:.1f} 秒）：\n"       # 服务器的文字：控制字符转义，太长的截断
+                  + (openai_llm.shown(call.reply.rstrip("\n"), REPLY_SHOWN, lines=True) or "（空的）"))
         if isinstance(r, Exception):
             outcome = getattr(r, "kind", type(r).__name__)
             distinct.add(outcome)
@@ -491,7 +493,7 @@ def demo_real_llm(table, train, prompt, llm) -> list:
                 else:
                     outcome = {"static_reject": "静态检查拒掉（有分支启动不了）",
                                "probe_reject": "探针上没希望，淘汰"}.get(res["status"], res["status"])
-        rows.append([str(i + 1), outcome])
+        rows.append([str(i + 1), openai_llm.shown(outcome)])
     print()
     print_table(["第几次", "结果"], rows)
     kinds = len(distinct)

@@ -15,8 +15,10 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STUB_MODEL = "test-stub (scripted replies, not a language model)"
-MODES = ("edit", "chatter", "fenced", "two_blocks", "thinking", "empty", "garbage", "bad_json", "no_content",
+MODES = ("edit", "chatter", "fenced", "two_blocks", "thinking", "painted", "empty", "garbage", "bad_json", "no_content",
          "http500", "http429", "slow", "drop")
+# "painted" 的回复开头：清屏、变红、C1 的 CSI、DEL、回车、倒着写的双向控制符、落单的代理项（JSON 里写成 \ud800）
+ESCAPES = "\x1b[2J\x1b[31m红了\x9b31m\x7f\r\u202eevil\u202c\ud800"
 THINKING = "<think>\n草稿：\n<<<<<<< SEARCH\n    if M <= 99999:\n=======\n    if M <= 1:\n>>>>>>> REPLACE\n</think>\n"
 
 
@@ -56,9 +58,11 @@ class StubServer:
     """with StubServer(script) as s: ... s.url 是 base_url，s.requests 是收到的请求 [(时刻, 路径, Authorization, 正文)]。"""
 
     def __init__(self, script, slow_seconds: float = 1.0, retry_after: str = "1", models=("stub",),
-                 stop_after: int | None = None, retry_after_500: str | None = None):
+                 stop_after: int | None = None, retry_after_500: str | None = None, max_requests: int = 5000):
         """retry_after：429 回复里的 Retry-After；retry_after_500：500 回复里也带上它（None 不带）。
-        stop_after=k：第 k 个请求（从 0 数）来时不回答就断开，并且关掉服务器（模拟跑到一半服务器没了）。"""
+        stop_after=k：第 k 个请求（从 0 数）来时不回答就断开，并且关掉服务器（模拟跑到一半服务器没了）。
+        max_requests：一共最多回答这么多个请求，再来的不回答就断开（测试里的请求有数，出了错也不会没完没了）。"""
+        self.max_requests = max_requests
         self.retry_after_500 = retry_after_500
         self.script, self.slow_seconds, self.retry_after, self.models = script, slow_seconds, retry_after, models
         self.stop_after = stop_after
@@ -75,6 +79,9 @@ class StubServer:
 
             def do_GET(self):
                 stub._note(self, None)
+                if len(stub.requests) > stub.max_requests:
+                    self.close_connection = True
+                    return
                 if self.path.endswith("/models"):
                     self._json(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in stub.models]})
                 else:
@@ -83,6 +90,9 @@ class StubServer:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 n = stub._note(self, body)
+                if len(stub.requests) > stub.max_requests:
+                    self.close_connection = True
+                    return
                 user = body["messages"][-1]["content"]
                 mode = stub.script(n, user)
                 if stub.stop_after is not None and n >= stub.stop_after:
@@ -109,6 +119,7 @@ class StubServer:
                            "fenced": lambda: "```python\n" + stub_edit(user) + "```\n",
                            "two_blocks": lambda: "Two changes.\n" + stub_edit(user, blocks=2),
                            "thinking": lambda: THINKING + stub_edit(user),
+                           "painted": lambda: ESCAPES + "\n" + stub_edit(user),
                            "empty": lambda: "",
                            "garbage": lambda: "I think bigger tiles would be faster, maybe?"}[mode]()
                 self._json(200, {"id": f"stub-{n}", "object": "chat.completion", "model": STUB_MODEL,

@@ -220,8 +220,12 @@ def test_propose_many_keeps_proposal_order_under_concurrency():
 # ---------------------------------------------------------------- 放进进化循环
 
 def every_mode(n, text):
-    """除了 slow（慢）以外的每种回答方式轮流来，"edit" 多一些让进化有进展。"""
-    modes = [m for m in MODES if m not in ("slow", "drop")] + ["edit"] * 4
+    """除了 slow（慢）、drop 以外的每种回答方式轮流来，"edit" 多一些让进化有进展。调用本身失败的几种（坏 JSON、
+    没有 content、500、429）和回答了的隔开排：连续几次调用失败，后端就不再调用了（那是另一个测试的事）。"""
+    failing = ["bad_json", "no_content", "http500", "http429"]
+    answering = [m for m in MODES if m not in failing + ["slow", "drop"]] + ["edit"] * 4
+    assert len(answering) >= len(failing) and set(failing) <= set(MODES)
+    modes = [m for pair in zip(answering, failing) for m in pair] + answering[len(failing):]
     return modes[n % len(modes)]
 
 
@@ -537,10 +541,12 @@ PATH_02 = os.path.join(ROOT, "lecture14", "02_llm_proposal.py")
 def recorded_02():
     """02 加 --llm 对着桩服务器跑、录下，再回放（后台先跑好：PREFETCH）：(录制的, 回放的, 服务器收到的请求)。"""
     f = os.path.join(session_dir("record02"), "run02.jsonl")
-    with StubServer(script("edit", "chatter", "garbage", "two_blocks")) as s:
+    with StubServer(script("edit", "chatter", "garbage", "painted")) as s:
         rec = run_script_fresh(PATH_02, "--llm", s.url, "--model", "stub", "--record", f, env=base_env(), timeout=120)
     rep = run_script_fresh(PATH_02, "--replay", f, env=base_env(), timeout=120)
-    return rec, rep, list(s.requests)
+    with open(f, encoding="utf-8") as fh:
+        recorded = [json.loads(line) for line in fh]
+    return rec, rep, list(s.requests), recorded
 
 
 PREFETCH.append(recorded_02)
@@ -555,9 +561,23 @@ def test_02_asks_the_real_model_the_same_prompt_and_replays():
             if line.startswith("LLM_TRIES = "):
                 tries = int(line.split("=")[1].split("#")[0])
     assert tries
-    rec, rep, requests = recorded_02()
+    rec, rep, requests, _ = recorded_02()
     assert rec.returncode == 0, rec.stderr
     users = [r[3]["messages"][-1]["content"] for r in requests if r[3] is not None]
     assert len(users) == tries and len(set(users)) == 1
     assert rep.returncode == 0 and rep.stdout == rec.stdout, rep.stderr
     assert NO_BLOCK in rec.stdout and "I think bigger tiles" in rec.stdout
+
+
+def test_02_shows_the_model_reply_escaped_and_records_it_exactly():
+    # 回复里的清屏、变红、C1、DEL、回车、双向控制符、落单的代理项：印出来是看得见的转义（终端不会被清屏、变色），
+    # 录制文件里是原样的文字，回放印出来的和录制时逐字节相同（上一个测试）；改过的程序照样打上、评估
+    from stub_llm_server import ESCAPES
+    from evolve.openai_llm import shown
+    rec, rep, _, recorded = recorded_02()
+    assert rec.returncode == 0, rec.stderr
+    assert shown(ESCAPES, 100, lines=True) in rec.stdout
+    assert shown(rec.stdout, len(rec.stdout), lines=True) == rec.stdout                   # 一个控制字符都没有
+    assert any(ESCAPES in (c.get("reply") or "") for c in recorded[1:])
+    demo = rec.stdout.split("演示 1（续）", 1)[1].split("观察：", 1)[0]
+    assert demo.count(NO_BLOCK) == 1                          # 只有乱写的那个没有块；带控制字符的那个照样打上了

@@ -29,6 +29,9 @@ MALFORMED = "SEARCH/REPLACE 块不完整"
 EMPTY_SEARCH = "SEARCH 是空的"
 NOT_FOUND = "SEARCH 找不到"
 AMBIGUOUS = "SEARCH 不唯一"
+TOO_MANY = "SEARCH/REPLACE 块太多"
+
+MAX_BLOCKS = 64                         # 一个回复最多这么多块（要的是一两块；程序本身也就十几行）
 
 
 class DiffError(ValueError):
@@ -89,7 +92,8 @@ def format_diff(diff: Diff | None) -> str:
 def parse_diff(text, empty_ok: bool = True) -> Diff:
     """从一段文本（例如 LLM 的整个回复）里读出所有 SEARCH/REPLACE 块，块外的文字忽略；"\\r\\n" 当作 "\\n"。
     块不完整抛 DiffError(kind=MALFORMED)；text 不是字符串抛 DiffError(kind=NOT_TEXT)；
-    一块都没有时 empty_ok=True 返回 ()，否则抛 DiffError(kind=NO_BLOCK)。"""
+    超过 MAX_BLOCKS 块抛 DiffError(kind=TOO_MANY)（读到第 MAX_BLOCKS + 1 块就停，不再往下读）；
+    一块都没有时 empty_ok=True 返回 ()，否则抛 DiffError(kind=NO_BLOCK)。花的时间和 text 的长度成正比。"""
     if not isinstance(text, str):
         raise DiffError(f"回复应该是一段文本，却是 {type(text).__name__}", NOT_TEXT)
     text, empty_ok = str(text), bool(empty_ok)
@@ -107,17 +111,20 @@ _MARKER_RE = re.compile(r"^[ \t]*(?:(<{5,9}[ \t]*SEARCH)|(={5,9})|(>{5,9}[ \t]*R
 def _parse_diff(text: str, empty_ok: bool) -> Diff:
     """parse_diff 的正文（结果是不可变的元组，按文本缓存：进化时同一段回复常常出现好几次）。
     不逐行走：一个正则找出所有标记行，标记之间的文本直接切片（每一行都以换行结尾，切出来和逐行拼起来一样）；
-    普通的行只在它夹在哪两个标记之间时才有意义。"""
+    普通的行只在它夹在哪两个标记之间时才有意义。行号只在出错时才数（每块都数一遍是平方级的）。"""
     text = text.replace("\r\n", "\n")
-    blocks, state, start, at = [], None, 0, 0                 # at：SEARCH 或 REPLACE 的文本从这里开始
+    blocks, state, start, at = [], None, 0, 0                 # start：当前 SEARCH 标记的位置；at：SEARCH 或 REPLACE 的文本从这里开始
     search = ""
     for m in _MARKER_RE.finditer(text):
         kind = m.lastindex
         if kind == 1:                                         # SEARCH
             if state is not None:
-                raise DiffError(f"第 {_lineno(text, m.start())} 行：第 {start} 行开始的 SEARCH 块还没结束"
+                raise DiffError(f"第 {_lineno(text, m.start())} 行：第 {_lineno(text, start)} 行开始的 SEARCH 块还没结束"
                                 f"（缺 {_DIVIDER} 或 {_REPLACE}）")
-            state, start, at = "search", _lineno(text, m.start()), m.end() + 1
+            if len(blocks) >= MAX_BLOCKS:
+                raise DiffError(f"第 {_lineno(text, m.start())} 行：回复里的 SEARCH/REPLACE 块超过 {MAX_BLOCKS} 块"
+                                "（要的是一两块）", TOO_MANY)
+            state, start, at = "search", m.start(), m.end() + 1
         elif kind == 2:                                       # =======：只在 SEARCH 块里是分隔线，别处是普通的行
             if state == "search":
                 search, state, at = text[at:m.start()], "replace", m.end() + 1
@@ -127,7 +134,7 @@ def _parse_diff(text: str, empty_ok: bool) -> Diff:
             blocks.append((search, text[at:m.start()]))
             state = None
     if state is not None:
-        raise DiffError(f"第 {start} 行开始的 SEARCH 块没有结束（缺 {_DIVIDER if state == 'search' else _REPLACE}）")
+        raise DiffError(f"第 {_lineno(text, start)} 行开始的 SEARCH 块没有结束（缺 {_DIVIDER if state == 'search' else _REPLACE}）")
     if not blocks and not empty_ok:
         raise DiffError(f"回复里没有 SEARCH/REPLACE 块（{_SEARCH} … {_DIVIDER} … {_REPLACE}）", NO_BLOCK)
     return tuple(blocks)

@@ -1,6 +1,6 @@
 """
 OpenAILLM：真的语言模型，换下 MockLLM。说 OpenAI 兼容的 chat-completions 协议（本机的 ollama、llama.cpp 的 server、
-vLLM，或者托管的 API 都说这个），只用标准库的 urllib，不加任何依赖。和 MockLLM 一样只有一个接口：
+vLLM，或者托管的 API 都说这个），只用标准库（http.client），不加任何依赖。和 MockLLM 一样只有一个接口：
 
     propose(prompt) -> (修改的种类, 回复文本)        种类总是 KIND（"llm"）：真模型不告诉我们它做的是哪种修改
     propose_many(prompts) -> [(种类, 回复) 或 异常]   concurrency 个请求同时发出，结果按提议的顺序排好
@@ -12,30 +12,38 @@ vLLM，或者托管的 API 都说这个），只用标准库的 urllib，不加�
                                        temperature、max_tokens、seed（服务器支持的话同样的请求给同样的回复）
     读 choices[0].message.content 和 usage（prompt_tokens、completion_tokens，服务器给了才有）
 
-- 密钥：环境变量 OPENAI_API_KEY 有就放进 Authorization 头（本机的服务器不需要）；不打印、不记日志、不写进文件，
-  服务器回的错误信息里要是出现了它，也先抹掉。
-- 每个请求有超时；429 和 5xx 按 Retry-After（没有就指数退避）重试几次；连续 GIVE_UP_AFTER 次连不上或超时，
-  就认定服务器断了，以后的提议立刻失败（种类 GAVE_UP），进化用已有的东西跑完，最好的程序不会丢。
-- check()：开跑之前看看服务器在不在（GET {base_url}/models），不在就抛 ServerUnreachable，脚本印一行、退出码 2。
+- 密钥：环境变量 OPENAI_API_KEY 有就放进 Authorization 头（本机的服务器不需要）；只发给 --llm 那个地址（协议、主机、
+  端口都一样）；不打印、不记日志、不写进文件，服务器回的回复里要是出现了它，也先抹掉。
+- 服务器说的一切都先当作不可信的输入：不跟转向（3xx：OpenAI 兼容接口不转向，跟过去会把密钥带给别人）；一个请求
+  从连接到最后一个字节最多 timeout 秒（看门的计时器到点就关掉连接，一字节一字节地挤牙膏也拖不过去）；回复最多读
+  MAX_REPLY_BYTES 字节，再长就不读了；JSON 嵌得太深、长度头写得离谱、响应头不合规矩，都只是一次有名字的失败。
+  要印给人看的服务器文字先经过 shown()：控制字符写成 \\x1b 这样，太长的截断。录制文件里存的是原样的文字。
+- 429 和 5xx 按 Retry-After（没有就指数退避）重试几次（上一次调用已经失败了就不重试）；状态码不在 100–599 里
+  是协议错误，不重试。连续 GIVE_UP_AFTER 次调用失败（不管哪一种：连不上、超时、HTTP 错误、读不懂……），就不再
+  调用：以后的提议立刻失败（种类 GAVE_UP），进化用已有的东西跑完，最好的程序不会丢。
+- check()：开跑之前看看服务器在不在（GET {base_url}/models），连不上、拒绝了我们、转向、回的东西读不懂、没有这个
+  模型，都抛 ServerUnreachable（一句话），脚本印一行、退出码 2。
 - 录制和回放：record=文件名 时每次调用写一行 JSON（提示、回复、用时、token 数、模型名；没有密钥）。
   ReplayLLM(文件名) 从文件里按顺序回答，不联网；提示和录的不一样（代码或参数改了）就抛 ReplayMismatch，
   它故意不是 Exception 的子类，进化循环不会把它当成一次失败的提议吞掉，而是整个运行停下来。
 - 成本账：ledger() 给出调用次数、失败次数（按种类）、token 数、总用时和用时的中位数。
-本模块不打印任何东西。
+本模块不往标准输出印东西；只有决定不再调用时，from_arguments 建的后端往标准错误说一句为什么。
 """
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import http.client
 import json
 import os
 import re
 import socket
+import ssl
 import statistics
+import sys
 import threading
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import asdict, dataclass
@@ -48,22 +56,30 @@ from .diff import NO_BLOCK, DiffError, format_diff, make_diff, parse_diff
 from .program import Program, Rule, render
 
 KIND = "llm"                       # propose 返回的"修改的种类"：真模型不说它做的是哪种修改
-TIMEOUT = 300.0                    # 每个请求最多等几秒（--llm-timeout；CPU 上的模型读一段两千 token 的提示就要好一阵，并发时还要排队）
-RETRIES = 3                        # 429 / 5xx / 连不上时最多重试几次
+TIMEOUT = 300.0                    # 一个请求从连接到最后一个字节最多几秒（--llm-timeout；CPU 上的模型读一段两千 token 的
+                                   # 提示就要好一阵，并发时还要排队）
+CHECK_TIMEOUT = 10.0               # 开跑之前的 GET /models 最多几秒（--llm-timeout 更短就用它）
+RETRIES = 3                        # 429 / 5xx / 连不上时最多重试几次（上一次调用已经失败了就不重试）
 BACKOFF = 1.0                      # 没有 Retry-After 时第 i 次重试前等 BACKOFF × 2^i 秒
 MAX_WAIT = 60.0                    # Retry-After 要等得比这还久，就不等了，算一次失败
-GIVE_UP_AFTER = 4                  # 连续这么多次调用连不上或超时，就认定服务器断了
+GIVE_UP_AFTER = 4                  # 连续这么多次调用失败（不管哪一种），就不再调用
+MAX_REPLY_BYTES = 1_000_000        # 一个回复最多读这么多字节：max_tokens 个 token 的回复连 JSON 的转义一起也远远用不了
+MAX_MODELS_BYTES = 8_000_000       # GET /models 的回复最多读这么多字节（托管的服务商列几百个模型，每个带说明）
 TEMPERATURE = 0.7
 MAX_TOKENS = 1024                  # 回复的 token 上限（要的是短回复；想得多的模型会用掉更多）
 CONCURRENCY = 2                    # 默认同时发几个请求（--llm-concurrency）
 FORMAT = "mini-alphaevolve-llm-transcript"
 
-# 失败的种类（LLMError.kind）；HTTP 错误是 f"LLM 回 HTTP {状态码}"
+# 失败的种类（LLMError.kind）；HTTP 错误是 f"LLM 回 HTTP {状态码}"（转向另有名字：REDIRECT）
 TIMEOUT_KIND = "LLM 超时"
 UNREACHABLE = "连不上 LLM 服务器"
-GAVE_UP = "LLM 服务器断了，没再调用"
+GAVE_UP = "接连失败后没再调用 LLM"
 BAD_JSON = "LLM 回复不是 JSON"
 NO_CONTENT = "LLM 回复里没有 choices[0].message.content"
+REDIRECT = "LLM 服务器要转到别的地址（没跟过去）"
+BAD_HEADERS = "LLM 服务器回的响应头不合规矩"
+TRUNCATED = "LLM 回复没传完整"
+TOO_LONG = f"LLM 回复太长（超过 {MAX_REPLY_BYTES / 1e6:g} MB，没读完）"
 
 
 class LLMError(Exception):
@@ -84,6 +100,32 @@ class ServerUnreachable(LLMError):
 class ReplayMismatch(BaseException):
     """回放文件和这次运行对不上。故意不继承 Exception：进化循环的 except Exception 不会把它当成一次失败的提议，
     运行就此停下；脚本接住它，印出这一句，退出码 2。"""
+
+
+# ---------------------------------------------------------------- 给人看的服务器文字
+
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escape(ch: str) -> str:
+    return _NAMED.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+
+# 要换成转义的字符：C0（换行、制表符另说）、DEL、C1（含 ESC 开头的终端控制序列的 ESC 本身）、行和段落分隔符、
+# 双向文字的控制符（能让终端上的字倒着显示）、落单的代理项（UTF-8 写不出来，print 会抛 UnicodeEncodeError）
+_UNSAFE = [*range(0x00, 0x20), *range(0x7f, 0xa0), 0x2028, 0x2029, 0x061c, 0x200e, 0x200f,
+           *range(0x202a, 0x202f), *range(0x2066, 0x206a), *range(0xd800, 0xe000)]
+_INLINE = {c: _escape(chr(c)) for c in _UNSAFE}          # 一行里：换行、制表符也转义
+_LINES = {c: e for c, e in _INLINE.items() if chr(c) not in "\n\t"}   # 多行的文字（模型的回复）：保留换行和制表符
+
+
+def shown(text, limit: int = 200, lines: bool = False) -> str:
+    """服务器给的文字（模型名、转向的地址、模型的回复……）印到终端之前：先截到 limit 个字符（截掉的写成
+    "…（共 N 个字符）"），再把控制字符换成看得见的转义（ESC 写成 \\x1b；lines=True 时保留换行和制表符）。
+    只管显示：录制文件里存的还是原样的文字。不是字符串的先 str()。花的时间和 limit 成正比，和原文多长无关。"""
+    text = text if isinstance(text, str) else str(text)
+    cut = f"…（共 {len(text):,} 个字符）" if len(text) > limit else ""
+    return text[:limit].translate(_LINES if lines else _INLINE) + cut
 
 
 # ---------------------------------------------------------------- 系统提示
@@ -141,6 +183,7 @@ several blocks are applied in order. Change only what you need to. No code fence
 
 
 SYSTEM_PROMPT = system_prompt()
+_SURROGATE = re.compile("[\ud800-\udfff]")       # 落单的代理项（见 OpenAILLM._write）
 
 
 # ---------------------------------------------------------------- 一次调用的记录和成本账
@@ -175,8 +218,18 @@ def ledger(calls) -> dict:
 
 
 def _strip_thinking(text: str) -> str:
-    """想得多的模型（qwen3、deepseek-r1……）先在 <think>…</think> 里打草稿，草稿里的 SEARCH 块不算数。"""
-    return re.sub(r"<think>.*?</think>", "", text, flags=re.S)
+    """想得多的模型（qwen3、deepseek-r1……）先在 <think>…</think> 里打草稿，草稿里的 SEARCH 块不算数。
+    每个 <think> 到它后面第一个 </think> 为止删掉；没有配对的 <think> 原样留着。用 str.find 一遍走完：花的时间和
+    回复的长度成正比（正则 <think>.*?</think> 在几十万个不配对的 <think> 上是平方级的）。"""
+    out, i = [], 0
+    while True:
+        start = text.find("<think>", i)
+        end = text.find("</think>", start + 7) if start >= 0 else -1
+        if end < 0:                                   # 后面再没有配对的了
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i:start])
+        i = end + 8
 
 
 class _Backend:
@@ -296,27 +349,44 @@ class OpenAILLM(_Backend):
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = TIMEOUT,
                  retries: int = RETRIES, backoff: float = BACKOFF, max_wait: float = MAX_WAIT,
                  temperature: float = TEMPERATURE, max_tokens: int = MAX_TOKENS, seed: int | None = 0,
-                 concurrency: int = CONCURRENCY, record: str | None = None, give_up_after: int = GIVE_UP_AFTER):
+                 concurrency: int = CONCURRENCY, record: str | None = None, give_up_after: int = GIVE_UP_AFTER,
+                 notify=None):
         """api_key 不给就读环境变量 OPENAI_API_KEY。seed=None 时不发 seed；否则第 n 次调用发 seed + n。
-        record：录制文件的路径（JSON Lines），None 不录。"""
+        record：录制文件的路径（JSON Lines），None 不录。notify：决定不再调用时用一句话调它一次（None 不说）。"""
         super().__init__()
         u = urllib.parse.urlsplit(base_url)
-        if u.scheme not in ("http", "https") or not u.hostname:
-            raise ValueError(f"--llm 要的是 http:// 或 https:// 开头的地址（例如 http://127.0.0.1:11434/v1），不是 {base_url!r}")
+        try:
+            port = u.port
+        except ValueError:
+            port = -1
+        if u.scheme not in ("http", "https") or not u.hostname or port == -1:
+            raise ValueError(f"--llm 要的是 http:// 或 https:// 开头的地址（例如 http://127.0.0.1:11434/v1），"
+                             f"不是 {shown(base_url, 100)}")
+        if not isinstance(model, str) or not model or shown(model, len(model)) != model:
+            raise ValueError(f"--model 要是一个不带控制字符的名字（例如 qwen2.5-coder:7b），不是 {shown(model, 100)}")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._key = os.environ.get("OPENAI_API_KEY") if api_key is None else api_key
+        if self._key and not all(" " < c < "\x7f" for c in self._key):      # 放不进 HTTP 头：说一句，不印它
+            raise ValueError("环境变量 OPENAI_API_KEY 里有空格、换行或者 ASCII 以外的字符（复制的时候多带了什么？）；"
+                             "密钥只能是可见的 ASCII 字符")
         self.timeout, self.retries, self.backoff, self.max_wait = timeout, retries, backoff, max_wait
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.concurrency = max(1, int(concurrency))
-        self.give_up_after = give_up_after
-        self._dead_in_a_row = 0                    # 连续几次连不上或超时
+        self.give_up_after, self.notify = give_up_after, notify
+        self._failed_in_a_row = 0                  # 连续几次调用失败（不管哪一种）
+        self.gave_up: str | None = None            # 决定不再调用时的那句话
         self._record = None
         if record is not None:
             self.record_to(record)
-        # 本机的地址不走代理（环境里的 http_proxy 是给外网用的）
-        local = u.hostname in ("127.0.0.1", "localhost", "::1")
-        self._opener = urllib.request.build_opener(*([urllib.request.ProxyHandler({})] if local else []))
+        # 只和这一个地方说话：协议、主机、端口、路径前缀都定死在这里，之后哪个请求都不换地方（不跟转向）
+        self._scheme, self._host, self._port = u.scheme, u.hostname, port or (443 if u.scheme == "https" else 80)
+        self._prefix, self._query = u.path.rstrip("/"), u.query
+        # 本机的地址不走代理（环境里的 http_proxy 是给外网用的）；别的地址按环境变量（http_proxy、https_proxy、
+        # no_proxy）走，和 urllib 一样
+        local = self._host in ("127.0.0.1", "localhost", "::1")
+        proxy = None if local or urllib.request.proxy_bypass(self._host) else urllib.request.getproxies().get(u.scheme)
+        self._proxy = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy) if proxy else None
 
     def __repr__(self) -> str:                    # 不带密钥
         return f"OpenAILLM({clean_url(self.base_url)!r}, model={self.model!r}, concurrency={self.concurrency})"
@@ -336,7 +406,9 @@ class OpenAILLM(_Backend):
                          max_tokens=self.max_tokens, seed=self.seed, system_prompt=SYSTEM_PROMPT))
 
     def _write(self, obj: dict) -> None:
-        self._record.write(self._redact(json.dumps(obj, ensure_ascii=False)) + "\n")
+        text = self._redact(json.dumps(obj, ensure_ascii=False))
+        # 服务器的 JSON 里可以有落单的代理项（"\ud800"）：UTF-8 写不出来，写成 JSON 的 \ud800 转义，读回来一字不差
+        self._record.write(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
         self._record.flush()
 
     def _log(self, call: Call) -> None:
@@ -355,35 +427,143 @@ class OpenAILLM(_Backend):
             h["Authorization"] = f"Bearer {self._key}"
         return h
 
-    def _open(self, path: str, body: dict | None, timeout: float):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.base_url + path, data=data, headers=self._headers(),
-                                     method="GET" if body is None else "POST")
-        return self._opener.open(req, timeout=timeout)
+    def _connection(self, timeout: float):
+        """(连接, 请求行里的目标, 代理要的头)。连接还没连上；有代理时连的是代理（https 经 CONNECT 隧道，密钥在 TLS 里面）。"""
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        path = lambda endpoint: self._prefix + endpoint + (f"?{self._query}" if self._query else "")  # noqa: E731
+        extra = {}
+        p = self._proxy
+        if p is not None and p.username is not None:
+            cred = f"{urllib.parse.unquote(p.username)}:{urllib.parse.unquote(p.password or '')}"
+            extra = {"Proxy-Authorization": "Basic " + base64.b64encode(cred.encode()).decode()}
+        if self._scheme == "https":
+            ctx = ssl.create_default_context()
+            if p is None:
+                return http.client.HTTPSConnection(self._host, self._port, timeout=timeout, context=ctx), path, {}
+            conn = http.client.HTTPSConnection(p.hostname, p.port or 80, timeout=timeout, context=ctx)
+            conn.set_tunnel(self._host, self._port, headers=extra)
+            return conn, path, {}
+        if p is None:
+            return http.client.HTTPConnection(self._host, self._port, timeout=timeout), path, {}
+        conn = http.client.HTTPConnection(p.hostname, p.port or 80, timeout=timeout)
+        netloc = host if self._port == 80 else f"{host}:{self._port}"
+        return conn, lambda endpoint: f"http://{netloc}{path(endpoint)}", extra
 
-    def check(self, timeout: float = 10.0) -> None:
-        """开跑之前：服务器在不在、认不认我们的密钥、有没有这个模型。有问题抛 ServerUnreachable（一句话）。"""
+    def _exchange(self, method: str, endpoint: str, payload: bytes | None, timeout: float, limit: int):
+        """一个 HTTP 请求，从连接到最后一个字节最多 timeout 秒，回复最多读 limit 字节，不跟转向。
+        返回 (状态码, 响应头, 正文)；状态码不是 2xx 时不读正文（是 b""）。出错抛 LLMError（kind 是失败的种类，
+        detail 是给人看的一句，已经 shown() 过）。"""
+        deadline = time.monotonic() + timeout
+        conn, target, extra = self._connection(timeout)
+        lock, state = threading.Lock(), {"done": False, "fired": False, "sock": None}
+
+        def stop():                                # 看门的计时器：到点就把连接从底下关掉，卡在哪一步读都会醒
+            with lock:
+                if state["done"]:
+                    return
+                state["fired"] = True
+                for s in (state["sock"], conn.sock):
+                    if s is not None:
+                        try:
+                            socket.socket.shutdown(s, socket.SHUT_RDWR)
+                        except (OSError, TypeError):
+                            pass
+        timer = threading.Timer(timeout, stop)
+        timer.daemon = True
+        timer.start()
+        phase = "connect"
+        try:
+            conn.connect()
+            with lock:
+                state["sock"] = conn.sock
+            phase = "head"
+            conn.request(method, target(endpoint), body=payload, headers={**self._headers(), **extra})
+            r = conn.getresponse()
+            status, headers = r.status, r.headers
+            if not 200 <= status < 300:
+                return status, headers, b""
+            if r.length is not None and r.length > limit:
+                raise LLMError(TOO_LONG, f"长度头说有 {shown(f'{r.length:,}', 40)} 字节，上限是 {limit:,}，没读")
+            phase = "body"
+            chunks, total = [], 0
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise socket.timeout()
+                state["sock"].settimeout(left)
+                data = r.read1(65536)
+                if not data:
+                    break
+                chunks.append(data)
+                total += len(data)
+                if total > limit:
+                    raise LLMError(TOO_LONG, f"超过上限 {limit:,} 字节，没读完")
+            if state["fired"]:
+                raise socket.timeout()
+            if r.length:                           # 长度头说还有，连接却关了
+                raise http.client.IncompleteRead(b"", r.length)
+            return status, headers, b"".join(chunks)
+        except LLMError:
+            raise
+        except Exception as e:                     # Ctrl-C（KeyboardInterrupt）不在这里：照样往外抛
+            with lock:
+                fired = state["fired"]
+            failure = _failure(e, phase, fired, timeout)
+            raise LLMError(failure.kind, self._redact(failure.detail)) from None
+        finally:
+            with lock:
+                state["done"] = True
+            timer.cancel()
+            try:
+                conn.close()
+            except Exception:                      # noqa: BLE001
+                pass
+
+    def check(self, timeout: float = CHECK_TIMEOUT) -> None:
+        """开跑之前：服务器在不在、认不认我们的密钥、有没有这个模型。有问题抛 ServerUnreachable（一句话）。
+        转向、回的东西读不懂（不是 JSON、嵌得太深、太长、模型名不是字符串……）也是：它不像 OpenAI 兼容接口。"""
         where = clean_url(self.base_url)
+        timeout = min(timeout, self.timeout)
         try:
-            with self._open("/models", None, timeout) as r:
-                raw = r.read()
-        except urllib.error.HTTPError as e:
-            if e.code in (401, 403):
-                raise ServerUnreachable(f"LLM 服务器 {where} 拒绝了请求（HTTP {e.code}）",
-                                        "检查环境变量 OPENAI_API_KEY") from None
+            status, headers, raw = self._exchange("GET", "/models", None, timeout, MAX_MODELS_BYTES)
+        except LLMError as e:
+            if e.kind == TIMEOUT_KIND:
+                raise ServerUnreachable(f"LLM 服务器 {where} 在 {timeout:g} 秒内没有回完 GET /models",
+                                        "检查 --llm 的地址，或者等它不忙了再试") from None
+            if e.kind == UNREACHABLE:
+                raise ServerUnreachable(f"连不上 LLM 服务器 {where}（{e.detail}）",
+                                        "先启动它（例如 ollama serve），或者检查 --llm 的地址") from None
+            what = {TOO_LONG: "的回复太长", TRUNCATED: "的回复没传完整", BAD_HEADERS: "回的响应头不合规矩"}.get(e.kind, "出错了")
+            raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models {what}（{e.detail}）",
+                                    "--llm 要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）") from None
+        if 300 <= status < 400:
+            raise ServerUnreachable(*_redirect_sentence(where, status, headers.get("Location")))
+        if status in (401, 403):
+            raise ServerUnreachable(f"LLM 服务器 {where} 拒绝了请求（HTTP {status}）", "检查环境变量 OPENAI_API_KEY")
+        if not 100 <= status <= 599:
+            raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models 回了不合规矩的状态码 {status}（HTTP 只有 100–599）",
+                                    "--llm 要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）")
+        if not 200 <= status < 300:
             return                                  # 别的状态（比如没有 /models）：至少服务器在，开跑
-        except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
-            reason = getattr(e, "reason", e)
-            raise ServerUnreachable(f"连不上 LLM 服务器 {where}（{self._redact(str(reason))}）",
-                                    "先启动它（例如 ollama serve），或者检查 --llm 的地址") from None
         try:
-            names = [m["id"] for m in json.loads(raw)["data"]]
-        except (ValueError, KeyError, TypeError):
-            return
+            data = json.loads(raw)
+        except (ValueError, RecursionError) as e:
+            why = "嵌得太深" if isinstance(e, RecursionError) else "不是 JSON"
+            raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models 的回答读不懂（{why}，{len(raw):,} 字节）",
+                                    "--llm 要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）") from None
+        models = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(models, list):
+            return                                  # 不是 OpenAI 的模型列表：查不了有没有这个模型，开跑
+        names = [m.get("id") if isinstance(m, dict) else m for m in models]
+        odd = next((n for n in names if not isinstance(n, str)), None)
+        if any(not isinstance(n, str) for n in names):
+            raise ServerUnreachable(f"LLM 服务器 {where} 的 GET /models 里有不是字符串的模型名"
+                                    f"（{shown(json.dumps(odd), 60)}）",
+                                    "它不像 OpenAI 兼容的接口；检查 --llm 的地址")
         if names and self.model not in names:
-            shown = ", ".join(names[:8]) + ("……" if len(names) > 8 else "")
+            listed = "、".join(shown(n, 80) for n in names[:8]) + (f" 等 {len(names):,} 个" if len(names) > 8 else "")
             raise ServerUnreachable(f"LLM 服务器 {where} 上没有模型 {self.model}",
-                                    f"它有：{shown}；用 --model 选一个（ollama 要先 ollama pull）")
+                                    f"它有：{listed}；用 --model 选一个（ollama 要先 ollama pull）")
 
     def _fetch(self, n: int, text: str) -> Call:
         """第 n 次调用：发请求（该重试就重试），返回 Call；失败的 Call 的 error 是种类。"""
@@ -401,59 +581,119 @@ class OpenAILLM(_Backend):
 
     def _request(self, n: int, text: str):
         with self._lock:
-            if self.give_up_after and self._dead_in_a_row >= self.give_up_after:
+            if self.gave_up is not None:
                 raise LLMError(GAVE_UP)
         body = dict(model=self.model, temperature=self.temperature, max_tokens=self.max_tokens,
                     messages=[dict(role="system", content=SYSTEM_PROMPT), dict(role="user", content=text)])
         if self.seed is not None:
             body["seed"] = self.seed + n
+        payload = json.dumps(body).encode()
+        try:
+            out = self._attempts(payload)
+        except LLMError as e:
+            self._failed(e.kind)
+            raise
+        with self._lock:
+            self._failed_in_a_row = 0
+        return out
+
+    def _attempts(self, payload: bytes):
+        """发请求，429、5xx、连不上时重试（只在上一次调用没失败、还没决定放弃时）；返回 (回复, usage, 模型名)。"""
         for attempt in range(self.retries + 1):
-            last = attempt == self.retries
+            with self._lock:
+                last = attempt == self.retries or self._failed_in_a_row > 0 or self.gave_up is not None
             try:
-                with self._open("/chat/completions", body, self.timeout) as r:
-                    raw = r.read()
-            except urllib.error.HTTPError as e:
-                e.close()
-                if e.code == 429 or e.code >= 500:
-                    wait = _retry_after(e.headers.get("Retry-After"))
+                status, headers, raw = self._exchange("POST", "/chat/completions", payload, self.timeout,
+                                                      MAX_REPLY_BYTES)
+            except LLMError as e:
+                if e.kind == UNREACHABLE and not last:
+                    time.sleep(self.backoff * 2 ** attempt)
+                    continue
+                raise
+            if 300 <= status < 400:
+                raise LLMError(REDIRECT)
+            if not 200 <= status < 300:
+                if status == 429 or 500 <= status <= 599:       # 100–599 以外的状态码是协议错误：不重试
+                    wait = _retry_after(headers.get("Retry-After"))
                     wait = self.backoff * 2 ** attempt if wait is None else wait
                     if not last and wait <= self.max_wait:
                         time.sleep(wait)
                         continue
-                self._alive()
-                raise LLMError(f"LLM 回 HTTP {e.code}") from None
-            except (TimeoutError, socket.timeout):
-                self._dead()
-                raise LLMError(TIMEOUT_KIND) from None
-            except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
-                if isinstance(getattr(e, "reason", None), (TimeoutError, socket.timeout)):
-                    self._dead()
-                    raise LLMError(TIMEOUT_KIND) from None
-                if not last:
-                    time.sleep(self.backoff * 2 ** attempt)
-                    continue
-                self._dead()
-                raise LLMError(UNREACHABLE) from None
-            self._alive()
-            try:
-                data = json.loads(raw)
-            except ValueError:
-                raise LLMError(BAD_JSON) from None
-            try:
-                content = data["choices"][0]["message"]["content"]
-            except (KeyError, IndexError, TypeError):
-                raise LLMError(NO_CONTENT) from None
-            usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-            return ("" if content is None else str(content)), usage, data.get("model")
+                raise LLMError(f"LLM 回 HTTP {status}")
+            return _content(raw)
         raise AssertionError("unreachable")
 
-    def _dead(self) -> None:
+    def _failed(self, kind: str) -> None:
+        """一次调用失败了：连续失败够了 give_up_after 次，就决定以后不再调用（用 notify 说一句为什么）。"""
         with self._lock:
-            self._dead_in_a_row += 1
+            self._failed_in_a_row += 1
+            if not self.give_up_after or self._failed_in_a_row < self.give_up_after or self.gave_up is not None:
+                return
+            self.gave_up = (f"LLM：接连 {self._failed_in_a_row} 次调用失败（最后一次是“{kind}”），之后的提议不再问它，"
+                            f"记作“{GAVE_UP}”；进化用已有的程序跑完，最好的程序不会丢。")
+            note = self.gave_up
+        if self.notify is not None:
+            self.notify(note)
 
-    def _alive(self) -> None:
-        with self._lock:
-            self._dead_in_a_row = 0
+
+def _content(raw: bytes):
+    """chat-completions 的回复正文 -> (回复文本, usage, 模型名)。读不懂抛 LLMError（BAD_JSON、NO_CONTENT）。"""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):                 # UnicodeDecodeError 也是 ValueError；嵌得太深是 RecursionError
+        raise LLMError(BAD_JSON) from None
+    try:
+        content = data["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise LLMError(NO_CONTENT) from None
+    if isinstance(content, list):                       # 有的服务器把内容分成几段：[{"type": "text", "text": ...}]
+        parts = [p.get("text") if isinstance(p, dict) else None for p in content]
+        content = "".join(parts) if all(isinstance(p, str) for p in parts) else None
+        if content is None:
+            raise LLMError(NO_CONTENT)
+    elif content is None:
+        content = ""
+    elif not isinstance(content, str):
+        raise LLMError(NO_CONTENT)
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    return content, usage, data.get("model")
+
+
+def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
+    """_exchange 里的异常 -> 有名字的失败。phase：connect（连接）、head（发请求、读状态行和响应头）、body（读正文）。"""
+    if fired or isinstance(e, (TimeoutError, socket.timeout)):
+        return LLMError(TIMEOUT_KIND, f"{timeout:g} 秒内没有回完")
+    name = type(e).__name__
+    if isinstance(e, http.client.RemoteDisconnected):
+        return LLMError(UNREACHABLE, "它没回答就关了连接")
+    if isinstance(e, ssl.SSLCertVerificationError):
+        return LLMError(UNREACHABLE, f"证书不对：{shown(e.verify_message or str(e), 120)}")
+    if phase != "body" and isinstance(e, OSError):     # 连不上、连上了又被断开、TLS 握手失败……
+        return LLMError(UNREACHABLE, shown(getattr(e, "strerror", None) or str(e) or name, 120))
+    if phase == "head":                                 # 状态行或响应头坏了：太长、太多、不是 HTTP、数字离谱
+        what = {"LineTooLong": "有一行太长", "BadStatusLine": "状态行不是 HTTP 的", "UnknownProtocol": "协议版本不认识",
+                "OverflowError": "数字太大"}.get(name)
+        if what is None:                               # 只用名字：我们自己的请求出的错（比如头里的值不合法）会带上密钥
+            what = "响应头超过 100 个" if "more than" in str(e) else name
+        return LLMError(BAD_HEADERS, what)
+    if phase == "body" and isinstance(e, OSError):      # 读到一半连接断了
+        return LLMError(UNREACHABLE, shown(getattr(e, "strerror", None) or str(e) or name, 120))
+    return LLMError(TRUNCATED, {"IncompleteRead": "连接在回复读完之前关了", "ValueError": "分块的长度读不懂",
+                                "LineTooLong": "分块的长度行太长", "OverflowError": "长度数字太大"}.get(name, name))
+
+
+def _redirect_sentence(where: str, status: int, location: str | None) -> tuple[str, str]:
+    """GET /models 被转向时的一句话：(说了什么, 怎么办)。地址是服务器给的：shown() 过，不跟过去。"""
+    if not location:
+        return (f"LLM 服务器 {where} 对 GET /models 回了 HTTP {status}（转向）却没说转到哪里",
+                "检查 --llm 的地址")
+    target = urllib.parse.urljoin(where + "/models", location.strip())
+    u = urllib.parse.urlsplit(target)
+    said = f"LLM 服务器 {where} 把 GET /models 转到了 {shown(target, 200)}（HTTP {status}），这里不跟过去（密钥只发给 --llm 的地址）"
+    if u.scheme not in ("http", "https"):
+        return said, "那不是 http:// 或 https:// 的地址；检查 --llm 的地址"
+    base = target[:-len("/models")] if u.path.endswith("/models") and not u.query and not u.fragment else target
+    return said, f"信得过那个地址的话，就用 --llm {shown(clean_url(base), 200)}"
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -461,14 +701,18 @@ def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        x = float(value)
+        return max(0.0, x) if x == x else None
     except ValueError:
         pass
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    return max(0.0, when.timestamp() - time.time())
+    try:
+        return max(0.0, when.timestamp() - time.time())
+    except (OverflowError, ValueError, OSError):
+        return None
 
 
 # ---------------------------------------------------------------- 回放
@@ -481,27 +725,31 @@ class ReplayLLM(_Backend):
         super().__init__()
         self.path = path
         self.records: list[tuple[int, Call]] = []          # (文件里的行号, 调用)
-        header = None
+        header, lineno = None, 1
         try:
             with open(path, encoding="utf-8") as f:
                 for lineno, line in enumerate(f, 1):
                     if not line.strip():
                         continue
                     obj = json.loads(line)
+                    if not isinstance(obj, dict):
+                        raise TypeError
                     if lineno == 1:
                         header = obj
                     elif obj.get("type") == "call":
-                        self.records.append((lineno, Call(**{k: obj[k] for k in Call.__dataclass_fields__})))
+                        self.records.append((lineno, _recorded_call(obj)))
         except OSError as e:
             raise ValueError(f"{path}：读不了回放文件（{e.strerror}）") from None
-        except (ValueError, KeyError, TypeError) as e:
+        except (ValueError, KeyError, TypeError, RecursionError) as e:
             raise ValueError(f"{path}:{lineno}: 这一行不是 --record 写的格式（{type(e).__name__}）；"
                              f"回放只认 --record 录下的 JSON Lines 文件") from None
-        if not isinstance(header, dict) or header.get("format") != FORMAT:
+        model, concurrency = (header.get("model"), header.get("concurrency", 1)) if isinstance(header, dict) else (0, 0)
+        if (not isinstance(header, dict) or header.get("format") != FORMAT or not _plain(model)
+                or type(concurrency) is not int or concurrency < 1):
             raise ValueError(f"{path}:1: 第一行不是 --record 写的文件头；回放只认 --record 录下的 JSON Lines 文件")
         self.header = header
-        self.model = header["model"]
-        self.concurrency = int(header.get("concurrency", 1))
+        self.model = model
+        self.concurrency = concurrency
         if header.get("system_prompt") != SYSTEM_PROMPT:
             raise ReplayMismatch(f"回放文件 {path} 录制时用的系统提示和现在的不一样（evolve/openai_llm.py 改过）："
                                  "录下的回复是对另一段提示说的，不能回放；用现在的代码重新 --record。")
@@ -523,6 +771,23 @@ class ReplayLLM(_Backend):
                                  f"（{_first_difference(call.prompt, text)}），说明录制之后代码或参数变了；"
                                  "用录制时的代码和参数回放，或者重新 --record。")
         return call
+
+
+def _plain(text) -> bool:
+    """text 是不是一个不带控制字符的非空字符串（--record 写进文件里、回放时要印出来的模型名和失败的种类都是）。"""
+    return isinstance(text, str) and text != "" and shown(text, len(text)) == text
+
+
+def _recorded_call(obj: dict) -> Call:
+    """录制文件里的一行 -> Call。字段的类型不对（不是 --record 写的）抛 TypeError。"""
+    c = Call(**{k: obj[k] for k in Call.__dataclass_fields__})
+    count = lambda v: v is None or type(v) is int  # noqa: E731
+    if not (type(c.n) is int and isinstance(c.prompt, str) and (c.reply is None or isinstance(c.reply, str))
+            and (c.error is None or _plain(c.error)) and (c.reply is None) != (c.error is None)
+            and type(c.latency) in (int, float) and count(c.prompt_tokens) and count(c.completion_tokens)
+            and (c.model is None or isinstance(c.model, str))):
+        raise TypeError
+    return c
 
 
 def _first_difference(a: str, b: str) -> str:
@@ -573,7 +838,7 @@ def add_arguments(ap) -> None:
     g.add_argument("--llm-concurrency", type=_concurrency_arg, metavar="N", default=None,
                    help=f"同时发几个请求（默认 {CONCURRENCY}；结果按提议的顺序处理）")
     g.add_argument("--llm-timeout", type=_seconds_arg, metavar="SECONDS", default=None,
-                   help=f"每个请求最多等几秒（默认 {TIMEOUT:g}）")
+                   help=f"一个请求从连接到收完最后一个字节最多几秒，超过就算一次超时（默认 {TIMEOUT:g}）")
     g.add_argument("--record", metavar="FILE.jsonl", help="把每次调用（提示、回复、用时、token 数）录进这个文件，不含密钥")
     g.add_argument("--replay", metavar="FILE.jsonl", help="不联网，按 --record 录下的文件回答；标准输出和录制时逐字节相同")
 
@@ -594,7 +859,7 @@ def from_arguments(a, settings: str = ""):
             raise SetupError(str(e)) from None
         recorded = replay.header.get("settings", "")
         if recorded != settings:
-            raise SetupError(f"回放文件 {a.replay} 是用“{recorded}”录的，这次是“{settings}”："
+            raise SetupError(f"回放文件 {a.replay} 是用“{shown(recorded)}”录的，这次是“{settings}”："
                              "回放要用录制时的脚本和参数。")
         return replay
     if a.llm is None:
@@ -606,7 +871,7 @@ def from_arguments(a, settings: str = ""):
         raise SetupError("--llm 要和 --model NAME 一起用（例如 --model qwen2.5-coder:7b）。")
     try:
         backend = OpenAILLM(a.llm, a.model, concurrency=a.llm_concurrency or CONCURRENCY,
-                            timeout=a.llm_timeout or TIMEOUT)
+                            timeout=a.llm_timeout or TIMEOUT, notify=_tell_stderr)
     except ValueError as e:
         raise SetupError(f"{e}。") from None
     try:
@@ -619,6 +884,11 @@ def from_arguments(a, settings: str = ""):
         except OSError as e:
             raise SetupError(f"写不了录制文件 {a.record}（{e.strerror}）。") from None
     return backend
+
+
+def _tell_stderr(sentence: str) -> None:
+    """决定不再调用 LLM 时说的那一句：印到标准错误（标准输出要和回放时逐字节相同）。"""
+    print(sentence, file=sys.stderr, flush=True)
 
 
 def describe(backend) -> str:

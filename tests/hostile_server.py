@@ -1,0 +1,298 @@
+"""
+测试用的"不怀好意"的 OpenAI 兼容服务器（不是语言模型）：标准库的 socketserver，只听 127.0.0.1 上一个空闲端口，
+测试开、测试关。它按"模式"用各种坏法回答 GET /models 和 POST /chat/completions：转向到别的地址、嵌套十万层的 JSON、
+长得离谱的 Content-Length、溢出的分块长度、150 个响应头、一个 70 KB 的响应头、HTTP 999、一字节一字节地挤牙膏、
+10 MB 的回复、带终端控制字符的模型名和回复……（MODES 里每种一个名字）。它把收到的每个请求（方法、路径、请求头）
+记在 received 里：另开一个当作"别的地址"，测试就能查密钥有没有被带过去。
+
+有界：每个连接最多活 max_seconds 秒（挤牙膏的也是），一共最多回答 max_requests 个请求（再来的直接关掉），
+服务器关掉时（stop 或 with 结束）正在挤牙膏的也马上停；线程都是 daemon 的，pytest 被杀掉时一起没了。
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import socketserver
+import threading
+import time
+
+from stub_llm_server import ESCAPES, stub_edit
+NESTED = b"[" * 100_000 + b"]" * 100_000
+FLOOD_BYTES = 10_000_000
+
+
+def chat_body(content: str, n: int = 0) -> bytes:
+    """一个正常的 chat-completions 回复，内容是 content。"""
+    return json.dumps({"id": f"hostile-{n}", "object": "chat.completion", "model": "hostile",
+                       "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                    "finish_reason": "stop"}],
+                       "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
+
+
+def head(status: int = 200, reason: str = "OK", headers=(), length: int | None = None) -> bytes:
+    lines = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json", "Connection: close", *headers]
+    if length is not None:
+        lines.append(f"Content-Length: {length}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def whole(body: bytes, status: int = 200, headers=()) -> bytes:
+    return head(status, "OK" if status == 200 else "Whatever", headers, len(body)) + body
+
+
+class HostileServer:
+    """with HostileServer(chat="nested", models="list") as s: ... s.url 是 base_url（…/v1），s.received 是收到的请求
+    [(方法, 路径, {请求头（小写）: 值})]。chat、models 是模式名（MODES），或者 n -> 模式名 的函数（n 是第几个
+    这种请求，从 0 数）。location：转向模式的 Location（默认指向 ftp://，测试一般给另一个 HostileServer 的地址）。
+    drip：挤牙膏的模式每两个字节之间等几秒。"""
+
+    def __init__(self, chat="edit", models="list", *, model_ids=("x",), location=None, think_tags=100_000,
+                 drip=1.0, max_requests=200, max_seconds=20.0):
+        self.chat, self.models, self.model_ids, self.location, self.drip = chat, models, model_ids, location, drip
+        self.think_tags, self.max_requests, self.max_seconds = think_tags, max_requests, max_seconds
+        self.received: list[tuple] = []
+        self.sent: list[int] = []                 # 每个回答实际写出去了多少字节（对方提前关掉连接时少）
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.server = None
+
+    # ---- 开、关 ----
+    def __enter__(self):
+        owner = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self):
+                owner._handle(self.request)
+
+        class Server(socketserver.ThreadingTCPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+            block_on_close = False
+
+            def handle_error(self, request, client_address):
+                pass
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.origin = f"http://127.0.0.1:{self.port}"
+        self.url = self.origin + "/v1"
+        threading.Thread(target=self.server.serve_forever, kwargs=dict(poll_interval=0.05), daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.stopped.set()
+        with self.lock:
+            server, self.server = self.server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def posts(self) -> int:
+        return sum(1 for r in self.received if r[0] == "POST")
+
+    def keys_seen(self) -> list:
+        return [r[2].get("authorization") for r in self.received if "authorization" in r[2]]
+
+    # ---- 一个连接 ----
+    def _handle(self, sock: socket.socket) -> None:
+        deadline = time.monotonic() + self.max_seconds
+        sock.settimeout(5)
+        try:
+            request = _read_request(sock)
+        except OSError:
+            return
+        if request is None:
+            return
+        method, path, headers, body = request
+        with self.lock:
+            self.received.append((method, path, headers))
+            n_all = len(self.received)
+            n = sum(1 for r in self.received if r[1] == path) - 1
+        if n_all > self.max_requests or self.stopped.is_set():
+            return
+        mode = self.models if path.split("?")[0].endswith("/models") else self.chat
+        mode = mode(n) if callable(mode) else mode
+        out = _Out(sock, self, deadline)
+        try:
+            MODES[mode](self, out, path, body, n)
+        except (OSError, _Stop):
+            pass
+        finally:
+            with self.lock:
+                self.sent.append(out.sent)
+
+
+class _Stop(Exception):
+    """服务器关了，或者这个连接活得太久了：不再往下写。"""
+
+
+class _Out:
+    """往一个连接写；写之前看看服务器还开着、这个连接还没超时。"""
+
+    def __init__(self, sock, owner, deadline):
+        self.sock, self.owner, self.deadline, self.sent = sock, owner, deadline, 0
+
+    def write(self, data: bytes) -> None:
+        if self.owner.stopped.is_set() or time.monotonic() > self.deadline:
+            raise _Stop
+        self.sock.sendall(data)
+        self.sent += len(data)
+
+    def drip(self, data: bytes, every: float) -> None:
+        """一个字节一个字节地写，每两个之间等 every 秒。"""
+        for i in range(len(data)):
+            self.write(data[i:i + 1])
+            if self.owner.stopped.wait(every):
+                raise _Stop
+
+
+def _read_request(sock):
+    """读一个 HTTP 请求：(方法, 路径, {头（小写）: 值}, 正文)；读不到完整的请求头返回 None。正文最多读 1 MB。"""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk or len(data) > 1_000_000:
+            return None
+        data += chunk
+    head_bytes, body = data.split(b"\r\n\r\n", 1)
+    lines = head_bytes.decode("latin-1").split("\r\n")
+    method, path = lines[0].split(" ")[:2]
+    headers = {}
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    want = min(int(headers.get("content-length", "0") or 0), 1_000_000)
+    while len(body) < want:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return method, path, headers, body
+
+
+def _user(body: bytes) -> str:
+    return json.loads(body)["messages"][-1]["content"]
+
+
+# ---------------------------------------------------------------- 各种回答方式：mode(服务器, 输出, 路径, 请求正文, n)
+
+def _list(s, out, path, body, n):
+    out.write(whole(json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in s.model_ids]}).encode()))
+
+
+def _edit(s, out, path, body, n):
+    out.write(whole(chat_body("给一个慢的形状加一条规则。\n" + stub_edit(_user(body)), n)))
+
+
+def _painted(s, out, path, body, n):
+    out.write(whole(chat_body(f"{ESCAPES}\n" + stub_edit(_user(body)), n)))
+
+
+def _thinks(s, out, path, body, n):
+    out.write(whole(chat_body("<think>" * s.think_tags + "\n" + stub_edit(_user(body)), n)))
+
+
+def _blocks(s, out, path, body, n):
+    block = "<<<<<<< SEARCH\n    if M <= 16:\n=======\n    if M <= 32:\n>>>>>>> REPLACE\n"
+    out.write(whole(chat_body(block * (900_000 // len(block)), n)))
+
+
+def _flood(s, out, path, body, n):
+    """10 MB 的回复（一个合法的 JSON，内容是 10 MB 的 x）：一块一块地写，对方不读了就停。"""
+    prefix, suffix = b'{"choices": [{"message": {"content": "', b'"}}]}'
+    out.write(head(length=len(prefix) + FLOOD_BYTES + len(suffix)) + prefix)
+    piece = b"x" * 65536
+    left = FLOOD_BYTES
+    while left > 0:
+        out.write(piece[:left])
+        left -= min(left, len(piece))
+    out.write(suffix)
+
+
+def _redirect(status):
+    def mode(s, out, path, body, n):
+        where = s.location if s.location is not None else "ftp://127.0.0.1:21/v1"
+        where = where + path[path.rindex("/"):] if where.endswith("/v1") else where
+        out.write(whole(b"", status, [f"Location: {where}"]))
+    return mode
+
+
+def _ftp(s, out, path, body, n):
+    out.write(whole(b"", 302, ["Location: ftp://127.0.0.1:21/v1" + path[path.rindex("/"):]]))
+
+
+def _status(status, headers=()):
+    def mode(s, out, path, body, n):
+        out.write(whole(b'{"error": {"message": "no"}}', status, headers))
+    return mode
+
+
+def _raw(data: bytes):
+    def mode(s, out, path, body, n):
+        out.write(data)
+    return mode
+
+
+def _huge_length(s, out, path, body, n):
+    out.write(head(length=None, headers=["Content-Length: 99999999999999999999999"]) + b'{"data": [')
+
+
+def _chunk_overflow(s, out, path, body, n):
+    out.write(head(headers=["Transfer-Encoding: chunked"]) + b"ffffffffffffffffffff\r\n" + b'{"data": [' * 10)
+
+
+def _many_headers(s, out, path, body, n):
+    payload = b'{"data": []}'
+    out.write(head(headers=[f"X-Filler-{i}: {i}" for i in range(150)], length=len(payload)) + payload)
+
+
+def _long_header(s, out, path, body, n):
+    payload = b'{"data": []}'
+    out.write(head(headers=["X-Long: " + "a" * 70_000], length=len(payload)) + payload)
+
+
+def _trickle(s, out, path, body, n):
+    """响应头一下子给，正文 drip 秒一个字节（挤牙膏的代理、CPU 上慢慢吐字的模型）。"""
+    out.write(head(length=100_000))
+    out.drip(b"x" * 100_000, s.drip)
+
+
+def _trickle_head(s, out, path, body, n):
+    """连状态行都是 drip 秒一个字节。"""
+    out.drip(head(length=2) + b"{}", s.drip)
+
+
+def _escape_ids(s, out, path, body, n):
+    ids = ["\x1b[2J\x1b[31m" + "A" * 2_000_000, "ok\x9b\u202e"]
+    out.write(whole(json.dumps({"data": [{"id": i} for i in ids]}).encode()))
+
+
+MODES = {
+    "list": _list,                            # GET /models：model_ids 里的模型
+    "edit": _edit,                            # 一个能打上的修改
+    "painted": _painted,                      # 带终端控制字符（ESCAPES）的回复，后面跟一个能打上的修改
+    "thinks": _thinks,                        # think_tags 个不配对的 <think>，后面跟一个能打上的修改
+    "blocks": _blocks,                        # 约 0.9 MB 的 SEARCH/REPLACE 块（一万多块）
+    "flood": _flood,                          # 10 MB 的回复
+    **{str(c): _redirect(c) for c in (301, 302, 303, 307, 308)},   # 转到 location
+    "ftp": _ftp,                              # 转到 ftp://
+    "http500": _status(500),                  # 500，不带 Retry-After
+    "status999": _status(999),                # HTTP 里没有的状态码
+    "status404": _status(404),
+    "ids_int": _raw(whole(b'{"data": [{"id": 1}, {"id": 2}]}')),
+    "ids_null": _raw(whole(b'{"data": [{"id": null}]}')),
+    "nested": _raw(whole(NESTED)),            # 十万层的 [ ]
+    "not_json": _raw(whole(b"<html>hello</html>")),
+    "huge_length": _huge_length,              # Content-Length: 99999999999999999999999
+    "chunk_overflow": _chunk_overflow,        # 分块长度 ffffffffffffffffffff
+    "many_headers": _many_headers,            # 150 个响应头
+    "long_header": _long_header,              # 一个 70 KB 的响应头
+    "trickle": _trickle,
+    "trickle_head": _trickle_head,
+    "escape_ids": _escape_ids,                # 模型名里有清屏、变红的控制序列，一个 2 MB 长
+    "hang_up": _raw(b""),                     # 读了请求，什么都不回就关掉
+}

@@ -1,0 +1,477 @@
+"""
+LLM 服务器是不可信的输入（issue 19）：tests/hostile_server.py 的服务器按各种坏法回答，客户端（evolve.openai_llm）
+和脚本都不崩、不卡、不把密钥带到别处、不把控制字符印到终端。每一节对着 issue 的一条：
+1. 转向从来不跟：另开一个"别的地址"，301/302/303/307/308 × 两个接口，它一个请求都收不到（更收不到密钥）；
+2. GET /models 回什么都只是"开跑"或"一句话、退出码 2"；同样的坏回复换到 chat 上是一次有名字的失败；
+3. 大回复读到上限就停；解析回复的花费和长度成正比（1 倍和 4 倍长的比），块数有上限；
+4. 连续几次失败（不管哪一种）就不再调用，说一句为什么；状态码不在 100–599 里不重试；坏响应头叫它的名字；
+4b. --llm-timeout 管整个请求（挤牙膏的服务器）；
+5. 服务器的文字印出来之前先转义、截断；录制文件里是原样的。
+客户端的测试在进程里跑（快）；脚本只跑几次小预算的（放在后台先跑：PREFETCH）。
+"""
+
+import json
+import os
+import re
+import time
+
+import pytest
+from conftest import ahead, base_env, run_script_fresh
+from hostile_server import ESCAPES, FLOOD_BYTES, HostileServer
+
+from evolve import EXPERT, Evaluator, evolve, render
+from evolve.diff import MAX_BLOCKS, TOO_MANY, DiffError, parse_diff
+from evolve.mock_llm import Prompt
+from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, GAVE_UP, GIVE_UP_AFTER, REDIRECT, TIMEOUT_KIND, TOO_LONG,
+                               TRUNCATED, Call, LLMError, OpenAILLM, ReplayLLM, ServerUnreachable, _Backend,
+                               _strip_thinking, shown)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT_04 = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
+KEY = "sk-hostile-test-0123456789-never-send-me"
+REDIRECTS = ("301", "302", "303", "307", "308")
+
+
+def prompt():
+    return Prompt(render(EXPERT), EXPERT, 1.0, (), ())
+
+
+def client(url, **kw):
+    return OpenAILLM(url, "x", **{**dict(api_key=KEY, timeout=3, retries=2, backoff=0.01, seed=0), **kw})
+
+
+def ask(backend):
+    """问一次：(种类或 None, 回复或 None, 用了几秒)。"""
+    t = time.monotonic()
+    try:
+        kind, reply = backend.propose(prompt())
+        return None, reply, time.monotonic() - t
+    except LLMError as e:
+        return e.kind, None, time.monotonic() - t
+
+
+def one_safe_line(text: str) -> bool:
+    """一行、没有控制字符（shown 不用改它）、不长、没有密钥。"""
+    return "\n" not in text and shown(text, len(text)) == text and len(text) < 1200 and KEY not in text
+
+
+# ---------------------------------------------------------------- 1. 转向：不跟，密钥不出门
+
+@pytest.mark.parametrize("status", REDIRECTS)
+def test_models_redirect_is_one_sentence_and_the_other_origin_gets_nothing(status):
+    with HostileServer() as other, HostileServer(models=status, location=other.url) as s:
+        with pytest.raises(ServerUnreachable) as e:
+            client(s.url).check()
+    msg = str(e.value)
+    assert one_safe_line(msg) and f"HTTP {status}" in msg
+    assert f"{other.url}/models" in msg and f"--llm {other.url}" in msg          # 说它指向哪里、信得过就用它
+    assert other.received == [] and len(s.received) == 1 and s.keys_seen() == [f"Bearer {KEY}"]
+
+
+@pytest.mark.parametrize("status", REDIRECTS)
+def test_chat_redirect_is_a_counted_failure_and_the_other_origin_gets_nothing(status):
+    with HostileServer() as other, HostileServer(chat=status, location=other.url) as s:
+        backend = client(s.url)
+        backend.check()
+        kind, _, took = ask(backend)
+    assert kind == REDIRECT and s.posts() == 1 and took < 2            # 不重试
+    assert other.received == [] and backend.ledger()["failed"] == {REDIRECT: 1}
+
+
+def test_redirect_to_ftp_is_not_followed_either():
+    # 转到 ftp://：以前跟过去、一直等到超时；现在马上一句话（开跑前）或一次失败（跑的时候）
+    with HostileServer(models="ftp") as s:
+        t = time.monotonic()
+        with pytest.raises(ServerUnreachable) as e:
+            client(s.url).check()
+    assert time.monotonic() - t < 2 and one_safe_line(str(e.value)) and "ftp://127.0.0.1:21/v1/models" in str(e.value)
+    with HostileServer(chat="ftp") as s:
+        kind, _, took = ask(client(s.url))
+    assert kind == REDIRECT and took < 2 and s.posts() == 1
+
+
+# ---------------------------------------------------------------- 2. GET /models 和 chat 的坏回复
+
+MODELS_CASES = ["ids_int", "ids_null", "nested", "not_json", "huge_length", "chunk_overflow", "many_headers",
+                "long_header", "status999", "escape_ids", "hang_up"]
+
+
+@pytest.mark.parametrize("mode", MODELS_CASES)
+def test_any_models_reply_is_one_sentence(mode):
+    # 以前这几种都是 traceback、退出码 1（TypeError、RecursionError、OverflowError……）
+    with HostileServer(models=mode) as s:
+        t = time.monotonic()
+        with pytest.raises(ServerUnreachable) as e:
+            client(s.url).check()
+    assert one_safe_line(str(e.value)) and time.monotonic() - t < 3, str(e.value)
+
+
+def test_models_reply_that_is_not_a_model_list_lets_the_run_start():
+    for mode in ("status404",):
+        with HostileServer(models=mode) as s:
+            client(s.url).check()
+    with HostileServer(model_ids=("x", "y")) as s:
+        client(s.url).check()
+
+
+def test_model_names_from_the_server_are_escaped_and_cut():
+    with HostileServer(models="escape_ids") as s:
+        with pytest.raises(ServerUnreachable) as e:
+            client(s.url).check()
+    msg = str(e.value)
+    assert "\x1b" not in msg and "\\x1b[2J\\x1b[31m" in msg and "\\x9b" in msg and "\\u202e" in msg
+    assert "…（共 2,000,009 个字符）" in msg and len(msg) < 600
+
+
+CHAT_CASES = {"nested": BAD_JSON, "not_json": BAD_JSON, "huge_length": TOO_LONG, "chunk_overflow": TRUNCATED,
+              "many_headers": BAD_HEADERS, "long_header": BAD_HEADERS, "status999": "LLM 回 HTTP 999",
+              "flood": TOO_LONG}
+
+
+@pytest.mark.parametrize("mode,kind", CHAT_CASES.items())
+def test_bad_chat_replies_are_named_failures_and_not_retried(mode, kind):
+    with HostileServer(chat=mode) as s:
+        got, _, took = ask(client(s.url))
+    assert got == kind and s.posts() == 1 and took < 2.5
+
+
+# ---------------------------------------------------------------- 3. 大回复、解析的花费
+
+@pytest.mark.quiet
+def test_a_10_mb_reply_is_cut_at_the_bound_not_read_to_the_end():
+    with HostileServer(chat="flood") as s:
+        kind, _, took = ask(client(s.url))
+    assert kind == TOO_LONG and took < 1.5
+    assert s.sent and s.sent[-1] < FLOOD_BYTES                       # 客户端读到上限就挂了，服务器没写完
+
+
+@pytest.mark.parametrize("mode", ["thinks", "blocks"])
+def test_long_replies_under_the_bound_cost_well_under_a_second(table, train, mode):
+    # 十万个不配对的 <think> 后面跟一个能打上的修改：修改照样打上；一万多个 SEARCH/REPLACE 块：读到第 MAX_BLOCKS + 1
+    # 块就停，记作"块太多"。两种都在一秒内（以前一个要几十秒）
+    with HostileServer(chat=mode) as s:
+        backend = client(s.url)
+        t = time.monotonic()
+        out = evolve(Evaluator(train, table), 2, seed=0, llm=backend)
+        took = time.monotonic() - t
+    assert took < 3 and sum(backend.ledger()["failed"].values()) == 0
+    if mode == "blocks":
+        assert out["failed"] == {TOO_MANY: 2}
+    else:
+        assert out["failed"] == {} and max(out["history"]) >= 1.0
+
+
+def _cpu_times(fn, args, repeat=5):
+    """fn(arg) 用的 CPU 时间（这个线程的，后台的测试线程和别的进程抢走的时间不算），每个 arg 取 repeat 次里最少的；
+    几个 arg 轮流量，机器忙的那一阵落在哪个上面都一样。"""
+    best = [float("inf")] * len(args)
+    for _ in range(repeat):
+        for i, arg in enumerate(args):
+            t = time.thread_time()
+            fn(arg)
+            best[i] = min(best[i], time.thread_time() - t)
+    return best
+
+
+def _reply_path(text):
+    """回复从后端到进化循环走的路：去掉 <think> 草稿，读 SEARCH/REPLACE（块太多、没有块都只是一次失败）。"""
+    try:
+        return _Backend._result(Call(0, "", text, None, 0.0, None, None, None))
+    except DiffError:
+        return None
+
+
+@pytest.mark.quiet
+@pytest.mark.parametrize("unit", ["<think>", "<<<<<<< SEARCH\n    if M <= 16:\n=======\n    if M <= 32:\n>>>>>>> REPLACE\n",
+                                  "<think>\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n</think>\n"])
+def test_parsing_a_reply_is_linear_in_its_length(unit):
+    # 同一种回复，4 倍长，花的时间不到 1 倍长的 10 倍（线性是 4 倍，平方是 16 倍）。两个长度都比 CPU 的缓存大
+    # （一个放得进缓存、一个放不进时，线性的也会差出好几倍）
+    edit = "\n<<<<<<< SEARCH\n    if M <= 16:\n=======\n    if M <= 32:\n>>>>>>> REPLACE\n"
+    n = 512_000 // len(unit)
+    small, big = unit * n + edit, unit * (4 * n) + edit
+    t1, t4 = _cpu_times(_reply_path, [small, big])
+    assert t4 < 10 * t1 + 0.02, (t1, t4)
+
+
+def test_many_blocks_stop_at_the_bound():
+    block = "<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n"
+    assert len(parse_diff(block * MAX_BLOCKS)) == MAX_BLOCKS
+    with pytest.raises(DiffError) as e:
+        parse_diff(block * (MAX_BLOCKS + 1))
+    assert e.value.kind == TOO_MANY and f"第 {5 * MAX_BLOCKS + 1} 行" in str(e.value)
+
+
+def test_strip_thinking_is_the_same_as_before():
+    # 以前的写法是正则 <think>.*?</think>：每个 <think> 到它后面第一个 </think>，不配对的留着
+    import random
+    rng = random.Random(5)
+    for _ in range(5000):
+        t = "".join(rng.choice(["<think>", "</think>", "a", "\n", "<think", "think>"]) for _ in range(rng.randint(0, 10)))
+        assert _strip_thinking(t) == re.sub(r"<think>.*?</think>", "", t, flags=re.S), t
+
+
+# ---------------------------------------------------------------- 4. 放弃的规则、不重试的状态码、坏响应头
+
+def run_against(table, train, chat, budget=30, **kw):
+    """对着 chat 模式的服务器进化 budget 步（两个请求并发）：(结果, 后端, 服务器, 用了几秒, notify 收到的话)。"""
+    said = []
+    with HostileServer(chat=chat) as s:
+        backend = client(s.url, concurrency=2, notify=said.append, **kw)
+        t = time.monotonic()
+        out = evolve(Evaluator(train, table), budget, seed=0, llm=backend)
+        took = time.monotonic() - t
+    return out, backend, s, took, said
+
+
+def test_status_999_is_not_retried_and_the_run_gives_up(table, train):
+    out, backend, s, took, said = run_against(table, train, "status999")
+    assert s.posts() == GIVE_UP_AFTER and took < 3
+    assert out["failed"] == {"LLM 回 HTTP 999": GIVE_UP_AFTER, GAVE_UP: 30 - GIVE_UP_AFTER}
+    assert len(said) == 1 and one_safe_line(said[0]) and "LLM 回 HTTP 999" in said[0] and GAVE_UP in said[0]
+
+
+def test_a_server_failing_everything_is_given_up_after_a_few_calls(table, train):
+    # 500 不带 Retry-After：第一批（两个并发）各重试到底；之后上一次调用已经失败，不再重试；连续 4 次就放弃
+    out, backend, s, took, said = run_against(table, train, "http500", retries=3)
+    assert out["failed"] == {"LLM 回 HTTP 500": GIVE_UP_AFTER, GAVE_UP: 30 - GIVE_UP_AFTER}
+    assert s.posts() == 2 * 4 + 2 and len(said) == 1
+    assert out["best"][0] == EXPERT and max(out["history"]) == out["history"][0]      # 最好的程序还是起点
+
+
+def test_failures_of_different_kinds_in_a_row_also_give_up(table, train):
+    kinds = ["nested", "status999", "many_headers", "huge_length"]
+    out, backend, s, took, said = run_against(table, train, lambda n: kinds[n % 4])
+    assert out["failed"] == {BAD_JSON: 1, "LLM 回 HTTP 999": 1, BAD_HEADERS: 1, TOO_LONG: 1, GAVE_UP: 26}
+    assert s.posts() == 4 and took < 3
+
+
+def test_a_server_that_recovers_is_not_given_up_on(table, train):
+    # 每三个请求坏一个（种类轮换）：从来不连续失败 GIVE_UP_AFTER 次，每个提议都问了服务器
+    bad = ["nested", "status999", "many_headers", "http500"]
+    out, backend, s, took, said = run_against(table, train, lambda n: bad[(n // 3) % 4] if n % 3 == 1 else "edit",
+                                              retries=0)
+    assert GAVE_UP not in out["failed"] and said == [] and s.posts() == 30
+    assert sum(out["failed"].values()) == 10 and out["history"][-1] > 1.0
+
+
+@pytest.mark.parametrize("mode", ["many_headers", "long_header"])
+def test_malformed_headers_are_named_as_such(mode):
+    # 以前记作"连不上"，还重试了三次（14 秒）
+    with HostileServer(chat=mode) as s:
+        kind, _, took = ask(client(s.url, retries=3, backoff=1.0))
+    assert kind == BAD_HEADERS and s.posts() == 1 and took < 1
+
+
+# ---------------------------------------------------------------- 4b. 整个请求的超时
+
+@pytest.mark.quiet
+@pytest.mark.parametrize("mode", ["trickle", "trickle_head"])
+def test_timeout_bounds_the_whole_request_not_each_read(mode):
+    # 十分之一秒一个字节：每一次读都很快有东西，按"每次读"算的超时永远不到；按整个请求算，半秒就停
+    with HostileServer(chat=mode, drip=0.1) as s:
+        kind, _, took = ask(client(s.url, timeout=0.5))
+    assert kind == TIMEOUT_KIND and 0.45 < took < 1.5 and s.posts() == 1
+
+
+@pytest.mark.quiet
+def test_start_up_check_has_the_same_whole_request_bound():
+    with HostileServer(models="trickle", drip=0.1) as s:
+        t = time.monotonic()
+        with pytest.raises(ServerUnreachable) as e:
+            client(s.url, timeout=0.5).check()
+    assert time.monotonic() - t < 1.5 and one_safe_line(str(e.value)) and "0.5 秒内没有回完" in str(e.value)
+
+
+# ---------------------------------------------------------------- 5. 给人看的文字：转义、截断；录制文件是原样的
+
+def test_shown_escapes_control_characters_and_cuts():
+    assert shown("a\x1b[2Jb") == "a\\x1b[2Jb"
+    assert shown("\x00\x07\x7f\x85\x9b\u2028\u202e\u2066\ud800") == "\\x00\\x07\\x7f\\x85\\x9b\\u2028\\u202e\\u2066\\ud800"
+    assert shown("one\ntwo\tthree\r") == "one\\ntwo\\tthree\\r"
+    assert shown("one\ntwo\tthree\r", lines=True) == "one\ntwo\tthree\\r"
+    assert shown("中文 ok é", 100) == "中文 ok é"
+    assert shown("x" * 250) == "x" * 200 + "…（共 250 个字符）"
+    big = "\x1b" * 5_000_000
+    t = time.perf_counter()
+    assert shown(big, 10) == "\\x1b" * 10 + "…（共 5,000,000 个字符）"
+    assert time.perf_counter() - t < 0.05
+    assert shown(12) == "12"
+
+
+def test_recording_keeps_the_exact_reply_and_replays_it(tmp_path):
+    # 回复里的控制字符、落单的代理项原样录进文件（文件是合法的 UTF-8），回放出来一字不差
+    f = tmp_path / "run.jsonl"
+    with HostileServer(chat="painted") as s:
+        rec = client(s.url, record=str(f))
+        kind, reply = rec.propose(prompt())
+        rec.close()
+    assert ESCAPES in reply
+    raw = f.read_bytes()
+    raw.decode("utf-8")                                              # 严格的 UTF-8：代理项写成了 \ud800
+    assert KEY.encode() not in raw
+    rep = ReplayLLM(str(f))
+    assert rep.propose(prompt()) == (kind, reply)
+
+
+def test_replay_file_with_control_characters_in_names_is_refused(tmp_path):
+    f = tmp_path / "run.jsonl"
+    with HostileServer() as s:
+        rec = client(s.url, record=str(f))
+        rec.propose(prompt())
+        rec.close()
+    lines = f.read_text(encoding="utf-8").splitlines()
+    head = json.loads(lines[0])
+    head["model"] = "x\x1b[2J"
+    (tmp_path / "bad.jsonl").write_text("\n".join([json.dumps(head)] + lines[1:]), encoding="utf-8")
+    with pytest.raises(ValueError, match="bad.jsonl:1: "):
+        ReplayLLM(str(tmp_path / "bad.jsonl"))
+    call = json.loads(lines[1])
+    call.update(reply=None, error="\x1b[31m假的失败")
+    (tmp_path / "bad2.jsonl").write_text("\n".join([lines[0], json.dumps(call)]), encoding="utf-8")
+    with pytest.raises(ValueError, match="bad2.jsonl:2: "):
+        ReplayLLM(str(tmp_path / "bad2.jsonl"))
+
+
+def test_model_argument_with_control_characters_is_refused():
+    with pytest.raises(ValueError, match="--model"):
+        OpenAILLM("http://127.0.0.1:9/v1", "x\x1b[2J")
+
+
+# ---------------------------------------------------------------- 脚本：几次小预算的运行（后台先跑）
+
+def run_04(url, *args):
+    return run_script_fresh(SCRIPT_04, "--budget", "30", "--seeds", "1", "--jobs", "1", "--llm", url, "--model", "x",
+                            *args, env={**base_env(), "OPENAI_API_KEY": KEY}, timeout=120)
+
+
+def failed_rows(stdout):
+    """演示 4 的表里"没变成可评估的程序"那一行的数，和它下面"其中 …"各行的 {种类: 数}。"""
+    lines = stdout.splitlines()
+    total = next(int(re.findall(r"([\d,]+) 个程序", line)[-1].replace(",", "")) for line in lines
+                 if "没变成可评估的程序" in line)
+    rows = {}
+    for line in lines:
+        m = re.match(r"\s*│?\s*其中 (.+?)\s+│?\s*([\d,]+) 个程序", line)
+        if m:
+            rows[m.group(1).strip(" │")] = int(m.group(2).replace(",", ""))
+    return total, rows
+
+
+@ahead(waits=True)
+def fails_everything_04():
+    """04 --budget 30 --seeds 1 对着每个 chat 请求都回 500（不带 Retry-After）的服务器：(结果, 用了几秒, 别处收到的)。"""
+    with HostileServer() as other, HostileServer(chat="http500", location=other.url) as s:
+        t = time.monotonic()
+        p = run_04(s.url)
+        return p, time.monotonic() - t, list(other.received), s.posts()
+
+
+def test_04_against_a_server_that_fails_everything_ends_in_seconds():
+    p, took, elsewhere, posts = fails_everything_04()
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert took < 30                                                 # 以前 150 秒还没跑完
+    total, rows = failed_rows(p.stdout)
+    assert total == 30 and sum(rows.values()) == 30 and rows == {"LLM 回 HTTP 500": GIVE_UP_AFTER, GAVE_UP: 26}
+    said = [line for line in p.stderr.splitlines() if GAVE_UP in line]
+    assert len(said) == 1 and "接连 4 次调用失败" in said[0]
+    assert posts == 2 * 4 + 2 and elsewhere == [] and KEY not in p.stdout + p.stderr
+
+
+@ahead(waits=True)
+def redirects_04():
+    """04 --budget 30 --seeds 1 对着每个 chat 请求都转向（308）到另一个地址的服务器：(结果, 用了几秒, 别处收到的)。"""
+    with HostileServer() as other, HostileServer(chat="308", location=other.url) as s:
+        t = time.monotonic()
+        p = run_04(s.url)
+        return p, time.monotonic() - t, list(other.received), s.keys_seen()
+
+
+def test_04_chat_redirects_are_counted_and_the_key_stays_home():
+    # 以前 POST 被跟到另一个地址（变成 GET，带着密钥）；现在每次都是一次"要转到别的地址"，4 次以后不再调用
+    p, took, elsewhere, keys = redirects_04()
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    total, rows = failed_rows(p.stdout)
+    assert total == 30 and rows == {REDIRECT: GIVE_UP_AFTER, GAVE_UP: 30 - GIVE_UP_AFTER} and took < 30
+    assert elsewhere == [] and keys == [f"Bearer {KEY}"] * (1 + GIVE_UP_AFTER)       # GET /models 和 4 个 POST
+    assert KEY not in p.stdout + p.stderr
+
+
+@ahead(waits=True)
+def trickle_04():
+    """04 --budget 4 --llm-timeout 2 对着正文一秒一个字节的服务器：(结果, 用了几秒)。"""
+    with HostileServer(chat="trickle") as s:
+        t = time.monotonic()
+        p = run_script_fresh(SCRIPT_04, "--budget", "4", "--seeds", "1", "--jobs", "1", "--llm", s.url, "--model", "x",
+                             "--llm-timeout", "2", env=base_env(), timeout=120)
+        return p, time.monotonic() - t
+
+
+def test_04_llm_timeout_bounds_a_trickling_server():
+    # 以前 --llm-timeout 5 的运行 60 秒还在等第一批；现在每个请求 2 秒，两个一批，4 个超时以后不再调用
+    p, took = trickle_04()
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert took < 20
+    total, rows = failed_rows(p.stdout)
+    assert total == 4 and rows == {TIMEOUT_KIND: 4}
+
+
+STARTUP_CASES = ["302", "nested", "ids_int", "huge_length", "escape_ids"]     # 其余的在进程里查过（上面）
+
+
+@ahead(waits=True)
+def startup_04():
+    """04 对着 GET /models 的各种坏回复（转向的指向另一个地址）：{模式: (结果, 别处收到的)}。"""
+    out = {}
+    for mode in STARTUP_CASES:
+        with HostileServer() as other, HostileServer(models=mode, location=other.url) as s:
+            out[mode] = run_04(s.url), list(other.received)
+    return out
+
+
+@pytest.mark.parametrize("mode", STARTUP_CASES)
+def test_04_start_up_check_exits_2_with_one_line(mode):
+    p, elsewhere = startup_04()[mode]
+    assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1 and one_safe_line(p.stderr.strip()) and elsewhere == []
+
+
+PREFETCH = [fails_everything_04, redirects_04, trickle_04, startup_04]
+
+
+def test_readme_says_what_the_client_refuses_with_the_numbers_the_code_uses():
+    # README 的"用真的语言模型"：不跟转向、回复的上限、块数的上限、连续几次失败就不再调用、转义——每个种类的名字和
+    # 数都是代码里的
+    from evolve.openai_llm import MAX_REPLY_BYTES, TRUNCATED
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    section = text.split("## 用真的语言模型", 1)[1].split("\n## ", 1)[0]
+    for kind in (REDIRECT, TOO_LONG, GAVE_UP, BAD_HEADERS, TRUNCATED, TOO_MANY):
+        assert f"`{kind}`" in section, kind
+    assert f"回复最多读 {MAX_REPLY_BYTES / 1e6:g} MB" in section and f"最多 {MAX_BLOCKS} 个" in section
+    assert f"连续 {GIVE_UP_AFTER} 次调用失败" in section and shown("\x1b") in section and "…（共 N 个字符）" in section
+
+
+def test_http_proxy_from_the_environment_still_works(monkeypatch):
+    # 不是本机的地址照旧按 http_proxy 走代理（请求行里是完整的地址）；本机的地址不走代理
+    with HostileServer() as proxy, HostileServer() as local:
+        monkeypatch.setenv("http_proxy", proxy.origin)
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        client("http://llm.example.invalid/v1?api-version=1").check()
+        client(local.url).check()
+    assert [r[:2] for r in proxy.received] == [("GET", "http://llm.example.invalid/v1/models?api-version=1")]
+    assert proxy.received[0][2]["host"] == "llm.example.invalid"
+    assert [r[:2] for r in local.received] == [("GET", "/v1/models")]
+
+
+def test_a_key_that_cannot_go_into_a_header_is_one_sentence_without_the_key(monkeypatch):
+    # 复制密钥时多带了换行：以前 http.client 的错误信息里会带着它；现在开跑前一句话，不印密钥
+    from evolve.openai_llm import SetupError, add_arguments, from_arguments
+    import argparse
+    monkeypatch.setenv("OPENAI_API_KEY", KEY + "\n")
+    ap = argparse.ArgumentParser()
+    add_arguments(ap)
+    with pytest.raises(SetupError) as e:
+        from_arguments(ap.parse_args(["--llm", "http://127.0.0.1:9/v1", "--model", "x"]), "04")
+    assert one_safe_line(str(e.value)) and "OPENAI_API_KEY" in str(e.value)
