@@ -22,7 +22,8 @@ from evolve.mock_llm import Prompt
 from evolve.openai_llm import (BAD_JSON, GAVE_UP, KIND, NO_CONTENT, SYSTEM_PROMPT, TIMEOUT_KIND, UNREACHABLE, LLMError,
                                OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, _example, ledger)
 from evolve.diff import NO_BLOCK
-from evolve.program import apply_diff, parse, parse_diff
+from evolve.program import apply_diff, parse_diff
+from evolve.source import parse
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
