@@ -1,4 +1,4 @@
-"""README 里的用时来自 make bench：计时表里的每条命令正是 bench/bench.py 量的那些（SCRIPT_RUNS），写着量的机器；
+"""README 里的用时来自 make bench：计时表里的每条命令正是 tests/bench.py 量的那些（SCRIPT_RUNS），写着量的机器；
 脚本开头和"可以试试"不再各写一个估计的秒数（它们指向 README 的"计时"）。"""
 
 import glob
@@ -11,7 +11,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_readme_times_are_the_commands_bench_measures():
-    bench = load_script("bench/bench.py", "bench_mod")
+    bench = load_script("tests/bench.py", "bench_mod")
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     section = readme.split("## 计时")[1].split("\n## ")[0]
