@@ -2,6 +2,7 @@
 还有几个测试文件共用的 fixture：时间表、默认划分的训练形状。"""
 
 import os
+import secrets
 import signal
 import sys
 
@@ -22,6 +23,12 @@ for lecture in ("lecture01", "lecture10", "lecture13", "lecture14"):
 LECTURE_EXPERT = os.path.join(ROOT, "lecture14", "evolve", "lecture_expert.py")
 STUDENT_EXPERT = os.path.join(ROOT, "lecture14", "expert_heuristic.py")
 os.environ["MINI_ALPHAEVOLVE_EXPERT"] = LECTURE_EXPERT
+
+# 不留下进程（tests/reaper.py）：这个会话起的每个进程都从环境里继承一个记号 TESTS_SESSION=随机值；收尸人在会话结束时
+# ——pytest 被 SIGKILL 也一样——杀掉所有带这个记号的进程。pytest 自己 fork 出来的进程（进程池、multiprocessing 的
+# Process；没有 exec，/proc 里看不到记号）由内核在 pytest 死的时候杀掉（PR_SET_PDEATHSIG，见 _die_with_parent）。
+SESSION_VAR = "TESTS_SESSION"
+os.environ[SESSION_VAR] = secrets.token_hex(8)         # 嵌套的测试会话（测试里再跑 pytest）各有各的记号
 
 # 课程的代码不做矩阵乘（不调 BLAS）：numpy 的 OpenBLAS 线程池只会在 import 时白白空转一下（每个进程约 0.1 秒 CPU，
 # 一次测试会话起一两百个进程）。和 lecture01/runner.ensure_numpy 给脚本设的一样；输出不受影响。
@@ -235,6 +242,7 @@ def _execute(args, env, cwd, timeout, zygote=True):
 
 import json                                                     # noqa: E402
 import re                                                       # noqa: E402
+import select                                                   # noqa: E402
 import selectors                                                # noqa: E402
 import socket                                                   # noqa: E402
 import tempfile                                                 # noqa: E402
@@ -347,16 +355,82 @@ def _zygote_execute(path, args, env, cwd, timeout):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    for b in _BACKGROUND:
+    for b in _BACKGROUND:                               # 后台不再开始新的运行
         b.stop()
-    if _CTRL_C:                                         # Ctrl-C：不等后台正在跑的那条，先停掉预热过的解释器（和它跑着的脚本）
+    if _CTRL_C:                                         # Ctrl-C：不等后台正在跑的那条，先停掉预热过的解释器
         _stop_zygote()
     deadline = time.monotonic() + 0.3
-    for b in _BACKGROUND:                               # （后台线程是 daemon：按了 Ctrl-C 时不等它们跑完）
-        b.join(timeout=max(0.0, deadline - time.monotonic()) if _CTRL_C else None)
+    for b in _BACKGROUND:                               # 正在跑的那条最多等 0.3 秒（后台线程是 daemon；没跑完的那条
+        b.join(timeout=max(0.0, deadline - time.monotonic()))   # 由收尸人杀掉，它的结果反正没有测试要了）
     _stop_zygote()
     for d in _SESSION_DIRS:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def pytest_unconfigure(config):
+    _sweep()
+
+
+# ---------------------------------------------------------------- 不留下进程（收尸人：tests/reaper.py）
+
+_REAPER: dict = {}
+
+
+def _start_reaper() -> None:
+    """启动收尸人（只在还没启动时）：它自己的会话，环境里没有记号（它不杀自己）。"""
+    if "proc" in _REAPER or not os.path.isdir("/proc"):
+        return
+    env = {k: v for k, v in os.environ.items() if k != SESSION_VAR}
+    _REAPER["proc"] = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "reaper.py"),
+                                        os.environ[SESSION_VAR], str(os.getpid())], env=env, cwd=ROOT,
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                       start_new_session=True)
+
+
+def _sweep(timeout: float = 10.0) -> None:
+    """会话正常结束时：请收尸人马上扫一遍，等它扫完（最多 timeout 秒），再关上管道。不等收尸人自己退出：pytest
+    fork 出来的进程也拿着这根管道，它们要等 pytest 退出时才死（PR_SET_PDEATHSIG），那时管道才真的关上，收尸人再扫
+    一遍、退出。pytest 被杀掉时走不到这里：管道由内核关上，收尸人照样扫。"""
+    p = _REAPER.pop("proc", None)
+    if p is None:
+        return
+    try:
+        p.stdin.write(b"sweep\n")
+        p.stdin.flush()
+        if select.select([p.stdout], [], [], timeout)[0]:
+            p.stdout.readline()                         # "done"
+    except OSError:
+        pass
+    finally:
+        p.stdin.close()
+        p.stdout.close()
+        p.returncode = 0                                # 不等它（见上）；也别让 subprocess 在退出时抱怨它还在跑
+
+
+def _note_parent() -> None:
+    _FORK_PARENT[0] = os.getpid()
+
+
+def _die_with_parent() -> None:
+    """在 pytest（或它 fork 出来的进程）fork 出来的子进程里：父进程一死，内核就发 SIGKILL（Linux 的 PR_SET_PDEATHSIG）。
+    父进程在这之前已经死了（设上之前的那一瞬）：自己退出。只管 fork 不 exec 的（os.fork、multiprocessing）：
+    subprocess 起的进程不经过这里，它们带着记号，归收尸人管。注意：内核看的是 fork 它的那个线程，那个线程结束时
+    子进程也会收到 SIGKILL——测试里的进程池都在创建它的线程结束之前关掉了。"""
+    if _PRCTL is None:
+        return
+    _PRCTL(1, signal.SIGKILL, 0, 0, 0)                  # PR_SET_PDEATHSIG = 1
+    if os.getppid() != _FORK_PARENT[0]:
+        os._exit(1)
+
+
+_FORK_PARENT = [os.getpid()]
+try:
+    import ctypes
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+except (OSError, AttributeError):
+    _PRCTL = None
+if _PRCTL is not None:
+    os.register_at_fork(before=_note_parent, after_in_child=_die_with_parent)
 
 
 def _decode(data: bytes) -> str:
@@ -550,6 +624,7 @@ _BACKGROUND: list = []
 
 
 def pytest_configure(config):
+    _start_reaper()
     config.addinivalue_line("markers", "quiet: 量时间的测试：最先跑，那时前台没有别的事（conftest）")
     if not os.environ.get("TESTS_NO_ZYGOTE") and hasattr(socket, "send_fds"):
         _start_zygote()

@@ -1,0 +1,191 @@
+"""测试会话不管怎样结束，都不留下它起的进程（conftest 的收尸人 tests/reaper.py，和 pytest fork 出来的进程上的
+PR_SET_PDEATHSIG）。以前一次被外面杀掉的 make test 留下了 test_stop_group 的忙循环孙进程，占着一个核跑了两个半小时。
+
+做法：用真的 conftest（-p conftest）跑一个小的测试会话。里面的测试用各种办法起进程——预热过的解释器（前台和后台
+预跑）、新起的解释器、自己的会话里的脚本和它被过继出去的孙进程（不理 Ctrl-C）、带进程池的脚本、pytest
+自己 fork 出来的进程——然后故意不收拾。等它们都起来了，从外面结束这个会话：SIGKILL pytest、按 Ctrl-C（只发给
+pytest 一个进程），或者测试自己失败。几秒之内，这个会话起的进程（它的子孙，以及环境里带它的记号的）一个都不剩。"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+
+# 起的进程都不理 Ctrl-C（像脚本的 worker），各有自己的期限（60 秒）：这里的机制坏了，它们也不会一直留着（外面的
+# 测试最后也会杀掉剩下的）。它们睡着而不是忙着：对收尸人是一样的（SIGKILL 不管进程在做什么），这台 2 核的机器却
+# 不用在测试里多转几个核几秒钟。
+INNER = r'''
+import multiprocessing as mp
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from conftest import run_script
+
+PIDS = os.environ["INNER_PIDS"]
+BUSY = """
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+with open(sys.argv[1], "a") as f:
+    f.write(f"{os.getpid()}\\n")
+time.sleep(60)
+"""
+ORPHAN = """
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+if os.fork() == 0:
+    with open(sys.argv[1], "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    time.sleep(60)
+    os._exit(0)
+"""
+POOL = """
+import multiprocessing as mp, os, signal, sys, time
+def busy(_):
+    with open(sys.argv[1], "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    time.sleep(60)
+if __name__ == "__main__":
+    pool = mp.get_context("fork").Pool(2, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+    pool.map_async(busy, range(2))
+    time.sleep(60)
+"""
+EXPECTED = 7
+
+PREFETCH = [("-c", BUSY, PIDS)]            # 后台的预跑线程也起一个
+
+
+def _busy():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with open(PIDS, "a") as f:
+        f.write(f"{os.getpid()}\n")
+    time.sleep(60)
+
+
+def test_starts_processes_and_never_cleans_up():
+    threading.Thread(target=run_script, args=("-c", BUSY, PIDS), kwargs=dict(instance=2), daemon=True).start()
+    threading.Thread(target=run_script, args=("-c", BUSY, PIDS), daemon=True,       # 改了 PYTHONHASHSEED：新的解释器
+                     kwargs=dict(env={**os.environ, "PYTHONHASHSEED": "1"})).start()
+    subprocess.Popen([sys.executable, "-c", ORPHAN, PIDS], start_new_session=True)
+    subprocess.Popen([sys.executable, "-c", POOL, PIDS], start_new_session=True)
+    mp.get_context("fork").Process(target=_busy, daemon=True).start()
+    while True:
+        with open(PIDS) as f:
+            if len(f.read().split()) >= EXPECTED:
+                break
+        time.sleep(0.05)
+    with open(os.environ["INNER_READY"], "w") as f:
+        f.write(os.environ["TESTS_SESSION"])
+    if os.environ["INNER_END"] == "fail":
+        assert False, "这个测试失败了，进程还在"
+    time.sleep(60)
+'''
+
+
+def stat(pid):
+    """(启动时刻, 状态)；进程不在了是 None。启动时刻用来认出同一个进程（进程号可能被重用）。"""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[19]), fields[0]
+
+
+def ppid(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return None
+
+
+def descendants(root):
+    """root 的子孙（按 /proc 里的父进程号）。"""
+    children = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            children.setdefault(ppid(int(name)), []).append(int(name))
+    out, todo = [], [root]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def marked(token):
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/environ", "rb") as f:
+                    if f"TESTS_SESSION={token}".encode() in f.read().split(b"\0"):
+                        out.append(int(name))
+            except OSError:
+                pass
+    return out
+
+
+def living(procs):
+    """procs（{进程号: 启动时刻}）里还活着的（僵尸不算：它已经结束了，只是还没被收掉）。"""
+    out = []
+    for pid, start in procs.items():
+        s = stat(pid)
+        if s is not None and s[0] == start and s[1] != "Z":
+            out.append(pid)
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc") or not hasattr(os, "fork"), reason="要用 /proc 和 fork（Linux）")
+@pytest.mark.parametrize("end", ["SIGKILL", "Ctrl-C", "fail"])
+def test_a_test_session_leaves_no_process_behind_however_it_ends(tmp_path, end):
+    (tmp_path / "test_inner.py").write_text(INNER, encoding="utf-8")
+    pids, ready = tmp_path / "pids", tmp_path / "ready"
+    pids.write_text("")
+    env = dict(os.environ, PYTHONPATH=TESTS, INNER_PIDS=str(pids), INNER_READY=str(ready), INNER_END=end)
+    p = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+                          "-p", "conftest", "-o", "timeout=120", str(tmp_path / "test_inner.py")], cwd=tmp_path, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    procs = {}
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and p.poll() is None and time.monotonic() < deadline:
+            for pid in descendants(p.pid):               # 一边等一边记下它的子孙（有的进程一会儿就把自己过继出去）
+                procs.setdefault(pid, (stat(pid) or (None,))[0])
+            time.sleep(0.05)
+        assert ready.exists(), p.stdout.read1().decode(errors="replace") if p.poll() is not None else "没有准备好"
+        time.sleep(0.1)                                  # 写完 ready 之后才写进来的不会有了；再记一遍
+        token = ready.read_text()
+        for pid in [*descendants(p.pid), *marked(token), *map(int, pids.read_text().split())]:
+            procs.setdefault(pid, (stat(pid) or (None,))[0])
+        procs = {pid: start for pid, start in procs.items() if start is not None}
+        assert len(living(procs)) >= 10                  # 7 个忙的，加上预热过的解释器、收尸人、脚本本身……
+        if end == "SIGKILL":
+            p.kill()
+        elif end == "Ctrl-C":
+            p.send_signal(signal.SIGINT)
+        p.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        while living(procs) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = living(procs)
+        assert left == [], [open(f"/proc/{pid}/cmdline", "rb").read()[:80] for pid in left]
+        assert marked(token) == []
+    finally:
+        for pid in living(procs):                        # 这个测试失败了也不留下它们
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+        p.stdout.close()
