@@ -1,5 +1,43 @@
-"""让测试能直接 import console、kernel_lab、sched_lab、evolve：把各讲的目录（从仓库根算出的绝对路径）放进 sys.path。
-还有几个测试文件共用的 fixture：时间表、默认划分的训练形状。"""
+"""测试的机器（make test = python -m pytest -q tests）。维护测试的人读这一段就够了；细节在下面各节的注释里。
+
+给测试的东西
+  - 各讲的目录在 sys.path 上：测试直接 import console、runner、kernel_lab、sched_lab、evolve。
+  - MINI_ALPHAEVOLVE_EXPERT 指向钉住的讲义专家（lecture14/evolve/lecture_expert.py），子进程也继承：学生改
+    expert_heuristic.py 不影响讲义论断的测试；学生那份只由 test_student_expert.py 检查，不同时结果末尾说一行。
+  - fixture：table（整个会话一张时间表）、train（默认划分的训练形状）、no_numpy_path（PATH 上的 python3 没有 numpy）。
+  - 跑脚本：run_script(参数...)（python 带这些参数跑一次，返回 CompletedProcess）、run_script_fresh（一定新跑一次）、
+    run_concurrently（几条命令同时跑）、run_in_pty（在给定列宽的伪终端里跑）、load_script（把编号脚本当模块载入）。
+    测试自己用 subprocess 起进程时：start_new_session=True，finally 里 stop_group(p)（整个进程组杀掉、收掉）。
+
+一个机制让它快：脚本的一次运行是一个值，早一点、便宜一点地算出来（以前每次新起进程、按顺序跑，933 个测试约 100 秒；
+现在 2 核上约 43–48 秒，测量见 README 的"计时"）。结果和测试自己新起一个解释器跑一模一样——只是什么时候、在哪里跑。
+  1. 缓存：同样的命令行、工作目录和环境（和会话开始时不同的变量都进键）整个会话只跑一次（run_script，线程安全）。
+  2. 预热过的解释器（tests/zygote.py）：一个已经 import 好 numpy 和课程模块的进程，每次 fork 一个出来跑脚本，省掉
+     启动和 import 的零点几秒；标准输出、标准错误、退出码和新解释器逐字节相同（test_zygote.py 对照）。改了影响
+     解释器启动的环境变量（PYTHON*、LANG、LC_*、BLAS 线程数）或 python -m 时照旧新起进程。
+  3. 后台预跑：测试文件的 PREFETCH = [命令 或 @ahead 的函数, ...] 列出它要的确定性运行；收集完测试，一个后台线程按
+     测试的顺序先跑（脚本的优先级 nice +10，前台要 CPU 时先给前台），测试来要时多半已经在缓存里。大半时间在等计时器的
+     （@ahead(waits=True)）另有一个线程。测试的先后：量时间的（@pytest.mark.quiet：Ctrl-C 一秒内停之类）最先，那时
+     前台没有别的事；只在本进程里算的其次；要预跑脚本的最后。sys.setswitchinterval 缩短后台线程等 GIL 的时间。
+  为什么不在 pytest 进程里直接调用脚本的 main()：脚本要的是一个真正的进程——退出码（runner.run 用 os._exit）、
+  信号处理和 Ctrl-C、argv 和 sys.path、模块级的状态、进程池 fork 出来的 worker、标准输出是不是终端。fork 出来的进程
+  天然各有一份，在 pytest 里每样都得重置，而且测的就不再是学生运行的那个东西了。
+
+不留下进程：测试会话不管怎样结束（跑完、失败、pytest-timeout、Ctrl-C，或者 pytest 被 SIGKILL），它起的进程都结束。
+  会话开始时在环境里放一个记号 TESTS_SESSION=随机值，之后起的每个进程（脚本、预热过的解释器和它 fork 出来的、
+  后台 worker、被过继出去的孤儿）都继承它；收尸人 tests/reaper.py 在会话结束时（pytest 被杀掉时由内核关上管道通知它）
+  杀掉所有带记号的进程。pytest 自己 fork 出来的进程（multiprocessing）没有记号，由内核随 pytest 一起杀掉
+  （PR_SET_PDEATHSIG，_die_with_parent）。测试里故意忙的子进程另有自己的期限。test_no_process_left.py 检查。
+
+Ctrl-C：make test 约一秒内停下（pytest 的退出码 2）；按的那一刻 Python 要是把 KeyboardInterrupt 吞掉了（它落在
+  Hypothesis 的垃圾回收回调里时会这样），就在当前的测试结束时停（test_background_run.py）。
+
+调试用的开关（环境变量）
+  TESTS_NO_PREFETCH=1      不预跑、不调顺序：看一个测试自己跑要多久（整个会话约 73 秒）
+  TESTS_NO_ZYGOTE=1        不用预热过的解释器，每次新起进程（约 61 秒）
+  TESTS_RUN_LOG=文件        每次脚本运行记一行：CPU 秒、墙钟秒、命令（找慢的运行）
+  TESTS_PREFETCH_REPORT=1  结果末尾列出预跑了却没用到的命令、测试要时还没预跑的命令（维护 PREFETCH 用）
+"""
 
 import os
 import secrets

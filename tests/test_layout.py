@@ -38,3 +38,19 @@ def test_make_bench_runs_tests_bench_which_pytest_does_not_collect():
     assert not re.match(r"test_.*\.py$|.*_test\.py$", "bench.py")          # pytest 默认收集的文件名
     with open(os.path.join(ROOT, "pytest.ini"), encoding="utf-8") as f:
         assert "python_files" not in f.read()                               # 没有改过收集哪些文件
+
+
+def test_the_test_machinery_is_explained_in_conftests_docstring():
+    # 维护测试的人从 conftest.py 开头的一段读懂整个机器：每个调试开关（TESTS_... 环境变量）、每个帮手文件都在那里
+    import ast
+    with open(os.path.join(ROOT, "tests", "conftest.py"), encoding="utf-8") as f:
+        doc = ast.get_docstring(ast.parse(f.read()))
+    switches = set()
+    for name in ("conftest.py", "zygote.py", "reaper.py"):
+        with open(os.path.join(ROOT, "tests", name), encoding="utf-8") as f:
+            switches |= set(re.findall(r"""environ(?:\.get\(|\[)["'](TESTS_[A-Z_]+)""", f.read()))
+    assert {"TESTS_NO_PREFETCH", "TESTS_NO_ZYGOTE"} <= switches
+    for s in sorted(switches) + ["tests/zygote.py", "tests/reaper.py", "PREFETCH", "@ahead", "quiet", "stop_group",
+                                 "TESTS_SESSION", "test_no_process_left.py"]:
+        assert s in doc, s
+    assert len(doc.splitlines()) <= 60                                      # 一屏左右
