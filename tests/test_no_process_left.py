@@ -156,6 +156,8 @@ def end_a_session(end):
     pids, ready = os.path.join(tmp, "pids"), os.path.join(tmp, "ready")
     open(pids, "w").close()
     env = dict(base_env(), PYTHONPATH=TESTS, INNER_PIDS=pids, INNER_READY=ready, INNER_END=end)
+    for switch in ("TESTS_NO_ZYGOTE", "TESTS_NO_PREFETCH"):   # 内层总是用整套机器（外层开着调试开关时也一样）
+        env.pop(switch, None)
     # 后台线程里跑时优先级低一些（和 conftest 请预热过的解释器跑的脚本一样）：os.nice 之后 exec 成 pytest，进程号不变
     nice = [sys.executable, "-c", "import os, sys; os.nice(int(sys.argv[1])); os.execv(sys.executable, sys.argv[2:])",
             str(requested_nice()), sys.executable]
