@@ -16,7 +16,7 @@ test: $(VENV)/.dev
 	$(PY) -m pytest -q tests
 
 bench: $(VENV)/.runtime
-	$(PY) bench/bench.py $(ARGS)
+	$(PY) tests/bench.py $(ARGS)
 
 demos: $(VENV)/.runtime
 	@set -e; for f in $(sort $(wildcard lecture*/[0-9][0-9]_*.py)); do echo "==> $$f"; $(PY) $$f; done

@@ -12,6 +12,17 @@
     sigint_ignored()        with 块里创建的子进程不理 Ctrl-C（由父进程统一收拾），块里收到的 Ctrl-C 块结束后照常生效。
 
 只用标准库，导入时不 import numpy、不打印任何东西。
+
+Ctrl-C 的细节（README 只说"一秒之内停下，只印一行，退出码 130"）：
+  - 任何时候按 Ctrl-C，一秒之内停下（后台进程一起），只印一行"已中断。"，退出码 130。例外只有解释器启动的头十几毫秒
+    （这台 VM 上约 16 毫秒：Python 自己在启动、编译脚本，课程的代码还没开始跑，人手按不了这么快）：那时按的 Ctrl-C
+    照 Python 自己的做法，印一段 traceback 后退出（shell 看到的也是 130），CPython 检查 argv[0] 的那一两毫秒里按的
+    还会被 Python 自己吞掉。
+  - 第三方 C 扩展（numpy 和 numpy.random）都在挡住 Ctrl-C 的时候 import（ensure_numpy）：numpy.random 的 Cython 扩展
+    初始化时会吞掉落在里面的 Ctrl-C。
+  - 最后一行印出来以后（Python 收尾的十几毫秒）按的 Ctrl-C 不算打断：什么也不多印，退出码 0（_finished）。
+  - 后两条由 tests/test_ctrl_c_imports.py 检查，一秒之内停下由 tests/test_interrupt.py 检查。make test 自己怎样停见
+    tests/conftest.py 的开头。
 """
 
 from __future__ import annotations

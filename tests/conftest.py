@@ -1,7 +1,47 @@
-"""让测试能直接 import console、kernel_lab、sched_lab、evolve：把各讲的目录（从仓库根算出的绝对路径）放进 sys.path。
-还有几个测试文件共用的 fixture：时间表、默认划分的训练形状。"""
+"""测试的机器（make test = python -m pytest -q tests）。维护测试的人读这一段就够了；细节在下面各节的注释里。
+
+给测试的东西
+  - 各讲的目录在 sys.path 上：测试直接 import console、runner、kernel_lab、sched_lab、evolve。
+  - MINI_ALPHAEVOLVE_EXPERT 指向钉住的讲义专家（lecture14/evolve/lecture_expert.py），子进程也继承：学生改
+    expert_heuristic.py 不影响讲义论断的测试；学生那份只由 test_student_expert.py 检查，不同时结果末尾说一行。
+  - fixture：table（整个会话一张时间表）、train（默认划分的训练形状）、no_numpy_path（PATH 上的 python3 没有 numpy）。
+  - 跑脚本：run_script(参数...)（python 带这些参数跑一次，返回 CompletedProcess）、run_script_fresh（一定新跑一次）、
+    run_concurrently（几条命令同时跑）、run_in_pty（在给定列宽的伪终端里跑）、load_script（把编号脚本当模块载入）。
+    测试自己用 subprocess 起进程时：start_new_session=True，finally 里 stop_group(p)（整个进程组杀掉、收掉）。
+
+一个机制让它快：脚本的一次运行是一个值，早一点、便宜一点地算出来（以前每次新起进程、按顺序跑，933 个测试约 100 秒；
+现在 2 核上约 43–48 秒，测量见 README 的"计时"）。结果和测试自己新起一个解释器跑一模一样——只是什么时候、在哪里跑。
+  1. 缓存：同样的命令行、工作目录和环境（和会话开始时不同的变量都进键）整个会话只跑一次（run_script，线程安全）。
+  2. 预热过的解释器（tests/zygote.py）：一个已经 import 好 numpy 和课程模块的进程，每次 fork 一个出来跑脚本，省掉
+     启动和 import 的零点几秒；标准输出、标准错误、退出码和新解释器逐字节相同（test_zygote.py 对照：课程的脚本、
+     改过的拷贝、改过的环境、没接住的异常、Ctrl-C）。改了影响解释器启动的环境变量（PYTHON*、LANG、LC_*、BLAS 线程数）
+     或 python -m 时照旧新起进程；照印出来的样子跑"可以试试"的测试、量 Ctrl-C 的测试也起真正的进程。
+  3. 后台预跑：测试文件的 PREFETCH = [命令 或 @ahead 的函数, ...] 列出它要的确定性运行；收集完测试，一个后台线程按
+     测试的顺序先跑（脚本的优先级 nice +10，前台要 CPU 时先给前台），测试来要时多半已经在缓存里。大半时间在等计时器的
+     （@ahead(waits=True)）另有一个线程。测试的先后：量时间的（@pytest.mark.quiet：Ctrl-C 一秒内停之类）最先，那时
+     前台没有别的事；只在本进程里算的其次；要预跑脚本的最后。sys.setswitchinterval 缩短后台线程等 GIL 的时间。
+  为什么不在 pytest 进程里直接调用脚本的 main()：脚本要的是一个真正的进程——退出码（runner.run 用 os._exit）、
+  信号处理和 Ctrl-C、argv 和 sys.path、模块级的状态、进程池 fork 出来的 worker、标准输出是不是终端。fork 出来的进程
+  天然各有一份，在 pytest 里每样都得重置，而且测的就不再是学生运行的那个东西了。
+
+不留下进程：测试会话不管怎样结束（跑完、失败、pytest-timeout、Ctrl-C，或者 pytest 被 SIGKILL），它起的进程都结束。
+  会话开始时在环境里放一个记号 TESTS_SESSION=随机值，之后起的每个进程（脚本、预热过的解释器和它 fork 出来的、
+  后台 worker、被过继出去的孤儿）都继承它；收尸人 tests/reaper.py 在会话结束时（pytest 被杀掉时由内核关上管道通知它）
+  杀掉所有带记号的进程。pytest 自己 fork 出来的进程（multiprocessing）没有记号，由内核随 pytest 一起杀掉
+  （PR_SET_PDEATHSIG，_die_with_parent）。测试里故意忙的子进程另有自己的期限。test_no_process_left.py 检查。
+
+Ctrl-C：make test 约一秒内停下（pytest 的退出码 2）；按的那一刻 Python 要是把 KeyboardInterrupt 吞掉了（它落在
+  Hypothesis 的垃圾回收回调里时会这样），就在当前的测试结束时停（test_background_run.py）。
+
+调试用的开关（环境变量）
+  TESTS_NO_PREFETCH=1      不预跑、不调顺序：看一个测试自己跑要多久（933 个测试时量过：整个会话约 73 秒）
+  TESTS_NO_ZYGOTE=1        不用预热过的解释器，每次新起进程（同时量的：约 61 秒）
+  TESTS_RUN_LOG=文件        每次脚本运行记一行：CPU 秒、墙钟秒、命令（找慢的运行）
+  TESTS_PREFETCH_REPORT=1  结果末尾列出预跑了却没用到的命令、测试要时还没预跑的命令（维护 PREFETCH 用）
+"""
 
 import os
+import secrets
 import signal
 import sys
 
@@ -22,6 +62,12 @@ for lecture in ("lecture01", "lecture10", "lecture13", "lecture14"):
 LECTURE_EXPERT = os.path.join(ROOT, "lecture14", "evolve", "lecture_expert.py")
 STUDENT_EXPERT = os.path.join(ROOT, "lecture14", "expert_heuristic.py")
 os.environ["MINI_ALPHAEVOLVE_EXPERT"] = LECTURE_EXPERT
+
+# 不留下进程（tests/reaper.py）：这个会话起的每个进程都从环境里继承一个记号 TESTS_SESSION=随机值；收尸人在会话结束时
+# ——pytest 被 SIGKILL 也一样——杀掉所有带这个记号的进程。pytest 自己 fork 出来的进程（进程池、multiprocessing 的
+# Process；没有 exec，/proc 里看不到记号）由内核在 pytest 死的时候杀掉（PR_SET_PDEATHSIG，见 _die_with_parent）。
+SESSION_VAR = "TESTS_SESSION"
+os.environ[SESSION_VAR] = secrets.token_hex(8)         # 嵌套的测试会话（测试里再跑 pytest）各有各的记号
 
 # 课程的代码不做矩阵乘（不调 BLAS）：numpy 的 OpenBLAS 线程池只会在 import 时白白空转一下（每个进程约 0.1 秒 CPU，
 # 一次测试会话起一两百个进程）。和 lecture01/runner.ensure_numpy 给脚本设的一样；输出不受影响。
@@ -235,6 +281,7 @@ def _execute(args, env, cwd, timeout, zygote=True):
 
 import json                                                     # noqa: E402
 import re                                                       # noqa: E402
+import select                                                   # noqa: E402
 import selectors                                                # noqa: E402
 import socket                                                   # noqa: E402
 import tempfile                                                 # noqa: E402
@@ -347,16 +394,82 @@ def _zygote_execute(path, args, env, cwd, timeout):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    for b in _BACKGROUND:
+    for b in _BACKGROUND:                               # 后台不再开始新的运行
         b.stop()
-    if _CTRL_C:                                         # Ctrl-C：不等后台正在跑的那条，先停掉预热过的解释器（和它跑着的脚本）
+    if _CTRL_C:                                         # Ctrl-C：不等后台正在跑的那条，先停掉预热过的解释器
         _stop_zygote()
     deadline = time.monotonic() + 0.3
-    for b in _BACKGROUND:                               # （后台线程是 daemon：按了 Ctrl-C 时不等它们跑完）
-        b.join(timeout=max(0.0, deadline - time.monotonic()) if _CTRL_C else None)
+    for b in _BACKGROUND:                               # 正在跑的那条最多等 0.3 秒（后台线程是 daemon；没跑完的那条
+        b.join(timeout=max(0.0, deadline - time.monotonic()))   # 由收尸人杀掉，它的结果反正没有测试要了）
     _stop_zygote()
     for d in _SESSION_DIRS:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def pytest_unconfigure(config):
+    _sweep()
+
+
+# ---------------------------------------------------------------- 不留下进程（收尸人：tests/reaper.py）
+
+_REAPER: dict = {}
+
+
+def _start_reaper() -> None:
+    """启动收尸人（只在还没启动时）：它自己的会话，环境里没有记号（它不杀自己）。"""
+    if "proc" in _REAPER or not os.path.isdir("/proc"):
+        return
+    env = {k: v for k, v in os.environ.items() if k != SESSION_VAR}
+    _REAPER["proc"] = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "reaper.py"),
+                                        os.environ[SESSION_VAR], str(os.getpid())], env=env, cwd=ROOT,
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                       start_new_session=True)
+
+
+def _sweep(timeout: float = 10.0) -> None:
+    """会话正常结束时：请收尸人马上扫一遍，等它扫完（最多 timeout 秒），再关上管道。不等收尸人自己退出：pytest
+    fork 出来的进程也拿着这根管道，它们要等 pytest 退出时才死（PR_SET_PDEATHSIG），那时管道才真的关上，收尸人再扫
+    一遍、退出。pytest 被杀掉时走不到这里：管道由内核关上，收尸人照样扫。"""
+    p = _REAPER.pop("proc", None)
+    if p is None:
+        return
+    try:
+        p.stdin.write(b"sweep\n")
+        p.stdin.flush()
+        if select.select([p.stdout], [], [], timeout)[0]:
+            p.stdout.readline()                         # "done"
+    except OSError:
+        pass
+    finally:
+        p.stdin.close()
+        p.stdout.close()
+        p.returncode = 0                                # 不等它（见上）；也别让 subprocess 在退出时抱怨它还在跑
+
+
+def _note_parent() -> None:
+    _FORK_PARENT[0] = os.getpid()
+
+
+def _die_with_parent() -> None:
+    """在 pytest（或它 fork 出来的进程）fork 出来的子进程里：父进程一死，内核就发 SIGKILL（Linux 的 PR_SET_PDEATHSIG）。
+    父进程在这之前已经死了（设上之前的那一瞬）：自己退出。只管 fork 不 exec 的（os.fork、multiprocessing）：
+    subprocess 起的进程不经过这里，它们带着记号，归收尸人管。注意：内核看的是 fork 它的那个线程，那个线程结束时
+    子进程也会收到 SIGKILL——测试里的进程池都在创建它的线程结束之前关掉了。"""
+    if _PRCTL is None:
+        return
+    _PRCTL(1, signal.SIGKILL, 0, 0, 0)                  # PR_SET_PDEATHSIG = 1
+    if os.getppid() != _FORK_PARENT[0]:
+        os._exit(1)
+
+
+_FORK_PARENT = [os.getpid()]
+try:
+    import ctypes
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+except (OSError, AttributeError):
+    _PRCTL = None
+if _PRCTL is not None:
+    os.register_at_fork(before=_note_parent, after_in_child=_die_with_parent)
 
 
 def _decode(data: bytes) -> str:
@@ -550,6 +663,7 @@ _BACKGROUND: list = []
 
 
 def pytest_configure(config):
+    _start_reaper()
     config.addinivalue_line("markers", "quiet: 量时间的测试：最先跑，那时前台没有别的事（conftest）")
     if not os.environ.get("TESTS_NO_ZYGOTE") and hasattr(socket, "send_fds"):
         _start_zygote()

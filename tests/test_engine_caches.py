@@ -234,14 +234,14 @@ def test_equal_config_is_swapped_for_the_valid_instance_without_changing_anythin
 
 def test_rule_with_config_is_the_same_as_building_the_rule_again():
     import dataclasses
-    from evolve.program import _rule_with_config
+    from evolve.program import rule_with_config
     rng = random.Random(11)
     configs = list(VALID[::50]) + [Config(48, 64, 64, 4, 3, 8), Config(256, 128, 64, 4, 3, 8)]
     for _ in range(500):
         conds = tuple((f, rng.choice((-3, 0, 1, 16, 64, 10 ** 9))) for f in rng.choices("MNK", k=rng.randint(0, 4)))
         old = Rule(conds, rng.choice(configs), line=rng.randint(0, 50))
         cfg = rng.choice(configs)
-        got, want = _rule_with_config(old, cfg), Rule(conds, cfg)
+        got, want = rule_with_config(old, cfg), Rule(conds, cfg)
         names = [f.name for f in dataclasses.fields(Rule)]
         assert [getattr(got, n) for n in names] == [getattr(want, n) for n in names]
         assert got == want and hash(got) == hash(want) and repr(got) == repr(want)

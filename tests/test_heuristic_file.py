@@ -5,7 +5,8 @@
 import pytest
 
 from evolve.problem import EXPERT_FILE, Heuristic, display_path, load_heuristic, read_heuristic
-from evolve.program import Program, ProgramError, Rule, find_block, parse
+from evolve.program import Program, Rule
+from evolve.source import ProgramError, find_block, parse
 from kernel_lab import Config
 
 HEAD = '''"""我的启发式：第 1 行是说明文字。"""

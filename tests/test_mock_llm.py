@@ -13,7 +13,8 @@ import evolve.mock_llm as mock_llm
 from evolve import EXPERT, VALID, Evaluator, Program, ProgramError, all_shapes, evolve, render
 from evolve.mock_llm import COND_FIELDS, COND_WEIGHTS, MISTAKE, MISTAKE_RATE, Dice, MockLLM, Prompt, common_sense_config
 from evolve.problem import launch_errors
-from evolve.program import DiffError, apply_diff, parse, parse_diff
+from evolve.program import DiffError, apply_diff, parse_diff
+from evolve.source import parse
 from kernel_lab import GRID, MAX_SMEM_PER_BLOCK, VALID_INDEX, Config, can_launch
 
 

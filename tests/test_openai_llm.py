@@ -22,7 +22,8 @@ from evolve.mock_llm import Prompt
 from evolve.openai_llm import (BAD_JSON, GAVE_UP, KIND, NO_CONTENT, SYSTEM_PROMPT, TIMEOUT_KIND, UNREACHABLE, LLMError,
                                OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, _example, ledger)
 from evolve.diff import NO_BLOCK
-from evolve.program import apply_diff, parse, parse_diff
+from evolve.program import apply_diff, parse_diff
+from evolve.source import parse
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -482,10 +483,17 @@ def test_05_runs_against_the_stub_and_replays_byte_identically():
     assert len(recorded.splitlines()) == 1 + 4 * 12
 
 
-def test_readme_shows_the_system_prompt_the_code_sends():
-    # README 的"用真的语言模型"一节印的系统提示，和代码发出去的一字不差
+def test_the_readme_command_prints_the_system_prompt_the_code_sends():
+    # README 的"用真的语言模型"一节说怎样印出系统提示：照抄那条命令（在仓库根目录），印出来的和代码发出去的一字不差
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        assert "```\n" + SYSTEM_PROMPT + "\n```" in f.read()
+        section = f.read().split("## 用真的语言模型", 1)[1].split("\n## ", 1)[0]
+    command = re.search(r"`(PYTHONPATH=\S+ \.venv/bin/python -m evolve\.openai_llm)`", section).group(1)
+    if not os.path.exists(os.path.join(ROOT, ".venv", "bin", "python")):
+        pytest.skip("没有 .venv（make run 或 make test 会建）")
+    p = subprocess.run(command, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert p.stdout == SYSTEM_PROMPT + "\n"
+    assert 3000 <= len(SYSTEM_PROMPT) <= 3200                                      # README 说"约 3,100 个字符"
 
 
 @pytest.mark.quiet                                  # 量时间：conftest 让它最先跑（后台的优先级低）

@@ -7,9 +7,9 @@ import re
 import pytest
 
 from evolve.diff import AMBIGUOUS, EMPTY_SEARCH, NOT_FOUND
-from evolve.program import (DiffError, Program, ProgramError, Rule, apply_diff, choose, choose_mnk, dead_rules,
-                            equivalent, format_diff, make_diff, parse, parse_diff, render, simplify)
-from evolve.source import _block, _parse_ast, _parse_lines
+from evolve.program import (DiffError, Program, Rule, apply_diff, choose, choose_mnk, dead_rules,
+                            equivalent, format_diff, make_diff, parse_diff, render, simplify)
+from evolve.source import ProgramError, _block, _parse_ast, _parse_lines, parse
 from kernel_lab import VALID, Config
 
 THRESHOLDS = (1, 16, 64, 128, 512, 1024, 4096, 8192, 0, 3, 17, 100, 1000, 5000, 20000)   # 常见的 + 几个奇怪的

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evolve.diff import AMBIGUOUS, EMPTY_SEARCH, NOT_FOUND, DiffError, apply_diff, format_diff, make_diff, parse_diff
-from evolve.program import NO_BOUND, Program, ProgramError, Rule, _merge_conds, choose_mnk, dead_rules, equivalent, render, simplify
-from evolve.source import _block, _parse_ast, _parse_lines, _parse_rendered, parse
+from evolve.program import NO_BOUND, Program, Rule, _merge_conds, choose_mnk, dead_rules, equivalent, render, simplify
+from evolve.source import ProgramError, _block, _parse_ast, _parse_lines, _parse_rendered, parse
 from evolve import Evaluator, all_shapes
 from kernel_lab import VALID, VALID_INDEX, Config
 

@@ -1,4 +1,4 @@
-"""README 里的用时来自 make bench：计时表里的每条命令正是 bench/bench.py 量的那些（SCRIPT_RUNS），写着量的机器；
+"""README 里的用时来自 make bench：计时表里的每条命令正是 tests/bench.py 量的那些（SCRIPT_RUNS），写着量的机器；
 脚本开头和"可以试试"不再各写一个估计的秒数（它们指向 README 的"计时"）。"""
 
 import glob
@@ -11,7 +11,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_readme_times_are_the_commands_bench_measures():
-    bench = load_script("bench/bench.py", "bench_mod")
+    bench = load_script("tests/bench.py", "bench_mod")
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     section = readme.split("## 计时")[1].split("\n## ")[0]
@@ -28,3 +28,17 @@ def test_no_script_carries_its_own_time_estimate():
         with open(path, encoding="utf-8") as f:
             text = f.read()
         assert not re.search(r"约 ?\d+(\.\d+)? ?秒|不到 \d+ 秒", text), path
+
+
+def test_the_scripts_table_quotes_the_timing_tables_times():
+    # 学生先看到的脚本表里的"用时"就是后面"计时"表里同一条命令（默认参数）的数
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    timing = dict(re.findall(r"^\| `python3 (lecture\d+/\d\d_[a-z_]+\.py)`(?:（[^）]*）)? \| ([\d.]+ 秒) \|",
+                             readme.split("## 计时")[1].split("\n## ")[0], re.M))
+    rows = re.findall(r"^\| `(lecture\d+/\d\d_[a-z_]+\.py)[^`]*` \| .* \| ([\d.]+ 秒) \|$",
+                      readme.split("## 脚本")[1].split("\n## ")[0], re.M)
+    scripts = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "lecture*", "[0-9][0-9]_*.py")))
+    assert sorted(path for path, _ in rows) == scripts
+    for path, time in rows:
+        assert timing[path] == time, path

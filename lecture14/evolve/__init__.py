@@ -2,8 +2,8 @@
 第 14 讲 · evolve —— 迷你 AlphaEvolve 的引擎。讲义的 04 脚本从 evolve 导入的名字都在这里（再加几个演示脚本常用的：
 Config、parse、per_m_table、ProgramError）；更细的东西从各自的文件里导入。每一部分一个文件：
   problem.py    形状、划分、时间表和逐形状最优、专家启发式、基线和加速比
-  program.py    启发式的 DSL：Rule / Program、choose、render、simplify / equivalent、dead_rules
-  source.py     源代码 -> 程序：parse、ProgramError（学生写错时的那一句话）
+  program.py    启发式的 DSL：类型和界（Rule / Program、MAX_THRESHOLD……）、choose、render、simplify / equivalent、dead_rules
+  source.py     源代码 -> 程序：parse、ProgramError（学生写错时的那一句话）；只往 program.py 依赖，反过来不
   diff.py       SEARCH/REPLACE 修改：format_diff / parse_diff / apply_diff / make_diff、DiffError（带 kind）
   mock_llm.py   提示词进去、SEARCH/REPLACE 出来的 MockLLM（没有真的语言模型）
   openai_llm.py 同样的接口换成真的语言模型（OpenAI 兼容接口；04、05 的 --llm），录制和回放、成本账
@@ -26,7 +26,8 @@ from .evaluator import Evaluator  # noqa: E402
 from .loop import evolve  # noqa: E402
 from .problem import (EXPERT, LAYERS, TOKENS, Shape, TimeTable, all_shapes, best_single_config,  # noqa: E402
                       geomean_speedup, oracle_speedup, per_m_table, split_shapes)
-from .program import Program, ProgramError, Rule, choose, format_diff, parse, render, simplify  # noqa: E402
+from .program import Program, Rule, choose, format_diff, render, simplify  # noqa: E402
+from .source import ProgramError, parse  # noqa: E402
 
 __all__ = ["EXPERT", "LAYERS", "TOKENS", "VALID", "Config", "Evaluator", "Program", "ProgramError", "Rule", "Shape",
            "TimeTable", "all_shapes", "best_single_config", "choose", "evolve", "format_diff", "geomean_speedup",

@@ -25,7 +25,7 @@ from kernel_lab import VALID_INDEX, Config
 from sched_lab import roofline
 
 from .problem import EXPERT, TimeTable, launch_errors, launch_message
-from .program import _CORNER, Program, choose
+from .program import Program, choose, rule_corner
 
 N_PROBE = 6
 PROBE_SLACK = 0.02                 # 探针上的几何平均比父程序差 2% 以内也算"有希望"
@@ -66,7 +66,7 @@ class Evaluator:
     def _indices(self, program: Program) -> np.ndarray:
         """每个训练形状走的分支的配置在 VALID 里的下标。走哪个分支只和规则的盒子有关（和配置无关），
         按盒子的角缓存（_branches）；换个配置、换条件写法但盒子一样的程序共用一份。"""
-        branch = self._branch_cache.get(key := tuple(map(_CORNER, program.rules)))
+        branch = self._branch_cache.get(key := tuple(map(rule_corner, program.rules)))
         if branch is None:
             if len(self._branch_cache) >= BRANCH_CACHE or self._branch_corners + len(key) > BRANCH_CACHE_CORNERS:
                 self._branch_cache.clear()                  # 有界：满了就清空（缓存里的都是纯函数的结果，清掉只是慢一点）

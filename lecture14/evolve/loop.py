@@ -29,7 +29,8 @@ from kernel_lab import VALID, overflow_kinds
 from .evaluator import Evaluator
 from .mock_llm import Dice, MockLLM, Prompt
 from .problem import EXPERT
-from .program import DiffError, Program, ProgramError, apply_diff, parse, parse_diff, render
+from .program import DiffError, Program, apply_diff, parse_diff, render
+from .source import ProgramError, parse
 
 N_ISLANDS = 4
 ISLAND_SIZE = 8

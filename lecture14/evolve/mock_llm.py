@@ -25,7 +25,7 @@ import numpy as np
 from kernel_lab import GRID, MAX_SMEM_PER_BLOCK, VALID_INDEX, Config
 from sched_lab import SMS
 
-from .program import Program, Rule, _rule_with_config, branch_index, format_diff, make_diff, render
+from .program import Program, Rule, branch_index, format_diff, make_diff, render, rule_with_config
 
 OPS = ("targeted", "single_field", "threshold", "add_rule", "remove_rule", "crossover")
 MISTAKE = "mistake"                # 故意犯错的回复单独记成这一种，不算进它本来想做的修改
@@ -139,7 +139,7 @@ def _with_config(p: Program, i: int, cfg: Config) -> Program:
     if i == len(p.rules):
         return Program(p.rules, cfg)
     rules = list(p.rules)
-    rules[i] = _rule_with_config(rules[i], cfg)             # 条件没变，不用再检查一遍
+    rules[i] = rule_with_config(rules[i], cfg)             # 条件没变，不用再检查一遍
     return Program(tuple(rules), p.default)
 
 

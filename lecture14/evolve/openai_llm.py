@@ -27,7 +27,11 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
   ReplayLLM(文件名) 从文件里按顺序回答，不联网；提示和录的不一样（代码或参数改了）就抛 ReplayMismatch，
   它故意不是 Exception 的子类，进化循环不会把它当成一次失败的提议吞掉，而是整个运行停下来。
 - 成本账：ledger() 给出调用次数、失败次数（按种类）、token 数、总用时和用时的中位数。
-本模块不往标准输出印东西；只有决定不再调用时，from_arguments 建的后端往标准错误说一句为什么。
+- 系统提示 SYSTEM_PROMPT：由 system_prompt() 从 kernel_lab 的网格和启动上限生成（教模型 DSL、配置网格、启动限制和
+  SEARCH/REPLACE 格式，要它回得短），约 3,100 个字符。用英文写：代码模型的指令数据大多是英文，跟英文指令更稳——这是
+  经验之谈，不是本仓库量出来的。用户消息就是 Prompt.text()，中文。录制文件的文件头里也存着它。看全文（在仓库根目录）：
+      PYTHONPATH=lecture14 .venv/bin/python -m evolve.openai_llm
+被 import 时不打印任何东西；像上面那样运行时只印系统提示。开跑以后只有决定不再调用时，from_arguments 建的后端往标准错误说一句为什么。
 """
 
 from __future__ import annotations
@@ -895,3 +899,7 @@ def describe(backend) -> str:
     """脚本第二行印的 LLM 设置：录制和回放印出来一样（模型名、并发数；不印地址和文件名）。"""
     return (f"LLM：{backend.model}（OpenAI 兼容接口，同时最多 {backend.concurrency} 个请求）——"
             "每个提议问它一次，回复只当 SEARCH/REPLACE 解析成 DSL，从不执行。")
+
+
+if __name__ == "__main__":                              # 印出系统提示（README 的"用真的语言模型"说怎么运行）
+    print(SYSTEM_PROMPT)

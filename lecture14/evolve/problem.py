@@ -18,7 +18,8 @@ from kernel_lab import VALID, VALID_INDEX, Config, off_grid, problems
 from llama_shapes import LAYERS, TOKENS  # noqa: F401  （8 个投影的 (N, K) 和 11 个 M，第 13 讲定义）
 from sched_lab import time_valid
 
-from .program import Program, ProgramError, branch_index, choose, dead_rules, find_block, ignored_code, parse
+from .program import Program, branch_index, choose, dead_rules
+from .source import ProgramError, find_block, ignored_code, parse
 
 # 随机划分时配对的投影：N 相同的配一对，N 相近的配一对，剩下 N 最小和最大的两个配一对
 TWINS = (("8B o", "8B down"), ("70B/8 o", "70B/8 down"), ("8B qkv", "70B/8 gate_up"), ("70B/8 qkv", "8B gate_up"))

@@ -13,7 +13,9 @@
 本模块：Rule / Program、choose（按形状选配置）、render（程序 -> 源代码）、simplify / equivalent（删死规则、判等价）、
 has_dead_rules、dead_rules（哪些规则写了也没用，给学生的提醒）。
 DSL 里的数有界：阈值的绝对值不超过 MAX_THRESHOLD，Config 的字段是 1 到 MAX_FIELD；能构造出来的程序一定能 render。
-源代码 -> 程序（parse、ProgramError）在 source.py，SEARCH/REPLACE 在 diff.py；这里转引它们，老的 import 照样能用。
+DSL 的类型和界（Rule、Program、AXES、MAX_THRESHOLD、MAX_FIELD、EVOLVE-BLOCK 标记）都在这里；源代码 -> 程序（parse、
+ProgramError）在 source.py，它 import 本模块，本模块不 import 它（依赖只有一个方向）。SEARCH/REPLACE 在 diff.py，
+这里转引它的名字（diff 不依赖本模块）。脚本要的名字 evolve/__init__.py 都转引了。
 不检查配置能不能启动（那是评估器的事）。本模块不打印任何东西。
 """
 
@@ -135,7 +137,7 @@ class Program:
         return len(self.rules)
 
 
-def _rule_with_config(rule: Rule, config: Config) -> Rule:
+def rule_with_config(rule: Rule, config: Config) -> Rule:
     """Rule(rule.conds, config)，但不再检查一遍 rule 已经检查过的条件：盒子的角、if 那一行直接拿 rule 的。
     得到的规则和 Rule(rule.conds, config) 的每个字段都一样（tests/test_engine_caches.py 检查）。"""
     set_ = object.__setattr__
@@ -157,7 +159,8 @@ def _rule_with_config(rule: Rule, config: Config) -> Rule:
     return new
 
 
-_BOX, _INDEX, _HASH, _SRC, _CORNER = (operator.attrgetter(a) for a in ("_box", "_index", "_hash", "_src", "_corner"))
+_BOX, _INDEX, _HASH, _SRC = (operator.attrgetter(a) for a in ("_box", "_index", "_hash", "_src"))
+rule_corner = operator.attrgetter("_corner")    # rule_corner(r) == r.box()，快一些（评估器给分支的缓存做键用）
 
 
 def choose_mnk(program: Program, M: int, N: int, K: int) -> Config:
@@ -398,8 +401,6 @@ def dead_rules(program: Program) -> list[tuple[int, str]]:
                                 f"想让它起作用，把它挪到那条前面"))
     return [(line, text) for _, line, text in sorted(out, key=lambda x: x[0])]
 
-# ---------------------------------------------------------------- 转引：老的 import 照样能用
+# ---------------------------------------------------------------- 转引：SEARCH/REPLACE 修改在 diff.py（它不依赖本模块）
 
-# 源代码 -> 程序（parse、ProgramError……）在 source.py；SEARCH/REPLACE 修改在 diff.py。
 from .diff import Diff, DiffError, apply_diff, format_diff, make_diff, parse_diff  # noqa: E402,F401
-from .source import ProgramError, find_block, ignored_code, parse  # noqa: E402,F401

@@ -1,7 +1,8 @@
 """
 第 14 讲 · evolve.source —— 源代码 -> 程序：parse，以及学生写错时的那一句话。
 
-parse(源代码) 读出第一对 EVOLVE-BLOCK 标记之间的 def choose_config(M, N, K)，变成 program.Program。三条读法，
+parse(源代码) 读出第一对 EVOLVE-BLOCK 标记之间的 def choose_config(M, N, K)，变成 program.Program（DSL 的类型和界都在 program.py：
+本模块 import 它，反过来不 import）。三条读法，
 读出的程序一样（tests 检查），只是快慢不同：
   1. render 的固定格式：整段一个正则，每一对 if / return 行的结果缓存（进化时要读上万个子程序，它们和父程序
      大多只差一两条规则）；

@@ -1,6 +1,6 @@
 """
 =============================================================================
-CS349E · 第 14 讲 · bench/bench.py —— 计时：迷你 AlphaEvolve 各部分要多久、占多少内存
+CS349E · 第 14 讲 · tests/bench.py —— 计时：迷你 AlphaEvolve 各部分要多久、占多少内存
 =============================================================================
 
 【测什么】每一项跑 N 次（--repeat，默认 3），报中位数和最小–最大：
@@ -23,11 +23,12 @@ CS349E · 第 14 讲 · bench/bench.py —— 计时：迷你 AlphaEvolve 各部
     峰值 RSS（不是整棵进程树的总和），04 脚本的工作进程也算在内。它只增不减、而且会把本进程以前的子进程也算进来，
     所以每次都隔一个小的"量具"进程去跑 04 脚本，量具只有这一个子进程。Linux 上单位是 KB，macOS 上是字节。
     各进程之和没有报：那要在运行中轮询 /proc，而且 fork 出来的工作进程和主进程共享的页会被算两遍。
-【运行】python3 bench/bench.py               （默认 3 次，比 --quick 久两三倍）
-       python3 bench/bench.py --quick       （1 次、跳过预算 4000；这台 2 核 VM 负载约 6 时 40 秒）
+【运行】python3 tests/bench.py               （默认 3 次，比 --quick 久两三倍）
+       python3 tests/bench.py --quick       （1 次、跳过预算 4000；这台 2 核 VM 负载约 6 时 40 秒）
        make bench ARGS=--quick
     这是计时，不是测试：没达到目标只印 FAIL，退出码仍是 0；只有出错（比如 04 脚本崩了）才非 0。
 【依赖】numpy；../lecture01 的 console，../lecture14 的 evolve（它用 ../lecture13、../lecture10）。
+【位置】放在 tests/ 里，但不是 pytest 收集的测试文件（文件名不以 test_ 开头）：make test 不跑它，make bench 跑。
 """
 
 import argparse

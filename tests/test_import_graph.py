@@ -1,0 +1,173 @@
+"""整个仓库的 import 关系（静态地读源代码，用 ast，不 import 任何东西）：没有环；课程模块不从别的文件 import 私有名字
+（下划线开头的）。README 说的依赖方向（evolve → sched_lab → kernel_lab，console 单独）在各个文件夹里面也成立。
+
+模块名和运行时一样：lecture01/10/13/14 在 sys.path 上（console、runner、svg、kernel_lab、sched_lab、llama_shapes、
+evolve 包），tests/ 里的文件按文件名（conftest、printed……）。函数里面的 import 也算（它也是依赖，只是晚一点才发生）；
+import 一个包里的模块（evolve.program）时 Python 先跑包的 __init__，那不算一条边，不然包里每个模块都"成环"了。"""
+import ast
+import functools
+import os
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+FOLDERS = ("lecture01", "lecture10", "lecture13", "lecture14", "tests")
+
+
+def modules() -> dict:
+    """{模块名: 文件路径}：各文件夹里的 .py（包里的按 包.模块 命名，包本身是它的 __init__.py）。"""
+    out = {}
+    for folder in FOLDERS:
+        base = os.path.join(ROOT, folder)
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            package = os.path.relpath(dirpath, base).replace(os.sep, ".")
+            for f in sorted(filenames):
+                if not f.endswith(".py"):
+                    continue
+                name = f[:-3]
+                if package != ".":
+                    name = package if name == "__init__" else f"{package}.{name}"
+                out.setdefault(name, os.path.join(dirpath, f))
+    return out
+
+
+def imports(name: str, path: str, known: dict) -> list[tuple[str, list[str], int]]:
+    """文件里的每一条 import：(被 import 的本仓库模块, import 的名字, 行号)。标准库和 numpy 不算。"""
+    tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    is_package = path.endswith("__init__.py")
+    here = name if is_package else name.rpartition(".")[0]          # 相对 import 从哪个包算起
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in known:
+                    out.append((a.name, [], node.lineno))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = here.split(".") if here else []
+                parts = parts[:len(parts) - (node.level - 1)] if node.level > 1 else parts
+                target = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            names = [a.name for a in node.names]
+            for n in names:                                         # from evolve import openai_llm：那是一个模块
+                if f"{target}.{n}" in known:
+                    out.append((f"{target}.{n}", [], node.lineno))
+            rest = [n for n in names if f"{target}.{n}" not in known]
+            if target in known and rest:                            # 只 import 子模块时，包本身不算一条边
+                out.append((target, rest, node.lineno))
+    return out
+
+
+def graph() -> dict:
+    return _graph(ROOT)
+
+
+@functools.lru_cache(maxsize=None)
+def _graph(root) -> dict:                                           # 读一遍整个仓库约一秒：几个测试共用
+    known = modules()
+    return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def cycles(g: dict) -> list[list[str]]:
+    """图里的环（每个强连通分量给出一个环上的模块，按名字排好）。Tarjan，不递归。"""
+    index, low, on_stack, stack, out = {}, {}, set(), [], []
+    counter = 0
+    for root in sorted(g):
+        if root in index:
+            continue
+        work = [(root, iter(sorted({t for t, _, _ in g[root]})))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted({t for t, _, _ in g.get(w, ())}))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1 or any(t == v for t, _, _ in g.get(v, ())):
+                        out.append(sorted(comp))
+    return out
+
+
+def folder_of(name: str, g_paths: dict) -> str:
+    return os.path.relpath(g_paths[name], ROOT).split(os.sep)[0]
+
+
+# lecture01 的 console.py ↔ svg.py 这一对由另一个 issue 拆开（表格的改动和它在一起）；合并以后这一项应当通过
+# （strict：到时候它 XPASS 就是失败，提醒去掉这个标记）。
+KNOWN = {"lecture01": "console.py 和 svg.py 互相 import（svg 从 console 拿 _Axis、_check 等私有名字），在另一个 issue 里拆"}
+
+
+def _param(folder):
+    if folder in KNOWN:
+        return pytest.param(folder, marks=pytest.mark.xfail(reason=KNOWN[folder], strict=True))
+    return folder
+
+
+@pytest.mark.parametrize("folder", [_param(f) for f in FOLDERS])
+def test_no_import_cycle(folder):
+    paths = modules()
+    found = [c for c in cycles(graph()) if any(folder_of(m, paths) == folder for m in c)]
+    assert found == [], f"import 成环：{found}"
+
+
+@pytest.mark.parametrize("folder", [_param(f) for f in FOLDERS if f != "tests"])
+def test_no_private_name_imported_from_another_file(folder):
+    # 课程模块之间只用公开的名字（测试为了测内部，可以 import 被测模块的私有函数）
+    paths = modules()
+    bad = [(name, target, n, line) for name, edges in graph().items() if folder_of(name, paths) == folder
+           for target, names, line in edges for n in names if n.startswith("_") and not n.startswith("__")]
+    assert bad == [], f"从别的文件 import 私有名字：{bad}"
+
+
+def test_the_checker_finds_a_cycle_and_a_private_import(tmp_path, monkeypatch):
+    # 检查本身会失败：两个互相 import 的文件是一个环；从别的文件拿 _x 会被找出来
+    assert cycles({"a": [("b", [], 1)], "b": [("a", ["_x"], 1)], "c": [("a", [], 1)]}) == [["a", "b"]]
+    assert cycles({"a": [("a", [], 1)]}) == [["a"]]
+    pkg = tmp_path / "lecture14" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .one import x\n")
+    (pkg / "one.py").write_text("def f():\n    from .two import _y\nx = 1\n")
+    (pkg / "two.py").write_text("from pkg import one\n_y = 2\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", str(tmp_path))
+    known = modules()
+    assert set(known) >= {"pkg", "pkg.one", "pkg.two"}
+    g = graph()
+    assert ("pkg.two", ["_y"], 2) in g["pkg.one"] and ("pkg.one", [], 1) in g["pkg.two"]
+    assert cycles(g) == [["pkg.one", "pkg.two"]]
+
+
+def test_the_lecture_dependencies_point_one_way():
+    # README 的图：evolve → sched_lab → kernel_lab；console、runner、svg（第 1 讲）不 import 别的讲
+    g = graph()
+    assert not {t for t, _, _ in g["kernel_lab"]} & {"sched_lab", "evolve", "console"}
+    assert not {t for t, _, _ in g["sched_lab"]} & {"evolve", "console"}
+    for m in ("console", "svg", "runner"):
+        assert all(t in ("console", "svg", "runner") for t, _, _ in g[m]), (m, g[m])
+    # DSL：解析器（source）import 类型和界（program），反过来不
+    assert "evolve.program" in {t for t, _, _ in g["evolve.source"]}
+    assert "evolve.source" not in {t for t, _, _ in g["evolve.program"]}
