@@ -14,7 +14,8 @@ from conftest import run_script
 from evolve import EXPERT, VALID, Config, Evaluator, Program, choose, evolve, parse
 from evolve.loop import ProgramDatabase
 from evolve.mock_llm import MISTAKE, OPS, Dice, MockLLM
-from evolve.program import DiffError, ProgramError, apply_diff, parse_diff
+from evolve.diff import DiffError, apply_diff, parse_diff
+from evolve.source import ProgramError
 from kernel_lab import MAX_REGS_PER_THREAD, REG_OVERHEAD, WARP, overflow_kinds
 from printed import find, find_table, find_wide_table, number, observations, pct_shows, section, shows
 from reruns import log_speedup, watched
