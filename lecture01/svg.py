@@ -17,7 +17,7 @@ import math
 
 from xml.sax.saxutils import escape, quoteattr
 
-from console import _check, _Axis, display_width, heat_edges, heat_levels, wrap
+from layout import Axis, display_width, finite, heat_edges, heat_levels, wrap
 
 FONT = ("'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
         "'WenQuanYi Micro Hei', 'Noto Sans', 'DejaVu Sans', sans-serif")
@@ -101,8 +101,8 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
           log_x=False, log_y=False, diagonal=False) -> str:
     """折线图和散点图共用：轴、刻度、网格、参考线、辅助线、序列、图例。轴的范围和终端里的图一样算。"""
     series = {name: list(pts) for name, pts in series.items()}
-    xs = _check([p[0] for pts in series.values() for p in pts], f"图「{title}」的 x ", log_x)
-    ys = _check([p[1] for pts in series.values() for p in pts], f"图「{title}」的 y ", log_y)
+    xs = finite([p[0] for pts in series.values() for p in pts], f"图「{title}」的 x ", log_x)
+    ys = finite([p[1] for pts in series.values() for p in pts], f"图「{title}」的 y ", log_y)
     refs = [(label, float(y)) for label, y in refs]
     curves = [(label, [(float(x), float(y)) for x, y in pts]) for label, pts in curves]
     ys += [y for _, y in refs]
@@ -111,7 +111,7 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
         ys += [p[1] for p in pts]
     if same_range:
         xs = ys = xs + ys
-    xa, ya = _Axis(xs, 61, log_x, x_fmt, 6), _Axis(ys, 61, log_y, y_fmt, 5)
+    xa, ya = Axis(xs, 61, log_x, x_fmt, 6), Axis(ys, 61, log_y, y_fmt, 5)
     L, T, PW, PH = BOX
 
     def px(x):
@@ -197,7 +197,7 @@ def scatter_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{
 
 def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label="", log=False, **_) -> str:
     """热力图（参数同 console.format_heatmap）：每格的颜色按五档，格子里印数值，下面是刻度。"""
-    values = [_check(r, f"热力图「{title}」的数据") for r in values]
+    values = [finite(r, f"热力图「{title}」的数据") for r in values]
     lo, hi, levels = heat_levels(values, log)
     lw = max(text_width(s, 12) for s in rows + [y_label]) + 16
     cw, ch = max(44, max(text_width(fmt.format(v), 11) for r in values for v in r) + 8), 30
@@ -237,7 +237,7 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
 def bars_svg(title, labels, values, *, segments=None, fmt="{:g}", relative=False, notes=None, **_) -> str:
     """横条 / 堆叠横条（参数同 console.format_bars）。"""
     parts = [[v] if segments is None else list(v) for v in values]
-    _check([v for p in parts for v in p], f"横条图「{title}」的数据")
+    finite([v for p in parts for v in p], f"横条图「{title}」的数据")
     totals = [sum(p) for p in parts]                             # 整数加起来还是整数，和终端里印的一样
     lw = max(text_width(s, 12) for s in labels) + 16
     L, T, BW, BH = lw, 56, 480, 22

@@ -8,6 +8,7 @@ import unicodedata
 
 NUMBER = re.compile(r"[+-]?\d[\d,]*(?:\.\d+)?")
 RULE = re.compile(r"^-+(?:  -+)*$")
+CONTINUED = "（续上表）"          # console.format_table 分段印的表：第二段起每段上面的一行
 
 
 def width(ch: str) -> int:
@@ -103,7 +104,8 @@ def header_block(lines: list[str], i: int) -> list[str]:
 
 def tables(text: str) -> list[Table]:
     """文字里所有 console.format_table 排的表：表头（一行或几行）、---- 行（给出每列的显示宽度）、数据行直到空行。
-    折成几行的表头，每列的几段按 join_header 拼回原文。"""
+    折成几行的表头，每列的几段按 join_header 拼回原文。太宽、分成几段（列块）印的表拼回一张：第二段起上面有一行
+    "（续上表）"，开头几列（行的名字）和上一段相同，后面的列接到上一段的右边。"""
     lines = text.split("\n")
     out = []
     for i, line in enumerate(lines):
@@ -113,7 +115,9 @@ def tables(text: str) -> list[Table]:
         for dashes in line.split("  "):
             spans.append((col, col + len(dashes)))
             col += len(dashes) + 2
-        parts = [_cut(h, spans) for h in header_block(lines, i)]
+        above = header_block(lines, i)
+        continued = bool(above) and above[0] == CONTINUED and bool(out)
+        parts = [_cut(h, spans) for h in above[continued:]]
         while parts and parts[0] is None:              # 表头上面紧挨着的说明文字不是表头
             parts.pop(0)
         if not parts or None in parts:
@@ -126,7 +130,17 @@ def tables(text: str) -> list[Table]:
             if cells is None:                              # 空行或不是表格的行：表格到此为止
                 break
             rows.append(cells)
-        out.append(Table(head, rows, top + [line] + lines[i + 1:i + 1 + len(rows)]))
+        block = top + [line] + lines[i + 1:i + 1 + len(rows)]
+        if continued:
+            prev = out[-1]
+            keys = next(k for k in range(len(head) + 1) if k == len(head) or k == len(prev.headers)
+                        or head[k] != prev.headers[k])
+            assert 1 <= keys < len(head) and len(rows) == len(prev.rows), (prev.headers, head)
+            assert all(r[:keys] == p[:keys] for r, p in zip(rows, prev.rows)), (prev.headers, head)
+            out[-1] = Table(prev.headers + head[keys:], [p + r[keys:] for p, r in zip(prev.rows, rows)],
+                            prev.lines + ["", CONTINUED] + block)
+            continue
+        out.append(Table(head, rows, block))
     return out
 
 
