@@ -9,6 +9,7 @@
                                    items 里可以是 Observation（会被检验的说法），也可以是普通字符串（引用、说明，不是论断）
     failed(items)                  items 里不成立的那些 Observation（测试和统计从数据数，不 grep 文字）
     print_note(text)               一段说明（表格的图例、列的含义），按终端宽度折行
+    fit_lines(text)                原样印的几行字（提示词、回复）：只折比终端宽的行，续行多缩进四格
     print_try(items)               "可以试试：" 每条一句说明、一行完整的命令
 
 图（文件后半）：format_line、format_scatter、format_heatmap、format_bars 把图排成字符串；Charts 是脚本用的出口，
@@ -197,12 +198,13 @@ MIN_CELL = 12             # 不得不在格子里折行的文字列，最窄折�
 
 def _table_lines(head: list[str], body: list[list[str]], target: int, fold: bool) -> list[str]:
     """一张表（或分段时的一段）排成的各行：表头（比数据宽的表头折成几行，见 _fit_headers）、----、数据行。
-    fold=True 而且这样还比 target 宽时，从最宽的文字列（不全是数）开始，把它的格子按显示宽度折成几行（最窄到
-    MIN_CELL 列；续行的其他格子空着，原来有缩进的续行也缩进），直到放得下或者没有能再折的列。数在格子里靠右。"""
+    fold=True 而且这样还比 target 宽时，从最宽的、有地方可折（有空格或汉字）的列开始，把它的格子按显示宽度折成几行
+    （最窄到 MIN_CELL 列；续行的其他格子空着，原来有缩进的续行也缩进），直到放得下或者没有能再折的列。
+    一个数（"164,736"、"1.258×"）没有地方可折，从不折开；数在格子里靠右。"""
     n = len(head)
     data = [max((display_width(r[j]) for r in body), default=0) for j in range(n)]
     caps = list(data)
-    texts = [j for j in range(n) if any(r[j].strip() and not _numeric(r[j]) for r in body)]
+    texts = [j for j in range(n) if any(len(tokens(r[j].strip())) > 1 for r in body)]     # 有地方可折的列
 
     def layout():
         heads = _fit_headers(head, caps, target)
@@ -236,8 +238,8 @@ def format_table(headers: list[str], rows: list[list[object]], width: int | None
     都在 ---- 上面、每段靠左对齐在自己的列里（拼回去就是原来的表头：在空格处折的，两边有西文时补回一个空格）。
     还放不下，就像 pandas 印很宽的 DataFrame 那样分成几段（列块）：每段都从前 keys 列（行的名字）开始，后面接
     放得下的几列，第二段起上面印一行"（续上表）"，段与段之间空一行；一段只有一列还放不下时，那一段里的文字格子折成
-    几行（_table_lines）。分了段还是放不下（数的格子本身就太宽）时，分段和不分段取窄的那样。
-    放得下的表和以前一个字节都不差；数的格子从不折。"""
+    几行（_table_lines）。分了段还是放不下（一个数本身就太宽）时，分段和不分段取窄的那样。
+    放得下的表和以前一个字节都不差；一个数从不折开。"""
     n = len(headers)
     if any(len(r) > n for r in rows):
         raise ValueError(f"有一行的单元格比表头的 {n} 列多")
@@ -275,6 +277,17 @@ def print_table(headers: list[str], rows: list[list[object]], keys: int = 1) -> 
     print("\n" + format_table(headers, rows, keys=keys))
 
 
+def fit_lines(text: str, width: int | None = None) -> str:
+    """原样印的几行字（提示词的原文、LLM 的回复）：比 width（默认折行宽度）宽的行才按显示宽度折开，续行比这一行
+    多缩进四格（一眼看得出是接着上一行的）；放得下的行一个字节不动。"""
+    width = wrap_width() if width is None else width
+    out = []
+    for line in text.split("\n"):
+        lead = " " * (len(line) - len(line.lstrip(" ")))
+        out += [line] if display_width(line) <= width else wrap(line, width, lead + "    ")
+    return "\n".join(out)
+
+
 def _numbered(i: int, text: str) -> str:
     """第 i 条：编号 "  i. " 加折好行的文字，续行缩进到编号之后。"""
     prefix = f"  {i}. "
@@ -295,15 +308,17 @@ def print_note(text: str) -> None:
     print("\n".join(wrap(text, wrap_width())))
 
 
-def print_try(items: list[tuple[str, str]], note: str | None = None) -> None:
-    """空一行，印"可以试试："；每条是 (说明, 命令)：说明照常折行，命令单独一行、从不折断，方便复制。
+def print_try(items: list[tuple[str, str | tuple[str, ...]]], note: str | None = None) -> None:
+    """空一行，印"可以试试："；每条是 (说明, 命令)：说明照常折行，命令单独一行、从不折断，方便复制。命令也可以是
+    几条依次跑的命令（元组）：每条单独一行（一行放不下 "A && B" 时用它；一行一条，各自复制）。
     note：所有命令共同的一句交代（比如"这些命令用的是 MockLLM"），折好行印在"可以试试："下面、第 1 条上面。"""
     print("\n可以试试：")
     if note:
         print("\n".join(wrap("  " + note, wrap_width(), "  ")))
     for i, (what, command) in enumerate(items, 1):
         print(_numbered(i, what))
-        print(" " * (display_width(f"  {i}. ") + 2) + command)
+        for c in (command,) if isinstance(command, str) else command:
+            print(" " * (display_width(f"  {i}. ") + 2) + c)
 
 
 # ================================================================ 图：折线、散点、热力图、条形图
@@ -321,6 +336,7 @@ def print_try(items: list[tuple[str, str]], note: str | None = None) -> None:
 
 CHART_MAX = 100                      # 图最宽多少列
 MARKS = "●○◆◇▲△■□"                   # 折线 / 散点的第 1、2、… 条序列用的记号
+BACKGROUND_MARK = "○"                # 散点图里当衬底的那条序列（background=）用的记号
 FILLS = "█▓▒░▞"                      # 堆叠横条的第 1、2、… 段
 SHADES = "·░▒▓█"                     # 热力图从小到大五档
 EIGHTHS = " ▏▎▍▌▋▊▉"                 # 单条横条末端的 1/8 格
@@ -344,8 +360,22 @@ def _paint(text: str, code: int | None, on: bool) -> str:
     return f"\033[{code}m{text}\033[0m" if on and code is not None and text.strip() else text
 
 
+def _series_marks(series, background=None) -> dict:
+    """每条序列的 (记号, 颜色)：按次序用 ●、○、◆……；background（"其余的点"那一条，当衬底）用 BACKGROUND_MARK、
+    不上色，其余序列跳过这个记号。"""
+    own = [m for m in MARKS if background is None or m != BACKGROUND_MARK]
+    out, k = {}, 0
+    for name in series:
+        if name == background:
+            out[name] = (BACKGROUND_MARK, None)
+        else:
+            out[name] = (own[k], COLORS[k % len(COLORS)])
+            k += 1
+    return out
+
+
 def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), connect, same_range=False,
-          log_x=False, log_y=False, width=None, height=None, color=None) -> str:
+          log_x=False, log_y=False, width=None, height=None, color=None, background=None) -> str:
     """折线图和散点图共用的画布：左边 y 刻度，右边参考线 / 辅助线的标签，下面 x 刻度、x 轴名和图例。"""
     width = width or chart_width()
     on = use_color() if color is None else color
@@ -403,8 +433,10 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
         free = sorted(range(H), key=lambda r: (abs(r - row), r))          # 同一行已有标签就放到最近的空行
         if inline:
             side[next(r for r in free if r not in side)] = label
-    for k, (name, pts) in reversed(list(enumerate(series.items()))):    # 第一条序列画在最上面
-        trace(pts, MARKS[k], COLORS[k % len(COLORS)], connect)
+    marks = _series_marks(series, background)
+    order = [n for n in series if n == background] + [n for n in series if n != background][::-1]
+    for name in order:                                                  # 衬底最先画；其余的第一条序列画在最上面
+        trace(series[name], *marks[name], connect)
 
     tick_rows = {H - 1 - i * yaxis.per: lab for i, lab in enumerate(yaxis.labels)}
     out = wrap(title, width)
@@ -430,8 +462,8 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
     out.append(under)
     if x_label:
         out.append(" " * max(0, left + (P - display_width(x_label)) // 2) + x_label)
-    legend = [f"{MARKS[k]} {name}" for k, name in enumerate(series)]                 # 图例：记号 名字
-    legend_painted = [_paint(MARKS[k], COLORS[k % len(COLORS)], on) + f" {name}" for k, name in enumerate(series)]
+    legend = [f"{marks[name][0]} {name}" for name in series]                       # 图例：记号 名字
+    legend_painted = [_paint(*marks[name], on) + f" {name}" for name in series]
     if not inline:
         extra = [f"{REF if kind == 'r' else CURVE} {label}" for label, kind, _ in labels]
         legend, legend_painted = legend + extra, legend_painted + extra
@@ -466,15 +498,18 @@ def format_line(title: str, series: dict, *, x_label: str = "", y_label: str = "
 
 def format_scatter(title: str, series: dict, *, x_label: str = "", y_label: str = "", x_fmt: str = "{:g}",
                    y_fmt: str = "{:g}", diagonal: bool = False, curves=(), log_x: bool = False, log_y: bool = False,
-                   width: int | None = None, height: int | None = None, color: bool | None = None) -> str:
-    """散点图。series：{名字: [(x, y), ...]}；diagonal 画 y = x（两根轴用同一个范围）；curves：[(标签, [(x, y), ...])] 辅助折线。"""
+                   width: int | None = None, height: int | None = None, color: bool | None = None,
+                   background: str | None = None) -> str:
+    """散点图。series：{名字: [(x, y), ...]}；diagonal 画 y = x（两根轴用同一个范围）；curves：[(标签, [(x, y), ...])] 辅助折线。
+    background：当衬底的那条序列的名字（"其余 84 个形状"）：画在最下面、用 ○、不上色，要看的几条各有自己的记号和名字。"""
     curves = list(curves)
     if diagonal:
         vals = [v for pts in series.values() for p in pts for v in p]
         lo, hi = min(vals), max(vals)
         curves.append(("y = x", [(lo, lo), (hi, hi)]))
     return _plot(title, series, x_label=x_label, y_label=y_label, x_fmt=x_fmt, y_fmt=y_fmt, curves=curves,
-                 connect=False, same_range=diagonal, log_x=log_x, log_y=log_y, width=width, height=height, color=color)
+                 connect=False, same_range=diagonal, log_x=log_x, log_y=log_y, width=width, height=height, color=color,
+                 background=background)
 
 
 def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[list[float]], *, fmt: str = "{:.2f}",
