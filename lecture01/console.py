@@ -262,6 +262,17 @@ def format_table(headers: list[str], rows: list[list[object]], width: int | None
             cur = []
         cur.append(j)
     blocks.append(cur)
+    if len(blocks) > 1:                                    # 段数不变，把列匀一匀（不要前几段满满的、最后一段只剩一两列）
+        sizes = [max(display_width(c) for c in [head[j]] + [r[j] for r in body]) + 2 for j in range(k, n)]
+        quota, even, used = sum(sizes) / len(blocks), [[]], 0.0
+        for j, size in zip(range(k, n), sizes):
+            if even[-1] and used + size / 2 > quota * len(even) and len(even) < len(blocks):
+                even.append([])
+            even[-1].append(j)
+            used += size
+        if len(even) == len(blocks) and all(
+                max(map(display_width, _table_lines(*pick(list(range(k)) + b), target, False))) <= target for b in even):
+            blocks = even
     parts = [_table_lines(*pick(list(range(k)) + b), target, fold=True) for b in blocks]
     widest = max(display_width(line) for p in parts for line in p)
     if widest > target:                                    # 分了段也放不下（数太宽）：分段和不分段，取窄的

@@ -1,0 +1,56 @@
+"""每个编号脚本在 80 列的终端里读得完整（issue 24）：以前在 80×60 的伪终端里（NO_COLOR=1、不设 COLUMNS）一共印出
+263 行比 80 列宽的字（中文两列），几乎都是表格的行，终端把它们折成两半、列就对不齐了。现在太宽的表分段印（每段重复
+行名那一列），图跟着终端的宽度，说明文字折行，命令单独一行。这里用默认参数在真的伪终端里跑（窗口大小用 ioctl 设），
+数比终端宽的行；管道里（100 列）也一样。"""
+
+import os
+import re
+import sys
+
+import pytest
+
+from conftest import ahead, base_env, run_in_pty, run_script
+from printed import width
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NUMBERED = sorted(os.path.relpath(os.path.join(d, f), ROOT) for d in
+                  (os.path.join(ROOT, x) for x in os.listdir(ROOT) if x.startswith("lecture"))
+                  for f in os.listdir(d) if re.match(r"\d\d_.*\.py$", f))
+NARROW = ("lecture10/01_config_space.py", 60)     # 60 列（投影仪上的大字号）：没有代码清单、没有长命令的那个脚本
+
+
+def shown_width(line: str) -> int:
+    return sum(width(ch) for ch in line)
+
+
+def too_wide(text: str, cols: int) -> list[str]:
+    return [f"{shown_width(line)}: {line}" for line in text.split("\n") if shown_width(line) > cols]
+
+
+def _in_terminal(path, cols):
+    @ahead
+    def run():
+        return run_in_pty([path], cols, {"NO_COLOR": "1"}, env=base_env(), timeout=300)
+    return run
+
+
+TERMINAL = {(p, 80): _in_terminal(p, 80) for p in NUMBERED} | {NARROW: _in_terminal(*NARROW)}
+PREFETCH = list(TERMINAL.values()) + [(p,) for p in NUMBERED]        # conftest：收集完测试后在后台先跑
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("path, cols", list(TERMINAL), ids=[f"{p}@{c}" for p, c in TERMINAL])
+def test_every_script_fits_the_terminal_it_runs_in(path, cols):
+    p = TERMINAL[path, cols]()
+    assert p.returncode == 0, p.stderr
+    assert "\033[" not in p.stdout                                       # NO_COLOR：没有颜色码混在宽度里
+    assert too_wide(p.stdout, cols) == []
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("path", NUMBERED)
+def test_piped_output_has_no_line_wider_than_100(path):
+    p = run_script(path, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert too_wide(p.stdout, 100) == []
