@@ -63,10 +63,9 @@ def suggestion(stdout, i):
 
 
 def table_row(stdout, section, who):
-    """演示 1 里 section 那张表上 who（"最优"）那一行，按两个以上空格拆开。"""
+    """演示 1 里 section 那张表上 who（"最优"）那一行的各格（表太宽时分段印：printed.tables 拼回一张再读）。"""
     block = stdout.split(section + "（", 1)[1]
-    line = next(line for line in block.splitlines() if line.startswith(who + " "))
-    return re.split(r"\s{2,}", line.strip())
+    return next(r for r in printed.tables(block)[0].rows if r[0].startswith(who + " "))
 
 
 def printed_failures(stdout):
