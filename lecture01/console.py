@@ -1,8 +1,9 @@
 """
 第 1 讲 · console —— 全课程共用的终端输出：标题、表格、观察。中文字符占两列，所以一律按"显示宽度"对齐和折行。
 
-    print_header(title)            空一行，再印 ==== / 标题 / ====
-    print_table(headers, rows)     按显示宽度对齐的表格；像数字的单元格右对齐；比终端宽时，比数据宽的表头折成几行
+    print_header(title)            空一行，再印 ==== / 标题 / ====（标题比终端宽时折成几行）
+    print_table(headers, rows)     按显示宽度对齐的表格；像数字的单元格右对齐；比终端宽时，比数据宽的表头折成几行，
+                                   还放不下就像 pandas 那样分段印（每段重复行名那一列，第二段起上面印"（续上表）"）
     check(ok, text, criterion, measured)
                                    一句观察当作数据：成立时说 text；不成立时说"【本次不成立】"、讲义的判据和这次量到的值
     print_observations(items)      "观察：" 加编号的几段话，按终端宽度折行，续行缩进到编号之后；
@@ -12,8 +13,9 @@
     fit_lines(text)                原样印的几行字（提示词、回复）：只折比终端宽的行，续行多缩进四格
     print_try(items)               "可以试试：" 每条一句说明、一行完整的命令
 
-图（文件后半）：format_line、format_scatter、format_heatmap、format_bars 把图排成字符串；Charts 是脚本用的出口，
-每张图一行，印到终端，要的话再由同一目录的 svg.py 写成 SVG 文件。
+图（文件后半）：format_line、format_scatter、format_heatmap、format_bars 把图排成字符串，跟着终端的宽度（放不下时
+在图下面说一行它按最窄的样子印）；Charts 是脚本用的出口，每张图一行，印到终端，要的话再由同一目录的 svg.py 写成
+SVG 文件。显示宽度、折行、坐标轴、热力图分档在 layout.py 里（svg.py 也用；依赖只有 console → svg → layout 一个方向）。
 
 只用标准库；导入时不打印任何东西。
 """
@@ -86,9 +88,10 @@ def wrap_width() -> int:
 
 
 def print_header(title: str) -> None:
-    """空一行，然后 ====、标题、====；横线和标题一样宽，但不窄于 60 列、不宽于折行宽度。"""
+    """空一行，然后 ====、标题、====；横线和标题一样宽，但不窄于 60 列、不宽于折行宽度。比折行宽度宽的标题折成几行
+    （都在两条横线中间）。"""
     rule = "=" * min(max(display_width(title), MIN_WIDTH), wrap_width())
-    print(f"\n{rule}\n{title}\n{rule}")
+    print(f"\n{rule}\n" + "\n".join(wrap(title, wrap_width())) + f"\n{rule}")
 
 
 def _numeric(cell: str) -> bool:
@@ -366,6 +369,15 @@ def chart_width() -> int:
     return min(wrap_width(), CHART_MAX)
 
 
+ANSI = re.compile(r"\033\[[0-9;]*m")
+
+
+def _at_least(chart: str, width: int) -> str:
+    """排好的图比 width 宽时（数据多、终端窄：每格、每段刻度都有个最窄的样子），在图下面说一行它按最窄的样子印。"""
+    need = max(display_width(ANSI.sub("", line)) for line in chart.split("\n"))
+    return chart if need <= width else f"{chart}\n（这张图最窄也要 {need} 列，比 {width} 列宽：按最窄的样子印。）"
+
+
 def _paint(text: str, code: int | None, on: bool) -> str:
     """给一段字加 ANSI 颜色（on 为假或 code 为空时原样返回）。"""
     return f"\033[{code}m{text}\033[0m" if on and code is not None and text.strip() else text
@@ -478,7 +490,7 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
     if not inline:
         extra = [f"{REF if kind == 'r' else CURVE} {label}" for label, kind, _ in labels]
         legend, legend_painted = legend + extra, legend_painted + extra
-    return "\n".join(out + _legend(legend, legend_painted if on else legend, width))
+    return _at_least("\n".join(out + _legend(legend, legend_painted if on else legend, width)), width)
 
 
 def _legend(items: list[str], painted: list[str], width: int) -> list[str]:
@@ -560,7 +572,7 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
             line += _paint(cell, HEAT_COLORS[lv], on) + " "
         out.append(line.rstrip())
     if hi == lo:
-        return "\n".join(out + wrap(f"刻度：{SHADES[0]} 所有格子都是 {fmt.format(lo)}。", width, "  "))
+        return _at_least("\n".join(out + wrap(f"刻度：{SHADES[0]} 所有格子都是 {fmt.format(lo)}。", width, "  ")), width)
     edges = heat_edges(lo, hi, log)
     scale = [f"{SHADES[k]} {fmt.format(edges[k])}–{fmt.format(edges[k + 1])}" for k in range(len(SHADES))]
     out += [line.replace("图例：", "刻度：") for line in
@@ -570,7 +582,7 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
     more = lambda v: f" 等 {ties(v)} 格" if ties(v) > 1 else ""  # noqa: E731
     ext = (f"最大 {fmt.format(big[0])}：{where(big)}{more(big[0])}；"
            f"最小 {fmt.format(small[0])}：{where(small)}{more(small[0])}。")
-    return "\n".join(out + wrap(ext, width, "  "))
+    return _at_least("\n".join(out + wrap(ext, width, "  ")), width)
 
 
 def format_bars(title: str, labels: list[str], values: list, *, segments: list[str] | None = None, fmt: str = "{:g}",
@@ -614,7 +626,7 @@ def format_bars(title: str, labels: list[str], values: list, *, segments: list[s
     if segments is not None:
         out += _legend([f"{FILLS[k]} {s}" for k, s in enumerate(segments)],
                        [f"{_paint(FILLS[k], COLORS[k % len(COLORS)], on)} {s}" for k, s in enumerate(segments)], width)
-    return "\n".join(out)
+    return _at_least("\n".join(out), width)
 
 
 class Charts:

@@ -203,7 +203,8 @@ def demo1_breakdown():
             rows.append([f"{who} {bare(c)}", us(e["time_us"]), f"{e['tflops']:.0f}", pct(e["floor_us"] / e["time_us"]),
                          e["tiles"], e["ctas_per_sm"], num(p["算"]), num(p["搬"]), num(e["l2_total_us"]), num(p["等"]),
                          num(p["显存"]), short(e["bound"])])
-        print(f"\n{label(name, M)}（N×K = {N}×{K}；配置是 BM,BN,BK,warps,stages,group）：")
+        print()
+        print_note(f"{label(name, M)}（N×K = {N}×{K}；配置是 BM,BN,BK,warps,stages,group）：")
         print_table(["配置", "时间 µs", "TFLOPS", "占屋顶线", "块数", "CTA/SM",
                      "算 µs", "搬 µs", "L2 总 µs", "等 µs", "显存 µs", "瓶颈"], rows)
         print("\n".join(wrap(f"最优：{o.rule}。", wrap_width())))

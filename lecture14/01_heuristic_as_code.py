@@ -138,10 +138,11 @@ def pointed(code: str, where: str) -> str:
 
 def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
     print_header("演示 1：专家启发式——学生改的文件，和它解析成的 Program")
-    print(f"{os.path.relpath(path)} 里两条标记之间的原文（左边是行号）：")
+    print_note(f"{os.path.relpath(path)} 里两条标记之间的原文（左边是行号）：")
     for n, text in block_lines(path):
         print(f"  {n:>3} | {text}")
-    print("\n解析成的 Program（evolve.parse：用 ast 读，从不 import、eval 或 exec）：")
+    print()
+    print_note("解析成的 Program（evolve.parse：用 ast 读，从不 import、eval 或 exec）：")
     for r in program.rules:                            # 一条规则印两行：一行 100 列放不下
         print(f"  Rule(conds={r.conds},\n" + pointed(f"       config={r.config!r})", f"第 {r.line} 行"))
     print(pointed(f"  default = {program.default!r}", f"第 {program.default_line} 行"))

@@ -115,7 +115,7 @@ def obs_rank(scores: dict):
 
 def demo1_scores(path, program, table, evolved, seed, budget):
     print_header("演示 1：你的启发式和五个对手")
-    print(f"{from_root(path)} 里两条标记之间的原文（左边是行号）：")
+    print_note(f"{from_root(path)} 里两条标记之间的原文（左边是行号）：")
     for n, text in source_block(path):
         print(f"  {n:>3} | {text}")
     simp = simplify(program)

@@ -16,15 +16,18 @@ def width(ch: str) -> int:
 
 
 def sections(text: str) -> dict[str, str]:
-    """标题（==== 夹着的那行）→ 它下面直到下一个标题的文字；第一个标题之前的记在 "" 下。"""
+    """标题（==== 夹着的那行；终端比标题窄时折成的几行按 join_header 拼回去）→ 它下面直到下一个标题的文字；
+    第一个标题之前的记在 "" 下。"""
     lines = text.split("\n")
     out, title, body = {}, "", []
     i = 0
     while i < len(lines):
-        if i + 2 < len(lines) and set(lines[i]) == {"="} and set(lines[i + 2]) == {"="} and lines[i + 1]:
+        k = next((k for k in (2, 3, 4) if i + k < len(lines) and set(lines[i]) == {"="} and set(lines[i + k]) == {"="}
+                  and all(line and set(line) != {"="} for line in lines[i + 1:i + k])), None)
+        if k is not None:
             out[title] = "\n".join(body)
-            title, body = lines[i + 1], []
-            i += 3
+            title, body = join_header(lines[i + 1:i + k]), []
+            i += k + 1
             continue
         body.append(lines[i])
         i += 1

@@ -54,3 +54,31 @@ def test_piped_output_has_no_line_wider_than_100(path):
     p = run_script(path, timeout=300)
     assert p.returncode == 0, p.stderr
     assert too_wide(p.stdout, 100) == []
+
+
+# ---------------------------------------------------------------- 图：跟着宽度，放不下时说一行
+
+ROWS = ["8B qkv", "8B o", "70B/8 gate_up", "逐形状最优（上限）"]
+COLS = ["1", "16", "32", "64", "128", "256", "512", "1024", "2048", "4096", "8192"]
+
+
+@pytest.mark.parametrize("cols", [60, 80, 100])
+def test_charts_fit_the_width(cols):
+    from console import format_bars, format_heatmap, format_line, format_scatter
+    charts = [format_heatmap("热力图", ROWS, COLS, [[1 + (i * j) % 7 / 10 for j in range(11)] for i in range(4)],
+                             x_label="M", width=cols),
+              format_bars("横条", ROWS, [[3, 1, 2]] * 4, segments=["算", "搬", "等"], width=cols),
+              format_line("折线", {"完整系统": [(i, 1 + i / 100) for i in range(120)], "不进化": [(i, 1.05) for i in range(120)]},
+                          refs=[("逐形状最优 1.302×", 1.302)], width=cols),
+              format_scatter("散点", {"8B gate_up M=1": [(1, 3)], "其余 84 个形状": [(10 ** (i / 30), i) for i in range(84)]},
+                             background="其余 84 个形状", log_x=True, width=cols)]
+    for chart in charts:
+        assert too_wide(chart, cols) == [] and "最窄" not in chart, chart
+
+
+def test_a_chart_that_cannot_fit_says_so_in_one_line():
+    from console import format_heatmap
+    chart = format_heatmap("40 列的热力图", ["a", "b"], [str(i) for i in range(40)], [list(range(40))] * 2, width=60)
+    last = chart.split("\n")[-1]
+    assert too_wide(chart, 60) and re.fullmatch(r"（这张图最窄也要 \d+ 列，比 60 列宽：按最窄的样子印。）", last), last
+    assert max(map(shown_width, chart.split("\n"))) == int(re.search(r"\d+", last).group())
