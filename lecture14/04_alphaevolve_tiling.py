@@ -609,7 +609,7 @@ def main(argv=None):
         print(e, file=sys.stderr)
         sys.exit(2)
     if llm is None:
-        print(f"设置：{settings}（--jobs {a.jobs} 只影响快慢，不影响结果）")
+        print_note(f"设置：{settings}（--jobs {a.jobs} 只影响快慢，不影响结果）")
     else:                                   # 不印 --jobs：录制和回放的 --jobs 不一样，标准输出也要逐字节相同
         print(f"设置：{settings}")
         print(openai_llm.describe(llm) + "演示 3 的几次进化也问它，在这个进程里依次跑（--jobs 不起作用）。")
