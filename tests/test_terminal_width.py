@@ -82,3 +82,23 @@ def test_a_chart_that_cannot_fit_says_so_in_one_line():
     last = chart.split("\n")[-1]
     assert too_wide(chart, 60) and re.fullmatch(r"（这张图最窄也要 \d+ 列，比 60 列宽：按最窄的样子印。）", last), last
     assert max(map(shown_width, chart.split("\n"))) == int(re.search(r"\d+", last).group())
+
+
+# ---------------------------------------------------------------- 原样印的几行字、命令
+
+def test_fit_lines_folds_only_the_lines_that_do_not_fit():
+    from console import fit_lines
+    text = "短的一行\n  8B o M=256 (N=4096, K=4096)：离屋顶线慢 3.95×，比见过的最好慢 1.55×，现在用 (128, 256, 64, 8, 4, 8)"
+    out = fit_lines(text, 60).split("\n")
+    assert out[0] == "短的一行" and len(out) > 2 and too_wide("\n".join(out), 60) == []
+    assert all(line.startswith("      ") for line in out[2:])              # 续行比原来的缩进多四格
+    assert "".join(line.strip() for line in out[1:]).replace(" ", "") == text.split("\n")[1].replace(" ", "")
+    assert fit_lines(text, 200) == text
+
+
+def test_chained_commands_print_one_per_line_and_whole(capsys):
+    from console import print_try
+    long = "python3 lecture14/04_alphaevolve_tiling.py --knob L2_BW=1.54e+13 --tolerance 0.05"
+    print_try([("先跑第 13 讲，再用同一个模型跑第 14 讲：", ("python3 lecture13/01_timing_model.py --knob L2_BW=1.54e+13", long))])
+    lines = capsys.readouterr().out.split("\n")
+    assert lines[-3:] == ["       python3 lecture13/01_timing_model.py --knob L2_BW=1.54e+13", "       " + long, ""]
