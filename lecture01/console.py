@@ -1,38 +1,38 @@
 """
 第 1 讲 · console —— 全课程共用的终端输出：标题、表格、观察。中文字符占两列，所以一律按"显示宽度"对齐和折行。
 
-    print_header(title)            空一行，再印 ==== / 标题 / ====
-    print_table(headers, rows)     按显示宽度对齐的表格；像数字的单元格右对齐；比终端宽时，比数据宽的表头折成几行
+    print_header(title)            空一行，再印 ==== / 标题 / ====（标题比终端宽时折成几行）
+    print_table(headers, rows)     按显示宽度对齐的表格；像数字的单元格右对齐；比终端宽时，比数据宽的表头折成几行，
+                                   还放不下就像 pandas 那样分段印（每段重复行名那一列，第二段起上面印"（续上表）"）
     check(ok, text, criterion, measured)
                                    一句观察当作数据：成立时说 text；不成立时说"【本次不成立】"、讲义的判据和这次量到的值
     print_observations(items)      "观察：" 加编号的几段话，按终端宽度折行，续行缩进到编号之后；
                                    items 里可以是 Observation（会被检验的说法），也可以是普通字符串（引用、说明，不是论断）
     failed(items)                  items 里不成立的那些 Observation（测试和统计从数据数，不 grep 文字）
     print_note(text)               一段说明（表格的图例、列的含义），按终端宽度折行
+    fit_lines(text)                原样印的几行字（提示词、回复）：只折比终端宽的行，续行多缩进四格
     print_try(items)               "可以试试：" 每条一句说明、一行完整的命令
 
-图（文件后半）：format_line、format_scatter、format_heatmap、format_bars 把图排成字符串；Charts 是脚本用的出口，
-每张图一行，印到终端，要的话再由同一目录的 svg.py 写成 SVG 文件。
+图（文件后半）：format_line、format_scatter、format_heatmap、format_bars 把图排成字符串，跟着终端的宽度（放不下时
+在图下面说一行它按最窄的样子印）；Charts 是脚本用的出口，每张图一行，印到终端，要的话再由同一目录的 svg.py 写成
+SVG 文件。显示宽度、折行、坐标轴、热力图分档在 layout.py 里（svg.py 也用；依赖只有 console → svg → layout 一个方向）。
 
 只用标准库；导入时不打印任何东西。
 """
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import shutil
 import sys
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from layout import (CLOSING, FAILED, OPENING, UNBREAKABLE, Axis, display_width, finite, heat_edges,  # noqa: F401
+                    heat_levels, kind, nice_ticks, tokens, wrap)
+
 MIN_WIDTH, MAX_WIDTH, PIPE_WIDTH = 60, 160, 100    # 终端宽度的上下限；输出不是终端时用 100 列
-OPENING = "（「『《【〔"                             # 不放在行尾的全角开括号
-CLOSING = "，。、；：！？）」』》】〕"                 # 不放在行首的全角标点
-FAILED = "【本次不成立】"                          # 不成立的观察的标记：折行时永远不拆开（grep 得到，一行一个）
-UNBREAKABLE = (FAILED,)                           # 折行时当作一个字的片段
 
 
 @dataclass(frozen=True)
@@ -80,21 +80,6 @@ def failed(items) -> list[Observation]:
     return [o for o in items if isinstance(o, Observation) and not o.ok]
 
 
-def display_width(s: str) -> int:
-    """字符串在终端里占几列：宽字符、全角字符 2 列，组合字符 0 列，其余 1 列。
-    折行、对齐表格时对每一段都要算（一次运行上万次），所以纯 ASCII 直接取长度（ASCII 里没有组合字符、没有宽字符，
-    每个都是 1 列），其余按字符查 _char_width 的缓存。"""
-    if s.isascii():
-        return len(s)
-    return sum(map(_char_width, s))
-
-
-@lru_cache(maxsize=4096)
-def _char_width(ch: str) -> int:
-    """一个字符占几列（display_width 的定义）；按字符缓存：课程印的不同字符只有几百个。"""
-    return 0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
-
-
 def wrap_width() -> int:
     """折行宽度：终端的列数，限制在 60–160；输出不是终端（管道、重定向）时固定 100，同样的运行印出同样的字节。"""
     if not sys.stdout.isatty():
@@ -102,60 +87,11 @@ def wrap_width() -> int:
     return min(max(shutil.get_terminal_size(fallback=(PIPE_WIDTH, 24)).columns, MIN_WIDTH), MAX_WIDTH)
 
 
-def _kind(ch: str) -> str:
-    """字符的种类：空格 " "、宽字符 "w"（汉字、全角标点）、其余 "n"（西文字母、数字、半角符号）。"""
-    return " " if ch == " " else "w" if display_width(ch) == 2 else "n"
-
-
-def _tokens(text: str) -> list[str]:
-    """切成可以在其间换行的小段：一串空格、一个宽字符、一个不含空格的西文词 / 数字，或一整个 UNBREAKABLE 片段
-    （"【本次不成立】"永远在同一行）。"""
-    out: list[str] = []
-    pieces = re.split("(" + "|".join(map(re.escape, UNBREAKABLE)) + ")", text)
-    for piece in pieces:
-        if piece in UNBREAKABLE:
-            out.append(piece)
-            continue
-        for ch in piece:
-            if out and _kind(ch) != "w" and out[-1] not in UNBREAKABLE and _kind(out[-1][-1]) == _kind(ch):
-                out[-1] += ch                              # 同一个西文词、同一串空格连在一起
-            else:
-                out.append(ch)
-    return out
-
-
-def wrap(text: str, width: int, indent: str = "") -> list[str]:
-    """把一段文字按显示宽度折成每行不超过 width 列的若干行；第二行起以 indent 开头（悬挂缩进）。"""
-    room = width - display_width(indent)                   # 续行除去缩进还剩几列
-    todo = _tokens(text)[::-1]                             # 倒过来当栈用
-    lines, cur = [], []                                    # 折好的行；当前行的小段
-    while todo:
-        tok = todo.pop()
-        if tok.isspace():
-            if cur or not lines:                           # 续行不以空格开头；行尾的空格换行时去掉
-                cur.append(tok)
-            continue
-        if len(tok) > 1 and display_width(tok) > room and tok not in UNBREAKABLE:
-            todo.extend(tok[::-1])                         # 一整行都放不下的长词：只好按字符拆开
-            continue
-        head = indent if lines else ""
-        if display_width(head + "".join(cur) + tok) <= width:
-            cur.append(tok)
-            continue
-        carry = [tok]                                      # 放不下就换行；全角标点不落在行首、开括号不落在行尾
-        while (len(cur) > 1 and not cur[-1].isspace() and (carry[0] in CLOSING or cur[-1] in OPENING)
-               and display_width(indent + cur[-1] + "".join(carry)) <= width):
-            carry.insert(0, cur.pop())
-        lines.append(head + "".join(cur).rstrip(" "))
-        cur = carry
-    lines.append((indent if lines else "") + "".join(cur).rstrip(" "))
-    return lines
-
-
 def print_header(title: str) -> None:
-    """空一行，然后 ====、标题、====；横线和标题一样宽，但不窄于 60 列、不宽于折行宽度。"""
+    """空一行，然后 ====、标题、====；横线和标题一样宽，但不窄于 60 列、不宽于折行宽度。比折行宽度宽的标题折成几行
+    （都在两条横线中间）。"""
     rule = "=" * min(max(display_width(title), MIN_WIDTH), wrap_width())
-    print(f"\n{rule}\n{title}\n{rule}")
+    print(f"\n{rule}\n" + "\n".join(wrap(title, wrap_width())) + f"\n{rule}")
 
 
 def _numeric(cell: str) -> bool:
@@ -173,20 +109,20 @@ HEADER_LINES = 3        # 表格太宽时，一个表头最多折成几行（折
 HEADER_CHUNK = 6        # 在两个汉字中间折时，折开的两行都至少这么宽（一两个字的碎片比稍宽一点的表更难读）
 
 
-def _header_breaks(tokens: list[str]) -> list[tuple[int, int, int]]:
+def _header_breaks(toks: list[str]) -> list[tuple[int, int, int]]:
     """表头可以在哪里折行：(这一行到第几个小段为止, 下一行从第几个小段开始, 折点的代价)。代价 0：在"（"前面、
     "）"后面；1：在"，、；："后面、在括号外的空格处（"时间 µs" 折成 "时间" 和 "µs"）；2：括号里的空格处；
     3：两个汉字中间（可能拆开一个词；括号里面不这样折）。
     只在两种地方折：一个空格处（两边至少有一边是西文，空格折掉；拼回去时两边有西文就补一个空格），
     或者两个宽字符之间（不拆西文词和数字，全角标点不落在行首、开括号不落在行尾）。这样折开的表头总能原样拼回去。"""
     out, depth = [], 0                                 # depth：在几层全角括号里面
-    for k in range(1, len(tokens)):
-        a, b = tokens[k - 1], tokens[k]
+    for k in range(1, len(toks)):
+        a, b = toks[k - 1], toks[k]
         depth += (a in OPENING) - (a in CLOSING and a not in "，。、；：！？")
-        if b == " " and k + 1 < len(tokens) and a != " " and tokens[k + 1] != " ":
-            if _kind(a[-1]) == "n" or _kind(tokens[k + 1][0]) == "n":
+        if b == " " and k + 1 < len(toks) and a != " " and toks[k + 1] != " ":
+            if kind(a[-1]) == "n" or kind(toks[k + 1][0]) == "n":
                 out.append((k, k + 1, 1 if depth <= 0 else 2))
-        elif (_kind(a[-1]) == "w" and _kind(b[0]) == "w" and b not in CLOSING and a not in OPENING
+        elif (kind(a[-1]) == "w" and kind(b[0]) == "w" and b not in CLOSING and a not in OPENING
               and a not in UNBREAKABLE and b not in UNBREAKABLE):
             cost = 0 if b[0] == "（" or a[-1] == "）" else 1 if a[-1] in "，、；：" else 3
             if cost < 3 or depth <= 0:                 # 括号里面只在逗号、顿号后面折（"（中"/"位数）" 没法读）
@@ -194,11 +130,12 @@ def _header_breaks(tokens: list[str]) -> list[tuple[int, int, int]]:
     return out
 
 
+@lru_cache(maxsize=1024)
 def _header_options(header: str) -> list[tuple[int, int, int, int, list[str]]]:
     """一个表头所有的折法（最多 HEADER_LINES 行；在两个汉字中间折的，两边的行都至少 HEADER_CHUNK 列）：
     (最宽一行的列数, 行数, 折点的代价之和, 最贵的一个折点的代价, 各行)。不折也算一种。"""
-    tokens = _tokens(header)
-    breaks = _header_breaks(tokens)
+    toks = tokens(header)
+    breaks = _header_breaks(toks)
     options = [(display_width(header), 1, 0, 0, [header])]
 
     def walk(start: int, chosen: list[tuple[int, int, int]]) -> None:
@@ -206,8 +143,8 @@ def _header_options(header: str) -> list[tuple[int, int, int, int, list[str]]]:
             if br[0] <= start:
                 continue
             picks = chosen + [br]
-            cuts = [0] + [x for e, b, _ in picks for x in (e, b)] + [len(tokens)]
-            lines = ["".join(tokens[cuts[i]:cuts[i + 1]]) for i in range(0, len(cuts), 2)]
+            cuts = [0] + [x for e, b, _ in picks for x in (e, b)] + [len(toks)]
+            lines = ["".join(toks[cuts[i]:cuts[i + 1]]) for i in range(0, len(cuts), 2)]
             widths = [display_width(line) for line in lines]
             if any(cost == 3 and min(widths[i], widths[i + 1]) < HEADER_CHUNK for i, (_, _, cost) in enumerate(picks)):
                 continue                               # 再多折几处只会让这几行更窄
@@ -258,30 +195,111 @@ def _fit_headers(head: list[str], data: list[int], target: int) -> list[list[str
     return pick(1, 2, 3, nicest=True)
 
 
-def format_table(headers: list[str], rows: list[list[object]], width: int | None = None) -> str:
+CONTINUED = "（续上表）"    # 分成几段印的表，第二段起每段上面的一行（tests/printed.py 靠它把几段拼回一张表）
+MIN_CELL = 12             # 不得不在格子里折行的文字列，最窄折到这么宽
+
+
+def _table_lines(head: list[str], body: list[list[str]], target: int, fold: bool) -> list[str]:
+    """一张表（或分段时的一段）排成的各行：表头（比数据宽的表头折成几行，见 _fit_headers）、----、数据行。
+    fold=True 而且这样还比 target 宽时，从最宽的、有地方可折（有空格或汉字）的列开始，把它的格子按显示宽度折成几行
+    （最窄到 MIN_CELL 列；续行的其他格子空着，原来有缩进的续行也缩进），直到放得下或者没有能再折的列。
+    一个数（"164,736"、"1.258×"）没有地方可折，从不折开；数在格子里靠右。"""
+    n = len(head)
+    data = [max((display_width(r[j]) for r in body), default=0) for j in range(n)]
+    caps = list(data)
+    texts = [j for j in range(n) if any(len(tokens(r[j].strip())) > 1 for r in body)]     # 有地方可折的列
+
+    def layout():
+        heads = _fit_headers(head, caps, target)
+        return heads, [max(c, *map(display_width, lines)) for lines, c in zip(heads, caps)]
+    heads, widths = layout()
+    while fold and sum(widths) + 2 * (n - 1) > target:
+        narrower = [j for j in texts if caps[j] > MIN_CELL and widths[j] == caps[j]]
+        if not narrower:
+            break
+        j = max(narrower, key=lambda j: (caps[j], -j))
+        caps[j] = max(MIN_CELL, caps[j] - (sum(widths) + 2 * (n - 1) - target))
+        heads, widths = layout()
+
+    def line(cells: list[str], right: list[bool]) -> str:
+        return "  ".join(_pad(c, w, r) for c, w, r in zip(cells, widths, right)).rstrip(" ")
+
+    out = [line([h[k] if k < len(h) else "" for h in heads], [False] * n) for k in range(max(map(len, heads), default=1))]
+    out.append("  ".join("-" * w for w in widths))
+    for r in body:
+        right = [_numeric(c) for c in r]
+        cells = [wrap(c, w, " " * (len(c) - len(c.lstrip(" ")))) if display_width(c) > w else [c]
+                 for c, w in zip(r, widths)]
+        for k in range(max(map(len, cells))):
+            out.append(line([c[k] if k < len(c) else "" for c in cells], right))
+    return out
+
+
+def format_table(headers: list[str], rows: list[list[object]], width: int | None = None, keys: int = 1) -> str:
     """把表格排成字符串：表头、一行 ----、数据行；列间两个空格，行尾不留空格。行可以比表头短（补空串）。
-    表格比 width 宽（默认折行宽度 wrap_width()：终端的宽度，输出不是终端时 100 列）时，比数据宽的表头折成几行，
-    都在 ---- 上面、每段靠左对齐在自己的列里（拼回去就是原来的表头：在空格处折的，两边有西文时补回一个空格）；
-    列从不比它最宽的数据窄，数据单元格从不折。"""
+    表格比 width 宽（默认折行宽度 wrap_width()：终端的宽度，输出不是终端时 100 列）时，先把比数据宽的表头折成几行，
+    都在 ---- 上面、每段靠左对齐在自己的列里（拼回去就是原来的表头：在空格处折的，两边有西文时补回一个空格）。
+    还放不下，就像 pandas 印很宽的 DataFrame 那样分成几段（列块）：每段都从前 keys 列（行的名字）开始，后面接
+    放得下的几列，第二段起上面印一行"（续上表）"，段与段之间空一行；一段只有一列还放不下时，那一段里的文字格子折成
+    几行（_table_lines）。分了段还是放不下（一个数本身就太宽）时，分段和不分段取窄的那样。
+    放得下的表和以前一个字节都不差；一个数从不折开。"""
     n = len(headers)
     if any(len(r) > n for r in rows):
         raise ValueError(f"有一行的单元格比表头的 {n} 列多")
     head = [str(h) for h in headers]
     body = [[str(c) for c in r] + [""] * (n - len(r)) for r in rows]
-    data = [max((display_width(r[j]) for r in body), default=0) for j in range(n)]
-    heads = _fit_headers(head, data, wrap_width() if width is None else width)
-    widths = [max(d, *map(display_width, lines)) for lines, d in zip(heads, data)]
+    target = wrap_width() if width is None else width
+    whole = _table_lines(head, body, target, fold=False)
+    if max(map(display_width, whole)) <= target:
+        return "\n".join(whole)
+    k = max(1, min(keys, n - 1))
 
-    def line(cells: list[str], align: bool) -> str:
-        return "  ".join(_pad(c, w, align and _numeric(c)) for c, w in zip(cells, widths)).rstrip(" ")
+    def pick(cols: list[int]):
+        return [head[j] for j in cols], [[r[j] for j in cols] for r in body]
+    if n - k < 2 or max(map(display_width, _table_lines(*pick(list(range(k))), target, True))) > target:
+        return "\n".join(_table_lines(head, body, target, fold=True))   # 只有一列可分、或行名本身就太宽：不分段
+    blocks, cur = [], []
+    for j in range(k, n):                                  # 从左往右装：装得下就放进这一段，装不下就另起一段
+        if cur and max(map(display_width, _table_lines(*pick(list(range(k)) + cur + [j]), target, False))) > target:
+            blocks.append(cur)
+            cur = []
+        cur.append(j)
+    blocks.append(cur)
+    if len(blocks) > 1:                                    # 段数不变，把列匀一匀（不要前几段满满的、最后一段只剩一两列）
+        sizes = [max(display_width(c) for c in [head[j]] + [r[j] for r in body]) + 2 for j in range(k, n)]
+        quota, even, used = sum(sizes) / len(blocks), [[]], 0.0
+        for j, size in zip(range(k, n), sizes):
+            if even[-1] and used + size / 2 > quota * len(even) and len(even) < len(blocks):
+                even.append([])
+            even[-1].append(j)
+            used += size
+        if len(even) == len(blocks) and all(
+                max(map(display_width, _table_lines(*pick(list(range(k)) + b), target, False))) <= target for b in even):
+            blocks = even
+    parts = [_table_lines(*pick(list(range(k)) + b), target, fold=True) for b in blocks]
+    widest = max(display_width(line) for p in parts for line in p)
+    if widest > target:                                    # 分了段也放不下（数太宽）：分段和不分段，取窄的
+        folded = _table_lines(head, body, target, fold=True)
+        if max(map(display_width, folded)) <= widest:
+            return "\n".join(folded)
+    return f"\n\n{CONTINUED}\n".join("\n".join(p) for p in parts)
 
-    tops = [line([h[k] if k < len(h) else "" for h in heads], False) for k in range(max(map(len, heads), default=1))]
-    return "\n".join(tops + ["  ".join("-" * w for w in widths)] + [line(r, True) for r in body])
+
+def print_table(headers: list[str], rows: list[list[object]], keys: int = 1) -> None:
+    """空一行，再印 format_table 排好的表格。没有数据行时只印表头和 ----。keys：分段印时每段都重复的前几列
+    （第一列是分组名、第二列才分得清各行时写 2）。"""
+    print("\n" + format_table(headers, rows, keys=keys))
 
 
-def print_table(headers: list[str], rows: list[list[object]]) -> None:
-    """空一行，再印 format_table 排好的表格。没有数据行时只印表头和 ----。"""
-    print("\n" + format_table(headers, rows))
+def fit_lines(text: str, width: int | None = None) -> str:
+    """原样印的几行字（提示词的原文、LLM 的回复）：比 width（默认折行宽度）宽的行才按显示宽度折开，续行比这一行
+    多缩进四格（一眼看得出是接着上一行的）；放得下的行一个字节不动。"""
+    width = wrap_width() if width is None else width
+    out = []
+    for line in text.split("\n"):
+        lead = " " * (len(line) - len(line.lstrip(" ")))
+        out += [line] if display_width(line) <= width else wrap(line, width, lead + "    ")
+    return "\n".join(out)
 
 
 def _numbered(i: int, text: str) -> str:
@@ -304,15 +322,17 @@ def print_note(text: str) -> None:
     print("\n".join(wrap(text, wrap_width())))
 
 
-def print_try(items: list[tuple[str, str]], note: str | None = None) -> None:
-    """空一行，印"可以试试："；每条是 (说明, 命令)：说明照常折行，命令单独一行、从不折断，方便复制。
+def print_try(items: list[tuple[str, str | tuple[str, ...]]], note: str | None = None) -> None:
+    """空一行，印"可以试试："；每条是 (说明, 命令)：说明照常折行，命令单独一行、从不折断，方便复制。命令也可以是
+    几条依次跑的命令（元组）：每条单独一行（一行放不下 "A && B" 时用它；一行一条，各自复制）。
     note：所有命令共同的一句交代（比如"这些命令用的是 MockLLM"），折好行印在"可以试试："下面、第 1 条上面。"""
     print("\n可以试试：")
     if note:
         print("\n".join(wrap("  " + note, wrap_width(), "  ")))
     for i, (what, command) in enumerate(items, 1):
         print(_numbered(i, what))
-        print(" " * (display_width(f"  {i}. ") + 2) + command)
+        for c in (command,) if isinstance(command, str) else command:
+            print(" " * (display_width(f"  {i}. ") + 2) + c)
 
 
 # ================================================================ 图：折线、散点、热力图、条形图
@@ -330,11 +350,11 @@ def print_try(items: list[tuple[str, str]], note: str | None = None) -> None:
 
 CHART_MAX = 100                      # 图最宽多少列
 MARKS = "●○◆◇▲△■□"                   # 折线 / 散点的第 1、2、… 条序列用的记号
+BACKGROUND_MARK = "○"                # 散点图里当衬底的那条序列（background=）用的记号
 FILLS = "█▓▒░▞"                      # 堆叠横条的第 1、2、… 段
 SHADES = "·░▒▓█"                     # 热力图从小到大五档
 EIGHTHS = " ▏▎▍▌▋▊▉"                 # 单条横条末端的 1/8 格
 REF, CURVE = "╌", "·"                # 水平参考线；y = x、屋顶线这类辅助线
-LOG_SNAP = 0.01                      # 对数轴：最小的数比 10 的幂小不到 0.01 个数量级（约 2%）时，轴从这个幂开始
 COLORS = (34, 31, 32, 35, 33, 36)    # ANSI 前景色：蓝、红、绿、紫、黄、青
 HEAT_COLORS = (90, 32, 33, 31, 91)   # 热力图五档的颜色：灰、绿、黄、红、亮红
 
@@ -349,67 +369,36 @@ def chart_width() -> int:
     return min(wrap_width(), CHART_MAX)
 
 
+ANSI = re.compile(r"\033\[[0-9;]*m")
+
+
+def _at_least(chart: str, width: int) -> str:
+    """排好的图比 width 宽时（数据多、终端窄：每格、每段刻度都有个最窄的样子），在图下面说一行它按最窄的样子印。"""
+    need = max(display_width(ANSI.sub("", line)) for line in chart.split("\n"))
+    return chart if need <= width else f"{chart}\n（这张图最窄也要 {need} 列，比 {width} 列宽：按最窄的样子印。）"
+
+
 def _paint(text: str, code: int | None, on: bool) -> str:
     """给一段字加 ANSI 颜色（on 为假或 code 为空时原样返回）。"""
     return f"\033[{code}m{text}\033[0m" if on and code is not None and text.strip() else text
 
 
-def _check(values, what: str, positive: bool = False) -> list[float]:
-    """把数据转成 float；有 NaN、无穷大（或对数轴上 ≤ 0 的数）就报错，说清是哪组数据。"""
-    out = [float(v) for v in values]
-    for v in out:
-        if not math.isfinite(v) or (positive and v <= 0):
-            raise ValueError(f"{what}里有 {v}：图只能画有限的数" + ("，对数轴上的数还必须大于 0" if positive else ""))
+def _series_marks(series, background=None) -> dict:
+    """每条序列的 (记号, 颜色)：按次序用 ●、○、◆……；background（"其余的点"那一条，当衬底）用 BACKGROUND_MARK、
+    不上色，其余序列跳过这个记号。"""
+    own = [m for m in MARKS if background is None or m != BACKGROUND_MARK]
+    out, k = {}, 0
+    for name in series:
+        if name == background:
+            out[name] = (BACKGROUND_MARK, None)
+        else:
+            out[name] = (own[k], COLORS[k % len(COLORS)])
+            k += 1
     return out
 
 
-def nice_ticks(lo: float, hi: float, n: int = 5, integer: bool = False) -> tuple[float, list[float]]:
-    """覆盖 [lo, hi] 的"整"刻度：步长是 1、2、5 乘 10 的幂（刻度印成两位小数也准），在 2 到 n + 2 段里挑多覆盖的范围
-    最少的（一样少取段数离 n 近的）。integer=True（数据都是整数，比如第几个提议）：步长至少是 1，刻度都是整数
-    （范围只有 1 时就是一段）。
-    返回 (步长, 刻度)；lo == hi 时先撑开一点。"""
-    if hi - lo <= max(1e-9 * max(abs(lo), abs(hi)), 1e-300):              # 一样大（或差得比浮点精度还小）
-        pad = abs(lo) * 0.05 or 0.5
-        lo, hi = lo - pad, hi + pad
-    mag = 10.0 ** math.floor(math.log10((hi - lo) / max(1, n)))
-    options = []                                                          # (多覆盖的范围, 段数离 n 多远, 步长, a, b)
-    for step in (m * mag * e for e in (0.1, 1, 10, 100) for m in (1, 2, 5)):
-        if integer and step < 1:
-            continue
-        a, b = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
-        if (1 if integer else 2) <= b - a <= n + 2:
-            options.append((round((b - a) * step / (hi - lo), 9), abs(b - a - n), step, a, b))
-    _, _, step, a, b = min(options)
-    return step, [float(f"{k * step:.12g}") for k in range(a, b + 1)]    # 去掉 0.30000000000000004 这种尾巴
-
-
-class _Axis:
-    """一根轴：数据范围 → 0..cells-1 的格子坐标。对数轴先取 log10。刻度正好落在格子上（每段 per 格）。"""
-
-    def __init__(self, values: list[float], cells: int, log: bool, fmt: str, n: int, soft: bool = False):
-        self.log = log
-        vals = [math.log10(v) for v in values] if log else values
-        if log:                                            # 对数轴：刻度在 10 的整数次幂上；最大的数贴着顶时多留一格
-            a, b = math.floor(min(vals) + LOG_SNAP), math.ceil(max(vals) - 1e-9)   # 比 10 的幂小一丁点的不多占一段
-            b = max(b, a + 1) + (max(vals) > max(b, a + 1) - 0.05)
-            ticks = [float(k) for k in range(a, b + 1)]
-        else:
-            _, ticks = nice_ticks(min(vals), max(vals), n, integer=all(v == int(v) for v in vals))
-        self.lo, self.hi = ticks[0], ticks[-1]
-        per = (cells - 1) / (len(ticks) - 1)
-        self.per = max(1, round(per) if soft else int(per))   # 每段几格：soft（y 轴的高度）取最接近的，否则不超过给的格数
-        self.cells = self.per * (len(ticks) - 1) + 1
-        self.ticks = ticks
-        self.labels = [fmt.format(10.0 ** t if log else t) for t in ticks]
-
-    def pos(self, v: float) -> float:
-        """数据值 → 格子坐标（浮点，0 是轴的起点）。"""
-        t = math.log10(v) if self.log else v
-        return (t - self.lo) / (self.hi - self.lo) * (self.cells - 1)
-
-
 def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), connect, same_range=False,
-          log_x=False, log_y=False, width=None, height=None, color=None) -> str:
+          log_x=False, log_y=False, width=None, height=None, color=None, background=None) -> str:
     """折线图和散点图共用的画布：左边 y 刻度，右边参考线 / 辅助线的标签，下面 x 刻度、x 轴名和图例。"""
     width = width or chart_width()
     on = use_color() if color is None else color
@@ -418,24 +407,24 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
         raise ValueError(f"图「{title}」没有数据点")
     if len(series) > len(MARKS):
         raise ValueError(f"图「{title}」最多 {len(MARKS)} 条序列")
-    xs = _check([p[0] for pts in series.values() for p in pts], f"图「{title}」的 x ", log_x)
-    ys = _check([p[1] for pts in series.values() for p in pts], f"图「{title}」的 y ", log_y)
-    refs = [(label, _check([y], f"参考线「{label}」", log_y)[0]) for label, y in refs]
+    xs = finite([p[0] for pts in series.values() for p in pts], f"图「{title}」的 x ", log_x)
+    ys = finite([p[1] for pts in series.values() for p in pts], f"图「{title}」的 y ", log_y)
+    refs = [(label, finite([y], f"参考线「{label}」", log_y)[0]) for label, y in refs]
     curves = [(label, [(float(x), float(y)) for x, y in pts]) for label, pts in curves]
     ys += [y for _, y in refs]
     for label, pts in curves:
-        xs += _check([p[0] for p in pts], f"辅助线「{label}」的 x ", log_x)
-        ys += _check([p[1] for p in pts], f"辅助线「{label}」的 y ", log_y)
+        xs += finite([p[0] for p in pts], f"辅助线「{label}」的 x ", log_x)
+        ys += finite([p[1] for p in pts], f"辅助线「{label}」的 y ", log_y)
     if same_range:                                         # 散点画 y = x 时两根轴用同一个范围
         xs = ys = xs + ys
 
     height = height or 13
-    yaxis = _Axis(ys, height, log_y, y_fmt, 5, soft=True)
+    yaxis = Axis(ys, height, log_y, y_fmt, 5, soft=True)
     left = max(display_width(s) for s in yaxis.labels) + 2              # "1.25× ┤"
     labels = [(label, "r", y) for label, y in refs] + [(label, "c", pts) for label, pts in curves]
     right = max((display_width(lab) + 2 for lab, _, _ in labels), default=0)
     inline = width - left - right >= max(24, width // 2) and len(labels) <= yaxis.cells  # 放不下时标签挪到图例里
-    xaxis = _Axis(xs, width - left - (right if inline else 0), log_x, x_fmt,
+    xaxis = Axis(xs, width - left - (right if inline else 0), log_x, x_fmt,
                   max(2, min(6, (width - left - right) // 12)))
     H, P = yaxis.cells, xaxis.cells
     grid = [[(" ", None)] * P for _ in range(H)]
@@ -467,8 +456,10 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
         free = sorted(range(H), key=lambda r: (abs(r - row), r))          # 同一行已有标签就放到最近的空行
         if inline:
             side[next(r for r in free if r not in side)] = label
-    for k, (name, pts) in reversed(list(enumerate(series.items()))):    # 第一条序列画在最上面
-        trace(pts, MARKS[k], COLORS[k % len(COLORS)], connect)
+    marks = _series_marks(series, background)
+    order = [n for n in series if n == background] + [n for n in series if n != background][::-1]
+    for name in order:                                                  # 衬底最先画；其余的第一条序列画在最上面
+        trace(series[name], *marks[name], connect)
 
     tick_rows = {H - 1 - i * yaxis.per: lab for i, lab in enumerate(yaxis.labels)}
     out = wrap(title, width)
@@ -494,12 +485,12 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
     out.append(under)
     if x_label:
         out.append(" " * max(0, left + (P - display_width(x_label)) // 2) + x_label)
-    legend = [f"{MARKS[k]} {name}" for k, name in enumerate(series)]                 # 图例：记号 名字
-    legend_painted = [_paint(MARKS[k], COLORS[k % len(COLORS)], on) + f" {name}" for k, name in enumerate(series)]
+    legend = [f"{marks[name][0]} {name}" for name in series]                       # 图例：记号 名字
+    legend_painted = [_paint(*marks[name], on) + f" {name}" for name in series]
     if not inline:
         extra = [f"{REF if kind == 'r' else CURVE} {label}" for label, kind, _ in labels]
         legend, legend_painted = legend + extra, legend_painted + extra
-    return "\n".join(out + _legend(legend, legend_painted if on else legend, width))
+    return _at_least("\n".join(out + _legend(legend, legend_painted if on else legend, width)), width)
 
 
 def _legend(items: list[str], painted: list[str], width: int) -> list[str]:
@@ -530,34 +521,18 @@ def format_line(title: str, series: dict, *, x_label: str = "", y_label: str = "
 
 def format_scatter(title: str, series: dict, *, x_label: str = "", y_label: str = "", x_fmt: str = "{:g}",
                    y_fmt: str = "{:g}", diagonal: bool = False, curves=(), log_x: bool = False, log_y: bool = False,
-                   width: int | None = None, height: int | None = None, color: bool | None = None) -> str:
-    """散点图。series：{名字: [(x, y), ...]}；diagonal 画 y = x（两根轴用同一个范围）；curves：[(标签, [(x, y), ...])] 辅助折线。"""
+                   width: int | None = None, height: int | None = None, color: bool | None = None,
+                   background: str | None = None) -> str:
+    """散点图。series：{名字: [(x, y), ...]}；diagonal 画 y = x（两根轴用同一个范围）；curves：[(标签, [(x, y), ...])] 辅助折线。
+    background：当衬底的那条序列的名字（"其余 84 个形状"）：画在最下面、用 ○、不上色，要看的几条各有自己的记号和名字。"""
     curves = list(curves)
     if diagonal:
         vals = [v for pts in series.values() for p in pts for v in p]
         lo, hi = min(vals), max(vals)
         curves.append(("y = x", [(lo, lo), (hi, hi)]))
     return _plot(title, series, x_label=x_label, y_label=y_label, x_fmt=x_fmt, y_fmt=y_fmt, curves=curves,
-                 connect=False, same_range=diagonal, log_x=log_x, log_y=log_y, width=width, height=height, color=color)
-
-
-def heat_edges(lo: float, hi: float, log: bool = False) -> list[float]:
-    """热力图五档的边界（6 个数）：把 [最小, 最大] 等分成五段；log=True 时按比例等分（1、1.28、1.63……，倍数用）。"""
-    n = len(SHADES)
-    if log:
-        return [lo * (hi / lo) ** (k / n) for k in range(n + 1)]
-    return [lo + (hi - lo) * k / n for k in range(n + 1)]
-
-
-def heat_levels(values: list[list[float]], log: bool = False) -> tuple[float, float, list[list[int]]]:
-    """热力图每格的档位 0..4（按 heat_edges 分档）。全部相等时都是 0 档。"""
-    flat = [v for row in values for v in row]
-    lo, hi = min(flat), max(flat)
-    if log and lo <= 0:
-        raise ValueError("按比例分档的热力图只能画大于 0 的数")
-    edges = heat_edges(lo, hi, log)
-    level = lambda v: 0 if hi == lo else sum(v >= e for e in edges[1:-1])  # noqa: E731
-    return lo, hi, [[level(v) for v in row] for row in values]
+                 connect=False, same_range=diagonal, log_x=log_x, log_y=log_y, width=width, height=height, color=color,
+                 background=background)
 
 
 def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[list[float]], *, fmt: str = "{:.2f}",
@@ -569,7 +544,7 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
     on = use_color() if color is None else color
     if not rows or not cols or len(values) != len(rows) or any(len(r) != len(cols) for r in values):
         raise ValueError(f"热力图「{title}」要 {len(rows)} 行 × {len(cols)} 列的数")
-    values = [_check(r, f"热力图「{title}」的数据") for r in values]
+    values = [finite(r, f"热力图「{title}」的数据") for r in values]
     lo, hi, levels = heat_levels(values, log)
     flat = [(v, i, j) for i, r in enumerate(values) for j, v in enumerate(r)]
     big, small = max(flat, key=lambda t: (t[0], -t[1], -t[2])), min(flat)     # 最大的、最小的（并列取第一个）
@@ -597,7 +572,7 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
             line += _paint(cell, HEAT_COLORS[lv], on) + " "
         out.append(line.rstrip())
     if hi == lo:
-        return "\n".join(out + wrap(f"刻度：{SHADES[0]} 所有格子都是 {fmt.format(lo)}。", width, "  "))
+        return _at_least("\n".join(out + wrap(f"刻度：{SHADES[0]} 所有格子都是 {fmt.format(lo)}。", width, "  ")), width)
     edges = heat_edges(lo, hi, log)
     scale = [f"{SHADES[k]} {fmt.format(edges[k])}–{fmt.format(edges[k + 1])}" for k in range(len(SHADES))]
     out += [line.replace("图例：", "刻度：") for line in
@@ -607,7 +582,7 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
     more = lambda v: f" 等 {ties(v)} 格" if ties(v) > 1 else ""  # noqa: E731
     ext = (f"最大 {fmt.format(big[0])}：{where(big)}{more(big[0])}；"
            f"最小 {fmt.format(small[0])}：{where(small)}{more(small[0])}。")
-    return "\n".join(out + wrap(ext, width, "  "))
+    return _at_least("\n".join(out + wrap(ext, width, "  ")), width)
 
 
 def format_bars(title: str, labels: list[str], values: list, *, segments: list[str] | None = None, fmt: str = "{:g}",
@@ -622,7 +597,7 @@ def format_bars(title: str, labels: list[str], values: list, *, segments: list[s
     parts = [[v] if segments is None else list(v) for v in values]
     if segments is not None and (any(len(p) != len(segments) for p in parts) or len(segments) > len(FILLS)):
         raise ValueError(f"横条图「{title}」每条要 {len(segments)} 段（最多 {len(FILLS)} 段）")
-    _check([v for p in parts for v in p], f"横条图「{title}」的数据")
+    finite([v for p in parts for v in p], f"横条图「{title}」的数据")
     if any(v < 0 for p in parts for v in p):
         raise ValueError(f"横条图「{title}」的数据里有负数：横条只能画 ≥ 0 的数")
     totals = [sum(p) for p in parts]
@@ -651,7 +626,7 @@ def format_bars(title: str, labels: list[str], values: list, *, segments: list[s
     if segments is not None:
         out += _legend([f"{FILLS[k]} {s}" for k, s in enumerate(segments)],
                        [f"{_paint(FILLS[k], COLORS[k % len(COLORS)], on)} {s}" for k, s in enumerate(segments)], width)
-    return "\n".join(out)
+    return _at_least("\n".join(out), width)
 
 
 class Charts:

@@ -17,10 +17,11 @@ import math
 
 from xml.sax.saxutils import escape, quoteattr
 
-from console import _check, _Axis, display_width, heat_edges, heat_levels, wrap
+from layout import Axis, display_width, finite, heat_edges, heat_levels, wrap
 
 FONT = ("'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
         "'WenQuanYi Micro Hei', 'Noto Sans', 'DejaVu Sans', sans-serif")
+BACKGROUND = "#b0b0b0"           # 散点图里当衬底的那条序列（background=）的颜色
 PALETTE = ("#1f6fb4", "#d1352b", "#2b9a3e", "#8a4fb5", "#e08a00", "#139aa8", "#6b6b6b", "#b5487f")
 HEAT = ("#f7f4e9", "#fde0a5", "#f9a35a", "#e0522f", "#a3171c")   # 热力图五档，浅到深（和终端的 · ░ ▒ ▓ █ 对应）
 W, H = 760, 460                  # 折线 / 散点图的画布（像素）
@@ -98,11 +99,11 @@ def _doc(width, height, kind, title, body) -> str:
 
 
 def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), connect, same_range=False,
-          log_x=False, log_y=False, diagonal=False) -> str:
+          log_x=False, log_y=False, diagonal=False, background=None) -> str:
     """折线图和散点图共用：轴、刻度、网格、参考线、辅助线、序列、图例。轴的范围和终端里的图一样算。"""
     series = {name: list(pts) for name, pts in series.items()}
-    xs = _check([p[0] for pts in series.values() for p in pts], f"图「{title}」的 x ", log_x)
-    ys = _check([p[1] for pts in series.values() for p in pts], f"图「{title}」的 y ", log_y)
+    xs = finite([p[0] for pts in series.values() for p in pts], f"图「{title}」的 x ", log_x)
+    ys = finite([p[1] for pts in series.values() for p in pts], f"图「{title}」的 y ", log_y)
     refs = [(label, float(y)) for label, y in refs]
     curves = [(label, [(float(x), float(y)) for x, y in pts]) for label, pts in curves]
     ys += [y for _, y in refs]
@@ -111,7 +112,7 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
         ys += [p[1] for p in pts]
     if same_range:
         xs = ys = xs + ys
-    xa, ya = _Axis(xs, 61, log_x, x_fmt, 6), _Axis(ys, 61, log_y, y_fmt, 5)
+    xa, ya = Axis(xs, 61, log_x, x_fmt, 6), Axis(ys, 61, log_y, y_fmt, 5)
     L, T, PW, PH = BOX
 
     def px(x):
@@ -152,8 +153,11 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
         x0, y0 = px(lo) + 0.92 * (px(hi) - px(lo)), py(lo) + 0.92 * (py(hi) - py(lo))   # 贴着线、靠右上角，印在线下面
         body.append(_text(x0, y0 + 14, "y = x", 12, "end",
                           f' class="diagonal-label" fill="#555" transform="rotate({n(angle)} {n(x0)} {n(y0 + 14)})"'))
-    for k, (name, pts) in reversed(list(enumerate(series.items()))):   # 第一条序列画在最上面（和终端里一样）
-        color = PALETTE[k % len(PALETTE)]
+    own = [name for name in series if name != background]
+    colors = {name: PALETTE[k % len(PALETTE)] for k, name in enumerate(own)} | {background: BACKGROUND}
+    order = [name for name in series if name == background] + own[::-1]
+    for name in order:                                                 # 衬底最先画；其余的第一条序列画在最上面（和终端一样）
+        pts, color = series[name], colors[name]
         body.append(f'<g class="series" data-name={quoteattr(name)} fill="{color}" stroke="{color}">')
         if connect and len(pts) > 1:
             body.append('<polyline fill="none" stroke-width="2" points="'
@@ -170,8 +174,8 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
     body.append("</g>")
     ly = T + PH + 64                                             # 图例在下面
     x = L
-    for k, name in enumerate(series):
-        color = PALETTE[k % len(PALETTE)]
+    for name in series:
+        color = colors[name]
         if x > L and x + 24 + text_width(name, 12) > W - 10:        # 这一行放不下：图例换一行
             x, ly = L, ly + 20
         mark = (f'<line x1="{n(x)}" y1="{ly - 4}" x2="{n(x + 18)}" y2="{ly - 4}" stroke="{color}" stroke-width="2"/>'
@@ -189,15 +193,15 @@ def line_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}
 
 
 def scatter_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}", diagonal=False, curves=(),
-                log_x=False, log_y=False, **_) -> str:
-    """散点图（参数同 console.format_scatter）。"""
+                log_x=False, log_y=False, background=None, **_) -> str:
+    """散点图（参数同 console.format_scatter；background 那条序列是灰色的衬底，画在最下面）。"""
     return _plot("scatter", title, series, x_label=x_label, y_label=y_label, x_fmt=x_fmt, y_fmt=y_fmt, curves=curves,
-                 connect=False, same_range=diagonal, log_x=log_x, log_y=log_y, diagonal=diagonal)
+                 connect=False, same_range=diagonal, log_x=log_x, log_y=log_y, diagonal=diagonal, background=background)
 
 
 def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label="", log=False, **_) -> str:
     """热力图（参数同 console.format_heatmap）：每格的颜色按五档，格子里印数值，下面是刻度。"""
-    values = [_check(r, f"热力图「{title}」的数据") for r in values]
+    values = [finite(r, f"热力图「{title}」的数据") for r in values]
     lo, hi, levels = heat_levels(values, log)
     lw = max(text_width(s, 12) for s in rows + [y_label]) + 16
     cw, ch = max(44, max(text_width(fmt.format(v), 11) for r in values for v in r) + 8), 30
@@ -237,7 +241,7 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
 def bars_svg(title, labels, values, *, segments=None, fmt="{:g}", relative=False, notes=None, **_) -> str:
     """横条 / 堆叠横条（参数同 console.format_bars）。"""
     parts = [[v] if segments is None else list(v) for v in values]
-    _check([v for p in parts for v in p], f"横条图「{title}」的数据")
+    finite([v for p in parts for v in p], f"横条图「{title}」的数据")
     totals = [sum(p) for p in parts]                             # 整数加起来还是整数，和终端里印的一样
     lw = max(text_width(s, 12) for s in labels) + 16
     L, T, BW, BH = lw, 56, 480, 22

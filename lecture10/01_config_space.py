@@ -98,8 +98,9 @@ def demo1_grid(total, smem=None):
     """每个字段的候选值、组合总数、能启动的个数；给了 smem 就再数一遍换了共享内存上限以后的。"""
     print_header(f"演示 1：候选网格——{len(FIELDS)} 个字段、{total} 个组合、{len(VALID)} 个能启动")
     print_table(["字段", "含义", "候选值", "个数"], [[f, MEANING[f], GRID[f], len(GRID[f])] for f in FIELDS])
-    print(f"\n组合总数 = {' × '.join(str(len(v)) for v in GRID.values())} = {total}；"
-          f"能启动的（kernel_lab.VALID）{len(VALID)} 个，占 {len(VALID) / total:.1%}。")
+    print()
+    print_note(f"组合总数 = {' × '.join(str(len(v)) for v in GRID.values())} = {total}；"
+               f"能启动的（kernel_lab.VALID）{len(VALID)} 个，占 {len(VALID) / total:.1%}。")
     if smem is not None:
         n = len(launchable_with_smem(smem))
         print_note(f"换成 --smem 给的共享内存上限 {smem:,} B（{smem / 1024:.0f} KB；H100 是 {MAX_SMEM_PER_BLOCK:,} B）、"
@@ -123,7 +124,7 @@ def demo2_rejections(total):
     tiles = {(bm, bn): sum(c.BM == bm and c.BN == bn for c in VALID) for bm in GRID["BM"] for bn in GRID["BN"]}
     print_table([""] + [f"BN = {bn}" for bn in GRID["BN"]],
                 [[f"BM = {bm}"] + [tiles[bm, bn] for bn in GRID["BN"]] for bm in GRID["BM"]])
-    print("（每一格：这个块大小在 BK × warps × stages × group 里能启动的配置数）")
+    print_note("（每一格：这个块大小在 BK × warps × stages × group 里能启动的配置数）")
 
     multi = sum(len(problems(c)) > 1 for c in all_configs())
     dead = [f"{bm}×{bn}" for (bm, bn), n in tiles.items() if n == 0]

@@ -182,14 +182,15 @@ def roofline_chart():
     """屋顶线的图：88 个形状的最优配置达到的 TFLOPS 对算术强度，画在显存和算力两条屋顶下面。"""
     pts = roofline_points()
     lo, hi = min(p[2] for p in pts), max(p[2] for p in pts)
-    shown = [(p[2], p[3]) for p in pts if (p[0], p[1]) in DEMO1_SHAPES]
+    shown = {label(*s): [(p[2], p[3]) for p in pts if (p[0], p[1]) == s] for s in DEMO1_SHAPES}   # 上表的 4 个形状
+    rest = [(p[2], p[3]) for p in pts if (p[0], p[1]) not in DEMO1_SHAPES]
     CHARTS.scatter("13_demo1_roofline", "屋顶线：88 个形状的最优配置达到多少 TFLOPS（对数坐标；"
                    f"屋顶 = min({sl.HBM_BW / 1e12:.2f} TB/s × 算术强度, 峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS)）",
-                   {"上表的 4 个形状": shown, "其余 84 个形状": [(p[2], p[3]) for p in pts if (p[0], p[1]) not in DEMO1_SHAPES]},
+                   shown | {f"其余 {len(rest)} 个形状": rest}, background=f"其余 {len(rest)} 个形状",
                    curves=[(f"屋顶（峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS）",
                             [(lo, lo * sl.HBM_BW / 1e12), (RIDGE, sl.PEAK_FLOPS / 1e12), (hi, sl.PEAK_FLOPS / 1e12)])],
                    x_label="算术强度（FLOP/B，A、B、C 各搬一次）", y_label="TFLOPS（最优配置）", log_x=True, log_y=True,
-                   height=17, slide_names={"上表的 4 个形状": "重点看的 4 个形状"})
+                   height=17)
 
 
 def demo1_breakdown():
@@ -218,7 +219,8 @@ def demo1_breakdown():
             rows.append([f"{who} {bare(c)}", us(e["time_us"]), f"{e['tflops']:.0f}", pct(e["floor_us"] / e["time_us"]),
                          e["tiles"], e["ctas_per_sm"], num(p["算"]), num(p["搬"]), num(e["l2_total_us"]), num(p["等"]),
                          num(p["显存"]), short(e["bound"])])
-        print(f"\n{label(name, M)}（N×K = {N}×{K}；配置是 BM,BN,BK,warps,stages,group）：")
+        print()
+        print_note(f"{label(name, M)}（N×K = {N}×{K}；配置是 BM,BN,BK,warps,stages,group）：")
         print_table(["配置", "时间 µs", "TFLOPS", "占屋顶线", "块数", "CTA/SM",
                      "算 µs", "搬 µs", "L2 总 µs", "等 µs", "显存 µs", "瓶颈"], rows)
         print("\n".join(wrap(f"最优：{o.rule}。", wrap_width())))
@@ -666,7 +668,7 @@ def suggestions(tolerance, med, med_random):
         out.append((f"把 L2 变快一倍：加上 --knob L2_BW={sl.knob_text(new_l2)}（{knob_now('L2_BW', 'B/s')}；--knob 只改那一次运行，"
                     f"文件不动）。这次先替你算了：prefill（{label(*PREFILL)}）的最优{tflops}，{bound}；"
                     f"{foresee(tolerance, {'L2_BW': new_l2})}。第二条命令用同一个模型跑第 14 讲，看它的结论还成不成立：",
-                    f"{command(tolerance, l2)} && {command(tolerance, l2, 'lecture14/04_alphaevolve_tiling.py')}"))
+                    (command(tolerance, l2), command(tolerance, l2, 'lecture14/04_alphaevolve_tiling.py'))))
     # 2. 一个 SM 从 L2 拉得快一倍
     new_per_sm = sl.exact_knob(2 * sl.L2_BW_PER_SM)
     if sl.knob_problem({"L2_BW_PER_SM": new_per_sm}) is None:

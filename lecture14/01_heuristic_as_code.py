@@ -40,6 +40,7 @@ from runner import ensure_numpy, int_between, parser, run  # noqa: E402
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
 from console import check, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import display_width, wrap_width  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, Rule, Shape,  # noqa: E402
                     TimeTable, all_shapes, choose, parse, per_m_table, render, simplify, split_shapes)
@@ -129,15 +130,24 @@ def obs_branches(counts: dict, n_shapes: int, lines: list, dead: list) -> str:
                  f"{parts}，合计 {sum(counts.values())} 个")
 
 
+def pointed(code: str, where: str) -> str:
+    """一行代码，右边用"← 第几行"指出它在文件里的位置；终端窄、放不下时，"↑ 第几行"印在下一行、对着代码的开头。"""
+    line = f"{code}      ← {where}"
+    if display_width(line) <= wrap_width():
+        return line
+    return f"{code}\n{' ' * (len(code) - len(code.lstrip()))}↑ {where}"
+
+
 def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
     print_header("演示 1：专家启发式——学生改的文件，和它解析成的 Program")
-    print(f"{os.path.relpath(path)} 里两条标记之间的原文（左边是行号）：")
+    print_note(f"{os.path.relpath(path)} 里两条标记之间的原文（左边是行号）：")
     for n, text in block_lines(path):
         print(f"  {n:>3} | {text}")
-    print("\n解析成的 Program（evolve.parse：用 ast 读，从不 import、eval 或 exec）：")
+    print()
+    print_note("解析成的 Program（evolve.parse：用 ast 读，从不 import、eval 或 exec）：")
     for r in program.rules:                            # 一条规则印两行：一行 100 列放不下
-        print(f"  Rule(conds={r.conds},\n       config={r.config!r})      ← 第 {r.line} 行")
-    print(f"  default = {program.default!r}      ← 第 {program.default_line} 行")
+        print(f"  Rule(conds={r.conds},\n" + pointed(f"       config={r.config!r})", f"第 {r.line} 行"))
+    print(pointed(f"  default = {program.default!r}", f"第 {program.default_line} 行"))
 
     shapes = [Shape(n, m, *LAYERS[n]) for n, m in TRACE] + list(extra)
     rows, agree = [], True
@@ -219,7 +229,8 @@ def demo2_why_code(table: TimeTable):
     rows += [[f"只用 M 做条件、{r} 条规则的程序（{math.comb(len(TOKENS) - 1, r)} 种阈值 × {per_shape:,}^{r + 1} 种配置）",
               f"{n_programs(r):.2e}"] for r in (1, 2, MAX_RULES)]
     print_table(["空间", "大小"], rows)
-    print(f"（阈值只在相邻两个 M 之间切才有区别：{len(TOKENS)} 个 M 有 {len(TOKENS) - 1} 个切点；N、K 也能做条件，那样更多。）")
+    print_note(f"（阈值只在相邻两个 M 之间切才有区别：{len(TOKENS)} 个 M 有 {len(TOKENS) - 1} 个切点；N、K 也能做条件，"
+               "那样更多。）")
     return [obs_new_shapes(answered, len(NEW_SHAPES), in_table, worst),
             obs_space(n_programs(1), n_programs(MAX_RULES), per_shape, runs)]
 

@@ -38,6 +38,7 @@ from runner import int_between, ensure_numpy, nonnegative_int, parser, run  # no
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
 from console import check, fmt, print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
+from console import fit_lines  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, TimeTable, all_shapes, choose,  # noqa: E402
                     evolve, geomean_speedup, parse, render, split_shapes)
@@ -175,7 +176,7 @@ def demo1_slow_motion(table, train, seed, after):
     island, presult, prompt = next_step(db, ev)                             # 第 k 步：我们自己一步一步地做
     note(f"进化循环已经跑了 {k - 1} 个提议。第 {k} 个：从 {len(db.islands)} 个岛里挑到第 {island + 1} 个岛，"
           f"按名次加权挑出父程序（分数 {presult['score']:.3f}×），再从别的岛挑 {len(prompt.inspirations)} 个灵感程序。")
-    print("\n① 提示词（真 LLM 会收到的原文）：\n" + "-" * 60 + "\n" + prompt.text() + "\n" + "-" * 60)
+    print("\n① 提示词（真 LLM 会收到的原文）：\n" + "-" * 60 + "\n" + fit_lines(prompt.text()) + "\n" + "-" * 60)
     op, reply = rec.llm.propose(prompt)
     print(f"\n② MockLLM 的回复（修改种类：{op}）：\n" + reply.rstrip("\n"))
     child, why = apply_reply(prompt.parent_src, reply)

@@ -379,7 +379,7 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
                   f"{med_te:.3f}× ({min(tes):.3f}–{max(tes):.3f})", pct(med_te / o_te)],
                  ["", "按 M 查表", f"{p_tr:.3f}×", f"{p_te:.3f}×", pct(p_te / o_te)],
                  ["", "逐形状最优（上限）", f"{o_tr:.3f}×", f"{o_te:.3f}×", "100%"]]
-    print_table(["划分", "方法", "训练形状", "测试形状", "测试上占最优的"], rows)
+    print_table(["划分", "方法", "训练形状", "测试形状", "测试上占最优的"], rows, keys=2)
     CHARTS.scatter("04_demo3_train_vs_test", f"每个种子一点：训练形状和测试形状上比专家快几倍（斜线上训练 = 测试）",
                    {label: [done[how, seed][:2] for seed in range(seeds)] for how, label in SPLITS.items()},
                    diagonal=True, x_label="训练形状上比专家快", y_label="测试形状上比专家快", x_fmt="{:.2f}×", y_fmt="{:.2f}×")
@@ -622,7 +622,7 @@ def main(argv=None):
         print(e, file=sys.stderr)
         sys.exit(2)
     if llm is None:
-        print(f"设置：{settings}（--jobs {a.jobs} 只影响快慢，不影响结果）")
+        print_note(f"设置：{settings}（--jobs {a.jobs} 只影响快慢，不影响结果）")
     else:                                   # 不印 --jobs：录制和回放的 --jobs 不一样，标准输出也要逐字节相同
         print(f"设置：{settings}")
         print(openai_llm.describe(llm) + "演示 3 的几次进化也问它，在这个进程里依次跑（--jobs 不起作用）。")

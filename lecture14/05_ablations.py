@@ -472,8 +472,8 @@ def main(argv=None):
             if hasattr(llm, "close"):
                 llm.close()
         return
-    print(f"设置：--budget {budget} --seeds {seeds} --small-targeted {a.small_targeted:g}"
-          f"（--jobs {a.jobs} 只影响快慢，不影响结果）")
+    print_note(f"设置：--budget {budget} --seeds {seeds} --small-targeted {a.small_targeted:g}"
+               f"（--jobs {a.jobs} 只影响快慢，不影响结果）")
 
     start = time.perf_counter()
     set_small_targeted(a.small_targeted)

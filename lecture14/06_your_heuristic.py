@@ -116,7 +116,7 @@ def obs_rank(scores: dict):
 
 def demo1_scores(path, program, table, evolved, seed, budget):
     print_header("演示 1：你的启发式和五个对手")
-    print(f"{from_root(path)} 里两条标记之间的原文（左边是行号）：")
+    print_note(f"{from_root(path)} 里两条标记之间的原文（左边是行号）：")
     for n, text in source_block(path):
         print(f"  {n:>3} | {text}")
     simp = simplify(program)
@@ -143,7 +143,7 @@ def demo1_scores(path, program, table, evolved, seed, budget):
         rows.append(["", "逐形状最优（上限）", f"{o_tr:.3f}×", f"{o_te:.3f}×", "100%"])
         if how == "random":
             scores["oracle"] = o_te
-    print_table(["划分", "方法", "训练形状（比专家快）", "测试形状（比专家快）", "测试上占最优的"], rows)
+    print_table(["划分", "方法", "训练形状（比专家快）", "测试形状（比专家快）", "测试上占最优的"], rows, keys=2)
     print_note("（进化出的：从专家出发、在这一种划分的训练形状上进化；种子 0、1000 个提议就是 04 演示 2 / 3 里的那一次。"
                "\"测试上占最优的\" 是两个加速比之比：这个方法在测试形状上的加速比 ÷ 逐形状最优的加速比，不是形状的比例。"
          "你的启发式不用训练，训练 / 测试只是把 88 个形状分成两半来报；按 M 查表和进化出的只看过训练形状。）")

@@ -8,6 +8,7 @@ import unicodedata
 
 NUMBER = re.compile(r"[+-]?\d[\d,]*(?:\.\d+)?")
 RULE = re.compile(r"^-+(?:  -+)*$")
+CONTINUED = "（续上表）"          # console.format_table 分段印的表：第二段起每段上面的一行
 
 
 def width(ch: str) -> int:
@@ -15,15 +16,18 @@ def width(ch: str) -> int:
 
 
 def sections(text: str) -> dict[str, str]:
-    """标题（==== 夹着的那行）→ 它下面直到下一个标题的文字；第一个标题之前的记在 "" 下。"""
+    """标题（==== 夹着的那行；终端比标题窄时折成的几行按 join_header 拼回去）→ 它下面直到下一个标题的文字；
+    第一个标题之前的记在 "" 下。"""
     lines = text.split("\n")
     out, title, body = {}, "", []
     i = 0
     while i < len(lines):
-        if i + 2 < len(lines) and set(lines[i]) == {"="} and set(lines[i + 2]) == {"="} and lines[i + 1]:
+        k = next((k for k in (2, 3, 4) if i + k < len(lines) and set(lines[i]) == {"="} and set(lines[i + k]) == {"="}
+                  and all(line and set(line) != {"="} for line in lines[i + 1:i + k])), None)
+        if k is not None:
             out[title] = "\n".join(body)
-            title, body = lines[i + 1], []
-            i += 3
+            title, body = join_header(lines[i + 1:i + k]), []
+            i += k + 1
             continue
         body.append(lines[i])
         i += 1
@@ -105,7 +109,8 @@ def header_block(lines: list[str], i: int) -> list[str]:
 
 def tables(text: str) -> list[Table]:
     """文字里所有 console.format_table 排的表：表头（一行或几行）、---- 行（给出每列的显示宽度）、数据行直到空行。
-    折成几行的表头，每列的几段按 join_header 拼回原文。"""
+    折成几行的表头，每列的几段按 join_header 拼回原文。太宽、分成几段（列块）印的表拼回一张：第二段起上面有一行
+    "（续上表）"，开头几列（行的名字）和上一段相同，后面的列接到上一段的右边。"""
     lines = text.split("\n")
     out = []
     for i, line in enumerate(lines):
@@ -115,7 +120,9 @@ def tables(text: str) -> list[Table]:
         for dashes in line.split("  "):
             spans.append((col, col + len(dashes)))
             col += len(dashes) + 2
-        parts = [_cut(h, spans) for h in header_block(lines, i)]
+        above = header_block(lines, i)
+        continued = bool(above) and above[0] == CONTINUED and bool(out)
+        parts = [_cut(h, spans) for h in above[continued:]]
         while parts and parts[0] is None:              # 表头上面紧挨着的说明文字不是表头
             parts.pop(0)
         if not parts or None in parts:
@@ -128,8 +135,17 @@ def tables(text: str) -> list[Table]:
             if cells is None:                              # 空行或不是表格的行：表格到此为止
                 break
             rows.append(cells)
-        out.append(Table(head, rows, top + [line] + lines[i + 1:i + 1 + len(rows)],
-                         (i - len(parts), i + 1 + len(rows))))
+        block = top + [line] + lines[i + 1:i + 1 + len(rows)]
+        if continued:
+            prev = out[-1]
+            keys = next(k for k in range(len(head) + 1) if k == len(head) or k == len(prev.headers)
+                        or head[k] != prev.headers[k])
+            assert 1 <= keys < len(head) and len(rows) == len(prev.rows), (prev.headers, head)
+            assert all(r[:keys] == p[:keys] for r, p in zip(rows, prev.rows)), (prev.headers, head)
+            out[-1] = Table(prev.headers + head[keys:], [p + r[keys:] for p, r in zip(prev.rows, rows)],
+                            prev.lines + ["", CONTINUED] + block, (prev.span[0], i + 1 + len(rows)))
+            continue
+        out.append(Table(head, rows, block, (i - len(parts), i + 1 + len(rows))))
     return out
 
 
@@ -148,8 +164,8 @@ def _same_key(a: Table, b: Table, text_lines: list[str]) -> bool:
 
 
 def wide_tables(text: str) -> list[Table]:
-    """和 tables 一样，只是比终端宽的表被切成了几块（每块重复第一列：键）时，把连着的几块拼回一张表。
-    今天（宽表还整张印出来）和 tables 的结果一样；宽度超过 100 列的表都经过这里找，印法改成分块以后测试不用改。"""
+    """和 tables 一样（tables 已经把"（续上表）"分段印的宽表拼回一张），另外把只隔着空行、第一列（键）和每行的
+    第一格都一样的相邻几张表也拼成一张。宽度曾经超过 100 列的表都经过这里找。"""
     lines = text.split("\n")
     out: list[Table] = []
     for t in tables(text):

@@ -63,10 +63,9 @@ def suggestion(stdout, i):
 
 
 def table_row(stdout, section, who):
-    """演示 1 里 section 那张表上 who（"最优"）那一行，按两个以上空格拆开。"""
+    """演示 1 里 section 那张表上 who（"最优"）那一行的各格（表太宽时分段印：printed.tables 拼回一张再读）。"""
     block = stdout.split(section + "（", 1)[1]
-    line = next(line for line in block.splitlines() if line.startswith(who + " "))
-    return re.split(r"\s{2,}", line.strip())
+    return next(r for r in printed.tables(block)[0].rows if r[0].startswith(who + " "))
 
 
 def printed_failures(stdout):
@@ -121,10 +120,10 @@ def test_suggestion_double_L2_does_what_it_says(first):
 
 
 def command_of(stdout, i):
-    """第 i 条"可以试试"印出来的命令（说明下面单独一行，原样）。"""
+    """第 i 条"可以试试"印出来的命令（说明下面单独一行，原样；依次跑的几条命令各占一行，这里用 && 连起来）。"""
     tail = stdout.split("可以试试：", 1)[1]
     block = re.split(r"\n\s*\d+\. ", "\n" + tail)[i]
-    return [line.strip() for line in block.splitlines() if line.strip().startswith("python3 ")][-1]
+    return " && ".join(line.strip() for line in block.splitlines() if line.strip().startswith("python3 "))
 
 
 def run_command(cmd, env=None):

@@ -134,12 +134,15 @@ def test_lecture13_bars_and_roofline_are_demo1_tables():
     for label, parts in zip(data["labels"], data["values"]):
         shape, who = label.rsplit(" ", 1)
         i = next(k for k, line in enumerate(lines) if line.startswith(shape + "（"))
-        row = next(re.split(r"\s{2,}", line.strip()) for line in lines[i:] if line.startswith(who + " "))
-        for v, cell in zip(parts, row[6:8] + row[9:11]):             # 算、搬、等、显存四列（中间隔着"L2 总"）
-            assert m.num(v) == cell
+        t = tables("\n".join(lines[i:]))[0]                          # 比 100 列宽时分段印：按表头拼回一张读
+        row = next(r for r in t.rows if r[0].startswith(who + " "))
+        for v, name in zip(parts, ("算 µs", "搬 µs", "等 µs", "显存 µs")):
+            assert m.num(v) == row[t.col(name)]
     kind, _, data = m.CHARTS.drawn["13_demo1_roofline"]
     assert kind == "scatter"
-    first, rest = data["series"].values()
+    *named, rest = data["series"].values()                          # 上表的 4 个形状各是一条序列，图例里有名字
+    assert list(data["series"]) == [m.label(*s) for s in m.DEMO1_SHAPES] + ["其余 84 个形状"]
+    first = [p for pts in named for p in pts]
     assert len(first) == 4 and len(first) + len(rest) == 88
     table = table_after(out, "形状               N×K")
     for (x, y), r in zip(first, table):                              # 4 个形状：算术强度一样；TFLOPS 就是"最优"那行

@@ -34,8 +34,11 @@ def printed_suggestions(script, args, env=None):
     out = []
     for item in items:
         lines = item.splitlines()
-        what = "".join(line.strip() for line in lines[:-1])
-        out.append((what, lines[-1].strip()))
+        k = len(lines) - 1                             # 依次跑的几条命令各占一行（console.print_try）：用 && 连起来
+        while k > 1 and lines[k - 1].startswith("       ") and lines[k - 1].strip().startswith(("python3 ", "make ")):
+            k -= 1
+        what = "".join(line.strip() for line in lines[:k])
+        out.append((what, " && ".join(line.strip() for line in lines[k:])))
     return out
 
 

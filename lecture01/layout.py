@@ -1,0 +1,167 @@
+"""
+第 1 讲 · layout —— 终端（console.py）和 SVG（svg.py）共用的排版几何：显示宽度、折行、图的坐标轴、热力图的分档。
+
+    display_width(s)               字符串在终端里占几列（中文、全角两列）
+    wrap(text, width, indent)      按显示宽度折行；"【本次不成立】"永远不拆开
+    tokens(text) / kind(ch)        折行用的小段和字符种类（console 折表头时也用）
+    Axis(values, cells, ...)       一根轴：数据 → 格子坐标，整刻度
+    finite(values, what)           图的数据转成 float，有 NaN、无穷大就报错
+    heat_edges / heat_levels       热力图五档的边界、每格的档位
+
+依赖方向只有一个：console 和 svg 都 import 这里，这里不 import 它们（console 写 SVG 文件时才 import svg）。
+只用标准库；导入时不打印任何东西。
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from functools import lru_cache
+
+OPENING = "（「『《【〔"                             # 不放在行尾的全角开括号
+CLOSING = "，。、；：！？）」』》】〕"                 # 不放在行首的全角标点
+FAILED = "【本次不成立】"                          # 不成立的观察的标记：折行时永远不拆开（grep 得到，一行一个）
+UNBREAKABLE = (FAILED,)                           # 折行时当作一个字的片段
+HEAT_LEVELS = 5                                   # 热力图分几档（终端里 · ░ ▒ ▓ █，SVG 里五种颜色）
+LOG_SNAP = 0.01                      # 对数轴：最小的数比 10 的幂小不到 0.01 个数量级（约 2%）时，轴从这个幂开始
+
+
+def display_width(s: str) -> int:
+    """字符串在终端里占几列：宽字符、全角字符 2 列，组合字符 0 列，其余 1 列。
+    折行、对齐表格时对每一段都要算（一次运行上万次），所以纯 ASCII 直接取长度（ASCII 里没有组合字符、没有宽字符，
+    每个都是 1 列），其余按字符查 _char_width 的缓存。"""
+    if s.isascii():
+        return len(s)
+    return sum(map(_char_width, s))
+
+
+@lru_cache(maxsize=4096)
+def _char_width(ch: str) -> int:
+    """一个字符占几列（display_width 的定义）；按字符缓存：课程印的不同字符只有几百个。"""
+    return 0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+
+
+def kind(ch: str) -> str:
+    """字符的种类：空格 " "、宽字符 "w"（汉字、全角标点）、其余 "n"（西文字母、数字、半角符号）。"""
+    return " " if ch == " " else "w" if display_width(ch) == 2 else "n"
+
+
+def tokens(text: str) -> list[str]:
+    """切成可以在其间换行的小段：一串空格、一个宽字符、一个不含空格的西文词 / 数字，或一整个 UNBREAKABLE 片段
+    （"【本次不成立】"永远在同一行）。"""
+    out: list[str] = []
+    pieces = re.split("(" + "|".join(map(re.escape, UNBREAKABLE)) + ")", text)
+    for piece in pieces:
+        if piece in UNBREAKABLE:
+            out.append(piece)
+            continue
+        for ch in piece:
+            if out and kind(ch) != "w" and out[-1] not in UNBREAKABLE and kind(out[-1][-1]) == kind(ch):
+                out[-1] += ch                              # 同一个西文词、同一串空格连在一起
+            else:
+                out.append(ch)
+    return out
+
+
+def wrap(text: str, width: int, indent: str = "") -> list[str]:
+    """把一段文字按显示宽度折成每行不超过 width 列的若干行；第二行起以 indent 开头（悬挂缩进）。"""
+    room = width - display_width(indent)                   # 续行除去缩进还剩几列
+    todo = tokens(text)[::-1]                              # 倒过来当栈用
+    lines, cur = [], []                                    # 折好的行；当前行的小段
+    while todo:
+        tok = todo.pop()
+        if tok.isspace():
+            if cur or not lines:                           # 续行不以空格开头；行尾的空格换行时去掉
+                cur.append(tok)
+            continue
+        if len(tok) > 1 and display_width(tok) > room and tok not in UNBREAKABLE:
+            todo.extend(tok[::-1])                         # 一整行都放不下的长词：只好按字符拆开
+            continue
+        head = indent if lines else ""
+        if display_width(head + "".join(cur) + tok) <= width:
+            cur.append(tok)
+            continue
+        carry = [tok]                                      # 放不下就换行；全角标点不落在行首、开括号不落在行尾
+        while (len(cur) > 1 and not cur[-1].isspace() and (carry[0] in CLOSING or cur[-1] in OPENING)
+               and display_width(indent + cur[-1] + "".join(carry)) <= width):
+            carry.insert(0, cur.pop())
+        lines.append(head + "".join(cur).rstrip(" "))
+        cur = carry
+    lines.append((indent if lines else "") + "".join(cur).rstrip(" "))
+    return lines
+
+
+# ---------------------------------------------------------------- 图的几何：数据检查、刻度、轴、热力图分档
+
+def finite(values, what: str, positive: bool = False) -> list[float]:
+    """把数据转成 float；有 NaN、无穷大（或对数轴上 ≤ 0 的数）就报错，说清是哪组数据。"""
+    out = [float(v) for v in values]
+    for v in out:
+        if not math.isfinite(v) or (positive and v <= 0):
+            raise ValueError(f"{what}里有 {v}：图只能画有限的数" + ("，对数轴上的数还必须大于 0" if positive else ""))
+    return out
+def nice_ticks(lo: float, hi: float, n: int = 5, integer: bool = False) -> tuple[float, list[float]]:
+    """覆盖 [lo, hi] 的"整"刻度：步长是 1、2、5 乘 10 的幂（刻度印成两位小数也准），在 2 到 n + 2 段里挑多覆盖的范围
+    最少的（一样少取段数离 n 近的）。integer=True（数据都是整数，比如第几个提议）：步长至少是 1，刻度都是整数
+    （范围只有 1 时就是一段）。
+    返回 (步长, 刻度)；lo == hi 时先撑开一点。"""
+    if hi - lo <= max(1e-9 * max(abs(lo), abs(hi)), 1e-300):              # 一样大（或差得比浮点精度还小）
+        pad = abs(lo) * 0.05 or 0.5
+        lo, hi = lo - pad, hi + pad
+    mag = 10.0 ** math.floor(math.log10((hi - lo) / max(1, n)))
+    options = []                                                          # (多覆盖的范围, 段数离 n 多远, 步长, a, b)
+    for step in (m * mag * e for e in (0.1, 1, 10, 100) for m in (1, 2, 5)):
+        if integer and step < 1:
+            continue
+        a, b = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+        if (1 if integer else 2) <= b - a <= n + 2:
+            options.append((round((b - a) * step / (hi - lo), 9), abs(b - a - n), step, a, b))
+    _, _, step, a, b = min(options)
+    return step, [float(f"{k * step:.12g}") for k in range(a, b + 1)]    # 去掉 0.30000000000000004 这种尾巴
+
+
+class Axis:
+    """一根轴：数据范围 → 0..cells-1 的格子坐标。对数轴先取 log10。刻度正好落在格子上（每段 per 格）。"""
+
+    def __init__(self, values: list[float], cells: int, log: bool, fmt: str, n: int, soft: bool = False):
+        self.log = log
+        vals = [math.log10(v) for v in values] if log else values
+        if log:                                            # 对数轴：刻度在 10 的整数次幂上；最大的数贴着顶时多留一格
+            a, b = math.floor(min(vals) + LOG_SNAP), math.ceil(max(vals) - 1e-9)   # 比 10 的幂小一丁点的不多占一段
+            b = max(b, a + 1) + (max(vals) > max(b, a + 1) - 0.05)
+            ticks = [float(k) for k in range(a, b + 1)]
+        else:
+            _, ticks = nice_ticks(min(vals), max(vals), n, integer=all(v == int(v) for v in vals))
+        self.lo, self.hi = ticks[0], ticks[-1]
+        per = (cells - 1) / (len(ticks) - 1)
+        self.per = max(1, round(per) if soft else int(per))   # 每段几格：soft（y 轴的高度）取最接近的，否则不超过给的格数
+        self.cells = self.per * (len(ticks) - 1) + 1
+        self.ticks = ticks
+        self.labels = [fmt.format(10.0 ** t if log else t) for t in ticks]
+
+    def pos(self, v: float) -> float:
+        """数据值 → 格子坐标（浮点，0 是轴的起点）。"""
+        t = math.log10(v) if self.log else v
+        return (t - self.lo) / (self.hi - self.lo) * (self.cells - 1)
+
+
+def heat_edges(lo: float, hi: float, log: bool = False) -> list[float]:
+    """热力图五档的边界（6 个数）：把 [最小, 最大] 等分成五段；log=True 时按比例等分（1、1.28、1.63……，倍数用）。"""
+    n = HEAT_LEVELS
+    if log:
+        return [lo * (hi / lo) ** (k / n) for k in range(n + 1)]
+    return [lo + (hi - lo) * k / n for k in range(n + 1)]
+
+
+def heat_levels(values: list[list[float]], log: bool = False) -> tuple[float, float, list[list[int]]]:
+    """热力图每格的档位 0..4（按 heat_edges 分档）。全部相等时都是 0 档。"""
+    flat = [v for row in values for v in row]
+    lo, hi = min(flat), max(flat)
+    if log and lo <= 0:
+        raise ValueError("按比例分档的热力图只能画大于 0 的数")
+    edges = heat_edges(lo, hi, log)
+    level = lambda v: 0 if hi == lo else sum(v >= e for e in edges[1:-1])  # noqa: E731
+    return lo, hi, [[level(v) for v in row] for row in values]
+
+

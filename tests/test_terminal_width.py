@@ -1,0 +1,104 @@
+"""每个编号脚本在 80 列的终端里读得完整（issue 24）：以前在 80×60 的伪终端里（NO_COLOR=1、不设 COLUMNS）一共印出
+263 行比 80 列宽的字（中文两列），几乎都是表格的行，终端把它们折成两半、列就对不齐了。现在太宽的表分段印（每段重复
+行名那一列），图跟着终端的宽度，说明文字折行，命令单独一行。这里用默认参数在真的伪终端里跑（窗口大小用 ioctl 设），
+数比终端宽的行；管道里（100 列）也一样。"""
+
+import os
+import re
+import sys
+
+import pytest
+
+from conftest import ahead, base_env, run_in_pty, run_script
+from printed import width
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NUMBERED = sorted(os.path.relpath(os.path.join(d, f), ROOT) for d in
+                  (os.path.join(ROOT, x) for x in os.listdir(ROOT) if x.startswith("lecture"))
+                  for f in os.listdir(d) if re.match(r"\d\d_.*\.py$", f))
+NARROW = ("lecture10/01_config_space.py", 60)     # 60 列（投影仪上的大字号）：没有代码清单、没有长命令的那个脚本
+
+
+def shown_width(line: str) -> int:
+    return sum(width(ch) for ch in line)
+
+
+def too_wide(text: str, cols: int) -> list[str]:
+    return [f"{shown_width(line)}: {line}" for line in text.split("\n") if shown_width(line) > cols]
+
+
+def _in_terminal(path, cols):
+    @ahead
+    def run():
+        return run_in_pty([path], cols, {"NO_COLOR": "1"}, env=base_env(), timeout=300)
+    return run
+
+
+TERMINAL = {(p, 80): _in_terminal(p, 80) for p in NUMBERED} | {NARROW: _in_terminal(*NARROW)}
+PREFETCH = list(TERMINAL.values()) + [(p,) for p in NUMBERED]        # conftest：收集完测试后在后台先跑
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("path, cols", list(TERMINAL), ids=[f"{p}@{c}" for p, c in TERMINAL])
+def test_every_script_fits_the_terminal_it_runs_in(path, cols):
+    p = TERMINAL[path, cols]()
+    assert p.returncode == 0, p.stderr
+    assert "\033[" not in p.stdout                                       # NO_COLOR：没有颜色码混在宽度里
+    assert too_wide(p.stdout, cols) == []
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("path", NUMBERED)
+def test_piped_output_has_no_line_wider_than_100(path):
+    p = run_script(path, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert too_wide(p.stdout, 100) == []
+
+
+# ---------------------------------------------------------------- 图：跟着宽度，放不下时说一行
+
+ROWS = ["8B qkv", "8B o", "70B/8 gate_up", "逐形状最优（上限）"]
+COLS = ["1", "16", "32", "64", "128", "256", "512", "1024", "2048", "4096", "8192"]
+
+
+@pytest.mark.parametrize("cols", [60, 80, 100])
+def test_charts_fit_the_width(cols):
+    from console import format_bars, format_heatmap, format_line, format_scatter
+    charts = [format_heatmap("热力图", ROWS, COLS, [[1 + (i * j) % 7 / 10 for j in range(11)] for i in range(4)],
+                             x_label="M", width=cols),
+              format_bars("横条", ROWS, [[3, 1, 2]] * 4, segments=["算", "搬", "等"], width=cols),
+              format_line("折线", {"完整系统": [(i, 1 + i / 100) for i in range(120)], "不进化": [(i, 1.05) for i in range(120)]},
+                          refs=[("逐形状最优 1.302×", 1.302)], width=cols),
+              format_scatter("散点", {"8B gate_up M=1": [(1, 3)], "其余 84 个形状": [(10 ** (i / 30), i) for i in range(84)]},
+                             background="其余 84 个形状", log_x=True, width=cols)]
+    for chart in charts:
+        assert too_wide(chart, cols) == [] and "最窄" not in chart, chart
+
+
+def test_a_chart_that_cannot_fit_says_so_in_one_line():
+    from console import format_heatmap
+    chart = format_heatmap("40 列的热力图", ["a", "b"], [str(i) for i in range(40)], [list(range(40))] * 2, width=60)
+    last = chart.split("\n")[-1]
+    assert too_wide(chart, 60) and re.fullmatch(r"（这张图最窄也要 \d+ 列，比 60 列宽：按最窄的样子印。）", last), last
+    assert max(map(shown_width, chart.split("\n"))) == int(re.search(r"\d+", last).group())
+
+
+# ---------------------------------------------------------------- 原样印的几行字、命令
+
+def test_fit_lines_folds_only_the_lines_that_do_not_fit():
+    from console import fit_lines
+    text = "短的一行\n  8B o M=256 (N=4096, K=4096)：离屋顶线慢 3.95×，比见过的最好慢 1.55×，现在用 (128, 256, 64, 8, 4, 8)"
+    out = fit_lines(text, 60).split("\n")
+    assert out[0] == "短的一行" and len(out) > 2 and too_wide("\n".join(out), 60) == []
+    assert all(line.startswith("      ") for line in out[2:])              # 续行比原来的缩进多四格
+    assert "".join(line.strip() for line in out[1:]).replace(" ", "") == text.split("\n")[1].replace(" ", "")
+    assert fit_lines(text, 200) == text
+
+
+def test_chained_commands_print_one_per_line_and_whole(capsys):
+    from console import print_try
+    long = "python3 lecture14/04_alphaevolve_tiling.py --knob L2_BW=1.54e+13 --tolerance 0.05"
+    print_try([("先跑第 13 讲，再用同一个模型跑第 14 讲：", ("python3 lecture13/01_timing_model.py --knob L2_BW=1.54e+13", long))])
+    lines = capsys.readouterr().out.split("\n")
+    assert lines[-3:] == ["       python3 lecture13/01_timing_model.py --knob L2_BW=1.54e+13", "       " + long, ""]
