@@ -117,25 +117,14 @@ def folder_of(name: str, g_paths: dict) -> str:
     return os.path.relpath(g_paths[name], ROOT).split(os.sep)[0]
 
 
-# lecture01 的 console.py ↔ svg.py 这一对由另一个 issue 拆开（表格的改动和它在一起）；合并以后这一项应当通过
-# （strict：到时候它 XPASS 就是失败，提醒去掉这个标记）。
-KNOWN = {"lecture01": "console.py 和 svg.py 互相 import（svg 从 console 拿 _Axis、_check 等私有名字），在另一个 issue 里拆"}
-
-
-def _param(folder):
-    if folder in KNOWN:
-        return pytest.param(folder, marks=pytest.mark.xfail(reason=KNOWN[folder], strict=True))
-    return folder
-
-
-@pytest.mark.parametrize("folder", [_param(f) for f in FOLDERS])
+@pytest.mark.parametrize("folder", FOLDERS)
 def test_no_import_cycle(folder):
     paths = modules()
     found = [c for c in cycles(graph()) if any(folder_of(m, paths) == folder for m in c)]
     assert found == [], f"import 成环：{found}"
 
 
-@pytest.mark.parametrize("folder", [_param(f) for f in FOLDERS if f != "tests"])
+@pytest.mark.parametrize("folder", [f for f in FOLDERS if f != "tests"])
 def test_no_private_name_imported_from_another_file(folder):
     # 课程模块之间只用公开的名字（测试为了测内部，可以 import 被测模块的私有函数）
     paths = modules()
@@ -162,12 +151,13 @@ def test_the_checker_finds_a_cycle_and_a_private_import(tmp_path, monkeypatch):
 
 
 def test_the_lecture_dependencies_point_one_way():
-    # README 的图：evolve → sched_lab → kernel_lab；console、runner、svg（第 1 讲）不 import 别的讲
+    # README 的图：evolve → sched_lab → kernel_lab；第 1 讲的 console、runner、svg、layout 不 import 别的讲
     g = graph()
+    lecture01 = ("console", "svg", "runner", "layout")
     assert not {t for t, _, _ in g["kernel_lab"]} & {"sched_lab", "evolve", "console"}
     assert not {t for t, _, _ in g["sched_lab"]} & {"evolve", "console"}
-    for m in ("console", "svg", "runner"):
-        assert all(t in ("console", "svg", "runner") for t, _, _ in g[m]), (m, g[m])
+    for m in lecture01:
+        assert all(t in lecture01 for t, _, _ in g[m]), (m, g[m])
     # DSL：解析器（source）import 类型和界（program），反过来不
     assert "evolve.program" in {t for t, _, _ in g["evolve.source"]}
     assert "evolve.source" not in {t for t, _, _ in g["evolve.program"]}

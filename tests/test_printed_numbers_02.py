@@ -11,6 +11,7 @@ from collections import Counter
 import pytest
 
 from conftest import run_script
+from console import fit_lines
 from evolve import EXPERT, VALID, Config, Evaluator, Program, choose, evolve, parse
 from evolve.loop import ProgramDatabase
 from evolve.mock_llm import MISTAKE, OPS, Dice, MockLLM
@@ -67,9 +68,10 @@ def printed_prompt(text):
 
 
 def test_demo1_prompt(stdout, step, table, train):
-    text = printed_prompt(section(stdout, "演示 1"))
+    printed = printed_prompt(section(stdout, "演示 1"))
     prompt = step["prompt"]
-    assert text == prompt.text()                                          # 同一个提示词（演示 2 用它）
+    text = prompt.text()
+    assert printed == fit_lines(text, 100)      # 同一个提示词（演示 2 用它）；重定向时比 100 列宽的行才折开
     parent = parse(prompt.parent_src)
     assert shows(find(r"# 当前程序（分数 ([\d.]+)×", text)[1], math.exp(log_speedup(table, parent, train)))
     lines = re.findall(r"^  (.+?) M=(\d+) \(N=(\d+), K=(\d+)\)：离屋顶线慢 ([\d.]+)×，比见过的最好慢 ([\d.]+)×，现在用 \(([\d, ]+)\)$",
