@@ -33,6 +33,7 @@ import re
 import sys
 import threading
 import time
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -57,6 +58,7 @@ HOST = "127.0.0.1"
 MAX_BODY = 1_000_000               # 一个请求的正文最多这么多字节（OpenEvolve 的提示约一万字节）
 REQUEST_SECONDS = 30.0             # 一个请求从连上到回完最多这么久，慢慢发的客户端到点就断开
 MAX_REQUESTS = 1_000_000           # 默认最多回答这么多个补全（测试里设得很小）
+NO_PROGRAM = "（提示里没有读得懂的程序）"
 N_FEEDBACK = 6                     # 和 evolve.loop 给的反馈一样多
 
 _START = "# EVOLVE-BLOCK-START"
@@ -194,19 +196,32 @@ class MockAnswerer:
         self.sense = TableSense(table, train)
         self.llm = MockLLM(Dice(seed))
         self.lock = threading.Lock()
-        self.n = 0
-        self.prompt_chars = 0
+        self.n = 0                                 # 回答了几个提示
+        self.prompt_chars = 0                      # 提示一共多少个字符
+        self.others = 0                            # 提示里一共有几个别的程序（灵感）
+        self.ops: Counter = Counter()              # MockLLM 做了哪种修改，各几次（读不懂的提示记作 NO_PROGRAM）
+        self.seconds = 0.0                         # 读提示、想修改一共用了几秒（不算 HTTP）
 
     def answer(self, text: str) -> str:
         with self.lock:
-            self.n += 1
-            self.prompt_chars += len(text)
+            t0 = time.perf_counter()
             try:
-                prompt, current = self.sense.prompt(text)
-            except NoProgram as e:
-                return str(e)
-            _, reply = self.llm.propose(prompt)
-            return onto(current, prompt.parent_src, reply)
+                return self._answer(text)
+            finally:
+                self.seconds += time.perf_counter() - t0
+
+    def _answer(self, text: str) -> str:
+        self.n += 1
+        self.prompt_chars += len(text)
+        try:
+            prompt, current = self.sense.prompt(text)
+        except NoProgram as e:
+            self.ops[NO_PROGRAM] += 1
+            return str(e)
+        op, reply = self.llm.propose(prompt)
+        self.ops[op] += 1
+        self.others += len(prompt.inspirations)
+        return onto(current, prompt.parent_src, reply)
 
 
 # ---------------------------------------------------------------- HTTP

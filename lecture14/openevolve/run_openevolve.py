@@ -46,6 +46,18 @@ MISSING = ("没装 OpenEvolve（可选的依赖，别的脚本都不需要它）
 SERVER_START_SECONDS = 60.0
 
 
+MOCK_BASE = "http://127.0.0.1:8765/v1"        # config.yaml 里指着 MockLLM 服务器的地址（它的默认端口）
+
+
+def configured_llm() -> tuple[str, str]:
+    """config.yaml 里 llm 的 (api_base, 第一个模型名)（只认这个文件自己的写法：每个一行）。"""
+    with open(CONFIG, encoding="utf-8") as f:
+        text = f.read()
+    base = re.search(r"^\s*api_base:\s*(\S+)", text, re.M)
+    name = re.search(r"^\s*-\s*name:\s*(\S+)", text, re.M)
+    return (base.group(1) if base else ""), (name.group(1) if name else "")
+
+
 def have_openevolve() -> bool:
     """装了 OpenEvolve 吗（只找，不 import：import 它要一两秒）。lecture14/openevolve 这个目录本身不算——
     没装时 import openevolve 会把它当成一个空的"命名空间包"。"""
@@ -108,9 +120,9 @@ def start_server(procs: Processes, seed: int = 0) -> tuple[subprocess.Popen, str
     return p, m.group(1).decode()
 
 
-def run_openevolve(procs: Processes, url: str, iterations: int, seed: int, output: str, progress=None,
+def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int, output: str, progress=None,
                    label: str = "OpenEvolve") -> dict:
-    """在一个新的进程组里让 OpenEvolve 对着 url 跑 iterations 个提议，输出放在 output（要是空的或不存在）。
+    """在一个新的进程组里让 OpenEvolve 对着 url（None：用 config.yaml 里的 api_base）跑 iterations 个提议，输出放在 output（要是空的或不存在）。
     progress(已经完成几个提议, 一共几个) 大约每秒调用一次。返回 read_run(output) 的结果，加上 seconds（墙上时间）。
     OpenEvolve 出错退出：抛 RuntimeError，说明在它的日志哪里。"""
     os.makedirs(output, exist_ok=True)
@@ -193,9 +205,10 @@ def child(spec: dict) -> int:
     from openevolve.config import load_config
     cfg = load_config(CONFIG)
     url = spec["url"]
-    cfg.llm.api_base = url
-    for m in cfg.llm.models + cfg.llm.evaluator_models:
-        m.api_base = url
+    if url is not None:                                       # 对着 MockLLM 服务器：换成它这次的端口
+        cfg.llm.api_base = url
+        for m in cfg.llm.models + cfg.llm.evaluator_models:
+            m.api_base = url
     cfg.random_seed = spec["seed"]
     cfg.database.random_seed = spec["seed"]
     cfg.max_iterations = spec["iterations"]
@@ -258,9 +271,15 @@ def main(argv=None) -> int:
         return 2
     procs = Processes()
     on_interrupt(procs.close)
+    base, model = configured_llm()
+    mock = base == MOCK_BASE
     try:
-        progress(f"开 MockLLM 服务器，再让 OpenEvolve {VERSION} 跑 {a.iterations} 个提议（进度在这里；Ctrl-C 随时停下）……")
-        _, url = start_server(procs, a.seed)
+        if mock:
+            progress(f"开 MockLLM 服务器，再让 OpenEvolve {VERSION} 跑 {a.iterations} 个提议（进度在这里；Ctrl-C 随时停下）……")
+            _, url = start_server(procs, a.seed)
+        else:
+            progress(f"OpenEvolve {VERSION} 问 config.yaml 里的 {base}（模型 {model}），跑 {a.iterations} 个提议……")
+            url = None
         res = run_openevolve(procs, url, a.iterations, a.seed, output,
                              progress=lambda k, n: progress(f"  OpenEvolve：{k}/{n} 个提议"))
     except RuntimeError as e:
@@ -272,8 +291,8 @@ def main(argv=None) -> int:
     train, test = split_shapes()
     best = best_program(res)
     tr, te = geomean_speedup(best, train, table), geomean_speedup(best, test, table)
-    print(f"OpenEvolve {VERSION} 跑第 14 讲的问题：{a.iterations} 个提议，种子 {a.seed}；LLM 是 MockLLM 服务器"
-          "（没有真的语言模型），时间来自第 13 讲的解析模型。")
+    who = "LLM 是 MockLLM 服务器（没有真的语言模型）" if mock else f"LLM 是 {model}（config.yaml 的 {base}）"
+    print(f"OpenEvolve {VERSION} 跑第 14 讲的问题：{a.iterations} 个提议，种子 {a.seed}；{who}，时间来自第 13 讲的解析模型。")
     print(f"最好的程序（用本讲的 evolve 重新算：训练形状上比专家快 {tr:.3f}×，测试形状上 {te:.3f}×，"
           f"训练形状上是逐形状最优的 {tr / oracle_speedup(train, table):.0%}；{best.n_rules()} 条规则）：")
     print(render(best), end="")

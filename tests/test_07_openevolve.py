@@ -1,0 +1,166 @@
+"""
+lecture14/07_openevolve.py：本讲的循环和 OpenEvolve（真的 openevolve 0.4.0）对着同一个 MockLLM 服务器并排跑。
+观察两个分支都走一遍（造出来的数）；一次小预算的真运行：表里的数就是印出的最好程序用本讲的 API 算的，同样的参数
+两次运行标准输出逐字节相同，--svg 写出图；没装 OpenEvolve 一句话、退出码 1；Ctrl-C 一秒内停下，
+OpenEvolve 的 worker 进程都结束。
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, ahead, base_env, load_script, run_concurrently, session_dir, stop_group
+
+from console import FAILED
+from evolve import geomean_speedup, oracle_speedup, parse, split_shapes
+
+SCRIPT = os.path.join(ROOT, "lecture14", "07_openevolve.py")
+S07 = load_script("lecture14/07_openevolve.py", "openevolve_07")
+
+
+def run(system, seed, train, test=None, failed=5, full=50, cached=5, probe=10, chars=2000, others=2.0, seconds=1.0,
+        mock=0.05):
+    return dict(system=system, seed=seed, train=train, test=train if test is None else test, failed=failed, full=full,
+                cached=cached, probe=probe, prompt_chars=chars, others=others, crossover=3, seconds=seconds,
+                mock_seconds=mock)
+
+
+def texts(ours, theirs, budget=100):
+    return [str(o) for o in S07.observations(ours, theirs, budget)]
+
+
+GOOD_OURS = [run(S07.OURS, 0, 1.20), run(S07.OURS, 1, 1.22)]
+GOOD_THEIRS = [run(S07.THEIRS, 0, 1.19, full=70, chars=9000, others=5.0, seconds=30.0),
+               run(S07.THEIRS, 1, 1.24, full=80, chars=9000, others=5.0, seconds=30.0)]
+
+
+def test_observations_hold_on_numbers_that_support_them():
+    obs = texts(GOOD_OURS, GOOD_THEIRS)
+    assert not any(FAILED in o for o in obs)
+    assert "两边差不多" in obs[1] and "相差 0.005" in obs[1]
+    assert "本讲的循环完整评估的程序更少（50 个对 75 个" in obs[2]
+    assert "是本讲的 4.5 倍" in obs[3] and "5.0 个别的程序" in obs[3]
+    assert "10 倍以上" in obs[5]
+
+
+def test_observations_say_not_holding_with_criterion_and_measured_value():
+    ours = [run(S07.OURS, 0, 0.99, full=90, seconds=10.0), run(S07.OURS, 1, 1.01, full=90, seconds=10.0)]
+    theirs = [run(S07.THEIRS, 0, 1.10, full=60, chars=3000, others=1.0, seconds=20.0),
+              run(S07.THEIRS, 1, 1.10, full=60, chars=3000, others=1.0, seconds=20.0)]
+    obs = texts(ours, theirs)
+    assert obs[0].startswith(FAILED) and "最差的一次是 0.990×" in obs[0]
+    assert obs[2].startswith(FAILED) and "本讲的循环 90 个，OpenEvolve 60 个" in obs[2]
+    assert obs[3].startswith(FAILED) and "OpenEvolve 3,000 个字符、1.0 个别的程序" in obs[3]
+    assert obs[5].startswith(FAILED) and "是 2.0 倍" in obs[5]
+
+
+@pytest.mark.parametrize("ours,theirs,says", [
+    ((1.30, 1.31), (1.10, 1.11), "本讲的循环在训练形状上更高：中位数 1.305× 对OpenEvolve的 1.105×"),
+    ((1.10, 1.11), (1.30, 1.31), "OpenEvolve在训练形状上更高：中位数 1.305× 对本讲的循环的 1.105×"),
+])
+def test_which_system_is_ahead_is_what_the_numbers_say(ours, theirs, says):
+    o = [run(S07.OURS, i, x) for i, x in enumerate(ours)]
+    t = [run(S07.THEIRS, i, x, full=80, chars=9000, others=5.0, seconds=30.0) for i, x in enumerate(theirs)]
+    obs = texts(o, t)
+    assert says in obs[1] and "也是它更高" in obs[1]
+    t[0]["test"] = t[1]["test"] = 2.0 if ours[0] > theirs[0] else 0.5      # 测试形状上反过来
+    assert "反过来了" in texts(o, t)[1]
+
+
+def run_07(*args):
+    return [sys.executable, SCRIPT, "--budget", "8", "--seeds", "1", *args]
+
+
+@ahead
+def two_runs():
+    """07 小预算跑两次（同时跑；第二次加 --svg）。"""
+    svg = session_dir("svg07")
+    a, b = run_concurrently(run_07(), run_07("--svg", svg), timeout=240)
+    return a, b, svg
+
+
+PREFETCH = [two_runs]
+
+
+def test_07_table_matches_the_printed_best_programs_and_stdout_is_reproducible(table):
+    a, b, svg = two_runs()
+    assert a.returncode == 0, a.stderr[-3000:]
+    assert b.returncode == 0, b.stderr[-3000:]
+    assert a.stdout == b.stdout                                 # 同样的参数，逐字节相同（时间在标准错误上）
+    assert os.path.exists(os.path.join(svg, "07_best_score.svg"))
+    train, test = split_shapes()
+    blocks = re.findall(r"^(\S+)，种子 (\d)（训练 ([\d.]+)×，测试 ([\d.]+)×，\d+ 条规则）：\n(# EVOLVE-BLOCK-START\n.*?"
+                        r"# EVOLVE-BLOCK-END\n)", a.stdout, re.M | re.S)
+    assert {b[0] for b in blocks} == {"本讲的循环", "OpenEvolve"}
+    o_tr = oracle_speedup(train, table)
+    for system, seed, tr, te, src in blocks:
+        p = parse(src)
+        assert f"{geomean_speedup(p, train, table):.3f}" == tr and f"{geomean_speedup(p, test, table):.3f}" == te
+        row = next(line for line in a.stdout.splitlines() if line.startswith(system) and line.split()[1] == seed)
+        assert row.split()[2:5] == [f"{tr}×", f"{te}×", f"{float(tr) / o_tr:.0%}"]
+    assert "OpenEvolve，种子 0：" in a.stderr and "用时（墙上时间" in a.stderr
+
+
+def test_07_without_openevolve_is_one_sentence_and_exit_1():
+    code = (f"import runpy, sys; sys.modules['openevolve'] = None; sys.argv = [{SCRIPT!r}]; "
+            f"runpy.run_path({SCRIPT!r}, run_name='__main__')")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=base_env(), cwd=ROOT)
+    assert (p.returncode, p.stdout, p.stderr) == (1, "", S07.MISSING + "\n")
+
+
+def _descendants(pid: int) -> set[int]:
+    """pid 的所有后代（读 /proc）。"""
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(d))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.add(c)
+            todo.append(c)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="读 /proc 找子进程")
+def test_ctrl_c_stops_07_within_a_second_with_openevolve_workers_and_server():
+    p = subprocess.Popen([sys.executable, SCRIPT, "--budget", "400", "--seeds", "1"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True, env=base_env(), cwd=ROOT)
+    kids = set()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:                   # 等到 OpenEvolve 的 worker 在跑
+            line = p.stderr.readline()
+            if re.search(r"OpenEvolve，种子 0：\d+/400", line):
+                break
+        kids = _descendants(p.pid)
+        assert len(kids) >= 2, kids                           # OpenEvolve 的进程和它的 worker
+        t = time.monotonic()
+        os.killpg(p.pid, signal.SIGINT)                       # 终端的 Ctrl-C 发给前台的进程组
+        p.wait(10)
+        took = time.monotonic() - t
+        err = p.stderr.read()
+        assert p.returncode == 130 and err.strip().endswith("已中断。") and "Traceback" not in err
+        assert took < 1.5, took
+        time.sleep(0.5)
+        assert not [k for k in kids if _alive(k)]
+    finally:
+        stop_group(p, list(kids))
