@@ -212,13 +212,18 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
     return obs
 
 
-def main(argv=None):
+def build_parser():
     ap = parser("本讲的迷你进化循环和 OpenEvolve 并排跑同一个问题（第 14 讲 07）。")
     ap.add_argument("--budget", type=int_between(1, MAX_BUDGET), default=BUDGET,
                     help=f"每边、每个种子多少个提议，1 到 {MAX_BUDGET:,}（默认 {BUDGET}）")
     ap.add_argument("--seeds", type=int_between(1, MAX_SEEDS), default=SEEDS,
                     help=f"几个种子（0、1、……），1 到 {MAX_SEEDS}（默认 {SEEDS}）")
     Charts.add_argument(ap)
+    return ap
+
+
+def main(argv=None):
+    ap = build_parser()
     a = ap.parse_args(argv)
     CHARTS.reset(Charts.check_dir(ap, a.svg))
     _need_openevolve()
@@ -248,10 +253,11 @@ def main(argv=None):
     print_results(ours, theirs, table, train, test, a.budget)
     more = [("和 04 一样的预算、多一个种子（慢得多：时间几乎都在 OpenEvolve 那边）：",
              "python3 lecture14/07_openevolve.py --budget 1000 --seeds 3")] if a.budget < 1000 else []
-    print_try(more + [("只看 OpenEvolve 一次（它的日志、best/、每个子程序一行的 evolution_trace.jsonl 都留下）：",
-                       "make openevolve"),
-                      ("换成真的模型：把 lecture14/openevolve/config.yaml 的 api_base 和模型名换掉（见那个文件开头），"
-                       "再运行上一条命令。", "make openevolve ARGS=\"--iterations 50\"")])
+    print_try(more + [("只看 OpenEvolve 一次（300 个提议；它的日志、best/、每个子程序一行的 evolution_trace.jsonl 都留在 "
+                       "lecture14/openevolve/output）：", "make openevolve"),
+                      ("换成真的模型：把 lecture14/openevolve/config.yaml 里 api_base 那一行和 models 下的 name 换成你的"
+                       "（那个文件开头有 ollama 和托管 API 的写法），再问它 50 个提议：",
+                       "make openevolve ARGS=\"--iterations 50\"")])
     CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 

@@ -164,3 +164,45 @@ def test_ctrl_c_stops_07_within_a_second_with_openevolve_workers_and_server():
         assert not [k for k in kids if _alive(k)]
     finally:
         stop_group(p, list(kids))
+
+
+def try_commands(stdout):
+    block = stdout.split("\n可以试试：\n", 1)[1]
+    return [item.splitlines()[-1].strip() for item in re.split(r"\n(?=  \d+\. )", block.strip("\n"))]
+
+
+def test_07_try_commands_work_as_printed():
+    # 1：07 的参数解析收下这条命令（照它跑要十来分钟；同样的代码路径上面用小预算跑过）；
+    # 2、3：make openevolve 跑的就是 run_openevolve.py（带上 ARGS），它的参数解析收下 --iterations 50
+    a, _, _ = two_runs()
+    cmds = try_commands(a.stdout)
+    assert cmds == ["python3 lecture14/07_openevolve.py --budget 1000 --seeds 3", "make openevolve",
+                    'make openevolve ARGS="--iterations 50"']
+    words = cmds[0].split()
+    assert words[:2] == ["python3", "lecture14/07_openevolve.py"]
+    assert vars(S07.build_parser().parse_args(words[2:]))["budget"] == 1000
+    dry = subprocess.run(["make", "-n", "openevolve", "ARGS=--iterations 50"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert dry.returncode == 0 and "lecture14/openevolve/run_openevolve.py --iterations 50" in dry.stdout
+
+
+def test_the_real_model_edit_to_config_yaml_makes_openevolve_ask_that_server(tmp_path):
+    # 照"换成真的模型"那条建议改一份拷贝的 config.yaml（api_base 和模型名换成一个测试桩服务器），
+    # run_openevolve.py 不再开 MockLLM 服务器，OpenEvolve 的每个提议都问了桩服务器
+    import shutil
+    from stub_llm_server import StubServer
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    cfg = tmp_path / "lecture14" / "openevolve" / "config.yaml"
+    with StubServer(lambda n, text: "edit") as s:
+        text = cfg.read_text(encoding="utf-8")
+        assert text.count("  api_base: http://127.0.0.1:8765/v1\n") == 1 and text.count("    - name: mock\n") == 1
+        cfg.write_text(text.replace("  api_base: http://127.0.0.1:8765/v1\n", f"  api_base: {s.url}\n")
+                       .replace("    - name: mock\n", "    - name: stub\n"), encoding="utf-8")
+        p = subprocess.run([sys.executable, str(tmp_path / "lecture14" / "openevolve" / "run_openevolve.py"),
+                            "--iterations", "3", "--output", str(tmp_path / "out")], capture_output=True, text=True,
+                           timeout=180, env=base_env(), cwd=tmp_path)
+        asked = s.posts()
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert asked == 3 and f"LLM 是 stub（config.yaml 的 {s.url}）" in p.stdout
+    assert "开 MockLLM 服务器" not in p.stderr

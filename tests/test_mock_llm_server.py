@@ -268,15 +268,20 @@ def test_server_script_prints_its_address_and_stops_when_the_process_that_starte
 
 
 def test_04_runs_end_to_end_against_the_mock_server(table):
-    # 04 --llm <mock 服务器> --model mock：跑完，所有提议都问了服务器，没有一个因为调用失败或读不懂而失败
+    # README 的那条命令（04 --llm <mock 服务器> --model mock --budget 50 --seeds 1；服务器的端口这里是随便一个空闲的）：
+    # 跑完，所有提议都问了服务器，没有一个因为调用失败或读不懂而失败
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    assert (f"python3 lecture14/04_alphaevolve_tiling.py --llm http://127.0.0.1:{M.PORT}/v1 --model mock --budget 50 "
+            "--seeds 1") in readme and "python3 lecture14/mock_llm_server.py " in readme
     with M.MockServer(seed=0, table=table) as s:
         p = run_script_fresh(os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"), "--llm", s.url,
-                             "--model", "mock", "--budget", "60", "--seeds", "1", timeout=120, env=base_env())
+                             "--model", "mock", "--budget", "50", "--seeds", "1", timeout=120, env=base_env())
         served = s.answerer.n
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines()[1].startswith("LLM：mock（OpenAI 兼容接口")
-    assert served == 2 * 60                                    # 演示 2 一次、演示 3 另一种划分一次
+    assert served == 2 * 50                                    # 演示 2 一次、演示 3 另一种划分一次
     calls = next(line for line in p.stdout.splitlines() if line.startswith("LLM：调用次数"))
-    assert calls.split()[-2:] == ["60", "次"]                   # 演示 4 的成本账是演示 2 那一次
+    assert calls.split()[-2:] == ["50", "次"]                   # 演示 4 的成本账是演示 2 那一次
     no_program = next(line for line in p.stdout.splitlines() if "没变成可评估的程序" in line)
-    assert int(no_program.split()[-2].replace(",", "")) < 60 // 5     # 失败的只有 MockLLM 故意犯的错（3%）这么多
+    assert int(no_program.split()[-2].replace(",", "")) < 50 // 5     # 失败的只有 MockLLM 故意犯的错（3%）这么多
