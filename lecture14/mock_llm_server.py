@@ -29,7 +29,6 @@ import argparse
 import json
 import math
 import os
-import re
 import sys
 import threading
 import time
@@ -63,32 +62,63 @@ N_FEEDBACK = 6                     # 和 evolve.loop 给的反馈一样多
 
 _START = "# EVOLVE-BLOCK-START"
 _END = "# EVOLVE-BLOCK-END"
-_BLOCK_RE = re.compile(r"^[ \t]*# EVOLVE-BLOCK-START[^\n]*\n.*?^[ \t]*# EVOLVE-BLOCK-END[^\n]*(?:\n|\Z)", re.S | re.M)
-_FENCE_RE = re.compile(r"^```[^\n`]*\n(.*?)\n```", re.S | re.M)
-_OE_CURRENT = re.compile(r"^# Current Program[ \t]*\n```[^\n`]*\n(.*?)\n```", re.S | re.M)
+_OE_HEADER = "# Current Program"
 _OURS_CURRENT = "# 当前程序"
 
 
-# ---------------------------------------------------------------- 从提示里找程序
+# ---------------------------------------------------------------- 从提示里找程序（逐行扫一遍：代价和提示的长度成正比）
 
 class NoProgram(Exception):
     """提示里找不到当前程序，或者找到了读不懂。str 是回给客户端的那句话。"""
 
 
-def _programs_in(text: str) -> list[tuple[int, int, str]]:
-    """text 里所有的 EVOLVE 块：[(起点, 终点, 块的原文，含两行标记)]。"""
-    return [(m.start(), m.end(), m.group(0)) for m in _BLOCK_RE.finditer(text)]
+def _lines(text: str) -> list[tuple[int, str]]:
+    """[(行首的位置, 这一行（不含换行）)]。"""
+    out, at = [], 0
+    for line in text.split("\n"):
+        out.append((at, line))
+        at += len(line) + 1
+    return out
+
+
+def _blocks(text: str, lines) -> list[tuple[int, int, str]]:
+    """所有的 EVOLVE 块：[(起点, 终点, 原文，含两行标记和结尾的换行)]。START 之后再遇到 START，从新的那个算起。"""
+    out, open_at = [], None
+    for at, line in lines:
+        t = line.lstrip(" \t")
+        if t.startswith(_START):
+            open_at = at
+        elif t.startswith(_END) and open_at is not None:
+            stop = min(at + len(line) + 1, len(text))
+            out.append((open_at, stop, text[open_at:stop]))
+            open_at = None
+    return out
+
+
+def _fences(text: str, lines) -> list[tuple[int, str]]:
+    """所有 ``` 围栏里的代码：[(开头那行 ``` 的行号, 代码)]。行首的 ``` 一开一关。"""
+    out, open_i = [], None
+    for i, (at, line) in enumerate(lines):
+        if line.startswith("```"):
+            if open_i is None:
+                open_i = i
+            else:
+                a = lines[open_i + 1][0] if open_i + 1 < i else at
+                out.append((open_i, text[a:max(a, at - 1)]))
+                open_i = None
+    return out
 
 
 def find_programs(text: str) -> tuple[str, list[str]]:
     """(当前程序的原文, [别的程序的原文, ...])。当前程序是 OpenEvolve 的整个文件，或本讲提示里的那个 EVOLVE 块；
     找不到抛 NoProgram。"""
-    m = _OE_CURRENT.search(text)
-    if m is not None:                                         # OpenEvolve：围栏里的整个文件
-        current = m.group(1)
-        others = [f.group(1) for f in _FENCE_RE.finditer(text) if f.start(1) != m.start(1)]
-        return current, [o for o in others if _START in o or "def choose_config" in o]
-    blocks = _programs_in(text)
+    lines = _lines(text)
+    fences = _fences(text, lines)
+    for k, (i, code) in enumerate(fences):                  # OpenEvolve：紧跟在 "# Current Program" 下面的围栏
+        if i > 0 and lines[i - 1][1].rstrip() == _OE_HEADER:
+            others = [c for j, (_, c) in enumerate(fences) if j != k]
+            return code, [o for o in others if _START in o or "def choose_config" in o]
+    blocks = _blocks(text, lines)
     at = text.find(_OURS_CURRENT)
     if at >= 0:                                               # 本讲的 Prompt.text()
         after = [b for b in blocks if b[0] >= at]
@@ -105,8 +135,8 @@ def find_programs(text: str) -> tuple[str, list[str]]:
 
 def _block_span(src: str) -> tuple[int, int]:
     """src 里第一个 EVOLVE 块（含两行标记）的 [起点, 终点)；没有标记就是整个 src。"""
-    m = _BLOCK_RE.search(src)
-    return (m.start(), m.end()) if m else (0, len(src))
+    blocks = _blocks(src, _lines(src))
+    return (blocks[0][0], blocks[0][1]) if blocks else (0, len(src))
 
 
 # ---------------------------------------------------------------- 内核常识：从时间表算反馈

@@ -285,3 +285,13 @@ def test_04_runs_end_to_end_against_the_mock_server(table):
     assert calls.split()[-2:] == ["50", "次"]                   # 演示 4 的成本账是演示 2 那一次
     no_program = next(line for line in p.stdout.splitlines() if "没变成可评估的程序" in line)
     assert int(no_program.split()[-2].replace(",", "")) < 50 // 5     # 失败的只有 MockLLM 故意犯的错（3%）这么多
+
+
+@pytest.mark.parametrize("line", ["# EVOLVE-BLOCK-START", "```python", "# Current Program\n```"])
+def test_reading_a_prompt_is_linear_in_its_size(line, table):
+    # 几十万行没有配对的标记 / 围栏（接近 MAX_BODY）：逐行扫一遍，几秒之内回一句话（按块配对的正则要几分钟）
+    text = (line + "\n") * (M.MAX_BODY // (len(line) + 1) - 10)
+    a = M.MockAnswerer(table=table)
+    t = time.monotonic()
+    reply = a.answer(text)
+    assert time.monotonic() - t < 5 and parse_diff(reply) == ()

@@ -8,8 +8,7 @@
 initial_program.py、evaluator.py、config.yaml 跑 --iterations 个提议（api_base 换成这个服务器的地址）；关掉服务器，
 印出最好的程序和它在训练 / 测试形状上相对专家的加速比（用本讲的 evolve 重新算，和 evaluator 给 OpenEvolve 的分数
 核对过）。"LLM"是 MockLLM，没有真的语言模型；"硬件"是第 13 讲的解析模型。换成真的模型见 config.yaml 开头。
-用时：2 核的机器上每个提议约 0.15–0.25 秒（OpenEvolve 自己的开销：拼提示、进程间传程序库、MAP-Elites），
-默认的 300 个约一分钟；进度印到标准错误。Ctrl-C 一秒内停下：OpenEvolve 和它的 worker 进程、服务器都结束。
+用时见 README 的"更进一步"一节（几乎全是 OpenEvolve 自己的开销：每个提议零点几秒）；进度印到标准错误。Ctrl-C 一秒内停下：OpenEvolve 和它的 worker 进程、服务器都结束。
 OpenEvolve 的全部输出（日志、best/、每个评估过的子程序一行的 evolution_trace.jsonl）在 --output 目录里。
 
 07_openevolve.py 也用这里的 start_server、run_openevolve。本文件只用标准库；OpenEvolve 在一个单独的进程组里跑。
@@ -254,7 +253,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="run_openevolve.py", allow_abbrev=False,
                                  description="第 14 讲的问题交给 OpenEvolve，离线对着 MockLLM 服务器跑一次。")
     ap.add_argument("--iterations", type=_positive, default=ITERATIONS,
-                    help=f"提议的个数（默认 {ITERATIONS}，约一分钟；1000 和 04 的默认预算一样，约四分钟）")
+                    help=f"提议的个数（默认 {ITERATIONS}；1000 和 04 的默认预算一样）")
     ap.add_argument("--seed", type=int, default=0, help="OpenEvolve 和 MockLLM 的随机种子（默认 0）")
     ap.add_argument("--output", default=None, help="OpenEvolve 的输出目录（默认 lecture14/openevolve/output，每次清空重来）")
     a = ap.parse_args(argv)
