@@ -206,3 +206,15 @@ def test_the_real_model_edit_to_config_yaml_makes_openevolve_ask_that_server(tmp
     assert p.returncode == 0, p.stderr[-3000:]
     assert asked == 3 and f"LLM 是 stub（config.yaml 的 {s.url}）" in p.stdout
     assert "开 MockLLM 服务器" not in p.stderr
+
+
+@pytest.mark.parametrize("args,says", [(["--help"], None), (["--budget", "0"], "--budget"), (["--seeds", "x"], "--seeds"),
+                                       (["--budg", "5"], "--budg")])
+def test_07_arguments_help_and_one_sentence_errors(args, says):
+    p = subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=60, env=base_env(),
+                       cwd=ROOT)
+    if says is None:
+        assert p.returncode == 0 and "--budget" in p.stdout and "--seeds" in p.stdout and "--svg" in p.stdout
+    else:
+        assert p.returncode == 2 and p.stdout == "" and says in p.stderr and "Traceback" not in p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1
