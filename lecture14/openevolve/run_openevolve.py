@@ -299,7 +299,9 @@ def main(argv=None) -> int:
     print(f"{a.iterations} 个提议：{c['full']} 个做了完整评估，{c['probe']} 个在探针级就停了，"
           f"{c['rejected']} 个读不懂或启动不了（0 分），{c['no_child']} 个没变成子程序（回复打不上、没改动……）。")
     print(f"OpenEvolve 的输出（日志、best/、evolution_trace.jsonl）在 {os.path.relpath(output)}。")
-    progress(f"（用时 {res['seconds']:.1f} 秒，每个提议 {res['seconds'] / a.iterations:.2f} 秒）")
+    inside = res.get("seconds_inside", res["seconds"])
+    progress(f"（用时 {res['seconds']:.1f} 秒：OpenEvolve 启动和收尾 {res['seconds'] - inside:.1f} 秒，"
+             f"{a.iterations} 个提议 {inside:.1f} 秒，每个 {inside / a.iterations:.2f} 秒）")
     return 0
 
 
