@@ -295,3 +295,15 @@ def test_reading_a_prompt_is_linear_in_its_size(line, table):
     t = time.monotonic()
     reply = a.answer(text)
     assert time.monotonic() - t < 5 and parse_diff(reply) == ()
+
+
+def test_the_openai_sdk_talks_to_the_mock_server(table):
+    # 任何 OpenAI 客户端：openai 的官方 SDK（OpenEvolve 装进来的）列出模型、要一个补全，回的 SEARCH/REPLACE 打得上
+    openai = pytest.importorskip("openai")
+    with M.MockServer(table=table) as s:
+        client = openai.OpenAI(base_url=s.url, api_key="not-needed", max_retries=0, timeout=10)
+        assert [m.id for m in client.models.list()] == ["mock"]
+        r = client.chat.completions.create(model="mock", messages=[{"role": "user", "content": render(EXPERT)}])
+    content = r.choices[0].message.content
+    assert content == in_process(0, [render(EXPERT)], table)[0][1] and parse_diff(content)
+    assert r.usage.total_tokens == 0
