@@ -25,7 +25,6 @@ MockLLM 要的"逐形状反馈"由它自己从讲义的时间表算（训练形�
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -39,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import ensure_numpy  # noqa: E402
+from runner import ensure_numpy, int_between, nonnegative_int, parser, positive_int  # noqa: E402
 
 ensure_numpy()
 
@@ -395,15 +394,12 @@ class MockServer:
 # ---------------------------------------------------------------- 命令行
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="mock_llm_server.py", allow_abbrev=False,
-                                 description="把 MockLLM 放到 OpenAI 兼容的接口后面（只听 127.0.0.1，没有真的语言模型）。")
-    ap.add_argument("--port", type=int, default=PORT, help=f"端口（默认 {PORT}；0 = 挑一个空闲的）")
-    ap.add_argument("--seed", type=int, default=0, help="MockLLM 的随机种子（默认 0）")
-    ap.add_argument("--max-requests", type=int, default=MAX_REQUESTS, metavar="N",
+    ap = parser("把 MockLLM 放到 OpenAI 兼容的接口后面（只听 127.0.0.1，没有真的语言模型）。")
+    ap.add_argument("--port", type=int_between(0, 65535), default=PORT, help=f"端口（默认 {PORT}；0 = 挑一个空闲的）")
+    ap.add_argument("--seed", type=nonnegative_int, default=0, help="MockLLM 的随机种子（默认 0）")
+    ap.add_argument("--max-requests", type=positive_int, default=MAX_REQUESTS, metavar="N",
                     help=f"最多回答几个补全（默认 {MAX_REQUESTS:,}），之后回 HTTP 503")
     a = ap.parse_args(argv)
-    if not 0 <= a.port <= 65535:
-        ap.error(f"--port 要在 0 到 65535 之间，收到的是 {a.port}")
     parent = os.getppid()
     try:
         with MockServer(seed=a.seed, port=a.port, max_requests=a.max_requests) as s:

@@ -171,3 +171,15 @@ def test_openevolve_is_pinned_in_its_own_requirements_file_and_ci_installs_it():
         assert "openevolve" not in f.read()
     with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
         assert "lecture14/openevolve/run_openevolve.py" in f.read()
+
+
+@pytest.mark.parametrize("script,args,says", [
+    (RUN, ["--iterations", "0"], "--iterations"), (RUN, ["--seed", "-1"], "--seed"), (RUN, ["--iter", "5"], "--iter"),
+    (os.path.join(ROOT, "lecture14", "mock_llm_server.py"), ["--port", "70000"], "--port"),
+    (os.path.join(ROOT, "lecture14", "mock_llm_server.py"), ["--seed", "-1"], "--seed"),
+])
+def test_bad_arguments_are_one_sentence_and_exit_2(script, args, says):
+    p = subprocess.run([sys.executable, script, *args], capture_output=True, text=True, timeout=60, env=base_env(),
+                       cwd=ROOT)
+    assert p.returncode == 2 and p.stdout == "" and says in p.stderr and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1

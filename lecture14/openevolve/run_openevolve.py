@@ -16,7 +16,6 @@ OpenEvolve 的全部输出（日志、best/、每个评估过的子程序一行�
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib.util
 import json
@@ -222,16 +221,6 @@ def child(spec: dict) -> int:
 
 # ---------------------------------------------------------------- 一条命令
 
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"要是正整数，收到的是 {text}")
-    return n
-
-
 def count(res: dict) -> dict:
     """一次运行的提议分成四类：full（完整评估）、probe（只过了探针级）、rejected（evaluator 给 0 分：读不懂、启动不了）、
     no_child（没变成子程序：OpenEvolve 在评估之前就丢掉了）。四个数加起来是 iterations。"""
@@ -249,12 +238,11 @@ def best_program(res: dict):
 
 def main(argv=None) -> int:
     sys.path[:0] = [LECTURE14, os.path.join(ROOT, "lecture01")]
-    from runner import ensure_numpy, on_interrupt, progress, run  # noqa: F401
-    ap = argparse.ArgumentParser(prog="run_openevolve.py", allow_abbrev=False,
-                                 description="第 14 讲的问题交给 OpenEvolve，离线对着 MockLLM 服务器跑一次。")
-    ap.add_argument("--iterations", type=_positive, default=ITERATIONS,
+    from runner import ensure_numpy, nonnegative_int, on_interrupt, parser, positive_int, progress
+    ap = parser("第 14 讲的问题交给 OpenEvolve，离线对着 MockLLM 服务器（或 config.yaml 里的模型）跑一次。")
+    ap.add_argument("--iterations", type=positive_int, default=ITERATIONS,
                     help=f"提议的个数（默认 {ITERATIONS}；1000 和 04 的默认预算一样）")
-    ap.add_argument("--seed", type=int, default=0, help="OpenEvolve 和 MockLLM 的随机种子（默认 0）")
+    ap.add_argument("--seed", type=nonnegative_int, default=0, help="OpenEvolve 和 MockLLM 的随机种子（默认 0）")
     ap.add_argument("--output", default=None, help="OpenEvolve 的输出目录（默认 lecture14/openevolve/output，每次清空重来）")
     a = ap.parse_args(argv)
     if not have_openevolve():
