@@ -133,9 +133,9 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
                                        start_new_session=True, cwd=ROOT, env=dict(os.environ, PYTHONHASHSEED="0")))
     done, offset, last, shown = 0, 0, time.monotonic(), 0
     pattern = re.compile(rb"Iteration (\d+)[: ]")
-    while p.poll() is None:
-        time.sleep(0.05)
-        if progress and time.monotonic() - last >= 1.0:
+    while True:
+        finished = p.poll() is not None
+        if progress and (finished or time.monotonic() - last >= 1.0):   # 大约每秒一行；结束时再看一次
             with open(log_path, "rb") as f:
                 f.seek(offset)
                 chunk = f.read()
@@ -146,6 +146,9 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
             if done != shown:
                 progress(min(done, iterations), iterations)
                 shown = done
+        if finished:
+            break
+        time.sleep(0.05)
     seconds = time.monotonic() - t0
     if p.returncode != 0:
         raise RuntimeError(f"{label} 出错退出（退出码 {p.returncode}）：看 {log_path} 的最后几行。")
