@@ -1,4 +1,4 @@
-# 用法：make run [ARGS=...] | make test | make bench | make demos | make clean
+# 用法：make run [ARGS=...] | make test | make bench | make demos | make openevolve [ARGS=...] | make clean
 # 第一次运行时在 .venv 里建虚拟环境，按 requirements*.txt 安装；之后只在 requirements 文件改了时才重装。
 
 PYTHON ?= python3
@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 ARGS   ?=
 
-.PHONY: run test bench demos clean
+.PHONY: run test bench demos openevolve clean
 
 run: $(VENV)/.runtime
 	$(PY) lecture14/04_alphaevolve_tiling.py $(ARGS)
@@ -18,7 +18,11 @@ test: $(VENV)/.dev
 bench: $(VENV)/.runtime
 	$(PY) tests/bench.py $(ARGS)
 
-demos: $(VENV)/.runtime
+# 第 14 讲的问题交给 OpenEvolve（可选的依赖，只有这里和 07 用它）：开 MockLLM 服务器、跑、关服务器、印出最好的程序
+openevolve: $(VENV)/.openevolve
+	$(PY) lecture14/openevolve/run_openevolve.py $(ARGS)
+
+demos: $(VENV)/.runtime $(VENV)/.openevolve     # 07 要 OpenEvolve
 	@set -e; for f in $(sort $(wildcard lecture*/[0-9][0-9]_*.py)); do echo "==> $$f"; $(PY) $$f; done
 
 clean:
@@ -34,6 +38,10 @@ $(VENV)/.runtime: requirements.txt | $(PY)
 	$(PIP) install -r requirements.txt
 	@touch $@
 
-$(VENV)/.dev: requirements-dev.txt requirements.txt | $(PY)
+$(VENV)/.openevolve: requirements-openevolve.txt requirements.txt | $(PY)
+	$(PIP) install -r requirements-openevolve.txt
+	@touch $@
+
+$(VENV)/.dev: requirements-dev.txt requirements-openevolve.txt requirements.txt | $(PY)
 	$(PIP) install -r requirements-dev.txt
 	@touch $@

@@ -700,11 +700,14 @@ def test_06_suggestions(project, defaults, no_numpy_path):
 
 
 def test_make_demos_runs_the_new_scripts_in_order():
-    # make demos 按文件名的顺序跑 lecture*/NN_*.py：01、02、03 在 04 之前，06 在 05 之后
+    # make demos 按文件名的顺序跑 lecture*/NN_*.py：01、02、03 在 04 之前，06 在 05 之后，07（OpenEvolve 并排）最后；
+    # 07 要 OpenEvolve，所以 make demos 先装好它
     names = sorted(f for f in os.listdir(L14) if re.match(r"\d\d_.*\.py$", f))
     assert names[:4] == [SCRIPTS["01"], SCRIPTS["02"], SCRIPTS["03"], "04_alphaevolve_tiling.py"]
-    assert names[-1] == SCRIPTS["06"]
-    assert "$(sort $(wildcard lecture*/[0-9][0-9]_*.py))" in open(os.path.join(ROOT, "Makefile")).read()
+    assert names[-2:] == [SCRIPTS["06"], "07_openevolve.py"]
+    makefile = open(os.path.join(ROOT, "Makefile")).read()
+    assert "$(sort $(wildcard lecture*/[0-9][0-9]_*.py))" in makefile
+    assert re.search(r"^demos: .*\$\(VENV\)/\.openevolve", makefile, re.M)
 
 
 def test_readme_beat_the_expert_hint_beats_the_expert(tmp_path, capsys):

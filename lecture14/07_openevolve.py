@@ -1,0 +1,270 @@
+"""
+=============================================================================
+CS349E · 第 14 讲 · 07_openevolve.py —— 本讲的迷你循环和真的开源 AlphaEvolve（OpenEvolve）并排跑同一个问题
+=============================================================================
+
+【这个脚本要回答的问题】
+    04 的进化循环是为讲课写的迷你版。同一个问题、同一个 MockLLM、同样多的提议，交给最常用的开源实现
+    OpenEvolve（PyPI 的 openevolve 0.4.0：MAP-Elites 加岛屿的程序库、更长的提示、异步的 worker 进程），
+    最好的程序更好还是更差？多少提议被浪费了、多少程序做了完整评估？每个提议要花多少时间、多长的提示？
+      每个种子：开一个 MockLLM 服务器（lecture14/mock_llm_server.py，127.0.0.1），本讲的 evolve 经 HTTP 问它
+      --budget 个提议；再开一个同样种子的服务器，OpenEvolve（lecture14/openevolve/ 的 initial_program.py、
+      evaluator.py、config.yaml）也问它 --budget 个提议。两边的"LLM"都是 MockLLM，反馈都由服务器从时间表算。
+      一张表、一张"最好分数随提议数"的图，几句在代码里检验过的观察。
+
+【关于数字】"硬件"是第 13 讲 sched_lab 的解析模型（不是在 GPU 上量的）；"LLM"是 MockLLM，没有真的语言模型，
+    所以比的是两个进化框架（程序库、提示、级联）在同一个假模型下的表现，不是谁的模型更聪明。
+    本讲的循环那几行每次逐字节相同。OpenEvolve 那几行不保证：我们固定了它的种子、程序名（uuid）、哈希种子，只用
+    一个 worker，同样的种子多数时候走同样的路，但量过的运行里也有在几十个提议之后分岔的（原因在 OpenEvolve 内部，
+    没有找到），所以它的数每次可能差一点——脚本在表下面也这么说。墙上时间每次不同，印在标准错误上。
+【运行】python3 lecture14/07_openevolve.py                     （默认：2 个种子，每边每个种子 150 个提议）
+       python3 lecture14/07_openevolve.py --budget 1000 --seeds 3 （和 04 的预算一样，更慢）
+       代价：默认两边一共 2 × 2 × 150 = 600 个提议，其中 OpenEvolve 300 个；--budget 1000 --seeds 3 一共 6,000 个，
+       OpenEvolve 3,000 个，用时是默认的十倍左右——用时几乎全在 OpenEvolve 那边，和它的提议数成正比
+       （OpenEvolve 每个提议的墙上时间是本讲循环的十倍以上；两种设置量到的秒数见 README 的"更进一步"一节）。进度印到标准错误；Ctrl-C 一秒内停下，OpenEvolve 和它的 worker 进程、服务器都结束。
+       --svg DIR 把图另存成 SVG。
+【依赖】numpy；OpenEvolve（可选的依赖：make openevolve 或 .venv/bin/pip install -r requirements-openevolve.txt，
+       没装时这个脚本说一句话、退出码 1）；本目录的 evolve、mock_llm_server.py、openevolve/；../lecture01 的 console。
+"""
+
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
+
+from runner import REEXEC_FLAG, VENV_PYTHON, ensure_numpy, int_between, on_interrupt, parser, progress, run  # noqa: E402
+
+sys.path.insert(0, os.path.join(HERE, "openevolve"))
+import run_openevolve as oe  # noqa: E402
+
+MISSING = ("07 要 OpenEvolve（可选的依赖，别的脚本都不需要它）：在仓库根目录运行 "
+           ".venv/bin/pip install -r requirements-openevolve.txt（或者 make openevolve，它装好以后还会跑一次），"
+           "再运行 python3 lecture14/07_openevolve.py。")
+
+
+def _need_openevolve() -> None:
+    """没装 OpenEvolve：仓库的 .venv 里装了就换成它重新运行（和 ensure_numpy 一样），否则说一句话、退出码 1。"""
+    if oe.have_openevolve():
+        return
+    here = os.path.realpath(sys.prefix) == os.path.realpath(os.path.dirname(os.path.dirname(VENV_PYTHON)))
+    if os.path.exists(VENV_PYTHON) and not here and not os.environ.get(REEXEC_FLAG):
+        sys.stdout.flush()
+        try:
+            os.execve(VENV_PYTHON, [VENV_PYTHON, sys.argv[0], *sys.argv[1:]], dict(os.environ, **{REEXEC_FLAG: "1"}))
+        except OSError:
+            pass
+    print(MISSING, file=sys.stderr)
+    raise SystemExit(1)
+
+
+ensure_numpy()
+
+import numpy as np  # noqa: E402
+
+from console import Charts, check, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from evolve import Evaluator, TimeTable, evolve, geomean_speedup, oracle_speedup, render, split_shapes  # noqa: E402
+from evolve.openai_llm import OpenAILLM  # noqa: E402
+from mock_llm_server import MockServer  # noqa: E402
+
+BUDGET = 150        # 每边、每个种子多少个提议
+SEEDS = 2           # 几个种子（0, 1, ...）
+MAX_BUDGET = 5000   # 命令行上限：OpenEvolve 每个提议零点几秒，再大就要等很久
+MAX_SEEDS = 20
+OURS, THEIRS = "本讲的循环", "OpenEvolve"
+SLOWER = 10         # 观察：OpenEvolve 每个提议的墙上时间至少是本讲循环的这么多倍
+LONGER = 3          # 观察：OpenEvolve 的提示至少是本讲的这么多倍长
+CHARTS = Charts()
+
+
+# ---------------------------------------------------------------- 跑
+
+def run_ours(table, train, test, seed: int, budget: int) -> dict:
+    """本讲的 evolve 经 HTTP 问一个 MockLLM 服务器（一次一个请求：服务器按到达的顺序回答，结果可复现）。"""
+    t0 = time.perf_counter()
+    with MockServer(seed=seed, table=table, train=train) as s:
+        llm = OpenAILLM(s.url, "mock", concurrency=1, seed=None)
+        ev = Evaluator(train, table)
+        out = evolve(ev, budget, seed=seed, llm=llm,
+                     log_every=max(1, budget // 4), log=lambda t: progress(f"{OURS}，种子 {seed}：{t.strip()}"))
+        stats = s.answerer
+    best, res = out["best"]
+    return dict(system=OURS, seed=seed, seconds=time.perf_counter() - t0, best=best, train=res["score"],
+                test=geomean_speedup(best, test, table), history=[1.0] + list(out["history"]),
+                failed=sum(out["failed"].values()) + ev.n_static_reject, full=ev.n_eval_full, cached=ev.n_cached,
+                probe=ev.n_eval_probe, prompt_chars=stats.prompt_chars / max(1, stats.n),
+                others=stats.others / max(1, stats.n), crossover=stats.ops.get("crossover", 0), asked=stats.n,
+                mock_seconds=stats.seconds)
+
+
+def run_theirs(table, train, test, seed: int, budget: int, procs, workdir: str) -> dict:
+    """OpenEvolve（单独的进程组）问一个同样种子的 MockLLM 服务器（在这个进程的一个线程里）。"""
+    t0 = time.perf_counter()
+    with MockServer(seed=seed, table=table, train=train) as s:
+        res = oe.run_openevolve(procs, s.url, budget, seed, os.path.join(workdir, f"seed{seed}"),
+                                progress=lambda k, n: progress(f"{THEIRS}，种子 {seed}：{k}/{n} 个提议"))
+        stats = s.answerer
+    procs.close()
+    best = oe.best_program(res)
+    c = oe.count(res)
+    history, top, by_iter = [1.0], 1.0, {}
+    for k, m in res["trace"]:
+        if m.get("full_evaluation") == 1.0:
+            by_iter[k] = max(by_iter.get(k, 0.0), float(m["combined_score"]))
+    for k in range(1, budget + 1):
+        top = max(top, by_iter.get(k, 0.0))
+        history.append(top)
+    return dict(system=THEIRS, seed=seed, seconds=time.perf_counter() - t0, best=best,
+                train=geomean_speedup(best, train, table), test=geomean_speedup(best, test, table), history=history,
+                failed=c["rejected"] + c["no_child"], full=c["full"], cached=0, probe=c["probe"],
+                prompt_chars=stats.prompt_chars / max(1, stats.n), others=stats.others / max(1, stats.n),
+                crossover=stats.ops.get("crossover", 0), asked=stats.n, mock_seconds=stats.seconds,
+                reported=res["best_metrics"].get("combined_score"))
+
+
+# ---------------------------------------------------------------- 观察（只用数，测试拿造出来的数检查两种说法）
+
+def median(runs, key):
+    return float(np.median([r[key] for r in runs]))
+
+
+def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
+    """ours / theirs：每个种子一份 run_ours / run_theirs 的结果（只用其中的数）。"""
+    mo, mt = median(ours, "train"), median(theirs, "train")
+    to, tt = median(ours, "test"), median(theirs, "test")
+    obs = []
+    worst = min(r["train"] for r in ours + theirs)
+    obs.append(check(worst > 1.0,
+                     f"两边都从专家出发，每一次运行最后都比专家快（最差的一次训练形状上 {worst:.3f}×）。",
+                     "两边的每一次运行，最好的程序在训练形状上都比专家快（> 1.000×）",
+                     f"最差的一次是 {worst:.3f}×"))
+    spread = max(max(r["train"] for r in runs) - min(r["train"] for r in runs) for runs in (ours, theirs))
+    if abs(mo - mt) <= spread:
+        obs.append(f"同样 {budget} 个提议、同一个 MockLLM，训练形状上两边差不多：中位数本讲的循环 {mo:.3f}×，OpenEvolve "
+                   f"{mt:.3f}×，相差 {abs(mo - mt):.3f}，不比同一边换个种子的差别（最多 {spread:.3f}）大；"
+                   f"测试形状上是 {to:.3f}× 对 {tt:.3f}×。")
+    else:
+        hi, lo = (OURS, THEIRS) if mo > mt else (THEIRS, OURS)
+        same_order = (to > tt) == (mo > mt)
+        obs.append(f"同样 {budget} 个提议、同一个 MockLLM，{hi}在训练形状上更高：中位数 {max(mo, mt):.3f}× 对{lo}的 "
+                   f"{min(mo, mt):.3f}×，相差比同一边换个种子的差别（最多 {spread:.3f}）还大；测试形状上"
+                   + ("也是它更高" if same_order else "反过来了") + f"（本讲的循环 {to:.3f}×，OpenEvolve {tt:.3f}×）。"
+                   f"种子只有 {len(ours)} 个：多给几个种子（--seeds）再看。")
+    fo, ft = median(ours, "full"), median(theirs, "full")
+    cached, probe_o, probe_t = median(ours, "cached"), median(ours, "probe"), median(theirs, "probe")
+    obs.append(check(fo < ft,
+                     f"本讲的循环完整评估的程序更少（{fo:.0f} 个对 {ft:.0f} 个，中位数）：它有 {cached:.0f} 个提议是评估过的"
+                     f"程序、直接查了缓存，{probe_o:.0f} 个在探针级停下（探针上比父程序差 2% 以上）；OpenEvolve 在探针级"
+                     f"停下 {probe_t:.0f} 个（它的门槛是固定的：比专家差 2% 以内都放行）。",
+                     "本讲的循环完整评估的程序比 OpenEvolve 少（缓存 + 和父程序比的探针级）",
+                     f"本讲的循环 {fo:.0f} 个，OpenEvolve {ft:.0f} 个（中位数）"))
+    po, pt = median(ours, "prompt_chars"), median(theirs, "prompt_chars")
+    no, nt = median(ours, "others"), median(theirs, "others")
+    obs.append(check(pt >= LONGER * po and nt > no,
+                     f"OpenEvolve 的提示平均 {pt:,.0f} 个字符，是本讲的 {pt / po:.1f} 倍：里面除了当前程序，平均还有 "
+                     f"{nt:.1f} 个别的程序（最好的几个、多样的几个、灵感），本讲的只有 {no:.1f} 个灵感。"
+                     "MockLLM 不在乎提示多长，真的模型按 token 收钱、读得也慢。",
+                     f"OpenEvolve 的提示至少是本讲的 {LONGER} 倍长，别的程序也更多",
+                     f"OpenEvolve {pt:,.0f} 个字符、{nt:.1f} 个别的程序；本讲的 {po:,.0f} 个字符、{no:.1f} 个"))
+    co, ct = median(ours, "crossover"), median(theirs, "crossover")
+    obs.append(f"MockLLM 从提示里别的程序借规则（crossover）的次数：本讲的循环 {co:.0f} 次，OpenEvolve {ct:.0f} 次"
+               f"（每边 {budget} 个提议，中位数）。")
+    so, st = median(ours, "seconds") / budget, median(theirs, "seconds") / budget
+    mo_s, mt_s = median(ours, "mock_seconds") / budget, median(theirs, "mock_seconds") / budget
+    obs.append(check(st >= SLOWER * so and max(mo_s, mt_s) < 0.01,
+                     f"每个提议的墙上时间，OpenEvolve 是本讲循环的 {SLOWER} 倍以上（确切的秒数每次运行不同，印在标准错误上）。"
+                     "MockLLM 服务器回答两边的一个提示都只要几毫秒，评估都是查同一张时间表：多出来的是 OpenEvolve 框架"
+                     "自己的时间（启动、拼提示、把程序库的快照传给 worker 进程、异步调度）。",
+                     f"OpenEvolve 每个提议的墙上时间至少是本讲循环的 {SLOWER} 倍，MockLLM 服务器回答一个提示不到 10 毫秒",
+                     f"是 {st / so:.1f} 倍（{st * 1000:.0f} 毫秒对 {so * 1000:.1f} 毫秒；服务器回答一个提示 "
+                     f"{mt_s * 1000:.1f} 毫秒对 {mo_s * 1000:.1f} 毫秒）"))
+    return obs
+
+
+# ---------------------------------------------------------------- 印
+
+def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
+    o_tr, o_te = oracle_speedup(train, table), oracle_speedup(test, table)
+    rows = []
+    for r in runs_ours + runs_theirs:
+        rows.append([r["system"], str(r["seed"]), f"{r['train']:.3f}×", f"{r['test']:.3f}×", f"{r['train'] / o_tr:.0%}",
+                     f"{r['failed']:,}", f"{r['full']:,}", f"{r['prompt_chars']:,.0f}"])
+    print_table(["系统", "种子", "训练形状", "测试形状", "训练上占逐形状最优的", "失败的提议", "完整评估的程序",
+                 "提示平均几个字符"], rows)
+    print_note("本讲的循环那几行每次运行逐字节相同；OpenEvolve 那几行不保证：种子、程序名、哈希种子都固定了、只用一个 "
+               "worker，同样的种子多数时候走同样的路，但也见过在几十个提议之后分岔的运行，所以它的数每次可能差一点。")
+    print_note(f"上限（逐形状最优）：训练形状 {o_tr:.3f}×，测试形状 {o_te:.3f}×。失败的提议 = 没变成子程序的（回复打不上、"
+               "没有改动）加上读不懂、启动不了的（本讲在静态检查里拒掉；OpenEvolve 的 evaluator 给 0 分）。"
+               "完整评估 = 在全部训练形状上评估过（本讲的循环另外有 "
+               f"{'、'.join(str(r['cached']) for r in runs_ours)} 个提议直接查了缓存）。")
+    series = {}
+    for r in runs_ours + runs_theirs:
+        series[f"{r['system']} 种子 {r['seed']}"] = list(enumerate(r["history"]))
+    CHARTS.line("07_best_score", f"最好分数随提议数（训练形状，比专家快几倍；同一个 MockLLM，每边 {budget} 个提议）",
+                series, refs=[("逐形状最优", o_tr)], x_label="第几个提议", y_label="最好分数", x_fmt="{:.0f}",
+                y_fmt="{:.2f}×")
+    print_header("最好的程序（训练形状上最高的那一次）")
+    for r in (max(runs_ours, key=lambda r: r["train"]), max(runs_theirs, key=lambda r: r["train"])):
+        print(f"{r['system']}，种子 {r['seed']}（训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，{r['best'].n_rules()} 条规则）：")
+        print(render(r["best"]), end="")
+    obs = print_observations(observations(runs_ours, runs_theirs, budget))
+    progress("用时（墙上时间，每次运行不同）：" + "；".join(
+        f"{r['system']} 种子 {r['seed']} {r['seconds']:.1f} 秒（每个提议 {r['seconds'] / budget * 1000:.1f} 毫秒，"
+        f"其中 MockLLM 服务器 {r['mock_seconds'] / budget * 1000:.1f} 毫秒）" for r in runs_ours + runs_theirs))
+    return obs
+
+
+def build_parser():
+    ap = parser("本讲的迷你进化循环和 OpenEvolve 并排跑同一个问题（第 14 讲 07）。")
+    ap.add_argument("--budget", type=int_between(1, MAX_BUDGET), default=BUDGET,
+                    help=f"每边、每个种子多少个提议，1 到 {MAX_BUDGET:,}（默认 {BUDGET}）")
+    ap.add_argument("--seeds", type=int_between(1, MAX_SEEDS), default=SEEDS,
+                    help=f"几个种子（0、1、……），1 到 {MAX_SEEDS}（默认 {SEEDS}）")
+    Charts.add_argument(ap)
+    return ap
+
+
+def main(argv=None):
+    ap = build_parser()
+    a = ap.parse_args(argv)
+    CHARTS.reset(Charts.check_dir(ap, a.svg))
+    _need_openevolve()
+    import shutil
+    import tempfile
+    print(f"设置：--budget {a.budget} --seeds {a.seeds}（OpenEvolve {oe.VERSION}，一个 worker；LLM 是 MockLLM 服务器，"
+          "没有真的语言模型）")
+    table = TimeTable()
+    train, test = split_shapes()
+    procs = oe.Processes()
+    workdir = tempfile.mkdtemp(prefix="07_openevolve_")
+    on_interrupt(procs.close)
+    on_interrupt(lambda: shutil.rmtree(workdir, ignore_errors=True))
+    start = time.perf_counter()
+    try:
+        ours, theirs = [], []
+        for seed in range(a.seeds):
+            ours.append(run_ours(table, train, test, seed, a.budget))
+            theirs.append(run_theirs(table, train, test, seed, a.budget, procs, workdir))
+    except RuntimeError as e:
+        print(str(e), file=sys.stderr)
+        sys.exit(1)
+    finally:
+        procs.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    print_header(f"同一个问题、同一个 MockLLM、每边每个种子 {a.budget} 个提议")
+    print_results(ours, theirs, table, train, test, a.budget)
+    more = [("和 04 一样的预算、多一个种子（慢得多：时间几乎都在 OpenEvolve 那边）：",
+             "python3 lecture14/07_openevolve.py --budget 1000 --seeds 3")] if a.budget < 1000 else []
+    print_try(more + [("只看 OpenEvolve 一次（300 个提议；它的日志、best/、每个子程序一行的 evolution_trace.jsonl 都留在 "
+                       "lecture14/openevolve/output）：", "make openevolve"),
+                      ("换成真的模型：把 lecture14/openevolve/config.yaml 里 api_base 那一行和 models 下的 name 换成你的"
+                       "（那个文件开头有 ollama 和托管 API 的写法），再问它 50 个提议：",
+                       "make openevolve ARGS=\"--iterations 50\"")])
+    CHARTS.report()
+    print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    run(main)

@@ -1,0 +1,112 @@
+"""
+第 14 讲的问题交给 OpenEvolve：它的 evaluator。OpenEvolve 对每个子程序调用 evaluate(程序文件的路径)，要一个
+combined_score（越大越好）；开了级联（config.yaml 的 cascade_evaluation）就先调 evaluate_stage1，过了门槛再调
+evaluate_stage2。
+
+这里从不 import、也从不执行程序文件：只把它当文本读进来，交给本讲的 evolve.parse 解析成 DSL 程序，再查讲义的
+时间表（第 13 讲的解析模型，不是在 GPU 上量的）。读不懂、某个分支启动不了的程序得 0 分，OpenEvolve 的
+artifacts 里是和学生看到的一样的那句话（文件:行: 说明）；它会把这句话放进下一次的提示里。
+
+  evaluate_stage1  探针级（03 讲的那一级）：评估器挑的 6 个探针形状上相对专家的几何平均加速比。OpenEvolve 的门槛是
+                   固定的数（config.yaml 的 cascade_thresholds），不像 03 那样和父程序比：门槛 0.9802 = exp(-0.02)，
+                   即"探针上不比专家慢 2% 以上"（evolve.evaluator.PROBE_SLACK = 0.02 是对数上的余量）。
+  evaluate_stage2  完整评估：combined_score = 训练形状上相对专家的几何平均加速比（和 04 的分数同一个定义），
+                   另外报告测试形状上的加速比、占逐形状最优的比例、规则条数、能否启动。
+  evaluate         不开级联时用：探针和完整评估一起做。
+所有 metrics 都是数；full_evaluation = 1 表示做了完整评估（0 是只过了/没过探针级）。
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LECTURE14 = os.path.dirname(HERE)
+if LECTURE14 not in sys.path:
+    sys.path.insert(0, LECTURE14)
+
+import numpy as np  # noqa: E402
+
+from evolve import Evaluator, ProgramError, TimeTable, oracle_speedup, split_shapes  # noqa: E402
+from evolve.problem import load_heuristic  # noqa: E402
+
+MAX_BYTES = 1_000_000              # 程序文件最多读这么多字节（OpenEvolve 默认的 max_code_length 是 10,000 个字符）
+_STATE: dict = {}
+
+
+def _state():
+    """时间表、训练 / 测试形状、两个评估器（第一次用时建好，一个进程里只建一次）。"""
+    if not _STATE:
+        table = TimeTable()
+        train, test = split_shapes()
+        _STATE.update(table=table, train=train, test=test, ev=Evaluator(train, table), ev_test=Evaluator(test, table),
+                      oracle=oracle_speedup(train, table))
+    return _STATE
+
+
+def read_program(program_path: str):
+    """(程序, "") 或 (None, 一句话)。和学生的专家文件一样读：UTF-8、解析、每个分支能不能启动（evolve.problem）。"""
+    try:
+        if os.path.getsize(program_path) > MAX_BYTES:
+            return None, f"{program_path}: 文件超过 {MAX_BYTES:,} 字节，不读。"
+        return load_heuristic(program_path), ""
+    except ProgramError as e:
+        return None, str(e)
+    except OSError as e:
+        return None, f"{program_path}: 读不了这个文件（{e.strerror}）。"
+
+
+def _speedup(ev: Evaluator, program, rows=None) -> float:
+    """ev 的形状（或其中 rows 那几个）上相对专家的几何平均加速比（和 evolve.geomean_speedup 同一个量，向量化）。"""
+    idx = ev._indices(program)
+    rows = ev.rows if rows is None else rows
+    return math.exp(float(np.mean(ev.log_expert[rows] - ev.log_t[rows, idx[rows]])))
+
+
+def _failed(error: str):
+    return _result(dict(combined_score=0.0, launchable=0.0, full_evaluation=0.0), {"error": error})
+
+
+def _result(metrics: dict, artifacts: dict | None = None):
+    """OpenEvolve 的 EvaluationResult（metrics + artifacts）；没装 OpenEvolve 时（测试直接调用）返回同样内容的字典。"""
+    try:
+        from openevolve.evaluation_result import EvaluationResult
+    except ImportError:
+        return dict(metrics=metrics, artifacts=artifacts or {})
+    return EvaluationResult(metrics=metrics, artifacts=artifacts or {})
+
+
+def evaluate_stage1(program_path: str):
+    """探针级：6 个探针形状上的加速比当 combined_score（门槛在 config.yaml）。"""
+    program, error = read_program(program_path)
+    if program is None:
+        return _failed(error)
+    s = _state()
+    probe = _speedup(s["ev"], program, s["ev"].probe)
+    return _result(dict(combined_score=probe, probe_speedup=probe, launchable=1.0, full_evaluation=0.0,
+                        rules=float(program.n_rules())))
+
+
+def evaluate_stage2(program_path: str):
+    """完整评估：训练形状上的加速比当 combined_score，加上测试形状、占逐形状最优的比例、规则条数。"""
+    program, error = read_program(program_path)
+    if program is None:
+        return _failed(error)
+    s = _state()
+    train = _speedup(s["ev"], program)
+    return _result(dict(combined_score=train, train_speedup=train, test_speedup=_speedup(s["ev_test"], program),
+                        oracle_fraction=train / s["oracle"], rules=float(program.n_rules()), launchable=1.0,
+                        full_evaluation=1.0))
+
+
+def evaluate(program_path: str):
+    """不开级联时：完整评估（连同探针上的加速比）。"""
+    r = evaluate_stage2(program_path)
+    metrics = r["metrics"] if isinstance(r, dict) else r.metrics
+    if metrics.get("launchable"):
+        program, _ = read_program(program_path)
+        s = _state()
+        metrics["probe_speedup"] = _speedup(s["ev"], program, s["ev"].probe)
+    return r

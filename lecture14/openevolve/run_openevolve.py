@@ -1,0 +1,306 @@
+"""
+第 14 讲的问题交给真的开源 AlphaEvolve——OpenEvolve（PyPI 上的 openevolve 0.4.0，可选的依赖）——离线跑一次：
+
+    make openevolve                      （在仓库根目录：先装 requirements-openevolve.txt，再运行这个文件）
+    python3 lecture14/openevolve/run_openevolve.py [--iterations 300] [--seed 0] [--output DIR]
+
+它做三件事：开一个 MockLLM 服务器（lecture14/mock_llm_server.py，127.0.0.1 上一个空闲端口）；让 OpenEvolve 用本目录的
+initial_program.py、evaluator.py、config.yaml 跑 --iterations 个提议（api_base 换成这个服务器的地址）；关掉服务器，
+印出最好的程序和它在训练 / 测试形状上相对专家的加速比（用本讲的 evolve 重新算，和 evaluator 给 OpenEvolve 的分数
+核对过）。"LLM"是 MockLLM，没有真的语言模型；"硬件"是第 13 讲的解析模型。换成真的模型见 config.yaml 开头。
+用时见 README 的"更进一步"一节（几乎全是 OpenEvolve 自己的开销：每个提议零点几秒）；进度印到标准错误。Ctrl-C 一秒内停下：OpenEvolve 和它的 worker 进程、服务器都结束。
+OpenEvolve 的全部输出（日志、best/、每个评估过的子程序一行的 evolution_trace.jsonl）在 --output 目录里。
+
+07_openevolve.py 也用这里的 start_server、run_openevolve。本文件只用标准库；OpenEvolve 在一个单独的进程组里跑。
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LECTURE14 = os.path.dirname(HERE)
+ROOT = os.path.dirname(LECTURE14)
+SERVER = os.path.join(LECTURE14, "mock_llm_server.py")
+INITIAL = os.path.join(HERE, "initial_program.py")
+EVALUATOR = os.path.join(HERE, "evaluator.py")
+CONFIG = os.path.join(HERE, "config.yaml")
+OUTPUT = os.path.join(HERE, "output")
+ITERATIONS = 300
+VERSION = "0.4.0"
+MISSING = ("没装 OpenEvolve（可选的依赖，别的脚本都不需要它）：在仓库根目录运行 make openevolve（它先装好再跑），"
+           "或者 .venv/bin/pip install -r requirements-openevolve.txt 再用 .venv/bin/python 运行。")
+SERVER_START_SECONDS = 60.0
+
+
+MOCK_BASE = "http://127.0.0.1:8765/v1"        # config.yaml 里指着 MockLLM 服务器的地址（它的默认端口）
+
+
+def configured_llm() -> tuple[str, str]:
+    """config.yaml 里 llm 的 (api_base, 第一个模型名)（只认这个文件自己的写法：每个一行）。"""
+    with open(CONFIG, encoding="utf-8") as f:
+        text = f.read()
+    base = re.search(r"^\s*api_base:\s*(\S+)", text, re.M)
+    name = re.search(r"^\s*-\s*name:\s*(\S+)", text, re.M)
+    return (base.group(1) if base else ""), (name.group(1) if name else "")
+
+
+def have_openevolve() -> bool:
+    """装了 OpenEvolve 吗（只找，不 import：import 它要一两秒）。lecture14/openevolve 这个目录本身不算——
+    没装时 import openevolve 会把它当成一个空的"命名空间包"。"""
+    try:
+        spec = importlib.util.find_spec("openevolve")
+    except (ImportError, ValueError):
+        return False
+    return spec is not None and spec.origin is not None
+
+
+def _kill_group(p: subprocess.Popen | None) -> None:
+    """结束 p 所在的整个进程组（它是用 start_new_session=True 起的）并收掉它。"""
+    if p is None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(p.pid, signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        p.wait(5)
+    for f in (p.stdout, p.stderr):
+        if f is not None:
+            with contextlib.suppress(Exception):
+                f.close()
+
+
+class Processes:
+    """这次运行起的子进程（服务器、OpenEvolve）。close() 把它们的进程组都结束掉；Ctrl-C 时 runner 调它。"""
+
+    def __init__(self):
+        self.procs: list[subprocess.Popen] = []
+
+    def add(self, p: subprocess.Popen) -> subprocess.Popen:
+        self.procs.append(p)
+        return p
+
+    def close(self) -> None:
+        while self.procs:
+            _kill_group(self.procs.pop())
+
+
+def start_server(procs: Processes, seed: int = 0) -> tuple[subprocess.Popen, str]:
+    """在一个新的进程组里开 MockLLM 服务器（空闲端口），等它印出地址。返回 (进程, base_url)。"""
+    p = procs.add(subprocess.Popen([sys.executable, SERVER, "--port", "0", "--seed", str(seed)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                   start_new_session=True, cwd=ROOT))
+    sel = selectors.DefaultSelector()
+    sel.register(p.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    line = b""
+    while not line.endswith(b"\n") and time.monotonic() < deadline:
+        if sel.select(0.1):
+            chunk = os.read(p.stdout.fileno(), 4096)
+            if not chunk:
+                break
+            line += chunk
+    sel.close()
+    m = re.search(rb"--llm (http://127\.0\.0\.1:\d+/v1)", line)
+    if m is None:
+        err = p.stderr.read().decode(errors="replace").strip() if p.poll() is not None else ""
+        raise RuntimeError(f"MockLLM 服务器没有起来{('：' + err.splitlines()[-1]) if err else ''}。")
+    return p, m.group(1).decode()
+
+
+def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int, output: str, progress=None,
+                   label: str = "OpenEvolve") -> dict:
+    """在一个新的进程组里让 OpenEvolve 对着 url（None：用 config.yaml 里的 api_base）跑 iterations 个提议，输出放在 output（要是空的或不存在）。
+    progress(已经完成几个提议, 一共几个) 大约每秒调用一次。返回 read_run(output) 的结果，加上 seconds（墙上时间）。
+    OpenEvolve 出错退出：抛 RuntimeError，说明在它的日志哪里。"""
+    os.makedirs(output, exist_ok=True)
+    spec = dict(url=url, iterations=iterations, seed=seed, output=output)
+    log_path = os.path.join(output, "openevolve.log")
+    t0 = time.monotonic()
+    with open(log_path, "wb") as log:
+        p = procs.add(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
+                                       stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                       start_new_session=True, cwd=ROOT, env=dict(os.environ, PYTHONHASHSEED="0")))
+    done, offset, last, shown = 0, 0, time.monotonic(), 0
+    pattern = re.compile(rb"Iteration (\d+)[: ]")
+    while True:
+        finished = p.poll() is not None
+        if progress and (finished or time.monotonic() - last >= 1.0):   # 大约每秒一行；结束时再看一次
+            with open(log_path, "rb") as f:
+                f.seek(offset)
+                chunk = f.read()
+            cut = chunk.rfind(b"\n") + 1
+            offset += cut
+            done += len(set(pattern.findall(chunk[:cut])))
+            last = time.monotonic()
+            if done != shown:
+                progress(min(done, iterations), iterations)
+                shown = done
+        if finished:
+            break
+        time.sleep(0.05)
+    seconds = time.monotonic() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"{label} 出错退出（退出码 {p.returncode}）：看 {log_path} 的最后几行。")
+    out = read_run(output)
+    out["seconds"] = seconds
+    return out
+
+
+def read_run(output: str) -> dict:
+    """一次运行的结果：best_code、best_metrics（OpenEvolve 记下的）、iterations、
+    trace=[(第几个提议, 子程序的 metrics)]（评估过的子程序，按提议排好；没变成子程序的提议不在里面）。"""
+    with open(os.path.join(output, "result.json"), encoding="utf-8") as f:
+        res = json.load(f)
+    trace = []
+    path = os.path.join(output, "evolution_trace.jsonl")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    t = json.loads(line)
+                    trace.append((int(t["iteration"]), t.get("child_metrics", {})))
+    trace.sort(key=lambda x: x[0])
+    res["trace"] = trace
+    return res
+
+
+# ---------------------------------------------------------------- 子进程：真正跑 OpenEvolve 的地方
+
+def _die_with_parent() -> None:
+    """启动这个子进程的进程没了（被杀了）：结束自己的整个进程组（OpenEvolve 的 worker 都在里面）。"""
+    parent = os.getppid()
+
+    def watch():
+        while True:
+            time.sleep(0.2)
+            if os.getppid() != parent:
+                os.killpg(0, signal.SIGKILL)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _seeded_ids(seed: int) -> None:
+    """OpenEvolve 给每个程序一个 uuid4 当名字，程序库里有些地方按名字排序、放进集合：名字是真随机的，同样的种子
+    两次运行一开始就走不同的路。这里让 uuid4 从种子出发（worker 进程 fork 出来时继承；PYTHONHASHSEED 也固定），同样的
+    种子多数时候就是同样的运行——但不保证：量过的运行里也有在几十个提议之后分岔的（原因在 OpenEvolve 内部，没有找到）。"""
+    import random
+    import uuid
+    rng = random.Random(seed)
+    uuid.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)
+
+
+def child(spec: dict) -> int:
+    _die_with_parent()
+    _seeded_ids(spec["seed"])
+    from openevolve import run_evolution
+    from openevolve.config import load_config
+    cfg = load_config(CONFIG)
+    url = spec["url"]
+    if url is not None:                                       # 对着 MockLLM 服务器：换成它这次的端口
+        cfg.llm.api_base = url
+        for m in cfg.llm.models + cfg.llm.evaluator_models:
+            m.api_base = url
+    cfg.random_seed = spec["seed"]
+    cfg.database.random_seed = spec["seed"]
+    cfg.max_iterations = spec["iterations"]
+    t0 = time.monotonic()
+    r = run_evolution(INITIAL, EVALUATOR, config=cfg, iterations=spec["iterations"], output_dir=spec["output"],
+                      cleanup=False)
+    with open(os.path.join(spec["output"], "result.json"), "w", encoding="utf-8") as f:
+        json.dump(dict(best_code=r.best_code, best_metrics=r.metrics, iterations=spec["iterations"],
+                       seconds_inside=time.monotonic() - t0), f, ensure_ascii=False)
+    return 0
+
+
+# ---------------------------------------------------------------- 一条命令
+
+def count(res: dict) -> dict:
+    """一次运行的提议分成四类：full（完整评估）、probe（只过了探针级）、rejected（evaluator 给 0 分：读不懂、启动不了）、
+    no_child（没变成子程序：OpenEvolve 在评估之前就丢掉了）。四个数加起来是 iterations。"""
+    ms = [m for _, m in res["trace"]]
+    full = sum(m.get("full_evaluation") == 1.0 for m in ms)
+    rejected = sum(m.get("launchable") != 1.0 for m in ms)
+    return dict(full=full, probe=len(ms) - full - rejected, rejected=rejected, no_child=res["iterations"] - len(ms))
+
+
+def best_program(res: dict):
+    """OpenEvolve 最好的程序（用本讲的 evolve.parse 读，从不执行）。"""
+    from evolve import parse
+    return parse(res["best_code"], filename="OpenEvolve 最好的程序")
+
+
+def main(argv=None) -> int:
+    sys.path[:0] = [LECTURE14, os.path.join(ROOT, "lecture01")]
+    from runner import ensure_numpy, nonnegative_int, on_interrupt, parser, positive_int, progress
+    ap = parser("第 14 讲的问题交给 OpenEvolve，离线对着 MockLLM 服务器（或 config.yaml 里的模型）跑一次。")
+    ap.add_argument("--iterations", type=positive_int, default=ITERATIONS,
+                    help=f"提议的个数（默认 {ITERATIONS}；1000 和 04 的默认预算一样）")
+    ap.add_argument("--seed", type=nonnegative_int, default=0, help="OpenEvolve 和 MockLLM 的随机种子（默认 0）")
+    ap.add_argument("--output", default=None, help="OpenEvolve 的输出目录（默认 lecture14/openevolve/output，每次清空重来）")
+    a = ap.parse_args(argv)
+    if not have_openevolve():
+        print(MISSING, file=sys.stderr)
+        return 1
+    ensure_numpy()
+    from evolve import TimeTable, geomean_speedup, oracle_speedup, render, split_shapes
+    output = a.output or OUTPUT
+    if a.output is None and os.path.isdir(output):
+        shutil.rmtree(output)
+    elif os.path.isdir(output) and os.listdir(output):
+        print(f"输出目录 {output} 不是空的：换一个 --output，或者先把它删掉。", file=sys.stderr)
+        return 2
+    procs = Processes()
+    on_interrupt(procs.close)
+    base, model = configured_llm()
+    mock = base == MOCK_BASE
+    try:
+        if mock:
+            progress(f"开 MockLLM 服务器，再让 OpenEvolve {VERSION} 跑 {a.iterations} 个提议（进度在这里；Ctrl-C 随时停下）……")
+            _, url = start_server(procs, a.seed)
+        else:
+            progress(f"OpenEvolve {VERSION} 问 config.yaml 里的 {base}（模型 {model}），跑 {a.iterations} 个提议……")
+            url = None
+        res = run_openevolve(procs, url, a.iterations, a.seed, output,
+                             progress=lambda k, n: progress(f"  OpenEvolve：{k}/{n} 个提议"))
+    except RuntimeError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    finally:
+        procs.close()
+    table = TimeTable()
+    train, test = split_shapes()
+    best = best_program(res)
+    tr, te = geomean_speedup(best, train, table), geomean_speedup(best, test, table)
+    who = "LLM 是 MockLLM 服务器（没有真的语言模型）" if mock else f"LLM 是 {model}（config.yaml 的 {base}）"
+    print(f"OpenEvolve {VERSION} 跑第 14 讲的问题：{a.iterations} 个提议，种子 {a.seed}；{who}，时间来自第 13 讲的解析模型。")
+    print(f"最好的程序（用本讲的 evolve 重新算：训练形状上比专家快 {tr:.3f}×，测试形状上 {te:.3f}×，"
+          f"训练形状上是逐形状最优的 {tr / oracle_speedup(train, table):.0%}；{best.n_rules()} 条规则）：")
+    print(render(best), end="")
+    c = count(res)
+    print(f"{a.iterations} 个提议：{c['full']} 个做了完整评估，{c['probe']} 个在探针级就停了，"
+          f"{c['rejected']} 个读不懂或启动不了（0 分），{c['no_child']} 个没变成子程序（回复打不上、没改动……）。")
+    print(f"OpenEvolve 的输出（日志、best/、evolution_trace.jsonl）在 {os.path.relpath(output)}。")
+    inside = res.get("seconds_inside", res["seconds"])
+    progress(f"（用时 {res['seconds']:.1f} 秒：OpenEvolve 启动和收尾 {res['seconds'] - inside:.1f} 秒，"
+             f"{a.iterations} 个提议 {inside:.1f} 秒，每个 {inside / a.iterations:.2f} 秒）")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        sys.path.insert(0, LECTURE14)
+        sys.exit(child(json.loads(sys.argv[2])))
+    sys.path[:0] = [LECTURE14, os.path.join(ROOT, "lecture01")]
+    from runner import run
+    sys.exit(run(main))

@@ -1,0 +1,222 @@
+"""
+lecture14/07_openevolve.py：本讲的循环和 OpenEvolve（真的 openevolve 0.4.0）对着同一个 MockLLM 服务器并排跑。
+观察两个分支都走一遍（造出来的数）；一次小预算的真运行：表里的数就是印出的最好程序用本讲的 API 算的，同样的参数
+两次运行标准输出逐字节相同，--svg 写出图；没装 OpenEvolve 一句话、退出码 1；Ctrl-C 一秒内停下，
+OpenEvolve 的 worker 进程都结束。
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, ahead, base_env, load_script, run_concurrently, session_dir, stop_group
+
+from console import FAILED
+from evolve import geomean_speedup, oracle_speedup, parse, split_shapes
+
+SCRIPT = os.path.join(ROOT, "lecture14", "07_openevolve.py")
+S07 = load_script("lecture14/07_openevolve.py", "openevolve_07")
+
+
+def run(system, seed, train, test=None, failed=5, full=50, cached=5, probe=10, chars=2000, others=2.0, seconds=1.0,
+        mock=0.05):
+    return dict(system=system, seed=seed, train=train, test=train if test is None else test, failed=failed, full=full,
+                cached=cached, probe=probe, prompt_chars=chars, others=others, crossover=3, seconds=seconds,
+                mock_seconds=mock)
+
+
+def texts(ours, theirs, budget=100):
+    return [str(o) for o in S07.observations(ours, theirs, budget)]
+
+
+GOOD_OURS = [run(S07.OURS, 0, 1.20), run(S07.OURS, 1, 1.22)]
+GOOD_THEIRS = [run(S07.THEIRS, 0, 1.19, full=70, chars=9000, others=5.0, seconds=30.0),
+               run(S07.THEIRS, 1, 1.24, full=80, chars=9000, others=5.0, seconds=30.0)]
+
+
+def test_observations_hold_on_numbers_that_support_them():
+    obs = texts(GOOD_OURS, GOOD_THEIRS)
+    assert not any(FAILED in o for o in obs)
+    assert "两边差不多" in obs[1] and "相差 0.005" in obs[1]
+    assert "本讲的循环完整评估的程序更少（50 个对 75 个" in obs[2]
+    assert "是本讲的 4.5 倍" in obs[3] and "5.0 个别的程序" in obs[3]
+    assert "10 倍以上" in obs[5]
+
+
+def test_observations_say_not_holding_with_criterion_and_measured_value():
+    ours = [run(S07.OURS, 0, 0.99, full=90, seconds=10.0), run(S07.OURS, 1, 1.01, full=90, seconds=10.0)]
+    theirs = [run(S07.THEIRS, 0, 1.10, full=60, chars=3000, others=1.0, seconds=20.0),
+              run(S07.THEIRS, 1, 1.10, full=60, chars=3000, others=1.0, seconds=20.0)]
+    obs = texts(ours, theirs)
+    assert obs[0].startswith(FAILED) and "最差的一次是 0.990×" in obs[0]
+    assert obs[2].startswith(FAILED) and "本讲的循环 90 个，OpenEvolve 60 个" in obs[2]
+    assert obs[3].startswith(FAILED) and "OpenEvolve 3,000 个字符、1.0 个别的程序" in obs[3]
+    assert obs[5].startswith(FAILED) and "是 2.0 倍" in obs[5]
+
+
+@pytest.mark.parametrize("ours,theirs,says", [
+    ((1.30, 1.31), (1.10, 1.11), "本讲的循环在训练形状上更高：中位数 1.305× 对OpenEvolve的 1.105×"),
+    ((1.10, 1.11), (1.30, 1.31), "OpenEvolve在训练形状上更高：中位数 1.305× 对本讲的循环的 1.105×"),
+])
+def test_which_system_is_ahead_is_what_the_numbers_say(ours, theirs, says):
+    o = [run(S07.OURS, i, x) for i, x in enumerate(ours)]
+    t = [run(S07.THEIRS, i, x, full=80, chars=9000, others=5.0, seconds=30.0) for i, x in enumerate(theirs)]
+    obs = texts(o, t)
+    assert says in obs[1] and "也是它更高" in obs[1]
+    t[0]["test"] = t[1]["test"] = 2.0 if ours[0] > theirs[0] else 0.5      # 测试形状上反过来
+    assert "反过来了" in texts(o, t)[1]
+
+
+def run_07(*args):
+    return [sys.executable, SCRIPT, "--budget", "8", "--seeds", "1", *args]
+
+
+@ahead
+def two_runs():
+    """07 小预算跑两次（同时跑；第二次加 --svg）：本讲的循环那几行应该逐字节相同。"""
+    svg = session_dir("svg07")
+    a, b = run_concurrently(run_07(), run_07("--svg", svg), timeout=240)
+    return a, b, svg
+
+
+PREFETCH = [two_runs]
+
+
+def test_07_table_matches_the_printed_best_programs_and_stdout_is_reproducible(table):
+    a, b, svg = two_runs()
+    assert a.returncode == 0, a.stderr[-3000:]
+    assert b.returncode == 0, b.stderr[-3000:]
+    ours = lambda out: [line for line in out.splitlines() if line.startswith("本讲的循环 ")]  # noqa: E731
+    assert ours(a.stdout) == ours(b.stdout) and len(ours(a.stdout)) == 1   # 本讲的循环那一行逐字节相同
+    assert "OpenEvolve 那几行不保证" in a.stdout                # OpenEvolve 的不保证（见 07 的说明），脚本自己说
+    assert os.path.exists(os.path.join(svg, "07_best_score.svg"))
+    train, test = split_shapes()
+    blocks = re.findall(r"^(\S+)，种子 (\d)（训练 ([\d.]+)×，测试 ([\d.]+)×，\d+ 条规则）：\n(# EVOLVE-BLOCK-START\n.*?"
+                        r"# EVOLVE-BLOCK-END\n)", a.stdout, re.M | re.S)
+    assert {b[0] for b in blocks} == {"本讲的循环", "OpenEvolve"}
+    o_tr = oracle_speedup(train, table)
+    for system, seed, tr, te, src in blocks:
+        p = parse(src)
+        assert f"{geomean_speedup(p, train, table):.3f}" == tr and f"{geomean_speedup(p, test, table):.3f}" == te
+        row = next(line for line in a.stdout.splitlines() if line.startswith(system) and line.split()[1] == seed)
+        assert row.split()[2:5] == [f"{tr}×", f"{te}×", f"{float(tr) / o_tr:.0%}"]
+    assert "OpenEvolve，种子 0：" in a.stderr and "用时（墙上时间" in a.stderr
+
+
+def test_07_without_openevolve_is_one_sentence_and_exit_1():
+    code = (f"import runpy, sys; sys.modules['openevolve'] = None; sys.argv = [{SCRIPT!r}]; "
+            f"runpy.run_path({SCRIPT!r}, run_name='__main__')")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=base_env(), cwd=ROOT)
+    assert (p.returncode, p.stdout, p.stderr) == (1, "", S07.MISSING + "\n")
+
+
+def _descendants(pid: int) -> set[int]:
+    """pid 的所有后代（读 /proc）。"""
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(d))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.add(c)
+            todo.append(c)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="读 /proc 找子进程")
+def test_ctrl_c_stops_07_within_a_second_with_openevolve_workers_and_server():
+    p = subprocess.Popen([sys.executable, SCRIPT, "--budget", "100", "--seeds", "1"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True, env=base_env(), cwd=ROOT)
+    kids = set()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:                   # 等到 OpenEvolve 的 worker 在跑
+            line = p.stderr.readline()
+            if re.search(r"OpenEvolve，种子 0：\d+/100", line):
+                break
+        kids = _descendants(p.pid)
+        assert len(kids) >= 2, kids                           # OpenEvolve 的进程和它的 worker
+        t = time.monotonic()
+        os.killpg(p.pid, signal.SIGINT)                       # 终端的 Ctrl-C 发给前台的进程组
+        p.wait(10)
+        took = time.monotonic() - t
+        err = p.stderr.read()
+        assert p.returncode == 130 and err.strip().endswith("已中断。") and "Traceback" not in err
+        assert took < 1.5, took
+        time.sleep(0.5)
+        assert not [k for k in kids if _alive(k)]
+    finally:
+        stop_group(p, list(kids))
+
+
+def try_commands(stdout):
+    block = stdout.split("\n可以试试：\n", 1)[1]
+    return [item.splitlines()[-1].strip() for item in re.split(r"\n(?=  \d+\. )", block.strip("\n"))]
+
+
+def test_07_try_commands_work_as_printed():
+    # 1：07 的参数解析收下这条命令（照它跑要十来分钟；同样的代码路径上面用小预算跑过）；
+    # 2、3：make openevolve 跑的就是 run_openevolve.py（带上 ARGS），它的参数解析收下 --iterations 50
+    a, _, _ = two_runs()
+    cmds = try_commands(a.stdout)
+    assert cmds == ["python3 lecture14/07_openevolve.py --budget 1000 --seeds 3", "make openevolve",
+                    'make openevolve ARGS="--iterations 50"']
+    words = cmds[0].split()
+    assert words[:2] == ["python3", "lecture14/07_openevolve.py"]
+    assert vars(S07.build_parser().parse_args(words[2:]))["budget"] == 1000
+    dry = subprocess.run(["make", "-n", "openevolve", "ARGS=--iterations 50"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert dry.returncode == 0 and "lecture14/openevolve/run_openevolve.py --iterations 50" in dry.stdout
+
+
+def test_the_real_model_edit_to_config_yaml_makes_openevolve_ask_that_server(tmp_path):
+    # 照"换成真的模型"那条建议改一份拷贝的 config.yaml（api_base 和模型名换成一个测试桩服务器），
+    # run_openevolve.py 不再开 MockLLM 服务器，OpenEvolve 的每个提议都问了桩服务器
+    import shutil
+    from stub_llm_server import StubServer
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    cfg = tmp_path / "lecture14" / "openevolve" / "config.yaml"
+    with StubServer(lambda n, text: "edit") as s:
+        text = cfg.read_text(encoding="utf-8")
+        assert text.count("  api_base: http://127.0.0.1:8765/v1\n") == 1 and text.count("    - name: mock\n") == 1
+        cfg.write_text(text.replace("  api_base: http://127.0.0.1:8765/v1\n", f"  api_base: {s.url}\n")
+                       .replace("    - name: mock\n", "    - name: stub\n"), encoding="utf-8")
+        p = subprocess.run([sys.executable, str(tmp_path / "lecture14" / "openevolve" / "run_openevolve.py"),
+                            "--iterations", "3", "--output", str(tmp_path / "out")], capture_output=True, text=True,
+                           timeout=180, env=base_env(), cwd=tmp_path)
+        asked = s.posts()
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert asked == 3 and f"LLM 是 stub（config.yaml 的 {s.url}）" in p.stdout
+    assert "开 MockLLM 服务器" not in p.stderr
+
+
+@pytest.mark.parametrize("args,says", [(["--help"], None), (["--budget", "0"], "--budget"), (["--seeds", "x"], "--seeds"),
+                                       (["--budg", "5"], "--budg")])
+def test_07_arguments_help_and_one_sentence_errors(args, says):
+    p = subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=60, env=base_env(),
+                       cwd=ROOT)
+    if says is None:
+        assert p.returncode == 0 and "--budget" in p.stdout and "--seeds" in p.stdout and "--svg" in p.stdout
+    else:
+        assert p.returncode == 2 and p.stdout == "" and says in p.stderr and "Traceback" not in p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1

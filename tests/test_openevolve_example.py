@@ -1,0 +1,211 @@
+"""
+lecture14/openevolve/：第 14 讲的问题交给 OpenEvolve（真的 openevolve 0.4.0 包，requirements-openevolve.txt）。
+evaluator 只解析、从不执行程序；combined_score 就是本讲的 geomean_speedup；读不懂、启动不了的程序得 0 分，
+artifacts 里是学生看到的那句话；级联的第一级是 03 讲的探针级。一条命令（run_openevolve.py，make openevolve 调它）
+离线跑几个提议：开服务器、跑、关服务器、印出最好的程序和它的加速比；没装 OpenEvolve 时一句话、退出码 1；
+Ctrl-C 或被杀以后什么都不留下。
+"""
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, ahead, base_env, load_script, run_concurrently, session_dir, stop_group
+
+sys.path.insert(0, os.path.join(ROOT, "lecture14"))
+
+from evolve import (EXPERT, Evaluator, ProgramError, best_single_config, evolve, geomean_speedup,  # noqa: E402
+                    oracle_speedup, parse, per_m_table, render, split_shapes)
+from evolve.evaluator import PROBE_SLACK  # noqa: E402
+from evolve.problem import load_heuristic  # noqa: E402
+
+HERE = os.path.join(ROOT, "lecture14", "openevolve")
+RUN = os.path.join(HERE, "run_openevolve.py")
+ev = load_script("lecture14/openevolve/evaluator.py", "oe_evaluator")
+runmod = load_script("lecture14/openevolve/run_openevolve.py", "oe_run")
+
+
+def metrics(r):
+    return r["metrics"] if isinstance(r, dict) else r.metrics
+
+
+def artifacts(r):
+    return r["artifacts"] if isinstance(r, dict) else r.artifacts
+
+
+def write(tmp_path, block: str, name="prog.py", before="", after=""):
+    path = tmp_path / name
+    path.write_text(before + block + after, encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def programs(table, train):
+    """专家、按 M 查表、一个配置走天下，加上一次进化（200 个提议）最后留在程序库里的程序。"""
+    out = evolve(Evaluator(train, table), 200, seed=2)
+    return [EXPERT, per_m_table(train, table), best_single_config(train, table)] + out["population"]
+
+
+def test_initial_program_is_the_lecture_expert_between_the_markers():
+    with open(os.path.join(HERE, "initial_program.py"), encoding="utf-8") as f:
+        text = f.read()
+    assert parse(text) == EXPERT and render(EXPERT) in text
+
+
+def test_combined_score_is_geomean_speedup_through_our_api(programs, table, tmp_path):
+    train, test = split_shapes()
+    for i, p in enumerate(programs[:12]):
+        path = write(tmp_path, render(p), f"p{i}.py")
+        m = metrics(ev.evaluate(path))
+        tr = geomean_speedup(p, train, table)
+        assert m["combined_score"] == pytest.approx(tr, rel=1e-12) and m["train_speedup"] == m["combined_score"]
+        assert m["test_speedup"] == pytest.approx(geomean_speedup(p, test, table), rel=1e-12)
+        assert m["oracle_fraction"] == pytest.approx(tr / oracle_speedup(train, table), rel=1e-12)
+        assert (m["rules"], m["launchable"], m["full_evaluation"]) == (p.n_rules(), 1.0, 1.0)
+
+
+@pytest.mark.parametrize("bad,says", [
+    ("    return Config(BM=256, BN=128, BK=64, warps=4, stages=3, group=8)\n", "不能启动"),
+    ("    if M > 16:\n        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)\n"
+     "    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n", "DSL"),
+])
+def test_a_program_that_does_not_parse_or_launch_scores_0_with_the_students_sentence(bad, says, tmp_path):
+    path = write(tmp_path, "# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n" + bad + "# EVOLVE-BLOCK-END\n")
+    with pytest.raises(ProgramError) as student:              # 学生的专家文件写成这样时看到的那句话
+        load_heuristic(path)
+    for stage in (ev.evaluate, ev.evaluate_stage1, ev.evaluate_stage2):
+        r = stage(path)
+        assert metrics(r)["combined_score"] == 0.0 and metrics(r)["launchable"] == 0.0
+        assert artifacts(r) == {"error": str(student.value)} and says in str(student.value)
+        assert re.match(re.escape(path) + r":\d+: ", artifacts(r)["error"])
+
+
+def test_code_in_the_program_scores_0_and_nothing_runs(tmp_path):
+    marker = tmp_path / "ran"
+    inside = write(tmp_path, "# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n"
+                             f"    __import__('os').system('touch {marker}')\n"
+                             "    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n# EVOLVE-BLOCK-END\n",
+                   "inside.py")
+    r = ev.evaluate(inside)
+    assert metrics(r)["combined_score"] == 0.0 and "inside.py:3:" in artifacts(r)["error"]
+    outside = write(tmp_path, render(EXPERT), "outside.py", before=f"open({str(marker)!r}, 'w').write('x')\n",
+                    after=f"__import__('os').system('touch {marker}')\n")
+    assert metrics(ev.evaluate(outside))["combined_score"] == pytest.approx(1.0)   # 块外的代码不读，也不执行
+    assert not marker.exists()
+
+
+def test_stage1_is_the_probe_stage_of_03(programs, table, train, tmp_path):
+    # 同样的 6 个探针形状；过不过门槛（config.yaml）和 03 的评估器对着专家当父程序时"有没有希望"一样
+    with open(os.path.join(HERE, "config.yaml"), encoding="utf-8") as f:
+        config = f.read()
+    threshold = float(re.search(r"cascade_thresholds: \[([\d.]+)\]", config).group(1))
+    assert threshold == pytest.approx(math.exp(-PROBE_SLACK), abs=5e-5) and "cascade_evaluation: true" in config
+    ours = Evaluator(train, table)
+    expert = ours.evaluate_initial(EXPERT)
+    assert list(ev._state()["ev"].probe) == list(ours.probe) and len(ours.probe) == 6
+    agree = []
+    for i, p in enumerate(programs):
+        m = metrics(ev.evaluate_stage1(write(tmp_path, render(p), f"s{i}.py")))
+        probe_log = math.log(m["combined_score"])
+        assert probe_log == pytest.approx(ours._run(p, None)["probe_score"], abs=1e-12)
+        agree.append((m["combined_score"] >= threshold) == (not ours._hopeless(probe_log, expert)))
+    assert all(agree)
+
+
+def run_oe(*args):
+    return [sys.executable, RUN, "--iterations", "6", *args]
+
+
+@ahead
+def two_runs():
+    """run_openevolve.py 跑一次（后台先跑好：PREFETCH）。OpenEvolve 同样的种子不保证同样的运行（见 run_openevolve.py 的
+    _seeded_ids），所以这里不比两次运行。"""
+    d1 = os.path.join(session_dir("oe1"), "out")
+    (p1,) = run_concurrently(run_oe("--output", d1), timeout=240)
+    return (p1, d1), None
+
+
+PREFETCH = [two_runs]
+
+
+def test_openevolve_runs_a_few_iterations_offline_and_prints_the_best_program(table):
+    (p, out), _ = two_runs()
+    assert p.returncode == 0, p.stderr[-3000:]
+    res = runmod.read_run(out)
+    best = parse(res["best_code"])
+    train, test = split_shapes()
+    tr, te = geomean_speedup(best, train, table), geomean_speedup(best, test, table)
+    assert res["best_metrics"]["combined_score"] == pytest.approx(tr, rel=1e-12)     # evaluator 的分数 = 我们的 API
+    assert f"训练形状上比专家快 {tr:.3f}×，测试形状上 {te:.3f}×" in p.stdout
+    assert render(best) in p.stdout and tr >= 1.0
+    c = runmod.count(res)
+    assert sum(c.values()) == 6 and c["full"] >= 1
+    assert f"6 个提议：{c['full']} 个做了完整评估，{c['probe']} 个在探针级就停了" in p.stdout
+    assert "OpenEvolve：" in p.stderr                         # 进度在标准错误上
+
+
+def test_without_openevolve_one_sentence_and_exit_1():
+    code = f"import runpy, sys; sys.modules['openevolve'] = None; sys.argv = [{RUN!r}]; runpy.run_path({RUN!r}, run_name='__main__')"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=base_env(), cwd=ROOT)
+    assert (p.returncode, p.stdout, p.stderr) == (1, "", runmod.MISSING + "\n")
+    assert "requirements-openevolve.txt" in runmod.MISSING and "make openevolve" in runmod.MISSING
+
+
+def test_openevolve_is_pinned_in_its_own_requirements_file_and_ci_installs_it():
+    with open(os.path.join(ROOT, "requirements-openevolve.txt"), encoding="utf-8") as f:
+        assert "openevolve==0.4.0" in f.read().split()
+    with open(os.path.join(ROOT, "requirements-dev.txt"), encoding="utf-8") as f:
+        assert "-r requirements-openevolve.txt" in f.read()
+    with open(os.path.join(ROOT, "requirements.txt"), encoding="utf-8") as f:
+        assert "openevolve" not in f.read()
+    with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
+        assert "lecture14/openevolve/run_openevolve.py" in f.read()
+
+
+@pytest.mark.parametrize("script,args,says", [
+    (RUN, ["--iterations", "0"], "--iterations"), (RUN, ["--seed", "-1"], "--seed"), (RUN, ["--iter", "5"], "--iter"),
+    (os.path.join(ROOT, "lecture14", "mock_llm_server.py"), ["--port", "70000"], "--port"),
+    (os.path.join(ROOT, "lecture14", "mock_llm_server.py"), ["--seed", "-1"], "--seed"),
+])
+def test_bad_arguments_are_one_sentence_and_exit_2(script, args, says):
+    p = subprocess.run([sys.executable, script, *args], capture_output=True, text=True, timeout=60, env=base_env(),
+                       cwd=ROOT)
+    assert p.returncode == 2 and p.stdout == "" and says in p.stderr and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="读 /proc 找子进程")
+@pytest.mark.parametrize("how", ["ctrl_c", "killed"])
+def test_make_openevolve_leaves_nothing_running_after_ctrl_c_or_being_killed(how):
+    # Ctrl-C：一秒内停下（退出码 130），MockLLM 服务器、OpenEvolve 和它的 worker 都结束；
+    # 被 SIGKILL（比如 pytest 自己被杀）：没人收拾，服务器和 OpenEvolve 发现启动它们的进程没了，自己在几秒内退出
+    from test_07_openevolve import _alive, _descendants
+    import signal
+    import time
+    out = os.path.join(session_dir("oe_kill"), "out")
+    p = subprocess.Popen([sys.executable, RUN, "--iterations", "200", "--output", out], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True, env=base_env(), cwd=ROOT)
+    kids = set()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if re.search(r"OpenEvolve：\d+/200", p.stderr.readline()):
+                break
+        kids = _descendants(p.pid)
+        assert len(kids) >= 3, kids                           # 服务器、OpenEvolve、它的 worker
+        t = time.monotonic()
+        os.killpg(p.pid, signal.SIGINT if how == "ctrl_c" else signal.SIGKILL)
+        p.wait(10)
+        if how == "ctrl_c":
+            assert p.returncode == 130 and time.monotonic() - t < 1.5 and "Traceback" not in p.stderr.read()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and [k for k in kids if _alive(k)]:
+            time.sleep(0.1)
+        assert not [k for k in kids if _alive(k)]
+    finally:
+        stop_group(p, list(kids))
