@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 
 DESIGN = {"lecture14", "lecture13", "lecture10", "lecture01", "README.md", "Makefile", "tests",
-          ".ci", "requirements.txt", "requirements-dev.txt", "pytest.ini", ".gitignore"}
+          ".ci", "requirements.txt", "requirements-dev.txt", "requirements-openevolve.txt", "pytest.ini", ".gitignore"}
 
 
 def tracked_top_level():
