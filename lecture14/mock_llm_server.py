@@ -47,8 +47,8 @@ import numpy as np  # noqa: E402
 from evolve import VALID, Evaluator, TimeTable, parse, split_shapes  # noqa: E402
 from evolve.diff import DiffError, format_diff, make_diff, parse_diff  # noqa: E402
 from evolve.mock_llm import Dice, MockLLM, Prompt  # noqa: E402
-from evolve.program import Program, ProgramError, apply_diff, render  # noqa: E402
-from evolve.source import find_block  # noqa: E402
+from evolve.program import Program, apply_diff, render  # noqa: E402
+from evolve.source import ProgramError, find_block  # noqa: E402
 
 MODEL = "mock"
 PORT = 8765
