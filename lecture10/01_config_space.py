@@ -31,7 +31,7 @@ from console import Charts  # noqa: E402
 
 CHARTS = Charts()                               # 图的出口：印到终端；--svg DIR 时也写 SVG
 
-from kernel_lab import (FIELDS, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, MAX_THREADS_PER_BLOCK,  # noqa: E402
+from kernel_lab import (FIELDS, GPU, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, MAX_THREADS_PER_BLOCK,  # noqa: E402
                         MIN_ACC_PER_WARP, REG_OVERHEAD, REGS_PER_SM, RESOURCE_CHECKS, VALID, WARP, Config,
                         acc_per_warp, all_configs,
                         can_launch, ctas_per_sm, off_grid, problems, regs_per_block, regs_per_thread,
@@ -91,11 +91,11 @@ def demo1_grid(total, smem=None):
           f"能启动的（kernel_lab.VALID）{len(VALID)} 个，占 {len(VALID) / total:.1%}。")
     if smem is not None:
         n = len(launchable_with_smem(smem))
-        print_note(f"换成 --smem 给的共享内存上限 {smem:,} B（{smem / 1024:.0f} KB；H100 是 {MAX_SMEM_PER_BLOCK:,} B）、"
+        print_note(f"换成 --smem 给的共享内存上限 {smem:,} B（{smem / 1024:.0f} KB；{GPU.short} 是 {MAX_SMEM_PER_BLOCK:,} B）、"
                    f"其余上限照旧：能启动的 {n} 个，占 {n / total:.1%}，"
-                   + (f"和 H100 的 {len(VALID)} 个一样多。" if n == len(VALID) else
-                      f"比 H100 的 {len(VALID)} 个{'少' if n < len(VALID) else '多'} {abs(len(VALID) - n)} 个。")
-                   + f"第 14 讲的 {len(VALID)} 是 H100 的数。")
+                   + (f"和 {GPU.short} 的 {len(VALID)} 个一样多。" if n == len(VALID) else
+                      f"比 {GPU.short} 的 {len(VALID)} 个{'少' if n < len(VALID) else '多'} {abs(len(VALID) - n)} 个。")
+                   + f"第 14 讲的 {len(VALID)} 是 {GPU.short} 的数。")
 
 
 def demo2_rejections(total):
@@ -172,7 +172,7 @@ def main(argv=None):
                     help="一个配置（6 个正整数），加到演示 3 表格的最后一行，例如 256 128 64 8 4 8")
     ap.add_argument("--smem", type=positive_int, default=None, metavar="BYTES",
                     help=f"换一个每 CTA 的共享内存上限（字节）再数能启动的配置，例如 A100 的 166912"
-                         f"（H100 是 {MAX_SMEM_PER_BLOCK}）")
+                         f"（{GPU.short} 是 {MAX_SMEM_PER_BLOCK}）")
     Charts.add_argument(ap)
     a = ap.parse_args(argv)
     CHARTS.reset(Charts.check_dir(ap, a.svg))

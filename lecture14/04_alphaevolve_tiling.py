@@ -125,7 +125,7 @@ def demo1_problem(table, train, test):
                      f"{optimum(s.M, s.N, s.K).near:,}", f"{table.time(choose(EXPERT, s), s) / t:.2f}×"])
     print_table(["形状", "最优配置 (BM,BN,BK,warps,stages,group)", "最优时间", "TFLOPS", "差 0.1% 以内的配置",
                  "专家比最优慢"], rows)
-    print_note("（差 0.1% 以内的配置：3,744 个配置里时间不超过最优 1.001 倍的有几个，含最优自己。不止一个时，"
+    print_note(f"（差 0.1% 以内的配置：{len(VALID):,} 个配置里时间不超过最优 1.001 倍的有几个，含最优自己。不止一个时，"
                "印出来的最优只是其中最快的；时间完全相同的取配置表 VALID 里排在前面的那个，这时\"最优是哪个\"没有意义，"
                "有意义的是\"很多配置一样快\"。）")
     slow = {(s.name, s.M): table.time(choose(EXPERT, s), s) / table.oracle(s)[1] for s in all_shapes()}
