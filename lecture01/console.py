@@ -306,7 +306,12 @@ def print_note(text: str) -> None:
 
 def print_try(items: list[tuple[str, str]], note: str | None = None) -> None:
     """空一行，印"可以试试："；每条是 (说明, 命令)：说明照常折行，命令单独一行、从不折断，方便复制。
-    note：所有命令共同的一句交代（比如"这些命令用的是 MockLLM"），折好行印在"可以试试："下面、第 1 条上面。"""
+    note：所有命令共同的一句交代（比如"这些命令用的是 MockLLM"），折好行印在"可以试试："下面、第 1 条上面。
+    这次运行选的不是默认的 GPU（--gpu a100）时，每条 python3 脚本.py 后面加上同样的 --gpu，照着运行还是同一块 GPU。"""
+    gpus = sys.modules.get("gpus")
+    gpu = gpus.selected_key() if gpus is not None else None
+    if gpu is not None and gpu != gpus.DEFAULT:
+        items = [(what, re.sub(r"(python3 \S+\.py)(?! --gpu)", rf"\1 --gpu {gpu}", command)) for what, command in items]
     print("\n可以试试：")
     if note:
         print("\n".join(wrap("  " + note, wrap_width(), "  ")))

@@ -111,3 +111,11 @@ def test_the_a100_has_fewer_launchable_configs_for_a_stated_reason():
     on_h = {c for c, s, ok in zip(allc, smem, others_ok) if ok and s <= h.smem_per_block}
     on_a = {c for c, s, ok in zip(allc, smem, others_ok) if ok and s <= a.smem_per_block}
     assert on_a < on_h and len(on_h) == 3744
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_suggested_commands_on_a100_keep_the_gpu(script):
+    """"可以试试"里的命令照着运行还是同一块 GPU：A100 的运行印的每条 python3 脚本.py 后面都跟着 --gpu a100。"""
+    lines = outcome(script, "--gpu", "a100").stdout.split("\n可以试试：\n", 1)[1].splitlines()
+    commands = [line.strip() for line in lines if line.strip().startswith("python3 ")]
+    assert commands and all(re.search(r"python3 \S+\.py --gpu a100", c) for c in commands), commands
