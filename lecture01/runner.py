@@ -404,6 +404,14 @@ def run(main, *args, **kwargs):
     except BaseException as e:
         if _interrupt_inside(e):                           # Ctrl-C 被包成了别的异常（见 _interrupt_inside）
             _interrupted()
+        if getattr(e, "one_sentence", False):              # 数据本身的问题（比如形状配不上对）：只说这一句，退出码 1
+            _kill_children()
+            prog = sys.argv[0] if sys.argv and sys.argv[0] else "script.py"
+            try:
+                print(f"{prog}：{str(e).rstrip('。')}。", file=sys.stderr)
+            except Exception:                              # noqa: BLE001
+                pass
+            _quit(1)
         raise
 
 

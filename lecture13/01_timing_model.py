@@ -55,6 +55,7 @@ EXPERT_SMALL = Config(16, 64, 128, 4, 4, 1)     # M ≤ 16
 EXPERT_BIG = Config(128, 128, 64, 4, 3, 8)      # 其余
 DECODE, MID_GATE, PREFILL, FEW_CTAS = ("8B gate_up", 1), ("8B gate_up", 128), ("8B gate_up", 8192), ("70B/8 qkv", 128)
 DEMO1_SHAPES = (DECODE, MID_GATE, PREFILL, FEW_CTAS)
+N_SHAPES = len(LAYERS) * len(TOKENS)             # 形状数（讲义 88 个），从 llama_shapes 的数据数
 RIDGE = sl.PEAK_FLOPS / sl.HBM_BW               # 屋顶线的拐点，FLOP/B（约 295）
 
 
@@ -174,9 +175,9 @@ def roofline_chart():
     pts = roofline_points()
     lo, hi = min(p[2] for p in pts), max(p[2] for p in pts)
     shown = [(p[2], p[3]) for p in pts if (p[0], p[1]) in DEMO1_SHAPES]
-    CHARTS.scatter("13_demo1_roofline", "屋顶线：88 个形状的最优配置达到多少 TFLOPS（对数坐标；"
+    CHARTS.scatter("13_demo1_roofline", f"屋顶线：{N_SHAPES} 个形状的最优配置达到多少 TFLOPS（对数坐标；"
                    f"屋顶 = min({sl.HBM_BW / 1e12:.2f} TB/s × 算术强度, 峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS)）",
-                   {"上表的 4 个形状": shown, "其余 84 个形状": [(p[2], p[3]) for p in pts if (p[0], p[1]) not in DEMO1_SHAPES]},
+                   {"上表的 4 个形状": shown, f"其余 {N_SHAPES - len(DEMO1_SHAPES)} 个形状": [(p[2], p[3]) for p in pts if (p[0], p[1]) not in DEMO1_SHAPES]},
                    curves=[(f"屋顶（峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS）",
                             [(lo, lo * sl.HBM_BW / 1e12), (RIDGE, sl.PEAK_FLOPS / 1e12), (hi, sl.PEAK_FLOPS / 1e12)])],
                    x_label="算术强度（FLOP/B，A、B、C 各搬一次）", y_label="TFLOPS（最优配置）", log_x=True, log_y=True,
@@ -422,7 +423,7 @@ def demo2_effects():
     obs.append(verdict(abs(mma_r * sl.MMA_FALLBACK - 1) < 0.01 and tr < 1.05 and math_share < 0.1,
                        f"MMA 路径：BM = 32 不是 64 的倍数，用不上 wgmma，张量核效率乘 MMA_FALLBACK = {sl.MMA_FALLBACK}，"
                        f"\"算\"变成 {mma_r:.2f} 倍；总时间却是 ×{tr:.3f}——\"搬\"（{parts(f)['搬']:.0f} µs）比\"算\"大得多。"
-                       f"在这个模型里张量核很少是瓶颈：88 个形状 × {len(VALID)} 个配置里，\"算\"是最大一项的只占 {math_share:.1%}。",
+                       f"在这个模型里张量核很少是瓶颈：{N_SHAPES} 个形状 × {len(VALID)} 个配置里，\"算\"是最大一项的只占 {math_share:.1%}。",
                        f"MMA 路径：算 ×{mma_r:.2f}（MMA_FALLBACK = {sl.MMA_FALLBACK}），总时间 ×{tr:.3f}；"
                        f"\"算\"是最大一项的占 {math_share:.1%}（讲义说不到 10%、总时间差不到 5%）。"))
 
@@ -452,7 +453,7 @@ def demo2_effects():
 # ---------------------------------------------------------------- 演示 3
 
 def demo3_guided(tolerance):
-    print_header(f"演示 3：代价模型引导的调优——88 个形状，进入最优的 {tolerance:.0%} 以内要跑几次")
+    print_header(f"演示 3：代价模型引导的调优——{N_SHAPES} 个形状，进入最优的 {tolerance:.0%} 以内要跑几次")
     A = sl.VALID_ARRAYS
     n = len(VALID)
     res = []
@@ -489,7 +490,7 @@ def demo3_guided(tolerance):
     def stats(xs):
         return [f"{np.median(xs):.0f}", f"{min(xs):.0f}", f"{max(xs):.0f}", f"{np.median(xs) / n:.1%}"]
     sf, rnd = [r["stages_first"] for r in res], [r["random"] for r in res]
-    print_table(["88 个形状上要跑几次", "中位数", "最少", "最多", "中位数占穷举"],
+    print_table([f"{N_SHAPES} 个形状上要跑几次", "中位数", "最少", "最多", "中位数占穷举"],
                 [["穷举", n, n, n, "100%"], ["代价模型引导（guided_tune）"] + stats(runs),
                  ["引导，同分先试 stages 大的"] + stats(sf), ["随机顺序（期望）"] + stats(rnd)])
 
