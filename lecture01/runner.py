@@ -227,7 +227,8 @@ def parser(description: str, prog: str | None = None, epilog: str | None = None)
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-h", "--help", action="help", help="印这段说明并退出")
     gpus = _load_gpus()
-    p.add_argument("--gpu", choices=tuple(gpus.GPUS), default=gpus.selected_key(),
+    loaded = getattr(sys.modules.get("kernel_lab"), "GPU", None)     # 已经载入的那块（测试在进程里调用 main 时）
+    p.add_argument("--gpu", choices=tuple(gpus.GPUS), default=loaded.key if loaded is not None else gpus.selected_key(),
                    help="模型用哪块 GPU 的数（lecture10/gpus.py，带出处）：" + "，".join(
                        f"{g.key} = {g.name}" for g in gpus.GPUS.values()) + f"（默认 {gpus.DEFAULT}）")
     return p

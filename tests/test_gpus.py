@@ -20,9 +20,13 @@ SMALL = {"lecture14/03_cascade_and_database.py": ["--quick"], "lecture14/04_alph
 PREFETCH = [((s, *SMALL.get(s, []), *gpu), {}) for s in SCRIPTS for gpu in ([], ["--gpu", "h100"], ["--gpu", "a100"])]
 
 
+ENV = {k: v for k, v in os.environ.items() if k != gpus.ENV}     # 不给 --gpu 就是默认的 H100（哪怕 TESTS_GPU=a100）
+PREFETCH = [(args, dict(env=ENV)) for args, _ in PREFETCH]
+
+
 def outcome(script, *args):
     prefetch(*PREFETCH)
-    return run_script(script, *SMALL.get(script, []), *args, timeout=300)
+    return run_script(script, *SMALL.get(script, []), *args, env=ENV, timeout=300)
 
 
 def test_every_record_has_every_field_a_source_and_every_knob():
