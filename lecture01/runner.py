@@ -202,10 +202,9 @@ class _Parser(argparse.ArgumentParser):
         if loaded is not None and wanted is not None and loaded.key != wanted:
             self.error(f"--gpu {wanted} 要在 import 课程模块之前选定（这个进程已经按 {loaded.key} 载入了 kernel_lab）："
                        f"在命令行上运行脚本时给 --gpu，或者设环境变量 {_load_gpus().ENV}={wanted}")
-        gpus = _load_gpus()
-        if wanted is not None and wanted != gpus.DEFAULT and gpus.problem(wanted) is None:
-            from console import wrap, wrap_width             # 不是讲义默认的 GPU：开头先说清楚（默认时什么也不印）
-            print("\n".join(wrap(gpus.describe(gpus.GPUS[wanted]), wrap_width())) + "\n")
+        console = sys.modules.get("console")
+        if console is not None and hasattr(console, "GPU_SAID"):
+            console.GPU_SAID[0] = False                    # 新的一次运行：第一个标题前再说一次换了哪块 GPU
         return ns, rest
 
     def error(self, message: str) -> None:           # noqa: D102  一句话、退出码 2，不印整段用法

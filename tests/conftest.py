@@ -582,6 +582,18 @@ def _order(item) -> tuple:
     return (2,) if getattr(module, "PREFETCH", None) else (1,)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """讲义论断（h100_claim）的测试失败时，失败信息的第一行说是哪条论断、在哪块 GPU 上：一眼分得出"讲义的一句话
+    不成立了"和"引擎坏了"。"""
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.failed and call.when == "call" and item.get_closest_marker("h100_claim") is not None:
+        doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
+        what = f"{item.name}" + (f"（{doc[0]}）" if doc else "")
+        rep.longrepr = f"讲义论断不成立：{what}；GPU：{TESTS_GPU}（TESTS_GPU）\n{rep.longrepr}"
+
+
 def pytest_collection_modifyitems(session, config, items):
     if TESTS_GPU != "h100":                             # 引擎测试换了 GPU：讲义在 H100 上的论断不适用，跳过并说明
         for item in items:

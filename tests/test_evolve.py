@@ -182,8 +182,7 @@ def test_04_quick_is_byte_identical_across_runs():
     prefetch((S04, "--quick"), (S04, "--quick", "--jobs", "1"))                          # 两个同时跑
     a, b = cached_run(S04, "--quick"), cached_run(S04, "--quick", "--jobs", "1")
     assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
-    # 第一行印的是 --jobs（不是默认 GPU 时，前面还有一段说换了哪块 GPU：先去掉它）
-    strip = lambda out: (out.split("\n\n", 1)[1] if out.startswith("硬件换成") else out).split("\n", 1)[1]   # noqa: E731
+    strip = lambda out: out.split("\n", 1)[1]                        # noqa: E731  第一行印的是 --jobs
     assert strip(a.stdout) == strip(b.stdout)
     assert all(f"演示 {i}" in a.stdout for i in range(1, 5))
     assert "用时" in a.stderr and "用时" not in a.stdout

@@ -77,8 +77,9 @@ def test_gpu_h100_prints_exactly_the_default(script):
 def test_gpu_a100_runs_to_the_end_and_says_so(script):
     r = outcome(script, "--gpu", "a100")
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
-    assert "A100-80GB" in r.stdout.split("\n\n")[0]                      # 开头一段说清楚换了哪块 GPU
-    body = r.stdout.split("\n\n", 1)[1]
+    first_header = r.stdout.index("\n=====")
+    assert "硬件换成 A100-80GB" in r.stdout[:first_header]               # 第一个标题前说清楚换了哪块 GPU
+    body = r.stdout[first_header:]
     assert "H100" not in body                                             # 正文不提 H100：数和名字都来自记录
     # 印出来的配置数、SM 数来自记录：H100 的 3744、132 不出现在 A100 的句子里（表格里的数字可能碰巧是 132）
     prose = [line for line in body.splitlines() if "  " not in line.strip()]
