@@ -478,6 +478,7 @@ def test_05_runs_against_the_stub_and_replays_byte_identically():
     assert len(recorded.splitlines()) == 1 + 4 * 12
 
 
+@pytest.mark.h100_claim
 def test_readme_shows_the_system_prompt_the_code_sends():
     # README 的"用真的语言模型"一节印的系统提示，和代码发出去的一字不差
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
