@@ -21,7 +21,8 @@ PREFETCH = [((s, *SMALL.get(s, []), *gpu), {}) for s in SCRIPTS for gpu in ([], 
 
 
 ENV = {k: v for k, v in os.environ.items() if k != gpus.ENV}     # 不给 --gpu 就是默认的 H100（哪怕 TESTS_GPU=a100）
-PREFETCH = [(args, dict(env=ENV)) for args, _ in PREFETCH]
+PREFETCH = [(args, dict(env=ENV)) for args, _ in PREFETCH] + [(("lecture14/04_alphaevolve_tiling.py", "--gpu", "a100"),
+                                                                dict(env=ENV))]
 
 
 def outcome(script, *args):
@@ -102,8 +103,12 @@ def test_an_unknown_gpu_on_the_command_line_or_in_the_environment_is_one_sentenc
 
 def test_make_run_args_gpu_a100_is_the_same_as_the_script():
     """README 印的 make run ARGS="--gpu a100" 就是 python3 lecture14/04_alphaevolve_tiling.py --gpu a100（Makefile 原样传）。"""
-    text = open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Makefile")).read()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    text = open(os.path.join(root, "Makefile"), encoding="utf-8").read()
     assert re.search(r"^run:.*\n\t\$\(PY\) lecture14/04_alphaevolve_tiling\.py \$\(ARGS\)$", text, re.M)
+    assert 'make run ARGS="--gpu a100"' in open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    r = run_script("lecture14/04_alphaevolve_tiling.py", "--gpu", "a100", env=ENV, timeout=300)   # make run 跑的就是它
+    assert r.returncode == 0 and "Traceback" not in r.stderr and "硬件换成 A100-80GB" in r.stdout, r.stderr[-2000:]
 
 
 def test_the_a100_has_fewer_launchable_configs_for_a_stated_reason():
@@ -124,3 +129,34 @@ def test_suggested_commands_on_a100_keep_the_gpu(script):
     lines = outcome(script, "--gpu", "a100").stdout.split("\n可以试试：\n", 1)[1].splitlines()
     commands = [line.strip() for line in lines if line.strip().startswith("python3 ")]
     assert commands and all(re.search(r"python3 \S+\.py --gpu a100", c) for c in commands), commands
+
+
+def _fake_project(tmp_path):
+    """一份只有一个讲义论断测试的项目：课程目录链接到这里，tests/ 里是真的 conftest.py 和一个假的论断。"""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        os.symlink(os.path.join(root, d), tmp_path / d)
+    (tmp_path / "tests").mkdir()
+    for f in ("conftest.py", "zygote.py", "pytest.ini"):
+        src = os.path.join(root, "tests" if f != "pytest.ini" else "", f)
+        (tmp_path / ("tests" if f != "pytest.ini" else "") / f).write_text(open(src, encoding="utf-8").read(),
+                                                                           encoding="utf-8")
+    (tmp_path / "tests" / "test_fake_claim.py").write_text(
+        "import pytest\n\n\n@pytest.mark.h100_claim\ndef test_P9_fake_claim():\n    \"\"\"讲义说 1 等于 2。\"\"\"\n"
+        "    assert 1 == 2\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("gpu", ["h100", "a100"])
+def test_a_failing_lecture_claim_names_the_claim_and_the_gpu(tmp_path, gpu):
+    """h100_claim 的测试失败时第一行写明哪条论断、哪块 GPU；TESTS_GPU=a100 时它被跳过，原因写明。"""
+    import subprocess
+    import sys
+    _fake_project(tmp_path)
+    env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS")},
+           "TESTS_GPU": gpu, "TESTS_NO_ZYGOTE": "1", "TESTS_NO_PREFETCH": "1"}
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    if gpu == "h100":
+        assert p.returncode == 1 and "讲义论断不成立：test_P9_fake_claim（讲义说 1 等于 2。）；GPU：h100" in p.stdout, p.stdout
+    else:
+        assert p.returncode == 0 and "讲义在 H100 上的论断" in p.stdout and "a100" in p.stdout, p.stdout
