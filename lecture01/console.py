@@ -152,24 +152,18 @@ def wrap(text: str, width: int, indent: str = "") -> list[str]:
     return lines
 
 
-def _loaded_gpu():
-    """这个进程载入的 GPU 记录（kernel_lab.GPU）和 gpus 模块；还没载入时是 (None, None)。"""
-    lab, gpus = sys.modules.get("kernel_lab"), sys.modules.get("gpus")
-    gpu = getattr(lab, "GPU", None)
-    return (gpu, gpus) if gpu is not None and gpus is not None else (None, None)
-
-
-GPU_SAID = [False]                 # 这次运行已经说过"硬件换成……"了（runner.parser() 每次新建参数时清掉）
+RUN_GPU = [None]                   # 这次运行选的不是默认的 GPU 时是它的记录（runner 解析完 --gpu 时设；默认 GPU 是 None）
+GPU_SAID = [False]                 # 这次运行已经说过"硬件换成……"了（runner 解析完参数时清掉）
 
 
 def print_header(title: str) -> None:
     """空一行，然后 ====、标题、====；横线和标题一样宽，但不窄于 60 列、不宽于折行宽度。
     这次运行用的不是默认的 GPU（--gpu a100）时，第一个标题前先印一段：换了哪块 GPU、哪些旋钮没校准（参数都检查过了
     才走到这里，参数错了的运行不印它）。"""
-    gpu, gpus = _loaded_gpu()
-    if gpu is not None and gpu.key != gpus.DEFAULT and not GPU_SAID[0]:
+    gpu = RUN_GPU[0]
+    if gpu is not None and not GPU_SAID[0]:
         GPU_SAID[0] = True
-        print("\n" + "\n".join(wrap(gpus.describe(gpu), wrap_width())))
+        print("\n" + "\n".join(wrap(sys.modules["gpus"].describe(gpu), wrap_width())))
     rule = "=" * min(max(display_width(title), MIN_WIDTH), wrap_width())
     print(f"\n{rule}\n{title}\n{rule}")
 
@@ -324,8 +318,8 @@ def print_try(items: list[tuple[str, str]], note: str | None = None) -> None:
     """空一行，印"可以试试："；每条是 (说明, 命令)：说明照常折行，命令单独一行、从不折断，方便复制。
     note：所有命令共同的一句交代（比如"这些命令用的是 MockLLM"），折好行印在"可以试试："下面、第 1 条上面。
     这次运行选的不是默认的 GPU（--gpu a100）时，每条 python3 脚本.py 后面加上同样的 --gpu，照着运行还是同一块 GPU。"""
-    gpu, gpus = _loaded_gpu()
-    if gpu is not None and gpu.key != gpus.DEFAULT:
+    gpu = RUN_GPU[0]
+    if gpu is not None:
         items = [(what, re.sub(r"(python3 \S+\.py)(?! --gpu)", rf"\1 --gpu {gpu.key}", command)) for what, command in items]
     print("\n可以试试：")
     if note:

@@ -203,8 +203,10 @@ class _Parser(argparse.ArgumentParser):
             self.error(f"--gpu {wanted} 要在 import 课程模块之前选定（这个进程已经按 {loaded.key} 载入了 kernel_lab）："
                        f"在命令行上运行脚本时给 --gpu，或者设环境变量 {_load_gpus().ENV}={wanted}")
         console = sys.modules.get("console")
-        if console is not None and hasattr(console, "GPU_SAID"):
-            console.GPU_SAID[0] = False                    # 新的一次运行：第一个标题前再说一次换了哪块 GPU
+        if console is not None and hasattr(console, "GPU_SAID") and wanted is not None:
+            gpus = _load_gpus()                            # 新的一次运行：不是默认的 GPU 时，console 在第一个标题前
+            console.RUN_GPU[0] = gpus.GPUS[wanted] if wanted != gpus.DEFAULT else None   # 说一次换了哪块 GPU，
+            console.GPU_SAID[0] = False                    # "可以试试"的命令带上同样的 --gpu
         return ns, rest
 
     def error(self, message: str) -> None:           # noqa: D102  一句话、退出码 2，不印整段用法

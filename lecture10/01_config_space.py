@@ -35,7 +35,7 @@ from kernel_lab import (FIELDS, GPU, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLO
                         MIN_ACC_PER_WARP, REG_OVERHEAD, REGS_PER_SM, RESOURCE_CHECKS, VALID, WARP, Config,
                         acc_per_warp, all_configs,
                         can_launch, ctas_per_sm, off_grid, problems, regs_per_block, regs_per_thread,
-                        rejection_counts, smem_bytes)
+                        overflow_kinds, rejection_counts, smem_bytes)
 from console import print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 
 EXPERT_BIG = Config(128, 128, 64, 4, 3, 8)      # 第 14 讲专家启发式给大 M 的配置
@@ -133,7 +133,27 @@ def demo2_rejections(total):
         n = len(GRID["group"])
         obs.append(f"group 不占任何资源：同一个 (BM, BN, BK, warps, stages) 换哪种 group 结论都一样，"
                    f"所以 {len(VALID)} = {n} × {len(VALID) // n}。group 只影响快慢（L2 复用），那是第 13 讲的事。")
+    note = other_gpu_note()
+    if note:
+        obs.append(note)
     print_observations(obs)
+
+
+def other_gpu_note():
+    """--gpu 不是讲义的 H100 时一句话：讲义那块 GPU 上能启动的配置有几个、这块上少了几个、少在哪种资源上
+    （只在两块 GPU 除了每个 CTA 的共享内存以外的上限都一样时说；这时少掉的全是共享内存超了，数出来的）。"""
+    import gpus
+    ref = gpus.GPUS[gpus.DEFAULT]
+    same = all(getattr(GPU, f) == getattr(ref, f) for f in ("regs_per_sm", "max_regs_per_thread", "max_threads_per_block"))
+    if GPU.key == ref.key or not same:
+        return None
+    on_ref = launchable_with_smem(ref.smem_per_block)
+    lost = [c for c in on_ref if not can_launch(c)]
+    only_smem = all(overflow_kinds(c) == ["共享内存"] for c in lost)
+    return (f"换成 {GPU.short} 以后能启动的是 {len(VALID)} 个，讲义的 {ref.short} 上是 {len(on_ref)} 个："
+            f"少掉的 {len(lost)} 个{'全是' if only_smem else '不全是'}共享内存超了（每个 CTA 最多 "
+            f"{MAX_SMEM_PER_BLOCK:,} B，{ref.short} 是 {ref.smem_per_block:,} B），别的上限两块 GPU 一样。"
+            f"第 14 讲在 {ref.short} 上进化出的启发式里要是有这样的配置，在 {GPU.short} 上就启动不了。")
 
 
 def demo3_examples(extra):

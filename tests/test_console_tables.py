@@ -180,6 +180,7 @@ def piped():
     return {p: r.stdout for p, r in done.items()}
 
 
+@pytest.mark.h100_claim
 @pytest.mark.timeout(300)
 def test_piped_tables_fit_in_100_columns_except_the_named_ones(piped):
     wide = set()
