@@ -132,6 +132,16 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(f"测试自己跑的（没有预跑）：{key[0]} {key[2]} {key[3]}  ← {test}")
 
 
+@pytest.fixture(autouse=True)
+def _no_gpu_note_left_from_another_test():
+    """runner 解析参数时告诉 console 这次运行用的哪块 GPU（不是默认的才印那一段、命令才带 --gpu）；一个测试在进程里
+    跑过一次 --gpu a100（或 TESTS_GPU=a100 下的任何脚本）以后，别的测试直接调用 console 时不该还带着它。"""
+    console = sys.modules.get("console")
+    if console is not None and hasattr(console, "RUN_GPU"):
+        console.RUN_GPU[0] = None
+    yield
+
+
 def launchable(BM, BN, BK, warps, stages, group):
     """引擎测试的夹具从数据里来：一个讲义式的配置（多半是 H100 上写的），这块 GPU 放不下时减流水线级数，
     取 kernel_lab.VALID 里最接近的那个（H100 上原样返回）。连 1 级都放不下时原样返回：用到它的测试自己报错
