@@ -9,8 +9,8 @@ kernel_lab（哪些配置能启动）和 sched_lab（解析模型的时间）都
     problem(text)           这个名字能不能用：能用返回 None，不能用返回一句话（有哪些、怎样选）。
 
 加一块 GPU：照 A100 写一条 GPU(...)，数据手册的数写出处（sources）；没在它上面校准过的旋钮照抄一块已有的，
-并在 knob_note 里说明；然后放进 GPUS。tests/test_gpus.py 检查每条记录的字段齐全、单位合理，
-tests/test_scripts_on_gpus.py 用 --gpu 把每个编号脚本在每块 GPU 上跑一遍。
+并在 knob_note 里说明；然后放进 GPUS。tests/test_gpus.py 检查每条记录的字段齐全、单位合理，并用 --gpu 把
+每个编号脚本在 A100 上跑一遍（--gpu h100 和默认逐字节相同）；TESTS_GPU=a100 make test 把整套测试换到 A100。
 
 只用标准库，import 时不打印任何东西。
 """
