@@ -87,9 +87,19 @@ def wrap_width() -> int:
     return min(max(shutil.get_terminal_size(fallback=(PIPE_WIDTH, 24)).columns, MIN_WIDTH), MAX_WIDTH)
 
 
+RUN_GPU = [None]                   # 这次运行选的不是默认的 GPU 时是它的记录（runner 解析完 --gpu 时设；默认 GPU 是 None）
+GPU_SAID = [False]                 # 这次运行已经说过"硬件换成……"了（runner 解析完参数时清掉）
+
+
 def print_header(title: str) -> None:
     """空一行，然后 ====、标题、====；横线和标题一样宽，但不窄于 60 列、不宽于折行宽度。比折行宽度宽的标题折成几行
-    （都在两条横线中间）。"""
+    （都在两条横线中间）。
+    这次运行用的不是默认的 GPU（--gpu a100）时，第一个标题前先印一段：换了哪块 GPU、哪些旋钮没校准（参数都检查过了
+    才走到这里，参数错了的运行不印它）。"""
+    gpu = RUN_GPU[0]
+    if gpu is not None and not GPU_SAID[0]:
+        GPU_SAID[0] = True
+        print("\n" + "\n".join(wrap(sys.modules["gpus"].describe(gpu), wrap_width())))
     rule = "=" * min(max(display_width(title), MIN_WIDTH), wrap_width())
     print(f"\n{rule}\n" + "\n".join(wrap(title, wrap_width())) + f"\n{rule}")
 
@@ -325,7 +335,14 @@ def print_note(text: str) -> None:
 def print_try(items: list[tuple[str, str | tuple[str, ...]]], note: str | None = None) -> None:
     """空一行，印"可以试试："；每条是 (说明, 命令)：说明照常折行，命令单独一行、从不折断，方便复制。命令也可以是
     几条依次跑的命令（元组）：每条单独一行（一行放不下 "A && B" 时用它；一行一条，各自复制）。
-    note：所有命令共同的一句交代（比如"这些命令用的是 MockLLM"），折好行印在"可以试试："下面、第 1 条上面。"""
+    note：所有命令共同的一句交代（比如"这些命令用的是 MockLLM"），折好行印在"可以试试："下面、第 1 条上面。
+    这次运行选的不是默认的 GPU（--gpu a100）时，每条 python3 脚本.py 后面加上同样的 --gpu，照着运行还是同一块 GPU。"""
+    gpu = RUN_GPU[0]
+    if gpu is not None:
+        def same_gpu(command: str) -> str:
+            return re.sub(r"(python3 \S+\.py)(?! --gpu)", rf"\1 --gpu {gpu.key}", command)
+        items = [(what, tuple(map(same_gpu, command)) if isinstance(command, tuple) else same_gpu(command))
+                 for what, command in items]
     print("\n可以试试：")
     if note:
         print("\n".join(wrap("  " + note, wrap_width(), "  ")))

@@ -9,6 +9,9 @@
                             "已中断。"，退出码 130，不印 traceback；输出接到 head 之类提前关掉的管道时安静地退出。
     progress(text)          进度写到标准错误：标准输出逐字节不变，进度也不会混进被重定向的结果里。
     heartbeat(describe)     with 块里每隔几秒报一行进度（等后台进程的时候用）。
+    --gpu h100|a100         每个 parser() 都有的公共参数：模型用哪块 GPU（lecture10/gpus.py 的记录，默认 h100）。
+                            runner 一被 import 就在命令行里找它、写进环境变量 MINI_ALPHAEVOLVE_GPU：那时课程模块
+                            还没 import，kernel_lab、sched_lab 读到的就是这块 GPU（进程池的子进程也继承）。
     sigint_ignored()        with 块里创建的子进程不理 Ctrl-C（由父进程统一收拾），块里收到的 Ctrl-C 块结束后照常生效。
 
 只用标准库，导入时不 import numpy、不打印任何东西。
@@ -87,6 +90,56 @@ REEXEC_FLAG = "MINI_ALPHAEVOLVE_REEXEC"      # 已经换过一次解释器：不
 _cleanups: list = []
 
 
+# ---------------------------------------------------------------- GPU（--gpu）
+
+def _load_gpus():
+    """lecture10/gpus.py（只用标准库）：已经 import 过就用那一个，否则按路径载入并登记成 gpus，kernel_lab 随后
+    import gpus 拿到的是同一个模块。"""
+    if "gpus" in sys.modules:
+        return sys.modules["gpus"]
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gpus", os.path.join(ROOT, "lecture10", "gpus.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gpus"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop("gpus", None)
+        raise
+    return module
+
+
+def _gpu_from_argv(argv: list[str]) -> str | None:
+    """命令行里 --gpu 的值（--gpu a100 或 --gpu=a100；最后一个算数，-- 之后的不看）；没有就是 None。"""
+    value = None
+    for i, a in enumerate(argv):
+        if a == "--":
+            break
+        if a == "--gpu" and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif a.startswith("--gpu="):
+            value = a[len("--gpu="):]
+    return value
+
+
+def _select_gpu() -> None:
+    """直接运行编号脚本时（import 课程模块之前）：命令行的 --gpu 认识就写进环境变量（不认识的留给 argparse 说一句话）；
+    环境变量本身的值不认识时说一句话、退出码 2。"""
+    gpus = _load_gpus()
+    value = _gpu_from_argv(sys.argv[1:])
+    if value is not None and gpus.problem(value) is None:
+        os.environ[gpus.ENV] = value
+    problem = gpus.problem(gpus.selected_key())
+    if problem:
+        prog = sys.argv[0] if sys.argv and sys.argv[0] else "script.py"
+        sys.stderr.write(f"{prog}：环境变量 {gpus.ENV}：{problem}。\n")
+        raise SystemExit(2)
+
+
+if sys.excepthook is _excepthook:
+    _select_gpu()
+
+
 # ---------------------------------------------------------------- numpy
 
 def _in_venv() -> bool:
@@ -153,6 +206,20 @@ _ENGLISH = [                                  # argparse 自己的英文报错 �
 
 
 class _Parser(argparse.ArgumentParser):
+    def parse_known_args(self, args=None, namespace=None):    # noqa: D102  --gpu 要和已经载入的硬件是同一块
+        ns, rest = super().parse_known_args(args, namespace)
+        loaded = getattr(sys.modules.get("kernel_lab"), "GPU", None)
+        wanted = getattr(ns, "gpu", None)
+        if loaded is not None and wanted is not None and loaded.key != wanted:
+            self.error(f"--gpu {wanted} 要在 import 课程模块之前选定（这个进程已经按 {loaded.key} 载入了 kernel_lab）："
+                       f"在命令行上运行脚本时给 --gpu，或者设环境变量 {_load_gpus().ENV}={wanted}")
+        console = sys.modules.get("console")
+        if console is not None and hasattr(console, "GPU_SAID") and wanted is not None:
+            gpus = _load_gpus()                            # 新的一次运行：不是默认的 GPU 时，console 在第一个标题前
+            console.RUN_GPU[0] = gpus.GPUS[wanted] if wanted != gpus.DEFAULT else None   # 说一次换了哪块 GPU，
+            console.GPU_SAID[0] = False                    # "可以试试"的命令带上同样的 --gpu
+        return ns, rest
+
     def error(self, message: str) -> None:           # noqa: D102  一句话、退出码 2，不印整段用法
         for pattern, repl in _ENGLISH:
             if re.match(pattern, message):
@@ -171,6 +238,11 @@ def parser(description: str, prog: str | None = None, epilog: str | None = None)
     p = _Parser(prog=prog, description=description, epilog=epilog, allow_abbrev=False, add_help=False,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-h", "--help", action="help", help="印这段说明并退出")
+    gpus = _load_gpus()
+    loaded = getattr(sys.modules.get("kernel_lab"), "GPU", None)     # 已经载入的那块（测试在进程里调用 main 时）
+    p.add_argument("--gpu", choices=tuple(gpus.GPUS), default=loaded.key if loaded is not None else gpus.selected_key(),
+                   help="模型用哪块 GPU 的数（lecture10/gpus.py，带出处）：" + "，".join(
+                       f"{g.key} = {g.name}" for g in gpus.GPUS.values()) + f"（默认 {gpus.DEFAULT}）")
     return p
 
 
@@ -345,6 +417,14 @@ def run(main, *args, **kwargs):
     except BaseException as e:
         if _interrupt_inside(e):                           # Ctrl-C 被包成了别的异常（见 _interrupt_inside）
             _interrupted()
+        if getattr(e, "one_sentence", False):              # 数据本身的问题（比如形状配不上对）：只说这一句，退出码 1
+            _kill_children()
+            prog = sys.argv[0] if sys.argv and sys.argv[0] else "script.py"
+            try:
+                print(f"{prog}：{str(e).rstrip('。')}。", file=sys.stderr)
+            except Exception:                              # noqa: BLE001
+                pass
+            _quit(1)
         raise
 
 

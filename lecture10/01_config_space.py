@@ -35,11 +35,11 @@ from console import FAILED, Charts  # noqa: E402
 
 CHARTS = Charts()                               # 图的出口：印到终端；--svg DIR 时也写 SVG
 
-from kernel_lab import (FIELDS, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, MAX_THREADS_PER_BLOCK,  # noqa: E402
+from kernel_lab import (FIELDS, GPU, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, MAX_THREADS_PER_BLOCK,  # noqa: E402
                         MIN_ACC_PER_WARP, REG_OVERHEAD, REGS_PER_SM, RESOURCE_CHECKS, VALID, WARP, Config,
                         acc_per_warp, all_configs,
                         can_launch, ctas_per_sm, off_grid, problems, regs_per_block, regs_per_thread,
-                        rejection_counts, smem_bytes)
+                        overflow_kinds, rejection_counts, smem_bytes)
 from console import print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 
 EXPERT_BIG = Config(128, 128, 64, 4, 3, 8)      # 第 14 讲讲义的专家（lecture14/evolve/lecture_expert.py）给大 M 的配置
@@ -103,11 +103,11 @@ def demo1_grid(total, smem=None):
                f"能启动的（kernel_lab.VALID）{len(VALID)} 个，占 {len(VALID) / total:.1%}。")
     if smem is not None:
         n = len(launchable_with_smem(smem))
-        print_note(f"换成 --smem 给的共享内存上限 {smem:,} B（{smem / 1024:.0f} KB；H100 是 {MAX_SMEM_PER_BLOCK:,} B）、"
+        print_note(f"换成 --smem 给的共享内存上限 {smem:,} B（{smem / 1024:.0f} KB；{GPU.short} 是 {MAX_SMEM_PER_BLOCK:,} B）、"
                    f"其余上限照旧：能启动的 {n} 个，占 {n / total:.1%}，"
-                   + (f"和 H100 的 {len(VALID)} 个一样多。" if n == len(VALID) else
-                      f"比 H100 的 {len(VALID)} 个{'少' if n < len(VALID) else '多'} {abs(len(VALID) - n)} 个。")
-                   + f"第 14 讲的 {len(VALID)} 是 H100 的数。")
+                   + (f"和 {GPU.short} 的 {len(VALID)} 个一样多。" if n == len(VALID) else
+                      f"比 {GPU.short} 的 {len(VALID)} 个{'少' if n < len(VALID) else '多'} {abs(len(VALID) - n)} 个。")
+                   + f"第 14 讲的 {len(VALID)} 是 {GPU.short} 的数。")
 
 
 def demo2_rejections(total):
@@ -146,7 +146,27 @@ def demo2_rejections(total):
         n = len(GRID["group"])
         obs.append(f"group 不占任何资源：同一个 (BM, BN, BK, warps, stages) 换哪种 group 结论都一样，"
                    f"所以 {len(VALID)} = {n} × {len(VALID) // n}。group 只影响快慢（L2 复用），那是第 13 讲的事。")
+    note = other_gpu_note()
+    if note:
+        obs.append(note)
     print_observations(obs)
+
+
+def other_gpu_note():
+    """--gpu 不是讲义的 H100 时一句话：讲义那块 GPU 上能启动的配置有几个、这块上少了几个、少在哪种资源上
+    （只在两块 GPU 除了每个 CTA 的共享内存以外的上限都一样时说；这时少掉的全是共享内存超了，数出来的）。"""
+    import gpus
+    ref = gpus.GPUS[gpus.DEFAULT]
+    same = all(getattr(GPU, f) == getattr(ref, f) for f in ("regs_per_sm", "max_regs_per_thread", "max_threads_per_block"))
+    if GPU.key == ref.key or not same:
+        return None
+    on_ref = launchable_with_smem(ref.smem_per_block)
+    lost = [c for c in on_ref if not can_launch(c)]
+    only_smem = all(overflow_kinds(c) == ["共享内存"] for c in lost)
+    return (f"换成 {GPU.short} 以后能启动的是 {len(VALID)} 个，讲义的 {ref.short} 上是 {len(on_ref)} 个："
+            f"少掉的 {len(lost)} 个{'全是' if only_smem else '不全是'}共享内存超了（每个 CTA 最多 "
+            f"{MAX_SMEM_PER_BLOCK:,} B，{ref.short} 是 {ref.smem_per_block:,} B），别的上限两块 GPU 一样。"
+            f"第 14 讲在 {ref.short} 上进化出的启发式里要是有这样的配置，在 {GPU.short} 上就启动不了。")
 
 
 def demo3_examples(extra):
@@ -202,7 +222,7 @@ def main(argv=None):
                     help="一个配置（6 个正整数），加到演示 3 表格的最后一行，例如 256 128 64 8 4 8")
     ap.add_argument("--smem", type=positive_int, default=None, metavar="BYTES",
                     help=f"换一个每 CTA 的共享内存上限（字节）再数能启动的配置，例如 A100 的 166912"
-                         f"（H100 是 {MAX_SMEM_PER_BLOCK}）")
+                         f"（{GPU.short} 是 {MAX_SMEM_PER_BLOCK}）")
     Charts.add_argument(ap)
     a = ap.parse_args(argv)
     CHARTS.reset(Charts.check_dir(ap, a.svg))

@@ -11,14 +11,15 @@
 候选网格（每个字段的取值）：
     BM, BN ∈ {16, 32, 64, 128, 256}    BK ∈ {32, 64, 128, 256}
     warps  ∈ {2, 4, 8, 16}             stages ∈ {1, 2, 3, 4}      group ∈ {1, 4, 8, 16}
-一共 5 × 5 × 4 × 4 × 4 × 4 = 6400 个组合，其中 **3744** 个能启动（VALID）。
+一共 5 × 5 × 4 × 4 × 4 × 4 = 6400 个组合，其中能启动的是 VALID（H100 上 3744 个，A100 上少一些：共享内存小）。
 
-资源模型（H100，bf16 输入、fp32 累加）：
+资源模型（bf16 输入、fp32 累加；上限取自选定的 GPU，gpus.py，默认 H100）：
     寄存器 / 线程 = BM·BN / (32·warps) + 40      累加器每线程 BM·BN/(线程数) 个 fp32，外加约 40 个地址、循环变量
     寄存器 / CTA  = 寄存器/线程 × 32·warps         一个 CTA 的寄存器必须放进一个 SM 的 64K 个
     共享内存      = stages · (BM + BN) · BK · 2 B  每级流水线放一块 A (BM×BK) 和一块 B (BK×BN)，bf16 两字节
     warp 的最小工作量：每个 warp 至少拥有 16×16 = 256 个累加器（一条 MMA 指令的输出），否则 warp 多了也没活干
-能启动 = 寄存器/线程 ≤ 255、寄存器/CTA ≤ 65536、共享内存 ≤ 227 KB (232,448 B)、线程 ≤ 1024、warp 工作量 ≥ 256。
+能启动 = 寄存器/线程 ≤ 255、寄存器/CTA ≤ 65536、共享内存 ≤ 每 CTA 的上限（H100 227 KB = 232,448 B，A100 163 KB）、
+线程 ≤ 1024、warp 工作量 ≥ 256。
 例：256×128 的块配 4 个 warp 要 256·128/128 + 40 = 296 个寄存器/线程 > 255，启动不了；配 8 个 warp 是 168 个，可以。
 
 哪些是硬件的启动上限、哪些是这个模型的约定：
@@ -36,17 +37,19 @@
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 
-# ---- H100 SXM5 的硬件上限（CUDA occupancy 表、Hopper 调优指南）----
-MAX_REGS_PER_THREAD = 255          # 每线程最多 255 个 32 位寄存器
-REGS_PER_SM = 65536                # 每个 SM 64K 个 32 位寄存器
-MAX_SMEM_PER_BLOCK = 232_448       # 每个 CTA 最多 227 KB 共享内存
-SMEM_PER_SM = 233_472              # 每个 SM 228 KB 共享内存
-MAX_THREADS_PER_BLOCK = 1024
-MAX_THREADS_PER_SM = 2048          # 64 个 warp
-MAX_BLOCKS_PER_SM = 32
+import gpus
+
+# ---- 硬件上限：选定的那块 GPU（gpus.py 的记录，带出处；默认 H100 SXM5）----
+GPU = gpus.selected()
+MAX_REGS_PER_THREAD = GPU.max_regs_per_thread      # H100：每线程最多 255 个 32 位寄存器
+REGS_PER_SM = GPU.regs_per_sm                      # H100：每个 SM 64K 个 32 位寄存器
+MAX_SMEM_PER_BLOCK = GPU.smem_per_block            # H100：每个 CTA 最多 227 KB 共享内存
+SMEM_PER_SM = GPU.smem_per_sm                      # H100：每个 SM 228 KB 共享内存
+MAX_THREADS_PER_BLOCK = GPU.max_threads_per_block
+MAX_THREADS_PER_SM = GPU.max_threads_per_sm        # H100：64 个 warp
+MAX_BLOCKS_PER_SM = GPU.max_blocks_per_sm
 WARP = 32                          # 每个 warp 32 个线程
 
 # ---- 模型的约定（估计值，不是手册上的数）----
@@ -179,7 +182,3 @@ def rejection_counts() -> dict[str, int]:
     cs = all_configs()
     return {k: sum(map(f, cs)) for k, f in RESOURCE_CHECKS.items()}
 
-
-assert len(VALID) == 3744, len(VALID)            # 第 14 讲说的配置空间大小
-assert regs_per_thread(Config(256, 128, 64, 4, 3, 8)) == 296   # 256×128 配 4 个 warp：启动不了
-assert math.prod(len(v) for v in GRID.values()) == 6400

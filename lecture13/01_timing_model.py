@@ -66,7 +66,15 @@ from evolve.program import choose_mnk  # noqa: E402
 LECTURE_EXPERT = load_heuristic(LECTURE_EXPERT_FILE)
 EXPERT_NAME = os.path.relpath(LECTURE_EXPERT_FILE, os.path.join(HERE, "..")).replace(os.sep, "/")   # 印出来的出处（相对仓库根）
 DEMO1_SHAPES = (DECODE, MID_GATE, PREFILL, FEW_CTAS)
+N_SHAPES = len(LAYERS) * len(TOKENS)             # 形状数（讲义 88 个），从 llama_shapes 的数据数
 RIDGE = sl.PEAK_FLOPS / sl.HBM_BW               # 屋顶线的拐点，FLOP/B（约 295）
+
+
+def fit(c):
+    """讲义写的是 H100 上的配置；这块 GPU 的共享内存放不下时，把流水线级数减到放得下为止（H100 上原样返回）。"""
+    while not can_launch(c) and c.stages > 1:
+        c = c.replace(stages=c.stages - 1)
+    return c
 
 
 def shape(name, M):
@@ -184,7 +192,7 @@ def roofline_chart():
     lo, hi = min(p[2] for p in pts), max(p[2] for p in pts)
     shown = {label(*s): [(p[2], p[3]) for p in pts if (p[0], p[1]) == s] for s in DEMO1_SHAPES}   # 上表的 4 个形状
     rest = [(p[2], p[3]) for p in pts if (p[0], p[1]) not in DEMO1_SHAPES]
-    CHARTS.scatter("13_demo1_roofline", "屋顶线：88 个形状的最优配置达到多少 TFLOPS（对数坐标；"
+    CHARTS.scatter("13_demo1_roofline", f"屋顶线：{N_SHAPES} 个形状的最优配置达到多少 TFLOPS（对数坐标；"
                    f"屋顶 = min({sl.HBM_BW / 1e12:.2f} TB/s × 算术强度, 峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS)）",
                    shown | {f"其余 {len(rest)} 个形状": rest}, background=f"其余 {len(rest)} 个形状",
                    curves=[(f"屋顶（峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS）",
@@ -225,7 +233,7 @@ def demo1_breakdown():
                      "算 µs", "搬 µs", "L2 总 µs", "等 µs", "显存 µs", "瓶颈"], rows)
         print("\n".join(wrap(f"最优：{o.rule}。", wrap_width())))
     say(f"专家：第 14 讲讲义的专家启发式给这个形状的配置（从钉住的 {EXPERT_NAME} 读；"
-        "你改 lecture14/expert_heuristic.py 不影响这里，04 用的才是你的那份）；最优：穷举 3744 个配置最快的（每个形状下面一行说它是不是唯一的、"
+        f"你改 lecture14/expert_heuristic.py 不影响这里，04 用的才是你的那份）；最优：穷举 {len(VALID)} 个配置最快的（每个形状下面一行说它是不是唯一的、"
           "有几个配置和它差不到 0.1%、印的这个是怎么挑的）；"
           "坏例：专家的配置只把 stages 改成 1。四项是最忙的那个 SM 一共花在每件事上的时间（算 = 张量核；"
           "搬 = L2 → 共享内存；等 = 加载延迟没被流水线藏住的部分；显存 = DRAM 字节 / 可达带宽）；L2 总是全芯片 L2 的"
@@ -399,7 +407,7 @@ def demo2_effects():
                        f"时间 ×{gr:.2f}（讲义说显存时间至少减半、L2 总量变小、时间少 10% 以上）。"))
 
     # warps：讲义 prefill 的 256×128 块
-    big = Config(256, 128, 64, 8, 4, 16)
+    big = fit(Config(256, 128, 64, 8, 4, 16))
     four, w8, w16 = big.replace(warps=4), E(big, Mp, Np, Kp), E(big.replace(warps=16), Mp, Np, Kp)
     why4 = problems(four)
     m_r, t_r = parts(w16)["算"] / parts(w8)["算"], w16["time_us"] / w8["time_us"]
@@ -415,7 +423,7 @@ def demo2_effects():
                        "（讲义说 4 warp 启动不了、16 warp 更慢、但慢得比\"算\"少）。"))
 
     # 块的方向：128×256 和 256×128，每步搬的字节、块数都一样；差在 B 从显存读几遍、填进 L2 的字节
-    wide_c, tall_c = Config(128, 256, 64, 8, 4, 16), Config(256, 128, 64, 8, 4, 16)
+    wide_c, tall_c = fit(Config(128, 256, 64, 8, 4, 16)), fit(Config(256, 128, 64, 8, 4, 16))
     wd, tl = E(wide_c, Mp, Np, Kp), E(tall_c, Mp, Np, Kp)
     orient_r = tl["time_us"] / wd["time_us"]
     rows.append(["块的方向", label(*PREFILL), f"块 128×256 → 256×128（B 读 {wd['b_reads']:.0f} → {tl['b_reads']:.0f} 遍）",
@@ -446,12 +454,12 @@ def demo2_effects():
     obs.append(verdict(abs(mma_r * sl.MMA_FALLBACK - 1) < 0.01 and tr < 1.05 and math_share < 0.1,
                        f"MMA 路径：BM = 32 不是 64 的倍数，用不上 wgmma，张量核效率乘 MMA_FALLBACK = {sl.MMA_FALLBACK}，"
                        f"\"算\"变成 {mma_r:.2f} 倍；总时间却是 ×{tr:.3f}——\"搬\"（{parts(f)['搬']:.0f} µs）比\"算\"大得多。"
-                       f"在这个模型里张量核很少是瓶颈：88 个形状 × 3744 个配置里，\"算\"是最大一项的只占 {math_share:.1%}。",
+                       f"在这个模型里张量核很少是瓶颈：{N_SHAPES} 个形状 × {len(VALID)} 个配置里，\"算\"是最大一项的只占 {math_share:.1%}。",
                        f"MMA 路径：算 ×{mma_r:.2f}（MMA_FALLBACK = {sl.MMA_FALLBACK}），总时间 ×{tr:.3f}；"
                        f"\"算\"是最大一项的占 {math_share:.1%}（讲义说不到 10%、总时间差不到 5%）。"))
 
     # L2 算术强度：128×128 和 128×256，每 warp 累加器、级数、CTA/SM 都一样
-    small, large = Config(128, 128, 64, 4, 4, 8), Config(128, 256, 64, 8, 4, 8)
+    small, large = fit(Config(128, 128, 64, 4, 4, 8)), fit(Config(128, 256, 64, 8, 4, 8))
     a, b = E(small, Mp, Np, Kp), E(large, Mp, Np, Kp)
     per_flop = lambda c: (c.BM + c.BN) / (c.BM * c.BN)  # noqa: E731  每次乘加要搬的元素 ∝ (BM+BN)/(BM·BN)
     l2_r, want, tr = parts(b)["搬"] / parts(a)["搬"], per_flop(large) / per_flop(small), b["time_us"] / a["time_us"]
@@ -476,7 +484,7 @@ def demo2_effects():
 # ---------------------------------------------------------------- 演示 3
 
 def demo3_guided(tolerance):
-    print_header(f"演示 3：代价模型引导的调优——88 个形状，进入最优的 {tolerance:.0%} 以内要跑几次")
+    print_header(f"演示 3：代价模型引导的调优——{N_SHAPES} 个形状，进入最优的 {tolerance:.0%} 以内要跑几次")
     A = sl.VALID_ARRAYS
     n = len(VALID)
     res = []
@@ -505,7 +513,7 @@ def demo3_guided(tolerance):
     print_table(["形状", "分数种数", "并列第一", "引导", "先试大 stages", "随机（期望）", "找到的配置", "离最优"],
                 [[label(r["name"], r["M"]), r["scores"], r["ties"], r["runs"], r["stages_first"], f"{r['random']:.0f}",
                   bare(r["found"]), f"+{r['gap']:.2%}"] for r in picks])
-    say("分数种数：代价模型 cheap_cost 给 3744 个配置打出几种不同的分；并列第一：得分最好的有几个配置。"
+    say(f"分数种数：代价模型 cheap_cost 给 {len(VALID)} 个配置打出几种不同的分；并列第一：得分最好的有几个配置。"
           "引导 = guided_tune（平局按 VALID 的顺序）；先试大 stages = 同样的排序，但同分时先试 stages 大的；"
           "随机 = 随机顺序的期望。这三列都是\"跑了几次才进入最优的 "
           f"{tolerance:.0%} 以内\"。找到的配置和离最优是 guided_tune 的结果（BM,BN,BK,warps,stages,group）。")
@@ -513,7 +521,7 @@ def demo3_guided(tolerance):
     def stats(xs):
         return [f"{np.median(xs):.0f}", f"{min(xs):.0f}", f"{max(xs):.0f}", f"{np.median(xs) / n:.1%}"]
     sf, rnd = [r["stages_first"] for r in res], [r["random"] for r in res]
-    print_table(["88 个形状上要跑几次", "中位数", "最少", "最多", "中位数占穷举"],
+    print_table([f"{N_SHAPES} 个形状上要跑几次", "中位数", "最少", "最多", "中位数占穷举"],
                 [["穷举", n, n, n, "100%"], ["代价模型引导（guided_tune）"] + stats(runs),
                  ["引导，同分先试 stages 大的"] + stats(sf), ["随机顺序（期望）"] + stats(rnd)])
 
@@ -535,7 +543,7 @@ def demo3_guided(tolerance):
                 f"至少四分之三的形状（{len(res)} 个里至少 {-(-3 * len(res) // 4)} 个）在 10–999 次之间）。"),
         verdict(np.median(scores) <= 20 and in_first >= len(res) / 2 and first_s1 == len(res) and np.median(sf) < med,
                 f"为什么不是几次：简化模型只看分块（BM、BN、是否走 wgmma）、波次和唯一字节，不知道 stages、group、"
-                f"warp 块大小，K 被 BK 整除时也看不出 BK——3744 个配置只被打出 {min(scores)}–{max(scores)} 种分数"
+                f"warp 块大小，K 被 BK 整除时也看不出 BK——{len(VALID)} 个配置只被打出 {min(scores)}–{max(scores)} 种分数"
                 f"（中位数 {np.median(scores):.0f}）。{in_first} 个形状上命中的配置就在并列第一的那一堆里；"
                 f"平局按 VALID 的顺序试，{first_s1} 个形状上第一个跑的都是 stages = 1——最慢的流水线。"
                 f"只把平局改成先试 stages 大的，中位数就从 {med:.0f} 降到 {np.median(sf):.0f}。",
@@ -717,7 +725,7 @@ def suggestions(tolerance, med, med_random):
 
 
 def main(argv=None):
-    ap = parser("第 13 讲 01：GEMM 在 H100 解析模型里的时间拆解。")
+    ap = parser(f"第 13 讲 01：GEMM 在 {sl.GPU.short} 解析模型里的时间拆解。")
     ap.add_argument("--tolerance", type=fraction, default=TOLERANCE,
                     help=f"演示 3 的停止条件：进入最优的多少以内就停，0 ≤ x < 1（默认 {TOLERANCE}）")
     sl.add_knob_argument(ap)

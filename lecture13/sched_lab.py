@@ -36,7 +36,8 @@ time(configs, M, N, K) 一次算一个形状在很多配置下的时间（numpy 
   6. 合成         时间 = 启动开销 + max(p-范数(最忙 SM 的时间, L2 总量), 显存时间)，且永远不快于屋顶线
                  max(FLOPs / 989.4 TFLOPS, 唯一字节 / 3.35 TB/s)。每一项都随 M、N、K 单调不减，所以多做活不会更快。
 
-硬件常数取 H100 SXM5 数据手册的值；标了【估计】的是校准用的旋钮（第三方测量或假设），各自产生的效应：
+硬件常数和旋钮取自选定 GPU 的记录（lecture10/gpus.py，带出处；这段说明里的数字都按默认的 H100 SXM5 写，
+--gpu a100 时 SM 数、峰值、带宽换成 A100 的）；标了【估计】的是校准用的旋钮（第三方测量或假设），各自产生的效应：
   HBM_EFFICIENCY     decode（读权重）能跑到峰值带宽的多少            → M = 1 时最优配置约 84% 的 3.35 TB/s
   L2_BW              全部 SM 合起来从 L2 搬数据的速度                → prefill 受它限制：块越大、每字节算得越多，
                                                                        128×128 比 128×256 慢约 30%（只在 SM 都忙时起作用）
@@ -84,29 +85,38 @@ from functools import lru_cache
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lecture10"))
+import kernel_lab as _kernel_lab  # noqa: E402
 from kernel_lab import VALID, Config, check, ctas_per_sm  # noqa: E402
 
-# ---- H100 SXM5（数据手册）----
-SMS = 132                          # SM 数
-PEAK_FLOPS = 989.4e12              # 稠密 BF16 张量核峰值，FLOP/s
-PEAK_PER_SM = PEAK_FLOPS / SMS     # 约 7.5 TFLOPS / SM
-HBM_BW = 3.35e12                   # HBM3 峰值带宽，B/s
-L2_BYTES = 50 * 2**20              # 50 MB L2
+# ---- 硬件（数据手册）：选定的那块 GPU，和 kernel_lab 读的是同一条记录（gpus.py，带出处；默认 H100 SXM5）----
+GPU = _kernel_lab.GPU
+SMS = GPU.sms                      # SM 数（H100 132）
+PEAK_FLOPS = GPU.peak_flops        # 稠密 BF16 张量核峰值，FLOP/s（H100 989.4e12）
+PEAK_PER_SM = PEAK_FLOPS / SMS     # H100 约 7.5 TFLOPS / SM
+HBM_BW = GPU.hbm_bw                # 显存峰值带宽，B/s（H100 HBM3 3.35e12）
+L2_BYTES = GPU.l2_bytes            # L2（H100 50 MB）
+WGMMA = GPU.wgmma                  # 有没有 Hopper 的 wgmma 快路径；没有时所有配置走同一条 mma 路径（MMA_FALLBACK 不起作用）
 BYTES = 2                          # bf16
 
-# ---- 校准旋钮【估计】----
-HBM_EFFICIENCY = 0.88              # 【估计】可达带宽约为峰值的 80-90%（微基准）
-L2_BW = 7.7e12                     # 【估计】L2 合计带宽约 7.7 TB/s（约 2.3 倍 HBM），所有活跃 SM 分
-L2_BW_PER_SM = 90e9                # 【估计】一个 SM 最多从 L2 拉约 90 GB/s（约 50 B/时钟）
-LOAD_LATENCY_IDLE = 0.7e-6         # 【估计】一级流水线从发出加载到数据可用：内存系统空闲时，s
-LOAD_LATENCY_BUSY = 1.3e-6         # 【估计】所有 SM 都在拉数据时（排队让延迟变长），s
-OVERLAP_P = 9.0                    # 【估计】算、搬、等的 p-范数合成；越大越接近完美重叠 max()
-MMA_FALLBACK = 0.6                 # 【估计】旧 mma 路径相对 wgmma 的效率
-WARP_TILE_HALF = 256               # 【估计】warp 块效率减半时的累加器个数/warp
-HBM_LATENCY = 0.5e-6               # 【估计】空载时的显存延迟，s
-LAUNCH_OVERHEAD = 4e-6             # 【估计】启动开销，s
-L2_USABLE = L2_BYTES // 2          # 【估计】一个矩阵能留在 L2 里的容量
-CHIP_OVERLAP_P = 30.0              # 【估计】最忙 SM 的时间和全芯片 L2 总量的 p-范数合成（重叠得比一步里的三件事好）
+# ---- 校准旋钮【估计】：取自 GPU 记录（H100 上校准；A100 的记录写明哪些没校准，GPU.knob_note）----
+# H100 的取值和由来：HBM_EFFICIENCY 0.88 可达带宽约为峰值的 80-90%（微基准）；L2_BW 7.7e12 L2 合计带宽约 2.3 倍 HBM，
+# 所有活跃 SM 分；L2_BW_PER_SM 90e9 一个 SM 最多从 L2 拉约 50 B/时钟；LOAD_LATENCY_IDLE 0.7e-6 / LOAD_LATENCY_BUSY 1.3e-6
+# 一级流水线从发出加载到数据可用（空闲时 / 所有 SM 都在拉时，排队让延迟变长），s；OVERLAP_P 9 算、搬、等的 p-范数合成
+# （越大越接近完美重叠 max()）；MMA_FALLBACK 0.6 旧 mma 路径相对 wgmma 的效率；WARP_TILE_HALF 256 warp 块效率减半时的
+# 累加器个数/warp；HBM_LATENCY 0.5e-6 空载显存延迟，s；LAUNCH_OVERHEAD 4e-6 启动开销，s；CHIP_OVERLAP_P 30 最忙 SM
+# 的时间和全芯片 L2 总量的 p-范数合成（重叠得比一步里的三件事好）；L2_USABLE = L2 的一半，一个矩阵能留在 L2 里的容量。
+HBM_EFFICIENCY = GPU.knobs["HBM_EFFICIENCY"]
+L2_BW = GPU.knobs["L2_BW"]
+L2_BW_PER_SM = GPU.knobs["L2_BW_PER_SM"]
+LOAD_LATENCY_IDLE = GPU.knobs["LOAD_LATENCY_IDLE"]
+LOAD_LATENCY_BUSY = GPU.knobs["LOAD_LATENCY_BUSY"]
+OVERLAP_P = GPU.knobs["OVERLAP_P"]
+MMA_FALLBACK = GPU.knobs["MMA_FALLBACK"]
+WARP_TILE_HALF = GPU.knobs["WARP_TILE_HALF"]
+HBM_LATENCY = GPU.knobs["HBM_LATENCY"]
+LAUNCH_OVERHEAD = GPU.knobs["LAUNCH_OVERHEAD"]
+L2_USABLE = L2_BYTES // 2
+CHIP_OVERLAP_P = GPU.knobs["CHIP_OVERLAP_P"]
 
 HBM_ACHIEVABLE = HBM_BW * HBM_EFFICIENCY
 
@@ -186,6 +196,14 @@ def _pnorm(p, *xs):
     return m * sum(_power(x / m, p) for x in xs) ** (1.0 / p)
 
 
+def _fast_path(c: ConfigArrays) -> np.ndarray:
+    """哪些配置走张量核的快路径：有 wgmma 的 GPU（Hopper）要 BM 是 64 的倍数、warp 数是 4 的倍数，其余的退回旧 mma
+    路径（效率 MMA_FALLBACK）；没有 wgmma 的 GPU（A100）只有一条 mma 路径，峰值就是它的，全部算快路径。"""
+    if not WGMMA:
+        return np.ones(c.BM.shape, dtype=bool)
+    return (c.BM % 64 == 0) & (c.warps % 4 == 0)
+
+
 _DERIVED: dict = {}
 _CACHE_LIMIT = 64                  # _DERIVED、每个配置组的整波缓存最多各留这么多项（满了就整个清掉重来）
 
@@ -195,7 +213,7 @@ def _model_key() -> tuple:
     旋钮不管是 knobs(...) 改的、--knob 改的，还是测试直接替换模块里的值，键都跟着变，不会拿到改之前算的数。"""
     g = globals()
     return (tuple(g[k] for k in KNOBS)
-            + (g["HBM_ACHIEVABLE"], g["SMS"], g["PEAK_PER_SM"], g["PEAK_FLOPS"], g["HBM_BW"], g["BYTES"]))
+            + (g["HBM_ACHIEVABLE"], g["SMS"], g["PEAK_PER_SM"], g["PEAK_FLOPS"], g["HBM_BW"], g["BYTES"], g["WGMMA"]))
 
 
 def _derived(c: ConfigArrays, key: tuple | None = None) -> dict:
@@ -204,7 +222,7 @@ def _derived(c: ConfigArrays, key: tuple | None = None) -> dict:
     key = (id(c), _model_key() if key is None else key)
     d = _DERIVED.get(key)
     if d is None or d["arrays"] is not c:
-        wgmma = (c.BM % 64 == 0) & (c.warps % 4 == 0)    # Hopper 快路径要 64 的倍数行、整 warp 组
+        wgmma = _fast_path(c)                              # Hopper 快路径要 64 的倍数行、整 warp 组
         acc_per_warp = c.BM * c.BN / c.warps
         mma_eff = np.where(wgmma, 1.0, MMA_FALLBACK) * acc_per_warp / (acc_per_warp + WARP_TILE_HALF)
         in_flight = np.maximum(c.stages - 1, 0.5)          # stages=1：不预取，只靠别的 warp 顶半级
@@ -579,7 +597,7 @@ def _cheap_cost(c: ConfigArrays, M: int, N: int, K: int) -> np.ndarray:
     """cheap_cost 的计算本身（M、N、K 已检查过）。"""
     per_sm = np.ceil(np.ceil(M / c.BM) * np.ceil(N / c.BN) / SMS)
     k_padded = np.ceil(K / c.BK) * c.BK
-    wgmma = (c.BM % 64 == 0) & (c.warps % 4 == 0)
+    wgmma = _fast_path(c)
     t_math = per_sm * 2 * c.BM * c.BN * k_padded / (PEAK_PER_SM * np.where(wgmma, 1.0, MMA_FALLBACK))
     t_l2 = per_sm * (c.BM + c.BN) * k_padded * BYTES / np.minimum(L2_BW_PER_SM, L2_BW / SMS)
     t_mem = (M * K + N * K + M * N) * BYTES / HBM_ACHIEVABLE

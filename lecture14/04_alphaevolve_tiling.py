@@ -52,7 +52,7 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, 
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
-from evolve.problem import EXPERT_FILE, TWINS, read_heuristic  # noqa: E402
+from evolve.problem import EXPERT_FILE, pair_projections, read_heuristic, split_names  # noqa: E402
 from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
@@ -67,7 +67,7 @@ QUICK = dict(budget=300, seeds=2)
 EARLY = 300         # "开头"：看第几个提议时已经拿到多少涨幅（讲义的说法是前 300 个）
 MIN_TRIED = 20      # 比成功率至少要提过这么多次
 
-SPLITS = {"random": "配对随机对半分", "by_model": "8B 训练、70B/8 测试"}
+SPLITS = split_names()                   # {"random": "配对随机对半分", "by_model": "8B 训练、70B/8 测试"}，从形状数据来
 DECODE, PREFILL, MIDDLE = ("8B gate_up", 1), ("8B gate_up", 8192), ("70B/8 qkv", 128)
 CHARTS = Charts()   # 图的出口：印到终端；--svg DIR 时每张图也写成 DIR 里的一个 SVG 文件
 
@@ -110,8 +110,9 @@ def expert_source():
 
 
 def demo1_problem(table, train, test):
-    print_header("演示 1：问题——88 个形状、各自的最优配置、专家启发式和三条基线")
-    twin = {a: b for x, y in TWINS for a, b in ((x, y), (y, x))}
+    print_header(f"演示 1：问题——{len(train) + len(test)} 个形状、各自的最优配置、专家启发式和三条基线")
+    twins = pair_projections(tuple(train) + tuple(test))             # 随机划分按这个规则配的投影对
+    twin = {a: b for x, y in twins for a, b in ((x, y), (y, x))}
     seen = {(s.name, s.M) for s in train}
     paired = sum((twin[s.name], s.M) in seen for s in test)         # 配对投影、同一个 M 的形状在训练里的测试形状
     print_note("投影（N, K）：" + "，".join(f"{n} ({N}, {K})" for n, (N, K) in LAYERS.items())
@@ -120,7 +121,7 @@ def demo1_problem(table, train, test):
     print_note(f"token 数 M：{', '.join(map(str, TOKENS))}（decode 的批大小到 prefill 的长度）"
                f"——共 {len(LAYERS)} × {len(TOKENS)} = {len(LAYERS) * len(TOKENS)} 个形状。"
                f"配对随机对半分（训练 {len(train)} 个，测试 {len(test)} 个）：投影两两配对（括号里是两个的 N："
-               + "、".join(f"{a}–{b} ({LAYERS[a][0]}, {LAYERS[b][0]})" for a, b in TWINS)
+               + "、".join(f"{a}–{b} ({LAYERS[a][0]}, {LAYERS[b][0]})" for a, b in twins)
                + "）、相邻的 M 两两配对，每个 2 个投影 × 2 个 M 的小块里随机一条对角线进训练、另一条进测试，所以"
                + ("每个测试形状" if paired == len(test) else f"{len(test)} 个测试形状里有 {paired} 个")
                + "在训练里都有它的配对投影、同一个 M 的形状（evolve.split_shapes）。")
@@ -133,14 +134,14 @@ def demo1_problem(table, train, test):
                      f"{optimum(s.M, s.N, s.K).near:,}", f"{table.time(choose(EXPERT, s), s) / t:.2f}×"])
     print_table(["形状", "最优配置 (BM,BN,BK,warps,stages,group)", "最优时间", "TFLOPS", "差 0.1% 以内的配置",
                  "专家比最优慢"], rows)
-    print_note("（差 0.1% 以内的配置：3,744 个配置里时间不超过最优 1.001 倍的有几个，含最优自己。不止一个时，"
+    print_note(f"（差 0.1% 以内的配置：{len(VALID):,} 个配置里时间不超过最优 1.001 倍的有几个，含最优自己。不止一个时，"
                "印出来的最优只是其中最快的；时间完全相同的取配置表 VALID 里排在前面的那个，这时\"最优是哪个\"没有意义，"
                "有意义的是\"很多配置一样快\"。）")
     slow = {(s.name, s.M): table.time(choose(EXPERT, s), s) / table.oracle(s)[1] for s in all_shapes()}
-    CHARTS.heatmap("04_demo1_expert_vs_optimum", "专家比逐形状最优慢几倍：全部 88 个形状（上表是其中 7 行）",
+    CHARTS.heatmap("04_demo1_expert_vs_optimum", f"专家比逐形状最优慢几倍：全部 {len(slow)} 个形状（上表是其中 7 行）",
                    list(LAYERS), [str(M) for M in TOKENS], [[slow[name, M] for M in TOKENS] for name in LAYERS],
                    fmt="{:.2f}", x_label="M", y_label="投影", log=True,
-                   slide="专家比逐形状最优慢几倍（全部 88 个形状）")
+                   slide=f"专家比逐形状最优慢几倍（全部 {len(slow)} 个形状）")
     src, warnings = expert_source()
     name = os.path.relpath(EXPERT_FILE)
     body = lambda t: "\n".join(line.rstrip() for line in t.strip().splitlines()             # noqa: E731
@@ -397,7 +398,7 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
     gap = r["test"] / r["train"] - 1
     return print_observations([
         check(abs(gap) <= 0.03,
-              f"配对随机对半分时，两边有同样的 8 种投影、同样的 11 个 M，{len(test)} 个测试形状里有 {with_neighbour} 个"
+              f"配对随机对半分时，两边有同样的 {len({s.name for s in test})} 种投影、同样的 {len({s.M for s in test})} 个 M，{len(test)} 个测试形状里有 {with_neighbour} 个"
               f"在训练里有同一投影、相邻 M 的形状。进化出的程序在测试形状上（{r['test']:.3f}×）和训练形状上"
               f"（{r['train']:.3f}×）差不多好（相差 {fmt(gap * 100, 1, (-3, 3))}%）：在训练形状上管用的规则，对这些没见过的形状也管用。",
               "讲义说随机对半分时，进化出的程序在测试形状上和训练形状上相差不到 3%（中位数）"
@@ -444,10 +445,10 @@ def demo4_cost(table, out, ev, train, test, shapes, budget, book=None):
             ["  在全部训练形状上评估", f"{ev.n_eval_full:,}{P}"],
             ["进化：一共跑了几次内核（每个被评估的程序 × 它跑过的形状，含起点）", f"{ev.bench_runs:,}{R}"],
             ["训练形状逐个穷举", f"{len(VALID) * len(train):,}{R}"],
-            ["全部 88 个形状逐个穷举", f"{len(VALID) * len(shapes):,}{R}"],
+            [f"全部 {len(shapes)} 个形状逐个穷举", f"{len(VALID) * len(shapes):,}{R}"],
             ["来了一个新形状：用启发式", f"0{R}"],
             ["来了一个新形状：穷举", f"{len(VALID):,}{R}"],
-            ["来了一个新形状：第 13 讲代价模型引导的调优（88 个形状的中位数，最少–最多）",
+            [f"来了一个新形状：第 13 讲代价模型引导的调优（{len(tune)} 个形状的中位数，最少–最多）",
              f"{med_tune} ({min(tune)}–{max(tune)}){R}"]]
     if book is not None:
         rows += llm_cost_rows(book, failed, budget)

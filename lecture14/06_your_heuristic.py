@@ -41,7 +41,7 @@ from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.loop import MAX_BUDGET  # noqa: E402
-from evolve.problem import EXPERT_FILE, load_or_explain  # noqa: E402
+from evolve.problem import EXPERT_FILE, load_or_explain, split_names  # noqa: E402
 from evolve.program import BLOCK_END, BLOCK_START, dead_rules, equivalent  # noqa: E402
 from sched_lab import SMS, explain  # noqa: E402
 
@@ -51,7 +51,7 @@ QUICK_BUDGET = 300
 WORST = 5            # 演示 3 看几个形状
 LONG = 5000         # 预算到这么多，进化要跑好几秒：在标准错误上报进度
 SAME = 1e-9          # 时间相对差小于它算一样快
-SPLITS = {"random": "配对随机对半分", "by_model": "8B 训练、70B/8 测试"}
+SPLITS = split_names()                   # {"random": "配对随机对半分", "by_model": "8B 训练、70B/8 测试"}，从形状数据来
 
 CHARTS = Charts()   # 图的出口：印到终端；--svg DIR 时每张图也写成 DIR 里的一个 SVG 文件
 
@@ -146,7 +146,7 @@ def demo1_scores(path, program, table, evolved, seed, budget):
     print_table(["划分", "方法", "训练形状（比专家快）", "测试形状（比专家快）", "测试上占最优的"], rows, keys=2)
     print_note("（进化出的：从专家出发、在这一种划分的训练形状上进化；种子 0、1000 个提议就是 04 演示 2 / 3 里的那一次。"
                "\"测试上占最优的\" 是两个加速比之比：这个方法在测试形状上的加速比 ÷ 逐形状最优的加速比，不是形状的比例。"
-         "你的启发式不用训练，训练 / 测试只是把 88 个形状分成两半来报；按 M 查表和进化出的只看过训练形状。）")
+         f"你的启发式不用训练，训练 / 测试只是把 {len(all_shapes())} 个形状分成两半来报；按 M 查表和进化出的只看过训练形状。）")
     same = equivalent(program, EXPERT)
     return [obs_vs_expert(same, yours, os.path.relpath(EXPERT_FILE)), obs_rank(scores)]
 
@@ -161,7 +161,7 @@ def obs_per_shape(wins: int, losses: int, ties: int, n: int, worst_label: str, w
 
 
 def demo2_per_shape(program, table):
-    print_header("演示 2：全部 88 个形状——你的配置比这个形状的最优慢几倍")
+    print_header(f"演示 2：全部 {len(all_shapes())} 个形状——你的配置比这个形状的最优慢几倍")
     train, _ = split_shapes(all_shapes())
     seen = {(s.name, s.M) for s in train}
     rows, ratios = [], {}
@@ -179,11 +179,11 @@ def demo2_per_shape(program, table):
         rows.append(cells)
     print_table(["投影 \\ M"] + [str(m) for m in TOKENS], rows)
     print_note("（1.00 就是这个形状的最优；带 * 的是配对随机对半分的测试形状。）")
-    CHARTS.heatmap("06_demo2_yours_vs_optimum", "你的配置比逐形状最优慢几倍：全部 88 个形状（就是上表，深浅代替数字）",
+    CHARTS.heatmap("06_demo2_yours_vs_optimum", f"你的配置比逐形状最优慢几倍：全部 {len(ratios)} 个形状（就是上表，深浅代替数字）",
                    list(LAYERS), [str(M) for M in TOKENS],
                    [[next(r for s, r in ratios.items() if (s.name, s.M) == (name, M)) for M in TOKENS] for name in LAYERS],
                    fmt="{:.2f}", x_label="M", y_label="投影", log=True,
-                   slide="你的配置比逐形状最优慢几倍（全部 88 个形状）")
+                   slide=f"你的配置比逐形状最优慢几倍（全部 {len(ratios)} 个形状）")
     worst = max(ratios, key=ratios.get)
     return [obs_per_shape(wins, losses, ties, len(ratios), worst.label(), ratios[worst])], ratios
 

@@ -69,6 +69,12 @@ os.environ["MINI_ALPHAEVOLVE_EXPERT"] = LECTURE_EXPERT
 SESSION_VAR = "TESTS_SESSION"
 os.environ[SESSION_VAR] = secrets.token_hex(8)         # 嵌套的测试会话（测试里再跑 pytest）各有各的记号
 
+# 测试在哪块 GPU 上跑（lecture10/gpus.py）：TESTS_GPU=a100 make test 让这个进程里 import 的 kernel_lab、sched_lab、
+# evolve 和测试起的脚本（继承环境变量 MINI_ALPHAEVOLVE_GPU）都用 A100 的记录，引擎测试和"印出来的数对得上"的测试
+# 照常检查；讲义在 H100 上的论断（@pytest.mark.h100_claim）这时跳过，跳过的原因写明。默认 h100，就是讲义。
+TESTS_GPU = os.environ.get("TESTS_GPU") or "h100"
+os.environ["MINI_ALPHAEVOLVE_GPU"] = TESTS_GPU
+
 # 课程的代码不做矩阵乘（不调 BLAS）：numpy 的 OpenBLAS 线程池只会在 import 时白白空转一下（每个进程约 0.1 秒 CPU，
 # 一次测试会话起一两百个进程）。和 lecture01/runner.ensure_numpy 给脚本设的一样；输出不受影响。
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -170,6 +176,27 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(f"预跑了、但没有测试用到：{key}")
         for key, test in _RAN_IN_TEST:
             terminalreporter.write_line(f"测试自己跑的（没有预跑）：{key[0]} {key[2]} {key[3]}  ← {test}")
+
+
+@pytest.fixture(autouse=True)
+def _no_gpu_note_left_from_another_test():
+    """runner 解析参数时告诉 console 这次运行用的哪块 GPU（不是默认的才印那一段、命令才带 --gpu）；一个测试在进程里
+    跑过一次 --gpu a100（或 TESTS_GPU=a100 下的任何脚本）以后，别的测试直接调用 console 时不该还带着它。"""
+    console = sys.modules.get("console")
+    if console is not None and hasattr(console, "RUN_GPU"):
+        console.RUN_GPU[0] = None
+    yield
+
+
+def launchable(BM, BN, BK, warps, stages, group):
+    """引擎测试的夹具从数据里来：一个讲义式的配置（多半是 H100 上写的），这块 GPU 放不下时减流水线级数，
+    取 kernel_lab.VALID 里最接近的那个（H100 上原样返回）。连 1 级都放不下时原样返回：用到它的测试自己报错
+    （说哪种资源超了），而不是在收集时就中断。"""
+    from kernel_lab import VALID_INDEX, Config
+    c = Config(BM, BN, BK, warps, stages, group)
+    while c not in VALID_INDEX and c.stages > 1:
+        c = c.replace(stages=c.stages - 1)
+    return c if c in VALID_INDEX else Config(BM, BN, BK, warps, stages, group)
 
 
 @pytest.fixture(scope="session")
@@ -665,6 +692,7 @@ _BACKGROUND: list = []
 def pytest_configure(config):
     _start_reaper()
     config.addinivalue_line("markers", "quiet: 量时间的测试：最先跑，那时前台没有别的事（conftest）")
+    config.addinivalue_line("markers", "h100_claim: 讲义在 H100 上的论断（或 H100 的数）：TESTS_GPU 不是 h100 时跳过")
     if not os.environ.get("TESTS_NO_ZYGOTE") and hasattr(socket, "send_fds"):
         _start_zygote()
 
@@ -678,7 +706,23 @@ def _order(item) -> tuple:
     return (2,) if getattr(module, "PREFETCH", None) else (1,)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """讲义论断（h100_claim）的测试失败时，失败信息的第一行说是哪条论断、在哪块 GPU 上：一眼分得出"讲义的一句话
+    不成立了"和"引擎坏了"。"""
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.failed and call.when == "call" and item.get_closest_marker("h100_claim") is not None:
+        doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
+        what = f"{item.name}" + (f"（{doc[0]}）" if doc else "")
+        rep.longrepr = f"讲义论断不成立：{what}；GPU：{TESTS_GPU}（TESTS_GPU）\n{rep.longrepr}"
+
+
 def pytest_collection_modifyitems(session, config, items):
+    if TESTS_GPU != "h100":                             # 引擎测试换了 GPU：讲义在 H100 上的论断不适用，跳过并说明
+        for item in items:
+            if item.get_closest_marker("h100_claim") is not None:
+                item.add_marker(pytest.mark.skip(reason=f"讲义在 H100 上的论断，这次引擎测试用的是 {TESTS_GPU}（TESTS_GPU）"))
     if os.environ.get("TESTS_NO_PREFETCH"):
         return
     items.sort(key=_order)                              # sort 是稳定的：同一组里保持原来的顺序

@@ -28,6 +28,7 @@ def test_runs_and_has_three_demos(first):
     assert "可以试试：" in first.stdout
 
 
+@pytest.mark.h100_claim
 def test_every_observation_holds(first):
     # 每句观察都在代码里检验过；在现在的模型上，没有一句印成"本次不成立"
     assert "本次不成立" not in first.stdout, [line for line in first.stdout.splitlines() if "本次不成立" in line]
@@ -90,6 +91,7 @@ def predicted_failures(s):
 
 # 1. L2_BW 翻倍：prefill 的最优 TFLOPS 和瓶颈变成提示里预先算好的那样；提示预言的那几句观察（不多不少）印成
 #    【本次不成立】；第二条命令让第 14 讲用同一个改过的模型
+@pytest.mark.h100_claim
 def test_suggestion_double_L2_does_what_it_says(first):
     s = suggestion(first.stdout, 1)
     m = re.search(r"的最优从(\d+)变成(\d+)TFLOPS，瓶颈从(.)变成(.)；", s)
@@ -174,6 +176,7 @@ def test_suggestion_per_sm_l2_does_what_it_says(first):
 
 
 # 3. LOAD_LATENCY_BUSY 改短：流水线实验和坏例的倍数变成提示里算好的数；预言的观察正好是印出来不成立的
+@pytest.mark.h100_claim
 def test_suggestion_shorter_latency_does_what_it_says(first):
     s = suggestion(first.stdout, 3)
     m = re.search(r"加上--knob(LOAD_LATENCY_BUSY=[\d.e+-]+)（sched_lab.py里的LOAD_LATENCY_BUSY是([\d.e+-]+)秒；", s)
@@ -199,6 +202,7 @@ def test_suggestion_shorter_latency_does_what_it_says(first):
     assert printed_failures(p.stdout) == predicted_failures(s)
 
 
+@pytest.mark.h100_claim
 def test_suggested_commands_carry_the_knobs_of_the_run_that_printed_them():
     # 改过旋钮的运行里，建议的命令都带上这次的 --knob（提示里先替学生算的数是在改过的模型上算的）；
     # 再加倍就是在现在的值上再加倍；这次已经不成立的观察，提示里另外说出来
@@ -228,6 +232,7 @@ def test_latency_suggestion_from_an_already_short_latency():
 
 
 # 4. --tolerance：演示 3 的中位数变成提示里算好的数（就是照印出来的命令跑）
+@pytest.mark.h100_claim
 def test_suggestion_tolerance_does_what_it_says(first):
     s = suggestion(first.stdout, 4)
     m = re.search(r"中位数从(\d+)次(?:降到|还是|变成)(\d+)次，随机顺序从(\d+)次降到(\d+)次", s)

@@ -38,6 +38,7 @@ def joined(text):
     return re.sub(r"\n\s*", "", text)
 
 
+@pytest.mark.h100_claim
 @pytest.mark.parametrize("run", list(RUNS))
 def test_demo1_sentences_print_the_table_cells(outputs, run):
     body = section(outputs[run], "演示 1")

@@ -14,9 +14,11 @@ import pytest
 from evolve import (EXPERT, VALID, Evaluator, Program, ProgramError, Rule, evolve, geomean_speedup,
                     render)
 from evolve.evaluator import check_function, function_speedup
-from evolve.problem import load_heuristic
+from evolve.problem import load_heuristic, per_m_table
 from kernel_lab import Config
-from conftest import ahead, base_env, prefetch, run_script as cached_run, run_script_fresh, session_dir
+from conftest import ahead, base_env, launchable, prefetch, run_script as cached_run, run_script_fresh, session_dir
+
+BIG_TILE = launchable(128, 256, 64, 8, 4, 8)      # 大块：讲义的 4 级，这块 GPU 放不下时少一级（夹具从 VALID 来）
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
@@ -45,7 +47,7 @@ def test_cascade_cache_and_counters(table, train):
     #                                                                           那个见 test_speedup_reference.py）
     runs0 = ev.bench_runs
     assert runs0 == len(train)
-    better = Program((Rule((("M", 16),), Config(16, 32, 256, 2, 4, 1)),), Config(128, 256, 64, 8, 4, 8))
+    better = per_m_table(train, table)                          # 按 M 查表：每块 GPU 上都比专家好（从数据里来）
     res = ev.evaluate(better, start)
     assert res["status"] == "full" and res["score"] > 1.0
     assert ev.bench_runs == runs0 + len(train)
@@ -60,7 +62,7 @@ def test_cascade_cache_and_counters(table, train):
 def test_score_is_geomean_speedup(table, train):
     # 评估器的分数就是相对专家的几何平均加速比（和 geomean_speedup 一致）
     ev = Evaluator(train, table)
-    p = Program((Rule((("M", 64), ("N", 4096)), Config(64, 64, 256, 4, 3, 1)),), Config(128, 256, 64, 8, 4, 8))
+    p = Program((Rule((("M", 64), ("N", 4096)), launchable(64, 64, 256, 4, 3, 1)),), BIG_TILE)
     res = ev.evaluate(p)                                          # 没有父程序：不比探针，直接完整评估
     assert res["score"] == pytest.approx(geomean_speedup(p, train, table), rel=1e-12)
 
@@ -109,8 +111,8 @@ def test_broken_heuristic_files(tmp_path):
                                        "return Config(256, 128, 64, 4, 3, 8)\n"))
     assert "heuristic.py:7" in str(e.value) and "296" in str(e.value) and "255" in str(e.value)
     assert "个形状里有" in str(e.value) and "M=" in str(e.value)          # 也说出哪些形状会走到这个分支
-    ok = load_heuristic(write(tmp_path, "if M <= 64:\n    return Config(64, 64, 256, 4, 3, 1)\n"
-                                        "return Config(128, 256, 64, 8, 4, 8)\n"))
+    ok = load_heuristic(write(tmp_path, f"if M <= 64:\n    return {launchable(64, 64, 256, 4, 3, 1)!r}\n"
+                                        f"return {BIG_TILE!r}\n"))
     assert ok.n_rules() == 1
 
 
@@ -186,6 +188,7 @@ def test_04_quick_is_byte_identical_across_runs():
     assert "用时" in a.stderr and "用时" not in a.stdout
 
 
+@pytest.mark.h100_claim
 def test_04_default_run_states_no_false_claim():
     # 默认设置（讲义印出来的那组）下，04 脚本的每一句观察都成立
     p = cached_run(S04)
@@ -215,6 +218,7 @@ def seed_run():
                             env=base_env(), timeout=120)
 
 
+@pytest.mark.h100_claim
 @pytest.mark.skipif(not os.path.exists(SEED_SCRIPT), reason="没有 ../shared 里讲义原来的 04 脚本")
 def test_instructors_04_script_runs_unmodified_and_its_fixed_sentences_hold():
     # 讲义作者原来的 04 脚本，原封不动放进 lecture14/，能对着我们的模块跑完四个演示；
@@ -260,7 +264,7 @@ def test_prompt_text_has_what_an_llm_needs(table, train):
     ev = Evaluator(train, table)
     res = ev.evaluate_initial(EXPERT)
     fb = tuple((s, floor, best, VALID[i]) for s, floor, best, i in ev.feedback(res))
-    other = Program((), Config(128, 256, 64, 8, 4, 8))
+    other = Program((), BIG_TILE)
     text = Prompt(render(EXPERT), EXPERT, res["score"], fb, ((render(other), other, 1.2),)).text()
     assert render(EXPERT) in text and render(other) in text and "1.000" in text
     assert all(s.label() in text for s, *_ in fb) and "屋顶线" in text

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+import kernel_lab
 import sched_lab
 from conftest import load_script, prefetch, run_script
 from printed import find, find_table, number, observations, section
@@ -66,6 +67,8 @@ def settings_04(words):
         elif w == "--knob":
             k, v = next(it).split("=")
             knobs[k] = float(v)
+        elif w == "--gpu":                              # 换了 GPU 的运行：建议的命令带着同一块 GPU
+            assert next(it) == kernel_lab.GPU.key
         else:
             raise AssertionError(f"没想到的参数 {w}")
     budget = budget if budget is not None else (m04.QUICK["budget"] if quick else m04.BUDGET)
@@ -85,6 +88,8 @@ def settings_05(words):
             quick = True
         elif x == "--small-targeted":
             w = float(next(it))
+        elif x == "--gpu":
+            assert next(it) == kernel_lab.GPU.key
         else:
             raise AssertionError(f"没想到的参数 {x}")
     budget = budget if budget is not None else (m05.QUICK["budget"] if quick else m05.BUDGET)

@@ -8,6 +8,7 @@ import pytest
 
 from conftest import run_script_fresh
 
+import kernel_lab
 from kernel_lab import (VALID, VALID_INDEX, Config, all_configs, can_launch, check, ctas_per_sm, problems,
                         regs_per_thread, rejection_counts, smem_bytes)
 
@@ -27,6 +28,7 @@ def launchable_by_hand():
     return out
 
 
+@pytest.mark.h100_claim
 def test_valid_is_the_3744_launchable_configs():
     assert len(VALID) == 3744                                                # 第 14 讲说的配置空间大小
     assert [c.as_tuple() for c in VALID] == launchable_by_hand()           # 和逐个手算的结果一模一样，顺序也一样
@@ -37,8 +39,12 @@ def test_valid_is_sorted_unique_and_indexed():
     assert list(VALID) == sorted(VALID)                                      # 按字段顺序排好：每次运行顺序固定
     assert len(set(VALID)) == len(VALID)                                     # 没有重复
     assert VALID[0] == Config(16, 32, 32, 2, 1, 1)                           # 最小的能启动的配置（16×16 一个都不行）
-    assert VALID[-1] == Config(256, 128, 256, 16, 1, 16)                     # 最大的（256×256 一个都不行）
     assert all(VALID_INDEX[c] == i for i, c in enumerate(VALID))
+
+
+@pytest.mark.h100_claim
+def test_h100_largest_launchable_config_is_256x128x256_with_16_warps():
+    assert VALID[-1] == Config(256, 128, 256, 16, 1, 16)                     # 最大的（256×256 一个都不行）
 
 
 def test_256x128_with_4_warps_needs_296_registers():
@@ -60,7 +66,7 @@ def test_shared_memory_overflow_names_the_bytes():
     c = Config(256, 128, 128, 8, 4, 8)
     assert smem_bytes(c) == 393_216                   # 4 级 × (256 + 128) × 128 × 2 B
     [msg] = problems(c)
-    assert "共享内存" in msg and "393,216" in msg and "232,448" in msg
+    assert "共享内存" in msg and "393,216" in msg and f"{kernel_lab.MAX_SMEM_PER_BLOCK:,}" in msg   # 上限来自 GPU 记录
 
 
 @pytest.mark.parametrize("c, words", [(Config(256, 128, 64, 4, 3, 8), ["寄存器", "296"]),
@@ -84,7 +90,16 @@ def test_config_is_hashable_ordered_and_immutable():
         a.BM = 256
 
 
-def test_rejection_counts_and_occupancy():
+def test_rejection_counts_cover_exactly_the_configs_that_do_not_launch():
+    counts = rejection_counts()
+    assert set(counts) == set(kernel_lab.RESOURCE_CHECKS)
+    assert sum(counts.values()) >= 6400 - len(VALID)                       # 一个配置可能同时超几种
+    assert all(not kernel_lab.overflow_kinds(c) for c in VALID)
+    assert all(ctas_per_sm(c) >= 1 for c in VALID)                          # 能启动的每个 SM 至少放得下一个
+
+
+@pytest.mark.h100_claim
+def test_h100_rejection_counts_and_occupancy():
     counts = rejection_counts()
     assert counts == {"寄存器/线程": 640, "寄存器/CTA": 256, "共享内存": 944, "线程/CTA": 0, "warp 工作量": 1280}
     assert sum(counts.values()) >= 6400 - 3744        # 一个配置可能同时超几种
@@ -100,7 +115,7 @@ def run_script(*args):
 def test_config_space_script_runs():
     out = run_script()
     assert out.returncode == 0, out.stderr
-    assert "3744" in out.stdout and "6400" in out.stdout
+    assert str(len(VALID)) in out.stdout and "6400" in out.stdout
 
 
 def test_config_space_script_takes_a_config():

@@ -5,6 +5,7 @@
 ManyRuns 的子进程不理 Ctrl-C，close() 马上结束它们。
 """
 
+import functools
 import math
 import os
 import signal
@@ -21,16 +22,18 @@ from hypothesis import strategies as st
 import evolve.loop as loop
 from evolve import EXPERT, Evaluator, Program, Rule, evolve, geomean_speedup, parse, render
 from evolve.evaluator import N_PROBE
-from conftest import stop_group
+from conftest import launchable, stop_group
 from evolve.loop import MIGRATE_EVERY, ManyRuns
 from evolve.mock_llm import OPS, Dice, MockLLM
+from evolve.problem import per_m_table
 from evolve.program import format_diff, make_diff
 from kernel_lab import Config
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DECODE = "Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)"
-BIG = "Config(BM=128, BN=256, BK=64, warps=8, stages=4, group=8)"
+BIG = repr(launchable(128, 256, 64, 8, 4, 8))       # 大块（这块 GPU 放得下的级数）
+BIG_TILE = launchable(128, 256, 64, 8, 4, 8)
 DEFAULT = "Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)"
 
 
@@ -177,7 +180,7 @@ def test_evaluation_error_is_a_failure_and_counters_are_restored(table, train):
     ev = FailingEvaluator(train, table)
     ev.evaluate_initial(EXPERT)
     before = (ev.n_cached, ev.n_static_reject, ev.n_eval_probe, ev.n_eval_full, ev.bench_runs, len(ev.cache))
-    better = Program((Rule((("M", 16),), Config(16, 32, 256, 2, 4, 1)),), Config(128, 256, 64, 8, 4, 8))
+    better = Program((Rule((("M", 16),), Config(16, 32, 256, 2, 4, 1)),), BIG_TILE)
     with pytest.raises(FloatingPointError):
         ev.evaluate(better)
     assert (ev.n_cached, ev.n_static_reject, ev.n_eval_probe, ev.n_eval_full, ev.bench_runs, len(ev.cache)) == before
@@ -218,7 +221,13 @@ def test_zero_budget_returns_the_start(table, train):
 
 # ---------------------------------------------------------------- issue 7 §3：级联的结论是准确的
 
-STRONG = Program((Rule((("M", 16),), Config(16, 32, 256, 2, 4, 1)),), Config(128, 256, 64, 8, 4, 8))
+@functools.lru_cache(maxsize=None)
+def strong_program(table, train):
+    """强的程序：按 M 分档查表（evolve.problem.per_m_table），从数据里来——每块 GPU 上都比专家强得多，
+    不是某块 GPU 上写死的配置。"""
+    return per_m_table(train, table)
+
+
 WEAK = Program((), Config(16, 32, 32, 2, 1, 1))                       # 哪儿都用最小的块、没有流水线
 MIDDLE = Program((), Config(128, 128, 64, 4, 3, 8))                   # 专家去掉 decode 那条规则
 
@@ -227,7 +236,7 @@ def test_probe_verdict_is_decided_against_the_current_parent(table, train):
     # 一个在强父程序下只跑了探针就被淘汰的子程序，之后在弱父程序下又被提出来：结论要和全新的评估器一样（完整评估），
     # 探针那几次不重跑，只补上其余的形状
     fresh = Evaluator(train, table)
-    strong, weak = fresh.evaluate(STRONG), fresh.evaluate(WEAK)
+    strong, weak = fresh.evaluate(strong_program(table, train)), fresh.evaluate(WEAK)
     assert fresh.evaluate(MIDDLE, strong)["status"] == "probe_reject"          # 前提：强父程序下没希望
     expected = Evaluator(train, table).evaluate(MIDDLE, weak)                    # 前提：弱父程序下全新的评估会留下它
     assert expected["status"] == "full"
@@ -244,7 +253,7 @@ def test_probe_verdict_is_decided_against_the_current_parent(table, train):
 def test_probe_reject_stays_cached_while_still_hopeless(table, train):
     # 还是没希望：查缓存就有结论，不跑内核，记作缓存命中
     ev = Evaluator(train, table)
-    strong = ev.evaluate(STRONG)
+    strong = ev.evaluate(strong_program(table, train))
     first = ev.evaluate(MIDDLE, strong)
     runs = ev.bench_runs
     assert ev.evaluate(MIDDLE, strong) is first and ev.n_cached == 1 and ev.bench_runs == runs
@@ -271,6 +280,8 @@ def test_cache_agrees_with_fresh_evaluation_over_a_run(table, train):
         state["middle"] |= prompt.parent == STRONG
         return MIDDLE if state["middle"] else STRONG
 
+    STRONG = strong_program(table, train)
+
     out = evolve(ev, 60, seed=0, start=WEAK, llm=Stub(lambda pr: ("stub", format_diff(make_diff(pr.parent_src,
                                                                                           render(pick(pr)))))))
     statuses = [status for program, _, status, _ in seen if program == MIDDLE]
@@ -291,10 +302,11 @@ def test_few_shapes_are_not_counted_twice(table, train, n):
     assert len(ev.probe) == n
     start = ev.evaluate_initial(EXPERT)
     assert ev.bench_runs == n
-    res = ev.evaluate(STRONG, start)
+    strong = strong_program(table, train)
+    res = ev.evaluate(strong, start)
     assert ev.bench_runs == n + n
     if res["status"] == "full":
-        assert res["score"] == pytest.approx(geomean_speedup(STRONG, train[:n], table), rel=1e-12)
+        assert res["score"] == pytest.approx(geomean_speedup(strong, train[:n], table), rel=1e-12)
     ev.evaluate(WEAK, start)
     assert ev.bench_runs == 3 * n
 

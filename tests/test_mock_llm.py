@@ -15,6 +15,7 @@ from evolve.mock_llm import COND_FIELDS, COND_WEIGHTS, MISTAKE, MISTAKE_RATE, Di
 from evolve.problem import launch_errors
 from evolve.program import DiffError, apply_diff, parse_diff
 from evolve.source import parse
+from conftest import launchable
 from kernel_lab import GRID, MAX_SMEM_PER_BLOCK, VALID_INDEX, Config, can_launch
 
 
@@ -61,7 +62,7 @@ def test_every_mistake_fails_or_is_rejected(table, train):
     ev = Evaluator(train, table)
     llm = MockLLM(Dice(5), mistake_rate=1.0)
     kinds = []
-    for parent in (EXPERT, Program((), Config(128, 256, 64, 8, 4, 8))):
+    for parent in (EXPERT, Program((), launchable(128, 256, 64, 8, 4, 8))):
         pr = prompt_for(parent, ev)
         for _ in range(300):
             op, reply = llm.propose(pr)

@@ -103,12 +103,14 @@ def ratio(table, expert, name, M):
     return table.time(choose(expert, s), s) / table.oracle(s)[1]
 
 
+@pytest.mark.h100_claim
 def test_04_demo1_holds_with_the_lecture_expert(table, halves):
     (_, obs), out = printed(T04.demo1_problem, table, *halves)
     for word in ("decode", "prefill", "2.2–2.8×", "90%"):
         holds(claim(obs, word), out)
 
 
+@pytest.mark.h100_claim
 def test_04_demo1_fails_with_an_edited_expert(tmp_path, monkeypatch, table, halves):
     expert, _ = edited_expert(tmp_path, table)
     monkeypatch.setattr(T04, "EXPERT", expert)
@@ -133,6 +135,7 @@ def test_04_demo1_baseline_claim_fails_with_a_weak_table(monkeypatch, table, hal
     fails(claim(obs, "90%"), out, ["90%", "一个配置通吃 < 按 M 查表 < 逐形状最优"], [f"按 M 查表 {frac:.0%}"])
 
 
+@pytest.mark.h100_claim
 def test_04_edited_expert_file_through_the_environment(tmp_path, table):
     # 项目自己的专家机制（MINI_ALPHAEVOLVE_EXPERT 指向改过的文件），整个脚本跑一遍：演示 1 的三句不成立都印出来了
     _, path = edited_expert(tmp_path, table)
@@ -154,6 +157,7 @@ def demo2(monkeypatch, table, halves, edit=lambda out: out, budget=1000):
     return out, obs, text
 
 
+@pytest.mark.h100_claim
 def test_04_demo2_holds(monkeypatch, table, halves):
     _, obs, out = demo2(monkeypatch, table, halves)
     for word in ("第 300 个提议", "2 倍", "死规则"):
@@ -200,6 +204,7 @@ def pmt_test(table, how):
     return geomean_speedup(per_m_table(train, table), test, table)
 
 
+@pytest.mark.h100_claim
 def test_04_demo3_holds(table):
     r, m = pmt_test(table, "random"), pmt_test(table, "by_model")
     obs, out = demo3(table, {"random": (r, r), "by_model": (m * 1.03, m)})
@@ -240,6 +245,7 @@ def evolved_best(table, halves):
     return evolve(Evaluator(halves[0], table), 1000, seed=0, log=lambda *a: None)["best"][0]
 
 
+@pytest.mark.h100_claim
 def test_04_demo4_holds(table, halves, evolved_best):
     exhaustive = len(VALID) * len(halves[0])
     obs, out = demo4(table, halves, exhaustive // 10, evolved_best)
@@ -290,6 +296,7 @@ WORDS = {"small": "小模型每个种子", "no_evolution": "不进化每个种�
          "order": "按比完整系统少多少排", "ops": "targeted 的成功率"}
 
 
+@pytest.mark.h100_claim
 def test_05_all_hold_on_the_default_results(table):
     obs, out = ablations(table, results())
     for word in WORDS.values():

@@ -2,6 +2,7 @@
 【估计】旋钮（项目自己"改了会怎样"的机制）、改演示 3 的 --tolerance，或者把一个判断用的函数换掉，让某一句不成立，
 断言它印成了【本次不成立】、写出了判据（讲义说……和阈值）和量到的值（这里用 sched_lab 的公开接口独立算一遍再比）。"""
 
+import pytest
 import io
 import math
 import os
@@ -63,6 +64,7 @@ def failing(obs, keyword, criterion, measured, markers=1):
         assert w.replace(" ", "") in o.replace(" ", ""), (w, o)
 
 
+@pytest.mark.h100_claim
 def test_everything_holds_on_the_default_model():
     for demo, args, n in ((TM.demo1_breakdown, (), 5), (TM.demo2_effects, (), 7), (TM.demo3_guided, (TM.TOLERANCE,), 3)):
         obs = items(demo, *args)
@@ -81,6 +83,7 @@ def test_decode_and_mid_fail_with_twice_the_hbm_efficiency():
     failing(obs, "M = 128：", ["20%"], [f"算术强度 {ai:.0f}（拐点 {sl.PEAK_FLOPS / sl.HBM_BW:.0f}）"])
 
 
+@pytest.mark.h100_claim
 def test_prefill_fails_with_a_faster_l2():
     with sl.knobs(L2_BW=2 * sl.L2_BW):
         e = sl.explain(BIG, *S("8B gate_up", 8192))
@@ -134,11 +137,13 @@ def test_group_fails_with_a_slow_per_sm_l2():
     failing(items(TM.demo2_effects, knobs=k), "group 1 → 8", ["减半", "10%"], [f"时间 ×{gr:.2f}"])
 
 
+@pytest.mark.h100_claim
 def test_warps_claim_fails_if_four_warps_could_launch(monkeypatch):
     monkeypatch.setattr(TM, "can_launch", lambda c: True)           # 造一个"256×128 配 4 个 warp 能启动"的世界
     failing(items(TM.demo2_effects), "8 → 16 warp", ["4 warp 启动不了"], ["4 warp 能启动"])
 
 
+@pytest.mark.h100_claim
 def test_orientation_fails_with_a_faster_l2():
     k = dict(L2_BW=2 * sl.L2_BW)
     with sl.knobs(**k):
@@ -154,6 +159,7 @@ def test_mma_path_fails_with_a_slow_fallback():
             [f"MMA_FALLBACK = {sl.MMA_FALLBACK / 4}", f"总时间 ×{tr:.3f}"])
 
 
+@pytest.mark.h100_claim
 def test_l2_intensity_fails_when_warp_tiles_dominate():
     k = dict(WARP_TILE_HALF=25_600)
     want = ((128 + 256) / (128 * 256)) / ((128 + 128) / (128 * 128))    # 每次乘加要搬的元素之比 = 0.75
@@ -181,6 +187,7 @@ def test_score_ties_claim_fails_with_a_slow_l2():
     failing(items(TM.demo3_guided, TM.TOLERANCE, knobs=k), "分数种数中位数", ["20", "一半"], [f"引导 {med:.0f}"])
 
 
+@pytest.mark.h100_claim
 def test_guided_vs_random_fails_with_zero_tolerance():
     runs, rnd = [], []
     for s in shapes():

@@ -483,6 +483,7 @@ def test_05_runs_against_the_stub_and_replays_byte_identically():
     assert len(recorded.splitlines()) == 1 + 4 * 12
 
 
+@pytest.mark.h100_claim
 def test_the_readme_command_prints_the_system_prompt_the_code_sends():
     # README 的"用真的语言模型"一节说怎样印出系统提示：照抄那条命令（在仓库根目录），印出来的和代码发出去的一字不差
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:

@@ -5,7 +5,10 @@ import itertools
 
 import pytest
 
+import kernel_lab
 from kernel_lab import Config, can_launch, overflow_kinds
+
+SMEM_LIMIT = kernel_lab.GPU.smem_per_block       # 每个 CTA 的共享内存上限，直接取 GPU 记录（H100 232,448 B）
 
 GRID = ((16, 32, 64, 128, 256), (16, 32, 64, 128, 256), (32, 64, 128, 256), (2, 4, 8, 16), (1, 2, 3, 4),
         (1, 4, 8, 16))
@@ -22,7 +25,7 @@ def kinds_by_hand(BM, BN, BK, warps, stages, group):
         out.add("寄存器/线程")
     if regs * 32 * warps > 65536:
         out.add("寄存器/CTA")
-    if stages * (BM + BN) * BK * 2 > 232_448:
+    if stages * (BM + BN) * BK * 2 > SMEM_LIMIT:
         out.add("共享内存")
     if 32 * warps > 1024:
         out.add("线程/CTA")
@@ -43,6 +46,7 @@ def test_every_grid_config_reports_exactly_the_resources_it_overflows():
     assert seen == {"寄存器/线程", "寄存器/CTA", "共享内存", "warp 工作量"}   # 网格上每种都出现过（线程数在网格上不会超）
 
 
+@pytest.mark.h100_claim
 def test_launchable_count_from_overflow_kinds_is_3744():
     # 没超任何资源的组合正好是第 14 讲说的 3744 个
     assert sum(not overflow_kinds(Config(*v)) for v in itertools.product(*GRID)) == 3744

@@ -105,6 +105,7 @@ def test_demo1_baselines(stdout, table, train):
     assert number(r[c_cost]) == len(VALID)
 
 
+@pytest.mark.h100_claim
 def test_demo1_observations(stdout, table, train):
     _, test = split_shapes(all_shapes())
     text = "\n".join(observations(section(stdout, "演示 1")))
@@ -305,6 +306,7 @@ def test_demo4_cost_table(stdout, run):
     assert (med, lo, hi) == (int(np.median(tune)), min(tune), max(tune))
 
 
+@pytest.mark.h100_claim
 def test_demo4_observations(stdout, run, table):
     out, ev, train, test = run
     obs = "\n".join(observations(section(stdout, "演示 4")))

@@ -97,6 +97,7 @@ def test_demo1_table(settings, results, table):
         assert shows(r[c_runs], med(results, name, "runs")), r
 
 
+@pytest.mark.h100_claim
 def test_demo1_observations(settings, results):
     budget, seeds, stdout = settings
     obs = observations(section(stdout, "演示 1"))

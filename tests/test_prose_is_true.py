@@ -33,7 +33,8 @@ def test_04_split_intro_says_every_test_shape_has_its_paired_projection_at_the_s
     # 以前说"每个测试形状在训练里都有相似的投影、同一个 M 的形状"：70B/8 qkv（N = 1280）和 8B gate_up（N = 28672）
     # 配成一对，这 11 个形状的"同一个 M 的配对投影"恰恰最不相似。成立的是"配对投影、同一个 M"（44/44）
     from evolve import LAYERS, all_shapes, split_shapes
-    from evolve.problem import TWINS
+    from evolve.problem import pair_projections
+    TWINS = pair_projections(all_shapes())
     intro = joined(section(out(S04), "演示 1").split("最优配置")[0])           # 表格上面的两段说明
     assert "相似" not in intro
     pairs = re.findall(r"(\d+B(?:/8)?\w+)–(\d+B(?:/8)?\w+)\((\d+),(\d+)\)", intro.replace(" ", ""))

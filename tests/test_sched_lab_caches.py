@@ -78,6 +78,8 @@ def test_knobs_never_see_stale_cache(name):
         warm()                                         # 把改过的旋钮下的数也放进缓存，再来一遍
         for s in SHAPES:
             assert_identical(cached(*s), changed[s], (name, s))
+    if name == "MMA_FALLBACK" and not sl.WGMMA:        # 没有 wgmma 的 GPU（A100）只有一条 mma 路径：这个旋钮不起作用
+        return
     assert any(not np.array_equal(lecture[s]["time"], changed[s]["time"]) for s in SHAPES), name
     for s in SHAPES:
         assert_identical(cached(*s), lecture[s], (name, "back", s))

@@ -10,6 +10,8 @@ from contextlib import redirect_stdout
 
 import pytest
 
+import sched_lab
+
 from console import Charts
 from conftest import (ahead, base_env, load_script, prefetch, run_in_pty, run_script as cached_run, run_script_fresh,
                       session_dir)
@@ -151,9 +153,10 @@ def test_lecture13_bars_and_roofline_are_demo1_tables():
         best = next(re.split(r"\s{2,}", line.strip()) for line in lines[i:] if line.startswith("最优 "))
         assert f"{y:.0f}" == best[2]
     (roof_label, roof), = data["curves"]
-    assert max(y for _, y in roof) == pytest.approx(989.4) and all(y <= 989.4 * 1.0001 for _, y in first + rest)
+    peak, bw = sched_lab.PEAK_FLOPS / 1e12, sched_lab.HBM_BW / 1e12          # H100：989.4 TFLOPS、3.35 TB/s
+    assert max(y for _, y in roof) == pytest.approx(peak) and all(y <= peak * 1.0001 for _, y in first + rest)
     ridge = roof[1][0]
-    assert all(y <= x * 3.35 + 1e-9 for x, y in first + rest if x < ridge)   # 屋顶之下
+    assert all(y <= x * bw + 1e-9 for x, y in first + rest if x < ridge)   # 屋顶之下
 
 
 def test_lecture10_bars_are_the_rejection_table():

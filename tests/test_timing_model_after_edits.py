@@ -39,6 +39,7 @@ def test_tolerance_suggestion_reads_as_a_sentence(tolerance):
     assert not no_self_change(text), text
 
 
+@pytest.mark.h100_claim
 def test_demo2_does_not_claim_prefill_is_stuck_on_moving_when_it_is_not():
     def demo2():
         buf = io.StringIO()

@@ -25,6 +25,7 @@ def run04(*args, env=None):
     return p.stdout
 
 
+@pytest.mark.h100_claim
 @pytest.mark.parametrize("seed", [0, 3])
 def test_demo2_prints_the_program_the_diff_produces(seed):
     out = run04("--seed", str(seed), "--seeds", "1")
@@ -74,6 +75,7 @@ print(json.dumps(dict(printed=buf.getvalue(), markers=buf.getvalue().count(FAILE
 """
 
 
+@pytest.mark.h100_claim
 def test_a_failed_claim_is_counted_from_data_and_states_criterion_and_value(tmp_path):
     expert = tmp_path / "expert.py"
     expert.write_text(PREFILL_ONLY, encoding="utf-8")

@@ -13,7 +13,8 @@
 跑脚本的进程尽量和 "python 脚本 参数..." 一样：sys.argv、sys.path[0]（脚本所在目录）、__main__ 里的 __file__、
 工作目录、环境变量、信号处理、退出码（SystemExit、没接住的异常、Ctrl-C）、退出时的 threading / atexit 清理。
 环境和这个进程启动时不同（除了 SAFE_ENV 里列的）时，先把课程模块从 sys.modules 里拿掉，让脚本重新 import
-（evolve.problem 在 import 时读 MINI_ALPHAEVOLVE_EXPERT）。影响解释器启动本身的环境变量（PYTHON*、LANG、LC_*、
+（evolve.problem 在 import 时读 MINI_ALPHAEVOLVE_EXPERT）；命令行上有 --gpu 时也这样（runner 在 import 时据它选 GPU，
+kernel_lab 在 import 时读那块 GPU 的记录）。影响解释器启动本身的环境变量（PYTHON*、LANG、LC_*、
 numpy / BLAS 的线程设置）不同的请求，conftest 不发到这里，照旧起新的子进程。
 
 标准输入关掉（pytest 读不到的东西脚本也读不到）。这个进程的标准输入是 conftest 那头的管道：pytest 退出（哪怕是被
@@ -116,6 +117,7 @@ def _run_script(request, out_fd, err_fd):
         sys.path[:] = [os.path.dirname(os.path.realpath(path)), *BASE_PATH]
     ours = path is not None and any(os.path.realpath(path).startswith(d + os.sep) for d in LECTURES)
     changed = any(env.get(k) != START_ENV.get(k) for k in set(env) | set(START_ENV) if k not in SAFE_ENV)
+    changed = changed or any(a == "--gpu" or str(a).startswith("--gpu=") for a in args)   # 选了 GPU：kernel_lab 要重新载入
     if changed or not ours:                                 # 别处的拷贝、python -c、环境不同：课程模块重新 import
         for name in PROJECT:
             sys.modules.pop(name, None)

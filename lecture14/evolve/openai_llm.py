@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass
 
 from kernel_lab import (BYTES, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, MAX_THREADS_PER_BLOCK,
                         MIN_ACC_PER_WARP, REG_OVERHEAD, REGS_PER_SM, WARP, Config, regs_per_thread)
-from sched_lab import SMS
+from sched_lab import GPU, SMS
 
 from .diff import NO_BLOCK, DiffError, format_diff, make_diff, parse_diff
 from .program import Program, Rule, render
@@ -149,7 +149,7 @@ def system_prompt() -> str:
     grid = "\n".join(f"  {f:<6} one of {', '.join(map(str, v))}" for f, v in GRID.items())
     big = Config(256, 128, 64, 4, 3, 8)
     return f"""You improve a small Python function that picks the tiling configuration of a Triton-style bf16
-matrix-multiply kernel on an NVIDIA H100 ({SMS} SMs) for a GEMM of shape (M, N, K): C[M, N] = A[M, K] @ B[K, N].
+matrix-multiply kernel on an NVIDIA {GPU.short} ({SMS} SMs) for a GEMM of shape (M, N, K): C[M, N] = A[M, K] @ B[K, N].
 M is the number of tokens (1 for decode up to 8192 for prefill); (N, K) are the projections of Llama-3 layers.
 The score is the geometric-mean speedup over an expert heuristic on the training shapes; higher is better.
 One function must serve every shape.

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from kernel_lab import VALID, VALID_INDEX, Config, off_grid, problems
-from llama_shapes import LAYERS, TOKENS  # noqa: F401  （8 个投影的 (N, K) 和 11 个 M，第 13 讲定义）
+from llama_shapes import LAYERS, MODEL_OF, PROJECTIONS, TOKENS  # noqa: F401  （投影的 (N, K)、所属模型和 M，第 13 讲定义）
 from sched_lab import time_valid
 
 from .program import Program, branch_index, choose, dead_rules
 from .source import ProgramError, find_block, ignored_code, parse
 
-# 随机划分时配对的投影：N 相同的配一对，N 相近的配一对，剩下 N 最小和最大的两个配一对
-TWINS = (("8B o", "8B down"), ("70B/8 o", "70B/8 down"), ("8B qkv", "70B/8 gate_up"), ("70B/8 qkv", "8B gate_up"))
 LOG_QUANTUM = 2.0 ** -24           # log(时间) 的量化步长（约 6e-8，相对时间误差远小于模型本身的误差）
 SPLIT_SEED = 14                    # 随机对半分的种子：每次运行都是同一个划分
 
@@ -35,11 +33,17 @@ EXPERT_FILE = os.environ.get(EXPERT_ENV) or STUDENT_EXPERT_FILE
 
 @dataclass(frozen=True, order=True)
 class Shape:
-    """一个 GEMM：C[M, N] = A[M, K] · B[K, N]，name 是它来自哪个投影。"""
+    """一个 GEMM：C[M, N] = A[M, K] · B[K, N]，name 是它来自哪个投影，model 是那个投影属于哪个模型（按模型划分时用；
+    不给就查 llama_shapes.MODEL_OF，查不到是 None）。model 不参与比较、哈希和排序。"""
     name: str
     M: int
     N: int
     K: int
+    model: str | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.model is None:
+            object.__setattr__(self, "model", MODEL_OF.get(self.name))
 
     def label(self) -> str:
         return f"{self.name} M={self.M}"
@@ -49,9 +53,49 @@ class Shape:
         return 2.0 * self.M * self.N * self.K
 
 
-def all_shapes() -> tuple[Shape, ...]:
-    """8 个投影 × 11 个 M = 88 个形状，按投影、再按 M 排。"""
-    return tuple(Shape(name, M, N, K) for name, (N, K) in LAYERS.items() for M in TOKENS)
+def all_shapes(projections=None, tokens=None) -> tuple[Shape, ...]:
+    """投影 × M 的全部形状（讲义是 8 个投影 × 11 个 M = 88 个），按投影、再按 M 排。projections、tokens 默认是
+    llama_shapes 的 PROJECTIONS、TOKENS；加模型的测试给别的。"""
+    projections = PROJECTIONS if projections is None else projections
+    tokens = TOKENS if tokens is None else tokens
+    return tuple(Shape(p.name, M, p.N, p.K, p.model) for p in projections for M in tokens)
+
+
+class ShapeSetError(ValueError):
+    """形状集合没法按规则划分（比如有一个投影配不上对）。one_sentence：runner.run 只印这句话、退出码 1，不印 traceback。"""
+    one_sentence = True
+
+
+def pair_projections(shapes) -> tuple[tuple[str, str], ...]:
+    """随机划分的投影配对，规则：每次在还没配对的投影里挑 N 最接近的两个配一对（接近 = 大的 N ÷ 小的 N 最小；
+    一样接近时 N 小的那对先配，再一样就按投影出现的顺序），直到配完；一对里 (N, K) 小的在前。讲义的 8 个投影配出来是
+    8B o 和 8B down（N 相同）、70B/8 o 和 70B/8 down（N 相同）、8B qkv 和 70B/8 gate_up（N 相近）、
+    70B/8 qkv 和 8B gate_up（剩下的 N 最小和最大）。投影数是奇数时最后剩一个配不上：抛 ShapeSetError，点名它。"""
+    nk: dict[str, tuple[int, int]] = {}
+    for s in shapes:
+        nk.setdefault(s.name, (s.N, s.K))
+    left = list(nk)
+    pairs = []
+    while len(left) >= 2:
+        def closeness(ij):
+            a, b = nk[left[ij[0]]][0], nk[left[ij[1]]][0]
+            return (max(a, b) / min(a, b), min(a, b), ij)
+        i, j = min(((i, j) for i in range(len(left)) for j in range(i + 1, len(left))), key=closeness)
+        pair = tuple(sorted((left[i], left[j]), key=lambda n: nk[n]))
+        pairs.append(pair)
+        left = [n for k, n in enumerate(left) if k not in (i, j)]
+    if left:
+        raise ShapeSetError(
+            f"投影 {left[0]} 配不上对：配对随机对半分要把投影按 N 两两配对，现在有 {len(nk)} 个投影（奇数）；"
+            f"在 lecture13/llama_shapes.py 的 PROJECTIONS 里再加一个投影或去掉一个，让投影数是偶数")
+    return tuple(pairs)
+
+
+def split_names(shapes=None) -> dict[str, str]:
+    """两种划分印出来的名字：random 是"配对随机对半分"；by_model 从数据里数（第一个模型训练，其余测试）。"""
+    models = list(dict.fromkeys(s.model for s in (all_shapes() if shapes is None else shapes)))
+    return {"random": "配对随机对半分",
+            "by_model": f"{models[0]} 训练、{'、'.join(str(m) for m in models[1:])} 测试"}
 
 
 def split_shapes(shapes=None, how: str = "random", seed: int = SPLIT_SEED) -> tuple[tuple[Shape, ...], tuple[Shape, ...]]:
@@ -60,16 +104,16 @@ def split_shapes(shapes=None, how: str = "random", seed: int = SPLIT_SEED) -> tu
     random：配对的随机对半分（实验设计里的"配对随机化"）。投影两两配对（TWINS），M 也相邻两个配成一对
             （落单的最大 M 自成一组），于是形状分成一个个 2×2 的小块：{投影 a, b} × {M₁, M₂}。每个小块随机选一条
             对角线进训练、另一条进测试（落单的 M 只有两个形状：一对投影里随机一个进训练）。这样每个测试形状在训练里
-            都有"它的配对投影、同一个 M"（配对是按 N 配的，不一定相似：TWINS 的最后一对是 N 最小的 70B/8 qkv 和
-            N 最大的 8B gate_up），除了落单的 M 以外也都有"同一个投影、相邻的 M"；两边有同样的 11 个 M、
-            同样的 8 种投影。固定种子，每次运行都一样。
-    by_model：8B 训练、70B/8 测试——测试形状的 N、K 训练时都没见过。"""
+            都有"它的配对投影、同一个 M"（配对是按 N 配的，不一定相似：讲义的最后一对是 N 最小的 70B/8 qkv 和
+            N 最大的 8B gate_up），除了落单的 M 以外也都有"同一个投影、相邻的 M"；两边有同样的 M、同样的投影。
+            固定种子，每次运行都一样。投影怎样配对见 pair_projections（按 N，配不上就拒绝）。
+    by_model：形状的 model 是第一个模型（讲义是 8B）的训练，其余（70B/8）测试——测试形状的 N、K 训练时都没见过。"""
     shapes = tuple(all_shapes() if shapes is None else shapes)
     if how == "random":
         rng = np.random.default_rng(seed)
         ms = sorted({s.M for s in shapes})
         in_train: set[tuple[str, int]] = set()
-        for pair in TWINS:
+        for pair in pair_projections(shapes):
             for k in range(0, len(ms), 2):
                 m_pair = ms[k:k + 2]
                 flip = int(rng.integers(2))                          # 选哪条对角线
@@ -81,8 +125,12 @@ def split_shapes(shapes=None, how: str = "random", seed: int = SPLIT_SEED) -> tu
         train = tuple(s for s in shapes if (s.name, s.M) in in_train)
         test = tuple(s for s in shapes if (s.name, s.M) not in in_train)
     elif how == "by_model":
-        train = tuple(s for s in shapes if s.name.startswith("8B"))
-        test = tuple(s for s in shapes if not s.name.startswith("8B"))
+        first = shapes[0].model if shapes else None
+        if first is None and shapes:
+            raise ShapeSetError(f"形状 {shapes[0].label()} 不知道属于哪个模型：按模型划分要每个形状都有 model"
+                                "（在 lecture13/llama_shapes.py 的 PROJECTIONS 里写明）")
+        train = tuple(s for s in shapes if s.model == first)
+        test = tuple(s for s in shapes if s.model != first)
     else:
         raise ValueError(f"不认识的划分方式 {how!r}：只有 'random' 和 'by_model'")
     return train, test

@@ -1,0 +1,108 @@
+"""
+第 10、13 讲共用 · gpus —— 课程里"硬件"的唯一描述：每块 GPU 一条记录（数据手册的数 + 【估计】的校准旋钮），带出处。
+
+kernel_lab（哪些配置能启动）和 sched_lab（解析模型的时间）都只从这里读硬件的数；别处不写 132、3744 这样的字面量。
+
+    GPUS                    名字 → 记录：h100（讲义默认，H100 SXM5）、a100（A100-80GB SXM4）
+    selected()              这个进程用哪一块：环境变量 MINI_ALPHAEVOLVE_GPU（h100 / a100），没设就是 h100。
+                            编号脚本的 --gpu 由 runner 在 import 课程模块之前写进这个环境变量（子进程也跟着用同一块）。
+    problem(text)           这个名字能不能用：能用返回 None，不能用返回一句话（有哪些、怎样选）。
+
+加一块 GPU：照 A100 写一条 GPU(...)，数据手册的数写出处（sources）；没在它上面校准过的旋钮照抄一块已有的，
+并在 knob_note 里说明；然后放进 GPUS。tests/test_gpus.py 检查每条记录的字段齐全、单位合理，并用 --gpu 把
+每个编号脚本在 A100 上跑一遍（--gpu h100 和默认逐字节相同）；TESTS_GPU=a100 make test 把整套测试换到 A100。
+
+只用标准库，import 时不打印任何东西。
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+ENV = "MINI_ALPHAEVOLVE_GPU"
+DEFAULT = "h100"
+
+
+@dataclass(frozen=True)
+class GPU:
+    key: str                       # 命令行上的名字（--gpu 的取值）
+    name: str                      # 全名（H100 SXM5）
+    short: str                     # 句子里的短名（H100）
+    sms: int                       # SM 数
+    peak_flops: float              # 稠密 BF16 张量核峰值，FLOP/s
+    hbm_bw: float                  # 显存峰值带宽，B/s
+    hbm: str                       # 显存的种类（印出来用）
+    l2_bytes: int                  # L2 容量，B
+    smem_per_block: int            # 一个 CTA 最多能用的共享内存，B（opt-in 上限）
+    smem_per_sm: int               # 一个 SM 的共享内存，B
+    regs_per_sm: int               # 一个 SM 的 32 位寄存器数
+    max_regs_per_thread: int
+    max_threads_per_block: int
+    max_threads_per_sm: int
+    max_blocks_per_sm: int
+    wgmma: bool                    # 有没有 Hopper 的 wgmma 快路径（没有时所有配置走同一条 mma 路径，不分快慢）
+    knobs: dict = field(compare=False)          # 【估计】校准旋钮（名字见 sched_lab.KNOBS，不含由 L2 导出的 L2_USABLE）
+    knob_note: str = ""            # 旋钮是在哪块 GPU 上校准的；没校准的是哪几个、用的是什么
+    sources: tuple[str, ...] = ()  # 数据手册的数从哪来
+
+
+# 校准旋钮：在 H100 上定的（见 sched_lab 的模块说明：要 prefill 的最优是 256×128 / 8 warp / 4 级，等等）
+_H100_KNOBS = dict(HBM_EFFICIENCY=0.88, L2_BW=7.7e12, L2_BW_PER_SM=90e9, LOAD_LATENCY_IDLE=0.7e-6,
+                   LOAD_LATENCY_BUSY=1.3e-6, OVERLAP_P=9.0, MMA_FALLBACK=0.6, WARP_TILE_HALF=256,
+                   HBM_LATENCY=0.5e-6, LAUNCH_OVERHEAD=4e-6, CHIP_OVERLAP_P=30.0)
+
+H100 = GPU(
+    key="h100", name="H100 SXM5", short="H100", sms=132, peak_flops=989.4e12, hbm_bw=3.35e12, hbm="HBM3",
+    l2_bytes=50 * 2**20, smem_per_block=232_448, smem_per_sm=233_472, regs_per_sm=65536,
+    max_regs_per_thread=255, max_threads_per_block=1024, max_threads_per_sm=2048, max_blocks_per_sm=32,
+    wgmma=True, knobs=_H100_KNOBS,
+    knob_note="旋钮都在 H100 上校准（对的是讲义的论点和公开的调优表，不是逐个数字对真机）。",
+    sources=("NVIDIA H100 Tensor Core GPU datasheet（SXM5：132 SM、稠密 BF16 989.4 TFLOPS、HBM3 3.35 TB/s、50 MB L2）",
+             "CUDA Hopper Tuning Guide（每 SM 228 KB 共享内存，每 CTA 最多 227 KB）",
+             "CUDA C++ Programming Guide, compute capability 9.0 的表（寄存器、线程、每 SM 32 个 CTA）"))
+
+A100 = GPU(
+    key="a100", name="A100-80GB SXM4", short="A100", sms=108, peak_flops=312e12, hbm_bw=2.039e12, hbm="HBM2e",
+    l2_bytes=40 * 2**20, smem_per_block=163 * 1024, smem_per_sm=164 * 1024, regs_per_sm=65536,
+    max_regs_per_thread=255, max_threads_per_block=1024, max_threads_per_sm=2048, max_blocks_per_sm=32,
+    wgmma=False,
+    knobs=dict(_H100_KNOBS, L2_BW=round(_H100_KNOBS["L2_BW"] / 3.35e12 * 2.039e12, -10)),
+    knob_note="旋钮没有在 A100 上校准：L2_BW 按 H100 的 L2/HBM 带宽比换算（约 2.3 倍 HBM），其余照抄 H100 的取值；"
+              "A100 没有 wgmma，MMA_FALLBACK 不起作用（所有配置走同一条 mma 路径，峰值就是它的）。",
+    sources=("NVIDIA A100 Tensor Core GPU datasheet（80GB SXM：稠密 BF16 312 TFLOPS、HBM2e 2,039 GB/s）",
+             "NVIDIA Ampere GA100 architecture whitepaper（A100：108 SM、40 MB L2）",
+             "CUDA Ampere Tuning Guide（A100 每 SM 最多 164 KB 共享内存，每 CTA 最多 163 KB）",
+             "CUDA C++ Programming Guide, compute capability 8.0 的表（寄存器 64K/SM、255/线程，2048 线程、32 个 CTA/SM）"))
+
+GPUS: dict[str, GPU] = {g.key: g for g in (H100, A100)}
+
+
+def problem(text: str | None) -> str | None:
+    """text 能不能当 GPU 的名字：能用返回 None，不能用返回一句话。"""
+    if text in GPUS:
+        return None
+    return (f"不认识的 GPU '{text}'：可以选 {'、'.join(GPUS)}（命令行用 --gpu，或者设环境变量 {ENV}），"
+            f"不选就是 {DEFAULT}")
+
+
+def describe(gpu: GPU) -> str:
+    """不是默认的 GPU 时，脚本开头印的那句话：哪块、数据手册的几个数、旋钮在哪块上校准的。"""
+    return (f"硬件换成 {gpu.name}（--gpu {gpu.key}）：{gpu.sms} 个 SM、稠密 BF16 {gpu.peak_flops / 1e12:g} TFLOPS、"
+            f"{gpu.hbm} {gpu.hbm_bw / 1e12:.2f} TB/s、{gpu.l2_bytes // 2**20} MB L2、每个 CTA 最多 "
+            f"{gpu.smem_per_block // 1024} KB 共享内存（数据手册的数，出处见 lecture10/gpus.py）。{gpu.knob_note}"
+            f"讲义的观察是在 {GPUS[DEFAULT].short} 上写的，这里照原来的判据检查，不成立的标出来。")
+
+
+def selected_key() -> str:
+    """这个进程选的 GPU 的名字（环境变量 MINI_ALPHAEVOLVE_GPU，没设或为空就是 h100）。"""
+    return os.environ.get(ENV) or DEFAULT
+
+
+def selected() -> GPU:
+    """这个进程用的那块 GPU 的记录；环境变量的值不认识时抛 ValueError（一句话）。"""
+    key = selected_key()
+    msg = problem(key)
+    if msg:
+        raise ValueError(msg)
+    return GPUS[key]

@@ -1,0 +1,163 @@
+"""GPU 是一个开关（lecture10/gpus.py，编号脚本的 --gpu）：每条记录齐全、有出处；kernel_lab、sched_lab 只从记录读硬件；
+每个编号脚本 --gpu a100 跑到底（退出码 0、没有 traceback、开头说清楚换了哪块 GPU、印的数来自记录），--gpu h100 的
+标准输出和不给 --gpu 时逐字节相同。"""
+
+import os
+import re
+
+import pytest
+
+import gpus
+import kernel_lab
+import sched_lab
+from conftest import prefetch, run_script
+
+SCRIPTS = ["lecture10/01_config_space.py", "lecture13/01_timing_model.py", "lecture14/01_heuristic_as_code.py",
+           "lecture14/02_llm_proposal.py", "lecture14/03_cascade_and_database.py",
+           "lecture14/04_alphaevolve_tiling.py", "lecture14/05_ablations.py", "lecture14/06_your_heuristic.py"]
+SMALL = {"lecture14/03_cascade_and_database.py": ["--quick"], "lecture14/04_alphaevolve_tiling.py": ["--quick"],
+         "lecture14/05_ablations.py": ["--quick"]}      # 三个进化的脚本用小规模：这里看的是跑不跑得完、和默认一样不一样
+PREFETCH = [((s, *SMALL.get(s, []), *gpu), {}) for s in SCRIPTS for gpu in ([], ["--gpu", "h100"], ["--gpu", "a100"])]
+
+
+ENV = {k: v for k, v in os.environ.items() if k != gpus.ENV}     # 不给 --gpu 就是默认的 H100（哪怕 TESTS_GPU=a100）
+PREFETCH = [(args, dict(env=ENV)) for args, _ in PREFETCH] + [(("lecture14/04_alphaevolve_tiling.py", "--gpu", "a100"),
+                                                                dict(env=ENV))]
+
+
+def outcome(script, *args):
+    prefetch(*PREFETCH)
+    return run_script(script, *SMALL.get(script, []), *args, env=ENV, timeout=300)
+
+
+def test_every_record_has_every_field_a_source_and_every_knob():
+    for key, g in gpus.GPUS.items():
+        assert g.key == key and g.name and g.short and g.sources, key
+        assert set(g.knobs) == set(sched_lab.KNOBS) - {"L2_USABLE"}, key          # L2_USABLE 由 L2 容量导出
+        assert g.knob_note, key                                                   # 旋钮在哪块 GPU 上校准的
+        assert 0 < g.smem_per_block <= g.smem_per_sm and g.max_threads_per_block <= g.max_threads_per_sm, key
+        assert 1e13 < g.peak_flops < 1e16 and 1e11 < g.hbm_bw < 1e14 and g.sms > 0, key
+
+
+def test_h100_record_is_the_lecture_hardware():
+    """讲义（/work/shared/h100-model.md、README）的 H100 数：改了它，第 13、14 讲的每个数都会变。"""
+    h = gpus.H100
+    assert (h.sms, h.peak_flops, h.hbm_bw, h.l2_bytes) == (132, 989.4e12, 3.35e12, 50 * 2**20)
+    assert (h.smem_per_block, h.smem_per_sm, h.regs_per_sm, h.max_regs_per_thread) == (232_448, 233_472, 65536, 255)
+    assert h.wgmma and gpus.DEFAULT == "h100"
+
+
+def test_a100_record_is_the_datasheet():
+    a = gpus.A100
+    assert (a.sms, a.peak_flops, a.hbm_bw, a.l2_bytes) == (108, 312e12, 2.039e12, 40 * 2**20)
+    assert (a.smem_per_block, a.smem_per_sm) == (163 * 1024, 164 * 1024) and not a.wgmma
+    assert "没有在 A100 上校准" in a.knob_note
+
+
+def test_kernel_lab_and_sched_lab_read_the_selected_record():
+    g = gpus.selected()
+    assert kernel_lab.GPU is g and sched_lab.GPU is g
+    assert kernel_lab.MAX_SMEM_PER_BLOCK == g.smem_per_block and kernel_lab.REGS_PER_SM == g.regs_per_sm
+    assert sched_lab.SMS == g.sms and sched_lab.PEAK_FLOPS == g.peak_flops and sched_lab.HBM_BW == g.hbm_bw
+    assert all(sched_lab.LECTURE_KNOBS[k] == v for k, v in g.knobs.items())
+
+
+def test_an_unknown_gpu_is_one_sentence():
+    msg = gpus.problem("v100")
+    assert "v100" in msg and "h100" in msg and "a100" in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_gpu_h100_prints_exactly_the_default(script):
+    default, h100 = outcome(script), outcome(script, "--gpu", "h100")
+    assert default.returncode == 0 and h100.returncode == 0, h100.stderr
+    assert h100.stdout == default.stdout
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_gpu_a100_runs_to_the_end_and_says_so(script):
+    r = outcome(script, "--gpu", "a100")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    first_header = r.stdout.index("\n=====")
+    assert "硬件换成 A100-80GB" in r.stdout[:first_header]               # 第一个标题前说清楚换了哪块 GPU
+    body = r.stdout[first_header:]
+    # 正文的数和名字都来自记录：提到 H100 的句子只能是拿它和 A100 比的那种（"讲义的 H100 上是……"）
+    sentences = "".join(body.split()).split("。")
+    assert not [x for x in sentences if "H100" in x and "A100" not in x], [x for x in sentences if "H100" in x]
+    # 印出来的配置数来自记录：H100 的 3744 只出现在拿 H100 来比的句子里
+    assert not [x for x in sentences if re.search(r"(?<![\d,.])3,?744(?![\d,])", x) and "H100" not in x]
+
+
+def test_the_llm_system_prompt_names_the_selected_gpu():
+    from evolve import openai_llm
+    assert f"NVIDIA {gpus.selected().short} ({sched_lab.SMS} SMs)" in openai_llm.SYSTEM_PROMPT
+    assert "H100" not in openai_llm.SYSTEM_PROMPT or gpus.selected().key == "h100"
+
+
+def test_an_unknown_gpu_on_the_command_line_or_in_the_environment_is_one_sentence():
+    r = run_script("lecture10/01_config_space.py", "--gpu", "v100", timeout=60)
+    assert r.returncode == 2 and "--gpu" in r.stderr and "Traceback" not in r.stderr and not r.stdout
+    r = run_script("lecture10/01_config_space.py", env={**os.environ, gpus.ENV: "v100"}, timeout=60)
+    assert r.returncode == 2 and gpus.ENV in r.stderr and "Traceback" not in r.stderr and not r.stdout
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_make_run_args_gpu_a100_is_the_same_as_the_script():
+    """README 印的 make run ARGS="--gpu a100" 就是 python3 lecture14/04_alphaevolve_tiling.py --gpu a100（Makefile 原样传）。"""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    text = open(os.path.join(root, "Makefile"), encoding="utf-8").read()
+    assert re.search(r"^run:.*\n\t\$\(PY\) lecture14/04_alphaevolve_tiling\.py \$\(ARGS\)$", text, re.M)
+    assert 'make run ARGS="--gpu a100"' in open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    r = run_script("lecture14/04_alphaevolve_tiling.py", "--gpu", "a100", env=ENV, timeout=300)   # make run 跑的就是它
+    assert r.returncode == 0 and "Traceback" not in r.stderr and "硬件换成 A100-80GB" in r.stdout, r.stderr[-2000:]
+
+
+def test_the_a100_has_fewer_launchable_configs_for_a_stated_reason():
+    """A100 每个 CTA 的共享内存（163 KB）比 H100（227 KB）小，别的上限一样：A100 能启动的配置是 H100 的子集，
+    少掉的每一个都是因为共享内存。不 import 第二遍 kernel_lab，直接按两条记录的上限数。"""
+    h, a = gpus.H100, gpus.A100
+    allc = kernel_lab.all_configs()
+    smem = [kernel_lab.smem_bytes(c) for c in allc]
+    others_ok = [not [p for p in kernel_lab.problems(c) if "共享内存" not in p] for c in allc]
+    on_h = {c for c, s, ok in zip(allc, smem, others_ok) if ok and s <= h.smem_per_block}
+    on_a = {c for c, s, ok in zip(allc, smem, others_ok) if ok and s <= a.smem_per_block}
+    assert on_a < on_h and len(on_h) == 3744
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_suggested_commands_on_a100_keep_the_gpu(script):
+    """"可以试试"里的命令照着运行还是同一块 GPU：A100 的运行印的每条 python3 脚本.py 后面都跟着 --gpu a100。"""
+    lines = outcome(script, "--gpu", "a100").stdout.split("\n可以试试：\n", 1)[1].splitlines()
+    commands = [line.strip() for line in lines if line.strip().startswith("python3 ")]
+    assert commands and all(re.search(r"python3 \S+\.py --gpu a100", c) for c in commands), commands
+
+
+def _fake_project(tmp_path):
+    """一份只有一个讲义论断测试的项目：课程目录链接到这里，tests/ 里是真的 conftest.py 和一个假的论断。"""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        os.symlink(os.path.join(root, d), tmp_path / d)
+    (tmp_path / "tests").mkdir()
+    for f in ("conftest.py", "zygote.py", "pytest.ini"):
+        src = os.path.join(root, "tests" if f != "pytest.ini" else "", f)
+        (tmp_path / ("tests" if f != "pytest.ini" else "") / f).write_text(open(src, encoding="utf-8").read(),
+                                                                           encoding="utf-8")
+    (tmp_path / "tests" / "test_fake_claim.py").write_text(
+        "import pytest\n\n\n@pytest.mark.h100_claim\ndef test_P9_fake_claim():\n    \"\"\"讲义说 1 等于 2。\"\"\"\n"
+        "    assert 1 == 2\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("gpu", ["h100", "a100"])
+def test_a_failing_lecture_claim_names_the_claim_and_the_gpu(tmp_path, gpu):
+    """h100_claim 的测试失败时第一行写明哪条论断、哪块 GPU；TESTS_GPU=a100 时它被跳过，原因写明。"""
+    import subprocess
+    import sys
+    _fake_project(tmp_path)
+    env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS")},
+           "TESTS_GPU": gpu, "TESTS_NO_ZYGOTE": "1", "TESTS_NO_PREFETCH": "1"}
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    if gpu == "h100":
+        assert p.returncode == 1 and "讲义论断不成立：test_P9_fake_claim（讲义说 1 等于 2。）；GPU：h100" in p.stdout, p.stdout
+    else:
+        assert p.returncode == 0 and "讲义在 H100 上的论断" in p.stdout and "a100" in p.stdout, p.stdout
