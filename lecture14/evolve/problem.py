@@ -101,7 +101,7 @@ def split_names(shapes=None) -> dict[str, str]:
 def split_shapes(shapes=None, how: str = "random", seed: int = SPLIT_SEED) -> tuple[tuple[Shape, ...], tuple[Shape, ...]]:
     """训练 / 测试划分，两半都保持原来的顺序。
 
-    random：配对的随机对半分（实验设计里的"配对随机化"）。投影两两配对（TWINS），M 也相邻两个配成一对
+    random：配对的随机对半分（实验设计里的"配对随机化"）。投影两两配对（pair_projections），M 也相邻两个配成一对
             （落单的最大 M 自成一组），于是形状分成一个个 2×2 的小块：{投影 a, b} × {M₁, M₂}。每个小块随机选一条
             对角线进训练、另一条进测试（落单的 M 只有两个形状：一对投影里随机一个进训练）。这样每个测试形状在训练里
             都有"它的配对投影、同一个 M"（配对是按 N 配的，不一定相似：讲义的最后一对是 N 最小的 70B/8 qkv 和
