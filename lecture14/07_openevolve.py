@@ -233,8 +233,8 @@ def main(argv=None):
     _need_openevolve()
     import shutil
     import tempfile
-    print(f"设置：--budget {a.budget} --seeds {a.seeds}（OpenEvolve {oe.VERSION}，一个 worker；LLM 是 MockLLM 服务器，"
-          "没有真的语言模型）")
+    print_note(f"设置：--budget {a.budget} --seeds {a.seeds}（OpenEvolve {oe.VERSION}，一个 worker；LLM 是 MockLLM 服务器，"
+               "没有真的语言模型）")
     table = TimeTable()
     train, test = split_shapes()
     procs = oe.Processes()

@@ -7,6 +7,7 @@ lecture14/mock_llm_server.py：MockLLM 放在 OpenAI 兼容接口后面。三种
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -93,10 +94,10 @@ def test_feedback_comes_from_the_time_table_not_from_the_prompt(loop_prompts, ta
     # 提示里的反馈行删掉、改乱，回复不变：MockLLM 的反馈是服务器从时间表算的
     p = loop_prompts[-1]
     text = p.text()
-    head, rest = text.split("# 离最好最远的形状：\n", 1)
+    head, title, rest = re.split(r"(# 最值得改的训练形状[^\n]*：\n)", text, maxsplit=1)   # 反馈的标题（mock_llm.Prompt.text）
     lines = rest.split("\n")
     n_fb = len(p.feedback)
-    garbled = head + "# 离最好最远的形状：\n" + "\n".join(["  8B o M=1 (N=4096, K=4096)"] * n_fb + lines[n_fb:])
+    garbled = head + title + "\n".join(["  8B o M=1 (N=4096, K=4096)"] * n_fb + lines[n_fb:])
     with M.MockServer(seed=2, table=table) as a, M.MockServer(seed=2, table=table) as b:
         assert reply_of(a.url, text) == reply_of(b.url, garbled)
     fb = M.TableSense(table).feedback(p.parent)
