@@ -64,7 +64,7 @@ RULE = {"寄存器/线程": f"BM·BN/(32·warps) + {REG_OVERHEAD} ≤ {MAX_REGS_
 
 # 哪些规则是硬件的启动上限、哪些是这个模型的约定（来源写在 kernel_lab 开头：CUDA 编程指南的计算能力表、triton-lang/triton#5572）
 LIMITS_NOTE = (f"（哪些是硬件、哪些是模型的约定：寄存器/CTA ≤ {REGS_PER_SM:,}、共享内存 ≤ {MAX_SMEM_PER_BLOCK:,} B"
-               f"（{MAX_SMEM_PER_BLOCK // 1024} KB）、线程/CTA ≤ {MAX_THREADS_PER_BLOCK:,} 是 H100 真的启动上限，超了启动不了；"
+               f"（{MAX_SMEM_PER_BLOCK // 1024} KB）、线程/CTA ≤ {MAX_THREADS_PER_BLOCK:,} 是 {GPU.short} 真的启动上限，超了启动不了；"
                f"每线程 {MAX_REGS_PER_THREAD} 个寄存器是硬件给一个线程的上限，但在真机上超了不会启动失败：编译器（ptxas）把多的"
                "溢出到本地内存，内核照样跑，只是变慢（triton-lang/triton#5572），这个模型把它算作启动不了；"
                f"warp 工作量 ≥ {MIN_ACC_PER_WARP} 是这个模型的约定，不是硬件规则。）")

@@ -12,7 +12,7 @@ CS349E · 第 14 讲 · 06_your_heuristic.py —— 你自己写的启发式，�
               哪一项时间最大、块数、每个 SM 放几个 CTA——看出为什么慢。
       --evolve：从你的文件出发进化，看进化循环在你的基础上又加了什么。
 
-【关于数字】"硬件"是第 13 讲 sched_lab 的解析模型（H100 的参数，不是在 GPU 上量的）；"进化出的"来自 evolve.MockLLM，
+【关于数字】"硬件"是第 13 讲 sched_lab 的解析模型（默认是 H100 的参数，--gpu a100 换成 A100；不是在 GPU 上量的）；"进化出的"来自 evolve.MockLLM，
     没有真的语言模型。所有"比专家快几倍"都以 expert_heuristic.py 为分母（改了它，分母也跟着变）。
     下面每一句观察都由这次运行算出来、在代码里检验过；不成立的会印成【本次不成立】，并写出判据和这次的值。
 【运行】python3 06_your_heuristic.py 你的文件.py          （不给文件就用 expert_heuristic.py）

@@ -138,7 +138,7 @@ def _fake_project(tmp_path):
     for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
         os.symlink(os.path.join(root, d), tmp_path / d)
     (tmp_path / "tests").mkdir()
-    for f in ("conftest.py", "zygote.py", "pytest.ini"):
+    for f in ("conftest.py", "zygote.py", "reaper.py", "pytest.ini"):
         src = os.path.join(root, "tests" if f != "pytest.ini" else "", f)
         (tmp_path / ("tests" if f != "pytest.ini" else "") / f).write_text(open(src, encoding="utf-8").read(),
                                                                            encoding="utf-8")
