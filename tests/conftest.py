@@ -38,6 +38,8 @@ Ctrl-C：make test 约一秒内停下（pytest 的退出码 2）；按的那一�
   TESTS_NO_ZYGOTE=1        不用预热过的解释器，每次新起进程（同时量的：约 61 秒）
   TESTS_RUN_LOG=文件        每次脚本运行记一行：CPU 秒、墙钟秒、命令（找慢的运行）
   TESTS_PREFETCH_REPORT=1  结果末尾列出预跑了却没用到的命令、测试要时还没预跑的命令（维护 PREFETCH 用）
+  TESTS_GPU=a100           引擎测试和"印出来的数对得上"的测试换成 A100 的记录（lecture10/gpus.py）；讲义在 H100 上的论断
+                           （@pytest.mark.h100_claim）跳过，跳过的原因写明。默认 h100
 """
 
 import os
