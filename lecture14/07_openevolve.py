@@ -148,7 +148,9 @@ def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
     else:
         hi, lo = (OURS, THEIRS) if mo > mt else (THEIRS, OURS)
         same_order = (to > tt) == (mo > mt)
-        obs.append(f"同样 {budget} 个提议、同一个 MockLLM，{hi}在训练形状上更高：中位数 {max(mo, mt):.3f}× 对{lo}的 "
+        gap = lambda name: " " if name.isascii() else ""      # noqa: E731  西文名字两边留空格：对 OpenEvolve 的
+        obs.append(f"同样 {budget} 个提议、同一个 MockLLM，{hi}{gap(hi)}在训练形状上更高：中位数 {max(mo, mt):.3f}× "
+                   f"对{gap(lo)}{lo}{gap(lo)}的 "
                    f"{min(mo, mt):.3f}×，相差比同一边换个种子的差别（最多 {spread:.3f}）还大；测试形状上"
                    + ("也是它更高" if same_order else "反过来了") + f"（本讲的循环 {to:.3f}×，OpenEvolve {tt:.3f}×）。"
                    f"种子只有 {len(ours)} 个：多给几个种子（--seeds）再看。")

@@ -60,8 +60,8 @@ def test_observations_say_not_holding_with_criterion_and_measured_value():
 
 
 @pytest.mark.parametrize("ours,theirs,says", [
-    ((1.30, 1.31), (1.10, 1.11), "本讲的循环在训练形状上更高：中位数 1.305× 对OpenEvolve的 1.105×"),
-    ((1.10, 1.11), (1.30, 1.31), "OpenEvolve在训练形状上更高：中位数 1.305× 对本讲的循环的 1.105×"),
+    ((1.30, 1.31), (1.10, 1.11), "本讲的循环在训练形状上更高：中位数 1.305× 对 OpenEvolve 的 1.105×"),
+    ((1.10, 1.11), (1.30, 1.31), "OpenEvolve 在训练形状上更高：中位数 1.305× 对本讲的循环的 1.105×"),
 ])
 def test_which_system_is_ahead_is_what_the_numbers_say(ours, theirs, says):
     o = [run(S07.OURS, i, x) for i, x in enumerate(ours)]
