@@ -252,7 +252,7 @@ def test_a_server_that_recovers_is_not_given_up_on(table, train):
     out, backend, s, took, said = run_against(table, train, lambda n: bad[(n // 3) % 4] if n % 3 == 1 else "edit",
                                               retries=0)
     assert GAVE_UP not in out["failed"] and said == [] and s.posts() == 30
-    assert sum(out["failed"].values()) == 10 and out["history"][-1] > 1.0
+    assert sum(out["failed"].values()) == 10 and out["history"][-1] >= out["history"][0]   # 其余 20 个照常进了循环
 
 
 @pytest.mark.parametrize("mode", ["many_headers", "long_header"])
