@@ -336,11 +336,20 @@ def print_try(items: list[tuple[str, str | tuple[str, ...]]], note: str | None =
     """空一行，印"可以试试："；每条是 (说明, 命令)：说明照常折行，命令单独一行、从不折断，方便复制。命令也可以是
     几条依次跑的命令（元组）：每条单独一行（一行放不下 "A && B" 时用它；一行一条，各自复制）。
     note：所有命令共同的一句交代（比如"这些命令用的是 MockLLM"），折好行印在"可以试试："下面、第 1 条上面。
-    这次运行选的不是默认的 GPU（--gpu a100）时，每条 python3 脚本.py 后面加上同样的 --gpu，照着运行还是同一块 GPU。"""
+    这次运行选的不是默认的 GPU（--gpu a100）时，每条 python3 脚本.py 后面、make run 和 make openevolve 的 ARGS 里
+    加上同样的 --gpu，照着运行还是同一块 GPU。"""
     gpu = RUN_GPU[0]
     if gpu is not None:
         def same_gpu(command: str) -> str:
-            return re.sub(r"(python3 \S+\.py)(?! --gpu)", rf"\1 --gpu {gpu.key}", command)
+            if "--gpu" in command:
+                return command
+            command = re.sub(r"(python3 \S+\.py)", rf"\1 --gpu {gpu.key}", command)
+            m = re.match(r"make (run|openevolve)\b(?: ARGS=(?:\"([^\"]*)\"|(\S+)))?(.*)$", command)   # make 跑的也是编号脚本
+            if m:
+                given = m[2] or m[3]
+                args = f"--gpu {gpu.key}" + (f" {given}" if given else "")
+                command = f'make {m[1]} ARGS="{args}"{m[4]}'
+            return command
         items = [(what, tuple(map(same_gpu, command)) if isinstance(command, tuple) else same_gpu(command))
                  for what, command in items]
     print("\n可以试试：")

@@ -161,3 +161,18 @@ def test_a_failing_lecture_claim_names_the_claim_and_the_gpu(tmp_path, gpu):
         assert p.returncode == 1 and "讲义论断不成立：test_P9_fake_claim（讲义说 1 等于 2。）；GPU：h100" in p.stdout, p.stdout
     else:
         assert p.returncode == 0 and "讲义在 H100 上的论断" in p.stdout and "a100" in p.stdout, p.stdout
+
+
+def test_suggested_make_commands_carry_the_same_gpu(capsys, monkeypatch):
+    # 07 --gpu a100 的"可以试试"里有 make openevolve：它跑的 run_openevolve.py 也收 --gpu，照抄还是同一块 GPU
+    import console
+    monkeypatch.setattr(console, "RUN_GPU", [gpus.GPUS["a100"]])
+    console.print_try([("a", "make openevolve"), ("b", 'make openevolve ARGS="--iterations 50"'),
+                       ("c", ("python3 lecture13/01_timing_model.py", "make run ARGS=--quick")),
+                       ("d", "python3 lecture14/04_alphaevolve_tiling.py --gpu h100")])
+    out = capsys.readouterr().out
+    assert 'make openevolve ARGS="--gpu a100"\n' in out
+    assert 'make openevolve ARGS="--gpu a100 --iterations 50"\n' in out
+    assert "python3 lecture13/01_timing_model.py --gpu a100\n" in out
+    assert 'make run ARGS="--gpu a100 --quick"\n' in out
+    assert "04_alphaevolve_tiling.py --gpu h100\n" in out                    # 已经写明 --gpu 的不动
