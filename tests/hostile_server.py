@@ -91,6 +91,18 @@ class HostileServer:
     def __exit__(self, *exc):
         self.stop()
 
+    def answers_written(self, n: int = 1, timeout: float = 5.0) -> list[int]:
+        """等到至少 n 个回答写完（或写不下去）为止，最多等 timeout 秒；返回每个回答写出去的字节数。处理连接的线程在
+        客户端挂掉之后才发现写不下去，那时测试可能已经出了 with：直接看 self.sent 会早一步、看到一个空表。"""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self.lock:
+                if len(self.sent) >= n:
+                    break
+            time.sleep(0.01)
+        with self.lock:
+            return list(self.sent)
+
     def posts(self) -> int:
         return sum(1 for r in self.received if r[0] == "POST")
 
