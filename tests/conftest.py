@@ -74,8 +74,12 @@ os.environ[SESSION_VAR] = secrets.token_hex(8)         # 嵌套的测试会话�
 # 测试在哪块 GPU 上跑（lecture10/gpus.py）：TESTS_GPU=a100 make test 让这个进程里 import 的 kernel_lab、sched_lab、
 # evolve 和测试起的脚本（继承环境变量 MINI_ALPHAEVOLVE_GPU）都用 A100 的记录，引擎测试和"印出来的数对得上"的测试
 # 照常检查；讲义在 H100 上的论断（@pytest.mark.h100_claim）这时跳过，跳过的原因写明。默认 h100，就是讲义。
+# 默认的 h100 不放进环境、而是把外面可能设着的去掉：和"不给 --gpu"的运行（test_gpus.py）是同一个环境，缓存里共用一次。
 TESTS_GPU = os.environ.get("TESTS_GPU") or "h100"
-os.environ["MINI_ALPHAEVOLVE_GPU"] = TESTS_GPU
+if TESTS_GPU == "h100":
+    os.environ.pop("MINI_ALPHAEVOLVE_GPU", None)
+else:
+    os.environ["MINI_ALPHAEVOLVE_GPU"] = TESTS_GPU
 
 # 课程的代码不做矩阵乘（不调 BLAS）：numpy 的 OpenBLAS 线程池只会在 import 时白白空转一下（每个进程约 0.1 秒 CPU，
 # 一次测试会话起一两百个进程）。和 lecture01/runner.ensure_numpy 给脚本设的一样；输出不受影响。
@@ -756,7 +760,8 @@ def pytest_collection_finish(session):
 def run_in_pty(args, cols, env_extra=None, unset=("COLUMNS", "LINES"), cwd=ROOT, timeout=120, env=None):
     """python（sys.executable）带 args 在一个 cols 列宽的伪终端里跑：标准输出是终端（列数来自终端本身，环境是 env
     （没给时是此刻的 os.environ）去掉 unset 列的变量，再加上 env_extra），标准错误单独收。返回 CompletedProcess
-    （stdout 是终端上的文字，换行统一成 \\n）。只在 Linux 上用（窗口大小用 ioctl 设）。"""
+    （stdout 是终端上的文字，换行统一成 \\n）。只在 Linux 上用（窗口大小用 ioctl 设）。在后台线程里（@ahead 的
+    函数预跑时）这个进程和它以后起的子进程优先级低（nice 加 requested_nice()），和 run_script 一样。"""
     import fcntl
     import pty
     import struct
@@ -769,6 +774,11 @@ def run_in_pty(args, cols, env_extra=None, unset=("COLUMNS", "LINES"), cwd=ROOT,
     with tempfile.TemporaryFile() as err:
         p = subprocess.Popen([sys.executable, *map(str, args)], stdout=slave, stderr=err, env=env, cwd=cwd,
                              start_new_session=True)
+        if requested_nice():                             # 还没来得及起子进程：以后起的都继承
+            try:
+                os.setpriority(os.PRIO_PROCESS, p.pid, os.getpriority(os.PRIO_PROCESS, 0) + requested_nice())
+            except OSError:
+                pass
         os.close(slave)
         chunks = []
         try:

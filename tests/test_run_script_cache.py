@@ -100,3 +100,20 @@ def test_background_scripts_run_at_a_lower_priority_and_the_foreground_ones_do_n
     b.join(timeout=60)
     assert int(background().stdout) == min(front + conftest.BACKGROUND_NICE, 19) and got["thread"] == front
     assert int(conftest._execute(NICE, dict(os.environ), ROOT, 60).stdout) == front
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
+def test_background_pty_runs_and_their_children_run_at_a_lower_priority():
+    # 07 在伪终端里的运行在后台线程预跑（它起的 OpenEvolve worker、服务器也一样）：和 run_script 一样调低优先级
+    front = os.nice(0)
+    child = ["-c", "import subprocess, sys; print(subprocess.run([sys.executable, '-c', 'import os; print(os.nice(0))'],"
+                   " capture_output=True, text=True).stdout.strip())"]
+
+    @conftest.ahead
+    def background():
+        return conftest.run_in_pty(child, 80, env=dict(os.environ), timeout=60)
+    b = conftest._Background([conftest._normalise(background)])
+    b.start()
+    b.join(timeout=60)
+    assert int(background().stdout) == min(front + conftest.BACKGROUND_NICE, 19)
+    assert int(conftest.run_in_pty(child, 80, env=dict(os.environ), timeout=60).stdout) == front

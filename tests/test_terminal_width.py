@@ -28,7 +28,9 @@ def too_wide(text: str, cols: int) -> list[str]:
 
 
 def _in_terminal(path, cols):
-    @ahead
+    # 07 大半时间在等 OpenEvolve 的 worker 和服务器（默认约 22 秒墙上时间、一半 CPU）：放在"等着的"那个后台线程，
+    # 会话一开始就跑，不占着跑脚本的那个线程
+    @ahead(waits="openevolve" in path)
     def run():
         return run_in_pty([path], cols, {"NO_COLOR": "1"}, env=base_env(), timeout=300)
     return run
