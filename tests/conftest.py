@@ -128,10 +128,20 @@ def stop_group(p, pids=()) -> None:
             f.close()
 
 
+def _lower_priority(p) -> None:
+    """在后台线程里（@ahead 的函数预跑时）刚起的子进程 p 优先级调低 requested_nice()：它还没来得及起子进程，以后起的
+    （脚本的 worker、OpenEvolve 的进程、服务器）都继承。前台不调。"""
+    if requested_nice():
+        try:
+            os.setpriority(os.PRIO_PROCESS, p.pid, os.getpriority(os.PRIO_PROCESS, 0) + requested_nice())
+        except OSError:
+            pass
+
+
 def run_concurrently(*commands, cwd=ROOT, timeout=180):
     """几条命令（参数列表）同时跑，各是独立的子进程（结果和一条条跑一样，只是在 2 核上快一些）；
     按顺序返回 subprocess.CompletedProcess（text，stdout 和 stderr 都收下）。每条命令在自己的进程组里跑，
-    结束时（包括超时、出错）整组杀掉：不留下脚本的后台 worker。"""
+    结束时（包括超时、出错）整组杀掉：不留下脚本的后台 worker。在后台线程里优先级低（_lower_priority）。"""
     import subprocess
     procs = []
     out = []
@@ -139,6 +149,7 @@ def run_concurrently(*commands, cwd=ROOT, timeout=180):
         for c in commands:
             procs.append(subprocess.Popen(list(c), cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                           start_new_session=True))
+            _lower_priority(procs[-1])
         for p in procs:
             stdout, stderr = p.communicate(timeout=timeout)
             out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
@@ -536,6 +547,17 @@ def run_script(*args, env=None, cwd=ROOT, text=True, timeout=180, instance=1, _p
     return subprocess.CompletedProcess(r.args, r.returncode, r.stdout, r.stderr)
 
 
+# 看"管道里印出来的样子"的测试（每行不超过 100 列、表格读得回来）用每个编号脚本的默认参数，只有 07 例外：它的默认
+# 运行要约 25 CPU 秒（大半在 OpenEvolve 里），而印出来的版式和 --budget 8 --seeds 1 一样（同样的表、图、观察，只是
+# 数不同）；07 的默认运行由 80 列伪终端的测试（test_terminal_width.py）整个看一遍。
+PIPED_ARGS = {"lecture14/07_openevolve.py": ("--budget", "8", "--seeds", "1")}
+
+
+def piped_args(path: str) -> tuple:
+    """编号脚本 path 在"管道里的样子"的测试里用的命令行（run_script 的参数）。"""
+    return (path, *PIPED_ARGS.get(path, ()))
+
+
 def run_script_fresh(*args, env=None, cwd=ROOT, text=True, timeout=180):
     """和 run_script 一样，但一定是一次新的、独立的运行（不进缓存）：比"两次运行字节相同"的第二次。"""
     r = _execute(args, _full_env(env), cwd, timeout)
@@ -760,8 +782,8 @@ def pytest_collection_finish(session):
 def run_in_pty(args, cols, env_extra=None, unset=("COLUMNS", "LINES"), cwd=ROOT, timeout=120, env=None):
     """python（sys.executable）带 args 在一个 cols 列宽的伪终端里跑：标准输出是终端（列数来自终端本身，环境是 env
     （没给时是此刻的 os.environ）去掉 unset 列的变量，再加上 env_extra），标准错误单独收。返回 CompletedProcess
-    （stdout 是终端上的文字，换行统一成 \\n）。只在 Linux 上用（窗口大小用 ioctl 设）。在后台线程里（@ahead 的
-    函数预跑时）这个进程和它以后起的子进程优先级低（nice 加 requested_nice()），和 run_script 一样。"""
+    （stdout 是终端上的文字，换行统一成 \\n）。只在 Linux 上用（窗口大小用 ioctl 设）。在后台线程里优先级低
+    （_lower_priority），和 run_script 一样。"""
     import fcntl
     import pty
     import struct
@@ -774,11 +796,7 @@ def run_in_pty(args, cols, env_extra=None, unset=("COLUMNS", "LINES"), cwd=ROOT,
     with tempfile.TemporaryFile() as err:
         p = subprocess.Popen([sys.executable, *map(str, args)], stdout=slave, stderr=err, env=env, cwd=cwd,
                              start_new_session=True)
-        if requested_nice():                             # 还没来得及起子进程：以后起的都继承
-            try:
-                os.setpriority(os.PRIO_PROCESS, p.pid, os.getpriority(os.PRIO_PROCESS, 0) + requested_nice())
-            except OSError:
-                pass
+        _lower_priority(p)
         os.close(slave)
         chunks = []
         try:

@@ -76,7 +76,7 @@ def run_07(*args):
     return [sys.executable, SCRIPT, "--budget", "8", "--seeds", "1", *args]
 
 
-@ahead
+@ahead(waits=True)            # 大半时间在等 OpenEvolve 的 worker 和 MockLLM 服务器：会话一开始就在"等着的"后台线程跑
 def two_runs():
     """07 小预算跑两次（同时跑；第二次加 --svg）：本讲的循环那几行应该逐字节相同。"""
     svg = session_dir("svg07")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import run_in_pty, run_script
+from conftest import piped_args, run_in_pty, run_script
 import console
 from console import PIPE_WIDTH, display_width, format_table
 from printed import CONTINUED, RULE, _cut, join_header, tables, width
@@ -232,14 +232,15 @@ def table_blocks(text):
 
 
 QUICK_05 = ("lecture14/05_ablations.py", "--quick", "--jobs", "2")      # 和默认运行一样的表（表头折两行），快 4 倍
-PREFETCH = [(p,) for p in NUMBERED] + [QUICK_05, (QUICK_05, dict(instance=2)),
+PREFETCH = [piped_args(p) for p in NUMBERED] + [QUICK_05, (QUICK_05, dict(instance=2)),
                                         (("lecture13/01_timing_model.py",), dict(instance=2))]
 
 
 @pytest.fixture(scope="module")
 def piped():
-    """每个编号脚本用默认参数跑一次，输出到管道：{脚本: 标准输出}（conftest.run_script：别的测试文件也共用这些运行）。"""
-    done = {p: run_script(p, timeout=300) for p in NUMBERED}
+    """每个编号脚本用默认参数（07 例外：conftest.piped_args）跑一次，输出到管道：{脚本: 标准输出}
+    （conftest.run_script：别的测试文件也共用这些运行）。"""
+    done = {p: run_script(*piped_args(p), timeout=300) for p in NUMBERED}
     for p, r in done.items():
         assert r.returncode == 0, (p, r.stderr)
     return {p: r.stdout for p, r in done.items()}

@@ -121,7 +121,7 @@ def run_oe(*args):
     return [sys.executable, RUN, "--iterations", "6", *args]
 
 
-@ahead
+@ahead(waits=True)            # 大半时间在等 OpenEvolve 的 worker 和 MockLLM 服务器：会话一开始就在"等着的"后台线程跑
 def two_runs():
     """run_openevolve.py 跑一次（后台先跑好：PREFETCH）。OpenEvolve 同样的种子不保证同样的运行（见 run_openevolve.py 的
     _seeded_ids），所以这里不比两次运行。"""

@@ -1,7 +1,7 @@
 """每个编号脚本在 80 列的终端里读得完整（issue 24）：以前在 80×60 的伪终端里（NO_COLOR=1、不设 COLUMNS）一共印出
 263 行比 80 列宽的字（中文两列），几乎都是表格的行，终端把它们折成两半、列就对不齐了。现在太宽的表分段印（每段重复
 行名那一列），图跟着终端的宽度，说明文字折行，命令单独一行。这里用默认参数在真的伪终端里跑（窗口大小用 ioctl 设），
-数比终端宽的行；管道里（100 列）也一样。"""
+数比终端宽的行；管道里（100 列）也一样（07 在管道里用小预算，见 conftest.piped_args）。"""
 
 import os
 import re
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ahead, base_env, run_in_pty, run_script
+from conftest import ahead, base_env, piped_args, run_in_pty, run_script
 from printed import width
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -37,7 +37,7 @@ def _in_terminal(path, cols):
 
 
 TERMINAL = {(p, 80): _in_terminal(p, 80) for p in NUMBERED} | {NARROW: _in_terminal(*NARROW)}
-PREFETCH = list(TERMINAL.values()) + [(p,) for p in NUMBERED]        # conftest：收集完测试后在后台先跑
+PREFETCH = list(TERMINAL.values()) + [piped_args(p) for p in NUMBERED]        # conftest：收集完测试后在后台先跑
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
@@ -55,7 +55,7 @@ def test_every_script_fits_the_terminal_it_runs_in(path, cols):
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("path", NUMBERED)
 def test_piped_output_has_no_line_wider_than_100(path):
-    p = run_script(path, timeout=300)
+    p = run_script(*piped_args(path), timeout=300)                   # 07 用小预算（conftest.piped_args）
     assert p.returncode == 0, p.stderr
     assert too_wide(p.stdout, 100) == []
 
