@@ -21,14 +21,16 @@ CS349E · 第 14 讲 · 07_openevolve.py —— 本讲的迷你循环和真的�
        python3 lecture14/07_openevolve.py --budget 1000 --seeds 3 （和 04 的预算一样，更慢）
        代价：默认两边一共 2 × 2 × 150 = 600 个提议，其中 OpenEvolve 300 个；--budget 1000 --seeds 3 一共 6,000 个，
        OpenEvolve 3,000 个，用时是默认的十倍左右——用时几乎全在 OpenEvolve 那边，和它的提议数成正比
-       （OpenEvolve 每个提议的墙上时间是本讲循环的十倍以上；两种设置量到的秒数见 README 的"更进一步"一节）。进度印到标准错误；Ctrl-C 一秒内停下，OpenEvolve 和它的 worker 进程、服务器都结束。
-       --svg DIR 把图另存成 SVG。
+       （OpenEvolve 每个提议的墙上时间是本讲循环的十倍以上；两种设置量到的秒数见 README 的"更进一步"一节）。
+       OpenEvolve 的几个种子默认两个同时跑（--jobs，只影响快慢）。进度印到标准错误；Ctrl-C 一秒内停下，
+       OpenEvolve 和它的 worker 进程、服务器都结束。--svg DIR 把图另存成 SVG。
 【依赖】numpy；OpenEvolve（可选的依赖：make openevolve 或 .venv/bin/pip install -r requirements-openevolve.txt，
        没装时这个脚本说一句话、退出码 1）；本目录的 evolve、mock_llm_server.py、openevolve/；../lecture01 的 console。
 """
 
 import os
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -73,6 +75,8 @@ BUDGET = 150        # 每边、每个种子多少个提议
 SEEDS = 2           # 几个种子（0, 1, ...）
 MAX_BUDGET = 5000   # 命令行上限：OpenEvolve 每个提议零点几秒，再大就要等很久
 MAX_SEEDS = 20
+JOBS = 2            # OpenEvolve 的种子同时跑几个（2 核的笔记本上两个同时跑，墙上时间约减半）
+MAX_JOBS = 8
 OURS, THEIRS = "本讲的循环", "OpenEvolve"
 SLOWER = 10         # 观察：OpenEvolve 每个提议的墙上时间至少是本讲循环的这么多倍
 LONGER = 3          # 观察：OpenEvolve 的提示至少是本讲的这么多倍长
@@ -106,7 +110,6 @@ def run_theirs(table, train, test, seed: int, budget: int, procs, workdir: str) 
         res = oe.run_openevolve(procs, s.url, budget, seed, os.path.join(workdir, f"seed{seed}"),
                                 progress=lambda k, n: progress(f"{THEIRS}，种子 {seed}：{k}/{n} 个提议"))
         stats = s.answerer
-    procs.close()
     best = oe.best_program(res)
     c = oe.count(res)
     history, top, by_iter = [1.0], 1.0, {}
@@ -122,6 +125,36 @@ def run_theirs(table, train, test, seed: int, budget: int, procs, workdir: str) 
                 prompt_chars=stats.prompt_chars / max(1, stats.n), others=stats.others / max(1, stats.n),
                 crossover=stats.ops.get("crossover", 0), asked=stats.n, mock_seconds=stats.seconds,
                 reported=res["best_metrics"].get("combined_score"))
+
+
+def run_theirs_all(table, train, test, seeds: int, budget: int, procs, workdir: str, jobs: int) -> list[dict]:
+    """OpenEvolve 的每个种子（各自一个服务器、一个 OpenEvolve 进程组、一个输出目录）最多 jobs 个同时跑：它大半时间在
+    自己的进程里，两个核上两个种子同时跑，墙上时间差不多减半。主线程只等（每 0.1 秒醒一次），Ctrl-C 照常一秒内停；
+    一个种子出错，其余的也停下，报第一个错。结果按种子排。"""
+    results: list = [None] * seeds
+    errors: list = []
+    slots = threading.Semaphore(jobs)
+
+    def one(seed):
+        with slots:
+            if errors:
+                return
+            try:
+                results[seed] = run_theirs(table, train, test, seed, budget, procs, workdir)
+            except BaseException as e:                  # noqa: BLE001  在主线程里再抛
+                errors.append(e)
+    threads = [threading.Thread(target=one, args=(seed,), daemon=True, name=f"openevolve-{seed}")
+               for seed in range(seeds)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        while t.is_alive():
+            t.join(0.1)
+            if errors:
+                procs.close()                           # 别的种子的 OpenEvolve 也结束：它们的线程随之出错返回
+    if errors:
+        raise errors[0]
+    return results
 
 
 # ---------------------------------------------------------------- 观察（只用数，测试拿造出来的数检查两种说法）
@@ -224,6 +257,8 @@ def build_parser():
                     help=f"每边、每个种子多少个提议，1 到 {MAX_BUDGET:,}（默认 {BUDGET}）")
     ap.add_argument("--seeds", type=int_between(1, MAX_SEEDS), default=SEEDS,
                     help=f"几个种子（0、1、……），1 到 {MAX_SEEDS}（默认 {SEEDS}）")
+    ap.add_argument("--jobs", type=int_between(1, MAX_JOBS), default=JOBS,
+                    help=f"OpenEvolve 的几个种子同时跑几个，1 到 {MAX_JOBS}（默认 {JOBS}；只影响快慢）")
     Charts.add_argument(ap)
     return ap
 
@@ -245,10 +280,8 @@ def main(argv=None):
     on_interrupt(lambda: shutil.rmtree(workdir, ignore_errors=True))
     start = time.perf_counter()
     try:
-        ours, theirs = [], []
-        for seed in range(a.seeds):
-            ours.append(run_ours(table, train, test, seed, a.budget))
-            theirs.append(run_theirs(table, train, test, seed, a.budget, procs, workdir))
+        ours = [run_ours(table, train, test, seed, a.budget) for seed in range(a.seeds)]
+        theirs = run_theirs_all(table, train, test, a.seeds, a.budget, procs, workdir, a.jobs)
     except RuntimeError as e:
         print(str(e), file=sys.stderr)
         sys.exit(1)

@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -144,17 +145,17 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="读 /proc 找子进程")
 def test_ctrl_c_stops_07_within_a_second_with_openevolve_workers_and_server():
-    p = subprocess.Popen([sys.executable, SCRIPT, "--budget", "100", "--seeds", "1"], stdout=subprocess.PIPE,
+    # 两个种子：OpenEvolve 的两次运行同时在跑（--jobs 默认 2），各有自己的进程组和 worker
+    p = subprocess.Popen([sys.executable, SCRIPT, "--budget", "100", "--seeds", "2"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True, env=base_env(), cwd=ROOT)
     kids = set()
     try:
         deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:                   # 等到 OpenEvolve 的 worker 在跑
-            line = p.stderr.readline()
-            if re.search(r"OpenEvolve，种子 0：\d+/100", line):
-                break
+        running = set()
+        while time.monotonic() < deadline and running != {"0", "1"}:     # 等到两个种子的 OpenEvolve 都在跑
+            running |= set(re.findall(r"OpenEvolve，种子 (\d)：\d+/100", p.stderr.readline()))
         kids = _descendants(p.pid)
-        assert len(kids) >= 2, kids                           # OpenEvolve 的进程和它的 worker
+        assert running == {"0", "1"} and len(kids) >= 4, kids   # 两个 OpenEvolve 进程和它们的 worker
         t = time.monotonic()
         os.killpg(p.pid, signal.SIGINT)                       # 终端的 Ctrl-C 发给前台的进程组
         p.wait(10)
@@ -166,6 +167,52 @@ def test_ctrl_c_stops_07_within_a_second_with_openevolve_workers_and_server():
         assert not [k for k in kids if _alive(k)]
     finally:
         stop_group(p, list(kids))
+
+
+def test_openevolve_seeds_run_at_most_jobs_at_a_time_and_come_back_in_seed_order(monkeypatch):
+    lock, now, peak = threading.Lock(), [0], [0]
+
+    def fake(table, train, test, seed, budget, procs, workdir):
+        with lock:
+            now[0] += 1
+            peak[0] = max(peak[0], now[0])
+        time.sleep(0.05 * (5 - seed))                        # 后开始的先跑完：结果照样按种子排
+        with lock:
+            now[0] -= 1
+        return {"seed": seed}
+    monkeypatch.setattr(S07, "run_theirs", fake)
+    for jobs in (1, 2, 3):
+        peak[0] = 0
+        assert [r["seed"] for r in S07.run_theirs_all(None, None, None, 5, 10, S07.oe.Processes(), "", jobs)] == \
+            list(range(5))
+        assert peak[0] == jobs
+
+
+def test_one_failing_openevolve_seed_stops_the_others_and_its_error_is_raised(monkeypatch):
+    lock, started, closed, second = threading.Lock(), [], threading.Event(), threading.Event()
+
+    class Procs:
+        def close(self):
+            closed.set()
+
+    def fake(table, train, test, seed, budget, procs, workdir):
+        with lock:
+            started.append(seed)
+            first = len(started) == 1
+            if len(started) == 2:
+                second.set()
+        if first:                                            # 先开始的那个种子等另一个也开始了，然后出错
+            second.wait(5)
+            raise RuntimeError("OpenEvolve 出错退出（退出码 1）")
+        if closed.wait(10):                                  # 同时在跑的那个：等到被 procs.close() 结束
+            raise RuntimeError(f"种子 {seed} 被结束了")
+        return {"seed": seed}
+    monkeypatch.setattr(S07, "run_theirs", fake)
+    t = time.monotonic()
+    with pytest.raises(RuntimeError, match="退出码 1"):
+        S07.run_theirs_all(None, None, None, 4, 10, Procs(), "", 2)
+    assert time.monotonic() - t < 5 and closed.is_set()
+    assert len(started) == 2                                 # 出错以后不再开始新的种子
 
 
 def try_commands(stdout):
@@ -211,12 +258,14 @@ def test_the_real_model_edit_to_config_yaml_makes_openevolve_ask_that_server(tmp
 
 
 @pytest.mark.parametrize("args,says", [(["--help"], None), (["--budget", "0"], "--budget"), (["--seeds", "x"], "--seeds"),
-                                       (["--budg", "5"], "--budg")])
+                                       (["--budg", "5"], "--budg"), (["--jobs", "0"], "--jobs"),
+                                       (["--jobs", "9"], "--jobs")])
 def test_07_arguments_help_and_one_sentence_errors(args, says):
     p = subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=60, env=base_env(),
                        cwd=ROOT)
     if says is None:
-        assert p.returncode == 0 and "--budget" in p.stdout and "--seeds" in p.stdout and "--svg" in p.stdout
+        assert p.returncode == 0 and "--budget" in p.stdout and "--seeds" in p.stdout and "--svg" in p.stdout \
+            and "--jobs" in p.stdout
     else:
         assert p.returncode == 2 and p.stdout == "" and says in p.stderr and "Traceback" not in p.stderr
         assert len(p.stderr.strip().splitlines()) == 1

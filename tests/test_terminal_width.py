@@ -28,7 +28,7 @@ def too_wide(text: str, cols: int) -> list[str]:
 
 
 def _in_terminal(path, cols):
-    # 07 大半时间在等 OpenEvolve 的 worker 和服务器（默认约 22 秒墙上时间、一半 CPU）：放在"等着的"那个后台线程，
+    # 07 大半时间在等 OpenEvolve 的 worker 和服务器（默认约 15 秒墙上时间）：放在"等着的"那个后台线程，
     # 会话一开始就跑，不占着跑脚本的那个线程
     @ahead(waits="openevolve" in path)
     def run():

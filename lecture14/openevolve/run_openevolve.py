@@ -150,6 +150,7 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
             break
         time.sleep(0.05)
     seconds = time.monotonic() - t0
+    _kill_group(p)                                       # 它的 worker 进程要是还在，也结束掉
     if p.returncode != 0:
         raise RuntimeError(f"{label} 出错退出（退出码 {p.returncode}）：看 {log_path} 的最后几行。")
     out = read_run(output)
