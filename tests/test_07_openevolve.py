@@ -224,7 +224,9 @@ def test_07_try_commands_work_as_printed():
     # 1：07 的参数解析收下这条命令（照它跑要十来分钟；同样的代码路径上面用小预算跑过）；
     # 2、3：make openevolve 跑的就是 run_openevolve.py（带上 ARGS），它的参数解析收下 --iterations 50
     a, _, _ = two_runs()
-    cmds = [re.sub(r" --gpu \S+", "", c) for c in try_commands(a.stdout)]   # TESTS_GPU=a100：命令带着 --gpu a100
+    # TESTS_GPU=a100：python3 的命令带着 --gpu a100，make 的带着 ARGS="--gpu a100 ..."（console.print_try）
+    cmds = [re.sub(r' ARGS=""', "", re.sub(r'(?<=ARGS=")--gpu [^\s"]+ ?|(?<= )--gpu [^\s"]+ ?', "", c)).rstrip()
+            for c in try_commands(a.stdout)]
     assert cmds == ["python3 lecture14/07_openevolve.py --budget 1000 --seeds 3", "make openevolve",
                     'make openevolve ARGS="--iterations 50"']
     words = cmds[0].split()
