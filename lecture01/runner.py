@@ -354,8 +354,25 @@ def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _stderr_width() -> int | None:
+    """标准错误是终端时它的列数（环境变量 COLUMNS 优先，和 shutil.get_terminal_size 一样），不是终端时 None。"""
+    try:
+        if not sys.stderr.isatty():
+            return None
+        columns = os.environ.get("COLUMNS", "")
+        return max(int(columns) if columns.isdigit() else os.get_terminal_size(sys.stderr.fileno()).columns, 40)
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def progress(text: str) -> None:
-    """一行进度，写到标准错误（标准输出逐字节不变）。"""
+    """一行进度，写到标准错误（标准输出逐字节不变）。标准错误是终端时，比终端宽的一行按显示宽度（中文两列）折成几行、
+    续行缩进两格：80 列的终端里也不会被终端从中间截断；管道、重定向里原样一行。"""
+    width = _stderr_width()
+    if width is not None and len(text) * 2 > width:        # 最多每个字两列：短的一行不用量
+        from layout import display_width, wrap             # 只用标准库；用到时才 import，runner 本身照旧最先、最轻
+        if display_width(text) > width:
+            text = "\n".join(wrap(text, width, "  "))
     try:
         sys.stderr.write(text + "\n")                      # 一次写完一整行：几个进程同时报进度也不会串行
         sys.stderr.flush()

@@ -15,8 +15,8 @@ CS349E · 第 14 讲 · 07_openevolve.py —— 本讲的迷你循环和真的�
 【关于数字】"硬件"是第 13 讲 sched_lab 的解析模型（不是在 GPU 上量的）；"LLM"是 MockLLM，没有真的语言模型，
     所以比的是两个进化框架（程序库、提示、级联）在同一个假模型下的表现，不是谁的模型更聪明。
     本讲的循环那几行每次逐字节相同。OpenEvolve 那几行不保证：我们固定了它的种子、程序名（uuid）、哈希种子，只用
-    一个 worker，同样的种子多数时候走同样的路，但量过的运行里也有在几十个提议之后分岔的（原因在 OpenEvolve 内部，
-    没有找到），所以它的数每次可能差一点——脚本在表下面也这么说。墙上时间每次不同，印在标准错误上。
+    一个 worker，可量过的运行里常有在几十个提议之后分岔的（原因在 OpenEvolve 内部，
+    没有找到），所以它的数每次可能不同，差别可以比两个种子之间的还大——脚本在表下面也这么说。墙上时间每次不同，印在标准错误上。
 【运行】python3 lecture14/07_openevolve.py                     （默认：2 个种子，每边每个种子 150 个提议）
        python3 lecture14/07_openevolve.py --budget 1000 --seeds 3 （和 04 的预算一样，更慢）
        代价：默认两边一共 2 × 2 × 150 = 600 个提议，其中 OpenEvolve 300 个；--budget 1000 --seeds 3 一共 6,000 个，
@@ -164,7 +164,10 @@ def median(runs, key):
 
 
 def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
-    """ours / theirs：每个种子一份 run_ours / run_theirs 的结果（只用其中的数）。"""
+    """ours / theirs：每个种子一份 run_ours / run_theirs 的结果（只用其中的数）。加速比先舍入成表里印的三位小数，
+    中位数、差、"最多差多少"都从印出来的数算：读者拿表上的数验算，得到的就是句子里的数。"""
+    ours = [dict(r, train=round(r["train"], 3), test=round(r["test"], 3)) for r in ours]
+    theirs = [dict(r, train=round(r["train"], 3), test=round(r["test"], 3)) for r in theirs]
     mo, mt = median(ours, "train"), median(theirs, "train")
     to, tt = median(ours, "test"), median(theirs, "test")
     obs = []
@@ -228,8 +231,9 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
                      f"{r['failed']:,}", f"{r['full']:,}", f"{r['prompt_chars']:,.0f}"])
     print_table(["系统", "种子", "训练形状", "测试形状", "训练上占逐形状最优的", "失败的提议", "完整评估的程序",
                  "提示平均几个字符"], rows)
-    print_note("本讲的循环那几行每次运行逐字节相同；OpenEvolve 那几行不保证：种子、程序名、哈希种子都固定了、只用一个 "
-               "worker，同样的种子多数时候走同样的路，但也见过在几十个提议之后分岔的运行，所以它的数每次可能差一点。")
+    print_note("本讲的循环那几行每次运行逐字节相同。OpenEvolve 那几行不保证：种子、程序名、哈希种子都固定了，只用一个 "
+               "worker，可它有时在几十个提议之后走上另一条路（原因在 OpenEvolve 内部），同一个种子两次运行的差别可以比"
+               "两个种子之间的还大。下面比较两边的那句观察说的是这一次的表。")
     print_note(f"上限（逐形状最优）：训练形状 {o_tr:.3f}×，测试形状 {o_te:.3f}×。失败的提议 = 没变成子程序的（回复打不上、"
                "没有改动）加上读不懂、启动不了的（本讲在静态检查里拒掉；OpenEvolve 的 evaluator 给 0 分）。"
                "完整评估 = 在全部训练形状上评估过（本讲的循环另外有 "
@@ -245,9 +249,10 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
         print(f"{r['system']}，种子 {r['seed']}（训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，{r['best'].n_rules()} 条规则）：")
         print(render(r["best"]), end="")
     obs = print_observations(observations(runs_ours, runs_theirs, budget))
-    progress("用时（墙上时间，每次运行不同）：" + "；".join(
-        f"{r['system']} 种子 {r['seed']} {r['seconds']:.1f} 秒（每个提议 {r['seconds'] / budget * 1000:.1f} 毫秒，"
-        f"其中 MockLLM 服务器 {r['mock_seconds'] / budget * 1000:.1f} 毫秒）" for r in runs_ours + runs_theirs))
+    progress("用时（墙上时间，每次运行不同）：")
+    for r in runs_ours + runs_theirs:
+        progress(f"  {r['system']} 种子 {r['seed']}：{r['seconds']:.1f} 秒，每个提议 {r['seconds'] / budget * 1000:.1f} 毫秒"
+                 f"（其中 MockLLM 服务器 {r['mock_seconds'] / budget * 1000:.1f} 毫秒）")
     return obs
 
 
@@ -271,7 +276,7 @@ def main(argv=None):
     import shutil
     import tempfile
     print_note(f"设置：--budget {a.budget} --seeds {a.seeds}（OpenEvolve {oe.VERSION}，一个 worker；LLM 是 MockLLM 服务器，"
-               "没有真的语言模型）")
+               f"没有真的语言模型；--jobs {a.jobs}：OpenEvolve 的种子同时跑几个，只影响快慢）")
     table = TimeTable()
     train, test = split_shapes()
     procs = oe.Processes()

@@ -781,9 +781,11 @@ def pytest_collection_finish(session):
 
 # ---------------------------------------------------------------- 伪终端
 
-def run_in_pty(args, cols, env_extra=None, unset=("COLUMNS", "LINES"), cwd=ROOT, timeout=120, env=None):
+def run_in_pty(args, cols, env_extra=None, unset=("COLUMNS", "LINES"), cwd=ROOT, timeout=120, env=None,
+               stderr_too=False):
     """python（sys.executable）带 args 在一个 cols 列宽的伪终端里跑：标准输出是终端（列数来自终端本身，环境是 env
-    （没给时是此刻的 os.environ）去掉 unset 列的变量，再加上 env_extra），标准错误单独收。返回 CompletedProcess
+    （没给时是此刻的 os.environ）去掉 unset 列的变量，再加上 env_extra），标准错误单独收（stderr_too=True 时也写到
+    这个终端上，和学生看到的一样混在一起，CompletedProcess 的 stderr 是空的）。返回 CompletedProcess
     （stdout 是终端上的文字，换行统一成 \\n）。只在 Linux 上用（窗口大小用 ioctl 设）。在后台线程里优先级低
     （_lower_priority），和 run_script 一样。"""
     import fcntl
@@ -796,8 +798,8 @@ def run_in_pty(args, cols, env_extra=None, unset=("COLUMNS", "LINES"), cwd=ROOT,
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
     with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen([sys.executable, *map(str, args)], stdout=slave, stderr=err, env=env, cwd=cwd,
-                             start_new_session=True)
+        p = subprocess.Popen([sys.executable, *map(str, args)], stdout=slave, stderr=slave if stderr_too else err,
+                             env=env, cwd=cwd, start_new_session=True)
         _lower_priority(p)
         os.close(slave)
         chunks = []

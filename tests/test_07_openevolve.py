@@ -60,6 +60,16 @@ def test_observations_say_not_holding_with_criterion_and_measured_value():
     assert obs[5].startswith(FAILED) and "是 2.0 倍" in obs[5]
 
 
+def test_numbers_in_the_sentences_follow_from_the_printed_table():
+    # 表里印三位小数；"最多差多少""相差多少"、中位数要从印出来的数算（1.2074 − 1.1706 = 0.0368 印作 0.037，
+    # 可读者从表上的 1.207 和 1.171 算出来是 0.036）
+    ours = [run(S07.OURS, 0, 1.1874), run(S07.OURS, 1, 1.1886)]
+    theirs = [run(S07.THEIRS, 0, 1.2074, full=70, chars=9000, others=5.0, seconds=30.0),
+              run(S07.THEIRS, 1, 1.1706, full=80, chars=9000, others=5.0, seconds=30.0)]
+    said = texts(ours, theirs)[1]
+    assert "最多 0.036" in said and "1.189×" in said                     # (1.207 + 1.171) / 2 = 1.189
+    assert "相差 0.001" in said                                          # 1.189 − 1.188（本讲：(1.187 + 1.189) / 2）
+
 @pytest.mark.parametrize("ours,theirs,says", [
     ((1.30, 1.31), (1.10, 1.11), "本讲的循环在训练形状上更高：中位数 1.305× 对 OpenEvolve 的 1.105×"),
     ((1.10, 1.11), (1.30, 1.31), "OpenEvolve 在训练形状上更高：中位数 1.305× 对本讲的循环的 1.105×"),

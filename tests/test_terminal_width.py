@@ -1,7 +1,8 @@
 """每个编号脚本在 80 列的终端里读得完整（issue 24）：以前在 80×60 的伪终端里（NO_COLOR=1、不设 COLUMNS）一共印出
 263 行比 80 列宽的字（中文两列），几乎都是表格的行，终端把它们折成两半、列就对不齐了。现在太宽的表分段印（每段重复
 行名那一列），图跟着终端的宽度，说明文字折行，命令单独一行。这里用默认参数在真的伪终端里跑（窗口大小用 ioctl 设），
-数比终端宽的行；管道里（100 列）也一样（07 在管道里用小预算，见 conftest.piped_args）。"""
+数比终端宽的行，标准错误上的进度和用时也算（它们和标准输出印在同一个终端上，runner.progress 按终端宽度折行）；
+管道里（100 列）也一样（07 在管道里用小预算，见 conftest.piped_args）。"""
 
 import os
 import re
@@ -32,7 +33,7 @@ def _in_terminal(path, cols):
     # 会话一开始就跑，不占着跑脚本的那个线程
     @ahead(waits="openevolve" in path)
     def run():
-        return run_in_pty([path], cols, {"NO_COLOR": "1"}, env=base_env(), timeout=300)
+        return run_in_pty([path], cols, {"NO_COLOR": "1"}, env=base_env(), timeout=300, stderr_too=True)
     return run
 
 
@@ -46,8 +47,8 @@ PREFETCH = list(TERMINAL.values()) + [piped_args(p) for p in NUMBERED]        # 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("path, cols", list(TERMINAL), ids=[f"{p}@{c}" for p, c in TERMINAL])
 def test_every_script_fits_the_terminal_it_runs_in(path, cols):
-    p = TERMINAL[path, cols]()
-    assert p.returncode == 0, p.stderr
+    p = TERMINAL[path, cols]()                  # 标准错误（进度、用时）也在这个终端上：和学生看到的一样
+    assert p.returncode == 0, p.stdout[-3000:]
     assert "\033[" not in p.stdout                                       # NO_COLOR：没有颜色码混在宽度里
     assert too_wide(p.stdout, cols) == []
 
