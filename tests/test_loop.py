@@ -104,6 +104,25 @@ def test_bad_proposals_are_counted_failures(table, train, name, reply):
     assert out["best"][0] == EXPERT
 
 
+def add_rules(n):
+    """回一段在父程序最前面加 n 条规则的 SEARCH/REPLACE（K <= 1、2、……：训练形状的 K 都比它们大，规则合法但从不命中）。"""
+    head = "def choose_config(M, N, K):\n"
+    rules = "".join(f"    if K <= {i + 1}:\n        return {DECODE}\n" for i in range(n))
+    return lambda prompt: ("stub", format_diff(((head, head + rules),)))
+
+
+@pytest.mark.parametrize("added,refused", [(loop.MAX_ADDED_RULES, False), (loop.MAX_ADDED_RULES + 1, True),
+                                           (8000, True)])
+def test_a_child_with_too_many_new_rules_is_a_counted_failure(table, train, added, refused):
+    # 一个 1 MB 的回复能合法地加上几千条规则；收下它，以后的提示都带着它（真的模型按 token 收钱）。
+    # 比父程序多出 MAX_ADDED_RULES 条以内照常评估，多一条就记作一种失败，最好的程序不受影响
+    ev = Evaluator(train, table)
+    out = evolve(ev, 6, seed=0, llm=Stub(add_rules(added)))
+    assert_survived(out, ev, 6)
+    assert out["failed"].get(loop.TOO_MANY_RULES, 0) == (6 if refused else 0), out["failed"]
+    assert out["best"][0].n_rules() <= EXPERT.n_rules() + loop.MAX_ADDED_RULES
+
+
 def test_exception_kind_names_the_failure(table, train):
     # 异常带 kind（后端的超时、HTTP 500；解析器的 DiffError）就用它当原因；不带就用"阶段（异常类型）"
     class Timeout(Exception):
