@@ -17,7 +17,7 @@ import socketserver
 import threading
 import time
 
-from stub_llm_server import ESCAPES, stub_edit
+from stub_llm_server import ESCAPES, ServedInAThread, stub_edit
 NESTED = b"[" * 100_000 + b"]" * 100_000
 FLOOD_BYTES = 10_000_000
 
@@ -41,7 +41,7 @@ def whole(body: bytes, status: int = 200, headers=()) -> bytes:
     return head(status, "OK" if status == 200 else "Whatever", headers, len(body)) + body
 
 
-class HostileServer:
+class HostileServer(ServedInAThread):
     """with HostileServer(chat="nested", models="list") as s: ... s.url 是 base_url（…/v1），s.received 是收到的请求
     [(方法, 路径, {请求头（小写）: 值})]。chat、models 是模式名（MODES），或者 n -> 模式名 的函数（n 是第几个
     这种请求，从 0 数）。location：转向模式的 Location（默认指向 ftp://，测试一般给另一个 HostileServer 的地址）。
@@ -73,23 +73,15 @@ class HostileServer:
             def handle_error(self, request, client_address):
                 pass
 
-        self.server = Server(("127.0.0.1", 0), Handler)
+        self._serve(Server(("127.0.0.1", 0), Handler))
         self.port = self.server.server_address[1]
         self.origin = f"http://127.0.0.1:{self.port}"
         self.url = self.origin + "/v1"
-        threading.Thread(target=self.server.serve_forever, kwargs=dict(poll_interval=0.05), daemon=True).start()
         return self
 
     def stop(self) -> None:
-        self.stopped.set()
-        with self.lock:
-            server, self.server = self.server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-
-    def __exit__(self, *exc):
-        self.stop()
+        self.stopped.set()                        # 还在写的连接下一次写时停下（_Out.write）
+        super().stop()
 
     def answers_written(self, n: int = 1, timeout: float = 5.0) -> list[int]:
         """等到至少 n 个回答写完（或写不下去）为止，最多等 timeout 秒；返回每个回答写出去的字节数。处理连接的线程在

@@ -54,7 +54,29 @@ def stub_edit(user_text: str, blocks: int = 1) -> str:
     return format_diff(diff)
 
 
-class StubServer:
+class ServedInAThread:
+    """测试服务器共用的开、关：self.server（127.0.0.1 上的 socketserver）由一个守护线程服务；stop() 关掉它（哪个线程
+    调用、调用几次都行）；with 块结束时也关掉。子类在 __init__ 里设 self.lock、self.server = None，__enter__ 里建好
+    服务器以后调用 self._serve(server)。"""
+
+    def _serve(self, server) -> None:
+        self.server = server
+        self.thread = threading.Thread(target=server.serve_forever, kwargs=dict(poll_interval=0.05), daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        """关掉服务器（之后的请求连不上）。"""
+        with self.lock:
+            server, self.server = self.server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class StubServer(ServedInAThread):
     """with StubServer(script) as s: ... s.url 是 base_url，s.requests 是收到的请求 [(时刻, 路径, Authorization, 正文)]。"""
 
     def __init__(self, script, slow_seconds: float = 1.0, retry_after: str = "1", models=("stub",),
@@ -149,27 +171,14 @@ class StubServer:
             def handle_error(self, request, client_address):
                 pass
 
-        self.server = Server(("127.0.0.1", 0), Handler)
+        self._serve(Server(("127.0.0.1", 0), Handler))
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs=dict(poll_interval=0.05), daemon=True)
-        self.thread.start()
         return self
 
     def _note(self, handler, body) -> int:
         with self.lock:
             self.requests.append((time.monotonic(), handler.path, handler.headers.get("Authorization"), body))
             return sum(1 for r in self.requests if r[3] is not None) - 1
-
-    def stop(self) -> None:
-        """关掉服务器（之后的请求连不上）。"""
-        with self.lock:
-            server, self.server = self.server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-
-    def __exit__(self, *exc):
-        self.stop()
 
     def posts(self) -> int:
         return sum(1 for r in self.requests if r[3] is not None)
@@ -191,6 +200,13 @@ def main():
     for d in ("lecture14", "lecture10", "lecture13"):
         sys.path.insert(0, os.path.join(here, "..", d))
     modes = sys.argv[1:] or ["edit"]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:                                   # --help、拼错的模式：说可以用哪些，不开服务器
+        wanted = any(m in ("-h", "--help") for m in unknown)
+        print(("" if wanted else f"不认识的模式：{' '.join(unknown)}。") +
+              f"用法：python3 tests/stub_llm_server.py [模式 ...]，模式是 {', '.join(MODES)} 里的几个（默认 edit）；"
+              "Ctrl-C 停下。", file=sys.stdout if wanted else sys.stderr)
+        raise SystemExit(0 if wanted else 2)
     with StubServer(lambda n, text: modes[n % len(modes)]) as s:
         print(f"桩服务器（不是语言模型）：--llm {s.url} --model stub", flush=True)
         try:

@@ -592,3 +592,13 @@ def test_02_shows_the_model_reply_escaped_and_records_it_exactly():
     assert any(ESCAPES in (c.get("reply") or "") for c in recorded[1:])
     demo = rec.stdout.split("演示 1（续）", 1)[1].split("观察：", 1)[0]
     assert demo.count(NO_BLOCK) == 1                          # 只有乱写的那个没有块；带控制字符的那个照样打上了
+
+
+@pytest.mark.parametrize("args,code", [(["--help"], 0), (["edit", "edti"], 2)])
+def test_the_readme_stub_server_command_explains_its_modes_instead_of_serving_a_typo(args, code):
+    # README 里的 python3 tests/stub_llm_server.py 模式 ...：--help 和拼错的模式都说一句用法、不开服务器（以前照样开着，
+    # 每个请求都按一个不存在的模式回答）
+    stub = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stub_llm_server.py")
+    p = subprocess.run([sys.executable, stub, *args], capture_output=True, text=True, timeout=30)
+    assert p.returncode == code and "用法" in (p.stdout if code == 0 else p.stderr) and "--llm" not in p.stdout
+    assert ("edti" in p.stderr) == (code == 2) and all(m in p.stdout + p.stderr for m in ("edit", "http500", "drop"))
