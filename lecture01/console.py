@@ -455,10 +455,13 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
     H, P = yaxis.cells, xaxis.cells
     grid = [[(" ", None)] * P for _ in range(H)]
 
+    drawn: dict = {}                                       # 记号 → 它画过的格子（看一条序列是不是整条被盖住）
+
     def put(fx, fy, ch, code):
         c, r = round(fx), H - 1 - round(fy)
         if 0 <= c < P and 0 <= r < H:
             grid[r][c] = (ch, code)
+            drawn.setdefault(ch, set()).add((r, c))
 
     def trace(pts, ch, code, joined):
         cells = [(xaxis.pos(x), yaxis.pos(y)) for x, y in pts]
@@ -486,6 +489,7 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
     order = [n for n in series if n == background] + [n for n in series if n != background][::-1]
     for name in order:                                                  # 衬底最先画；其余的第一条序列画在最上面
         trace(series[name], *marks[name], connect)
+    hidden = _hidden_series(series, marks, drawn, grid, background)
 
     tick_rows = {H - 1 - i * yaxis.per: lab for i, lab in enumerate(yaxis.labels)}
     out = wrap(title, width)
@@ -516,7 +520,22 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
     if not inline:
         extra = [f"{REF if kind == 'r' else CURVE} {label}" for label, kind, _ in labels]
         legend, legend_painted = legend + extra, legend_painted + extra
-    return _at_least("\n".join(out + _legend(legend, legend_painted if on else legend, width)), width)
+    notes = [line for text in hidden for line in wrap(text, width, "  ")]
+    return _at_least("\n".join(out + _legend(legend, legend_painted if on else legend, width) + notes), width)
+
+
+def _hidden_series(series, marks, drawn, grid, background) -> list[str]:
+    """整条被别的序列盖住、图上一个记号也看不到的序列，各说一句（哪条、被哪几条盖住）：不然学生以为它没画。"""
+    out = []
+    for name in series:
+        ch = marks[name][0]
+        cells = drawn.get(ch, set()) if name != background else set()
+        if not cells or any(grid[r][c][0] == ch for r, c in cells):
+            continue
+        over = [n for n in series if n != name and any(grid[r][c][0] == marks[n][0] for r, c in cells)]
+        out.append(f"（图上看不到 {ch} {name}：它的每个点都和 {'、'.join(f'{marks[n][0]} {n}' for n in over)} "
+                   f"落在同一格，被盖住了。）")
+    return out
 
 
 def _legend(items: list[str], painted: list[str], width: int) -> list[str]:

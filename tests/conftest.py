@@ -38,7 +38,7 @@ Ctrl-C：make test 约一秒内停下（pytest 的退出码 2）；按的那一�
 调试用的开关（环境变量）
   TESTS_NO_PREFETCH=1      不预跑、不调顺序：看一个测试自己跑要多久（933 个测试时量过：整个会话约 73 秒）
   TESTS_NO_ZYGOTE=1        不用预热过的解释器，每次新起进程（同时量的：约 61 秒）
-  TESTS_RUN_LOG=文件        每次脚本运行记一行：CPU 秒、墙钟秒、命令（找慢的运行）
+  TESTS_RUN_LOG=文件        每次脚本运行记一行：CPU 秒、墙钟秒、命令、和会话开始时不同的环境（找慢的、重复的运行）
   TESTS_PREFETCH_REPORT=1  结果末尾列出预跑了却没用到的命令、测试要时还没预跑的命令（维护 PREFETCH 用）
   TESTS_GPU=a100           引擎测试和"印出来的数对得上"的测试换成 A100 的记录（lecture10/gpus.py）；讲义在 H100 上的论断
                            （@pytest.mark.h100_claim）跳过，跳过的原因写明。默认 h100
@@ -425,7 +425,10 @@ def _zygote_execute(path, args, env, cwd, timeout):
             raise subprocess.TimeoutExpired([sys.executable, *map(str, args)], timeout) from None
         if os.environ.get("TESTS_RUN_LOG"):                     # 找慢的运行用：每次运行一行（CPU 秒、墙钟秒、命令）
             with open(os.environ["TESTS_RUN_LOG"], "a", encoding="utf-8") as log:
-                log.write(f"{cpu} {timeout - (deadline - time.monotonic()):.3f} {' '.join(map(str, args))!r}\n")
+                changed, removed = _run_key(args, env, cwd)[2]          # 和会话开始时不同的环境：找重复的运行
+                where = "" if str(cwd) == ROOT else f" cwd={cwd}"
+                log.write(f"{cpu} {timeout - (deadline - time.monotonic()):.3f} {' '.join(map(str, args))!r}{where}"
+                          + (f" env={dict(changed)} unset={list(removed)}" if changed or removed else "") + "\n")
         return subprocess.CompletedProcess([sys.executable, *map(str, args)], code, b"".join(chunks[out_r]),
                                            b"".join(chunks[err_r]))
     finally:

@@ -452,3 +452,25 @@ def test_integer_data_get_integer_ticks(xs):
     assert xt and all(re.fullmatch(r"-?\d+", s) for s in xt), xt
     step, ticks = console.nice_ticks(min(xs), max(xs), 6, integer=True)
     assert step >= 1 and ticks[0] <= min(xs) and ticks[-1] >= max(xs)
+
+
+# ---------------------------------------------------------------- 整条被盖住的序列说一句
+
+def test_a_series_hidden_under_another_is_named_under_the_chart():
+    """两条一样的线：后画的第一条把第二条整条盖住。图下说一句哪条看不到、被哪条盖住；看得到一个点的不说。"""
+    from console import format_line
+    same = [(i, 1 + i / 100) for i in range(50)]
+    chart = format_line("折线", {"完整系统": same, "不进化": list(same), "别的": [(0, 1.4), (49, 1.45)]},
+                        width=80, color=False)
+    lines = chart.split("\n")
+    assert lines[-1] == "（图上看不到 ○ 不进化：它的每个点都和 ● 完整系统 落在同一格，被盖住了。）", chart
+    assert "○" not in "\n".join(lines[:-2])                        # 真的一个 ○ 也没画出来
+    apart = format_line("折线", {"完整系统": same, "不进化": same[:-1] + [(49, 1.2)]}, width=80, color=False)
+    assert "○" in apart and "图上看不到" not in apart
+
+
+def test_the_background_series_is_never_called_hidden():
+    from console import format_scatter
+    chart = format_scatter("散点", {"看的": [(1, 1), (2, 2)], "其余": [(1, 1), (2, 2)]}, background="其余", width=80,
+                           color=False)
+    assert "图上看不到" not in chart
