@@ -333,7 +333,8 @@ def print_note(text: str) -> None:
 
 
 def print_try(items: list[tuple[str, str | tuple[str, ...]]], note: str | None = None) -> None:
-    """空一行，印"可以试试："；每条是 (说明, 命令)：说明照常折行，命令单独一行、从不折断，方便复制。命令也可以是
+    """空一行，印"可以试试："；每条是 (说明, 命令)：说明照常折行，命令单独一行、从不折断，方便复制（缩进后比终端宽
+    时少缩进几格，还放不下才让终端去折）。命令也可以是
     几条依次跑的命令（元组）：每条单独一行（一行放不下 "A && B" 时用它；一行一条，各自复制）。
     note：所有命令共同的一句交代（比如"这些命令用的是 MockLLM"），折好行印在"可以试试："下面、第 1 条上面。
     这次运行选的不是默认的 GPU（--gpu a100）时，每条 python3 脚本.py 后面、make run 和 make openevolve 的 ARGS 里
@@ -357,8 +358,8 @@ def print_try(items: list[tuple[str, str | tuple[str, ...]]], note: str | None =
         print("\n".join(wrap("  " + note, wrap_width(), "  ")))
     for i, (what, command) in enumerate(items, 1):
         print(_numbered(i, what))
-        for c in (command,) if isinstance(command, str) else command:
-            print(" " * (display_width(f"  {i}. ") + 2) + c)
+        for c in (command,) if isinstance(command, str) else command:      # 缩进放不下时少缩一点，命令不折断
+            print(" " * max(0, min(display_width(f"  {i}. ") + 2, wrap_width() - display_width(c))) + c)
 
 
 # ================================================================ 图：折线、散点、热力图、条形图

@@ -122,6 +122,37 @@ def _gpu_from_argv(argv: list[str]) -> str | None:
     return value
 
 
+def _stderr_width() -> int | None:
+    """标准错误是终端时它的列数（环境变量 COLUMNS 优先，和 shutil.get_terminal_size 一样），不是终端时 None。"""
+    try:
+        if not sys.stderr.isatty():
+            return None
+        columns = os.environ.get("COLUMNS", "")
+        return max(int(columns) if columns.isdigit() else os.get_terminal_size(sys.stderr.fileno()).columns, 40)
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def say(text: str) -> None:
+    """一句话（报错、提醒）写到标准错误（标准输出逐字节不变）。标准错误是终端时，比终端宽的行按显示宽度（中文两列）
+    折成几行、续行缩进两格：80 列的终端里也不会被终端从中间截断；管道、重定向里原样一行（测试和日志按行读）。"""
+    width = _stderr_width()
+    if width is not None and len(text) * 2 > width:        # 最多每个字两列：短的一行不用量
+        from layout import display_width, wrap             # 只用标准库；用到时才 import，runner 本身照旧最先、最轻
+        text = "\n".join(part for line in text.split("\n")
+                         for part in (wrap(line, width, "  ") if display_width(line) > width else [line]))
+    try:
+        sys.stderr.write(text + "\n")                      # 一次写完一整行：几个进程同时报进度也不会串行
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+
+
+def progress(text: str) -> None:
+    """一行进度（"第 200 个提议……"），写到标准错误，和 say 一样按终端宽度折行。"""
+    say(text)
+
+
 def _select_gpu() -> None:
     """直接运行编号脚本时（import 课程模块之前）：命令行的 --gpu 认识就写进环境变量（不认识的留给 argparse 说一句话）；
     环境变量本身的值不认识时说一句话、退出码 2。"""
@@ -132,7 +163,7 @@ def _select_gpu() -> None:
     problem = gpus.problem(gpus.selected_key())
     if problem:
         prog = sys.argv[0] if sys.argv and sys.argv[0] else "script.py"
-        sys.stderr.write(f"{prog}：环境变量 {gpus.ENV}：{problem}。\n")
+        say(f"{prog}：环境变量 {gpus.ENV}：{problem}。")
         raise SystemExit(2)
 
 
@@ -173,9 +204,8 @@ def ensure_numpy() -> None:
             os.execve(VENV_PYTHON, [VENV_PYTHON, script, *sys.argv[1:]], env)
         except OSError:
             pass                                             # .venv 坏了：落到下面那句话
-    print(f"这个脚本要用 numpy，但 {sys.executable} 里没有：在仓库根目录（{ROOT}）运行一次 make run"
-          "（它会建 .venv 并装好 numpy，之后 python3 运行脚本会自动改用 .venv），或者 pip install numpy。",
-          file=sys.stderr)
+    say(f"这个脚本要用 numpy，但 {sys.executable} 里没有：在仓库根目录（{ROOT}）运行一次 make run"
+        "（它会建 .venv 并装好 numpy，之后 python3 运行脚本会自动改用 .venv），或者 pip install numpy。")
     raise SystemExit(1)
 
 
@@ -226,7 +256,26 @@ class _Parser(argparse.ArgumentParser):
                 message = re.sub(pattern, repl, message)
                 break
         message = message.rstrip("。.") + "。"
-        self.exit(2, f"{self.prog}：{message}（运行 python3 {self.prog} --help 看所有选项。）\n")
+        say(f"{self.prog}：{message}（运行 python3 {self.prog} --help 看所有选项。）")
+        self.exit(2)
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """--help 按显示宽度（中文两列）折行：argparse 自己按字数折，一行中文的说明在 80 列的终端里会有 100 多列。
+    说明段（description、epilog）保留作者的换行和缩进，只把太宽的行折开；选项的说明照常重新折行。
+    参数名（metavar）用西文写（NAME=VALUE、FILE）：argparse 按字数对齐说明那一列。"""
+
+    def _split_lines(self, text, width):
+        from layout import wrap
+        return wrap(self._whitespace_matcher.sub(" ", text).strip(), width)
+
+    def _fill_text(self, text, width, indent):
+        from layout import display_width, wrap
+        out = []
+        for line in text.splitlines():
+            lead = line[:len(line) - len(line.lstrip(" "))]
+            out += wrap(line, width, lead + "  ") if display_width(indent + line) > width else [line]
+        return "\n".join(indent + line for line in out) + "\n"
 
 
 def parser(description: str, prog: str | None = None, epilog: str | None = None) -> argparse.ArgumentParser:
@@ -236,7 +285,7 @@ def parser(description: str, prog: str | None = None, epilog: str | None = None)
     if prog is None:
         prog = sys.argv[0] if sys.argv and sys.argv[0] else "script.py"
     p = _Parser(prog=prog, description=description, epilog=epilog, allow_abbrev=False, add_help=False,
-                formatter_class=argparse.RawDescriptionHelpFormatter)
+                formatter_class=_HelpFormatter)
     p.add_argument("-h", "--help", action="help", help="印这段说明并退出")
     gpus = _load_gpus()
     loaded = getattr(sys.modules.get("kernel_lab"), "GPU", None)     # 已经载入的那块（测试在进程里调用 main 时）
@@ -354,32 +403,6 @@ def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _stderr_width() -> int | None:
-    """标准错误是终端时它的列数（环境变量 COLUMNS 优先，和 shutil.get_terminal_size 一样），不是终端时 None。"""
-    try:
-        if not sys.stderr.isatty():
-            return None
-        columns = os.environ.get("COLUMNS", "")
-        return max(int(columns) if columns.isdigit() else os.get_terminal_size(sys.stderr.fileno()).columns, 40)
-    except (AttributeError, OSError, ValueError):
-        return None
-
-
-def progress(text: str) -> None:
-    """一行进度，写到标准错误（标准输出逐字节不变）。标准错误是终端时，比终端宽的一行按显示宽度（中文两列）折成几行、
-    续行缩进两格：80 列的终端里也不会被终端从中间截断；管道、重定向里原样一行。"""
-    width = _stderr_width()
-    if width is not None and len(text) * 2 > width:        # 最多每个字两列：短的一行不用量
-        from layout import display_width, wrap             # 只用标准库；用到时才 import，runner 本身照旧最先、最轻
-        if display_width(text) > width:
-            text = "\n".join(wrap(text, width, "  "))
-    try:
-        sys.stderr.write(text + "\n")                      # 一次写完一整行：几个进程同时报进度也不会串行
-        sys.stderr.flush()
-    except (BrokenPipeError, ValueError):
-        pass
-
-
 @contextlib.contextmanager
 def heartbeat(describe, every: float = 5.0):
     """with 块跑得久的时候，每 every 秒在标准错误上报一行 describe(已经等了几秒)（比如"还在等……，做完了 k/n 次"）。
@@ -438,7 +461,7 @@ def run(main, *args, **kwargs):
             _kill_children()
             prog = sys.argv[0] if sys.argv and sys.argv[0] else "script.py"
             try:
-                print(f"{prog}：{str(e).rstrip('。')}。", file=sys.stderr)
+                say(f"{prog}：{str(e).rstrip('。')}。")
             except Exception:                              # noqa: BLE001
                 pass
             _quit(1)

@@ -400,7 +400,7 @@ def demo2_effects():
                        f"{tiles_m} 行块每行都把 B 从显存重读一遍（模型算出 B 读了 {reads[0]:.0f} 次）：显存时间 "
                        f"{us(g1_dram)} µs，这些字节还要写进 L2、和 SM 搬的字节抢 L2 带宽（L2 总量 {us(g1['l2_total_us'])} µs），"
                        f"瓶颈是\"{short(g1['bound'])}\"。group = 8 让 8 行块一起走，B 只读 {reads[1]:.0f} 次，显存字节降到 "
-                       f"{g8['dram_MB'] / g1['dram_MB']:.0%}（显存时间 {us(g8_dram)} µs、L2 总量 {us(g8['l2_total_us'])} µs），"
+                       f"{round(g8['dram_MB'] / 1e3, 1) / round(g1['dram_MB'] / 1e3, 1):.0%}（显存时间 {us(g8_dram)} µs、L2 总量 {us(g8['l2_total_us'])} µs），"
                        f"时间少 {1 - gr:.0%}。",
                        f"group 1 → 8：B 读 {reads[0]:.1f} → {reads[1]:.1f} 次（应是 {tiles_m} → {tiles_m / 8:.0f}），显存时间 "
                        f"{us(g1_dram)} → {us(g8_dram)} µs，L2 总量 {us(g1['l2_total_us'])} → {us(g8['l2_total_us'])} µs，"
@@ -682,7 +682,8 @@ def suggestions(tolerance, med, med_random):
     if sl.knob_problem({"L2_BW_PER_SM": new_per_sm}) is None:
         base = sl.time_valid(Mp, Np, Kp).min()
         with sl.knobs(L2_BW_PER_SM=new_per_sm):
-            change = sl.time_valid(Mp, Np, Kp).min() / base - 1
+            after = sl.time_valid(Mp, Np, Kp).min()
+        change = round(after * 1e6, 1) / round(base * 1e6, 1) - 1     # 按那次运行印出来的微秒（一位小数）算
         if ratio < sl.SMS:
             when = (f"现在 L2_BW / L2_BW_PER_SM ≈ {ratio:.0f} 个 < {sl.SMS} 个 SM：所有 SM 都忙时每个分到的 L2 带宽比它少，"
                     "它只在一波里活跃的 SM 少于这个数时起作用（网格小的形状、最后一波的零头）")

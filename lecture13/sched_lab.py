@@ -430,7 +430,7 @@ def knob_arguments(changes: dict) -> list[str]:
 
 def add_knob_argument(ap) -> None:
     """给脚本的 argparse 加 --knob 名字=数值（可以给几次）：这次运行里把一个【估计】旋钮改成这个值，文件不动。"""
-    ap.add_argument("--knob", action="append", default=[], metavar="名字=数值",
+    ap.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE",
                     help="这次运行把 sched_lab 的一个校准旋钮改成这个值（lecture13/sched_lab.py 不动），可以给几次；"
                          f"旋钮：{', '.join(KNOBS)}。例如 --knob L2_BW={knob_text(2 * LECTURE_KNOBS['L2_BW'])}")
 

@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import ensure_numpy, int_between, parser, run  # noqa: E402
+from runner import ensure_numpy, int_between, parser, run, say  # noqa: E402
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -335,7 +335,7 @@ def parse_args(argv):
     ap = parser("被进化的是什么：一段挑分块配置的代码（第 14 讲 01）。")
     ap.add_argument("--shape", type=int_between(1, MAX_DIM, "2**24 = sched_lab.MAX_DIM，模型能算的最大维度"), nargs=3, action="append", default=[], metavar=("M", "N", "K"),
                     help=f"在演示 1 的表里多追踪一个形状，三个 1 到 2**24 = {MAX_DIM:,} 的整数（模型能算的范围；可以给几次）")
-    ap.add_argument("--heuristic", default=EXPERT_FILE, metavar="文件", help="演示 1 用的启发式文件（默认 expert_heuristic.py）")
+    ap.add_argument("--heuristic", default=EXPERT_FILE, metavar="FILE", help="演示 1 用的启发式文件（默认 expert_heuristic.py）")
     Charts.add_argument(ap)
     a = ap.parse_args(argv)
     CHARTS.reset(Charts.check_dir(ap, a.svg))
@@ -358,7 +358,7 @@ def main(argv=None):
     a = parse_args(argv)
     program, error = read_program(a.heuristic)
     if program is None:
-        print(error, file=sys.stderr)
+        say(error)
         sys.exit(1)
     start = time.perf_counter()
     run_demos(a, program)

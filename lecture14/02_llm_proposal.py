@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import int_between, ensure_numpy, nonnegative_int, parser, run  # noqa: E402
+from runner import int_between, ensure_numpy, nonnegative_int, parser, run, say  # noqa: E402
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -53,6 +53,7 @@ from kernel_lab import MAX_REGS_PER_THREAD, overflow_kinds, regs_per_thread  # n
 SEED = 0            # 和 04 的演示 2 同一个种子：这里看的是那次进化里的一步
 AFTER = 100         # 从第几个提议起找一个"一路走到程序库、比父程序好"的提议
 LOOK = 400          # 最多往后找多少个
+FOLDED = "（比终端宽的行折开印了，续行多缩进四格；模型收到的原文里那是一整行。）"
 PER_KIND = 200      # 演示 2：每种修改从同一个父程序提几次
 MISTAKE_RUN = dict(budget=300, rate=0.3)    # 演示 3：犯错率调到 30% 的一次进化
 VALLEY = (Config(128, 128, 64, 4, 3, 8), Config(256, 128, 64, 4, 3, 8), Config(128, 128, 64, 8, 3, 8),
@@ -176,7 +177,10 @@ def demo1_slow_motion(table, train, seed, after):
     island, presult, prompt = next_step(db, ev)                             # 第 k 步：我们自己一步一步地做
     note(f"进化循环已经跑了 {k - 1} 个提议。第 {k} 个：从 {len(db.islands)} 个岛里挑到第 {island + 1} 个岛，"
           f"按名次加权挑出父程序（分数 {presult['score']:.3f}×），再从别的岛挑 {len(prompt.inspirations)} 个灵感程序。")
-    print("\n① 提示词（真 LLM 会收到的原文）：\n" + "-" * 60 + "\n" + fit_lines(prompt.text()) + "\n" + "-" * 60)
+    shown = fit_lines(prompt.text())
+    print("\n① 提示词（真 LLM 会收到的原文）：\n" + "-" * 60 + "\n" + shown + "\n" + "-" * 60)
+    if shown != prompt.text():                                              # 折过行就说：原文里那是一整行
+        note(FOLDED)
     op, reply = rec.llm.propose(prompt)
     print(f"\n② MockLLM 的回复（修改种类：{op}）：\n" + reply.rstrip("\n"))
     child, why = apply_reply(prompt.parent_src, reply)
@@ -570,13 +574,13 @@ def main(argv=None):
     try:
         llm = openai_llm.from_arguments(a, f"02 --seed {a.seed} --after {a.after}")
     except openai_llm.SetupError as e:
-        print(e, file=sys.stderr)
+        say(str(e))
         sys.exit(2)
     start = time.perf_counter()
     try:
         run_demos(a, llm)
     except openai_llm.ReplayMismatch as e:
-        print(e, file=sys.stderr)
+        say(str(e))
         sys.exit(2)
     finally:
         if llm is not None and hasattr(llm, "close"):

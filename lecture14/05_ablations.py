@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import (int_between, ensure_numpy, fraction, heartbeat, ignore_sigint, parser, progress,  # noqa: E402
+from runner import (int_between, ensure_numpy, fraction, heartbeat, ignore_sigint, parser, progress, say,  # noqa: E402
                     run, sigint_ignored)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
@@ -458,7 +458,7 @@ def main(argv=None):
     try:
         llm = openai_llm.from_arguments(a, f"05 --budget {budget} --seeds {seeds}")
     except openai_llm.SetupError as e:
-        print(e, file=sys.stderr)
+        say(str(e))
         sys.exit(2)
     if llm is not None:                     # 真的 LLM：没有小模型那一行，--small-targeted 不起作用
         print(f"设置：--budget {budget} --seeds {seeds}")       # 不印 --jobs：录制和回放时可以不一样
@@ -466,7 +466,7 @@ def main(argv=None):
         try:
             run_with_llm(llm, budget, seeds)
         except openai_llm.ReplayMismatch as e:
-            print(e, file=sys.stderr)
+            say(str(e))
             sys.exit(2)
         finally:
             if hasattr(llm, "close"):
@@ -498,7 +498,7 @@ def run_with_llm(llm, budget, seeds):
     print("这一节比较 MockLLM 的两种修改（targeted 和 single_field）的成功率；真的 LLM 不报它做的是哪种修改，"
           "这次不印。不加 --llm 再跑一次就看得到。")
     if isinstance(llm, openai_llm.ReplayLLM) and llm.unused():
-        print(f"（回放文件里还有 {llm.unused()} 次调用没用上：这次的预算比录制时小）", file=sys.stderr)
+        say(f"（回放文件里还有 {llm.unused()} 次调用没用上：这次的预算比录制时小）")
     CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
 

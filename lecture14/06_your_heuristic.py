@@ -5,7 +5,7 @@ CS349E · 第 14 讲 · 06_your_heuristic.py —— 你自己写的启发式，�
 
 【这个脚本要回答的问题】
     看完 01–05，你能不能手写一个比专家好的分块启发式？离进化出来的、离逐形状最优还差多少？差在哪些形状、为什么？
-      演示 1：你的文件（原文、读成的程序、死规则）和五个对手比：专家、按 M 查表、进化出的（和 04 同一个种子）、
+      演示 1：你的文件（原文、读成的程序、死规则）和四个对手比：专家、按 M 查表、进化出的（和 04 同一个种子）、
               逐形状最优；两种划分（配对随机对半分；8B 训练、70B/8 测试），训练形状和测试形状分开算。
       演示 2：全部 88 个形状，每个形状上你的配置比最优慢几倍；和专家比，赢了几个、输了几个。
       演示 3：你输得最多的五个形状：你的配置和最优配置并排，用第 13 讲的 sched_lab.explain 拆开——
@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import int_between, ROOT, ensure_numpy, nonnegative_int, parser, progress, run  # noqa: E402
+from runner import int_between, ROOT, ensure_numpy, nonnegative_int, parser, progress, run, say  # noqa: E402
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -48,6 +48,8 @@ from sched_lab import SMS, explain  # noqa: E402
 SEED = 0
 BUDGET = 1000
 QUICK_BUDGET = 300
+RUN_04 = (0, 1000)          # 04 默认运行的种子和预算：06 用同样的两个数时，"进化出的"就是 04 演示 2 / 3 里的那一次
+OPPONENTS = ("专家", "按 M 查表", "进化出的", "逐形状最优")
 WORST = 5            # 演示 3 看几个形状
 LONG = 5000         # 预算到这么多，进化要跑好几秒：在标准错误上报进度
 SAME = 1e-9          # 时间相对差小于它算一样快
@@ -115,7 +117,7 @@ def obs_rank(scores: dict):
 
 
 def demo1_scores(path, program, table, evolved, seed, budget):
-    print_header("演示 1：你的启发式和五个对手")
+    print_header(f"演示 1：你的启发式和{'一二三四五六'[len(OPPONENTS) - 1]}个对手（{'、'.join(OPPONENTS)}）")
     print_note(f"{from_root(path)} 里两条标记之间的原文（左边是行号）：")
     for n, text in source_block(path):
         print(f"  {n:>3} | {text}")
@@ -144,7 +146,11 @@ def demo1_scores(path, program, table, evolved, seed, budget):
         if how == "random":
             scores["oracle"] = o_te
     print_table(["划分", "方法", "训练形状（比专家快）", "测试形状（比专家快）", "测试上占最优的"], rows, keys=2)
-    print_note("（进化出的：从专家出发、在这一种划分的训练形状上进化；种子 0、1000 个提议就是 04 演示 2 / 3 里的那一次。"
+    same_as_04 = ("种子 {}、{} 个提议，和 04 默认运行的演示 2 / 3 里的那一次是同一次进化。".format(*RUN_04)
+                  if (seed, budget) == RUN_04 else
+                  f"这次是种子 {seed}、{budget} 个提议；04 的默认运行用种子 {RUN_04[0]}、{RUN_04[1]} 个提议，"
+                  "所以和 04 印的不是同一次进化。")
+    print_note(f"（进化出的：从专家出发、在这一种划分的训练形状上进化；{same_as_04}"
                "\"测试上占最优的\" 是两个加速比之比：这个方法在测试形状上的加速比 ÷ 逐形状最优的加速比，不是形状的比例。"
          f"你的启发式不用训练，训练 / 测试只是把 {len(all_shapes())} 个形状分成两半来报；按 M 查表和进化出的只看过训练形状。）")
     same = equivalent(program, EXPERT)
@@ -271,7 +277,7 @@ def demo_evolve(program, table, budget, seed, evolved_score):
 
 def parse_args(argv):
     ap = parser("给你自己写的启发式打分（第 14 讲 06）。")
-    ap.add_argument("file", nargs="?", default=EXPERT_FILE, metavar="文件",
+    ap.add_argument("file", nargs="?", default=EXPERT_FILE, metavar="FILE",
                     help="你的启发式文件（写法和 expert_heuristic.py 一样；默认就是 expert_heuristic.py）")
     ap.add_argument("--evolve", action="store_true", help="再从你的文件出发进化")
     ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"进化的种子，非负整数（默认 {SEED}，和 04 一样）")
@@ -313,7 +319,7 @@ def main(argv=None):
     a = parse_args(argv)
     program, error = read_program(a.file)
     if program is None:
-        print(error, file=sys.stderr)
+        say(error)
         sys.exit(1)
     start = time.perf_counter()
     run_demos(a, program)

@@ -37,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import REEXEC_FLAG, VENV_PYTHON, ensure_numpy, int_between, on_interrupt, parser, progress, run  # noqa: E402
+from runner import REEXEC_FLAG, VENV_PYTHON, ensure_numpy, int_between, on_interrupt, parser, progress, run, say  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "openevolve"))
 import run_openevolve as oe  # noqa: E402
@@ -58,7 +58,7 @@ def _need_openevolve() -> None:
             os.execve(VENV_PYTHON, [VENV_PYTHON, sys.argv[0], *sys.argv[1:]], dict(os.environ, **{REEXEC_FLAG: "1"}))
         except OSError:
             pass
-    print(MISSING, file=sys.stderr)
+    say(MISSING)
     raise SystemExit(1)
 
 
@@ -288,7 +288,7 @@ def main(argv=None):
         ours = [run_ours(table, train, test, seed, a.budget) for seed in range(a.seeds)]
         theirs = run_theirs_all(table, train, test, a.seeds, a.budget, procs, workdir, a.jobs)
     except RuntimeError as e:
-        print(str(e), file=sys.stderr)
+        say(str(e))
         sys.exit(1)
     finally:
         procs.close()

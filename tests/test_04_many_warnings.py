@@ -26,3 +26,27 @@ def test_many_dead_rules_print_a_bounded_number_of_notes(tmp_path):
     assert f"还有 {n_dead - len(notes)} 条" in r.stdout.replace("\n", "")
     demo1 = r.stdout.split("演示 2")[0]
     assert all(display_width(line) <= PIPE_WIDTH for line in demo1.splitlines() if "注意" in line or "还有" in line)
+
+
+def test_a_500_rule_table_is_listed_in_bounded_lines_and_its_redundant_rules_are_counted(tmp_path):
+    """学生报过：贴进来一张 500 条规则的表（每条 if M <= k，499 条和默认配置一样），04 --quick 印了约 2,280 行：
+    演示 1 把专家整个印了两遍、演示 2 把 500 条规则的最好程序整个印出来；还不说 499 条规则去掉也一样（01、06 说）。
+    现在清单只印开头 MAX_LISTING 行并说一共几行、整份在哪；演示 1 说几条规则去掉也一样。"""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("tiling04", os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"))
+    limit = int(open(spec.origin, encoding="utf-8").read().split("MAX_LISTING = ", 1)[1].split()[0])
+    default = "Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)"
+    lines = ["from kernel_lab import Config", "", "# EVOLVE-BLOCK-START", "def choose_config(M, N, K):",
+             "    if M <= 16:", "        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)"]
+    for k in range(1, 500):
+        lines += [f"    if M <= {16 + k * 16}:", f"        return {default}"]
+    lines += [f"    return {default}", "# EVOLVE-BLOCK-END", ""]
+    expert = tmp_path / "table_expert.py"
+    expert.write_text("\n".join(lines), encoding="utf-8")
+    r = run_script_fresh(os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"), "--quick", timeout=180,
+                         env={**os.environ, "MINI_ALPHAEVOLVE_EXPERT": str(expert)})
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.replace("\n", "")
+    assert len(r.stdout.splitlines()) < 600, len(r.stdout.splitlines())
+    assert f"一共 {len(lines) - 3} 行，这里只印了开头 {limit} 行；整份在" in out   # 两条标记和它们之间
+    assert "其中 499 条规则去掉也一样" in out and "simplify 以后 1 条" in out

@@ -160,3 +160,16 @@ def test_display_width_shortcut_matches_the_definition():
     samples += [chr(i) for i in range(0x300, 0x370)] + [chr(i) for i in range(0x3000, 0x3040)]
     for s in samples + ["".join(samples)]:
         assert display_width(s) == _ref_display_width(s), repr(s)
+
+
+def test_a_command_that_does_not_fit_after_its_indent_is_indented_less_never_broken(monkeypatch, capsys):
+    import console
+    monkeypatch.setattr(console, "wrap_width", lambda: 80)
+    fits = "python3 lecture14/05_ablations.py --quick --small-targeted 0.1"
+    close = "python3 lecture14/05_ablations.py --budget 400 --seeds 2 --small-targeted 0.05"       # 78 列
+    wide = close + " --knob L2_BW=1.54e+13"
+    console.print_try([("一", fits), ("二", close), ("三", wide)])
+    lines = capsys.readouterr().out.split("\n")
+    assert "       " + fits in lines                             # 放得下：照常缩进七格
+    assert "  " + close in lines and "   " + close not in lines  # 80 - 78 = 2 格
+    assert wide in lines                                         # 怎么都放不下：不缩进，整条一行，让终端去折

@@ -811,3 +811,34 @@ def test_01_broken_heuristic_file_is_one_message(tmp_path):
     assert "mine.py:7:" in p.stderr and "296" in p.stderr and "个形状里有" in p.stderr, p.stderr
     p = run("01", "--heuristic", str(tmp_path / "missing.py"))
     assert p.returncode == 1 and "读不了" in p.stderr and "Traceback" not in p.stderr
+
+
+# ---------------------------------------------------------------- 06 说"进化出的"就是 04 的那一次：只在真是时说
+
+def test_06_evolved_row_is_04s_run_exactly_when_it_says_so():
+    """06 默认运行说"和 04 默认运行的演示 2 / 3 里的那一次是同一次进化"：它配对随机对半分那行"进化出的"的训练、
+    测试分数就是 04 演示 2 印的最好的程序的两个分数。--quick（300 个提议）时它说不是同一次。对手的个数从表里数。"""
+    from printed import find, find_table, section
+    p04 = run_script("lecture14/04_alphaevolve_tiling.py")
+    p06, quick = run_script(rel("06")), run_script(rel("06"), "--quick")
+    assert p04.returncode == p06.returncode == quick.returncode == 0
+    best = find(r"最好的程序：训练形状 ([\d.]+×)，测试形状 ([\d.]+×)", section(p04.stdout, "演示 2"))
+    demo1 = section(p06.stdout, "演示 1")
+    row = find(r"进化出的（种子 0、1000 个提议）\s+([\d.]+×)\s+([\d.]+×)", demo1)     # 第一种划分：配对随机对半分
+    assert (row[1], row[2]) == (best[1], best[2])
+    assert "和04默认运行的演示2/3里的那一次是同一次进化" in "".join(demo1.split())
+    assert "所以和04印的不是同一次进化" in "".join(section(quick.stdout, "演示 1").split())
+    count, named = find(r"演示 1：你的启发式和(.)个对手（([^）]*)）", p06.stdout).groups()
+    t = find_table(demo1, "方法")
+    methods = {r[t.col("方法")].split("（")[0] for r in t.rows} - {"你的启发式"}      # 专家启发式、按 M 查表……
+    assert len(named.split("、")) == len(methods) == "一二三四五六".index(count) + 1, (count, named, methods)
+
+
+def test_04_demo3_progress_counts_add_up_to_the_seeds_in_its_title():
+    """学生报过：标题说"两种划分，各 5 个种子"，进度却说"9 次进化"。少的那一次是演示 2 的，进度里说出来。"""
+    from printed import find
+    p = run_script("lecture14/04_alphaevolve_tiling.py")
+    seeds = int(find(r"演示 3：泛化——两种划分，各 (\d+) 个种子", p.stdout)[1])
+    last = p.stderr.strip().split("（用时")[0].strip().split("\n")[-1]
+    m = re.fullmatch(r"演示 3：(\d+) 次进化做完了 (\d+) 次（[^；]*；另 (\d+) 次就是演示 2 的那一次，不用再跑）", last)
+    assert m and m[1] == m[2] and int(m[1]) + int(m[3]) == 2 * seeds, last

@@ -67,6 +67,13 @@ def printed_prompt(text):
     return text.split("① 提示词（真 LLM 会收到的原文）：\n" + "-" * 60 + "\n", 1)[1].split("\n" + "-" * 60, 1)[0]
 
 
+def test_demo1_says_the_prompt_is_folded_exactly_when_it_is(stdout, step):
+    """学生报过：提示词说是"原文"，却被折成几行、续行还多了缩进。折了就在下面说一句，没折就不说。"""
+    after = section(stdout, "演示 1").split("① 提示词", 1)[1].split("\n" + "-" * 60 + "\n", 2)[2].split("②", 1)[0]
+    folded = fit_lines(step["prompt"].text(), 100) != step["prompt"].text()
+    assert folded == ("比终端宽的行折开印了" in after), after
+
+
 def test_demo1_prompt(stdout, step, table, train):
     printed = printed_prompt(section(stdout, "演示 1"))
     prompt = step["prompt"]
@@ -83,7 +90,7 @@ def test_demo1_prompt(stdout, step, table, train):
         c = choose(parent, s)
         assert tuple(int(x) for x in cfg.split(",")) == c.as_tuple()
         assert shows(floor, float(table.times(s)[INDEX[c]]) / roofline(s.M, s.N, s.K))
-    ins = re.findall(r"# 灵感程序（分数 ([\d.]+)）：\n(.*?# EVOLVE-BLOCK-END)", text, flags=re.S)
+    ins = re.findall(r"# 灵感程序（分数 ([\d.]+)×）：\n(.*?# EVOLVE-BLOCK-END)", text, flags=re.S)
     assert len(ins) == len(prompt.inspirations) >= 1
     for score, src in ins:
         assert shows(score, math.exp(log_speedup(table, parse(src), train)))

@@ -1,11 +1,13 @@
-"""runner.progress：标准错误是终端时，比终端宽的一行按显示宽度（中文两列）折行、续行缩进两格；管道和重定向里原样一行
+"""runner.say（报错、提醒）和 runner.progress（进度）：标准错误是终端时，比终端宽的一行按显示宽度（中文两列）折行、续行缩进两格；管道和重定向里原样一行
 （日志、测试、grep 看到的都是一整行）。编号脚本在真的 80 列终端里连标准错误一起看，见 test_terminal_width.py。"""
 
 import io
+import sys
 
 import pytest
 
 import runner
+from conftest import ROOT, run_in_pty, run_script
 from layout import display_width
 
 LONG = "本讲的循环，种子 0：第    37 个提议：最好 1.106×，完整评估 30 个，跑了 1,382 次内核（83 列）"
@@ -43,3 +45,31 @@ def test_a_short_line_on_a_terminal_is_unchanged(monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     runner.progress("OpenEvolve，种子 1：45/150 个提议")
     assert err.getvalue() == "OpenEvolve，种子 1：45/150 个提议\n"
+
+
+def test_a_multi_line_message_is_folded_line_by_line(monkeypatch):
+    err = FakeTerminal()
+    monkeypatch.setattr("sys.stderr", err)
+    monkeypatch.setenv("COLUMNS", "60")
+    runner.say("短的一行\n" + LONG)
+    lines = err.getvalue().rstrip("\n").split("\n")
+    assert lines[0] == "短的一行" and len(lines) > 2 and all(display_width(line) <= 60 for line in lines)
+
+
+# 学生报过：参数错了、没装 OpenEvolve 时的那句话在 80 列终端里有 100–400 列宽，终端把它从字中间截断
+ERRORS = [("lecture14/04_alphaevolve_tiling.py", "--knob", "FOO=1"),
+          ("lecture14/05_ablations.py", "--budget", "0"),
+          ("lecture14/02_llm_proposal.py", "--llm", "ftp://example.com/v1", "--model", "x"),
+          ("lecture14/07_openevolve.py", "--jobs", "0")]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
+@pytest.mark.parametrize("args", ERRORS, ids=[a[0].split("/")[1][:2] + " " + a[1] for a in ERRORS])
+def test_an_error_sentence_fits_an_80_column_terminal_and_stays_one_line_in_a_pipe(args):
+    term = run_in_pty(list(args), 80, {"NO_COLOR": "1"}, timeout=60, stderr_too=True)
+    piped = run_script(*args, timeout=60)
+    assert term.returncode == piped.returncode == 2, (term.stdout, piped.stderr)
+    assert len(piped.stderr.strip().split("\n")) == 1 and display_width(piped.stderr.strip()) > 80
+    lines = term.stdout.strip().split("\n")
+    assert len(lines) > 1 and all(display_width(line) <= 80 for line in lines), lines
+    assert "".join(line.strip() for line in lines).replace(" ", "") == piped.stderr.strip().replace(" ", "")

@@ -225,3 +225,20 @@ def test_kernel_lab_states_the_shared_memory_limit_it_uses(monkeypatch):
     monkeypatch.setattr(kernel_lab, "MAX_SMEM_PER_BLOCK", 166_912)
     msg = "；".join(kernel_lab.problems(big))
     assert "166,912 B（163 KB）" in msg and "227 KB" not in msg
+
+
+@pytest.mark.parametrize("old,new", EDITS)
+def test_04_demo3_shares_in_its_sentences_are_the_tables_cells_after_the_suggested_edits(old, new):
+    """学生报过：BN=256、warps=8 那处修改以后，演示 3 的表写 85%，句子写"两种划分都拿到 85.3%–96%"。判据的界
+    （85%、90%）旁边多印一位，表和句子用同一个规则（console.pct 的 bounds），印出来的一样。"""
+    from printed import find_table, observations, section
+    out = section(edited_expert_runs()[old, new][3].stdout, "演示 3")
+    t = find_table(out, "测试上占最优的")
+    col = t.col("测试上占最优的")
+    evolved = {r[col] for r in t.rows if r[1].startswith("进化")}
+    table_rows = {r[col] for r in t.rows if r[1] == "按 M 查表"}
+    said = observations(out)
+    got = re.search(r"两种划分都拿到\s*([\d.]+%)(?:–([\d.]+%))?", said[1])
+    assert got and {g for g in got.groups() if g} == evolved, (said[1], evolved)
+    got = re.search(r"查表占上限的\s*([\d.]+%)(?:–([\d.]+%))?", said[2])
+    assert got and {g for g in got.groups() if g} == table_rows, (said[2], table_rows)

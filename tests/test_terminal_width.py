@@ -38,7 +38,14 @@ def _in_terminal(path, cols):
 
 
 TERMINAL = {(p, 80): _in_terminal(p, 80) for p in NUMBERED} | {NARROW: _in_terminal(*NARROW)}
-PREFETCH = list(TERMINAL.values()) + [piped_args(p) for p in NUMBERED]        # conftest：收集完测试后在后台先跑
+# 不是默认参数的运行："可以试试"把这次的参数带进命令，命令变长（学生报过：05 --small-targeted 0.05 印出 86 列的命令）
+CARRIED = ("lecture14/05_ablations.py", "--small-targeted", "0.05", "--quick")
+
+
+@ahead
+def carried_in_terminal():
+    return run_in_pty(list(CARRIED), 80, {"NO_COLOR": "1"}, env=base_env(), timeout=300, stderr_too=True)
+PREFETCH = list(TERMINAL.values()) + [carried_in_terminal] + [piped_args(p) for p in NUMBERED]        # conftest：收集完测试后在后台先跑
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
@@ -51,6 +58,17 @@ def test_every_script_fits_the_terminal_it_runs_in(path, cols):
     assert p.returncode == 0, p.stdout[-3000:]
     assert "\033[" not in p.stdout                                       # NO_COLOR：没有颜色码混在宽度里
     assert too_wide(p.stdout, cols) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
+@pytest.mark.timeout(300)
+def test_suggested_commands_that_carry_this_runs_arguments_fit_80_columns():
+    """命令从不折断；缩进后比终端宽时少缩进几格（console.print_try），这一条就放得下。"""
+    p = carried_in_terminal()
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert too_wide(p.stdout, 80) == []
+    commands = [line for line in p.stdout.split("\n") if line.lstrip().startswith("python3 ")]
+    assert any(len(line) > 80 - 7 for line in commands)          # 真有一条缩进七格就放不下的命令
 
 
 @pytest.mark.timeout(300)

@@ -75,7 +75,7 @@ class Prompt:
         fb = "\n".join(f"  {s.label()} (N={s.N}, K={s.K})" + ("" if floor is None else
                        f"：离屋顶线慢 {floor:.2f}×，比见过的最好慢 {best:.2f}×，现在用 {cfg.as_tuple()}")
                        for s, floor, best, cfg in self.feedback)
-        ins = "\n".join(f"# 灵感程序（分数 {sc:.3f}）：\n{src}" for src, _, sc in self.inspirations)
+        ins = "\n".join(f"# 灵感程序（分数 {sc:.3f}×）：\n{src}" for src, _, sc in self.inspirations)
         timed = any(floor is not None for _, floor, _, _ in self.feedback)
         head = ("最值得改的训练形状（按 离屋顶线慢几倍 × 比见过的最好慢几倍 从大到小，每个 M 最多一个）" if timed
                 else "几个训练形状（随便挑的，不给时间）")

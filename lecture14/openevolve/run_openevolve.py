@@ -243,7 +243,7 @@ def best_program(res: dict):
 
 def main(argv=None) -> int:
     sys.path[:0] = [LECTURE14, os.path.join(ROOT, "lecture01")]
-    from runner import ensure_numpy, nonnegative_int, on_interrupt, parser, positive_int, progress
+    from runner import ensure_numpy, nonnegative_int, on_interrupt, parser, positive_int, progress, say
     ap = parser("第 14 讲的问题交给 OpenEvolve，离线对着 MockLLM 服务器（或 config.yaml 里的模型）跑一次。")
     ap.add_argument("--iterations", type=positive_int, default=ITERATIONS,
                     help=f"提议的个数（默认 {ITERATIONS}；1000 和 04 的默认预算一样）")
@@ -251,7 +251,7 @@ def main(argv=None) -> int:
     ap.add_argument("--output", default=None, help="OpenEvolve 的输出目录（默认 lecture14/openevolve/output，每次清空重来）")
     a = ap.parse_args(argv)
     if not have_openevolve():
-        print(MISSING, file=sys.stderr)
+        say(MISSING)
         return 1
     ensure_numpy()
     from evolve import TimeTable, geomean_speedup, oracle_speedup, render, split_shapes
@@ -259,7 +259,7 @@ def main(argv=None) -> int:
     if a.output is None and os.path.isdir(output):
         shutil.rmtree(output)
     elif os.path.isdir(output) and os.listdir(output):
-        print(f"输出目录 {output} 不是空的：换一个 --output，或者先把它删掉。", file=sys.stderr)
+        say(f"输出目录 {output} 不是空的：换一个 --output，或者先把它删掉。")
         return 2
     procs = Processes()
     on_interrupt(procs.close)
@@ -275,7 +275,7 @@ def main(argv=None) -> int:
         res = run_openevolve(procs, url, a.iterations, a.seed, output,
                              progress=lambda k, n: progress(f"  OpenEvolve：{k}/{n} 个提议"))
     except RuntimeError as e:
-        print(str(e), file=sys.stderr)
+        say(str(e))
         return 1
     finally:
         procs.close()
