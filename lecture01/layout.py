@@ -138,12 +138,25 @@ class Axis:
         self.per = max(1, round(per) if soft else int(per))   # 每段几格：soft（y 轴的高度）取最接近的，否则不超过给的格数
         self.cells = self.per * (len(ticks) - 1) + 1
         self.ticks = ticks
-        self.labels = [fmt.format(10.0 ** t if log else t) for t in ticks]
+        self.labels = _distinct_labels(fmt, [10.0 ** t if log else t for t in ticks])
 
     def pos(self, v: float) -> float:
         """数据值 → 格子坐标（浮点，0 是轴的起点）。"""
         t = math.log10(v) if self.log else v
         return (t - self.lo) / (self.hi - self.lo) * (self.cells - 1)
+
+
+def _distinct_labels(fmt: str, values: list[float]) -> list[str]:
+    """刻度的标签。范围很窄时按 fmt 印出来会有一样的（"1.14× 1.14× 1.15×"）：fmt 是 "{:.Nf}" 这种写法时多印一位，
+    最多多三位，直到每个刻度的标签都不一样。"""
+    labels = [fmt.format(v) for v in values]
+    m = re.search(r"\{:([^}]*)\.(\d+)([fe%])\}", fmt)
+    extra = 0
+    while m and len(set(labels)) < len(labels) and extra < 3:
+        extra += 1
+        wider = fmt[:m.start()] + "{:" + m[1] + "." + str(int(m[2]) + extra) + m[3] + "}" + fmt[m.end():]
+        labels = [wider.format(v) for v in values]
+    return labels
 
 
 def heat_edges(lo: float, hi: float, log: bool = False) -> list[float]:

@@ -21,6 +21,8 @@ Ctrl-C 的细节（README 只说"一秒之内停下，只印一行，退出码 1
     （这台 VM 上约 16 毫秒：Python 自己在启动、编译脚本，课程的代码还没开始跑，人手按不了这么快）：那时按的 Ctrl-C
     照 Python 自己的做法，印一段 traceback 后退出（shell 看到的也是 130），CPython 检查 argv[0] 的那一两毫秒里按的
     还会被 Python 自己吞掉。
+  - PATH 上的 python3 没有 numpy、脚本换成 .venv 的 python 重新运行（reexec）时，换的那一段挡着 Ctrl-C：挂着的
+    Ctrl-C 在新解释器 import runner 时放开，照样只印一行、退出码 130（tests/test_interrupt.py 造出这种情形）。
   - 第三方 C 扩展（numpy 和 numpy.random）都在挡住 Ctrl-C 的时候 import（ensure_numpy）：numpy.random 的 Cython 扩展
     初始化时会吞掉落在里面的 Ctrl-C。
   - 最后一行印出来以后（Python 收尾的十几毫秒）按的 Ctrl-C 不算打断：什么也不多印，退出码 0（_finished）。
@@ -87,6 +89,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # 仓库�
 VENV = os.path.join(ROOT, ".venv")
 VENV_PYTHON = os.path.join(VENV, "bin", "python")
 REEXEC_FLAG = "MINI_ALPHAEVOLVE_REEXEC"      # 已经换过一次解释器：不再换第二次（防止来回重启）
+
+# 换解释器（reexec）时 Ctrl-C 是挡着的（挡着的信号和挂着的信号都跟着 execve 过去）：新解释器启动的那几十毫秒里按的
+# Ctrl-C 挂着，到这里（_excepthook 已经装好）才放开，照样只印一行、退出码 130。不挡的话，那一刻按的 Ctrl-C 按默认
+# 的做法直接杀掉进程，什么也不印；早一点按的印一段 traceback。
+if os.environ.get(REEXEC_FLAG) and hasattr(signal, "pthread_sigmask"):
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 _cleanups: list = []
 
 
@@ -196,17 +204,24 @@ def ensure_numpy() -> None:
     except ImportError:
         pass
     if os.path.exists(VENV_PYTHON) and not _in_venv() and not os.environ.get(REEXEC_FLAG):
-        env = dict(os.environ, **{REEXEC_FLAG: "1"})
-        script = sys.argv[0]                                 # 照学生敲的写法（当前目录没变），报错里的命令也一样
-        sys.stdout.flush()
-        sys.stderr.flush()
-        try:
-            os.execve(VENV_PYTHON, [VENV_PYTHON, script, *sys.argv[1:]], env)
-        except OSError:
-            pass                                             # .venv 坏了：落到下面那句话
+        reexec()                                             # 回来了就是 .venv 坏了：落到下面那句话
     say(f"这个脚本要用 numpy，但 {sys.executable} 里没有：在仓库根目录（{ROOT}）运行一次 make run"
         "（它会建 .venv 并装好 numpy，之后 python3 运行脚本会自动改用 .venv），或者 pip install numpy。")
     raise SystemExit(1)
+
+
+def reexec() -> None:
+    """用 .venv/bin/python 重新运行这个脚本（同样的参数，照学生敲的写法：当前目录没变，报错里的命令也一样），
+    环境里加上 REEXEC_FLAG。换的时候挡住 Ctrl-C，新解释器 import runner 时放开（见 REEXEC_FLAG 下面）。
+    只在 execve 失败（.venv 坏了）时返回。"""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") else None
+    try:
+        os.execve(VENV_PYTHON, [VENV_PYTHON, sys.argv[0], *sys.argv[1:]], dict(os.environ, **{REEXEC_FLAG: "1"}))
+    except OSError:
+        if old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 @contextlib.contextmanager

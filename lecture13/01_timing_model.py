@@ -363,27 +363,35 @@ def demo2_effects():
                        f"时间 ×{wr:.2f}（讲义说至少 ×1.2）。"))
 
     # 流水线级数：固定的块，stages 1..4；再看一个 4 级挤掉占用率的形状
+    # 共享内存小的 GPU（助教加的一块）上 4 级可能启动不了：只量启动得了的级数，表里写明，讲义的两句话标成不成立
     name, Mm = "8B o", 512
-    st = [E(EXPERT_BIG.replace(stages=k), *shape(name, Mm)) for k in (1, 2, 3, 4)]
+    ks = [k for k in (1, 2, 3, 4) if can_launch(EXPERT_BIG.replace(stages=k))]
+    cut = "" if ks == [1, 2, 3, 4] else f"（{'、'.join(str(k) for k in (1, 2, 3, 4) if k not in ks)} 级在这块 GPU 上启动不了：共享内存不够）"
+    st = [E(EXPERT_BIG.replace(stages=k), *shape(name, Mm)) for k in ks]
     ts = [e["time_us"] for e in st]
-    rows.append(["流水线级数", label(name, Mm), "stages 1 / 2 / 3 / 4", " / ".join(f"{t:.0f}" for t in ts),
-                 f"{ts[3] / ts[0]:.2f}×"])
+    rows.append(["流水线级数", label(name, Mm), "stages " + " / ".join(map(str, ks)) + cut,
+                 " / ".join(f"{t:.0f}" for t in ts), f"{ts[-1] / ts[0]:.2f}×"])
     occ_name, occ_M = "70B/8 o", 8192
-    o3, o4 = (E(EXPERT_BIG.replace(stages=k), *shape(occ_name, occ_M)) for k in (3, 4))
-    rows.append(["级数 vs 占用率", label(occ_name, occ_M), f"stages 3 → 4（CTA/SM {o3['ctas_per_sm']} → {o4['ctas_per_sm']}）",
-                 f"{us(o3['time_us'])} → {us(o4['time_us'])}", f"{o4['time_us'] / o3['time_us']:.2f}×"])
+    o3, o4 = ((E(EXPERT_BIG.replace(stages=k), *shape(occ_name, occ_M)) if k in ks else None) for k in (3, 4))
+    if o3 is not None and o4 is not None:
+        rows.append(["级数 vs 占用率", label(occ_name, occ_M),
+                     f"stages 3 → 4（CTA/SM {o3['ctas_per_sm']} → {o4['ctas_per_sm']}）",
+                     f"{us(o3['time_us'])} → {us(o4['time_us'])}", f"{o4['time_us'] / o3['time_us']:.2f}×"])
     waits = [parts(e)["等"] for e in st]
-    obs.append(verdict(all(x > y for x, y in zip(ts, ts[1:])) and ts[0] / ts[3] >= 2 and waits[0] > waits[3],
-                       f"流水线级数：{label(name, Mm)} 上 stages 从 1 到 4，时间 {ts[0]:.0f} → {ts[3]:.0f} µs"
-                       f"（快 {ts[0] / ts[3]:.1f} 倍），缩短的是\"等\"（{waits[0]:.0f} → {waits[3]:.0f} µs）：在路上的加载越多，"
+    obs.append(verdict(ks == [1, 2, 3, 4] and all(x > y for x, y in zip(ts, ts[1:])) and ts[0] / ts[-1] >= 2
+                       and waits[0] > waits[-1],
+                       f"流水线级数：{label(name, Mm)} 上 stages 从 1 到 4，时间 {ts[0]:.0f} → {ts[-1]:.0f} µs"
+                       f"（快 {ts[0] / ts[-1]:.1f} 倍），缩短的是\"等\"（{waits[0]:.0f} → {waits[-1]:.0f} µs）：在路上的加载越多，"
                        "每一步越不用干等。",
-                       f"stages 1–4 的时间 {' / '.join(f'{t:.1f}' for t in ts)} µs，等 {waits[0]:.0f} → {waits[3]:.0f} µs"
-                       "（讲义说逐级变快、1 级至少慢 2 倍）。")
-               + verdict(o4["time_us"] > o3["time_us"] and o4["ctas_per_sm"] < o3["ctas_per_sm"],
-                         f"但级数要占共享内存：{label(occ_name, occ_M)} 上 4 级让每个 SM 只放得下 {o4['ctas_per_sm']} 个 CTA"
-                         f"（3 级是 {o3['ctas_per_sm']} 个），反而慢 {o4['time_us'] / o3['time_us'] - 1:.0%}。",
-                         f"{label(occ_name, occ_M)}：3 级 {us(o3['time_us'])} µs / {o3['ctas_per_sm']} CTA/SM，"
-                         f"4 级 {us(o4['time_us'])} µs / {o4['ctas_per_sm']} CTA/SM（讲义说 4 级因为占用率降了而更慢）。"))
+                       f"stages {'–'.join(map(str, ks[::max(1, len(ks) - 1)]))} 的时间 {' / '.join(f'{t:.1f}' for t in ts)} µs，"
+                       f"等 {waits[0]:.0f} → {waits[-1]:.0f} µs{cut}（讲义说 1–4 级逐级变快、1 级至少慢 2 倍）。")
+               + (verdict(o4["time_us"] > o3["time_us"] and o4["ctas_per_sm"] < o3["ctas_per_sm"],
+                          f"但级数要占共享内存：{label(occ_name, occ_M)} 上 4 级让每个 SM 只放得下 {o4['ctas_per_sm']} 个 CTA"
+                          f"（3 级是 {o3['ctas_per_sm']} 个），反而慢 {o4['time_us'] / o3['time_us'] - 1:.0%}。",
+                          f"{label(occ_name, occ_M)}：3 级 {us(o3['time_us'])} µs / {o3['ctas_per_sm']} CTA/SM，"
+                          f"4 级 {us(o4['time_us'])} µs / {o4['ctas_per_sm']} CTA/SM（讲义说 4 级因为占用率降了而更慢）。")
+                  if o3 is not None and o4 is not None else
+                  verdict(False, "", f"{label(occ_name, occ_M)} 上没法比 3 级和 4 级{cut}（讲义说 4 级因为占用率降了而更慢）。")))
 
     # group：prefill 上 B 被重读几次
     g1, g8 = (E(EXPERT_BIG.replace(group=g), Mp, Np, Kp) for g in (1, 8))
@@ -699,7 +707,8 @@ def suggestions(tolerance, med, med_random):
     new_busy = sl.exact_knob(float(f"{idle + (busy - idle) / 3:.2g}"))
     if not idle <= new_busy < busy:
         new_busy = sl.exact_knob(idle + (busy - idle) / 3)
-    if idle <= new_busy < busy and sl.knob_problem({"LOAD_LATENCY_BUSY": new_busy}) is None:
+    if (idle <= new_busy < busy and sl.knob_problem({"LOAD_LATENCY_BUSY": new_busy}) is None
+            and can_launch(EXPERT_BIG.replace(stages=4))):          # 比的是 1 级和 4 级：4 级启动不了的 GPU 上不建议
         g0, lo0, hi0 = pipeline_and_bad()
         with sl.knobs(LOAD_LATENCY_BUSY=new_busy):
             g1, lo1, hi1 = pipeline_and_bad()

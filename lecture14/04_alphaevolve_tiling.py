@@ -500,14 +500,15 @@ def demo4_cost(table, out, ev, train, test, shapes, budget, book=None):
 
 
 def llm_cost_rows(book, failed, budget):
-    """用真的 LLM 时成本表多出的几行：调用次数、token、用时、用不上的回复。"""
+    """用真的 LLM 时成本表多出的几行：调用次数（真的发出去的）、token、用时、没用上的提议。"""
     tok = lambda n: "服务器没报" if n is None else f"{n:,} 个 token"  # noqa: E731
-    return [["LLM：调用次数（每个提议一次）", f"{book['calls']:,} 次"],
+    skipped = f"（另 {book['not_sent']:,} 个提议没问：接连失败以后不再调用）" if book["not_sent"] else ""
+    return [["LLM：调用次数（每个提议最多一次）", f"{book['calls']:,} 次{skipped}"],
             ["LLM：提示（输入）", tok(book["prompt_tokens"])],
             ["LLM：回复（输出）", tok(book["completion_tokens"])],
             ["LLM：等回复的时间合计（并发时几个请求的时间叠在一起算）", f"{book['latency_total']:.1f} 秒"],
             ["LLM：每次调用的时间（中位数）", f"{book['latency_median']:.2f} 秒"],
-            ["LLM：用不上的回复（调用失败、打不上、解析不了）", f"{failed:,} 个回复（{pct(failed / max(1, budget))}）"]]
+            ["LLM：没用上的提议（调用失败、没调用、回复打不上或解析不了）", f"{failed:,} 个（{pct(failed / max(1, budget))}）"]]
 
 
 def llm_cost_observation(book, out, ev, failed, budget):
@@ -519,8 +520,10 @@ def llm_cost_observation(book, out, ev, failed, budget):
             f"每次中位数 {book['latency_median']:.2f} 秒），跑了 {ev.bench_runs:,} 次“内核”。这里的“内核”只是查一张算好的时间表，"
             "不花机器时间；在 AlphaEvolve 里两样都花真的机器时间，所以它用评估级联少跑内核，用快的模型（Gemini Flash）"
             "出量、强的模型（Gemini Pro）出质量。"
-            + (f"{budget:,} 个回复里 {failed:,} 个（{pct(failed / max(1, budget))}）用不上，最多的原因是“{worst[0]}”"
-               f"（{worst[1]:,} 次）。" if worst else f"{budget:,} 个回复都用上了（打得上、解析得了）。"))
+            + (f"{budget:,} 个提议里 {failed:,} 个（{pct(failed / max(1, budget))}）没用上，最多的原因是“{worst[0]}”"
+               f"（{worst[1]:,} 次）" + (f"；其中 {book['not_sent']:,} 个根本没问 LLM（接连失败以后不再调用）"
+                                        if book["not_sent"] else "") + "。"
+               if worst else f"{budget:,} 个回复都用上了（打得上、解析得了）。"))
 
 
 class SequentialRuns:

@@ -329,7 +329,7 @@ def demo1_llm(table, results, budget, seeds, llm):
                     + [f"{med(name, 'runs'):,.0f}", f"{bad:,}（{pct(bad / (budget * seeds))}）",
                        f"{total(name, 'latency_total'):.1f}"])
     print_table(["变体", "训练形状（中位数，最小–最大）", "测试形状", "测试上占最优的"]
-                + [f"第 {c} 个提议时" for c in cps] + ["跑了几次内核", "用不上的回复", "等 LLM 的秒数"], rows)
+                + [f"第 {c} 个提议时" for c in cps] + ["跑了几次内核", "没用上的提议", "等 LLM 的秒数"], rows)
     best_score_chart(table, results, seeds, list(LLM_VARIANTS), llm.model)
     full = med("full", "train")
     lines = [f"{VARIANTS[n][0]} {med(n, 'train'):.3f}×（{med(n, 'train') / full - 1:+.1%}），内核跑了完整系统的 "

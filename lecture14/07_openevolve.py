@@ -37,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import REEXEC_FLAG, VENV_PYTHON, ensure_numpy, int_between, on_interrupt, parser, progress, run, say  # noqa: E402
+from runner import REEXEC_FLAG, VENV_PYTHON, ensure_numpy, int_between, on_interrupt, parser, progress, reexec, run, say  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "openevolve"))
 import run_openevolve as oe  # noqa: E402
@@ -53,11 +53,7 @@ def _need_openevolve() -> None:
         return
     here = os.path.realpath(sys.prefix) == os.path.realpath(os.path.dirname(os.path.dirname(VENV_PYTHON)))
     if os.path.exists(VENV_PYTHON) and not here and not os.environ.get(REEXEC_FLAG):
-        sys.stdout.flush()
-        try:
-            os.execve(VENV_PYTHON, [VENV_PYTHON, sys.argv[0], *sys.argv[1:]], dict(os.environ, **{REEXEC_FLAG: "1"}))
-        except OSError:
-            pass
+        reexec()                                     # 回来了就是 .venv 坏了：落到下面那句话
     say(MISSING)
     raise SystemExit(1)
 

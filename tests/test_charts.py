@@ -474,3 +474,13 @@ def test_the_background_series_is_never_called_hidden():
     chart = format_scatter("散点", {"看的": [(1, 1), (2, 2)], "其余": [(1, 1), (2, 2)]}, background="其余", width=80,
                            color=False)
     assert "图上看不到" not in chart
+
+
+def test_tick_labels_of_a_narrow_range_get_another_decimal_instead_of_repeating():
+    """讲师报过：04 --budget 50 --seeds 1 的散点图 x 轴印成"1.14× 1.14× 1.15× 1.15× 1.16×"。"""
+    from layout import Axis
+    narrow = Axis([1.14, 1.143, 1.149, 1.152, 1.16], 60, False, "{:.2f}×", 6)
+    assert len(set(narrow.labels)) == len(narrow.labels) and all(x.endswith("×") for x in narrow.labels)
+    assert narrow.labels == [f"{t:.3f}×" for t in narrow.ticks]
+    wide = Axis([1.0, 1.5, 2.0], 60, False, "{:.2f}×", 6)                  # 本来就不重复的：原样
+    assert wide.labels == [f"{t:.2f}×" for t in wide.ticks]

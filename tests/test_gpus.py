@@ -176,3 +176,33 @@ def test_suggested_make_commands_carry_the_same_gpu(capsys, monkeypatch):
     assert "python3 lecture13/01_timing_model.py --gpu a100\n" in out
     assert 'make run ARGS="--gpu a100 --quick"\n' in out
     assert "04_alphaevolve_tiling.py --gpu h100\n" in out                    # 已经写明 --gpu 的不动
+
+
+# ---------------------------------------------------------------- 助教加的第三块 GPU：共享内存小的那种
+
+# 讲师报过：照 README 加一条 L40S 的记录（每个 CTA 99 KB 共享内存），lecture13/01 --gpu l40s 在演示 2 的流水线实验
+# （专家的 128×128 块配 4 级要 128 KB）里 traceback。这里在子进程里登记一块这样的 GPU（gpus.GPUS 加一条，和助教
+# 改 gpus.py 一样），每个编号脚本用小预算跑到底：退出码 0、没有 traceback，讲义的论断不成立的标出来。
+SMALL_GPU = """
+import dataclasses, os, runpy, sys
+root, script, *args = sys.argv[1:]
+sys.path.insert(0, os.path.join(root, "lecture10"))
+import gpus
+gpus.GPUS["small"] = dataclasses.replace(gpus.A100, key="small", name="Small-smem GPU", short="SMALL", sms=142,
+    peak_flops=362e12, hbm_bw=864e9, l2_bytes=96 * 2**20, smem_per_block=101376, smem_per_sm=102400)
+sys.argv = [script, "--gpu", "small", *args]
+sys.path[0] = os.path.dirname(os.path.abspath(script))
+runpy.run_path(script, run_name="__main__")
+"""
+CHEAP = {"lecture14/03_cascade_and_database.py": ["--budget", "20", "--seeds", "1"],
+         "lecture14/04_alphaevolve_tiling.py": ["--budget", "20", "--seeds", "1"],
+         "lecture14/05_ablations.py": ["--budget", "20", "--seeds", "1"]}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PREFETCH += [(("-c", SMALL_GPU, ROOT, s, *CHEAP.get(s, [])), dict(env=ENV)) for s in SCRIPTS]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_a_gpu_with_little_shared_memory_runs_every_script_to_the_end(script):
+    r = run_script("-c", SMALL_GPU, ROOT, script, *CHEAP.get(script, []), env=ENV, timeout=300)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert "硬件换成 Small-smem GPU" in r.stdout.split("\n=====", 1)[0]

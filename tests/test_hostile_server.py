@@ -229,6 +229,8 @@ def test_status_999_is_not_retried_and_the_run_gives_up(table, train):
     out, backend, s, took, said = run_against(table, train, "status999")
     assert s.posts() == GIVE_UP_AFTER and took < 3
     assert out["failed"] == {"LLM 回 HTTP 999": GIVE_UP_AFTER, GAVE_UP: 30 - GIVE_UP_AFTER}
+    book = backend.ledger()                      # 成本账只算发出去的请求；没问的另记
+    assert book["calls"] == s.posts() and book["not_sent"] == 30 - GIVE_UP_AFTER
     assert len(said) == 1 and one_safe_line(said[0]) and "LLM 回 HTTP 999" in said[0] and GAVE_UP in said[0]
 
 
@@ -396,6 +398,10 @@ def test_04_chat_redirects_are_counted_and_the_key_stays_home():
     assert total == 30 and rows == {REDIRECT: GIVE_UP_AFTER, GAVE_UP: 30 - GIVE_UP_AFTER} and took < 30
     assert elsewhere == [] and keys == [f"Bearer {KEY}"] * (1 + GIVE_UP_AFTER)       # GET /models 和 4 个 POST
     assert KEY not in p.stdout + p.stderr
+    # 演示 4 的成本只算真的发出去的请求（讲师报过：服务器只收到 4 个 POST，表和观察却说问了 LLM 30 次、30 个回复）
+    flat = "".join(p.stdout.split())
+    assert f"LLM：调用次数（每个提议最多一次）{GIVE_UP_AFTER}次（另{30 - GIVE_UP_AFTER}个提议没问" in flat
+    assert f"问了LLM{GIVE_UP_AFTER}次" in flat and f"其中{30 - GIVE_UP_AFTER}个根本没问LLM" in flat
 
 
 @ahead(waits=True)

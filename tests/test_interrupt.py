@@ -128,3 +128,21 @@ def test_closed_pipe_is_quiet():
                        capture_output=True, text=True, timeout=60)
     assert p.stdout.strip() and "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr, p.stderr
     assert "演示 1" in p.stdout or "硬件换成" in p.stdout            # 不是默认 GPU 时第一段说换了哪块
+
+
+@pytest.mark.parametrize("script", ["lecture10/01_config_space.py", "lecture14/04_alphaevolve_tiling.py"])
+def test_ctrl_c_while_the_script_switches_to_the_venv_python_is_one_line_and_130(script):
+    """学生报过：PATH 上的 python3 没有 numpy 时脚本换成 .venv 的 python 重新运行（runner.reexec）；换的那几十毫秒
+    里按 Ctrl-C，进程什么也不印就死了，早一点按的印一段 traceback。现在换的时候挡住 Ctrl-C（挡着的、挂着的信号
+    都跟着 execve 过去），新解释器 import runner、装好处理以后才放开。这里直接造出"换过来时 Ctrl-C 挂着"：
+    新进程一开始就挡着 SIGINT，马上发一个；它要在 runner 放开时停下，只印一行，退出码 130。"""
+    env = dict(os.environ, MINI_ALPHAEVOLVE_REEXEC="1")
+    p = subprocess.Popen([sys.executable, script], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True,
+                         preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}))
+    try:
+        p.send_signal(signal.SIGINT)                     # 新进程还在启动：挂着
+        out, err = p.communicate(timeout=60)
+    finally:
+        stop_group(p)
+    assert p.returncode == 130 and err.strip() == "已中断。" and out == "", (p.returncode, err[-2000:])

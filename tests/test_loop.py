@@ -210,14 +210,18 @@ def test_evaluation_error_is_a_failure_and_counters_are_restored(table, train):
     assert sum(out["tried"].values()) == 200 and landed(out, ev) == 200
 
 
-@pytest.mark.parametrize("weights,match", [((0,) * len(OPS), "全是 0"), ((1, -1, 1, 1, 1, 1), "负数"),
-                                           ((1, 1, 1), "3 个"), ((1,) * 7, "7 个"), ((1, 1, 1, 1, 1, math.nan), "负数"),
-                                           ("abcdef", "收到的是")])
+# 修改的种类从数据来（mock_llm.OPS）：助教加一种修改（README"改编这门课"）时这里不用跟着改
+K = len(OPS)
+
+
+@pytest.mark.parametrize("weights,match", [((0,) * K, "全是 0"), ((1, -1) + (1,) * (K - 2), "负数"),
+                                           ((1, 1, 1), "3 个"), ((1,) * (K + 1), f"{K + 1} 个"),
+                                           ((1,) * (K - 1) + (math.nan,), "负数"), ("abcdef"[:K] + "x" * (K - 6), "收到的是")])
 def test_mock_llm_rejects_bad_weights(weights, match):
-    # 全 0、负数、个数不对、NaN：一句清楚的 ValueError，说出要什么（6 个非负数、对应哪几种修改）
+    # 全 0、负数、个数不对、NaN：一句清楚的 ValueError，说出要什么（len(OPS) 个非负数、对应哪几种修改）
     with pytest.raises(ValueError, match=match) as e:
         MockLLM(Dice(0), op_weights=weights)
-    assert "targeted" in str(e.value) and "6 个非负数" in str(e.value)
+    assert OPS[0] in str(e.value) and f"{K} 个非负数" in str(e.value)
 
 
 @pytest.mark.parametrize("rate", [-0.1, 1.5, math.nan, "x"])

@@ -87,8 +87,16 @@ def test_ledger_sums():
 def test_ledger_median_of_an_even_count_and_empty():
     assert ledger([call(0, latency=1.0), call(1, latency=4.0)])["latency_median"] == 2.5
     empty = ledger([])
-    assert empty == dict(calls=0, failed={}, prompt_tokens=None, completion_tokens=None, latency_total=0,
+    assert empty == dict(calls=0, not_sent=0, failed={}, prompt_tokens=None, completion_tokens=None, latency_total=0,
                          latency_median=0.0)
+
+
+def test_ledger_does_not_count_proposals_that_were_never_sent():
+    from evolve.openai_llm import GAVE_UP
+    book = ledger([call(0, latency=1.0, pt=5), call(1, error="LLM 超时", latency=3.0),
+                   call(2, error=GAVE_UP, latency=0.0), call(3, error=GAVE_UP, latency=0.0)])
+    assert book["calls"] == 2 and book["not_sent"] == 2 and book["failed"] == {"LLM 超时": 1, GAVE_UP: 2}
+    assert book["latency_median"] == 2.0 and book["latency_total"] == 4.0 and book["prompt_tokens"] == 5
 
 
 def test_ledger_tokens_none_only_when_no_call_reported_them():

@@ -265,7 +265,7 @@ def test_server_going_away_mid_run_keeps_the_best(table, train):
         out = evolve(ev, 20, seed=1, llm=backend)
     assert time.monotonic() - t < 5
     book = backend.ledger()
-    assert book["calls"] == 20 and book["failed"] == {UNREACHABLE: 2, GAVE_UP: 10}
+    assert book["calls"] == 10 and book["not_sent"] == 10 and book["failed"] == {UNREACHABLE: 2, GAVE_UP: 10}
     assert sum(out["failed"].values()) == 12
     assert out["best"][0] == before["best"][0] and list(out["history"][:8]) == list(before["history"])
     assert np.all(out["history"][7:] == out["history"][7]) and np.all(np.diff(out["history"]) >= 0)
@@ -327,7 +327,7 @@ def test_ledger_adds_up():
     calls = [Call(0, "a", "x", None, 0.5, 10, 3, "m"), Call(1, "b", None, "LLM 超时", 2.0, None, None, None),
              Call(2, "c", "y", None, 1.0, 20, 4, "m")]
     book = ledger(calls)
-    assert book == dict(calls=3, failed={"LLM 超时": 1}, prompt_tokens=30, completion_tokens=7,
+    assert book == dict(calls=3, not_sent=0, failed={"LLM 超时": 1}, prompt_tokens=30, completion_tokens=7,
                         latency_total=3.5, latency_median=1.0)
     assert ledger(calls[1:2])["prompt_tokens"] is None
 
@@ -602,3 +602,19 @@ def test_the_readme_stub_server_command_explains_its_modes_instead_of_serving_a_
     p = subprocess.run([sys.executable, stub, *args], capture_output=True, text=True, timeout=30)
     assert p.returncode == code and "用法" in (p.stdout if code == 0 else p.stderr) and "--llm" not in p.stdout
     assert ("edti" in p.stderr) == (code == 2) and all(m in p.stdout + p.stderr for m in ("edit", "http500", "drop"))
+
+
+def test_04_replay_on_another_gpu_names_the_gpu_not_a_code_change(tmp_path):
+    """讲师报过：用 --gpu a100 录下、回放时忘了 --gpu，说的是"系统提示不一样（openai_llm.py 改过）、重新 --record"：
+    代码没改，重录也不对。文件头记下 GPU，回放时先说真正的原因；加上同样的 --gpu 就逐字节相同。"""
+    f = tmp_path / "a100.jsonl"
+    args = ("--budget", "6", "--seeds", "1", "--jobs", "1")
+    with StubServer(script("edit")) as s:
+        rec = run_script_fresh(SCRIPT, *args, "--gpu", "a100", "--llm", s.url, "--model", "stub", "--record", str(f),
+                               timeout=120, env=base_env())
+    assert rec.returncode == 0, rec.stderr
+    p = run_script_fresh(SCRIPT, *args, "--replay", str(f), timeout=120, env=base_env())
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert "--gpu a100 下录的" in p.stderr and "加上 --gpu a100 再回放" in p.stderr and "改过" not in p.stderr
+    same = run_script_fresh(SCRIPT, *args, "--gpu", "a100", "--replay", str(f), timeout=120, env=base_env())
+    assert same.returncode == 0 and same.stdout == rec.stdout

@@ -206,17 +206,20 @@ class Call:
 
 
 def ledger(calls) -> dict:
-    """一串调用的成本账：calls、failed={种类: 次数}、prompt_tokens、completion_tokens（服务器没报就是 None）、
-    latency_total、latency_median（秒）。"""
+    """一串调用的成本账：calls（真的发出去的请求）、not_sent（接连失败以后没再问、直接记成 GAVE_UP 的提议）、
+    failed={种类: 次数}（没发出去的也在里面，记作 GAVE_UP）、prompt_tokens、completion_tokens（服务器没报就是 None）、
+    latency_total、latency_median（秒；只算发出去的）。"""
     calls = list(calls)
     failed: dict[str, int] = {}
     for c in calls:
         if c.error is not None:
             failed[c.error] = failed.get(c.error, 0) + 1
+    not_sent = failed.get(GAVE_UP, 0)
+    calls = [c for c in calls if c.error != GAVE_UP]       # 没发出去的不算"问了 LLM"，也不进用时和 token
     tokens = lambda key: (sum(getattr(c, key) for c in calls if getattr(c, key) is not None)  # noqa: E731
                           if any(getattr(c, key) is not None for c in calls) else None)
     lat = [c.latency for c in calls]
-    return dict(calls=len(calls), failed=failed, prompt_tokens=tokens("prompt_tokens"),
+    return dict(calls=len(calls), not_sent=not_sent, failed=failed, prompt_tokens=tokens("prompt_tokens"),
                 completion_tokens=tokens("completion_tokens"), latency_total=sum(lat),
                 latency_median=statistics.median(lat) if lat else 0.0)
 
@@ -403,11 +406,11 @@ class OpenAILLM(_Backend):
     # ---- 录制 ----
     def record_to(self, path: str, settings: str = "") -> None:
         """从现在起把每次调用录进 path（JSON Lines；第一行是文件头：脚本和参数 settings、模型、地址、并发数、
-        采样参数、系统提示）。"""
+        采样参数、GPU、系统提示）。"""
         self._record = open(path, "w", encoding="utf-8")
         self._write(dict(type="header", format=FORMAT, version=1, settings=settings, model=self.model,
                          base_url=clean_url(self.base_url), concurrency=self.concurrency, temperature=self.temperature,
-                         max_tokens=self.max_tokens, seed=self.seed, system_prompt=SYSTEM_PROMPT))
+                         max_tokens=self.max_tokens, seed=self.seed, gpu=GPU.key, system_prompt=SYSTEM_PROMPT))
 
     def _write(self, obj: dict) -> None:
         text = self._redact(json.dumps(obj, ensure_ascii=False))
@@ -754,6 +757,10 @@ class ReplayLLM(_Backend):
         self.header = header
         self.model = model
         self.concurrency = concurrency
+        recorded_gpu = header.get("gpu")
+        if isinstance(recorded_gpu, str) and recorded_gpu != GPU.key:   # 系统提示里有 GPU：先说真正的原因
+            raise ReplayMismatch(f"回放文件 {path} 是在 --gpu {shown(recorded_gpu, 20)} 下录的，这次是 --gpu {GPU.key}："
+                                 f"加上 --gpu {shown(recorded_gpu, 20)} 再回放（提示里有 GPU 的数，换了 GPU 回复就对不上）。")
         if header.get("system_prompt") != SYSTEM_PROMPT:
             raise ReplayMismatch(f"回放文件 {path} 录制时用的系统提示和现在的不一样（evolve/openai_llm.py 改过）："
                                  "录下的回复是对另一段提示说的，不能回放；用现在的代码重新 --record。")
