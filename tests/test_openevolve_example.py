@@ -15,6 +15,8 @@ import sys
 
 import pytest
 
+from console import PIPE_WIDTH, display_width
+
 from conftest import ROOT, ahead, base_env, load_script, run_concurrently, session_dir, stop_group
 
 sys.path.insert(0, os.path.join(ROOT, "lecture14"))
@@ -130,7 +132,31 @@ def two_runs():
     return (p1, d1), None
 
 
-PREFETCH = [two_runs]
+@ahead(waits=True)
+def seed_1_run():
+    """make openevolve 印的 make openevolve ARGS="--seed 1"（Makefile 把 ARGS 原样交给 run_openevolve.py），提议数换小。"""
+    d = os.path.join(session_dir("oe_seed1"), "out")
+    (p,) = run_concurrently(run_oe("--seed", "1", "--output", d), timeout=240)
+    return p
+
+
+PREFETCH = [two_runs, seed_1_run]
+
+
+def test_make_openevolve_suggests_commands_that_run_as_printed():
+    """跑完 make openevolve 也有"可以试试"：和迷你循环并排比（07 的默认运行，test_terminal_width.py 在伪终端里照原样
+    跑它），换一个种子（这里照印的参数跑，提议数换小）。"""
+    import test_terminal_width
+    (p, _), _ = two_runs()
+    tail = p.stdout.split("\n可以试试：\n", 1)[1]
+    commands = [line.strip() for line in tail.splitlines() if line.strip().startswith(("python3 ", "make "))]
+    assert commands == ["python3 lecture14/07_openevolve.py", 'make openevolve ARGS="--seed 1"'], commands
+    assert "lecture14/07_openevolve.py" in test_terminal_width.NUMBERED
+    with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
+        assert re.search(r"^openevolve:.*\n\t\$\(PY\) lecture14/openevolve/run_openevolve\.py \$\(ARGS\)$", f.read(), re.M)
+    q = seed_1_run()
+    assert q.returncode == 0 and "Traceback" not in q.stderr, q.stderr[-2000:]
+    assert "种子1；LLM是MockLLM服务器" in "".join(q.stdout.split())
 
 
 def test_openevolve_runs_a_few_iterations_offline_and_prints_the_best_program(table):
@@ -141,11 +167,13 @@ def test_openevolve_runs_a_few_iterations_offline_and_prints_the_best_program(ta
     train, test = split_shapes()
     tr, te = geomean_speedup(best, train, table), geomean_speedup(best, test, table)
     assert res["best_metrics"]["combined_score"] == pytest.approx(tr, rel=1e-12)     # evaluator 的分数 = 我们的 API
-    assert f"训练形状上比专家快 {tr:.3f}×，测试形状上 {te:.3f}×" in p.stdout
+    flat = "".join(p.stdout.split())                             # 句子按宽度折过行
+    assert f"训练形状上比专家快{tr:.3f}×，测试形状上{te:.3f}×" in flat
     assert render(best) in p.stdout and tr >= 1.0
     c = runmod.count(res)
     assert sum(c.values()) == 6 and c["full"] >= 1
-    assert f"6 个提议：{c['full']} 个做了完整评估，{c['probe']} 个在探针级就停了" in p.stdout
+    assert f"6个提议：{c['full']}个做了完整评估，{c['probe']}个在探针级就停了" in flat
+    assert max(map(display_width, p.stdout.split("\n"))) <= PIPE_WIDTH      # 管道里 100 列（以前有 124 列的行）
     assert "OpenEvolve：" in p.stderr                         # 进度在标准错误上
 
 

@@ -284,14 +284,19 @@ def main(argv=None) -> int:
     best = best_program(res)
     tr, te = geomean_speedup(best, train, table), geomean_speedup(best, test, table)
     who = "LLM 是 MockLLM 服务器（没有真的语言模型）" if mock else f"LLM 是 {model}（config.yaml 的 {base}）"
-    print(f"OpenEvolve {VERSION} 跑第 14 讲的问题：{a.iterations} 个提议，种子 {a.seed}；{who}，时间来自第 13 讲的解析模型。")
-    print(f"最好的程序（用本讲的 evolve 重新算：训练形状上比专家快 {tr:.3f}×，测试形状上 {te:.3f}×，"
-          f"训练形状上是逐形状最优的 {tr / oracle_speedup(train, table):.0%}；{best.n_rules()} 条规则）：")
+    from console import print_note, print_try                # 句子按终端宽度折行（管道里 100 列）
+    print_note(f"OpenEvolve {VERSION} 跑第 14 讲的问题：{a.iterations} 个提议，种子 {a.seed}；{who}，时间来自第 13 讲的解析模型。")
+    print_note(f"最好的程序（用本讲的 evolve 重新算：训练形状上比专家快 {tr:.3f}×，测试形状上 {te:.3f}×，"
+               f"训练形状上是逐形状最优的 {tr / oracle_speedup(train, table):.0%}；{best.n_rules()} 条规则）：")
     print(render(best), end="")
     c = count(res)
-    print(f"{a.iterations} 个提议：{c['full']} 个做了完整评估，{c['probe']} 个在探针级就停了，"
-          f"{c['rejected']} 个读不懂或启动不了（0 分），{c['no_child']} 个没变成子程序（回复打不上、没改动……）。")
-    print(f"OpenEvolve 的输出（日志、best/、evolution_trace.jsonl）在 {os.path.relpath(output)}。")
+    print_note(f"{a.iterations} 个提议：{c['full']} 个做了完整评估，{c['probe']} 个在探针级就停了，"
+               f"{c['rejected']} 个读不懂或启动不了（0 分），{c['no_child']} 个没变成子程序（回复打不上、没改动……）。")
+    print_note(f"OpenEvolve 的输出（日志、best/、evolution_trace.jsonl）在 {os.path.relpath(output)}。")
+    print_try([("和本讲的迷你循环并排比：同一个问题、同一个 MockLLM、每边同样的预算，各跑两个种子：",
+                "python3 lecture14/07_openevolve.py")]
+              + ([("换一个种子再跑一次，看 OpenEvolve 一次和一次差多少（它的 worker 并行，同一个种子也不保证走同一条路）：",
+                   'make openevolve ARGS="--seed 1"')] if mock else []))
     inside = res.get("seconds_inside", res["seconds"])
     progress(f"（用时 {res['seconds']:.1f} 秒：OpenEvolve 启动和收尾 {res['seconds'] - inside:.1f} 秒，"
              f"{a.iterations} 个提议 {inside:.1f} 秒，每个 {inside / a.iterations:.2f} 秒）")
