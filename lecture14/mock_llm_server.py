@@ -403,8 +403,9 @@ def main(argv=None) -> int:
     parent = os.getppid()
     try:
         with MockServer(seed=a.seed, port=a.port, max_requests=a.max_requests) as s:
-            print(f"MockLLM 服务器（没有真的语言模型）在 {s.url}：04 用 --llm {s.url} --model {MODEL}；"
-                  f"OpenEvolve 的 config.yaml 写 api_base: {s.url}。Ctrl-C 停下。", flush=True)
+            print(f"MockLLM 服务器（没有真的语言模型）在 {s.url}，Ctrl-C 停下。\n"      # 每行都放得进 80 列
+                  f"  04 加上：--llm {s.url} --model {MODEL}\n"
+                  f"  OpenEvolve 的 config.yaml 写：api_base: {s.url}", flush=True)
             while os.getppid() == parent:                     # 启动它的进程没了（被过继），就退出
                 time.sleep(0.2)
     except OSError as e:

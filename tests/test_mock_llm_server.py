@@ -241,20 +241,24 @@ def test_requests_are_bounded_in_count_size_and_time(table):
 
 
 def test_server_script_prints_its_address_and_stops_when_the_process_that_started_it_goes(tmp_path):
-    # 命令行的服务器：第一行是 --llm 的地址；启动它的进程没了（这里是一个中间的 python，pytest 被杀时也一样），
-    # 它在一秒内自己退出
+    # 命令行的服务器：头三行是地址、04 要加的参数、config.yaml 的写法，每行放得进 80 列（以前一行 195 列）；
+    # 启动它的进程没了（这里是一个中间的 python，pytest 被杀时也一样），它在一秒内自己退出
     pidfile = tmp_path / "pid"
     starter = (f"import subprocess, sys, time\n"
                f"p = subprocess.Popen([sys.executable, {SERVER!r}, '--port', '0'], stdout=subprocess.PIPE, text=True)\n"
-               f"print(p.stdout.readline(), end='', flush=True)\nopen({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+               f"print(''.join(p.stdout.readline() for _ in range(3)), end='', flush=True)\n"
+               f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
                f"time.sleep(0.5)\n")
     p = subprocess.Popen([sys.executable, "-c", starter], stdout=subprocess.PIPE, text=True, start_new_session=True,
                          env=base_env())
     pid = None
     try:
-        line = p.stdout.readline()
-        assert "--llm http://127.0.0.1:" in line and "--model mock" in line
-        url = line.split("--llm ", 1)[1].split()[0].rstrip("；;")
+        from console import display_width
+        lines = [p.stdout.readline() for _ in range(3)]
+        assert all(display_width(x.rstrip("\n")) <= 80 for x in lines), lines
+        url = lines[1].split("--llm ", 1)[1].split()[0]
+        assert url.startswith("http://127.0.0.1:") and f"在 {url}，" in lines[0] and "--model mock" in lines[1]
+        assert lines[2].strip().endswith(f"api_base: {url}")
         assert reply_of(url, render(EXPERT))
         p.wait(10)
         pid = int(pidfile.read_text())

@@ -103,15 +103,15 @@ def start_server(procs: Processes, seed: int = 0) -> tuple[subprocess.Popen, str
     sel = selectors.DefaultSelector()
     sel.register(p.stdout, selectors.EVENT_READ)
     deadline = time.monotonic() + SERVER_START_SECONDS
-    line = b""
-    while not line.endswith(b"\n") and time.monotonic() < deadline:
+    line, m = b"", None
+    while m is None and time.monotonic() < deadline and len(line) < 65536:    # 读到地址为止（它印几行）
         if sel.select(0.1):
             chunk = os.read(p.stdout.fileno(), 4096)
             if not chunk:
                 break
             line += chunk
+            m = re.search(rb"--llm (http://127\.0\.0\.1:\d+/v1)", line)
     sel.close()
-    m = re.search(rb"--llm (http://127\.0\.0\.1:\d+/v1)", line)
     if m is None:
         err = p.stderr.read().decode(errors="replace").strip() if p.poll() is not None else ""
         raise RuntimeError(f"MockLLM 服务器没有起来{('：' + err.splitlines()[-1]) if err else ''}。")
