@@ -266,7 +266,7 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     acc = lambda op: out["accepted"].get(op, 0)                                         # noqa: E731
     rate = lambda op: acc(op) / max(1, tried(op))                                       # noqa: E731
     rows = [[op, tried(op), acc(op), out["static_reject"].get(op, 0), pct(rate(op))] for op in sorted(out["tried"])]
-    print_table(["修改的种类", "提出", "比父程序好", "启动不了被拒", "成功率（比父程序好 ÷ 提出）"], rows)
+    print_table(["修改的种类", "提出", "比父程序好", "启动不了（被拒）", "成功率（比父程序好 ÷ 提出）"], rows)
     if llm is not None:
         print_note(f"（{openai_llm.KIND} 是 {llm.model} 的一次回复：真的 LLM 不说自己做的是哪种修改，所以只有这一种；"
                    "\"（LLM 出错）\"是调用本身失败的提议（超时、HTTP 错误、回复读不懂……），原因见演示 4。）")
@@ -274,7 +274,7 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
         print_note("（修改的种类，都是 MockLLM 的一次回复：targeted 按内核常识一次改好几个字段去修最慢的形状；single_field 只挪"
           "一个字段；threshold 挪一条规则的阈值；add_rule 加一条规则；remove_rule 删一条规则；crossover 从灵感程序抄一条规则。"
           "mistake 不是一种修改，是故意犯的错——SEARCH 抄错、写出 DSL 不认的条件或启动不了的配置；前两种打不上或解析不了，"
-          "记在演示 4 的\"SEARCH/REPLACE 打不上或子程序解析不了\"，第三种记在这里的\"启动不了被拒\"。）")
+          "记在演示 4 的\"SEARCH/REPLACE 打不上或子程序解析不了\"，第三种记在这里的\"启动不了（被拒）\"。）")
 
     simp = simplify(best)
     test_score = geomean_speedup(best, test, table)

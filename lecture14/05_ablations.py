@@ -353,7 +353,7 @@ def demo2_ops(results, seeds):
              f"{total(name, 'static_reject', op):,}", pct(rate(name, op))]
             for name, op in (("full", "targeted"), ("full", "single_field"), ("small", "single_field"))
             + ((("small", "targeted"),) if SMALL_TARGETED > 0 else ())]
-    print_table(["修改的种类", "提出", "比父程序好", "启动不了被拒", "成功率（比父程序好 ÷ 提出）"], rows)
+    print_table(["修改的种类", "提出", "比父程序好", "启动不了（被拒）", "成功率（比父程序好 ÷ 提出）"], rows)
     t, s = rate("full", "targeted"), rate("full", "single_field")
     n_t, n_s = total("full", "tried", "targeted"), total("full", "tried", "single_field")
     n_small = total("small", "tried", "targeted")
