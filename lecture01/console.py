@@ -706,6 +706,8 @@ class Charts:
         """检查 --svg 给的目录：不存在就建；建不了、或者是个文件，就用 parser.error 说一句（退出码 2）。"""
         if path is None:
             return None
+        if not path.strip():
+            parser.error("--svg 后面要一个目录名（收到的是空的），例如 --svg figs")
         if os.path.exists(path) and not os.path.isdir(path):
             parser.error(f"--svg 要的是一个目录，{path} 是一个文件；换一个目录名")
         try:
@@ -716,11 +718,11 @@ class Charts:
 
     def report(self) -> None:
         """给了 --svg 时，在标准错误上说一句写了几个文件、在哪（标准输出不变）；这个脚本没有图也说一声。"""
+        from runner import say                               # 标准错误是终端时按它的宽度折行（同一目录，只用标准库）
         if self.svg_dir is not None and not self.files:
-            print(f"\n这个脚本没有画图，--svg 没有往 {self.svg_dir} 写文件。", file=sys.stderr)
+            say(f"\n这个脚本没有画图，--svg 没有往 {self.svg_dir} 写文件。")
         if self.files:
-            print(f"\n写了 {len(self.files)} 个 SVG 文件到 {self.svg_dir}：" + "、".join(map(os.path.basename, self.files)),
-                  file=sys.stderr)
+            say(f"\n写了 {len(self.files)} 个 SVG 文件到 {self.svg_dir}：" + "、".join(map(os.path.basename, self.files)))
 
     def _emit(self, kind: str, name: str, title: str, data: dict, options: dict) -> None:
         """画一张图。options 里的 slide 是 SVG（幻灯片）上的标题（终端里的标题可以说"上表"，幻灯片上不行），

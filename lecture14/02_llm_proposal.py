@@ -396,7 +396,7 @@ def expert_prompt(table, train) -> Prompt:
     return Prompt(render(EXPERT), EXPERT, res["score"], fb, ())
 
 
-def demo3_mistakes_and_valley(table, train, seed, prompt):
+def demo3_mistakes_and_valley(table, train, seed, prompt, whose="演示 1 的父程序"):
     print_header("演示 3：LLM 的错，和只挪一个字段的山谷")
     budget, rate = MISTAKE_RUN["budget"], MISTAKE_RUN["rate"]
     examples = {}
@@ -407,7 +407,7 @@ def demo3_mistakes_and_valley(table, train, seed, prompt):
         examples.setdefault(mistake_kind(prompt.parent_src, reply), reply)
         s += 1
     for kind, reply in sorted(examples.items()):
-        print(f"\n犯错的回复（对演示 1 的父程序）——结果：{kind}\n" + reply.rstrip("\n"))
+        print(f"\n犯错的回复（对{whose}）——结果：{kind}\n" + reply.rstrip("\n"))
     ev = Evaluator(train, table)
     spy = Spy(MockLLM(Dice(seed), mistake_rate=rate))
     out = evolve(ev, budget, seed=seed, llm=spy)
@@ -522,9 +522,14 @@ def run_demos(a, llm=None) -> list:
     out = print_observations(obs)
     if llm is not None and prompt is not None:
         out += print_observations(demo_real_llm(table, train, prompt, llm))
+    a.kinds_ok = None                                                  # 这次演示 2 的观察 1 成不成立（没印演示 2 就是 None）
     if prompt is not None:
-        out += print_observations(demo2_each_kind(table, train, prompt, a.seed))
-    return out + print_observations(demo3_mistakes_and_valley(table, train, a.seed, prompt or expert_prompt(table, train)))
+        kinds = demo2_each_kind(table, train, prompt, a.seed)
+        a.kinds_ok = kinds[0].ok
+        out += print_observations(kinds)
+        return out + print_observations(demo3_mistakes_and_valley(table, train, a.seed, prompt))
+    return out + print_observations(demo3_mistakes_and_valley(table, train, a.seed, expert_prompt(table, train),
+                                                               whose="专家启发式（演示 1 这次没找到父程序）"))
 
 
 SCRIPT = "python3 lecture14/02_llm_proposal.py"
@@ -535,8 +540,9 @@ def command(seed=SEED, after=AFTER) -> str:
     return SCRIPT + (f" --seed {seed}" if seed != SEED else "") + (f" --after {after}" if after != AFTER else "")
 
 
-def late_text(preview, late, parent_score) -> str:
-    """"看进化后期的一步"那条建议要说的：学生照着跑会看到什么（先替他跑过一遍，数都来自那一遍）。"""
+def late_text(preview, late, parent_score, here_ok=None) -> str:
+    """"看进化后期的一步"那条建议要说的：学生照着跑会看到什么（先替他跑过一遍，数都来自那一遍）。
+    here_ok：这次运行演示 2 的观察 1 成不成立（None：这次没印演示 2）——只有这次成立时才说"也"。"""
     if preview is None:
         return f"第 {late}–{late + LOOK} 个提议里没有一个比父程序好的，演示 1 会直说，演示 2 不印"
     parts = [f"父程序的分数是 {preview['score']:.3f}×" + (f"（这次 {parent_score:.3f}×）" if parent_score else "")
@@ -545,7 +551,7 @@ def late_text(preview, late, parent_score) -> str:
         parts.append(f"{'、'.join(preview['idle'])} 一次新修改都提不出来（演示 2 的表下面说为什么）")
     k = preview["kinds"]
     if k.ok:
-        parts.append("演示 2 的观察 1 在那里也成立")
+        parts.append(f"演示 2 的观察 1 在那里{'也' if here_ok else ''}成立")
     else:
         parts.append("演示 2 的观察 1 在那里会被标成\"本次不成立\"（" + k.measured + "）：父程序已经很好，"
                      "哪种修改都很难再赢它——那句话说的是进化早期的样子")
@@ -563,8 +569,11 @@ def suggestions(a) -> list:
         table = TimeTable()
         train, _ = split_shapes(all_shapes())
         preview = late_preview(table, train, a.seed, late)
-        out.append((f"看进化后期的一步（第 {late} 个提议起），演示 2 里各种修改比父程序好的比例怎么变。先替你跑过了："
-                    + late_text(preview, late, getattr(a, "parent_score", None)) + "：", command(a.seed, late)))
+        what = (f"看进化后期的一步（第 {late} 个提议起），演示 2 里各种修改比父程序好的比例怎么变" if preview is not None
+                else f"看进化更后期（第 {late} 个提议起）还找不找得到比父程序好的一步")
+        out.append((f"{what}。先替你跑过了："
+                    + late_text(preview, late, getattr(a, "parent_score", None), getattr(a, "kinds_ok", None)) + "：",
+                    command(a.seed, late)))
     out.append(("下一步，看级联和程序库各买到了什么：", "python3 lecture14/03_cascade_and_database.py --quick"))
     return out
 

@@ -309,7 +309,7 @@ def spread_txt(rs, k, fmt="{:.3f}×"):
 
 def obs_cascade_saves(runs0, runs6, s0, s6, shares, caught, passed_worse, rest):
     """shares：每个种子里，跑过内核的子程序（探针淘汰的加上完整评估的；缓存命中和静态拒掉的不算）有多大比例不比父程序好；
-    caught：探针拦下的、确实不比父程序好的（中位数）；passed_worse：过了探针、完整评估以后不比父程序好的（中位数）；
+    caught：探针拦下的、确实不比父程序好的（表里印的"探针淘汰"减"其中错杀"：读者照表算得出同样的数）；passed_worse：过了探针、完整评估以后不比父程序好的（中位数）；
     rest：探针以外还有几个训练形状。"""
     s0, s6 = round(s0, 3), round(s6, 3)          # 按印出来的三位小数比：判断和读者从句子里的数算出来的一样
     caught, passed_worse = (float(cnt(x).replace(",", "")) for x in (caught, passed_worse))   # 同上：比例按印出来的算
@@ -321,7 +321,8 @@ def obs_cascade_saves(runs0, runs6, s0, s6, shares, caught, passed_worse, rest):
                        f"最后的分数差不多（{s6:.3f}× 对 {s0:.3f}×）。大多数子程序不比父程序好（跑过内核的子程序里占 {share_txt}，"
                        f"每个种子各算）；探针拦下其中的 {cnt(caught)} 个，另外 {cnt(passed_worse)} 个过了探针、完整评估以后才知道"
                        f"不比父程序好（中位数）——探针{'只' if stopped < 0.5 else ''}拦下了不比父程序好的 {pct(stopped)}。"
-                       f"省下的内核就是拦下的那些子程序在其余 {rest} 个训练形状上本该跑的。",
+                       f"省下的内核来自拦下的子程序：每拦下一个，就省下它在其余 {rest} 个训练形状上本该跑的 {rest} 次"
+                       f"（用不用级联是两次不同的进化，所以省下的总数不正好是拦下的个数 × {rest}）。",
                  f"{N_PROBE} 个探针比不用级联少跑 20% 以上的内核，最后的分数相差不到 {TIE:.0%}，"
                  "每个种子里跑过内核的子程序一半以上不比父程序好",
                  f"{N_PROBE} 个探针 {cnt(runs6)} 次、{s6:.3f}×；不用级联 {cnt(runs0)} 次、{s0:.3f}×；"
@@ -366,7 +367,8 @@ def demo1_cascade(res, seeds, budget):
     g = lambda label, k: med(res["cascade", label], k)     # noqa: E731
     d = res["cascade", DEFAULT]
     return [obs_cascade_saves(g("0", "runs"), g(str(N_PROBE), "runs"), g("0", "score"), g(str(N_PROBE), "score"),
-                              [(r["caught"] + r["passed_worse"]) / r["tried"] for r in d], med(d, "caught"),
+                              [(r["caught"] + r["passed_worse"]) / r["tried"] for r in d],
+                              float(cnt(med(d, "rejected")).replace(",", "")) - float(cnt(med(d, "false")).replace(",", "")),
                               med(d, "passed_worse"), d[0]["rest"]),
             obs_probe_size(*({n: g(str(n), k) for n in PROBES[1:]} for k in ("runs", "false", "rejected"))),
             obs_spread(g(str(N_PROBE), "false"), g(f"{N_PROBE} 随机", "false"), N_PROBE,
@@ -468,7 +470,8 @@ def obs_lineage(chain):
 
 
 def demo3_lineage(res, budget):
-    print_header(f"演示 3：最好的程序是怎么来的（种子 0，{budget} 个提议，和 04 的演示 2 同一次进化）")
+    same = "04" if budget == BUDGET else f"04 --budget {budget}"       # 04 的演示 2 是种子 0、它自己的预算
+    print_header(f"演示 3：最好的程序是怎么来的（种子 0，{budget} 个提议，和 {same} 的演示 2 同一次进化）")
     r = res["cascade", DEFAULT][0]
     chain = r["lineage"]
     print_table(["第几步", "第几个提议", "修改种类", "MockLLM 说了什么", "分数"],
@@ -476,7 +479,7 @@ def demo3_lineage(res, budget):
     print("\n最后的程序（删掉死规则后）：\n" + render(simplify(r["best"])))
     return [obs_lineage(chain), check(res["plain", DEFAULT][0]["best"] == r["best"],
                                       "记下每个提议的那次进化和直接调用 evolve(…, seed=0) 得到同一个最好的程序：记录不改变进化的路线"
-                                      "（也就是 04 演示 2 的那次进化）。",
+                                      f"（也就是 {same} 演示 2 的那次进化）。",
                                       "记下每个提议的那次进化和直接调用 evolve 得到同一个最好的程序", "不一样")]
 
 

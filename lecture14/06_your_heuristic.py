@@ -48,6 +48,8 @@ from sched_lab import SMS, explain  # noqa: E402
 SEED = 0
 BUDGET = 1000
 QUICK_BUDGET = 300
+MAX_LISTING = 60            # 文件的原文最多印几行；死规则的行号和提醒最多各列几条（贴进来几千条规则的表时）
+MAX_NOTES = 10
 RUN_04 = (0, 1000)          # 04 默认运行的种子和预算：06 用同样的两个数时，"进化出的"就是 04 演示 2 / 3 里的那一次
 OPPONENTS = ("专家", "按 M 查表", "进化出的", "逐形状最优")
 WORST = 5            # 演示 3 看几个形状
@@ -118,16 +120,27 @@ def obs_rank(scores: dict):
 
 def demo1_scores(path, program, table, evolved, seed, budget):
     print_header(f"演示 1：你的启发式和{'一二三四五六'[len(OPPONENTS) - 1]}个对手（{'、'.join(OPPONENTS)}）")
-    print_note(f"{from_root(path)} 里两条标记之间的原文（左边是行号）：")
-    for n, text in source_block(path):
+    block = source_block(path)
+    marked = any(text.strip() == BLOCK_START for _, text in block)
+    print_note(f"{from_root(path)} 里两条标记之间的原文（左边是行号）：" if marked else
+               f"{from_root(path)} 的原文（左边是行号；文件里没有 EVOLVE-BLOCK 标记，读的是整个文件）：")
+    for n, text in block[:MAX_LISTING]:                     # 贴进来几千行的表：只印开头，说一共几行
         print(f"  {n:>3} | {text}")
+    if len(block) > MAX_LISTING:
+        print(f"        ……（一共 {len(block)} 行，这里只印了开头 {MAX_LISTING} 行；整份在 {from_root(path)}）")
     simp = simplify(program)
     dead = [r.line for r in program.rules if r not in simp.rules]
-    print(f"\n读成 {program.n_rules()} 条规则 + 默认配置；" + (
-        f"其中第 {', '.join(map(str, dead))} 行的规则是死的（走不到，或者去掉也一样），simplify 删掉后 {simp.n_rules()} 条。"
+    where = ", ".join(map(str, dead[:MAX_NOTES])) + ("……" if len(dead) > MAX_NOTES else "")
+    print()
+    print_note(f"读成 {program.n_rules()} 条规则 + 默认配置；" + (
+        f"其中 {len(dead)} 条规则是死的（第 {where} 行；走不到，或者去掉也一样），simplify 删掉后 {simp.n_rules()} 条。"
         if dead else "没有死规则。"))
-    for line, text in dead_rules(program):                  # 和读专家文件时给的提醒一样（evolve.program.dead_rules）
+    notes = dead_rules(program)
+    for line, text in notes[:MAX_NOTES]:                    # 和读专家文件时给的提醒一样（evolve.program.dead_rules）
         print(f"  第 {line} 行：{text}")
+    if len(notes) > MAX_NOTES:
+        print(f"  ……还有 {len(notes) - MAX_NOTES} 条同样的提醒没有印出来（python3 lecture14/01_heuristic_as_code.py "
+              f"--heuristic {from_root(path)} 逐条列出）。")
     rows, yours, scores = [], {}, {}
     for how, label in SPLITS.items():
         train, test = split_shapes(all_shapes(), how)

@@ -188,12 +188,13 @@ def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
                    f"种子只有 {len(ours)} 个：多给几个种子（--seeds）再看。")
     fo, ft = median(ours, "full"), median(theirs, "full")
     cached, probe_o, probe_t = median(ours, "cached"), median(ours, "probe"), median(theirs, "probe")
+    n = lambda x: f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"   # noqa: E731  偶数个种子的中位数可能是 x.5
     obs.append(check(fo < ft,
-                     f"本讲的循环完整评估的程序更少（{fo:.0f} 个对 {ft:.0f} 个，中位数）：它有 {cached:.0f} 个提议是评估过的"
-                     f"程序、直接查了缓存，{probe_o:.0f} 个在探针级停下（探针上比父程序差 2% 以上）；OpenEvolve 在探针级"
-                     f"停下 {probe_t:.0f} 个（它的门槛是固定的：比专家差 2% 以内都放行）。",
+                     f"本讲的循环完整评估的程序更少（{n(fo)} 个对 {n(ft)} 个，中位数）：它有 {n(cached)} 个提议是评估过的"
+                     f"程序、直接查了缓存，{n(probe_o)} 个在探针级停下（探针上比父程序差 2% 以上）；OpenEvolve 在探针级"
+                     f"停下 {n(probe_t)} 个（它的门槛是固定的：比专家差 2% 以内都放行）。",
                      "本讲的循环完整评估的程序比 OpenEvolve 少（缓存 + 和父程序比的探针级）",
-                     f"本讲的循环 {fo:.0f} 个，OpenEvolve {ft:.0f} 个（中位数）"))
+                     f"本讲的循环 {n(fo)} 个，OpenEvolve {n(ft)} 个（中位数）"))
     po, pt = median(ours, "prompt_chars"), median(theirs, "prompt_chars")
     no, nt = median(ours, "others"), median(theirs, "others")
     obs.append(check(pt >= LONGER * po and nt > no,

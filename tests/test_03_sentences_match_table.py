@@ -71,6 +71,10 @@ def test_demo1_sentences_print_the_table_cells(outputs, run):
     assert m, obs[0]
     assert (m[1], m[2]) == (cell(spread(n), "跑了几次内核"), cell("不用级联", "跑了几次内核"))
     assert (m[3], m[4]) == (cell(spread(n), "最后的分数").split()[0], cell("不用级联", "最后的分数").split()[0])
+    # "探针拦下其中的 x 个"：表里的"探针淘汰"减"其中错杀"（学生报过：--seeds 6 时句子说 202，表里是 204 − 1 = 203）
+    caught = re.search(r"探针拦下其中的([\d.,]+)个", flat1)
+    num = lambda text: float(text.replace(",", ""))                                # noqa: E731
+    assert caught and num(caught[1]) == num(cell(spread(n), "探针淘汰")) - num(cell(spread(n), "其中错杀")), obs[0]
 
 
 def greedy_expectation(t):
@@ -138,3 +142,18 @@ def test_03_never_suggests_the_run_that_printed_it(args):
         assert (b.budget, b.seeds) != (a.budget, a.seeds), (args, cmd)
         assert b.budget == a.budget or b.seeds == a.seeds, (args, cmd)    # 只改一样
     assert me.budget == s03.BUDGET
+
+
+@pytest.mark.parametrize("args04, args03", [((), ()), (("--quick",), ("--quick",))])
+def test_demo3_is_the_04_run_it_names(args04, args03):
+    """演示 3 说它和哪一次 04 的演示 2 是同一次进化（学生报过：--quick、--budget 3000 时也说"和 04 的演示 2"，
+    照着跑 04 却是 1000 个提议的另一次）。照标题说的那条 04 命令跑，演示 2 最好的程序的训练分数就是这里最后一步的分数。"""
+    from printed import find
+    out03 = run_script(SCRIPT, *args03, timeout=180).stdout
+    named = find(r"和 (04(?: --budget \d+)?) 的演示 2 同一次进化", out03)[1]
+    expected = "04" if not args03 else "04 --budget 300"
+    assert named == expected
+    p04 = run_script("lecture14/04_alphaevolve_tiling.py", *named.split()[1:], timeout=180)
+    best = find(r"最好的程序：训练形状 ([\d.]+×)", section(p04.stdout, "演示 2"))[1]
+    t = find_table(section(out03, "演示 3"), "第几步", "分数")
+    assert t.rows[-1][t.col("分数")] == best

@@ -50,3 +50,19 @@ def test_a_500_rule_table_is_listed_in_bounded_lines_and_its_redundant_rules_are
     assert len(r.stdout.splitlines()) < 600, len(r.stdout.splitlines())
     assert f"一共 {len(lines) - 3} 行，这里只印了开头 {limit} 行；整份在" in out   # 两条标记和它们之间
     assert "其中 499 条规则去掉也一样" in out and "simplify 以后 1 条" in out
+
+
+def test_06_on_a_2000_rule_file_prints_a_bounded_listing_and_a_bounded_dead_rule_line(tmp_path):
+    """学生报过：06 把 2000 条规则的文件 4004 行原样印出来，死规则的行号印成一行 11,541 列。"""
+    lines = ["from kernel_lab import Config", "", "# EVOLVE-BLOCK-START", "def choose_config(M, N, K):"]
+    for k in range(2000):
+        lines += [f"    if M <= {k + 1}:", "        return Config(BM=16, BN=32, BK=32, warps=2, stages=4, group=1)"]
+    lines += ["    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)", "# EVOLVE-BLOCK-END", ""]
+    mine = tmp_path / "big.py"
+    mine.write_text("\n".join(lines), encoding="utf-8")
+    r = run_script_fresh(os.path.join(ROOT, "lecture14", "06_your_heuristic.py"), str(mine), timeout=180)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.replace("\n", "")
+    shown = [line for line in r.stdout.splitlines() if str(tmp_path) not in line]      # 临时目录的路径本身很长
+    assert len(r.stdout.splitlines()) < 600 and max(map(display_width, shown)) <= PIPE_WIDTH
+    assert f"一共 {len(lines) - 3} 行，这里只印了开头" in out and "其中 1999 条规则是死的" in out

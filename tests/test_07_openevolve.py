@@ -49,6 +49,16 @@ def test_observations_hold_on_numbers_that_support_them():
     assert "10 倍以上" in obs[5]
 
 
+def test_half_medians_of_counts_are_printed_as_they_are():
+    """学生报过：两个种子的中位数 95.5、103.5、7.5 被印成 96、104、8（03、05 都照原样印 .5）。"""
+    ours = [run(S07.OURS, 0, 1.20, full=95, cached=7, probe=9), run(S07.OURS, 1, 1.22, full=96, cached=8, probe=10)]
+    theirs = [run(S07.THEIRS, 0, 1.19, full=103, chars=9000, others=5.0, seconds=30.0, probe=4),
+              run(S07.THEIRS, 1, 1.24, full=104, chars=9000, others=5.0, seconds=30.0, probe=4)]
+    obs = texts(ours, theirs)
+    assert "（95.5 个对 103.5 个，中位数）：它有 7.5 个提议" in obs[2] and "9.5 个在探针级停下" in obs[2]
+    assert "停下 4 个" in obs[2]
+
+
 def test_observations_say_not_holding_with_criterion_and_measured_value():
     ours = [run(S07.OURS, 0, 0.99, full=90, seconds=10.0), run(S07.OURS, 1, 1.01, full=90, seconds=10.0)]
     theirs = [run(S07.THEIRS, 0, 1.10, full=60, chars=3000, others=1.0, seconds=20.0),

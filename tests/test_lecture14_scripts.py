@@ -842,3 +842,14 @@ def test_04_demo3_progress_counts_add_up_to_the_seeds_in_its_title():
     last = p.stderr.strip().split("（用时")[0].strip().split("\n")[-1]
     m = re.fullmatch(r"演示 3：(\d+) 次进化做完了 (\d+) 次（[^；]*；另 (\d+) 次就是演示 2 的那一次，不用再跑）", last)
     assert m and m[1] == m[2] and int(m[1]) + int(m[3]) == 2 * seeds, last
+
+
+def test_06_says_when_a_file_has_no_markers(tmp_path):
+    """学生报过：没有 EVOLVE-BLOCK 标记的文件照样读（整个文件），却印在"两条标记之间的原文"下面。"""
+    mine = tmp_path / "nomark.py"
+    mine.write_text("from kernel_lab import Config\ndef choose_config(M, N, K):\n"
+                    "    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n", encoding="utf-8")
+    p = run_script_fresh(os.path.join(ROOT, "lecture14", SCRIPTS["06"]), str(mine), "--budget", "10", timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "没有EVOLVE-BLOCK标记，读的是整个文件" in "".join(p.stdout.split())
+    assert "两条标记之间的原文" not in p.stdout

@@ -128,7 +128,7 @@ def test_demo1_observations(settings, results):
         train, _ = split_shapes(all_shapes())
         assert shows(m[1], med(results, "full", "probe")) and int(m[2]) == N_PROBE
         assert int(m[3]) == len(train) - N_PROBE
-        assert pct_shows(find(r"级联省下的这 ([\d.]+%)", obs[3])[1], 1 - 1 / cost)
+        assert pct_shows(find(r"级联省下的内核运行（不用级联那次的 ([\d.]+%)）", obs[3])[1], 1 - 1 / cost)
     drops = {n: full - score[n] for n in ("small", "no_evolution", "no_feedback", "no_cascade")}
     if "按对最终分数的影响排" in obs[4]:
         m = find(r"不进化少 ([\d.]+) > 小模型（small LLM）少 ([\d.]+) ≫ 反馈和级联（([\d.]+) 以内）", obs[4])

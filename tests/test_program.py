@@ -184,6 +184,19 @@ def choose_config(M, N, K):
     with pytest.raises(ProgramError) as e:
         parse(src, "h.py")
     assert e.value.lineno == 5 and str(e.value).startswith("h.py:5: Python 语法错误")
+    assert "少了一个冒号" in str(e.value) and "expected" not in str(e.value)      # 学生报过：印的是英文 expected ':'
+
+
+@pytest.mark.parametrize("body, says", [
+    ("def choose_config(M, N, K):\nreturn Config(16, 64, 128, 4, 4, 1)", "要缩进"),
+    ("def choose_config(M, N, K):\n    return Config(16, 64, 128, 4, 4, 1\n", "没有配对"),
+    ("def choose_config(M, N, K)：\n    return Config(16, 64, 128, 4, 4, 1)", "全角"),
+    ("", "是空的"),
+])
+def test_common_python_mistakes_are_said_in_the_students_words(body, says):
+    with pytest.raises(ProgramError) as e:
+        parse("# EVOLVE-BLOCK-START\n" + body + "\n# EVOLVE-BLOCK-END\n", "h.py")
+    assert says in str(e.value) and not re.search(r"[a-z]{4,} [a-z]{4,} [a-z]{4,}", str(e.value)), str(e.value)
 
 
 HEAD = """# EVOLVE-BLOCK-START

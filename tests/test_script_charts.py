@@ -273,6 +273,23 @@ def test_bad_svg_dir_is_one_sentence(tmp_path):
     assert len(r.stderr.strip().split("\n")) == 1
 
 
+def test_an_empty_svg_dir_is_one_sentence_that_says_so():
+    """学生报过：--svg '' 说的是"--svg 的目录  建不了"（名字是空的，两个空格）。"""
+    r = run_script_fresh(os.path.join(ROOT, "lecture10/01_config_space.py"), "--svg", "", timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "收到的是空的" in r.stderr and "  " not in r.stderr
+    assert len(r.stderr.strip().split("\n")) == 1
+
+
+def test_the_svg_report_on_standard_error_fits_the_terminal(tmp_path):
+    """学生报过："写了 3 个 SVG 文件到 figs：…" 在 80 列的终端里有 110 列：它和别的报错、进度一样按终端宽度折行。"""
+    from conftest import run_in_pty
+    from console import display_width
+    p = run_in_pty(["lecture14/04_alphaevolve_tiling.py", "--budget", "20", "--seeds", "1", "--svg", str(tmp_path)],
+                   80, {"NO_COLOR": "1"}, timeout=120, stderr_too=True)
+    assert p.returncode == 0 and "写了 3 个 SVG 文件" in p.stdout
+    assert max(map(display_width, p.stdout.split("\n"))) <= 80
+
+
 def test_charts_add_argument_and_dir(tmp_path):
     import argparse
     ap = argparse.ArgumentParser()

@@ -43,6 +43,26 @@ _FIELD_BOUND = f"Config 的字段要是 1 到 {MAX_FIELD:,} 之间的整数"
 _SHOW = 60                                  # 出错信息里最多引用源代码的这么多个字符
 
 
+_SYNTAX_WORDS = [                 # Python 的英文语法错误 → 学生的话（没列的照原文印，截断）
+    (r"^expected ':'$", "这一行末尾少了一个冒号 :（if 和 def 那一行都要以半角冒号结尾）"),
+    (r"^invalid syntax$", "这一行不是合法的 Python"),
+    (r"^unexpected indent$", "这一行缩进多了（和上一行不对齐）"),
+    (r"^expected an indented block.*$", "下一行要缩进（if、def 那一行下面的 return 要多缩进 4 个空格）"),
+    (r"^unindent does not match any outer indentation level$", "这一行的缩进和上面哪一行都对不上（空格和 Tab 混用了？）"),
+    (r"^'(.)' was never closed$", r"括号 \1 没有配对的另一半"),
+    (r"^unmatched '(.)'$", r"多了一个 \1（前面没有配对的括号）"),
+    (r"^invalid character '(.)' \(U\+([0-9A-F]+)\)$", r"这里有一个 Python 不认的字符 \1（U+\2），多半是全角标点：换成半角的"),
+    (r"^unterminated string literal.*$", "引号没有配对"),
+]
+
+
+def _syntax_in_words(msg: str) -> str:
+    for pattern, words in _SYNTAX_WORDS:
+        if re.match(pattern, msg):
+            return re.sub(pattern, words, msg)
+    return _clip(msg, 200)
+
+
 def _clip(text: str, n: int = _SHOW) -> str:
     """引用一段源代码：太长就截断，看不见的控制字符写成 \\x01 这样。"""
     short = text[:n]
@@ -446,7 +466,7 @@ def _parse_ast(block: str, filename: str, offset: int = 0) -> Program:
         hint = _lookalike(lines[lineno - 1]) if lineno <= len(lines) else None
         if hint is None and "limit" in str(e.msg) and "digits" in str(e.msg):   # 超过 4300 位的整数，Python 都不读
             hint = f"这个数太长了（几千位）：{_THRESHOLD_BOUND}，{_FIELD_BOUND}"
-        raise ProgramError(filename, lineno, hint or f"Python 语法错误：{_clip(str(e.msg), 200)}") from None
+        raise ProgramError(filename, lineno, hint or f"Python 语法错误：{_syntax_in_words(str(e.msg))}") from None
     except (RecursionError, MemoryError):                     # 括号、not、负号一层套一层，解析器的栈不够用
         raise ProgramError(filename, offset + 1, f"代码嵌套太深，Python 的解析器读不了（上千个 elif 连成一串，或者括号、not、负号一层套一层）："
                                                "很长的 elif 链请写成一串 if（意思一样）；" + _ALLOWED) from None
@@ -470,6 +490,9 @@ def _parse_ast(block: str, filename: str, offset: int = 0) -> Program:
             words = _STATEMENT_WORDS.get(type(node).__name__, "这里不能写这种语句")
             fail(node, f"{words}（这一行写的是 {seg(node)}）；函数外面只能有 import 和说明文字，程序必须是一个 def choose_config(M, N, K):")
     if fn is None:
+        if not block.strip():
+            raise ProgramError(filename, offset + 1, "这个文件（或者两条标记之间）是空的：照 expert_heuristic.py 写一个 "
+                                                     "def choose_config(M, N, K):")
         raise ProgramError(filename, offset + 1, "找不到 def choose_config(M, N, K):（函数必须叫这个名字）")
     a = fn.args
     if ([x.arg for x in a.args] != list(AXES) or a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg
