@@ -609,12 +609,13 @@ def test_04_replay_on_another_gpu_names_the_gpu_not_a_code_change(tmp_path):
     代码没改，重录也不对。文件头记下 GPU，回放时先说真正的原因；加上同样的 --gpu 就逐字节相同。"""
     f = tmp_path / "a100.jsonl"
     args = ("--budget", "6", "--seeds", "1", "--jobs", "1")
+    env = {k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_GPU"}      # 不给 --gpu 就是 H100（TESTS_GPU 也一样）
     with StubServer(script("edit")) as s:
         rec = run_script_fresh(SCRIPT, *args, "--gpu", "a100", "--llm", s.url, "--model", "stub", "--record", str(f),
-                               timeout=120, env=base_env())
+                               timeout=120, env=env)
     assert rec.returncode == 0, rec.stderr
-    p = run_script_fresh(SCRIPT, *args, "--replay", str(f), timeout=120, env=base_env())
+    p = run_script_fresh(SCRIPT, *args, "--replay", str(f), timeout=120, env=env)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert "--gpu a100 下录的" in p.stderr and "加上 --gpu a100 再回放" in p.stderr and "改过" not in p.stderr
-    same = run_script_fresh(SCRIPT, *args, "--gpu", "a100", "--replay", str(f), timeout=120, env=base_env())
+    same = run_script_fresh(SCRIPT, *args, "--gpu", "a100", "--replay", str(f), timeout=120, env=env)
     assert same.returncode == 0 and same.stdout == rec.stdout

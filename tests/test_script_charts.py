@@ -284,8 +284,9 @@ def test_the_svg_report_on_standard_error_fits_the_terminal(tmp_path):
     """学生报过："写了 3 个 SVG 文件到 figs：…" 在 80 列的终端里有 110 列：它和别的报错、进度一样按终端宽度折行。"""
     from conftest import run_in_pty
     from console import display_width
+    env = {k: v for k, v in os.environ.items() if k != "MINI_ALPHAEVOLVE_GPU"}   # 讲义的 H100（TESTS_GPU=a100 时命令多了 --gpu）
     p = run_in_pty(["lecture14/04_alphaevolve_tiling.py", "--budget", "20", "--seeds", "1", "--svg", str(tmp_path)],
-                   80, {"NO_COLOR": "1"}, timeout=120, stderr_too=True)
+                   80, {"NO_COLOR": "1"}, timeout=120, stderr_too=True, env=env)
     assert p.returncode == 0 and "写了 3 个 SVG 文件" in p.stdout
     assert max(map(display_width, p.stdout.split("\n"))) <= 80
 

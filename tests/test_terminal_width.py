@@ -44,7 +44,8 @@ CARRIED = ("lecture14/05_ablations.py", "--small-targeted", "0.05", "--quick")
 
 @ahead
 def carried_in_terminal():
-    return run_in_pty(list(CARRIED), 80, {"NO_COLOR": "1"}, env=base_env(), timeout=300, stderr_too=True)
+    env = {k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_GPU"}    # 讲义的 H100（TESTS_GPU=a100 也一样）
+    return run_in_pty(list(CARRIED), 80, {"NO_COLOR": "1"}, env=env, timeout=300, stderr_too=True)
 PREFETCH = list(TERMINAL.values()) + [carried_in_terminal] + [piped_args(p) for p in NUMBERED]        # conftest：收集完测试后在后台先跑
 
 
