@@ -513,8 +513,8 @@ def run_demos(a, llm=None) -> list:
     """三个演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
     print(f"设置：--seed {a.seed} --after {a.after}")
     if llm is not None:
-        print(f"LLM：{llm.model}（OpenAI 兼容接口，同时最多 {llm.concurrency} 个请求）——演示 1 之后把同一个提示问它 "
-              f"{LLM_TRIES} 次；回复只当 SEARCH/REPLACE 解析成 DSL，从不执行。")
+        note(f"LLM：{llm.model}（OpenAI 兼容接口，同时最多 {llm.concurrency} 个请求）——演示 1 之后把同一个提示问它 "
+             f"{LLM_TRIES} 次；回复只当 SEARCH/REPLACE 解析成 DSL，从不执行。")
     table = TimeTable()
     train, _ = split_shapes(all_shapes())
     obs, prompt = demo1_slow_motion(table, train, a.seed, a.after)
@@ -581,7 +581,7 @@ def suggestions(a) -> list:
 def main(argv=None):
     a = parse_args(argv)
     try:
-        llm = openai_llm.from_arguments(a, f"02 --seed {a.seed} --after {a.after}")
+        llm = openai_llm.from_arguments(a, f"02 --seed {a.seed} --after {a.after}", notify=say)
     except openai_llm.SetupError as e:
         say(str(e))
         sys.exit(2)

@@ -641,7 +641,7 @@ def main(argv=None):
     seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
     settings = " ".join([f"--seed {a.seed} --budget {budget} --seeds {seeds}", *sched_lab.knob_arguments(changes)])
     try:
-        llm = openai_llm.from_arguments(a, f"04 {settings}")
+        llm = openai_llm.from_arguments(a, f"04 {settings}", notify=say)
     except openai_llm.SetupError as e:
         say(str(e))
         sys.exit(2)
@@ -649,7 +649,7 @@ def main(argv=None):
         print_note(f"设置：{settings}（--jobs {a.jobs} 只影响快慢，不影响结果）")
     else:                                   # 不印 --jobs：录制和回放的 --jobs 不一样，标准输出也要逐字节相同
         print(f"设置：{settings}")
-        print(openai_llm.describe(llm) + "演示 3 的几次进化也问它，在这个进程里依次跑（--jobs 不起作用）。")
+        print_note(openai_llm.describe(llm) + "演示 3 的几次进化也问它，在这个进程里依次跑（--jobs 不起作用）。")
     if changes:
         print_note(sched_lab.describe_knobs(changes))
 

@@ -456,13 +456,13 @@ def main(argv=None):
     budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
     seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
     try:
-        llm = openai_llm.from_arguments(a, f"05 --budget {budget} --seeds {seeds}")
+        llm = openai_llm.from_arguments(a, f"05 --budget {budget} --seeds {seeds}", notify=say)
     except openai_llm.SetupError as e:
         say(str(e))
         sys.exit(2)
     if llm is not None:                     # 真的 LLM：没有小模型那一行，--small-targeted 不起作用
         print(f"设置：--budget {budget} --seeds {seeds}")       # 不印 --jobs：录制和回放时可以不一样
-        print(openai_llm.describe(llm) + "所有变体在这个进程里依次跑（--jobs 不起作用）。")
+        print_note(openai_llm.describe(llm) + "所有变体在这个进程里依次跑（--jobs 不起作用）。")
         try:
             run_with_llm(llm, budget, seeds)
         except openai_llm.ReplayMismatch as e:

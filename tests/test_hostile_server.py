@@ -482,3 +482,15 @@ def test_a_key_that_cannot_go_into_a_header_is_one_sentence_without_the_key(monk
     with pytest.raises(SetupError) as e:
         from_arguments(ap.parse_args(["--llm", "http://127.0.0.1:9/v1", "--model", "x"]), "04")
     assert one_safe_line(str(e.value)) and "OPENAI_API_KEY" in str(e.value)
+
+
+def test_04_with_a_failing_server_fits_an_80_column_terminal():
+    """用真 LLM 的那几行（LLM 的设置、"接连 4 次调用失败……"那句）也按终端宽度折行：以前各有 130–150 列。"""
+    from conftest import run_in_pty
+    from console import display_width
+    env = {k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_GPU"}     # 讲义的 H100：命令里不多 --gpu
+    with HostileServer(chat="http500") as s:
+        p = run_in_pty([SCRIPT_04, "--budget", "10", "--seeds", "1", "--llm", s.url, "--model", "x"], 80,
+                       {"NO_COLOR": "1"}, env=env, timeout=120, stderr_too=True)
+    assert p.returncode == 0 and "接连 4 次调用失败" in p.stdout
+    assert [line for line in p.stdout.split("\n") if display_width(line) > 80] == []

@@ -854,10 +854,11 @@ def add_arguments(ap) -> None:
     g.add_argument("--replay", metavar="FILE.jsonl", help="不联网，按 --record 录下的文件回答；标准输出和录制时逐字节相同")
 
 
-def from_arguments(a, settings: str = ""):
+def from_arguments(a, settings: str = "", notify=None):
     """按 add_arguments 的参数建后端：没有 --llm、--replay 返回 None（用 MockLLM）；有就返回一个查过能连上的
     OpenAILLM（要录制的话已经开始录）或一个 ReplayLLM。参数不对、连不上、文件读不了：抛 SetupError（一句话）。
-    settings 是脚本名和决定结果的参数（例如 "04 --seed 0 --budget 50 --seeds 1"）：录进文件头，回放时必须一样。"""
+    settings 是脚本名和决定结果的参数（例如 "04 --seed 0 --budget 50 --seeds 1"）：录进文件头，回放时必须一样。
+    notify：决定不再调用时说那一句话的函数（脚本给 runner.say：按终端宽度折行；evolve 不 import 第 1 讲）。"""
     given = [f"--{n.replace('_', '-')}" for n in ("model", "llm_concurrency", "llm_timeout", "record")
              if getattr(a, n, None) is not None]
     if a.replay is not None:
@@ -882,7 +883,7 @@ def from_arguments(a, settings: str = ""):
         raise SetupError("--llm 要和 --model NAME 一起用（例如 --model qwen2.5-coder:7b）。")
     try:
         backend = OpenAILLM(a.llm, a.model, concurrency=a.llm_concurrency or CONCURRENCY,
-                            timeout=a.llm_timeout or TIMEOUT, notify=_tell_stderr)
+                            timeout=a.llm_timeout or TIMEOUT, notify=notify or _tell_stderr)
     except ValueError as e:
         raise SetupError(f"{e}。") from None
     try:
