@@ -539,21 +539,23 @@ def _hidden_series(series, marks, drawn, grid, background) -> list[str]:
     return out
 
 
-def _legend(items: list[str], painted: list[str], width: int) -> list[str]:
-    """"图例："加各项，两项之间两个空格；一行放不下就换行（续行缩进），一项不拆开（除非一项就比一行长）。"""
-    lines, cur, cur_w = [], "图例：", display_width("图例：")
+def _legend(items: list[str], painted: list[str], width: int, label: str = "图例：") -> list[str]:
+    """label 加各项，两项之间两个空格；一行放不下就换行（续行缩进 6 列），一项不拆开（除非一项就比一行长）。"""
+    lines, cur, cur_w, first = [], label, display_width(label), True
     for item, shown in zip(items, painted):
         w = display_width(item)
-        if cur_w > 6 and cur_w + 2 + w > width:
+        if not first and cur_w + 2 + w > width:
             lines.append(cur)
+            cur, cur_w, first = " " * 6, 6, True
+        if w > width - cur_w and first and shown == item:  # 一项比一行还长：按字折
+            pieces = wrap(item, width - cur_w)
+            lines += [cur + p for p in pieces[:-1]]
             cur, cur_w = " " * 6, 6
-        if w > width - 6 and cur_w == 6 and shown == item:  # 一项比一行还长：按字折
-            pieces = wrap(item, width - 6)
-            lines += [" " * 6 + p for p in pieces[:-1]]
             item = shown = pieces[-1]
             w = display_width(item)
-        cur += ("  " if cur_w > 6 else "") + shown
-        cur_w += (2 if cur_w > 6 else 0) + w
+        cur += ("" if first else "  ") + shown
+        cur_w += (0 if first else 2) + w
+        first = False
     return lines + [cur]
 
 
@@ -591,7 +593,7 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
     if not rows or not cols or len(values) != len(rows) or any(len(r) != len(cols) for r in values):
         raise ValueError(f"热力图「{title}」要 {len(rows)} 行 × {len(cols)} 列的数")
     values = [finite(r, f"热力图「{title}」的数据") for r in values]
-    lo, hi, levels = heat_levels(values, log)
+    lo, hi, levels = heat_levels(values, log, fmt)
     flat = [(v, i, j) for i, r in enumerate(values) for j, v in enumerate(r)]
     big, small = max(flat, key=lambda t: (t[0], -t[1], -t[2])), min(flat)     # 最大的、最小的（并列取第一个）
     lw = max(display_width(s) for s in rows + [y_label]) + 1
@@ -621,8 +623,8 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
         return _at_least("\n".join(out + wrap(f"刻度：{SHADES[0]} 所有格子都是 {fmt.format(lo)}。", width, "  ")), width)
     edges = heat_edges(lo, hi, log)
     scale = [f"{SHADES[k]} {fmt.format(edges[k])}–{fmt.format(edges[k + 1])}" for k in range(len(SHADES))]
-    out += [line.replace("图例：", "刻度：") for line in
-            _legend(scale, [_paint(x[0], HEAT_COLORS[k], on) + x[1:] for k, x in enumerate(scale)], width)]
+    out += _legend(scale, [_paint(x[0], HEAT_COLORS[k], on) + x[1:] for k, x in enumerate(scale)], width,
+                   "刻度（每档含下界）：")
     where = lambda t: f"{rows[t[1]]}，{x_label or '列'} = {cols[t[2]]}"  # noqa: E731
     ties = lambda v: sum(1 for t in flat if t[0] == v)  # noqa: E731
     more = lambda v: f" 等 {ties(v)} 格" if ties(v) > 1 else ""  # noqa: E731

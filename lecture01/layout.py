@@ -6,7 +6,8 @@
     tokens(text) / kind(ch)        折行用的小段和字符种类（console 折表头时也用）
     Axis(values, cells, ...)       一根轴：数据 → 格子坐标，整刻度
     finite(values, what)           图的数据转成 float，有 NaN、无穷大就报错
-    heat_edges / heat_levels       热力图五档的边界、每格的档位
+    heat_edges / heat_levels       热力图五档的边界、每格的档位（按印出来的数）
+    printed_value(v, fmt)          v 照 fmt 印出来再读回的数
 
 依赖方向只有一个：console 和 svg 都 import 这里，这里不 import 它们（console 写 SVG 文件时才 import svg）。
 只用标准库；导入时不打印任何东西。
@@ -167,14 +168,29 @@ def heat_edges(lo: float, hi: float, log: bool = False) -> list[float]:
     return [lo + (hi - lo) * k / n for k in range(n + 1)]
 
 
-def heat_levels(values: list[list[float]], log: bool = False) -> tuple[float, float, list[list[int]]]:
-    """热力图每格的档位 0..4（按 heat_edges 分档）。全部相等时都是 0 档。"""
+_NUMBER = re.compile(r"[-+]?(?:\d[\d,]*)?\.?\d+(?:[eE][-+]?\d+)?")
+
+
+def printed_value(v: float, fmt: str) -> float:
+    """v 照 fmt 印出来以后读回的数（"1.2796" 用 "{:.2f}×" 印成 "1.28×"，读回 1.28）；印出来没有数时是 v 本身。"""
+    m = _NUMBER.search(fmt.format(v))
+    return float(m.group().replace(",", "")) if m else v
+
+
+def heat_levels(values: list[list[float]], log: bool = False,
+                fmt: str | None = None) -> tuple[float, float, list[list[int]]]:
+    """热力图每格的档位 0..4（按 heat_edges 分档，每档含下界、不含上界）。全部相等时都是 0 档。
+    给了 fmt 时按印出来的数分档：格子的数和档的边界都先照 fmt 印出来再比，所以印着 1.28 的格子一定在刻度上
+    "1.28–1.63" 那一档，不会因为没印出来的小数落到上一档；印出来全都一样时也都是 0 档（lo、hi 返回同一个数）。"""
     flat = [v for row in values for v in row]
     lo, hi = min(flat), max(flat)
     if log and lo <= 0:
         raise ValueError("按比例分档的热力图只能画大于 0 的数")
-    edges = heat_edges(lo, hi, log)
-    level = lambda v: 0 if hi == lo else sum(v >= e for e in edges[1:-1])  # noqa: E731
+    shown = (lambda v: v) if fmt is None else (lambda v: printed_value(v, fmt))  # noqa: E731
+    if shown(lo) == shown(hi):
+        return lo, lo, [[0 for _ in row] for row in values]
+    edges = [shown(e) for e in heat_edges(lo, hi, log)[1:-1]]
+    level = lambda v: sum(shown(v) >= e for e in edges)  # noqa: E731
     return lo, hi, [[level(v) for v in row] for row in values]
 
 

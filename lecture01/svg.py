@@ -202,7 +202,7 @@ def scatter_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{
 def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label="", log=False, **_) -> str:
     """热力图（参数同 console.format_heatmap）：每格的颜色按五档，格子里印数值，下面是刻度。"""
     values = [finite(r, f"热力图「{title}」的数据") for r in values]
-    lo, hi, levels = heat_levels(values, log)
+    lo, hi, levels = heat_levels(values, log, fmt)
     lw = max(text_width(s, 12) for s in rows + [y_label]) + 16
     cw, ch = max(44, max(text_width(fmt.format(v), 11) for r in values for v in r) + 8), 30
     L, T = lw, 92
@@ -232,9 +232,13 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
         body += [f'<rect x="{n(x)}" y="{y - 11}" width="14" height="14" fill="{color}" stroke="#999"/>',
                  _text(x + 18, y, span, 11)]
         x += 18 + text_width(span, 11) + 16
-    body.append(_text(L, y + 26, f"最大 {fmt.format(big[0])}：{rows[big[1]]}，{x_label or '列'} = {cols[big[2]]}；"
-                                 f"最小 {fmt.format(small[0])}：{rows[small[1]]}，{x_label or '列'} = {cols[small[2]]}"
-                                 "（黑框）", 12))
+    if hi > lo:
+        body.append(_text(x, y, "（每档含下界）", 11))                 # 印着边界上那个数的格子在上面一档
+        x += text_width("（每档含下界）", 11)
+    extremes = (f"最大 {fmt.format(big[0])}：{rows[big[1]]}，{x_label or '列'} = {cols[big[2]]}；"
+                f"最小 {fmt.format(small[0])}：{rows[small[1]]}，{x_label or '列'} = {cols[small[2]]}（黑框）")
+    body.append(_text(L, y + 26, extremes, 12))
+    width = int(max(width, x + 12, L + text_width(extremes, 12) + 12))     # 刻度和最大最小那一行不被裁掉
     return _doc(width, height, "heatmap", title, body)
 
 

@@ -108,6 +108,23 @@ def test_heatmap_levels_and_extremes():
     assert row_a.split()[3][0] == SHADES[int((3.0 - 1) / 3 * 5)]
 
 
+def test_a_heatmap_cell_printed_on_an_edge_is_in_the_shade_the_legend_gives_it():
+    """刻度的边界是印出来的数，每档含下界：印着 1.30 的格子在"1.30–1.60"那档，哪怕没印出来的小数（1.2996）比边界
+    （1.3）小；SVG 的颜色也一样（SVG 在每格里印数值，矛盾一眼就看得到）。"""
+    values = [[1.0, 1.2996, 1.3004, 2.5]]
+    text = format_heatmap("t", ["a"], ["w", "x", "y", "z"], values, fmt="{:.2f}", width=60, color=False)
+    assert "刻度（每档含下界）：" in text and f"{SHADES[1]} 1.30–1.60" in text
+    row = next(line for line in text.split("\n") if line.startswith("a "))
+    assert row.split()[2][0] == SHADES[1] and row.split()[3][0] == SHADES[1]     # 两格都印作 1.30：同一档
+    root = parse(svg.heatmap_svg("t", ["a"], ["w", "x", "y", "z"], values))
+    fills = [e.get("fill") for e in q(root, "rect") if e.get("data-value")]
+    assert fills[1] == fills[2] == svg.HEAT[1]
+    assert "每档含下界" in "".join(root.itertext())
+    # 印出来全都一样（1.001 和 1.004 都印作 1.00）：说"所有格子都是 1.00"，不分出两档
+    text = format_heatmap("t", ["a"], ["x", "y"], [[1.001, 1.004]], fmt="{:.2f}", width=60, color=False)
+    assert "所有格子都是 1.00" in text
+
+
 def test_bars_start_together_and_lengths_follow_values():
     labels = ["寄存器", "共享内存", "warp 分不到活"]
     values = [1234, 2000, 55]
