@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -491,6 +492,8 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
     for name in order:                                                  # 衬底最先画；其余的第一条序列画在最上面
         trace(series[name], *marks[name], connect)
     hidden = _hidden_series(series, marks, drawn, grid, background)
+    if connect:
+        hidden += _hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt)
 
     tick_rows = {H - 1 - i * yaxis.per: lab for i, lab in enumerate(yaxis.labels)}
     out = wrap(title, width)
@@ -523,6 +526,33 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
         legend, legend_painted = legend + extra, legend_painted + extra
     notes = [line for text in hidden for line in wrap(text, width, "  ")]
     return _at_least("\n".join(out + _legend(legend, legend_painted if on else legend, width) + notes), width)
+
+
+def _hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt) -> list[str]:
+    """看得见、但从某一列起到它的最后一列都被别的线盖住的折线（两条线后半段重合），各说一句从横轴上哪儿起、被哪条盖住：
+    不然学生以为这条线在那儿停了。被盖住的尾巴至少占图宽的 15%（4 列以上）才说；整条被盖住的由 _hidden_series 说。"""
+    out = []
+    width = len(grid[0])
+    for name in series:
+        ch = marks[name][0]
+        cells = drawn.get(ch, set()) if name != background else set()
+        seen = {c for r, c in cells if grid[r][c][0] == ch}
+        if not seen:
+            continue
+        cols = sorted({c for _, c in cells})
+        tail = [c for c in cols if c > max(seen)]
+        if len(tail) < max(4, 0.15 * width):
+            continue
+        start = tail[0]
+        over = Counter(grid[r][c][0] for r, c in cells if c >= start and grid[r][c][0] != ch)
+        names = [n for n in series if n != name and marks[n][0] in over]
+        names.sort(key=lambda n: -over[marks[n][0]])
+        xs = [x for x, _ in series[name] if round(xaxis.pos(x)) >= start]
+        if not names or not xs:
+            continue
+        out.append(f"（{ch} {name} 从横轴 {x_fmt.format(min(xs))} 起和 "
+                   f"{'、'.join(f'{marks[n][0]} {n}' for n in names)} 落在同一格，被盖住了，不是停了。）")
+    return out
 
 
 def _hidden_series(series, marks, drawn, grid, background) -> list[str]:

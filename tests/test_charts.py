@@ -486,6 +486,29 @@ def test_a_series_hidden_under_another_is_named_under_the_chart():
     assert "○" in apart and "图上看不到" not in apart
 
 
+def test_a_line_hidden_from_some_point_on_says_where_and_under_which_line():
+    """05 的"没有级联"画到一半就"没了"：后半段和"完整系统"落在同一格。图下说从横轴哪儿起、被哪条盖住；
+    看得到到最后的线、散点图、只重合一小段的都不说。"""
+    from console import format_line, format_scatter
+    full = [(i, 1 + i / 100) for i in range(100)]
+    late = [(i, 1.45 - i / 100) for i in range(40)] + full[40:]        # 从 40 起和"完整系统"一模一样
+    chart = format_line("折线", {"完整系统": full, "没有级联": late}, width=80, color=False)
+    lines = chart.split("\n")
+    # 40 那一列还看得见从上面下来的那段竖线，从 41 起整列都被盖住
+    assert lines[-1] == "（○ 没有级联 从横轴 41 起和 ● 完整系统 落在同一格，被盖住了，不是停了。）", chart
+    rows = [line.split("┤", 1)[-1].split("│", 1)[-1] for line in lines if "┤" in line or " │" in line]
+    last = max(max((k for k, ch in enumerate(r) if ch == "○"), default=-1) for r in rows)
+    col41 = round((41 - 0) / 99 * (len(max(rows, key=len)) - 1))
+    assert 0 <= last < col41                                              # 真的：41 以后一个 ○ 也没有
+    apart = format_line("折线", {"完整系统": full, "没有级联": late[:-1] + [(99, 1.2)]}, width=80, color=False)
+    assert "不是停了" not in apart                                         # 最后一段看得见
+    short = format_line("折线", {"完整系统": full, "没有级联": [(i, 1.45 - i / 100) for i in range(95)] + full[95:]},
+                        width=80, color=False)
+    assert "不是停了" not in short                                         # 重合的尾巴不到图宽的 15%
+    dots = format_scatter("散点", {"完整系统": full, "没有级联": late}, width=80, color=False)
+    assert "不是停了" not in dots
+
+
 def test_the_background_series_is_never_called_hidden():
     from console import format_scatter
     chart = format_scatter("散点", {"看的": [(1, 1), (2, 2)], "其余": [(1, 1), (2, 2)]}, background="其余", width=80,
