@@ -199,6 +199,42 @@ def test_common_python_mistakes_are_said_in_the_students_words(body, says):
     assert says in str(e.value) and not re.search(r"[a-z]{4,} [a-z]{4,} [a-z]{4,}", str(e.value)), str(e.value)
 
 
+SRC_A, SRC_B = "Config(16, 64, 128, 4, 4, 1)", "Config(128, 128, 64, 4, 3, 8)"
+
+
+@pytest.mark.parametrize("body, says", [      # 学生报过：这几种手误印出来的是 Python 的英文原话
+    (f"def choose_config(M, N, K):\n    if M = 16:\n        return {SRC_A}\n    return {SRC_B}", "比较要写 <="),
+    (f"def choose_config(M, N, K):\n    if M <= 16:\n\treturn {SRC_A}\n    return {SRC_B}", "混用了 Tab 和空格"),
+    (f"def choose_config(M, N, K):\n    if M <= 16: \\ 2\n        return {SRC_A}\n    return {SRC_B}", "反斜杠"),
+    (f"def choose_config(M, N, K):\n    if M <= 16M:\n        return {SRC_A}\n    return {SRC_B}", "只能是整数"),
+    (f"def choose_config(M, N, K):\n    if M <= 016:\n        return {SRC_A}\n    return {SRC_B}", "不能补 0"),
+    ("def choose_config(M, N, K):\n    return Config(BM=16, 64, 128, 4, 4, 1)", "名字=值"),
+    ("def choose_config(M, N, K):\n    return Config(BM=16, BM=16, BK=128, warps=4, stages=4, group=1)",
+     "字段 BM 给了两次"),
+    ("def choose_config(M, N, K):\n    return Config(16 64, 128, 4, 4, 1)", "少了一个逗号"),
+    (f"return {SRC_B}", "return 在函数外面"),
+    ("def choose_config(M, N, K):\n    return Config(16, 64, 128, 4, 4, 1]", "配不上"),
+    ("def choose_config(M, N, K):\n    return Config(16, 64, 128, 4, 4, 1) +* 2", "不是合法的 Python"),
+])
+def test_more_python_typos_are_said_in_the_students_words(body, says):
+    with pytest.raises(ProgramError) as e:
+        parse("# EVOLVE-BLOCK-START\n" + body + "\n# EVOLVE-BLOCK-END\n", "h.py")
+    assert says in str(e.value), str(e.value)
+    english = re.sub(r"（Python 的原话：.*）", "", str(e.value))       # 没列到的原话可以放在括号里，前面先有一句中文
+    assert not re.search(r"\b(?:Maybe|Perhaps|inconsistent|unexpected|invalid|positional|keyword|outside|closing|"
+                         r"leading|syntax)\b", english), str(e.value)
+
+
+def test_an_emptied_expert_file_says_how_to_get_the_lectures_back():
+    """学生报过：清空 expert_heuristic.py 以后，信息叫他"照 expert_heuristic.py 写"——照的正是那个空文件。"""
+    with pytest.raises(ProgramError) as e:
+        parse("", "lecture14/expert_heuristic.py")
+    assert "git checkout lecture14/expert_heuristic.py" in str(e.value) and "lecture_expert.py" in str(e.value)
+    with pytest.raises(ProgramError) as e:
+        parse("", "mine.py")
+    assert "照 lecture14/expert_heuristic.py 的样子" in str(e.value)
+
+
 HEAD = """# EVOLVE-BLOCK-START
 def choose_config(M, N, K):
     if M <= 16:
