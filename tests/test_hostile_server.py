@@ -460,16 +460,44 @@ def test_readme_says_what_the_client_refuses_with_the_numbers_the_code_uses():
 
 
 def test_http_proxy_from_the_environment_still_works(monkeypatch):
-    # 不是本机的地址照旧按 http_proxy 走代理（请求行里是完整的地址）；本机的地址不走代理
+    # 不是本机的地址照旧按 http_proxy 走代理（请求行里是完整的地址）——只要明文请求里没有密钥；本机的地址不走代理
     with HostileServer() as proxy, HostileServer() as local:
         monkeypatch.setenv("http_proxy", proxy.origin)
         monkeypatch.delenv("no_proxy", raising=False)
         monkeypatch.delenv("NO_PROXY", raising=False)
-        client("http://llm.example.invalid/v1?api-version=1").check()
+        client("http://llm.example.invalid/v1?api-version=1", api_key="").check()
         client(local.url).check()
+        client(local.url.replace("127.0.0.1", "127.1")).check()             # 127.x 的别的写法也是本机
     assert [r[:2] for r in proxy.received] == [("GET", "http://llm.example.invalid/v1/models?api-version=1")]
     assert proxy.received[0][2]["host"] == "llm.example.invalid"
-    assert [r[:2] for r in local.received] == [("GET", "/v1/models")]
+    assert [r[:2] for r in local.received] == [("GET", "/v1/models")] * 2
+
+
+def test_a_key_never_goes_through_a_proxy_in_plain_http(monkeypatch):
+    """讲师报过：--llm http://别的主机/v1 加上环境里的 http_proxy，代理的日志里是 Authorization: Bearer 密钥（明文 http
+    经代理，代理看得到整个请求）。带着密钥的明文 http 不走代理，连不上时那句话说为什么、该怎么办（https）。"""
+    with HostileServer() as proxy:
+        monkeypatch.setenv("http_proxy", proxy.origin)
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        c = client("http://llm.example.invalid/v1")
+        with pytest.raises(ServerUnreachable) as e:
+            c.check()
+        kind, _, _ = ask(c)
+    assert proxy.received == [] and c.proxy_skipped and kind is not None
+    assert "不经代理" in str(e.value) and "https" in str(e.value) and KEY not in str(e.value)
+
+
+@pytest.mark.parametrize("where", ["model", "location"])
+def test_a_key_the_server_sends_back_is_never_printed(where):
+    """讲师报过：服务器把收到的 Authorization 头放进模型名、转向地址里回来，开跑前的那句话就把密钥印在屏幕上。"""
+    if where == "model":
+        server = HostileServer(model_ids=(f"leak-Bearer {KEY}",))
+    else:
+        server = HostileServer(models="302", location=f"http://127.0.0.1:9/v1?stolen=Bearer_{KEY}")
+    with server as s, pytest.raises(ServerUnreachable) as e:
+        client(s.url).check()
+    assert KEY not in str(e.value) and "***" in str(e.value), str(e.value)
 
 
 def test_a_key_that_cannot_go_into_a_header_is_one_sentence_without_the_key(monkeypatch):

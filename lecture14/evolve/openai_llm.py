@@ -389,10 +389,14 @@ class OpenAILLM(_Backend):
         # 只和这一个地方说话：协议、主机、端口、路径前缀都定死在这里，之后哪个请求都不换地方（不跟转向）
         self._scheme, self._host, self._port = u.scheme, u.hostname, port or (443 if u.scheme == "https" else 80)
         self._prefix, self._query = u.path.rstrip("/"), u.query
-        # 本机的地址不走代理（环境里的 http_proxy 是给外网用的）；别的地址按环境变量（http_proxy、https_proxy、
-        # no_proxy）走，和 urllib 一样
-        local = self._host in ("127.0.0.1", "localhost", "::1")
-        proxy = None if local or urllib.request.proxy_bypass(self._host) else urllib.request.getproxies().get(u.scheme)
+        # 本机的地址（127.x.x.x 的任何写法、::1、localhost）不走代理（环境里的 http_proxy 是给外网用的）；别的地址按
+        # 环境变量（http_proxy、https_proxy、no_proxy）走，和 urllib 一样。只有一个例外：明文 http 又带着密钥时不走代理
+        # ——代理看得到明文请求里的密钥，而密钥只发给 --llm 的地址（https 经代理时走 CONNECT 隧道，代理看不到）
+        proxy = None if _is_loopback(self._host) or urllib.request.proxy_bypass(self._host) \
+            else urllib.request.getproxies().get(u.scheme)
+        self.proxy_skipped = bool(proxy) and u.scheme == "http" and bool(self._key)
+        if self.proxy_skipped:
+            proxy = None
         self._proxy = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy) if proxy else None
 
     def __repr__(self) -> str:                    # 不带密钥
@@ -424,8 +428,13 @@ class OpenAILLM(_Backend):
             self._write(dict(type="call", **asdict(call)))
 
     def _redact(self, text: str) -> str:
-        """抹掉文本里的密钥。很短的"密钥"（本机服务器常用的占位符，如 EMPTY）不算秘密，也不能抹：会把回复抹坏。"""
-        return text.replace(self._key, "***") if self._key and len(self._key) >= 8 else text
+        """抹掉文本里的密钥（原样的和 URL 编码过的：服务器能把收到的密钥放进模型名、转向地址里回给我们）。
+        很短的"密钥"（本机服务器常用的占位符，如 EMPTY）不算秘密，也不能抹：会把回复抹坏。"""
+        if not self._key or len(self._key) < 8:
+            return text
+        for form in {self._key, urllib.parse.quote(self._key, safe=""), urllib.parse.quote_plus(self._key)}:
+            text = text.replace(form, "***")
+        return text
 
     # ---- HTTP ----
     def _headers(self) -> dict:
@@ -528,7 +537,14 @@ class OpenAILLM(_Backend):
 
     def check(self, timeout: float = CHECK_TIMEOUT) -> None:
         """开跑之前：服务器在不在、认不认我们的密钥、有没有这个模型。有问题抛 ServerUnreachable（一句话）。
-        转向、回的东西读不懂（不是 JSON、嵌得太深、太长、模型名不是字符串……）也是：它不像 OpenAI 兼容接口。"""
+        转向、回的东西读不懂（不是 JSON、嵌得太深、太长、模型名不是字符串……）也是：它不像 OpenAI 兼容接口。
+        那句话里引用的服务器文字（模型名、转向地址……）抹掉了密钥：服务器可以把收到的密钥放进去，讲师的屏幕上不能出现它。"""
+        try:
+            self._check(timeout)
+        except ServerUnreachable as e:
+            raise ServerUnreachable(self._redact(e.kind), self._redact(e.detail)) from None
+
+    def _check(self, timeout: float) -> None:
         where = clean_url(self.base_url)
         timeout = min(timeout, self.timeout)
         try:
@@ -538,8 +554,10 @@ class OpenAILLM(_Backend):
                 raise ServerUnreachable(f"LLM 服务器 {where} 在 {timeout:g} 秒内没有回完 GET /models",
                                         "检查 --llm 的地址，或者等它不忙了再试") from None
             if e.kind == UNREACHABLE:
+                skipped = ("；环境里设了代理，但明文 http 带着密钥时不经代理（代理看得到密钥）：这台服务器要经代理才连得上的话，"
+                           "--llm 请用 https 的地址") if self.proxy_skipped else ""
                 raise ServerUnreachable(f"连不上 LLM 服务器 {where}（{e.detail}）",
-                                        "先启动它（例如 ollama serve），或者检查 --llm 的地址") from None
+                                        "先启动它（例如 ollama serve），或者检查 --llm 的地址" + skipped) from None
             what = {TOO_LONG: "的回复太长", TRUNCATED: "的回复没传完整", BAD_HEADERS: "回的响应头不合规矩"}.get(e.kind, "出错了")
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models {what}（{e.detail}）",
                                     "--llm 要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）") from None
@@ -637,10 +655,21 @@ class OpenAILLM(_Backend):
             if not self.give_up_after or self._failed_in_a_row < self.give_up_after or self.gave_up is not None:
                 return
             self.gave_up = (f"LLM：接连 {self._failed_in_a_row} 次调用失败（最后一次是“{kind}”），之后的提议不再问它，"
-                            f"记作“{GAVE_UP}”；进化用已有的程序跑完，最好的程序不会丢。")
+                            f"记作“{GAVE_UP}”；已经评估过的程序都留着，最好的程序不会丢。")
             note = self.gave_up
         if self.notify is not None:
             self.notify(note)
+
+
+def _is_loopback(host: str) -> bool:
+    """本机的地址：localhost（和 *.localhost）、::1、127.0.0.0/8 的任何写法（127.1、127.0.0.2、0x7f.1……）。"""
+    host = host.lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost") or host == "::1":
+        return True
+    try:
+        return socket.inet_aton(host)[0] == 127
+    except OSError:
+        return False
 
 
 def _content(raw: bytes):
