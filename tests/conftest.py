@@ -140,8 +140,8 @@ def _lower_priority(p) -> None:
             pass
 
 
-def run_concurrently(*commands, cwd=ROOT, timeout=180):
-    """几条命令（参数列表）同时跑，各是独立的子进程（结果和一条条跑一样，只是在 2 核上快一些）；
+def run_concurrently(*commands, cwd=ROOT, timeout=180, env=None):
+    """几条命令（参数列表）同时跑，各是独立的子进程（结果和一条条跑一样，只是在 2 核上快一些）；env 不给就继承；
     按顺序返回 subprocess.CompletedProcess（text，stdout 和 stderr 都收下）。每条命令在自己的进程组里跑，
     结束时（包括超时、出错）整组杀掉：不留下脚本的后台 worker。在后台线程里优先级低（_lower_priority）。"""
     import subprocess
@@ -150,7 +150,7 @@ def run_concurrently(*commands, cwd=ROOT, timeout=180):
     try:
         for c in commands:
             procs.append(subprocess.Popen(list(c), cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                          start_new_session=True))
+                                          start_new_session=True, env=env))
             _lower_priority(procs[-1])
         for p in procs:
             stdout, stderr = p.communicate(timeout=timeout)

@@ -134,10 +134,17 @@ def two_runs():
 
 @ahead(waits=True)
 def seed_1_run():
-    """make openevolve 印的 make openevolve ARGS="--seed 1"（Makefile 把 ARGS 原样交给 run_openevolve.py），提议数换小。"""
+    """make openevolve 印的 make openevolve ARGS="--seed 1"（Makefile 把 ARGS 原样交给 run_openevolve.py），提议数换小。
+    环境里设了 http_proxy（很多校园网的机器都设）：讲师报过，OpenEvolve 连本机 MockLLM 服务器的请求也交给了代理，
+    并排比较就成了"OpenEvolve 全部失败"。返回 (CompletedProcess, 代理收到的请求)。"""
+    from hostile_server import HostileServer
     d = os.path.join(session_dir("oe_seed1"), "out")
-    (p,) = run_concurrently(run_oe("--seed", "1", "--output", d), timeout=240)
-    return p
+    with HostileServer() as proxy:
+        env = {k: v for k, v in base_env().items() if k.lower() != "no_proxy"}
+        env.update(http_proxy=proxy.origin, HTTP_PROXY=proxy.origin, https_proxy=proxy.origin, HTTPS_PROXY=proxy.origin)
+        (p,) = run_concurrently(run_oe("--seed", "1", "--output", d), timeout=240, env=env)
+        received = list(proxy.received)
+    return p, received
 
 
 PREFETCH = [two_runs, seed_1_run]
@@ -154,9 +161,55 @@ def test_make_openevolve_suggests_commands_that_run_as_printed():
     assert "lecture14/07_openevolve.py" in test_terminal_width.NUMBERED
     with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
         assert re.search(r"^openevolve:.*\n\t\$\(PY\) lecture14/openevolve/run_openevolve\.py \$\(ARGS\)$", f.read(), re.M)
-    q = seed_1_run()
+    q, _ = seed_1_run()
     assert q.returncode == 0 and "Traceback" not in q.stderr, q.stderr[-2000:]
     assert "种子1；LLM是MockLLM服务器" in "".join(q.stdout.split())
+
+
+def test_openevolve_talks_to_the_local_mock_server_directly_even_when_a_proxy_is_set():
+    q, proxied = seed_1_run()
+    assert proxied == [] and q.returncode == 0, (proxied, q.stderr[-2000:])
+    m = re.search(r"6个提议：(\d+)个做了完整评估", "".join(q.stdout.split()))
+    assert m and int(m.group(1)) >= 1, q.stdout                  # 代理没接手：有提议真的变成了程序、评估过
+
+
+def test_a_configured_server_that_is_not_running_is_one_sentence_before_openevolve_starts(tmp_path):
+    """讲师报过：照"换成真的模型"改了 config.yaml、服务器却没开，make openevolve 跑了 98 秒、退出码 0，只说提议
+    "没变成子程序"。现在开跑之前和 --llm 一样先看一眼：一句话、退出码 2，OpenEvolve 根本不启动。"""
+    import shutil
+    import socket
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    with socket.socket() as s:                                   # 一个刚空出来、没人听的端口
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cfg = tmp_path / "lecture14" / "openevolve" / "config.yaml"
+    text = cfg.read_text(encoding="utf-8")
+    cfg.write_text(text.replace("  api_base: http://127.0.0.1:8765/v1\n", f"  api_base: http://127.0.0.1:{port}/v1\n")
+                   .replace("    - name: mock\n", "    - name: qwen2.5-coder:7b\n"), encoding="utf-8")
+    p = subprocess.run([sys.executable, str(tmp_path / "lecture14" / "openevolve" / "run_openevolve.py"),
+                        "--iterations", "3", "--output", str(tmp_path / "out")], capture_output=True, text=True,
+                       timeout=60, env=base_env(), cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr, p.stderr[-2000:]
+    said = "".join(p.stderr.split())
+    assert "config.yaml的LLM用不了：连不上LLM服务器" in said and "config.yaml的api_base" in said and "--llm" not in said
+    assert not os.path.exists(tmp_path / "out" / "openevolve.log")                 # OpenEvolve 没有启动
+
+
+def test_the_best_program_counts_its_dead_rules():
+    from evolve import EXPERT, Rule
+    dead = EXPERT.__class__(EXPERT.rules + (Rule((("M", 8),), EXPERT.default),), EXPERT.default)   # M <= 8 被 M <= 16 挡住
+    assert runmod.rules_said(EXPERT) == f"{EXPERT.n_rules()} 条规则"
+    assert runmod.rules_said(dead) == f"{dead.n_rules()} 条规则，其中 1 条被前面的规则挡住、用不到"
+
+
+def test_config_yaml_names_only_make_variables_the_makefile_has():
+    """讲师报过：config.yaml 说 make openevolve ITER=1000，Makefile 没有 ITER（make 照样跑 300 个提议，什么都不说）。"""
+    with open(os.path.join(HERE, "config.yaml"), encoding="utf-8") as f:
+        text = f.read()
+    uses = set(re.findall(r"make openevolve ([A-Z_]+)=", text))
+    assert uses <= {"ARGS"}, uses
+    assert 'ARGS="--iterations 1000"' in text and "--iterations" in open(RUN, encoding="utf-8").read()
 
 
 def test_openevolve_runs_a_few_iterations_offline_and_prints_the_best_program(table):

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LECTURE14 = os.path.dirname(HERE)
@@ -54,6 +55,26 @@ def configured_llm() -> tuple[str, str]:
     base = re.search(r"^\s*api_base:\s*(\S+)", text, re.M)
     name = re.search(r"^\s*-\s*name:\s*(\S+)", text, re.M)
     return (base.group(1) if base else ""), (name.group(1) if name else "")
+
+
+def configured_key() -> str | None:
+    """config.yaml 里的 api_key（没有这一行时是 None：OpenEvolve 用环境变量 OPENAI_API_KEY）。"""
+    with open(CONFIG, encoding="utf-8") as f:
+        key = re.search(r"^\s*api_key:\s*(\S+)", f.read(), re.M)
+    return key.group(1) if key else None
+
+
+def child_env(base: str) -> dict:
+    """跑 OpenEvolve 的子进程的环境：本机的地址不走环境里的代理（不然连 MockLLM 服务器的请求也交给了代理，
+    并排比较就不成立）；明文 http 的 api_base 也不走代理（代理看得到请求里的密钥）——和本讲的客户端一个规矩。"""
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    hosts = ["127.0.0.1", "localhost", "::1"]
+    u = urllib.parse.urlsplit(base)
+    if u.scheme == "http" and u.hostname:
+        hosts.append(u.hostname)
+    for var in ("no_proxy", "NO_PROXY"):
+        env[var] = ",".join([h for h in env.get(var, "").split(",") if h.strip()] + hosts)
+    return env
 
 
 def have_openevolve() -> bool:
@@ -130,7 +151,7 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
     with open(log_path, "wb") as log:
         p = procs.add(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
                                        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                       start_new_session=True, cwd=ROOT, env=dict(os.environ, PYTHONHASHSEED="0")))
+                                       start_new_session=True, cwd=ROOT, env=child_env(url or configured_llm()[0])))
     done, offset, last, shown = 0, 0, time.monotonic(), 0
     pattern = re.compile(rb"Iteration (\d+)[: ]")
     while True:
@@ -241,6 +262,28 @@ def best_program(res: dict):
     return parse(res["best_code"], filename="OpenEvolve 最好的程序")
 
 
+def rules_said(program) -> str:
+    """"8 条规则，其中 1 条被前面的规则挡住、用不到"：OpenEvolve 的最好程序常带着这样的死规则。"""
+    from evolve import simplify
+    dead = program.n_rules() - simplify(program).n_rules()
+    return f"{program.n_rules()} 条规则" + (f"，其中 {dead} 条被前面的规则挡住、用不到" if dead else "")
+
+
+def check_configured(base: str, model: str) -> str | None:
+    """config.yaml 换成了别的服务器：开跑之前用本讲的客户端 GET {api_base}/models 看一眼（和 --llm 一样：连不上、
+    拒绝、转向、没有这个模型都是一句话）。不然 OpenEvolve 会对着一个没开的服务器跑完全部提议、退出码 0，只说
+    "没变成子程序"。没问题时是 None。"""
+    from evolve.openai_llm import OpenAILLM, ServerUnreachable
+    try:
+        OpenAILLM(base, model, api_key=configured_key(), timeout=10).check()
+    except ServerUnreachable as e:
+        said = str(e).replace("--llm 的地址", "config.yaml 的 api_base").replace("--model", "config.yaml 的 name")
+        return f"config.yaml 的 LLM 用不了：{said}。"
+    except ValueError as e:                                   # 地址写错了（不是 http/https 之类）
+        return f"config.yaml 的 api_base 用不了：{e}。"
+    return None
+
+
 def main(argv=None) -> int:
     sys.path[:0] = [LECTURE14, os.path.join(ROOT, "lecture01")]
     from runner import ensure_numpy, nonnegative_int, on_interrupt, parser, positive_int, progress, say
@@ -270,6 +313,10 @@ def main(argv=None) -> int:
             progress(f"开 MockLLM 服务器，再让 OpenEvolve {VERSION} 跑 {a.iterations} 个提议（进度在这里；Ctrl-C 随时停下）……")
             _, url = start_server(procs, a.seed)
         else:
+            problem = check_configured(base, model)
+            if problem:
+                say(problem)
+                return 2
             progress(f"OpenEvolve {VERSION} 问 config.yaml 里的 {base}（模型 {model}），跑 {a.iterations} 个提议……")
             url = None
         res = run_openevolve(procs, url, a.iterations, a.seed, output,
@@ -287,7 +334,7 @@ def main(argv=None) -> int:
     from console import print_note, print_try                # 句子按终端宽度折行（管道里 100 列）
     print_note(f"OpenEvolve {VERSION} 跑第 14 讲的问题：{a.iterations} 个提议，种子 {a.seed}；{who}，时间来自第 13 讲的解析模型。")
     print_note(f"最好的程序（用本讲的 evolve 重新算：训练形状上比专家快 {tr:.3f}×，测试形状上 {te:.3f}×，"
-               f"训练形状上是逐形状最优的 {tr / oracle_speedup(train, table):.0%}；{best.n_rules()} 条规则）：")
+               f"训练形状上是逐形状最优的 {tr / oracle_speedup(train, table):.0%}；{rules_said(best)}）：")
     print(render(best), end="")
     c = count(res)
     print_note(f"{a.iterations} 个提议：{c['full']} 个做了完整评估，{c['probe']} 个在探针级就停了，"
@@ -295,7 +342,7 @@ def main(argv=None) -> int:
     print_note(f"OpenEvolve 的输出（日志、best/、evolution_trace.jsonl）在 {os.path.relpath(output)}。")
     print_try([("和本讲的迷你循环并排比：同一个问题、同一个 MockLLM、每边同样的预算，各跑两个种子：",
                 "python3 lecture14/07_openevolve.py")]
-              + ([("换一个种子再跑一次，看 OpenEvolve 一次和一次差多少（它的 worker 并行，同一个种子也不保证走同一条路）：",
+              + ([("换一个种子再跑一次，看 OpenEvolve 一次和一次差多少（同一个种子它也不保证每次走同一条路：原因在它内部）：",
                    'make openevolve ARGS="--seed 1"')] if mock else []))
     inside = res.get("seconds_inside", res["seconds"])
     progress(f"（用时 {res['seconds']:.1f} 秒：OpenEvolve 启动和收尾 {res['seconds'] - inside:.1f} 秒，"
