@@ -20,19 +20,23 @@ MockLLM 要的"逐形状反馈"由它自己从讲义的时间表算（训练形�
 确定性：同一个 --seed、同样顺序的提示，回复逐字相同（请求按到达的顺序一个个交给 MockLLM；并发时的顺序由客户端
 决定）。回复的 usage 里 token 数都是 0：没有模型，也就没有 token。
 每个请求的正文最多 MAX_BODY 字节，整个请求（读、算、写）最多 REQUEST_SECONDS 秒；--max-requests 个补全之后
-回 HTTP 503。启动它的进程（shell、make、测试）没了，它也退出。Ctrl-C 停下（退出码 130）。
+回 HTTP 503。启动它的进程（shell、make、测试；程序启动它时用 --parent 给出自己的进程号）没了，它也退出。
+Ctrl-C 停下（退出码 130）。
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import sys
-import threading
-import time
-from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+STARTED_BY = os.getppid()       # 越早记越好：import 的零点几秒里启动它的进程就没了的话，这里记到的已经是 1
+
+import json  # noqa: E402
+import math  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from collections import Counter  # noqa: E402
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -393,20 +397,37 @@ class MockServer:
 
 # ---------------------------------------------------------------- 命令行
 
+def _alive(pid: int) -> bool:
+    """pid 这个进程还在吗（1 是 init：启动它的进程早就没了、它被过继了，算不在）。"""
+    if pid <= 1:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:                                   # 在，只是不归我们管
+        return True
+    return True
+
+
 def main(argv=None) -> int:
     ap = parser("把 MockLLM 放到 OpenAI 兼容的接口后面（只听 127.0.0.1，没有真的语言模型）。")
     ap.add_argument("--port", type=int_between(0, 65535), default=PORT, help=f"端口（默认 {PORT}；0 = 挑一个空闲的）")
     ap.add_argument("--seed", type=nonnegative_int, default=0, help="MockLLM 的随机种子（默认 0）")
     ap.add_argument("--max-requests", type=positive_int, default=MAX_REQUESTS, metavar="N",
                     help=f"最多回答几个补全（默认 {MAX_REQUESTS:,}），之后回 HTTP 503")
+    ap.add_argument("--parent", type=positive_int, default=None, metavar="PID",
+                    help="这个进程没了就退出（程序启动它时给自己的进程号；不给就看启动它的那个进程）")
     a = ap.parse_args(argv)
-    parent = os.getppid()
+    parent = STARTED_BY if a.parent is None else a.parent
+    if not _alive(parent):                                    # 还没开起来，启动它的进程就没了：不留下来
+        return 0
     try:
         with MockServer(seed=a.seed, port=a.port, max_requests=a.max_requests) as s:
             print(f"MockLLM 服务器（没有真的语言模型）在 {s.url}，Ctrl-C 停下。\n"      # 每行都放得进 80 列
                   f"  04 加上：--llm {s.url} --model {MODEL}\n"
                   f"  OpenEvolve 的 config.yaml 写：api_base: {s.url}", flush=True)
-            while os.getppid() == parent:                     # 启动它的进程没了（被过继），就退出
+            while _alive(parent) and (a.parent is not None or os.getppid() == parent):   # 启动它的进程没了就退出
                 time.sleep(0.2)
     except OSError as e:
         print(f"在 {HOST}:{a.port} 上开不了服务器（{e.strerror}）：换一个 --port，或者 --port 0 让它自己挑。",

@@ -240,6 +240,18 @@ def test_requests_are_bounded_in_count_size_and_time(table):
         assert time.monotonic() - t < 3
 
 
+def test_server_whose_starter_is_already_gone_does_not_stay():
+    """讲师报过：启动它的进程在它 import 的那零点几秒里就没了，它记下的"父进程"已经是 init，于是一直开着。
+    程序启动它时给 --parent 自己的进程号：那个进程不在了，它不开服务器，直接退出。"""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait(10)                                                # 一个刚退出、已经收掉的进程号
+    t = time.monotonic()
+    r = subprocess.run([sys.executable, SERVER, "--port", "0", "--parent", str(dead.pid)], capture_output=True,
+                       text=True, timeout=30, env=base_env())
+    assert r.returncode == 0 and r.stdout == "" and time.monotonic() - t < 10, (r.stdout, r.stderr)
+    assert "--parent" in open(os.path.join(ROOT, "lecture14", "openevolve", "run_openevolve.py"), encoding="utf-8").read()
+
+
 def test_server_script_prints_its_address_and_stops_when_the_process_that_started_it_goes(tmp_path):
     # 命令行的服务器：头三行是地址、04 要加的参数、config.yaml 的写法，每行放得进 80 列（以前一行 195 列）；
     # 启动它的进程没了（这里是一个中间的 python，pytest 被杀时也一样），它在一秒内自己退出

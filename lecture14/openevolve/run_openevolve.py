@@ -118,7 +118,7 @@ class Processes:
 
 def start_server(procs: Processes, seed: int = 0) -> tuple[subprocess.Popen, str]:
     """在一个新的进程组里开 MockLLM 服务器（空闲端口），等它印出地址。返回 (进程, base_url)。"""
-    p = procs.add(subprocess.Popen([sys.executable, SERVER, "--port", "0", "--seed", str(seed)],
+    p = procs.add(subprocess.Popen([sys.executable, SERVER, "--port", "0", "--seed", str(seed), "--parent", str(os.getpid())],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                                    start_new_session=True, cwd=ROOT))
     sel = selectors.DefaultSelector()
