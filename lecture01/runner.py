@@ -82,6 +82,7 @@ if _numbered_script(sys.argv[0] if sys.argv and sys.argv[0] else ""):
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
+import difflib  # noqa: E402
 import re  # noqa: E402
 import signal  # noqa: E402
 
@@ -242,6 +243,7 @@ def _sigint_held():
 _ENGLISH = [                                  # argparse 自己的英文报错 → 中文
     (r"^argument (.+?): expected one argument$", r"参数 \1 后面要跟一个值"),
     (r"^argument (.+?): expected at least one argument$", r"参数 \1 后面至少要跟一个值"),
+    (r"^argument (.+?): invalid choice: ('.*') \(choose from (.*)\)$", r"参数 \1 不能取 \2：只能取 \3 之一"),
     (r"^argument (.+?): invalid choice: (.*)$", r"参数 \1 只能取这些值之一：\2"),
     (r"^argument (.+?): invalid (\w+) value: '(.*)'$", r"参数 \1 的值 '\3' 不是合法的 \2"),
     (r"^argument (.+?): (.*)$", r"参数 \1：\2"),
@@ -266,13 +268,29 @@ class _Parser(argparse.ArgumentParser):
         return ns, rest
 
     def error(self, message: str) -> None:           # noqa: D102  一句话、退出码 2，不印整段用法
+        guess = self._guess(message)
         for pattern, repl in _ENGLISH:
             if re.match(pattern, message):
                 message = re.sub(pattern, repl, message)
                 break
-        message = message.rstrip("。.") + "。"
+        message = message.rstrip("。.") + "。" + guess
         say(f"{self.prog}：{message}（运行 python3 {self.prog} --help 看所有选项。）")
         self.exit(2)
+
+
+    def _guess(self, message: str) -> str:
+        """不认识的选项（--bud、--seeed）像哪个认识的：参数不接受缩写，打短了、打错了都说一声是不是那个。"""
+        if not message.startswith("unrecognized arguments:"):
+            return ""
+        known = [o for o in self._option_string_actions if o.startswith("--")]
+        for word in message.split(":", 1)[1].split():
+            flag = word.split("=", 1)[0]
+            if not flag.startswith("--"):
+                continue
+            near = [o for o in known if o.startswith(flag)] or difflib.get_close_matches(flag, known, n=1, cutoff=0.7)
+            if len(near) == 1:
+                return f"是不是 {near[0]}？"
+        return ""
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+import gpus
 from conftest import prefetch, run_script
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS
 from runner import int_between
@@ -140,3 +141,19 @@ def test_help_fits_the_terminal_with_chinese_two_columns_wide(script, cols=80):
     options = [x for x in lines if re.match(r"  -", x)]                # 选项那几行：说明从同一列开始
     starts = {len(re.match(r"(  \S.*?  +)\S", x)[1]) for x in options if re.search(r"\S  +\S", x)}
     assert len(starts) == 1, starts
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--gpu", "b200"], "参数 --gpu 不能取 'b200'：只能取 " + ", ".join(map(repr, gpus.GPUS)) + " 之一"),
+    (["--bud", "50"], "不认识的参数：--bud 50。是不是 --budget？"),
+    (["--seeed", "3"], "是不是 --seed？"),
+])
+def test_a_wrong_choice_or_a_misspelt_option_is_said_in_chinese_with_what_was_meant(args, says):
+    """学生报过：--gpu b200 印成"只能取这些值之一：'b200' (choose from …)"（读起来像 b200 才是允许的值，还夹着英文）；
+    --bud 50 只说不认识，不说是不是 --budget。"""
+    r = run_script("lecture14/04_alphaevolve_tiling.py", *args, env={k: v for k, v in os.environ.items()
+                                                                        if k != "MINI_ALPHAEVOLVE_GPU"}, timeout=60)
+    assert r.returncode == 2 and says in r.stderr and "choose from" not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    guess = run_script("lecture14/04_alphaevolve_tiling.py", "--s", "3", timeout=60)    # --seed、--seeds、--svg……：不猜
+    assert guess.returncode == 2 and "是不是" not in guess.stderr
