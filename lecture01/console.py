@@ -328,9 +328,9 @@ def print_observations(items: list, title: str = "观察") -> list:
     return items
 
 
-def print_note(text: str) -> None:
-    """一段说明（图例、列的含义），按终端宽度折行，不编号。"""
-    print("\n".join(wrap(text, wrap_width())))
+def print_note(text: str, indent: str = "") -> None:
+    """一段说明（图例、列的含义），按终端宽度折行，不编号。indent：整段缩进（一串提醒里的一条），续行再多缩进两格。"""
+    print("\n".join(wrap(indent + text, wrap_width(), indent + "  " if indent else "")))
 
 
 def print_try(items: list[tuple[str, str | tuple[str, ...]]], note: str | None = None) -> None:

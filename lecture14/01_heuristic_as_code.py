@@ -69,6 +69,9 @@ def choose_config(M, N, K):
 
 A, B, C = Config(16, 64, 128, 4, 4, 1), Config(64, 128, 64, 4, 4, 8), Config(128, 128, 64, 4, 3, 8)
 D, E = Config(32, 128, 128, 4, 4, 8), Config(64, 64, 128, 4, 4, 8)
+MAX_LISTING = 60            # 文件的原文最多印几行（和 06 一样）；读成的规则印一半这么多条。死规则的提醒逐条都印
+MAX_STEPS = 12              # "从上往下试条件"最多列几条、分支和死规则的行号最多逐个说几个（多了只数个数）
+
 # 演示 3 的带死规则的程序：每条规则后面的注释是它的命运，由 classify() 算出来再和 simplify 对照
 DEAD_PROGRAM = Program((
     Rule((("M", 16),), A),                       # 1 活
@@ -115,14 +118,29 @@ def block_lines(path: str) -> list[tuple[int, str]]:
     return [(i + 1, lines[i]) for i in range(start, end + 1)]
 
 
+def steps_text(steps: list[str]) -> str:
+    """"从上往下试条件"那一格：几百条规则的表不一条条列，只列开头几条和最后两条，中间说试了几条（都不成立）。"""
+    if len(steps) <= MAX_STEPS:
+        return "；".join(steps)
+    return "；".join(steps[:MAX_STEPS - 2] + [f"……中间 {len(steps) - MAX_STEPS} 条都不成立……"] + steps[-2:])
+
+
 def obs_branches(counts: dict, n_shapes: int, lines: list, dead: list) -> str:
-    """每个分支走到几个形状：加起来正好是全部形状；走不到的分支要么是 simplify 删掉的死规则，要么只是这些形状没用到它。"""
-    parts = "，".join(f"第 {ln} 行的分支 {n} 个" for ln, n in zip(lines, counts.values()))
+    """每个分支走到几个形状：加起来正好是全部形状；走不到的分支要么是 simplify 删掉的死规则，要么只是这些形状没用到它。
+    分支多（贴进来的大表）时，走不到的分支只数个数，不一条条说（演示 1 下面逐条列出了死规则）。"""
     unused = [ln for ln, n in zip(lines, counts.values()) if n == 0]
-    tail = ("每条分支都有形状走到。" if not unused else
-            "".join(f"第 {ln} 行的分支没有形状走到：" + ("simplify 证明它在任何 (M, N, K) 上都走不到，是死规则。"
-                                               if ln in dead else "它不是死规则，只是这些形状都没用到它。")
-                    for ln in unused))
+    if len(lines) <= MAX_STEPS:
+        parts = "，".join(f"第 {ln} 行的分支 {n} 个" for ln, n in zip(lines, counts.values()))
+        tail = ("每条分支都有形状走到。" if not unused else
+                "".join(f"第 {ln} 行的分支没有形状走到：" + ("simplify 证明它在任何 (M, N, K) 上都走不到，是死规则。"
+                                                   if ln in dead else "它不是死规则，只是这些形状都没用到它。")
+                        for ln in unused))
+    else:
+        parts = "，".join(f"第 {ln} 行的分支 {n} 个" for ln, n in zip(lines, counts.values()) if n) + \
+            (f"，别的 {len(unused)} 个分支 0 个" if unused else "")
+        k = len([ln for ln in unused if ln in dead])
+        tail = (f"没有形状走到的 {len(unused)} 个分支里，{k} 个是死规则（simplify 证明它们在任何 (M, N, K) 上都走不到，"
+                f"上面逐条列着），{len(unused) - k} 个不是死规则，只是这些形状都没用到。" if unused else "每条分支都有形状走到。")
     return check(sum(counts.values()) == n_shapes,
                  f"{n_shapes} 个形状里，{parts}：每个形状恰好走一条分支（第一条条件全部成立的规则，都不成立就是默认），"
                  f"choose 就是这样一条一条往下试。{tail}",
@@ -141,12 +159,18 @@ def pointed(code: str, where: str) -> str:
 def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
     print_header("演示 1：专家启发式——学生改的文件，和它解析成的 Program")
     print_note(f"{os.path.relpath(path)} 里两条标记之间的原文（左边是行号）：")
-    for n, text in block_lines(path):
-        print(f"  {n:>3} | {text}")
+    block = block_lines(path)
+    w = len(str(block[-1][0])) if block else 1                # 行号多宽就占多宽：group=16 的那行也放得进 80 列
+    for n, text in block[:MAX_LISTING]:                       # 贴进来几千行的表：只印开头，说一共几行
+        print(f"{n:>{w}} | {text}")
+    if len(block) > MAX_LISTING:
+        print_note(f"……（一共 {len(block)} 行，这里只印了开头 {MAX_LISTING} 行；整份在 {os.path.relpath(path)}）")
     print()
     print_note("解析成的 Program（evolve.parse：用 ast 读，从不 import、eval 或 exec）：")
-    for r in program.rules:                            # 一条规则印两行：一行 100 列放不下
+    for r in program.rules[:MAX_LISTING // 2]:              # 一条规则印两行：一行 100 列放不下
         print(f"  Rule(conds={r.conds},\n" + pointed(f"       config={r.config!r})", f"第 {r.line} 行"))
+    if program.n_rules() > MAX_LISTING // 2:
+        print_note(f"……还有 {program.n_rules() - MAX_LISTING // 2} 条规则没有印出来（一共 {program.n_rules()} 条）", "  ")
     print(pointed(f"  default = {program.default!r}", f"第 {program.default_line} 行"))
 
     shapes = [Shape(n, m, *LAYERS[n]) for n, m in TRACE] + list(extra)
@@ -156,7 +180,7 @@ def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
         agree &= cfg == choose(program, s) and i == branch_index(program, s.M, s.N, s.K)
         line = program.rules[i].line if i < len(program.rules) else program.default_line
         best, t = table.oracle(s)
-        rows.append([f"{s.name} M={s.M} (N={s.N}, K={s.K})", "；".join(steps), f"第 {line} 行", cfg_text(cfg),
+        rows.append([f"{s.name} M={s.M} (N={s.N}, K={s.K})", steps_text(steps), f"第 {line} 行", cfg_text(cfg),
                      f"{table.time(cfg, s) / t:.2f}×" if cfg in VALID else "启动不了"])
     print_table(["形状", "从上往下试条件", "走的分支", "给出的配置", "比逐形状最优慢"], rows)
     assert agree, "自己走一遍和 choose 的结果不一样"      # trace 是 choose 的另一种写法，两者必须一致
@@ -167,10 +191,12 @@ def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
     lines = [r.line for r in program.rules] + [program.default_line]
     simp = simplify(program)
     dead = [r.line for r in program.rules if r not in simp.rules]
-    print(f"\nsimplify（演示 3 讲它怎么做）：{program.n_rules()} 条规则 → {simp.n_rules()} 条"
-          + (f"；删掉的死规则在第 {', '.join(map(str, dead))} 行。" if dead else "，没有死规则。"))
-    for line, text in dead_rules(program):                  # 读文件时给学生的提醒（evolve.program.dead_rules）
-        print(f"  第 {line} 行：{text}")
+    print()
+    where = ", ".join(map(str, dead[:MAX_STEPS])) + (f" 等 {len(dead)} 条（下面逐条列出）" if len(dead) > MAX_STEPS else "")
+    print_note(f"simplify（演示 3 讲它怎么做）：{program.n_rules()} 条规则 → {simp.n_rules()} 条"
+               + (f"；删掉的死规则在第 {where} 行。" if dead else "，没有死规则。"))
+    for line, text in dead_rules(program):                  # 读文件时给学生的提醒（evolve.program.dead_rules）：逐条都印
+        print_note(f"第 {line} 行：{text}", "  ")
     return [obs_branches(counts, len(all_shapes()), lines, dead)]
 
 

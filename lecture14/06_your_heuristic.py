@@ -124,10 +124,11 @@ def demo1_scores(path, program, table, evolved, seed, budget):
     marked = any(text.strip() == BLOCK_START for _, text in block)
     print_note(f"{from_root(path)} 里两条标记之间的原文（左边是行号）：" if marked else
                f"{from_root(path)} 的原文（左边是行号；文件里没有 EVOLVE-BLOCK 标记，读的是整个文件）：")
+    w = len(str(block[-1][0])) if block else 1              # 行号多宽就占多宽：group=16 的那行也放得进 80 列
     for n, text in block[:MAX_LISTING]:                     # 贴进来几千行的表：只印开头，说一共几行
-        print(f"  {n:>3} | {text}")
+        print(f"{n:>{w}} | {text}")
     if len(block) > MAX_LISTING:
-        print(f"        ……（一共 {len(block)} 行，这里只印了开头 {MAX_LISTING} 行；整份在 {from_root(path)}）")
+        print_note(f"……（一共 {len(block)} 行，这里只印了开头 {MAX_LISTING} 行；整份在 {from_root(path)}）")
     simp = simplify(program)
     dead = [r.line for r in program.rules if r not in simp.rules]
     where = ", ".join(map(str, dead[:MAX_NOTES])) + ("……" if len(dead) > MAX_NOTES else "")
@@ -137,10 +138,10 @@ def demo1_scores(path, program, table, evolved, seed, budget):
         if dead else "没有死规则。"))
     notes = dead_rules(program)
     for line, text in notes[:MAX_NOTES]:                    # 和读专家文件时给的提醒一样（evolve.program.dead_rules）
-        print(f"  第 {line} 行：{text}")
+        print_note(f"第 {line} 行：{text}", "  ")
     if len(notes) > MAX_NOTES:
-        print(f"  ……还有 {len(notes) - MAX_NOTES} 条同样的提醒没有印出来（python3 lecture14/01_heuristic_as_code.py "
-              f"--heuristic {from_root(path)} 逐条列出）。")
+        print_note(f"……还有 {len(notes) - MAX_NOTES} 条同样的提醒没有印出来（python3 lecture14/01_heuristic_as_code.py "
+                   f"--heuristic {from_root(path)} 逐条列出）。", "  ")
     rows, yours, scores = [], {}, {}
     for how, label in SPLITS.items():
         train, test = split_shapes(all_shapes(), how)

@@ -66,3 +66,28 @@ def test_06_on_a_2000_rule_file_prints_a_bounded_listing_and_a_bounded_dead_rule
     shown = [line for line in r.stdout.splitlines() if str(tmp_path) not in line]      # 临时目录的路径本身很长
     assert len(r.stdout.splitlines()) < 600 and max(map(display_width, shown)) <= PIPE_WIDTH
     assert f"一共 {len(lines) - 3} 行，这里只印了开头" in out and "其中 1999 条规则是死的" in out
+
+
+def test_01_on_a_500_rule_table_lists_every_dead_rule_folded_but_not_the_whole_file(tmp_path):
+    """学生报过：01 --heuristic 一张 500 条规则的表印了 3,964 行——整个文件、500 条 Rule、一行几千列的死规则行号，
+    再加 476 行没折的提醒（04 和 06 正是让学生到 01 来"逐条列出"）。现在原文和规则只印开头，死规则的提醒逐条都印、
+    每条按宽度折好；文件里 group=16 的那行（进化出的程序常有）也不比 100 列宽。"""
+    from evolve import parse
+    from evolve.program import dead_rules
+    lines = ["from kernel_lab import Config", "", "# EVOLVE-BLOCK-START", "def choose_config(M, N, K):",
+             "    if M <= 16:", "        return Config(BM=128, BN=256, BK=64, warps=8, stages=4, group=16)"]
+    for k in range(499):
+        lines += [f"    if M <= {k % 15 + 1}:", "        return Config(BM=16, BN=32, BK=32, warps=2, stages=4, group=1)"]
+    lines += ["    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)", "# EVOLVE-BLOCK-END", ""]
+    mine = tmp_path / "table.py"
+    mine.write_text("\n".join(lines), encoding="utf-8")
+    notes = dead_rules(parse("\n".join(lines)))
+    r = run_script_fresh(os.path.join(ROOT, "lecture14", "01_heuristic_as_code.py"), "--heuristic", str(mine),
+                         timeout=180)
+    assert r.returncode == 0, r.stderr
+    shown = [line for line in r.stdout.splitlines() if str(tmp_path) not in line]
+    assert max(map(display_width, shown)) <= PIPE_WIDTH, max(shown, key=display_width)
+    assert len(r.stdout.splitlines()) < 60 + 60 + 2 * len(notes) + 200, len(r.stdout.splitlines())
+    flat = r.stdout.replace("\n", "").replace(" ", "")
+    assert all(f"第{line}行：" in flat for line, _ in notes) and len(notes) >= 400        # 逐条都在
+    assert f"一共{len(lines) - 3}行，这里只印了开头" in flat and "还有" in flat

@@ -57,7 +57,7 @@ def first_branch(program: Program, M, N, K) -> int:
 def printed_program(stdout):
     """演示 1 印出来的原文（带行号）自己读成程序：(程序, 行号的偏移)。"""
     text = section(stdout, "演示 1")
-    lines = re.findall(r"^ +(\d+) \| (.*)$", text, flags=re.M)
+    lines = re.findall(r"^ *(\d+) \| (.*)$", text, flags=re.M)
     first = int(lines[0][0])
     assert [int(n) for n, _ in lines] == list(range(first, first + len(lines)))
     return parse("\n".join(src for _, src in lines)), first - 1

@@ -34,7 +34,7 @@ def stdout():
 @pytest.fixture(scope="module")
 def yours(stdout):
     text = section(stdout, "演示 1")
-    lines = re.findall(r"^ +(\d+) \| (.*)$", text, flags=re.M)
+    lines = re.findall(r"^ *(\d+) \| (.*)$", text, flags=re.M)
     return parse("\n".join(src for _, src in lines))
 
 
