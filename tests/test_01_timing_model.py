@@ -220,7 +220,9 @@ def test_suggested_commands_carry_the_knobs_of_the_run_that_printed_them():
 
 
 # 旋钮已经很接近下限时，延迟的建议给的值仍然短、好读（两位有效数字），也不低于空闲延迟
+@pytest.mark.h100_claim
 def test_latency_suggestion_from_an_already_short_latency():
+    """第 13 讲 01 的第 3 条建议：延迟已经很短时，它建议的更短的值照印出来的跑，预告的观察正好不成立（H100 的数）。"""
     p = run_script("--knob", "LOAD_LATENCY_BUSY=9e-07")
     assert p.returncode == 0, p.stderr
     s = suggestion(p.stdout, 3)

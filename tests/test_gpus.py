@@ -147,18 +147,20 @@ def _fake_project(tmp_path):
         "    assert 1 == 2\n", encoding="utf-8")
 
 
-@pytest.mark.parametrize("gpu", ["h100", "a100"])
+@pytest.mark.parametrize("gpu", ["h100", "a100", "a100+claims"])
 def test_a_failing_lecture_claim_names_the_claim_and_the_gpu(tmp_path, gpu):
-    """h100_claim 的测试失败时第一行写明哪条论断、哪块 GPU；TESTS_GPU=a100 时它被跳过，原因写明。"""
+    """h100_claim 的测试失败时第一行写明哪条论断、哪块 GPU；TESTS_GPU=a100 时它被跳过，原因写明；再加上
+    TESTS_GPU_CLAIMS=1 时照样检查（助教换了 GPU，要知道讲义的哪些话不成立了），失败时同样写明论断和 GPU。"""
     import subprocess
     import sys
     _fake_project(tmp_path)
-    env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS")},
-           "TESTS_GPU": gpu, "TESTS_NO_ZYGOTE": "1", "TESTS_NO_PREFETCH": "1"}
+    key, claims = gpu.split("+")[0], gpu.endswith("+claims")
+    env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")},
+           "TESTS_GPU": key, "TESTS_NO_ZYGOTE": "1", "TESTS_NO_PREFETCH": "1", **({"TESTS_GPU_CLAIMS": "1"} if claims else {})}
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests"],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    if gpu == "h100":
-        assert p.returncode == 1 and "讲义论断不成立：test_P9_fake_claim（讲义说 1 等于 2。）；GPU：h100" in p.stdout, p.stdout
+    if key == "h100" or claims:
+        assert p.returncode == 1 and f"讲义论断不成立：test_P9_fake_claim（讲义说 1 等于 2。）；GPU：{key}" in p.stdout, p.stdout
     else:
         assert p.returncode == 0 and "讲义在 H100 上的论断" in p.stdout and "a100" in p.stdout, p.stdout
 

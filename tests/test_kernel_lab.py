@@ -47,7 +47,9 @@ def test_h100_largest_launchable_config_is_256x128x256_with_16_warps():
     assert VALID[-1] == Config(256, 128, 256, 16, 1, 16)                     # 最大的（256×256 一个都不行）
 
 
+@pytest.mark.h100_claim
 def test_256x128_with_4_warps_needs_296_registers():
+    """第 10 讲：256×128 配 4 个 warp 要 296 个寄存器，H100 上只超了寄存器这一种资源。"""
     c = Config(256, 128, 64, 4, 3, 8)
     assert regs_per_thread(c) == 296                  # 256·128 / 128 线程 = 256 个累加器，+ 40
     assert not can_launch(c)
@@ -55,7 +57,9 @@ def test_256x128_with_4_warps_needs_296_registers():
     assert "寄存器" in msg and "296" in msg and "255" in msg
 
 
+@pytest.mark.h100_claim
 def test_256x128_with_8_warps_launches():
+    """第 10 讲：256×128 配 8 个 warp 在 H100 上能启动（共享内存小的 GPU 上不一定）。"""
     c = Config(256, 128, 64, 8, 3, 8)
     assert regs_per_thread(c) == 168                  # 256·128 / 256 线程 = 128，+ 40
     assert can_launch(c) and problems(c) == []
