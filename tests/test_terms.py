@@ -7,6 +7,8 @@ import re
 from conftest import prefetch, run_script
 from printed import find_table
 
+from evolve.mock_llm import OPS
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -36,11 +38,27 @@ def test_04_explains_terms_where_they_are_first_met():
     table = demo2.split("修改的种类")[1].split("\n\n")[0]
     ops = [line.split()[0] for line in table.splitlines()[2:] if line.strip() and not line.startswith("（")]
     legend = re.sub(r"\s+", "", demo2.split("（修改的种类")[1].split("）\n")[0])
-    assert ops and all(op in legend for op in ops), (ops, legend)
+    missing = [op for op in sorted(set(ops) | set(OPS)) if op not in legend]
+    assert ops and not missing, f"04 演示 2 的修改种类表下面那段说明没有解释：{missing}（加了修改种类要在那里加一句）"
     assert "mistake不是一种修改" in legend and "演示4" in legend
     assert "成功率（比父程序好÷提出）" in flat
     demo4 = out.split("演示 4：")[1]
     assert "个程序" in demo4 and "次内核" in demo4 and "探针形状：" in re.sub(r"\s+", "", demo4)
+
+
+def test_02_explains_every_edit_kind_under_its_table():
+    """02 演示 2 的"各 200 次"表下面，每一种修改（mock_llm.OPS）各有一句说明：加了修改种类的助教在这里知道要补哪句。"""
+    out = run("lecture14/02_llm_proposal.py")
+    demo2 = out.split("演示 2：")[1].split("演示 3：")[0]
+    note = re.sub(r"\s+", "", demo2.split("（各 200 次）")[1].split("观察：")[0])
+    missing = [op for op in OPS if f"{op}：" not in note]
+    assert not missing, f"02 演示 2 的表下面那段说明没有解释：{missing}（加了修改种类要在那里加一句）"
+
+
+def test_readme_counts_the_edit_kinds():
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    said = "零一二三四五六七八九十"[len(OPS)] + "种模板化的修改（" + "、".join(OPS) + "）"
+    assert said in text, f"README 里 MockLLM 的修改种类要写成：{said}"
 
 
 def test_05_labels_medians_and_denominators():
