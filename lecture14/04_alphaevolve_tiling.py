@@ -339,7 +339,9 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     shrunk = simp.n_rules() < best.n_rules()
     obs.append(check(
         same and applies and (dead > 0 or shrunk),
-        f"进化出来的代码会带\"死规则\"（被前面的规则挡住、永远走不到，或者去掉也一样）：这次完整评估过的 {len(evaluated)} 个不同的程序（含起点）里"
+        f"进化出来的代码会带\"死规则\"（被前面的规则挡住、永远走不到，或者去掉也一样）：这次完整评估过的 {len(evaluated):,} 个不同的程序"
+        + (f"（起点，加上演示 4 成本表里\"在全部训练形状上评估\"的 {ev.n_eval_full:,} 个）" if len(evaluated) == ev.n_eval_full + 1
+           else "（含起点）") + "里"
         f"有 {dead} 个带死规则，程序库最后留下的 {len(population)} 个里有 {dead_pop} 个。"
         + (f"最好的程序从 {best.n_rules()} 条删到 {simp.n_rules()} 条，在所有 (M, N, K) 上选的配置一个不差"
            "（和第 12 讲删死代码是同一件事）。" if shrunk else
@@ -347,7 +349,7 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
         + "上面那段 SEARCH/REPLACE 打到父程序的源码上，得到的正是上面印的原样的程序。",
         "讲义说进化出的程序里有带死规则的（或者最好的程序就带），simplify 删掉死规则后行为不变，"
         "SEARCH/REPLACE 打到父程序上正好得到最好的程序",
-        f"完整评估过的 {len(evaluated)} 个不同的程序（含起点）有 {dead} 个带死规则，最好的程序 {best.n_rules()} → {simp.n_rules()} 条；"
+        f"完整评估过的 {len(evaluated):,} 个不同的程序（含起点）有 {dead:,} 个带死规则，最好的程序 {best.n_rules()} → {simp.n_rules()} 条；"
         f"simplify 行为不变：{'是' if same else '否'}；SEARCH/REPLACE 能重现它：{'是' if applies else '否'}"))
     print_observations(obs)
     return out, ev, obs

@@ -13,10 +13,9 @@ PREFETCH = [COMMAND]                  # conftest：收集完测试后在后台�
 def test_full_evaluation_counts_agree_or_say_why():
     r = run_script(*COMMAND, timeout=120)
     assert r.returncode == 0, r.stderr
-    flat = "".join(line.strip() for line in r.stdout.splitlines())       # undo the wrapping
-    demo2 = re.search(r"完整评估过的 ?(\d+) ?个不同的程序(（含起点）)?", flat)
-    demo4 = re.search(r"在全部训练形状上评估\s+(\d+) 个程序", r.stdout)
+    flat = re.sub(r"\s+", "", r.stdout)                                 # undo the wrapping
+    demo2 = re.search(r"完整评估过的([\d,]+)个不同的程序（起点，加上演示4成本表里\"在全部训练形状上评估\"的([\d,]+)个）", flat)
+    demo4 = re.search(r"在全部训练形状上评估\s+([\d,]+) 个程序", r.stdout)
     assert demo2 and demo4, r.stdout
-    n2, n4 = int(demo2.group(1)), int(demo4.group(1))
-    assert n2 == n4 + 1                                   # the cache holds the starting program too
-    assert demo2.group(2), demo2.group(0)                 # ... and the sentence says so
+    n2, named, n4 = (int(x.replace(",", "")) for x in (demo2.group(1), demo2.group(2), demo4.group(1)))
+    assert n2 == n4 + 1 and named == n4                   # the cache holds the starting program too, and it says so
