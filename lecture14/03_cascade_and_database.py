@@ -334,7 +334,7 @@ def obs_probe_size(runs: dict, false: dict, rejected: dict):
     n = N_PROBE
     ok = runs[n] <= min(runs.values()) and false[n] <= false[3] and rejected[3] < rejected[n]
     return check(ok, f"探针不是越少越省：3 个探针只淘汰 {cnt(rejected[3])} 个（{n} 个淘汰 {cnt(rejected[n])} 个），放过去的都要完整评估，"
-                       f"内核反而跑了 {cnt(runs[3])} 次；{n} 个探针 {cnt(runs[n])} 次是三种里最少的，错杀也不比 3 个多"
+                       f"内核反而跑了 {cnt(runs[3])} 次；{n} 个探针 {cnt(runs[n])} 次是按 M 均匀取的 3、{n}、12 个里最少的，错杀也不比 3 个多"
                        f"（{cnt(false[n])} 对 {cnt(false[3])}）。12 个探针每个子程序先花的钱翻倍，{cnt(runs[12])} 次。",
                  f"{n} 个探针跑的内核在 3、{n}、12 个里最少，错杀不多于 3 个探针，3 个探针淘汰得比 {n} 个少",
                  f"探针 3 / {n} / 12 个：内核 " + " / ".join(f"{cnt(runs[k])}" for k in (3, n, 12)) + " 次，淘汰 "

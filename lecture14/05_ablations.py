@@ -271,7 +271,8 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                     + (f"（可以试试 {seeds_try}）" if seeds_try else "")
                     if c0 < budget else no_early))
     obs.append(check(abs(nofb / full - 1) <= SIMILAR,
-                       f"没有逐形状反馈，最后的分数差不多（{nofb:.3f}× 对 {full:.3f}×，相差 {nofb / full - 1:+.1%}）；"
+                       f"没有逐形状反馈，最后的分数差不多（{nofb:.3f}× 对 {full:.3f}×，相差 {nofb / full - 1:+.1%}；"
+                       f"这里相差不到 {SIMILAR:.0%} 算差不多）；"
                        f"{start_txt}。在这个 Mock 里，反馈只决定 targeted 去修哪个形状：有反馈就挑最慢的，没有就随便挑一个；"
                        f"训练形状只有 {len(train)} 个，随便挑迟早也挑到慢的，所以拿掉反馈伤不到最后的分数。"
                        "这和论文里\"提示里不给上下文\"的消融只是大致对应：真的 LLM 要从提示里读出哪里慢、为什么慢，拿掉的东西也比这多。",
@@ -281,7 +282,8 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
     cost = runs("no_cascade") / runs("full")
     probe_only = med("full", "probe")
     obs.append(check(abs(nocas / full - 1) <= SIMILAR and cost > 1.1,
-                       f"没有级联，分数差不多（{nocas:.3f}× 对 {full:.3f}×，相差 {nocas / full - 1:+.1%}），但内核跑了完整系统的"
+                       f"没有级联，分数差不多（{nocas:.3f}× 对 {full:.3f}×，相差 {nocas / full - 1:+.1%}；不到 {SIMILAR:.0%} 算差不多），"
+                       "但内核跑了完整系统的"
                        f" {cost:.2f} 倍（{med('no_cascade', 'runs'):,.0f} 次对 {med('full', 'runs'):,.0f} 次）。"
                        "级联不让搜索变好，只让它变便宜：完整系统里中位数 "
                        f"{probe_only:,.0f} 个程序只跑 {N_PROBE} 个探针形状就被淘汰，省下的是它们本该跑的另外 "

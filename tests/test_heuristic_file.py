@@ -131,3 +131,10 @@ def test_a_file_outside_the_current_directory_is_named_by_its_absolute_path(tmp_
     with pytest.raises(ProgramError) as e:
         load_heuristic("/dev/null")
     assert str(e.value).startswith("/dev/null:")
+
+
+def test_a_missing_file_is_said_in_the_students_words(tmp_path):
+    """学生报过：06 nonexist.py 的那句话结尾是英文的"（No such file or directory）"。"""
+    from evolve.problem import load_or_explain
+    _, msg = load_or_explain(str(tmp_path / "nonexist.py"))
+    assert "没有这个文件" in msg and "No such" not in msg and "\n" not in msg

@@ -291,7 +291,7 @@ def test_05_shares_of_the_gain_are_computed_from_the_printed_scores():
         assert pct_shows(m[1], (early["不进化"] - 1) / (noevo - 1)), args
         m = find(r"涨幅是完整系统的 ([\d.]+%)", obs[1])
         assert pct_shows(m[1], (noevo - 1) / (full - 1)), args
-        m = find(r"分数差不多（[\d.]+× 对 [\d.]+×，相差 ([+-][\d.]+)%）", obs[3])
+        m = find(r"分数差不多（[\d.]+× 对 [\d.]+×，相差 ([+-][\d.]+)%[；）]", obs[3])
         assert shows(m[1], nocas / full - 1, 100), args
 
 

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 from dataclasses import dataclass, field
@@ -273,7 +274,16 @@ def load_or_explain(path: str) -> tuple[Program | None, str]:
     except IsADirectoryError:
         return None, f"{name}: 这是一个目录，要给一个 .py 文件。"
     except OSError as e:
-        return None, f"{name}: 读不了这个文件（{e.strerror}）；检查路径，路径相对于运行脚本时所在的目录。"
+        return None, f"{name}: {os_words(e)}；检查路径，路径相对于运行脚本时所在的目录。"
+
+
+_OS_WORDS = {errno.ENOENT: "没有这个文件", errno.EACCES: "没有读它的权限", errno.EPERM: "没有读它的权限",
+             errno.ENOTDIR: "路径里有一段不是目录", errno.ENAMETOOLONG: "路径太长", errno.ELOOP: "符号链接绕成了圈"}
+
+
+def os_words(e: OSError) -> str:
+    """打开文件出错：学生的话（常见的几种）；别的是"读不了这个文件（系统的原话）"。"""
+    return _OS_WORDS.get(e.errno) or f"读不了这个文件（{e.strerror or e}）"
 
 
 def decode_source(raw: bytes, name: str) -> str:
