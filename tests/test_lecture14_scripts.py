@@ -481,7 +481,7 @@ def test_06_broken_file_messages_match_the_expert_file(tmp_path, body, expect):
 def test_06_unreadable_files(tmp_path):
     gbk = tmp_path / "gbk.py"
     gbk.write_bytes("# 专家\n".encode("gbk") + b"def choose_config(M, N, K):\n    return Config(128, 128, 64, 4, 3, 8)\n")
-    for path, words in ((gbk, "不是 UTF-8"), (tmp_path / "missing.py", "读不了"), (tmp_path, "目录")):
+    for path, words in ((gbk, "不是 UTF-8"), (tmp_path / "missing.py", "没有这个文件"), (tmp_path, "目录")):
         p = run("06", str(path))
         assert p.returncode == 1 and "Traceback" not in p.stderr and words in p.stderr, p.stderr
 
