@@ -810,7 +810,7 @@ def test_01_broken_heuristic_file_is_one_message(tmp_path):
     assert p.returncode == 1 and p.stdout == "" and "Traceback" not in p.stderr
     assert "mine.py:7:" in p.stderr and "296" in p.stderr and "个形状里有" in p.stderr, p.stderr
     p = run("01", "--heuristic", str(tmp_path / "missing.py"))
-    assert p.returncode == 1 and "读不了" in p.stderr and "Traceback" not in p.stderr
+    assert p.returncode == 1 and "没有这个文件" in p.stderr and "Traceback" not in p.stderr
 
 
 # ---------------------------------------------------------------- 06 说"进化出的"就是 04 的那一次：只在真是时说
