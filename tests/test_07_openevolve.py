@@ -18,7 +18,7 @@ import pytest
 from conftest import ROOT, ahead, base_env, load_script, run_concurrently, session_dir, stop_group
 
 from console import FAILED
-from evolve import geomean_speedup, oracle_speedup, parse, split_shapes
+from evolve import geomean_speedup, oracle_speedup, parse, simplify, split_shapes
 
 SCRIPT = os.path.join(ROOT, "lecture14", "07_openevolve.py")
 S07 = load_script("lecture14/07_openevolve.py", "openevolve_07")
@@ -117,12 +117,13 @@ def test_07_table_matches_the_printed_best_programs_and_stdout_is_reproducible(t
     assert "OpenEvolve 那几行不保证" in a.stdout                # OpenEvolve 的不保证（见 07 的说明），脚本自己说
     assert os.path.exists(os.path.join(svg, "07_best_score.svg"))
     train, test = split_shapes()
-    blocks = re.findall(r"^(\S+)，种子 (\d)（训练 ([\d.]+)×，测试 ([\d.]+)×，\d+ 条规则）：\n(# EVOLVE-BLOCK-START\n.*?"
-                        r"# EVOLVE-BLOCK-END\n)", a.stdout, re.M | re.S)
+    blocks = re.findall(r"^(\S+)，种子 (\d)（训练 ([\d.]+)×，测试 ([\d.]+)×，(\d+) 条规则(?:，其中 (\d+) 条被前面的规则挡住、"
+                        r"用不到)?）：\n(# EVOLVE-BLOCK-START\n.*?# EVOLVE-BLOCK-END\n)", a.stdout, re.M | re.S)
     assert {b[0] for b in blocks} == {"本讲的循环", "OpenEvolve"}
     o_tr = oracle_speedup(train, table)
-    for system, seed, tr, te, src in blocks:
+    for system, seed, tr, te, n_rules, n_dead, src in blocks:
         p = parse(src)
+        assert int(n_rules) == p.n_rules() and int(n_dead or 0) == p.n_rules() - simplify(p).n_rules()   # 死规则数对
         assert f"{geomean_speedup(p, train, table):.3f}" == tr and f"{geomean_speedup(p, test, table):.3f}" == te
         row = next(line for line in a.stdout.splitlines() if line.startswith(system) and line.split()[1] == seed)
         assert row.split()[2:5] == [f"{tr}×", f"{te}×", f"{float(tr) / o_tr:.0%}"]
