@@ -211,9 +211,14 @@ def demo1_slow_motion(table, train, seed, after):
     isl = db.islands[island]
     rank = sum(1 for e in isl if -e[0] >= result["score"])                 # 分数一样时先来的排前面
     was_best = result["score"] > db.best[1]["score"]
+    mine = result["score"]
+    d = 3                                   # 子程序和岛上哪个程序印出来一样、其实不一样时多印几位，排名看得出来
+    while d < 6 and any(f"{-e[0]:.{d}f}" == f"{mine:.{d}f}" and -e[0] != mine for e in isl):
+        d += 1
     note(f"⑦ 程序库：第 {island + 1} 个岛现在有 {len(isl)} 个程序（分数 "
-          + "、".join(f"{-e[0]:.3f}" for e in isl) + f"），子程序按分数该排第 {rank + 1} 名"
-          + (f"，挤掉最后一个（{-isl[-1][0]:.3f}）。" if rank < db.size and len(isl) == db.size else "。"))
+          + "、".join(f"{-e[0]:.{d}f}" for e in isl) + f"），子程序（{mine:.{d}f}）按分数该排第 {rank + 1} 名"
+          + ("（分数一样时先来的排前面）" if any(-e[0] == mine for e in isl) else "")
+          + (f"，挤掉最后一个（{-isl[-1][0]:.{d}f}）。" if rank < db.size and len(isl) == db.size else "。"))
     result.update(diff=parse_diff(reply), parent=prompt.parent)
     db.add(child, result, island)
     actual = next((j for j, e in enumerate(db.islands[island]) if e[2] == child), None)

@@ -133,13 +133,17 @@ def test_demo1_child_checks_probe_and_full(stdout, step, table, train):
 
 def test_demo1_database_rank(stdout, step):
     text = section(stdout, "演示 1")
-    m = find(r"⑦ 程序库：第 (\d+) 个岛现在有 (\d+) 个程序（分数 ([\d.、]+)），子程序按分数该排第 (\d+) 名(，挤掉最后一个（([\d.]+)）)?", text)
+    m = find(r"⑦ 程序库：第 (\d+) 个岛现在有 (\d+) 个程序（分数 ([\d.、]+)），子程序（([\d.]+)）按分数该排第 (\d+) 名"
+             r"(?:（分数一样时先来的排前面）)?(，挤掉最后一个（([\d.]+)）)?", text)
     scores = [float(x) for x in m[3].split("、")]
     child = step["result"]["score"]
     assert int(m[1]) == step["island"] + 1 and int(m[2]) == len(scores) and scores == sorted(scores, reverse=True)
-    shown = round(child, 3)                        # 读者：印出来一样的分数分不出先后，名次在这两个数之间
-    rank = int(m[4])
-    assert 1 + sum(s > shown for s in scores) <= rank <= 1 + sum(s >= shown for s in scores)
+    digits = len(m[4].split(".")[1])
+    assert m[4] == f"{child:.{digits}f}" and all(len(x.split(".")[1]) == digits for x in m[3].split("、"))
+    rank = int(m[5])
+    # 读者只看印出来的数也排得出名次：比子程序大的都在前面，比它小的都在后面（印出来一样的只能是真的一样、先来的在前）
+    assert rank == 1 + sum(s >= float(m[4]) for s in scores), (rank, scores, m[4])
+    m = [None, *m.groups()[:3], m[5], m[6], m[7]]                     # 下面按原来的编号读（挤掉的那一段）
     size = ProgramDatabase(Dice(0)).size
     assert bool(m[5]) == (len(scores) == size and rank <= size)
     if m[5]:
