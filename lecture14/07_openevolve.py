@@ -243,7 +243,7 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
                 y_fmt="{:.2f}×")
     print_header("最好的程序（训练形状上最高的那一次）")
     for r in (max(runs_ours, key=lambda r: r["train"]), max(runs_theirs, key=lambda r: r["train"])):
-        print(f"{r['system']}，种子 {r['seed']}（训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，{oe.rules_said(r['best'])}）：")
+        print_note(f"{r['system']}，种子 {r['seed']}（训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，{oe.rules_said(r['best'])}）：")
         print(render(r["best"]), end="")
     obs = print_observations(observations(runs_ours, runs_theirs, budget))
     progress("用时（墙上时间，每次运行不同）：")

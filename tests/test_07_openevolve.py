@@ -117,8 +117,8 @@ def test_07_table_matches_the_printed_best_programs_and_stdout_is_reproducible(t
     assert "OpenEvolve 那几行不保证" in a.stdout                # OpenEvolve 的不保证（见 07 的说明），脚本自己说
     assert os.path.exists(os.path.join(svg, "07_best_score.svg"))
     train, test = split_shapes()
-    blocks = re.findall(r"^(\S+)，种子 (\d)（训练 ([\d.]+)×，测试 ([\d.]+)×，(\d+) 条规则(?:，其中 (\d+) 条被前面的规则挡住、"
-                        r"用不到)?）：\n(# EVOLVE-BLOCK-START\n.*?# EVOLVE-BLOCK-END\n)", a.stdout, re.M | re.S)
+    blocks = re.findall(r"^(\S+)，种子 (\d)（训练 ([\d.]+)×，测试 ([\d.]+)×，(\d+) 条规则(?:，\s*其中\s*(\d+)\s*条是死规则)?）：\n"
+                        r"(# EVOLVE-BLOCK-START\n.*?# EVOLVE-BLOCK-END\n)", a.stdout, re.M | re.S)
     assert {b[0] for b in blocks} == {"本讲的循环", "OpenEvolve"}
     o_tr = oracle_speedup(train, table)
     for system, seed, tr, te, n_rules, n_dead, src in blocks:

@@ -200,7 +200,7 @@ def test_the_best_program_counts_its_dead_rules():
     from evolve import EXPERT, Rule
     dead = EXPERT.__class__(EXPERT.rules + (Rule((("M", 8),), EXPERT.default),), EXPERT.default)   # M <= 8 被 M <= 16 挡住
     assert runmod.rules_said(EXPERT) == f"{EXPERT.n_rules()} 条规则"
-    assert runmod.rules_said(dead) == f"{dead.n_rules()} 条规则，其中 1 条被前面的规则挡住、用不到"
+    assert runmod.rules_said(dead) == f"{dead.n_rules()} 条规则，其中 1 条是死规则"
 
 
 def test_config_yaml_names_only_make_variables_the_makefile_has():

@@ -263,10 +263,10 @@ def best_program(res: dict):
 
 
 def rules_said(program) -> str:
-    """"8 条规则，其中 1 条被前面的规则挡住、用不到"：OpenEvolve 的最好程序常带着这样的死规则。"""
+    """"8 条规则，其中 1 条是死规则"（走不到，或者去掉也一样：simplify 删得掉）：OpenEvolve 的最好程序常带着。"""
     from evolve import simplify
     dead = program.n_rules() - simplify(program).n_rules()
-    return f"{program.n_rules()} 条规则" + (f"，其中 {dead} 条被前面的规则挡住、用不到" if dead else "")
+    return f"{program.n_rules()} 条规则" + (f"，其中 {dead} 条是死规则" if dead else "")
 
 
 def check_configured(base: str, model: str) -> str | None:
