@@ -157,7 +157,8 @@ def run_variant(name, seed, budget, small_targeted=None, llm=None):
                 at={c: float(out["history"][c - 1]) for c in CHECKPOINTS if c <= budget},
                 runs=ev.bench_runs, full=ev.n_eval_full, probe=ev.n_eval_probe, cached=ev.n_cached,
                 tried=out["tried"], accepted=out["accepted"], static_reject=out["static_reject"],
-                failed=sum(out["failed"].values()), book=llm.ledger(first, len(llm.calls)) if llm is not None else None,
+                failed=sum(out["failed"].values()), failed_kinds=dict(out["failed"]),
+                book=llm.ledger(first, len(llm.calls)) if llm is not None else None,
                 history=out["history"].tolist())                   # 每个提议之后的最好训练分数（画曲线用）
 
 
@@ -332,6 +333,16 @@ def demo1_llm(table, results, budget, seeds, llm):
                        f"{total(name, 'latency_total'):.1f}"])
     print_table(["变体", "训练形状（中位数，最小–最大）", "测试形状", "测试上占最优的"]
                 + [f"第 {c} 个提议时" for c in cps] + ["跑了几次内核", "没用上的提议", "等 LLM 的秒数"], rows)
+    kinds = {}
+    for name in LLM_VARIANTS:
+        for r in results[name]:
+            for kind, n in r["failed_kinds"].items():
+                kinds.setdefault(name, {}).setdefault(kind, 0)
+                kinds[name][kind] += n
+    if kinds:                                # 和 04 的成本表一样按原因分开：是服务器的问题，还是回复打不上、读不懂
+        print_note("没用上的提议按原因（所有种子加起来）：" + "；".join(
+            f"{VARIANTS[name][0]}：" + "、".join(f"{kind}（{n:,} 个）" for kind, n in sorted(got.items(), key=lambda x: (-x[1], x[0])))
+            for name, got in kinds.items()) + "。")
     best_score_chart(table, results, seeds, list(LLM_VARIANTS), llm.model)
     full = med("full", "train")
     lines = [f"{VARIANTS[n][0]} {med(n, 'train'):.3f}×（{med(n, 'train') / full - 1:+.1%}），内核跑了完整系统的 "

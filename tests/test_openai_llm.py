@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+from printed import find_table
 from conftest import ahead, base_env, load_script, run_script, run_script_fresh, session_dir, stop_group
 from stub_llm_server import MODES, STUB_MODEL, StubServer, free_port
 
@@ -483,6 +484,22 @@ def test_05_runs_against_the_stub_and_replays_byte_identically():
     assert rep.returncode == 0, rep.stderr
     assert rep.stdout == rec.stdout and "小模型那一行没有跑" in rec.stdout
     assert len(recorded.splitlines()) == 1 + 4 * 12
+
+
+def test_05_with_an_llm_breaks_unused_proposals_down_by_kind():
+    """讲师报过：05 --llm 每个变体只说"没用上的提议 10（100%）"，不像 04 那样分原因。现在表下面一句按原因列出，
+    每个变体的各原因加起来就是表里那一格。"""
+    rec, _, _ = recorded_05()
+    flat = re.sub(r"\s+", "", rec.stdout)
+    said = re.search(r"没用上的提议按原因（所有种子加起来）：(.*?)。", flat)
+    assert said, rec.stdout
+    table = find_table(rec.stdout, "变体", "训练形状")
+    col = table.col("没用上的提议")
+    for part in said.group(1).split("；"):
+        name, kinds = part.split("：", 1)
+        total = sum(int(n.replace(",", "")) for n in re.findall(r"（(\d[\d,]*)个）", kinds))
+        row = next(r for r in table.rows if re.sub(r"\s+", "", r[0]) == name)
+        assert int(re.match(r"([\d,]+)", row[col]).group(1).replace(",", "")) == total, (name, kinds, row)
 
 
 @pytest.mark.h100_claim
