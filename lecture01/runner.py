@@ -290,6 +290,8 @@ class _Parser(argparse.ArgumentParser):
             near = [o for o in known if o.startswith(flag)] or difflib.get_close_matches(flag, known, n=1, cutoff=0.7)
             if len(near) == 1:
                 return f"是不是 {near[0]}？"
+            if 1 < len(near) <= 4:                             # --s：--seed、--seeds、--svg 都有可能，都说出来
+                return f"是不是 {'、'.join(near[:-1])} 或 {near[-1]}？"
         return ""
 
 

@@ -160,7 +160,7 @@ def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
     print_header("演示 1：专家启发式——学生改的文件，和它解析成的 Program")
     print_note(f"{os.path.relpath(path)} 里两条标记之间的原文（左边是行号）：")
     block = block_lines(path)
-    w = len(str(block[-1][0])) if block else 1                # 行号多宽就占多宽：group=16 的那行也放得进 80 列
+    w = len(str(block[:MAX_LISTING][-1][0])) if block else 1  # 印出来的行号多宽就占多宽：group=16 的那行也放得进 80 列
     for n, text in block[:MAX_LISTING]:                       # 贴进来几千行的表：只印开头，说一共几行
         print(f"{n:>{w}} | {text}")
     if len(block) > MAX_LISTING:
@@ -192,9 +192,10 @@ def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
     simp = simplify(program)
     dead = [r.line for r in program.rules if r not in simp.rules]
     print()
-    where = ", ".join(map(str, dead[:MAX_STEPS])) + (f" 等 {len(dead)} 条（下面逐条列出）" if len(dead) > MAX_STEPS else "")
+    where = f"第 {', '.join(map(str, dead[:MAX_STEPS]))} 行" + (f"……一共 {len(dead)} 条（下面逐条列出）"
+                                                              if len(dead) > MAX_STEPS else "")
     print_note(f"simplify（演示 3 讲它怎么做）：{program.n_rules()} 条规则 → {simp.n_rules()} 条"
-               + (f"；删掉的死规则在第 {where} 行。" if dead else "，没有死规则。"))
+               + (f"；删掉的死规则在{where}。" if dead else "，没有死规则。"))
     for line, text in dead_rules(program):                  # 读文件时给学生的提醒（evolve.program.dead_rules）：逐条都印
         print_note(f"第 {line} 行：{text}", "  ")
     return [obs_branches(counts, len(all_shapes()), lines, dead)]

@@ -124,7 +124,7 @@ def demo1_scores(path, program, table, evolved, seed, budget):
     marked = any(text.strip() == BLOCK_START for _, text in block)
     print_note(f"{from_root(path)} 里两条标记之间的原文（左边是行号）：" if marked else
                f"{from_root(path)} 的原文（左边是行号；文件里没有 EVOLVE-BLOCK 标记，读的是整个文件）：")
-    w = len(str(block[-1][0])) if block else 1              # 行号多宽就占多宽：group=16 的那行也放得进 80 列
+    w = len(str(block[:MAX_LISTING][-1][0])) if block else 1  # 印出来的行号多宽就占多宽：group=16 的那行也放得进 80 列
     for n, text in block[:MAX_LISTING]:                     # 贴进来几千行的表：只印开头，说一共几行
         print(f"{n:>{w}} | {text}")
     if len(block) > MAX_LISTING:

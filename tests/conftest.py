@@ -741,6 +741,16 @@ def _order(item) -> tuple:
     return (2,) if getattr(module, "PREFETCH", None) else (1,)
 
 
+def _first_comment(function) -> list[str]:
+    """没有文档字符串的论断测试：用函数体里第一行注释（test_claims.py 的论断写在注释里）。"""
+    import inspect
+    try:
+        lines = inspect.getsource(function).splitlines()[1:]
+    except (OSError, TypeError):
+        return []
+    return [line.strip().lstrip("#").strip() for line in lines if line.strip().startswith("#")][:1]
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """讲义论断（h100_claim）的测试失败时，失败信息的第一行说是哪条论断、在哪块 GPU 上：一眼分得出"讲义的一句话
@@ -748,7 +758,7 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
     if rep.failed and call.when == "call" and item.get_closest_marker("h100_claim") is not None:
-        doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
+        doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines() or _first_comment(item.function)
         what = f"{item.name}" + (f"（{doc[0]}）" if doc else "")
         rep.longrepr = f"讲义论断不成立：{what}；GPU：{TESTS_GPU}（TESTS_GPU）\n{rep.longrepr}"
 

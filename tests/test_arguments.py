@@ -155,5 +155,7 @@ def test_a_wrong_choice_or_a_misspelt_option_is_said_in_chinese_with_what_was_me
                                                                         if k != "MINI_ALPHAEVOLVE_GPU"}, timeout=60)
     assert r.returncode == 2 and says in r.stderr and "choose from" not in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
-    guess = run_script("lecture14/04_alphaevolve_tiling.py", "--s", "3", timeout=60)    # --seed、--seeds、--svg……：不猜
-    assert guess.returncode == 2 and "是不是" not in guess.stderr
+    guess = run_script("lecture14/04_alphaevolve_tiling.py", "--s", "3", timeout=60)    # --seed、--seeds、--svg……：都说
+    assert guess.returncode == 2 and "是不是 --seed、--seeds 或 --svg？" in guess.stderr, guess.stderr
+    none = run_script("lecture14/04_alphaevolve_tiling.py", "--xyz", timeout=60)        # 哪个都不像：不猜
+    assert none.returncode == 2 and "是不是" not in none.stderr

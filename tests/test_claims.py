@@ -20,7 +20,7 @@ from evolve.loop import ManyRuns
 from kernel_lab import Config, can_launch, regs_per_thread
 from sched_lab import guided_tune
 
-pytestmark = pytest.mark.h100_claim    # 全是讲义在 H100 上的论断：TESTS_GPU=a100 时跳过；失败信息说哪条论断、哪块 GPU
+pytestmark = pytest.mark.h100_claim    # 全是讲义在 H100 上的论断：TESTS_GPU=a100 时跳过（再加 TESTS_GPU_CLAIMS=1 照样检查）；失败信息说哪条论断（注释的第一行）、哪块 GPU
 
 BUDGET, SEEDS = 1000, range(5)          # 04 脚本印出来的设置：演示 2 用种子 0，演示 3 用种子 0–4
 

@@ -204,7 +204,7 @@ SRC_A, SRC_B = "Config(16, 64, 128, 4, 4, 1)", "Config(128, 128, 64, 4, 3, 8)"
 
 @pytest.mark.parametrize("body, says", [      # 学生报过：这几种手误印出来的是 Python 的英文原话
     (f"def choose_config(M, N, K):\n    if M = 16:\n        return {SRC_A}\n    return {SRC_B}", "比较要写 <="),
-    (f"def choose_config(M, N, K):\n    if M <= 16:\n\treturn {SRC_A}\n    return {SRC_B}", "混用了 Tab 和空格"),
+    (f"def choose_config(M, N, K):\n    if M <= 16:\n\treturn {SRC_A}\n    return {SRC_B}", "一边用 Tab、一边用空格"),
     (f"def choose_config(M, N, K):\n    if M <= 16: \\ 2\n        return {SRC_A}\n    return {SRC_B}", "反斜杠"),
     (f"def choose_config(M, N, K):\n    if M <= 16M:\n        return {SRC_A}\n    return {SRC_B}", "只能是整数"),
     (f"def choose_config(M, N, K):\n    if M <= 016:\n        return {SRC_A}\n    return {SRC_B}", "不能补 0"),
@@ -215,6 +215,7 @@ SRC_A, SRC_B = "Config(16, 64, 128, 4, 4, 1)", "Config(128, 128, 64, 4, 3, 8)"
     (f"return {SRC_B}", "return 在函数外面"),
     ("def choose_config(M, N, K):\n    return Config(16, 64, 128, 4, 4, 1]", "配不上"),
     ("def choose_config(M, N, K):\n    return Config(16, 64, 128, 4, 4, 1) +* 2", "不是合法的 Python"),
+    (f"def choose_config(M, N, K):\n    if M =< 16:\n        return {SRC_A}\n    return {SRC_B}", "DSL 只允许"),
 ])
 def test_more_python_typos_are_said_in_the_students_words(body, says):
     with pytest.raises(ProgramError) as e:
@@ -223,6 +224,15 @@ def test_more_python_typos_are_said_in_the_students_words(body, says):
     english = re.sub(r"（Python 的原话：.*）", "", str(e.value))       # 没列到的原话可以放在括号里，前面先有一句中文
     assert not re.search(r"\b(?:Maybe|Perhaps|inconsistent|unexpected|invalid|positional|keyword|outside|closing|"
                          r"leading|syntax)\b", english), str(e.value)
+
+
+def test_a_backslash_at_the_end_of_a_line_is_reported_on_its_own_line():
+    """重查时报的：行末多了一个反斜杠，Python 报的是下一行（"不是合法的 Python"），学生在那一行找不到错。"""
+    src = ("# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n    if M <= 16:\n"
+           f"        return {SRC_A} \\\n    return {SRC_B}\n# EVOLVE-BLOCK-END\n")
+    with pytest.raises(ProgramError) as e:
+        parse(src, "h.py")
+    assert e.value.lineno == 4 and "反斜杠" in str(e.value) and "删掉它" in str(e.value), str(e.value)
 
 
 def test_an_emptied_expert_file_says_how_to_get_the_lectures_back():

@@ -224,6 +224,7 @@ def test_heatmap_ties_name_the_same_cell_in_both_forms(values, big, small):
             assert flat_name in joined.replace(" ", ""), (name, joined)
             n = flat.count(v)
             assert (f"{flat_name}等{n}格" in joined.replace(" ", "")) == (n > 1), joined
+            assert (f"{name} 等 {n} 格" in svg_note) == (n > 1), svg_note          # SVG 也说并列的有几格
     # SVG 的黑框和终端里印出数值的格子是同一格
     cells = {(e.get("data-row"), e.get("data-col")): (float(e.get("x")), float(e.get("y"))) for e in q(root, "rect")
              if e.get("data-value")}

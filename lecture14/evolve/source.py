@@ -46,7 +46,7 @@ _SHOW = 60                                  # 出错信息里最多引用源代�
 
 _SYNTAX_WORDS = [                 # Python 的英文语法错误 → 学生的话（没列的：一句中文，原话放在括号里）
     (r"^expected ':'$", "这一行末尾少了一个冒号 :（if 和 def 那一行都要以半角冒号结尾）"),
-    (r"^invalid syntax$", "这一行不是合法的 Python"),
+    (r"^invalid syntax$", "这一行不是合法的 Python。" + _ALLOWED),
     (r"^unexpected indent$", "这一行缩进多了（和上一行不对齐）"),
     (r"^expected an indented block.*$", "下一行要缩进（if、def 那一行下面的 return 要多缩进 4 个空格）"),
     (r"^unindent does not match any outer indentation level$", "这一行的缩进和上面哪一行都对不上（空格和 Tab 混用了？）"),
@@ -58,10 +58,10 @@ _SYNTAX_WORDS = [                 # Python 的英文语法错误 → 学生的�
      "条件里写了一个 =（那是赋值）：比较要写 <=，比如 if M <= 16:"),
     (r"^invalid syntax\. Perhaps you forgot a comma\?$", "这里少了一个逗号（Config 的字段之间用半角逗号 , 隔开）"),
     (r"^inconsistent use of tabs and spaces in indentation$",
-     "这一行的缩进混用了 Tab 和空格：全部换成空格（每层 4 个）"),
+     "这一行和上面几行的缩进，一边用 Tab、一边用空格（Tab 可能在上面那几行里）：全部换成空格（每层 4 个）"),
     (r"^unexpected character after line continuation character$", "这一行有一个多余的反斜杠 \\\\：删掉它"),
     (r"^invalid decimal literal$", "数字后面紧跟着字母（比如 16M）：阈值和字段都只能是整数"),
-    (r"^leading zeros in decimal integer literals are not permitted.*$", "整数前面不能补 0：写 16，不写 016"),
+    (r"^leading zeros in decimal integer literals are not permitted.*$", "整数前面不能补 0（比如写 64，不写 064）"),
     (r"^positional argument follows keyword argument$", "Config 里每个字段都要写成 名字=值（比如 BM=128）"),
     (r"^keyword argument repeated: (\w+)$", r"Config 里字段 \1 写了两次"),
     (r"^'return' outside function$", "return 在函数外面：它要缩进在 def choose_config(M, N, K): 下面"),
@@ -74,7 +74,7 @@ def _syntax_in_words(msg: str) -> str:
     for pattern, words in _SYNTAX_WORDS:
         if re.match(pattern, msg):
             return re.sub(pattern, words, msg)
-    return f"这一行不是合法的 Python（Python 的原话：{_clip(msg, 200)}）"
+    return f"这一行不是合法的 Python（Python 的原话：{_clip(msg, 200)}）。" + _ALLOWED
 
 
 def _clip(text: str, n: int = _SHOW) -> str:
@@ -479,6 +479,9 @@ def _parse_ast(block: str, filename: str, offset: int = 0) -> Program:
         lineno = e.lineno if isinstance(e.lineno, int) and e.lineno >= 1 else offset + 1
         lines = text.split("\n")
         hint = _lookalike(lines[lineno - 1]) if lineno <= len(lines) else None
+        if hint is None and 2 <= lineno <= len(lines) + 1 and lines[lineno - 2].rstrip().endswith("\\"):
+            lineno -= 1                                       # 行末的反斜杠把下一行接了上来：Python 报的是下一行
+            hint = "这一行末尾有一个反斜杠 \\，它把下一行接到了这一行后面：删掉它"
         if hint is None and "limit" in str(e.msg) and "digits" in str(e.msg):   # 超过 4300 位的整数，Python 都不读
             hint = f"这个数太长了（几千位）：{_THRESHOLD_BOUND}，{_FIELD_BOUND}"
         raise ProgramError(filename, lineno, hint or f"Python 语法错误：{_syntax_in_words(str(e.msg))}") from None
