@@ -16,7 +16,7 @@ from evolve import (EXPERT, VALID, Evaluator, Program, ProgramError, Rule, evolv
 from evolve.evaluator import check_function, function_speedup
 from evolve.problem import load_heuristic, per_m_table
 from kernel_lab import Config
-from conftest import ahead, base_env, launchable, prefetch, run_script as cached_run, run_script_fresh, session_dir
+from conftest import run_in_pty, ahead, base_env, launchable, prefetch, run_script as cached_run, run_script_fresh, session_dir
 
 BIG_TILE = launchable(128, 256, 64, 8, 4, 8)      # 大块：讲义的 4 级，这块 GPU 放不下时少一级（夹具从 VALID 来）
 
@@ -128,6 +128,15 @@ def test_broken_expert_file_gives_a_message_not_a_traceback(tmp_path):
     p = run_script_fresh(str(tmp_path / "lecture14" / "04_alphaevolve_tiling.py"), "--quick", env=env, timeout=60)
     assert p.returncode != 0
     assert "expert_heuristic.py:" in p.stderr and "Traceback" not in p.stderr
+    # 80 列的终端里（标准错误也在终端上，和学生看到的一样）：那句话按宽度折好（重查时报的：04 的这句有 100 多列）
+    from console import display_width
+    expert.write_text(expert.read_text(encoding="utf-8").replace("warps=4.5, stages=3", "warps=4, stages=3")
+                      .replace("return Config(BM=128, BN=128, BK=64", "return Config(BM=256, BN=128, BK=64"),
+                      encoding="utf-8")                                    # 启动不了的默认配置：那句话近 200 列
+    t = run_in_pty(["lecture14/04_alphaevolve_tiling.py", "--quick"], 80, env=env, stderr_too=True, cwd=tmp_path)
+    assert "296" in t.stdout, t.stdout
+    assert t.returncode == 1 and "expert_heuristic.py:" in t.stdout and "Traceback" not in t.stdout, t.stdout
+    assert max(map(display_width, t.stdout.splitlines())) <= 80, t.stdout
 
 
 # ---------------------------------------------------------------- 进化循环

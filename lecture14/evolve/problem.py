@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import math
 import os
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -342,4 +343,9 @@ def per_m_table(train, table: TimeTable) -> Program:
 try:
     EXPERT: Program = load_heuristic()
 except (OSError, ProgramError) as e:            # 学生改坏了专家启发式：给一句清楚的话，不给一长串 traceback
-    raise SystemExit(f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：\n{e}") from None
+    _said = f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：\n{e}"
+    _say = getattr(sys.modules.get("runner"), "say", None)   # 编号脚本已经载入了 runner（不 import 它：evolve 不依赖第 1 讲）
+    if _say is not None:                                     # 终端里按宽度折行，管道里一行
+        _say(_said)
+        raise SystemExit(1) from None
+    raise SystemExit(_said) from None
