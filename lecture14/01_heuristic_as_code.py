@@ -196,8 +196,12 @@ def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
                                                               if len(dead) > MAX_STEPS else "")
     print_note(f"simplify（演示 3 讲它怎么做）：{program.n_rules()} 条规则 → {simp.n_rules()} 条"
                + (f"；删掉的死规则在{where}。" if dead else "，没有死规则。"))
-    for line, text in dead_rules(program):                  # 读文件时给学生的提醒（evolve.program.dead_rules）：逐条都印
-        print_note(f"第 {line} 行：{text}", "  ")
+    groups: dict = {}                                       # 读文件时给学生的提醒（evolve.program.dead_rules）：每条规则都列出来，
+    for line, text in dead_rules(program):                  # 一模一样的提醒只说一次（一张大表里几百条被同一条规则挡住）
+        groups.setdefault(text, []).append(line)
+    for text, at in groups.items():
+        where = f"第 {at[0]} 行" if len(at) == 1 else f"第 {', '.join(map(str, at))} 行（这 {len(at)} 条一样）"
+        print_note(f"{where}：{text}", "  ")
     return [obs_branches(counts, len(all_shapes()), lines, dead)]
 
 
