@@ -10,6 +10,7 @@
                                    items 里可以是 Observation（会被检验的说法），也可以是普通字符串（引用、说明，不是论断）
     failed(items)                  items 里不成立的那些 Observation（测试和统计从数据数，不 grep 文字）
     print_note(text)               一段说明（表格的图例、列的含义），按终端宽度折行
+    print_numbered(lines, limit, whole)  一个文件的原文带行号，太长只印开头、说整份在哪
     fit_lines(text)                原样印的几行字（提示词、回复）：只折比终端宽的行，续行多缩进四格
     print_try(items)               "可以试试：" 每条一句说明、一行完整的命令
 
@@ -331,6 +332,17 @@ def print_observations(items: list, title: str = "观察") -> list:
 def print_note(text: str, indent: str = "") -> None:
     """一段说明（图例、列的含义），按终端宽度折行，不编号。indent：整段缩进（一串提醒里的一条），续行再多缩进两格。"""
     print("\n".join(wrap(indent + text, wrap_width(), indent + "  " if indent else "")))
+
+
+def print_numbered(lines: list[tuple[int, str]], limit: int, whole: str) -> None:
+    """一个文件的原文，左边是行号：(行号, 那一行) 的列表。行号占的宽度按印出来的行号算（一行代码不折，能照着抄）；
+    超过 limit 行只印开头 limit 行，再说一共几行、整份在哪（whole）。"""
+    shown = lines[:limit]
+    w = len(str(shown[-1][0])) if shown else 1
+    for n, text in shown:
+        print(f"{n:>{w}} | {text}")
+    if len(lines) > limit:
+        print_note(f"……（一共 {len(lines)} 行，这里只印了开头 {limit} 行；整份在 {whole}）")
 
 
 def print_try(items: list[tuple[str, str | tuple[str, ...]]], note: str | None = None) -> None:

@@ -40,7 +40,7 @@ from runner import ensure_numpy, int_between, parser, run, say  # noqa: E402
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
 from console import check, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
-from console import display_width, wrap_width  # noqa: E402
+from console import display_width, print_numbered, wrap_width  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, Rule, Shape,  # noqa: E402
                     TimeTable, all_shapes, choose, parse, per_m_table, render, simplify, split_shapes)
@@ -69,7 +69,7 @@ def choose_config(M, N, K):
 
 A, B, C = Config(16, 64, 128, 4, 4, 1), Config(64, 128, 64, 4, 4, 8), Config(128, 128, 64, 4, 3, 8)
 D, E = Config(32, 128, 128, 4, 4, 8), Config(64, 64, 128, 4, 4, 8)
-MAX_LISTING = 60            # 文件的原文最多印几行（和 06 一样）；读成的规则印一半这么多条。死规则的提醒逐条都印
+MAX_LISTING = 60            # 文件的原文最多印几行（和 06 一样）；读成的规则印一半这么多条。死规则的行号全都列出
 MAX_STEPS = 12              # "从上往下试条件"最多列几条、分支和死规则的行号最多逐个说几个（多了只数个数）
 
 # 演示 3 的带死规则的程序：每条规则后面的注释是它的命运，由 classify() 算出来再和 simplify 对照
@@ -159,12 +159,7 @@ def pointed(code: str, where: str) -> str:
 def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
     print_header("演示 1：专家启发式——学生改的文件，和它解析成的 Program")
     print_note(f"{os.path.relpath(path)} 里两条标记之间的原文（左边是行号）：")
-    block = block_lines(path)
-    w = len(str(block[:MAX_LISTING][-1][0])) if block else 1  # 印出来的行号多宽就占多宽：group=16 的那行也放得进 80 列
-    for n, text in block[:MAX_LISTING]:                       # 贴进来几千行的表：只印开头，说一共几行
-        print(f"{n:>{w}} | {text}")
-    if len(block) > MAX_LISTING:
-        print_note(f"……（一共 {len(block)} 行，这里只印了开头 {MAX_LISTING} 行；整份在 {os.path.relpath(path)}）")
+    print_numbered(block_lines(path), MAX_LISTING, os.path.relpath(path))   # 贴进来几千行的表：只印开头
     print()
     print_note("解析成的 Program（evolve.parse：用 ast 读，从不 import、eval 或 exec）：")
     for r in program.rules[:MAX_LISTING // 2]:              # 一条规则印两行：一行 100 列放不下

@@ -36,7 +36,7 @@ from runner import int_between, ROOT, ensure_numpy, nonnegative_int, parser, pro
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
-from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import check, fmt, print_header, print_note, print_numbered, print_observations, print_table, print_try  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
@@ -124,11 +124,7 @@ def demo1_scores(path, program, table, evolved, seed, budget):
     marked = any(text.strip() == BLOCK_START for _, text in block)
     print_note(f"{from_root(path)} 里两条标记之间的原文（左边是行号）：" if marked else
                f"{from_root(path)} 的原文（左边是行号；文件里没有 EVOLVE-BLOCK 标记，读的是整个文件）：")
-    w = len(str(block[:MAX_LISTING][-1][0])) if block else 1  # 印出来的行号多宽就占多宽：group=16 的那行也放得进 80 列
-    for n, text in block[:MAX_LISTING]:                     # 贴进来几千行的表：只印开头，说一共几行
-        print(f"{n:>{w}} | {text}")
-    if len(block) > MAX_LISTING:
-        print_note(f"……（一共 {len(block)} 行，这里只印了开头 {MAX_LISTING} 行；整份在 {from_root(path)}）")
+    print_numbered(block, MAX_LISTING, from_root(path))     # 贴进来几千行的表：只印开头，说一共几行
     simp = simplify(program)
     dead = [r.line for r in program.rules if r not in simp.rules]
     where = ", ".join(map(str, dead[:MAX_NOTES])) + ("……" if len(dead) > MAX_NOTES else "")

@@ -44,7 +44,8 @@ _FIELD_BOUND = f"Config 的字段要是 1 到 {MAX_FIELD:,} 之间的整数"
 _SHOW = 60                                  # 出错信息里最多引用源代码的这么多个字符
 
 
-_SYNTAX_WORDS = [                 # Python 的英文语法错误 → 学生的话（没列的：一句中文，原话放在括号里）
+_SYNTAX_WORDS = [                 # ast.parse 的英文语法错误 → 学生的话（没列的：一句中文，原话放在括号里）。
+                                  # 重复的字段、函数外的 return 不在这里：ast.parse 不报，下面读 DSL 时自己说
     (r"^expected ':'$", "这一行末尾少了一个冒号 :（if 和 def 那一行都要以半角冒号结尾）"),
     (r"^invalid syntax$", "这一行不是合法的 Python。" + _ALLOWED),
     (r"^unexpected indent$", "这一行缩进多了（和上一行不对齐）"),
@@ -63,8 +64,6 @@ _SYNTAX_WORDS = [                 # Python 的英文语法错误 → 学生的�
     (r"^invalid decimal literal$", "数字后面紧跟着字母（比如 16M）：阈值和字段都只能是整数"),
     (r"^leading zeros in decimal integer literals are not permitted.*$", "整数前面不能补 0（比如写 64，不写 064）"),
     (r"^positional argument follows keyword argument$", "Config 里每个字段都要写成 名字=值（比如 BM=128）"),
-    (r"^keyword argument repeated: (\w+)$", r"Config 里字段 \1 写了两次"),
-    (r"^'return' outside function$", "return 在函数外面：它要缩进在 def choose_config(M, N, K): 下面"),
     (r"^closing parenthesis '(.)' does not match opening parenthesis '(.)'.*$", r"右括号 \1 和前面的左括号 \2 配不上"),
 ]
 
