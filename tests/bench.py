@@ -19,6 +19,9 @@ CS349E · 第 14 讲 · tests/bench.py —— 计时：迷你 AlphaEvolve 各部
        在那里跑 04 脚本 --quick（就是 make run ARGS=--quick），量墙钟。目标 < 5 秒（2 核）。
        再用一半的规则（8 × 62 = 496 条）跑一次，报两者的时间比：代价和规则条数成正比时至多 2×（墙钟里还有解释器启动、
        导入这些和规则无关的固定开销，所以通常小于 2×）；明显大于 2× 就是有一步比线性长得快。目标 ≤ 2.2×。
+    7. 很长的一行：学生或 LLM 的文件里一行有几万个空格（或几千个 and）时，读它（parse）的时间和行长成正比。几种行各在
+       2 万和 8 万个字符时读一遍，报最慢的那种的时间比：线性是 4×，目标 ≤ 8×（几毫秒的事，量出来在 4–6× 之间抖）。正则回溯成平方级时是 16×（以前
+       return Config( 后面 8 万个空格要 9 秒；单元测试只防卡死，不计时）。
 【关于峰值内存】resource.getrusage(RUSAGE_CHILDREN).ru_maxrss 是"已经结束、被等待过的子孙进程里最大的那个"的
     峰值 RSS（不是整棵进程树的总和），04 脚本的工作进程也算在内。它只增不减、而且会把本进程以前的子进程也算进来，
     所以每次都隔一个小的"量具"进程去跑 04 脚本，量具只有这一个子进程。Linux 上单位是 KB，macOS 上是字节。
@@ -64,6 +67,8 @@ MEM_TARGET_MB = 300.0       # 峰值内存（MB = 10^6 字节）
 BIG_RULES = 1000            # 很大的专家：规则条数（8 个投影 × 125 个 M）
 BIG_TARGET_S = 5.0          # 它的 04 --quick，2 核机器
 BIG_RATIO_TARGET = 2.2      # 规则多一倍，04 --quick 的墙钟最多多这么多倍（线性是至多 2×，留一点测量的抖动）
+LONG_LINE = 20_000          # 很长的一行：这么多和 4 倍这么多个字符
+LONG_RATIO_TARGET = 8.0     # 行长 4 倍，读的时间最多多这么多倍（线性是 4×，平方级是 16×；几毫秒的事，抖得厉害）
 
 # The "gauge": runs the 04 script as its only child, reports wall time and the children's peak RSS as JSON.
 # A fresh gauge per run keeps ru_maxrss (a running max over all waited-for descendants) clean.
@@ -179,6 +184,38 @@ def big_expert_walls(table, n_rules, n) -> tuple[list[float], int]:
         return [run_script_once(tmp, ("--quick",))[0] for _ in range(n)], rules
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- 7. 很长的一行
+
+LONG_LINES = {                                  # 名字 -> 一行（n 大约是它的长度）
+    "return Config( 后面一串空格": lambda n: "    return Config(" + " " * n + "16 x)",
+    "if 后面一串空格": lambda n: "    if " + " " * n + "x",
+    "M 和 <= 之间一串空格": lambda n: "    if M" + " " * n + "<= 5 x:",
+    "几千个 and": lambda n: "    if M <= 5" + " and" * (n // 4) + " x:",
+    "几千个 M <= 5": lambda n: "    if " + "M <= 5 " * (n // 7) + ":",
+    "else 后面一串空格": lambda n: "    else" + " " * n + "x:",
+}
+
+
+def parse_seconds(line: str, n: int) -> float:
+    """读一个第二行是 line 的专家文件（读不了，是一句 ProgramError）要几秒：至少 5 次里最快的一次。"""
+    from evolve import ProgramError, parse
+    src = "def choose_config(M, N, K):\n" + line + "\n        return Config(16, 64, 128, 4, 4, 1)\n" \
+          "    return Config(16, 64, 128, 4, 4, 1)\n"
+
+    def once():
+        try:
+            parse(src)
+        except ProgramError:
+            pass
+    return min(repeat_times(once, max(n, 5)))              # 几毫秒的事：多量几次取最快的，少受抖动影响
+
+
+def long_line_ratios(n: int) -> dict:
+    """{哪种行: (2 万个字符时的秒数, 8 万个字符时的秒数)}。"""
+    return {name: (parse_seconds(make(LONG_LINE), n), parse_seconds(make(4 * LONG_LINE), n))
+            for name, make in LONG_LINES.items()}
 
 
 # ---------------------------------------------------------------- 4. 每个演示
@@ -298,6 +335,14 @@ def main(argv=None):
                 [f"  {n_big} 条和 {n_half} 条的时间比", f"{ratio:.2f}×", "",
                  f"线性是至多 {n_big / n_half:.2f}×（含固定开销）", f"≤ {BIG_RATIO_TARGET:g}×",
                  verdict(ratio <= BIG_RATIO_TARGET)]]
+
+    # 7. a very long line in the expert file: parse time grows linearly with the line
+    progress("很长的一行（读专家文件）…")
+    longs = long_line_ratios(n)
+    name, (short, long_) = max(longs.items(), key=lambda kv: kv[1][1] / kv[1][0])
+    big_rows.append([f"很长的一行：{4 * LONG_LINE:,} 和 {LONG_LINE:,} 个字符的时间比（最慢的一种：{name}）",
+                     f"{long_ / short:.2f}×", f"{secs(short)} → {secs(long_)}", "线性是 4×",
+                     f"≤ {LONG_RATIO_TARGET:g}×", verdict(long_ / short <= LONG_RATIO_TARGET)])
 
     # 4. each demo, in-process
     progress("每个演示（进程内）…")
