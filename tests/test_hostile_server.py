@@ -443,7 +443,18 @@ def test_04_start_up_check_exits_2_with_one_line(mode):
     assert p.stderr.count("\n") == 1 and one_safe_line(p.stderr.strip()) and elsewhere == []
 
 
-PREFETCH = [fails_everything_04, redirects_04, trickle_04, startup_04]
+@ahead(waits=True)
+def fails_everything_04_in_a_terminal():
+    """04 --budget 10 --seeds 1 在 80 列的伪终端里对着每个 chat 请求都回 500 的服务器（不带 Retry-After：第一个请求
+    按退避重试，要等 1 + 2 + 4 秒，所以后台先跑：PREFETCH）。"""
+    from conftest import run_in_pty
+    env = {k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_GPU"}     # 讲义的 H100：命令里不多 --gpu
+    with HostileServer(chat="http500") as s:
+        return run_in_pty([SCRIPT_04, "--budget", "10", "--seeds", "1", "--llm", s.url, "--model", "x"], 80,
+                          {"NO_COLOR": "1"}, env=env, timeout=120, stderr_too=True)
+
+
+PREFETCH = [fails_everything_04, redirects_04, trickle_04, startup_04, fails_everything_04_in_a_terminal]
 
 
 def test_readme_says_what_the_client_refuses_with_the_numbers_the_code_uses():
@@ -514,11 +525,7 @@ def test_a_key_that_cannot_go_into_a_header_is_one_sentence_without_the_key(monk
 
 def test_04_with_a_failing_server_fits_an_80_column_terminal():
     """用真 LLM 的那几行（LLM 的设置、"接连 4 次调用失败……"那句）也按终端宽度折行：以前各有 130–150 列。"""
-    from conftest import run_in_pty
     from console import display_width
-    env = {k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_GPU"}     # 讲义的 H100：命令里不多 --gpu
-    with HostileServer(chat="http500") as s:
-        p = run_in_pty([SCRIPT_04, "--budget", "10", "--seeds", "1", "--llm", s.url, "--model", "x"], 80,
-                       {"NO_COLOR": "1"}, env=env, timeout=120, stderr_too=True)
+    p = fails_everything_04_in_a_terminal()
     assert p.returncode == 0 and "接连 4 次调用失败" in p.stdout
     assert [line for line in p.stdout.split("\n") if display_width(line) > 80] == []

@@ -85,6 +85,9 @@ def test_starts_processes_and_never_cleans_up():
         time.sleep(0.05)
     with open(os.environ["INNER_READY"], "w") as f:
         f.write(os.environ["TESTS_SESSION"])
+    deadline = time.monotonic() + 60                 # 等外面数完活着的进程再失败：不然外面数的时候会话已经在收尾了
+    while not os.path.exists(os.environ["INNER_GO"]) and time.monotonic() < deadline:
+        time.sleep(0.02)
     if os.environ["INNER_END"] == "fail":
         assert False, "这个测试失败了，进程还在"
     time.sleep(60)
@@ -153,9 +156,9 @@ def end_a_session(end):
     tmp = session_dir("inner")
     with open(os.path.join(tmp, "test_inner.py"), "w", encoding="utf-8") as f:
         f.write(INNER)
-    pids, ready = os.path.join(tmp, "pids"), os.path.join(tmp, "ready")
+    pids, ready, go = os.path.join(tmp, "pids"), os.path.join(tmp, "ready"), os.path.join(tmp, "go")
     open(pids, "w").close()
-    env = dict(base_env(), PYTHONPATH=TESTS, INNER_PIDS=pids, INNER_READY=ready, INNER_END=end)
+    env = dict(base_env(), PYTHONPATH=TESTS, INNER_PIDS=pids, INNER_READY=ready, INNER_GO=go, INNER_END=end)
     for switch in ("TESTS_NO_ZYGOTE", "TESTS_NO_PREFETCH"):   # 内层总是用整套机器（外层开着调试开关时也一样）
         env.pop(switch, None)
     # 后台线程里跑时优先级低一些（和 conftest 请预热过的解释器跑的脚本一样）：os.nice 之后 exec 成 pytest，进程号不变
@@ -185,6 +188,7 @@ def end_a_session(end):
             procs.setdefault(pid, (stat(pid) or (None,))[0])
         procs = {pid: start for pid, start in procs.items() if start is not None}
         before = len(living(procs))
+        open(go, "w").close()                            # 数完了：end == "fail" 时里面的测试这才失败
         if end == "SIGKILL":
             p.kill()
         elif end == "Ctrl-C":
