@@ -158,6 +158,9 @@ def test_the_lecture_dependencies_point_one_way():
     assert not {t for t, _, _ in g["sched_lab"]} & {"evolve", "console"}
     for m in lecture01:
         assert all(t in lecture01 for t, _, _ in g[m]), (m, g[m])
+    # 以前 console 写 SVG 时 import svg，svg 又从 console import _Axis、_check 等：两个文件互相依赖、又都靠对方的私有
+    # 细节。两者都要的（显示宽度、折行、坐标轴、热力图分档）现在在 layout.py 里，箭头都从那里出发
+    assert {"layout"} <= {t for t, _, _ in g["svg"]} and "console" not in {t for t, _, _ in g["svg"]}
     # DSL：解析器（source）import 类型和界（program），反过来不
     assert "evolve.program" in {t for t, _, _ in g["evolve.source"]}
     assert "evolve.source" not in {t for t, _, _ in g["evolve.program"]}
