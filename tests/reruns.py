@@ -85,3 +85,16 @@ def watched(table, seed: int, budget: int = 1000, n_probe: int = N_PROBE, how: s
         ev.probe = np.sort(np.random.default_rng(1000 + seed).choice(len(train), n_probe, replace=False))
     out = evolve(ev, budget, seed=seed, llm=watch, database=watch.database)
     return dict(out=out, ev=ev, watch=watch, train=train, test=test, table=table)
+
+
+@functools.lru_cache(maxsize=None)
+def demo3(table, budget: int, seeds: int) -> dict:
+    """04 演示 3 的进化在测试进程里重跑：两种划分 × 种子 0 .. seeds-1，用 evolve 的公开接口一次一次按顺序跑（不经
+    04 用的 ManyRuns：和脚本的走法独立；ManyRuns 和顺序跑一样由 test_loop.py 检查）。{划分: [(种子, 最好的程序,
+    它的结果), ...]}。test_claims（G1–G4）和 test_printed_numbers_04 共用（同样的参数整个会话只跑一次）。"""
+    out = {}
+    for how in ("random", "by_model"):
+        train, _ = split_shapes(all_shapes(), how)
+        out[how] = [(seed, *evolve(Evaluator(train, table), budget, seed=seed, log=lambda *a: None)["best"])
+                    for seed in range(seeds)]
+    return out

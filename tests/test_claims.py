@@ -12,25 +12,17 @@ import sys
 import numpy as np
 import pytest
 
-from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, all_shapes, best_single_config,
+from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, all_shapes, best_single_config,
                     choose, evolve, format_diff, geomean_speedup, oracle_speedup, parse, per_m_table, render,
                     simplify, split_shapes)
 from evolve.program import apply_diff, equivalent, parse_diff
-from evolve.loop import ManyRuns
+from reruns import demo3
 from kernel_lab import Config, can_launch, regs_per_thread
 from sched_lab import guided_tune
 
 pytestmark = pytest.mark.h100_claim    # 全是讲义在 H100 上的论断：TESTS_GPU=a100 时跳过（再加 TESTS_GPU_CLAIMS=1 照样检查）；失败信息说哪条论断（注释的第一行）、哪块 GPU
 
 BUDGET, SEEDS = 1000, range(5)          # 04 脚本印出来的设置：演示 2 用种子 0，演示 3 用种子 0–4
-
-
-@pytest.fixture(scope="module")
-def table():
-    t = TimeTable()
-    for s in all_shapes():
-        t.oracle(s)
-    return t
 
 
 def ratio(table, s):
@@ -52,14 +44,13 @@ def run0(table):
 
 @pytest.fixture(scope="module")
 def runs(table):
-    """演示 3：两种划分 × 种子 0–4，(训练分数中位数, 测试分数中位数, 测试上限, 查表的测试分数)。"""
-    out, splits = {}, {how: split_shapes(all_shapes(), how) for how in ("random", "by_model")}
-    tasks = [(*splits[how], seed) for how in splits for seed in SEEDS]
-    with ManyRuns(table, tasks, BUDGET, jobs=2) as many:            # 每次 evolve(Evaluator(训练), BUDGET, seed)，两个进程
-        done = many.results()
-    for how, (train, test) in splits.items():
-        mine = [r for t, r in zip(tasks, done) if t[:2] == (train, test)]
-        tr, te = [r[0] for r in mine], [r[1] for r in mine]
+    """演示 3：两种划分 × 种子 0–4，(训练分数中位数, 测试分数中位数, 测试上限, 查表的测试分数)。每次进化是
+    evolve(Evaluator(训练), BUDGET, seed)（tests/reruns.py 的 demo3，和 test_printed_numbers_04 共用一次）。"""
+    out = {}
+    for how, done in demo3(table, BUDGET, len(SEEDS)).items():
+        train, test = split_shapes(all_shapes(), how)
+        tr = [res["score"] for _, _, res in done]
+        te = [geomean_speedup(best, test, table) for _, best, _ in done]
         out[how] = (float(np.median(tr)), float(np.median(te)), oracle_speedup(test, table),
                     geomean_speedup(per_m_table(train, table), test, table))
     return out

@@ -7,13 +7,13 @@ import re
 import numpy as np
 import pytest
 
-from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, all_shapes, best_single_config, choose, evolve,
+from evolve import (EXPERT, LAYERS, TOKENS, VALID, Shape, all_shapes, best_single_config, choose,
                     geomean_speedup, oracle_speedup, per_m_table, simplify, split_shapes)
 from evolve.evaluator import N_PROBE
 from printed import find, find_table, number, numbers, observations, pct_shows, section, shows
 from sched_lab import HBM_BW, SMS, guided_tune
 from conftest import run_script
-from reruns import watched
+from reruns import demo3, watched
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
@@ -222,15 +222,13 @@ def test_demo2_best_program_and_observations(stdout, run, table):
 
 @pytest.fixture(scope="module")
 def runs(table, settings):
-    """演示 3：两种划分 × 种子 0 .. seeds-1，每次的 (训练分数, 测试分数)。"""
+    """演示 3：两种划分 × 种子 0 .. seeds-1，每次的 (训练分数, 测试分数)（tests/reruns.py 的 demo3：默认设置那次和
+    test_claims 共用）。"""
     budget, seeds = settings[1:3]
     out = {}
-    for how in ("random", "by_model"):
-        train, test = split_shapes(all_shapes(), how)
-        out[how] = []
-        for seed in range(seeds):
-            best, res = evolve(Evaluator(train, table), budget, seed=seed, log=lambda *a: None)["best"]
-            out[how].append((res["score"], geomean_speedup(best, test, table)))
+    for how, done in demo3(table, budget, seeds).items():
+        test = split_shapes(all_shapes(), how)[1]
+        out[how] = [(res["score"], geomean_speedup(best, test, table)) for _, best, res in done]
     return out
 
 
