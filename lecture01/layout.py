@@ -57,11 +57,15 @@ def tokens(text: str) -> list[str]:
         if piece in UNBREAKABLE:
             out.append(piece)
             continue
-        for ch in piece:
-            if out and kind(ch) != "w" and out[-1] not in UNBREAKABLE and kind(out[-1][-1]) == kind(ch):
-                out[-1] += ch                              # 同一个西文词、同一串空格连在一起
-            else:
-                out.append(ch)
+        start, prev = 0, None                              # 同一个西文词、同一串空格连在一起（切片，不逐字符
+        for i, ch in enumerate(piece):                     # 往列表里的字符串上接：那样一长串是平方级）
+            k = kind(ch)
+            if i and (k == "w" or k != prev):
+                out.append(piece[start:i])
+                start = i
+            prev = k
+        if piece:
+            out.append(piece[start:])
     return out
 
 

@@ -42,7 +42,7 @@ from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_sh
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.loop import MAX_BUDGET  # noqa: E402
 from evolve.problem import EXPERT_FILE, load_or_explain, split_names  # noqa: E402
-from evolve.program import BLOCK_END, BLOCK_START, dead_rules, equivalent  # noqa: E402
+from evolve.program import BLOCK_END, BLOCK_START, dead_rules, equivalent, removed_lines  # noqa: E402
 from sched_lab import SMS, explain  # noqa: E402
 
 SEED = 0
@@ -126,7 +126,7 @@ def demo1_scores(path, program, table, evolved, seed, budget):
                f"{from_root(path)} 的原文（左边是行号；文件里没有 EVOLVE-BLOCK 标记，读的是整个文件）：")
     print_numbered(block, MAX_LISTING, from_root(path))     # 贴进来几千行的表：只印开头，说一共几行
     simp = simplify(program)
-    dead = [r.line for r in program.rules if r not in simp.rules]
+    dead = removed_lines(program, simp)
     where = ", ".join(map(str, dead[:MAX_NOTES])) + ("……" if len(dead) > MAX_NOTES else "")
     print()
     print_note(f"读成 {program.n_rules()} 条规则 + 默认配置；" + (

@@ -693,3 +693,53 @@ def test_diff_module_reexported():
     import evolve.diff as d
     import evolve.program as p
     assert p.DiffError is d.DiffError and p.apply_diff is d.apply_diff and p.format_diff is d.format_diff
+
+
+# ---------------------------------------------------------------- 代价和规则条数成正比（数操作次数，不计时）
+
+def _pasted_table(n: int, config: Config) -> Program:
+    """贴进来的一张 n 行的表：每行一条 M、N 上界各不相同的活规则，两种配置交替（config 放在单数行）。"""
+    a = Config(16, 64, 128, 4, 4, 1)
+    return Program(tuple(Rule((("M", i + 1), ("N", 4096 + i)), config if i % 2 else a) for i in range(n)),
+                   Config(128, 128, 64, 4, 3, 8))
+
+
+def test_removed_lines_compares_each_rule_a_bounded_number_of_times(monkeypatch):
+    # 01、06 列 simplify 删掉的行：以前在元组里逐个找（r not in simp.rules），8000 条活规则要三千多万次 Rule.__eq__
+    # （01 跑 9–19 秒）。现在用集合：比较次数和规则条数成正比
+    from evolve.program import removed_lines, simplify
+    p = _pasted_table(2000, Config(64, 128, 64, 4, 4, 8))
+    simp = simplify(p)
+    calls = [0]
+    eq = Rule.__eq__
+
+    def counted(self, other):
+        calls[0] += 1
+        return eq(self, other)
+    monkeypatch.setattr(Rule, "__eq__", counted)
+    assert removed_lines(p, simp) == [r.line for r in p.rules if all(r is not k and not eq(r, k) for k in simp.rules)]
+    calls[0] = 0
+    removed_lines(p, simp)
+    assert calls[0] <= 4 * p.n_rules(), calls[0]
+
+
+def test_launch_problems_finds_each_shapes_branch_once(monkeypatch):
+    # 一张 2000 行、每行都是启动不了的配置的表：以前每个坏分支都把 88 个形状各走一遍（88 × 2000 次 branch_index，
+    # 每次又是 O(规则数)：光是报错就要十来秒）。现在每个形状走哪个分支只算一次
+    import evolve.problem as problem
+    from evolve import all_shapes
+    bad = Config(256, 256, 256, 1, 9, 1)
+    p = _pasted_table(2000, bad)
+    calls = [0]
+    real = problem.branch_index
+
+    def counted(*a):
+        calls[0] += 1
+        return real(*a)
+    monkeypatch.setattr(problem, "branch_index", counted)
+    shapes = all_shapes()
+    out = problem.launch_problems(p, shapes)
+    assert len(out) == 1000 and calls[0] == len(shapes)
+    # 说的还是对的：每个坏分支说的"有 k 个形状走这个分支"加起来，就是走坏分支的形状数
+    said = sum(int(re.search(r"里有 (\d+) 个走这个分支", text).group(1)) for _, text in out if "里有" in text)
+    assert said == sum(real(p, s.M, s.N, s.K) % 2 == 1 and real(p, s.M, s.N, s.K) < 2000 for s in shapes) > 0

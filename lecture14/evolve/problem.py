@@ -208,11 +208,13 @@ def launch_problems(program: Program, shapes=()) -> list[tuple[int, str]]:
     """静态检查：每个分支返回的配置都要能启动。返回 [(行号, 说明：配置、超了的资源、shapes 里哪些形状会走到它)]，
     都能启动就是空列表。"""
     branches = [(r.line, r.config) for r in program.rules] + [(program.default_line, program.default)]
-    out = []
+    out, which = [], None
     for i, (line, cfg) in enumerate(branches):
         if cfg in VALID_INDEX:
             continue
-        hit = [s for s in shapes if branch_index(program, s.M, s.N, s.K) == i]
+        if which is None:                                     # 每个形状走哪个分支只算一次（不是每个坏分支算一遍）
+            which = [branch_index(program, s.M, s.N, s.K) for s in shapes]
+        hit = [s for s, b in zip(shapes, which) if b == i]
         where = f"（{len(shapes)} 个形状里有 {len(hit)} 个走这个分支，例如 {hit[0].label()}）" if hit else ""
         out.append((line, f"这个分支 {launch_message(cfg)}{where}"))
     return out
