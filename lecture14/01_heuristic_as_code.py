@@ -46,7 +46,8 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, Rule, Shape,
                     TimeTable, all_shapes, choose, parse, per_m_table, render, simplify, split_shapes)
 from evolve.problem import EXPERT_FILE, load_or_explain  # noqa: E402
 from sched_lab import MAX_DIM  # noqa: E402
-from evolve.program import BLOCK_END, BLOCK_START, NO_BOUND, branch_index, dead_rules, equivalent, removed_lines  # noqa: E402
+from evolve.program import (BLOCK_END, BLOCK_START, NO_BOUND, branch_index, dead_rules, equivalent,  # noqa: E402
+                            removed_lines)
 
 # 没见过的形状：M = 3000 不在 11 个 M 里；405B/8 是 Llama-3 405B 按 8 路张量并行切开的投影（hidden 16384、
 # Hq 128、Hkv 8、intermediate 53248），它的 N、K 在 88 个形状里都没有
