@@ -102,6 +102,13 @@ def test_rejection_counts_cover_exactly_the_configs_that_do_not_launch():
     assert all(ctas_per_sm(c) >= 1 for c in VALID)                          # 能启动的每个 SM 至少放得下一个
 
 
+def test_can_launch_is_problems_being_empty_and_each_problem_is_one_resource_check():
+    # can_launch 只跑 RESOURCE_CHECKS、不拼说明文字：对整个网格，它和 problems 说的一样，每种超了的资源一句说明
+    for c in all_configs():
+        kinds = kernel_lab.overflow_kinds(c)
+        assert can_launch(c) == (not problems(c)) == (not kinds) and len(problems(c)) == len(kinds), c
+
+
 @pytest.mark.h100_claim
 def test_h100_rejection_counts_and_occupancy():
     counts = rejection_counts()
