@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, ahead, base_env, load_script, run_concurrently, session_dir, stop_group
+from conftest import ROOT, ahead, base_env, load_script, piped_args, run_concurrently, run_script, session_dir, stop_group
 
 from console import FAILED
 from evolve import geomean_speedup, oracle_speedup, parse, simplify, split_shapes
@@ -99,10 +99,26 @@ def run_07(*args):
 
 @ahead(waits=True)            # 大半时间在等 OpenEvolve 的 worker 和 MockLLM 服务器：会话一开始就在"等着的"后台线程跑
 def two_runs():
-    """07 小预算跑两次（同时跑；第二次加 --svg）：本讲的循环那几行应该逐字节相同。"""
+    """07 小预算跑两次（同时跑；第二次加 --svg）：本讲的循环那几行应该逐字节相同。第一次就是"管道里的样子"的测试
+    要的那次（conftest.piped_args，run_script 的缓存里共用），不再单独跑一遍。"""
     svg = session_dir("svg07")
-    a, b = run_concurrently(run_07(), run_07("--svg", svg), timeout=240)
-    return a, b, svg
+    second: list = []
+
+    def with_svg():
+        try:
+            second.extend(run_concurrently(run_07("--svg", svg), timeout=240))
+        except BaseException as e:                       # noqa: BLE001  在这个线程里报出来
+            second.append(e)
+    t = threading.Thread(target=with_svg)
+    t.start()
+    try:
+        a = run_script(*piped_args("lecture14/07_openevolve.py"), env=base_env(), timeout=240)
+    finally:
+        t.join()
+    if isinstance(second[0], BaseException):
+        raise second[0]
+    assert tuple(run_07()[2:]) == piped_args("lecture14/07_openevolve.py")[1:]     # 两次只差 --svg
+    return a, second[0], svg
 
 
 PREFETCH = [two_runs]
