@@ -18,10 +18,12 @@
      启动和 import 的零点几秒；标准输出、标准错误、退出码和新解释器逐字节相同（test_zygote.py 对照：课程的脚本、
      改过的拷贝、改过的环境、没接住的异常、Ctrl-C）。改了影响解释器启动的环境变量（PYTHON*、LANG、LC_*、BLAS 线程数）
      或 python -m 时照旧新起进程；照印出来的样子跑"可以试试"的测试、量 Ctrl-C 的测试也起真正的进程。
-  3. 后台预跑：测试文件的 PREFETCH = [命令 或 @ahead 的函数, ...] 列出它要的确定性运行；收集完测试，一个后台线程按
-     测试的顺序先跑（脚本的优先级 nice +10，前台要 CPU 时先给前台），测试来要时多半已经在缓存里。大半时间在等计时器或
-     别的进程的（@ahead(waits=True)：桩服务器的超时、OpenEvolve 的运行）另有一个线程，也是低优先级。测试的先后：量时间的（@pytest.mark.quiet：Ctrl-C 一秒内停之类）最先，那时
-     前台没有别的事；只在本进程里算的其次；要预跑脚本的最后。sys.setswitchinterval 缩短后台线程等 GIL 的时间。
+  3. 后台预跑：测试文件的 PREFETCH = [命令 或 @ahead 的函数, ...] 列出它要的确定性运行；收集完一个文件就开始跑它的，
+     收集完全部测试后按测试的顺序排好，一个后台线程先跑（脚本的优先级 nice +10，前台要 CPU 时先给前台），测试来要时
+     多半已经在缓存里；前台等一条还没跑完的运行时，先替后台跑它排着的下一条。大半时间在等计时器或别的进程的
+     （@ahead(waits=True)：桩服务器的超时、OpenEvolve 的运行）另有一个线程，也是低优先级。测试的先后：量时间的
+     （@pytest.mark.quiet：Ctrl-C 一秒内停之类）最先，那时前台没有别的事；只在本进程里算的其次；要预跑脚本的最后。
+     sys.setswitchinterval 缩短后台线程等 GIL 的时间。
   为什么不在 pytest 进程里直接调用脚本的 main()：脚本要的是一个真正的进程——退出码（runner.run 用 os._exit）、
   信号处理和 Ctrl-C、argv 和 sys.path、模块级的状态、进程池 fork 出来的 worker、标准输出是不是终端。fork 出来的进程
   天然各有一份，在 pytest 里每样都得重置，而且测的就不再是学生运行的那个东西了。
@@ -281,6 +283,9 @@ def _once(table: dict, key, compute):
                 raise
             entry.done.set()
             return entry.result
+        if threading.current_thread() is threading.main_thread():
+            while not entry.done.is_set() and _steal():         # 前台在等：先替后台跑它排着的下一条，两个核都不闲着
+                pass
         entry.done.wait()
         if entry.error is None:
             return entry.result
@@ -697,36 +702,57 @@ def requested_nice() -> int:
 
 
 class _Background:
-    """后台的一个线程：按顺序跑一串 run_script 命令和 @ahead 函数（它请预热过的解释器跑的脚本优先级低）。stop() 以后
-    不再开始新的（正在跑的跑完）。跑脚本的只有一个这样的线程：两个量过反而慢（51 秒对 47 秒），前台等的那条运行要和
-    另一条分 CPU，反而晚拿到。"""
+    """后台的一个线程：按顺序跑一串 run_script 命令和 @ahead 函数（它请预热过的解释器跑的脚本优先级低）。收集测试时
+    每收集完一个文件就 add() 它的命令、马上开始跑（收集要几秒，那时只有一个核在忙）；收集完 order() 把还没开始的
+    按测试的顺序重排、去掉没有选中的测试要的，close() 以后做完就结束。stop() 以后不再开始新的（正在跑的跑完）。
+    跑脚本的只有一个这样的线程：两个量过反而慢（51 秒对 47 秒），前台等的那条运行要和另一条分 CPU，反而晚拿到。"""
 
-    def __init__(self, commands, name="prefetch"):
-        self.commands = list(commands)
+    def __init__(self, name="prefetch"):
+        self.commands: list = []
         self.next = 0
-        self.lock = threading.Lock()
-        self.stopped = False
+        self.cond = threading.Condition()
+        self.stopped = self.closed = False
         self.thread = threading.Thread(target=self._work, daemon=True, name=name)
 
     def _work(self):
         _LANE.nice = BACKGROUND_NICE
         while True:
-            with self.lock:
+            with self.cond:
+                while not (self.stopped or self.closed or self.next < len(self.commands)):
+                    self.cond.wait()
                 if self.stopped or self.next >= len(self.commands):
                     return
                 args, kw = self.commands[self.next]
                 self.next += 1
             _prefetch_one(args, kw)
 
-    def start(self):
-        self.thread.start()
+    def add(self, commands):
+        with self.cond:
+            self.commands += commands
+            self.cond.notify()
+        if not self.thread.is_alive() and not self.thread.ident:
+            self.thread.start()
+
+    def order(self, commands):
+        """还没开始的命令换成 commands 里还没开始的那些，按 commands 的顺序（收集完以后：测试的顺序、只要选中的）。"""
+        with self.cond:
+            started = self.commands[:self.next]
+            self.commands = started + [c for c in commands if c not in started]
+            self.cond.notify()
+
+    def close(self):
+        with self.cond:
+            self.closed = True
+            self.cond.notify()
 
     def stop(self):
-        with self.lock:
+        with self.cond:
             self.stopped = True
+            self.cond.notify()
 
     def join(self, timeout=None):
-        self.thread.join(timeout)
+        if self.thread.ident:
+            self.thread.join(timeout)
 
 
 _BACKGROUND: list = []
@@ -781,9 +807,58 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(key=_order)                              # sort 是稳定的：同一组里保持原来的顺序
 
 
+_LANES: dict = {}                                      # "prefetch-waits"、"prefetch" -> _Background
+_COLLECTED: set = set()                                # 已经把 PREFETCH 交给后台的测试文件（id(module)）
+
+
+_STEALING: list = []
+
+
+def _steal() -> bool:
+    """前台（主线程）在等一条还没算完的运行时调用：从跑脚本的后台线程的队列里拿下一条，在前台跑（优先级不调低）。
+    没有可拿的（或者已经在替后台跑）时返回 False。量过：不这样做时，前台等后台的那条单进程运行，一个核闲着。"""
+    lane = _LANES.get("prefetch")
+    if lane is None or _STEALING:
+        return False
+    with lane.cond:
+        if lane.stopped or lane.next >= len(lane.commands):
+            return False
+        args, kw = lane.commands[lane.next]
+        lane.next += 1
+    _STEALING.append(1)
+    try:
+        _prefetch_one(args, kw)
+    finally:
+        _STEALING.pop()
+    return True
+
+
+def _lanes(commands) -> dict:
+    """命令分到两个后台线程：@ahead(waits=True) 的到"等着的"那个，其余的到跑脚本的那个。"""
+    waiting = [c for c in commands if getattr(c[0], "waits", False)]
+    return {"prefetch-waits": waiting, "prefetch": [c for c in commands if c not in waiting]}
+
+
+def pytest_collectreport(report):
+    """收集完一个测试文件：它的 PREFETCH 马上交给后台（不等别的文件收集完）。"""
+    if os.environ.get("TESTS_NO_PREFETCH") or report.outcome != "passed":
+        return
+    for node in report.result:
+        module = getattr(node, "module", None)
+        if module is None or id(module) in _COLLECTED:
+            continue
+        _COLLECTED.add(id(module))
+        for name, commands in _lanes([_normalise(c) for c in getattr(module, "PREFETCH", ())]).items():
+            if commands:
+                if name not in _LANES:
+                    _LANES[name] = _Background(name=name)
+                    _BACKGROUND.append(_LANES[name])
+                _LANES[name].add(commands)
+
+
 def pytest_collection_finish(session):
-    """后台要跑的命令按文件排：文件里第一个不量时间的测试先跑的，它的命令先跑（量时间的测试虽然最先跑，却几乎不用
-    预跑的结果）。"""
+    """后台还没开始的命令按测试的顺序重排：文件里第一个不量时间的测试先跑的，它的命令先跑（量时间的测试虽然最先跑，
+    却几乎不用预跑的结果）；没有选中的测试（-k 之类）要的命令去掉。"""
     if os.environ.get("TESTS_NO_PREFETCH"):
         return
     seen, commands = set(), []
@@ -794,12 +869,10 @@ def pytest_collection_finish(session):
             continue
         seen.add(id(module))
         commands += [_normalise(c) for c in getattr(module, "PREFETCH", ())]
-    waiting = [c for c in commands if getattr(c[0], "waits", False)]
-    for name, lane in (("prefetch-waits", waiting), ("prefetch", [c for c in commands if c not in waiting])):
-        if lane:
-            b = _Background(lane, name=name)
-            _BACKGROUND.append(b)
-            b.start()
+    for name, lane in _lanes(commands).items():
+        if name in _LANES:
+            _LANES[name].order(lane)
+            _LANES[name].close()
 
 
 # ---------------------------------------------------------------- 伪终端

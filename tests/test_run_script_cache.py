@@ -68,16 +68,69 @@ def test_background_runs_ahead_functions_and_commands():
     def job():
         seen.append("job")
         return 1
-    b = conftest._Background([conftest._normalise(job), conftest._normalise(SHOW)])
-    b.start()
+    b = _lane([job, SHOW])
     b.join(timeout=60)
     assert seen == ["job"] and job() == 1 and seen == ["job"]     # 算过了：再调用不重算
     assert conftest._run_key(SHOW[0:2], conftest._full_env(None, True), ROOT) in conftest._RUNS
-    stopped = conftest._Background([conftest._normalise(job)])
+    stopped = conftest._Background()
     stopped.stop()
-    stopped.start()
+    stopped.add([conftest._normalise(job)])
     stopped.join(timeout=60)
     assert stopped.next == 0                                      # 停下以后一条也没开始
+
+
+def _lane(commands):
+    """一个后台线程，跑完 commands 就结束（像收集完测试以后那样 close）。"""
+    b = conftest._Background()
+    b.add([conftest._normalise(c) for c in commands])
+    b.close()
+    return b
+
+
+def test_the_lane_starts_on_the_first_file_and_is_reordered_after_collection():
+    # 收集时每收集完一个文件，它的命令就开始跑；收集完，还没开始的按测试的顺序重排，没有选中的测试要的去掉
+    gate, ran = threading.Event(), []
+
+    def job(name, wait=False):
+        @conftest.ahead
+        def run():
+            if wait:
+                gate.wait(30)
+            ran.append(name)
+        return run
+    first, a, b, unused = job("first", wait=True), job("a"), job("b"), job("unused")
+    lane = conftest._Background()
+    lane.add([conftest._normalise(c) for c in (first, a, unused)])         # 第一个文件
+    lane.add([conftest._normalise(b)])                                     # 第二个文件
+    lane.order([conftest._normalise(c) for c in (first, b, a)])           # 测试的顺序：b 在 a 前，unused 没选中
+    lane.close()
+    gate.set()
+    lane.join(timeout=60)
+    assert ran == ["first", "b", "a"]
+
+
+def test_the_foreground_runs_the_next_queued_command_while_it_waits(monkeypatch):
+    # 前台等一条别的线程正在算的运行时，替后台跑它排着的下一条（两个核都不闲着）；跑完再等
+    unblocked = threading.Event()
+
+    @conftest.ahead
+    def unblock():
+        unblocked.set()
+        return threading.current_thread() is threading.main_thread()
+    lane = conftest._Background()                                         # 它自己的线程不启动：只有前台能拿
+    lane.commands = [conftest._normalise(unblock)]
+    monkeypatch.setitem(conftest._LANES, "prefetch", lane)
+    table, computing = {}, threading.Event()
+
+    def other():
+        computing.set()
+        return "算完了" if unblocked.wait(10) else "没人替后台跑"
+    t = threading.Thread(target=conftest._once, args=(table, "k", other))
+    t.start()
+    computing.wait(10)
+    assert conftest._once(table, "k", lambda: "前台自己算") == "算完了"
+    assert unblock() is True and lane.next == 1
+    t.join(10)
 
 
 NICE = ("-c", "import os; print(os.nice(0))")
@@ -95,9 +148,7 @@ def test_background_scripts_run_at_a_lower_priority_and_the_foreground_ones_do_n
         got["thread"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) \
             if sys.platform.startswith("linux") else front
         return conftest._execute(NICE, dict(os.environ), ROOT, 60)
-    b = conftest._Background([conftest._normalise(background)])
-    b.start()
-    b.join(timeout=60)
+    _lane([background]).join(timeout=60)
     assert int(background().stdout) == min(front + conftest.BACKGROUND_NICE, 19) and got["thread"] == front
     assert int(conftest._execute(NICE, dict(os.environ), ROOT, 60).stdout) == front
 
@@ -112,8 +163,6 @@ def test_background_pty_runs_and_their_children_run_at_a_lower_priority():
     @conftest.ahead
     def background():
         return conftest.run_in_pty(child, 80, env=dict(os.environ), timeout=60)
-    b = conftest._Background([conftest._normalise(background)])
-    b.start()
-    b.join(timeout=60)
+    _lane([background]).join(timeout=60)
     assert int(background().stdout) == min(front + conftest.BACKGROUND_NICE, 19)
     assert int(conftest.run_in_pty(child, 80, env=dict(os.environ), timeout=60).stdout) == front
