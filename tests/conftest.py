@@ -839,21 +839,18 @@ def _lanes(commands) -> dict:
     return {"prefetch-waits": waiting, "prefetch": [c for c in commands if c not in waiting]}
 
 
-def pytest_collectreport(report):
-    """收集完一个测试文件：它的 PREFETCH 马上交给后台（不等别的文件收集完）。"""
-    if os.environ.get("TESTS_NO_PREFETCH") or report.outcome != "passed":
+def pytest_itemcollected(item):
+    """收集到一个测试文件的第一个测试：这个文件的 PREFETCH 马上交给后台（不等别的文件收集完）。"""
+    module = getattr(item, "module", None)
+    if os.environ.get("TESTS_NO_PREFETCH") or module is None or id(module) in _COLLECTED:
         return
-    for node in report.result:
-        module = getattr(node, "module", None)
-        if module is None or id(module) in _COLLECTED:
-            continue
-        _COLLECTED.add(id(module))
-        for name, commands in _lanes([_normalise(c) for c in getattr(module, "PREFETCH", ())]).items():
-            if commands:
-                if name not in _LANES:
-                    _LANES[name] = _Background(name=name)
-                    _BACKGROUND.append(_LANES[name])
-                _LANES[name].add(commands)
+    _COLLECTED.add(id(module))
+    for name, commands in _lanes([_normalise(c) for c in getattr(module, "PREFETCH", ())]).items():
+        if commands:
+            if name not in _LANES:
+                _LANES[name] = _Background(name=name)
+                _BACKGROUND.append(_LANES[name])
+            _LANES[name].add(commands)
 
 
 def pytest_collection_finish(session):
