@@ -717,21 +717,24 @@ class _Background:
 
     def _work(self):
         _LANE.nice = BACKGROUND_NICE
-        while True:
-            with self.cond:
-                while not (self.stopped or self.closed or self.next < len(self.commands)):
-                    self.cond.wait()
-                if self.stopped or self.next >= len(self.commands):
-                    return
-                args, kw = self.commands[self.next]
-                self.next += 1
-            _prefetch_one(args, kw)
+        while (command := self.take(wait=True)) is not None:
+            _prefetch_one(*command)
+
+    def take(self, wait=False):
+        """排着的下一条（拿走）；没有了（或 stop() 过）是 None。wait=True 时收集还没完就等下一个文件的命令。"""
+        with self.cond:
+            while wait and not (self.stopped or self.closed or self.next < len(self.commands)):
+                self.cond.wait()
+            if self.stopped or self.next >= len(self.commands):
+                return None
+            self.next += 1
+            return self.commands[self.next - 1]
 
     def add(self, commands):
         with self.cond:
             self.commands += commands
             self.cond.notify()
-        if not self.thread.is_alive() and not self.thread.ident:
+        if not self.thread.ident:                       # 第一次 add 时启动
             self.thread.start()
 
     def order(self, commands):
@@ -819,16 +822,12 @@ def _steal() -> bool:
     """前台（主线程）在等一条还没算完的运行时调用：从跑脚本的后台线程的队列里拿下一条，在前台跑（优先级不调低）。
     没有可拿的（或者已经在替后台跑）时返回 False。量过：不这样做时，前台等后台的那条单进程运行，一个核闲着。"""
     lane = _LANES.get("prefetch")
-    if lane is None or _STEALING:
+    command = None if lane is None or _STEALING else lane.take()
+    if command is None:
         return False
-    with lane.cond:
-        if lane.stopped or lane.next >= len(lane.commands):
-            return False
-        args, kw = lane.commands[lane.next]
-        lane.next += 1
     _STEALING.append(1)
     try:
-        _prefetch_one(args, kw)
+        _prefetch_one(*command)
     finally:
         _STEALING.pop()
     return True
