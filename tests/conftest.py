@@ -17,7 +17,8 @@
   1. 缓存：同样的命令行、工作目录和环境（和会话开始时不同的变量都进键）整个会话只跑一次（run_script，线程安全）。
   2. 预热过的解释器（tests/zygote.py）：一个已经 import 好 numpy 和课程模块的进程，每次 fork 一个出来跑脚本，省掉
      启动和 import 的零点几秒；标准输出、标准错误、退出码和新解释器逐字节相同（test_zygote.py 对照：课程的脚本、
-     改过的拷贝、改过的环境、没接住的异常、Ctrl-C）。改了影响解释器启动的环境变量（PYTHON*、LANG、LC_*、BLAS 线程数）
+     改过的拷贝、改过的环境、没接住的异常、Ctrl-C、伪终端里的运行）。run_in_pty 也用它（伪终端的一端传过去）。
+     改了影响解释器启动的环境变量（PYTHON*、LANG、LC_*、BLAS 线程数）
      或 python -m 时照旧新起进程；照印出来的样子跑"可以试试"的测试、量 Ctrl-C 的测试也起真正的进程。
   3. 后台预跑：测试文件的 PREFETCH = [命令 或 @ahead 的函数, ...] 列出它要的确定性运行；收集完一个文件就开始跑它的，
      收集完全部测试后按测试的顺序排好，一个后台线程先跑（脚本的优先级 nice +10，前台要 CPU 时先给前台），测试来要时
@@ -401,24 +402,59 @@ def _stop_zygote():
         shutil.rmtree(_ZYGOTE_STATE["dir"], ignore_errors=True)
 
 
+def _zygote_start(path, args, env, cwd, out_fd, err_fd):
+    """请预热过的解释器 fork 出 "python args..."，标准输出、标准错误是 out_fd、err_fd（调用的人之后关掉自己那份）。
+    返回 (socket, 读回复的文件, 进程号)：回复里接着会有一行 "exit 退出码 CPU秒"（_zygote_wait 读）。"""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+        request = json.dumps({"args": [str(a) for a in args], "env": env, "cwd": str(cwd),
+                              "nice": requested_nice()}) + "\n"
+        socket.send_fds(sock, [request.encode("utf-8")], [out_fd, err_fd])
+        replies = sock.makefile("rb")
+        return sock, replies, int(replies.readline().split()[1])
+    except BaseException:
+        sock.close()
+        raise
+
+
+def _zygote_wait(replies, sock, deadline, args, env, cwd, timeout) -> int:
+    """等 _zygote_start 起的那次运行结束，返回退出码（过了 deadline 是 TimeoutExpired）；TESTS_RUN_LOG 记一行。"""
+    sock.settimeout(max(0.1, deadline - time.monotonic()))
+    try:
+        _, code, cpu = replies.readline().decode().split()
+    except (socket.timeout, IndexError, ValueError):
+        raise subprocess.TimeoutExpired([sys.executable, *map(str, args)], timeout) from None
+    if os.environ.get("TESTS_RUN_LOG"):                         # 找慢的运行用：每次运行一行（CPU 秒、墙钟秒、命令）
+        with open(os.environ["TESTS_RUN_LOG"], "a", encoding="utf-8") as log:
+            changed, removed = _run_key(args, env, cwd)[2]              # 和会话开始时不同的环境：找重复的运行
+            where = "" if str(cwd) == ROOT else f" cwd={cwd}"
+            log.write(f"{cpu} {timeout - (deadline - time.monotonic()):.3f} {' '.join(map(str, args))!r}{where}"
+                      + (f" env={dict(changed)} unset={list(removed)}" if changed or removed else "") + "\n")
+    return int(code)
+
+
+def _kill_group(pid) -> None:
+    """和 stop_group 一样：不留下脚本的后台 worker（pid 是进程组的组长）。"""
+    if pid is not None:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def _zygote_execute(path, args, env, cwd, timeout):
     """和 _execute 一样（返回字节的 CompletedProcess，结束时杀掉整个进程组），只是由预热过的解释器 fork 出来跑。"""
     deadline = time.monotonic() + timeout
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    pid = None
+    sock = pid = None
     try:
         try:
-            sock.connect(path)
-            request = json.dumps({"args": [str(a) for a in args], "env": env, "cwd": str(cwd),
-                                  "nice": requested_nice()}) + "\n"
-            socket.send_fds(sock, [request.encode("utf-8")], [out_w, err_w])
+            sock, replies, pid = _zygote_start(path, args, env, cwd, out_w, err_w)
         finally:
             os.close(out_w)
             os.close(err_w)
-        replies = sock.makefile("rb")
-        pid = int(replies.readline().split()[1])
         chunks = {out_r: [], err_r: []}
         with selectors.DefaultSelector() as sel:
             for fd in chunks:
@@ -433,29 +469,15 @@ def _zygote_execute(path, args, env, cwd, timeout):
                         chunks[key.fd].append(data)
                     else:
                         sel.unregister(key.fd)
-        sock.settimeout(max(0.1, deadline - time.monotonic()))
-        try:
-            _, code, cpu = replies.readline().decode().split()
-            code = int(code)
-        except (socket.timeout, IndexError, ValueError):
-            raise subprocess.TimeoutExpired([sys.executable, *map(str, args)], timeout) from None
-        if os.environ.get("TESTS_RUN_LOG"):                     # 找慢的运行用：每次运行一行（CPU 秒、墙钟秒、命令）
-            with open(os.environ["TESTS_RUN_LOG"], "a", encoding="utf-8") as log:
-                changed, removed = _run_key(args, env, cwd)[2]          # 和会话开始时不同的环境：找重复的运行
-                where = "" if str(cwd) == ROOT else f" cwd={cwd}"
-                log.write(f"{cpu} {timeout - (deadline - time.monotonic()):.3f} {' '.join(map(str, args))!r}{where}"
-                          + (f" env={dict(changed)} unset={list(removed)}" if changed or removed else "") + "\n")
+        code = _zygote_wait(replies, sock, deadline, args, env, cwd, timeout)
         return subprocess.CompletedProcess([sys.executable, *map(str, args)], code, b"".join(chunks[out_r]),
                                            b"".join(chunks[err_r]))
     finally:
-        if pid is not None:                                     # 和 stop_group 一样：不留下脚本的后台 worker
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        _kill_group(pid)
         os.close(out_r)
         os.close(err_r)
-        sock.close()
+        if sock is not None:
+            sock.close()
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -879,25 +901,39 @@ def run_in_pty(args, cols, env_extra=None, unset=("COLUMNS", "LINES"), cwd=ROOT,
     """python（sys.executable）带 args 在一个 cols 列宽的伪终端里跑：标准输出是终端（列数来自终端本身，环境是 env
     （没给时是此刻的 os.environ）去掉 unset 列的变量，再加上 env_extra），标准错误单独收（stderr_too=True 时也写到
     这个终端上，和学生看到的一样混在一起，CompletedProcess 的 stderr 是空的）。返回 CompletedProcess
-    （stdout 是终端上的文字，换行统一成 \\n）。只在 Linux 上用（窗口大小用 ioctl 设）。在后台线程里优先级低
-    （_lower_priority），和 run_script 一样。"""
+    （stdout 是终端上的文字，换行统一成 \\n）。只在 Linux 上用（窗口大小用 ioctl 设）。和 run_script 一样：能交给
+    预热过的解释器的就由它 fork 出来跑（终端的两端照样传过去），在后台线程里优先级低。"""
     import fcntl
     import pty
     import struct
-    import tempfile
     import termios
     env = {k: v for k, v in (os.environ if env is None else env).items() if k not in unset}
     env.update(env_extra or {})
+    command = [sys.executable, *map(str, args)]
+    deadline = time.monotonic() + timeout
+    zygote = _zygote() if _for_zygote(args, env, cwd) else None
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
+    p = sock = pid = None
+    chunks = []
     with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen([sys.executable, *map(str, args)], stdout=slave, stderr=slave if stderr_too else err,
-                             env=env, cwd=cwd, start_new_session=True)
-        _lower_priority(p)
-        os.close(slave)
-        chunks = []
         try:
+            try:
+                if zygote is not None:
+                    sock, replies, pid = _zygote_start(zygote, args, env, cwd, slave,
+                                                       slave if stderr_too else err.fileno())
+                else:
+                    p = subprocess.Popen(command, stdout=slave, stderr=slave if stderr_too else err, env=env, cwd=cwd,
+                                         start_new_session=True)
+                    _lower_priority(p)
+            finally:
+                os.close(slave)
             while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired(command, timeout)
+                if not select.select([master], [], [], left)[0]:
+                    continue
                 try:
                     data = os.read(master, 65536)
                 except OSError:                          # Linux：子进程关掉终端以后读到 EIO
@@ -905,11 +941,18 @@ def run_in_pty(args, cols, env_extra=None, unset=("COLUMNS", "LINES"), cwd=ROOT,
                 if not data:
                     break
                 chunks.append(data)
+            if p is not None:
+                code = p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            else:
+                code = _zygote_wait(replies, sock, deadline, args, env, cwd, timeout)
+        finally:                                         # 测试失败、超时也不留下子进程
             os.close(master)
-            code = p.wait(timeout=timeout)
-        finally:                                         # 测试失败也不留下子进程
-            stop_group(p)
+            if p is not None:
+                stop_group(p)
+            _kill_group(pid)
+            if sock is not None:
+                sock.close()
         err.seek(0)
         stderr = err.read().decode("utf-8", "replace")
     out = b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
-    return subprocess.CompletedProcess(p.args, code, out, stderr)
+    return subprocess.CompletedProcess(command, code, out, stderr)

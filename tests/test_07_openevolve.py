@@ -300,8 +300,7 @@ def test_the_real_model_edit_to_config_yaml_makes_openevolve_ask_that_server(tmp
                                        (["--budg", "5"], "--budg"), (["--jobs", "0"], "--jobs"),
                                        (["--jobs", "9"], "--jobs")])
 def test_07_arguments_help_and_one_sentence_errors(args, says):
-    p = subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=60, env=base_env(),
-                       cwd=ROOT)
+    p = run_script(SCRIPT, *args, env=base_env(), timeout=60)      # 确定性的运行：走预热过的解释器
     if says is None:
         assert p.returncode == 0 and "--budget" in p.stdout and "--seeds" in p.stdout and "--svg" in p.stdout \
             and "--jobs" in p.stdout

@@ -17,7 +17,7 @@ import pytest
 
 from console import PIPE_WIDTH, display_width
 
-from conftest import ROOT, ahead, base_env, load_script, run_concurrently, session_dir, stop_group
+from conftest import ROOT, ahead, base_env, load_script, run_concurrently, run_script, session_dir, stop_group
 
 sys.path.insert(0, os.path.join(ROOT, "lecture14"))
 
@@ -254,8 +254,7 @@ def test_openevolve_is_pinned_in_its_own_requirements_file_and_ci_installs_it():
     (os.path.join(ROOT, "lecture14", "mock_llm_server.py"), ["--seed", "-1"], "--seed"),
 ])
 def test_bad_arguments_are_one_sentence_and_exit_2(script, args, says):
-    p = subprocess.run([sys.executable, script, *args], capture_output=True, text=True, timeout=60, env=base_env(),
-                       cwd=ROOT)
+    p = run_script(script, *args, env=base_env(), timeout=60)
     assert p.returncode == 2 and p.stdout == "" and says in p.stderr and "Traceback" not in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
 

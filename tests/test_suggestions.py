@@ -181,8 +181,7 @@ def test_lecture10_a100_suggestion_counts_independently():
     expect = sum(1 for c in all_configs()
                  if smem_bytes(c) <= a100 and not [p for p in problems(c) if not p.startswith("共享内存")])
     assert len(m.launchable_with_smem(a100)) == expect < len(VALID)
-    p = subprocess.run([sys.executable, "lecture10/01_config_space.py", "--smem", str(a100)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=60)
+    p = run_script("lecture10/01_config_space.py", "--smem", str(a100))
     flat = "".join(p.stdout.split())                      # 句子按 100 列折行，折行处的空格不算
     assert p.returncode == 0 and f"能启动的{expect}个" in flat and "Traceback" not in p.stderr
 

@@ -5,10 +5,11 @@
 import os
 import re
 import shutil
+import sys
 
 import pytest
 
-from conftest import ROOT, _execute, _full_env, _zygote, _zygote_can_run, _zygote_execute
+from conftest import ROOT, _execute, _full_env, _zygote, _zygote_can_run, _zygote_execute, base_env, run_in_pty
 
 TIMING = re.compile("\n?（用时 [\\d.]+ 秒）\n".encode("utf-8"))
 
@@ -82,3 +83,22 @@ def test_interpreter_startup_variables_get_a_fresh_interpreter():
     assert not _zygote_can_run(("lecture14/04_alphaevolve_tiling.py",), dict(os.environ, PYTHONIOENCODING="gbk"), ROOT)
     assert not _zygote_can_run(("-m", "pytest"), dict(os.environ), ROOT)
     assert _zygote_can_run(("lecture14/04_alphaevolve_tiling.py",), dict(os.environ, COLUMNS="60"), ROOT)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
+def test_a_run_in_a_terminal_looks_the_same(monkeypatch):
+    # run_in_pty 也交给预热过的解释器：终端上看到的（标准输出按行缓冲、和标准错误上的进度交错的次序、折行的宽度）
+    # 和新起的解释器一样
+    args = ["lecture14/04_alphaevolve_tiling.py", "--seeds", "1", "--jobs", "1"]
+    env = base_env()
+    assert _zygote_can_run(args, env, ROOT)
+    warm = run_in_pty(args, 80, {"NO_COLOR": "1"}, env=env, stderr_too=True, timeout=120)
+    monkeypatch.setenv("TESTS_NO_ZYGOTE", "1")
+    cold = run_in_pty(args, 80, {"NO_COLOR": "1"}, env=env, stderr_too=True, timeout=120)
+    assert warm.returncode == cold.returncode == 0
+    timing = re.compile(r"\n?（用时 [\d.]+ 秒）\n")
+    assert timing.sub("", warm.stdout) == timing.sub("", cold.stdout)
+    assert "第   200 个提议" in warm.stdout                       # 标准错误上的进度也在终端上
+    probe = ["-c", "import sys; print(sys.stdout.isatty(), sys.stdout.line_buffering)"]
+    monkeypatch.delenv("TESTS_NO_ZYGOTE")
+    assert run_in_pty(probe, 80, env=env).stdout == "True True\n"   # 终端上按行缓冲，和新起的解释器一样

@@ -11,7 +11,8 @@
 （和 Popen.returncode 一样：被信号杀掉时是负的信号号），后面跟着它和它收掉的子进程用的 CPU 秒数。
 
 跑脚本的进程尽量和 "python 脚本 参数..." 一样：sys.argv、sys.path[0]（脚本所在目录）、__main__ 里的 __file__、
-工作目录、环境变量、信号处理、退出码（SystemExit、没接住的异常、Ctrl-C）、退出时的 threading / atexit 清理。
+工作目录、环境变量、信号处理、退出码（SystemExit、没接住的异常、Ctrl-C）、退出时的 threading / atexit 清理、
+标准输出是终端时（conftest.run_in_pty 传来伪终端）按行缓冲。
 环境和这个进程启动时不同（除了 SAFE_ENV 里列的）时，先把课程模块从 sys.modules 里拿掉，让脚本重新 import
 （evolve.problem 在 import 时读 MINI_ALPHAEVOLVE_EXPERT）；命令行上有 --gpu 时也这样（runner 在 import 时据它选 GPU，
 kernel_lab 在 import 时读那块 GPU 的记录）。影响解释器启动本身的环境变量（PYTHON*、LANG、LC_*、
@@ -94,6 +95,8 @@ def _run_script(request, out_fd, err_fd):
     os.dup2(devnull, 0)
     for fd in (out_fd, err_fd, devnull):
         os.close(fd)
+    if os.isatty(1):                                        # 和解释器启动时一样：标准输出是终端就按行缓冲
+        sys.stdout.reconfigure(line_buffering=True)
     for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
