@@ -334,6 +334,22 @@ def print_note(text: str, indent: str = "") -> None:
     print("\n".join(wrap(indent + text, wrap_width(), indent + "  " if indent else "")))
 
 
+LISTING_LINES = 40      # 一份代码清单最多印几行（学生贴进来一张 500 条规则的表时，不要印几千行）
+
+
+def listing(text: str, whole: str = "", limit: int = LISTING_LINES) -> str:
+    """一份代码（程序、LLM 的回复）的清单：不超过 limit 行就整个原样返回（代码行不折，能照着抄）；更长的只留开头
+    limit 行（第 limit 行以冒号结尾时少留一行：不停在一个 if 上），再加一句一共几行（whole 不空时说整份在哪），
+    这句按终端宽度折行。"""
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) <= limit:
+        return "\n".join(lines)
+    shown = limit - 1 if lines[limit - 1].rstrip().endswith(":") else limit   # 不停在一个 if 上、下面却没有它的 return
+    where = f"；整份在 {whole}" if whole else ""
+    note = f"    ……（一共 {len(lines)} 行，这里只印了开头 {shown} 行{where}）"
+    return "\n".join(lines[:shown] + wrap(note, wrap_width(), "      "))
+
+
 def print_numbered(lines: list[tuple[int, str]], limit: int, whole: str) -> None:
     """一个文件的原文，左边是行号：(行号, 那一行) 的列表。行号占的宽度按印出来的行号算（一行代码不折，能照着抄）；
     超过 limit 行只印开头 limit 行，再说一共几行、整份在哪（whole）。"""

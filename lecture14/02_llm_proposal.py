@@ -38,7 +38,7 @@ from runner import int_between, ensure_numpy, nonnegative_int, parser, run, say 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
 from console import check, fmt, print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
-from console import fit_lines  # noqa: E402
+from console import LISTING_LINES, fit_lines, listing  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, TimeTable, all_shapes, choose,  # noqa: E402
                     evolve, geomean_speedup, parse, render, split_shapes)
@@ -54,6 +54,8 @@ SEED = 0            # 和 04 的演示 2 同一个种子：这里看的是那次
 AFTER = 100         # 从第几个提议起找一个"一路走到程序库、比父程序好"的提议
 LOOK = 400          # 最多往后找多少个
 FOLDED = "（比终端宽的行折开印了，续行多缩进四格；模型收到的原文里那是一整行。）"
+ELIDED = f"（提示词里的程序太长：每段只印了开头 {LISTING_LINES} 行，省掉的行数写在那一段的末尾；模型收到的是整段。）"
+MANY_BRANCHES = 24  # 静态检查逐个列出寄存器数的分支个数上限（贴进来的大表有上千个分支：那时只说最少、最多）
 PER_KIND = 200      # 演示 2：每种修改从同一个父程序提几次
 MISTAKE_RUN = dict(budget=300, rate=0.3)    # 演示 3：犯错率调到 30% 的一次进化
 VALLEY = (Config(128, 128, 64, 4, 3, 8), Config(256, 128, 64, 4, 3, 8), Config(128, 128, 64, 8, 3, 8),
@@ -70,6 +72,24 @@ def pct(x, *bounds):
 def note(text: str) -> None:
     """一段说明，按终端宽度折行；以 ①–⑦ 开头的段落续行缩进两格。"""
     print("\n".join(wrap(text, wrap_width(), "  " if text[:1] in "①②③④⑤⑥⑦" or text.startswith("  ") else "")))
+
+
+def shorten_programs(text: str, limit: int = LISTING_LINES) -> str:
+    """提示词印出来的样子：每段程序（EVOLVE-BLOCK 两条标记之间）超过 limit 行的，像 console.listing 那样只留开头、
+    说一共几行（学生贴进来一张 500 条规则的表时，提示词有几千行）。别的行原样。"""
+    out, block = [], None                                   # block：正在读的那段程序里的行（不在程序里时是 None）
+    for line in text.split("\n"):
+        if block is None:
+            out.append(line)
+            if line.strip() == "# EVOLVE-BLOCK-START":
+                block = []
+        elif line.strip() == "# EVOLVE-BLOCK-END":
+            out += listing("\n".join(block), limit=limit).split("\n") if block else []
+            out.append(line)
+            block = None
+        else:
+            block.append(line)
+    return "\n".join(out + (block or []))
 
 
 def cfg_text(c: Config) -> str:
@@ -177,19 +197,24 @@ def demo1_slow_motion(table, train, seed, after):
     island, presult, prompt = next_step(db, ev)                             # 第 k 步：我们自己一步一步地做
     note(f"进化循环已经跑了 {k - 1} 个提议。第 {k} 个：从 {len(db.islands)} 个岛里挑到第 {island + 1} 个岛，"
           f"按名次加权挑出父程序（分数 {presult['score']:.3f}×），再从别的岛挑 {len(prompt.inspirations)} 个灵感程序。")
-    shown = fit_lines(prompt.text())
+    short = shorten_programs(prompt.text())
+    shown = fit_lines(short)
     print("\n① 提示词（真 LLM 会收到的原文）：\n" + "-" * 60 + "\n" + shown + "\n" + "-" * 60)
-    if shown != prompt.text():                                              # 折过行就说：原文里那是一整行
+    if short != prompt.text():                                              # 程序太长、只印了开头：说一句
+        note(ELIDED)
+    if shown != short:                                                      # 折过行就说：原文里那是一整行
         note(FOLDED)
     op, reply = rec.llm.propose(prompt)
-    print(f"\n② MockLLM 的回复（修改种类：{op}）：\n" + reply.rstrip("\n"))
+    print(f"\n② MockLLM 的回复（修改种类：{op}）：\n" + listing(reply))
     child, why = apply_reply(prompt.parent_src, reply)
     assert child is not None, why
-    print("\n③ 打到父程序源码上，再读成程序（evolve.parse，不执行）：\n" + render(child))
+    print("\n③ 打到父程序源码上，再读成程序（evolve.parse，不执行）：\n" + listing(render(child)) + "\n")
     bad = launch_problems(child, train)
     configs = [r.config for r in child.rules] + [child.default]
+    regs = [regs_per_thread(c) for c in configs]
+    regs_said = " " + "、".join(map(str, regs)) if len(regs) <= MANY_BRANCHES else f"最少 {min(regs)}、最多 {max(regs)}"
     note(f"④ 静态检查（不跑内核）：{len(configs)} 个分支的配置" +
-          ("都能启动（寄存器 " + "、".join(str(regs_per_thread(c)) for c in configs) + f" 个/线程，上限 {MAX_REGS_PER_THREAD}）。"
+          (f"都能启动（寄存器{regs_said} 个/线程，上限 {MAX_REGS_PER_THREAD}）。"
            if not bad else "有启动不了的：" + "；".join(t for _, t in bad)))
     probe = [ev.train[i] for i in ev.probe]
     note(f"⑤ 探针：{len(probe)} 个探针形状（训练形状按 M 排好、均匀取的）：" + "，".join(s.label() for s in probe))
@@ -412,7 +437,7 @@ def demo3_mistakes_and_valley(table, train, seed, prompt, whose="演示 1 的父
         examples.setdefault(mistake_kind(prompt.parent_src, reply), reply)
         s += 1
     for kind, reply in sorted(examples.items()):
-        print(f"\n犯错的回复（对{whose}）——结果：{kind}\n" + reply.rstrip("\n"))
+        print(f"\n犯错的回复（对{whose}）——结果：{kind}\n" + listing(reply))
     ev = Evaluator(train, table)
     spy = Spy(MockLLM(Dice(seed), mistake_rate=rate))
     out = evolve(ev, budget, seed=seed, llm=spy)

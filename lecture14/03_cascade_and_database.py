@@ -42,7 +42,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 
 import numpy as np  # noqa: E402
 
-from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import check, fmt, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, Evaluator, TimeTable, all_shapes, choose, evolve, geomean_speedup, render,  # noqa: E402
                     simplify, split_shapes)
@@ -476,7 +476,7 @@ def demo3_lineage(res, budget):
     chain = r["lineage"]
     print_table(["第几步", "第几个提议", "修改种类", "MockLLM 说了什么", "分数"],
                 [[str(i), str(k), op, f"“{why}”", f"{sc:.3f}×"] for i, (k, op, why, sc) in enumerate(chain)])
-    print("\n最后的程序（删掉死规则后）：\n" + render(simplify(r["best"])))
+    print("\n最后的程序（删掉死规则后）：\n" + listing(render(simplify(r["best"]))) + "\n")
     return [obs_lineage(chain), check(res["plain", DEFAULT][0]["best"] == r["best"],
                                       "记下每个提议的那次进化和直接调用 evolve(…, seed=0) 得到同一个最好的程序：记录不改变进化的路线"
                                       f"（也就是 {same} 演示 2 的那次进化）。",

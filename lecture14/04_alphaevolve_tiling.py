@@ -44,7 +44,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 
 import numpy as np  # noqa: E402
 
-from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import check, fmt, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, all_shapes,  # noqa: E402
                     best_single_config, choose, evolve, format_diff, geomean_speedup, oracle_speedup, parse,
@@ -101,15 +101,6 @@ def span(a, b, *bounds):
 # ---------------------------------------------------------------- 演示 1
 
 MAX_WARNINGS = 10                    # 专家文件的警告最多印几条（贴进来的大表可能有几百条）
-MAX_LISTING = 40                     # 程序的清单最多印几行（贴进来一张 500 条规则的表时，不要印几千行）
-
-
-def listing(text: str, whole: str = "") -> str:
-    """程序的清单：不超过 MAX_LISTING 行就整个印；更长的只印开头 MAX_LISTING 行，再说一共几行、整份在哪（whole）。"""
-    lines = text.rstrip("\n").split("\n")
-    if len(lines) <= MAX_LISTING:
-        return "\n".join(lines)
-    return "\n".join(lines[:MAX_LISTING] + [f"    ……（一共 {len(lines)} 行，这里只印了开头 {MAX_LISTING} 行{whole}）"])
 
 
 def expert_source():
@@ -155,11 +146,10 @@ def demo1_problem(table, train, test):
     name = os.path.relpath(EXPERT_FILE)
     body = lambda t: "\n".join(line.rstrip() for line in t.strip().splitlines()             # noqa: E731
                                 if not line.strip().startswith("# EVOLVE-BLOCK")).strip()
-    whole = f"；整份在 {name}"
     if src is None or body(src) == body(render(EXPERT)):
-        print(f"\n专家启发式（{name}，进化的起点）：\n" + listing(render(EXPERT), whole))
+        print(f"\n专家启发式（{name}，进化的起点）：\n" + listing(render(EXPERT), name))
     else:
-        print(f"\n专家启发式（{name}，进化的起点），照文件里写的原样：\n{listing(src, whole)}\n"
+        print(f"\n专家启发式（{name}，进化的起点），照文件里写的原样：\n{listing(src, name)}\n"
               "evolve 读到的规则（规范化以后的写法，进化从它出发）：\n" + listing(render(EXPERT)))
     simp = simplify(EXPERT)
     if simp != EXPERT:                                 # 和 01、06 一样说出来：贴进来的表里很多规则去掉也一样

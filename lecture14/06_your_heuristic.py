@@ -36,7 +36,8 @@ from runner import int_between, ROOT, ensure_numpy, nonnegative_int, parser, pro
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
-from console import check, fmt, print_header, print_note, print_numbered, print_observations, print_table, print_try  # noqa: E402
+from console import check, fmt, listing, print_header, print_note, print_numbered, print_observations, print_table  # noqa: E402
+from console import print_try  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
@@ -281,7 +282,7 @@ def demo_evolve(program, table, budget, seed, evolved_score):
     added = [r for r in simp.rules if (r.conds, r.config) not in before]
     print(f"训练形状：{start:.3f}× → {res['score']:.3f}×；测试形状：{geomean_speedup(program, test, table):.3f}× → "
           f"{geomean_speedup(best, test, table):.3f}×。最好分数刷新了 {len(out['improvements']) - 1} 次。")
-    print(f"\n进化出的程序（删掉死规则后，{simp.n_rules()} 条规则；其中 {len(added)} 条是你的程序里没有的）：\n" + render(simp))
+    print(f"\n进化出的程序（删掉死规则后，{simp.n_rules()} 条规则；其中 {len(added)} 条是你的程序里没有的）：\n" + listing(render(simp)) + "\n")
     return [obs_evolve(start, res["score"], evolved_score)]
 
 

@@ -62,7 +62,7 @@ ensure_numpy()
 
 import numpy as np  # noqa: E402
 
-from console import Charts, check, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import Charts, check, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from evolve import Evaluator, TimeTable, evolve, geomean_speedup, oracle_speedup, render, split_shapes  # noqa: E402
 from evolve.openai_llm import OpenAILLM  # noqa: E402
 from mock_llm_server import MockServer  # noqa: E402
@@ -244,7 +244,7 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
     print_header("最好的程序（训练形状上最高的那一次）")
     for r in (max(runs_ours, key=lambda r: r["train"]), max(runs_theirs, key=lambda r: r["train"])):
         print_note(f"{r['system']}，种子 {r['seed']}（训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，{oe.rules_said(r['best'])}）：")
-        print(render(r["best"]), end="")
+        print(listing(render(r["best"])))
     obs = print_observations(observations(runs_ours, runs_theirs, budget))
     progress("用时（墙上时间，每次运行不同）：")
     for r in runs_ours + runs_theirs:

@@ -1,11 +1,17 @@
 """A student who pastes a big table as the expert (hundreds of rules, most shadowed) got one 150-column "注意：" line
-per dead rule in demo 1 — 480 lines for a 500-rule table. 04 prints the first few, wrapped, and says how many more."""
+per dead rule in demo 1 — 480 lines for a 500-rule table. 04 prints the first few, wrapped, and says how many more.
+Every script that prints a program (the expert, a prompt, an LLM reply, an evolved best) prints a bounded listing of it,
+and fits an 80-column terminal, whatever the size of the table."""
+import itertools
 import os
 import re
+import sys
 
-from conftest import run_script_fresh
+import pytest
 
-from console import PIPE_WIDTH, display_width
+from conftest import ahead, base_env, run_in_pty, run_script_fresh, session_dir
+
+from console import LISTING_LINES, PIPE_WIDTH, display_width
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -33,9 +39,7 @@ def test_a_500_rule_table_is_listed_in_bounded_lines_and_its_redundant_rules_are
     """学生报过：贴进来一张 500 条规则的表（每条 if M <= k，499 条和默认配置一样），04 --quick 印了约 2,280 行：
     演示 1 把专家整个印了两遍、演示 2 把 500 条规则的最好程序整个印出来；还不说 499 条规则去掉也一样（01、06 说）。
     现在清单只印开头 MAX_LISTING 行并说一共几行、整份在哪；演示 1 说几条规则去掉也一样。"""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("tiling04", os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"))
-    limit = int(open(spec.origin, encoding="utf-8").read().split("MAX_LISTING = ", 1)[1].split()[0])
+    limit = LISTING_LINES
     default = "Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)"
     lines = ["from kernel_lab import Config", "", "# EVOLVE-BLOCK-START", "def choose_config(M, N, K):",
              "    if M <= 16:", "        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)"]
@@ -100,3 +104,46 @@ def test_01_on_a_500_rule_table_lists_every_dead_rule_folded_but_not_the_whole_f
     assert listed == {line for line, _ in notes} and len(notes) >= 400
     assert f"一共{len(lines) - 3}行，这里只印了开头" in flat and "还有" in flat
     assert re.search(r"删掉的死规则在第[\d,]+行……一共\d+条（下面逐条列出）。", flat), flat[:3000]   # 重查时报的："等 499 条 行"
+
+
+@ahead
+def live_table() -> str:
+    """一张 512 条规则、条条都活着的表（M、N、K 各 8 档的网格，配置轮流取能启动的那些）当专家文件；返回它的路径。"""
+    from evolve import render
+    from evolve.program import Program, Rule
+    from kernel_lab import VALID
+    edges = [2 ** k for k in range(0, 15, 2)]
+    rules = tuple(Rule((("M", m), ("N", n), ("K", k)), VALID[(i * 37) % len(VALID)])
+                  for i, (m, n, k) in enumerate(itertools.product(edges, edges, edges)))
+    path = os.path.join(session_dir("live-table"), "table_expert.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("from kernel_lab import Config  # noqa: F401\n\n" + render(Program(rules, VALID[0])) + "\n")
+    return path
+
+
+PASTED = [("lecture14/02_llm_proposal.py", "--after", "1"), ("lecture14/03_cascade_and_database.py", "--quick"),
+          ("lecture14/04_alphaevolve_tiling.py", "--quick"), ("lecture14/06_your_heuristic.py", "--evolve", "--quick")]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("args", PASTED, ids=[a[0].split("/")[1][:2] for a in PASTED])
+def test_a_pasted_512_rule_table_prints_bounded_listings_that_fit_80_columns(args):
+    """学生报过：贴进来一张几百条规则、条条都活着的表，02 印了 2,582 行（提示词、MockLLM 的回复、子程序都是整份），
+    03 --quick 1,179 行、06 --evolve 1,388 行（进化出的程序整份），04 那句"一共 1030 行，这里只印了开头 40 行"在
+    80 列的终端里是 82 列。现在每份清单只印开头 console.LISTING_LINES 行、说一共几行，说明按终端宽度折好。"""
+    env = {**base_env(), "MINI_ALPHAEVOLVE_EXPERT": live_table()}
+    p = run_in_pty(list(args), 80, {"NO_COLOR": "1"}, env=env, timeout=300, stderr_too=True)
+    assert p.returncode == 0, p.stdout[-3000:]
+    here = os.path.dirname(env["MINI_ALPHAEVOLVE_EXPERT"])                          # 临时目录的路径本身很长
+    wide = [line for line in p.stdout.split("\n") if display_width(line) > 80 and here not in line]
+    assert wide == [], wide[:5]
+    assert len(p.stdout.split("\n")) < 500, len(p.stdout.split("\n"))
+    assert re.search(r"……（一共 \d+ 行，这里只印了开头 \d+ 行", p.stdout)
+    assert "条规则" in p.stdout and "Traceback" not in p.stdout
+
+
+def test_readme_says_how_many_lines_a_listing_shows():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        flat = "".join(f.read().split())
+    assert f"只印开头{LISTING_LINES}行（`console.LISTING_LINES`）" in flat
