@@ -22,6 +22,7 @@ from functools import lru_cache
 
 OPENING = "（「『《【〔"                             # 不放在行尾的全角开括号
 CLOSING = "，。、；：！？）」』》】〕"                 # 不放在行首的全角标点
+ASCII_CLOSING = ",.:;!?)]}%"                      # 紧跟在汉字后面时也不放在行首的半角标点（"if 条件: return"）
 FAILED = "【本次不成立】"                          # 不成立的观察的标记：折行时永远不拆开（grep 得到，一行一个）
 UNBREAKABLE = (FAILED,)                           # 折行时当作一个字的片段
 HEAT_LEVELS = 5                                   # 热力图分几档（终端里 · ░ ▒ ▓ █，SVG 里五种颜色）
@@ -87,8 +88,9 @@ def wrap(text: str, width: int, indent: str = "") -> list[str]:
         if display_width(head + "".join(cur) + tok) <= width:
             cur.append(tok)
             continue
-        carry = [tok]                                      # 放不下就换行；全角标点不落在行首、开括号不落在行尾
-        while (len(cur) > 1 and not cur[-1].isspace() and (carry[0] in CLOSING or cur[-1] in OPENING)
+        carry = [tok]                                      # 放不下就换行；标点不落在行首、开括号不落在行尾
+        while (len(cur) > 1 and not cur[-1].isspace()
+               and (carry[0] in CLOSING or carry[0][0] in ASCII_CLOSING or cur[-1] in OPENING)
                and display_width(indent + cur[-1] + "".join(carry)) <= width):
             carry.insert(0, cur.pop())
         lines.append(head + "".join(cur).rstrip(" "))

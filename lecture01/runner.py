@@ -243,6 +243,10 @@ def _sigint_held():
 _ENGLISH = [                                  # argparse 自己的英文报错 → 中文
     (r"^argument (.+?): expected one argument$", r"参数 \1 后面要跟一个值"),
     (r"^argument (.+?): expected at least one argument$", r"参数 \1 后面至少要跟一个值"),
+    (r"^argument (.+?): expected at most one argument$", r"参数 \1 后面最多跟一个值"),
+    (r"^argument (.+?): expected (\d+) arguments?$", r"参数 \1 后面要跟 \2 个值"),
+    (r"^argument (.+?): not allowed with argument (.+)$", r"参数 \1 和 \2 不能一起用"),
+    (r"^ambiguous option: (\S+) could match (.*)$", r"参数 \1 不知道指的是哪一个：\2 都以它开头"),
     (r"^argument (.+?): invalid choice: ('.*') \(choose from (.*)\)$", r"参数 \1 不能取 \2：只能取 \3 之一"),
     (r"^argument (.+?): invalid choice: (.*)$", r"参数 \1 只能取这些值之一：\2"),
     (r"^argument (.+?): invalid (\w+) value: '(.*)'$", r"参数 \1 的值 '\3' 不是合法的 \2"),

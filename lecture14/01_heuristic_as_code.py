@@ -40,11 +40,11 @@ from runner import ensure_numpy, int_between, parser, run, say  # noqa: E402
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
 from console import check, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
-from console import display_width, print_numbered, wrap_width  # noqa: E402
+from console import LISTING_LINES, display_width, print_numbered, wrap_width  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, Rule, Shape,  # noqa: E402
                     TimeTable, all_shapes, choose, parse, per_m_table, render, simplify, split_shapes)
-from evolve.problem import EXPERT_FILE, load_or_explain  # noqa: E402
+from evolve.problem import EXPERT_FILE, copy_suggestion, load_or_explain  # noqa: E402
 from sched_lab import MAX_DIM  # noqa: E402
 from evolve.program import (BLOCK_END, BLOCK_START, NO_BOUND, branch_index, dead_rules, equivalent,  # noqa: E402
                             removed_lines)
@@ -70,7 +70,7 @@ def choose_config(M, N, K):
 
 A, B, C = Config(16, 64, 128, 4, 4, 1), Config(64, 128, 64, 4, 4, 8), Config(128, 128, 64, 4, 3, 8)
 D, E = Config(32, 128, 128, 4, 4, 8), Config(64, 64, 128, 4, 4, 8)
-MAX_LISTING = 60            # 文件的原文最多印几行（和 06 一样）；读成的规则印一半这么多条。死规则的行号全都列出
+MAX_RULES_SHOWN = LISTING_LINES // 2    # 读成的规则最多印几条（一条印两行）；文件的原文印 LISTING_LINES 行，死规则的行号全都列出
 MAX_STEPS = 12              # "从上往下试条件"最多列几条、分支和死规则的行号最多逐个说几个（多了只数个数）
 
 # 演示 3 的带死规则的程序：每条规则后面的注释是它的命运，由 classify() 算出来再和 simplify 对照
@@ -160,13 +160,13 @@ def pointed(code: str, where: str) -> str:
 def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
     print_header("演示 1：专家启发式——学生改的文件，和它解析成的 Program")
     print_note(f"{os.path.relpath(path)} 里两条标记之间的原文（左边是行号）：")
-    print_numbered(block_lines(path), MAX_LISTING, os.path.relpath(path))   # 贴进来几千行的表：只印开头
+    print_numbered(block_lines(path), LISTING_LINES, os.path.relpath(path))   # 贴进来几千行的表：只印开头
     print()
     print_note("解析成的 Program（evolve.parse：用 ast 读，从不 import、eval 或 exec）：")
-    for r in program.rules[:MAX_LISTING // 2]:              # 一条规则印两行：一行 100 列放不下
+    for r in program.rules[:MAX_RULES_SHOWN]:              # 一条规则印两行：一行 100 列放不下
         print(f"  Rule(conds={r.conds},\n" + pointed(f"       config={r.config!r})", f"第 {r.line} 行"))
-    if program.n_rules() > MAX_LISTING // 2:
-        print_note(f"……还有 {program.n_rules() - MAX_LISTING // 2} 条规则没有印出来（一共 {program.n_rules()} 条）", "  ")
+    if program.n_rules() > MAX_RULES_SHOWN:
+        print_note(f"……还有 {program.n_rules() - MAX_RULES_SHOWN} 条规则没有印出来（一共 {program.n_rules()} 条）", "  ")
     print(pointed(f"  default = {program.default!r}", f"第 {program.default_line} 行"))
 
     shapes = [Shape(n, m, *LAYERS[n]) for n, m in TRACE] + list(extra)
@@ -392,8 +392,7 @@ def main(argv=None):
     print_try([
         ("追踪任何一个形状走哪条分支（M N K；这里是 405B/8 qkv、M = 3000；下面的命令都在仓库根目录运行）：",
          "python3 lecture14/01_heuristic_as_code.py --shape 3000 2304 16384"),
-        ("用你自己的启发式文件：先复制一份专家启发式（只做一次：再做会覆盖你改过的文件）：",
-         "cp lecture14/expert_heuristic.py my_heuristic.py"),
+        *copy_suggestion("用你自己的启发式文件：先复制一份专家启发式（只做一次：再做会覆盖你改过的文件）："),
         ("在编辑器里打开 my_heuristic.py，在第一条规则后面加一条永远走不到的规则（比如 if M <= 8: 配一个别的 Config），"
          "再看演示 1 怎样指出它是死规则（06 会给你的文件打分）：",
          "python3 lecture14/01_heuristic_as_code.py --heuristic my_heuristic.py"),

@@ -54,7 +54,7 @@ SEED = 0            # 和 04 的演示 2 同一个种子：这里看的是那次
 AFTER = 100         # 从第几个提议起找一个"一路走到程序库、比父程序好"的提议
 LOOK = 400          # 最多往后找多少个
 FOLDED = "（比终端宽的行折开印了，续行多缩进四格；模型收到的原文里那是一整行。）"
-ELIDED = f"（提示词里的程序太长：每段只印了开头 {LISTING_LINES} 行，省掉的行数写在那一段的末尾；模型收到的是整段。）"
+ELIDED = "（提示词里的程序太长：每段只印了开头，一共几行写在那一段的末尾；模型收到的是整段。）"
 MANY_BRANCHES = 24  # 静态检查逐个列出寄存器数的分支个数上限（贴进来的大表有上千个分支：那时只说最少、最多）
 PER_KIND = 200      # 演示 2：每种修改从同一个父程序提几次
 MISTAKE_RUN = dict(budget=300, rate=0.3)    # 演示 3：犯错率调到 30% 的一次进化
@@ -77,15 +77,16 @@ def note(text: str) -> None:
 def shorten_programs(text: str, limit: int = LISTING_LINES) -> str:
     """提示词印出来的样子：每段程序（EVOLVE-BLOCK 两条标记之间）超过 limit 行的，像 console.listing 那样只留开头、
     说一共几行（学生贴进来一张 500 条规则的表时，提示词有几千行）。别的行原样。"""
-    out, block = [], None                                   # block：正在读的那段程序里的行（不在程序里时是 None）
+    out, block = [], None                                   # block：正在读的那段程序（连开头的标记；不在程序里时是 None）
     for line in text.split("\n"):
-        if block is None:
+        if block is None and line.strip() == "# EVOLVE-BLOCK-START":
+            block = [line]
+        elif block is None:
             out.append(line)
-            if line.strip() == "# EVOLVE-BLOCK-START":
-                block = []
-        elif line.strip() == "# EVOLVE-BLOCK-END":
-            out += listing("\n".join(block), limit=limit).split("\n") if block else []
-            out.append(line)
+        elif line.strip() == "# EVOLVE-BLOCK-END":           # 行数连两条标记一起数，和 ③ 里 render 的清单一样
+            block.append(line)
+            shown = listing("\n".join(block), limit=limit)
+            out += shown.split("\n") + ([] if shown.endswith(line) else [line])   # 只印了开头：结尾的标记照样印
             block = None
         else:
             block.append(line)
@@ -316,7 +317,8 @@ def why_nothing_new(op: str, prompt) -> str:
     """op 这种修改对这个父程序为什么一次新修改都提不出来（按 MockLLM 的规则、从父程序和灵感程序算出来）。"""
     p = prompt.parent
     if op in ("add_rule", "crossover") and p.n_rules() >= MAX_RULES:
-        return (f"父程序已经有 {p.n_rules()} 条规则，是 MockLLM 写规则的上限 mock_llm.MAX_RULES = {MAX_RULES}"
+        at = "正是" if p.n_rules() == MAX_RULES else "已经超过了"
+        return (f"父程序已经有 {p.n_rules()} 条规则，{at} MockLLM 写规则的上限 mock_llm.MAX_RULES = {MAX_RULES}"
                 "（提示里让它保持简短），而这种修改只会再加一条规则")
     if op == "crossover" and not any(q.rules for _, q, _ in prompt.inspirations):
         return "灵感程序里没有一条规则可借"

@@ -269,9 +269,12 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     simp = simplify(best)
     test_score = geomean_speedup(best, test, table)
     print()
+    shown = listing(render(best))
+    whole = shown == render(best).rstrip("\n")           # 贴进来的大表：清单只印开头，就不说"原样"
     print_note(f"最好的程序：训练形状 {res['score']:.3f}×，测试形状 {test_score:.3f}×；{best.n_rules()} 条规则。"
-               "下面是它的原样（下面那段 SEARCH/REPLACE 打到父程序上得到的就是它）：")
-    print(listing(render(best)))
+               + ("下面是它的原样" if whole else "它太长，下面只印开头")
+               + "（下面那段 SEARCH/REPLACE 打到父程序上得到的就是它）：")
+    print(shown)
     if simp != best:
         print_note(f"删掉死规则（永远走不到的，或者去掉也一样的：它管的形状后面的分支给同样的配置）以后是 {simp.n_rules()} 条，"
                    "选的配置一个不差：")

@@ -36,20 +36,19 @@ from runner import int_between, ROOT, ensure_numpy, nonnegative_int, parser, pro
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
-from console import check, fmt, listing, print_header, print_note, print_numbered, print_observations, print_table  # noqa: E402
+from console import LISTING_LINES, check, fmt, listing, print_header, print_note, print_numbered, print_observations, print_table  # noqa: E402
 from console import print_try  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.loop import MAX_BUDGET  # noqa: E402
-from evolve.problem import EXPERT_FILE, load_or_explain, split_names  # noqa: E402
+from evolve.problem import EXPERT_FILE, copy_suggestion, load_or_explain, split_names  # noqa: E402
 from evolve.program import BLOCK_END, BLOCK_START, dead_rules, equivalent, removed_lines  # noqa: E402
 from sched_lab import SMS, explain  # noqa: E402
 
 SEED = 0
 BUDGET = 1000
 QUICK_BUDGET = 300
-MAX_LISTING = 60            # 文件的原文最多印几行；死规则的行号和提醒最多各列几条（贴进来几千条规则的表时）
 MAX_NOTES = 10
 RUN_04 = (0, 1000)          # 04 默认运行的种子和预算：06 用同样的两个数时，"进化出的"就是 04 演示 2 / 3 里的那一次
 OPPONENTS = ("专家", "按 M 查表", "进化出的", "逐形状最优")
@@ -125,7 +124,7 @@ def demo1_scores(path, program, table, evolved, seed, budget):
     marked = any(text.strip() == BLOCK_START for _, text in block)
     print_note(f"{from_root(path)} 里两条标记之间的原文（左边是行号）：" if marked else
                f"{from_root(path)} 的原文（左边是行号；文件里没有 EVOLVE-BLOCK 标记，读的是整个文件）：")
-    print_numbered(block, MAX_LISTING, from_root(path))     # 贴进来几千行的表：只印开头，说一共几行
+    print_numbered(block, LISTING_LINES, from_root(path))     # 贴进来几千行的表：只印开头，说一共几行
     simp = simplify(program)
     dead = removed_lines(program, simp)
     where = ", ".join(map(str, dead[:MAX_NOTES])) + ("……" if len(dead) > MAX_NOTES else "")
@@ -335,8 +334,8 @@ def main(argv=None):
     start = time.perf_counter()
     run_demos(a, program)
     print_try([
-        ("复制一份专家启发式，当作你的起点（只做一次：再做会覆盖你改过的文件；下面的命令都在仓库根目录运行）：",
-         "cp lecture14/expert_heuristic.py my_heuristic.py"),
+        *copy_suggestion("复制一份专家启发式，当作你的起点（只做一次：再做会覆盖你改过的文件；下面的命令都在仓库根目录"
+                         "运行）："),
         ("在编辑器里打开 my_heuristic.py 改，比如把 if M <= 16 改成 if M <= 64（README 的\"打败专家\"练习有提示），"
          "再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
          "python3 lecture14/06_your_heuristic.py my_heuristic.py"),

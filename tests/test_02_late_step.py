@@ -132,7 +132,11 @@ def test_02_never_suggests_itself(outputs):
 def test_why_nothing_new_is_computed_from_the_parent():
     full = Program(tuple(Rule((("M", 2 ** k),), Config(16, 32, 256, 2, 4, 8)) for k in range(MAX_RULES)), EXPERT.default)
     prompt = Prompt("", full, 1.0, (), ())
-    assert f"已经有 {MAX_RULES} 条规则" in s02.why_nothing_new("add_rule", prompt)
+    assert f"已经有 {MAX_RULES} 条规则，正是" in s02.why_nothing_new("add_rule", prompt)
+    # 学生报过：贴进来 500 条规则的表，句子说"已经有 500 条规则，是 MockLLM 写规则的上限 MAX_RULES = 8"
+    table = Program(full.rules * 3, EXPERT.default)
+    said = s02.why_nothing_new("add_rule", Prompt("", table, 1.0, (), ()))
+    assert f"已经有 {3 * MAX_RULES} 条规则，已经超过了" in said and f"MAX_RULES = {MAX_RULES}" in said
     small = Program(EXPERT.rules[:1], EXPERT.default)
     bare = Prompt("", small, 1.0, (), ())
     assert "灵感程序里没有一条规则可借" in s02.why_nothing_new("crossover", bare)

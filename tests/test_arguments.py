@@ -51,7 +51,8 @@ BAD = [("lecture14/04_alphaevolve_tiling.py", ["--budget", "0"], "--budget"),
        ("lecture14/04_alphaevolve_tiling.py", ["--knob", "HBM_EFFICIENCY=1.2"], "HBM_EFFICIENCY 要在"),
        ("lecture10/01_config_space.py", ["1", "2"], "6 个整数"),
        ("lecture10/01_config_space.py", ["256", "128", "64", "8", "4", "3"], "group"),
-       ("lecture10/01_config_space.py", ["--smem", "0"], "--smem")]
+       ("lecture10/01_config_space.py", ["--smem", "0"], "--smem"),
+       ("lecture14/01_heuristic_as_code.py", ["--shape", "3000"], "参数 --shape 后面要跟 3 个值")]   # 学生报过：expected 3 arguments
 # 上限：手滑多敲几个 0 不该变成 traceback（MemoryError、ValueError），而是一句话说出允许的范围
 TOO_BIG = [("lecture14/01_heuristic_as_code.py", ["--shape", "99999999999", "1", "1"], "2**24"),
            ("lecture14/02_llm_proposal.py", ["--after", str(MAX_BUDGET + 1)], "--after"),
@@ -82,6 +83,7 @@ def test_bad_values_get_one_sentence_and_exit_2(script, args, word):
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and word in lines[0] and "Traceback" not in p.stderr, p.stderr
     assert not p.stdout                               # 没有悄悄地用默认值跑起来
+    assert not re.search(r"\b(expected|argument|invalid|choose from|not allowed)\b", lines[0]), lines[0]  # argparse 的英文
 
 
 @pytest.mark.parametrize("script,args,word", TOO_BIG)

@@ -100,6 +100,15 @@ def test_wrap_keeps_words_whole_and_punctuation_off_line_starts():
         assert not any(line.lstrip()[:1] in "，。、；：）" for line in lines[1:])    # 全角标点不在行首
 
 
+def test_wrap_keeps_a_half_width_colon_with_the_chinese_word_before_it():
+    # 学生报过：DSL 的说明"只允许：if 条件: return Config(...)"折成"……if 条件"和": return Config(...)"，正好拆开了要讲的写法
+    text = "第 25 行：这一行 DSL 不认识。DSL 只允许：if 条件: return Config(...)，条件是 M、N、K 和整数的比较（<= 或 <）。"
+    for width in range(16, 80):
+        lines = wrap(text, width)
+        assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+        assert not any(line.lstrip()[:1] in ",.:;!?)]}%" for line in lines[1:]), (width, lines)
+
+
 def test_wrap_short_text_is_one_line():
     assert wrap("形状 M=128，快 2.5×", 60, "   ") == ["形状 M=128，快 2.5×"]
 

@@ -652,6 +652,8 @@ def test_01_dead_rule_suggestion(project, defaults, no_numpy_path):
     mine.write_text("".join(lines), encoding="utf-8")
     out = run_printed(cmds[2], project, no_numpy_path).stdout
     assert f"删掉的死规则在第 {first + 2} 行" in out and "是死规则" in out and MARK not in out
+    # 已经有 my_heuristic.py 了：不再让学生复制一遍（照抄那条 cp 会盖掉刚改的文件）
+    assert [c for _, c in suggestions(out) if c.startswith("cp ")] == [] and cmds[1].startswith("cp ")
 
 
 @pytest.mark.h100_claim
@@ -708,6 +710,10 @@ def test_06_suggestions(project, defaults, no_numpy_path):
     assert worst(out) != worst(base)
     evo = run_printed(cmds[2], project, no_numpy_path).stdout
     assert "--evolve：从你的启发式出发进化" in evo
+    # 学生报过：给自己的 my_heuristic.py 打完分，"可以试试"第一条还是 cp lecture14/expert_heuristic.py my_heuristic.py，
+    # 照抄就盖掉了刚改的文件。现在仓库根目录里已经有它时不再建议复制
+    assert cmds[0].startswith("cp ") and [c for _, c in suggestions(out) + suggestions(evo) if c.startswith("cp ")] == []
+    assert "M <= 64" in mine.read_text(encoding="utf-8")
 
 
 def test_make_demos_runs_the_new_scripts_in_order():

@@ -31,6 +31,16 @@ STUDENT_EXPERT_FILE = os.path.normpath(os.path.join(HERE, "..", "expert_heuristi
 LECTURE_EXPERT_FILE = os.path.join(HERE, "lecture_expert.py")       # 讲义的专家，原样钉住的一份（测试用它）
 EXPERT_ENV = "MINI_ALPHAEVOLVE_EXPERT"     # 设了这个环境变量，就从它给的文件读专家（tests/conftest.py 指向 LECTURE_EXPERT_FILE）
 EXPERT_FILE = os.environ.get(EXPERT_ENV) or STUDENT_EXPERT_FILE
+MY_HEURISTIC = "my_heuristic.py"   # 练习里学生自己那份的名字（在仓库根目录；01、06 的"可以试试"让学生从专家复制一份）
+
+
+def copy_suggestion(why: str) -> list[tuple[str, str]]:
+    """"可以试试"里复制专家、开始自己那份的一条：[(why, cp 命令)]。仓库根目录里已经有 my_heuristic.py 时是空的——
+    照抄那条 cp 会把学生改过的文件盖掉（学生报过：给自己的 my_heuristic.py 打完分，下面还让他复制一遍）。"""
+    root = os.path.normpath(os.path.join(HERE, "..", ".."))
+    if os.path.exists(os.path.join(root, MY_HEURISTIC)):
+        return []
+    return [(why, f"cp lecture14/expert_heuristic.py {MY_HEURISTIC}")]
 
 
 @dataclass(frozen=True, order=True)
