@@ -42,4 +42,9 @@ PROJECTIONS: tuple[Projection, ...] = (
 LAYERS: dict[str, tuple[int, int]] = {p.name: (p.N, p.K) for p in PROJECTIONS}     # 名字 → (N, K)
 MODEL_OF: dict[str, str] = {p.name: p.model for p in PROJECTIONS}                  # 名字 → 模型
 MODELS: tuple[str, ...] = tuple(dict.fromkeys(p.model for p in PROJECTIONS))      # 模型，按出现的顺序
+# 每个模型是什么（04 演示 1 的说明印它）：加了模型，在这里加一句
+ABOUT: dict[str, str] = {
+    "8B": "Llama-3 8B 一层的四个矩阵乘法",
+    "70B/8": "Llama-3 70B 按 8 路张量并行切开以后，一张卡上那一份的四个矩阵乘法（N 或 K 是整层的 1/8）",
+}
 TOKENS: tuple[int, ...] = (1, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)   # decode 的批大小到 prefill 的 token 数

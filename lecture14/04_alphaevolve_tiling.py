@@ -52,10 +52,11 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, 
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
-from evolve.problem import EXPERT_FILE, pair_projections, read_heuristic, split_names  # noqa: E402
+from evolve.problem import EXPERT_FILE, MODEL_OF, pair_projections, read_heuristic, split_names  # noqa: E402
 from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
+import llama_shapes  # noqa: E402
 import sched_lab  # noqa: E402
 from sched_lab import HBM_BW, SMS, guided_tune, optimum  # noqa: E402
 
@@ -116,8 +117,8 @@ def demo1_problem(table, train, test):
     seen = {(s.name, s.M) for s in train}
     paired = sum((twin[s.name], s.M) in seen for s in test)         # 配对投影、同一个 M 的形状在训练里的测试形状
     print_note("投影（N, K）：" + "，".join(f"{n} ({N}, {K})" for n, (N, K) in LAYERS.items())
-               + "。8B 是 Llama-3 8B 一层的四个矩阵乘法；70B/8 是 Llama-3 70B 按 8 路张量并行切开以后，"
-               "一张卡上那一份的四个矩阵乘法（N 或 K 是整层的 1/8）。")
+               + "。" + "；".join(f"{m} 是 {llama_shapes.ABOUT.get(m, '……（还没写：在 llama_shapes.ABOUT 里加一句）')}"
+                                  for m in dict.fromkeys(MODEL_OF[n] for n in LAYERS)) + "。")
     print_note(f"token 数 M：{', '.join(map(str, TOKENS))}（decode 的批大小到 prefill 的长度）"
                f"——共 {len(LAYERS)} × {len(TOKENS)} = {len(LAYERS) * len(TOKENS)} 个形状。"
                f"配对随机对半分（训练 {len(train)} 个，测试 {len(test)} 个）：投影两两配对（括号里是两个的 N："
@@ -411,6 +412,16 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
     neighbour = lambda s: any((s.name, t) in seen for t in adjacent(s.M) if t != s.M)  # noqa: E731
     with_neighbour = sum(neighbour(s) for s in test)
     gap = r["test"] / r["train"] - 1
+    m_train, m_test = split_shapes(shapes, "by_model")      # 句子里说的"N、K 没见过"从形状数据算（加了模型也对）
+    seen_nk = {(s.N, s.K) for s in m_train}
+    seen_test = sum((s.N, s.K) in seen_nk for s in m_test)
+    low = min(m_test, key=lambda s: (s.N, s.name))
+    nk_said = ("测试形状的 N、K 训练时都没见过" if not seen_test else
+               f"{len(m_test)} 个测试形状里有 {seen_test} 个的 N、K 训练时见过，其余的没见过")
+    if low.N < min(s.N for s in m_train):
+        models = {s.model for s in m_train}
+        whose = f" {models.pop()} 的" if len(models) == 1 and None not in models else "训练形状的"
+        nk_said += f"（{low.name} 的 N = {low.N} 比{whose}都小）"
     return print_observations([
         check(abs(gap) <= 0.03,
               f"配对随机对半分时，两边有同样的 {len({s.name for s in test})} 种投影、同样的 {len({s.M for s in test})} 个 M，{len(test)} 个测试形状里有 {with_neighbour} 个"
@@ -422,7 +433,7 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
                  "种子少、预算小时中位数晃得更厉害"),
               f"训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，相差 {fmt(gap * 100, 1, (-3, 3))}%"),
         check(drop_m > drop_r and min(fracs) >= EVOLVED_SHARE,
-              f"按模型分时，测试形状的 N、K 训练时都没见过（70B/8 qkv 的 N = 1280 比 8B 的都小），训练到测试掉得更多"
+              f"按模型分时，{nk_said}，训练到测试掉得更多"
               f"（{m['train']:.3f}× → {m['test']:.3f}×；随机分{'只掉' if drop_r >= 0 else '反而涨了'} {abs(drop_r):.3f}）。"
               f"按各自的上限算（测试分数 ÷ 逐形状最优的测试分数），两种划分都拿到 {span(*fracs, EVOLVED_SHARE)}。"
               "测试形状应该像将来真会遇到的形状——AlphaEvolve 的形状就是从内核的真实用户那里收集的。",

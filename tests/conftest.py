@@ -801,26 +801,50 @@ def _order(item) -> tuple:
     return (2,) if getattr(module, "PREFETCH", None) else (1,)
 
 
-def _first_comment(function) -> list[str]:
-    """没有文档字符串的论断测试：用函数体里第一行注释（test_claims.py 的论断写在注释里）。"""
+def _claim_said(function) -> str:
+    """论断测试说的是哪条论断：文档字符串的第一句（跨行也接上）；没有文档字符串时，函数体开头（第一条语句之前）的注释
+    （test_claims.py 的论断写在那里）；都没有就是空的（测试名本身就按论断起的）。"""
     import inspect
-    try:
-        lines = inspect.getsource(function).splitlines()[1:]
-    except (OSError, TypeError):
-        return []
-    return [line.strip().lstrip("#").strip() for line in lines if line.strip().startswith("#")][:1]
+    def joined(lines):                                   # 折行处两边有一个是汉字时不加空格
+        out = ""
+        for line in filter(None, (x.strip() for x in lines)):
+            out += ("" if not out or not (out[-1].isascii() and line[0].isascii()) else " ") + line
+        return out
+    doc = joined((inspect.getdoc(function) or "").splitlines())
+    if not doc:
+        try:
+            source = inspect.getsource(function).splitlines()          # 从装饰器开始
+        except (OSError, TypeError):
+            source = []
+        starts = [i for i, line in enumerate(source) if line.lstrip().startswith(("def ", "async def "))]
+        body = source[starts[0] + 1:] if starts else []
+        lead = []
+        for line in body:                                # 只要开头的注释：断言中间的注释说的是后面那一段
+            if not line.strip().startswith("#"):
+                break
+            lead.append(line.strip().lstrip("#").strip())
+        doc = joined(lead)
+    first = doc.split("。")[0]
+    return first if len(first) <= 120 else first[:119] + "…"
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """讲义论断（h100_claim）的测试失败时，失败信息的第一行说是哪条论断、在哪块 GPU 上：一眼分得出"讲义的一句话
-    不成立了"和"引擎坏了"。"""
+    """讲义论断（h100_claim）的测试失败时，失败信息的第一行说是哪条论断（和换了 GPU 时是哪块）：一眼分得出"讲义的
+    一句话不成立了"和"引擎坏了"。只有断言失败才这样说；测试本身出错（别的异常：某个配置启动不了、找不到要读的那句
+    话……）说的是"没跑完"，先当测试或引擎的问题查。"""
     outcome = yield
     rep = outcome.get_result()
     if rep.failed and call.when == "call" and item.get_closest_marker("h100_claim") is not None:
-        doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines() or _first_comment(item.function)
-        what = f"{item.name}" + (f"（{doc[0]}）" if doc else "")
-        rep.longrepr = f"讲义论断不成立：{what}；GPU：{TESTS_GPU}（TESTS_GPU）\n{rep.longrepr}"
+        said = _claim_said(item.function)
+        what = item.name + (f"（{said}）" if said else "")
+        gpu = "" if TESTS_GPU == "h100" else f"；GPU：{TESTS_GPU}（TESTS_GPU）"
+        if call.excinfo is not None and call.excinfo.errisinstance(AssertionError):
+            rep.longrepr = f"讲义论断不成立：{what}{gpu}\n{rep.longrepr}"
+        else:
+            kind = call.excinfo.typename if call.excinfo is not None else "出错"
+            rep.longrepr = (f"讲义论断的测试没跑完（{kind}，不是断言失败：先当测试或引擎的问题查）：{what}{gpu}\n"
+                            f"{rep.longrepr}")
 
 
 def pytest_collection_modifyitems(session, config, items):

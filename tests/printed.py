@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+FAILED = "【本次不成立】"                    # console.FAILED（这个文件不 import 课程模块）
+
 NUMBER = re.compile(r"[+-]?\d[\d,]*(?:\.\d+)?")
 RULE = re.compile(r"^-+(?:  -+)*$")
 CONTINUED = "（续上表）"          # console.format_table 分段印的表：第二段起每段上面的一行
@@ -186,7 +188,8 @@ def find_wide_table(text: str, *words: str) -> Table:
 
 
 def observations(text: str, title: str = "观察") -> list[str]:
-    """"观察："下面编号的每一条，续行拼回去（折行处的空格去掉了，所以正则里的空格要写成 \\s*）。"""
+    """"观察："下面编号的每一条，续行拼回去。折行吃掉了折行处的空格：两边都是西文时补回一个（"70B/8 qkv" 不会变成
+    "70B/8qkv"），有一边是汉字时不补（那里原来可能有空格，也可能没有，所以正则里的空格要写成 \\s*）。"""
     lines = text.split("\n")
     start = lines.index(f"{title}：")
     items: list[str] = []
@@ -195,7 +198,8 @@ def observations(text: str, title: str = "观察") -> list[str]:
         if m and int(m[1]) == len(items) + 1:
             items.append(m[2])
         elif items and line.startswith("     ") and line.strip():
-            items[-1] += line.strip()
+            more = line.strip()
+            items[-1] += (" " if items[-1][-1:].isascii() and more[:1].isascii() else "") + more
         else:
             break
     return items
@@ -206,6 +210,10 @@ def find(pattern: str, text: str) -> re.Match:
     （折行会吃掉空格）。"""
     joined = re.sub(r"\n[ ]*", "", text)
     m = re.search(pattern.replace(" ", r"\s*"), joined)
+    if not m and FAILED in text:                     # 要找的是成立时的那句话，这次它印成了不成立：直说是哪一句
+        failed = [line for line in re.split(r"\n(?=  \d+\. )", text) if FAILED in line]
+        raise AssertionError(f"找不到成立时的那句话（{pattern}）：这次印的是【本次不成立】——讲义的论断这次不成立："
+                             + " ".join(failed))
     assert m, (pattern, text)
     return m
 

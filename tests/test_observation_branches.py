@@ -17,7 +17,7 @@ import pytest
 from conftest import load_script, run_script_fresh
 
 from console import FAILED, Observation
-from evolve import (EXPERT, LAYERS, VALID, Evaluator, Shape, all_shapes, best_single_config, choose, evolve,
+from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, all_shapes, best_single_config, choose, evolve,
                     geomean_speedup, oracle_speedup, per_m_table, split_shapes)
 from evolve.problem import load_heuristic
 
@@ -229,6 +229,29 @@ def test_04_demo3_close_to_table_fails(table):
     obs, out = demo3(table, {"random": (r * 1.2, r * 1.2), "by_model": (m * 1.03, m)})
     fails(claim(obs, "相差不到 5%"), out, ["5%"], ["最多相差 20.0%"])
     holds(claim(obs, "3%"), out)
+
+
+def test_04_demo3_says_unseen_n_k_only_when_the_shapes_say_so(table):
+    """助教报过：加一个和 8B 的 (N, K) 完全相同的模型（Mistral 7B：hidden 4096、intermediate 14336、Hq 32、Hkv 8），
+    04 演示 3 照样说"按模型分时，测试形状的 N、K 训练时都没见过"——这句没在代码里检查。现在它从划分算。"""
+    from evolve.problem import PROJECTIONS
+    from llama_shapes import Projection
+    mistral = tuple(Projection("Mistral 7B", p.kind, p.N, p.K) for p in PROJECTIONS if p.model == "8B")
+    for shapes, seen in ((all_shapes(), 0), (all_shapes(PROJECTIONS + mistral), 4 * len(TOKENS))):
+        m_train, m_test = split_shapes(shapes, "by_model")
+        assert sum((s.N, s.K) in {(t.N, t.K) for t in m_train} for s in m_test) == seen
+        r = geomean_speedup(per_m_table(split_shapes(shapes)[0], table), split_shapes(shapes)[1], table)
+        m = geomean_speedup(per_m_table(m_train, table), m_test, table)
+        reused = {(how, k): (tr, te, EXPERT) for how, (tr, te) in {"random": (r, r), "by_model": (m * 1.03, m)}.items()
+                  for k in range(3)}
+        obs, out = printed(T04.demo3_generalization, table, shapes, 1000, 3, SimpleNamespace(tasks=[], results=lambda **kw: []),
+                           [], reused)
+        said = "".join(claim(obs, "85%").text.split())
+        holds(claim(obs, "85%"), out)
+        if seen:
+            assert f"{len(m_test)}个测试形状里有{seen}个的N、K训练时见过" in said and "都没见过" not in said, said
+        else:
+            assert "测试形状的N、K训练时都没见过（70B/8qkv的N=1280比8B的都小）" in said, said
 
 
 # ================================================================ 04 演示 4：造出来的计数

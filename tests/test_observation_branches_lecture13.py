@@ -56,7 +56,8 @@ def failing(obs, keyword, criterion, measured, markers=1):
     found = [o for o in obs if keyword in o]
     assert len(found) == 1, (keyword, obs)
     o = found[0]
-    assert o.count(FAILED) == markers, o
+    assert o.count(FAILED) == markers, (f"测试的前提没做到（不是引擎坏了）：这样改了模型，这句观察在现在的形状数据上仍然成立，"
+                                        f"换一个让它不成立的改法：{o}")
     assert "讲义说" in o
     for w in criterion:
         assert w in o, (w, o)

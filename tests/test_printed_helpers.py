@@ -22,3 +22,21 @@ def test_tables_with_text_between_are_not_joined():
     a = format_table(["", "你的", "最优"], [["时间", "1", "2"]])
     text = f"形状一\n\n{a}\n为什么：……\n\n形状二\n\n{a}\n"
     assert len(wide_tables(text)) == 2
+
+
+def test_the_failed_mark_and_the_continued_line_are_the_printers():
+    import console
+    import printed
+    assert printed.FAILED == console.FAILED and printed.CONTINUED == console.CONTINUED
+
+
+def test_a_sentence_printed_as_failed_is_named_not_just_missing():
+    # 助教报过：讲义的一句话这次不成立时，读印出来的数的测试只说"找不到这个正则"；现在说是哪一句不成立了
+    import pytest
+    from printed import find, observations
+    text = ("观察：\n  1. 【本次不成立】讲义说迷你版在测试形状上比专家快约 1.3–1.4×。这次：比专家\n     快 1.21×。\n"
+            "  2. 70B/8\n     qkv 的 N = 1280。\n")
+    with pytest.raises(AssertionError) as e:
+        find(r"比专家快 ([\d.]+)×（测试形状）", "\n".join(observations(text)))
+    assert "【本次不成立】" in str(e.value) and "讲义说迷你版" in str(e.value)
+    assert observations(text)[1] == "70B/8 qkv 的 N = 1280。"             # 折行处两边都是西文：空格补回来

@@ -15,7 +15,8 @@ import sched_lab
 from console import Charts
 from conftest import (ahead, base_env, load_script, prefetch, run_in_pty, run_script as cached_run, run_script_fresh,
                       session_dir)
-from printed import RULE, tables
+from evolve import all_shapes
+from printed import RULE, find_wide_table, tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NS = "{http://www.w3.org/2000/svg}"
@@ -60,7 +61,7 @@ def test_04_heatmap_is_the_expert_column_of_demo1(run04):
     m, out, drawn = run04
     kind, _, data = drawn["04_demo1_expert_vs_optimum"]
     assert kind == "heatmap" and data["rows"] == list(m.LAYERS) and data["cols"] == [str(M) for M in m.TOKENS]
-    assert len(data["values"]) * len(data["values"][0]) == 88
+    assert len(data["values"]) * len(data["values"][0]) == len(all_shapes())          # 形状数从数据数
     cell = {(r, int(c)): v for r, vals in zip(data["rows"], data["values"]) for c, v in zip(data["cols"], vals)}
     rows = table_after(out, "形状               最优配置")
     assert len(rows) == 7
@@ -143,9 +144,9 @@ def test_lecture13_bars_and_roofline_are_demo1_tables():
     kind, _, data = m.CHARTS.drawn["13_demo1_roofline"]
     assert kind == "scatter"
     *named, rest = data["series"].values()                          # 上表的 4 个形状各是一条序列，图例里有名字
-    assert list(data["series"]) == [m.label(*s) for s in m.DEMO1_SHAPES] + ["其余 84 个形状"]
+    assert list(data["series"]) == [m.label(*s) for s in m.DEMO1_SHAPES] + [f"其余 {len(all_shapes()) - 4} 个形状"]
     first = [p for pts in named for p in pts]
-    assert len(first) == 4 and len(first) + len(rest) == 88
+    assert len(first) == 4 and len(first) + len(rest) == len(all_shapes())
     table = table_after(out, "形状               N×K")
     for (x, y), r in zip(first, table):                              # 4 个形状：算术强度一样；TFLOPS 就是"最优"那行
         assert f"{x:,.1f}" == r[4]
@@ -250,9 +251,11 @@ def test_04_svg_points_are_the_printed_seeds():
     (out, files), = POINTS()
     out = out.decode()
     root = svg_root(files["04_demo3_train_vs_test.svg"])
-    rows = [r for r in table_after(out, "划分    ") if "进化" in " ".join(r)]
+    t = find_wide_table(out, "划分", "训练形状", "测试形状")            # 名字长时（加了模型）表分段印：拼回一张读
+    rows = [[r[t.col("训练形状")], r[t.col("测试形状")]] for r in t.rows if "进化" in " ".join(r)]
     groups = {g.get("data-name"): g for g in root.iter(NS + "g") if g.get("class") == "series"}
-    for r, name in zip(rows, ["配对随机对半分", "8B 训练、70B/8 测试"]):
+    from evolve.problem import split_names
+    for r, name in zip(rows, split_names().values()):                 # 划分的名字从形状数据来（加了模型也对）
         pts = [(float(c.get("data-x")), float(c.get("data-y"))) for c in groups[name].iter(NS + "circle")]
         xs, ys = zip(*pts)
         cells = [c for c in r if "×" in c]
