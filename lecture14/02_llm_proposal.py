@@ -51,6 +51,7 @@ from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, overflow_kinds, regs_per_thread  # noqa: E402
 
 SEED = 0            # 和 04 的演示 2 同一个种子：这里看的是那次进化里的一步
+RUN_04 = (0, 1000)  # 04 默认那次进化（演示 2）的种子和预算：第几步在它里面，才说"04 那次进化"
 AFTER = 100         # 从第几个提议起找一个"一路走到程序库、比父程序好"的提议
 LOOK = 400          # 最多往后找多少个
 FOLDED = "（比终端宽的行折开印了，续行多缩进四格；模型收到的原文里那是一整行。）"
@@ -250,8 +251,12 @@ def demo1_slow_motion(table, train, seed, after):
     actual = next((j for j, e in enumerate(db.islands[island]) if e[2] == child), None)
     obs.append(obs_database(rank, actual, db.size, db.best[0] == child, was_best))
     same = evolve(Evaluator(train, table), k, seed=seed)["best"]
+    if k <= RUN_04[1]:                      # 学生报过：--after 1000 时第 1232 步不在 04 那 1,000 个提议里
+        which = " 04 那次进化" if seed == RUN_04[0] else f" 04 --seed {seed} 那次进化"   # 汉字和西文之间空一格
+    else:
+        which = f"种子 {seed} 那次进化（比 04 默认的 {RUN_04[1]:,} 个提议走得更远）"
     obs.append(check(same[0] == db.best[0],
-                     f"这一步是 04 那次进化的原样重演：不经过这里、直接跑 {k} 个提议的进化，最好的程序和这里一样。"
+                     f"这一步是{which}的原样重演：不经过这里、直接跑 {k} 个提议的进化，最好的程序和这里一样。"
                      "（MockLLM 和程序库共用一个带种子的随机数发生器，同一个种子走同一条路。）",
                      f"直接跑 {k} 个提议的进化，最好的程序和这里一样", "不一样"))
     return obs, prompt

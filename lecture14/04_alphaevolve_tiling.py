@@ -366,12 +366,13 @@ def wait_for(runs, reused=0):
     if reused:
         where += f"；另 {reused} 次就是演示 2 的那一次，不用再跑"
     state = [0, len(runs.tasks)]
+    progress(f"演示 3：要跑 {len(runs.tasks)} 次进化（{where}）")      # 怎么跑只说一次：每行进度在 80 列里放得下
 
     def report(done, total):
         state[:] = [done, total]
-        progress(f"演示 3：{total} 次进化做完了 {done} 次（{where}）")
+        progress(f"演示 3：{total} 次进化做完了 {done} 次")
 
-    with heartbeat(lambda t: f"演示 3：已经等了 {t:.0f} 秒，{state[1]} 次进化做完了 {state[0]} 次（{where}）"):
+    with heartbeat(lambda t: f"演示 3：已经等了 {t:.0f} 秒，{state[1]} 次进化做完了 {state[0]} 次"):
         return runs.results(progress=report)
 
 

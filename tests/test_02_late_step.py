@@ -172,3 +172,22 @@ def test_a_late_step_that_finds_nothing_is_not_offered_as_showing_demo_2():
         assert "比例怎么变" not in item and "还找不找得到比父程序好的一步" in item
     if "父程序就是演示 1 的那个" not in p.stdout:                   # 演示 1 没找到父程序
         assert "对演示 1 的父程序" not in p.stdout and "对专家启发式" in p.stdout
+
+
+@pytest.mark.parametrize("run", list(RUNS))
+def test_the_replayed_step_names_the_run_it_belongs_to(outputs, run):
+    """学生报过：--after 1000 时第 1232 个提议也说"这一步是 04 那次进化的原样重演"，可 04 默认只跑 1,000 个提议；
+    --seed 3 时也说"04 那次进化"，可 04 默认是种子 0。现在按第几步、哪个种子说是哪次进化。"""
+    flat = "".join(outputs[run].split())
+    m = re.search(r"这一步是(.*?)的原样重演：不经过这里、直接跑(\d+)个提议的进化", flat)
+    if m is None:                                                # 这次没找到比父程序好的提议：没有这一步
+        assert "没有一个" in flat
+        return
+    a = s02.parse_args(RUNS[run])
+    k, seed = int(m[2]), a.seed
+    if k <= s02.RUN_04[1]:
+        assert m[1] == ("04那次进化" if seed == 0 else f"04--seed{seed}那次进化"), m[1]
+    else:
+        assert m[1].startswith(f"种子{seed}那次进化（比04默认的1,000个提议走得更远"), m[1]
+    T04 = load_script("lecture14/04_alphaevolve_tiling.py", "tiling_04_replay")
+    assert s02.RUN_04 == (T04.SEED, T04.BUDGET)                 # 04 默认那次进化的种子和预算，两边一致

@@ -19,6 +19,7 @@ import pytest
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, Rule, all_shapes, choose, evolve, geomean_speedup,
                     parse, render, simplify, split_shapes)
 from conftest import launchable, load_script, prefetch, run_script, run_script_fresh, stop_group
+from console import display_width
 from console import Observation, failed as failed_observations
 from evolve.mock_llm import Dice
 from evolve.program import branch_index, equivalent
@@ -845,9 +846,14 @@ def test_04_demo3_progress_counts_add_up_to_the_seeds_in_its_title():
     from printed import find
     p = run_script("lecture14/04_alphaevolve_tiling.py")
     seeds = int(find(r"演示 3：泛化——两种划分，各 (\d+) 个种子", p.stdout)[1])
-    last = p.stderr.strip().split("（用时")[0].strip().split("\n")[-1]
-    m = re.fullmatch(r"演示 3：(\d+) 次进化做完了 (\d+) 次（[^；]*；另 (\d+) 次就是演示 2 的那一次，不用再跑）", last)
-    assert m and m[1] == m[2] and int(m[1]) + int(m[3]) == 2 * seeds, last
+    err = p.stderr.strip().split("（用时")[0].strip().split("\n")
+    first = re.fullmatch(r"演示 3：要跑 (\d+) 次进化（[^；]*；另 (\d+) 次就是演示 2 的那一次，不用再跑）",
+                         next(line for line in err if line.startswith("演示 3：")))
+    last = re.fullmatch(r"演示 3：(\d+) 次进化做完了 (\d+) 次", err[-1])
+    assert first and int(first[1]) + int(first[2]) == 2 * seeds, err
+    assert last and last[1] == last[2] == first[1], err
+    # 学生报过：每行进度都带着那句说明，86 列，80 列的终端里每行折成两行；说明只说一次，每行进度放得下
+    assert all(display_width(line) <= 80 for line in err if "次进化做完了" in line)
 
 
 def test_06_says_when_a_file_has_no_markers(tmp_path):
