@@ -32,16 +32,20 @@ clean:
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || \
 		{ echo "需要 Python 3.11 或更新的版本（现在的 $(PYTHON) 是：$$($(PYTHON) --version 2>&1)）；可以用 make PYTHON=python3.11 指定。" >&2; exit 1; }
-	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }
+	@echo "建虚拟环境 $(VENV)（$(PYTHON) -m venv）……"
+	@$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }
 
 $(VENV)/.runtime: requirements.txt | $(PY)
-	$(PIP) install -r requirements.txt
+	@echo "在 $(VENV) 里安装 requirements.txt（numpy）……"
+	@$(PIP) install -r requirements.txt
 	@touch $@
 
 $(VENV)/.openevolve: requirements-openevolve.txt requirements.txt | $(PY)
-	$(PIP) install -r requirements-openevolve.txt
+	@echo "在 $(VENV) 里安装 requirements-openevolve.txt（OpenEvolve）……"
+	@$(PIP) install -r requirements-openevolve.txt
 	@touch $@
 
 $(VENV)/.dev: requirements-dev.txt requirements-openevolve.txt requirements.txt | $(PY)
-	$(PIP) install -r requirements-dev.txt
+	@echo "在 $(VENV) 里安装 requirements-dev.txt（测试用的 pytest、Hypothesis 等）……"
+	@$(PIP) install -r requirements-dev.txt
 	@touch $@

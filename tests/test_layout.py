@@ -54,3 +54,23 @@ def test_the_test_machinery_is_explained_in_conftests_docstring():
                                  "TESTS_SESSION", "test_no_process_left.py"]:
         assert s in doc, s
     assert len(doc.splitlines()) <= 60                                      # 一屏左右
+
+
+def test_first_make_run_prints_short_lines_not_pip_command_lines():
+    """学生报过：第一次 make run 时 make 把 pip 的命令行原样印出来，83–93 列，80 列的终端里折成两行。现在建 .venv、
+    装依赖的每一步都不回显命令（@），只印一句 80 列以内的中文说在做什么。"""
+    import re
+    from console import display_width
+    with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
+        text = f.read()
+    recipes = re.findall(r"^(\$\(PY\)|\$\(VENV\)/\.\w+):.*\n((?:\t.*\n)+)", text, re.M)
+    assert {target for target, _ in recipes} == {"$(PY)", "$(VENV)/.runtime", "$(VENV)/.openevolve", "$(VENV)/.dev"}
+    for target, body in recipes:
+        lines = body.replace("\\\n", " ").splitlines()          # 续行（行尾的反斜杠）接回去：一条命令一行
+        lines = [line[1:] for line in lines if line.startswith("\t")]
+        assert all(line.startswith("@") for line in lines), (target, lines)
+        said = [m for line in lines for m in re.findall(r'^@echo "(.*)"$', line)]
+        assert said, (target, lines)
+        for s in said:
+            shown = s.replace("$(VENV)", ".venv").replace("$(PYTHON)", "python3")
+            assert display_width(shown) <= 80, shown
