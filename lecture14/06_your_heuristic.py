@@ -335,7 +335,7 @@ def main(argv=None):
     run_demos(a, program)
     print_try([
         *copy_suggestion("复制一份专家启发式，当作你的起点（只做一次：再做会覆盖你改过的文件；下面的命令都在仓库根目录"
-                         "运行）："),
+                         "运行）：", a.file),
         ("在编辑器里打开 my_heuristic.py 改，比如把 if M <= 16 改成 if M <= 64（README 的\"打败专家\"练习有提示），"
          "再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
          "python3 lecture14/06_your_heuristic.py my_heuristic.py"),

@@ -865,3 +865,13 @@ def test_06_says_when_a_file_has_no_markers(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "没有EVOLVE-BLOCK标记，读的是整个文件" in "".join(p.stdout.split())
     assert "两条标记之间的原文" not in p.stdout
+
+
+def test_the_copy_suggestion_depends_on_the_command_line_not_on_the_disk(tmp_path):
+    # 看专家时总建议复制（同样的参数印同样的字节；学生在仓库根目录建了 my_heuristic.py 再跑 make test，测试照样是绿的），
+    # 看自己的文件时不建议（照抄会盖掉它）
+    from evolve.problem import EXPERT_FILE, STUDENT_EXPERT_FILE, copy_suggestion
+    assert copy_suggestion("w", EXPERT_FILE) == copy_suggestion("w", STUDENT_EXPERT_FILE) != []
+    mine = tmp_path / "my_heuristic.py"
+    mine.write_text("x", encoding="utf-8")
+    assert copy_suggestion("w", str(mine)) == []

@@ -34,11 +34,12 @@ EXPERT_FILE = os.environ.get(EXPERT_ENV) or STUDENT_EXPERT_FILE
 MY_HEURISTIC = "my_heuristic.py"   # 练习里学生自己那份的名字（在仓库根目录；01、06 的"可以试试"让学生从专家复制一份）
 
 
-def copy_suggestion(why: str) -> list[tuple[str, str]]:
-    """"可以试试"里复制专家、开始自己那份的一条：[(why, cp 命令)]。仓库根目录里已经有 my_heuristic.py 时是空的——
-    照抄那条 cp 会把学生改过的文件盖掉（学生报过：给自己的 my_heuristic.py 打完分，下面还让他复制一遍）。"""
-    root = os.path.normpath(os.path.join(HERE, "..", ".."))
-    if os.path.exists(os.path.join(root, MY_HEURISTIC)):
+def copy_suggestion(why: str, scored: str) -> list[tuple[str, str]]:
+    """"可以试试"里复制专家、开始自己那份的一条：[(why, cp 命令)]。这次看的文件 scored 不是专家（学生在看自己的
+    那份）时是空的——照抄那条 cp 会把学生改过的文件盖掉（学生报过：给自己的 my_heuristic.py 打完分，下面还让他
+    复制一遍）。只看命令行，不看磁盘上有没有 my_heuristic.py：同样的参数印同样的字节。"""
+    experts = {os.path.realpath(p) for p in (STUDENT_EXPERT_FILE, LECTURE_EXPERT_FILE, EXPERT_FILE)}
+    if os.path.realpath(scored) not in experts:
         return []
     return [(why, f"cp lecture14/expert_heuristic.py {MY_HEURISTIC}")]
 
