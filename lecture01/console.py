@@ -345,9 +345,12 @@ def listing(text: str, whole: str = "", limit: int = LISTING_LINES) -> str:
     if len(lines) <= limit:
         return "\n".join(lines)
     shown = limit - 1 if lines[limit - 1].rstrip().endswith(":") else limit   # 不停在一个 if 上、下面却没有它的 return
-    where = f"；整份在 {whole}" if whole else ""
-    note = f"    ……（一共 {len(lines)} 行，这里只印了开头 {shown} 行{where}）"
-    return "\n".join(lines[:shown] + wrap(note, wrap_width(), "      "))
+    return "\n".join(lines[:shown] + wrap("    " + _cut_note(len(lines), shown, whole), wrap_width(), "      "))
+
+
+def _cut_note(total: int, shown: int, whole: str) -> str:
+    """清单只印了开头时的那句：一共几行、印了几行、整份在哪（listing 和 print_numbered 共用）。"""
+    return f"……（一共 {total} 行，这里只印了开头 {shown} 行" + (f"；整份在 {whole}" if whole else "") + "）"
 
 
 def print_numbered(lines: list[tuple[int, str]], limit: int, whole: str) -> None:
@@ -358,7 +361,7 @@ def print_numbered(lines: list[tuple[int, str]], limit: int, whole: str) -> None
     for n, text in shown:
         print(f"{n:>{w}} | {text}")
     if len(lines) > limit:
-        print_note(f"……（一共 {len(lines)} 行，这里只印了开头 {limit} 行；整份在 {whole}）")
+        print_note(_cut_note(len(lines), limit, whole))
 
 
 def print_try(items: list[tuple[str, str | tuple[str, ...]]], note: str | None = None) -> None:

@@ -42,7 +42,7 @@ from console import LISTING_LINES, fit_lines, listing  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, TimeTable, all_shapes, choose,  # noqa: E402
                     evolve, geomean_speedup, parse, render, split_shapes)
-from evolve.loop import MAX_BUDGET  # noqa: E402
+from evolve.loop import MAX_BUDGET, RUN_04  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
 from evolve.mock_llm import MAX_RULES, MISTAKE, OPS, Dice, MockLLM, Prompt  # noqa: E402
 from evolve.problem import launch_problems  # noqa: E402
@@ -51,7 +51,6 @@ from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, overflow_kinds, regs_per_thread  # noqa: E402
 
 SEED = 0            # 和 04 的演示 2 同一个种子：这里看的是那次进化里的一步
-RUN_04 = (0, 1000)  # 04 默认那次进化（演示 2）的种子和预算：第几步在它里面，才说"04 那次进化"
 AFTER = 100         # 从第几个提议起找一个"一路走到程序库、比父程序好"的提议
 LOOK = 400          # 最多往后找多少个
 FOLDED = "（比终端宽的行折开印了，续行多缩进四格；模型收到的原文里那是一整行。）"

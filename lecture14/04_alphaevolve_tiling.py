@@ -49,10 +49,10 @@ from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, all_shapes,  # noqa: E402
                     best_single_config, choose, evolve, format_diff, geomean_speedup, oracle_speedup, parse,
                     per_m_table, render, simplify, split_shapes)
-from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
+from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS, RUN_04  # noqa: E402
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
-from evolve.problem import EXPERT_FILE, MODEL_OF, pair_projections, read_heuristic, split_names  # noqa: E402
+from evolve.problem import EXPERT_FILE, pair_projections, read_heuristic, split_names  # noqa: E402
 from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
@@ -60,8 +60,8 @@ import llama_shapes  # noqa: E402
 import sched_lab  # noqa: E402
 from sched_lab import HBM_BW, SMS, guided_tune, optimum  # noqa: E402
 
-SEED = 0            # 演示 2 的随机种子：换一个看看进化的路线变不变
-BUDGET = 1000       # 每次进化提出多少个程序（AlphaEvolve 里是 LLM 调用的次数）
+SEED, BUDGET = RUN_04   # 演示 2 的随机种子（换一个看看进化的路线变不变）；每次进化提出多少个程序（AlphaEvolve 里
+                        # 是 LLM 调用的次数）。02、06 说"04 那次进化"时用的也是 evolve.loop.RUN_04
 SEEDS = 5           # 演示 3 每种划分跑几个种子
 JOBS = 2            # 演示 3 用几个进程（结果和 1 个进程完全一样，只是快）
 QUICK = dict(budget=300, seeds=2)
@@ -118,7 +118,7 @@ def demo1_problem(table, train, test):
     paired = sum((twin[s.name], s.M) in seen for s in test)         # 配对投影、同一个 M 的形状在训练里的测试形状
     print_note("投影（N, K）：" + "，".join(f"{n} ({N}, {K})" for n, (N, K) in LAYERS.items())
                + "。" + "；".join(f"{m} 是 {llama_shapes.ABOUT.get(m, '……（还没写：在 llama_shapes.ABOUT 里加一句）')}"
-                                  for m in dict.fromkeys(MODEL_OF[n] for n in LAYERS)) + "。")
+                                  for m in llama_shapes.MODELS) + "。")
     print_note(f"token 数 M：{', '.join(map(str, TOKENS))}（decode 的批大小到 prefill 的长度）"
                f"——共 {len(LAYERS)} × {len(TOKENS)} = {len(LAYERS) * len(TOKENS)} 个形状。"
                f"配对随机对半分（训练 {len(train)} 个，测试 {len(test)} 个）：投影两两配对（括号里是两个的 N："
@@ -270,8 +270,9 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     simp = simplify(best)
     test_score = geomean_speedup(best, test, table)
     print()
-    shown = listing(render(best))
-    whole = shown == render(best).rstrip("\n")           # 贴进来的大表：清单只印开头，就不说"原样"
+    source = render(best)
+    shown = listing(source)
+    whole = shown == source.rstrip("\n")                # 贴进来的大表：清单只印开头，就不说"原样"
     print_note(f"最好的程序：训练形状 {res['score']:.3f}×，测试形状 {test_score:.3f}×；{best.n_rules()} 条规则。"
                + ("下面是它的原样" if whole else "它太长，下面只印开头")
                + "（下面那段 SEARCH/REPLACE 打到父程序上得到的就是它）：")

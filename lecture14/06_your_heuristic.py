@@ -41,7 +41,7 @@ from console import print_try  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
-from evolve.loop import MAX_BUDGET  # noqa: E402
+from evolve.loop import MAX_BUDGET, RUN_04  # noqa: E402  （04 默认运行的种子和预算：同样的两个数时，"进化出的"就是那一次）
 from evolve.problem import EXPERT_FILE, copy_suggestion, load_or_explain, split_names  # noqa: E402
 from evolve.program import BLOCK_END, BLOCK_START, dead_rules, equivalent, removed_lines  # noqa: E402
 from sched_lab import SMS, explain  # noqa: E402
@@ -50,7 +50,6 @@ SEED = 0
 BUDGET = 1000
 QUICK_BUDGET = 300
 MAX_NOTES = 10
-RUN_04 = (0, 1000)          # 04 默认运行的种子和预算：06 用同样的两个数时，"进化出的"就是 04 演示 2 / 3 里的那一次
 OPPONENTS = ("专家", "按 M 查表", "进化出的", "逐形状最优")
 WORST = 5            # 演示 3 看几个形状
 LONG = 5000         # 预算到这么多，进化要跑好几秒：在标准错误上报进度
