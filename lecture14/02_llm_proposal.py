@@ -449,8 +449,8 @@ def demo3_mistakes_and_valley(table, train, seed, prompt, whose="演示 1 的父
     out = evolve(ev, budget, seed=seed, llm=spy)
     mistakes = [(src, reply) for src, op, reply in spy.log if op == MISTAKE]
     kinds = Counter(mistake_kind(src, reply) for src, reply in mistakes)
-    in_db = sum(1 for p in out["population"] if any(
-        apply_reply(src, reply)[0] == p for src, reply in mistakes))
+    from_mistakes = {apply_reply(src, reply)[0] for src, reply in mistakes}      # 每个回复只打一次（不是程序库 × 回复）
+    in_db = sum(p in from_mistakes for p in out["population"])
     seen, repeats = set(), 0                           # 启动不了的 mistake 子程序里，以前就提过的（评估器直接查缓存）
     for src, op, reply in spy.log:
         child = apply_reply(src, reply)[0]

@@ -1,7 +1,7 @@
 """evolve.program / evolve.diff 的性质测试（Hypothesis，固定种子、例子个数有限）：什么样的文本交给 parse 都只会得到
 ProgramError 或一个程序，而且不超过一秒；读得进来的程序都能 render 并读回同一个程序；三条读法（render 格式、
 逐行、ast）读出同一个程序；SEARCH/REPLACE 的应用和一个独立写的参照实现一致；simplify / equivalent 和老的
-"枚举所有阈值组合"的参照实现一致；评估器一次算出的各形状的分支和逐个 choose 一致。"""
+"枚举所有阈值组合"的参照实现一致；评估器和 geomean_speedup 一次算出的各形状的分支和逐个 choose 一致。"""
 
 import os
 import re
@@ -315,6 +315,29 @@ def test_evaluator_indices_match_choose(table, train, p):
     ev = _evaluator(table, train)
     want = [VALID_INDEX.get(choose_mnk(p, s.M, s.N, s.K), -1) for s in ev.train]
     assert ev._indices(p).tolist() == want
+
+
+@examples(100)
+@given(programs(max_rules=40, thresholds=NEAR_SHAPES))
+def test_geomean_speedup_is_the_per_shape_geomean(table, train, p):
+    # geomean_speedup 一次算出所有形状走哪个分支（problem.first_cover）：和逐个形状调 choose、逐项加 log 一样；
+    # 有形状走到启动不了的配置时抛 ValueError，和逐项查时间表时一样
+    import math
+
+    from evolve import EXPERT, geomean_speedup
+    shapes = train[::3]
+    try:
+        want = math.exp(sum(table.log_time(choose_mnk(EXPERT, s.M, s.N, s.K), s)
+                            - table.log_time(choose_mnk(p, s.M, s.N, s.K), s) for s in shapes) / len(shapes))
+    except ValueError as e:
+        try:
+            geomean_speedup(p, shapes, table)
+        except ValueError as got:
+            assert str(got) == str(e)
+        else:
+            raise AssertionError("应该抛 ValueError")
+    else:
+        assert geomean_speedup(p, shapes, table) == want
 
 
 _EV = {}

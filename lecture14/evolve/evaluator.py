@@ -24,7 +24,7 @@ from kernel_lab import VALID_INDEX, Config
 
 from sched_lab import roofline
 
-from .problem import EXPERT, TimeTable, launch_errors, launch_message
+from .problem import EXPERT, TimeTable, first_cover, launch_errors, launch_message, shape_array
 from .program import Program, choose, rule_corner
 
 N_PROBE = 6
@@ -41,7 +41,7 @@ class Evaluator:
         self.train = tuple(train)
         self.probe_slack = probe_slack
         self.table = table
-        self.mnk = np.array([(s.M, s.N, s.K) for s in self.train], dtype=np.int64)
+        self.mnk = shape_array(self.train)
         self._train_m = [s.M for s in self.train]
         self.log_t = table.log_times(self.train)                  # 形状 × 配置
         self.rows = rows = np.arange(len(self.train))
@@ -76,16 +76,8 @@ class Evaluator:
         return np.array(program._indices)[branch]           # _indices 最后一个是默认分支的下标（分支号 len(rules)）
 
     def _branches(self, corners: tuple) -> np.ndarray:
-        """每个训练形状走第几个分支（第一条盒子盖住它的规则的下标；一条都不盖住是 len(corners)，默认分支）：
-        所有规则的盒子一次对着所有训练形状比（规则 × 形状），每个形状取第一条盖住它的规则（argmax 取第一个 True）。
-        代价和规则条数 × 训练形状数成正比，没有按规则的 Python 循环（上千条规则的程序也快）。"""
-        if not corners:
-            return np.zeros(len(self.train), dtype=np.intp)
-        b = np.array(corners, dtype=np.int64)                                   # 规则 × (M, N, K 的上界)
-        cover = ((b[:, 0:1] >= self.mnk[:, 0]) & (b[:, 1:2] >= self.mnk[:, 1])
-                 & (b[:, 2:3] >= self.mnk[:, 2]))                               # 规则 × 形状：规则盖住形状吗
-        first = cover.argmax(axis=0)                                            # 第一条盖住的规则（没有时是 0）
-        return np.where(cover[first, self.rows], first, len(corners))
+        """每个训练形状走第几个分支（problem.first_cover：所有规则的盒子一次对着所有训练形状比）。"""
+        return first_cover(corners, self.mnk)
 
     # ---- 级联 ----
     def evaluate(self, program: Program, parent: dict | None = None) -> dict:
