@@ -23,6 +23,7 @@ SVG 文件。显示宽度、折行、坐标轴、热力图分档在 layout.py �
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -776,7 +777,11 @@ class Charts:
         try:
             os.makedirs(path, exist_ok=True)
         except OSError as e:
-            parser.error(f"--svg 的目录 {path} 建不了（{e.strerror}）；换一个能写的目录")
+            why = {errno.EACCES: "没有在那里建目录的权限", errno.EPERM: "没有在那里建目录的权限",
+                   errno.EROFS: "那里的文件系统是只读的", errno.ENOTDIR: "路径里有一段不是目录",
+                   errno.ENOENT: "路径里有一段不存在、也建不了", errno.ENOSPC: "磁盘满了",
+                   errno.ENAMETOOLONG: "路径太长"}.get(e.errno) or e.strerror or str(e)
+            parser.error(f"--svg 的目录 {path} 建不了（{why}）；换一个能写的目录")
         return path
 
     def report(self) -> None:

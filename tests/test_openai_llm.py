@@ -414,7 +414,32 @@ def test_04_cannot_reach_the_server_exits_2_with_one_line():
     p = run_04("--llm", f"http://127.0.0.1:{free_port()}/v1", "--model", "m")
     assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and "连不上 LLM 服务器" in p.stderr
+    assert "连接被拒绝" in p.stderr and "Connection refused" not in p.stderr       # 原因也用中文说
     assert time.monotonic() - t < 20
+
+
+def test_network_and_file_errors_are_said_in_chinese():
+    """讲师报过：连不上、读不了回放文件、写不了录制文件时，括号里是系统的英文原话（No such file or directory……）。"""
+    import errno
+    import socket
+    from evolve.openai_llm import net_words
+    from evolve.problem import os_words
+    assert net_words(socket.gaierror(socket.EAI_NONAME, "Name or service not known")) == "找不到这个主机名，域名解析失败"
+    assert net_words(ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")).startswith("连接被拒绝")
+    assert net_words(OSError(errno.EPROTO, "Protocol \x1b[31merror")) == "Protocol \\x1b[31merror"   # 没译的：原话，转义
+    assert os_words(FileNotFoundError(errno.ENOENT, "x")) == "没有这个文件"
+    assert os_words(FileNotFoundError(errno.ENOENT, "x"), writing=True) == "路径里的目录不存在"
+    assert os_words(PermissionError(errno.EACCES, "x"), writing=True) == "没有写它的权限"
+
+
+def test_04_replay_and_record_paths_that_cannot_be_used_are_said_in_chinese(tmp_path):
+    for path, says in ((tmp_path / "nope.jsonl", "没有这个文件"), (tmp_path, "这是一个目录，不是文件")):
+        p = run_script(SCRIPT, "--replay", str(path), timeout=60)
+        assert p.returncode == 2 and says in p.stderr and "No such" not in p.stderr and "Traceback" not in p.stderr
+    with StubServer(script("edit")) as s:
+        p = run_04("--llm", s.url, "--model", "stub", "--record", str(tmp_path / "no" / "dir" / "r.jsonl"))
+    assert p.returncode == 2 and "写不了录制文件" in p.stderr and "路径里的目录不存在" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "No such" not in p.stderr
 
 
 @pytest.mark.parametrize("args,says", [(["--record", "x.jsonl"], "要和 --llm"), (["--llm", "http://127.0.0.1:9/v1"], "--model"),

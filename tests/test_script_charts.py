@@ -276,6 +276,14 @@ def test_bad_svg_dir_is_one_sentence(tmp_path):
     assert len(r.stderr.strip().split("\n")) == 1
 
 
+def test_an_svg_dir_under_a_file_is_said_in_the_students_words(tmp_path):
+    """建不了目录的原因用中文说（以前是系统的英文原话 "Not a directory"）。"""
+    afile = tmp_path / "f"
+    afile.write_text("x")
+    r = cached_run(os.path.join(ROOT, "lecture10/01_config_space.py"), "--svg", str(afile / "figs"), timeout=60)
+    assert r.returncode == 2 and "路径里有一段不是目录" in r.stderr and "Not a directory" not in r.stderr
+
+
 def test_an_empty_svg_dir_is_one_sentence_that_says_so():
     """学生报过：--svg '' 说的是"--svg 的目录  建不了"（名字是空的，两个空格）。"""
     r = run_script_fresh(os.path.join(ROOT, "lecture10/01_config_space.py"), "--svg", "", timeout=60)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import errno
 import http.client
 import json
 import os
@@ -57,6 +58,7 @@ from kernel_lab import (BYTES, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, MA
 from sched_lab import GPU, SMS
 
 from .diff import NO_BLOCK, DiffError, format_diff, make_diff, parse_diff
+from .problem import os_words
 from .program import Program, Rule, render
 
 KIND = "llm"                       # propose 返回的"修改的种类"：真模型不说它做的是哪种修改
@@ -695,6 +697,18 @@ def _content(raw: bytes):
     return content, usage, data.get("model")
 
 
+_NET_WORDS = {errno.ECONNREFUSED: "连接被拒绝：那个地址和端口上没有程序在听", errno.ECONNRESET: "连接被对方重置",
+              errno.ECONNABORTED: "连接被中止", errno.EPIPE: "连接断了", errno.ETIMEDOUT: "连接超时",
+              errno.EHOSTUNREACH: "到不了那台主机", errno.ENETUNREACH: "网络不通", errno.EADDRNOTAVAIL: "这个地址用不了"}
+
+
+def net_words(e: OSError) -> str:
+    """连接出错的原因：常见的几种用中文说（不带系统的英文原话）；别的照系统的原话（控制字符转义、截短）。"""
+    if isinstance(e, socket.gaierror):
+        return "找不到这个主机名，域名解析失败"
+    return _NET_WORDS.get(e.errno) or shown(e.strerror or str(e) or type(e).__name__, 120)
+
+
 def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
     """_exchange 里的异常 -> 有名字的失败。phase：connect（连接）、head（发请求、读状态行和响应头）、body（读正文）。"""
     if fired or isinstance(e, (TimeoutError, socket.timeout)):
@@ -705,7 +719,7 @@ def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
     if isinstance(e, ssl.SSLCertVerificationError):
         return LLMError(UNREACHABLE, f"证书不对：{shown(e.verify_message or str(e), 120)}")
     if phase != "body" and isinstance(e, OSError):     # 连不上、连上了又被断开、TLS 握手失败……
-        return LLMError(UNREACHABLE, shown(getattr(e, "strerror", None) or str(e) or name, 120))
+        return LLMError(UNREACHABLE, net_words(e))
     if phase == "head":                                 # 状态行或响应头坏了：太长、太多、不是 HTTP、数字离谱
         what = {"LineTooLong": "有一行太长", "BadStatusLine": "状态行不是 HTTP 的", "UnknownProtocol": "协议版本不认识",
                 "OverflowError": "数字太大"}.get(name)
@@ -713,7 +727,7 @@ def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
             what = "响应头超过 100 个" if "more than" in str(e) else name
         return LLMError(BAD_HEADERS, what)
     if phase == "body" and isinstance(e, OSError):      # 读到一半连接断了
-        return LLMError(UNREACHABLE, shown(getattr(e, "strerror", None) or str(e) or name, 120))
+        return LLMError(UNREACHABLE, net_words(e))
     return LLMError(TRUNCATED, {"IncompleteRead": "连接在回复读完之前关了", "ValueError": "分块的长度读不懂",
                                 "LineTooLong": "分块的长度行太长", "OverflowError": "长度数字太大"}.get(name, name))
 
@@ -775,7 +789,7 @@ class ReplayLLM(_Backend):
                     elif obj.get("type") == "call":
                         self.records.append((lineno, _recorded_call(obj)))
         except OSError as e:
-            raise ValueError(f"{path}：读不了回放文件（{e.strerror}）") from None
+            raise ValueError(f"{path}：读不了回放文件（{os_words(e)}）") from None
         except (ValueError, KeyError, TypeError, RecursionError) as e:
             raise ValueError(f"{path}:{lineno}: 这一行不是 --record 写的格式（{type(e).__name__}）；"
                              f"回放只认 --record 录下的 JSON Lines 文件") from None
@@ -923,7 +937,7 @@ def from_arguments(a, settings: str = "", notify=None):
         try:
             backend.record_to(a.record, settings)
         except OSError as e:
-            raise SetupError(f"写不了录制文件 {a.record}（{e.strerror}）。") from None
+            raise SetupError(f"写不了录制文件 {a.record}（{os_words(e, writing=True)}）。") from None
     return backend
 
 

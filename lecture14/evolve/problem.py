@@ -293,13 +293,20 @@ def load_or_explain(path: str) -> tuple[Program | None, str]:
         return None, f"{name}: {os_words(e)}；检查路径，路径相对于运行脚本时所在的目录。"
 
 
-_OS_WORDS = {errno.ENOENT: "没有这个文件", errno.EACCES: "没有读它的权限", errno.EPERM: "没有读它的权限",
-             errno.ENOTDIR: "路径里有一段不是目录", errno.ENAMETOOLONG: "路径太长", errno.ELOOP: "符号链接绕成了圈"}
+_OS_WORDS = {errno.ENOENT: "没有这个文件", errno.ENOTDIR: "路径里有一段不是目录", errno.ENAMETOOLONG: "路径太长",
+             errno.ELOOP: "符号链接绕成了圈", errno.EISDIR: "这是一个目录，不是文件", errno.EROFS: "这里的文件系统是只读的",
+             errno.ENOSPC: "磁盘满了"}
 
 
-def os_words(e: OSError) -> str:
-    """打开文件出错：学生的话（常见的几种）；别的是"读不了这个文件（系统的原话）"。"""
-    return _OS_WORDS.get(e.errno) or f"读不了这个文件（{e.strerror or e}）"
+def os_words(e: OSError, writing: bool = False) -> str:
+    """打开文件出错的原因，学生的话（常见的几种，不带系统的英文原话）；别的是"读不了这个文件（系统的原话）"。
+    writing=True 是写文件时的说法（没有这个文件 = 路径里的目录不存在）。"""
+    verb = "写" if writing else "读"
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return f"没有{verb}它的权限"
+    if writing and e.errno == errno.ENOENT:
+        return "路径里的目录不存在"
+    return _OS_WORDS.get(e.errno) or f"{verb}不了这个文件（{e.strerror or e}）"
 
 
 def decode_source(raw: bytes, name: str) -> str:
