@@ -26,6 +26,8 @@ Ctrl-C 的细节（README 只说"一秒之内停下，只印一行，退出码 1
   - 第三方 C 扩展（numpy 和 numpy.random）都在挡住 Ctrl-C 的时候 import（ensure_numpy）：numpy.random 的 Cython 扩展
     初始化时会吞掉落在里面的 Ctrl-C。
   - 最后一行印出来以后（Python 收尾的十几毫秒）按的 Ctrl-C 不算打断：什么也不多印，退出码 0（_finished）。
+  - 终端把按下的 Ctrl-C 回显成 "^C"：标准错误是这样的终端时，"已中断。"前面先换一行（interrupted_line），
+    不和 "^C" 挤在一起；管道和文件里就是"已中断。"一行（tests/test_interrupt.py 在伪终端里真的按一次）。
   - 后两条由 tests/test_ctrl_c_imports.py 检查，一秒之内停下由 tests/test_interrupt.py 检查。make test 自己怎样停见
     tests/conftest.py 的开头。
 """
@@ -53,6 +55,21 @@ def _interrupt_inside(e: BaseException | None) -> bool:
     return False
 
 
+def interrupted_line() -> str:
+    """按 Ctrl-C 以后印的那一行。终端会把 Ctrl-C 回显成 "^C"，光标停在它后面：这时先换一行，免得印成
+    "^C已中断。"。标准错误不是终端（管道、文件）时就是 "已中断。\n"。"""
+    try:
+        import termios                                     # 内建模块，import 很快；Windows 上没有
+        fd = sys.stderr.fileno()
+        if os.isatty(fd):
+            lflag = termios.tcgetattr(fd)[3]
+            if lflag & termios.ECHO and lflag & termios.ECHOCTL:
+                return "\n" + INTERRUPTED + "\n"
+    except Exception:                                      # noqa: BLE001  （没有 termios、标准错误关了……）
+        pass
+    return INTERRUPTED + "\n"
+
+
 def _excepthook(kind, value, tb):
     """脚本还没走到 run()（比如正在 import numpy）时按了 Ctrl-C、或者 Ctrl-C 被包成了别的异常（run() 抛出来的
     也走到这里）：同样只印一行、退出码 130。这个函数写在文件最前面、一 import runner 就装上：runner 自己还在
@@ -62,7 +79,7 @@ def _excepthook(kind, value, tb):
         if interrupted is not None:
             interrupted()
         try:
-            sys.stderr.write(INTERRUPTED + "\n")
+            sys.stderr.write(interrupted_line())
             sys.stderr.flush()
         finally:
             os._exit(EXIT_INTERRUPTED)
@@ -526,7 +543,7 @@ def _interrupted() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _kill_children()
     try:
-        print(INTERRUPTED, file=sys.stderr)
+        print(interrupted_line(), end="", file=sys.stderr)
     except Exception:                                      # noqa: BLE001
         pass
     _quit(EXIT_INTERRUPTED)

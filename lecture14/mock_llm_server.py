@@ -30,6 +30,7 @@ import os
 
 STARTED_BY = os.getppid()       # 越早记越好：import 的零点几秒里启动它的进程就没了的话，这里记到的已经是 1
 
+import errno  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import sys  # noqa: E402
@@ -42,7 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import ensure_numpy, int_between, nonnegative_int, parser, positive_int  # noqa: E402
+from runner import ensure_numpy, int_between, interrupted_line, nonnegative_int, parser, positive_int  # noqa: E402
 
 ensure_numpy()
 
@@ -430,8 +431,9 @@ def main(argv=None) -> int:
             while _alive(parent) and (a.parent is not None or os.getppid() == parent):   # 启动它的进程没了就退出
                 time.sleep(0.2)
     except OSError as e:
-        print(f"在 {HOST}:{a.port} 上开不了服务器（{e.strerror}）：换一个 --port，或者 --port 0 让它自己挑。",
-              file=sys.stderr)
+        why = {errno.EADDRINUSE: "这个端口已经有程序在用", errno.EACCES: "没有权限用这个端口（1024 以下的端口要管理员权限）",
+               errno.EADDRNOTAVAIL: "这台机器上没有这个地址"}.get(e.errno) or e.strerror or str(e)
+        print(f"在 {HOST}:{a.port} 上开不了服务器（{why}）：换一个 --port，或者 --port 0 让它自己挑。", file=sys.stderr)
         return 1
     return 0
 
@@ -440,5 +442,5 @@ if __name__ == "__main__":
     try:
         sys.exit(main())
     except KeyboardInterrupt:
-        print("已中断。", file=sys.stderr)
+        print(interrupted_line(), end="", file=sys.stderr)
         os._exit(130)

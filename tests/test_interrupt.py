@@ -146,3 +146,47 @@ def test_ctrl_c_while_the_script_switches_to_the_venv_python_is_one_line_and_130
     finally:
         stop_group(p)
     assert p.returncode == 130 and err.strip() == "已中断。" and out == "", (p.returncode, err[-2000:])
+
+
+CTTY = """import fcntl, os, sys, termios
+os.setsid()                                          # 新的会话，伪终端成了它的控制终端：像在终端里启动的脚本
+fd = int(sys.argv[1])                                # 伪终端的一端（pass_fds 传进来的）
+fcntl.ioctl(fd, termios.TIOCSCTTY, 0)
+for i in (0, 1, 2):
+    os.dup2(fd, i)
+os.execv(sys.executable, [sys.executable] + sys.argv[2:])
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端和控制终端用 Linux 的 ioctl 设")
+def test_ctrl_c_typed_in_a_terminal_prints_its_line_after_the_echoed_caret_c():
+    """学生报过：在终端里按 Ctrl-C，终端回显的 "^C" 和我们的一行挤在一起，成了 "^C已中断。"。这里真的在伪终端里
+    "按"一次（往终端写 \\x03：终端回显 ^C、把 SIGINT 发给前台进程组），"已中断。"要自成一行。"""
+    import pty
+    import select
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-c", CTTY, str(slave), os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")],
+                         cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env={**os.environ, "NO_COLOR": "1"}, pass_fds=(slave,))
+    os.close(slave)
+    out, pressed, deadline = b"", False, time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:                              # 脚本退出、终端的另一端都关了
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            if not pressed and "演示 2".encode() in out:     # 已经在跑演示了：按 Ctrl-C
+                os.write(master, b"\x03")
+                pressed = True
+        assert p.wait(timeout=10) == 130
+    finally:
+        os.close(master)
+        stop_group(p)
+    text = out.decode("utf-8", "replace").replace("\r\n", "\n")
+    assert pressed and "^C" in text, text[-500:]
+    assert "^C已中断" not in text and "\n已中断。\n" in text and text.count("已中断。") == 1, text[-500:]

@@ -327,3 +327,14 @@ def test_the_openai_sdk_talks_to_the_mock_server(table):
     content = r.choices[0].message.content
     assert content == in_process(0, [render(EXPERT)], table)[0][1] and parse_diff(content)
     assert r.usage.total_tokens == 0
+
+
+def test_a_port_in_use_is_one_sentence_in_the_students_words():
+    """端口被占了：一句中文的原因（以前是系统的英文原话 "Address already in use"）和怎么办，退出码 1。"""
+    import socket
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        r = run_script_fresh(SERVER, "--port", str(busy.getsockname()[1]), timeout=60)
+    assert r.returncode == 1 and "这个端口已经有程序在用" in r.stderr and "--port 0" in r.stderr
+    assert "Address already" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
