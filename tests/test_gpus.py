@@ -147,7 +147,9 @@ def _fake_project(tmp_path):
     (tmp_path / "tests" / "test_fake_claim.py").write_text(
         "import pytest\n\n\n@pytest.mark.h100_claim\ndef test_P9_fake_claim():\n    \"\"\"讲义说 1 等于 2。\"\"\"\n"
         "    assert 1 == 2\n\n\n@pytest.mark.h100_claim\ndef test_P10_fake_claim_that_crashes():\n"
-        "    # 讲义说 3 等于 3\n    raise ValueError('这个配置不能启动')\n", encoding="utf-8")
+        "    # 讲义说 3 等于 3\n    raise ValueError('这个配置不能启动')\n\n\n@pytest.mark.h100_golden\n"
+        "def test_golden_run_fake():\n    \"\"\"金标运行：种子 3 里有一个查缓存的提议。\"\"\"\n    assert 0\n",
+        encoding="utf-8")
 
 
 @pytest.mark.parametrize("gpu", ["h100", "a100", "a100+claims"])
@@ -171,6 +173,12 @@ def test_a_failing_lecture_claim_names_the_claim_and_the_gpu(tmp_path, gpu):
                f"（讲义说 3 等于 3）{gpu}\n" in p.stdout, p.stdout
     else:
         assert p.returncode == 0 and "讲义在 H100 上的论断" in p.stdout and "a100" in p.stdout, p.stdout
+    # 金标运行（一条具体轨迹的前提）失败时不说"讲义论断不成立"；别的 GPU 上（TESTS_GPU_CLAIMS=1 也一样）跳过
+    if key == "h100":
+        assert "金标运行的前提变了" in p.stdout and "：test_golden_run_fake（金标运行：种子 3 里有一个查缓存的提议）" in p.stdout
+        assert "讲义论断不成立：test_golden" not in p.stdout
+    else:
+        assert "test_golden_run_fake" not in p.stdout.split("short test summary")[0] and "H100 上的金标运行" in p.stdout
 
 
 def test_suggested_make_commands_carry_the_same_gpu(capsys, monkeypatch):

@@ -332,7 +332,7 @@ def test_02_found_proposal_is_better_than_its_parent_and_first_seen(table, train
     assert geomean_speedup(child, train, table) > geomean_speedup(prompt.parent, train, table)
 
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_golden
 def test_02_golden_run_seed3_slow_motion_skips_a_proposal_the_evaluator_answered_from_its_cache(table, train):
     """金标运行（golden run）：H100 上种子 3、--after 500 的那一条轨迹里恰好有一个查缓存的提议。换了 GPU、改了随机流
     （比如 MockLLM 加一种修改）就不再有它：这时这个测试要换一个种子，不是引擎坏了。"""
@@ -367,7 +367,7 @@ def test_02_apply_reply_names_each_failure():
 
 # ---------------------------------------------------------------- 03
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_golden
 def test_03_golden_run_false_rejections_counted_exactly(table, train):
     """金标运行（golden run）：H100 上 03 的默认运行里恰好有被探针错杀的子程序（前提 false_rejects > 0）；数得对不对
     每次都检查，但"有错杀"只在这条轨迹上成立。"""

@@ -294,7 +294,7 @@ def test_record_then_replay_gives_the_same_run(table, train, tmp_path):
     assert all(x["model"] in (None, STUB_MODEL) for x in lines[1:])       # 桩录下的文件写明是桩
 
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_golden
 def test_replay_that_no_longer_matches_stops_with_one_sentence(table, train, tmp_path):
     # golden run：要讲义 H100 上种子 0 和种子 1 的前 6 个提示有不同的（A100 上两个种子的前 6 个提示可能一模一样）。
     # 回放文件和这次运行对不上：停在哪一次调用、为什么，一句话；更长的预算：说文件只录了几次
