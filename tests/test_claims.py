@@ -231,3 +231,4 @@ def test_C4_guided_tuner_needs_tens_to_hundreds(table):
     runs = [guided_tune(s.M, s.N, s.K) for s in all_shapes()]
     assert all(r.time <= 1.01 * table.oracle(s)[1] for r, s in zip(runs, all_shapes()))
     assert 10 <= np.median([r.runs for r in runs]) <= 500
+

@@ -74,3 +74,16 @@ def test_first_make_run_prints_short_lines_not_pip_command_lines():
         for s in said:
             shown = s.replace("$(VENV)", ".venv").replace("$(PYTHON)", "python3")
             assert display_width(shown) <= 80, shown
+
+
+CLAIMS_MD = os.path.join(ROOT, "..", "shared", "claims.md")
+
+
+@pytest.mark.skipif(not os.path.exists(CLAIMS_MD), reason="没有 ../shared/claims.md（讲义的论断清单）")
+def test_every_claim_in_claims_md_has_a_test_named_after_it():
+    """助教往 claims.md 里加了一条论断（**X9**），tests/test_claims.py 里就要有一个名字里带 X9 的测试：它失败时一眼看出是哪条论断。"""
+    import test_claims
+    with open(CLAIMS_MD, encoding="utf-8") as f:
+        ids = re.findall(r"^- \*\*([A-Z]\d+)\b", f.read(), re.M)
+    named = {part for name in vars(test_claims) if name.startswith("test_") for part in name.split("_")}
+    assert len(ids) >= 20 and [i for i in ids if i not in named] == []
