@@ -82,3 +82,23 @@ def test_04_shows_the_reader_warnings_for_the_expert(tmp_path):
     assert p.returncode == 0, p.stderr
     demo1 = p.stdout.split("演示 2")[0]
     assert re.search(rf"注意：\S*expert_heuristic\.py:{line}: ", demo1), demo1[-800:]
+
+
+def test_a_missing_or_misplaced_expert_file_is_one_sentence_in_chinese(tmp_path):
+    """学生报过：把 expert_heuristic.py 挪走了（mv 当成了 cp），或者 MINI_ALPHAEVOLVE_EXPERT 指向一个不在的文件、一个目录，
+    每个脚本都印 Python 的英文原话 "[Errno 2] No such file or directory: '…'"。现在一句中文：原因、怎么恢复。"""
+    import shutil
+    from conftest import base_env
+    for d in ("lecture01", "lecture10", "lecture13"):
+        os.symlink(os.path.join(ROOT, d), tmp_path / d)
+    shutil.copytree(os.path.join(ROOT, "lecture14"), tmp_path / "lecture14", ignore=shutil.ignore_patterns("__pycache__"))
+    os.remove(tmp_path / "lecture14" / "expert_heuristic.py")
+    plain = {k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_EXPERT"}
+    runs = [(plain, "没有这个文件。进化从它开始，用 git checkout lecture14/expert_heuristic.py 恢复它。"),
+            ({**plain, "MINI_ALPHAEVOLVE_EXPERT": "nope.py"}, "没有这个文件。它来自环境变量 MINI_ALPHAEVOLVE_EXPERT"),
+            ({**plain, "MINI_ALPHAEVOLVE_EXPERT": str(tmp_path)}, "这是一个目录，不是文件。它来自环境变量")]
+    for env, says in runs:
+        r = run_script_fresh("lecture14/06_your_heuristic.py", cwd=str(tmp_path), env=env, timeout=60)
+        assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+        flat = "".join(r.stderr.split())
+        assert "".join(says.split()) in flat and "Errno" not in r.stderr and "No such" not in r.stderr, r.stderr

@@ -392,7 +392,14 @@ def per_m_table(train, table: TimeTable) -> Program:
 try:
     EXPERT: Program = load_heuristic()
 except (OSError, ProgramError) as e:            # 学生改坏了专家启发式：给一句清楚的话，不给一长串 traceback
-    _said = f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：\n{e}"
+    if isinstance(e, ProgramError):
+        _said = f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：\n{e}"
+    elif os.environ.get(EXPERT_ENV):                # 环境变量指向的文件不在、是个目录……
+        _said = (f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：{os_words(e)}。它来自环境变量 {EXPERT_ENV}："
+                 f"改成一个启发式文件的路径，或者 unset {EXPERT_ENV}，用 {display_path(STUDENT_EXPERT_FILE)}。")
+    else:                                           # 学生把 expert_heuristic.py 挪走、删了（比如 mv 当成了 cp）
+        _said = (f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：{os_words(e)}。进化从它开始，"
+                 f"用 git checkout {display_path(STUDENT_EXPERT_FILE)} 恢复它。")
     _say = getattr(sys.modules.get("runner"), "say", None)   # 编号脚本已经载入了 runner（不 import 它：evolve 不依赖第 1 讲）
     if _say is not None:                                     # 终端里按宽度折行，管道里一行
         _say(_said)
