@@ -661,3 +661,14 @@ def test_04_replay_on_another_gpu_names_the_gpu_not_a_code_change(tmp_path):
     assert "--gpu a100 下录的" in p.stderr and "加上 --gpu a100 再回放" in p.stderr and "改过" not in p.stderr
     same = run_script_fresh(SCRIPT, *args, "--gpu", "a100", "--replay", str(f), timeout=120, env=env)
     assert same.returncode == 0 and same.stdout == rec.stdout
+
+
+def test_04_replay_of_a_file_that_is_not_a_recording_says_why_in_chinese(tmp_path):
+    """学生报过：--replay README.md 说的是"（JSONDecodeError）"——Python 异常的英文名字。"""
+    cases = [("notes.md", b"# hello\n", "不是 JSON"), ("bin.jsonl", b"\xff\xfe\n", "不是 UTF-8 的文字"),
+             ("list.jsonl", b"[1]\n", "不是 --record 写的那种 JSON 对象")]
+    for name, data, says in cases:
+        (tmp_path / name).write_bytes(data)
+        p = run_script(SCRIPT, "--replay", str(tmp_path / name), timeout=60)
+        assert p.returncode == 2 and f"{name}:1: 这一行不是 --record 写的格式（{says}）" in p.stderr, p.stderr
+        assert "Error" not in p.stderr and "Traceback" not in p.stderr

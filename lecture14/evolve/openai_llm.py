@@ -791,7 +791,10 @@ class ReplayLLM(_Backend):
         except OSError as e:
             raise ValueError(f"{path}：读不了回放文件（{os_words(e)}）") from None
         except (ValueError, KeyError, TypeError, RecursionError) as e:
-            raise ValueError(f"{path}:{lineno}: 这一行不是 --record 写的格式（{type(e).__name__}）；"
+            why = ("嵌得太深" if isinstance(e, RecursionError) else "不是 JSON" if isinstance(e, json.JSONDecodeError)
+                   else "不是 UTF-8 的文字" if isinstance(e, UnicodeDecodeError) else "缺了该有的字段" if isinstance(e, KeyError)
+                   else "不是 --record 写的那种 JSON 对象")
+            raise ValueError(f"{path}:{lineno}: 这一行不是 --record 写的格式（{why}）；"
                              f"回放只认 --record 录下的 JSON Lines 文件") from None
         model, concurrency = (header.get("model"), header.get("concurrency", 1)) if isinstance(header, dict) else (0, 0)
         if (not isinstance(header, dict) or header.get("format") != FORMAT or not _plain(model)
