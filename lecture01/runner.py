@@ -321,6 +321,26 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
     说明段（description、epilog）保留作者的换行和缩进，只把太宽的行折开；选项的说明照常重新折行。
     参数名（metavar）用西文写（NAME=VALUE、FILE）：argparse 按字数对齐说明那一列。"""
 
+    def _format_usage(self, usage, actions, groups, prefix):
+        """"usage: " 换成 "用法: "：它比字数宽 2 列，所以按窄 2 列的宽度排，续行再往右挪 2 列（和第一行的参数对齐）。"""
+        from layout import display_width
+        prefix = "用法: " if prefix is None else prefix
+        extra = display_width(prefix) - len(prefix)
+        self._width -= extra
+        try:
+            text = super()._format_usage(usage, actions, groups, prefix)
+        finally:
+            self._width += extra
+        first, *rest = text.split("\n")
+        return "\n".join([first] + [" " * extra + line if line.strip() else line for line in rest])
+
+    def start_section(self, heading):                                       # noqa: D102  分组的标题用中文
+        super().start_section({"options": "选项", "positional arguments": "位置参数"}.get(heading, heading))
+
+    def format_help(self):                                                  # noqa: D102
+        # argparse 在分组标题后面加半角的 ":"：中文标题（顶格、以汉字或全角括号结尾）换成全角的"："
+        return re.sub(r"^(\S[^\n]*[\u3400-\u9fff）]):$", r"\1：", super().format_help(), flags=re.M)
+
     def _split_lines(self, text, width):
         from layout import wrap
         return wrap(self._whitespace_matcher.sub(" ", text).strip(), width)

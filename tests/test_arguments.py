@@ -140,6 +140,13 @@ def test_help_fits_the_terminal_with_chinese_two_columns_wide(script, cols=80):
     assert p.returncode == 0 and not p.stderr, p.stderr
     lines = p.stdout.split("\n")
     assert max(map(display_width, lines)) <= cols, [x for x in lines if display_width(x) > cols]
+    # 学生报过：开头是 argparse 的英文 "usage:"、"options:"，分组标题后面是半角冒号。现在是"用法: "、"选项："，
+    # 用法的续行和第一行的参数对齐（"用法: " 比字数宽 2 列）
+    assert lines[0].startswith("用法: ") and "选项：" in lines and not re.search(r"^(usage|options|positional)", p.stdout, re.M)
+    assert not [x for x in lines if re.match(r"\S.*[\u3400-\u9fff）]:$", x)]
+    usage = lines[:lines.index("")]
+    first_arg = display_width(usage[0].split(" [", 1)[0]) + 1
+    assert all(display_width(x) - display_width(x.lstrip()) == first_arg for x in usage[1:]), usage
     options = [x for x in lines if re.match(r"  -", x)]                # 选项那几行：说明从同一列开始
     starts = {len(re.match(r"(  \S.*?  +)\S", x)[1]) for x in options if re.search(r"\S  +\S", x)}
     assert len(starts) == 1, starts
