@@ -340,6 +340,8 @@ def demo3_render_simplify():
     fates = classify(DEAD_PROGRAM)
     simp = simplify(DEAD_PROGRAM)
     kept = [r for r, f in zip(DEAD_PROGRAM.rules, fates) if f == "活"]
+    print_note(f"下面换一个程序：脚本里一份故意写进死规则的程序（DEAD_PROGRAM，{DEAD_PROGRAM.n_rules()} 条规则加默认配置）。"
+               "\"命运\"是逐条自己判断的（不用 simplify），\"simplify 之后\"是 simplify 删没删它，两列对得上才算对：")
     print_table(["第几条", "条件", "配置", "命运（自己判断）", "simplify 之后"],      # 命运只印"："前面的名字，
                 [[str(i + 1), cond_text(r.conds), cfg_text(r.config), fate.split("：")[0],   # 为什么写在表下面
                   "留下" if r in simp.rules else "删掉"] for i, (r, fate) in enumerate(zip(DEAD_PROGRAM.rules, fates))]
