@@ -324,6 +324,24 @@ def run_demos(a, program) -> list:
     return out
 
 
+def edit_example(program) -> str:
+    """"比如怎么改"：打分的程序里有 if M <= 16 这一条（专家的起点）才说把它改成 64；已经改过了就说别的改法。"""
+    if any(r.conds == (("M", 16),) for r in program.rules):
+        return "比如把 if M <= 16 改成 if M <= 64"
+    return "比如挪一条规则的阈值（if M <= 后面的数）、换一个配置，或者再加一条规则"
+
+
+def evolve_suggestion(a) -> tuple[str, str]:
+    """"再进化一次"的建议，跟着这次做了什么走：没进化过就先小预算；小预算进化过就给默认预算；都做过就换种子。"""
+    cmd = "python3 lecture14/06_your_heuristic.py my_heuristic.py --evolve"
+    if not a.evolve:
+        return f"看进化在你的启发式上还能加什么（预算 {QUICK_BUDGET}）：", cmd + " --quick"
+    if a.budget < BUDGET:
+        return f"多给进化一些预算（{BUDGET} 个提议），看分数还能不能涨：", cmd
+    return "换一个种子再进化，看进化出的程序变不变：", f"{cmd} --seed {a.seed + 1}" + (
+        f" --budget {a.budget}" if a.budget != BUDGET else "")
+
+
 def main(argv=None):
     a = parse_args(argv)
     program, error = read_program(a.file)
@@ -335,11 +353,10 @@ def main(argv=None):
     print_try([
         *copy_suggestion("复制一份专家启发式，当作你的起点（只做一次：再做会覆盖你改过的文件；下面的命令都在仓库根目录"
                          "运行）：", a.file),
-        ("在编辑器里打开 my_heuristic.py 改，比如把 if M <= 16 改成 if M <= 64（README 的\"打败专家\"练习有提示），"
+        (f"在编辑器里打开 my_heuristic.py 改，{edit_example(program)}（README 的\"打败专家\"练习有提示），"
          "再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
          "python3 lecture14/06_your_heuristic.py my_heuristic.py"),
-        ("看进化在你的启发式上还能加什么（预算 300）：",
-         "python3 lecture14/06_your_heuristic.py my_heuristic.py --evolve --quick"),
+        evolve_suggestion(a),
     ])
     CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)

@@ -715,6 +715,19 @@ def test_06_suggestions(project, defaults, no_numpy_path):
     # 照抄就盖掉了刚改的文件。现在仓库根目录里已经有它时不再建议复制
     assert cmds[0].startswith("cp ") and [c for _, c in suggestions(out) + suggestions(evo) if c.startswith("cp ")] == []
     assert "M <= 64" in mine.read_text(encoding="utf-8")
+    # 学生报过：文件里已经是 if M <= 64 了，还建议"把 if M <= 16 改成 if M <= 64"；--evolve --quick 跑完，又建议
+    # --evolve --quick。现在改法的例子看文件里有没有那一条，进化的建议一步步往前走：默认预算，再换种子
+    tried = lambda o: "".join(o.split("可以试试：\n", 1)[1].split())                                  # noqa: E731
+    assert "把ifM<=16改成ifM<=64" in tried(base)
+    assert "ifM<=16" not in tried(out) + tried(evo) and "挪一条规则的阈值" in tried(out)
+    nxt = suggestions(evo)[-1][1]
+    assert nxt == "python3 lecture14/06_your_heuristic.py my_heuristic.py --evolve", nxt
+    full = run_printed(nxt, project, no_numpy_path).stdout
+    assert "--evolve：从你的启发式出发进化" in full and "--budget 1000 --evolve" in full.splitlines()[0]
+    last = suggestions(full)[-1][1]
+    assert last == "python3 lecture14/06_your_heuristic.py my_heuristic.py --evolve --seed 1", last
+    again = run_printed(last, project, no_numpy_path).stdout
+    assert again.splitlines()[0].endswith("--seed 1 --budget 1000 --evolve") and "Traceback" not in again
 
 
 def test_make_demos_runs_the_new_scripts_in_order():
