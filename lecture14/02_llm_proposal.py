@@ -162,6 +162,17 @@ def find_proposal(table, train, seed, after):
 
 # ---------------------------------------------------------------- 演示 1
 
+def obs_stalled(out: dict, after: int) -> str:
+    """演示 1 找不到可慢放的一步时：进化在这一段停住了（最好的程序是更早找到的）。"""
+    last, score, op = out["improvements"][-1]
+    end = after + LOOK
+    return check(last < after,
+                 f"进化到这里已经停住了：{end} 个提议的进化里，最好的程序（{score:.3f}×）是第 {last} 个提议（{op}）找到的，"
+                 f"之后再没刷新过；第 {after}–{end} 个提议里也没有一个比自己的父程序好，所以这一段没有可慢放的一步"
+                 "（演示 2 要的父程序也没有，不印）。要看一次成功的提议，用更小的 --after 或换一个 --seed。",
+                 f"最后一次刷新最好分数在第 {after} 个提议之前", f"最后一次刷新在第 {last} 个提议")
+
+
 def obs_probe(probe_child: float, probe_parent: float, slack: float, passed: bool) -> str:
     ok = passed == (probe_child >= probe_parent - slack)
     return check(ok, f"探针这一关看的是 log 加速比在探针形状上的平均：子程序 {probe_child:+.4f}，父程序 {probe_parent:+.4f}，"
@@ -191,7 +202,7 @@ def demo1_slow_motion(table, train, seed, after):
     if k is None:
         print(f"第 {after}–{after + LOOK} 个提议里没有一个{'真的评估了、又' if skipped else ''}比父程序好的；"
               "换个 --after 或 --seed 再试。")
-        return [check(False, "", f"第 {after}–{after + LOOK} 个提议里至少有一个比父程序好", "一个都没有")], None
+        return [obs_stalled(evolve(Evaluator(train, table), after + LOOK, seed=seed), after)], None
     ev, rec = Evaluator(train, table), Recorder()
     evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database)           # 前 k-1 步照常跑完
     db = rec.db
@@ -565,7 +576,7 @@ def run_demos(a, llm=None) -> list:
         out += print_observations(kinds)
         return out + print_observations(demo3_mistakes_and_valley(table, train, a.seed, prompt))
     return out + print_observations(demo3_mistakes_and_valley(table, train, a.seed, expert_prompt(table, train),
-                                                               whose="专家启发式（演示 1 这次没找到父程序）"))
+                                                               whose="专家启发式，演示 1 这次没找到父程序"))
 
 
 SCRIPT = "python3 lecture14/02_llm_proposal.py"
@@ -601,7 +612,7 @@ def suggestions(a) -> list:
     late = LATE if a.after < LATE else min(MAX_BUDGET, 2 * a.after)
     out = [("换一个种子，看另一次进化里的另一步（提示词、回复、探针上的分数都会变；下面的命令都在仓库根目录运行）：",
             command(other, a.after))]
-    if late > a.after:
+    if late > a.after and getattr(a, "parent_score", True) is not None:   # 这次已经是停住的一段：不再建议更后的
         table = TimeTable()
         train, _ = split_shapes(all_shapes())
         preview = late_preview(table, train, a.seed, late)

@@ -174,6 +174,21 @@ def test_a_late_step_that_finds_nothing_is_not_offered_as_showing_demo_2():
         assert "对演示 1 的父程序" not in p.stdout and "对专家启发式" in p.stdout
 
 
+def test_a_window_with_nothing_better_says_the_evolution_stalled_not_a_failed_claim(table, train):
+    """学生报过：02 --after 1000 的"可以试试"先说"第 2000–2400 个提议里没有一个比父程序好的"，照着跑
+    --after 2000，演示 1 却把这个预告过的结果标成【本次不成立】，又接着建议同样找不到的 --after 4000。
+    现在演示 1 说进化在那一段停住了（最好的程序是第几个提议找到的，自己重跑一遍核对），不再建议更后的一段。"""
+    from evolve import Evaluator, evolve
+    p = run_script(SCRIPT, "--after", "2000", timeout=180)
+    demo1 = flat(section(p.stdout, "演示 1"))
+    assert "没有一个比父程序好的" in demo1 and "本次不成立" not in demo1, demo1
+    m = re.search(r"(\d+)个提议的进化里，最好的程序（([\d.]+)×）是第(\d+)个提议（(\w+)）找到的", demo1)
+    out = evolve(Evaluator(train, table), int(m[1]), seed=0)
+    last, score, op = out["improvements"][-1]
+    assert (int(m[3]), m[2], m[4]) == (last, f"{score:.3f}", op) and last < 2000 and int(m[1]) == 2000 + s02.LOOK
+    assert "--after 4000" not in p.stdout and "--after" in p.stdout.split("可以试试：")[1]
+
+
 @pytest.mark.parametrize("run", list(RUNS))
 def test_the_replayed_step_names_the_run_it_belongs_to(outputs, run):
     """学生报过：--after 1000 时第 1232 个提议也说"这一步是 04 那次进化的原样重演"，可 04 默认只跑 1,000 个提议；
