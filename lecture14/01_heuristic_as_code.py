@@ -392,8 +392,9 @@ def main(argv=None):
     start = time.perf_counter()
     run_demos(a, program)
     print_try([
-        ("追踪任何一个形状走哪条分支（M N K；这里是 405B/8 qkv、M = 3000；下面的命令都在仓库根目录运行）：",
-         "python3 lecture14/01_heuristic_as_code.py --shape 3000 2304 16384"),
+        ("追踪任何一个形状走哪条分支（给 M N K 三个数；这里是 M = 3000 配 405B/8 qkv 的 N、K，表里标作\"你给的形状\"；"
+         "下面的命令都在仓库根目录运行）：",
+         "python3 lecture14/01_heuristic_as_code.py --shape 3000 {} {}".format(*NEW_LAYERS["405B/8 qkv"])),
         *copy_suggestion("用你自己的启发式文件：先复制一份专家启发式（只做一次：再做会覆盖你改过的文件）：", a.heuristic),
         ("在编辑器里打开 my_heuristic.py，在第一条规则后面加一条永远走不到的规则（比如 if M <= 8: 配一个别的 Config），"
          "再看演示 1 怎样指出它是死规则（06 会给你的文件打分）：",

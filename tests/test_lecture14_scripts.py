@@ -638,6 +638,8 @@ def test_01_shape_suggestion_traces_the_named_shape(project, defaults, no_numpy_
     M, N, K = map(int, cmd.split("--shape ")[1].split())
     assert (N, K) == s01.NEW_LAYERS["405B/8 qkv"] and f"M = {M}" in what and "405B/8 qkv" in what
     assert f"你给的形状 M={M} (N={N}, K={K})" in out
+    # 学生报过：建议说"这里是 405B/8 qkv"，跑出来的那一行却叫"你给的形状"：现在建议说表里怎么标它
+    assert '表里标作"你给的形状"' in "".join(defaults["01"].stdout.split("可以试试：")[1].split())
 
 
 def test_01_dead_rule_suggestion(project, defaults, no_numpy_path):
