@@ -202,6 +202,8 @@ def obs_cases():
         ("01 simplify", s01.obs_simplify, (True, True, 8, 4, True, "x"), (True, False, 8, 4, True, "x"), "行为不变：否"),
         ("02 probe", s02.obs_probe, (0.07, 0.08, 0.02, True), (0.05, 0.08, 0.02, True), "+0.0500"),
         ("02 database", s02.obs_database, (1, 1, 8, False, False), (1, 3, 8, False, False), "放进去以后第 4 名"),
+        ("02 stalled", s02.obs_stalled, (dict(improvements=[(0, 1.0, "起点"), (1818, 1.268, "threshold")]), 2000),
+         (dict(improvements=[(0, 1.0, "起点"), (2100, 1.27, "targeted")]), 2000), "第 2100 个提议"),
         ("02 kinds", s02.obs_kinds, (kinds_ok,), (kinds_bad,), "70%"),
         ("02 kinds never always right", s02.obs_kinds, (kinds_ok,),
          ({**kinds_ok, "targeted": dict(n=10, better=10, bad=0, same=0)},), "100%"),

@@ -68,6 +68,10 @@ CASES = [
     ("02 probe passed below", s02.obs_probe, (0.05, 0.08, 0.02, True), False),
     ("02 probe rejected above", s02.obs_probe, (0.07, 0.08, 0.02, False), False),
     # 02 obs_database：predicted == actual and new_best == was_best
+    # 02 obs_stalled：最后一次刷新最好分数在 --after 之前（正好在 --after 上就不算停住）
+    ("02 stalled holds", s02.obs_stalled, (dict(improvements=[(0, 1.0, "起点"), (1818, 1.268, "threshold")]), 2000), True),
+    ("02 stalled at after", s02.obs_stalled, (dict(improvements=[(0, 1.0, "起点"), (2000, 1.27, "targeted")]), 2000), False),
+    ("02 stalled after after", s02.obs_stalled, (dict(improvements=[(0, 1.0, "起点"), (2100, 1.27, "targeted")]), 2000), False),
     ("02 database holds", s02.obs_database, (1, 1, 8, False, False), True),
     ("02 database other place", s02.obs_database, (1, 2, 8, False, False), False),
     ("02 database not on the island", s02.obs_database, (1, None, 8, False, False), False),
