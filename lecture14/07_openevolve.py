@@ -173,7 +173,11 @@ def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
                      "两边的每一次运行，最好的程序在训练形状上都比专家快（> 1.000×）",
                      f"最差的一次是 {worst:.3f}×"))
     spread = max(max(r["train"] for r in runs) - min(r["train"] for r in runs) for runs in (ours, theirs))
-    if abs(mo - mt) <= spread:
+    if min(len(ours), len(theirs)) < 2:                     # 一个种子：不知道换个种子会差多少，谁高谁低说明不了什么
+        obs.append(f"同样 {budget} 个提议、同一个 MockLLM，训练形状上本讲的循环 {mo:.3f}×，OpenEvolve {mt:.3f}×"
+                   f"（测试形状上 {to:.3f}× 对 {tt:.3f}×）。每边只有 1 个种子，看不出换个种子会差多少，"
+                   "这点差别说明不了谁更好：多给几个种子（--seeds）再比。")
+    elif abs(mo - mt) <= spread:
         obs.append(f"同样 {budget} 个提议、同一个 MockLLM，训练形状上两边差不多：中位数本讲的循环 {mo:.3f}×，OpenEvolve "
                    f"{mt:.3f}×，相差 {abs(mo - mt):.3f}，不比同一边换个种子的差别（最多 {spread:.3f}）大；"
                    f"测试形状上是 {to:.3f}× 对 {tt:.3f}×。")

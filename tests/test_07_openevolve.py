@@ -49,6 +49,15 @@ def test_observations_hold_on_numbers_that_support_them():
     assert "10 倍以上" in obs[5]
 
 
+def test_one_seed_each_does_not_call_a_tiny_gap_bigger_than_the_seed_spread():
+    """讲师报过：--seeds 1 时说"OpenEvolve 更高：1.071× 对 1.070×，相差比同一边换个种子的差别（最多 0.000）还大"——
+    一个种子没有"换个种子的差别"可比。现在只报两边的数，说一个种子说明不了谁更好。"""
+    said = texts([run(S07.OURS, 0, 1.070)], [run(S07.THEIRS, 0, 1.071, full=70, chars=9000, others=5.0,
+                                                seconds=30.0)])[1]
+    assert "1.070×" in said and "1.071×" in said and "只有 1 个种子" in said
+    assert "更高" not in said and "还大" not in said and "最多 0.000" not in said
+
+
 def test_half_medians_of_counts_are_printed_as_they_are():
     """学生报过：两个种子的中位数 95.5、103.5、7.5 被印成 96、104、8（03、05 都照原样印 .5）。"""
     ours = [run(S07.OURS, 0, 1.20, full=95, cached=7, probe=9), run(S07.OURS, 1, 1.22, full=96, cached=8, probe=10)]
