@@ -67,9 +67,11 @@ def test_llm_concurrency_edges():
 
 
 def test_llm_timeout_edges():
-    tiny = 5e-324
-    assert _seconds_arg(repr(tiny)) == tiny and _seconds_arg("60") == 60.0 and _seconds_arg("1e308") == 1e308
-    for bad in ("0", "-0", "-1e-9", "inf", "nan", "1e309", "x", ""):
+    # 讲师报过：--llm-timeout 0.000001 被接受，然后说"服务器在 1e-06 秒内没有回完"，错怪服务器。现在至少 MIN_TIMEOUT 秒
+    from evolve.openai_llm import MIN_TIMEOUT
+    assert _seconds_arg(repr(MIN_TIMEOUT)) == MIN_TIMEOUT and _seconds_arg("60") == 60.0 and _seconds_arg("1e308") == 1e308
+    below = math.nextafter(MIN_TIMEOUT, 0)
+    for bad in ("0", "-0", "-1e-9", "5e-324", "0.000001", repr(below), "inf", "nan", "1e309", "x", ""):
         rejects(_seconds_arg, bad)
 
 

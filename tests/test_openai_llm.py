@@ -190,6 +190,26 @@ def test_unreachable_server_fails_check_in_one_sentence():
 def test_bad_base_url_is_one_sentence():
     with pytest.raises(ValueError, match="http://"):
         OpenAILLM("127.0.0.1:11434", "x")
+    # 讲师报过：http://localhost:99999/v1 被说成"要的是 http:// 开头的地址"；现在说端口不对
+    for url in ("http://localhost:99999/v1", "http://localhost:x/v1"):
+        with pytest.raises(ValueError, match="里的端口不对：端口是 0 到 65535 的整数"):
+            OpenAILLM(url, "x")
+
+
+def test_unreachable_advice_follows_the_reason():
+    """讲师报过：主机名解析不了、https:// 对着只说 http 的端口，都被建议"先启动它（例如 ollama serve）"，
+    TLS 的原因还是 OpenSSL 的英文原话。"""
+    import socket
+    import ssl
+    from evolve.openai_llm import _unreachable_advice, net_words
+    wrong = ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:1006)")
+    wrong.reason = "WRONG_VERSION_NUMBER"
+    said = net_words(wrong)
+    assert said == "TLS 握手失败：那个端口说的不是 https" and "http://" in _unreachable_advice(said)
+    dns = net_words(socket.gaierror(socket.EAI_NONAME, "Name or service not known"))
+    assert "主机名" in _unreachable_advice(dns) and "ollama serve" not in _unreachable_advice(dns)
+    refused = net_words(ConnectionRefusedError(111, "Connection refused"))
+    assert "先启动它" in _unreachable_advice(refused)
 
 
 # ---------------------------------------------------------------- 并发
@@ -672,3 +692,10 @@ def test_04_replay_of_a_file_that_is_not_a_recording_says_why_in_chinese(tmp_pat
         p = run_script(SCRIPT, "--replay", str(tmp_path / name), timeout=60)
         assert p.returncode == 2 and f"{name}:1: 这一行不是 --record 写的格式（{says}）" in p.stderr, p.stderr
         assert "Error" not in p.stderr and "Traceback" not in p.stderr
+
+
+def test_04_https_to_a_plain_http_server_says_to_use_http():
+    with StubServer(script("edit")) as s:
+        p = run_04("--llm", s.url.replace("http://", "https://"), "--model", "stub")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    assert "TLS 握手失败：那个端口说的不是 https" in p.stderr and "换成 http://" in p.stderr and "SSL" not in p.stderr

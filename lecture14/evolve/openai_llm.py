@@ -64,6 +64,7 @@ from .program import Program, Rule, render
 KIND = "llm"                       # propose 返回的"修改的种类"：真模型不说它做的是哪种修改
 TIMEOUT = 300.0                    # 一个请求从连接到最后一个字节最多几秒（--llm-timeout；CPU 上的模型读一段两千 token 的
                                    # 提示就要好一阵，并发时还要排队）
+MIN_TIMEOUT = 0.1                  # --llm-timeout 至少这么多秒
 CHECK_TIMEOUT = 10.0               # 开跑之前的 GET /models 最多几秒（--llm-timeout 更短就用它）
 RETRIES = 3                        # 429 / 5xx / 连不上时最多重试几次（上一次调用已经失败了就不重试）
 BACKOFF = 1.0                      # 没有 Retry-After 时第 i 次重试前等 BACKOFF × 2^i 秒
@@ -368,7 +369,10 @@ class OpenAILLM(_Backend):
             port = u.port
         except ValueError:
             port = -1
-        if u.scheme not in ("http", "https") or not u.hostname or port == -1:
+        if u.scheme in ("http", "https") and u.hostname and port == -1:
+            raise ValueError(f"--llm 的地址 {shown(base_url, 100)} 里的端口不对：端口是 0 到 65535 的整数"
+                             "（例如 http://127.0.0.1:11434/v1 的 11434）")
+        if u.scheme not in ("http", "https") or not u.hostname:
             raise ValueError(f"--llm 要的是 http:// 或 https:// 开头的地址（例如 http://127.0.0.1:11434/v1），"
                              f"不是 {shown(base_url, 100)}")
         if not isinstance(model, str) or not model or shown(model, len(model)) != model:
@@ -558,8 +562,7 @@ class OpenAILLM(_Backend):
             if e.kind == UNREACHABLE:
                 skipped = ("；环境里设了代理，但明文 http 带着密钥时不经代理（代理看得到密钥）：这台服务器要经代理才连得上的话，"
                            "--llm 请用 https 的地址") if self.proxy_skipped else ""
-                raise ServerUnreachable(f"连不上 LLM 服务器 {where}（{e.detail}）",
-                                        "先启动它（例如 ollama serve），或者检查 --llm 的地址" + skipped) from None
+                raise ServerUnreachable(f"连不上 LLM 服务器 {where}（{e.detail}）", _unreachable_advice(e.detail) + skipped) from None
             what = {TOO_LONG: "的回复太长", TRUNCATED: "的回复没传完整", BAD_HEADERS: "回的响应头不合规矩"}.get(e.kind, "出错了")
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models {what}（{e.detail}）",
                                     "--llm 要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）") from None
@@ -706,7 +709,20 @@ def net_words(e: OSError) -> str:
     """连接出错的原因：常见的几种用中文说（不带系统的英文原话）；别的照系统的原话（控制字符转义、截短）。"""
     if isinstance(e, socket.gaierror):
         return "找不到这个主机名，域名解析失败"
+    if isinstance(e, ssl.SSLError):                     # 常见的是 https:// 指向了只说 http 的端口
+        if getattr(e, "reason", None) == "WRONG_VERSION_NUMBER":
+            return "TLS 握手失败：那个端口说的不是 https"
+        return f"TLS 握手失败（{shown(getattr(e, 'reason', None) or str(e), 80)}）"
     return _NET_WORDS.get(e.errno) or shown(e.strerror or str(e) or type(e).__name__, 120)
+
+
+def _unreachable_advice(detail: str) -> str:
+    """连不上时该怎么办，按原因说（net_words 的说法）：主机名错了、https 对着 http 的端口，都不是"先启动它"。"""
+    if detail.startswith("找不到这个主机名"):
+        return "检查 --llm 地址里的主机名（拼写、有没有联网）"
+    if detail.startswith("TLS 握手失败：那个端口说的不是 https"):
+        return "把 --llm 的 https:// 换成 http:// 试试（本机的 ollama、mock_llm_server.py 都只说 http）"
+    return "先启动它（例如 ollama serve），或者检查 --llm 的地址"
 
 
 def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
@@ -883,6 +899,8 @@ def _seconds_arg(text: str) -> float:
         x = 0.0
     if not (x > 0 and math.isfinite(x)):
         raise argparse.ArgumentTypeError(f"要是正的秒数（例如 60），收到的是 {text}")
+    if x < MIN_TIMEOUT:                                  # 0.000001 秒：连本机的服务器也来不及回，错怪到服务器头上
+        raise argparse.ArgumentTypeError(f"至少 {MIN_TIMEOUT:g} 秒（连本机的服务器回一次也要几毫秒），收到的是 {text}")
     return x
 
 
@@ -895,7 +913,7 @@ def add_arguments(ap) -> None:
     g.add_argument("--llm-concurrency", type=_concurrency_arg, metavar="N", default=None,
                    help=f"同时发几个请求（默认 {CONCURRENCY}；结果按提议的顺序处理）")
     g.add_argument("--llm-timeout", type=_seconds_arg, metavar="SECONDS", default=None,
-                   help=f"一个请求从连接到收完最后一个字节最多几秒，超过就算一次超时（默认 {TIMEOUT:g}）")
+                   help=f"一个请求从连接到收完最后一个字节最多几秒，超过就算一次超时（至少 {MIN_TIMEOUT:g}，默认 {TIMEOUT:g}）")
     g.add_argument("--record", metavar="FILE.jsonl", help="把每次调用（提示、回复、用时、token 数）录进这个文件，不含密钥")
     g.add_argument("--replay", metavar="FILE.jsonl", help="不联网，按 --record 录下的文件回答；标准输出和录制时逐字节相同")
 
