@@ -791,27 +791,39 @@ class ReplayLLM(_Backend):
         super().__init__()
         self.path = path
         self.records: list[tuple[int, Call]] = []          # (文件里的行号, 调用)
-        header, lineno = None, 1
+        header, lineno, cut = None, 0, False
+        bad = f"这一行不是 --record 写的格式（{{}}）；回放只认 --record 录下的 JSON Lines 文件"
         try:
-            with open(path, encoding="utf-8") as f:
-                for lineno, line in enumerate(f, 1):
-                    if not line.strip():
-                        continue
-                    obj = json.loads(line)
-                    if not isinstance(obj, dict):
-                        raise TypeError
-                    if lineno == 1:
-                        header = obj
-                    elif obj.get("type") == "call":
-                        self.records.append((lineno, _recorded_call(obj)))
+            with open(path, "rb") as f:
+                raw = f.read()
         except OSError as e:
-            raise ValueError(f"{path}：读不了回放文件（{os_words(e)}）") from None
+            raise ValueError(f"{path}：读不了回放文件（{os_words(e)}）；检查路径，要的是 --record 录下的那个文件") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            at = raw.count(b"\n", 0, e.start) + 1
+            raise ValueError(f"{path}:{at}: " + bad.format("不是 UTF-8 的文字")) from None
+        if not text.strip():
+            raise ValueError(f"{path} 是空的：回放要 --record 录下的文件（录的时候被打断了？重新 --record）")
+        lines = text.split("\n")
+        try:
+            for lineno, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                cut = lineno == len(lines)                   # 最后一行后面没有换行：可能没写完
+                obj = json.loads(line)
+                if not isinstance(obj, dict):
+                    raise TypeError
+                if lineno == 1:
+                    header = obj
+                elif obj.get("type") == "call":
+                    self.records.append((lineno, _recorded_call(obj)))
         except (ValueError, KeyError, TypeError, RecursionError) as e:
+            if cut and isinstance(e, json.JSONDecodeError):
+                raise ValueError(f"{path}:{lineno}: 最后一行没写完（录的时候被打断了？）；重新 --record") from None
             why = ("嵌得太深" if isinstance(e, RecursionError) else "不是 JSON" if isinstance(e, json.JSONDecodeError)
-                   else "不是 UTF-8 的文字" if isinstance(e, UnicodeDecodeError) else "缺了该有的字段" if isinstance(e, KeyError)
-                   else "不是 --record 写的那种 JSON 对象")
-            raise ValueError(f"{path}:{lineno}: 这一行不是 --record 写的格式（{why}）；"
-                             f"回放只认 --record 录下的 JSON Lines 文件") from None
+                   else "缺了该有的字段" if isinstance(e, KeyError) else "不是 --record 写的那种 JSON 对象")
+            raise ValueError(f"{path}:{lineno}: " + bad.format(why)) from None
         model, concurrency = (header.get("model"), header.get("concurrency", 1)) if isinstance(header, dict) else (0, 0)
         if (not isinstance(header, dict) or header.get("format") != FORMAT or not _plain(model)
                 or type(concurrency) is not int or concurrency < 1):
@@ -837,7 +849,8 @@ class ReplayLLM(_Backend):
     def _fetch(self, n: int, text: str) -> Call:
         if n >= len(self.records):
             raise ReplayMismatch(f"回放停在第 {n + 1} 次 LLM 调用：{self.path} 只录了 {len(self.records)} 次"
-                                 "（这次的 --budget、--seeds 比录制时大，或者代码改了），用录制时的参数回放，或者重新 --record。")
+                                 "（这次的 --budget、--seeds 比录制时大，或者代码改了，或者文件没录完整），用录制时的参数回放，"
+                                 "或者重新 --record。")
         lineno, call = self.records[n]
         if call.n != n or call.prompt != text:
             raise ReplayMismatch(f"回放停在第 {n + 1} 次 LLM 调用：这次的提示和 {self.path} 第 {lineno} 行录下的不一样"
@@ -958,7 +971,8 @@ def from_arguments(a, settings: str = "", notify=None):
         try:
             backend.record_to(a.record, settings)
         except OSError as e:
-            raise SetupError(f"写不了录制文件 {a.record}（{os_words(e, writing=True)}）。") from None
+            raise SetupError(f"写不了录制文件 {a.record}（{os_words(e, writing=True)}）：先建好它所在的目录、确认能写，"
+                             "或者换一个路径。") from None
     return backend
 
 
