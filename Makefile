@@ -48,4 +48,4 @@ $(VENV)/.openevolve: requirements-openevolve.txt requirements.txt | $(PY)
 $(VENV)/.dev: requirements-dev.txt requirements-openevolve.txt requirements.txt | $(PY)
 	@echo "在 $(VENV) 里安装 requirements-dev.txt（测试用的 pytest、Hypothesis 等）……"
 	@$(PIP) install -r requirements-dev.txt
-	@touch $@
+	@touch $(VENV)/.runtime $(VENV)/.openevolve $@     # requirements-dev.txt 也装了这两份：make run、make openevolve 不再重装

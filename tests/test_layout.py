@@ -87,3 +87,20 @@ def test_every_claim_in_claims_md_has_a_test_named_after_it():
         ids = re.findall(r"^- \*\*([A-Z]\d+)\b", f.read(), re.M)
     named = {part for name in vars(test_claims) if name.startswith("test_") for part in name.split("_")}
     assert len(ids) >= 20 and [i for i in ids if i not in named] == []
+
+
+def test_make_openevolve_after_the_test_setup_installs_nothing_again(tmp_path):
+    """讲师报过：make test（.venv/.dev）已经装好 OpenEvolve，make openevolve 又说"在 .venv 里安装
+    requirements-openevolve.txt"、重装一遍。现在装 requirements-dev.txt 的那一步也记下另两份装好了。
+    在临时目录里用一个假的 .venv/bin/python（只记下被怎样调用）跑 Makefile。"""
+    import shutil
+    for f in ("Makefile", "requirements.txt", "requirements-openevolve.txt", "requirements-dev.txt"):
+        shutil.copy(os.path.join(ROOT, f), tmp_path / f)
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    fake = tmp_path / ".venv" / "bin" / "python"
+    fake.write_text('#!/bin/sh\necho "$@" >> "$(dirname "$0")/../calls"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    make = lambda *a: subprocess.run(["make", *a], cwd=tmp_path, capture_output=True, text=True, timeout=60)  # noqa: E731
+    assert make(".venv/.dev").returncode == 0
+    assert make("-q", ".venv/.openevolve").returncode == 0 and make("-q", ".venv/.runtime").returncode == 0
+    assert (tmp_path / ".venv" / "calls").read_text(encoding="utf-8").count("install") == 1
