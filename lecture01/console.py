@@ -562,7 +562,7 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
 
 def _hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt) -> list[str]:
     """看得见、但从某一列起到它的最后一列都被别的线盖住的折线（两条线后半段重合），各说一句从横轴上哪儿起、被哪条盖住：
-    不然学生以为这条线在那儿停了。被盖住的尾巴至少占图宽的 15%（4 列以上）才说；整条被盖住的由 _hidden_series 说。"""
+    不然学生以为这条线在那儿停了（或者以为另一条线结束得更高）。整条被盖住的由 _hidden_series 说。"""
     out = []
     width = len(grid[0])
     for name in series:
@@ -573,7 +573,7 @@ def _hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt) -> list[
             continue
         cols = sorted({c for _, c in cells})
         tail = [c for c in cols if c > max(seen)]
-        if len(tail) < max(4, 0.15 * width):
+        if not tail:                                     # 最后一列也被盖住了就说：不然像是这条线提前停了
             continue
         start = tail[0]
         over = Counter(grid[r][c][0] for r, c in cells if c >= start and grid[r][c][0] != ch)
