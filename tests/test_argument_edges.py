@@ -115,3 +115,10 @@ def test_script_options_at_both_edges(scripts, key, argv, lo, hi):
         got = parse(m, *fill(bad))
         assert isinstance(got, tuple) and got[0] == 2, (bad, got)
         assert option in got[1] and str(bad) in got[1] and len(got[1].strip().splitlines()) == 1, got[1]
+
+
+def test_readme_states_the_shortest_llm_timeout():
+    import os
+    from evolve.openai_llm import MIN_TIMEOUT
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md"), encoding="utf-8") as f:
+        assert f"超过就算一次超时（至少 {MIN_TIMEOUT:g}，默认" in f.read()
