@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ahead, base_env, run_in_pty, run_script_fresh, session_dir
+from conftest import ahead, base_env, launchable, run_in_pty, run_script_fresh, session_dir
 
 from console import LISTING_LINES, PIPE_WIDTH, display_width
 
@@ -79,8 +79,9 @@ def test_01_on_a_500_rule_table_lists_every_dead_rule_folded_but_not_the_whole_f
     一模一样的提醒只说一次，按宽度折好；文件里 group=16 的那行（进化出的程序常有）也不比 100 列宽。"""
     from evolve import parse
     from evolve.program import dead_rules
+    big = launchable(128, 256, 64, 8, 4, 16)                   # 进化出的程序常有的 group=16 那行（这块 GPU 放得下的级数）
     lines = ["from kernel_lab import Config", "", "# EVOLVE-BLOCK-START", "def choose_config(M, N, K):",
-             "    if M <= 16:", "        return Config(BM=128, BN=256, BK=64, warps=8, stages=4, group=16)"]
+             "    if M <= 16:", f"        return Config(BM=128, BN=256, BK=64, warps=8, stages={big.stages}, group=16)"]
     for k in range(499):
         lines += [f"    if M <= {k % 15 + 1}:", "        return Config(BM=16, BN=32, BK=32, warps=2, stages=4, group=1)"]
     lines += ["    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)", "# EVOLVE-BLOCK-END", ""]
@@ -133,7 +134,8 @@ def test_a_pasted_table_of_hundreds_of_live_rules_prints_bounded_listings_that_f
     """学生报过：贴进来一张几百条规则、条条都活着的表，02 印了 2,582 行（提示词、MockLLM 的回复、子程序都是整份），
     03 --quick 1,179 行、06 --evolve 1,388 行（进化出的程序整份），04 那句"一共 1030 行，这里只印了开头 40 行"在
     80 列的终端里是 82 列。现在每份清单只印开头 console.LISTING_LINES 行、说一共几行，说明按终端宽度折好。"""
-    env = {**base_env(), "MINI_ALPHAEVOLVE_EXPERT": live_table()}
+    env = {**{k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_GPU"},   # 讲义的 H100：TESTS_GPU=a100 时
+           "MINI_ALPHAEVOLVE_EXPERT": live_table()}                  # 照抄的命令多了 --gpu（命令从不折断），和清单无关
     p = run_in_pty(list(args), 80, {"NO_COLOR": "1"}, env=env, timeout=300, stderr_too=True)
     assert p.returncode == 0, p.stdout[-3000:]
     here = os.path.dirname(env["MINI_ALPHAEVOLVE_EXPERT"])                          # 临时目录的路径本身很长
