@@ -139,13 +139,15 @@ def apply_reply(src: str, reply: str):
         return None, f"{getattr(e, 'kind', '') or '子程序解析不了'}（{e.message}）"
 
 
-def find_proposal(table, train, seed, after):
+def find_proposal(table, train, seed, after, run=None):
     """在种子 seed 的进化里，从第 after 个提议起找第一个"完整评估、比父程序好"的提议 k。返回 (k, skipped)：
     skipped 是在它之前、也比父程序好，可是一模一样的程序以前就评估过、评估器直接查缓存了结的提议（一个内核都不跑，
-    没有可慢放的）。一个都找不到时 k 是 None。"""
+    没有可慢放的）。一个都找不到时 k 是 None。run：给一个 dict 就把那次进化（after + LOOK 个提议）的结果放进去。"""
     ev = Evaluator(train, table)
     rec = Recorder(ev)
-    evolve(ev, after + LOOK, seed=seed, llm=rec, database=rec.database)
+    out = evolve(ev, after + LOOK, seed=seed, llm=rec, database=rec.database)
+    if run is not None:
+        run.update(out)
     cached = rec.cached + [ev.n_cached]                    # 第 k 个提议之前、之后：cached[k - 1]、cached[k]
     skipped = []
     for k in range(after, after + LOOK + 1):
@@ -194,7 +196,8 @@ def obs_database(predicted: int, actual: int | None, size: int, new_best: bool, 
 
 def demo1_slow_motion(table, train, seed, after):
     print_header(f"演示 1：一次提议的慢动作（种子 {seed} 的进化里，第 {after} 个提议起第一个比父程序好的）")
-    k, skipped = find_proposal(table, train, seed, after)
+    run: dict = {}
+    k, skipped = find_proposal(table, train, seed, after, run)
     if skipped:
         note(f"（第 {'、'.join(map(str, skipped))} 个提议也比父程序好，可是一模一样的程序以前就提过、评估过：评估器直接查缓存"
              "给了结论，一个内核都没跑，没有可慢放的。"
@@ -202,7 +205,7 @@ def demo1_slow_motion(table, train, seed, after):
     if k is None:
         print(f"第 {after}–{after + LOOK} 个提议里没有一个{'真的评估了、又' if skipped else ''}比父程序好的；"
               "换个 --after 或 --seed 再试。")
-        return [obs_stalled(evolve(Evaluator(train, table), after + LOOK, seed=seed), after)], None
+        return [obs_stalled(run, after)], None                              # 就是上面找的那次进化，不再跑一遍
     ev, rec = Evaluator(train, table), Recorder()
     evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database)           # 前 k-1 步照常跑完
     db = rec.db

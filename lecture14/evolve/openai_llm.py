@@ -700,6 +700,8 @@ def _content(raw: bytes):
     return content, usage, data.get("model")
 
 
+NO_HOST = "找不到这个主机名，域名解析失败"            # net_words 的两种说法，_unreachable_advice 按它们给建议
+NOT_HTTPS = "TLS 握手失败：那个端口说的不是 https"
 _NET_WORDS = {errno.ECONNREFUSED: "连接被拒绝：那个地址和端口上没有程序在听", errno.ECONNRESET: "连接被对方重置",
               errno.ECONNABORTED: "连接被中止", errno.EPIPE: "连接断了", errno.ETIMEDOUT: "连接超时",
               errno.EHOSTUNREACH: "到不了那台主机", errno.ENETUNREACH: "网络不通", errno.EADDRNOTAVAIL: "这个地址用不了"}
@@ -708,19 +710,19 @@ _NET_WORDS = {errno.ECONNREFUSED: "连接被拒绝：那个地址和端口上没
 def net_words(e: OSError) -> str:
     """连接出错的原因：常见的几种用中文说（不带系统的英文原话）；别的照系统的原话（控制字符转义、截短）。"""
     if isinstance(e, socket.gaierror):
-        return "找不到这个主机名，域名解析失败"
+        return NO_HOST
     if isinstance(e, ssl.SSLError):                     # 常见的是 https:// 指向了只说 http 的端口
         if getattr(e, "reason", None) == "WRONG_VERSION_NUMBER":
-            return "TLS 握手失败：那个端口说的不是 https"
+            return NOT_HTTPS
         return f"TLS 握手失败（{shown(getattr(e, 'reason', None) or str(e), 80)}）"
     return _NET_WORDS.get(e.errno) or shown(e.strerror or str(e) or type(e).__name__, 120)
 
 
 def _unreachable_advice(detail: str) -> str:
     """连不上时该怎么办，按原因说（net_words 的说法）：主机名错了、https 对着 http 的端口，都不是"先启动它"。"""
-    if detail.startswith("找不到这个主机名"):
+    if detail == NO_HOST:
         return "检查 --llm 地址里的主机名（拼写、有没有联网）"
-    if detail.startswith("TLS 握手失败：那个端口说的不是 https"):
+    if detail == NOT_HTTPS:
         return "把 --llm 的 https:// 换成 http:// 试试（本机的 ollama、mock_llm_server.py 都只说 http）"
     return "先启动它（例如 ollama serve），或者检查 --llm 的地址"
 
