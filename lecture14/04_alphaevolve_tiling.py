@@ -52,7 +52,7 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, 
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS, RUN_04  # noqa: E402
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
-from evolve.problem import EXPERT_FILE, pair_projections, read_heuristic, split_names  # noqa: E402
+from evolve.problem import EXPERT_FILE, edit_example, pair_projections, read_heuristic, split_names  # noqa: E402
 from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
@@ -616,8 +616,9 @@ def suggestions(seed=SEED, budget=BUDGET, seeds=SEEDS):
     就再翻一倍。"""
     changes = sched_lab.changed_knobs()
     out = [
-        ("改专家启发式：用编辑器打开 lecture14/expert_heuristic.py，比如把 if M <= 16: 改成 if M <= 64:，或者把最后的"
-         "默认配置换成 BN=256、warps=8，存盘后在仓库根目录运行下面的命令，看所有\"比专家快\"的数字和观察怎么变；"
+        (f"改专家启发式：用编辑器打开 lecture14/expert_heuristic.py，{edit_example(EXPERT, ':')}，"
+         + ("" if (EXPERT.default.BN, EXPERT.default.warps) == (256, 8) else "或者把最后的默认配置换成 BN=256、warps=8，")
+         + "存盘后在仓库根目录运行下面的命令，看所有\"比专家快\"的数字和观察怎么变；"
          "写错了会得到带行号的错误信息（git checkout lecture14/expert_heuristic.py 恢复原样）：",
          command(changes=changes))]
     other = 3 if seed != 3 else 4

@@ -42,7 +42,7 @@ from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, RUN_04  # noqa: E402  （04 默认运行的种子和预算：同样的两个数时，"进化出的"就是那一次）
-from evolve.problem import EXPERT_FILE, copy_suggestion, load_or_explain, split_names  # noqa: E402
+from evolve.problem import EXPERT_FILE, copy_suggestion, edit_example, load_or_explain, split_names  # noqa: E402
 from evolve.program import BLOCK_END, BLOCK_START, dead_rules, equivalent, removed_lines  # noqa: E402
 from sched_lab import SMS, explain  # noqa: E402
 
@@ -322,13 +322,6 @@ def run_demos(a, program) -> list:
     if a.evolve:
         out += print_observations(demo_evolve(program, table, a.budget, a.seed, evolved_score))
     return out
-
-
-def edit_example(program) -> str:
-    """"比如怎么改"：打分的程序里有 if M <= 16 这一条（专家的起点）才说把它改成 64；已经改过了就说别的改法。"""
-    if any(r.conds == (("M", 16),) for r in program.rules):
-        return "比如把 if M <= 16 改成 if M <= 64"
-    return "比如挪一条规则的阈值（if M <= 后面的数）、换一个配置，或者再加一条规则"
 
 
 def evolve_suggestion(a) -> tuple[str, str]:

@@ -241,3 +241,16 @@ def test_04_demo3_shares_in_its_sentences_are_the_tables_cells_after_the_suggest
     assert got and {g for g in got.groups() if g} == evolved, (said[1], evolved)
     got = re.search(r"查表占上限的\s*([\d.]+%)(?:–([\d.]+%))?", said[2])
     assert got and {g for g in got.groups() if g} == table_rows, (said[2], table_rows)
+
+
+def test_04_edit_suggestion_follows_the_expert_file(monkeypatch):
+    """学生报过：把 if M <= 16: 改成 if M <= 64: 以后再跑 04，第一条建议还是"比如把 if M <= 16: 改成 if M <= 64:"。
+    现在改法的例子看专家文件里还有没有那一条（默认配置已经是 BN=256、warps=8 也不再建议它）。"""
+    from evolve import EXPERT, Program, Rule
+    s04 = load_script("lecture14/04_alphaevolve_tiling.py", "suggest_04_edit")
+    first = lambda: "".join(s04.suggestions()[0][0].split())                        # noqa: E731
+    assert "把ifM<=16:改成ifM<=64:" in first() and "BN=256、warps=8" in first()       # 讲义的专家
+    edited = Program(tuple(Rule((("M", 64),), r.config) for r in EXPERT.rules),
+                     EXPERT.default.replace(BN=256, warps=8))
+    monkeypatch.setattr(s04, "EXPERT", edited)
+    assert "ifM<=16" not in first() and "挪一条规则的阈值" in first() and "BN=256、warps=8" not in first()

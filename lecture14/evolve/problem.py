@@ -44,6 +44,14 @@ def copy_suggestion(why: str, scored: str) -> list[tuple[str, str]]:
     return [(why, f"cp lecture14/expert_heuristic.py {MY_HEURISTIC}")]
 
 
+def edit_example(program, colon: str = "") -> str:
+    """"可以试试"里"比如怎么改"：程序里还有专家起点的 if M <= 16 那一条，才说把它改成 64（colon=":" 时照源码写
+    "if M <= 16:"）；已经改过了就说别的改法（学生报过：文件里已经是 64，还让他把 16 改成 64）。"""
+    if any(r.conds == (("M", 16),) for r in program.rules):
+        return f"比如把 if M <= 16{colon} 改成 if M <= 64{colon}"
+    return "比如挪一条规则的阈值（if M <= 后面的数）、换一个配置，或者再加一条规则"
+
+
 @dataclass(frozen=True, order=True)
 class Shape:
     """一个 GEMM：C[M, N] = A[M, K] · B[K, N]，name 是它来自哪个投影，model 是那个投影属于哪个模型（按模型划分时用；
