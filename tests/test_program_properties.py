@@ -209,6 +209,38 @@ def test_equivalent_matches_grid_reference(p, q):
     assert equivalent(p, simplify(p)) and grid_equivalent(p, simplify(p))
 
 
+@st.composite
+def edited_pairs(draw):
+    """(p, q)：q 是 p 改了一两处的样子（LLM 的修改、simplify 删掉的规则）：删一条、插一条、换一条的配置或阈值、
+    两条换位置。equivalent 跳过"角和 p 前面某个盒子一样"的分支，只有 p、q 共用许多角时这条捷径才走得到。"""
+    p = draw(small_programs())
+    rules = list(p.rules)
+    for _ in range(draw(st.integers(1, 2))):
+        kind = draw(st.sampled_from(("drop", "insert", "config", "threshold", "swap")))
+        k = draw(st.integers(0, max(0, len(rules) - 1)))
+        if kind == "insert" or not rules:
+            rules.insert(k, draw(st.builds(Rule, st.lists(st.tuples(MNK, SMALL_T), max_size=3).map(tuple),
+                                           SMALL_CONFIGS)))
+        elif kind == "drop":
+            del rules[k]
+        elif kind == "config":
+            rules[k] = Rule(rules[k].conds, draw(SMALL_CONFIGS))
+        elif kind == "threshold" and rules[k].conds:
+            conds = list(rules[k].conds)
+            conds[0] = (conds[0][0], draw(SMALL_T))
+            rules[k] = Rule(tuple(conds), rules[k].config)
+        elif kind == "swap" and len(rules) > 1:
+            rules[k], rules[k - 1] = rules[k - 1], rules[k]
+    return p, Program(tuple(rules), draw(st.one_of(st.just(p.default), SMALL_CONFIGS)))
+
+
+@examples(150)
+@given(edited_pairs())
+def test_equivalent_of_an_edited_program_matches_grid_reference(pq):
+    p, q = pq
+    assert equivalent(p, q) == grid_equivalent(p, q) == equivalent(q, p)
+
+
 @examples(150)
 @given(small_programs())
 def test_simplify_matches_reference(p):
