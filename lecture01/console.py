@@ -78,6 +78,15 @@ def fmt(x: float, digits: int = 0, bounds=(), percent: bool = False) -> str:
     return f"{v:.{d}f}" + ("%" if percent else "")
 
 
+def apart_digits(values, digits: int = 0, most: int = 6) -> int:
+    """至少 digits 位、最多 most 位小数：相邻两个不相等的数印出来也不相等（一列"新的最好分数"不会印成三个 1.218×）。"""
+    values = list(values)
+    for d in range(digits, most):
+        if all(round(a, d) != round(b, d) for a, b in zip(values, values[1:]) if a != b):
+            return d
+    return most
+
+
 def failed(items) -> list[Observation]:
     """items 里不成立的观察（普通字符串不是论断，不算）。"""
     return [o for o in items if isinstance(o, Observation) and not o.ok]

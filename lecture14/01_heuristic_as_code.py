@@ -44,9 +44,9 @@ from console import LISTING_LINES, display_width, print_numbered, wrap_width  # 
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, Rule, Shape,  # noqa: E402
                     TimeTable, all_shapes, choose, parse, per_m_table, render, simplify, split_shapes)
-from evolve.problem import EXPERT_FILE, copy_suggestion, load_or_explain  # noqa: E402
+from evolve.problem import EXPERT_FILE, copy_suggestion, load_or_explain, source_view  # noqa: E402
 from sched_lab import MAX_DIM  # noqa: E402
-from evolve.program import (BLOCK_END, BLOCK_START, NO_BOUND, branch_index, dead_rules, equivalent,  # noqa: E402
+from evolve.program import (NO_BOUND, branch_index, dead_rules, equivalent,  # noqa: E402
                             removed_lines)
 
 # 没见过的形状：M = 3000 不在 11 个 M 里；405B/8 是 Llama-3 405B 按 8 路张量并行切开的投影（hidden 16384、
@@ -110,15 +110,6 @@ def trace(program: Program, M: int, N: int, K: int) -> tuple[list[str], int, Con
     return steps, len(program.rules), program.default
 
 
-def block_lines(path: str) -> list[tuple[int, str]]:
-    """文件里两条标记之间（含标记）的行，带行号：学生写的原文。"""
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
-    start = next((i for i, x in enumerate(lines) if x.strip() == BLOCK_START), 0)
-    end = next((i for i, x in enumerate(lines) if x.strip() == BLOCK_END and i > start), len(lines) - 1)
-    return [(i + 1, lines[i]) for i in range(start, end + 1)]
-
-
 def steps_text(steps: list[str]) -> str:
     """"从上往下试条件"那一格：几百条规则的表不一条条列，只列开头几条和最后两条，中间说试了几条（都不成立）。"""
     if len(steps) <= MAX_STEPS:
@@ -159,8 +150,12 @@ def pointed(code: str, where: str) -> str:
 
 def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
     print_header("演示 1：专家启发式——学生改的文件，和它解析成的 Program")
-    print_note(f"{os.path.relpath(path)} 里两条标记之间的原文（左边是行号）：")
-    print_numbered(block_lines(path), LISTING_LINES, os.path.relpath(path))   # 贴进来几千行的表：只印开头
+    view = source_view(path)
+    print_note(f"{os.path.relpath(path)} 里两条标记之间的原文（左边是行号）：" if view.marked else
+               f"{os.path.relpath(path)} 的原文（左边是行号；文件里没有 EVOLVE-BLOCK 标记，读的是整个文件）：")
+    print_numbered(list(view.lines), LISTING_LINES, os.path.relpath(path))   # 贴进来几千行的表：只印开头
+    for line, text in view.ignored:                         # 第二个 EVOLVE 块、标记外面的 def：和 04 读专家文件时一样提醒
+        print_note(f"注意：第 {line} 行：{text}")
     print()
     print_note("解析成的 Program（evolve.parse：用 ast 读，从不 import、eval 或 exec）：")
     for r in program.rules[:MAX_RULES_SHOWN]:              # 一条规则印两行：一行 100 列放不下

@@ -44,7 +44,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 
 import numpy as np  # noqa: E402
 
-from console import check, fmt, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import apart_digits, check, fmt, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, all_shapes,  # noqa: E402
                     best_single_config, choose, evolve, format_diff, geomean_speedup, oracle_speedup, parse,
@@ -105,9 +105,10 @@ MAX_WARNINGS = 10                    # 专家文件的警告最多印几条（�
 
 
 def expert_source():
-    """专家启发式文件里两条 EVOLVE-BLOCK 标记之间的原文（学生写的样子）和读文件时的警告（"文件:行: 说明"）。"""
+    """专家启发式文件里两条 EVOLVE-BLOCK 标记之间的原文（学生写的样子；没有标记时是整个文件）、读文件时的警告
+    （"文件:行: 说明"）、文件里有没有标记。"""
     h = read_heuristic(EXPERT_FILE)          # EXPERT 已经从同一个文件读进来了，这里不会再出错
-    return h.source, list(h.warnings)
+    return h.source, list(h.warnings), h.marked
 
 
 def demo1_problem(table, train, test):
@@ -143,15 +144,17 @@ def demo1_problem(table, train, test):
                    list(LAYERS), [str(M) for M in TOKENS], [[slow[name, M] for M in TOKENS] for name in LAYERS],
                    fmt="{:.2f}", x_label="M", y_label="投影", log=True,
                    slide=f"专家比逐形状最优慢几倍（全部 {len(slow)} 个形状）")
-    src, warnings = expert_source()
+    src, warnings, marked = expert_source()
     name = os.path.relpath(EXPERT_FILE)
     body = lambda t: "\n".join(line.rstrip() for line in t.strip().splitlines()             # noqa: E731
                                 if not line.strip().startswith("# EVOLVE-BLOCK")).strip()
     if src is None or body(src) == body(render(EXPERT)):
         print(f"\n专家启发式（{name}，进化的起点）：\n" + listing(render(EXPERT), name))
     else:
-        print(f"\n专家启发式（{name}，进化的起点），照文件里写的原样：\n{listing(src, name)}\n"
-              "evolve 读到的规则（规范化以后的写法，进化从它出发）：\n" + listing(render(EXPERT)))
+        print(f"\n专家启发式（{name}，进化的起点），照文件里写的原样：")
+        if not marked:                                 # 学生删了标记：和 01、06 一样说一句
+            print_note("（文件里没有 EVOLVE-BLOCK 标记，读的是整个文件。）")
+        print(f"{listing(src, name)}\nevolve 读到的规则（规范化以后的写法，进化从它出发）：\n" + listing(render(EXPERT)))
     simp = simplify(EXPERT)
     if simp != EXPERT:                                 # 和 01、06 一样说出来：贴进来的表里很多规则去掉也一样
         print_note(f"其中 {EXPERT.n_rules() - simp.n_rules()} 条规则去掉也一样（走不到，或者它管的形状后面的分支给同样的"
@@ -204,7 +207,7 @@ def demo1_problem(table, train, test):
                  if near == near_table else
                  f"放宽到差 1% 以内（讲义的判据用 1%，和\"专家离最优不到 1%\"同一把尺子），M = 1 时有 {near[0]:,} 个、"
                  f"M = 16 时有 {near[1]:,} 个")
-              + "，专家的小块配置就在其中。",
+              + "，专家在这里选的 " + "、".join(dict.fromkeys(tile(choose(EXPERT, s)) for s in dec)) + " 就在其中。",
               "讲义说 decode（M = 1、16）上专家离最优不到 1%、离最优 1% 以内的配置至少 20 个、最优配置用到至少 75% 的 HBM 带宽",
               f"专家比最优慢 {fmt(dec_r, 3, (1.01,))}×，1% 以内的配置 {near[0]:,} 个和 {near[1]:,} 个，带宽利用 {pct(bw, 0.75)}"),
         check(big_tile and 1.2 <= pre_r <= 1.4 and pre_exp.BM * pre_exp.BN < pre_best.BM * pre_best.BN,
@@ -245,8 +248,9 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     imp = out["improvements"]
     shown = imp if len(imp) <= 12 else imp[:8] + [("…", None, None)] + imp[-4:]
     print("\n最好分数被刷新的时刻" + ("（前 8 次和最后 4 次）：" if len(imp) > 12 else "："))
+    d = apart_digits([s for _, s, _ in shown if s is not None], 3)  # 只差一点的两次刷新不印成同一个数
     print_table(["第几个提议", "新的最好分数", "哪种修改"],
-                [[str(k), "" if s is None else f"{s:.3f}×", op or ""] for k, s, op in shown])
+                [[str(k), "" if s is None else f"{s:.{d}f}×", op or ""] for k, s, op in shown])
     o_tr, p_tr = oracle_speedup(train, table), geomean_speedup(per_m_table(train, table), train, table)
     CHARTS.line("04_demo2_best_score", f"最好分数随提议增长（种子 {seed}，训练形状；虚线是演示 1 的两条基线）",
                 {"进化到这一步为止最好的程序": [(0, imp[0][1])] + [(k, float(h)) for k, h in enumerate(out["history"], 1)]},

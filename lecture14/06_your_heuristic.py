@@ -42,8 +42,9 @@ from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, RUN_04  # noqa: E402  （04 默认运行的种子和预算：同样的两个数时，"进化出的"就是那一次）
-from evolve.problem import EXPERT_FILE, copy_suggestion, edit_example, load_or_explain, split_names  # noqa: E402
-from evolve.program import BLOCK_END, BLOCK_START, dead_rules, equivalent, removed_lines  # noqa: E402
+from evolve.problem import (EXPERT_FILE, copy_suggestion, edit_example, load_or_explain, source_view,  # noqa: E402
+                            split_names)
+from evolve.program import dead_rules, equivalent, removed_lines  # noqa: E402
 from sched_lab import SMS, explain  # noqa: E402
 
 SEED = 0
@@ -82,14 +83,6 @@ def from_root(path: str) -> str:
     return os.path.relpath(full, ROOT) if full.startswith(ROOT + os.sep) else full
 
 
-def source_block(path: str) -> list[tuple[int, str]]:
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
-    start = next((i for i, x in enumerate(lines) if x.strip() == BLOCK_START), 0)
-    end = next((i for i, x in enumerate(lines) if x.strip() == BLOCK_END and i > start), len(lines) - 1)
-    return [(i + 1, lines[i]) for i in range(start, end + 1)]
-
-
 # ---------------------------------------------------------------- 演示 1
 
 def obs_vs_expert(is_expert: bool, yours: dict, expert_name: str):
@@ -119,11 +112,12 @@ def obs_rank(scores: dict):
 
 def demo1_scores(path, program, table, evolved, seed, budget):
     print_header(f"演示 1：你的启发式和{'一二三四五六'[len(OPPONENTS) - 1]}个对手（{'、'.join(OPPONENTS)}）")
-    block = source_block(path)
-    marked = any(text.strip() == BLOCK_START for _, text in block)
-    print_note(f"{from_root(path)} 里两条标记之间的原文（左边是行号）：" if marked else
+    view = source_view(path)
+    print_note(f"{from_root(path)} 里两条标记之间的原文（左边是行号）：" if view.marked else
                f"{from_root(path)} 的原文（左边是行号；文件里没有 EVOLVE-BLOCK 标记，读的是整个文件）：")
-    print_numbered(block, LISTING_LINES, from_root(path))     # 贴进来几千行的表：只印开头，说一共几行
+    print_numbered(list(view.lines), LISTING_LINES, from_root(path))     # 贴进来几千行的表：只印开头，说一共几行
+    for line, text in view.ignored:                         # 第二个 EVOLVE 块、标记外面的 def：和 04 读专家文件时一样提醒
+        print_note(f"注意：第 {line} 行：{text}")
     simp = simplify(program)
     dead = removed_lines(program, simp)
     where = ", ".join(map(str, dead[:MAX_NOTES])) + ("……" if len(dead) > MAX_NOTES else "")

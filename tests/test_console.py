@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-from console import (display_width, format_table, print_header, print_observations, print_table, print_try, wrap,
+from console import (apart_digits, display_width, format_table, print_header, print_observations, print_table, print_try, wrap,
                      wrap_width)
 
 LONG_ZH = ("最优配置随形状变化很大：decode（M = 1、16）的时间几乎全花在读权重上，很多小块配置一样快；"
@@ -182,3 +182,11 @@ def test_a_command_that_does_not_fit_after_its_indent_is_indented_less_never_bro
     assert "       " + fits in lines                             # 放得下：照常缩进七格
     assert "  " + close in lines and "   " + close not in lines  # 80 - 78 = 2 格
     assert wide in lines                                         # 怎么都放不下：不缩进，整条一行，让终端去折
+
+
+def test_apart_digits_prints_neighbours_that_differ_as_different_numbers():
+    assert apart_digits([1.0, 1.037, 1.058], 3) == 3                      # 已经分得开：不多印
+    assert apart_digits([1.218, 1.21804, 1.21807, 1.224], 3) == 5         # 04 --seed 3 的三次刷新
+    assert apart_digits([1.5, 1.5, 1.6], 1) == 1                          # 本来就相等的两个数不算
+    assert apart_digits([1.0, 1.0 + 1e-12], 3) == 6                       # 最多 6 位
+    assert apart_digits([], 3) == 3

@@ -4,6 +4,7 @@
 
 import pytest
 
+from console import display_width
 from evolve.problem import EXPERT_FILE, Heuristic, display_path, load_heuristic, read_heuristic
 from evolve.program import Program, Rule
 from evolve.source import ProgramError, find_block, parse
@@ -97,6 +98,22 @@ def test_rules_that_do_nothing_are_warned(tmp_path, body, line, words):
     name = display_path(path)
     assert [w for w in h.warnings if w.startswith(f"{name}:{line}: ")], h.warnings
     assert any(words in w for w in h.warnings)
+
+
+def test_the_lecture_expert_fits_an_80_column_editor():
+    """学生在 80 列的编辑器里打开 expert_heuristic.py（发下去时是讲义专家的一份拷贝，只有开头一行不同）；删了标记时
+    04、06 还会把整个文件照原样印出来（代码行不折）。只查钉住的那份：学生改过的文件不归这个测试管。"""
+    with open(EXPERT_FILE, encoding="utf-8") as f:
+        wide = [(n, line) for n, line in enumerate(f.read().split("\n"), 1) if display_width(line) > 80]
+    assert wide == [], wide
+
+
+@pytest.mark.parametrize("drop", ["START", "END"])
+def test_a_missing_marker_says_which_line_to_add_back(tmp_path, drop):
+    # 学生报过：删了一行标记，信息只说"有……却没有……"，没说怎么办
+    text = "".join(line for line in (HEAD + BODY + TAIL).splitlines(keepends=True) if f"EVOLVE-BLOCK-{drop}" not in line)
+    e = error(write(tmp_path, text))
+    assert f"补上一行 # EVOLVE-BLOCK-{drop}" in e.message and "成对" in e.message, e.message
 
 
 def test_ignored_code_is_warned(tmp_path):

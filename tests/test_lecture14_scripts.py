@@ -885,6 +885,49 @@ def test_06_says_when_a_file_has_no_markers(tmp_path):
     assert "两条标记之间的原文" not in p.stdout
 
 
+IGNORED = {"second_block": ("\n# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n    if M <= 64:\n"
+                            "        return Config(BM=64, BN=64, BK=64, warps=4, stages=3, group=8)\n"
+                            "    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n# EVOLVE-BLOCK-END\n",
+                            "# EVOLVE-BLOCK-START", "第二个EVOLVE块，不会被读"),
+           "def_outside": ("\ndef choose_config(M, N, K):\n    return Config(BM=64, BN=64, BK=64, warps=4, stages=3, group=8)\n",
+                           "def choose_config(M, N, K):", "外面，不会被读")}
+
+
+@pytest.mark.parametrize("kind", IGNORED)
+@pytest.mark.parametrize("script", ["01", "06"])
+def test_01_and_06_say_which_code_is_not_read_as_04_does(tmp_path, script, kind):
+    """学生报过：练习的规则贴在原来那个块的下面（第二个 EVOLVE 块），或者标记外面又写了一个 def choose_config，
+    04 读专家文件时提醒"不会被读"，06 和 01 --heuristic 却一声不吭（06 还说这个文件和专家选同样的配置）。"""
+    extra, marker, words = IGNORED[kind]
+    with open(os.path.join(L14, "evolve", "lecture_expert.py"), encoding="utf-8") as f:
+        text = f.read() + extra
+    line = text.split("\n").index(marker, text.split("\n").index("# EVOLVE-BLOCK-END")) + 1
+    mine = tmp_path / "mine.py"
+    mine.write_text(text, encoding="utf-8")
+    args = ("--heuristic", str(mine)) if script == "01" else (str(mine), "--budget", "10")
+    p = run_script_fresh(os.path.join(L14, SCRIPTS[script]), *args, timeout=120)
+    assert p.returncode == 0, p.stderr
+    flat = "".join(p.stdout.split())
+    assert f"注意：第{line}行：" in flat and words in flat, p.stdout[:3000]
+
+
+@pytest.mark.parametrize("script", ["01", "04"])
+def test_01_and_04_say_when_the_file_has_no_markers_as_06_does(tmp_path, script):
+    """学生报过：删掉两行 EVOLVE-BLOCK 标记，04 把整个文件（连说明）印在"照文件里写的原样"下面，一句不说。"""
+    with open(os.path.join(L14, "evolve", "lecture_expert.py"), encoding="utf-8") as f:
+        text = "".join(line for line in f.readlines() if "EVOLVE-BLOCK-" not in line)
+    mine = tmp_path / "nomark.py"
+    mine.write_text(text, encoding="utf-8")
+    if script == "01":
+        p = run_script_fresh(os.path.join(L14, SCRIPTS["01"]), "--heuristic", str(mine), timeout=120)
+    else:
+        p = run_script_fresh(os.path.join(L14, "04_alphaevolve_tiling.py"), "--budget", "10", "--seeds", "1", timeout=120,
+                             env={"MINI_ALPHAEVOLVE_EXPERT": str(mine)})
+    assert p.returncode == 0, p.stderr
+    flat = "".join(p.stdout.split())
+    assert "没有EVOLVE-BLOCK标记，读的是整个文件" in flat and "两条标记之间的原文" not in flat, p.stdout[:3000]
+
+
 def test_the_copy_suggestion_depends_on_the_command_line_not_on_the_disk(tmp_path):
     # 看专家时总建议复制（同样的参数印同样的字节；学生在仓库根目录建了 my_heuristic.py 再跑 make test，测试照样是绿的），
     # 看自己的文件时不建议（照抄会盖掉它）

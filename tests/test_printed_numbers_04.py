@@ -123,6 +123,9 @@ def test_demo1_observations(stdout, table, train):
     else:
         m = find(r"放宽到差 1% 以内（[^）]*），M = 1 时有 ([\d,]+) 个、M = 16 时有 ([\d,]+) 个", text)
         assert [number(m[1]), number(m[2])] == near
+    # 学生报过：换了专家（M = 1 用 128×256），这句还说"专家的小块配置就在其中"。现在说出专家在这里选的块
+    m = find(r"专家在这里选的 ([\d×、]+) 就在其中", "".join(text.split()))
+    assert m[1].split("、") == list(dict.fromkeys(f"{choose(EXPERT, s).BM}×{choose(EXPERT, s).BN}" for s in decs))
     pre = S("8B gate_up", 8192)
     m = find(r"prefill（M = 8192）最优是 \(([\d, ]+)\)：(\d+)×(\d+) 的大块、(\d+) 个 warp、(\d+) 级流水线", text)
     b = table.oracle(pre)[0]
@@ -162,6 +165,17 @@ def test_demo2_progress_and_improvements(stdout, settings, run):
     assert len(printed) == len(expected)
     for r, (k, score, op) in zip(printed, expected):
         assert int(r[0]) == k and shows(r[1], score) and r[2] == op, (r, k, score, op)
+
+
+def test_demo2_new_bests_print_as_increasing_numbers(stdout):
+    """学生报过：04 --seed 3 的"最好分数被刷新的时刻"连着三行都是 1.218×——三次"新的最好"看起来一样。
+    只差一点的两次刷新要多印几位小数。种子 3 是那次报的例子（第 560、677、737 个提议只差万分之一）。"""
+    seed3 = run_script("lecture14/04_alphaevolve_tiling.py", "--seed", "3", "--seeds", "1")
+    assert seed3.returncode == 0, seed3.stderr
+    for text in (stdout, seed3.stdout):
+        t = find_table(section(text, "演示 2"), "第几个提议", "最好分数")
+        scores = [number(r[1]) for r in t.rows if r[0] != "…"]
+        assert len(scores) >= 2 and all(a < b for a, b in zip(scores, scores[1:])), scores
 
 
 def test_demo2_op_table(stdout, run):

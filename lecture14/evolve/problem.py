@@ -20,7 +20,7 @@ from kernel_lab import VALID, VALID_INDEX, Config, off_grid, problems
 from llama_shapes import LAYERS, MODEL_OF, PROJECTIONS, TOKENS  # noqa: F401  （投影的 (N, K)、所属模型和 M，第 13 讲定义）
 from sched_lab import time_valid
 
-from .program import Program, branch_index, choose, dead_rules
+from .program import BLOCK_END, BLOCK_START, Program, branch_index, choose, dead_rules
 from .source import ProgramError, find_block, ignored_code, parse
 
 LOG_QUANTUM = 2.0 ** -24           # log(时间) 的量化步长（约 6e-8，相对时间误差远小于模型本身的误差）
@@ -248,11 +248,33 @@ def launch_errors(program: Program, filename: str = "<program>") -> list[str]:
 
 @dataclass(frozen=True)
 class Heuristic:
-    """读进来的启发式文件：program 是读出的程序，source 是 EVOLVE 块的原文（两行标记之间，照学生写的样子），
-    warnings 是读得进来、但有地方不起作用的提醒，每条是"文件:行: 一句话"。"""
+    """读进来的启发式文件：program 是读出的程序，source 是 EVOLVE 块的原文（两行标记之间，照学生写的样子；
+    没有标记时是整个文件，marked 是 False），warnings 是读得进来、但有地方不起作用的提醒，每条是"文件:行: 一句话"。"""
     program: Program
     source: str
     warnings: tuple[str, ...]
+    marked: bool = True
+
+
+@dataclass(frozen=True)
+class SourceView:
+    """给学生看的启发式文件（01、06 印它）：lines 是两行标记之间（含标记）的行 [(行号, 原文)]，没有标记时是整个
+    文件（marked 是 False，这时要说一句"读的是整个文件"）；ignored 是会被忽略的代码 [(行号, 一句说明)]：
+    第二个 EVOLVE 块、标记外面的 def choose_config（学生多半以为它们起作用，04 读专家文件时也这么提醒）。"""
+    lines: tuple
+    marked: bool
+    ignored: tuple
+
+
+def source_view(path: str) -> SourceView:
+    """读一个已经读成程序的启发式文件（load_heuristic 没出错），给学生看它的原文。"""
+    with open(path, "rb") as f:
+        text = decode_source(f.read(), display_path(path))
+    lines = text.splitlines()
+    offset, _ = find_block(text, display_path(path))           # 有标记时 offset 是标记那一行和它前面的行数（≥ 1）
+    start = next((i for i, x in enumerate(lines) if x.strip() == BLOCK_START), 0)
+    end = next((i for i, x in enumerate(lines) if x.strip() == BLOCK_END and i > start), len(lines) - 1)
+    return SourceView(tuple((i + 1, lines[i]) for i in range(start, end + 1)), offset > 0, tuple(ignored_code(text)))
 
 
 def read_heuristic(path: str = EXPERT_FILE) -> Heuristic:
@@ -282,9 +304,9 @@ def _read_heuristic(path: str, warn: bool) -> Heuristic:
     if bad:
         (line, msg), rest = bad[0], bad[1:]
         raise ProgramError(name, line, msg + "".join(f"\n{name}:{n}: {t}" for n, t in rest))
-    _, block = find_block(text, name)
+    offset, block = find_block(text, name)
     found = sorted(dead_rules(program) + ignored_code(text)) if warn else []
-    return Heuristic(program, block, tuple(f"{name}:{line}: {msg}" for line, msg in found))
+    return Heuristic(program, block, tuple(f"{name}:{line}: {msg}" for line, msg in found), offset > 0)
 
 
 def load_or_explain(path: str) -> tuple[Program | None, str]:
@@ -402,6 +424,9 @@ try:
 except (OSError, ProgramError) as e:            # 学生改坏了专家启发式：给一句清楚的话，不给一长串 traceback
     if isinstance(e, ProgramError):
         _said = f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：\n{e}"
+        if "git checkout" not in str(e):            # 和 01、06 读学生的文件时一样，说一句怎么办
+            _said += (f"\n（改好再运行；写法见它开头的说明。想恢复讲义的原样：git checkout {display_path(STUDENT_EXPERT_FILE)}。）"
+                      if os.path.abspath(EXPERT_FILE) == STUDENT_EXPERT_FILE else "\n（改好再运行。）")
     elif os.environ.get(EXPERT_ENV):                # 环境变量指向的文件不在、是个目录……
         _said = (f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：{os_words(e)}。它来自环境变量 {EXPERT_ENV}："
                  f"改成一个启发式文件的路径，或者 unset {EXPERT_ENV}，用 {display_path(STUDENT_EXPERT_FILE)}。")
