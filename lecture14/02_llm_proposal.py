@@ -324,7 +324,7 @@ def kind_stats(table, train, prompt, seed):
             s["better"] += bool(ok) and score > parent_score * (1 + 1e-9)
             if j == 0:
                 what = reply.split("\n", 1)[0]
-                verdict_txt = ("和父程序一样" if child == prompt.parent else "启动不了" if not ok else
+                verdict_txt = ("和父程序一模一样" if child == prompt.parent else "启动不了" if not ok else
                                "更好" if score > parent_score * (1 + 1e-9) else "更差" if score < parent_score * (1 - 1e-9)
                                else "一样快")
                 rows.append([op, what, "否" if not ok else "是", f"{score:.3f}×" if ok else "", verdict_txt])
@@ -363,11 +363,12 @@ def demo2_each_kind(table, train, prompt, seed):
     print(f"父程序就是演示 1 的那个（{prompt.parent.n_rules()} 条规则，分数 {parent_score:.3f}×）。")
     rows, stats = kind_stats(table, train, prompt, seed)
     print_table(["修改的种类", "第一次提议说了什么", "能启动", "分数", "比父程序"], rows)
-    print_table([f"修改的种类（各 {PER_KIND} 次）", "比父程序好", "启动不了", "和父程序一样"],
+    print_table([f"修改的种类（各 {PER_KIND} 次）", "比父程序好", "启动不了", "和父程序一模一样"],
                 [[op, pct(s["better"] / s["n"]), pct(s["bad"] / s["n"]), pct(s["same"] / s["n"])] for op, s in stats.items()])
     note("（targeted：按反馈里慢的形状，给它一个连贯的配置；single_field：一个字段挪到相邻的候选值；threshold：挪一条规则的阈值；"
           "add_rule：复制一个配置、套上新条件；remove_rule：删一条规则；crossover：从灵感程序借一条规则。百分比的分母都是 "
-          f"{PER_KIND} 次提议。）")
+          f"{PER_KIND} 次提议。\"和父程序一模一样\"数的是没改出新程序的提议；程序改了、分数一点没变的不算在里面"
+          + ("（上表的\"一样快\"就是这种）" if any(r[-1] == "一样快" for r in rows) else "") + "。）")
     idle = nothing_new_note(stats, prompt)
     if idle:
         note(idle)

@@ -39,9 +39,9 @@ def flat(text):
 
 
 def idle_kinds(stdout):
-    """演示 2 第二张表里"和父程序一样"是 100% 的种类。"""
-    t = find_table(section(stdout, "演示 2"), "和父程序一样")
-    col = t.col("和父程序一样")
+    """演示 2 第二张表里"和父程序一模一样"是 100% 的种类。"""
+    t = find_table(section(stdout, "演示 2"), "和父程序一模一样")
+    col = t.col("和父程序一模一样")
     return [r[0] for r in t.rows if r[col] == "100%"]
 
 
