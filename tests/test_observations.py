@@ -35,6 +35,15 @@ def test_marker_is_never_split_across_lines(prefix, width):
     assert sum(line.count(FAILED) for line in lines) == 1
 
 
+@settings(max_examples=60, deadline=None)
+@given(prefix=st.text(alphabet="汉字测试ab 1，。", max_size=80), width=st.integers(30, 120))
+def test_the_evolve_markers_are_never_split_across_lines(prefix, width):
+    # 学生报过：错误信息"……却没有 #"、下一行"EVOLVE-BLOCK-END"——照抄的是半行标记
+    from evolve.program import BLOCK_END, BLOCK_START
+    lines = wrap(f"{prefix}有 {BLOCK_START} 却没有 {BLOCK_END}：补上一行 {BLOCK_END}", width, "  ")
+    assert sum(line.count(BLOCK_END) for line in lines) == 2 and sum(line.count(BLOCK_START) for line in lines) == 1
+
+
 @pytest.mark.parametrize("x,bounds,percent", [(0.7496, (0.75,), True), (0.004, (), True), (0.9999, (), True),
                                               (1.0149, (1.01,), False), (0.93, (0.93,), True), (2.2, (2.2,), False)])
 def test_rounding_never_crosses_a_bound(x, bounds, percent):

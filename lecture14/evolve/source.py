@@ -107,12 +107,16 @@ def _block(source: str, filename: str) -> tuple[int, str]:
     if start < 0:
         end = _marker(source, "EVOLVE-BLOCK-END")
         if end >= 0:
-            raise ProgramError(filename, source.count("\n", 0, end) + 1, f"有 {BLOCK_END} 却没有 {BLOCK_START}")
+            raise ProgramError(filename, source.count("\n", 0, end) + 1,
+                               f"有 {BLOCK_END} 却没有 {BLOCK_START}：两行标记要成对，在 def choose_config 那一行的"
+                               f"前面补上一行 {BLOCK_START}")
         return 0, source
     begin = source.find("\n", start) + 1                      # 标记的下一行
     end = _marker(source, "EVOLVE-BLOCK-END", begin) if begin > 0 else -1
     if end < 0:
-        raise ProgramError(filename, source.count("\n", 0, start) + 1, f"有 {BLOCK_START} 却没有 {BLOCK_END}")
+        raise ProgramError(filename, source.count("\n", 0, start) + 1,
+                           f"有 {BLOCK_START} 却没有 {BLOCK_END}：两行标记要成对，在 choose_config 最后一行的后面"
+                           f"补上一行 {BLOCK_END}")
     return source.count("\n", 0, begin), source[begin:end]
 
 
