@@ -55,7 +55,7 @@ from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.problem import EXPERT_FILE, edit_example, pair_projections, read_heuristic, split_names  # noqa: E402
 from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
-from kernel_lab import MAX_REGS_PER_THREAD, Config, regs_per_thread  # noqa: E402
+from kernel_lab import MAX_REGS_PER_THREAD, VALID_INDEX, Config, regs_per_thread  # noqa: E402
 import llama_shapes  # noqa: E402
 import sched_lab  # noqa: E402
 from sched_lab import HBM_BW, SMS, guided_tune, optimum  # noqa: E402
@@ -613,6 +613,13 @@ LLM_TRIES_NOTE = ("这次的提议来自语言模型（或它的录制文件）�
                   "--budget 和 --seeds 别给大。")
 
 
+def wider_default_launches() -> bool:
+    """第一条"可以试试"能不能建议把默认配置换成 BN=256、warps=8：专家的默认配置还不是那样，而且换了以后在这块
+    GPU 上能启动（助教报过：每个 CTA 99 KB 共享内存的 GPU 上，照这条改完专家文件就读不进来了）。"""
+    wider = EXPERT.default.replace(BN=256, warps=8)
+    return wider != EXPERT.default and wider in VALID_INDEX
+
+
 def suggestions(seed=SEED, budget=BUDGET, seeds=SEEDS):
     """"可以试试"：(说明, 命令)。命令都在仓库根目录运行，照抄就能跑（系统的 python3 没有 numpy 时脚本自己改用 .venv）。
     每条都带上这次运行改过的旋钮（sched_lab.changed_knobs()：要在 sched_lab.knobs(...) 里面调用），只改说明里说的那一样，
@@ -621,7 +628,7 @@ def suggestions(seed=SEED, budget=BUDGET, seeds=SEEDS):
     changes = sched_lab.changed_knobs()
     out = [
         (f"改专家启发式：用编辑器打开 lecture14/expert_heuristic.py，{edit_example(EXPERT, ':')}，"
-         + ("" if (EXPERT.default.BN, EXPERT.default.warps) == (256, 8) else "或者把最后的默认配置换成 BN=256、warps=8，")
+         + ("或者把最后的默认配置换成 BN=256、warps=8，" if wider_default_launches() else "")
          + "存盘后在仓库根目录运行下面的命令，看所有\"比专家快\"的数字和观察怎么变；"
          "写错了会得到带行号的错误信息（git checkout lecture14/expert_heuristic.py 恢复原样）：",
          command(changes=changes))]

@@ -219,8 +219,48 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PREFETCH += [(("-c", SMALL_GPU, ROOT, s, *CHEAP.get(s, [])), dict(env=ENV)) for s in SCRIPTS]
 
 
+SMALL_MOCK = """
+import dataclasses, os, sys
+root = sys.argv[1]
+for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+    sys.path.insert(0, os.path.join(root, d))
+import gpus
+gpus.GPUS["small"] = dataclasses.replace(gpus.A100, key="small", name="Small-smem GPU", short="SMALL", sms=142,
+    peak_flops=362e12, hbm_bw=864e9, l2_bytes=96 * 2**20, smem_per_block=101376, smem_per_sm=102400)
+os.environ[gpus.ENV] = "small"
+from evolve import Evaluator, TimeTable, all_shapes, evolve, split_shapes
+from evolve.mock_llm import Dice, common_sense_config
+from kernel_lab import VALID_INDEX
+bad = [(s.M, s.N, s.K, seed) for seed in range(20) for s in all_shapes()
+       if common_sense_config(s.M, s.N, s.K, Dice(seed)) not in VALID_INDEX]
+train, _ = split_shapes(all_shapes())
+failed = {}
+for feedback in (True, False):
+    out = evolve(Evaluator(train, TimeTable()), 150, seed=0, feedback=feedback, log=lambda line: None)
+    failed.update(out["failed"])
+print(repr((bad[:5], len(bad), sorted(failed))))
+"""
+
+
+PREFETCH += [(("-c", SMALL_MOCK, ROOT), dict(env=ENV))]
+
+
+def test_the_mock_llm_gives_launchable_configs_on_a_gpu_with_little_shared_memory():
+    """助教报过：加一块每个 CTA 99 KB 共享内存的 GPU，MockLLM 的内核常识给 8B gate_up M = 1 的块（16×256，BK 256）
+    连 1 级流水线都放不下，返回 None；进化循环把随之而来的 AttributeError 记成"LLM 调用出错"，05 的"没有逐形状反馈"
+    悄悄变了样。现在块放不下就缩小；MockLLM 的提议不会出错（不管有没有逐形状反馈）。"""
+    r = run_script("-c", SMALL_MOCK, ROOT, env=ENV, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    bad, n_bad, failed = eval(r.stdout.strip().splitlines()[-1])               # noqa: S307  （自己印的 repr）
+    assert n_bad == 0, bad
+    assert not [k for k in failed if "LLM 调用出错" in k], failed
+
+
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_a_gpu_with_little_shared_memory_runs_every_script_to_the_end(script):
     r = run_script("-c", SMALL_GPU, ROOT, script, *CHEAP.get(script, []), env=ENV, timeout=300)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert "硬件换成 Small-smem GPU" in r.stdout.split("\n=====", 1)[0]
+    # 助教报过：04 的第一条"可以试试"让人把专家的默认配置换成 BN=256、warps=8，在这块 GPU 上它启动不了（3 级流水线
+    # 要 147 KB 共享内存），照着改完专家文件就读不进来了。只建议这块 GPU 上启动得了的改法
+    assert "BN=256、warps=8" not in "".join(r.stdout.split())

@@ -101,7 +101,7 @@ def common_sense_config(M: int, N: int, K: int, rng: Dice) -> Config:
     if rng.random() < 0.5:
         field = rng.pick(("BM", "BN", "BK", "warps", "stages"))
         cfg = cfg.replace(**{field: rng.pick(_neighbors(field, getattr(cfg, field)))})
-    return _launchable(cfg) or _launchable(base)     # 微调出来的块启动不了（比如 256×256）：不微调了
+    return _launchable(cfg) or _launchable(base) or _shrunk(base)   # 微调出来的块启动不了（比如 256×256）：不微调了
 
 
 @functools.lru_cache(maxsize=4096)
@@ -120,7 +120,8 @@ def _common_sense_base(M: int, N: int, K: int) -> Config:
 @functools.lru_cache(maxsize=4096)
 def _launchable(cfg: Config) -> Config | None:
     """共享内存放不下就减流水线级数，warp 数不合适就换一个；这样还启动不了（块本身就不行）返回 None。
-    common_sense_config 不微调时的块（BM ≤ 128、按块大小配的 BK 和 warp）总能这样修好（tests/test_mock_llm.py 检查）。
+    common_sense_config 不微调时的块（BM ≤ 128、按块大小配的 BK 和 warp）在 H100、A100 上总能这样修好
+    （tests/test_mock_llm.py 检查）；共享内存更小的 GPU 上修不好的，由 _shrunk 把块缩小。
     只看 cfg（不可变），按它缓存。"""
     while cfg.stages > 1 and cfg.stages * (cfg.BM + cfg.BN) * cfg.BK * 2 > MAX_SMEM_PER_BLOCK:
         cfg = cfg.replace(stages=cfg.stages - 1)
@@ -128,6 +129,21 @@ def _launchable(cfg: Config) -> Config | None:
         if cfg.replace(warps=w) in VALID_INDEX:
             return cfg.replace(warps=w)
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _shrunk(cfg: Config) -> Config:
+    """cfg 连 1 级流水线都放不下时（共享内存小的 GPU，比如每个 CTA 99 KB：16×256 的块配 BK = 256 要 136 KB），
+    懂内核的人会把块缩小：先把 BK 减半，还不行再把 BN、BM 减半，直到 _launchable 修得好。H100、A100 上用不到它
+    （tests/test_mock_llm.py 检查），所以讲义的运行不变。网格最小的块也启动不了时给最小的那个：这个提议和别的
+    启动不了的配置一样，在静态检查里被拒、记下来（tests/test_gpus.py 在一块这样的 GPU 上检查）。"""
+    tries = [cfg]
+    for field in ("BK", "BN", "BM"):
+        while getattr(tries[-1], field) > GRID[field][0]:
+            tries.append(tries[-1].replace(**{field: getattr(tries[-1], field) // 2}))
+            if (fixed := _launchable(tries[-1])) is not None:
+                return fixed
+    return tries[-1]
 
 
 def _configs(p: Program) -> list[Config]:
