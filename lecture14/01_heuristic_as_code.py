@@ -242,7 +242,8 @@ def demo2_why_code(table: TimeTable):
                 worst = max(worst, table.time(cfg, s) / t) if prog is EXPERT else worst
             cells.append(f"{cfg_text(cfg)}（慢 {table.time(cfg, s) / t:.2f}×）" if ok else "启动不了")
         rows.append(cells)
-    print_table(["没见过的形状", f"逐形状的表（{len(lookup)} 个训练形状）", "专家启发式（和最优比）",
+    sizes = "" if len(lookup) == len(train) else f"，其中尺寸不同的 {len(lookup)} 个"   # 两个模型的投影可能一样大
+    print_table(["没见过的形状", f"逐形状的表（{len(train)} 个训练形状{sizes}）", "专家启发式（和最优比）",
                  f"按 M 查表的程序（{pmt.n_rules()} 条规则）"], rows)
 
     per_shape, runs = len(VALID), len(VALID) * len(train)

@@ -418,12 +418,12 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
     neighbour = lambda s: any((s.name, t) in seen for t in adjacent(s.M) if t != s.M)  # noqa: E731
     with_neighbour = sum(neighbour(s) for s in test)
     gap = r["test"] / r["train"] - 1
-    m_train, m_test = split_shapes(shapes, "by_model")      # 句子里说的"N、K 没见过"从形状数据算（加了模型也对）
+    m_train, m_test = split_shapes(shapes, "by_model")      # 句子里说的"(N, K) 组合没见过"从形状数据算（加了模型也对）
     seen_nk = {(s.N, s.K) for s in m_train}
     seen_test = sum((s.N, s.K) in seen_nk for s in m_test)
     low = min(m_test, key=lambda s: (s.N, s.name))
-    nk_said = ("测试形状的 N、K 训练时都没见过" if not seen_test else
-               f"{len(m_test)} 个测试形状里有 {seen_test} 个的 N、K 训练时见过，其余的没见过")
+    nk_said = ("测试形状的 (N, K) 组合训练时都没见过" if not seen_test else      # 查的是组合：单看 N 或 K 可能见过
+               f"{len(m_test)} 个测试形状里有 {seen_test} 个的 (N, K) 组合训练时见过，其余的没见过")
     if low.N < min(s.N for s in m_train):
         models = {s.model for s in m_train}
         whose = f" {models.pop()} 的" if len(models) == 1 and None not in models else "训练形状的"

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from conftest import run_script
+from conftest import load_script, run_script
 from evolve import LAYERS, TOKENS, VALID, Config, Program, Rule, Shape, all_shapes, choose, parse, per_m_table, \
     render, simplify, split_shapes
 from evolve.program import equivalent
@@ -106,7 +106,8 @@ def test_demo2_new_shapes(stdout, table, printed_program):
     text = section(stdout, "演示 2")
     t = find_wide_table(text, "没见过的形状")
     c_table, c_exp, c_pmt = t.col("逐形状的表"), t.col("专家"), t.col("按 M 查表")
-    assert f"（{len(train)} 个训练形状）" in t.headers[c_table]
+    sizes = "" if len(seen) == len(train) else f"，其中尺寸不同的 {len(seen)} 个"
+    assert f"（{len(train)} 个训练形状{sizes}）" in t.headers[c_table]
     pmt = per_m_table(train, table)
     assert int(re.search(r"（(\d+) 条规则）", t.headers[c_pmt])[1]) == pmt.n_rules()
     worst = 0.0
@@ -208,3 +209,21 @@ def test_demo3_fates_and_simplify(stdout):
     assert corner == box(rules[seven]) and t.rows[seven][c_fate] == "活"
     big = lambda v: 10 ** 6 if v == math.inf else v                          # noqa: E731
     assert first_branch(program, *map(big, corner)) == seven                  # 角走到它自己：不在前面任何一条里
+
+
+def test_demo2_counts_training_shapes_and_distinct_sizes_apart(monkeypatch, table):
+    """助教报过：加 Gemma2-9B（它的 qkv 和 70B/8 的 down 一样大）以后，01 的表头说"62 个训练形状"，04 说训练 66 个。
+    逐形状的表按 (M, N, K) 记，两个一样大的形状只占一项：表头两个数都说。"""
+    import contextlib
+    import io
+    s01 = load_script("lecture14/01_heuristic_as_code.py", "s01_dupes")
+    train, test = split_shapes(all_shapes())
+    twins = tuple(Shape("Twin 9B qkv", s.M, s.N, s.K, "Twin 9B") for s in train if s.name == "70B/8 down")
+    assert twins                                                    # 训练形状里有和它们一样大的
+    monkeypatch.setattr(s01, "split_shapes", lambda shapes, how="random": (train + twins, test))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        s01.demo2_why_code(table)
+    n, distinct = len(train) + len(twins), len({(s.M, s.N, s.K) for s in train + twins})
+    assert distinct == len(train) < n
+    assert f"逐形状的表（{n}个训练形状，其中尺寸不同的{distinct}个）" in "".join(out.getvalue().split())

@@ -128,7 +128,7 @@ def split_shapes(shapes=None, how: str = "random", seed: int = SPLIT_SEED) -> tu
             都有"它的配对投影、同一个 M"（配对是按 N 配的，不一定相似：讲义的最后一对是 N 最小的 70B/8 qkv 和
             N 最大的 8B gate_up），除了落单的 M 以外也都有"同一个投影、相邻的 M"；两边有同样的 M、同样的投影。
             固定种子，每次运行都一样。投影怎样配对见 pair_projections（按 N，配不上就拒绝）。
-    by_model：形状的 model 是第一个模型（讲义是 8B）的训练，其余（70B/8）测试——测试形状的 N、K 训练时都没见过。"""
+    by_model：形状的 model 是第一个模型（讲义是 8B）的训练，其余（70B/8）测试——测试形状的 (N, K) 组合训练时都没见过。"""
     shapes = tuple(all_shapes() if shapes is None else shapes)
     if how == "random":
         rng = np.random.default_rng(seed)
