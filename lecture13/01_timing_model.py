@@ -644,24 +644,35 @@ def which(failed):
 
 
 def foresee(tolerance, changes):
-    """改了旋钮以后哪些观察会标成不成立，说成一句话（和这次比）。"""
+    """改了旋钮以后哪些观察会标成不成立，说成一句话（和这次比）。这次已经有不成立的（换了 GPU、改过旋钮）时，
+    只把新标成不成立的说成"模型变了的地方"：助教报过，A100 上改一个不起作用的旋钮，这里照样说"有 7 句会标成
+    不成立……那正是模型变了的地方"，可那 7 句这次本来就不成立。"""
     now, then = failures(SEEN), rehearse(tolerance, **changes)
-    if not then:
-        said = "观察都还成立"
-    else:
-        said = f"有 {len(then)} 句观察会标成不成立（{which(then)}），印出判据和真实的数——那正是模型变了的地方"
-    if now and now != then:
-        said += f"（这次是 {len(now)} 句：{which(now)}）"
+    if not now:
+        if not then:
+            return "观察都还成立"
+        return f"有 {len(then)} 句观察会标成不成立（{which(then)}），印出判据和真实的数——那正是模型变了的地方"
+    new = [x for x in then if x not in now]
+    fixed = [x for x in now if x not in then]
+    said = f"这次不成立的是 {len(now)} 句（{which(now)}）"
+    if not new and not fixed:
+        return said + "，改了以后还是这几句：这个改动不改变哪句观察成立"
+    if new:
+        said += f"；改了以后会新标成不成立 {len(new)} 句（{which(new)}），印出判据和真实的数——那正是模型变了的地方"
+    if fixed:
+        said += f"；{len(fixed)} 句会变成成立（{which(fixed)}）"
     return said
 
 
 def knob_now(name, unit=""):
-    """说一个旋钮这次的值："sched_lab.py 里的 L2_BW 是 7.7e+12 B/s"，或者 --knob 改过的"这次运行的 L2_BW 是 …"。"""
+    """说一个旋钮这次的值："L2_BW 现在是 7.7e+12 B/s，是 lecture10/gpus.py 里 H100 的取值"，或者 --knob 改过的
+    "这次运行的 L2_BW 是 …"。旋钮的取值写在 gpus.py 里每块 GPU 的记录上，不在 sched_lab.py 里（助教报过）。"""
     value, lecture = getattr(sl, name), sl.LECTURE_KNOBS[name]
     unit = f" {unit}" if unit else ""
+    where = f"lecture10/gpus.py 里 {sl.GPU.short} 的取值"
     if value == lecture:
-        return f"sched_lab.py 里的 {name} 是 {sl.knob_text(value)}{unit}"
-    return f"这次运行的 {name} 是 {sl.knob_text(value)}{unit}（--knob 给的；sched_lab.py 里是 {sl.knob_text(lecture)}）"
+        return f"{name} 现在是 {sl.knob_text(value)}{unit}，是 {where}"
+    return f"这次运行的 {name} 是 {sl.knob_text(value)}{unit}，是 --knob 给的；{where}是 {sl.knob_text(lecture)}"
 
 
 def suggestions(tolerance, med, med_random):

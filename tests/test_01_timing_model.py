@@ -78,15 +78,31 @@ def printed_failures(stdout):
     return out
 
 
+def _listed(text):
+    return [(int(d), int(i)) for d, ix in re.findall(r"演示(\d)第([\d、]+)句", text) for i in ix.split("、")]
+
+
 def predicted_failures(s):
-    """提示里预言的：[(演示号, 第几句)]；"观察都还成立"就是 []。s 是去掉空白的提示。"""
+    """提示里预言的：[(演示号, 第几句)]；"观察都还成立"就是 []。s 是去掉空白的提示。这次已经有不成立的观察时，
+    提示说"这次不成立的是……；改了以后会新标成不成立……；……会变成成立"（或"改了以后还是这几句"）。"""
     if "观察都还成立" in s:
         return []
     m = re.search(r"有(\d+)句观察会标成不成立（(.*?)）", s)
+    if m:
+        out = _listed(m.group(2))
+        assert len(out) == int(m.group(1)), s
+        return out
+    m = re.search(r"这次不成立的是(\d+)句（(.*?)）", s)
     assert m, s
-    out = [(int(d), int(i)) for d, ix in re.findall(r"演示(\d)第([\d、]+)句", m.group(2)) for i in ix.split("、")]
-    assert len(out) == int(m.group(1)), s
-    return out
+    now = _listed(m.group(2))
+    assert len(now) == int(m.group(1)), s
+    if "改了以后还是这几句" in s:
+        return now
+    new = re.search(r"改了以后会新标成不成立(\d+)句（(.*?)）", s)
+    fixed = re.search(r"；(\d+)句会变成成立（(.*?)）", s)
+    assert new or fixed, s
+    new, fixed = (_listed(x.group(2)) if x else [] for x in (new, fixed))
+    return sorted(set(now) - set(fixed) | set(new))
 
 
 # 1. L2_BW 翻倍：prefill 的最优 TFLOPS 和瓶颈变成提示里预先算好的那样；提示预言的那几句观察（不多不少）印成
@@ -97,7 +113,7 @@ def test_suggestion_double_L2_does_what_it_says(first):
     m = re.search(r"的最优从(\d+)变成(\d+)TFLOPS，瓶颈从(.)变成(.)；", s)
     assert m, s
     tf0, tf1, b0, b1 = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
-    knob = re.search(r"加上--knob(L2_BW=[\d.e+]+)（sched_lab.py里的L2_BW是([\d.e+]+)B/s；", s)
+    knob = re.search(r"加上--knob(L2_BW=[\d.e+]+)（L2_BW现在是([\d.e+]+)B/s，是lecture10/gpus.py里H100的取值；", s)
     assert knob and float(knob.group(1).split("=")[1]) == 2 * float(knob.group(2)), s
     # 照印出来的命令跑（两条，&& 连着）：不改任何文件
     runs = run_command(command_of(first.stdout, 1))
@@ -112,9 +128,10 @@ def test_suggestion_double_L2_does_what_it_says(first):
     obs = re.split(r"\n\s*\d+\. ", p.stdout)
     failed = [o for o in obs if "本次不成立" in o]
     assert failed and all("讲义说" in flat(o) for o in failed), [o[:80] for o in failed if "讲义说" not in flat(o)]
-    # 改过旋钮的那次运行说的是这次的值，不说"sched_lab.py 里是 1.54e+13"
+    # 改过旋钮的那次运行说的是这次的值，不说"L2_BW 现在是 7.7e+12"
     s2 = suggestion(p.stdout, 1)
-    assert f"这次运行的L2_BW是{knob.group(1).split('=')[1]}B/s（--knob给的；sched_lab.py里是{knob.group(2)}）" in s2, s2
+    assert (f"这次运行的L2_BW是{knob.group(1).split('=')[1]}B/s，是--knob给的；lecture10/gpus.py里H100的取值是"
+            f"{knob.group(2)}" in s2), s2
     # 第二条命令：第 14 讲用的是同一个改过的模型——演示 1 里 prefill 那一行的 TFLOPS 就是提示里说的"变成"的数
     assert f"--knob {knob.group(1)}" in q.stdout.splitlines()[0] and "模型改过" in q.stdout
     row = next(line for line in q.stdout.splitlines() if line.strip().startswith("8B gate_up M=8192"))
@@ -163,7 +180,7 @@ PREFETCH = [printed_runs]                              # conftest：收集完测
 # 2. 只把 L2_BW_PER_SM 翻倍：prefill 最优时间的变化和提示算的一样（从演示 1 的表算）；预言的观察正好是印出来不成立的
 def test_suggestion_per_sm_l2_does_what_it_says(first):
     s = suggestion(first.stdout, 2)
-    m = re.search(r"加上--knob(L2_BW_PER_SM=[\d.e+]+)（sched_lab.py里的L2_BW_PER_SM是([\d.e+]+)B/s）", s)
+    m = re.search(r"加上--knob(L2_BW_PER_SM=[\d.e+]+)（L2_BW_PER_SM现在是([\d.e+]+)B/s，是lecture10/gpus.py里H100的取值）", s)
     c = re.search(r"prefill的最优时间变([+-][\d.]+)%", s)
     assert m and c, s
     assert float(m.group(1).split("=")[1]) == 2 * float(m.group(2))
@@ -179,7 +196,7 @@ def test_suggestion_per_sm_l2_does_what_it_says(first):
 @pytest.mark.h100_claim
 def test_suggestion_shorter_latency_does_what_it_says(first):
     s = suggestion(first.stdout, 3)
-    m = re.search(r"加上--knob(LOAD_LATENCY_BUSY=[\d.e+-]+)（sched_lab.py里的LOAD_LATENCY_BUSY是([\d.e+-]+)秒；", s)
+    m = re.search(r"加上--knob(LOAD_LATENCY_BUSY=[\d.e+-]+)（LOAD_LATENCY_BUSY现在是([\d.e+-]+)秒，是lecture10/gpus.py里H100的取值；", s)
     g = re.search(r"stages1比4慢的倍数从([\d.]+)×变成([\d.]+)×，演示1的坏例从慢([\d.]+)–([\d.]+)×变成([\d.]+)–([\d.]+)×", s)
     assert m and g, s
     assert float(m.group(1).split("=")[1]) < float(m.group(2))
@@ -216,7 +233,7 @@ def test_suggested_commands_carry_the_knobs_of_the_run_that_printed_them():
                       "--knob LOAD_LATENCY_BUSY=9e-07", cmds[2]
     assert cmds[3] == "python3 lecture13/01_timing_model.py --tolerance 0.1 --knob L2_BW=1.54e+13", cmds[3]
     now = printed_failures(p.stdout)
-    assert now and f"（这次是{len(now)}句：" in suggestion(p.stdout, 3), suggestion(p.stdout, 3)
+    assert now and f"这次不成立的是{len(now)}句（" in suggestion(p.stdout, 3), suggestion(p.stdout, 3)
 
 
 # 旋钮已经很接近下限时，延迟的建议给的值仍然短、好读（两位有效数字），也不低于空闲延迟
@@ -226,7 +243,7 @@ def test_latency_suggestion_from_an_already_short_latency():
     p = run_script("--knob", "LOAD_LATENCY_BUSY=9e-07")
     assert p.returncode == 0, p.stderr
     s = suggestion(p.stdout, 3)
-    m = re.search(r"加上--knob LOAD_LATENCY_BUSY=([\d.e+-]+)（这次运行的LOAD_LATENCY_BUSY是9e-07秒（--knob给的；".replace(" ", ""), s)
+    m = re.search(r"加上--knob LOAD_LATENCY_BUSY=([\d.e+-]+)（这次运行的LOAD_LATENCY_BUSY是9e-07秒，是--knob给的；".replace(" ", ""), s)
     assert m, s
     assert 7e-7 <= float(m.group(1)) < 9e-7 and len(m.group(1).split("e")[0].replace(".", "")) <= 2, m.group(1)
     (q,) = run_command(command_of(p.stdout, 3))
@@ -272,3 +289,19 @@ def test_group_sentence_percent_is_the_tables_two_gigabyte_numbers(first):
     a, b = map(float, re.search(r"group 1 → 8（显存 ([\d.]+) → ([\d.]+) GB）", first.stdout).groups())
     said = re.search(r"显存字节降到\s*(\d+)%", first.stdout).group(1)
     assert f"{b / a:.0%}" == said + "%", (a, b, said)
+
+
+@pytest.mark.parametrize("i", [1, 2, 3])
+def test_on_another_gpu_the_knob_suggestions_foretell_only_what_changes(i):
+    """助教报过：A100 上这次已经有 7 句观察不成立，第 2 条建议（一个在 A100 上不起作用的旋钮）却说"有 7 句观察会标成
+    不成立……那正是模型变了的地方"。现在提示先说这次不成立的是哪几句，再说改了以后新标成不成立的、变成成立的；
+    照印出来的命令跑，标成不成立的正好是提示算的那几句。"""
+    p = run_script("--gpu", "a100")
+    assert p.returncode == 0, p.stderr
+    s = suggestion(p.stdout, i)
+    now = printed_failures(p.stdout)
+    assert now and f"这次不成立的是{len(now)}句（" in s and "lecture10/gpus.py里A100的取值" in s, s
+    if "改了以后还是这几句" in s:
+        assert "那正是模型变了的地方" not in s, s
+    (q, *_) = run_command(command_of(p.stdout, i))
+    assert q.returncode == 0 and printed_failures(q.stdout) == predicted_failures(s), (printed_failures(q.stdout), s)
