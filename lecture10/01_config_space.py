@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
 from runner import parser, positive_int, run  # noqa: E402   # 最先 import：这之后按的 Ctrl-C 只印一行、退出码 130
 
-from console import FAILED, Charts  # noqa: E402
+from console import Charts, check  # noqa: E402
 
 CHARTS = Charts()                               # 图的出口：印到终端；--svg DIR 时也写 SVG
 
@@ -186,7 +186,9 @@ def demo3_examples(extra):
     deep = good.replace(stages=4, BK=128)
     fits = deep.replace(BK=64)
     exceptions = bigger_tiles_fewer_ctas()
+    valley = not can_launch(mid) and can_launch(good) and can_launch(other)
     print_observations([
+        check(valley,
         f"同一个 {mid.BM}×{mid.BN} 块：{mid.warps} 个 warp 时每线程要 {regs_per_thread(mid)} 个寄存器"
         f"（上限 {MAX_REGS_PER_THREAD}，{verdict(mid)}）；{good.warps} 个 warp 把 {mid.BM * mid.BN:,} 个 fp32 累加器"
         f"分给 {WARP * good.warps} 个线程，每线程降到 {regs_per_thread(good)} 个（{verdict(good)}）。"
@@ -195,15 +197,36 @@ def demo3_examples(extra):
         f"先改 warps，中间那一步{verdict(other)}。第 14 讲把这种\"中间一步启动不了\"的地方叫作单字段修改的山谷。"
         f"（在这个模型里；真机上每线程超过 {MAX_REGS_PER_THREAD} 个寄存器会溢出到本地内存、变慢，而不是启动不了，"
         "见演示 2 表下的说明。）",
+        f"讲义说 {mid.BM}×{mid.BN} 配 {mid.warps} 个 warp 启动不了、配 {good.warps} 个 warp 能启动，从讲义专家的块先改 warps "
+        "走得过去（中间那一步能启动）",
+        f"{mid.BM}×{mid.BN} / {mid.warps} warp {verdict(mid)}，/ {good.warps} warp {verdict(good)}；"
+        f"{other.BM}×{other.BN} / {other.warps} warp {verdict(other)}"),
+        check(not can_launch(deep) and can_launch(fits) and not exceptions,
         f"共享内存 = stages × (BM + BN) × BK × 2 B：{deep.stages} 级、{deep.BM}×{deep.BN}、BK = {deep.BK} 要 "
         f"{smem_bytes(deep):,} B（上限 {MAX_SMEM_PER_BLOCK:,} B，{verdict(deep)}）；BK 减半是 {smem_bytes(fits):,} B"
         f"（{verdict(fits)}），每个 SM 驻留 {ctas_per_sm(fits)} 个 CTA（讲义专家的块是 {ctas_per_sm(EXPERT_BIG)} 个）。"
-        + (f"同样的 BK、warps、stages 下块越大，每个 SM 上同时跑的 CTA 只会一样多或更少（{len(VALID)} 个能启动的配置里没有例外），"
-           "这是不是更快要等第 13 讲的模型来算。" if not exceptions else
-           f"{FAILED}同样的 BK、warps、stages 下块越大、每个 SM 上同时跑的 CTA 只会一样多或更少：这次有 {len(exceptions)} 对配置"
-           f"不是这样，例如 {exceptions[0][0].BM}×{exceptions[0][0].BN} 和 {exceptions[0][1].BM}×{exceptions[0][1].BN}"
-           f"（BK {exceptions[0][0].BK}、{exceptions[0][0].warps} warp、{exceptions[0][0].stages} 级）。"),
+        f"同样的 BK、warps、stages 下块越大，每个 SM 上同时跑的 CTA 只会一样多或更少（{len(VALID)} 个能启动的配置里没有例外），"
+        "这是不是更快要等第 13 讲的模型来算。",
+        f"讲义说 {deep.stages} 级、{deep.BM}×{deep.BN}、BK = {deep.BK} 的共享内存超了上限、BK 减半就放得下；"
+        "同样的 BK、warps、stages 下块越大，每个 SM 上同时跑的 CTA 只会一样多或更少",
+        f"BK = {deep.BK} 要 {smem_bytes(deep):,} B，BK = {fits.BK} 要 {smem_bytes(fits):,} B，上限 {MAX_SMEM_PER_BLOCK:,} B；"
+        + (f"块更大、CTA 反而更多的配置对有 {len(exceptions)} 对，例如 {exceptions[0][0].BM}×{exceptions[0][0].BN} 和 "
+           f"{exceptions[0][1].BM}×{exceptions[0][1].BN}（BK {exceptions[0][0].BK}、{exceptions[0][0].warps} warp、"
+           f"{exceptions[0][0].stages} 级）" if exceptions else "块更大、CTA 反而更多的配置对一对也没有")),
     ])
+
+
+def smem_suggestion() -> tuple[str, str]:
+    """"可以试试"里换共享内存上限的那条：换成另一块 GPU 的上限（讲义的 H100 上是 A100 的，别的 GPU 上先是 H100 的），
+    说能启动的配置会少还是会多（助教报过：A100 上照样让人"换成 A100 的上限，看少多少"，数出来一个不少）。"""
+    import gpus
+    other = next(g for g in sorted(gpus.GPUS.values(), key=lambda g: g.key != gpus.DEFAULT)
+                 if g.smem_per_block != MAX_SMEM_PER_BLOCK)
+    more = "少" if other.smem_per_block < MAX_SMEM_PER_BLOCK else "多"
+    return (f"换成 {other.short} 的共享内存上限（每个 CTA {other.smem_per_block:,} B，即 {other.smem_per_block // 1024} KB；"
+            f"{GPU.short} 是 {MAX_SMEM_PER_BLOCK:,} B），"
+            f"看能启动的配置{more}多少（演示 1 末尾多一行）：",
+            f"python3 lecture10/01_config_space.py --smem {other.smem_per_block}")
 
 
 def bigger_tiles_fewer_ctas():
@@ -237,8 +260,7 @@ def main(argv=None):
         ("检查你自己的配置（6 个数依次是 BM BN BK warps stages group），结果加在演示 3 表格的最后一行：",
          "python3 lecture10/01_config_space.py 128 256 64 8 4 8"),
         ("看看最大的块配 8 个 warp 卡在哪里：", "python3 lecture10/01_config_space.py 256 256 32 8 1 8"),
-        ("换成 A100 的共享内存上限（每个 CTA 166,912 B，即 163 KB），看能启动的配置少多少（演示 1 末尾多一行）：",
-         "python3 lecture10/01_config_space.py --smem 166912"),
+        smem_suggestion(),
     ])
     CHARTS.report()
 

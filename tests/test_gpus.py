@@ -264,3 +264,29 @@ def test_a_gpu_with_little_shared_memory_runs_every_script_to_the_end(script):
     # 助教报过：04 的第一条"可以试试"让人把专家的默认配置换成 BN=256、warps=8，在这块 GPU 上它启动不了（3 级流水线
     # 要 147 KB 共享内存），照着改完专家文件就读不进来了。只建议这块 GPU 上启动得了的改法
     assert "BN=256、warps=8" not in "".join(r.stdout.split())
+
+
+@pytest.mark.parametrize("gpu", [[], ["--gpu", "a100"]], ids=["h100", "a100"])
+def test_the_config_space_smem_suggestion_says_fewer_or_more_as_it_will_be(gpu):
+    """助教报过：A100 上 lecture10/01 照样建议"换成 A100 的共享内存上限，看能启动的配置少多少"——数出来一个不少。
+    现在换成另一块 GPU 的上限，说少还是多；照印出来的命令跑，演示 1 末尾那行说的正是这个方向。"""
+    p = run_script("lecture10/01_config_space.py", *gpu, env=ENV)
+    assert p.returncode == 0, p.stderr
+    tail = p.stdout.split("可以试试：", 1)[1]
+    m = re.search(r"看能启动的配置(少|多)多少", "".join(tail.split()))
+    cmd = re.search(r"^\s*python3 lecture10/01_config_space\.py (.*--smem \d+)$", tail, re.M)
+    assert m and cmd, tail
+    q = run_script("lecture10/01_config_space.py", *cmd[1].split(), env=ENV)
+    assert q.returncode == 0, q.stderr
+    said = re.search(r"比\w+的\d+个(多|少)\d+个", "".join(q.stdout.split()))
+    assert said and said[1] == m[1], (said and said[0], m[0])
+
+
+def test_the_config_space_valley_is_checked_not_told():
+    """助教报过：共享内存小的 GPU 上 lecture10/01 照样讲"先改 warps，走得过去"的山谷，可终点 256×128 / 8 warp 根本启动
+    不了；A100 上说"BK 减半是 196,608 B（启动不了）"，前一句却在说 BK 减半就放得下。两句现在都在代码里检查。"""
+    r = run_script("-c", SMALL_GPU, ROOT, "lecture10/01_config_space.py", env=ENV, timeout=300)
+    obs = "".join(r.stdout.split("演示 3", 1)[1].split())
+    assert "【本次不成立】讲义说256×128配4个warp启动不了、配8个warp能启动" in obs, obs
+    a100 = "".join(run_script("lecture10/01_config_space.py", "--gpu", "a100", env=ENV).stdout.split("演示 3", 1)[1].split())
+    assert "【本次不成立】讲义说4级、256×128、BK=128的共享内存超了上限、BK减半就放得下" in a100, a100
