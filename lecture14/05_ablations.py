@@ -389,8 +389,9 @@ def demo2_ops(results, seeds):
               "single_field）成功率的差别。",
               "这一条的判据是：完整系统里 targeted 的成功率至少是 single_field 的 2 倍，小模型"
               + ("一次 targeted 都不提" if SMALL_TARGETED == 0 else "提的 targeted 不到完整系统的一半"),
-              f"targeted {rate_text(ok_('full', 'targeted'), n_t)}，single_field {rate_text(ok_('full', 'single_field'), n_s)}，"
-              f"小模型提了 {n_small:,} 次 targeted（完整系统 {n_t:,} 次）"),
+              f"targeted {rate_text(ok_('full', 'targeted'), n_t)}，single_field {rate_text(ok_('full', 'single_field'), n_s)}"
+              + (f"，是它的 {fmt(t / s, 2, (2,))} 倍" if s > 0 else "")      # 百分比四舍五入后可能看着像正好 2 倍
+              + f"，小模型提了 {n_small:,} 次 targeted（完整系统 {n_t:,} 次）"),
     ])
 
 

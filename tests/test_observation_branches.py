@@ -355,6 +355,16 @@ def test_05_no_cascade_fails_when_it_costs_nothing_more(table):
     fails(claim(obs, WORDS["no_cascade"]), out, ["2%", "10%"], ["内核 25,000 次对 25,000 次（1.00 倍）"])
 
 
+def test_05_ops_names_the_exact_ratio_when_rounded_rates_look_like_twice(table):
+    """助教报过：L40S 上这句标着不成立，印的却是 "targeted 8% vs single_field 4%"——读者按印出来的数算正好 2 倍。
+    量到的值里现在写出两个成功率之比（多印几位，不和判据的 2 倍混）。"""
+    res = results(full=[result(t, tried={"targeted": 1000, "single_field": 1000},
+                               accepted={"targeted": 80, "single_field": 42}) for t in (1.27, 1.28, 1.29)])
+    obs, out = ablations(table, res)
+    fails(claim(obs, WORDS["ops"]), out, ["2 倍"], ["targeted 240/3,000（8%）", "single_field 126/3,000（4%）",
+                                                    "是它的 1.90 倍"])
+
+
 def test_05_order_fails_when_the_small_model_drops_most(table):
     obs, out = ablations(table, results(small=[result(1.05, tried={"single_field": 350}) for _ in range(3)]))
     fails(claim(obs, WORDS["order"]), out, ["3 ×"], ["不进化 +0.200", "小模型（small LLM） +0.230"])
