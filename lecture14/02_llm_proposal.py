@@ -44,7 +44,7 @@ from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, Tim
                     evolve, geomean_speedup, parse, render, split_shapes)
 from evolve.loop import MAX_BUDGET, RUN_04  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
-from evolve.mock_llm import MAX_RULES, MISTAKE, OPS, Dice, MockLLM, Prompt  # noqa: E402
+from evolve.mock_llm import MISTAKE, OPS, Dice, MockLLM, Prompt  # noqa: E402
 from evolve.problem import launch_problems  # noqa: E402
 from evolve.program import DiffError, apply_diff, parse_diff  # noqa: E402
 from evolve import openai_llm  # noqa: E402
@@ -332,17 +332,9 @@ def kind_stats(table, train, prompt, seed):
 
 
 def why_nothing_new(op: str, prompt) -> str:
-    """op 这种修改对这个父程序为什么一次新修改都提不出来（按 MockLLM 的规则、从父程序和灵感程序算出来）。"""
-    p = prompt.parent
-    if op in ("add_rule", "crossover") and p.n_rules() >= MAX_RULES:
-        at = "正是" if p.n_rules() == MAX_RULES else "已经超过了"
-        return (f"父程序已经有 {p.n_rules()} 条规则，{at} MockLLM 写规则的上限 mock_llm.MAX_RULES = {MAX_RULES}"
-                "（提示里让它保持简短），而这种修改只会再加一条规则")
-    if op == "crossover" and not any(q.rules for _, q, _ in prompt.inspirations):
-        return "灵感程序里没有一条规则可借"
-    if op in ("threshold", "remove_rule") and not p.rules:
-        return "父程序没有规则，没有阈值可挪、没有规则可删"
-    return "每次改出来的都和父程序一模一样"
+    """op 这种修改对这个父程序为什么一次新修改都提不出来：MockLLM 做不了它时说的那句话（MockLLM.why_not：每种修改
+    自己说为什么做不了，加一种修改也一样）；做得了、却每次都改回父程序的样子时说这个。"""
+    return one_kind(op, 0).why_not(op, prompt) or "每次改出来的都和父程序一模一样"
 
 
 def nothing_new_note(stats: dict, prompt) -> str | None:

@@ -206,3 +206,25 @@ def test_the_replayed_step_names_the_run_it_belongs_to(outputs, run):
         assert m[1].startswith(f"种子{seed}那次进化（比04默认的1,000个提议走得更远"), m[1]
     T04 = load_script("lecture14/04_alphaevolve_tiling.py", "tiling_04_replay")
     assert s02.RUN_04 == (T04.SEED, T04.BUDGET)                 # 04 默认那次进化的种子和预算，两边一致
+
+
+def test_a_new_edit_kind_says_why_it_proposed_nothing_new(monkeypatch):
+    """助教报过：照 README 加一种修改（swap_rules，对调两条规则），父程序只有 1 条规则时 02 说它"每次改出来的都和父程序
+    一模一样"，真正的原因是不到 2 条规则。现在每种修改做不了时自己说为什么（返回 (None, 一句话)），02 照印。"""
+    from evolve import mock_llm
+
+    def _swap_rules(self, pr):
+        p = pr.parent
+        if p.n_rules() < 2:
+            return None, "父程序不到 2 条规则，没有两条可以对调"
+        i = self.rng.below(p.n_rules() - 1)
+        rules = p.rules[:i] + (p.rules[i + 1], p.rules[i]) + p.rules[i + 2:]
+        return Program(rules, p.default), f"对调第 {i + 1}、{i + 2} 条规则"
+    monkeypatch.setattr(mock_llm.MockLLM, "_swap_rules", _swap_rules, raising=False)
+    monkeypatch.setattr(mock_llm, "OPS", mock_llm.OPS + ("swap_rules",))
+    monkeypatch.setattr(mock_llm, "OP_WEIGHTS", mock_llm.OP_WEIGHTS + (0.1,))
+    monkeypatch.setattr(s02, "OPS", mock_llm.OPS)
+    one = Prompt("", Program(EXPERT.rules[:1], EXPERT.default), 1.0, (), ())
+    assert s02.why_nothing_new("swap_rules", one) == "父程序不到 2 条规则，没有两条可以对调"
+    two = Prompt("", Program(EXPERT.rules[:1] * 2, EXPERT.default), 1.0, (), ())
+    assert s02.why_nothing_new("swap_rules", two) == "每次改出来的都和父程序一模一样"       # 对调两条一样的规则

@@ -146,6 +146,15 @@ def _shrunk(cfg: Config) -> Config:
     return tries[-1]
 
 
+NO_RULES = "父程序没有规则，没有阈值可挪、没有规则可删"
+
+
+def _too_many(p: Program) -> str:
+    at = "正是" if p.n_rules() == MAX_RULES else "已经超过了"
+    return (f"父程序已经有 {p.n_rules()} 条规则，{at} MockLLM 写规则的上限 mock_llm.MAX_RULES = {MAX_RULES}"
+            "（提示里让它保持简短），而这种修改只会再加一条规则")
+
+
 def _configs(p: Program) -> list[Config]:
     return [r.config for r in p.rules] + [p.default]
 
@@ -216,7 +225,13 @@ class MockLLM:
             return op, why                                   # 没有 SEARCH/REPLACE 块：子程序就是父程序
         return op, f"{why}\n" + format_diff(make_diff(prompt.parent_src, child_src))
 
-    # ---- 各种修改：返回 (子程序, 一句说明)，做不了返回 (None, "") ----
+    def why_not(self, op: str, prompt: Prompt) -> str | None:
+        """op 这种修改对这个父程序做不了的原因（一句话，给学生看）；做得了返回 None。02 演示 2 用它说明一种修改为什么
+        提了 200 次一次新修改都没有。先看原因、再用随机数的修改（下面各个方法都是这样写的），所以问它不改随机流。"""
+        child, why = getattr(self, "_" + op)(prompt)
+        return why if child is None else None
+
+    # ---- 各种修改：返回 (子程序, 一句说明)；做不了返回 (None, 一句为什么做不了)（why_not 给学生看） ----
     def _targeted(self, pr: Prompt):
         s = pr.feedback[self.rng.below(len(pr.feedback))][0]
         cfg = common_sense_config(s.M, s.N, s.K, self.rng)
@@ -240,11 +255,11 @@ class MockLLM:
     def _threshold(self, pr: Prompt):
         p = pr.parent
         if not p.rules:
-            return None, ""
+            return None, NO_RULES
         i = self.rng.below(p.n_rules())
         rule = p.rules[i]
         if not rule.conds:
-            return None, ""
+            return None, f"挑中的第 {i + 1} 条规则没有条件，没有阈值可挪"
         j = self.rng.below(len(rule.conds))
         field, t = rule.conds[j]
         new = int(t * self.rng.pick((0.5, 2.0))) if field != "M" else self._near_m(t)
@@ -260,7 +275,7 @@ class MockLLM:
     def _add_rule(self, pr: Prompt):
         p = pr.parent
         if p.n_rules() >= MAX_RULES:
-            return None, ""
+            return None, _too_many(p)
         cfg = _configs(p)[self.rng.below(p.n_rules() + 1)]
         m = self.rng.pick(M_THRESHOLDS)
         i = self.rng.below(p.n_rules() + 1)
@@ -269,15 +284,17 @@ class MockLLM:
     def _remove_rule(self, pr: Prompt):
         p = pr.parent
         if not p.rules:
-            return None, ""
+            return None, NO_RULES
         i = self.rng.below(p.n_rules())
         return Program(p.rules[:i] + p.rules[i + 1:], p.default), f"删掉第 {i + 1} 条规则"
 
     def _crossover(self, pr: Prompt):
         p = pr.parent
         donors = [q for _, q, _ in pr.inspirations if q.rules]
-        if not donors or p.n_rules() >= MAX_RULES:
-            return None, ""
+        if p.n_rules() >= MAX_RULES:
+            return None, _too_many(p)
+        if not donors:
+            return None, "灵感程序里没有一条规则可借"
         q = donors[self.rng.below(len(donors))]
         rule = q.rules[self.rng.below(q.n_rules())]
         i = self.rng.below(p.n_rules() + 1)
