@@ -45,7 +45,7 @@ Ctrl-C：make test 约一秒内停下（pytest 的退出码 2）；按的那一�
   TESTS_RUN_LOG=文件        每次脚本运行记一行：CPU 秒、墙钟秒、命令、和会话开始时不同的环境（找慢的、重复的运行）
   TESTS_PREFETCH_REPORT=1  结果末尾列出预跑了却没用到的命令、测试要时还没预跑的命令（维护 PREFETCH 用）
   TESTS_GPU=a100           引擎测试和"印出来的数对得上"的测试换成 A100 的记录（lecture10/gpus.py）；讲义在 H100 上的论断
-                           （@pytest.mark.h100_claim）和 H100 上的金标运行（@pytest.mark.h100_golden：一条具体轨迹的
+                           （@pytest.mark.h100_claim）和 H100 上的金标运行（@pytest.mark.h100_golden：一次具体运行的
                            前提，失败时说"金标运行的前提变了"，不说讲义论断不成立）跳过，跳过的原因写明。默认 h100
   TESTS_GPU_CLAIMS=1       和 TESTS_GPU 一起用：讲义的论断不跳过，在那块 GPU 上照样检查——不成立的每条都以"讲义论断
                            不成立：哪条；GPU：哪块"开头（换 GPU 的助教用它看讲义的哪些话要改）
@@ -789,7 +789,7 @@ def pytest_configure(config):
     _start_reaper()
     config.addinivalue_line("markers", "quiet: 量时间的测试：最先跑，那时前台没有别的事（conftest）")
     config.addinivalue_line("markers", "h100_claim: 讲义在 H100 上的论断（或 H100 的数）：TESTS_GPU 不是 h100 时跳过")
-    config.addinivalue_line("markers", "h100_golden: H100 上一条具体轨迹（金标运行）的前提，不是讲义的话："
+    config.addinivalue_line("markers", "h100_golden: H100 上一次具体运行（金标运行：一个种子的轨迹、讲义模型上只改一处）的前提，不是讲义的话："
                                        "TESTS_GPU 不是 h100 时跳过（TESTS_GPU_CLAIMS=1 也跳过）")
     if not os.environ.get("TESTS_NO_ZYGOTE") and hasattr(socket, "send_fds"):
         _start_zygote()
@@ -841,7 +841,7 @@ def pytest_runtest_makereport(item, call):
     if rep.failed and call.when == "call" and item.get_closest_marker("h100_golden") is not None:
         said = _claim_said(item.function)
         rep.longrepr = (f"金标运行的前提变了（不是讲义的话错了，多半也不是引擎坏了：随机流、MockLLM 或模型的数变了，"
-                        f"照这个测试的说明换一个种子）：{item.name}" + (f"（{said}）" if said else "") + f"\n{rep.longrepr}")
+                        f"照这个测试的说明换一个种子或改法）：{item.name}" + (f"（{said}）" if said else "") + f"\n{rep.longrepr}")
     elif rep.failed and call.when == "call" and item.get_closest_marker("h100_claim") is not None:
         said = _claim_said(item.function)
         what = item.name + (f"（{said}）" if said else "")
@@ -859,10 +859,10 @@ def pytest_collection_modifyitems(session, config, items):
         for item in items:
             if item.get_closest_marker("h100_claim") is not None:
                 item.add_marker(pytest.mark.skip(reason=f"讲义在 H100 上的论断，这次引擎测试用的是 {TESTS_GPU}（TESTS_GPU）"))
-    if TESTS_GPU != "h100":                             # 金标运行是 H100 上的一条具体轨迹：别的 GPU 上没有它
+    if TESTS_GPU != "h100":                             # 金标运行是 H100 上的一次具体运行：别的 GPU 上没有它
         for item in items:
             if item.get_closest_marker("h100_golden") is not None:
-                item.add_marker(pytest.mark.skip(reason=f"H100 上的金标运行（一条具体的轨迹），这次用的是 {TESTS_GPU}（TESTS_GPU）"))
+                item.add_marker(pytest.mark.skip(reason=f"H100 上的金标运行（一次具体的运行），这次用的是 {TESTS_GPU}（TESTS_GPU）"))
     if os.environ.get("TESTS_NO_PREFETCH"):
         return
     items.sort(key=_order)                              # sort 是稳定的：同一组里保持原来的顺序

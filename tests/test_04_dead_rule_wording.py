@@ -2,6 +2,8 @@
 them give the same config). 04 --seed 3 removes `if M <= 3072:` — reachable for 1537 <= M <= 3072 — and used to
 call it "死规则（永远走不到的规则）". The wording must cover what simplify really removed."""
 
+import pytest
+
 from evolve import parse
 from evolve.program import simplify
 from conftest import run_script
@@ -10,6 +12,7 @@ COMMAND = ("lecture14/04_alphaevolve_tiling.py", "--seed", "3", "--seeds", "1", 
 PREFETCH = [COMMAND]                  # conftest：收集完测试后在后台先跑
 
 
+@pytest.mark.h100_golden            # 种子 3 在 H100 上的那条轨迹：它最好的程序里恰好有一条走得到、去掉也一样的规则
 def test_removed_reachable_rule_is_not_called_unreachable():
     r = run_script(*COMMAND, timeout=180)
     assert r.returncode == 0, r.stderr

@@ -227,7 +227,8 @@ def test_04_demo3_by_model_drop_fails(table):
 def test_04_demo3_close_to_table_fails(table):
     r, m = pmt_test(table, "random"), pmt_test(table, "by_model")
     obs, out = demo3(table, {"random": (r * 1.2, r * 1.2), "by_model": (m * 1.03, m)})
-    fails(claim(obs, "相差不到 5%"), out, ["5%"], ["最多相差 20.0%"])
+    close = round(r * 1.2, 3) / round(r, 3) - 1              # 脚本按印出来的三位小数算（助教报过：A100 上是 20.1%）
+    fails(claim(obs, "相差不到 5%"), out, ["5%"], [f"最多相差 {close * 100:.1f}%"])
     holds(claim(obs, "3%"), out)
 
 

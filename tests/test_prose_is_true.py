@@ -190,7 +190,7 @@ def test_03_table_note_says_the_score_column_is_a_median_too():
 
 # ---------------------------------------------------------------- 8. 提示词的标题说它按什么排
 
-@pytest.mark.h100_claim                 # 讲义在 H100 上印的那句话（换了 GPU 它可能标着【本次不成立】）
+@pytest.mark.h100_golden                # 02 默认运行在 H100 上的那个提示词：六行里恰好有一行"比见过的最好慢 1.00×"
 def test_prompt_header_names_the_ranking_it_lists():
     prompt = section(out(S02), "演示 1").split("① 提示词")[1].split("② ")[0]
     prompt = re.sub(r"\n {6,}(?=\S)", " ", prompt)     # 比 100 列宽的行折开了（续行多缩进四格）：接回去

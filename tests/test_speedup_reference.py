@@ -12,7 +12,7 @@ from conftest import launchable
 from kernel_lab import Config
 from sched_lab import time_one, time_valid
 
-A = Config(32, 32, 256, 2, 4, 8)          # 小 M 的好配置
+A = launchable(32, 32, 256, 2, 4, 8)      # 小 M 的好配置（共享内存小的 GPU 上少几级流水线）
 B = launchable(128, 256, 64, 8, 4, 8)     # 大块（这块 GPU 放不下 4 级时少一级：夹具从 VALID 来）
 C = Config(16, 32, 32, 2, 1, 1)           # 哪儿都慢：最小的块、没有流水线
 
