@@ -44,7 +44,7 @@ from console import LISTING_LINES, display_width, print_numbered, wrap_width  # 
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, Rule, Shape,  # noqa: E402
                     TimeTable, all_shapes, choose, parse, per_m_table, render, simplify, split_shapes)
-from evolve.problem import EXPERT_FILE, copy_suggestion, load_or_explain, source_view  # noqa: E402
+from evolve.problem import EXPERT_FILE, copy_suggestion, distinct_sizes, load_or_explain, source_view  # noqa: E402
 from sched_lab import MAX_DIM  # noqa: E402
 from evolve.program import (NO_BOUND, branch_index, dead_rules, equivalent,  # noqa: E402
                             removed_lines)
@@ -246,7 +246,7 @@ def demo2_why_code(table: TimeTable):
     print_table(["没见过的形状", f"逐形状的表（{len(train)} 个训练形状{sizes}）", "专家启发式（和最优比）",
                  f"按 M 查表的程序（{pmt.n_rules()} 条规则）"], rows)
 
-    per_shape, runs = len(VALID), len(VALID) * len(train)
+    per_shape, runs = len(VALID), len(VALID) * distinct_sizes(train)   # 一样大的形状只穷举一次
     rows = [["逐形状调优：一个形状的候选配置", f"{per_shape:,}"],
             ["逐形状调优：穷举全部训练形状要跑几次", f"{runs:,}"]]
     rows += [[f"只用 M 做条件、{r} 条规则的程序（{math.comb(len(TOKENS) - 1, r)} 种阈值 × {per_shape:,}^{r + 1} 种配置）",

@@ -52,7 +52,7 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, 
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS, RUN_04  # noqa: E402
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
-from evolve.problem import EXPERT_FILE, edit_example, pair_projections, read_heuristic, split_names  # noqa: E402
+from evolve.problem import EXPERT_FILE, distinct_sizes, edit_example, pair_projections, read_heuristic, split_names  # noqa: E402
 from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, VALID_INDEX, Config, regs_per_thread  # noqa: E402
@@ -167,7 +167,7 @@ def demo1_problem(table, train, test):
 
     one, pmt = best_single_config(train, table), per_m_table(train, table)
     o_train, o_test = oracle_speedup(train, table), oracle_speedup(test, table)
-    exhaustive = len(VALID) * len(train)
+    exhaustive = len(VALID) * distinct_sizes(train)            # 一样大的形状只穷举一次（和评估器的计数一样）
     rows = []
     for name, prog, cost in (("专家启发式", EXPERT, "0（手写）"),
                              (f"一个配置通吃 {one.default.as_tuple()}", one, f"{exhaustive:,}"),
@@ -476,8 +476,8 @@ def demo4_cost(table, out, ev, train, test, shapes, budget, book=None):
             [f"  只在 {N_PROBE} 个探针形状上跑过就淘汰", f"{ev.n_eval_probe:,}{P}"],
             ["  在全部训练形状上评估", f"{ev.n_eval_full:,}{P}"],
             ["进化：一共跑了几次内核（每个被评估的程序 × 它跑过的形状，含起点）", f"{ev.bench_runs:,}{R}"],
-            ["训练形状逐个穷举", f"{len(VALID) * len(train):,}{R}"],
-            [f"全部 {len(shapes)} 个形状逐个穷举", f"{len(VALID) * len(shapes):,}{R}"],
+            ["训练形状逐个穷举", f"{len(VALID) * distinct_sizes(train):,}{R}"],
+            [f"全部 {len(shapes)} 个形状逐个穷举", f"{len(VALID) * distinct_sizes(shapes):,}{R}"],
             ["来了一个新形状：用启发式", f"0{R}"],
             ["来了一个新形状：穷举", f"{len(VALID):,}{R}"],
             [f"来了一个新形状：第 13 讲代价模型引导的调优（{len(tune)} 个形状的中位数，最少–最多）",
@@ -488,7 +488,7 @@ def demo4_cost(table, out, ev, train, test, shapes, budget, book=None):
     print_note(f"（探针形状：完整评估之前先跑的 {N_PROBE} 个训练形状；在它们上面明显比父程序慢的程序就不再跑其余的形状——级联。）")
     landed = failed + ev.n_cached + ev.n_static_reject + ev.n_eval_probe + ev.n_eval_full
     assert landed == budget, (landed, budget)          # 每个提议恰好落进一行
-    exhaustive = len(VALID) * len(train)
+    exhaustive = len(VALID) * distinct_sizes(train)            # 一样大的形状只穷举一次（和评估器的计数一样）
     best = out["best"][0]
     c3 = geomean_speedup(best, test, table)
     return print_observations(([llm_cost_observation(book, out, ev, failed, budget)] if book is not None else []) + [

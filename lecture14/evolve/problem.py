@@ -74,6 +74,12 @@ class Shape:
         return 2.0 * self.M * self.N * self.K
 
 
+def distinct_sizes(shapes) -> int:
+    """shapes 里有几种不同的 (M, N, K)。两个模型的投影可能一样大（加 Gemma2-9B 时它的 qkv 和 70B/8 的 down 一样），
+    一样大的 GEMM 穷举一次就够：评估器的"跑了几次内核"和各脚本的"穷举要跑几次"都按它数。"""
+    return len({(s.M, s.N, s.K) for s in shapes})
+
+
 def all_shapes(projections=None, tokens=None) -> tuple[Shape, ...]:
     """投影 × M 的全部形状（讲义是 8 个投影 × 11 个 M = 88 个），按投影、再按 M 排。projections、tokens 默认是
     llama_shapes 的 PROJECTIONS、TOKENS；加模型的测试给别的。"""
