@@ -248,7 +248,8 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     imp = out["improvements"]
     shown = imp if len(imp) <= 12 else imp[:8] + [("…", None, None)] + imp[-4:]
     print("\n最好分数被刷新的时刻" + ("（前 8 次和最后 4 次）：" if len(imp) > 12 else "："))
-    d = apart_digits([s for _, s, _ in shown if s is not None], 3)  # 只差一点的两次刷新不印成同一个数
+    d = apart_digits([s for _, s, _ in shown if s is not None], 3, 8)   # 只差一点的两次刷新不印成同一个数（分数的
+    # log 量化到 2⁻²⁴，相邻两次至少差约 6e-8：8 位小数一定分得开）
     print_table(["第几个提议", "新的最好分数", "哪种修改"],
                 [[str(k), "" if s is None else f"{s:.{d}f}×", op or ""] for k, s, op in shown])
     o_tr, p_tr = oracle_speedup(train, table), geomean_speedup(per_m_table(train, table), train, table)

@@ -4,9 +4,11 @@ import os
 
 import pytest
 
+import kernel_lab
 from conftest import ahead, base_env, run_script as cached_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GPU_SHORT = kernel_lab.GPU.short                 # 提示里说旋钮是哪块 GPU 的取值（TESTS_GPU 换了 GPU 时跟着换）
 HEADERS = ("演示 1：屋顶线与时间拆解", "演示 2：每种效应一个实验", "演示 3：代价模型引导的调优")
 
 
@@ -113,7 +115,7 @@ def test_suggestion_double_L2_does_what_it_says(first):
     m = re.search(r"的最优从(\d+)变成(\d+)TFLOPS，瓶颈从(.)变成(.)；", s)
     assert m, s
     tf0, tf1, b0, b1 = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
-    knob = re.search(r"加上--knob(L2_BW=[\d.e+]+)（L2_BW现在是([\d.e+]+)B/s，是lecture10/gpus.py里H100的取值；", s)
+    knob = re.search(rf"加上--knob(L2_BW=[\d.e+]+)（L2_BW现在是([\d.e+]+)B/s，是lecture10/gpus.py里{GPU_SHORT}的取值；", s)
     assert knob and float(knob.group(1).split("=")[1]) == 2 * float(knob.group(2)), s
     # 照印出来的命令跑（两条，&& 连着）：不改任何文件
     runs = run_command(command_of(first.stdout, 1))
@@ -130,7 +132,7 @@ def test_suggestion_double_L2_does_what_it_says(first):
     assert failed and all("讲义说" in flat(o) for o in failed), [o[:80] for o in failed if "讲义说" not in flat(o)]
     # 改过旋钮的那次运行说的是这次的值，不说"L2_BW 现在是 7.7e+12"
     s2 = suggestion(p.stdout, 1)
-    assert (f"这次运行的L2_BW是{knob.group(1).split('=')[1]}B/s，是--knob给的；lecture10/gpus.py里H100的取值是"
+    assert (f"这次运行的L2_BW是{knob.group(1).split('=')[1]}B/s，是--knob给的；lecture10/gpus.py里{GPU_SHORT}的取值是"
             f"{knob.group(2)}" in s2), s2
     # 第二条命令：第 14 讲用的是同一个改过的模型——演示 1 里 prefill 那一行的 TFLOPS 就是提示里说的"变成"的数
     assert f"--knob {knob.group(1)}" in q.stdout.splitlines()[0] and "模型改过" in q.stdout
@@ -180,7 +182,7 @@ PREFETCH = [printed_runs]                              # conftest：收集完测
 # 2. 只把 L2_BW_PER_SM 翻倍：prefill 最优时间的变化和提示算的一样（从演示 1 的表算）；预言的观察正好是印出来不成立的
 def test_suggestion_per_sm_l2_does_what_it_says(first):
     s = suggestion(first.stdout, 2)
-    m = re.search(r"加上--knob(L2_BW_PER_SM=[\d.e+]+)（L2_BW_PER_SM现在是([\d.e+]+)B/s，是lecture10/gpus.py里H100的取值）", s)
+    m = re.search(rf"加上--knob(L2_BW_PER_SM=[\d.e+]+)（L2_BW_PER_SM现在是([\d.e+]+)B/s，是lecture10/gpus.py里{GPU_SHORT}的取值）", s)
     c = re.search(r"prefill的最优时间变([+-][\d.]+)%", s)
     assert m and c, s
     assert float(m.group(1).split("=")[1]) == 2 * float(m.group(2))
@@ -196,7 +198,7 @@ def test_suggestion_per_sm_l2_does_what_it_says(first):
 @pytest.mark.h100_claim
 def test_suggestion_shorter_latency_does_what_it_says(first):
     s = suggestion(first.stdout, 3)
-    m = re.search(r"加上--knob(LOAD_LATENCY_BUSY=[\d.e+-]+)（LOAD_LATENCY_BUSY现在是([\d.e+-]+)秒，是lecture10/gpus.py里H100的取值；", s)
+    m = re.search(rf"加上--knob(LOAD_LATENCY_BUSY=[\d.e+-]+)（LOAD_LATENCY_BUSY现在是([\d.e+-]+)秒，是lecture10/gpus.py里{GPU_SHORT}的取值；", s)
     g = re.search(r"stages1比4慢的倍数从([\d.]+)×变成([\d.]+)×，演示1的坏例从慢([\d.]+)–([\d.]+)×变成([\d.]+)–([\d.]+)×", s)
     assert m and g, s
     assert float(m.group(1).split("=")[1]) < float(m.group(2))

@@ -67,8 +67,10 @@ def test_13_01_any_tiling_is_about_the_same_only_for_the_shape_shown():
     ratios = {(name, M): sched_lab.time_one(small, M, N, K) / sched_lab.optimum(M, N, K).time
               for name, (N, K) in LAYERS.items() for M in TOKENS if choose_mnk(lecture, M, N, K) == small}
     (name, M), worst = max(ratios.items(), key=lambda kv: kv[1])
-    assert worst > 1.01                                       # 讲义的模型里确实有反例：句子要把它说出来
-    m = find(rf"专家用这个小块的 {len(ratios)} 个形状里，{name} M={M}.*?慢 ([\d.]+)×", text)
+    if worst <= 1.01:                                         # 没有反例（换了 GPU 可能这样）：句子说"都是这样"
+        assert f"专家用这个小块的{len(ratios)}个形状上都是这样" in "".join(text.split()), text
+        return
+    m = find(rf"专家用这个小块的 {len(ratios)} 个形状里，{name} M={M}.*?慢 ([\d.]+)×", text)   # 讲义的模型里有反例
     assert shows(m[1], worst)
 
 
@@ -221,9 +223,11 @@ def edited_expert_13_01():
     shutil.copy(LECTURE_EXPERT, path)
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    text = text.replace("if M <= 16:", "if M <= 64:").replace(
-        "return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)",
-        "return Config(BM=128, BN=256, BK=64, warps=8, stages=3, group=8)")
+    text = text.replace("if M <= 16:", "if M <= 64:")
+    from kernel_lab import VALID_INDEX, Config
+    if Config(128, 256, 64, 8, 3, 8) in VALID_INDEX:              # 04 只在这块 GPU 上启动得了时才建议这一处
+        text = text.replace("return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)",
+                            "return Config(BM=128, BN=256, BK=64, warps=8, stages=3, group=8)")
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     env = {k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_EXPERT"}
@@ -306,5 +310,5 @@ def test_04_single_field_rejects_name_every_resource_they_overflowed():
     text = observations(section(out(S04), "演示 2"))[1]
     m = find(r"其中 (\d+) 个就是每线程的寄存器超了（超了别的资源的：(.*?)；一个程序可以同时超几种）", text)
     assert int(m[1]) == kinds["寄存器/线程"]
-    said = dict((k.strip(), int(n)) for k, n in re.findall(r"([^、]+?) (\d+) 个", m[2]))
+    said = dict((k.strip(), int(n)) for k, n in re.findall(r"([^、]+?) ?(\d+) ?个", m[2]))   # 折行处的空格被去掉了
     assert said == {k: n for k, n in kinds.items() if k != "寄存器/线程"}

@@ -141,6 +141,9 @@ def edited_expert_runs():
     env = {k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_EXPERT"}
     out = {}
     for old, new in EDITS:
+        if "BN=256" in new and "BN=256" not in what:         # 04 只在这块 GPU 上启动得了时才建议这一处
+            out[old, new] = None
+            continue
         repo = copy_repo(session_dir("edited"))
         expert = os.path.join(repo, "lecture14", "expert_heuristic.py")
         with open(expert, encoding="utf-8") as f:
@@ -157,8 +160,11 @@ PREFETCH.append(edited_expert_runs)
 
 @pytest.mark.parametrize("old,new", EDITS)
 def test_04_suggested_edits_to_the_expert_are_read_and_change_the_numbers(old, new):
+    if edited_expert_runs()[old, new] is None:
+        pytest.skip("04 在这块 GPU 上不建议这处修改（改完的配置在这里启动不了）")
     what, cmd, count, after = edited_expert_runs()[old, new]
-    assert "M <= 64" in what and "BN=256" in what and "warps=8" in what      # 测的就是建议说的那两处修改
+    said = ("M <= 64",) if "M <= 64" in new else ("BN=256", "warps=8")
+    assert all(w in what for w in said), what                                 # 测的就是建议说的那一处修改
     args = cmd.split()[2:]                             # 照建议印的命令跑（python3 lecture14/04_... 之后的参数）
     assert cmd.split()[:2] == ["python3", "lecture14/04_alphaevolve_tiling.py"], cmd
     assert count == 1                                  # 讲义的专家里正好有一处 old（改的就是建议说的那一处）
@@ -231,6 +237,8 @@ def test_04_demo3_shares_in_its_sentences_are_the_tables_cells_after_the_suggest
     """学生报过：BN=256、warps=8 那处修改以后，演示 3 的表写 85%，句子写"两种划分都拿到 85.3%–96%"。判据的界
     （85%、90%）旁边多印一位，表和句子用同一个规则（console.pct 的 bounds），印出来的一样。"""
     from printed import find_table, observations, section
+    if edited_expert_runs()[old, new] is None:
+        pytest.skip("04 在这块 GPU 上不建议这处修改（改完的配置在这里启动不了）")
     out = section(edited_expert_runs()[old, new][3].stdout, "演示 3")
     t = find_table(out, "测试上占最优的")
     col = t.col("测试上占最优的")
@@ -249,7 +257,9 @@ def test_04_edit_suggestion_follows_the_expert_file(monkeypatch):
     from evolve import EXPERT, Program, Rule
     s04 = load_script("lecture14/04_alphaevolve_tiling.py", "suggest_04_edit")
     first = lambda: "".join(s04.suggestions()[0][0].split())                        # noqa: E731
-    assert "把ifM<=16:改成ifM<=64:" in first() and "BN=256、warps=8" in first()       # 讲义的专家
+    from kernel_lab import VALID_INDEX
+    wider = EXPERT.default.replace(BN=256, warps=8) in VALID_INDEX                   # 这块 GPU 上启动得了才建议
+    assert "把ifM<=16:改成ifM<=64:" in first() and ("BN=256、warps=8" in first()) == wider   # 讲义的专家
     edited = Program(tuple(Rule((("M", 64),), r.config) for r in EXPERT.rules),
                      EXPERT.default.replace(BN=256, warps=8))
     monkeypatch.setattr(s04, "EXPERT", edited)
