@@ -215,7 +215,8 @@ def test_prompt_header_names_the_ranking_it_lists():
 
 @ahead
 def edited_expert_13_01():
-    """一份仓库拷贝里按 04 的"可以试试 1"改学生的专家（两处都改），不设测试的环境变量（学生直接运行），跑 13/01。"""
+    """一份仓库拷贝里改学生的专家（04 的"可以试试 1"建议的 if M <= 64，再把 decode 那一档换成每块 GPU 上都启动得了的
+    另一个配置：13/01 印的四个形状里一定有几个变了），不设测试的环境变量（学生直接运行），跑 13/01。"""
     d = session_dir("edited-expert")
     for sub in ("lecture01", "lecture10", "lecture13", "lecture14"):
         shutil.copytree(os.path.join(ROOT, sub), os.path.join(d, sub), ignore=shutil.ignore_patterns("__pycache__"))
@@ -223,11 +224,9 @@ def edited_expert_13_01():
     shutil.copy(LECTURE_EXPERT, path)
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    text = text.replace("if M <= 16:", "if M <= 64:")
-    from kernel_lab import VALID_INDEX, Config
-    if Config(128, 256, 64, 8, 3, 8) in VALID_INDEX:              # 04 只在这块 GPU 上启动得了时才建议这一处
-        text = text.replace("return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)",
-                            "return Config(BM=128, BN=256, BK=64, warps=8, stages=3, group=8)")
+    text = text.replace("if M <= 16:", "if M <= 64:").replace(
+        "return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)",
+        "return Config(BM=32, BN=64, BK=128, warps=4, stages=3, group=1)")     # 共享内存 72 KB：哪块 GPU 都放得下
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     env = {k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_EXPERT"}
