@@ -464,7 +464,8 @@ def demo2_effects():
                        f"\"算\"变成 {mma_r:.2f} 倍；总时间却是 ×{tr:.3f}——\"搬\"（{parts(f)['搬']:.0f} µs）比\"算\"大得多。"
                        f"在这个模型里张量核很少是瓶颈：{N_SHAPES} 个形状 × {len(VALID)} 个配置里，\"算\"是最大一项的只占 {math_share:.1%}。",
                        f"MMA 路径：算 ×{mma_r:.2f}（MMA_FALLBACK = {sl.MMA_FALLBACK}），总时间 ×{tr:.3f}；"
-                       f"\"算\"是最大一项的占 {math_share:.1%}（讲义说不到 10%、总时间差不到 5%）。"))
+                       f"\"算\"是最大一项的占 {math_share:.1%}（讲义说 BM = 32 时\"算\"变成 1 / MMA_FALLBACK = "
+                       f"{1 / sl.MMA_FALLBACK:.2f} 倍，\"算\"是最大一项的不到 10%、总时间差不到 5%）。"))
 
     # L2 算术强度：128×128 和 128×256，每 warp 累加器、级数、CTA/SM 都一样
     small, large = fit(Config(128, 128, 64, 4, 4, 8)), fit(Config(128, 256, 64, 8, 4, 8))
