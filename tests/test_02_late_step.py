@@ -174,6 +174,7 @@ def test_a_late_step_that_finds_nothing_is_not_offered_as_showing_demo_2():
         assert "对演示 1 的父程序" not in p.stdout and "对专家启发式" in p.stdout
 
 
+@pytest.mark.h100_golden          # 种子 0 在 H100 上的轨迹：第 2000 个提议以后那一段恰好没有比父程序好的
 def test_a_window_with_nothing_better_says_the_evolution_stalled_not_a_failed_claim(table, train):
     """学生报过：02 --after 1000 的"可以试试"先说"第 2000–2400 个提议里没有一个比父程序好的"，照着跑
     --after 2000，演示 1 却把这个预告过的结果标成【本次不成立】，又接着建议同样找不到的 --after 4000。

@@ -225,5 +225,5 @@ def test_demo2_counts_training_shapes_and_distinct_sizes_apart(monkeypatch, tabl
     with contextlib.redirect_stdout(out):
         s01.demo2_why_code(table)
     n, distinct = len(train) + len(twins), len({(s.M, s.N, s.K) for s in train + twins})
-    assert distinct == len(train) < n
+    assert distinct == len({(s.M, s.N, s.K) for s in train}) < n
     assert f"逐形状的表（{n}个训练形状，其中尺寸不同的{distinct}个）" in "".join(out.getvalue().split())
