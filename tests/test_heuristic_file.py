@@ -116,6 +116,20 @@ def test_a_missing_marker_says_which_line_to_add_back(tmp_path, drop):
     assert f"补上一行 # EVOLVE-BLOCK-{drop}" in e.message and "成对" in e.message, e.message
 
 
+@pytest.mark.parametrize("start,end", [("# EVOLVE-BLOCK-START", "# EVOLVE-BLOCK-END"),
+                                       ("#EVOLVE-BLOCK-START", "  #  EVOLVE-BLOCK-END  （到这里）")])
+def test_source_view_lists_the_block_parse_reads(tmp_path, start, end):
+    # 01、06 印的原文从 parse 认的那两行标记起止（parse 也认 "#EVOLVE-BLOCK-START"、行尾带说明的标记）
+    from evolve.problem import source_view
+    text = (HEAD + BODY + TAIL).replace("# EVOLVE-BLOCK-START", start).replace("# EVOLVE-BLOCK-END", end)
+    view = source_view(write(tmp_path, text))
+    assert view.marked and view.lines[0][1] == start and view.lines[-1][1] == end, view.lines
+    assert [n for n, _ in view.lines] == list(range(view.lines[0][0], view.lines[-1][0] + 1))
+    assert parse(text) == GOOD
+    bare = source_view(write(tmp_path, "".join(l for l in text.splitlines(True) if "EVOLVE-BLOCK" not in l), name="b.py"))
+    assert not bare.marked and bare.lines[0][0] == 1 and bare.lines[-1][1].strip().startswith("return Config")
+
+
 def test_ignored_code_is_warned(tmp_path):
     # 第二个 EVOLVE 块、标记外面的 def choose_config：不会被读，要提醒（说明文字里写的 def 不算）
     extra = ('\n"""说明里写着\ndef choose_config(M, N, K):\n不算"""\n\n'

@@ -20,7 +20,7 @@ from kernel_lab import VALID, VALID_INDEX, Config, off_grid, problems
 from llama_shapes import LAYERS, MODEL_OF, PROJECTIONS, TOKENS  # noqa: F401  （投影的 (N, K)、所属模型和 M，第 13 讲定义）
 from sched_lab import time_valid
 
-from .program import BLOCK_END, BLOCK_START, Program, branch_index, choose, dead_rules
+from .program import Program, branch_index, choose, dead_rules
 from .source import ProgramError, find_block, ignored_code, parse
 
 LOG_QUANTUM = 2.0 ** -24           # log(时间) 的量化步长（约 6e-8，相对时间误差远小于模型本身的误差）
@@ -276,10 +276,12 @@ def source_view(path: str) -> SourceView:
     """读一个已经读成程序的启发式文件（load_heuristic 没出错），给学生看它的原文。"""
     with open(path, "rb") as f:
         text = decode_source(f.read(), display_path(path))
-    lines = text.splitlines()
-    offset, _ = find_block(text, display_path(path))           # 有标记时 offset 是标记那一行和它前面的行数（≥ 1）
-    start = next((i for i, x in enumerate(lines) if x.strip() == BLOCK_START), 0)
-    end = next((i for i, x in enumerate(lines) if x.strip() == BLOCK_END and i > start), len(lines) - 1)
+    lines = text.split("\n")
+    offset, block = find_block(text, display_path(path))      # 和 parse 认同样的标记（"#EVOLVE-BLOCK-START" 也算）
+    if offset > 0:                                             # offset：START 那一行和它前面的行数
+        start, end = offset - 1, offset + block.count("\n")    # 两行标记的下标（END 那一行紧跟着块的最后一行）
+    else:
+        start, end = 0, len(lines) - 1 - (lines[-1] == "")     # 整个文件（最后的换行后面不算一行）
     return SourceView(tuple((i + 1, lines[i]) for i in range(start, end + 1)), offset > 0, tuple(ignored_code(text)))
 
 
