@@ -227,7 +227,8 @@ class MockLLM:
 
     def why_not(self, op: str, prompt: Prompt) -> str | None:
         """op 这种修改对这个父程序做不了的原因（一句话，给学生看）；做得了返回 None。02 演示 2 用它说明一种修改为什么
-        提了 200 次一次新修改都没有。先看原因、再用随机数的修改（下面各个方法都是这样写的），所以问它不改随机流。"""
+        提了 200 次一次新修改都没有。它真的试一次这种修改，会用掉这个 MockLLM 的随机数：用一个单独的实例问
+        （02 每次新建一个），别拿进化正在用的那个问。"""
         child, why = getattr(self, "_" + op)(prompt)
         return why if child is None else None
 
