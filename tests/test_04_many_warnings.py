@@ -2,6 +2,7 @@
 per dead rule in demo 1 — 480 lines for a 500-rule table. 04 prints the first few, wrapped, and says how many more.
 Every script that prints a program (the expert, a prompt, an LLM reply, an evolved best) prints a bounded listing of it,
 and fits an 80-column terminal, whatever the size of the table."""
+import functools
 import itertools
 import os
 import re
@@ -35,21 +36,29 @@ def test_many_dead_rules_print_a_bounded_number_of_notes(tmp_path):
     assert all(display_width(line) <= PIPE_WIDTH for line in demo1.splitlines() if "注意" in line or "还有" in line)
 
 
-def test_a_500_rule_table_is_listed_in_bounded_lines_and_its_redundant_rules_are_counted(tmp_path):
-    """学生报过：贴进来一张 500 条规则的表（每条 if M <= k，499 条和默认配置一样），04 --quick 印了约 2,280 行：
-    演示 1 把专家整个印了两遍、演示 2 把 500 条规则的最好程序整个印出来；还不说 499 条规则去掉也一样（01、06 说）。
-    现在清单只印开头 MAX_LISTING 行并说一共几行、整份在哪；演示 1 说几条规则去掉也一样。"""
-    limit = LISTING_LINES
+@ahead
+def five_hundred_rule_run():
+    """学生贴的那张 500 条规则的表（每条 if M <= k，499 条和默认配置一样）当专家，04 --quick 跑一次（后台先跑）；
+    返回 (文件的行, 运行结果)。"""
     default = "Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)"
     lines = ["from kernel_lab import Config", "", "# EVOLVE-BLOCK-START", "def choose_config(M, N, K):",
              "    if M <= 16:", "        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)"]
     for k in range(1, 500):
         lines += [f"    if M <= {16 + k * 16}:", f"        return {default}"]
     lines += [f"    return {default}", "# EVOLVE-BLOCK-END", ""]
-    expert = tmp_path / "table_expert.py"
-    expert.write_text("\n".join(lines), encoding="utf-8")
-    r = run_script_fresh(os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"), "--quick", timeout=180,
-                         env={**os.environ, "MINI_ALPHAEVOLVE_EXPERT": str(expert)})
+    expert = os.path.join(session_dir("500-rules"), "table_expert.py")
+    with open(expert, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+    return lines, run_script_fresh(os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"), "--quick", timeout=180,
+                                   env={**base_env(), "MINI_ALPHAEVOLVE_EXPERT": expert})
+
+
+def test_a_500_rule_table_is_listed_in_bounded_lines_and_its_redundant_rules_are_counted():
+    """学生报过：贴进来一张 500 条规则的表（每条 if M <= k，499 条和默认配置一样），04 --quick 印了约 2,280 行：
+    演示 1 把专家整个印了两遍、演示 2 把 500 条规则的最好程序整个印出来；还不说 499 条规则去掉也一样（01、06 说）。
+    现在清单只印开头 MAX_LISTING 行并说一共几行、整份在哪；演示 1 说几条规则去掉也一样。"""
+    limit = LISTING_LINES
+    lines, r = five_hundred_rule_run()
     assert r.returncode == 0, r.stderr
     out = r.stdout.replace("\n", "")
     assert len(r.stdout.splitlines()) < 600, len(r.stdout.splitlines())
@@ -127,6 +136,18 @@ PASTED = [("lecture14/02_llm_proposal.py", "--after", "1"), ("lecture14/03_casca
           ("lecture14/04_alphaevolve_tiling.py", "--quick"), ("lecture14/06_your_heuristic.py", "--evolve", "--quick")]
 
 
+def _pasted_run(args):
+    """args 在 80 列的伪终端里、以 live_table() 为专家跑一次（标准错误也在终端上，和学生看到的一样）。"""
+    env = {**{k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_GPU"},   # 讲义的 H100：TESTS_GPU=a100 时
+           "MINI_ALPHAEVOLVE_EXPERT": live_table()}                  # 照抄的命令多了 --gpu（命令从不折断），和清单无关
+    return env, run_in_pty(list(args), 80, {"NO_COLOR": "1"}, env=env, timeout=300, stderr_too=True)
+
+
+# 每条都要几秒（几百条规则的程序，每个提议都贵一些）：后台先跑（conftest 的 PREFETCH），前台不用干等
+PASTED_RUNS = {args: ahead(functools.partial(_pasted_run, args)) for args in PASTED}
+PREFETCH = [five_hundred_rule_run, *PASTED_RUNS.values()]
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("args", PASTED, ids=[a[0].split("/")[1][:2] for a in PASTED])
@@ -134,9 +155,7 @@ def test_a_pasted_table_of_hundreds_of_live_rules_prints_bounded_listings_that_f
     """学生报过：贴进来一张几百条规则、条条都活着的表，02 印了 2,582 行（提示词、MockLLM 的回复、子程序都是整份），
     03 --quick 1,179 行、06 --evolve 1,388 行（进化出的程序整份），04 那句"一共 1030 行，这里只印了开头 40 行"在
     80 列的终端里是 82 列。现在每份清单只印开头 console.LISTING_LINES 行、说一共几行，说明按终端宽度折好。"""
-    env = {**{k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_GPU"},   # 讲义的 H100：TESTS_GPU=a100 时
-           "MINI_ALPHAEVOLVE_EXPERT": live_table()}                  # 照抄的命令多了 --gpu（命令从不折断），和清单无关
-    p = run_in_pty(list(args), 80, {"NO_COLOR": "1"}, env=env, timeout=300, stderr_too=True)
+    env, p = PASTED_RUNS[args]()
     assert p.returncode == 0, p.stdout[-3000:]
     here = os.path.dirname(env["MINI_ALPHAEVOLVE_EXPERT"])                          # 临时目录的路径本身很长
     wide = [line for line in p.stdout.split("\n") if display_width(line) > 80 and here not in line]
