@@ -113,7 +113,8 @@ def pair_projections(shapes) -> tuple[tuple[str, str], ...]:
         left = [n for k, n in enumerate(left) if k not in (i, j)]
     if left:
         raise ShapeSetError(
-            f"投影 {left[0]} 配不上对：配对随机对半分要把投影按 N 两两配对，现在有 {len(nk)} 个投影（奇数）；"
+            f"现在有 {len(nk)} 个投影（奇数），配对随机对半分要把投影按 N 两两配对：配完剩下投影 {left[0]} 配不上对"
+            f"（剩下的是 N 和别人差得最远的，不一定是新加的；数据里最后一个投影是 {list(nk)[-1]}）；"
             f"在 lecture13/llama_shapes.py 的 PROJECTIONS 里再加一个投影或去掉一个，让投影数是偶数")
     return tuple(pairs)
 
