@@ -26,6 +26,7 @@ PALETTE = ("#1f6fb4", "#d1352b", "#2b9a3e", "#8a4fb5", "#e08a00", "#139aa8", "#6
 HEAT = ("#f7f4e9", "#fde0a5", "#f9a35a", "#e0522f", "#a3171c")   # 热力图五档，浅到深（和终端的 · ░ ▒ ▓ █ 对应）
 W, H = 760, 460                  # 折线 / 散点图的画布（像素）
 BOX = (78, 56, 520, 320)         # 绘图区：左、上、宽、高（右边留给参考线标签和图例）
+INSET = 8                        # 框比绘图区四边各大几像素：落在轴的两端的点（对数轴上正好是 10 的幂的数）不压在框线上
 
 
 def n(v: float) -> str:
@@ -124,20 +125,21 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
     body = [f'<g class="plot" data-x-min="{xa.lo!r}" data-x-max="{xa.hi!r}" data-y-min="{ya.lo!r}" '
             f'data-y-max="{ya.hi!r}" data-log-x="{int(log_x)}" data-log-y="{int(log_y)}" '
             f'data-left="{L}" data-top="{T}" data-width="{PW}" data-height="{PH}">']
+    F = INSET                                                    # 框、网格线和刻度在绘图区外面留 INSET 像素
     for t, lab in zip(xa.ticks, xa.labels):                      # 竖网格线和 x 刻度
         x = L + (t - xa.lo) / (xa.hi - xa.lo) * PW
-        body += [f'<line x1="{n(x)}" y1="{T}" x2="{n(x)}" y2="{T + PH}" stroke="#e6e6e6"/>',
-                 _text(x, T + PH + 18, lab, 12, "middle")]
+        body += [f'<line x1="{n(x)}" y1="{T - F}" x2="{n(x)}" y2="{T + PH + F}" stroke="#e6e6e6"/>',
+                 _text(x, T + PH + F + 18, lab, 12, "middle", ' class="tick-x"')]
     for t, lab in zip(ya.ticks, ya.labels):                      # 横网格线和 y 刻度
         y = T + PH - (t - ya.lo) / (ya.hi - ya.lo) * PH
-        body += [f'<line x1="{L}" y1="{n(y)}" x2="{L + PW}" y2="{n(y)}" stroke="#e6e6e6"/>',
-                 _text(L - 6, y + 4, lab, 12, "end")]
-    body += [f'<rect x="{L}" y="{T}" width="{PW}" height="{PH}" fill="none" stroke="#444"/>',
-             _text(L + PW / 2, T + PH + 42, x_label, 13, "middle"),
+        body += [f'<line x1="{L - F}" y1="{n(y)}" x2="{L + PW + F}" y2="{n(y)}" stroke="#e6e6e6"/>',
+                 _text(L - F - 6, y + 4, lab, 12, "end", ' class="tick-y"')]
+    body += [f'<rect x="{L - F}" y="{T - F}" width="{PW + 2 * F}" height="{PH + 2 * F}" fill="none" stroke="#444"/>',
+             _text(L + PW / 2, T + PH + F + 42, x_label, 13, "middle"),
              _text(18, T + PH / 2, y_label, 13, "middle", f' transform="rotate(-90 18 {n(T + PH / 2)})"')]
     labels = []                                                  # 右边的标签：(y 像素, 文字, 颜色)
     for label, y in refs:
-        body.append(f'<line class="ref" data-y="{y!r}" x1="{L}" y1="{n(py(y))}" x2="{L + PW}" y2="{n(py(y))}" '
+        body.append(f'<line class="ref" data-y="{y!r}" x1="{L - F}" y1="{n(py(y))}" x2="{L + PW + F}" y2="{n(py(y))}" '
                     f'stroke="#555" stroke-dasharray="6 4"/>')
         labels.append((py(y), label, "#333"))
     for label, pts in curves:
@@ -170,9 +172,9 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
     for y, label, color in sorted(labels):                       # 标签挤在一起时往下错开
         y = max([y] + [u + 15 for u in used])
         used.append(y)
-        body.append(_text(L + PW + 6, y + 4, label, 12, "start", f' fill="{color}"'))
+        body.append(_text(L + PW + F + 6, y + 4, label, 12, "start", f' fill="{color}"'))
     body.append("</g>")
-    ly = T + PH + 64                                             # 图例在下面
+    ly = T + PH + F + 64                                         # 图例在下面
     x = L
     for name in series:
         color = colors[name]

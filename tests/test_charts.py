@@ -450,6 +450,12 @@ def test_log_axis_starts_at_the_decade_the_data_starts_in(low):
     assert f["x-min"] == round(math.log10(low))                                     # 不多出一个空的数量级
     c = next(q(root, "circle"))
     assert abs(float(c.get("cx")) - f["left"]) < 2
+    # 幻灯片上：落在轴的起点（10 的幂）的点整个在框里，不压在框线上（以前 13 的屋顶线图里 M=1 的点一半在 y 轴上）
+    frame = next(r for r in q(root, "rect") if r.get("fill") == "none")
+    cx, cy, r = (float(c.get(k)) for k in ("cx", "cy", "r"))
+    x0, y0 = float(frame.get("x")), float(frame.get("y"))
+    x1, y1 = x0 + float(frame.get("width")), y0 + float(frame.get("height"))
+    assert x0 < cx - r and cx + r < x1 and y0 < cy - r and cy + r < y1, (cx, cy, frame.attrib)
     text = format_scatter("t", {"a": pts}, log_x=True, log_y=True, width=80, color=False)
     ticks = text.split("\n")[-2].split()
     assert float(ticks[0]) == 10.0 ** round(math.log10(low))

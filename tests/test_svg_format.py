@@ -129,9 +129,8 @@ def reader(ticks: dict, log: bool):
 
 def svg_ticks(root):
     plot = next(e for e in q(root, "g") if e.get("class") == "plot")
-    L, T, H = float(plot.get("data-left")), float(plot.get("data-top")), float(plot.get("data-height"))
-    xs = [t.text for t in q(plot, "text") if float(t.get("y")) == T + H + 18]
-    ys = [t.text for t in q(plot, "text") if t.get("text-anchor") == "end" and float(t.get("x")) == L - 6]
+    xs = [t.text for t in q(plot, "text") if t.get("class") == "tick-x"]
+    ys = [t.text for t in q(plot, "text") if t.get("class") == "tick-y"]
     return xs, ys, plot
 
 
