@@ -116,9 +116,13 @@ def print_header(title: str) -> None:
     print(f"\n{rule}\n" + "\n".join(wrap(title, wrap_width())) + f"\n{rule}")
 
 
+_LEADING_NUMBER = re.compile(r"[+-]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?(?![\dA-Za-z_/.,])")
+
+
 def _numeric(cell: str) -> bool:
-    """单元格像不像数字：去掉首尾空格后以数字开头，或以 +/- 加数字开头（"1.234×"、"12.3 µs"、"85%"）。"""
-    return re.match(r"[+-]?\d", cell.strip()) is not None
+    """单元格像不像数字（靠右）：去掉首尾空格后以一个数开头，数后面可以跟单位或说明（"1.234×"、"12.3 µs"、"85%"、
+    "1,052"、"2.5倍"、"44 个"）；数后面紧跟西文字母或斜杠的是名字，不是数（"8B gate_up M=1"、"70B/8 qkv"），靠左。"""
+    return _LEADING_NUMBER.match(cell.strip()) is not None
 
 
 def _pad(cell: str, width: int, right: bool) -> str:

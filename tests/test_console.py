@@ -54,7 +54,7 @@ def test_table_columns_line_up_by_display_width():
     for line, row in zip([lines[0]] + lines[2:], [HEADERS] + ROWS):
         assert line == line.rstrip()                                           # 行尾不留空格
         for cell, a, w in zip(map(str, row), starts, widths):
-            right = row is not HEADERS and re.match(r"[+-]?\d", cell)
+            right = row is not HEADERS and a >= starts[2] and cell != "…"      # 后三列的数（带单位的也算）靠右；名字靠左
             lo = a + w - display_width(cell) if right else a
             assert cut(line, lo, lo + display_width(cell)) == cell, (line, cell)   # 单元格正好占它该占的列
             assert cut(line, a, a + w).strip() == cell.strip()                     # 这一列里没有别的东西
@@ -67,6 +67,17 @@ def test_numbers_right_aligned_text_left_aligned():
     assert lines[4] == "c     文字"             # 文字靠左（行尾空格去掉）
     assert lines[5] == "d          -3"          # 负数也靠右
     assert lines[0] == "名字  值"               # 表头一律靠左
+
+
+@pytest.mark.parametrize("cell, right", [
+    ("8B gate_up M=1", False), ("70B/8 qkv", False), ("496 条规则的专家", True), ("2.5倍", True), ("1,052", True),
+    ("1.5e+13", True), ("-0.25", True), ("+3.1%", True), ("12.3 µs", True), ("3x3", False), ("1.2.3", False),
+    ("(16, 32)", False), ("M=1", False)])
+def test_a_name_that_starts_with_a_digit_is_text_not_a_number(cell, right):
+    """学生读表时看到的：第一列的形状名 "8B gate_up M=1" 以前被当成数靠右，和 "70B/8 qkv" 参差不齐地挤在右边。
+    数后面紧跟西文字母、数字、斜杠、点、逗号的是名字，靠左；数后面跟空格、单位、汉字的是数，靠右。"""
+    lines = format_table(["名字", "值"], [["x" * 20, "y"], [cell, "z"]]).split("\n")
+    assert lines[3].startswith(cell) != right, lines
 
 
 def test_empty_and_short_rows():
