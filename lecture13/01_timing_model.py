@@ -731,17 +731,21 @@ def suggestions(tolerance, med, med_random):
                     f"{lo0:.2f}–{hi0:.2f}× 变成 {lo1:.2f}–{hi1:.2f}×：延迟越短，流水线越不值钱；"
                     f"{foresee(tolerance, {'LOAD_LATENCY_BUSY': new_busy})}：",
                     command(tolerance, {**now, "LOAD_LATENCY_BUSY": new_busy})))
-    # 4. 放宽调优的停止条件
+    # 4. 换调优的停止条件（默认的 1% 放宽到 5%；已经是 5% 时改成 10%；比 5% 宽时收紧到 5%）
     other = 0.05 if abs(tolerance - 0.05) > 1e-12 else 0.1
+    looser = other > tolerance
     m2, r2 = tuning_medians(other)
     def change(a, b):
         """中位数怎么变："从 83 次降到 45 次"；没变就是"还是 45 次"。"""
         if f"{a:.0f}" == f"{b:.0f}":
             return f"还是 {b:.0f} 次"
         return f"从 {a:.0f} 次{'降到' if b < a else '变成'} {b:.0f} 次"
-    out.append((f"把调优的停止条件从最优的 {tolerance:.0%} 以内放宽到 {other:.0%} 以内。这次先替你算了：guided_tune 的中位数"
-                f"{change(med, m2)}，随机顺序{change(med_random, r2)}"
-                + ("（合格的配置多了，随机顺序受益更多）：" if med_random - r2 > med - m2 else "："),
+    if looser:                      # 合格的配置多了：随机顺序省得多时说一句
+        why = "（合格的配置多了，随机顺序受益更多）" if med_random - r2 > med - m2 else ""
+    else:                           # 合格的配置少了：随机顺序多花得多时说一句
+        why = "（合格的配置少了，随机顺序吃亏更多）" if r2 - med_random > m2 - med else ""
+    out.append((f"把调优的停止条件从最优的 {tolerance:.0%} 以内{'放宽' if looser else '收紧'}到 {other:.0%} 以内。"
+                f"这次先替你算了：guided_tune 的中位数{change(med, m2)}，随机顺序{change(med_random, r2)}{why}：",
                 command(other, now)))
     return out
 

@@ -32,11 +32,15 @@ def test_suggestions_after_doubling_l2_say_nothing_false():
     assert not no_self_change(text), no_self_change(text)
 
 
-@pytest.mark.parametrize("tolerance", [0.01, 0.05])
+@pytest.mark.parametrize("tolerance", [0.01, 0.05, 0.1, 0.3])
 def test_tolerance_suggestion_reads_as_a_sentence(tolerance):
     meds = tm.tuning_medians(tolerance)
     text = next(t for t, cmd in tm.suggestions(tolerance, *meds) if "--tolerance" in str(cmd) and "--knob" not in str(cmd))
     assert not no_self_change(text), text
+    # 讲师报过：--tolerance 0.1 时建议"从 10% 以内放宽到 5% 以内"——那是收紧。动词跟着方向走
+    new = float(re.search(r"以内(?:放宽|收紧)到 (\d+)% 以内", text).group(1)) / 100
+    assert ("放宽到" in text) == (new > tolerance) and ("收紧到" in text) == (new < tolerance), text
+    assert ("合格的配置多了" not in text or new > tolerance) and ("合格的配置少了" not in text or new < tolerance)
 
 
 @pytest.mark.h100_claim
