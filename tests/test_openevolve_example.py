@@ -134,7 +134,8 @@ def two_runs():
 
 @ahead(waits=True)
 def seed_1_run():
-    """make openevolve 印的 make openevolve ARGS="--seed 1"（Makefile 把 ARGS 原样交给 run_openevolve.py），提议数换小。
+    """make openevolve 印的 make openevolve ARGS="--seed 1 --iterations 6"（Makefile 把 ARGS 原样交给 run_openevolve.py；
+    这里的第一次运行提议数就是 6）。
     环境里设了 http_proxy（很多校园网的机器都设）：讲师报过，OpenEvolve 连本机 MockLLM 服务器的请求也交给了代理，
     并排比较就成了"OpenEvolve 全部失败"。返回 (CompletedProcess, 代理收到的请求)。"""
     from hostile_server import HostileServer
@@ -152,18 +153,21 @@ PREFETCH = [two_runs, seed_1_run]
 
 def test_make_openevolve_suggests_commands_that_run_as_printed():
     """跑完 make openevolve 也有"可以试试"：和迷你循环并排比（07 的默认运行，test_terminal_width.py 在伪终端里照原样
-    跑它），换一个种子（这里照印的参数跑，提议数换小）。"""
+    跑它），换一个种子（照印的参数跑）。"""
     import test_terminal_width
     (p, _), _ = two_runs()
     tail = p.stdout.split("\n可以试试：\n", 1)[1]
     commands = [line.strip() for line in tail.splitlines() if line.strip().startswith(("python3 ", "make "))]
-    assert commands == ["python3 lecture14/07_openevolve.py", 'make openevolve ARGS="--seed 1"'], commands
+    assert commands == ["python3 lecture14/07_openevolve.py", 'make openevolve ARGS="--seed 1 --iterations 6"'], commands
     assert "lecture14/07_openevolve.py" in test_terminal_width.NUMBERED
     with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
         assert re.search(r"^openevolve:.*\n\t\$\(PY\) lecture14/openevolve/run_openevolve\.py \$\(ARGS\)$", f.read(), re.M)
     q, _ = seed_1_run()
     assert q.returncode == 0 and "Traceback" not in q.stderr, q.stderr[-2000:]
     assert "种子1；LLM是MockLLM服务器" in "".join(q.stdout.split())
+    # 讲师报过：--seed 1 跑完又建议 ARGS="--seed 1"。换种子的建议往前走一个
+    again = [line.strip() for line in q.stdout.split("\n可以试试：\n", 1)[1].splitlines() if line.strip().startswith("make ")]
+    assert again == ['make openevolve ARGS="--seed 2 --iterations 6"'], again
 
 
 def test_openevolve_talks_to_the_local_mock_server_directly_even_when_a_proxy_is_set():

@@ -343,11 +343,17 @@ def main(argv=None) -> int:
     print_try([("和本讲的迷你循环并排比：同一个问题、同一个 MockLLM、每边同样的预算，各跑两个种子：",
                 "python3 lecture14/07_openevolve.py")]
               + ([("换一个种子再跑一次，看 OpenEvolve 一次和一次差多少（同一个种子它也不保证每次走同一条路：原因在它内部）：",
-                   'make openevolve ARGS="--seed 1"')] if mock else []))
+                   next_seed_command(a))] if mock else []))
     inside = res.get("seconds_inside", res["seconds"])
     progress(f"（用时 {res['seconds']:.1f} 秒：OpenEvolve 启动和收尾 {res['seconds'] - inside:.1f} 秒，"
              f"{a.iterations} 个提议 {inside:.1f} 秒，每个 {inside / a.iterations:.2f} 秒）")
     return 0
+
+
+def next_seed_command(a) -> str:
+    """"换一个种子"的命令：下一个种子（不是这次的：讲师报过 --seed 1 跑完又建议 --seed 1），这次改过的提议数照写。"""
+    extra = [f"--iterations {a.iterations}"] if a.iterations != ITERATIONS else []
+    return f'make openevolve ARGS="{" ".join([f"--seed {a.seed + 1}", *extra])}"'
 
 
 if __name__ == "__main__":
