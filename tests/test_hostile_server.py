@@ -291,6 +291,7 @@ def test_start_up_check_has_the_same_whole_request_bound():
 def test_shown_escapes_control_characters_and_cuts():
     assert shown("a\x1b[2Jb") == "a\\x1b[2Jb"
     assert shown("\x00\x07\x7f\x85\x9b\u2028\u202e\u2066\ud800") == "\\x00\\x07\\x7f\\x85\\x9b\\u2028\\u202e\\u2066\\ud800"
+    assert shown("a\u200bb\u2060c\ufeff") == "a\\u200bb\\u2060c\\ufeff"        # 看不见的零宽字符（讲师报过零宽空格原样印出）
     assert shown("one\ntwo\tthree\r") == "one\\ntwo\\tthree\\r"
     assert shown("one\ntwo\tthree\r", lines=True) == "one\ntwo\tthree\\r"
     assert shown("中文 ok é", 100) == "中文 ok é"

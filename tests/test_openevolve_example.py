@@ -293,3 +293,31 @@ def test_make_openevolve_leaves_nothing_running_after_ctrl_c_or_being_killed(how
         assert not [k for k in kids if _alive(k)]
     finally:
         stop_group(p, list(kids))
+
+
+@pytest.mark.parametrize("mode", ["redirect", "not_json", "ids_int", "status999", "no_such_model", "nobody_there",
+                                  "bad_port"])
+def test_a_bad_configured_server_is_named_in_config_yaml_words_not_command_line_flags(mode):
+    """讲师报过：config.yaml 的 api_base 被转向时，make openevolve 说"信得过那个地址的话，就用 --llm ……"——它没有
+    --llm。开跑前看一眼的每一种毛病，说法都是 config.yaml 的 api_base、name；转向时说把 api_base 改成哪个地址。"""
+    import socket
+    from hostile_server import HostileServer
+    with HostileServer() as other:
+        models = {"redirect": "302", "no_such_model": "list"}.get(mode, mode)
+        with HostileServer(models=models if mode not in ("nobody_there", "bad_port") else "list",
+                           location=other.url, model_ids=("another-model",)) as s:
+            base = s.url
+            if mode == "nobody_there":
+                with socket.socket() as free:                    # 一个刚空出来、没人听的端口
+                    free.bind(("127.0.0.1", 0))
+                    base = f"http://127.0.0.1:{free.getsockname()[1]}/v1"
+            elif mode == "bad_port":
+                base = "http://127.0.0.1:99999/v1"
+            said = runmod.check_configured(base, "qwen2.5-coder:7b")
+        assert other.received == []
+    assert said and said.startswith("config.yaml 的 LLM 用不了：") and "\n" not in said, said
+    assert "--llm" not in said and "--model" not in said, said
+    if mode == "redirect":
+        assert f"就把 config.yaml 的 api_base 改成 {other.url}" in said, said
+    if mode == "no_such_model":
+        assert "another-model" in said and "config.yaml 的 name" in said, said

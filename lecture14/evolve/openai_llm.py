@@ -100,6 +100,21 @@ class LLMError(Exception):
         return LLMError, (self.kind, self.detail)
 
 
+@dataclass(frozen=True)
+class Names:
+    """一句话里怎么称呼服务器的地址和模型名：命令行上是 --llm、--model；OpenEvolve 的例子里是 config.yaml 的
+    api_base、name（讲师报过：make openevolve 没有 --llm，却叫他"就用 --llm ……"）。"""
+    address: str                    # "检查 {address}"、"{address}要指向……"（以"地址"结尾）
+    model: str                      # "用 {model} 选一个"
+    use: str                        # 换成另一个地址：use.format(地址)
+
+    def use_url(self, url: str) -> str:
+        return self.use.format(url)
+
+
+COMMAND_LINE = Names(address="--llm 的地址", model="--model", use="就用 --llm {}")
+
+
 class ServerUnreachable(LLMError):
     """开跑之前服务器就连不上（或拒绝了我们）：脚本印出这一句，退出码 2。"""
 
@@ -119,8 +134,9 @@ def _escape(ch: str) -> str:
 
 
 # 要换成转义的字符：C0（换行、制表符另说）、DEL、C1（含 ESC 开头的终端控制序列的 ESC 本身）、行和段落分隔符、
-# 双向文字的控制符（能让终端上的字倒着显示）、落单的代理项（UTF-8 写不出来，print 会抛 UnicodeEncodeError）
-_UNSAFE = [*range(0x00, 0x20), *range(0x7f, 0xa0), 0x2028, 0x2029, 0x061c, 0x200e, 0x200f,
+# 双向文字的控制符（能让终端上的字倒着显示）、看不见的零宽字符（零宽空格、词连接符、BOM：藏在模型名或回复里，
+# 屏幕上看着一样的两段文字其实不同）、落单的代理项（UTF-8 写不出来，print 会抛 UnicodeEncodeError）
+_UNSAFE = [*range(0x00, 0x20), *range(0x7f, 0xa0), 0x2028, 0x2029, 0x061c, 0x200b, 0x200e, 0x200f, 0x2060, 0xfeff,
            *range(0x202a, 0x202f), *range(0x2066, 0x206a), *range(0xd800, 0xe000)]
 _INLINE = {c: _escape(chr(c)) for c in _UNSAFE}          # 一行里：换行、制表符也转义
 _LINES = {c: e for c, e in _INLINE.items() if chr(c) not in "\n\t"}   # 多行的文字（模型的回复）：保留换行和制表符
@@ -360,23 +376,25 @@ class OpenAILLM(_Backend):
                  retries: int = RETRIES, backoff: float = BACKOFF, max_wait: float = MAX_WAIT,
                  temperature: float = TEMPERATURE, max_tokens: int = MAX_TOKENS, seed: int | None = 0,
                  concurrency: int = CONCURRENCY, record: str | None = None, give_up_after: int = GIVE_UP_AFTER,
-                 notify=None):
+                 notify=None, names: Names = COMMAND_LINE):
         """api_key 不给就读环境变量 OPENAI_API_KEY。seed=None 时不发 seed；否则第 n 次调用发 seed + n。
-        record：录制文件的路径（JSON Lines），None 不录。notify：决定不再调用时用一句话调它一次（None 不说）。"""
+        record：录制文件的路径（JSON Lines），None 不录。notify：决定不再调用时用一句话调它一次（None 不说）。
+        names：出错的那句话里怎么称呼地址和模型名（默认是命令行的 --llm、--model）。"""
         super().__init__()
+        self.names = names
         u = urllib.parse.urlsplit(base_url)
         try:
             port = u.port
         except ValueError:
             port = -1
         if u.scheme in ("http", "https") and u.hostname and port == -1:
-            raise ValueError(f"--llm 的地址 {shown(base_url, 100)} 里的端口不对：端口是 0 到 65535 的整数"
+            raise ValueError(f"{names.address} {shown(base_url, 100)} 里的端口不对：端口是 0 到 65535 的整数"
                              "（例如 http://127.0.0.1:11434/v1 的 11434）")
         if u.scheme not in ("http", "https") or not u.hostname:
-            raise ValueError(f"--llm 要的是 http:// 或 https:// 开头的地址（例如 http://127.0.0.1:11434/v1），"
+            raise ValueError(f"{names.address}要是 http:// 或 https:// 开头的地址（例如 http://127.0.0.1:11434/v1），"
                              f"不是 {shown(base_url, 100)}")
         if not isinstance(model, str) or not model or shown(model, len(model)) != model:
-            raise ValueError(f"--model 要是一个不带控制字符的名字（例如 qwen2.5-coder:7b），不是 {shown(model, 100)}")
+            raise ValueError(f"{names.model} 要是一个不带控制字符的名字（例如 qwen2.5-coder:7b），不是 {shown(model, 100)}")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._key = os.environ.get("OPENAI_API_KEY") if api_key is None else api_key
@@ -558,21 +576,22 @@ class OpenAILLM(_Backend):
         except LLMError as e:
             if e.kind == TIMEOUT_KIND:
                 raise ServerUnreachable(f"LLM 服务器 {where} 在 {timeout:g} 秒内没有回完 GET /models",
-                                        "检查 --llm 的地址，或者等它不忙了再试") from None
+                                        f"检查 {self.names.address}，或者等它不忙了再试") from None
             if e.kind == UNREACHABLE:
                 skipped = ("；环境里设了代理，但明文 http 带着密钥时不经代理（代理看得到密钥）：这台服务器要经代理才连得上的话，"
-                           "--llm 请用 https 的地址") if self.proxy_skipped else ""
-                raise ServerUnreachable(f"连不上 LLM 服务器 {where}（{e.detail}）", _unreachable_advice(e.detail) + skipped) from None
+                           f"{self.names.address}请用 https:// 的") if self.proxy_skipped else ""
+                raise ServerUnreachable(f"连不上 LLM 服务器 {where}（{e.detail}）",
+                                        _unreachable_advice(e.detail, self.names) + skipped) from None
             what = {TOO_LONG: "的回复太长", TRUNCATED: "的回复没传完整", BAD_HEADERS: "回的响应头不合规矩"}.get(e.kind, "出错了")
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models {what}（{e.detail}）",
-                                    "--llm 要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）") from None
+                                    f"{self.names.address}要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）") from None
         if 300 <= status < 400:
-            raise ServerUnreachable(*_redirect_sentence(where, status, headers.get("Location")))
+            raise ServerUnreachable(*_redirect_sentence(where, status, headers.get("Location"), self.names))
         if status in (401, 403):
             raise ServerUnreachable(f"LLM 服务器 {where} 拒绝了请求（HTTP {status}）", "检查环境变量 OPENAI_API_KEY")
         if not 100 <= status <= 599:
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models 回了不合规矩的状态码 {status}（HTTP 只有 100–599）",
-                                    "--llm 要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）")
+                                    f"{self.names.address}要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）")
         if not 200 <= status < 300:
             return                                  # 别的状态（比如没有 /models）：至少服务器在，开跑
         try:
@@ -580,7 +599,7 @@ class OpenAILLM(_Backend):
         except (ValueError, RecursionError) as e:
             why = "嵌得太深" if isinstance(e, RecursionError) else "不是 JSON"
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models 的回答读不懂（{why}，{len(raw):,} 字节）",
-                                    "--llm 要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）") from None
+                                    f"{self.names.address}要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）") from None
         models = data.get("data") if isinstance(data, dict) else None
         if not isinstance(models, list):
             return                                  # 不是 OpenAI 的模型列表：查不了有没有这个模型，开跑
@@ -589,11 +608,11 @@ class OpenAILLM(_Backend):
         if any(not isinstance(n, str) for n in names):
             raise ServerUnreachable(f"LLM 服务器 {where} 的 GET /models 里有不是字符串的模型名"
                                     f"（{shown(json.dumps(odd), 60)}）",
-                                    "它不像 OpenAI 兼容的接口；检查 --llm 的地址")
+                                    f"它不像 OpenAI 兼容的接口；检查 {self.names.address}")
         if names and self.model not in names:
             listed = "、".join(shown(n, 80) for n in names[:8]) + (f" 等 {len(names):,} 个" if len(names) > 8 else "")
             raise ServerUnreachable(f"LLM 服务器 {where} 上没有模型 {self.model}",
-                                    f"它有：{listed}；用 --model 选一个（ollama 要先 ollama pull）")
+                                    f"它有：{listed}；用 {self.names.model} 选一个（ollama 要先 ollama pull）")
 
     def _fetch(self, n: int, text: str) -> Call:
         """第 n 次调用：发请求（该重试就重试），返回 Call；失败的 Call 的 error 是种类。"""
@@ -718,13 +737,13 @@ def net_words(e: OSError) -> str:
     return _NET_WORDS.get(e.errno) or shown(e.strerror or str(e) or type(e).__name__, 120)
 
 
-def _unreachable_advice(detail: str) -> str:
+def _unreachable_advice(detail: str, names: Names = COMMAND_LINE) -> str:
     """连不上时该怎么办，按原因说（net_words 的说法）：主机名错了、https 对着 http 的端口，都不是"先启动它"。"""
     if detail == NO_HOST:
-        return "检查 --llm 地址里的主机名（拼写、有没有联网）"
+        return f"检查 {names.address}里的主机名（拼写、有没有联网）"
     if detail == NOT_HTTPS:
-        return "把 --llm 的 https:// 换成 http:// 试试（本机的 ollama、mock_llm_server.py 都只说 http）"
-    return "先启动它（例如 ollama serve），或者检查 --llm 的地址"
+        return f"把 {names.address}里的 https:// 换成 http:// 试试（本机的 ollama、mock_llm_server.py 都只说 http）"
+    return f"先启动它（例如 ollama serve），或者检查 {names.address}"
 
 
 def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
@@ -750,18 +769,18 @@ def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
                                 "LineTooLong": "分块的长度行太长", "OverflowError": "长度数字太大"}.get(name, name))
 
 
-def _redirect_sentence(where: str, status: int, location: str | None) -> tuple[str, str]:
+def _redirect_sentence(where: str, status: int, location: str | None, names: Names = COMMAND_LINE) -> tuple[str, str]:
     """GET /models 被转向时的一句话：(说了什么, 怎么办)。地址是服务器给的：shown() 过，不跟过去。"""
     if not location:
         return (f"LLM 服务器 {where} 对 GET /models 回了 HTTP {status}（转向）却没说转到哪里",
-                "检查 --llm 的地址")
+                f"检查 {names.address}")
     target = urllib.parse.urljoin(where + "/models", location.strip())
     u = urllib.parse.urlsplit(target)
-    said = f"LLM 服务器 {where} 把 GET /models 转到了 {shown(target, 200)}（HTTP {status}），这里不跟过去（密钥只发给 --llm 的地址）"
+    said = f"LLM 服务器 {where} 把 GET /models 转到了 {shown(target, 200)}（HTTP {status}），这里不跟过去（密钥只发给 {names.address}）"
     if u.scheme not in ("http", "https"):
-        return said, "那不是 http:// 或 https:// 的地址；检查 --llm 的地址"
+        return said, f"那不是 http:// 或 https:// 的地址；检查 {names.address}"
     base = target[:-len("/models")] if u.path.endswith("/models") and not u.query and not u.fragment else target
-    return said, f"信得过那个地址的话，就用 --llm {shown(clean_url(base), 200)}"
+    return said, f"信得过那个地址的话，{names.use_url(shown(clean_url(base), 200))}"
 
 
 def _retry_after(value: str | None) -> float | None:

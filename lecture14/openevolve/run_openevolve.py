@@ -273,14 +273,15 @@ def check_configured(base: str, model: str) -> str | None:
     """config.yaml 换成了别的服务器：开跑之前用本讲的客户端 GET {api_base}/models 看一眼（和 --llm 一样：连不上、
     拒绝、转向、没有这个模型都是一句话）。不然 OpenEvolve 会对着一个没开的服务器跑完全部提议、退出码 0，只说
     "没变成子程序"。没问题时是 None。"""
-    from evolve.openai_llm import OpenAILLM, ServerUnreachable
+    from evolve.openai_llm import Names, OpenAILLM, ServerUnreachable
+    names = Names(address="config.yaml 的 api_base 地址", model="config.yaml 的 name",
+                  use="就把 config.yaml 的 api_base 改成 {}")       # 这里没有 --llm、--model
     try:
-        OpenAILLM(base, model, api_key=configured_key(), timeout=10).check()
+        OpenAILLM(base, model, api_key=configured_key(), timeout=10, names=names).check()
     except ServerUnreachable as e:
-        said = str(e).replace("--llm 的地址", "config.yaml 的 api_base").replace("--model", "config.yaml 的 name")
-        return f"config.yaml 的 LLM 用不了：{said}。"
+        return f"config.yaml 的 LLM 用不了：{e}。"
     except ValueError as e:                                   # 地址写错了（不是 http/https 之类）
-        return f"config.yaml 的 api_base 用不了：{e}。"
+        return f"config.yaml 的 LLM 用不了：{e}。"
     return None
 
 
