@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -321,3 +322,69 @@ def test_a_bad_configured_server_is_named_in_config_yaml_words_not_command_line_
         assert f"就把 config.yaml 的 api_base 改成 {other.url}" in said, said
     if mode == "no_such_model":
         assert "another-model" in said and "config.yaml 的 name" in said, said
+
+
+@pytest.mark.parametrize("error, kind", [
+    ("LLM generation failed: Error code: 500", "LLM 回 HTTP 500"),
+    ("LLM generation failed: Error code: 429 - {'error': 'slow down'}", "LLM 回 HTTP 429"),
+    ("LLM generation failed: ", "LLM 超时"),                               # asyncio 的 TimeoutError 没有文字
+    ("LLM generation failed: Request timed out.", "LLM 超时"),
+    ("LLM generation failed: Connection error.", "连不上 LLM 服务器"),
+    ("LLM generation failed: LLM endpoint returned a raw string instead of a chat completion (streaming responses "
+     "are not supported): '<html>nope</html>'", "LLM 回复读不懂（不是 chat completion）"),
+    ("LLM generation failed: \x1b[31msk-secret", "LLM 调用出错（别的原因，见 openevolve.log）"),   # 服务器的字不印
+    ("No valid diffs found in response", None),                            # 回复来了，打不上：不是 LLM 调用失败
+    ("LLM returned None response", None)])
+def test_openevolve_log_errors_are_read_as_failure_kinds(error, kind):
+    assert runmod.failure_kind(error) == kind
+
+
+class _Noted(Exception):
+    pass
+
+
+def _run_against(server_url, iterations, tmp_path, **kw):
+    procs = runmod.Processes()
+    seen = []
+    try:
+        return runmod.run_openevolve(procs, server_url, iterations, 0, str(tmp_path / "out"),
+                                     progress=lambda k, n: seen.append(k), **kw), seen
+    finally:
+        procs.close()
+
+
+def test_openevolve_against_a_failing_server_counts_the_failures_by_kind_and_stops_after_four_in_a_row(tmp_path):
+    """讲师报过：config.yaml 指向一个每次都回 HTTP 500（或垃圾、或不回答）的服务器，make openevolve 照样跑完、退出码 0，
+    只说提议"没变成子程序（回复打不上、没改动……）"——像是模型写得不好。现在从 OpenEvolve 的日志按种类数出 LLM 调用
+    失败（和本讲的 --llm 客户端同样的叫法），接连 GIVE_UP_AFTER 个都失败就停下它、一句话说清楚。"""
+    from hostile_server import HostileServer
+    n = runmod.GIVE_UP_AFTER
+    with HostileServer(chat="http500", max_seconds=10) as s:
+        res, _ = _run_against(s.url, n - 1, tmp_path / "a")                 # 不到 GIVE_UP_AFTER 个：跑完，按种类数
+        assert res["llm_failed"] == {"LLM 回 HTTP 500": n - 1}
+        c = runmod.count(res)
+        said = runmod.no_child_said(c, res)
+        assert c["no_child"] == n - 1 and f"{n - 1} 个是 LLM 调用失败（LLM 回 HTTP 500 ×{n - 1}" in said, said
+        t = time.monotonic()
+        with pytest.raises(RuntimeError) as e:                              # 接连 GIVE_UP_AFTER 个：停下，不跑完 50 个
+            _run_against(s.url, 50, tmp_path / "b")
+        assert time.monotonic() - t < 60
+    msg = str(e.value)
+    assert f"接连 {n} 个提议都是 LLM 调用失败（LLM 回 HTTP 500 ×{n}）" in msg and "没有跑完 50 个提议" in msg, msg
+    assert "\n" not in msg and "openevolve.log" in msg
+
+
+def test_openevolve_waiting_on_a_silent_server_says_so_on_stderr(tmp_path, monkeypatch):
+    """讲师报过：服务器不回答时 make openevolve 6 分钟一声不吭。现在每 QUIET_NOTE_SECONDS 秒没有提议做完，就说一声。"""
+    from hostile_server import HostileServer
+    monkeypatch.setattr(runmod, "QUIET_NOTE_SECONDS", 1.0)
+    notes = []
+
+    def note(text):
+        notes.append(text)
+        raise _Noted                                                      # 说了就够了：停下（finally 里结束 OpenEvolve）
+    with HostileServer(chat="trickle", drip=5.0, max_seconds=15) as s:
+        with pytest.raises(_Noted):
+            _run_against(s.url, 3, tmp_path, note=note)
+    assert len(notes) == 1 and "第 1 个提议等了 1 秒" in notes[0] and "Ctrl-C" in notes[0], notes
+    assert display_width(notes[0].replace("第 1 个", "第 1000 个").replace("1 秒", "3600 秒")) <= 80, notes[0]

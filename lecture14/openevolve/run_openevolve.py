@@ -139,11 +139,38 @@ def start_server(procs: Processes, seed: int = 0) -> tuple[subprocess.Popen, str
     return p, m.group(1).decode()
 
 
+GIVE_UP_AFTER = 4             # 接连这么多个提议都是 LLM 调用失败，就停下 OpenEvolve（和本讲的 --llm 客户端一样，evolve.openai_llm）
+QUIET_NOTE_SECONDS = 30.0     # 这么久没有一个提议做完，就在进度里说一声（在等 LLM），之后每隔这么久再说一次
+_DONE = re.compile(rb"Iteration (\d+)[: ]")
+_ERROR = re.compile(rb"Iteration (\d+) error: (.*)")
+
+
+def failure_kind(error: str) -> str | None:
+    """OpenEvolve 日志里一个提议的 "Iteration N error: ……" 是哪种失败：LLM 调用失败时是种类的名字（和本讲的 --llm
+    客户端同样的叫法：LLM 回 HTTP 500、LLM 超时、连不上 LLM 服务器……），别的（回复打不上、没改动）是 None。
+    只从 OpenEvolve 的固定说法里认种类，服务器写的文字（可能带密钥、控制字符）从不印出来。"""
+    if not error.startswith("LLM generation failed:"):
+        return None
+    why = error[len("LLM generation failed:"):].strip()
+    if m := re.match(r"Error code: (\d{3})\b", why):
+        return f"LLM 回 HTTP {m.group(1)}"
+    if why in ("", "Request timed out.", "Request timed out") or "timed out" in why.lower():
+        return "LLM 超时"                                       # asyncio 的 TimeoutError 没有说明文字
+    if why.startswith("Connection error"):
+        return "连不上 LLM 服务器"
+    if why.startswith("LLM endpoint returned a raw string") or "JSON" in why or "Expecting value" in why:
+        return "LLM 回复读不懂（不是 chat completion）"
+    return "LLM 调用出错（别的原因，见 openevolve.log）"
+
+
 def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int, output: str, progress=None,
-                   label: str = "OpenEvolve") -> dict:
+                   label: str = "OpenEvolve", note=None) -> dict:
     """在一个新的进程组里让 OpenEvolve 对着 url（None：用 config.yaml 里的 api_base）跑 iterations 个提议，输出放在 output（要是空的或不存在）。
-    progress(已经完成几个提议, 一共几个) 大约每秒调用一次。返回 read_run(output) 的结果，加上 seconds（墙上时间）。
-    OpenEvolve 出错退出：抛 RuntimeError，说明在它的日志哪里。"""
+    progress(已经完成几个提议, 一共几个) 大约每秒调用一次；note(一句话)：QUIET_NOTE_SECONDS 秒没有提议做完时说一声
+    （None 不说）。返回 read_run(output) 的结果，加上 seconds（墙上时间）和 llm_failed（LLM 调用失败的提议，按种类计数：
+    从 OpenEvolve 的日志读的）。OpenEvolve 出错退出，或者接连 GIVE_UP_AFTER 个提议都是 LLM 调用失败（停下它）：
+    抛 RuntimeError（一句话，说在它的日志哪里）。"""
+    from collections import Counter
     os.makedirs(output, exist_ok=True)
     spec = dict(url=url, iterations=iterations, seed=seed, output=output)
     log_path = os.path.join(output, "openevolve.log")
@@ -152,23 +179,51 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
         p = procs.add(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
                                        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                        start_new_session=True, cwd=ROOT, env=child_env(url or configured_llm()[0])))
-    done, offset, last, shown = 0, 0, time.monotonic(), 0
-    pattern = re.compile(rb"Iteration (\d+)[: ]")
+    seen: set[bytes] = set()                             # 做完了的提议（成功的、出错的都算）
+    failed: Counter = Counter()                          # LLM 调用失败的提议，按种类
+    streak: list[str] = []                               # 最近接连的 LLM 调用失败
+    offset, last, shown = 0, time.monotonic(), 0
+    quiet_since = next_note = None                       # 上一个提议做完的时刻；下一次说"在等"的时刻
     while True:
         finished = p.poll() is not None
-        if progress and (finished or time.monotonic() - last >= 1.0):   # 大约每秒一行；结束时再看一次
+        if finished or time.monotonic() - last >= 1.0:   # 大约每秒读一次新写的日志；结束时再读一次
             with open(log_path, "rb") as f:
                 f.seek(offset)
                 chunk = f.read()
             cut = chunk.rfind(b"\n") + 1
             offset += cut
-            done += len(set(pattern.findall(chunk[:cut])))
             last = time.monotonic()
-            if done != shown:
-                progress(min(done, iterations), iterations)
-                shown = done
+            for line in chunk[:cut].splitlines():
+                m = _DONE.search(line)
+                if not m or m.group(1) in seen:
+                    continue
+                seen.add(m.group(1))
+                quiet_since = None
+                e = _ERROR.search(line)
+                kind = failure_kind(e.group(2).decode("utf-8", "replace")) if e else None
+                if kind:
+                    failed[kind] += 1
+                    streak.append(kind)
+                else:
+                    streak.clear()
+            if progress and len(seen) != shown:
+                progress(min(len(seen), iterations), iterations)
+                shown = len(seen)
+            if len(streak) >= GIVE_UP_AFTER and not finished:
+                _kill_group(p)
+                kinds = "、".join(f"{k} ×{n}" for k, n in Counter(streak).most_common())
+                raise RuntimeError(f"{label} 接连 {len(streak)} 个提议都是 LLM 调用失败（{kinds}），停下了，"
+                                   f"没有跑完 {iterations} 个提议：检查 LLM 服务器和 config.yaml 的 api_base、name、"
+                                   f"密钥；详细的在 {log_path}。")
         if finished:
             break
+        now = time.monotonic()
+        if quiet_since is None:
+            quiet_since, next_note = now, now + QUIET_NOTE_SECONDS
+        if note and now >= next_note:
+            note(f"  {label}：第 {len(seen) + 1} 个提议等了 {now - quiet_since:.0f} 秒（多半在等 LLM 回答），"
+                 "Ctrl-C 随时停下。")
+            next_note += QUIET_NOTE_SECONDS
         time.sleep(0.05)
     seconds = time.monotonic() - t0
     _kill_group(p)                                       # 它的 worker 进程要是还在，也结束掉
@@ -176,6 +231,7 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
         raise RuntimeError(f"{label} 出错退出（退出码 {p.returncode}）：看 {log_path} 的最后几行。")
     out = read_run(output)
     out["seconds"] = seconds
+    out["llm_failed"] = dict(failed)
     return out
 
 
@@ -256,6 +312,18 @@ def count(res: dict) -> dict:
     return dict(full=full, probe=len(ms) - full - rejected, rejected=rejected, no_child=res["iterations"] - len(ms))
 
 
+def no_child_said(c: dict, res: dict) -> str:
+    """没变成子程序的提议怎么说：LLM 调用失败的按种类数出来（OpenEvolve 日志里的），其余是回复打不上、没改动。"""
+    failed = res.get("llm_failed") or {}
+    n_failed = sum(failed.values())
+    rest = c["no_child"] - n_failed
+    if not n_failed:
+        return f"{c['no_child']} 个没变成子程序（回复打不上、没改动……）"
+    kinds = "、".join(f"{k} ×{n}" for k, n in sorted(failed.items(), key=lambda kv: (-kv[1], kv[0])))
+    return (f"{c['no_child']} 个没变成子程序：{n_failed} 个是 LLM 调用失败（{kinds}；详细的在 OpenEvolve 的日志里）"
+            + (f"，{rest} 个是回复打不上、没改动……" if rest else ""))
+
+
 def best_program(res: dict):
     """OpenEvolve 最好的程序（用本讲的 evolve.parse 读，从不执行）。"""
     from evolve import parse
@@ -321,7 +389,7 @@ def main(argv=None) -> int:
             progress(f"OpenEvolve {VERSION} 问 config.yaml 里的 {base}（模型 {model}），跑 {a.iterations} 个提议……")
             url = None
         res = run_openevolve(procs, url, a.iterations, a.seed, output,
-                             progress=lambda k, n: progress(f"  OpenEvolve：{k}/{n} 个提议"))
+                             progress=lambda k, n: progress(f"  OpenEvolve：{k}/{n} 个提议"), note=progress)
     except RuntimeError as e:
         say(str(e))
         return 1
@@ -339,7 +407,7 @@ def main(argv=None) -> int:
     print(render(best), end="")
     c = count(res)
     print_note(f"{a.iterations} 个提议：{c['full']} 个做了完整评估，{c['probe']} 个在探针级就停了，"
-               f"{c['rejected']} 个读不懂或启动不了（0 分），{c['no_child']} 个没变成子程序（回复打不上、没改动……）。")
+               f"{c['rejected']} 个读不懂或启动不了（0 分），{no_child_said(c, res)}。")
     print_note(f"OpenEvolve 的输出（日志、best/、evolution_trace.jsonl）在 {os.path.relpath(output)}。")
     print_try([("和本讲的迷你循环并排比：同一个问题、同一个 MockLLM、每边同样的预算，各跑两个种子：",
                 "python3 lecture14/07_openevolve.py")]
