@@ -372,6 +372,8 @@ def test_openevolve_against_a_failing_server_counts_the_failures_by_kind_and_sto
     msg = str(e.value)
     assert f"接连 {n} 个提议都是 LLM 调用失败（LLM 回 HTTP 500 ×{n}）" in msg and "没有跑完 50 个提议" in msg, msg
     assert "\n" not in msg and "openevolve.log" in msg
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:           # README 说的是同一个数
+        assert f"接连{n}个提议都失败就停下它" in "".join(f.read().split())
 
 
 def test_openevolve_waiting_on_a_silent_server_says_so_on_stderr(tmp_path, monkeypatch):
