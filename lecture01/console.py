@@ -379,8 +379,8 @@ def print_numbered(lines: list[tuple[int, str]], limit: int, whole: str) -> None
 
 
 def print_try(items: list[tuple[str, str | tuple[str, ...]]], note: str | None = None) -> None:
-    """空一行，印"可以试试："；每条是 (说明, 命令)：说明照常折行，命令单独一行、从不折断，方便复制（缩进后比终端宽
-    时少缩进几格，还放不下才让终端去折）。命令也可以是
+    """空一行，印"可以试试："；每条是 (说明, 命令)：说明照常折行，命令缩进在说明下面、单独一行，方便复制；一行放不下
+    时按 shell 的续行写法（行尾 " \\"）在参数之间折成几行（command_lines），整段复制照样能跑，参数从不折断。命令也可以是
     几条依次跑的命令（元组）：每条单独一行（一行放不下 "A && B" 时用它；一行一条，各自复制）。
     note：所有命令共同的一句交代（比如"这些命令用的是 MockLLM"），折好行印在"可以试试："下面、第 1 条上面。
     这次运行选的不是默认的 GPU（--gpu a100）时，每条 python3 脚本.py 后面、make run 和 make openevolve 的 ARGS 里
@@ -404,8 +404,47 @@ def print_try(items: list[tuple[str, str | tuple[str, ...]]], note: str | None =
         print("\n".join(wrap("  " + note, wrap_width(), "  ")))
     for i, (what, command) in enumerate(items, 1):
         print(_numbered(i, what))
-        for c in (command,) if isinstance(command, str) else command:      # 缩进放不下时少缩一点，命令不折断
-            print(" " * max(0, min(display_width(f"  {i}. ") + 2, wrap_width() - display_width(c))) + c)
+        for c in (command,) if isinstance(command, str) else command:
+            print("\n".join(command_lines(c, wrap_width(), display_width(f"  {i}. ") + 2)))
+
+
+def _break_points(command: str) -> list[str]:
+    """命令按能折行的空格切成几段：引号外面的空格；make 的 ARGS="…" 里面的空格也行（make 把 ARGS 按空白再切开，
+    续行多出来的空格不改变它）。别的引号里面的空格不折：续行会在那里多出空格，改了参数本身。"""
+    pieces, cur, quote, args_quote = [], "", None, False
+    for k, ch in enumerate(command):
+        if quote is None and ch in "'\"":
+            quote, args_quote = ch, ch == '"' and cur.endswith("ARGS=")
+        elif ch == quote:
+            quote = None
+        if ch == " " and (quote is None or args_quote) and cur:
+            pieces.append(cur)
+            cur = ""
+        elif ch != " " or cur:
+            cur += ch
+    return pieces + ([cur] if cur else [])
+
+
+def command_lines(command: str, width: int, indent: int) -> list[str]:
+    """一条要照抄的命令印成几行：缩进 indent 列放得下就一行；放不下就在参数之间折开，除了最后一行都以 " \\" 结尾
+    （shell 的续行：整段复制到终端里是同一条命令），续行再多缩进 2 列。一个参数本身比一行还宽时，让终端去折它。"""
+    if indent + display_width(command) <= width:
+        return [" " * indent + command]
+    atoms: list[str] = []            # 选项和它的值（--knob L2_BW=…）、python3 和脚本、&& 和下一条命令尽量在同一行
+    for piece in _break_points(command):
+        glue = atoms and (atoms[-1].split()[-1] in ("&&", "python3", "make")
+                          or atoms[-1].startswith("-") and " " not in atoms[-1] and not piece.startswith("-"))
+        atoms[-1:] = [f"{atoms[-1]} {piece}"] if glue else [*atoms[-1:], piece]
+    lines, cur = [], ""
+    for piece in atoms:
+        room = width - (indent + (2 if lines else 0)) - 2                      # 行尾留 " \\"
+        if cur and display_width(cur) + 1 + display_width(piece) > room:
+            lines.append(cur)
+            cur = piece
+        else:
+            cur = f"{cur} {piece}" if cur else piece
+    lines.append(cur)
+    return [" " * (indent + (2 if k else 0)) + line + (" \\" if k < len(lines) - 1 else "") for k, line in enumerate(lines)]
 
 
 # ================================================================ 图：折线、散点、热力图、条形图

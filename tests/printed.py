@@ -13,6 +13,17 @@ RULE = re.compile(r"^-+(?:  -+)*$")
 CONTINUED = "（续上表）"          # console.format_table 分段印的表：第二段起每段上面的一行
 
 
+def unfold(text: str) -> str:
+    """"可以试试"里一行放不下、按 shell 续行折开的命令（行尾 " \\"，下一行多缩进：console.command_lines）拼回一行：
+    折开的地方原来就是一个空格。读命令的测试先 unfold；照印出来的样子（带续行）交给 bash 跑的是 continued_commands。"""
+    return re.sub(r" \\\n *", " ", text)
+
+
+def continued_commands(text: str) -> list[str]:
+    """印出来的、折成了几行的命令，原样（几行，带行尾的 " \\" 和续行的缩进）。"""
+    return [m.group(0) for m in re.finditer(r"^ *\S.* \\\n(?: +.* \\\n)* +\S.*$", text, re.M)]
+
+
 def width(ch: str) -> int:
     return 0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
 

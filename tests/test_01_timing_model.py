@@ -60,7 +60,7 @@ def flat(text):
 
 def suggestion(stdout, i):
     """第 i 条"可以试试"（从 1 数），去掉空白。"""
-    tail = stdout.split("可以试试：", 1)[1]
+    tail = printed.unfold(stdout).split("可以试试：", 1)[1]
     parts = re.split(r"\n\s*\d+\. ", "\n" + tail)
     return flat(parts[i])
 
@@ -142,7 +142,7 @@ def test_suggestion_double_L2_does_what_it_says(first):
 
 def command_of(stdout, i):
     """第 i 条"可以试试"印出来的命令（说明下面单独一行，原样；依次跑的几条命令各占一行，这里用 && 连起来）。"""
-    tail = stdout.split("可以试试：", 1)[1]
+    tail = printed.unfold(stdout).split("可以试试：", 1)[1]
     block = re.split(r"\n\s*\d+\. ", "\n" + tail)[i]
     return " && ".join(line.strip() for line in block.splitlines() if line.strip().startswith("python3 "))
 

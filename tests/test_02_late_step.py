@@ -10,7 +10,7 @@ import pytest
 from conftest import load_script, prefetch, run_script
 from evolve import EXPERT, Config, Program, Rule
 from evolve.mock_llm import MAX_RULES, Prompt
-from printed import find, find_table, section
+from printed import find, find_table, section, unfold
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = "lecture14/02_llm_proposal.py"
@@ -73,7 +73,7 @@ def test_table_explains_kinds_that_proposed_nothing_new(outputs, run):
 @pytest.mark.h100_claim
 @pytest.mark.parametrize("printer,target", [("default", "500"), ("500", "1000")])
 def test_late_suggestion_says_what_the_student_will_see(outputs, printer, target):
-    text = flat(outputs[printer].split("可以试试：", 1)[1])
+    text = flat(unfold(outputs[printer]).split("可以试试：", 1)[1])
     cmd = f"python3lecture14/02_llm_proposal.py--after{target}"
     assert cmd in text
     item = text.split(cmd)[0].rsplit("看进化后期的一步", 1)[1]
@@ -95,7 +95,7 @@ def test_late_suggestion_says_what_the_student_will_see(outputs, printer, target
 
 def printed_02_commands(stdout):
     """这次运行的"可以试试"里 02 自己的命令（python3 lecture14/02_llm_proposal.py ...），原样。"""
-    tail = stdout.split("可以试试：", 1)[1]
+    tail = unfold(stdout).split("可以试试：", 1)[1]
     return [line.strip() for line in tail.splitlines() if line.strip().startswith("python3 lecture14/02_llm")]
 
 
@@ -166,7 +166,7 @@ def test_a_late_step_that_finds_nothing_is_not_offered_as_showing_demo_2():
     演示 3 还说"对演示 1 的父程序"，可演示 1 没印父程序。"""
     p = run_script(SCRIPT, "--after", "2000", timeout=180)
     assert p.returncode == 0
-    text = flat(p.stdout.split("可以试试：", 1)[1])
+    text = flat(unfold(p.stdout).split("可以试试：", 1)[1])
     if "没有一个比父程序好的，演示1会直说，演示2不印" in text:
         item = text.split("演示2不印")[0].rsplit("2.", 1)[1]
         assert "比例怎么变" not in item and "还找不找得到比父程序好的一步" in item
@@ -187,7 +187,7 @@ def test_a_window_with_nothing_better_says_the_evolution_stalled_not_a_failed_cl
     out = evolve(Evaluator(train, table), int(m[1]), seed=0)
     last, score, op = out["improvements"][-1]
     assert (int(m[3]), m[2], m[4]) == (last, f"{score:.3f}", op) and last < 2000 and int(m[1]) == 2000 + s02.LOOK
-    assert "--after 4000" not in p.stdout and "--after" in p.stdout.split("可以试试：")[1]
+    assert "--after 4000" not in p.stdout and "--after" in unfold(p.stdout).split("可以试试：")[1]
 
 
 @pytest.mark.parametrize("run", list(RUNS))

@@ -138,8 +138,7 @@ PASTED = [("lecture14/02_llm_proposal.py", "--after", "1"), ("lecture14/03_casca
 
 def _pasted_run(args):
     """args 在 80 列的伪终端里、以 live_table() 为专家跑一次（标准错误也在终端上，和学生看到的一样）。"""
-    env = {**{k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_GPU"},   # 讲义的 H100：TESTS_GPU=a100 时
-           "MINI_ALPHAEVOLVE_EXPERT": live_table()}                  # 照抄的命令多了 --gpu（命令从不折断），和清单无关
+    env = {**base_env(), "MINI_ALPHAEVOLVE_EXPERT": live_table()}
     return env, run_in_pty(list(args), 80, {"NO_COLOR": "1"}, env=env, timeout=300, stderr_too=True)
 
 

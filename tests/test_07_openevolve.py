@@ -16,6 +16,7 @@ import time
 import pytest
 
 from conftest import ROOT, ahead, base_env, load_script, piped_args, run_concurrently, run_script, session_dir, stop_group
+from printed import unfold
 
 from console import FAILED
 from evolve import geomean_speedup, oracle_speedup, parse, simplify, split_shapes
@@ -262,7 +263,7 @@ def test_one_failing_openevolve_seed_stops_the_others_and_its_error_is_raised(mo
 
 
 def try_commands(stdout):
-    block = stdout.split("\n可以试试：\n", 1)[1]
+    block = unfold(stdout).split("\n可以试试：\n", 1)[1]
     return [item.splitlines()[-1].strip() for item in re.split(r"\n(?=  \d+\. )", block.strip("\n"))]
 
 

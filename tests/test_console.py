@@ -6,6 +6,7 @@ import sys
 import unicodedata
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from console import (apart_digits, display_width, format_table, print_header, print_observations, print_table, print_try, wrap,
                      wrap_width)
@@ -182,17 +183,53 @@ def test_display_width_shortcut_matches_the_definition():
         assert display_width(s) == _ref_display_width(s), repr(s)
 
 
-def test_a_command_that_does_not_fit_after_its_indent_is_indented_less_never_broken(monkeypatch, capsys):
+def test_a_command_that_does_not_fit_is_continued_with_backslashes_between_arguments(monkeypatch, capsys):
+    """讲师报过：照"可以试试"跑了一次以后，下一轮建议的命令带着上一轮的 --knob，有 81–106 列，顶格印成一行，80 列的
+    终端在参数中间折开；刚好放得下的又不缩进，看着像正文。现在命令总在说明下面缩进；放不下就在参数之间用 shell 的
+    续行（行尾 " \\"）折成几行，选项和它的值在同一行。"""
     import console
     monkeypatch.setattr(console, "wrap_width", lambda: 80)
     fits = "python3 lecture14/05_ablations.py --quick --small-targeted 0.1"
     close = "python3 lecture14/05_ablations.py --budget 400 --seeds 2 --small-targeted 0.05"       # 78 列
-    wide = close + " --knob L2_BW=1.54e+13"
+    wide = "python3 lecture13/01_timing_model.py --tolerance 0.05 --knob L2_BW=1.54e+13 --knob L2_BW_PER_SM=1.8e+11"
     console.print_try([("一", fits), ("二", close), ("三", wide)])
     lines = capsys.readouterr().out.split("\n")
     assert "       " + fits in lines                             # 放得下：照常缩进七格
-    assert "  " + close in lines and "   " + close not in lines  # 80 - 78 = 2 格
-    assert wide in lines                                         # 怎么都放不下：不缩进，整条一行，让终端去折
+    k = lines.index("  2. 二") + 1
+    assert lines[k].startswith("       python3 ") and lines[k].endswith(" \\")   # 缩进不变，折成两行
+    k = lines.index("  3. 三") + 1
+    assert lines[k:k + 2] == ["       python3 lecture13/01_timing_model.py --tolerance 0.05 \\",
+                              "         --knob L2_BW=1.54e+13 --knob L2_BW_PER_SM=1.8e+11"]
+    assert max(map(display_width, lines)) <= 80
+
+
+WORDS = st.sampled_from(["lecture14/04_alphaevolve_tiling.py", "--knob", "L2_BW=1.54e+13", "--gpu", "a100",
+                         "--budget", "4000", "my_heuristic.py", "'a b'", '"c  d"', "x" * 90, "--seeds", "2", "--evolve"])
+
+
+@settings(max_examples=60, derandomize=True, deadline=None, database=None)
+@given(segments=st.lists(st.tuples(st.sampled_from(["python3", "cp"]), st.lists(WORDS, max_size=8)), min_size=1,
+                         max_size=3), make=st.booleans(), width=st.integers(30, 100))
+def test_a_continued_command_is_the_same_command_to_the_shell(segments, make, width):
+    """command_lines 折出来的几行整段交给 bash，和原来的一行是同一串参数（make 的 ARGS 按空白再切开以后）；
+    每一行都不比 width 宽，除非一个参数本身就放不下。"""
+    import shlex
+    import subprocess
+    from console import command_lines
+    command = " && ".join(" ".join([program, *args]) for program, args in segments)
+    if make:
+        command = 'make run ARGS="' + " ".join(w for _, args in segments for w in args if "'" not in w and '"' not in w) + '"'
+    lines = command_lines(command, width, 7)
+    pieces = [p for p in shlex.split(command)]
+    assert all(display_width(line) <= width for line in lines) or any(display_width(p) + 11 > width for p in pieces)
+    show = "python3() { printf '%s\\0' python3 \"$@\"; }; cp() { printf '%s\\0' cp \"$@\"; }; " \
+           "make() { printf '%s\\0' make \"$@\"; }\n"
+    got = subprocess.run(["bash", "-c", show + "\n".join(lines)], capture_output=True, text=True, timeout=10).stdout
+    want = [p for p in pieces if p != "&&"]
+    said = got.split("\0")[:-1]
+    if make:
+        said = [" ".join(p.split()) for p in said]                     # make 把 ARGS 按空白切开：多出的空格不算
+    assert said == want, (lines, said, want)
 
 
 def test_apart_digits_prints_neighbours_that_differ_as_different_numbers():

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from conftest import run_in_pty
+from printed import continued_commands, unfold
 
 from console import display_width, print_header, print_observations, print_try, wrap_width
 
@@ -55,7 +56,7 @@ def test_observations_fill_but_never_exceed_the_terminal(terminal, columns):
 
 @pytest.mark.parametrize("columns", [30, 130, 250])
 def test_header_rule_and_try_command_in_a_terminal(terminal, columns):
-    # 标题横线和标题一样宽，但在 60 列和终端宽度（最多 160）之间；"可以试试"的命令在窄终端里也不折断
+    # 标题横线和标题一样宽，但在 60 列和终端宽度（最多 160）之间；"可以试试"的命令在窄终端里在参数之间续行，参数不折断
     out = terminal(columns)
     limit = min(max(columns, 60), 160)
     print_header("标" * 100)                                          # 200 列的标题
@@ -65,7 +66,11 @@ def test_header_rule_and_try_command_in_a_terminal(terminal, columns):
     lines = out.getvalue().split("\n")
     rules = [line for line in lines if line and set(line) == {"="}]
     assert [len(r) for r in rules] == [limit, limit, 60, 60]
-    assert " " * max(0, min(7, limit - len(command))) + command in lines     # 放不下时少缩进几格，命令不折断
+    text = "\n".join(lines)
+    assert " " * 7 + command in unfold(text).split("\n")              # 缩进七格；续行拼回去就是原来的命令
+    if 7 + len(command) > limit:                                       # 放不下：在参数之间按 shell 的续行折开
+        assert continued_commands(text) and all(len(line) <= limit or "x" * 40 in line
+                                                for line in continued_commands(text)[0].split("\n"))
 
 
 PROBE = ("import sys; sys.path.insert(0, {lib!r}); from console import print_observations, wrap_width; "

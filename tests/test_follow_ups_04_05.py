@@ -11,7 +11,7 @@ import pytest
 import kernel_lab
 import sched_lab
 from conftest import load_script, prefetch, run_script
-from printed import find, find_table, number, observations, section
+from printed import find, find_table, number, observations, section, unfold
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 S04, S05 = "lecture14/04_alphaevolve_tiling.py", "lecture14/05_ablations.py"
@@ -42,7 +42,7 @@ def outputs():
 
 def tries(stdout):
     """"可以试试"之后每条的 (说明, 命令)。"""
-    block = stdout.split("\n可以试试：\n", 1)[1]
+    block = unfold(stdout).split("\n可以试试：\n", 1)[1]
     out = []
     for item in re.split(r"\n(?=  \d+\. )", block.strip("\n")):
         lines = item.splitlines()

@@ -11,6 +11,7 @@ import gpus
 import kernel_lab
 import sched_lab
 from conftest import prefetch, run_script
+from printed import unfold
 
 SCRIPTS = ["lecture10/01_config_space.py", "lecture13/01_timing_model.py", "lecture14/01_heuristic_as_code.py",
            "lecture14/02_llm_proposal.py", "lecture14/03_cascade_and_database.py",
@@ -129,7 +130,7 @@ def test_the_a100_has_fewer_launchable_configs_for_a_stated_reason():
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_suggested_commands_on_a100_keep_the_gpu(script):
     """"可以试试"里的命令照着运行还是同一块 GPU：A100 的运行印的每条 python3 脚本.py 后面都跟着 --gpu a100。"""
-    lines = outcome(script, "--gpu", "a100").stdout.split("\n可以试试：\n", 1)[1].splitlines()
+    lines = unfold(outcome(script, "--gpu", "a100").stdout).split("\n可以试试：\n", 1)[1].splitlines()
     commands = [line.strip() for line in lines if line.strip().startswith("python3 ")]
     assert commands and all(re.search(r"python3 \S+\.py --gpu a100", c) for c in commands), commands
 
@@ -272,7 +273,7 @@ def test_the_config_space_smem_suggestion_says_fewer_or_more_as_it_will_be(gpu):
     现在换成另一块 GPU 的上限，说少还是多；照印出来的命令跑，演示 1 末尾那行说的正是这个方向。"""
     p = run_script("lecture10/01_config_space.py", *gpu, env=ENV)
     assert p.returncode == 0, p.stderr
-    tail = p.stdout.split("可以试试：", 1)[1]
+    tail = unfold(p.stdout).split("可以试试：", 1)[1]
     m = re.search(r"看能启动的配置(少|多)多少", "".join(tail.split()))
     cmd = re.search(r"^\s*python3 lecture10/01_config_space\.py (.*--smem \d+)$", tail, re.M)
     assert m and cmd, tail

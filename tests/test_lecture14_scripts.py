@@ -19,6 +19,7 @@ import pytest
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, Rule, all_shapes, choose, evolve, geomean_speedup,
                     parse, render, simplify, split_shapes)
 from conftest import launchable, load_script, prefetch, run_script, run_script_fresh, stop_group
+from printed import unfold
 from console import display_width
 from console import Observation, failed as failed_observations
 from evolve.mock_llm import Dice
@@ -512,7 +513,7 @@ def test_06_per_shape_counts_and_evolve_start(tmp_path, table):
 
 def suggestions(stdout):
     """"可以试试："之后每条的 (说明, 命令)：命令是缩进比编号多、单独一行的那一行。"""
-    tail = stdout.split("可以试试：\n", 1)[1]
+    tail = unfold(stdout).split("可以试试：\n", 1)[1]
     items, text = [], ""
     for line in tail.splitlines():
         if re.match(r"  \d+\. ", line):
@@ -721,7 +722,7 @@ def test_06_suggestions(project, defaults, no_numpy_path):
     assert "M <= 64" in mine.read_text(encoding="utf-8")
     # 学生报过：文件里已经是 if M <= 64 了，还建议"把 if M <= 16 改成 if M <= 64"；--evolve --quick 跑完，又建议
     # --evolve --quick。现在改法的例子看文件里有没有那一条，进化的建议一步步往前走：默认预算，再换种子
-    tried = lambda o: "".join(o.split("可以试试：\n", 1)[1].split())                                  # noqa: E731
+    tried = lambda o: "".join(unfold(o).split("可以试试：\n", 1)[1].split())                                  # noqa: E731
     assert "把ifM<=16改成ifM<=64" in tried(base)
     assert "ifM<=16" not in tried(out) + tried(evo) and "挪一条规则的阈值" in tried(out)
     plain = lambda cmd: re.sub(r" --gpu \S+", "", cmd)                          # noqa: E731  TESTS_GPU=a100 时带 --gpu

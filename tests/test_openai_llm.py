@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 import pytest
-from printed import find_table
+from printed import find_table, unfold
 from conftest import ahead, base_env, load_script, run_script, run_script_fresh, session_dir, stop_group
 from stub_llm_server import MODES, STUB_MODEL, StubServer, free_port
 
@@ -385,7 +385,7 @@ def recorded_04():
 
 def try_block(stdout):
     """"可以试试"下面的文字：(编号之前那句共同的交代，去掉空白（没有就是空串），[每条的命令])。"""
-    lines = stdout.split("\n可以试试：\n", 1)[1].strip("\n").splitlines()
+    lines = unfold(stdout).split("\n可以试试：\n", 1)[1].strip("\n").splitlines()
     starts = [i for i, line in enumerate(lines) if re.match(r"  \d+\. ", line)]
     head = re.sub(r"\s+", "", "".join(lines[:starts[0]]))                          # 折行处的空格不算
     return head, [lines[j - 1].strip() for j in starts[1:] + [len(lines)]]      # 每条的最后一行是命令

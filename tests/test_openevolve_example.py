@@ -19,6 +19,7 @@ import pytest
 from console import PIPE_WIDTH, display_width
 
 from conftest import ROOT, ahead, base_env, load_script, run_concurrently, run_script, session_dir, stop_group
+from printed import unfold
 
 sys.path.insert(0, os.path.join(ROOT, "lecture14"))
 
@@ -157,7 +158,7 @@ def test_make_openevolve_suggests_commands_that_run_as_printed():
     跑它），换一个种子（照印的参数跑）。"""
     import test_terminal_width
     (p, _), _ = two_runs()
-    tail = p.stdout.split("\n可以试试：\n", 1)[1]
+    tail = unfold(p.stdout).split("\n可以试试：\n", 1)[1]
     commands = [line.strip() for line in tail.splitlines() if line.strip().startswith(("python3 ", "make "))]
     assert commands == ["python3 lecture14/07_openevolve.py", 'make openevolve ARGS="--seed 1 --iterations 6"'], commands
     assert "lecture14/07_openevolve.py" in test_terminal_width.NUMBERED
@@ -167,7 +168,7 @@ def test_make_openevolve_suggests_commands_that_run_as_printed():
     assert q.returncode == 0 and "Traceback" not in q.stderr, q.stderr[-2000:]
     assert "种子1；LLM是MockLLM服务器" in "".join(q.stdout.split())
     # 讲师报过：--seed 1 跑完又建议 ARGS="--seed 1"。换种子的建议往前走一个
-    again = [line.strip() for line in q.stdout.split("\n可以试试：\n", 1)[1].splitlines() if line.strip().startswith("make ")]
+    again = [line.strip() for line in unfold(q.stdout).split("\n可以试试：\n", 1)[1].splitlines() if line.strip().startswith("make ")]
     assert again == ['make openevolve ARGS="--seed 2 --iterations 6"'], again
 
 

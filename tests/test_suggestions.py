@@ -12,6 +12,7 @@ import pytest
 
 from conftest import (LECTURE_EXPERT, ROOT, ahead, base_env, load_script, no_numpy_bin, prefetch, run_script,
                       run_script_fresh, session_dir, stop_group)
+from printed import unfold
 
 SMALL = {"--budget": "40", "--seeds": "1"}          # 建议里的预算换小一点（命令的其余部分照抄）
 SCRIPTS = {"lecture10/01_config_space.py": [], "lecture13/01_timing_model.py": [],   # 建议和预算无关：用小预算跑
@@ -29,7 +30,7 @@ PREFETCH = [(script, *args) for script, args in SCRIPTS.items()]      # conftest
 def printed_suggestions(script, args, env=None):
     p = run_script(script, *args, env=env)
     assert p.returncode == 0, p.stderr
-    block = p.stdout.split("\n可以试试：\n", 1)[1]
+    block = unfold(p.stdout).split("\n可以试试：\n", 1)[1]
     items = re.split(r"\n(?=  \d+\. )", block.strip("\n"))
     out = []
     for item in items:
