@@ -224,6 +224,14 @@ def test_04_demo3_by_model_drop_fails(table):
     fails(claim(obs, "85%"), out, ["85%"], [f"{x3(m)} → {x3(m)}（掉 0.000）"])
 
 
+def test_04_demo3_a_test_score_above_the_train_score_is_a_rise_not_a_negative_drop(table):
+    """讲师报过：按模型分时测试比训练还高，不成立的那句印着"（掉 -0.003）"。"""
+    r, m = pmt_test(table, "random"), pmt_test(table, "by_model")
+    obs, out = demo3(table, {"random": (r * 1.02, r), "by_model": (m / 1.01, m)})
+    fails(claim(obs, "85%"), out, ["85%"], [f"{x3(m / 1.01)} → {x3(m)}（涨 "])
+    assert "掉 -" not in out
+
+
 def test_04_demo3_close_to_table_fails(table):
     r, m = pmt_test(table, "random"), pmt_test(table, "by_model")
     obs, out = demo3(table, {"random": (r * 1.2, r * 1.2), "by_model": (m * 1.03, m)})
