@@ -14,7 +14,9 @@
     python3 lecture14/04_alphaevolve_tiling.py
 写错了（语法、DSL 不支持的写法、某个分支返回的配置启动不了）会得到一条
 带文件名和行号的错误信息。所有"相对专家快几倍"的数字都会跟着变，04 脚本
-的观察会重新检验，说不成立的会直接说不成立。
+的观察会重新检验，说不成立的会直接说不成立。04 只读这个文件；复制成别的
+文件（比如 my_heuristic.py）改的话，用 06 打分：把文件名写在
+lecture14/06_your_heuristic.py 后面。
 想恢复讲义的原样：git checkout lecture14/expert_heuristic.py
 （测试用的是 evolve/lecture_expert.py 里钉住的一份，改这个文件不会让和它
 无关的测试失败）。
