@@ -18,7 +18,7 @@ MockLLM 要的"逐形状反馈"由它自己从讲义的时间表算（训练形�
 （客户端把它记作一次失败的提议，就像真模型闲聊了一句）。
 
 确定性：同一个 --seed、同样顺序的提示，回复逐字相同（请求按到达的顺序一个个交给 MockLLM；并发时的顺序由客户端
-决定）。回复的 usage 里 token 数都是 0：没有模型，也就没有 token。
+决定）。回复不带 usage：没有模型，也就没有 token（04 的成本表说"服务器没报"，不印"0 个 token"）。
 每个请求的正文最多 MAX_BODY 字节，整个请求（读、算、写）最多 REQUEST_SECONDS 秒；--max-requests 个补全之后
 回 HTTP 503。启动它的进程（shell、make、测试；程序启动它时用 --parent 给出自己的进程号）没了，它也退出。
 Ctrl-C 停下（退出码 130）。
@@ -354,8 +354,7 @@ class MockServer:
                 self._json(200, {"id": f"mock-{mock.answerer.n}", "object": "chat.completion", "created": 0,
                                  "model": MODEL,
                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                              "finish_reason": "stop"}],
-                                 "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}})
+                                              "finish_reason": "stop"}]})
 
             def _json(self, status, obj, close=False):
                 data = json.dumps(obj, ensure_ascii=False).encode()
