@@ -199,8 +199,9 @@ def test_ctrl_c_under_make_run_is_our_line_then_one_line_from_make_as_readme_say
     Error 130）。讲师报过那一行像是另一个错误；这里检查 README 说的正是 make 印的。"""
     import re
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}   # 学生的 shell：不在 make test 里
     p = subprocess.Popen(["make", "--no-print-directory", "run"], cwd=root, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+                         stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
     try:
         assert p.stderr.readline()                            # 脚本开始印进度了（make 的命令回显在标准输出上）
         os.killpg(p.pid, signal.SIGINT)                       # 终端里按 Ctrl-C：整个前台进程组都收到
