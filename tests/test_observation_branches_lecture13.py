@@ -153,6 +153,19 @@ def test_warps_claim_fails_if_four_warps_could_launch(monkeypatch):
 
 
 @pytest.mark.h100_golden
+def test_warps_claim_fails_when_compute_is_the_largest_term():
+    """学生报过：L2 快一倍（13 的第一条"可以试试"）时 256×128 的瓶颈变成"算"，总时间多 4%，那句"'算'不是最大的一项、
+    这一点点差别"却照样成立。现在判据里有：8 warp 时最大的一项不是"算"，总时间只多不到 1%。"""
+    k = dict(L2_BW=2 * sl.L2_BW)
+    big = Config(256, 128, 64, 8, 4, 16)
+    with sl.knobs(**k):
+        e8, e16 = sl.explain(big, *S("8B gate_up", 8192)), sl.explain(big.replace(warps=16), *S("8B gate_up", 8192))
+    assert e8["bound"].startswith("算") or "算" in e8["bound"], e8["bound"]
+    failing(items(TM.demo2_effects, knobs=k), "8 → 16 warp", ["不是最大的一项", "1%"],
+            [f"总时间 ×{e16['time_us'] / e8['time_us']:.4f}", '最大的一项是"算"'])
+
+
+@pytest.mark.h100_golden
 def test_orientation_fails_with_a_faster_l2():
     k = dict(L2_BW=2 * sl.L2_BW)
     with sl.knobs(**k):
