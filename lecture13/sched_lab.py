@@ -550,6 +550,14 @@ def optimum(M: int, N: int, K: int, within: float = NEAR) -> Optimum:
     return Optimum(VALID[i], best, int(np.sum(t <= best * (1 + within))), len(tied), fields, within)
 
 
+def mma_parts(config: Config) -> dict:
+    """一个配置的张量核效率拆成两个因子（相乘就是 explain 的 mma_eff）：fast（走不走 wgmma 快路径）、path（快路径 1，
+    旧 mma 路径 MMA_FALLBACK）、warp_tile（每个 warp 的累加器 BM×BN/warps 越小越吃不饱：acc / (acc + WARP_TILE_HALF)）。"""
+    fast = bool(_fast_path(config_arrays((config,)))[0])
+    acc = config.BM * config.BN / config.warps
+    return dict(fast=fast, path=1.0 if fast else MMA_FALLBACK, warp_tile=acc / (acc + WARP_TILE_HALF), acc_per_warp=acc)
+
+
 def explain(config: Config, M: int, N: int, K: int) -> dict:
     """一个配置在一个形状上的时间拆解（教学用）：各项时间（µs）、块数、占用率、哪一项是瓶颈。
     parts_us 是最忙的 SM 花在算、搬、等上的时间和显存时间；l2_total_us 是全芯片 L2 总量（SM 搬的 + 从显存填进 L2 的）

@@ -15,7 +15,7 @@ from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, all_shapes, choose, p
 from printed import find, find_table, number, numbers, observations, pct_shows, section, shows, \
     tables
 from reruns import watched
-from sched_lab import SMS, explain
+from sched_lab import SMS, explain, mma_parts
 
 SCRIPT = "lecture14/06_your_heuristic.py"
 PREFETCH = [(SCRIPT,)]                      # conftest：后台先跑（test_lecture14_scripts 也用这次运行）
@@ -186,6 +186,12 @@ def test_demo3_explain_blocks(stdout, table, yours):
         assert m[1] == max(parts, key=parts.get) and number(m[2]) == parts[m[1]]
         assert number(m[3]) == number(rows[m[1]][2])
         big_part += number(m[2]) > number(m[3])
+        # 张量核效率低时说的是哪个因子：旧的 MMA 路径只在它真的不走快路径时说（学生报过：README 练习里 64×64×256、
+        # 4 个 warp 的块在快路径上，06 却说"走旧的 MMA 路径"——低的是 warp 块效率）
+        slower = explain(mine, s.M, s.N, s.K)["mma_eff"] < explain(best, s.M, s.N, s.K)["mma_eff"]
+        a, z = mma_parts(mine), mma_parts(best)
+        assert ("旧的 MMA 路径" in why) == (slower and not a["fast"] and z["fast"]), why
+        assert ("每个 warp 的块小" in why) == (slower and a["warp_tile"] < z["warp_tile"]), why
         tiles = (number(rows["块数"][1]), number(rows["块数"][2]))
         m = re.search(r"你只切出 (\d+) 个块，(\d+) 个 SM 有 (\d+) 个闲着；最优切出 (\d+) 个", why)
         assert bool(m) == (tiles[0] < SMS and tiles[1] > tiles[0]), why
@@ -193,3 +199,18 @@ def test_demo3_explain_blocks(stdout, table, yours):
             assert (int(m[1]), int(m[2]), int(m[3]), int(m[4])) == (tiles[0], SMS, SMS - tiles[0], tiles[1])
     obs = "\n".join(observations(text))
     assert int(find(r"这 (\d+) 个形状上", obs)[1]) == len(heads) == big_part
+
+
+@pytest.mark.h100_golden                  # H100 才有两条 MMA 路径；README 那条配置在 A100 上启动不了
+def test_a_fast_path_config_with_small_warp_tiles_is_not_called_the_old_mma_path():
+    """学生报过：README 练习第 3 步那段（8B gate_up M=128 用 64×64×256、4 个 warp）06 说"你的配置走旧的 MMA 路径
+    （效率 0.80）"——BM = 64、4 个 warp 正在快路径上，低的是 warp 块效率。学生会去改 BM，白改。"""
+    from conftest import load_script
+    s06 = load_script("lecture14/06_your_heuristic.py", "s06_reasons")
+    M, N, K = 128, *LAYERS["8B gate_up"]
+    mine = Config(64, 64, 256, 4, 3, 8)                                   # README 练习第 3 步里的那条
+    best = min(VALID, key=lambda c: explain(c, M, N, K)["time_us"])
+    a, z = explain(mine, M, N, K), explain(best, M, N, K)
+    assert mma_parts(mine)["fast"] and a["mma_eff"] < z["mma_eff"]
+    said = "；".join(s06.reasons(a, z, mine, best))
+    assert "旧的 MMA 路径" not in said and "每个 warp 的块小（1,024 个累加器" in said, said
