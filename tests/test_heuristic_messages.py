@@ -1,6 +1,7 @@
 """学生写坏的启发式文件：错误信息里的数（多少个形状里有多少个走这个坏分支、举的例子）对着逐个形状直接算出来的值检查，
 不只是看有没有某几个字。"""
 
+import os
 import re
 import textwrap
 
@@ -69,3 +70,24 @@ def test_two_bad_branches_each_get_their_own_count(tmp_path):
                                        f"    return {OK_BIG}\nreturn {SMEM}\n")
     check(first, 5, lambda M, N, K: M <= 64 and K <= 4096)
     check(second, 9, lambda M, N, K: M > 1024)
+
+
+@pytest.mark.parametrize("edit, said", [(("if M <= 16:", "if M > 16:"), "DSL 只有上界"),
+                                        (("return Config(BM=128, BN=128", "return Config(BM=256, BN=128"), "这个分支")])
+def test_readme_error_examples_give_the_line_the_edit_is_on(tmp_path, edit, said):
+    """学生报过：README 的两个出错例子写着 expert_heuristic.py:25 和 :27，照做得到的是 :34 和 :36（文件开头的说明
+    后来变长了）。README 的行号和照它说的改法改完读到的一样。"""
+    from evolve import ProgramError
+    from evolve.problem import load_heuristic
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "lecture14", "evolve", "lecture_expert.py"), encoding="utf-8") as f:
+        text = f.read()
+    assert text.count(edit[0]) == 1
+    mine = tmp_path / "expert_heuristic.py"
+    mine.write_text(text.replace(*edit), encoding="utf-8")
+    with pytest.raises(ProgramError) as e:
+        load_heuristic(str(mine))
+    line = int(re.search(r"expert_heuristic\.py:(\d+):", str(e.value)).group(1))
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    assert f"`lecture14/expert_heuristic.py:{line}: {said}" in readme, line
