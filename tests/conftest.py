@@ -189,7 +189,7 @@ def load_script(path: str, name: str, register: bool = False):
 
 
 def student_expert_note():
-    """学生的 expert_heuristic.py 和讲义的不同时，返回一行说明；相同（或读不了）时返回 None。"""
+    """学生的 expert_heuristic.py 和讲义的不同时，返回说明：一句话，再一行恢复它的命令；相同（或读不了）时返回 None。"""
     try:
         from evolve.problem import load_heuristic
         lecture, student = load_heuristic(LECTURE_EXPERT), load_heuristic(STUDENT_EXPERT)
@@ -197,14 +197,17 @@ def student_expert_note():
         return None
     if student == lecture:
         return None
-    return ("注意：lecture14/expert_heuristic.py 和讲义的专家不同（改过；有意改的没关系，其余测试用的是讲义的那份）；"
-            "git checkout lecture14/expert_heuristic.py 可以恢复。")
+    return ("注意：lecture14/expert_heuristic.py 和讲义的专家不同（改过；有意改的没关系，其余测试用的是讲义的那份）。"
+            "想恢复讲义的原样：\n    git checkout lecture14/expert_heuristic.py")
 
 
 def pytest_terminal_summary(terminalreporter):
     note = student_expert_note()
-    if note:
-        terminalreporter.write_line(note)
+    if note:                                             # 按终端宽度折行（学生的终端 80 列；讲师报过 157 列的一行）
+        from console import wrap, wrap_width
+        sentence, command = note.split("\n")
+        for line in wrap(sentence, wrap_width(), "") + [command]:
+            terminalreporter.write_line(line)
     if os.environ.get("TESTS_PREFETCH_REPORT"):          # 维护 PREFETCH 时用：预跑了、却没有测试要的命令
         for key in sorted(set(_RUNS) - _REQUESTED):
             terminalreporter.write_line(f"预跑了、但没有测试用到：{key}")

@@ -34,7 +34,13 @@ def test_changed_student_expert_is_noted_in_one_line(tmp_path, monkeypatch):
         changed.write_text(f.read().replace("if M <= 16:", "if M <= 64:"), encoding="utf-8")
     monkeypatch.setattr(conftest, "STUDENT_EXPERT", str(changed))
     note = conftest.student_expert_note()
-    assert note is not None and "\n" not in note and "git checkout lecture14/expert_heuristic.py" in note
+    assert note is not None and note.split("\n")[1] == "    git checkout lecture14/expert_heuristic.py", note
+    import console
+    monkeypatch.setattr(console, "wrap_width", lambda: 80)           # 学生的 80 列终端（以前印成 157 列的一行）
+    lines = []
+    conftest.pytest_terminal_summary(type("Reporter", (), {"write_line": lambda self, line: lines.append(line)})())
+    assert lines[-1] == "    git checkout lecture14/expert_heuristic.py" and len(lines) >= 3
+    assert max(map(console.display_width, lines)) <= 80, lines
     monkeypatch.setattr(conftest, "STUDENT_EXPERT", LECTURE_EXPERT)
     assert conftest.student_expert_note() is None
 
