@@ -126,13 +126,18 @@ def demo2_rejections(total):
                 [[f"BM = {bm}"] + [tiles[bm, bn] for bn in GRID["BN"]] for bm in GRID["BM"]])
     print_note("（每一格：这个块大小在 BK × warps × stages × group 里能启动的配置数）")
 
-    multi = sum(len(problems(c)) > 1 for c in all_configs())
+    over = [len(problems(c)) for c in all_configs()]
+    multi = sum(k > 1 for k in over)
+    extra = sum(k - 1 for k in over if k > 1)                 # 多算的次数：超 3 种的组合在各行里多算 2 次
     dead = [f"{bm}×{bn}" for (bm, bn), n in tiles.items() if n == 0]
     small = Config(GRID["BM"][0], GRID["BN"][0], GRID["BK"][0], GRID["warps"][0], GRID["stages"][0], 1)
     big = Config(GRID["BM"][-1], GRID["BN"][-1], GRID["BK"][0], GRID["warps"][-1], GRID["stages"][0], 1)
     big_fewer = big.replace(warps=GRID["warps"][-2])
-    obs = [f"第一张表各行加起来是 {sum(counts.values())}，比启动不了的 {bad} 个多："
-           f"有 {multi} 个组合同时超了不止一种资源。"]
+    by_count = {k: sum(x == k for x in over) for k in sorted(set(over)) if k > 1}
+    how = "、".join(f"{n} 个超了 {k} 种" for k, n in by_count.items())
+    obs = [f"第一张表各行加起来是 {sum(counts.values())}，比启动不了的 {bad} 个多 {sum(counts.values()) - bad}："
+           f"有 {multi} 个组合同时超了不止一种资源（{how}），超几种就在几行里各算一次"
+           f"（多算 {extra} 次）。"]
     if counts["线程/CTA"] == 0:
         obs.append(f"\"线程/CTA\" 这条规则在这个网格上一个也没挡掉：warps 最多 {max(GRID['warps'])}，"
                    f"也就是 {WARP * max(GRID['warps'])} 个线程，不到 {MAX_THREADS_PER_BLOCK}。")

@@ -134,3 +134,20 @@ def test_config_space_script_takes_a_config():
     assert out.returncode == 0, out.stderr
     assert "命令行给的" in out.stdout and "296" in out.stdout
     assert run_script("256", "48", "64", "4", "3", "8").returncode != 0       # 不在网格上：退出并说明
+
+
+def test_the_rejection_rows_add_up_and_the_sentence_says_by_how_much():
+    """学生报过：10/01 说"各行加起来 3120，比启动不了的 2656 个多：有 368 个组合同时超了不止一种资源"——3120 − 2656
+    是 464，不是 368（超 3 种的组合多算两次）。现在句子说多多少、几个超了几种、多算几次，三个数对得上。"""
+    import re
+    from conftest import run_script
+    r = run_script("lecture10/01_config_space.py")
+    flat = "".join(r.stdout.split())
+    m = re.search(r"各行加起来是(\d+)，比启动不了的(\d+)个多(\d+)：有(\d+)个组合同时超了不止一种资源（(.*?)），"
+                  r"超几种就在几行里各算一次（多算(\d+)次）", flat)
+    assert m, flat[:3000]
+    total, bad, more, multi, how, extra = int(m[1]), int(m[2]), int(m[3]), int(m[4]), m[5], int(m[6])
+    over = [len(problems(c)) for c in all_configs()]
+    assert bad == sum(k > 0 for k in over) and total == sum(over) and more == total - bad == extra
+    parts = [(int(n), int(k)) for n, k in re.findall(r"(\d+)个超了(\d+)种", how)]
+    assert sum(n for n, _ in parts) == multi and sum(n * (k - 1) for n, k in parts) == extra
