@@ -319,7 +319,7 @@ def obs_cascade_saves(runs0, runs6, s0, s6, shares, caught, passed_worse, rest):
     ok = runs6 < 0.8 * runs0 and abs(s6 / s0 - 1) <= TIE and lo > 0.5
     return check(ok, f"级联省的是内核：{N_PROBE} 个探针时跑了 {cnt(runs6)} 次，不用级联 {cnt(runs0)} 次（省 {pct(1 - runs6 / runs0)}），"
                        f"最后的分数差不多（{s6:.3f}× 对 {s0:.3f}×）。大多数子程序不比父程序好（跑过内核的子程序里占 {share_txt}，"
-                       f"每个种子各算）；探针拦下其中的 {cnt(caught)} 个，另外 {cnt(passed_worse)} 个过了探针、完整评估以后才知道"
+                       f"每个种子各算）；探针拦下其中的 {cnt(caught)} 个（表里的\"探针淘汰\"减\"其中错杀\"），另外 {cnt(passed_worse)} 个过了探针、完整评估以后才知道"
                        f"不比父程序好（中位数）——探针{'只' if stopped < 0.5 else ''}拦下了不比父程序好的 {pct(stopped)}。"
                        f"省下的内核来自拦下的子程序：每拦下一个，就省下它在其余 {rest} 个训练形状上本该跑的 {rest} 次"
                        f"（用不用级联是两次不同的进化，所以省下的总数不正好是拦下的个数 × {rest}）。",

@@ -117,7 +117,7 @@ def test_03_most_children_are_not_better_and_the_probes_stop_only_some_of_them()
     passed = float(np.median([c["passed_worse"] for c in seeds]))
     shares = [(c["caught"] + c["passed_worse"]) / sum(c.values()) for c in seeds]
     assert min(shares) > 0.5                                  # "大多数子程序不比父程序好"每个种子都成立
-    m = find(r"占 ([\d.]+%)(?:–([\d.]+%))?，每个种子各算）；探针拦下其中的 ([\d.,]+) 个，另外 ([\d.,]+) 个过了探针"
+    m = find(r'占 ([\d.]+%)(?:–([\d.]+%))?，每个种子各算）；探针拦下其中的 ([\d.,]+) 个（表里的"探针淘汰"减"其中错杀"），另外 ([\d.,]+) 个过了探针'
              r".*?拦下了不比父程序好的 ([\d.]+%)", text)
     assert pct_shows(m[1], min(shares)) and pct_shows(m[2] or m[1], max(shares))
     assert numbers(m[3])[0] == caught and numbers(m[4])[0] == passed
