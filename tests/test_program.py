@@ -612,6 +612,21 @@ def test_dead_rules_named_by_line():
     assert dead_rules(parse(render(Program((Rule((("M", 16),), A),), C)))) == []
 
 
+def test_a_duplicate_rule_is_called_a_duplicate_not_a_narrower_rule():
+    """学生报过：贴的表里有一条和前面一模一样的规则，06 说"那条的条件更宽；想让它起作用，把它挪到那条前面"——条件
+    一样宽，挪过去只是让另一条变成死的。现在：整条重复的说删掉；条件一样、配置不同的说两条只能留一条。"""
+    src = ("def choose_config(M, N, K):\n"
+           "    if M <= 16:\n        return Config(16, 64, 128, 4, 4, 1)\n"
+           "    if M <= 16:\n        return Config(16, 64, 128, 4, 4, 1)\n"                 # 第 4 行：整条重复
+           "    if M <= 16:\n        return Config(64, 128, 64, 4, 3, 8)\n"                 # 第 6 行：条件一样、配置不同
+           "    if M <= 8:\n        return Config(64, 128, 64, 4, 3, 8)\n"                  # 第 8 行：被更宽的挡住
+           "    return Config(128, 128, 64, 4, 3, 8)\n")
+    said = dict(dead_rules(parse(src)))
+    assert "一模一样" in said[4] and "删掉这条" in said[4] and "更宽" not in said[4]
+    assert "条件和它一样" in said[6] and "两条只能留一条" in said[6] and "挪到那条前面" not in said[6]
+    assert "那条的条件更宽" in said[8] and "挪到那条前面" in said[8]
+
+
 # ---------------------------------------------------------------- issue 7 §5：SEARCH/REPLACE
 
 def test_diff_round_trip_without_final_newline():

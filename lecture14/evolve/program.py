@@ -416,8 +416,15 @@ def dead_rules(program: Program) -> list[tuple[int, str]]:
             q = live[first][1]
             where = f"第 {q.line} 行的规则" if q.line else f"前面第 {first + 1} 条规则"
             cond = " and ".join(f"{f} <= {t}" for f, t in q.conds)
-            out.append((idx, r.line, f"这条规则永远用不到：它管的形状都先被{where}（if {cond}:）接走了——那条的条件更宽；"
-                                f"想让它起作用，把它挪到那条前面"))
+            if q.box() == r.box() and q.config == r.config:     # 学生贴表时常见：整条重复
+                text = f"这条规则永远用不到：它和{where}（if {cond}:）一模一样（条件、配置都一样），是重复的；删掉这条"
+            elif q.box() == r.box():                              # 条件一样、配置不同：挪到前面只是让那条变成死的
+                text = (f"这条规则永远用不到：{where}（if {cond}:）的条件和它一样，形状都先被那条接走了；"
+                        "两条只能留一条：想用这条的配置，就删掉那条")
+            else:
+                text = (f"这条规则永远用不到：它管的形状都先被{where}（if {cond}:）接走了——那条的条件更宽；"
+                        "想让它起作用，把它挪到那条前面")
+            out.append((idx, r.line, text))
     return [(line, text) for _, line, text in sorted(out, key=lambda x: x[0])]
 
 # ---------------------------------------------------------------- 转引：SEARCH/REPLACE 修改在 diff.py（它不依赖本模块）
