@@ -204,7 +204,7 @@ def reasons(mine: dict, best: dict, mine_cfg=None, best_cfg=None) -> list[str]:
     （sched_lab.mma_parts：旧的 MMA 路径，还是每个 warp 的块太小）。"""
     out = []
     big = max(mine["parts_us"], key=mine["parts_us"].get)
-    out.append(f"你的时间里最大的一项是\"{big}\"：{mine['parts_us'][big]:.1f} µs，最优配置的同一项 {best['parts_us'][big]:.1f} µs")
+    out.append(f"你的时间里最大的一项是\"{big}\"：{mine['parts_us'][big]:,.1f} µs，最优配置的同一项 {best['parts_us'][big]:,.1f} µs")
     if mine["tiles"] < SMS and best["tiles"] > mine["tiles"]:
         out.append(f"你只切出 {mine['tiles']} 个块，{SMS} 个 SM 有 {SMS - mine['tiles']} 个闲着；最优切出 {best['tiles']} 个")
     if mine["tiles_per_sm"] > best["tiles_per_sm"]:
@@ -221,7 +221,7 @@ def reasons(mine: dict, best: dict, mine_cfg=None, best_cfg=None) -> list[str]:
         total = f"（张量核效率合计 {mine['mma_eff']:.2f}，最优 {best['mma_eff']:.2f}）"
         out.append("；".join(why) + total if len(why) > 1 else why[0] if why else "张量核效率低" + total)
     if mine["dram_MB"] > best["dram_MB"] * 1.05:
-        out.append(f"显存流量 {mine['dram_MB']:.1f} MB，最优只要 {best['dram_MB']:.1f} MB（块小、重用少）")
+        out.append(f"显存流量 {mine['dram_MB']:,.1f} MB，最优只要 {best['dram_MB']:,.1f} MB（块小、重用少）")
     return out
 
 
@@ -241,13 +241,13 @@ def demo3_explain(program, table, ratios):
         mine_cfg, (best_cfg, _) = choose(program, s), table.oracle(s)
         mine, best = explain(mine_cfg, s.M, s.N, s.K), explain(best_cfg, s.M, s.N, s.K)
         rows = [["配置", cfg_text(mine_cfg), cfg_text(best_cfg)],
-                ["时间", f"{mine['time_us']:.1f} µs", f"{best['time_us']:.1f} µs"],
+                ["时间", f"{mine['time_us']:,.1f} µs", f"{best['time_us']:,.1f} µs"],
                 ["瓶颈（explain 判的）", mine["bound"], best["bound"]]]
-        rows += [[f"  {k}", f"{v:.1f} µs", f"{best['parts_us'][k]:.1f} µs"] for k, v in mine["parts_us"].items()]
-        rows += [["块数", str(mine["tiles"]), str(best["tiles"])],
+        rows += [[f"  {k}", f"{v:,.1f} µs", f"{best['parts_us'][k]:,.1f} µs"] for k, v in mine["parts_us"].items()]
+        rows += [["块数", f"{mine['tiles']:,}", f"{best['tiles']:,}"],
                  ["最忙的 SM 做几个块", str(mine["tiles_per_sm"]), str(best["tiles_per_sm"])],
                  ["每个 SM 同时放几个 CTA", str(mine["ctas_per_sm"]), str(best["ctas_per_sm"])],
-                 ["显存流量", f"{mine['dram_MB']:.1f} MB", f"{best['dram_MB']:.1f} MB"]]
+                 ["显存流量", f"{mine['dram_MB']:,.1f} MB", f"{best['dram_MB']:,.1f} MB"]]
         print(f"\n{s.label()}（N={s.N}, K={s.K}）：你的比最优慢 {ratios[s]:.2f}×")
         print_table(["", "你的", "最优"], rows)
         if ratios[s] > 1 + SAME:

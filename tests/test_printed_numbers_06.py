@@ -169,6 +169,8 @@ def test_demo3_explain_blocks(stdout, table, yours):
         rows = {r[0]: r for r in b.rows}
         cfg = lambda cell: Config(*(int(x) for x in numbers(cell)))            # noqa: E731
         assert cfg(rows["配置"][1]) == mine and cfg(rows["配置"][2]) == best
+        # 千位分隔：学生报过 500 条规则的表跑出 "20491.8 µs"、"60398.0 MB"，别处都印 "4,247.1"
+        assert not [c for k, r in rows.items() if k != "配置" for c in r[1:] if re.search(r"\d{4}", c)], rows
         assert shows(rows["时间"][1], times[INDEX[mine]] * 1e6) and shows(rows["时间"][2], times.min() * 1e6)
         for col, c in ((1, mine), (2, best)):
             e = explain(c, s.M, s.N, s.K)
@@ -181,7 +183,7 @@ def test_demo3_explain_blocks(stdout, table, yours):
                 assert shows(rows[k][col], v), (k, rows[k])
         # 读者：句子里的数就是表里的格子
         why = re.sub(r"\n", "", why)
-        m = find(r"你的时间里最大的一项是\"(.+?)\"：([\d.]+) µs，最优配置的同一项 ([\d.]+) µs", why)
+        m = find(r"你的时间里最大的一项是\"(.+?)\"：([\d.,]+) µs，最优配置的同一项 ([\d.,]+) µs", why)
         parts = {k: number(r[1]) for k, r in rows.items() if k in explain(mine, s.M, s.N, s.K)["parts_us"]}
         assert m[1] == max(parts, key=parts.get) and number(m[2]) == parts[m[1]]
         assert number(m[3]) == number(rows[m[1]][2])
