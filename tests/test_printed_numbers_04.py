@@ -204,8 +204,10 @@ def test_demo2_best_program_and_observations(stdout, run, table):
     obs = "\n".join(observations(text))
     hist, o_train = out["history"], oracle_speedup(train, table)
     if out["budget"] > EARLY:
-        m = find(rf"第 {EARLY} 个提议时已经拿到最终涨幅的 ([\d.]+%)", obs)
-        assert pct_shows(m[1], (hist[EARLY - 1] - 1) / (hist[-1] - 1))
+        m = find(rf"第 {EARLY} 个提议时已经是 ([\d.]+)×，拿到最终涨幅的 ([\d.]+%)", obs)
+        assert shows(m[1], hist[EARLY - 1])                       # 那时的分数印在句子里（学生报过：哪里都没印）
+        final = number(find(r"个提议后训练形状上 ([\d.]+)×", obs)[1])
+        assert pct_shows(m[2], (number(m[1]) - 1) / (final - 1))  # 读者照印出来的两个分数算得出这个比例
         m = find(r"训练形状上 ([\d.]+)×，是上限 ([\d.]+)× 的 ([\d.]+%)", obs)
     else:
         assert int(find(r"预算只有 (\d+) 个提议", obs)[1]) == out["budget"]
