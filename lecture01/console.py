@@ -578,6 +578,12 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
     hidden = _hidden_series(series, marks, drawn, grid, background)
     if connect:
         hidden += _hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt)
+    else:                                                  # 散点：几个点落在同一格时记号比点少，说一句
+        cells = [(H - 1 - round(yaxis.pos(y)), round(xaxis.pos(x))) for name in series if name != background
+                 for x, y in series[name]]
+        if len(set(cells)) < len(cells):                   # 学生报过：5 个种子的图上只数得出 4 个记号
+            hidden.append(f"（{len(cells)} 个点在图上是 {len(set(cells))} 个记号：有 {len(cells) - len(set(cells))} 个"
+                          "和别的点落在同一格（重合或挨得很近），被盖住了。）")
 
     tick_rows = {H - 1 - i * yaxis.per: lab for i, lab in enumerate(yaxis.labels)}
     out = wrap(title, width)

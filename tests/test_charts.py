@@ -532,3 +532,14 @@ def test_tick_labels_of_a_narrow_range_get_another_decimal_instead_of_repeating(
     assert narrow.labels == [f"{t:.3f}×" for t in narrow.ticks]
     wide = Axis([1.0, 1.5, 2.0], 60, False, "{:.2f}×", 6)                  # 本来就不重复的：原样
     assert wide.labels == [f"{t:.2f}×" for t in wide.ticks]
+
+
+def test_scatter_points_sharing_a_cell_are_counted_under_the_chart():
+    """学生报过：04 演示 3 的散点图上 5 个种子只数得出 4 个记号，图下什么也没说。几个点落在同一格时说一句
+    几个点画成了几个记号；点都分得开时不说。衬底（background）的点不算。"""
+    apart = {"a": [(1.0, 1.0), (2.0, 2.0)], "b": [(3.0, 1.5)]}
+    text = format_scatter("t", apart, width=80, color=False)
+    assert "个记号" not in text
+    same = {"a": [(1.0, 1.0), (2.0, 2.0)], "b": [(2.0, 2.0), (3.0, 1.5)], "其余": [(1.0, 1.0), (1.0, 1.0)]}
+    text = format_scatter("t", same, width=80, color=False, background="其余")
+    assert "（4 个点在图上是 3 个记号：有 1 个和别的点落在同一格" in "".join(text.split("\n")).replace(" ", " ")
