@@ -204,6 +204,13 @@ def _fast_path(c: ConfigArrays) -> np.ndarray:
     return (c.BM % 64 == 0) & (c.warps % 4 == 0)
 
 
+def _mma_factors(c: ConfigArrays):
+    """张量核效率的两个因子（模型和 mma_parts 共用）：(走快路径吗, 路径的效率, warp 块效率, 每个 warp 的累加器数)。"""
+    wgmma = _fast_path(c)
+    acc_per_warp = c.BM * c.BN / c.warps
+    return wgmma, np.where(wgmma, 1.0, MMA_FALLBACK), acc_per_warp / (acc_per_warp + WARP_TILE_HALF), acc_per_warp
+
+
 _DERIVED: dict = {}
 _CACHE_LIMIT = 64                  # _DERIVED、每个配置组的整波缓存最多各留这么多项（满了就整个清掉重来）
 
@@ -222,9 +229,8 @@ def _derived(c: ConfigArrays, key: tuple | None = None) -> dict:
     key = (id(c), _model_key() if key is None else key)
     d = _DERIVED.get(key)
     if d is None or d["arrays"] is not c:
-        wgmma = _fast_path(c)                              # Hopper 快路径要 64 的倍数行、整 warp 组
-        acc_per_warp = c.BM * c.BN / c.warps
-        mma_eff = np.where(wgmma, 1.0, MMA_FALLBACK) * acc_per_warp / (acc_per_warp + WARP_TILE_HALF)
+        _, path, _, acc_per_warp = _mma_factors(c)         # Hopper 快路径要 64 的倍数行、整 warp 组
+        mma_eff = path * acc_per_warp / (acc_per_warp + WARP_TILE_HALF)   # 运算的先后和以前一样：时间逐位不变
         in_flight = np.maximum(c.stages - 1, 0.5)          # stages=1：不预取，只靠别的 warp 顶半级
         d = dict(arrays=c, mma_eff=mma_eff, in_flight=in_flight,
                  step_math=2 * c.BM * c.BN * c.BK / (PEAK_PER_SM * mma_eff),   # 一个 CTA 一步的"算"（秒）
@@ -551,11 +557,11 @@ def optimum(M: int, N: int, K: int, within: float = NEAR) -> Optimum:
 
 
 def mma_parts(config: Config) -> dict:
-    """一个配置的张量核效率拆成两个因子（相乘就是 explain 的 mma_eff）：fast（走不走 wgmma 快路径）、path（快路径 1，
-    旧 mma 路径 MMA_FALLBACK）、warp_tile（每个 warp 的累加器 BM×BN/warps 越小越吃不饱：acc / (acc + WARP_TILE_HALF)）。"""
-    fast = bool(_fast_path(config_arrays((config,)))[0])
-    acc = config.BM * config.BN / config.warps
-    return dict(fast=fast, path=1.0 if fast else MMA_FALLBACK, warp_tile=acc / (acc + WARP_TILE_HALF), acc_per_warp=acc)
+    """一个配置的张量核效率拆成两个因子（相乘就是 explain 的 mma_eff；和模型用的是同一个 _mma_factors）：fast（走不走
+    wgmma 快路径）、path（快路径 1，旧 mma 路径 MMA_FALLBACK）、warp_tile（每个 warp 的累加器 acc_per_warp =
+    BM×BN/warps 越小越吃不饱：acc / (acc + WARP_TILE_HALF)）。"""
+    fast, path, warp_tile, acc = (np.asarray(x)[0] for x in _mma_factors(config_arrays((config,))))
+    return dict(fast=bool(fast), path=float(path), warp_tile=float(warp_tile), acc_per_warp=float(acc))
 
 
 def explain(config: Config, M: int, N: int, K: int) -> dict:

@@ -199,9 +199,9 @@ def demo2_per_shape(program, table):
 
 # ---------------------------------------------------------------- 演示 3
 
-def reasons(mine: dict, best: dict, mine_cfg=None, best_cfg=None) -> list[str]:
-    """从两份 explain 里读出为什么慢：每一句都是比较两个算出来的数。给了两个配置时，张量核效率低说清是哪个因子
-    （sched_lab.mma_parts：旧的 MMA 路径，还是每个 warp 的块太小）。"""
+def reasons(mine: dict, best: dict, mine_cfg, best_cfg) -> list[str]:
+    """从两份 explain 里读出为什么慢：每一句都是比较两个算出来的数。张量核效率低时说清是哪个因子
+    （sched_lab.mma_parts：旧的 MMA 路径，还是每个 warp 的块太小；效率是两个因子的积，低了至少一个因子低）。"""
     out = []
     big = max(mine["parts_us"], key=mine["parts_us"].get)
     out.append(f"你的时间里最大的一项是\"{big}\"：{mine['parts_us'][big]:,.1f} µs，最优配置的同一项 {best['parts_us'][big]:,.1f} µs")
@@ -210,16 +210,14 @@ def reasons(mine: dict, best: dict, mine_cfg=None, best_cfg=None) -> list[str]:
     if mine["tiles_per_sm"] > best["tiles_per_sm"]:
         out.append(f"最忙的 SM 要做 {mine['tiles_per_sm']} 个块（最优 {best['tiles_per_sm']} 个）")
     if mine["mma_eff"] < best["mma_eff"]:
-        why = []
-        if mine_cfg is not None and best_cfg is not None:
-            a, b = mma_parts(mine_cfg), mma_parts(best_cfg)
-            if not a["fast"] and b["fast"]:
-                why.append(f"你的配置走旧的 MMA 路径（BM 不是 64 的倍数或 warp 数不是 4 的倍数，效率 ×{a['path']:.2f}）")
-            if a["warp_tile"] < b["warp_tile"]:
-                why.append(f"每个 warp 的块小（{a['acc_per_warp']:,.0f} 个累加器，最优 {b['acc_per_warp']:,.0f} 个），"
-                           f"张量核吃不饱（warp 块效率 {a['warp_tile']:.2f}，最优 {b['warp_tile']:.2f}）")
-        total = f"（张量核效率合计 {mine['mma_eff']:.2f}，最优 {best['mma_eff']:.2f}）"
-        out.append("；".join(why) + total if len(why) > 1 else why[0] if why else "张量核效率低" + total)
+        why, a, b = [], mma_parts(mine_cfg), mma_parts(best_cfg)
+        if a["path"] < b["path"]:
+            why.append(f"你的配置走旧的 MMA 路径（BM 不是 64 的倍数或 warp 数不是 4 的倍数，效率 ×{a['path']:.2f}）")
+        if a["warp_tile"] < b["warp_tile"]:
+            why.append(f"每个 warp 的块小（{a['acc_per_warp']:,.0f} 个累加器，最优 {b['acc_per_warp']:,.0f} 个），"
+                       f"张量核吃不饱（warp 块效率 {a['warp_tile']:.2f}，最优 {b['warp_tile']:.2f}）")
+        both = f"（张量核效率合计 {mine['mma_eff']:.2f}，最优 {best['mma_eff']:.2f}）" if len(why) > 1 else ""
+        out.append("；".join(why) + both)
     if mine["dram_MB"] > best["dram_MB"] * 1.05:
         out.append(f"显存流量 {mine['dram_MB']:,.1f} MB，最优只要 {best['dram_MB']:,.1f} MB（块小、重用少）")
     return out
