@@ -71,31 +71,45 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+def _role(tok: str, quotes: int) -> tuple[bool, bool]:
+    """折行时这一小段 (不放在行首, 不放在行尾)：不放在行首的是全角的逗号、右括号，紧跟的半角标点，收尾的半角引号；
+    不放在行尾的是全角的左括号、开头的半角引号。quotes：它前面已经有几个半角引号 \"——单数时下一个是收尾的，
+    双数时是开头的（"算"、"探针淘汰" 这样的引号各不落单；\"\" 这样连着的两个，两头都算）。"""
+    return (tok in CLOSING or tok[0] in ASCII_CLOSING or (tok[0] == '"' and quotes % 2 == 1),
+            tok in OPENING or (tok[-1] == '"' and (quotes + tok.count('"')) % 2 == 1))
+
+
 def wrap(text: str, width: int, indent: str = "") -> list[str]:
-    """把一段文字按显示宽度折成每行不超过 width 列的若干行；第二行起以 indent 开头（悬挂缩进）。"""
+    """把一段文字按显示宽度折成每行不超过 width 列的若干行；第二行起以 indent 开头（悬挂缩进）。标点、收尾的引号
+    不落在行首，开括号、开头的引号不落在行尾（_role）。"""
     room = width - display_width(indent)                   # 续行除去缩进还剩几列
     todo = tokens(text)[::-1]                              # 倒过来当栈用
-    lines, cur = [], []                                    # 折好的行；当前行的小段
+    lines, cur, roles = [], [], []                         # 折好的行；当前行的小段和它们的 _role
+    quotes = 0                                             # 到目前为止读过几个半角引号
     while todo:
         tok = todo.pop()
         if tok.isspace():
             if cur or not lines:                           # 续行不以空格开头；行尾的空格换行时去掉
                 cur.append(tok)
+                roles.append((False, False))
             continue
         if len(tok) > 1 and display_width(tok) > room and tok not in UNBREAKABLE:
             todo.extend(tok[::-1])                         # 一整行都放不下的长词：只好按字符拆开
             continue
+        role = _role(tok, quotes)
+        quotes += tok.count('"')
         head = indent if lines else ""
         if display_width(head + "".join(cur) + tok) <= width:
             cur.append(tok)
+            roles.append(role)
             continue
-        carry = [tok]                                      # 放不下就换行；标点不落在行首、开括号不落在行尾
-        while (len(cur) > 1 and not cur[-1].isspace()
-               and (carry[0] in CLOSING or carry[0][0] in ASCII_CLOSING or cur[-1] in OPENING)
+        carry, carried = [tok], [role]                     # 放不下就换行：前一段跟着换过去，直到两边都不犯忌
+        while (len(cur) > 1 and not cur[-1].isspace() and (carried[0][0] or roles[-1][1])
                and display_width(indent + cur[-1] + "".join(carry)) <= width):
             carry.insert(0, cur.pop())
+            carried.insert(0, roles.pop())
         lines.append(head + "".join(cur).rstrip(" "))
-        cur = carry
+        cur, roles = carry, carried
     lines.append((indent if lines else "") + "".join(cur).rstrip(" "))
     return lines
 
@@ -135,9 +149,9 @@ class Axis:
     def __init__(self, values: list[float], cells: int, log: bool, fmt: str, n: int, soft: bool = False):
         self.log = log
         vals = [math.log10(v) for v in values] if log else values
-        if log:                                            # 对数轴：刻度在 10 的整数次幂上；最大的数贴着顶时多留一格
+        if log:                                            # 对数轴：刻度在 10 的整数次幂上（最大的数贴着顶也不多占一个数量级）
             a, b = math.floor(min(vals) + LOG_SNAP), math.ceil(max(vals) - 1e-9)   # 比 10 的幂小一丁点的不多占一段
-            b = max(b, a + 1) + (max(vals) > max(b, a + 1) - 0.05)
+            b = max(b, a + 1)
             ticks = [float(k) for k in range(a, b + 1)]
         else:
             _, ticks = nice_ticks(min(vals), max(vals), n, integer=all(v == int(v) for v in vals))

@@ -543,3 +543,11 @@ def test_scatter_points_sharing_a_cell_are_counted_under_the_chart():
     same = {"a": [(1.0, 1.0), (2.0, 2.0)], "b": [(2.0, 2.0), (3.0, 1.5)], "其余": [(1.0, 1.0), (1.0, 1.0)]}
     text = format_scatter("t", same, width=80, color=False, background="其余")
     assert "（4 个点在图上是 3 个记号：有 1 个和别的点落在同一格" in "".join(text.split("\n")).replace(" ", " ")
+
+
+def test_a_log_axis_ends_at_the_power_of_ten_just_above_the_data():
+    # 13 的屋顶线：最大 989 TFLOPS，y 轴以前多出一个数量级到 10000（图的四分之一是空的）
+    from layout import Axis
+    assert Axis([1.4, 989.4], 20, True, "{:.0f}", 5).ticks == [0.0, 1.0, 2.0, 3.0]
+    assert Axis([1.4, 1000.0], 20, True, "{:.0f}", 5).ticks == [0.0, 1.0, 2.0, 3.0]    # 正好是 10 的幂：就是顶
+    assert Axis([1.4, 1001.0], 20, True, "{:.0f}", 5).ticks[-1] == 4.0
