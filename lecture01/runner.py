@@ -104,6 +104,7 @@ import contextlib  # noqa: E402
 import difflib  # noqa: E402
 import re  # noqa: E402
 import signal  # noqa: E402
+import time  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # 仓库根：lecture01 的上一级
 VENV = os.path.join(ROOT, ".venv")
@@ -179,6 +180,24 @@ def say(text: str) -> None:
 def progress(text: str) -> None:
     """一行进度（"第 200 个提议……"），写到标准错误，和 say 一样按终端宽度折行。"""
     say(text)
+
+
+ETA_AFTER = 3.0         # 跑了这么多秒以后，"做完几次"的进度才说还要多久（几秒就跑完的演示不多这一句）
+
+
+def time_left(done: int, total: int, started: float, now: float | None = None) -> str:
+    """"做完几次、一共几次"的进度行末尾的"，还要约多久"：按到现在为止平均一次的用时估计剩下的（started、now 是
+    time.monotonic() 的读数）。还没做完一次、已经做完、或者跑了不到 ETA_AFTER 秒时是空串。--seeds 999 这样的
+    运行要好几分钟：学生一开始就知道要等多久，可以按 Ctrl-C 改小。"""
+    now = time.monotonic() if now is None else now
+    if not 0 < done < total or now - started < ETA_AFTER:
+        return ""
+    left = (now - started) / done * (total - done)
+    if left < 10:
+        return "，还要几秒"
+    if left < 60:
+        return f"，还要约 {round(left / 5) * 5} 秒"
+    return f"，还要约 {round(left / 60)} 分钟" if left < 5400 else f"，还要约 {left / 3600:.1f} 小时"
 
 
 def _select_gpu() -> None:
@@ -486,7 +505,6 @@ def heartbeat(describe, every: float = 5.0):
     """with 块跑得久的时候，每 every 秒在标准错误上报一行 describe(已经等了几秒)（比如"还在等……，做完了 k/n 次"）。
     用一个守护线程；块结束（包括 Ctrl-C）时停下。"""
     import threading
-    import time
     stop = threading.Event()
     start = time.monotonic()
 

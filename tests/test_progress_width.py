@@ -73,3 +73,23 @@ def test_an_error_sentence_fits_an_80_column_terminal_and_stays_one_line_in_a_pi
     lines = term.stdout.strip().split("\n")
     assert len(lines) > 1 and all(display_width(line) <= 80 for line in lines), lines
     assert "".join(line.strip() for line in lines).replace(" ", "") == piped.stderr.strip().replace(" ", "")
+
+
+@pytest.mark.parametrize("done, total, elapsed, said", [
+    (0, 10, 30.0, ""), (10, 10, 30.0, ""), (5, 10, 2.0, ""),              # 还没做完一个、做完了、刚开始：不说
+    (5, 10, 4.0, "，还要几秒"), (1, 10, 4.0, "，还要约 35 秒"), (1, 999, 4.0, "，还要约 67 分钟"),
+    (1, 999, 6.0, "，还要约 1.7 小时")])
+def test_long_runs_say_how_long_is_left(done, total, elapsed, said):
+    # --seeds 999 这样的运行要好几分钟：进度行按到现在为止平均一次的用时说还要多久
+    from runner import time_left
+    assert time_left(done, total, 100.0, now=100.0 + elapsed) == said
+
+
+def test_the_time_left_fits_the_progress_lines_of_a_long_run():
+    # 05 --seeds 999 的进度行加上"还要多久"也放得进 80 列
+    from console import display_width
+    from runner import time_left
+    for line in (f"999/1998 次进化跑完（2 个进程{time_left(1, 1998, 0.0, now=9.0)}）",
+                 f"演示 3：9999 次进化做完了 1 次{time_left(1, 9999, 0.0, now=9.0)}",
+                 f"  做完 1/9999 次进化{time_left(1, 9999, 0.0, now=9.0)}"):
+        assert "小时" in line and display_width(line) <= 80, line
