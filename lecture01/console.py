@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from layout import (CLOSING, FAILED, OPENING, UNBREAKABLE, Axis, display_width, finite, heat_edges,  # noqa: F401
+from layout import (CLOSING, FAILED, OPENING, UNBREAKABLE, Axis, display_width, extreme_note, finite, heat_edges,  # noqa: F401
                     heat_levels, kind, nice_ticks, tokens, wrap)
 
 MIN_WIDTH, MAX_WIDTH, PIPE_WIDTH = 60, 160, 100    # 终端宽度的上下限；输出不是终端时用 100 列
@@ -745,11 +745,9 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
     scale = [f"{SHADES[k]} {fmt.format(edges[k])}–{fmt.format(edges[k + 1])}" for k in range(len(SHADES))]
     out += _legend(scale, [_paint(x[0], HEAT_COLORS[k], on) + x[1:] for k, x in enumerate(scale)], width,
                    "刻度（每档含下界）：")
-    where = lambda t: f"{rows[t[1]]}，{x_label or '列'} = {cols[t[2]]}"  # noqa: E731
-    ties = lambda v: sum(1 for t in flat if t[0] == v)  # noqa: E731
-    more = lambda v: f" 等 {ties(v)} 格" if ties(v) > 1 else ""  # noqa: E731
-    ext = (f"最大 {fmt.format(big[0])}：{where(big)}{more(big[0])}；"
-           f"最小 {fmt.format(small[0])}：{where(small)}{more(small[0])}。")
+    note = lambda word, t: extreme_note(word, fmt.format(t[0]), f"{rows[t[1]]}，{x_label or '列'} = {cols[t[2]]}",  # noqa: E731
+                                        sum(1 for u in flat if u[0] == t[0]), "印出数值")
+    ext = note("最大", big) + "；" + note("最小", small) + "。"
     return _at_least("\n".join(out + wrap(ext, width, "  ")), width)
 
 

@@ -22,7 +22,8 @@ Ctrl-C 的细节（README 只说"一秒之内停下，只印一行，退出码 1
     那时按的 Ctrl-C 照 Python 自己的做法，印一段 traceback 后退出（shell 看到的也是 130），CPython 检查 argv[0] 的
     那一两毫秒里按的还会被 Python 自己吞掉。site-packages 里有 .pth 启动钩子的 python3（装了很多包的系统 Python）
     这一段要长得多：一位同学在那样的 python3 上量到一百多毫秒，落在 site 初始化里的 Ctrl-C 让 Python 印
-    "Fatal Python error: init_import_site"、退出码 1——都在脚本的第一行代码之前，脚本管不到。
+    "Fatal Python error: init_import_site"、退出码 1——都在脚本的第一行代码之前，脚本管不到。python3 是 pyenv 这类
+    shell 包装、机器又很忙（负载 6–10）时，另一位同学量到这一段长到 0.4 秒左右；过了 0.5 秒就总是只印"已中断。"。
   - PATH 上的 python3 没有 numpy、脚本换成 .venv 的 python 重新运行（reexec）时，换的那一段挡着 Ctrl-C：挂着的
     Ctrl-C 在新解释器 import runner 时放开，照样只印一行、退出码 130（tests/test_interrupt.py 造出这种情形）。
   - 第三方 C 扩展（numpy 和 numpy.random）都在挡住 Ctrl-C 的时候 import（ensure_numpy）：numpy.random 的 Cython 扩展

@@ -17,7 +17,7 @@ import math
 
 from xml.sax.saxutils import escape, quoteattr
 
-from layout import Axis, display_width, finite, heat_edges, heat_levels, wrap
+from layout import Axis, display_width, extreme_note, finite, heat_edges, heat_levels, wrap
 
 FONT = ("'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
         "'WenQuanYi Micro Hei', 'Noto Sans', 'DejaVu Sans', sans-serif")
@@ -237,9 +237,9 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
     if hi > lo:
         body.append(_text(x, y, "（每档含下界）", 11))                 # 印着边界上那个数的格子在上面一档
         x += text_width("（每档含下界）", 11)
-    more = lambda v: (f" 等 {n} 格" if (n := sum(1 for t in flat if t[0] == v)) > 1 else "")  # noqa: E731  和终端里一样
-    extremes = (f"最大 {fmt.format(big[0])}：{rows[big[1]]}，{x_label or '列'} = {cols[big[2]]}{more(big[0])}；"
-                f"最小 {fmt.format(small[0])}：{rows[small[1]]}，{x_label or '列'} = {cols[small[2]]}{more(small[0])}（黑框）")
+    note = lambda word, t: extreme_note(word, fmt.format(t[0]), f"{rows[t[1]]}，{x_label or '列'} = {cols[t[2]]}",  # noqa: E731
+                                        sum(1 for u in flat if u[0] == t[0]), "黑框")   # 和终端里一样的说法
+    extremes = note("最大", big) + "；" + note("最小", small)
     body.append(_text(L, y + 26, extremes, 12))
     width = int(max(width, x + 12, L + text_width(extremes, 12) + 12))     # 刻度和最大最小那一行不被裁掉
     return _doc(width, height, "heatmap", title, body)

@@ -119,6 +119,12 @@ def parts(e):
     return {short(k): v for k, v in e["parts_us"].items()}
 
 
+def judged_parts(e):
+    """判瓶颈用的四项（µs，explain 的 judged_us，用短名）：和 parts 一样，只是"搬"取最忙 SM 搬的和全芯片 L2 总量里
+    大的那个。时间拆解图画的是它们：最长的一段就是印在旁边的瓶颈。"""
+    return {short(k): v for k, v in e["judged_us"].items()}
+
+
 def unique_bytes(M, N, K):
     return (M * K + K * N + M * N) * sl.BYTES
 
@@ -241,9 +247,13 @@ def demo1_breakdown():
           f"总时间接近最大的一项再加一点，外加启动开销 {sl.LAUNCH_OVERHEAD * 1e6:.0f} µs。CTA/SM 是最忙的 SM 上"
           "同时驻留的 CTA 数。")
     keys = [(name, M, who) for name, M in DEMO1_SHAPES for who in ("专家", "最优", "坏例")]
-    CHARTS.bars("13_demo1_time_breakdown", "四项各占多少（每条按四项之和画满；四项互相重叠，总时间接近最长的一项）",
+    segments = [judged_parts(ex[k][1]) for k in keys]
+    over = [ex[k][1]["time_us"] / max(s.values()) for k, s in zip(keys, segments)]
+    CHARTS.bars("13_demo1_time_breakdown", "四项各占多少（每条按四项之和画满；\"搬\"取搬和 L2 总里大的那个，"
+                "和判瓶颈一样" + ("，最长的一段就是瓶颈" if all(ex[k][1]["bound"] != "屋顶线" for k in keys) else "")
+                + f"；四项互相重叠，总时间是最长一段的 {min(over):.2f}–{max(over):.2f} 倍）",
                 [f"{label(name, M)} {who}" for name, M, who in keys],
-                [[parts(ex[k][1])[p] for p in ("算", "搬", "等", "显存")] for k in keys], segments=["算", "搬", "等", "显存"],
+                [list(s.values()) for s in segments], segments=list(segments[0]),
                 relative=True, notes=[f"{us(ex[k][1]['time_us'])} µs，瓶颈 {short(ex[k][1]['bound'])}" for k in keys])
 
     # 观察里的每个判断都在这里算
@@ -285,10 +295,22 @@ def demo1_breakdown():
     few_c, few_e = ex[FEW_CTAS + ("专家",)]
     few_bc, few_b = ex[FEW_CTAS + ("最优",)]
     few_ratio = few_e["time_us"] / few_b["time_us"]
+    few_bw = (f"按 Little 定律（带宽 = 在路上的字节 ÷ 延迟）一共只拉得动 {few_e['dram_TBps']:.2f} TB/s 显存带宽（可达的 "
+              f"{pct(few_e['dram_TBps'] * 1e12 / achievable)}）")
+    few_bound = short(few_e["bound"])
+    if few_bound in ("等", "显存"):                  # 拉不动显存就是瓶颈本身
+        few_why = f"{few_e['tiles']} 个 SM {few_bw}，瓶颈是{few_bound}。"
+    else:                                           # 别的 GPU、改过的旋钮上：压在这几个 SM 上的算或搬先成了瓶颈
+        few_why = (f"活全压在这 {few_e['tiles']} 个 SM 上，瓶颈是{few_bound}（{us(judged_parts(few_e)[few_bound])} µs）；"
+                   f"它们{few_bw}。")
     few_ok = (few_e["tiles"] == 10 and few_e["dram_TBps"] * 1e12 < 0.5 * achievable
               and few_b["tiles"] >= 4 * few_e["tiles"] and few_ratio >= 1.5)
     bad = [(name, M, ex[name, M, "坏例"][1], ex[name, M, "专家"][1]) for name, M in DEMO1_SHAPES]
     bad_r = [b["time_us"] / e["time_us"] for _, _, b, e in bad]
+    was_waiting = [label(n, m) for n, m, _, e in bad if short(e["bound"]) == "等"]
+    bad_moved = ("专家在这几个形状上本来都不是等" if not was_waiting else
+                 f"{'、'.join(was_waiting)} 专家本来就是等，其余的是变过来的" if len(was_waiting) < len(bad) else
+                 "专家本来就都是等")
     bad_ok = all(short(b["bound"]) == "等" for _, _, b, _ in bad) and min(bad_r) > 1 and bad_r[0] == min(bad_r)
 
     observe([
@@ -325,14 +347,14 @@ def demo1_breakdown():
                 f"{label(*FEW_CTAS)}（N = {LAYERS[FEW_CTAS[0]][0]}）用专家的 {few_c.BM}×{few_c.BN} 块只有 "
                 f"{few_e['tiles']} 个 CTA：{sl.SMS} 个 SM 里 {sl.SMS - few_e['tiles']} 个闲着；每个 CTA 要沿 K = "
                 f"{LAYERS[FEW_CTAS[0]][1]} 独自走 {LAYERS[FEW_CTAS[0]][1] // few_c.BK} 步，"
-                f"{few_e['tiles']} 个 SM 按 Little 定律（带宽 = 在路上的字节 ÷ 延迟）一共只拉得动 {few_e['dram_TBps']:.2f} TB/s 显存带宽（可达的 "
-                f"{pct(few_e['dram_TBps'] * 1e12 / achievable)}），瓶颈是{short(few_e['bound'])}。"
+                + few_why +
                 f"最优的 {few_bc.BM}×{few_bc.BN} 块切出 {few_b['tiles']} 个 CTA，快 {few_ratio:.1f}×。",
                 f"{label(*FEW_CTAS)}：专家 {few_e['tiles']} 个 CTA、显存带宽 {few_e['dram_TBps']:.2f} TB/s，"
                 f"最优 {few_b['tiles']} 个 CTA，专家慢 {few_ratio:.2f}×（讲义说专家只有 10 个 CTA、带宽不到可达的一半、"
                 "最优的 CTA 至少多 4 倍、快 1.5 倍以上）。"),
         verdict(bad_ok,
-                f"坏例只把专家配置的 stages 改成 1（不预取）：4 个形状上瓶颈都变成\"等\"，慢 {min(bad_r):.2f}–{max(bad_r):.2f}×"
+                f"坏例只把专家配置的 stages 改成 1（不预取）：4 个形状上瓶颈都是\"等\"（{bad_moved}），"
+                f"慢 {min(bad_r):.2f}–{max(bad_r):.2f}×"
                 "——每一步都要干等一次加载回来。decode 慢得最少，因为它本来就在等显存，\"等\"只是比显存稍长。",
                 "stages = 1 的瓶颈：" + "、".join(f"{label(n, m)} {short(b['bound'])}" for n, m, b, _ in bad)
                 + "；慢 " + "、".join(f"{r:.2f}×" for r in bad_r) + "（讲义说都是等、都更慢、decode 慢得最少）。"),

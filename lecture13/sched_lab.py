@@ -567,7 +567,8 @@ def mma_parts(config: Config) -> dict:
 def explain(config: Config, M: int, N: int, K: int) -> dict:
     """一个配置在一个形状上的时间拆解（教学用）：各项时间（µs）、块数、占用率、哪一项是瓶颈。
     parts_us 是最忙的 SM 花在算、搬、等上的时间和显存时间；l2_total_us 是全芯片 L2 总量（SM 搬的 + 从显存填进 L2 的）
-    / L2_BW。dram_TBps 是这个网格按 Little 定律**最多**能拉的显存带宽（= dram 字节 / 显存时间）；dram_avg_TBps 是
+    / L2_BW；judged_us 是判瓶颈用的四项（和 parts_us 一样，只是"搬"取 parts_us 的搬和 l2_total_us 里大的那个），
+    bound 是其中最大的一项（或者"屋顶线"）。dram_TBps 是这个网格按 Little 定律**最多**能拉的显存带宽（= dram 字节 / 显存时间）；dram_avg_TBps 是
     整个内核时间里平均实际用到的（= dram 字节 / 总时间，不超过前者）。optimum 是这个形状的 Optimum（near、rule）。"""
     M, N, K = _check_shape(M, N, K)
     b = {k: float(v[0]) for k, v in breakdown(config_arrays((config,)), M, N, K).items()}
@@ -579,6 +580,7 @@ def explain(config: Config, M: int, N: int, K: int) -> dict:
     if b["floor"] >= LAUNCH_OVERHEAD + max(b["t_core"], b["t_dram"]):
         bound = "屋顶线"
     return dict(time_us=b["time"] * 1e6, bound=bound, parts_us={k: v * 1e6 for k, v in parts.items()},
+                judged_us={k: v * 1e6 for k, v in judged.items()},
                 l2_total_us=b["t_l2_total"] * 1e6, tiles=int(b["tiles"]), tiles_per_sm=int(b["per_sm"]),
                 ctas_per_sm=int(b["q"]), full_waves=int(b["full_waves"]), last_wave_ctas=int(b["last_wave"]),
                 mma_eff=b["mma_eff"], dram_MB=b["dram_bytes"] / 1e6, b_reads=b["b_reads"],

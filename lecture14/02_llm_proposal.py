@@ -44,7 +44,7 @@ from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, Tim
                     evolve, geomean_speedup, parse, render, split_shapes)
 from evolve.loop import MAX_BUDGET, RUN_04  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
-from evolve.mock_llm import MISTAKE, OPS, Dice, MockLLM, Prompt  # noqa: E402
+from evolve.mock_llm import MISTAKE, OP_SAID, OPS, Dice, MockLLM, Prompt  # noqa: E402
 from evolve.problem import launch_problems  # noqa: E402
 from evolve.program import DiffError, apply_diff, parse_diff  # noqa: E402
 from evolve import openai_llm  # noqa: E402
@@ -357,8 +357,7 @@ def demo2_each_kind(table, train, prompt, seed):
     print_table(["修改的种类", "第一次提议说了什么", "能启动", "分数", "比父程序"], rows)
     print_table([f"修改的种类（各 {PER_KIND} 次）", "比父程序好", "启动不了", "和父程序一模一样"],
                 [[op, pct(s["better"] / s["n"]), pct(s["bad"] / s["n"]), pct(s["same"] / s["n"])] for op, s in stats.items()])
-    note("（targeted：按反馈里慢的形状，给它一个连贯的配置；single_field：一个字段挪到相邻的候选值；threshold：挪一条规则的阈值；"
-          "add_rule：复制一个配置、套上新条件；remove_rule：删一条规则；crossover：从灵感程序借一条规则。百分比的分母都是 "
+    note("（" + "；".join(f"{op}：{OP_SAID[op]}" for op in stats if op in OP_SAID) + "。百分比的分母都是 "
           f"{PER_KIND} 次提议。\"和父程序一模一样\"数的是没改出新程序的提议；程序改了、分数一点没变的不算在里面"
           + ("（上表的\"一样快\"就是这种）" if any(r[-1] == "一样快" for r in rows) else "") + "。）")
     idle = nothing_new_note(stats, prompt)

@@ -373,8 +373,18 @@ def demo1_cascade(res, seeds, budget):
                               med(d, "passed_worse"), d[0]["rest"]),
             obs_probe_size(*({n: g(str(n), k) for n in PROBES[1:]} for k in ("runs", "false", "rejected"))),
             obs_spread(g(str(N_PROBE), "false"), g(f"{N_PROBE} 随机", "false"), N_PROBE,
-                       "别的个数下：" + "；".join(f"{n} 个探针均匀取错杀 {cnt(g(str(n), 'false'))}、随机取 {cnt(g(f'{n} 随机', 'false'))}"
-                                           for n in PROBES[1:] if n != N_PROBE) + "。")]
+                       other_counts({n: (g(str(n), "false"), g(f"{n} 随机", "false")) for n in PROBES[1:] if n != N_PROBE}))]
+
+
+def other_counts(false: dict) -> str:
+    """观察 3 的后半句：别的探针个数下两种取法各错杀几个（数据，不是论断），每个个数说清和上面的解释同向还是反过来。"""
+    def one(n, spread, rnd):
+        side = ("均匀取也少" if spread < rnd else "反过来，随机取的少" if spread > rnd else "一样多")
+        return f"{n} 个探针均匀取错杀 {cnt(spread)}、随机取 {cnt(rnd)}（{side}）"
+    parts = [one(n, *v) for n, v in false.items()]
+    agree = all(s < r for s, r in false.values())
+    return ("别的个数下也是这样：" if agree else "别的个数下不一定这样，上面的解释只说得通这一个个数：") \
+        + "；".join(parts) + "。"
 
 
 # ---------------------------------------------------------------- 演示 2

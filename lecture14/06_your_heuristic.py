@@ -93,7 +93,9 @@ def obs_vs_expert(is_expert: bool, yours: dict, expert_name: str):
     tests = {how: v[1] for how, v in yours.items()}
     ok = all(t > 1 + SAME for t in tests.values())
     txt = "、".join(f"{SPLITS[how]}的测试形状上 {t:.3f}×" for how, t in tests.items())
-    return check(ok, f"你赢了专家：{txt}。测试形状是分数里没用来挑规则的形状——在那里也赢，才说明你的规则写的是规律。",
+    return check(ok, f"你赢了专家：{txt}。测试形状是进化挑程序时没用过的那一半；你写规则时要是也只看训练形状"
+                       "（演示 2、3 里不带 * 的），在测试形状上也赢才说明规则写的是规律——照着带 * 的形状改出来的赢，"
+                       "说明不了这一点。",
                  "\"打败专家\"：两种划分的测试形状上都比专家快（大于 1.000×）", txt)
 
 
@@ -203,8 +205,10 @@ def reasons(mine: dict, best: dict, mine_cfg, best_cfg) -> list[str]:
     """从两份 explain 里读出为什么慢：每一句都是比较两个算出来的数。张量核效率低时说清是哪个因子
     （sched_lab.mma_parts：旧的 MMA 路径，还是每个 warp 的块太小；效率是两个因子的积，低了至少一个因子低）。"""
     out = []
-    big = max(mine["parts_us"], key=mine["parts_us"].get)
-    out.append(f"你的时间里最大的一项是\"{big}\"：{mine['parts_us'][big]:,.1f} µs，最优配置的同一项 {best['parts_us'][big]:,.1f} µs")
+    big = max(mine["judged_us"], key=mine["judged_us"].get)       # 和 explain 判瓶颈一样："搬"取搬和 L2 总里大的
+    how = "（按全芯片的 L2 总量算）" if mine["judged_us"][big] > mine["parts_us"][big] else ""
+    out.append(f"你的时间里最大的一项是\"{big}\"{how}：{mine['judged_us'][big]:,.1f} µs，"
+               f"最优配置的同一项 {best['judged_us'][big]:,.1f} µs")
     if mine["tiles"] < SMS and best["tiles"] > mine["tiles"]:
         out.append(f"你只切出 {mine['tiles']} 个块，{SMS} 个 SM 有 {SMS - mine['tiles']} 个闲着；最优切出 {best['tiles']} 个")
     if mine["tiles_per_sm"] > best["tiles_per_sm"]:
@@ -233,7 +237,11 @@ def obs_explain(n_checked: int, n_bigger: int):
 
 def demo3_explain(program, table, ratios):
     print_header(f"演示 3：你输得最多的 {WORST} 个形状，拆开看（第 13 讲的 sched_lab.explain）")
+    print_note("四项是最忙的那个 SM 花在每件事上的时间；L2 总是全芯片 L2 的总流量 / L2 带宽，比\"搬\"大时"
+               "\"搬\"这一类按它算（判瓶颈、下面的\"最大的一项\"都这样算，和第 13 讲一样）。标着\"测试形状 *\"的"
+               "是配对随机对半分的测试形状（和演示 2 的表一样）。")
     worst = sorted(ratios, key=lambda s: (-ratios[s], s))[:WORST]
+    train = set(split_shapes(all_shapes())[0])           # 和演示 2 的表一样标出测试形状（*）
     n_bigger = n_checked = 0
     for s in worst:
         mine_cfg, (best_cfg, _) = choose(program, s), table.oracle(s)
@@ -242,16 +250,18 @@ def demo3_explain(program, table, ratios):
                 ["时间", f"{mine['time_us']:,.1f} µs", f"{best['time_us']:,.1f} µs"],
                 ["瓶颈（explain 判的）", mine["bound"], best["bound"]]]
         rows += [[f"  {k}", f"{v:,.1f} µs", f"{best['parts_us'][k]:,.1f} µs"] for k, v in mine["parts_us"].items()]
+        rows += [["  L2 总（全芯片）", f"{mine['l2_total_us']:,.1f} µs", f"{best['l2_total_us']:,.1f} µs"]]
         rows += [["块数", f"{mine['tiles']:,}", f"{best['tiles']:,}"],
                  ["最忙的 SM 做几个块", str(mine["tiles_per_sm"]), str(best["tiles_per_sm"])],
                  ["每个 SM 同时放几个 CTA", str(mine["ctas_per_sm"]), str(best["ctas_per_sm"])],
                  ["显存流量", f"{mine['dram_MB']:,.1f} MB", f"{best['dram_MB']:,.1f} MB"]]
-        print(f"\n{s.label()}（N={s.N}, K={s.K}）：你的比最优慢 {ratios[s]:.2f}×")
+        tested = "" if s in train else "；测试形状 *"
+        print(f"\n{s.label()}（N={s.N}, K={s.K}{tested}）：你的比最优慢 {ratios[s]:.2f}×")
         print_table(["", "你的", "最优"], rows)
         if ratios[s] > 1 + SAME:
-            big = max(mine["parts_us"], key=mine["parts_us"].get)
+            big = max(mine["judged_us"], key=mine["judged_us"].get)
             n_checked += 1
-            n_bigger += mine["parts_us"][big] > best["parts_us"][big]
+            n_bigger += mine["judged_us"][big] > best["judged_us"][big]
             print_note("为什么：" + "；".join(reasons(mine, best, mine_cfg, best_cfg)) + "。")
         else:
             print_note("这个形状上你的配置就是最快的。")

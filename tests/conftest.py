@@ -34,7 +34,8 @@
   会话开始时在环境里放一个记号 TESTS_SESSION=随机值，之后起的每个进程（脚本、预热过的解释器和它 fork 出来的、
   后台 worker、被过继出去的孤儿）都继承它；收尸人 tests/reaper.py 在会话结束时（pytest 被杀掉时由内核关上管道通知它）
   杀掉所有带记号的进程。pytest 自己 fork 出来的进程（multiprocessing）没有记号，由内核随 pytest 一起杀掉
-  （PR_SET_PDEATHSIG，_die_with_parent）。测试里故意忙的子进程另有自己的期限。test_no_process_left.py 检查。
+  （PR_SET_PDEATHSIG，_die_with_parent）。测试里故意忙的子进程另有自己的期限。临时文件也一样：会话和它起的进程的
+  临时目录都在 TMPDIR=tests-session-*（SESSION_TMP）里，收尸人最后删掉它。test_no_process_left.py 检查。
 
 Ctrl-C：make test 约一秒内停下（pytest 的退出码 2）；按的那一刻 Python 要是把 KeyboardInterrupt 吞掉了（它落在
   Hypothesis 的垃圾回收回调里时会这样），就在当前的测试结束时停（test_background_run.py）。
@@ -45,8 +46,10 @@ Ctrl-C：make test 约一秒内停下（pytest 的退出码 2）；按的那一�
   TESTS_RUN_LOG=文件        每次脚本运行记一行：CPU 秒、墙钟秒、命令、和会话开始时不同的环境（找慢的、重复的运行）
   TESTS_PREFETCH_REPORT=1  结果末尾列出预跑了却没用到的命令、测试要时还没预跑的命令（维护 PREFETCH 用）
   TESTS_GPU=a100           引擎测试和"印出来的数对得上"的测试换成 A100 的记录（lecture10/gpus.py）；讲义在 H100 上的论断
-                           （@pytest.mark.h100_claim）和 H100 上的金标运行（@pytest.mark.h100_golden：一次具体运行的
-                           前提，失败时说"金标运行的前提变了"，不说讲义论断不成立）跳过，跳过的原因写明。默认 h100
+                           （@pytest.mark.h100_claim）、H100 上的金标运行（@pytest.mark.h100_golden：一次具体运行的
+                           前提，失败时说"金标运行的前提变了"，不说讲义论断不成立）和 H100 上的具体数、印出来的东西
+                           （@pytest.mark.h100_only：手算钉住的时间、默认运行印的命令；失败时说"不是讲义的论断"）
+                           跳过，跳过的原因写明。默认 h100
   TESTS_GPU_CLAIMS=1       和 TESTS_GPU 一起用：讲义的论断不跳过，在那块 GPU 上照样检查——不成立的每条都以"讲义论断
                            不成立：哪条；GPU：哪块"开头（换 GPU 的助教用它看讲义的哪些话要改）
 """
@@ -79,6 +82,13 @@ os.environ["MINI_ALPHAEVOLVE_EXPERT"] = LECTURE_EXPERT
 # Process；没有 exec，/proc 里看不到记号）由内核在 pytest 死的时候杀掉（PR_SET_PDEATHSIG，见 _die_with_parent）。
 SESSION_VAR = "TESTS_SESSION"
 os.environ[SESSION_VAR] = secrets.token_hex(8)         # 嵌套的测试会话（测试里再跑 pytest）各有各的记号
+
+# 也不留下临时文件：这个会话的临时目录（pytest 的 tmp_path、session_dir、预热过的解释器的 socket）和它起的进程的
+# （TMPDIR 跟着环境传下去：OpenEvolve、脚本的 --svg 目录……）都在一个目录里，收尸人在会话结束时删掉它——pytest 被
+# SIGKILL 也一样（助教报过：杀掉的会话在 /tmp 里留下几十个 zygote-*、tests-svg07-*）。
+import tempfile                                                 # noqa: E402
+SESSION_TMP = tempfile.mkdtemp(prefix="tests-session-")
+os.environ["TMPDIR"] = tempfile.tempdir = SESSION_TMP
 
 # 测试在哪块 GPU 上跑（lecture10/gpus.py）：TESTS_GPU=a100 make test 让这个进程里 import 的 kernel_lab、sched_lab、
 # evolve 和测试起的脚本（继承环境变量 MINI_ALPHAEVOLVE_GPU）都用 A100 的记录，引擎测试和"印出来的数对得上"的测试
@@ -512,7 +522,7 @@ def _start_reaper() -> None:
         return
     env = {k: v for k, v in os.environ.items() if k != SESSION_VAR}
     _REAPER["proc"] = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "reaper.py"),
-                                        os.environ[SESSION_VAR], str(os.getpid())], env=env, cwd=ROOT,
+                                        os.environ[SESSION_VAR], str(os.getpid()), SESSION_TMP], env=env, cwd=ROOT,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                        start_new_session=True)
 
@@ -791,7 +801,9 @@ _BACKGROUND: list = []
 def pytest_configure(config):
     _start_reaper()
     config.addinivalue_line("markers", "quiet: 量时间的测试：最先跑，那时前台没有别的事（conftest）")
-    config.addinivalue_line("markers", "h100_claim: 讲义在 H100 上的论断（或 H100 的数）：TESTS_GPU 不是 h100 时跳过")
+    config.addinivalue_line("markers", "h100_claim: 讲义在 H100 上的论断：TESTS_GPU 不是 h100 时跳过（TESTS_GPU_CLAIMS=1 时照样检查）")
+    config.addinivalue_line("markers", "h100_only: H100 上的具体数或印出来的东西（手算钉住的时间、默认运行印的命令），不是讲义的"
+                                       "论断：TESTS_GPU 不是 h100 时跳过（TESTS_GPU_CLAIMS=1 也跳过）")
     config.addinivalue_line("markers", "h100_golden: H100 上一次具体运行（金标运行：一个种子的轨迹、讲义模型上只改一处）的前提，不是讲义的话："
                                        "TESTS_GPU 不是 h100 时跳过（TESTS_GPU_CLAIMS=1 也跳过）")
     if not os.environ.get("TESTS_NO_ZYGOTE") and hasattr(socket, "send_fds"):
@@ -841,7 +853,11 @@ def pytest_runtest_makereport(item, call):
     话……）说的是"没跑完"，先当测试或引擎的问题查。"""
     outcome = yield
     rep = outcome.get_result()
-    if rep.failed and call.when == "call" and item.get_closest_marker("h100_golden") is not None:
+    if rep.failed and call.when == "call" and item.get_closest_marker("h100_only") is not None:
+        said = _claim_said(item.function)
+        rep.longrepr = (f"H100 上的具体数或印出来的东西对不上（不是讲义的论断：按这个测试的说明查引擎、数据或它要的输出）："
+                        f"{item.name}" + (f"（{said}）" if said else "") + f"\n{rep.longrepr}")
+    elif rep.failed and call.when == "call" and item.get_closest_marker("h100_golden") is not None:
         said = _claim_said(item.function)
         rep.longrepr = (f"金标运行的前提变了（不是讲义的话错了，多半也不是引擎坏了：随机流、MockLLM 或模型的数变了，"
                         f"照这个测试的说明换一个种子或改法）：{item.name}" + (f"（{said}）" if said else "") + f"\n{rep.longrepr}")
@@ -866,6 +882,8 @@ def pytest_collection_modifyitems(session, config, items):
         for item in items:
             if item.get_closest_marker("h100_golden") is not None:
                 item.add_marker(pytest.mark.skip(reason=f"H100 上的金标运行（一次具体的运行），这次用的是 {TESTS_GPU}（TESTS_GPU）"))
+            elif item.get_closest_marker("h100_only") is not None:
+                item.add_marker(pytest.mark.skip(reason=f"H100 上的具体数或输出（不是讲义的论断），这次用的是 {TESTS_GPU}（TESTS_GPU）"))
     if os.environ.get("TESTS_NO_PREFETCH"):
         return
     items.sort(key=_order)                              # sort 是稳定的：同一组里保持原来的顺序

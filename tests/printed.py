@@ -222,8 +222,10 @@ def find(pattern: str, text: str) -> re.Match:
     joined = re.sub(r"\n[ ]*", "", text)
     m = re.search(pattern.replace(" ", r"\s*"), joined)
     if not m and FAILED in text:                     # 要找的是成立时的那句话，这次它印成了不成立：直说是哪一句
-        failed = [line for line in re.split(r"\n(?=  \d+\. )", text) if FAILED in line]
-        raise AssertionError(f"找不到成立时的那句话（{pattern}）：这次印的是【本次不成立】——讲义的论断这次不成立："
+        numbered = re.search(r"^  \d+\. ", text, flags=re.M)     # 原样的观察（带编号、有续行），或 observations() 拼的一行一条
+        items = re.split(r"\n(?=  \d+\. )", text) if numbered else text.split("\n")
+        failed = [item for item in items if FAILED in item]
+        raise AssertionError(f"找不到成立时的那句话（{pattern}）：这次印的是【本次不成立】——这次不成立的是："
                              + " ".join(failed))
     assert m, (pattern, text)
     return m

@@ -1,14 +1,15 @@
 """测试会话的收尸人：测试会话不管怎样结束（跑完、失败、Ctrl-C、pytest-timeout，还是 pytest 被 SIGKILL），它起的每个
 进程都跟着结束。conftest 在会话一开始启动它（自己的会话，终端的 Ctrl-C 打不到它）：
 
-    python tests/reaper.py TOKEN PYTEST_PID
+    python tests/reaper.py TOKEN PYTEST_PID [SESSION_TMP]
 
 conftest 在 os.environ 里设了 TESTS_SESSION=TOKEN（每个会话一个新的随机值），测试起的进程（脚本、预热过的解释器
 和它 fork 出来的、后台 worker、孤儿）都从环境里继承了它：/proc/PID/environ 是进程启动时的环境，进程自己改 os.environ
 也改不掉。收尸人的标准输入是 conftest 那头的管道。它读到
 
   - 一行 "sweep"：马上扫一遍（杀掉所有带这个记号的进程，PYTEST_PID 和自己除外），回一行 "done"，接着等；
-  - 文件结束（pytest 退出了，或者被杀了——内核替它关上管道）：扫到连着两遍都没有再看见，然后退出。
+  - 文件结束（pytest 退出了，或者被杀了——内核替它关上管道）：扫到连着两遍都没有再看见，删掉会话的临时目录
+    SESSION_TMP（conftest 建的 tests-session-*：会话和它起的进程的临时文件都在里面），然后退出。
 
 一遍：读 /proc 里每个进程的 environ，带着 TESTS_SESSION=TOKEN 的发 SIGKILL。扫几遍，是因为杀的同时可能有进程正在
 fork（进程池补 worker）。只看记号、不看父子关系：脚本的后台 worker 被过继给 init、或者自己 setsid 了也找得到。
@@ -69,6 +70,9 @@ def main() -> None:
             sys.stdout.write("done\n")
             sys.stdout.flush()
     sweep(token, quiet_rounds=2)
+    if len(sys.argv) > 3 and os.path.basename(sys.argv[3]).startswith("tests-session-"):   # 只删 conftest 建的那种
+        import shutil
+        shutil.rmtree(sys.argv[3], ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -308,3 +308,30 @@ def test_on_another_gpu_the_knob_suggestions_foretell_only_what_changes(i):
         assert "那正是模型变了的地方" not in s, s
     (q, *_) = run_command(command_of(p.stdout, i))
     assert q.returncode == 0 and printed_failures(q.stdout) == predicted_failures(s), (printed_failures(q.stdout), s)
+
+
+@pytest.mark.parametrize("args", [(), ("--gpu", "a100"), ("--knob", "LOAD_LATENCY_BUSY=9e-07")])
+def test_the_few_ctas_sentence_explains_the_bottleneck_it_names(args):
+    # 学生报过：--gpu a100 时演示 1 第 4 条整句讲 Little 定律拉不动显存带宽，结尾却是"瓶颈是算"（--knob
+    # LOAD_LATENCY_BUSY=9e-07 时是"瓶颈是搬"）。拉不动显存只在瓶颈是等或显存时才是解释；别的瓶颈说活压在几个 SM 上
+    import re
+    from printed import observations, section
+    p = run_script(*args)
+    assert p.returncode == 0, p.stderr
+    text = "".join(observations(section(p.stdout, "演示 1"))[3].split())
+    bound = re.search(r"瓶颈是(算|搬|等|显存)", text)[1]
+    if bound in ("等", "显存"):
+        assert re.search(r"显存带宽（可达的\d+%），瓶颈是" + bound, text), text
+    else:
+        assert "活全压在这" in text and "拉得动" in text.split("瓶颈是")[1], text
+
+
+def test_the_stages_1_sentence_says_which_bottlenecks_were_already_waiting(first):
+    # 学生报过："4 个形状上瓶颈都变成'等'"，可 70B/8 qkv M=128 的专家本来就是等（上面的表里写着）
+    from printed import observations, section
+    text = "".join(observations(section(first.stdout, "演示 1"))[4].split())
+    shapes = ("8B gate_up M=1", "8B gate_up M=128", "8B gate_up M=8192", "70B/8 qkv M=128")
+    waiting = [s for s in shapes if table_row(first.stdout, s, "专家")[-1] == "等"]
+    assert "变成" not in text.split("慢")[0], text
+    if waiting and len(waiting) < len(shapes):
+        assert "、".join(waiting).replace(" ", "") + "专家本来就是等，其余的是变过来的" in text, (waiting, text)

@@ -70,7 +70,7 @@ def test_table_explains_kinds_that_proposed_nothing_new(outputs, run):
         assert f"已经有{rules}条规则" in flat(note[0]) and f"MAX_RULES={MAX_RULES}" in flat(note[0])
 
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_only
 @pytest.mark.parametrize("printer,target", [("default", "500"), ("500", "1000")])
 def test_late_suggestion_says_what_the_student_will_see(outputs, printer, target):
     text = flat(unfold(outputs[printer]).split("可以试试：", 1)[1])
@@ -104,7 +104,7 @@ FOLLOW = [["--seed", "4"], ["--seed", "3", "--after", "1000"], ["--after", "2000
 PREFETCH += [(SCRIPT, *a) for a in FOLLOW]
 
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_only
 def test_following_the_printed_02_commands_two_steps_deep_works(outputs):
     # 以前 02 → 02 --after 500 → 它印的 02 --seed 3 --after 500 以 AssertionError 的 traceback 退出：演示 1 慢放的
     # 那一步，子程序以前一模一样地提过、评估器直接查了缓存，"计数器变了"的断言不成立。现在慢放只挑真的评估了的那一步。

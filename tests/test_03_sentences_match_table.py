@@ -157,3 +157,13 @@ def test_demo3_is_the_04_run_it_names(args04, args03):
     best = find(r"最好的程序：训练形状 ([\d.]+×)", section(p04.stdout, "演示 2"))[1]
     t = find_table(section(out03, "演示 3"), "第几步", "分数")
     assert t.rows[-1][t.col("分数")] == best
+
+
+def test_other_probe_counts_say_whether_they_agree_with_the_explanation():
+    # 学生报过：观察 3 解释了为什么按 M 均匀取错杀得少，接着印"3 个探针均匀取错杀 8.5、随机取 1"，不加一句：
+    # 反过来的数跟在解释后面，读起来像是支持它。现在每个个数说同向还是反过来，开头说"也是这样"还是"不一定"
+    agree = s03.other_counts({3: (1.0, 4.0), 12: (1.0, 4.5)})
+    assert agree.startswith("别的个数下也是这样") and agree.count("均匀取也少") == 2
+    mixed = s03.other_counts({3: (8.5, 1.0), 12: (1.0, 4.5)})
+    assert mixed.startswith("别的个数下不一定这样") and "（反过来，随机取的少）" in mixed and "（均匀取也少）" in mixed
+    assert "（一样多）" in s03.other_counts({3: (2.0, 2.0)})

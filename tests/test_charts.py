@@ -101,7 +101,7 @@ def cut(line, a, b):
 def test_heatmap_levels_and_extremes():
     values = [[1.0, 2.0, 3.0], [1.5, 4.0, 1.0]]
     text = format_heatmap("t", ["a", "b"], ["x", "y", "z"], values, fmt="{:.1f}", x_label="M", width=60)
-    assert "最大 4.0：b，M = y" in text and "最小 1.0：a，M = x 等 2 格" in text
+    assert "最大 4.0：b，M = y" in text and "最小 1.0：2 格，印出数值的是 a，M = x" in text
     row_a = next(line for line in text.split("\n") if line.startswith("a "))
     assert row_a.split()[1] == "1.0"                                               # 最小的格子印出数值
     assert row_a.split()[2][0] == SHADES[int((2.0 - 1) / 3 * 5)]                  # 2.0 在五档里的第 1 档

@@ -149,7 +149,8 @@ def _fake_project(tmp_path):
         "import pytest\n\n\n@pytest.mark.h100_claim\ndef test_P9_fake_claim():\n    \"\"\"讲义说 1 等于 2。\"\"\"\n"
         "    assert 1 == 2\n\n\n@pytest.mark.h100_claim\ndef test_P10_fake_claim_that_crashes():\n"
         "    # 讲义说 3 等于 3\n    raise ValueError('这个配置不能启动')\n\n\n@pytest.mark.h100_golden\n"
-        "def test_golden_run_fake():\n    \"\"\"金标运行：种子 3 里有一个查缓存的提议。\"\"\"\n    assert 0\n",
+        "def test_golden_run_fake():\n    \"\"\"金标运行：种子 3 里有一个查缓存的提议。\"\"\"\n    assert 0\n\n\n"
+        "@pytest.mark.h100_only\ndef test_pinned_fake():\n    \"\"\"手算钉住的时间是 12.3 µs。\"\"\"\n    assert 0\n",
         encoding="utf-8")
 
 
@@ -180,6 +181,12 @@ def test_a_failing_lecture_claim_names_the_claim_and_the_gpu(tmp_path, gpu):
         assert "讲义论断不成立：test_golden" not in p.stdout
     else:
         assert "test_golden_run_fake" not in p.stdout.split("short test summary")[0] and "H100 上的金标运行" in p.stdout
+    # 助教报过：手算钉住的 H100 时间、默认运行印的命令对不上时也说"讲义论断不成立"。它们不是讲义的话（h100_only）
+    if key == "h100":
+        assert "H100 上的具体数或印出来的东西对不上（不是讲义的论断" in p.stdout and "：test_pinned_fake（手算钉住的时间是 12.3 µs）" \
+            in p.stdout and "讲义论断不成立：test_pinned" not in p.stdout, p.stdout
+    else:
+        assert "test_pinned_fake" not in p.stdout.split("short test summary")[0] and "H100 上的具体数或输出" in p.stdout
 
 
 def test_suggested_make_commands_carry_the_same_gpu(capsys, monkeypatch):

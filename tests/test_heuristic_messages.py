@@ -91,3 +91,13 @@ def test_readme_error_examples_give_the_line_the_edit_is_on(tmp_path, edit, said
     with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     assert f"`lecture14/expert_heuristic.py:{line}: {said}" in readme, line
+
+
+def test_a_field_too_large_names_its_candidate_values_at_once(tmp_path):
+    # 学生报过：BN=8192 说"要是 1 到 4,096 之间的整数"，改成 4096 又说"不在候选值 (16…256) 里"：两轮才知道能写什么
+    from kernel_lab import GRID
+    with pytest.raises(ProgramError) as e:
+        load_heuristic(write(tmp_path, "return Config(BM=64, BN=8192, BK=64, warps=4, stages=3, group=8)\n"))
+    said = str(e.value)
+    assert said.startswith(f"{tmp_path / 'heuristic.py'}:5: BN=8192 太大了") and "\n" not in said.split("（改好")[0].strip()
+    assert "BN 的候选值只有 " + ", ".join(map(str, GRID["BN"])) in said, said

@@ -184,3 +184,16 @@ def test_targeted_replaces_the_home_rule_half_the_time(table, train):
     replaced = sum(llm._targeted(pr)[0].n_rules() == 1 for _ in range(n))
     assert within(replaced, n, 0.5)
     assert np.isclose(sum(COND_WEIGHTS), 1.0)
+
+
+def test_every_edit_kind_is_explained_where_its_table_is_printed():
+    # 助教报过：加了一种修改（drop_cond），02 演示 2、04 演示 2 的表里有它，表下面逐个解释的那段话却没有。
+    # 现在那两段话都从 mock_llm.OP_SAID 拼出来：每种修改在这里有一句，两段话里就都有
+    from evolve.mock_llm import OP_SAID, OPS
+    from printed import section, unfold
+    from conftest import run_script
+    assert set(OP_SAID) == set(OPS) and all(OP_SAID[op] for op in OPS)
+    for script, demo in (("lecture14/02_llm_proposal.py", "演示 2"), ("lecture14/04_alphaevolve_tiling.py", "演示 2")):
+        text = "".join(unfold(section(run_script(script).stdout, demo)).split())
+        for op in OPS:
+            assert "".join(OP_SAID[op].split()) in text, (script, op)

@@ -151,14 +151,15 @@ def living(procs):
 
 def end_a_session(end):
     """跑一个内层测试会话，等它起的进程都起来了，按 end 结束它（"SIGKILL"、"Ctrl-C"，或者 "fail"：测试自己失败、
-    会话照常收尾），再等最多 5 秒。返回 (结束前活着的进程数, 还活着的进程的命令行, 还带着记号的进程, 内层的输出)。
+    会话照常收尾），再等最多 5 秒。返回 (结束前活着的进程数, 还活着的进程的命令行, 还带着记号的进程, 内层的输出, 留下的临时目录)。
     剩下的进程返回之前杀掉（这个测试失败了也不留下它们）。"""
     tmp = session_dir("inner")
     with open(os.path.join(tmp, "test_inner.py"), "w", encoding="utf-8") as f:
         f.write(INNER)
     pids, ready, go = os.path.join(tmp, "pids"), os.path.join(tmp, "ready"), os.path.join(tmp, "go")
     open(pids, "w").close()
-    env = dict(base_env(), PYTHONPATH=TESTS, INNER_PIDS=pids, INNER_READY=ready, INNER_GO=go, INNER_END=end)
+    env = dict(base_env(), PYTHONPATH=TESTS, INNER_PIDS=pids, INNER_READY=ready, INNER_GO=go, INNER_END=end,
+               TMPDIR=tmp)                               # 内层会话的临时目录建在这里：结束以后看它删掉了没有
     for switch in ("TESTS_NO_ZYGOTE", "TESTS_NO_PREFETCH"):   # 内层总是用整套机器（外层开着调试开关时也一样）
         env.pop(switch, None)
     # 后台线程里跑时优先级低一些（和 conftest 请预热过的解释器跑的脚本一样）：os.nice 之后 exec 成 pytest，进程号不变
@@ -178,7 +179,7 @@ def end_a_session(end):
         if not os.path.exists(ready):
             p.kill()
             p.wait()
-            return 0, ["没有准备好"], [], output(log)
+            return 0, ["没有准备好"], [], output(log), []
         time.sleep(0.1)
         with open(ready) as f:
             token = f.read()
@@ -204,7 +205,8 @@ def end_a_session(end):
                     left.append(f.read()[:80])
             except OSError:
                 pass
-        return before, left, marked(token), output(log)
+        temp = sorted(name for name in os.listdir(tmp) if name.startswith(("tests-session-", "zygote-", "tests-")))
+        return before, left, marked(token), output(log), temp
     finally:
         for pid in living(procs):                        # 这个测试失败了也不留下它们
             try:
@@ -245,8 +247,10 @@ PREFETCH = list(ENDS.values()) if os.path.isdir("/proc") and hasattr(os, "fork")
 @pytest.mark.skipif(not os.path.isdir("/proc") or not hasattr(os, "fork"), reason="要用 /proc 和 fork（Linux）")
 @pytest.mark.parametrize("end", list(ENDS))
 def test_a_test_session_leaves_no_process_behind_however_it_ends(end):
-    before, left, still_marked, output = ENDS[end]()
+    before, left, still_marked, output, temp = ENDS[end]()
     assert before >= 10, output[-3000:]                  # 7 个不理 Ctrl-C 的，加上预热过的解释器、收尸人、脚本本身……
     assert left == [] and still_marked == [], (left, still_marked)
+    # 临时文件也不留下（助教报过：被杀掉的会话在 /tmp 里留下 zygote-*、tests-svg07-*）：会话的临时目录由收尸人删掉
+    assert temp == [], temp
     if end != "SIGKILL":
         assert ("1 failed" if end == "fail" else "KeyboardInterrupt") in output, output[-3000:]

@@ -110,7 +110,7 @@ def test_04_demo1_holds_with_the_lecture_expert(table, halves):
         holds(claim(obs, word), out)
 
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_golden
 def test_04_demo1_fails_with_an_edited_expert(tmp_path, monkeypatch, table, halves):
     expert, _ = edited_expert(tmp_path, table)
     monkeypatch.setattr(T04, "EXPERT", expert)
@@ -135,7 +135,7 @@ def test_04_demo1_baseline_claim_fails_with_a_weak_table(monkeypatch, table, hal
     fails(claim(obs, "90%"), out, ["90%", "一个配置通吃 < 按 M 查表 < 逐形状最优"], [f"按 M 查表 {frac:.0%}"])
 
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_golden
 def test_04_edited_expert_file_through_the_environment(tmp_path, table):
     # 项目自己的专家机制（MINI_ALPHAEVOLVE_EXPERT 指向改过的文件），整个脚本跑一遍：演示 1 的三句不成立都印出来了
     _, path = edited_expert(tmp_path, table)

@@ -1,6 +1,8 @@
 """tests/printed.py 的 find_wide_table：宽表以后会被切成几块、每块重复第一列（键）；连着的几块拼回一张表，
 中间隔着别的文字的同样的表不拼。今天宽表还是整张印，这个测试用 console.format_table 自己排出分块的样子。"""
 
+import pytest
+
 from console import format_table
 from printed import find_table, find_wide_table, tables, wide_tables
 
@@ -40,3 +42,16 @@ def test_a_sentence_printed_as_failed_is_named_not_just_missing():
         find(r"比专家快 ([\d.]+)×（测试形状）", "\n".join(observations(text)))
     assert "【本次不成立】" in str(e.value) and "讲义说迷你版" in str(e.value)
     assert observations(text)[1] == "70B/8 qkv 的 N = 1280。"             # 折行处两边都是西文：空格补回来
+
+
+@pytest.mark.parametrize("joined", [True, False])
+def test_find_names_only_the_observations_that_failed(joined):
+    # 助教报过：observations() 拼成一行一条再交给 find 时，找不到就把每一条（成立的也算）都列在"不成立"后面
+    from layout import FAILED
+    from printed import find
+    items = ["decode 几乎只是在读权重。", f"{FAILED}中间的 M 慢 1.9×（讲义说 2.2–2.8×）。", "prefill 要大块。"]
+    text = "\n".join(items) if joined else "\n".join(f"  {i}. {t}" for i, t in enumerate(items, 1))
+    with pytest.raises(AssertionError) as e:
+        find(r"慢 ([\d.]+) 倍", text)
+    said = str(e.value)
+    assert "中间的 M 慢 1.9×" in said and "decode" not in said and "prefill" not in said, said

@@ -111,7 +111,7 @@ def test_demo1_observations(stdout, table, train):
     text = "\n".join(observations(section(stdout, "演示 1")))
     dec = S("8B gate_up", 1)
     t1 = table.oracle(dec)[1]
-    m = find(r"把 ([\d.]+%) 的 HBM 带宽用来读 (\d+) MB", text)
+    m = find(r"把 ([\d.]+%) 的显存峰值带宽用来读 (\d+) MB", text)
     assert pct_shows(m[1], dec.N * dec.K * 2 / t1 / HBM_BW) and shows(m[2], dec.N * dec.K * 2 / 1e6)
     decs = (dec, S("8B gate_up", 16))
     near = [int((table.times(s) <= table.oracle(s)[1] * 1.01).sum()) for s in decs]           # 1% 以内（判据）
@@ -285,7 +285,7 @@ def test_demo3_observations(stdout, table, runs):
     if "相邻 M 的形状" in obs:                                   # 这句成立：印的是形状个数和两个中位数
         m = find(r"(\d+) 个测试形状里有 (\d+) 个在训练里有同一投影、相邻 M 的形状", obs)
         assert [int(m[1]), int(m[2])] == [len(test), near]
-        m = find(r"测试形状上（([\d.]+)×）和训练形状上（([\d.]+)×）差不多好（相差 ([+-]?[\d.]+)%）", obs)
+        m = find(r"测试形状上（([\d.]+)×）和训练形状上（([\d.]+)×）差不多好（相差 ([+-]?[\d.]+)%；", obs)
         assert shows(m[1], med["random"][1]) and shows(m[2], med["random"][0]) and shows(m[3], gap * 100)
     else:                                                         # 不成立：印的是判据和量到的值
         m = find(r"这次：训练 ([\d.]+)×，测试 ([\d.]+)×，相差 ([+-]?[\d.]+)%", obs)
@@ -331,4 +331,6 @@ def test_demo4_observations(stdout, run, table):
     m = find(r"跑了 ([\d,]+) 次内核，是穷举训练形状（([\d,]+) 次）的 ([\d.]+%)", obs)
     assert number(m[1]) == ev.bench_runs and number(m[2]) == exhaustive
     assert pct_shows(m[3], ev.bench_runs / exhaustive)
-    assert shows(find(r"比专家快 ([\d.]+)×（测试形状）", obs)[1], geomean_speedup(out["best"][0], test, table))
+    # 成立时"比专家快 1.28×（演示 2 那一次……）"，不成立时（--quick 可能这样）量到的值也是"比专家快 1.24×"：
+    # 这里只核对印出来的数是这次的；在不在讲义的 1.25–1.45× 里由 test_claims 的 C3 在默认设置下检查
+    assert shows(find(r"比专家快 ([\d.]+)×", obs)[1], geomean_speedup(out["best"][0], test, table))

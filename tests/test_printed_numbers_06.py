@@ -139,19 +139,23 @@ def test_demo2_counts_and_extremes(stdout, table, yours):
     assert (m[1].strip(), int(m[2])) == (worst.name, worst.M) and shows(m[3], ratio[worst])
     assert number(m[3]) == max(number(c) for c in cells.values())                    # 读者：表里最大的一格
     # 热力图下面那句：最大、最小，并列的格数
-    m = find(r"最大 ([\d.]+)：(.+?)，M = (\d+)；最小 ([\d.]+)：(.+?)，M = (\d+)(?: 等 (\d+) 格)?。", text)
+    # 几格一样时先说几格、再说印出数值的是哪一格（"最小 1.00：12 格，印出数值的是 8B qkv，M = 1"）
+    m = find(r"最大 ([\d.]+)：(?:(\d+) 格，印出数值的是 )?(.+?)，M = (\d+)；"
+             r"最小 ([\d.]+)：(?:(\d+) 格，印出数值的是 )?(.+?)，M = (\d+)。", text)
     lo = min(ratio.values())
     first_lo = min((s for s in all_shapes() if ratio[s] == lo), key=lambda s: (list(LAYERS).index(s.name),
                                                                                  TOKENS.index(s.M)))
-    assert shows(m[1], ratio[worst]) and (m[2], int(m[3])) == (worst.name, worst.M)
-    assert shows(m[4], lo) and (m[5], int(m[6])) == (first_lo.name, first_lo.M)
+    assert shows(m[1], ratio[worst]) and (m[3], int(m[4])) == (worst.name, worst.M)
+    assert (int(m[2]) if m[2] else 1) == sum(r == ratio[worst] for r in ratio.values())
+    assert shows(m[5], lo) and (m[7], int(m[8])) == (first_lo.name, first_lo.M)
     ties = sum(r == lo for r in ratio.values())
-    assert (int(m[7]) if m[7] else 1) == ties
+    assert (int(m[6]) if m[6] else 1) == ties
 
 
 def test_demo3_explain_blocks(stdout, table, yours):
     text = section(stdout, "演示 3")
-    heads = re.findall(r"^(.+?) M=(\d+)（N=(\d+), K=(\d+)）：你的比最优慢 ([\d.]+)×$", text, flags=re.M)
+    heads = re.findall(r"^(.+?) M=(\d+)（N=(\d+), K=(\d+)(；测试形状 \*)?）：你的比最优慢 ([\d.]+)×$",
+                       text, flags=re.M)
     n = int(re.search(r"演示 3：你输得最多的 (\d+) 个形状", stdout)[1])
     ratio = {s: t_of(table, yours, s) / table.times(s).min() for s in all_shapes()}
     worst = sorted(all_shapes(), key=lambda s: -ratio[s])[:len(heads)]
@@ -161,8 +165,10 @@ def test_demo3_explain_blocks(stdout, table, yours):
     notes = re.findall(r"^为什么：(.*?)(?=\n\n|\n[^\n]*M=|\Z)", text, flags=re.M | re.S)
     assert len(blocks) == len(heads) == len(notes)
     big_part = 0
-    for (name, M, N, K, printed), s, b, why in zip(heads, worst, blocks, notes):
+    train = set(split_shapes(all_shapes())[0])
+    for (name, M, N, K, star, printed), s, b, why in zip(heads, worst, blocks, notes):
         assert (int(N), int(K)) == LAYERS[name] and shows(printed, ratio[s])
+        assert bool(star) == (s not in train)                          # 测试形状和演示 2 的表一样标 *
         times = table.times(s)
         best = VALID[int(np.argmin(times))]
         mine = choose(yours, s)

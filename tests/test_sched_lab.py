@@ -488,7 +488,7 @@ PEAK_PER_SM = 989.4e12 / 132      # 数据手册：989.4 TFLOPS / 132 个 SM
 # MMA_FALLBACK 0.6、WARP_TILE_HALF 256、HBM_LATENCY 0.5 µs、启动 4 µs、L2_USABLE 25 MiB）。
 # 改了任何一个常数，这里就失败：要改就把这里的算式一起改，让改动是有意的。
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_only
 def test_pinned_decode_time_is_weights_over_achievable_bandwidth():
     # 8B gate_up M = 1，专家的小块 (16,64,128,4,4,1)：时间 = 启动 + 显存字节 / 可达带宽
     #   显存字节 = 2·(1·4096 + 28672·4096 + 1·28672) = 234,946,560 B（A、B 各读一遍、写 C；B 只有 1 个行块，读 1 遍）
@@ -497,7 +497,7 @@ def test_pinned_decode_time_is_weights_over_achievable_bandwidth():
     assert t == pytest.approx(4e-6 + 234_946_560 / (3.35e12 * 0.88), rel=1e-12)
 
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_only
 def test_pinned_tiny_shape_is_launch_plus_latency():
     # (1, 1, 1)，配置 (32,32,32,2,2,1)：1 个块、1 步、1 个活跃 SM，瓶颈是等
     #   延迟 = 0.7 µs + (1.3 − 0.7) µs × 1/132 = 0.704545 µs；2 级流水线 → 1 级在路上，等 = 0.704545 µs
@@ -511,7 +511,7 @@ def test_pinned_tiny_shape_is_launch_plus_latency():
     assert t == pytest.approx(5.40909e-6, rel=1e-5)
 
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_only
 def test_pinned_prefill_optimum_time():
     # 8B gate_up M = 8192，(256,128,64,8,4,16)：共享内存 4·384·64·2 = 196,608 B → 每 SM 1 个 CTA，一波 132 个
     #   块 = 32·224 = 7168 = 54 整波 × 132 + 零头 40；K 方向 4096/64 = 64 步

@@ -176,7 +176,7 @@ def test_04_suggested_edits_to_the_expert_are_read_and_change_the_numbers(old, n
     assert table(after.stdout) != table(before.stdout)   # 基线表里"比专家快"的数跟着变了（专家是分母）
 
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_only
 def test_lecture10_a100_suggestion_counts_independently():
     """讲义（H100）建议"换成 A100 的共享内存上限再数"，能启动的配置确实少了。"""
     sys.path.insert(0, os.path.join(ROOT, "lecture10"))

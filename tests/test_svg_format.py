@@ -216,14 +216,13 @@ def test_heatmap_ties_name_the_same_cell_in_both_forms(values, big, small):
     joined = "".join(line.strip() for line in text.split("\n"))
     svg_note = next(t for t in texts(root) if t.startswith("最大"))
     for word, (i, j), v in (("最大", big, hi), ("最小", small, lo)):
-        name = f"{word} {v:.2f}：{rows[i]}，M = {cols[j]}"
+        n, where = flat.count(v), f"{rows[i]}，M = {cols[j]}"
+        # 几格一样时先说几格、再说标出来的是哪一格（学生报过："…M = 1 等 12 格（黑框）"读着像 12 格都框了）
+        name = f"{word} {v:.2f}：{n} 格，黑框的是 {where}" if n > 1 else f"{word} {v:.2f}：{where}（黑框）"
         assert name in svg_note, (name, svg_note)
         if hi > lo:
-            flat_name = name.replace(" ", "")                              # 折行处的空格没了
-            assert flat_name in joined.replace(" ", ""), (name, joined)
-            n = flat.count(v)
-            assert (f"{flat_name}等{n}格" in joined.replace(" ", "")) == (n > 1), joined
-            assert (f"{name} 等 {n} 格" in svg_note) == (n > 1), svg_note          # SVG 也说并列的有几格
+            flat_name = (f"{word}{v:.2f}：{n}格，印出数值的是{where}" if n > 1 else f"{word}{v:.2f}：{where}").replace(" ", "")
+            assert flat_name in joined.replace(" ", ""), (flat_name, joined)
     # SVG 的黑框和终端里印出数值的格子是同一格
     cells = {(e.get("data-row"), e.get("data-col")): (float(e.get("x")), float(e.get("y"))) for e in q(root, "rect")
              if e.get("data-value")}

@@ -43,7 +43,7 @@ def test_tolerance_suggestion_reads_as_a_sentence(tolerance):
     assert ("合格的配置多了" not in text or new > tolerance) and ("合格的配置少了" not in text or new < tolerance)
 
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_golden
 def test_demo2_does_not_claim_prefill_is_stuck_on_moving_when_it_is_not():
     def demo2():
         buf = io.StringIO()

@@ -75,7 +75,7 @@ print(json.dumps(dict(printed=buf.getvalue(), markers=buf.getvalue().count(FAILE
 """
 
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_golden
 def test_a_failed_claim_is_counted_from_data_and_states_criterion_and_value(tmp_path):
     expert = tmp_path / "expert.py"
     expert.write_text(PREFILL_ONLY, encoding="utf-8")

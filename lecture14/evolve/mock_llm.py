@@ -30,6 +30,15 @@ from .program import Program, Rule, branch_index, format_diff, make_diff, render
 OPS = ("targeted", "single_field", "threshold", "add_rule", "remove_rule", "crossover")
 MISTAKE = "mistake"                # 故意犯错的回复单独记成这一种，不算进它本来想做的修改
 OP_WEIGHTS = (0.45, 0.20, 0.10, 0.08, 0.07, 0.10)
+# 每种修改一句话：02 演示 2、04 演示 2 的表下面照这个逐个解释。加一种修改，在这里也写一句（test_mock_llm 检查每种都有）
+OP_SAID = {
+    "targeted": "按内核常识一次改好几个字段（块大小、warp、流水线），去修反馈里最慢的形状",
+    "single_field": "只把一个字段挪到相邻的候选值",
+    "threshold": "挪一条规则的阈值",
+    "add_rule": "复制一个配置、套上新条件，加一条规则",
+    "remove_rule": "删一条规则",
+    "crossover": "从灵感程序抄一条规则",
+}
 COND_FIELDS = (("M",), ("M", "N"), ("M", "N", "K"))   # 定向修改新加的规则管住哪些维度
 COND_WEIGHTS = (0.6, 0.3, 0.1)
 MISTAKE_RATE = 0.03                # 每次提议有 3% 的概率犯一个"LLM 式"的错

@@ -21,7 +21,7 @@ import os
 import re
 import warnings
 
-from kernel_lab import FIELDS, Config
+from kernel_lab import FIELDS, GRID, Config
 
 from .program import AXES, BLOCK_END, BLOCK_START, MAX_FIELD, MAX_THRESHOLD, Program, Rule
 
@@ -646,7 +646,8 @@ def _config(node, stmt, fail, seg) -> Config:
         if not (isinstance(v, ast.Constant) and type(v.value) is int and v.value > 0):
             fail(v, f"{name} 必须是正整数字面量，不能是 {seg(v)}")
         if v.value > MAX_FIELD:
-            fail(v, f"{name}={seg(v)} 太大了：{_FIELD_BOUND}")
+            fail(v, f"{name}={seg(v)} 太大了：{_FIELD_BOUND}，而且 {name} 的候选值只有 "   # 一次说全：改到 4096
+                    f"{', '.join(map(str, GRID[name]))}（第 10 讲的配置空间）")        # 还会被能不能启动挡下
         values[name] = v.value
     missing = [f for f in FIELDS if f not in values]
     if missing:
