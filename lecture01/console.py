@@ -32,8 +32,8 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from layout import (CLOSING, FAILED, OPENING, UNBREAKABLE, Axis, display_width, extreme_note, finite, heat_edges,  # noqa: F401
-                    heat_levels, kind, nice_ticks, tokens, wrap)
+from layout import (CLOSING, FAILED, OPENING, UNBREAKABLE, Axis, as_steps, display_width, extreme_note, finite,  # noqa: F401
+                    heat_edges, heat_levels, kind, nice_ticks, tokens, wrap)
 
 MIN_WIDTH, MAX_WIDTH, PIPE_WIDTH = 60, 160, 100    # 终端宽度的上下限；输出不是终端时用 100 列
 
@@ -681,8 +681,11 @@ def _legend(items: list[str], painted: list[str], width: int, label: str = "图�
 
 def format_line(title: str, series: dict, *, x_label: str = "", y_label: str = "", x_fmt: str = "{:g}",
                 y_fmt: str = "{:g}", refs=(), log_x: bool = False, log_y: bool = False, width: int | None = None,
-                height: int | None = None, color: bool | None = None) -> str:
-    """折线图。series：{名字: [(x, y), ...]}，按给的顺序用 ●、○、… 画；refs：[(标签, y)] 水平参考线，标签印在线的右端。"""
+                height: int | None = None, color: bool | None = None, steps: bool = False) -> str:
+    """折线图。series：{名字: [(x, y), ...]}，按给的顺序用 ●、○、… 画；refs：[(标签, y)] 水平参考线，标签印在线的右端。
+    steps=True：按台阶画（as_steps：到这一步为止最好的分数，只在新的一点上跳）。"""
+    if steps:
+        series = {name: as_steps(pts) for name, pts in series.items()}
     return _plot(title, series, x_label=x_label, y_label=y_label, x_fmt=x_fmt, y_fmt=y_fmt, refs=refs, connect=True,
                  log_x=log_x, log_y=log_y, width=width, height=height, color=color)
 

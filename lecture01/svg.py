@@ -17,7 +17,7 @@ import math
 
 from xml.sax.saxutils import escape, quoteattr
 
-from layout import Axis, display_width, extreme_note, finite, heat_edges, heat_levels, wrap
+from layout import Axis, as_steps, display_width, extreme_note, finite, heat_edges, heat_levels, wrap
 
 FONT = ("'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
         "'WenQuanYi Micro Hei', 'Noto Sans', 'DejaVu Sans', sans-serif")
@@ -188,8 +188,10 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
 
 
 def line_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}", refs=(), log_x=False, log_y=False,
-             **_) -> str:
-    """折线图（参数同 console.format_line）。"""
+             steps=False, **_) -> str:
+    """折线图（参数同 console.format_line；steps=True 按台阶画）。"""
+    if steps:
+        series = {name: as_steps(pts) for name, pts in series.items()}
     return _plot("line", title, series, x_label=x_label, y_label=y_label, x_fmt=x_fmt, y_fmt=y_fmt, refs=refs,
                  connect=True, log_x=log_x, log_y=log_y)
 

@@ -374,7 +374,8 @@ def run_demos(a, program) -> list:
     """三个演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
     table = TimeTable()
     extra = [Shape("你给的形状", M, N, K) for M, N, K in a.shape]
-    print(f"设置：--heuristic {os.path.relpath(a.heuristic)}" + "".join(f" --shape {s.M} {s.N} {s.K}" for s in extra))
+    print_note(f"设置：--heuristic {os.path.relpath(a.heuristic)}"       # 路径可能很长：按宽度折行
+               + "".join(f" --shape {s.M} {s.N} {s.K}" for s in extra))
     return (print_observations(demo1_expert(program, a.heuristic, extra, table))
             + print_observations(demo2_why_code(table)) + print_observations(demo3_render_simplify()))
 

@@ -150,9 +150,12 @@ def demo1_problem(table, train, test):
     body = lambda t: "\n".join(line.rstrip() for line in t.strip().splitlines()             # noqa: E731
                                 if not line.strip().startswith("# EVOLVE-BLOCK")).strip()
     if src is None or body(src) == body(render(EXPERT)):
-        print(f"\n专家启发式（{name}，进化的起点）：\n" + listing(render(EXPERT), name))
+        print()
+        print_note(f"专家启发式（{name}，进化的起点）：")             # 路径可能很长：按宽度折行
+        print(listing(render(EXPERT), name))
     else:
-        print(f"\n专家启发式（{name}，进化的起点），照文件里写的原样：")
+        print()
+        print_note(f"专家启发式（{name}，进化的起点），照文件里写的原样：")
         if not marked:                                 # 学生删了标记：和 01、06 一样说一句
             print_note("（文件里没有 EVOLVE-BLOCK 标记，读的是整个文件。）")
         print(f"{listing(src, name)}\nevolve 读到的规则（规范化以后的写法，进化从它出发）：\n" + listing(render(EXPERT)))
@@ -257,7 +260,7 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     CHARTS.line("04_demo2_best_score", f"最好分数随提议增长（种子 {seed}，训练形状；虚线是演示 1 的两条基线）",
                 {"进化到这一步为止最好的程序": [(0, imp[0][1])] + [(k, float(h)) for k, h in enumerate(out["history"], 1)]},
                 refs=[(f"逐形状最优 {o_tr:.3f}×", o_tr), (f"按 M 查表 {p_tr:.3f}×", p_tr)],
-                x_label="第几个提议", y_label="训练形状上比专家快", y_fmt="{:.2f}×",
+                x_label="第几个提议", y_label="训练形状上比专家快", y_fmt="{:.2f}×", steps=True,
                 slide=f"最好分数随提议增长（种子 {seed}，训练形状；虚线是两条基线）")
     tried = lambda op: out["tried"].get(op, 0)                                          # noqa: E731
     acc = lambda op: out["accepted"].get(op, 0)                                         # noqa: E731

@@ -200,7 +200,7 @@ def best_score_chart(table, results, seeds, names, model=""):
                 f"最好分数随提议增长：每个变体 {seeds} 个种子的中位数（训练形状{'；' + model if model else ''}）",
                 {VARIANTS[name][0]: [(k, float(y)) for k, y in enumerate(curves[name], 1)] for name in names},
                 refs=[(f"逐形状最优 {o_train:.3f}×", o_train)], x_label="第几个提议", y_label="训练形状上比专家快",
-                y_fmt="{:.2f}×")
+                y_fmt="{:.2f}×", steps=True)
 
 
 def demo1_ablations(table, results, budget, seeds, seeds_try=None):

@@ -551,3 +551,19 @@ def test_a_log_axis_ends_at_the_power_of_ten_just_above_the_data():
     assert Axis([1.4, 989.4], 20, True, "{:.0f}", 5).ticks == [0.0, 1.0, 2.0, 3.0]
     assert Axis([1.4, 1000.0], 20, True, "{:.0f}", 5).ticks == [0.0, 1.0, 2.0, 3.0]    # 正好是 10 的幂：就是顶
     assert Axis([1.4, 1001.0], 20, True, "{:.0f}", 5).ticks[-1] == 4.0
+
+
+def test_best_so_far_curves_are_drawn_as_steps():
+    # 学生报过：--budget 1 的"到这一步为止最好的"曲线从 1.000× 斜着爬到 1.016×。分数只在新的一点上跳：按台阶画
+    import svg
+    from layout import as_steps
+    assert as_steps([(0, 1.0), (1, 1.0), (2, 1.5), (3, 2.0)]) == [(0, 1.0), (1, 1.0), (2, 1.0), (2, 1.5), (3, 1.5),
+                                                                  (3, 2.0)]
+    assert as_steps([(0, 1.0)]) == [(0, 1.0)] and as_steps([]) == []
+    text = svg.line_svg("t", {"a": [(0, 1.0), (1, 1.016)]}, steps=True)
+    points = re.search(r'<polyline[^>]*points="([^"]+)"', text)[1].split()
+    (x0, y0), (x1, y1), (x2, y2) = (tuple(map(float, p.split(","))) for p in points)
+    assert y1 == y0 and x1 == x2 and y2 < y1                         # 先水平走，再竖直往上跳（SVG 的 y 向下）
+    chart = format_line("t", {"a": [(0, 1.0), (1, 1.016)]}, width=40, color=False, steps=True)
+    rows = [line for line in chart.split("\n") if "●" in line and not line.startswith("图例")]
+    assert rows[-1].count("●") > 10 and rows[0].count("●") == 1      # 底下一整行平的，跳上去的只在最右一格
