@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 import sched_lab as sl  # noqa: E402
 from console import print_header, print_note, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
 from console import FAILED, Charts  # noqa: E402
-from kernel_lab import VALID, Config, can_launch, problems  # noqa: E402
+from kernel_lab import GPU, VALID, Config, can_launch, problems  # noqa: E402
 from llama_shapes import LAYERS, TOKENS  # noqa: E402
 
 CHARTS = Charts()   # 图的出口：印到终端；--svg DIR 时也写 SVG
@@ -289,6 +289,13 @@ def demo1_breakdown():
         mid_expert = (f"专家的瓶颈是{short(mid_e['bound'])}，慢 {mid_e['time_us'] / mid['最优']['time_us']:.2f}×。")
     pre = {w: ex[PREFILL + (w,)] for w in ("专家", "最优")}
     pre_bounds = {w: short(e["bound"]) for w, (_, e) in pre.items()}
+    (pre_ce, _), (pre_cb, _) = pre["专家"], pre["最优"]
+    if pre_ce.BM * pre_ce.BN < pre_cb.BM * pre_cb.BN:      # 讲义的情形：专家的块小，每搬一个字节算得少
+        pre_why = f"专家的 {pre_ce.BM}×{pre_ce.BN} 块比最优的 {pre_cb.BM}×{pre_cb.BN} 小，每搬一个字节算得少"
+    else:                                                 # 块一样大（别的 GPU、改过的旋钮）：差在哪一项就说哪一项
+        gap = max(("算", "搬", "等", "显存"), key=lambda k: judged_parts(pre["专家"][1])[k] - judged_parts(pre["最优"][1])[k])
+        pre_why = (f"两者的块一样大（{pre_ce.BM}×{pre_ce.BN}），专家差得最多的一项是{gap}"
+                   f"（{us(judged_parts(pre['专家'][1])[gap])} 对 {us(judged_parts(pre['最优'][1])[gap])} µs）")
     pre_e, pre_b = pre["专家"][1], pre["最优"][1]
     pre_ok = (intensity(*shape(*PREFILL)) >= RIDGE and pre_bounds["专家"] == pre_bounds["最优"] in {"搬", "算"}
               and all(parts(e)["显存"] < 0.5 * e["time_us"] for _, e in pre.values()))
@@ -336,9 +343,10 @@ def demo1_breakdown():
                 "最优的瓶颈是显存、时间比 M = 1 多不到 20%）。"),
         verdict(pre_ok,
                 f"prefill（{label(*PREFILL)}）的算术强度 {intensity(*shape(*PREFILL)):,.0f} FLOP/B 远过拐点，屋顶线说它受算力限制；"
-                f"可模型里专家和最优的瓶颈都是\"{pre_e['bound']}\"，显存只占一小段："
+                + (f"模型里专家和最优的瓶颈也都是\"{pre_e['bound']}\"" if pre_bounds["专家"] == "算" else
+                   f"可模型里专家和最优的瓶颈都是\"{pre_e['bound']}\"") + "，显存只占一小段："
                 f"最优 {cfg(pre['最优'][0])} 跑到 {pre_b['tflops']:.0f} TFLOPS（峰值的 "
-                f"{pct(pre_b['tflops'] * 1e12 / sl.PEAK_FLOPS)}），专家的 128×128 块每搬一个字节算得少，"
+                f"{pct(pre_b['tflops'] * 1e12 / sl.PEAK_FLOPS)}），{pre_why}，"
                 f"{pre_e['tflops']:.0f} TFLOPS，慢 {pre_e['time_us'] / pre_b['time_us']:.2f}×。",
                 f"prefill 的瓶颈：专家 {pre_bounds['专家']}、最优 {pre_bounds['最优']}；显存项 "
                 f"{us(parts(pre_e)['显存'])} / {us(parts(pre_b)['显存'])} µs，总时间 {us(pre_e['time_us'])} / "
@@ -428,8 +436,11 @@ def demo2_effects():
     obs.append(verdict(reads_ok and gr < 0.9 and g1_dram > 2 * g8_dram and g1["l2_total_us"] > g8["l2_total_us"],
                        f"group：B（{b_bytes / 1e6:.0f} MB）放不进 L2。group = 1 时一波 CTA 只盖住 1 行输出块，"
                        f"{tiles_m} 行块每行都把 B 从显存重读一遍（模型算出 B 读了 {reads[0]:.0f} 次）：显存时间 "
-                       f"{us(g1_dram)} µs，这些字节还要写进 L2、和 SM 搬的字节抢 L2 带宽（L2 总量 {us(g1['l2_total_us'])} µs），"
-                       f"瓶颈是\"{short(g1['bound'])}\"。group = 8 让 8 行块一起走，B 只读 {reads[1]:.0f} 次，显存字节降到 "
+                       f"{us(g1_dram)} µs，" + (
+                           f"这些字节还要写进 L2、和 SM 搬的字节抢 L2 带宽（L2 总量 {us(g1['l2_total_us'])} µs），"
+                           if short(g1["bound"]) == "搬" else          # 讲义的情形：抢 L2 带宽让"搬"成了瓶颈
+                           f"比 L2 总量（{us(g1['l2_total_us'])} µs）还长，" if short(g1["bound"]) == "显存" else
+                           f"L2 总量 {us(g1['l2_total_us'])} µs，") + f"瓶颈是\"{short(g1['bound'])}\"。group = 8 让 8 行块一起走，B 只读 {reads[1]:.0f} 次，显存字节降到 "
                        f"{round(g8['dram_MB'] / 1e3, 1) / round(g1['dram_MB'] / 1e3, 1):.0%}（显存时间 {us(g8_dram)} µs、L2 总量 {us(g8['l2_total_us'])} µs），"
                        f"时间少 {1 - gr:.0%}。",
                        f"group 1 → 8：B 读 {reads[0]:.1f} → {reads[1]:.1f} 次（应是 {tiles_m} → {tiles_m / 8:.0f}），显存时间 "
@@ -574,7 +585,8 @@ def demo3_guided(tolerance):
                 f"中位数 {med:.0f} 次，10–999 次之间的形状 {mid_range} 个（讲义说中位数在 10 到 500 次之间、"
                 f"至少四分之三的形状（{len(res)} 个里至少 {-(-3 * len(res) // 4)} 个）在 10–999 次之间）。"),
         verdict(np.median(scores) <= 20 and in_first >= len(res) / 2 and first_s1 == len(res) and np.median(sf) < med,
-                f"为什么不是几次：简化模型只看分块（BM、BN、是否走 wgmma）、波次和唯一字节，不知道 stages、group、"
+                f"为什么不是几次：简化模型只看分块（BM、BN{'、是否走 wgmma' if GPU.wgmma else ''}）、波次和唯一字节，"
+                "不知道 stages、group、"
                 f"warp 块大小，K 被 BK 整除时也看不出 BK——{len(VALID)} 个配置只被打出 {min(scores)}–{max(scores)} 种分数"
                 f"（中位数 {np.median(scores):.0f}）。{in_first} 个形状上命中的配置就在并列第一的那一堆里；"
                 f"平局按 VALID 的顺序试，{first_s1} 个形状上第一个跑的都是 stages = 1——最慢的流水线。"
@@ -667,22 +679,22 @@ def which(failed):
     return "，".join(f"演示 {d} 第 {'、'.join(ix)} 句" for d, ix in by_demo.items())
 
 
-def foresee(tolerance, changes):
+def foresee(tolerance, changes, what="模型"):
     """改了旋钮以后哪些观察会标成不成立，说成一句话（和这次比）。这次已经有不成立的（换了 GPU、改过旋钮）时，
-    只把新标成不成立的说成"模型变了的地方"：助教报过，A100 上改一个不起作用的旋钮，这里照样说"有 7 句会标成
+    只把新标成不成立的说成"模型变了的地方"（what：变的是什么——旋钮改的是模型，--tolerance 改的是调优的停止条件）：助教报过，A100 上改一个不起作用的旋钮，这里照样说"有 7 句会标成
     不成立……那正是模型变了的地方"，可那 7 句这次本来就不成立。"""
     now, then = failures(SEEN), rehearse(tolerance, **changes)
     if not now:
         if not then:
             return "观察都还成立"
-        return f"有 {len(then)} 句观察会标成不成立（{which(then)}），印出判据和真实的数——那正是模型变了的地方"
+        return f"有 {len(then)} 句观察会标成不成立（{which(then)}），印出判据和真实的数——那正是{what}变了的地方"
     new = [x for x in then if x not in now]
     fixed = [x for x in now if x not in then]
     said = f"这次不成立的是 {len(now)} 句（{which(now)}）"
     if not new and not fixed:
         return said + "，改了以后还是这几句：这个改动不改变哪句观察成立"
     if new:
-        said += f"；改了以后会新标成不成立 {len(new)} 句（{which(new)}），印出判据和真实的数——那正是模型变了的地方"
+        said += f"；改了以后会新标成不成立 {len(new)} 句（{which(new)}），印出判据和真实的数——那正是{what}变了的地方"
     if fixed:
         said += f"；{len(fixed)} 句会变成成立（{which(fixed)}）"
     return said
@@ -764,12 +776,14 @@ def suggestions(tolerance, med, med_random):
         if f"{a:.0f}" == f"{b:.0f}":
             return f"还是 {b:.0f} 次"
         return f"从 {a:.0f} 次{'降到' if b < a else '变成'} {b:.0f} 次"
-    if looser:                      # 合格的配置多了：随机顺序省得多时说一句
-        why = "（合格的配置多了，随机顺序受益更多）" if med_random - r2 > med - m2 else ""
-    else:                           # 合格的配置少了：随机顺序多花得多时说一句
-        why = "（合格的配置少了，随机顺序吃亏更多）" if r2 - med_random > m2 - med else ""
+    # 比的是次数，不是比例（助教在 A100 上量过：29 → 10 和 195 → 67 按比例一样，按次数随机顺序少跑得多）
+    if looser:                      # 合格的配置多了：随机顺序少跑的次数多时说一句
+        why = "（合格的配置多了，随机顺序少跑的次数更多）" if med_random - r2 > med - m2 else ""
+    else:                           # 合格的配置少了：随机顺序多跑的次数多时说一句
+        why = "（合格的配置少了，随机顺序多跑的次数更多）" if r2 - med_random > m2 - med else ""
     out.append((f"把调优的停止条件从最优的 {tolerance:.0%} 以内{'放宽' if looser else '收紧'}到 {other:.0%} 以内。"
-                f"这次先替你算了：guided_tune 的中位数{change(med, m2)}，随机顺序{change(med_random, r2)}{why}：",
+                f"这次先替你算了：guided_tune 的中位数{change(med, m2)}，随机顺序{change(med_random, r2)}{why}；"
+                f"{foresee(other, {}, '调优的停止条件')}：",
                 command(other, now)))
     return out
 

@@ -256,7 +256,8 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
     obs.append(check(hi["no_evolution"] < lo["full"] and flat and worst_variant == "no_evolution" and mostly_cached,
                        f"不进化掉得最多（{noevo:.3f}×，涨幅是完整系统的 {share('no_evolution')}），"
                        f"而且很早就停了：第 {c0} 个提议时已经是 {early('no_evolution'):.3f}×（最终涨幅的 "
-                       f"{pct(noevo_early_share, 0.8) if noevo_early_share == noevo_early_share else '—'}，涨幅 = 分数 − 1），之后涨得很少。"
+                       f"{pct(noevo_early_share, 0.8) if noevo_early_share == noevo_early_share else '—'}，涨幅 = 分数 − 1），"
+                       + ("之后一点没涨。" if f"{early('no_evolution'):.3f}" == f"{noevo:.3f}" else "之后涨得很少。") +
                        "每个子程序都只比专家多一处修改，能走到的地方就这么多；好的启发式要好几处修改叠起来（不同的 M、"
                        "不同的投影各要一条规则），这要靠把好的子程序留下来当下一轮的父程序。它的提议大多和以前的一模一样"
                        f"（缓存命中中位数 {med('no_evolution', 'cached'):,.0f} 个），所以内核只跑了完整系统的 {pct(runs_ratio)}。",

@@ -213,7 +213,9 @@ def reasons(mine: dict, best: dict, mine_cfg, best_cfg) -> list[str]:
         out.append(f"你只切出 {mine['tiles']} 个块，{SMS} 个 SM 有 {SMS - mine['tiles']} 个闲着；最优切出 {best['tiles']} 个")
     if mine["tiles_per_sm"] > best["tiles_per_sm"]:
         out.append(f"最忙的 SM 要做 {mine['tiles_per_sm']} 个块（最优 {best['tiles_per_sm']} 个）")
-    if mine["mma_eff"] < best["mma_eff"]:
+    if mine["mma_eff"] < best["mma_eff"] and mine["parts_us"]["算（张量核）"] > best["parts_us"]["算（张量核）"]:
+        # 效率低、而且"算"这一项真的比最优的长，才是慢的理由（助教报过：A100 上效率 0.50 对 0.94，可"算"是 23.2 对
+        # 24.7 µs，比最优还短——那时慢在别处）
         why, a, b = [], mma_parts(mine_cfg), mma_parts(best_cfg)
         if a["path"] < b["path"]:
             why.append(f"你的配置走旧的 MMA 路径（BM 不是 64 的倍数或 warp 数不是 4 的倍数，效率 ×{a['path']:.2f}）")

@@ -335,3 +335,48 @@ def test_the_stages_1_sentence_says_which_bottlenecks_were_already_waiting(first
     assert "变成" not in text.split("慢")[0], text
     if waiting and len(waiting) < len(shapes):
         assert "、".join(waiting).replace(" ", "") + "专家本来就是等，其余的是变过来的" in text, (waiting, text)
+
+
+A100_L2 = ("--gpu", "a100", "--knob", "L2_BW=9.38e+12")           # 助教在 A100 上照"可以试试"跑的那一条
+
+
+@pytest.mark.parametrize("args", [(), ("--gpu", "a100"), A100_L2])
+def test_demo1_prefill_and_demo2_group_sentences_explain_the_bottleneck_they_name(args):
+    # 助教报过（A100 + 翻倍的 L2）：prefill 那句说"可模型里……瓶颈都是'算'"、"专家的 128×128 块每搬一个字节算得少"，
+    # 可屋顶线也说受算力限制（没有"可"），两者的块一样大；group 那句讲"抢 L2 带宽"，瓶颈却是显存
+    import re
+    from printed import observations, section
+    p = run_script(*args)
+    assert p.returncode == 0, p.stderr
+    pre = "".join(observations(section(p.stdout, "演示 1"))[2].split())
+    if "本次不成立" not in pre:
+        bound = re.search(r"瓶颈(?:也)?都是\"(.)", pre)[1]
+        assert ("可模型里" in pre) == (bound != "算"), pre
+        smaller = re.search(r"专家的(\d+)×(\d+)块比最优的(\d+)×(\d+)小", pre)
+        same = re.search(r"两者的块一样大（(\d+)×(\d+)）", pre)
+        assert bool(smaller) != bool(same), pre                                  # 两种说法恰好一种
+        if smaller:
+            assert int(smaller[1]) * int(smaller[2]) < int(smaller[3]) * int(smaller[4]), pre
+    group = "".join(observations(section(p.stdout, "演示 2"))[2].split())
+    if "本次不成立" not in group:
+        bound = re.search(r"瓶颈是\"(.)", group)[1]
+        assert ("抢L2带宽" in group) == (bound == "搬"), group
+
+
+@pytest.mark.parametrize("args", [(), ("--gpu", "a100")])
+def test_demo3_mentions_wgmma_only_on_a_gpu_that_has_it(args):
+    # 助教报过：A100 上演示 3 说简化模型看"是否走 wgmma"，同一次运行的开头却说 A100 没有 wgmma
+    from gpus import GPUS
+    from printed import observations, section
+    p = run_script(*args)
+    text = "".join(observations(section(p.stdout, "演示 3"))[1].split())
+    gpu = GPUS[args[1]] if args else kernel_lab.GPU                       # 不给 --gpu：测试会话的 GPU（TESTS_GPU）
+    assert ("是否走wgmma" in text) == gpu.wgmma, text
+
+
+def test_tolerance_suggestion_says_which_sentences_change_and_why():
+    # 助教报过：第 4 条"可以试试"不像前三条那样说哪些观察会变；"随机顺序受益更多"按比例看其实一样
+    from printed import unfold
+    p = run_script("--gpu", "a100")
+    s = "".join(unfold(p.stdout).split("可以试试：", 1)[1].split("\n  4. ", 1)[1].split())
+    assert "受益更多" not in s and ("观察都还成立" in s or "调优的停止条件变了的地方" in s), s

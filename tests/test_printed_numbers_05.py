@@ -165,3 +165,16 @@ def test_demo2_op_table_and_observation(settings, results):
         assert (number(m[1]), number(m[2])) == (acc, tried) and pct_shows(m[3], acc / tried), m[0]
     m = find(r"（([\d.]+%) 的 single_field 提议改出了启动不了的配置", obs)
     assert pct_shows(m[1], total("full", "static_reject", "single_field") / total("full", "tried", "single_field"))
+
+
+@pytest.mark.parametrize("args", [("lecture14/05_ablations.py",), ("lecture14/05_ablations.py", "--quick", "--gpu", "a100")])
+def test_no_evolution_says_it_stopped_growing_only_as_much_as_it_did(args):
+    # 助教报过：A100 上"第 100 个提议时已经是 1.088×（最终涨幅的 100%），之后涨得很少"，表里却是一点没涨
+    from conftest import run_script
+    p = run_script(*args)
+    obs = "".join(observations(section(p.stdout, "演示 1"))[1].split())
+    if "本次不成立" in obs:
+        return
+    m = re.search(r"不进化掉得最多（([\d.]+)×.*?已经是([\d.]+)×.*?之后(一点没涨|涨得很少)", obs)
+    assert m, obs
+    assert (m[3] == "一点没涨") == (m[1] == m[2]), obs
