@@ -78,6 +78,12 @@ def fmt(x: float, digits: int = 0, bounds=(), percent: bool = False) -> str:
     return f"{v:.{d}f}" + ("%" if percent else "")
 
 
+def median_count(x) -> str:
+    """一个计数的中位数：整数照印（千位加逗号）；种子数是偶数时可能是 x.5，就印一位小数——不把 61.5 印成 62
+    （一位同学在 03 的表里读到 61.5，在 05 的句子里读到同一个数印成 62）。"""
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
+
+
 def apart_digits(values, digits: int = 0, most: int = 6) -> int:
     """至少 digits 位、最多 most 位小数：相邻两个不相等的数印出来也不相等（一列"新的最好分数"不会印成三个 1.218×）。"""
     values = list(values)

@@ -38,7 +38,7 @@ from runner import int_between, ensure_numpy, nonnegative_int, parser, run, say 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
 from console import check, fmt, print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
-from console import LISTING_LINES, fit_lines, listing  # noqa: E402
+from console import LISTING_LINES, apart_digits, fit_lines, listing  # noqa: E402
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, TimeTable, all_shapes, choose,  # noqa: E402
                     evolve, geomean_speedup, parse, render, split_shapes)
@@ -246,8 +246,10 @@ def demo1_slow_motion(table, train, seed, after):
     if not passed:
         return obs, None
     full = geomean_speedup(child, train, table)
-    note(f"⑥ 完整评估：{len(train)} 个训练形状上比专家快 {result['score']:.3f}×（自己用时间表重算：{full:.3f}×），"
-          f"父程序 {presult['score']:.3f}×，到目前最好 {db.best[1]['score']:.3f}×。")
+    # 三位小数分不出子程序和父程序时多印几位（一位同学读到"比父程序好"的子程序和父程序都印成 1.184×）
+    d = apart_digits([result["score"], presult["score"], db.best[1]["score"]], 3)
+    note(f"⑥ 完整评估：{len(train)} 个训练形状上比专家快 {result['score']:.{d}f}×（自己用时间表重算：{full:.{d}f}×），"
+          f"父程序 {presult['score']:.{d}f}×，到目前最好 {db.best[1]['score']:.{d}f}×。")
     isl = db.islands[island]
     rank = sum(1 for e in isl if -e[0] >= result["score"])                 # 分数一样时先来的排前面
     was_best = result["score"] > db.best[1]["score"]

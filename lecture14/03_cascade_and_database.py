@@ -43,7 +43,8 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 import numpy as np  # noqa: E402
 
 from console import check, fmt, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
-from console import Charts  # noqa: E402
+from console import Charts, median_count  # noqa: E402
+cnt = median_count                  # 一个计数的中位数（偶数个种子时可能是 x.5）
 from evolve import (EXPERT, Evaluator, TimeTable, all_shapes, choose, evolve, geomean_speedup, render,  # noqa: E402
                     simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
@@ -70,11 +71,6 @@ POLICIES = {"best": "永远挑最好的", "uniform": f"存档（{ARCHIVE} 个）
             "islands": f"岛屿模型（{N_ISLANDS} 岛 × {ISLAND_SIZE}，04 的默认）"}
 
 CHARTS = Charts()   # 这个脚本没有图；--svg DIR 和别的脚本一样接受，只是不写文件（标准错误上说一声）
-
-
-def cnt(x) -> str:
-    """一个计数的中位数：整数照印（千位加逗号）；种子数是偶数时可能是 x.5，就印一位小数——不把 0.5 印成 0。"""
-    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
 
 
 def pct(x, *bounds):

@@ -43,7 +43,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 import numpy as np  # noqa: E402
 
 from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
-from console import Charts  # noqa: E402
+from console import Charts, median_count  # noqa: E402
 from evolve import Evaluator, TimeTable, all_shapes, evolve, geomean_speedup, oracle_speedup, split_shapes  # noqa: E402
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
@@ -220,7 +220,7 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
         trs = [r["train"] for r in results[name]]
         rows.append([label, f"{med(name, 'train'):.3f}× ({min(trs):.3f}–{max(trs):.3f})", f"{med(name, 'test'):.3f}×",
                      pct(med(name, "test") / o_test)] + [f"{at(name, c):.3f}×" for c in cps]
-                    + [f"{med(name, 'runs'):,.0f}"])
+                    + [median_count(med(name, 'runs'))])
     print_table(["变体", "训练形状（中位数，最小–最大）", "测试形状（中位数）", "测试上占最优的（中位数）"]
                 + [f"第 {c} 个提议时（中位数）" for c in cps] + ["跑了几次内核（中位数）"], rows)
     print_note(f"（每一格都是 {seeds} 个种子的中位数；括号里是最小–最大。测试上占最优的：测试形状上的加速比 ÷ 逐形状最优的"
@@ -260,14 +260,14 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                        + ("之后一点没涨。" if f"{early('no_evolution'):.3f}" == f"{noevo:.3f}" else "之后涨得很少。") +
                        "每个子程序都只比专家多一处修改，能走到的地方就这么多；好的启发式要好几处修改叠起来（不同的 M、"
                        "不同的投影各要一条规则），这要靠把好的子程序留下来当下一轮的父程序。它的提议大多和以前的一模一样"
-                       f"（缓存命中中位数 {med('no_evolution', 'cached'):,.0f} 个），所以内核只跑了完整系统的 {pct(runs_ratio)}。",
+                       f"（缓存命中中位数 {median_count(med('no_evolution', 'cached'))} 个），所以内核只跑了完整系统的 {pct(runs_ratio)}。",
                        f"讲义说不进化每个种子都比完整系统低、是掉得最多的变体、第 {c0} 个提议以后几乎不涨"
                        "（那时已有最终涨幅的 80% 以上），且一半以上的提议是缓存命中",
                        f"不进化 {noevo:.3f}×（{lo['no_evolution']:.3f}–{hi['no_evolution']:.3f}），完整系统 {full:.3f}×"
                        f"（{lo['full']:.3f}–{hi['full']:.3f}）；掉得最多的是{VARIANTS[worst_variant][0]}"
                        f"；第 {c0} 个提议时 {e_txt('no_evolution')}{no_early}"
                        f"（最终涨幅的 {pct(noevo_early_share, 0.8) if noevo_early_share == noevo_early_share else '—'}）；"
-                       f"缓存命中中位数 {med('no_evolution', 'cached'):,.0f} 个（预算 {budget}）"))
+                       f"缓存命中中位数 {median_count(med('no_evolution', 'cached'))} 个（预算 {budget}）"))
     slower = early("no_feedback") < early("full")
     start_txt = (f"第 {c0} 个提议时 {e_txt('no_feedback')} 对 {e_txt('full')}"
                  + (f"，开头{'慢一些' if slower else '反而不慢'}；开头差多少随种子变，多跑几个种子才看得清"
@@ -276,7 +276,8 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
     obs.append(check(abs(nofb / full - 1) <= SIMILAR,
                        f"没有逐形状反馈，最后的分数差不多（{nofb:.3f}× 对 {full:.3f}×，相差 {nofb / full - 1:+.1%}；"
                        f"这里相差不到 {SIMILAR:.0%} 算差不多）；"
-                       f"{start_txt}。在这个 Mock 里，反馈只决定 targeted 去修哪个形状：有反馈就挑最慢的，没有就随便挑一个；"
+                       f"{start_txt}。在这个 Mock 里，反馈只决定 targeted 去修哪个形状：有反馈就从反馈列出的几个最值得改的形状里挑一个，"
+                       "没有就从随便几个训练形状里挑一个；"
                        f"训练形状只有 {len(train)} 个，随便挑迟早也挑到慢的，所以拿掉反馈伤不到最后的分数。"
                        "这和论文里\"提示里不给上下文\"的消融只是大致对应：真的 LLM 要从提示里读出哪里慢、为什么慢，拿掉的东西也比这多。",
                        f"这一条的判据是：没有逐形状反馈，最终分数（中位数）和完整系统相差不到 {SIMILAR:.0%}",
@@ -287,14 +288,14 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
     obs.append(check(abs(nocas / full - 1) <= SIMILAR and cost > 1.1,
                        f"没有级联，分数差不多（{nocas:.3f}× 对 {full:.3f}×，相差 {nocas / full - 1:+.1%}；不到 {SIMILAR:.0%} 算差不多），"
                        "但内核跑了完整系统的"
-                       f" {cost:.2f} 倍（{med('no_cascade', 'runs'):,.0f} 次对 {med('full', 'runs'):,.0f} 次）。"
+                       f" {cost:.2f} 倍（{median_count(med('no_cascade', 'runs'))} 次对 {median_count(med('full', 'runs'))} 次）。"
                        "级联不让搜索变好，只让它变便宜：完整系统里中位数 "
-                       f"{probe_only:,.0f} 个程序只跑 {N_PROBE} 个探针形状就被淘汰，省下的是它们本该跑的另外 "
+                       f"{median_count(probe_only)} 个程序只跑 {N_PROBE} 个探针形状就被淘汰，省下的是它们本该跑的另外 "
                        f"{len(train) - N_PROBE} 个形状。省得不算多，因为很多提议本来就不花钱（重复的查缓存、启动不了的被"
                        f"静态检查拒掉）。真实系统里每跑一次内核都要上 GPU/TPU（04 的演示 4），级联省下的内核运行（不用级联那次的 {pct(1 - 1 / cost)}）就是机器时间。",
                        f"这一条的判据是：没有级联，分数（中位数）和完整系统相差不到 {SIMILAR:.0%}，内核多跑 10% 以上",
                        f"{nocas:.3f}× 对 {full:.3f}×（相差 {fmt((nocas / full - 1) * 100, 1, (-SIMILAR * 100, SIMILAR * 100))}%），"
-                       f"内核 {med('no_cascade', 'runs'):,.0f} 次对 {med('full', 'runs'):,.0f} 次（{fmt(cost, 2, (1.1,))} 倍）"))
+                       f"内核 {median_count(med('no_cascade', 'runs'))} 次对 {median_count(med('full', 'runs'))} 次（{fmt(cost, 2, (1.1,))} 倍）"))
     drops = {n: full - score[n] for n in ("small", "no_evolution", "no_feedback", "no_cascade")}
     minor = max(abs(drops["no_feedback"]), abs(drops["no_cascade"]))
     label = lambda n: VARIANTS[n][0]                                                     # noqa: E731
@@ -331,7 +332,7 @@ def demo1_llm(table, results, budget, seeds, llm):
         rows.append([VARIANTS[name][0], f"{med(name, 'train'):.3f}× ({min(trs):.3f}–{max(trs):.3f})",
                      f"{med(name, 'test'):.3f}×", pct(med(name, "test") / o_test)]
                     + [f"{float(np.median([r['at'][c] for r in results[name]])):.3f}×" for c in cps]
-                    + [f"{med(name, 'runs'):,.0f}", f"{bad:,}（{pct(bad / (budget * seeds))}）",
+                    + [median_count(med(name, 'runs')), f"{bad:,}（{pct(bad / (budget * seeds))}）",
                        f"{total(name, 'latency_total'):.1f}"])
     print_table(["变体", "训练形状（中位数，最小–最大）", "测试形状", "测试上占最优的"]
                 + [f"第 {c} 个提议时" for c in cps] + ["跑了几次内核", "没用上的提议", "等 LLM 的秒数"], rows)

@@ -312,3 +312,16 @@ def test_demo3_valley(stdout, table, train):
 
 def numbers_text(cell):
     return re.search(r"[\d.]+", cell)[0]
+
+
+@pytest.mark.parametrize("args", [(), ("--seed", "3", "--after", "500")])
+def test_the_full_evaluation_line_tells_the_child_from_its_parent(args):
+    # 一位同学报过：--seed 3 --after 500 挑的是"第一个比父程序好的"子程序，⑥ 却把两者都印成 1.184×
+    import re
+    from conftest import run_script
+    p = run_script("lecture14/02_llm_proposal.py", *args)
+    line = re.sub(r"\n\s*", "", p.stdout.split("⑥", 1)[1].split("\n\n", 1)[0])
+    m = re.search(r"比专家快 ([\d.]+)×.*?父程序 ([\d.]+)×", line)
+    assert m, line
+    if "比父程序好" in p.stdout.split("⑥", 1)[0].split("演示 1", 1)[1].split("\n", 1)[0]:   # 标题说挑的是比父程序好的
+        assert float(m[1]) > float(m[2]), line                                          # 印出来也看得出

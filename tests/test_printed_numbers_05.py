@@ -115,18 +115,18 @@ def test_demo1_observations(settings, results):
     assert shows(find(r"不进化[^0-9]*([\d.]+)×", obs[1])[1], score["no_evolution"])
     if "涨幅是完整系统的" in obs[1]:
         assert pct_shows(find(r"涨幅是完整系统的 ([\d.]+%)", obs[1])[1], gain["no_evolution"] / gain["full"])
-        assert shows(find(r"缓存命中中位数 ([\d,]+) 个", obs[1])[1], med(results, "no_evolution", "cached"))
+        assert shows(find(r"缓存命中中位数 ([\d,.]+) 个", obs[1])[1], med(results, "no_evolution", "cached"))
         assert pct_shows(find(r"内核只跑了完整系统的 ([\d.]+%)", obs[1])[1],
                          med(results, "no_evolution", "runs") / med(results, "full", "runs"))
     for k, name in ((2, "no_feedback"), (3, "no_cascade")):
         m = find(r"([\d.]+)× 对 ([\d.]+)×，?（?相差 ([+-][\d.]+%)", obs[k])
         assert shows(m[1], score[name]) and shows(m[2], full) and pct_shows(m[3], score[name] / full - 1), obs[k]
     cost = med(results, "no_cascade", "runs") / med(results, "full", "runs")
-    m = find(r"([\d,]+) 次对 ([\d,]+) 次", obs[3])
+    m = find(r"([\d,.]+) 次对 ([\d,.]+) 次", obs[3])
     assert shows(m[1], med(results, "no_cascade", "runs")) and shows(m[2], med(results, "full", "runs"))
     assert shows(find(r"([\d.]+) 倍", obs[3])[1], cost)
     if "被淘汰" in obs[3]:
-        m = find(r"中位数 ([\d,]+) 个程序只跑 (\d+) 个探针形状就被淘汰，省下的是它们本该跑的另外 (\d+) 个形状", obs[3])
+        m = find(r"中位数 ([\d,.]+) 个程序只跑 (\d+) 个探针形状就被淘汰，省下的是它们本该跑的另外 (\d+) 个形状", obs[3])
         train, _ = split_shapes(all_shapes())
         assert shows(m[1], med(results, "full", "probe")) and int(m[2]) == N_PROBE
         assert int(m[3]) == len(train) - N_PROBE
@@ -178,3 +178,17 @@ def test_no_evolution_says_it_stopped_growing_only_as_much_as_it_did(args):
     m = re.search(r"不进化掉得最多（([\d.]+)×.*?已经是([\d.]+)×.*?之后(一点没涨|涨得很少)", obs)
     assert m, obs
     assert (m[3] == "一点没涨") == (m[1] == m[2]), obs
+
+
+def test_a_median_count_of_an_even_number_of_seeds_keeps_its_half():
+    # 助教报过：05 --quick（2 个种子）说"中位数 62 个程序只跑 6 个探针形状就被淘汰"，03 --quick 的表里同样的进化
+    # （6 个探针按 M 均匀取、同样的种子和预算）印成 61.5。两边用同一个 console.median_count，印出来一样
+    from conftest import run_script
+    from console import median_count
+    from printed import find_table
+    assert (median_count(61.5), median_count(62.0), median_count(26641.5)) == ("61.5", "62", "26,641.5")
+    p05 = run_script("lecture14/05_ablations.py", "--quick")
+    p03 = run_script("lecture14/03_cascade_and_database.py", "--quick")
+    said = re.search(r"中位数([\d,.]+)个程序只跑", "".join(observations(section(p05.stdout, "演示 1"))[3].split()))
+    t = find_table(section(p03.stdout, "演示 1"), "探针淘汰")
+    assert said and said[1] == t.row("6 个，按 M 均匀取")[t.col("探针淘汰")], (said, t.rows)

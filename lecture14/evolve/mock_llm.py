@@ -32,7 +32,7 @@ MISTAKE = "mistake"                # 故意犯错的回复单独记成这一种�
 OP_WEIGHTS = (0.45, 0.20, 0.10, 0.08, 0.07, 0.10)
 # 每种修改一句话：02 演示 2、04 演示 2 的表下面照这个逐个解释。加一种修改，在这里也写一句（test_mock_llm 检查每种都有）
 OP_SAID = {
-    "targeted": "按内核常识一次改好几个字段（块大小、warp、流水线），去修反馈里最慢的形状",
+    "targeted": "按内核常识一次改好几个字段（块大小、warp、流水线），去修反馈里列出的一个慢形状",
     "single_field": "只把一个字段挪到相邻的候选值",
     "threshold": "挪一条规则的阈值",
     "add_rule": "复制一个配置、套上新条件，加一条规则",
@@ -42,7 +42,7 @@ OP_SAID = {
 COND_FIELDS = (("M",), ("M", "N"), ("M", "N", "K"))   # 定向修改新加的规则管住哪些维度
 COND_WEIGHTS = (0.6, 0.3, 0.1)
 MISTAKE_RATE = 0.03                # 每次提议有 3% 的概率犯一个"LLM 式"的错
-MAX_RULES = 8                      # 规则太多就不再加（提示里说"保持简短"）
+MAX_RULES = 8                      # 规则太多就不再加（MockLLM 自己定的上限；提示里没有这句话）
 M_THRESHOLDS = (1, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)
 
 
@@ -161,7 +161,7 @@ NO_RULES = "父程序没有规则，没有阈值可挪、没有规则可删"
 def _too_many(p: Program) -> str:
     at = "正是" if p.n_rules() == MAX_RULES else "已经超过了"
     return (f"父程序已经有 {p.n_rules()} 条规则，{at} MockLLM 写规则的上限 mock_llm.MAX_RULES = {MAX_RULES}"
-            "（提示里让它保持简短），而这种修改只会再加一条规则")
+            "（MockLLM 自己定的，提示里没有说），而这种修改只会再加一条规则")
 
 
 def _configs(p: Program) -> list[Config]:
