@@ -624,11 +624,14 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
     return _at_least("\n".join(out + _legend(legend, legend_painted if on else legend, width) + notes), width)
 
 
+HIDDEN_GAP = 0.1        # 折线中间连着这么多（图宽的比例）被别的线盖住时说一句（几列看得出是交叉，更长的像是线断了）
+
+
 def _hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt) -> list[str]:
     """看得见、但从某一列起到它的最后一列都被别的线盖住的折线（两条线后半段重合），各说一句从横轴上哪儿起、被哪条盖住：
-    不然学生以为这条线在那儿停了（或者以为另一条线结束得更高）。整条被盖住的由 _hidden_series 说。"""
+    不然学生以为这条线在那儿停了（或者以为另一条线结束得更高）。中间连着 HIDDEN_GAP 列以上被盖住的一段也说
+    （一位同学读 05 的图：▲ 没有级联 在 270–515 之间看不见，像是断了）。整条被盖住的由 _hidden_series 说。"""
     out = []
-    width = len(grid[0])
     for name in series:
         ch = marks[name][0]
         cells = drawn.get(ch, set()) if name != background else set()
@@ -636,18 +639,34 @@ def _hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt) -> list[
         if not seen:
             continue
         cols = sorted({c for _, c in cells})
-        tail = [c for c in cols if c > max(seen)]
-        if not tail:                                     # 最后一列也被盖住了就说：不然像是这条线提前停了
+        runs: list[list[int]] = []                       # 连着被盖住的几段列
+        for c in cols:
+            if c in seen:
+                continue
+            if runs and runs[-1][-1] == c - 1:
+                runs[-1].append(c)
+            else:
+                runs.append([c])
+        spans, over = [], Counter()                      # 这条线要说的几段：(横轴上的起点, 终点或 None＝到最后)
+        for run in runs:
+            tail = run[-1] == cols[-1]                   # 最后一列也被盖住了就说：不然像是这条线提前停了
+            if not tail and len(run) < HIDDEN_GAP * len(grid[0]):
+                continue
+            xs = [x for x, _ in series[name] if run[0] <= round(xaxis.pos(x)) <= run[-1]]
+            here = Counter(grid[r][c][0] for r, c in cells if run[0] <= c <= run[-1] and grid[r][c][0] != ch)
+            if xs and here:
+                spans.append((min(xs), None if tail else max(xs)))
+                over += here
+        if not spans:
             continue
-        start = tail[0]
-        over = Counter(grid[r][c][0] for r, c in cells if c >= start and grid[r][c][0] != ch)
-        names = [n for n in series if n != name and marks[n][0] in over]
-        names.sort(key=lambda n: -over[marks[n][0]])
-        xs = [x for x, _ in series[name] if round(xaxis.pos(x)) >= start]
-        if not names or not xs:
-            continue
-        out.append(f"（{ch} {name} 从横轴 {x_fmt.format(min(xs))} 起和 "
-                   f"{'、'.join(f'{marks[n][0]} {n}' for n in names)} 落在同一格，被盖住了，不是停了。）")
+        names = sorted((n for n in series if n != name and marks[n][0] in over), key=lambda n: -over[marks[n][0]])
+        where = "、".join(f"从 {x_fmt.format(a)} 起" if b is None else f"{x_fmt.format(a)}–{x_fmt.format(b)}"
+                         for a, b in spans)
+        by = "、".join(f"{marks[n][0]} {n}" for n in names)
+        if len(spans) == 1 and spans[0][1] is None:
+            out.append(f"（{ch} {name} 从横轴 {x_fmt.format(spans[0][0])} 起和 {by} 落在同一格，被盖住了，不是停了。）")
+        else:
+            out.append(f"（{ch} {name} 在横轴 {where}和 {by} 落在同一格，被盖住了，不是断了。）")
     return out
 
 

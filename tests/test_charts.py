@@ -567,3 +567,16 @@ def test_best_so_far_curves_are_drawn_as_steps():
     chart = format_line("t", {"a": [(0, 1.0), (1, 1.016)]}, width=40, color=False, steps=True)
     rows = [line for line in chart.split("\n") if "●" in line and not line.startswith("图例")]
     assert rows[-1].count("●") > 10 and rows[0].count("●") == 1      # 底下一整行平的，跳上去的只在最右一格
+
+
+def test_a_line_hidden_in_the_middle_is_said_to_be_covered_not_broken():
+    # 一位同学读 05 的图：▲ 没有级联 在 270–515 之间被别的线盖住，后面又冒出来，图下只说了最后那段，像是线断了
+    a = [(x, 1.0) for x in range(0, 101)]
+    b = [(x, 2.0 if x <= 20 or x > 80 else 1.0) for x in range(0, 101)]
+    chart = format_line("t", {"a": a, "b": b}, width=70, color=False)
+    notes = [line for line in chart.split("\n") if "被盖住" in line]
+    assert len(notes) == 1 and "不是断了" in notes[0] and "● a" in notes[0], chart
+    lo, hi = (int(x) for x in re.search(r"在横轴 (\d+)–(\d+)", notes[0]).groups())
+    assert 20 <= lo <= 25 and 75 <= hi <= 80, notes
+    short = [(x, 2.0 if x <= 48 or x > 52 else 1.0) for x in range(0, 101)]       # 只盖住两三列：看得出是交叉，不说
+    assert "被盖住" not in format_line("t", {"a": a, "b": short}, width=70, color=False)
