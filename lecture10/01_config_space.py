@@ -17,7 +17,7 @@ CS349E · 第 10 讲 · 01_config_space.py —— 矩阵乘法内核的配置空
     内核变慢但照样跑；"每个 warp 至少 256 个累加器"是模型的选择。kernel_lab 开头的说明写得更细；演示 2 的表下面印的是同一句话。
     "专家"是第 14 讲讲义的专家（lecture14/evolve/lecture_expert.py 钉住的那份）给大 M 的配置，不随学生改的 expert_heuristic.py 变。
 【运行】python3 lecture10/01_config_space.py [BM BN BK warps stages group] [--smem BYTES]   （在仓库根目录；用时见 README 的"计时"）
-    可以在命令行给一个配置（6 个整数），它会加到演示 3 表格的最后一行；--smem 换一个共享内存上限再数一遍。
+    可以在命令行给一个配置（6 个整数），它会加到演示 3 表格的最后一行；--smem 换一个共享内存上限再数一遍（命令行给的配置也按它说一句）。
 【依赖】只用标准库；本目录的 kernel_lab，../lecture01 的 console。
 """
 
@@ -90,8 +90,12 @@ def verdict(c):
 
 def launchable_with_smem(limit):
     """每个 CTA 的共享内存上限换成 limit 字节（其余上限照旧）时，候选网格上能启动的配置。"""
-    others = [f for k, f in RESOURCE_CHECKS.items() if k != "共享内存"]
-    return [c for c in all_configs() if smem_bytes(c) <= limit and not any(f(c) for f in others)]
+    return [c for c in all_configs() if launches_with_smem(c, limit)]
+
+
+def launches_with_smem(c, limit) -> bool:
+    """共享内存上限换成 limit 字节（其余上限照旧）时，c 能不能启动。"""
+    return smem_bytes(c) <= limit and not any(f(c) for k, f in RESOURCE_CHECKS.items() if k != "共享内存")
 
 
 def demo1_grid(total, smem=None):
@@ -174,8 +178,9 @@ def other_gpu_note():
             f"第 14 讲在 {ref.short} 上进化出的启发式里要是有这样的配置，在 {GPU.short} 上就启动不了。")
 
 
-def demo3_examples(extra):
-    """几个例子配置的资源账，以及启动不了的原因。"""
+def demo3_examples(extra, smem=None):
+    """几个例子配置的资源账，以及启动不了的原因。给了 --smem 时，命令行给的配置按那个上限再说一句（表照旧按
+    这块 GPU 的上限：一位同学给了 --smem 166912 和一个 196,608 B 的配置，表里照样写"能"，没说换了上限会怎样）。"""
     print_header("演示 3：几个例子——占多少资源，能不能启动")
     rows, reasons = [], []
     for label, c in EXAMPLES + ([("命令行给的", extra)] if extra else []):
@@ -184,6 +189,11 @@ def demo3_examples(extra):
         rows.append([label, f"{c.BM}×{c.BN}×{c.BK}", c.warps, c.stages, regs_per_thread(c), f"{smem_bytes(c):,}",
                      ctas_per_sm(c) if can_launch(c) else "", f"不能（原因 {len(reasons)}）" if problems(c) else "能"])
     print_table(["例子", "BM×BN×BK", "warps", "stages", "寄存器/线程", "共享内存 (B)", "CTA/SM", "能启动"], rows)
+    if extra and smem is not None:
+        ok = launches_with_smem(extra, smem)
+        print_note(f"（表里按 {GPU.short} 的共享内存上限 {MAX_SMEM_PER_BLOCK:,} B 算。按 --smem 给的 {smem:,} B："
+                   f"命令行给的配置要 {smem_bytes(extra):,} B，{'能启动' if ok else '启动不了'}"
+                   + ("" if ok or smem_bytes(extra) > smem else "（别的资源超了）") + "。）")
     print_observations(reasons, title="启动不了的原因（kernel_lab.problems 的原话）")
 
     mid, good = EXPERT_BIG.replace(BM=256), EXPERT_BIG.replace(BM=256, warps=8)
@@ -260,13 +270,15 @@ def main(argv=None):
     total = math.prod(len(v) for v in GRID.values())
     demo1_grid(total, a.smem)
     demo2_rejections(total)
-    demo3_examples(extra)
-    print_try([
-        ("检查你自己的配置（6 个数依次是 BM BN BK warps stages group），结果加在演示 3 表格的最后一行：",
-         "python3 lecture10/01_config_space.py 128 256 64 8 4 8"),
-        ("看看最大的块配 8 个 warp 卡在哪里：", "python3 lecture10/01_config_space.py 256 256 32 8 1 8"),
-        smem_suggestion(),
-    ])
+    demo3_examples(extra, a.smem)
+    # 这次已经看过的就不再建议（一位同学照着跑了 --smem 166912，结尾又让他跑同一条）
+    mine, biggest, smem = Config(128, 256, 64, 8, 4, 8), Config(256, 256, 32, 8, 1, 8), smem_suggestion()
+    print_try([t for t, seen in (
+        (("检查你自己的配置（6 个数依次是 BM BN BK warps stages group），结果加在演示 3 表格的最后一行：",
+          f"python3 lecture10/01_config_space.py {' '.join(map(str, mine.as_tuple()))}"), extra == mine),
+        (("看看最大的块配 8 个 warp 卡在哪里：",
+          f"python3 lecture10/01_config_space.py {' '.join(map(str, biggest.as_tuple()))}"), extra == biggest),
+        (smem, a.smem is not None and smem[1].endswith(f" --smem {a.smem}"))) if not seen])
     CHARTS.report()
 
 

@@ -44,7 +44,8 @@ from console import LISTING_LINES, display_width, print_numbered, wrap_width  # 
 from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, Rule, Shape,  # noqa: E402
                     TimeTable, all_shapes, choose, parse, per_m_table, render, simplify, split_shapes)
-from evolve.problem import EXPERT_FILE, copy_suggestion, distinct_sizes, load_or_explain, source_view  # noqa: E402
+from evolve.problem import (EXPERT_FILE, copy_suggestion, distinct_sizes, file_to_edit, is_expert_file,  # noqa: E402
+                            load_or_explain, source_view)
 from sched_lab import MAX_DIM  # noqa: E402
 from evolve.program import (NO_BOUND, branch_index, dead_rules, equivalent,  # noqa: E402
                             removed_lines)
@@ -389,13 +390,16 @@ def main(argv=None):
     start = time.perf_counter()
     run_demos(a, program)
     print_try([
-        ("追踪任何一个形状走哪条分支（给 M N K 三个数；这里是 M = 3000 配 405B/8 qkv 的 N、K，表里标作\"你给的形状\"；"
-         "下面的命令都在仓库根目录运行）：",
-         "python3 lecture14/01_heuristic_as_code.py --shape 3000 {} {}".format(*NEW_LAYERS["405B/8 qkv"])),
+        *([] if any(tuple(s) == (3000, *NEW_LAYERS["405B/8 qkv"]) for s in a.shape or []) else [   # 这次已经追踪过
+            ("追踪任何一个形状走哪条分支（给 M N K 三个数；这里是 M = 3000 配 405B/8 qkv 的 N、K，表里标作\"你给的形状\"；"
+             "下面的命令都在仓库根目录运行）：",
+             "python3 lecture14/01_heuristic_as_code.py "
+             + ("" if is_expert_file(a.heuristic) else f"--heuristic {file_to_edit(a.heuristic)} ")   # 追踪的是这次的文件
+             + "--shape 3000 {} {}".format(*NEW_LAYERS["405B/8 qkv"]))]),
         *copy_suggestion("用你自己的启发式文件：先复制一份专家启发式（只做一次：再做会覆盖你改过的文件）：", a.heuristic),
-        ("在编辑器里打开 my_heuristic.py，在第一条规则后面加一条永远走不到的规则（比如 if M <= 8: 配一个别的 Config），"
-         "再看演示 1 怎样指出它是死规则（06 会给你的文件打分）：",
-         "python3 lecture14/01_heuristic_as_code.py --heuristic my_heuristic.py"),
+        (f"在编辑器里打开 {file_to_edit(a.heuristic)}，在第一条规则后面加一条永远走不到的规则（比如 if M <= 8: 配一个别的 "
+         "Config），再看演示 1 怎样指出它是死规则（06 会给你的文件打分）：",
+         f"python3 lecture14/01_heuristic_as_code.py --heuristic {file_to_edit(a.heuristic)}"),
         ("下一步，看一次提议的慢动作：", "python3 lecture14/02_llm_proposal.py"),
     ])
     CHARTS.report()

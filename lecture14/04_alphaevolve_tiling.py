@@ -125,7 +125,10 @@ def demo1_problem(table, train, test):
                f"——共 {len(LAYERS)} × {len(TOKENS)} = {len(LAYERS) * len(TOKENS)} 个形状。"
                f"配对随机对半分（训练 {len(train)} 个，测试 {len(test)} 个）：投影两两配对（括号里是两个的 N："
                + "、".join(f"{a}–{b} ({LAYERS[a][0]}, {LAYERS[b][0]})" for a, b in twins)
-               + "）、相邻的 M 两两配对，每个 2 个投影 × 2 个 M 的小块里随机一条对角线进训练、另一条进测试，所以"
+               + "）、相邻的 M 两两配对"
+               + (f"（M 有 {len(TOKENS)} 个，是单数：最大的 {TOKENS[-1]} 落单，那一列每对投影随机一个进训练）"
+                  if len(TOKENS) % 2 else "")        # 演示 3 说"44 个测试形状里有 40 个有相邻 M"：少的就是它们
+               + "，每个 2 个投影 × 2 个 M 的小块里随机一条对角线进训练、另一条进测试，所以"
                + ("每个测试形状" if paired == len(test) else f"{len(test)} 个测试形状里有 {paired} 个")
                + "在训练里都有它的配对投影、同一个 M 的形状（evolve.split_shapes）。")
     rows = []
@@ -274,6 +277,9 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
         print_note("（修改的种类，都是 MockLLM 的一次回复：" + "；".join(f"{op} {OP_SAID[op]}" for op in OPS) + "。"
           "mistake 不是一种修改，是故意犯的错——SEARCH 抄错、写出 DSL 不认的条件或启动不了的配置；前两种打不上或解析不了，"
           "记在演示 4 的\"SEARCH/REPLACE 打不上或子程序解析不了\"，第三种记在这里的\"启动不了（被拒）\"。）")
+    # 一位同学数过：重提以前评估过的程序（缓存命中）不进这两列，所以它们比"这样的提议有几个"少几个。说清数的是什么
+    print_note("（\"比父程序好\"\"启动不了\"数的是第一次见到的子程序：又提出一个以前评估过的程序时评估器查缓存，"
+               "不跑内核，也不再算一次，只算进\"提出\"。）")
 
     simp = simplify(best)
     test_score = geomean_speedup(best, test, table)
@@ -337,7 +343,7 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
             f"一次只挪一个字段的 single_field 只有 {rate_text(acc('single_field'), tried('single_field'))}。"
             f"只挪一个字段常常掉进\"启动不了\"的山谷：从 BM×BN = 128×128、4 个 warp 到 256×128、8 个 warp，"
             f"中间那步 256×128、4 个 warp 每线程要 {regs_per_thread(valley)} 个寄存器（上限 {MAX_REGS_PER_THREAD}）；"
-            f"这次 single_field 的提议里有 {out['static_reject'].get('single_field', 0)} 个改出了启动不了的配置，"
+            f"这次 single_field 第一次改出、又启动不了的子程序有 {out['static_reject'].get('single_field', 0)} 个，"
             f"其中 {regs_rejects} 个就是每线程的寄存器超了（{other_kinds}）。改得连贯，正是大模型比随机变异强的地方。",
             "讲义说 targeted 的成功率至少是 single_field 的 2 倍，且 single_field 有提议因寄存器超了被拒",
             f"targeted {rate_text(acc('targeted'), tried('targeted'))}，single_field "

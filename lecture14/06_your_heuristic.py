@@ -42,7 +42,7 @@ from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, RUN_04  # noqa: E402  （04 默认运行的种子和预算：同样的两个数时，"进化出的"就是那一次）
-from evolve.problem import (EXPERT_FILE, copy_suggestion, edit_example, load_or_explain, source_view,  # noqa: E402
+from evolve.problem import (EXPERT_FILE, copy_suggestion, edit_example, file_to_edit, load_or_explain, source_view,  # noqa: E402
                             split_names)
 from evolve.program import dead_rules, equivalent, removed_lines  # noqa: E402
 from sched_lab import SMS, explain, mma_parts  # noqa: E402
@@ -207,8 +207,9 @@ def reasons(mine: dict, best: dict, mine_cfg, best_cfg) -> list[str]:
     out = []
     big = max(mine["judged_us"], key=mine["judged_us"].get)       # 和 explain 判瓶颈一样："搬"取搬和 L2 总里大的
     how = "（按全芯片的 L2 总量算）" if mine["judged_us"][big] > mine["parts_us"][big] else ""
+    theirs = "（按 L2 总量算）" if best["judged_us"][big] > best["parts_us"][big] else ""   # 最优那边也可能是 L2 总
     out.append(f"你的时间里最大的一项是\"{big}\"{how}：{mine['judged_us'][big]:,.1f} µs，"
-               f"最优配置的同一项 {best['judged_us'][big]:,.1f} µs")
+               f"最优配置的同一项{theirs} {best['judged_us'][big]:,.1f} µs")
     if mine["tiles"] < SMS and best["tiles"] > mine["tiles"]:
         out.append(f"你只切出 {mine['tiles']} 个块，{SMS} 个 SM 有 {SMS - mine['tiles']} 个闲着；最优切出 {best['tiles']} 个")
     if mine["tiles_per_sm"] > best["tiles_per_sm"]:
@@ -275,7 +276,10 @@ def demo3_explain(program, table, ratios):
 def obs_evolve(start: float, end: float, from_expert: float):
     ok = end >= start
     rel = "高于" if end > from_expert * (1 + SAME) else "低于" if end < from_expert * (1 - SAME) else "等于"
-    return check(ok, f"从你的启发式出发，训练形状上从 {start:.3f}× 涨到 {end:.3f}×（进化的最好分数只升不降）；"
+    # 一位同学报过：从 04 进化出的最好程序出发，一次也没刷新，还说"从 1.256× 涨到 1.256×"
+    moved = (f"从 {start:.3f}× 涨到 {end:.3f}×" if f"{end:.3f}" != f"{start:.3f}" else
+             f"还是 {end:.3f}×，这个预算里一个更好的也没找到")
+    return check(ok, f"从你的启发式出发，训练形状上{moved}（进化的最好分数只升不降）；"
                        f"同样的种子和预算从专家出发是 {from_expert:.3f}×，从你这里出发的结果{rel}它。",
                  "进化以后的最好分数不低于起点", f"起点 {start:.3f}×，进化后 {end:.3f}×")
 
@@ -341,7 +345,7 @@ def run_demos(a, program) -> list:
 
 def evolve_suggestion(a) -> tuple[str, str]:
     """"再进化一次"的建议，跟着这次做了什么走：没进化过就先小预算；小预算进化过就给默认预算；都做过就换种子。"""
-    cmd = "python3 lecture14/06_your_heuristic.py my_heuristic.py --evolve"
+    cmd = f"python3 lecture14/06_your_heuristic.py {file_to_edit(a.file)} --evolve"
     if not a.evolve:
         return f"看进化在你的启发式上还能加什么（预算 {QUICK_BUDGET}）：", cmd + " --quick"
     if a.budget < BUDGET:
@@ -361,9 +365,9 @@ def main(argv=None):
     print_try([
         *copy_suggestion("复制一份专家启发式，当作你的起点（只做一次：再做会覆盖你改过的文件；下面的命令都在仓库根目录"
                          "运行）：", a.file),
-        (f"在编辑器里打开 my_heuristic.py 改，{edit_example(program)}（README 的\"打败专家\"练习有提示），"
+        (f"在编辑器里打开 {file_to_edit(a.file)} 改，{edit_example(program)}（README 的\"打败专家\"练习有提示），"
          "再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
-         "python3 lecture14/06_your_heuristic.py my_heuristic.py"),
+         f"python3 lecture14/06_your_heuristic.py {file_to_edit(a.file)}"),
         evolve_suggestion(a),
     ])
     CHARTS.report()

@@ -151,3 +151,16 @@ def test_the_rejection_rows_add_up_and_the_sentence_says_by_how_much():
     assert bad == sum(k > 0 for k in over) and total == sum(over) and more == total - bad == extra
     parts = [(int(n), int(k)) for n, k in re.findall(r"(\d+)个超了(\d+)种", how)]
     assert sum(n for n, _ in parts) == multi and sum(n * (k - 1) for n, k in parts) == extra
+
+
+@pytest.mark.parametrize("config, fits", [(("256", "128", "64", "8", "4", "8"), False),
+                                          (("128", "128", "64", "4", "3", "8"), True)])
+def test_smem_also_judges_the_config_given_on_the_command_line(config, fits):
+    # 一位同学给了 --smem 166912 和一个要 196,608 B 的配置：表里照样写"能"，没说按他给的上限启动不了
+    from conftest import run_script
+    from kernel_lab import smem_bytes
+    p = run_script("lecture10/01_config_space.py", "--smem", "166912", *config)
+    assert p.returncode == 0, p.stderr
+    text = "".join(p.stdout.split())
+    need = smem_bytes(kernel_lab.Config(*map(int, config)))
+    assert f"按--smem给的166,912B：命令行给的配置要{need:,}B，{'能启动' if fits else '启动不了'}" in text

@@ -942,3 +942,20 @@ def test_the_copy_suggestion_depends_on_the_command_line_not_on_the_disk(tmp_pat
     mine.write_text("x", encoding="utf-8")
     assert copy_suggestion("w", str(mine)) == []
 PREFETCH.append(("lecture14/04_alphaevolve_tiling.py", "--seed", "3", "--budget", "300", "--seeds", "2"))  # 进度的计数
+
+
+def test_suggestions_after_scoring_a_students_file_name_that_file(tmp_path):
+    # 一位同学报过：给 my_h3.py 打完分（06）、看完它（01 --heuristic），"可以试试"还让他打开 my_heuristic.py 改、
+    # 用 my_heuristic.py 跑——那个文件可能根本不存在；01 的 --shape 建议追踪的也不是他的文件
+    import shlex
+    from printed import unfold
+    mine = tmp_path / "my_h3.py"
+    shutil.copy(os.path.join(ROOT, "lecture14", "expert_heuristic.py"), mine)
+    for script, args in (("06", [str(mine)]), ("01", ["--heuristic", str(mine)])):
+        p = run_script_fresh(os.path.join(ROOT, "lecture14", SCRIPTS[script]), *args, timeout=120)
+        assert p.returncode == 0, p.stderr
+        tail = unfold(p.stdout).split("可以试试：", 1)[1]
+        assert "my_heuristic.py" not in tail, tail
+        commands = [line.strip() for line in tail.splitlines() if line.strip().startswith("python3 lecture14/0")]
+        for c in commands[:2]:
+            assert str(mine) in shlex.split(c), c                     # 接着改、接着跑的是这次看的文件

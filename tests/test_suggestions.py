@@ -265,3 +265,21 @@ def test_04_edit_suggestion_follows_the_expert_file(monkeypatch):
                      EXPERT.default.replace(BN=256, warps=8))
     monkeypatch.setattr(s04, "EXPERT", edited)
     assert "ifM<=16" not in first() and "挪一条规则的阈值" in first() and "BN=256、warps=8" not in first()
+
+
+@pytest.mark.parametrize("script", ["lecture10/01_config_space.py", "lecture14/01_heuristic_as_code.py"])
+def test_a_suggestion_followed_is_not_suggested_again(script):
+    # 一位同学照着跑了 --smem 166912（第 10 讲）、--shape 3000 2304 16384（01），结尾又让他跑同一条命令
+    import shlex
+    from conftest import run_script
+    from printed import unfold
+
+    def commands(stdout):
+        tail = unfold(stdout).split("可以试试：", 1)[1]
+        return [line.strip() for line in tail.splitlines() if line.strip().startswith(f"python3 {script}")]
+    for command in commands(run_script(script).stdout):
+        if "my_heuristic.py" in command:                      # 要先照上一条复制一份：别的测试照顺序跑过
+            continue
+        again = run_script(*shlex.split(command)[1:])
+        assert again.returncode == 0, again.stderr
+        assert command not in commands(again.stdout), (command, commands(again.stdout))

@@ -38,10 +38,27 @@ def copy_suggestion(why: str, scored: str) -> list[tuple[str, str]]:
     """"可以试试"里复制专家、开始自己那份的一条：[(why, cp 命令)]。这次看的文件 scored 不是专家（学生在看自己的
     那份）时是空的——照抄那条 cp 会把学生改过的文件盖掉（学生报过：给自己的 my_heuristic.py 打完分，下面还让他
     复制一遍）。只看命令行，不看磁盘上有没有 my_heuristic.py：同样的参数印同样的字节。"""
-    experts = {os.path.realpath(p) for p in (STUDENT_EXPERT_FILE, LECTURE_EXPERT_FILE, EXPERT_FILE)}
-    if os.path.realpath(scored) not in experts:
+    if not is_expert_file(scored):
         return []
     return [(why, f"cp lecture14/expert_heuristic.py {MY_HEURISTIC}")]
+
+
+def is_expert_file(path: str) -> bool:
+    """path 是不是专家启发式的文件（学生的 expert_heuristic.py、钉住的讲义专家，或 MINI_ALPHAEVOLVE_EXPERT 指的那份）。"""
+    experts = {os.path.realpath(p) for p in (STUDENT_EXPERT_FILE, LECTURE_EXPERT_FILE, EXPERT_FILE)}
+    return os.path.realpath(path) in experts
+
+
+def file_to_edit(scored: str) -> str:
+    """"可以试试"让学生接着改、再打分的文件（命令行上的写法，在仓库根目录运行）：这次看的是专家时是练习的
+    my_heuristic.py（上一条建议先复制一份）；看的是学生自己的文件时就是它（一位同学报过：给 my_h3.py 打完分，
+    建议却让他改 my_heuristic.py——那个文件可能根本不存在）。只看命令行，不看磁盘：同样的参数印同样的字节。"""
+    import shlex
+    if is_expert_file(scored):
+        return MY_HEURISTIC
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    full = os.path.abspath(scored)
+    return shlex.quote(os.path.relpath(full, root) if full.startswith(root + os.sep) else full)
 
 
 def edit_example(program, colon: str = "") -> str:
