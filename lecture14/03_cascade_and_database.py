@@ -44,7 +44,6 @@ import numpy as np  # noqa: E402
 
 from console import check, fmt, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from console import Charts, median_count  # noqa: E402
-cnt = median_count                  # 一个计数的中位数（偶数个种子时可能是 x.5）
 from evolve import (EXPERT, Evaluator, TimeTable, all_shapes, choose, evolve, geomean_speedup, render,  # noqa: E402
                     simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
@@ -71,6 +70,7 @@ POLICIES = {"best": "永远挑最好的", "uniform": f"存档（{ARCHIVE} 个）
             "islands": f"岛屿模型（{N_ISLANDS} 岛 × {ISLAND_SIZE}，04 的默认）"}
 
 CHARTS = Charts()   # 这个脚本没有图；--svg DIR 和别的脚本一样接受，只是不写文件（标准错误上说一声）
+cnt = median_count  # 一个计数的中位数（偶数个种子时可能是 x.5；console.median_count）
 
 
 def pct(x, *bounds):

@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import int_between, ROOT, ensure_numpy, nonnegative_int, parser, progress, run, say  # noqa: E402
+from runner import int_between, ensure_numpy, nonnegative_int, parser, progress, run, say  # noqa: E402
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -42,8 +42,8 @@ from console import Charts  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, RUN_04  # noqa: E402  （04 默认运行的种子和预算：同样的两个数时，"进化出的"就是那一次）
-from evolve.problem import (EXPERT_FILE, copy_suggestion, edit_example, file_to_edit, load_or_explain, source_view,  # noqa: E402
-                            split_names)
+from evolve.problem import (EXPERT_FILE, copy_suggestion, edit_example, file_to_edit, from_root,  # noqa: E402
+                            load_or_explain, source_view, split_names)
 from evolve.program import dead_rules, equivalent, removed_lines  # noqa: E402
 from sched_lab import SMS, explain, mma_parts  # noqa: E402
 
@@ -75,12 +75,6 @@ read_program = load_or_explain          # (程序, "") 或 (None, 一句话)：�
 def log_args(budget: int) -> dict:
     """长的进化每五分之一报一次进度（写到标准错误，标准输出不变）。"""
     return dict(log_every=budget // 5, log=progress) if budget >= LONG else {}
-
-
-def from_root(path: str) -> str:
-    """从仓库根目录看的路径（"可以试试"里的命令都在仓库根目录运行）；不在仓库里的文件给绝对路径。"""
-    full = os.path.abspath(path)
-    return os.path.relpath(full, ROOT) if full.startswith(ROOT + os.sep) else full
 
 
 # ---------------------------------------------------------------- 演示 1

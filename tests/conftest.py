@@ -361,7 +361,6 @@ import re                                                       # noqa: E402
 import select                                                   # noqa: E402
 import selectors                                                # noqa: E402
 import socket                                                   # noqa: E402
-import tempfile                                                 # noqa: E402
 
 _STARTUP_ENV = re.compile(r"^(PYTHON|LC_|LANG$|LANGUAGE$|OPENBLAS|OMP_|MKL_|NUMPY|GOTO)")
 _ZYGOTE_STATE: dict = {}

@@ -27,6 +27,7 @@ LOG_QUANTUM = 2.0 ** -24           # log(时间) 的量化步长（约 6e-8，�
 SPLIT_SEED = 14                    # 随机对半分的种子：每次运行都是同一个划分
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))                         # 仓库根：lecture14/evolve 的上两级
 STUDENT_EXPERT_FILE = os.path.normpath(os.path.join(HERE, "..", "expert_heuristic.py"))   # 学生可以改的那份
 LECTURE_EXPERT_FILE = os.path.join(HERE, "lecture_expert.py")       # 讲义的专家，原样钉住的一份（测试用它）
 EXPERT_ENV = "MINI_ALPHAEVOLVE_EXPERT"     # 设了这个环境变量，就从它给的文件读专家（tests/conftest.py 指向 LECTURE_EXPERT_FILE）
@@ -54,11 +55,13 @@ def file_to_edit(scored: str) -> str:
     my_heuristic.py（上一条建议先复制一份）；看的是学生自己的文件时就是它（一位同学报过：给 my_h3.py 打完分，
     建议却让他改 my_heuristic.py——那个文件可能根本不存在）。只看命令行，不看磁盘：同样的参数印同样的字节。"""
     import shlex
-    if is_expert_file(scored):
-        return MY_HEURISTIC
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    full = os.path.abspath(scored)
-    return shlex.quote(os.path.relpath(full, root) if full.startswith(root + os.sep) else full)
+    return MY_HEURISTIC if is_expert_file(scored) else shlex.quote(from_root(scored))
+
+
+def from_root(path: str) -> str:
+    """从仓库根目录看的路径（"可以试试"里的命令都在仓库根目录运行）；不在仓库里的文件给绝对路径。"""
+    full = os.path.abspath(path)
+    return os.path.relpath(full, REPO) if full.startswith(REPO + os.sep) else full
 
 
 def edit_example(program, colon: str = "") -> str:
