@@ -878,9 +878,11 @@ class Charts:
 
     def _emit(self, kind: str, name: str, title: str, data: dict, options: dict) -> None:
         """画一张图。options 里的 slide 是 SVG（幻灯片）上的标题（终端里的标题可以说"上表"，幻灯片上不行），
-        slide_names 是 SVG 图例里换掉的序列名 {终端里的名字: 幻灯片上的名字}；都不给就和终端里一样。"""
+        slide_names 是 SVG 图例里换掉的序列名 {终端里的名字: 幻灯片上的名字}；都不给就和终端里一样。热力图的 marks、
+        marks_note（加 * 的格子和说明，见 svg.heatmap_svg）只给 SVG：终端里的格子不印数，* 在它上面的表里。"""
         options = dict(options)
         slide, slide_names = options.pop("slide", None) or title, options.pop("slide_names", None) or {}
+        only_svg = {k: options.pop(k) for k in ("marks", "marks_note") if k in options}   # 热力图：只在 SVG 上的 * 记号
         self.drawn[name] = (kind, title, data)               # 同一个名字再画一次：记录和文件都换成新的
         if self.show:
             print("\n" + globals()[f"format_{kind}"](title, **data, **options))
@@ -892,7 +894,7 @@ class Charts:
             if "series" in data:
                 data = dict(data, series={slide_names.get(k, k): v for k, v in data["series"].items()})
             with open(path, "w", encoding="utf-8", newline="\n") as f:
-                f.write(getattr(svg, f"{kind}_svg")(slide, **data, **options))
+                f.write(getattr(svg, f"{kind}_svg")(slide, **data, **options, **only_svg))
             self.files.append(path)
 
     def line(self, name: str, title: str, series: dict, *, refs=(), **options) -> None:

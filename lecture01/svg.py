@@ -203,14 +203,18 @@ def scatter_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{
                  connect=False, same_range=diagonal, log_x=log_x, log_y=log_y, diagonal=diagonal, background=background)
 
 
-def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label="", log=False, **_) -> str:
-    """热力图（参数同 console.format_heatmap）：每格的颜色按五档，格子里印数值，下面是刻度。"""
+def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label="", log=False, marks=(),
+                marks_note="", **_) -> str:
+    """热力图（参数同 console.format_heatmap）：每格的颜色按五档，格子里印数值，下面是刻度。marks 里的格子 (行, 列)
+    在数值后面加 *，marks_note 是最下面说 * 是什么的一行（终端里的热力图不印每格的数，* 在它上面那张表里）。"""
     values = [finite(r, f"热力图「{title}」的数据") for r in values]
     lo, hi, levels = heat_levels(values, log, fmt)
+    marks = set(marks)
+    label = lambda i, j: fmt.format(values[i][j]) + ("*" if (i, j) in marks else "")   # noqa: E731
     lw = max(text_width(s, 12) for s in rows + [y_label]) + 16
-    cw, ch = max(44, max(text_width(fmt.format(v), 11) for r in values for v in r) + 8), 30
+    cw, ch = max(44, max(text_width(label(i, j), 11) for i, r in enumerate(values) for j in range(len(r))) + 8), 30
     L, T = lw, 92
-    width, height = int(max(L + cw * len(cols) + 20, 560)), int(T + ch * len(rows) + 84)
+    width, height = int(max(L + cw * len(cols) + 20, 560)), int(T + ch * len(rows) + 84 + (22 if marks_note else 0))
     body = [_text(L + cw * len(cols) / 2, T - 34, x_label, 13, "middle"), _text(8, T - 8, y_label, 13)]
     flat = [(v, i, j) for i, r in enumerate(values) for j, v in enumerate(r)]
     big, small = max(flat, key=lambda t: (t[0], -t[1], -t[2])), min(flat)   # 和终端里一样：并列取第一个
@@ -222,7 +226,7 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
             lv = levels[i][j]
             body += [f'<rect x="{n(L + cw * j)}" y="{n(y)}" width="{n(cw)}" height="{ch}" fill="{HEAT[lv]}" '
                      f'stroke="white" data-row={quoteattr(name)} data-col={quoteattr(cols[j])} data-value="{v!r}"/>',
-                     _text(L + cw * (j + 0.5), y + ch / 2 + 4, fmt.format(v), 11, "middle",
+                     _text(L + cw * (j + 0.5), y + ch / 2 + 4, label(i, j), 11, "middle",
                            (' fill="white"' if lv >= 3 else "") + (' font-weight="bold"' if (v, i, j) in (big, small)
                                                                     else ""))]
     for v, i, j in {big, small}:                                 # 最大、最小的格子描一圈黑框
@@ -243,7 +247,10 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
                                         sum(1 for u in flat if u[0] == t[0]), "黑框")   # 和终端里一样的说法
     extremes = note("最大", big) + "；" + note("最小", small)
     body.append(_text(L, y + 26, extremes, 12))
-    width = int(max(width, x + 12, L + text_width(extremes, 12) + 12))     # 刻度和最大最小那一行不被裁掉
+    if marks_note:
+        body.append(_text(L, y + 48, marks_note, 12))
+    width = int(max(width, x + 12, L + text_width(extremes, 12) + 12,       # 刻度和最大最小那一行不被裁掉
+                    L + text_width(marks_note, 12) + 12))
     return _doc(width, height, "heatmap", title, body)
 
 

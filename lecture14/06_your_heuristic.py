@@ -188,7 +188,9 @@ def demo2_per_shape(program, table):
                    list(LAYERS), [str(M) for M in TOKENS],
                    [[next(r for s, r in ratios.items() if (s.name, s.M) == (name, M)) for M in TOKENS] for name in LAYERS],
                    fmt="{:.2f}", x_label="M", y_label="投影", log=True,
-                   slide=f"你的配置比逐形状最优慢几倍（全部 {len(ratios)} 个形状）")
+                   slide=f"你的配置比逐形状最优慢几倍（全部 {len(ratios)} 个形状）",
+                   marks={(i, j) for i, name in enumerate(LAYERS) for j, M in enumerate(TOKENS) if (name, M) not in seen},
+                   marks_note="带 * 的是配对随机对半分的测试形状。")
     worst = max(ratios, key=ratios.get)
     return [obs_per_shape(wins, losses, ties, len(ratios), worst.label(), ratios[worst])], ratios
 

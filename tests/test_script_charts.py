@@ -379,6 +379,28 @@ def test_06_heatmap_is_the_demo2_table():
         assert [f"{v:.2f}" for v in vals] == [c.rstrip("*") for c in rows[name]]   # 每一格都是表里那个数
 
 
+def test_06_svg_heatmap_marks_the_test_shapes_like_the_table(tmp_path):
+    # 以前 SVG 的格子没有 *，说明文字却说"标着'测试形状 *'"：幻灯片上看不出哪些是测试形状
+    m = load_script("lecture14/06_your_heuristic.py", "yours_06_svg_marks")
+    from evolve import TimeTable
+    m.CHARTS.reset(str(tmp_path))
+    out = run_quiet(m.demo2_per_shape, m.EXPERT, TimeTable())
+    rows = {r[0]: r[1:] for r in table_after(out, "投影 \\ M")}
+    root = svg_root((tmp_path / "06_demo2_yours_vs_optimum.svg").read_bytes())
+    shown = {(e.get("data-row"), e.get("data-col")): e for e in root.iter(NS + "rect") if e.get("data-value")}
+    labels = [e.text for e in root.iter(NS + "text")]
+    cols = m.CHARTS.drawn["06_demo2_yours_vs_optimum"][2]["cols"]
+    starred = sum(c.endswith("*") for r in rows.values() for c in r)
+    assert 0 < starred < len(shown) == sum(map(len, rows.values()))
+    assert sum(t.endswith("*") for t in labels if t and t[0].isdigit()) == starred
+    assert [t for t in labels if t.startswith("带 * 的是")] == ["带 * 的是配对随机对半分的测试形状。"]
+    for name, cells in rows.items():
+        for col, cell in zip(cols, cells):
+            assert (name, col) in shown
+    assert sorted(t for t in labels if t and t[0].isdigit() and t.endswith("*")) == sorted(
+        c for r in rows.values() for c in r if c.endswith("*"))
+
+
 def test_13_time_breakdown_bars_show_the_named_bottleneck_as_the_longest_segment():
     # 学生报过："8B gate_up M=128 专家 … 96.6 µs，瓶颈 搬"，可图上"搬"比"显存"短：瓶颈来自没画出来的 L2 总量。
     # 现在"搬"那一段就是判瓶颈用的那个数（表里的瓶颈就是最长的一段）；标题里总时间是最长一段的几倍，按表里的数算得出
