@@ -36,7 +36,8 @@ from console import Charts, check  # noqa: E402
 CHARTS = Charts()                               # 图的出口：印到终端；--svg DIR 时也写 SVG
 
 from kernel_lab import (FIELDS, GPU, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, MAX_THREADS_PER_BLOCK,  # noqa: E402
-                        MIN_ACC_PER_WARP, REG_OVERHEAD, REGS_PER_SM, RESOURCE_CHECKS, VALID, WARP, Config,
+                        MIN_ACC_PER_WARP, REG_OVERHEAD, REGS_PER_SM, RESOURCE_CHECKS, SMEM_PER_SM, SMEM_RESERVED_PER_BLOCK,
+                        VALID, WARP, Config,
                         acc_per_warp, all_configs,
                         can_launch, ctas_per_sm, off_grid, problems, regs_per_block, regs_per_thread,
                         overflow_kinds, rejection_counts, smem_bytes)
@@ -107,8 +108,14 @@ def demo1_grid(total, smem=None):
                f"能启动的（kernel_lab.VALID）{len(VALID)} 个，占 {len(VALID) / total:.1%}。")
     if smem is not None:
         n = len(launchable_with_smem(smem))
-        print_note(f"换成 --smem 给的共享内存上限 {smem:,} B（{smem / 1024:.0f} KB；{GPU.short} 是 {MAX_SMEM_PER_BLOCK:,} B）、"
-                   f"其余上限照旧：能启动的 {n} 个，占 {n / total:.1%}，"
+        # 上限比一个 SM 的共享内存（减去每个 CTA 保留的）还大时，多出来的配置在这块 GPU 的 SM 上一个也放不下：
+        # 数的是一块 SM 也跟着变大的假想 GPU（一位同学给了 --smem 300000，读到"其余上限照旧"，可那 296 个每 SM 0 个 CTA）
+        room = SMEM_PER_SM - SMEM_RESERVED_PER_BLOCK
+        beyond = (f"；它比 {GPU.short} 一个 SM 的共享内存 {SMEM_PER_SM:,} B 减去每个 CTA 保留的 "
+                  f"{SMEM_RESERVED_PER_BLOCK:,} B 还大，所以这里数的是 SM 的共享内存也跟着变大、至少放得下一个这样的 CTA 的"
+                  f"假想 GPU" if smem > room else "")
+        print_note(f"换成 --smem 给的共享内存上限 {smem:,} B（{smem / 1024:.0f} KB；{GPU.short} 是 {MAX_SMEM_PER_BLOCK:,} B"
+                   f"{beyond}）、其余上限照旧：能启动的 {n} 个，占 {n / total:.1%}，"
                    + (f"和 {GPU.short} 的 {len(VALID)} 个一样多。" if n == len(VALID) else
                       f"比 {GPU.short} 的 {len(VALID)} 个{'少' if n < len(VALID) else '多'} {abs(len(VALID) - n)} 个。")
                    + f"第 14 讲的 {len(VALID)} 是 {GPU.short} 的数。")

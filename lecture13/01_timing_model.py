@@ -319,6 +319,13 @@ def demo1_breakdown():
                  f"{'、'.join(was_waiting)} 专家本来就是等，其余的是变过来的" if len(was_waiting) < len(bad) else
                  "专家本来就都是等")
     bad_ok = all(short(b["bound"]) == "等" for _, _, b, _ in bad) and min(bad_r) > 1 and bad_r[0] == min(bad_r)
+    d_wait, d_mem = judged_parts(bad[0][2])["等"], judged_parts(bad[0][2])["显存"]      # decode 的坏例：等和显存差多少
+    if short(bad[0][3]["bound"]) == "显存" and d_wait < 1.25 * d_mem:
+        bad_decode = (f"decode 慢得最少，因为它本来就在等显存：\"等\"（{us(d_wait)} µs）只比显存（{us(d_mem)} µs）"
+                      f"长 {d_wait / d_mem - 1:.0%}。")
+    else:                                       # 改过的旋钮、别的 GPU：等远比显存长，或专家本来不卡在显存上
+        bad_decode = (f"decode（专家的瓶颈是{short(bad[0][3]['bound'])}）慢 {bad_r[0]:.2f}×：stages = 1 以后它的\"等\""
+                      f" {us(d_wait)} µs，是显存 {us(d_mem)} µs 的 {d_wait / d_mem:.2f} 倍。")
 
     observe([
         verdict(decode_ok,
@@ -363,7 +370,7 @@ def demo1_breakdown():
         verdict(bad_ok,
                 f"坏例只把专家配置的 stages 改成 1（不预取）：4 个形状上瓶颈都是\"等\"（{bad_moved}），"
                 f"慢 {min(bad_r):.2f}–{max(bad_r):.2f}×"
-                "——每一步都要干等一次加载回来。decode 慢得最少，因为它本来就在等显存，\"等\"只是比显存稍长。",
+                "——每一步都要干等一次加载回来。" + bad_decode,
                 "stages = 1 的瓶颈：" + "、".join(f"{label(n, m)} {short(b['bound'])}" for n, m, b, _ in bad)
                 + "；慢 " + "、".join(f"{r:.2f}×" for r in bad_r) + "（讲义说都是等、都更慢、decode 慢得最少）。"),
     ])
@@ -493,9 +500,13 @@ def demo2_effects():
                  f"{us(f['time_us'])} → {us(s['time_us'])}", f"{tr:.3f}×"])
     bases.append(f"MMA 路径：{cfg(fast)} 对 {cfg(slow)}（块数、每步搬的字节、每 warp 的累加器都一样）")
     math_share = math_bound_share()
+    move, math_slow = parts(s)["搬"], parts(s)["算"]          # 32×64 变慢以后，"搬"还比"算"大多少
+    mma_why = (f"\"搬\"（{move:.0f} µs）比变慢以后的\"算\"（{math_slow:.0f} µs）" +
+               ("还大得多。" if move >= 2 * math_slow else f"还大（{move / math_slow:.2f} 倍）。" if move > math_slow else
+                f"小：\"算\"成了最大的一项。"))
     obs.append(verdict(abs(mma_r * sl.MMA_FALLBACK - 1) < 0.01 and tr < 1.05 and math_share < 0.1,
                        f"MMA 路径：BM = 32 不是 64 的倍数，用不上 wgmma，张量核效率乘 MMA_FALLBACK = {sl.MMA_FALLBACK}，"
-                       f"\"算\"变成 {mma_r:.2f} 倍；总时间却是 ×{tr:.3f}——\"搬\"（{parts(f)['搬']:.0f} µs）比\"算\"大得多。"
+                       f"\"算\"变成 {mma_r:.2f} 倍；总时间却是 ×{tr:.3f}——" + mma_why +
                        f"在这个模型里张量核很少是瓶颈：{N_SHAPES} 个形状 × {len(VALID)} 个配置里，\"算\"是最大一项的只占 {math_share:.1%}。",
                        f"MMA 路径：算 ×{mma_r:.2f}（MMA_FALLBACK = {sl.MMA_FALLBACK}），总时间 ×{tr:.3f}；"
                        f"\"算\"是最大一项的占 {math_share:.1%}（讲义说 BM = 32 时\"算\"变成 1 / MMA_FALLBACK = "

@@ -150,7 +150,8 @@ def pointed(code: str, where: str) -> str:
 
 
 def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
-    print_header("演示 1：专家启发式——学生改的文件，和它解析成的 Program")
+    print_header("演示 1：专家启发式——学生改的文件，和它解析成的 Program" if is_expert_file(path) else
+                 f"演示 1：你的启发式 {os.path.basename(path)}，和它解析成的 Program")
     view = source_view(path)
     print_note(f"{os.path.relpath(path)} 里两条标记之间的原文（左边是行号）：" if view.marked else
                f"{os.path.relpath(path)} 的原文（左边是行号；文件里没有 EVOLVE-BLOCK 标记，读的是整个文件）：")
@@ -214,9 +215,11 @@ def obs_new_shapes(answered: int, n_new: int, in_table: int, worst: float) -> st
                  f"程序答出 {answered}/{n_new} 个，表查到 {in_table} 个")
 
 
-def obs_space(small: int, big: int, per_shape: int, runs: int) -> str:
+def obs_space(small: int, big: int, per_shape: int, runs: int, expert_rules: int = 1) -> str:
+    """expert_rules：专家有几条规则（改过的专家文件可能不是一条，那就不说"和专家一样"）。"""
     ok = small > runs > per_shape and big > small
-    return check(ok, f"只有一条规则、和专家一样形状的程序就有 {small:.2e} 种写法，比把训练形状逐个穷举的 {runs:,} 次还多得多；"
+    like = "和专家一样只有一条规则" if expert_rules == 1 else "只有一条规则"
+    return check(ok, f"{like}的程序（只用 M 做条件）就有 {small:.2e} 种写法，比把训练形状逐个穷举的 {runs:,} 次还多得多；"
                        f"{MAX_RULES} 条规则时是 {big:.2e} 种。一个一个评估不可能——所以要有会挑方向的搜索"
                        "（AlphaEvolve 用 LLM 提修改、用程序库挑父程序）。逐形状调优每个形状只有 "
                        f"{per_shape:,} 个配置可试，但它给不出代码。",
@@ -256,7 +259,7 @@ def demo2_why_code(table: TimeTable):
     print_note(f"（阈值只在相邻两个 M 之间切才有区别：{len(TOKENS)} 个 M 有 {len(TOKENS) - 1} 个切点；N、K 也能做条件，"
                "那样更多。）")
     return [obs_new_shapes(answered, len(NEW_SHAPES), in_table, worst),
-            obs_space(n_programs(1), n_programs(MAX_RULES), per_shape, runs)]
+            obs_space(n_programs(1), n_programs(MAX_RULES), per_shape, runs, EXPERT.n_rules())]
 
 
 # ---------------------------------------------------------------- 演示 3

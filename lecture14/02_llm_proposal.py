@@ -546,8 +546,14 @@ def demo_real_llm(table, train, prompt, llm) -> list:
     print()
     print_table(["第几次", "结果"], rows)
     kinds = len(distinct)
-    return [f"同一个提示问了 {llm.model} {LLM_TRIES} 次，{better} 次改出了比父程序好的程序；每一次都走同样的关卡"
-            "（打 SEARCH/REPLACE、解析成 DSL、静态检查、探针、完整评估），回复从不被执行。"
+    answered = sum(llm.calls[first + i].reply is not None for i in range(LLM_TRIES))
+    if answered == 0:                     # 讲师报过：4 次都失败，句子照样说"每一次都走同样的关卡""结果都一样"
+        return [f"同一个提示问了 {llm.model} {LLM_TRIES} 次，一次回复也没拿到（" + "、".join(sorted(map(str, distinct)))
+                + "），所以没有回复走到关卡（打 SEARCH/REPLACE、解析成 DSL、静态检查、探针、完整评估）：这次看不出"
+                "真模型的回复会怎样，先让服务器正常回答再跑。"]
+    return [f"同一个提示问了 {llm.model} {LLM_TRIES} 次，{better} 次改出了比父程序好的程序；"
+            + ("每一次的回复" if answered == LLM_TRIES else f"拿到的 {answered} 个回复（另 {LLM_TRIES - answered} 次调用失败）")
+            + "都走同样的关卡（打 SEARCH/REPLACE、解析成 DSL、静态检查、探针、完整评估），回复从不被执行。"
             + (f"{LLM_TRIES} 次回答得到 {kinds} 种不同的结果（不同的子程序或失败的原因）：同一个提示每次不一定得到同样的修改，"
                "所以进化靠的是很多次提议和留下好程序的程序库，而不是某一次回答。" if kinds > 1 else
                f"{LLM_TRIES} 次回答得到的结果都一样。")]

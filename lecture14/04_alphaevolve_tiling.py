@@ -205,6 +205,10 @@ def demo1_problem(table, train, test):
     p_one, p_pmt = geomean_speedup(one, test, table), geomean_speedup(pmt, test, table)
     dec_r = max(map(ratio, dec))
     tile = lambda c: f"{c.BM}×{c.BN}"                                         # noqa: E731
+    # 大块省的是从 L2 搬的字节：最优卡在"搬"上才拿它当理由（审读报过：--knob L2_BW=1.54e+13 时最优卡在"算"上）
+    pre_bound = sched_lab.explain(pre_best, pre.M, pre.N, pre.K)["bound"]
+    pre_why = ("每次从 L2 搬的字节能算更多次" if pre_bound.startswith("搬") else
+               f"模型里它的瓶颈是{pre_bound}，不是从 L2 搬")
     obs = print_observations([
         check(dec_r <= 1.01 and min(near) >= 20 and bw >= 0.75,
               f"decode（8B gate_up，M = 1 和 16）几乎只是在读权重：最优配置把 {pct(bw, 0.75)} 的显存峰值带宽用来读 "
@@ -219,7 +223,7 @@ def demo1_problem(table, train, test):
               f"专家比最优慢 {fmt(dec_r, 3, (1.01,))}×，1% 以内的配置 {near[0]:,} 个和 {near[1]:,} 个，带宽利用 {pct(bw, 0.75)}"),
         check(big_tile and 1.2 <= pre_r <= 1.4 and pre_exp.BM * pre_exp.BN < pre_best.BM * pre_best.BN,
               f"prefill（M = 8192）最优是 {pre_best.as_tuple()}：{tile(pre_best)} 的大块、{pre_best.warps} 个 warp、"
-              f"{pre_best.stages} 级流水线，每次从 L2 搬的字节能算更多次；专家的 {pre_exp.as_tuple()} 慢 "
+              f"{pre_best.stages} 级流水线，" + pre_why + f"；专家的 {pre_exp.as_tuple()} 慢 "
               f"{times(pre_r, 1.2, 1.4)}（配置都按表头的顺序写：BM, BN, BK, warps, stages, group）。",
               "讲义说 prefill（8B gate_up M = 8192）的最优是 256×128 的大块（BM×BN 是 256×128 或 128×256 都算）、"
               "8 个 warp、4 级流水线，专家的块比它小、慢 1.2–1.4×",
@@ -304,6 +308,7 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     # 按印出来的三位小数算（学生报过：句子说"第 300 个提议时拿到最终涨幅的 87%"，那时的分数却哪里都没印）
     gain_early = (round(hist[early], 3) - 1) / max(1e-12, round(hist[-1], 3) - 1) if budget > EARLY else None
     valley = Config(256, 128, 64, 4, 3, 8)
+    other_route = Config(128, 128, 64, 8, 3, 8)                 # 另一条只挪一个字段的路：先挪 warp
     population = set(out["population"])
     evaluated = [p for p, r in ev.cache.items() if r["status"] == "full"]     # 这次完整评估过的所有不同程序
     dead = sum(map(has_dead_rules, evaluated))
@@ -341,9 +346,13 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
             rate("targeted") >= 2 * rate("single_field") and regs_rejects > 0,
             f"按内核常识一次改好几个字段的 targeted 成功率 {rate_text(acc('targeted'), tried('targeted'))}，"
             f"一次只挪一个字段的 single_field 只有 {rate_text(acc('single_field'), tried('single_field'))}。"
-            f"只挪一个字段常常掉进\"启动不了\"的山谷：从 BM×BN = 128×128、4 个 warp 到 256×128、8 个 warp，"
-            f"中间那步 256×128、4 个 warp 每线程要 {regs_per_thread(valley)} 个寄存器（上限 {MAX_REGS_PER_THREAD}）；"
-            f"这次 single_field 第一次改出、又启动不了的子程序有 {out['static_reject'].get('single_field', 0)} 个，"
+            f"只挪一个字段会掉进\"启动不了\"的山谷：从 BM×BN = 128×128、4 个 warp 到 256×128、8 个 warp，"
+            f"先挪 BM 的话，中间那步 256×128、4 个 warp 每线程要 {regs_per_thread(valley)} 个寄存器（上限 {MAX_REGS_PER_THREAD}）"
+            + ("，先挪 warp 的那条路（128×128、8 个 warp）才走得通；" if other_route in VALID_INDEX else
+               "，先挪 warp 的那条路（128×128、8 个 warp）也启动不了；")
+            + 
+            f"这次 single_field 第一次改出、又启动不了的子程序有 {out['static_reject'].get('single_field', 0)} 个"
+            f"（它提了 {tried('single_field')} 次，{pct(out['static_reject'].get('single_field', 0) / tried('single_field'))}），"
             f"其中 {regs_rejects} 个就是每线程的寄存器超了（{other_kinds}）。改得连贯，正是大模型比随机变异强的地方。",
             "讲义说 targeted 的成功率至少是 single_field 的 2 倍，且 single_field 有提议因寄存器超了被拒",
             f"targeted {rate_text(acc('targeted'), tried('targeted'))}，single_field "
@@ -371,8 +380,14 @@ def llm_sentence(out, llm):
     """用真的 LLM 时代替 targeted / single_field 那句：它不报修改的种类，只能说它自己那一行。"""
     kind = openai_llm.KIND
     n, acc, rej = out["tried"].get(kind, 0), out["accepted"].get(kind, 0), out["static_reject"].get(kind, 0)
-    return (f"这次的修改都来自 {llm.model}：拿到回复的 {n:,} 个提议里 {rate_text(acc, n)}比父程序好，{rej:,} 个改出了"
-            "启动不了的配置、被静态检查拒掉。MockLLM 的 targeted 和 single_field 的对比，不加 --llm 再跑一次就看得到。")
+    skipped = out["failed"].get(openai_llm.GAVE_UP, 0)          # 接连失败以后没再问的提议（讲师报过：句子照样说成绩）
+    said = (f"这次的修改都来自 {llm.model}：拿到回复的 {n:,} 个提议里 {rate_text(acc, n)}比父程序好，{rej:,} 个改出了"
+            "启动不了的配置、被静态检查拒掉。" if n else f"这次一个提议也没拿到 {llm.model} 的回复，看不出它改得好不好。")
+    return check(skipped == 0 and n > 0,
+                 said + "MockLLM 的 targeted 和 single_field 的对比，不加 --llm 再跑一次就看得到。",
+                 "看一个模型改得好不好，要拿到它的回复、每个提议都问到它（没有接连失败以后不再调用的）",
+                 f"拿到回复的提议 {n:,} 个（{rate_text(acc, n)}比父程序好），{skipped:,} 个提议没问 {llm.model}"
+                 "（接连失败以后不再调用）")
 
 
 # ---------------------------------------------------------------- 演示 3
@@ -403,6 +418,9 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
     print_header(f"演示 3：泛化——两种划分，各 {seeds} 个种子（每次提出 {budget} 个程序）")
     rows, summary = [], {}
     done = dict(zip(keys, wait_for(runs, len(reused))))               # (划分, 种子) → (训练分数, 测试分数, 程序)
+    llm = getattr(runs, "llm", None)                     # 真的 LLM：演示 2、3 的进化都问它，比之前先看每个提议问到没有
+    asked = [] if llm is None else [check(*openai_llm.coverage(
+        llm.ledger()["not_sent"], len(llm.calls), llm.model, "两种划分"))]
     done.update(reused)                                  # 演示 2 那一次（同样的划分、种子、预算）不用再跑
     for how, label in SPLITS.items():
         train, test = split_shapes(shapes, how)
@@ -446,15 +464,15 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
     def moved(drop: float) -> str:
         """训练到测试的变化："掉 0.031"；测试比训练还高时是"涨 0.003"（不说"掉 -0.003"）。"""
         return f"掉 {drop:.3f}" if drop >= 0 else f"涨 {-drop:.3f}"
-    return print_observations([
+    return print_observations(asked + [
         check(abs(gap) <= 0.03,
               f"配对随机对半分时，两边有同样的 {len({s.name for s in test})} 种投影、同样的 {len({s.M for s in test})} 个 M，{len(test)} 个测试形状里有 {with_neighbour} 个"
               f"在训练里有同一投影、相邻 M 的形状。进化出的程序在测试形状上（{r['test']:.3f}×）和训练形状上"
               f"（{r['train']:.3f}×）差不多好（相差 {fmt(gap * 100, 1, (-3, 3))}%；讲义以 3% 以内算差不多）：在训练形状上管用的规则，对这些没见过的形状也管用。",
               "讲义说随机对半分时，进化出的程序在测试形状上和训练形状上相差不到 3%（中位数）"
               + ("" if (budget, seeds) == (BUDGET, SEEDS) else
-                 f"；讲义的设置是每种划分 {SEEDS} 个种子、每次 {BUDGET} 个提议，这次是 {seeds} 个、{budget} 个，"
-                 "种子少、预算小时中位数晃得更厉害"),
+                 f"；讲义的设置是每种划分 {SEEDS} 个种子、每次 {BUDGET} 个提议，这次是 {seeds} 个、{budget} 个"
+                 "（论断说的是讲义的设置）"),
               f"训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，相差 {fmt(gap * 100, 1, (-3, 3))}%"),
         check(drop_m > drop_r and min(fracs) >= EVOLVED_SHARE,
               f"按模型分时，{nk_said}，训练到测试掉得更多"
@@ -531,13 +549,22 @@ def demo4_cost(table, out, ev, train, test, shapes, budget, book=None):
     ])
 
 
+def token_text(book, key: str) -> str:
+    """成本账里的 token 数（key 是 prompt 或 completion）："1,234 个 token"；服务器没报是"服务器没报"；只有几次调用报了，
+    说清是几次里的几次（讲师报过：10 次里 5 次报了，印的 5,000 看着像是全部；只报了输入时句子说"输出 0 个"）。"""
+    n, reported = book[f"{key}_tokens"], book[f"{key}_reported"]
+    if n is None:
+        return "服务器没报"
+    return f"{n:,} 个 token" + (f"（{book['calls']:,} 次调用里只有 {reported:,} 次报了）" if reported < book["calls"] else "")
+
+
 def llm_cost_rows(book, failed, budget):
     """用真的 LLM 时成本表多出的几行：调用次数（真的发出去的）、token、用时、没用上的提议。"""
-    tok = lambda n: "服务器没报" if n is None else f"{n:,} 个 token"  # noqa: E731
+    tok = lambda key: token_text(book, key)  # noqa: E731
     skipped = f"（另 {book['not_sent']:,} 个提议没问：接连失败以后不再调用）" if book["not_sent"] else ""
     return [["LLM：调用次数（每个提议最多一次）", f"{book['calls']:,} 次{skipped}"],
-            ["LLM：提示（输入）", tok(book["prompt_tokens"])],
-            ["LLM：回复（输出）", tok(book["completion_tokens"])],
+            ["LLM：提示（输入）", tok("prompt")],
+            ["LLM：回复（输出）", tok("completion")],
             ["LLM：等回复的时间合计（并发时几个请求的时间叠在一起算）", f"{book['latency_total']:.1f} 秒"],
             ["LLM：每次调用的时间（中位数）", f"{book['latency_median']:.2f} 秒"],
             ["LLM：没用上的提议（调用失败、没调用、回复打不上或解析不了）", f"{failed:,} 个（{pct(failed / max(1, budget))}）"]]
@@ -546,8 +573,9 @@ def llm_cost_rows(book, failed, budget):
 def llm_cost_observation(book, out, ev, failed, budget):
     """用真的 LLM 时成本的观察：两种成本各是多少、哪种失败最多；句子里的每个数都来自这次运行。"""
     worst = max(out["failed"].items(), key=lambda x: (x[1], x[0])) if out["failed"] else None
-    tokens = ("服务器没报 token 数" if book["prompt_tokens"] is None else
-              f"输入 {book['prompt_tokens']:,} 个 token、输出 {book['completion_tokens'] or 0:,} 个")
+    tokens = ("服务器没报 token 数" if book["prompt_tokens"] is None and book["completion_tokens"] is None else
+              "、".join(f"{word} {token_text(book, key)}" if book[f"{key}_tokens"] is not None else f"{word}的服务器没报"
+                       for key, word in (("prompt", "输入"), ("completion", "输出"))))
     return (f"这次进化有两种成本：问了 LLM {book['calls']:,} 次（{tokens}，一共等了 {book['latency_total']:.1f} 秒，"
             f"每次中位数 {book['latency_median']:.2f} 秒），跑了 {ev.bench_runs:,} 次“内核”。这里的“内核”只是查一张算好的时间表，"
             "不花机器时间；在 AlphaEvolve 里两样都花真的机器时间，所以它用评估级联少跑内核，用快的模型（Gemini Flash）"

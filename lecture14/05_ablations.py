@@ -273,27 +273,32 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                  + (f"，开头{'慢一些' if slower else '反而不慢'}；开头差多少随种子变，多跑几个种子才看得清"
                     + (f"（可以试试 {seeds_try}）" if seeds_try else "")
                     if c0 < budget else no_early))
+    tested = {name: round(med(name, "test"), 3) for name in VARIANTS}     # 表里"测试形状（中位数）"那一列印的数
+    on_test = lambda name: (f"测试形状上是 {tested[name]:.3f}× 对 {tested['full']:.3f}×"         # noqa: E731
+                            f"，相差 {tested[name] / tested['full'] - 1:+.1%}")
     obs.append(check(abs(nofb / full - 1) <= SIMILAR,
-                       f"没有逐形状反馈，最后的分数差不多（{nofb:.3f}× 对 {full:.3f}×，相差 {nofb / full - 1:+.1%}；"
+                       f"没有逐形状反馈，训练形状上最后的分数差不多（{nofb:.3f}× 对 {full:.3f}×，相差 {nofb / full - 1:+.1%}；"
                        f"这里相差不到 {SIMILAR:.0%} 算差不多）；"
                        f"{start_txt}。在这个 Mock 里，反馈只决定 targeted 去修哪个形状：有反馈就从反馈列出的几个最值得改的形状里挑一个，"
                        "没有就从随便几个训练形状里挑一个；"
-                       f"训练形状只有 {len(train)} 个，随便挑迟早也挑到慢的，所以拿掉反馈伤不到最后的分数。"
+                       f"训练形状只有 {len(train)} 个，随便挑迟早也挑到慢的，所以拿掉反馈伤不到训练形状上最后的分数"
+                       f"（{on_test('no_feedback')}）。"
                        "这和论文里\"提示里不给上下文\"的消融只是大致对应：真的 LLM 要从提示里读出哪里慢、为什么慢，拿掉的东西也比这多。",
-                       f"这一条的判据是：没有逐形状反馈，最终分数（中位数）和完整系统相差不到 {SIMILAR:.0%}",
+                       f"这一条的判据是：没有逐形状反馈，训练形状上的最终分数（中位数）和完整系统相差不到 {SIMILAR:.0%}",
                        f"最终 {nofb:.3f}× 对 {full:.3f}×，相差 {fmt((nofb / full - 1) * 100, 1, (-SIMILAR * 100, SIMILAR * 100))}%"
                        f"；{start_txt}"))
     cost = runs("no_cascade") / runs("full")
     probe_only = med("full", "probe")
     obs.append(check(abs(nocas / full - 1) <= SIMILAR and cost > 1.1,
-                       f"没有级联，分数差不多（{nocas:.3f}× 对 {full:.3f}×，相差 {nocas / full - 1:+.1%}；不到 {SIMILAR:.0%} 算差不多），"
+                       f"没有级联，训练形状上的分数差不多（{nocas:.3f}× 对 {full:.3f}×，相差 {nocas / full - 1:+.1%}；"
+                       f"不到 {SIMILAR:.0%} 算差不多；{on_test('no_cascade')}），"
                        "但内核跑了完整系统的"
                        f" {cost:.2f} 倍（{median_count(med('no_cascade', 'runs'))} 次对 {median_count(med('full', 'runs'))} 次）。"
                        "级联不让搜索变好，只让它变便宜：完整系统里中位数 "
                        f"{median_count(probe_only)} 个程序只跑 {N_PROBE} 个探针形状就被淘汰，省下的是它们本该跑的另外 "
                        f"{len(train) - N_PROBE} 个形状。省得不算多，因为很多提议本来就不花钱（重复的查缓存、启动不了的被"
                        f"静态检查拒掉）。真实系统里每跑一次内核都要上 GPU/TPU（04 的演示 4），级联省下的内核运行（不用级联那次的 {pct(1 - 1 / cost)}）就是机器时间。",
-                       f"这一条的判据是：没有级联，分数（中位数）和完整系统相差不到 {SIMILAR:.0%}，内核多跑 10% 以上",
+                       f"这一条的判据是：没有级联，训练形状上的分数（中位数）和完整系统相差不到 {SIMILAR:.0%}，内核多跑 10% 以上",
                        f"{nocas:.3f}× 对 {full:.3f}×（相差 {fmt((nocas / full - 1) * 100, 1, (-SIMILAR * 100, SIMILAR * 100))}%），"
                        f"内核 {median_count(med('no_cascade', 'runs'))} 次对 {median_count(med('full', 'runs'))} 次（{fmt(cost, 2, (1.1,))} 倍）"))
     drops = {n: full - score[n] for n in ("small", "no_evolution", "no_feedback", "no_cascade")}
@@ -352,6 +357,8 @@ def demo1_llm(table, results, budget, seeds, llm):
              f"{med(n, 'runs') / med('full', 'runs'):.2f} 倍" for n in LLM_VARIANTS[1:]]
     calls = sum(total(n, "calls") for n in LLM_VARIANTS)
     print_observations([
+        check(*openai_llm.coverage(sum(total(n, "not_sent") for n in LLM_VARIANTS), budget * seeds * len(LLM_VARIANTS),
+                                   llm.model, "几个变体")),
         f"和完整系统（训练形状 {full:.3f}×）比：" + "；".join(lines) + f"。每个变体只有 {seeds} 个种子，"
         "差几个百分点可能只是种子和模型采样的噪声；真的 LLM 每次回答都不一样，要比出哪个部件重要，得多跑几个种子。",
         f"小模型那一行没有跑：它是把 MockLLM 的内核常识关掉，真的 LLM 没有对应的开关。想比大小模型，用 --model "
@@ -380,6 +387,14 @@ def demo2_ops(results, seeds):
             f"完整系统里 targeted 提了 {n_t:,} 次、single_field 提了 {n_s:,} 次，有一种不到 {MIN_TRIED} 次，"
             "成功率比不出什么（加大 --budget 或 --seeds 再看）。"])
     ok_ = lambda name, op: total(name, "accepted", op)                                  # noqa: E731
+    # "成功率最高"比的是完整系统里所有种类的修改（表里只印了两种）；提了不到 MIN_TRIED 次的不比
+    kinds = [op for op in OPS if total("full", "tried", op)]        # 故意犯的错（mistake）不是一种修改
+    higher = sorted((op for op in kinds if total("full", "tried", op) >= MIN_TRIED and rate("full", op) > t),
+                    key=lambda op: -rate("full", op))
+    where = ((f"完整系统里 {len(kinds)} 种修改中成功率最高的那种" if not higher else
+              f"成功率排第 {len(higher) + 1} 的那种修改（完整系统里比它高的："
+              + "、".join(f"{op} {rate_text(ok_('full', op), total('full', 'tried', op))}" for op in higher) + "）")
+             + f"（提了不到 {MIN_TRIED} 次的不比）")
     return print_observations([
         check(t >= 2 * s and few,
               f"完整系统里 targeted 的成功率 {rate_text(ok_('full', 'targeted'), n_t)}，single_field 只有 "
@@ -387,7 +402,8 @@ def demo2_ops(results, seeds):
               "第一次改出启动不了的配置，被静态检查拒掉；重提以前见过的不再算）。"
               + ("小模型一次 targeted 都没提（权重是 0），" if SMALL_TARGETED == 0 else
                  f"小模型只提了 {n_small:,} 次 targeted（完整系统 {n_t:,} 次），")
-              + ("拿掉的" if SMALL_TARGETED == 0 else "少掉的") + "正是成功率最高的那种修改。讲义说的\"一次改好几个字段、"
+              + ("拿掉的" if SMALL_TARGETED == 0 else "少掉的") + ("正是" if not higher else "是") + where
+              + "。讲义说的\"一次改好几个字段、"
               "改得连贯，正是大模型比小模型、比随机变异强的地方\"，在这个迷你系统里就是表里前两行（完整系统的 targeted 和 "
               "single_field）成功率的差别。",
               "这一条的判据是：完整系统里 targeted 的成功率至少是 single_field 的 2 倍，小模型"
@@ -512,8 +528,8 @@ def run_with_llm(llm, budget, seeds):
     results = {name: [run_variant(name, seed, budget, llm=llm) for seed in range(seeds)] for name in LLM_VARIANTS}
     demo1_llm(table, results, budget, seeds, llm)
     print_header("演示 2：小模型少了什么")
-    print("这一节比较 MockLLM 的两种修改（targeted 和 single_field）的成功率；真的 LLM 不报它做的是哪种修改，"
-          "这次不印。不加 --llm 再跑一次就看得到。")
+    print_note("这一节比较 MockLLM 的两种修改（targeted 和 single_field）的成功率；真的 LLM 不报它做的是哪种修改，"
+               "这次不印。不加 --llm 再跑一次就看得到。")
     if isinstance(llm, openai_llm.ReplayLLM) and llm.unused():
         say(f"（回放文件里还有 {llm.unused()} 次调用没用上：这次的预算比录制时小）")
     CHARTS.report()

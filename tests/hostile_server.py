@@ -287,6 +287,7 @@ MODES = {
     "http500": _status(500),                  # 500，不带 Retry-After
     "status999": _status(999),                # HTTP 里没有的状态码
     "status404": _status(404),
+    "status403": _status(403),                # 拒绝（当代理用：对 CONNECT 回 403）
     "ids_int": _raw(whole(b'{"data": [{"id": 1}, {"id": 2}]}')),
     "ids_null": _raw(whole(b'{"data": [{"id": null}]}')),
     "nested": _raw(whole(NESTED)),            # 十万层的 [ ]

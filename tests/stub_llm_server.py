@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STUB_MODEL = "test-stub (scripted replies, not a language model)"
 MODES = ("edit", "chatter", "fenced", "two_blocks", "thinking", "painted", "empty", "garbage", "bad_json", "no_content",
-         "http500", "http429", "slow", "drop")
+         "http500", "http429", "http400", "slow", "drop")
 # "painted" 的回复开头：清屏、变红、C1 的 CSI、DEL、回车、倒着写的双向控制符、落单的代理项（JSON 里写成 \ud800）
 ESCAPES = "\x1b[2J\x1b[31m红了\x9b31m\x7f\r\u202eevil\u202c\ud800"
 THINKING = "<think>\n草稿：\n<<<<<<< SEARCH\n    if M <= 99999:\n=======\n    if M <= 1:\n>>>>>>> REPLACE\n</think>\n"
@@ -127,6 +127,8 @@ class StubServer(ServedInAThread):
                 if mode == "http500":
                     extra = {} if stub.retry_after_500 is None else {"Retry-After": stub.retry_after_500}
                     return self._json(500, {"error": {"message": "internal error"}}, extra)
+                if mode == "http400":                 # 不重试的错误（讲师的服务器中途开始这样回）
+                    return self._json(400, {"error": {"message": "bad request"}})
                 if mode == "http429":
                     return self._json(429, {"error": {"message": "rate limited"}}, {"Retry-After": stub.retry_after})
                 if mode == "bad_json":

@@ -68,10 +68,13 @@ def test_llm_concurrency_edges():
 
 def test_llm_timeout_edges():
     # 讲师报过：--llm-timeout 0.000001 被接受，然后说"服务器在 1e-06 秒内没有回完"，错怪服务器。现在至少 MIN_TIMEOUT 秒
-    from evolve.openai_llm import MIN_TIMEOUT
-    assert _seconds_arg(repr(MIN_TIMEOUT)) == MIN_TIMEOUT and _seconds_arg("60") == 60.0 and _seconds_arg("1e308") == 1e308
-    below = math.nextafter(MIN_TIMEOUT, 0)
-    for bad in ("0", "-0", "-1e-9", "5e-324", "0.000001", repr(below), "inf", "nan", "1e309", "x", ""):
+    # 又报过：--llm-timeout 1e10 让看门的计时器设不了（OverflowError 的 traceback），现在最多 MAX_TIMEOUT 秒
+    from evolve.openai_llm import MAX_TIMEOUT, MIN_TIMEOUT
+    assert _seconds_arg(repr(MIN_TIMEOUT)) == MIN_TIMEOUT and _seconds_arg("60") == 60.0
+    assert _seconds_arg(repr(MAX_TIMEOUT)) == MAX_TIMEOUT
+    below, above = math.nextafter(MIN_TIMEOUT, 0), math.nextafter(MAX_TIMEOUT, math.inf)
+    for bad in ("0", "-0", "-1e-9", "5e-324", "0.000001", repr(below), repr(above), "1e10", "1e308", "inf", "nan", "1e309",
+                "x", ""):
         rejects(_seconds_arg, bad)
 
 
@@ -119,6 +122,6 @@ def test_script_options_at_both_edges(scripts, key, argv, lo, hi):
 
 def test_readme_states_the_shortest_llm_timeout():
     import os
-    from evolve.openai_llm import MIN_TIMEOUT
+    from evolve.openai_llm import MAX_TIMEOUT, MIN_TIMEOUT
     with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md"), encoding="utf-8") as f:
-        assert f"超过就算一次超时（至少 {MIN_TIMEOUT:g}，默认" in f.read()
+        assert f"超过就算一次超时（至少 {MIN_TIMEOUT:g}，最多 {MAX_TIMEOUT:,.0f}，" in f.read()

@@ -219,15 +219,30 @@ def seed_rows(stdout):
     return rows
 
 
+# README 说：改过 expert_heuristic.py 还想放讲义原来的 04，就在 lecture14/ 里这样运行（它的句子写死了讲义的专家）
+SEED_COMMAND = "MINI_ALPHAEVOLVE_EXPERT=evolve/lecture_expert.py ../.venv/bin/python seed_04.py"
+
+
 @ahead
 def seed_run():
-    """讲义作者原来的 04 脚本原封不动放进项目一份拷贝的 lecture14/，在那里跑一次（后台先跑好：PREFETCH）。"""
+    """讲义作者原来的 04 脚本原封不动放进项目一份拷贝的 lecture14/，在那里照 README 的命令跑一次（后台先跑好：PREFETCH）。
+    拷贝里学生的 expert_heuristic.py 改过（默认配置换了）：README 的命令让它读钉住的讲义专家，写死的句子照样成立。"""
     root = session_dir("seed")
     for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
         shutil.copytree(os.path.join(ROOT, d), os.path.join(root, d), ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(SEED_SCRIPT, os.path.join(root, "lecture14", "seed_04.py"))
-    return run_script_fresh(os.path.join(root, "lecture14", "seed_04.py"), cwd=os.path.join(root, "lecture14"),
-                            env=base_env(), timeout=120)
+    student = os.path.join(root, "lecture14", "expert_heuristic.py")
+    with open(student, encoding="utf-8") as f:
+        text = f.read()
+    edited = text.replace("return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)",
+                          "return Config(BM=64, BN=128, BK=64, warps=4, stages=4, group=8)")
+    assert edited != text, "测试的前提变了：学生的专家文件里没有讲义专家的默认配置那一行"
+    with open(student, "w", encoding="utf-8") as f:
+        f.write(edited)
+    name, value = SEED_COMMAND.split()[0].split("=")
+    env = dict(base_env(), **{name: value})
+    return run_script_fresh(os.path.join(root, "lecture14", SEED_COMMAND.split()[-1]), cwd=os.path.join(root, "lecture14"),
+                            env=env, timeout=120)
 
 
 @pytest.mark.h100_claim
@@ -240,6 +255,7 @@ def test_instructors_04_script_runs_unmodified_and_its_fixed_sentences_hold():
     #   "70B 分片的 qkv 在 M = 128 时慢 2.5 倍"：那一行在 2.2–2.8 倍；
     #   演示 4 "我们的迷你版相对专家的倍数（约 1.3–1.4×）"：演示 2 印的最好程序的测试形状倍数在 1.25–1.45
     #   （claims.md 的 C3 带）
+    assert f"`{SEED_COMMAND}`" in open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     p = seed_run()
     assert p.returncode == 0, p.stderr
     assert all(f"演示 {i}" in p.stdout for i in range(1, 5))

@@ -173,3 +173,18 @@ def test_05_no_seed_hint_when_no_more_seeds_can_be_suggested():
         first = m05.suggestions(m05.BUDGET, m05.SEEDS)[0]
         assert settings_05(first[1].split()[2:])[2] != w, first
     m05.set_small_targeted(m05.DEFAULT_SMALL_TARGETED)
+
+
+def test_04_prefill_reason_follows_the_optimums_bottleneck(outputs):
+    """审读报过：--knob L2_BW=1.54e+13 时 prefill 的最优卡在"算"上（第 13 讲同样的旋钮下也这么说），04 却照旧说它快是因为
+    "每次从 L2 搬的字节能算更多次"。现在这个理由只在最优卡在"搬"上时说，否则说出它的瓶颈。"""
+    for run, knobs in (("knob", {KNOB[0]: float(KNOB[1])}), ("seed3", {})):
+        text = "".join("\n".join(observations(section(outputs[run], "演示 1"))).split())
+        with sched_lab.knobs(**knobs):
+            M, (N, K) = 8192, m04.LAYERS["8B gate_up"]
+            best = kernel_lab.VALID[int(sched_lab.time_valid(M, N, K).argmin())]
+            bound = sched_lab.explain(best, M, N, K)["bound"]
+        said = find(r"prefill（M=8192）最优是[^；]*；", text)[0]
+        assert ("每次从L2搬的字节能算更多次" in said) == bound.startswith("搬"), (said, bound)
+        if not bound.startswith("搬"):
+            assert f"模型里它的瓶颈是{bound.replace(' ', '')}，不是从L2搬" in said, said

@@ -68,6 +68,18 @@ def test_models_redirect_is_one_sentence_and_the_other_origin_gets_nothing(statu
     assert other.received == [] and len(s.received) == 1 and s.keys_seen() == [f"Bearer {KEY}"]
 
 
+@pytest.mark.parametrize("location", ["http://127.0.0.1:9/v1;touch${IFS}/tmp/pwned", "http://127.0.0.1:9/v1 && rm -rf ~",
+                                      "http://127.0.0.1:9/$(id)/v1", "http://127.0.0.1:9/v1`id`"])
+def test_a_redirect_target_with_shell_characters_is_not_printed_as_a_command(location):
+    """讲师报过：转向的 Location 是 http://…/v1;touch${IFS}…，那句话说"就用 --llm http://…/v1;touch${IFS}…"——照抄就在
+    shell 里跑了服务器写的命令。地址里有不该有的字符时不给命令，只说不照抄。"""
+    with HostileServer(models="302", location=location) as s:
+        with pytest.raises(ServerUnreachable) as e:
+            client(s.url).check()
+    msg = str(e.value)
+    assert one_safe_line(msg) and "--llm http" not in msg.split("不跟过去")[1] and "不照抄它" in msg
+
+
 @pytest.mark.parametrize("status", REDIRECTS)
 def test_chat_redirect_is_a_counted_failure_and_the_other_origin_gets_nothing(status):
     with HostileServer() as other, HostileServer(chat=status, location=other.url) as s:
@@ -108,10 +120,20 @@ def test_any_models_reply_is_one_sentence(mode):
 
 def test_models_reply_that_is_not_a_model_list_lets_the_run_start():
     for mode in ("status404",):
-        with HostileServer(models=mode) as s:
+        with HostileServer(models=mode) as s:                  # …/v1 下面没有 /models 的服务器：照样开跑
             client(s.url).check()
     with HostileServer(model_ids=("x", "y")) as s:
         client(s.url).check()
+
+
+def test_a_404_without_v1_in_the_address_is_one_sentence_saying_v1():
+    """讲师报过：--llm http://127.0.0.1:11434（忘了 /v1）开跑前的 GET /models 是 404，照样开跑，每个提议都是 HTTP 404，
+    跑完退出码 0，没说一句 /v1。"""
+    with HostileServer(models="status404", chat="status404") as s:
+        with pytest.raises(ServerUnreachable) as e:
+            client(s.origin).check()
+    msg = str(e.value)
+    assert one_safe_line(msg) and "HTTP 404" in msg and "/v1 结尾" in msg and s.posts() == 0
 
 
 def test_model_names_from_the_server_are_escaped_and_cut():
@@ -337,6 +359,23 @@ def test_replay_file_with_control_characters_in_names_is_refused(tmp_path):
         ReplayLLM(str(tmp_path / "bad2.jsonl"))
 
 
+@pytest.mark.parametrize("field, value", [("latency", -4.9), ("latency", float("nan")), ("latency", 1e300),
+                                          ("prompt_tokens", -7), ("completion_tokens", -1)])
+def test_replay_file_with_impossible_numbers_is_refused(tmp_path, field, value):
+    """讲师报过：手改过的录制文件里的负数、nan、300 位的数照印（"一共等了 -4.9 秒""-7 个 token"）。"""
+    f = tmp_path / "run.jsonl"
+    with HostileServer() as s:
+        rec = client(s.url, record=str(f))
+        rec.propose(prompt())
+        rec.close()
+    lines = f.read_text(encoding="utf-8").splitlines()
+    call = json.loads(lines[1])
+    call[field] = value
+    (tmp_path / "bad.jsonl").write_text("\n".join([lines[0], json.dumps(call)]), encoding="utf-8")
+    with pytest.raises(ValueError, match="bad.jsonl:2: "):
+        ReplayLLM(str(tmp_path / "bad.jsonl"))
+
+
 def test_model_argument_with_control_characters_is_refused():
     with pytest.raises(ValueError, match="--model"):
         OpenAILLM("http://127.0.0.1:9/v1", "x\x1b[2J")
@@ -485,19 +524,114 @@ def test_http_proxy_from_the_environment_still_works(monkeypatch):
     assert [r[:2] for r in local.received] == [("GET", "/v1/models")] * 2
 
 
-def test_a_key_never_goes_through_a_proxy_in_plain_http(monkeypatch):
-    """讲师报过：--llm http://别的主机/v1 加上环境里的 http_proxy，代理的日志里是 Authorization: Bearer 密钥（明文 http
-    经代理，代理看得到整个请求）。带着密钥的明文 http 不走代理，连不上时那句话说为什么、该怎么办（https）。"""
+@pytest.mark.parametrize("host", ["llm.example.invalid", "0.0.0.0", "192.168.1.20"])
+def test_a_key_never_goes_out_over_plain_http(monkeypatch, host):
+    """讲师报过：--llm http://别的主机/v1 加上环境里的 http_proxy，代理的日志里是 Authorization: Bearer 密钥；后来又报：
+    不经代理也一样，明文 http 一路上的每一跳都看得到密钥。现在带着密钥的明文 http 只发给本机：别的主机一句话
+    （说怎么办：https，或者把密钥设成空），一个字节都不发；密钥设成空就照常走（代理也照常用）。"""
     with HostileServer() as proxy:
         monkeypatch.setenv("http_proxy", proxy.origin)
         monkeypatch.delenv("no_proxy", raising=False)
         monkeypatch.delenv("NO_PROXY", raising=False)
-        c = client("http://llm.example.invalid/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        with pytest.raises(ValueError) as e:
+            OpenAILLM(f"http://{host}:9/v1", "x")
+        OpenAILLM(f"http://{host}:9/v1", "x", api_key="not-needed-for-the-mock")   # config.yaml 里写着的占位符：不是秘密
+        monkeypatch.setenv("OPENAI_API_KEY", "")
+        OpenAILLM(f"http://{host}:9/v1", "x")                             # 空的密钥：不算有密钥
+    msg = str(e.value)
+    assert proxy.received == [] and one_safe_line(msg)
+    assert "https://" in msg and "OPENAI_API_KEY=" in msg and KEY not in msg
+
+
+@pytest.mark.parametrize("value", ["http://127.0.0.1:99999", "http://[::1", "ftp://proxy.example:21", "http://h:0"])
+def test_a_bad_proxy_variable_is_one_sentence_naming_it(monkeypatch, value):
+    """讲师报过：https_proxy=http://127.0.0.1:99999 是一串 ValueError: Port out of range 的 traceback。"""
+    monkeypatch.setenv("https_proxy", value)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    with pytest.raises(ValueError) as e:
+        client("https://api.example.invalid/v1")
+    msg = str(e.value)
+    assert one_safe_line(msg) and "https_proxy" in msg and "http://主机:端口" in msg
+
+
+def test_an_unreachable_proxy_is_named_as_the_proxy_not_the_server(monkeypatch):
+    """讲师报过：HTTPS_PROXY 指向没人听的端口、代理回 CONNECT 403，都说"连不上 LLM 服务器……先启动它（例如 ollama serve）"。"""
+    import socket
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        dead = free.getsockname()[1]
+    monkeypatch.setenv("https_proxy", f"http://127.0.0.1:{dead}")
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    with pytest.raises(ServerUnreachable) as e:
+        client("https://api.example.invalid/v1").check()
+    msg = str(e.value)
+    assert one_safe_line(msg) and "https_proxy" in msg and f"127.0.0.1:{dead}" in msg and "ollama serve" not in msg
+    with HostileServer(chat="status403") as proxy:                           # 对 CONNECT 回 403 的"代理"
+        monkeypatch.setenv("https_proxy", proxy.origin)
         with pytest.raises(ServerUnreachable) as e:
-            c.check()
-        kind, _, _ = ask(c)
-    assert proxy.received == [] and c.proxy_skipped and kind is not None
-    assert "不经代理" in str(e.value) and "https" in str(e.value) and KEY not in str(e.value)
+            client("https://api.example.invalid/v1").check()
+    msg = str(e.value)
+    assert one_safe_line(msg) and "代理不肯接通" in msg and "ollama serve" not in msg and KEY not in msg
+
+
+@pytest.mark.parametrize("url", ["http://[zz]:1/v1", "http://127.0.0.1:0/v1"])
+def test_an_odd_address_is_one_sentence_in_the_students_words(url):
+    """讲师报过："--llm http://[zz]:1/v1" 只印了一句英文（'zz' does not appear to be an IPv4 or IPv6 address），
+    端口 0 悄悄连到了 80。"""
+    with pytest.raises(ValueError) as e:
+        client(url)
+    assert one_safe_line(str(e.value)) and "--llm" in str(e.value) and "does not appear" not in str(e.value)
+
+
+@pytest.mark.quiet
+def test_the_timeout_bounds_a_host_with_several_addresses(monkeypatch):
+    """讲师报过：一个主机名有两个地址，第一个不接电话（握手排不上队）、第二个一秒一个字节地回，3 秒的超时过了 100 秒
+    还没完——http.client 给每个地址各等整个 timeout，连上以后读响应头也只有"每次读"的期限。现在查地址、连每个地址
+    都只用剩下的时间；连上时已经过了期限，请求一个字节也不发。"""
+    import socket
+    jammed = socket.socket()                     # listen(0) 再占住那一个排队的位置：之后的连接握手不上，一直等
+    jammed.bind(("127.0.0.1", 0))
+    jammed.listen(0)
+    fillers = []
+    try:
+        for _ in range(3):
+            f = socket.socket()
+            f.setblocking(False)
+            f.connect_ex(jammed.getsockname())
+            fillers.append(f)
+        time.sleep(0.1)
+        with HostileServer(chat="trickle_head", models="trickle_head", drip=0.1) as s:
+            real = socket.getaddrinfo
+
+            def two(host, port, *a, **k):
+                if host == "two.example.invalid":
+                    return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", jammed.getsockname()[1])),
+                            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", s.port))]
+                return real(host, port, *a, **k)
+            monkeypatch.setattr(socket, "getaddrinfo", two)
+            backend = OpenAILLM("https://two.example.invalid/v1", "x", api_key="", timeout=1.0, retries=0)
+            backend._scheme = "http"                                          # 测试用明文说话（没有 TLS 的服务器）
+            t = time.monotonic()
+            kind, _, _ = ask(backend)
+            took = time.monotonic() - t
+        assert kind == TIMEOUT_KIND and took < 2.0, (kind, took)
+    finally:
+        for f in fillers:
+            f.close()
+        jammed.close()
+
+
+def test_a_huge_llm_timeout_is_refused_in_one_sentence():
+    """讲师报过：--llm-timeout 1e10 让每个请求印一串 OverflowError（timestamp out of range），请求也就没人看着了。"""
+    import argparse
+    from evolve.openai_llm import MAX_TIMEOUT, _seconds_arg
+    assert _seconds_arg(str(MAX_TIMEOUT)) == MAX_TIMEOUT
+    with pytest.raises(argparse.ArgumentTypeError) as e:
+        _seconds_arg("1e10")
+    assert "最多" in str(e.value) and "1e10" in str(e.value)
 
 
 @pytest.mark.parametrize("where", ["model", "location"])

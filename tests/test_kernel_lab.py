@@ -164,3 +164,17 @@ def test_smem_also_judges_the_config_given_on_the_command_line(config, fits):
     text = "".join(p.stdout.split())
     need = smem_bytes(kernel_lab.Config(*map(int, config)))
     assert f"按--smem给的166,912B：命令行给的配置要{need:,}B，{'能启动' if fits else '启动不了'}" in text
+
+
+def test_smem_beyond_what_an_sm_holds_says_it_counts_an_imagined_gpu():
+    # 审读报过：--smem 300000 说"其余上限照旧：能启动的 4040 个"，可多出来的 296 个每个要的共享内存比一个 SM 的还多，
+    # 在这块 GPU 上每 SM 0 个 CTA。现在说数的是 SM 也跟着变大的假想 GPU；不超过 SM 的上限不这么说
+    from conftest import run_script
+    room = kernel_lab.SMEM_PER_SM - kernel_lab.SMEM_RESERVED_PER_BLOCK
+    big = run_script("lecture10/01_config_space.py", "--smem", str(room + 1))
+    fits = run_script("lecture10/01_config_space.py", "--smem", str(room))
+    assert big.returncode == fits.returncode == 0, big.stderr + fits.stderr
+    assert "假想GPU" in "".join(big.stdout.split()) and "假想GPU" not in "".join(fits.stdout.split())
+    extra = [c for c in all_configs() if room < kernel_lab.smem_bytes(c) and not any(
+        f(c) for k, f in kernel_lab.RESOURCE_CHECKS.items() if k != "共享内存")]
+    assert all(ctas_per_sm(c) == 0 for c in extra)            # 它们在这块 GPU 上确实一个 SM 也放不下

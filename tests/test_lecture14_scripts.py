@@ -289,6 +289,14 @@ def test_01_classify_agrees_with_simplify_and_with_brute_force():
                 assert i not in hit
 
 
+def test_01_space_says_like_the_expert_only_when_the_expert_has_one_rule():
+    # 审读报过：专家文件加了一条规则（两条）以后，01 还说"和专家一样形状的程序"只有一条规则
+    args = (10 ** 8, 10 ** 33, 3744, 164736)
+    assert "和专家一样只有一条规则" in str(s01.obs_space(*args, 1))
+    two = str(s01.obs_space(*args, 2))
+    assert "专家" not in two.split("种写法")[0] and "只有一条规则的程序" in two
+
+
 def test_01_trace_is_choose():
     rng = np.random.default_rng(2)
     for _ in range(100):
@@ -931,6 +939,8 @@ def test_01_and_04_say_when_the_file_has_no_markers_as_06_does(tmp_path, script)
     assert p.returncode == 0, p.stderr
     flat = "".join(p.stdout.split())
     assert "没有EVOLVE-BLOCK标记，读的是整个文件" in flat and "两条标记之间的原文" not in flat, p.stdout[:3000]
+    if script == "01":                     # 审读报过：01 --heuristic 的标题把学生自己的文件叫作"专家启发式"
+        assert "演示1：你的启发式nomark.py" in flat and "学生改的文件" not in flat
 
 
 def test_the_copy_suggestion_depends_on_the_command_line_not_on_the_disk(tmp_path):

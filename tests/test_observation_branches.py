@@ -382,3 +382,28 @@ def test_05_success_rates_fail_when_targeted_is_no_better(table):
     full = [result(t, accepted={"targeted": 5, "single_field": 5}) for t in (1.27, 1.28, 1.29)]
     obs, out = ablations(table, results(full=full))
     fails(claim(obs, WORDS["ops"]), out, ["2 倍"], ["targeted 15/1,200（1%）", "single_field 15/840（2%）", "小模型提了 0 次"])
+
+
+def test_05_most_successful_kind_is_compared_with_every_kind_not_just_the_two_in_the_table(table):
+    """审读报过：05 --seeds 7 说 targeted（15.4%）"正是成功率最高的那种修改"，可 crossover 是 31/191（16.2%）——
+    表里只印了两种，句子却在说所有种类。现在和完整系统里每种修改比（提了不到 MIN_TRIED 次的不比）。"""
+    tried = {"targeted": 400, "single_field": 280, "crossover": 100, "threshold": 6}   # threshold 一共 18 次：不比
+    obs, out = ablations(table, results())
+    assert flat("正是完整系统里 2 种修改中成功率最高的那种") in flat(out)
+    full = [result(t, tried=tried, accepted={"targeted": 60, "single_field": 5, "crossover": 20, "threshold": 6})
+            for t in (1.27, 1.28, 1.29)]
+    obs, out = ablations(table, results(full=full))
+    holds(claim(obs, WORDS["ops"]), out)                       # 判据（targeted 至少是 single_field 的 2 倍）照旧成立
+    assert "正是" not in flat(out).split("拿掉的")[1][:4]
+    assert flat("拿掉的是成功率排第 2 的那种修改（完整系统里比它高的：crossover 60/300（20%））（提了不到 20 次的不比）") in flat(out)
+
+
+def test_05_feedback_and_cascade_say_the_scores_they_compare_are_training_ones_and_give_the_test_ones(table):
+    """审读报过：--budget 300 时 05 说拿掉反馈"伤不到最后的分数"，比的只是训练形状；表里测试形状那一列没有反馈的
+    低了 3.9%。现在说明是训练形状上的分数，并印出测试形状上的两个数（表里那一列）。"""
+    res = results(no_feedback=[result(t, test=t - 0.05) for t in (1.275, 1.28, 1.285)])
+    obs, out = ablations(table, res)
+    fb = claim(obs, WORDS["no_feedback"])
+    holds(fb, out)
+    assert flat("伤不到训练形状上最后的分数（测试形状上是 1.230× 对 1.280×，相差 -3.9%）") in flat(out)
+    assert flat("没有级联，训练形状上的分数差不多") in flat(out) and flat("测试形状上是 1.285× 对 1.280×") in flat(out)

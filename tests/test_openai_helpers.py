@@ -87,8 +87,8 @@ def test_ledger_sums():
 def test_ledger_median_of_an_even_count_and_empty():
     assert ledger([call(0, latency=1.0), call(1, latency=4.0)])["latency_median"] == 2.5
     empty = ledger([])
-    assert empty == dict(calls=0, not_sent=0, failed={}, prompt_tokens=None, completion_tokens=None, latency_total=0,
-                         latency_median=0.0)
+    assert empty == dict(calls=0, not_sent=0, failed={}, prompt_tokens=None, completion_tokens=None, prompt_reported=0,
+                         completion_reported=0, latency_total=0, latency_median=0.0)
 
 
 def test_ledger_does_not_count_proposals_that_were_never_sent():
@@ -97,6 +97,21 @@ def test_ledger_does_not_count_proposals_that_were_never_sent():
                    call(2, error=GAVE_UP, latency=0.0), call(3, error=GAVE_UP, latency=0.0)])
     assert book["calls"] == 2 and book["not_sent"] == 2 and book["failed"] == {"LLM 超时": 1, GAVE_UP: 2}
     assert book["latency_median"] == 2.0 and book["latency_total"] == 4.0 and book["prompt_tokens"] == 5
+
+
+def test_token_counts_say_how_many_calls_reported_them():
+    """讲师报过：10 次调用里只有 5 次报了 token 数，04 印的"输入 5,000 个 token"看着像全部；服务器只报输入时，
+    表里说输出"服务器没报"，句子却说"输出 0 个"。"""
+    from conftest import load_script
+    m = load_script("lecture14/04_alphaevolve_tiling.py", "tiling_04_tokens")
+    half = ledger([call(k, pt=1000 if k % 2 else None) for k in range(10)])
+    assert half["prompt_reported"] == 5 and half["completion_reported"] == 0
+    assert m.token_text(half, "prompt") == "5,000 个 token（10 次调用里只有 5 次报了）"
+    assert m.token_text(half, "completion") == "服务器没报"
+    said = m.llm_cost_observation(half, dict(failed={}), type("E", (), {"bench_runs": 0})(), 0, 10)
+    assert "输入 5,000 个 token（10 次调用里只有 5 次报了）、输出的服务器没报" in said and "输出 0 个" not in said
+    whole = ledger([call(k, pt=10, ct=2) for k in range(3)])
+    assert m.token_text(whole, "prompt") == "30 个 token" and m.token_text(whole, "completion") == "6 个 token"
 
 
 def test_ledger_tokens_none_only_when_no_call_reported_them():

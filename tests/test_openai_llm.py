@@ -245,7 +245,7 @@ def every_mode(n, text):
     """除了 slow（慢）、drop 以外的每种回答方式轮流来，"edit" 多一些让进化有进展。调用本身失败的几种（坏 JSON、
     没有 content、500、429）和回答了的隔开排：连续几次调用失败，后端就不再调用了（那是另一个测试的事）。"""
     failing = ["bad_json", "no_content", "http500", "http429"]
-    answering = [m for m in MODES if m not in failing + ["slow", "drop"]] + ["edit"] * 4
+    answering = [m for m in MODES if m not in failing + ["slow", "drop", "http400"]] + ["edit"] * 4   # 400 另有测试
     assert len(answering) >= len(failing) and set(failing) <= set(MODES)
     modes = [m for pair in zip(answering, failing) for m in pair] + answering[len(failing):]
     return modes[n % len(modes)]
@@ -349,7 +349,7 @@ def test_ledger_adds_up():
              Call(2, "c", "y", None, 1.0, 20, 4, "m")]
     book = ledger(calls)
     assert book == dict(calls=3, not_sent=0, failed={"LLM 超时": 1}, prompt_tokens=30, completion_tokens=7,
-                        latency_total=3.5, latency_median=1.0)
+                        prompt_reported=2, completion_reported=2, latency_total=3.5, latency_median=1.0)
     assert ledger(calls[1:2])["prompt_tokens"] is None
 
 
@@ -702,3 +702,25 @@ def test_04_https_to_a_plain_http_server_says_to_use_http():
         p = run_04("--llm", s.url.replace("http://", "https://"), "--model", "stub")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
     assert "TLS 握手失败：那个端口说的不是 https" in p.stderr and "换成 http://" in p.stderr and "SSL" not in p.stderr
+
+
+@pytest.mark.parametrize("script_, args", [
+    ("05_ablations.py", ["--budget", "8", "--seeds", "1"]),
+    ("04_alphaevolve_tiling.py", ["--budget", "8", "--seeds", "1"]),
+    ("02_llm_proposal.py", ["--after", "1"])], ids=["05", "04", "02"])
+def test_an_llm_abandoned_midway_is_said_not_compared(script_, args):
+    """讲师报过：服务器答了二十几次以后开始回 400，之后的提议都没问（接连失败以后不再调用），05 却把几个变体的分数差
+    说成拿掉部件的后果，04 照样比两种划分、说"拿到回复的 0 个提议里 0/0"，02 说 4 次"每一次都走同样的关卡""结果都一样"。
+    现在没问到的提议让那句观察印成【本次不成立】、说清几个没问；02 说一次回复也没拿到。"""
+    answered = 2 if script_ != "02_llm_proposal.py" else 0
+    with StubServer(lambda n, text: "edit" if n < answered else "http400") as s:
+        p = run_script_fresh(os.path.join(ROOT, "lecture14", script_), *args, "--llm", s.url, "--model", "stub",
+                             "--llm-concurrency", "1", env=base_env(), timeout=120)
+    assert p.returncode == 0, p.stderr
+    flat = re.sub(r"\s+", "", p.stdout)
+    if script_ == "02_llm_proposal.py":
+        assert "一次回复也没拿到" in flat and "每一次的回复" not in flat and "结果都一样" not in flat
+        return
+    assert "【本次不成立】比" in flat and "个没问stub（接连失败以后不再调用" in flat, p.stdout[-3000:]
+    if script_ == "04_alphaevolve_tiling.py":
+        assert "拿到回复的0个提议里0/0" not in flat

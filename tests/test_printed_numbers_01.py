@@ -149,7 +149,7 @@ def test_demo2_program_space(stdout, train):
     assert 1 in sizes and 2 in sizes and max(sizes) == 8
     assert find(r"(\d+) 个 M 有 (\d+) 个切点", text).groups() == (str(len(TOKENS)), str(cuts))
     obs = observations(text)[1]
-    m = find(r"程序就有 (\S+) 种写法，比把训练形状逐个穷举的 ([\d,]+) 次", obs)
+    m = find(r"的程序（只用 M 做条件）就有 (\S+) 种写法，比把训练形状逐个穷举的 ([\d,]+) 次", obs)
     assert m[1] == sizes[1] and m[2] == runs
     m = find(r"(\d+) 条规则时是 (\S+) 种", obs)
     assert (int(m[1]), m[2]) == (max(sizes), sizes[max(sizes)])

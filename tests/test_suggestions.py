@@ -267,6 +267,19 @@ def test_04_edit_suggestion_follows_the_expert_file(monkeypatch):
     assert "ifM<=16" not in first() and "挪一条规则的阈值" in first() and "BN=256、warps=8" not in first()
 
 
+def test_04_edit_suggestion_is_not_made_for_a_rule_that_changing_does_not_change():
+    """审读报过：专家文件最前面加一条 if M <= 8192（挡住后面的 if M <= 16），04 和 06 还建议把 16 改成 64、说数字会变，
+    照着改什么也不变。现在只有改了真会换掉某个形状的配置时才这样建议；照建议改一份，确实换掉了。"""
+    from evolve import EXPERT, Program, Rule, all_shapes, choose
+    from evolve.problem import edit_example
+    assert "把 if M <= 16: 改成 if M <= 64:" in edit_example(EXPERT, ":")
+    first = EXPERT.rules[0]
+    shadowed = Program((Rule((("M", 8192),), EXPERT.default),) + EXPERT.rules, EXPERT.default)
+    assert "if M <= 16" not in edit_example(shadowed, ":") and "挪一条规则的阈值" in edit_example(shadowed, ":")
+    followed = Program(tuple(Rule((("M", 64),), r.config) if r is first else r for r in EXPERT.rules), EXPERT.default)
+    assert any(choose(followed, s) != choose(EXPERT, s) for s in all_shapes())      # 讲义的专家：照着改真的变了
+
+
 @pytest.mark.parametrize("script", ["lecture10/01_config_space.py", "lecture14/01_heuristic_as_code.py"])
 def test_a_suggestion_followed_is_not_suggested_again(script):
     # 一位同学照着跑了 --smem 166912（第 10 讲）、--shape 3000 2304 16384（01），结尾又让他跑同一条命令

@@ -13,9 +13,11 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
     读 choices[0].message.content 和 usage（prompt_tokens、completion_tokens，服务器给了才有）
 
 - 密钥：环境变量 OPENAI_API_KEY 有就放进 Authorization 头（本机的服务器不需要）；只发给 --llm 那个地址（协议、主机、
-  端口都一样）；不打印、不记日志、不写进文件，服务器回的回复里要是出现了它，也先抹掉。
+  端口都一样），而且只经 https:// 或明文发给本机（别的机器的 http:// 地址带着它时一句话、一个字节都不发）；不打印、
+  不记日志、不写进文件，服务器回的回复里要是出现了它，也先抹掉。
 - 服务器说的一切都先当作不可信的输入：不跟转向（3xx：OpenAI 兼容接口不转向，跟过去会把密钥带给别人）；一个请求
-  从连接到最后一个字节最多 timeout 秒（看门的计时器到点就关掉连接，一字节一字节地挤牙膏也拖不过去）；回复最多读
+  从查地址、连接到最后一个字节最多 timeout 秒（查地址和连主机的每个地址都只用剩下的时间，看门的计时器到点就关掉
+  连接，一字节一字节地挤牙膏也拖不过去；连上时已经过了期限就一个字节也不发）；回复最多读
   MAX_REPLY_BYTES 字节，再长就不读了；JSON 嵌得太深、长度头写得离谱、响应头不合规矩，都只是一次有名字的失败。
   要印给人看的服务器文字先经过 shown()：控制字符写成 \\x1b 这样，太长的截断。录制文件里存的是原样的文字。
 - 429 和 5xx 按 Retry-After（没有就指数退避）重试几次（上一次调用已经失败了就不重试）；状态码不在 100–599 里
@@ -65,6 +67,7 @@ KIND = "llm"                       # propose 返回的"修改的种类"：真模
 TIMEOUT = 300.0                    # 一个请求从连接到最后一个字节最多几秒（--llm-timeout；CPU 上的模型读一段两千 token 的
                                    # 提示就要好一阵，并发时还要排队）
 MIN_TIMEOUT = 0.1                  # --llm-timeout 至少这么多秒
+MAX_TIMEOUT = 86_400.0             # 至多一天（再大，看门的计时器在这个平台上就设不了：threading.TIMEOUT_MAX）
 CHECK_TIMEOUT = 10.0               # 开跑之前的 GET /models 最多几秒（--llm-timeout 更短就用它）
 RETRIES = 3                        # 429 / 5xx / 连不上时最多重试几次（上一次调用已经失败了就不重试）
 BACKOFF = 1.0                      # 没有 Retry-After 时第 i 次重试前等 BACKOFF × 2^i 秒
@@ -226,8 +229,9 @@ class Call:
 
 def ledger(calls) -> dict:
     """一串调用的成本账：calls（真的发出去的请求）、not_sent（接连失败以后没再问、直接记成 GAVE_UP 的提议）、
-    failed={种类: 次数}（没发出去的也在里面，记作 GAVE_UP）、prompt_tokens、completion_tokens（服务器没报就是 None）、
-    latency_total、latency_median（秒；只算发出去的）。"""
+    failed={种类: 次数}（没发出去的也在里面，记作 GAVE_UP）、prompt_tokens、completion_tokens（服务器没报就是 None；
+    只有几次报了时是那几次的和）、prompt_reported、completion_reported（几次调用报了这个数）、latency_total、
+    latency_median（秒；只算发出去的）。"""
     calls = list(calls)
     failed: dict[str, int] = {}
     for c in calls:
@@ -237,10 +241,23 @@ def ledger(calls) -> dict:
     calls = [c for c in calls if c.error != GAVE_UP]       # 没发出去的不算"问了 LLM"，也不进用时和 token
     tokens = lambda key: (sum(getattr(c, key) for c in calls if getattr(c, key) is not None)  # noqa: E731
                           if any(getattr(c, key) is not None for c in calls) else None)
+    reported = lambda key: sum(getattr(c, key) is not None for c in calls)                 # noqa: E731
     lat = [c.latency for c in calls]
     return dict(calls=len(calls), not_sent=not_sent, failed=failed, prompt_tokens=tokens("prompt_tokens"),
-                completion_tokens=tokens("completion_tokens"), latency_total=sum(lat),
+                completion_tokens=tokens("completion_tokens"), prompt_reported=reported("prompt_tokens"),
+                completion_reported=reported("completion_tokens"), latency_total=sum(lat),
                 latency_median=statistics.median(lat) if lat else 0.0)
+
+
+def coverage(not_sent: int, proposals: int, model: str, what: str) -> tuple[bool, str, str, str]:
+    """"每个提议都问到了模型"这句观察的四样东西（console.check 的参数：成立吗、成立时的话、判据、量到的）。
+    not_sent：接连失败以后没再问、记作 GAVE_UP 的提议数；proposals：一共几个提议；what：比的是什么（"两种划分"）。
+    讲师报过：服务器中途开始回 400，之后的提议都没问，05 照样把几个变体的分数差说成拿掉部件的后果。"""
+    return (not_sent == 0,
+            f"这次的 {proposals:,} 个提议都问了 {model}（没有接连失败以后不再问的），{what}比的是它的修改。",
+            f"比{what}，要每个提议都问到 LLM（没有接连失败以后不再调用的）",
+            f"{proposals:,} 个提议里 {not_sent:,} 个没问 {model}（接连失败以后不再调用，记作“{GAVE_UP}”）："
+            f"那些进化大半没有 LLM，{what}的差别说明不了什么")
 
 
 def _strip_thinking(text: str) -> str:
@@ -382,7 +399,12 @@ class OpenAILLM(_Backend):
         names：出错的那句话里怎么称呼地址和模型名（默认是命令行的 --llm、--model）。"""
         super().__init__()
         self.names = names
-        u = urllib.parse.urlsplit(base_url)
+        try:
+            u = urllib.parse.urlsplit(base_url)
+            u.hostname                             # noqa: B018  "http://[zz]:1"：方括号里不是 IPv6 地址，这里就抛
+        except ValueError:
+            raise ValueError(f"{names.address} {shown(base_url, 100)} 读不成一个地址（方括号里要是 IPv6 地址，"
+                             "例如 http://[::1]:11434/v1）") from None
         try:
             port = u.port
         except ValueError:
@@ -393,14 +415,25 @@ class OpenAILLM(_Backend):
         if u.scheme not in ("http", "https") or not u.hostname:
             raise ValueError(f"{names.address}要是 http:// 或 https:// 开头的地址（例如 http://127.0.0.1:11434/v1），"
                              f"不是 {shown(base_url, 100)}")
+        if u.port == 0:                            # http.client 把端口 0 当成"没写"，连的是 80：说一句，别悄悄换
+            raise ValueError(f"{names.address} {shown(base_url, 100)} 的端口是 0：端口要是 1 到 65535 的整数"
+                             "（例如 http://127.0.0.1:11434/v1 的 11434）")
         if not isinstance(model, str) or not model or shown(model, len(model)) != model:
-            raise ValueError(f"{names.model} 要是一个不带控制字符的名字（例如 qwen2.5-coder:7b），不是 {shown(model, 100)}")
+            raise ValueError(f"{names.model} 要是一个不带控制字符的名字（例如 qwen2.5-coder:7b），"
+                             + (f"不是 {shown(model, 100)}" if model else "不能是空的"))
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._key = os.environ.get("OPENAI_API_KEY") if api_key is None else api_key
         if self._key and not all(" " < c < "\x7f" for c in self._key):      # 放不进 HTTP 头：说一句，不印它
             raise ValueError("环境变量 OPENAI_API_KEY 里有空格、换行或者 ASCII 以外的字符（复制的时候多带了什么？）；"
                              "密钥只能是可见的 ASCII 字符")
+        # 环境变量里的密钥（讲师付钱的那个）经明文 http 发给别的机器，一路上的每一跳（同一个网里的机器、代理、路由器）
+        # 都看得到它：不发。本机的服务器（127.x、::1、localhost）不出这台机器；别的机器上的 ollama 之类不要密钥，这次
+        # 运行把它设成空就行。直接给的 api_key（OpenEvolve 的 config.yaml 里写着的占位符）不是秘密，不拦
+        if api_key is None and self._key and u.scheme == "http" and not _is_loopback(u.hostname):
+            raise ValueError(f"环境变量 OPENAI_API_KEY 里有密钥，{names.address} {shown(clean_url(base_url), 100)} 却是明文 "
+                             "http://、又不是本机：一路上谁都看得到密钥，所以不发。托管的 API 用 https:// 的地址；"
+                             "别的机器上不要密钥的服务器（ollama 之类），这次运行前面加 OPENAI_API_KEY= 把密钥设成空")
         self.timeout, self.retries, self.backoff, self.max_wait = timeout, retries, backoff, max_wait
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.concurrency = max(1, int(concurrency))
@@ -414,14 +447,20 @@ class OpenAILLM(_Backend):
         self._scheme, self._host, self._port = u.scheme, u.hostname, port or (443 if u.scheme == "https" else 80)
         self._prefix, self._query = u.path.rstrip("/"), u.query
         # 本机的地址（127.x.x.x 的任何写法、::1、localhost）不走代理（环境里的 http_proxy 是给外网用的）；别的地址按
-        # 环境变量（http_proxy、https_proxy、no_proxy）走，和 urllib 一样。只有一个例外：明文 http 又带着密钥时不走代理
-        # ——代理看得到明文请求里的密钥，而密钥只发给 --llm 的地址（https 经代理时走 CONNECT 隧道，代理看不到）
+        # 环境变量（http_proxy、https_proxy、no_proxy）走，和 urllib 一样。带着密钥的只有 https（明文 http 带密钥只发给
+        # 本机，上面拦过了）：经代理时走 CONNECT 隧道，密钥在 TLS 里面，代理看不到
         proxy = None if _is_loopback(self._host) or urllib.request.proxy_bypass(self._host) \
             else urllib.request.getproxies().get(u.scheme)
-        self.proxy_skipped = bool(proxy) and u.scheme == "http" and bool(self._key)
-        if self.proxy_skipped:
-            proxy = None
-        self._proxy = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy) if proxy else None
+        self.proxy_env = f"{u.scheme}_proxy（或 {u.scheme.upper()}_PROXY）" if proxy else None
+        self._proxy = _proxy_url(proxy, self.proxy_env) if proxy else None
+
+    def proxy_said(self) -> str | None:
+        """这次经的代理，一句话里怎么说（不带代理的用户名和密码）；不经代理是 None。"""
+        if self._proxy is None:
+            return None
+        p = self._proxy
+        host = f"[{p.hostname}]" if ":" in p.hostname else p.hostname
+        return f"环境变量 {self.proxy_env} 的代理 http://{host}:{p.port or 80}"
 
     def __repr__(self) -> str:                    # 不带密钥
         return f"OpenAILLM({clean_url(self.base_url)!r}, model={self.model!r}, concurrency={self.concurrency})"
@@ -496,6 +535,9 @@ class OpenAILLM(_Backend):
         deadline = time.monotonic() + timeout
         conn, target, extra = self._connection(timeout)
         lock, state = threading.Lock(), {"done": False, "fired": False, "sock": None}
+        # http.client 的 connect 给主机的每个地址各等整个 timeout（socket.create_connection），查地址（DNS）也不设期限：
+        # 讲师报过，一个主机名有两个地址、第一个连不上时，3 秒的 --llm-timeout 过了 100 秒还没完。换成到期限为止的
+        conn._create_connection = lambda address, _timeout=None, source=None: _connect_by(address, deadline, state, lock)
 
         def stop():                                # 看门的计时器：到点就把连接从底下关掉，卡在哪一步读都会醒
             with lock:
@@ -516,6 +558,9 @@ class OpenAILLM(_Backend):
             conn.connect()
             with lock:
                 state["sock"] = conn.sock
+                late = state["fired"] or time.monotonic() >= deadline
+            if late:                               # 连上时已经过了期限：请求一个字节也不发（托管的 API 按请求收钱）
+                raise socket.timeout()
             phase = "head"
             conn.request(method, target(endpoint), body=payload, headers={**self._headers(), **extra})
             r = conn.getresponse()
@@ -578,10 +623,8 @@ class OpenAILLM(_Backend):
                 raise ServerUnreachable(f"LLM 服务器 {where} 在 {timeout:g} 秒内没有回完 GET /models",
                                         f"检查 {self.names.address}，或者等它不忙了再试") from None
             if e.kind == UNREACHABLE:
-                skipped = ("；环境里设了代理，但明文 http 带着密钥时不经代理（代理看得到密钥）：这台服务器要经代理才连得上的话，"
-                           f"{self.names.address}请用 https:// 的") if self.proxy_skipped else ""
                 raise ServerUnreachable(f"连不上 LLM 服务器 {where}（{e.detail}）",
-                                        _unreachable_advice(e.detail, self.names) + skipped) from None
+                                        _unreachable_advice(e.detail, self.names, self.proxy_said())) from None
             what = {TOO_LONG: "的回复太长", TRUNCATED: "的回复没传完整", BAD_HEADERS: "回的响应头不合规矩"}.get(e.kind, "出错了")
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models {what}（{e.detail}）",
                                     f"{self.names.address}要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）") from None
@@ -592,8 +635,12 @@ class OpenAILLM(_Backend):
         if not 100 <= status <= 599:
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models 回了不合规矩的状态码 {status}（HTTP 只有 100–599）",
                                     f"{self.names.address}要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）")
+        if status == 404 and not self._prefix.endswith("/v1"):   # 忘了 /v1（ollama 的 http://127.0.0.1:11434）：
+            raise ServerUnreachable(                  # 每个请求都会是 404，整个运行一个提议也没问到（讲师报过）
+                f"LLM 服务器 {where} 在，但没有 GET /models（HTTP 404）",
+                f"{self.names.address}通常以 /v1 结尾（例如 http://127.0.0.1:11434/v1）")
         if not 200 <= status < 300:
-            return                                  # 别的状态（比如没有 /models）：至少服务器在，开跑
+            return                                  # 别的状态（比如 …/v1 下面没有 /models）：至少服务器在，开跑
         try:
             data = json.loads(raw)
         except (ValueError, RecursionError) as e:
@@ -623,7 +670,7 @@ class OpenAILLM(_Backend):
         except LLMError as e:
             error = e.kind
         latency = round(time.perf_counter() - t0, 4)
-        num = lambda v: v if isinstance(v, int) and not isinstance(v, bool) else None  # noqa: E731
+        num = lambda v: v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 10**12 else None  # noqa: E731
         return Call(n, text, None if reply is None else self._redact(reply), error, latency,
                     num(usage.get("prompt_tokens")), num(usage.get("completion_tokens")),
                     model if isinstance(model, str) else None)
@@ -685,6 +732,57 @@ class OpenAILLM(_Backend):
             self.notify(note)
 
 
+def _connect_by(address, deadline: float, state: dict, lock) -> socket.socket:
+    """连 address=(主机, 端口)，查地址和连每个地址都只用到 deadline 为止剩下的时间；过了期限抛 socket.timeout。
+    连接中的套接字放进 state["sock"]：看门的计时器到点时关掉它（它连上以后的 TLS 握手、CONNECT 也就醒了）。"""
+    host, port = address
+    found: list = []
+
+    def resolve():
+        try:
+            found.append(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
+        except OSError as e:
+            found.append(e)
+    t = threading.Thread(target=resolve, daemon=True)   # getaddrinfo 没有超时：在后台查，等到期限为止
+    t.start()
+    t.join(max(0.0, deadline - time.monotonic()))
+    if not found:
+        raise socket.timeout()
+    if isinstance(found[0], OSError):
+        raise found[0]
+    error: OSError | None = None
+    for family, kind, proto, _, addr in found[0]:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout()
+        sock = socket.socket(family, kind, proto)
+        with lock:
+            state["sock"] = sock
+        try:
+            sock.settimeout(left)
+            sock.connect(addr)
+            return sock
+        except OSError as e:
+            error = e
+            sock.close()
+    raise error if error is not None else OSError("getaddrinfo 没有给出地址")
+
+
+def _proxy_url(proxy: str, env: str):
+    """环境变量里的代理地址 -> urlsplit 的结果；读不懂（端口不对、方括号没配对、不是 http://）就抛 ValueError，
+    一句话说是哪个环境变量（讲师报过：https_proxy=http://127.0.0.1:99999 得到的是一串 traceback）。"""
+    text = proxy if "://" in proxy else "http://" + proxy
+    try:
+        p = urllib.parse.urlsplit(text)
+        ok = p.scheme == "http" and bool(p.hostname) and p.port != 0
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"环境变量 {env} 里的代理地址 {shown(proxy, 100)} 读不懂：要像 http://主机:端口 这样，"
+                         "端口是 1 到 65535 的整数；改对它，或者这次运行不设它")
+    return p
+
+
 def _is_loopback(host: str) -> bool:
     """本机的地址：localhost（和 *.localhost）、::1、127.0.0.0/8 的任何写法（127.1、127.0.0.2、0x7f.1……）。"""
     host = host.lower().rstrip(".")
@@ -726,6 +824,9 @@ _NET_WORDS = {errno.ECONNREFUSED: "连接被拒绝：那个地址和端口上没
               errno.EHOSTUNREACH: "到不了那台主机", errno.ENETUNREACH: "网络不通", errno.EADDRNOTAVAIL: "这个地址用不了"}
 
 
+CERT_WRONG = "证书不对："
+
+
 def net_words(e: OSError) -> str:
     """连接出错的原因：常见的几种用中文说（不带系统的英文原话）；别的照系统的原话（控制字符转义、截短）。"""
     if isinstance(e, socket.gaierror):
@@ -737,8 +838,16 @@ def net_words(e: OSError) -> str:
     return _NET_WORDS.get(e.errno) or shown(e.strerror or str(e) or type(e).__name__, 120)
 
 
-def _unreachable_advice(detail: str, names: Names = COMMAND_LINE) -> str:
-    """连不上时该怎么办，按原因说（net_words 的说法）：主机名错了、https 对着 http 的端口，都不是"先启动它"。"""
+def _unreachable_advice(detail: str, names: Names = COMMAND_LINE, proxy: str | None = None) -> str:
+    """连不上时该怎么办，按原因说（net_words 的说法）：主机名错了、https 对着 http 的端口、证书不对、经代理连的，
+    都不是"先启动它"（讲师报过：代理拒绝了、公司网络换了证书，都被说成"先启动它（例如 ollama serve）"）。
+    proxy：这次经的代理（"环境变量 https_proxy（或 HTTPS_PROXY）的代理 http://主机:端口"），没经代理是 None。"""
+    if detail.startswith(CERT_WRONG):
+        return ("服务器在，是它的证书通不过检查：确认地址就是这台服务器（主机名和证书上的一样）；公司网络里的代理或防火墙"
+                "常把证书换成自己的，那样要让 Python 信任它的根证书（环境变量 SSL_CERT_FILE 指向那个证书文件）")
+    if proxy is not None:
+        return (f"这次是经{proxy}连的：检查代理在不在、让不让连这个地址；用不着代理的话，这次运行不设那个环境变量"
+                f"（或者把主机加进 no_proxy）")
     if detail == NO_HOST:
         return f"检查 {names.address}里的主机名（拼写、有没有联网）"
     if detail == NOT_HTTPS:
@@ -754,7 +863,9 @@ def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
     if isinstance(e, http.client.RemoteDisconnected):
         return LLMError(UNREACHABLE, "它没回答就关了连接")
     if isinstance(e, ssl.SSLCertVerificationError):
-        return LLMError(UNREACHABLE, f"证书不对：{shown(e.verify_message or str(e), 120)}")
+        return LLMError(UNREACHABLE, f"{CERT_WRONG}{shown(e.verify_message or str(e), 120)}")
+    if isinstance(e, OSError) and str(e).startswith("Tunnel connection failed"):     # http.client：代理不肯 CONNECT
+        return LLMError(UNREACHABLE, f"代理不肯接通（它对 CONNECT 回的是 {shown(str(e).split(':', 1)[-1].strip(), 60)}）")
     if phase != "body" and isinstance(e, OSError):     # 连不上、连上了又被断开、TLS 握手失败……
         return LLMError(UNREACHABLE, net_words(e))
     if phase == "head":                                 # 状态行或响应头坏了：太长、太多、不是 HTTP、数字离谱
@@ -780,7 +891,17 @@ def _redirect_sentence(where: str, status: int, location: str | None, names: Nam
     if u.scheme not in ("http", "https"):
         return said, f"那不是 http:// 或 https:// 的地址；检查 {names.address}"
     base = target[:-len("/models")] if u.path.endswith("/models") and not u.query and not u.fragment else target
-    return said, f"信得过那个地址的话，{names.use_url(shown(clean_url(base), 200))}"
+    try:
+        suggested = clean_url(base)
+    except ValueError:                             # 端口写得离谱之类：读不成地址
+        suggested = ""
+    if not _SAFE_URL.fullmatch(suggested):         # 讲师报过：Location 里的 ;touch${IFS}… 原样进了"就用 --llm …"：
+        return said, f"那个地址里有地址里不该有的字符，不照抄它；检查 {names.address}"   # 照抄就是在 shell 里跑它
+    return said, f"信得过那个地址的话，{names.use_url(suggested)}"
+
+
+# 能原样印进一条命令的地址：协议、主机（字母数字、点、横线，或方括号里的 IPv6）、端口、路径里的普通字符
+_SAFE_URL = re.compile(r"https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?(?:/[A-Za-z0-9._~%/-]*)?")
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -888,10 +1009,11 @@ def _plain(text) -> bool:
 def _recorded_call(obj: dict) -> Call:
     """录制文件里的一行 -> Call。字段的类型不对（不是 --record 写的）抛 TypeError。"""
     c = Call(**{k: obj[k] for k in Call.__dataclass_fields__})
-    count = lambda v: v is None or type(v) is int  # noqa: E731
+    count = lambda v: v is None or (type(v) is int and v >= 0)  # noqa: E731  讲师报过：改过的文件印出"-7 个 token"
     if not (type(c.n) is int and isinstance(c.prompt, str) and (c.reply is None or isinstance(c.reply, str))
             and (c.error is None or _plain(c.error)) and (c.reply is None) != (c.error is None)
-            and type(c.latency) in (int, float) and count(c.prompt_tokens) and count(c.completion_tokens)
+            and type(c.latency) in (int, float) and 0 <= c.latency < 1e7                  # 负的、nan、300 位的秒数
+            and count(c.prompt_tokens) and count(c.completion_tokens)
             and (c.model is None or isinstance(c.model, str))):
         raise TypeError
     return c
@@ -935,6 +1057,8 @@ def _seconds_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(f"要是正的秒数（例如 60），收到的是 {text}")
     if x < MIN_TIMEOUT:                                  # 0.000001 秒：连本机的服务器也来不及回，错怪到服务器头上
         raise argparse.ArgumentTypeError(f"至少 {MIN_TIMEOUT:g} 秒（连本机的服务器回一次也要几毫秒），收到的是 {text}")
+    if x > MAX_TIMEOUT:                                  # 1e10 秒：看门的计时器设不了，请求就没人看着了
+        raise argparse.ArgumentTypeError(f"最多 {MAX_TIMEOUT:,.0f} 秒（一天），收到的是 {text}")
     return x
 
 
@@ -947,7 +1071,8 @@ def add_arguments(ap) -> None:
     g.add_argument("--llm-concurrency", type=_concurrency_arg, metavar="N", default=None,
                    help=f"同时发几个请求（默认 {CONCURRENCY}；结果按提议的顺序处理）")
     g.add_argument("--llm-timeout", type=_seconds_arg, metavar="SECONDS", default=None,
-                   help=f"一个请求从连接到收完最后一个字节最多几秒，超过就算一次超时（至少 {MIN_TIMEOUT:g}，默认 {TIMEOUT:g}）")
+                   help=f"一个请求从查地址、连接到收完最后一个字节最多几秒，超过就算一次超时（至少 {MIN_TIMEOUT:g}，"
+                        f"最多 {MAX_TIMEOUT:g}，默认 {TIMEOUT:g}；429、5xx 时的重试各算一个请求）")
     g.add_argument("--record", metavar="FILE.jsonl", help="把每次调用（提示、回复、用时、token 数）录进这个文件，不含密钥")
     g.add_argument("--replay", metavar="FILE.jsonl", help="不联网，按 --record 录下的文件回答；标准输出和录制时逐字节相同")
 
@@ -1009,4 +1134,7 @@ def describe(backend) -> str:
 
 
 if __name__ == "__main__":                              # 印出系统提示（README 的"用真的语言模型"说怎么运行）
-    print(SYSTEM_PROMPT)
+    try:
+        print(SYSTEM_PROMPT, flush=True)
+    except BrokenPipeError:                             # ... | head -3：读的那头先关了，不印 traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -20,7 +20,7 @@ from kernel_lab import VALID, VALID_INDEX, Config, off_grid, problems
 from llama_shapes import LAYERS, MODEL_OF, PROJECTIONS, TOKENS  # noqa: F401  （投影的 (N, K)、所属模型和 M，第 13 讲定义）
 from sched_lab import time_valid
 
-from .program import Program, branch_index, choose, dead_rules
+from .program import Program, Rule, branch_index, choose, dead_rules
 from .source import ProgramError, find_block, ignored_code, parse
 
 LOG_QUANTUM = 2.0 ** -24           # log(时间) 的量化步长（约 6e-8，相对时间误差远小于模型本身的误差）
@@ -65,10 +65,14 @@ def from_root(path: str) -> str:
 
 
 def edit_example(program, colon: str = "") -> str:
-    """"可以试试"里"比如怎么改"：程序里还有专家起点的 if M <= 16 那一条，才说把它改成 64（colon=":" 时照源码写
-    "if M <= 16:"）；已经改过了就说别的改法（学生报过：文件里已经是 64，还让他把 16 改成 64）。"""
-    if any(r.conds == (("M", 16),) for r in program.rules):
-        return f"比如把 if M <= 16{colon} 改成 if M <= 64{colon}"
+    """"可以试试"里"比如怎么改"：程序里还有专家起点的 if M <= 16 那一条、而且把它改成 64 真的会换掉某个形状的配置，
+    才这么说（colon=":" 时照源码写"if M <= 16:"）；否则说别的改法（学生报过：文件里已经是 64，还让他把 16 改成 64；
+    审读报过：前面有一条 if M <= 8192 挡住了它，照着改什么也不变）。"""
+    for i, r in enumerate(program.rules):
+        if r.conds == (("M", 16),):
+            edited = Program(program.rules[:i] + (Rule((("M", 64),), r.config),) + program.rules[i + 1:], program.default)
+            if any(choose(edited, s) != choose(program, s) for s in all_shapes()):
+                return f"比如把 if M <= 16{colon} 改成 if M <= 64{colon}"
     return "比如挪一条规则的阈值（if M <= 后面的数）、换一个配置，或者再加一条规则"
 
 
