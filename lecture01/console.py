@@ -666,7 +666,8 @@ def _hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt) -> list[
         if len(spans) == 1 and spans[0][1] is None:
             out.append(f"（{ch} {name} 从横轴 {x_fmt.format(spans[0][0])} 起和 {by} 落在同一格，被盖住了，不是停了。）")
         else:
-            out.append(f"（{ch} {name} 在横轴 {where}和 {by} 落在同一格，被盖住了，不是断了。）")
+            gap = "" if where.endswith("起") else " "            # "0–18 和"：数字和汉字之间空一格，和别处一样
+            out.append(f"（{ch} {name} 在横轴 {where}{gap}和 {by} 落在同一格，被盖住了，不是断了。）")
     return out
 
 
@@ -808,19 +809,36 @@ def format_bars(title: str, labels: list[str], values: list, *, segments: list[s
             bar = _paint("█" * (eighths // 8) + EIGHTHS[eighths % 8].strip(), COLORS[0], on)
             n = -(-eighths // 8)
         else:                                                # 堆叠：按累计值取整，每段至少不丢总长
-            bar, edge, acc = "", 0, 0.0
-            for k, v in enumerate(p):
-                acc += v
-                nxt = round(acc / top * bw)
-                bar += _paint(FILLS[k] * (nxt - edge), COLORS[k % len(COLORS)], on)
-                edge = nxt
-            n = edge
+            cells = _segment_cells(p, top, bw)
+            bar = "".join(_paint(FILLS[k] * c, COLORS[k % len(COLORS)], on) for k, c in enumerate(cells))
+            n = sum(cells)
         out += [label] if above else []
         out.append(_pad("" if above else label, lw, False) + bar + " " * (bw - n + 1) + text)
     if segments is not None:
         out += _legend([f"{FILLS[k]} {s}" for k, s in enumerate(segments)],
                        [f"{_paint(FILLS[k], COLORS[k % len(COLORS)], on)} {s}" for k, s in enumerate(segments)], width)
     return _at_least("\n".join(out), width)
+
+
+def _segment_cells(parts, top: float, width: int) -> list[int]:
+    """堆叠横条每段几格：按累计值取整（总长不丢）；最大的那一段（只有一段最大时）一定比别的段都长——取整能让
+    46.6 和 47.7 画成 11 格和 10 格，图说"最长的一段就是瓶颈"就画反了（一位同学在第 13 讲的图里数出来的）。
+    挪的那一格从和它一样长或更长的段里拿，误差不超过取整本来就有的一格。"""
+    cells, edge, acc = [], 0, 0.0
+    for v in parts:
+        acc += v
+        nxt = round(acc / top * width)
+        cells.append(nxt - edge)
+        edge = nxt
+    big = max(range(len(parts)), key=lambda k: parts[k])
+    if sum(v == parts[big] for v in parts) == 1:
+        while True:
+            rival = max((k for k in range(len(parts)) if k != big), key=lambda k: cells[k], default=None)
+            if rival is None or cells[rival] < cells[big] or cells[rival] == 0:
+                break
+            cells[rival] -= 1
+            cells[big] += 1
+    return cells
 
 
 class Charts:

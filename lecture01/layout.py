@@ -68,6 +68,36 @@ def tokens(text: str) -> list[str]:
             prev = k
         if piece:
             out.append(piece[start:])
+    return _glued(out)
+
+
+UNITS = {"µs", "ms", "s", "B", "KB", "MB", "GB", "TB/s", "GB/s", "TFLOPS", "FLOP/B"}   # 跟着数走、不单独落到下一行的单位
+
+
+def _glue(left: str, right: str) -> bool:
+    """left、right 之间的那个空格不折行：命令行选项和它的值（"--knob L2_BW=1.8e+11"）、数和它的单位（"11.3 µs"、
+    "227 KB"）、DSL 的条件（"M <= 16:"）。学生报过 "--knob⏎LOAD_LATENCY_BUSY=9e-07"、"（227⏎KB）"、"if M ‹=⏎16:"。"""
+    if left.startswith("--") and " " not in left and right[:1].isascii() and right[:1].isalnum():
+        return True
+    if right in UNITS and left[-1:].isdigit():
+        return True
+    if left in ("M", "N", "K") and right in ("<=", "<"):
+        return True
+    return left.endswith(("<=", "<")) and right[:1].isdigit()
+
+
+def _glued(toks: list[str]) -> list[str]:
+    """把 _glue 说的"中间的单个空格不折行"的相邻小段连成一段（连过的还可以再连："M <=" 再连 "16:"）。"""
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if t == " " and out and i + 1 < len(toks) and _glue(out[-1], toks[i + 1]):
+            out[-1] += t + toks[i + 1]
+            i += 2
+            continue
+        out.append(t)
+        i += 1
     return out
 
 

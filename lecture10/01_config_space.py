@@ -196,11 +196,15 @@ def demo3_examples(extra, smem=None):
         rows.append([label, f"{c.BM}×{c.BN}×{c.BK}", c.warps, c.stages, regs_per_thread(c), f"{smem_bytes(c):,}",
                      ctas_per_sm(c) if can_launch(c) else "", f"不能（原因 {len(reasons)}）" if problems(c) else "能"])
     print_table(["例子", "BM×BN×BK", "warps", "stages", "寄存器/线程", "共享内存 (B)", "CTA/SM", "能启动"], rows)
-    if extra and smem is not None:
-        ok = launches_with_smem(extra, smem)
-        print_note(f"（表里按 {GPU.short} 的共享内存上限 {MAX_SMEM_PER_BLOCK:,} B 算。按 --smem 给的 {smem:,} B："
-                   f"命令行给的配置要 {smem_bytes(extra):,} B，{'能启动' if ok else '启动不了'}"
-                   + ("" if ok or smem_bytes(extra) > smem else "（别的资源超了）") + "。）")
+    if smem is not None:                     # 学生报过：--smem 166912 时这张表照样写 196,608 B 的"能"，没说按的是谁的上限
+        over = [label for label, c in EXAMPLES if can_launch(c) and not launches_with_smem(c, smem)]
+        said = (f"（表和下面的观察按 {GPU.short} 的共享内存上限 {MAX_SMEM_PER_BLOCK:,} B 算；--smem 给的 {smem:,} B 只用在"
+                "演示 1 末尾那一行" + (f"，按它算，{'、'.join(over)}就启动不了" if over else "") + "。")
+        if extra:
+            ok = launches_with_smem(extra, smem)
+            said += (f"按 --smem 给的 {smem:,} B：命令行给的配置要 {smem_bytes(extra):,} B，{'能启动' if ok else '启动不了'}"
+                     + ("" if ok or smem_bytes(extra) > smem else "（别的资源超了）") + "。")
+        print_note(said + "）")
     print_observations(reasons, title="启动不了的原因（kernel_lab.problems 的原话）")
 
     mid, good = EXPERT_BIG.replace(BM=256), EXPERT_BIG.replace(BM=256, warps=8)

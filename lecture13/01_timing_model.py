@@ -809,7 +809,7 @@ def main(argv=None):
     changes = sl.knobs_from_arguments(ap, a)
     SEEN.clear()                    # 这次运行的观察（main 在同一个进程里被调第二次时不混进上一次的）
     CHARTS.reset(Charts.check_dir(ap, a.svg))
-    print(" ".join([f"设置：--tolerance {a.tolerance}", *sl.knob_arguments(changes)]))
+    print_note(" ".join([f"设置：--tolerance {a.tolerance}", *sl.knob_arguments(changes)]))   # 旋钮多了折行
     if changes:
         print_note(sl.describe_knobs(changes))
     start = clock.perf_counter()

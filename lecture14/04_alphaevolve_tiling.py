@@ -30,6 +30,7 @@ CS349E · 第 14 讲 · 04_alphaevolve_tiling.py —— 迷你 AlphaEvolve：进
 """
 
 import os
+import re
 import sys
 import time
 
@@ -253,8 +254,12 @@ def demo1_problem(table, train, test):
 def demo2_one_run(table, train, test, seed, budget, llm=None):
     print_header(f"演示 2：一次进化（种子 {seed}，提出 {budget} 个程序）")
     ev = Evaluator(train, table)
-    out = evolve(ev, budget, seed=seed, log_every=max(1, min(budget // 5, 5000)), log=lambda line: progress("演示 2：" + line.strip()),
-                 llm=llm)
+    started = time.monotonic()
+
+    def log(line: str) -> None:                      # 进度行末尾说还要多久（学生报过：--budget 100000 时只有演示 3 说）
+        done = re.search(r"第\s*(\d+) 个提议", line)
+        progress("演示 2：" + line.strip() + (time_left(int(done.group(1)), budget, started) if done else ""))
+    out = evolve(ev, budget, seed=seed, log_every=max(1, min(budget // 5, 5000)), log=log, llm=llm)
     best, res = out["best"]
     imp = out["improvements"]
     shown = imp if len(imp) <= 12 else imp[:8] + [("…", None, None)] + imp[-4:]
@@ -717,7 +722,7 @@ def main(argv=None):
     if llm is None:
         print_note(f"设置：{settings}（--jobs {a.jobs} 只影响快慢，不影响结果）")
     else:                                   # 不印 --jobs：录制和回放的 --jobs 不一样，标准输出也要逐字节相同
-        print(f"设置：{settings}")
+        print_note(f"设置：{settings}")
         print_note(openai_llm.describe(llm) + "演示 3 的几次进化也问它，在这个进程里依次跑（--jobs 不起作用）。")
     if changes:
         print_note(sched_lab.describe_knobs(changes))

@@ -37,25 +37,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import REEXEC_FLAG, VENV_PYTHON, ensure_numpy, int_between, on_interrupt, parser, progress, reexec, run, say  # noqa: E402
+from runner import ensure_numpy, int_between, on_interrupt, parser, progress, run, say  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "openevolve"))
 import run_openevolve as oe  # noqa: E402
 
-MISSING = ("07 要 OpenEvolve（可选的依赖，别的脚本都不需要它）：在仓库根目录运行 "
-           ".venv/bin/pip install -r requirements-openevolve.txt（或者 make openevolve，它装好以后还会跑一次），"
-           "再运行 python3 lecture14/07_openevolve.py。")
+MISSING = ("07 要 OpenEvolve（可选的依赖，别的脚本都不需要它）：在仓库根目录运行 make openevolve（它装好以后还会跑一次"
+           "OpenEvolve）")
 
 
 def _need_openevolve() -> None:
-    """没装 OpenEvolve：仓库的 .venv 里装了就换成它重新运行（和 ensure_numpy 一样），否则说一句话、退出码 1。"""
-    if oe.have_openevolve():
-        return
-    here = os.path.realpath(sys.prefix) == os.path.realpath(os.path.dirname(os.path.dirname(VENV_PYTHON)))
-    if os.path.exists(VENV_PYTHON) and not here and not os.environ.get(REEXEC_FLAG):
-        reexec()                                     # 回来了就是 .venv 坏了：落到下面那句话
-    say(MISSING)
-    raise SystemExit(1)
+    """没装 OpenEvolve：仓库的 .venv 里装了就换成它重新运行，否则说一句话、退出码 1（run_openevolve.need_openevolve）。"""
+    oe.need_openevolve(MISSING, "python3 lecture14/07_openevolve.py")
 
 
 ensure_numpy()
@@ -76,7 +69,7 @@ MAX_JOBS = 8
 OURS, THEIRS = "本讲的循环", "OpenEvolve"
 SLOWER = 5          # 观察：OpenEvolve 每个提议的墙上时间至少是本讲循环的这么多倍（空闲的 2 核机器上十几到几十倍；
                     # 学生报过：机器忙时量到 7.7 倍，默认运行就印了【本次不成立】。墙上时间随机器负载变，留足余量）
-LONGER = 3          # 观察：OpenEvolve 的提示至少是本讲的这么多倍长
+LONGER = 1.5        # 观察：OpenEvolve 的提示（系统提示加用户消息）至少是本讲的这么多倍长
 CHARTS = Charts()
 
 
@@ -96,6 +89,7 @@ def run_ours(table, train, test, seed: int, budget: int) -> dict:
                 test=geomean_speedup(best, test, table), history=[1.0] + list(out["history"]),
                 failed=sum(out["failed"].values()) + ev.n_static_reject, full=ev.n_eval_full, cached=ev.n_cached,
                 probe=ev.n_eval_probe, prompt_chars=stats.prompt_chars / max(1, stats.n),
+                system_chars=stats.system_chars / max(1, stats.n),
                 others=stats.others / max(1, stats.n), crossover=stats.ops.get("crossover", 0), asked=stats.n,
                 mock_seconds=stats.seconds)
 
@@ -119,7 +113,8 @@ def run_theirs(table, train, test, seed: int, budget: int, procs, workdir: str) 
     return dict(system=THEIRS, seed=seed, seconds=time.perf_counter() - t0, best=best,
                 train=geomean_speedup(best, train, table), test=geomean_speedup(best, test, table), history=history,
                 failed=c["rejected"] + c["no_child"], full=c["full"], cached=0, probe=c["probe"],
-                prompt_chars=stats.prompt_chars / max(1, stats.n), others=stats.others / max(1, stats.n),
+                prompt_chars=stats.prompt_chars / max(1, stats.n), system_chars=stats.system_chars / max(1, stats.n),
+                others=stats.others / max(1, stats.n),
                 crossover=stats.ops.get("crossover", 0), asked=stats.n, mock_seconds=stats.seconds,
                 reported=res["best_metrics"].get("combined_score"))
 
@@ -202,11 +197,13 @@ def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
                      f"本讲的循环 {n(fo)} 个，OpenEvolve {n(ft)} 个（中位数）"))
     po, pt = median(ours, "prompt_chars"), median(theirs, "prompt_chars")
     no, nt = median(ours, "others"), median(theirs, "others")
+    so_, st_ = median(ours, "system_chars"), median(theirs, "system_chars")
     obs.append(check(pt >= LONGER * po and nt > no,
-                     f"OpenEvolve 的提示平均 {pt:,.0f} 个字符，是本讲的 {pt / po:.1f} 倍：里面除了当前程序，平均还有 "
-                     f"{nt:.1f} 个别的程序（最好的几个、多样的几个、灵感），本讲的只有 {no:.1f} 个灵感。"
+                     f"OpenEvolve 的提示平均 {pt:,.0f} 个字符，是本讲的 {pt / po:.1f} 倍（两边都算上系统提示：本讲的 "
+                     f"{so_:,.0f} 个字符，教 DSL、配置网格和启动上限；OpenEvolve 的 {st_:,.0f} 个）。多在用户消息里：除了"
+                     f"当前程序，平均还有 {nt:.1f} 个别的程序（最好的几个、多样的几个、灵感），本讲的只有 {no:.1f} 个灵感。"
                      "MockLLM 不在乎提示多长，真的模型按 token 收钱、读得也慢。",
-                     f"OpenEvolve 的提示至少是本讲的 {LONGER} 倍长，别的程序也更多",
+                     f"OpenEvolve 的提示（系统提示加用户消息）至少是本讲的 {LONGER:g} 倍长，别的程序也更多",
                      f"OpenEvolve {pt:,.0f} 个字符、{nt:.1f} 个别的程序；本讲的 {po:,.0f} 个字符、{no:.1f} 个"))
     co, ct = median(ours, "crossover"), median(theirs, "crossover")
     obs.append(f"MockLLM 从提示里别的程序借规则（crossover）的次数：本讲的循环 {co:.0f} 次，OpenEvolve {ct:.0f} 次"
@@ -232,7 +229,7 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
         rows.append([r["system"], str(r["seed"]), f"{r['train']:.3f}×", f"{r['test']:.3f}×", f"{r['train'] / o_tr:.0%}",
                      f"{r['failed']:,}", f"{r['full']:,}", f"{r['prompt_chars']:,.0f}"])
     print_table(["系统", "种子", "训练形状", "测试形状", "训练上占逐形状最优的", "失败的提议", "完整评估的程序",
-                 "提示平均几个字符"], rows)
+                 "提示平均几个字符（系统+用户）"], rows)
     print_note("本讲的循环那几行每次运行逐字节相同。OpenEvolve 那几行不保证：种子、程序名、哈希种子都固定了，只用一个 "
                "worker，可它有时在几十个提议之后走上另一条路（原因在 OpenEvolve 内部），同一个种子两次运行的差别可以比"
                "两个种子之间的还大。下面比较两边的那句观察说的是这一次的表。")
@@ -286,20 +283,23 @@ def main(argv=None):
     on_interrupt(procs.close)
     on_interrupt(lambda: shutil.rmtree(workdir, ignore_errors=True))
     start = time.perf_counter()
+    keep = False                                     # OpenEvolve 出错时留着它的日志：那句话让人去看它
     try:
         ours = [run_ours(table, train, test, seed, a.budget) for seed in range(a.seeds)]
         theirs = run_theirs_all(table, train, test, a.seeds, a.budget, procs, workdir, a.jobs)
     except RuntimeError as e:
-        say(str(e))
+        keep = True
+        say(f"{e}（这个目录留着，看完自己删：{workdir}）")
         sys.exit(1)
     finally:
         procs.close()
-        shutil.rmtree(workdir, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
     print_header(f"同一个问题、同一个 MockLLM、每边每个种子 {a.budget} 个提议")
     print_results(ours, theirs, table, train, test, a.budget)
     more = [("和 04 一样的预算、多一个种子（慢得多：时间几乎都在 OpenEvolve 那边）：",
              "python3 lecture14/07_openevolve.py --budget 1000 --seeds 3")] if a.budget < 1000 else []
-    print_try(more + [("只看 OpenEvolve 一次（300 个提议；它的日志、best/、每个子程序一行的 evolution_trace.jsonl 都留在 "
+    print_try(more + [("只看 OpenEvolve 一次（300 个提议；它的日志（每个做完的提议一行）、best/、evolution_trace.jsonl 都留在 "
                        "lecture14/openevolve/output）：", "make openevolve"),
                       ("换成真的模型：把 lecture14/openevolve/config.yaml 里 api_base 那一行和 models 下的 name 换成你的"
                        "（那个文件开头有 ollama 和托管 API 的写法），再问它 50 个提议：",

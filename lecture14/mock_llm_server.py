@@ -231,22 +231,26 @@ class MockAnswerer:
         self.llm = MockLLM(Dice(seed))
         self.lock = threading.Lock()
         self.n = 0                                 # 回答了几个提示
-        self.prompt_chars = 0                      # 提示一共多少个字符
+        self.prompt_chars = 0                      # 提示一共多少个字符（系统提示加用户消息：模型读的全部）
+        self.system_chars = 0                      # 其中系统提示的
         self.others = 0                            # 提示里一共有几个别的程序（灵感）
         self.ops: Counter = Counter()              # MockLLM 做了哪种修改，各几次（读不懂的提示记作 NO_PROGRAM）
         self.seconds = 0.0                         # 读提示、想修改一共用了几秒（不算 HTTP）
 
-    def answer(self, text: str) -> str:
+    def answer(self, text: str, system_chars: int = 0) -> str:
+        """text：用户消息；system_chars：同一个请求里系统提示的字符数（只记账：两边的提示一样算，讲师报过 07 只数了
+        用户消息，本讲的循环每次还带着三千来个字符的系统提示）。"""
         with self.lock:
             t0 = time.perf_counter()
             try:
-                return self._answer(text)
+                return self._answer(text, system_chars)
             finally:
                 self.seconds += time.perf_counter() - t0
 
-    def _answer(self, text: str) -> str:
+    def _answer(self, text: str, system_chars: int = 0) -> str:
         self.n += 1
-        self.prompt_chars += len(text)
+        self.prompt_chars += len(text) + system_chars
+        self.system_chars += system_chars
         try:
             prompt, current = self.sense.prompt(text)
         except NoProgram as e:
@@ -259,6 +263,19 @@ class MockAnswerer:
 
 
 # ---------------------------------------------------------------- HTTP
+
+def _system_chars(body) -> int:
+    """请求正文里 role 为 system 的消息一共多少个字符（content 是字符串，或分段的 [{"type": "text", ...}]）。"""
+    total = 0
+    for msg in body.get("messages", []) if isinstance(body, dict) and isinstance(body.get("messages"), list) else []:
+        if isinstance(msg, dict) and msg.get("role") == "system":
+            c = msg.get("content")
+            if isinstance(c, str):
+                total += len(c)
+            elif isinstance(c, list):
+                total += sum(len(p["text"]) for p in c if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return total
+
 
 def _user_text(body) -> str | None:
     """请求正文里最后一条 user 消息的文本（content 是字符串，或 [{"type": "text", "text": ...}, ...]）。"""
@@ -350,7 +367,7 @@ class MockServer:
                 if full:
                     return self._json(503, {"error": {"message": f"这个 MockLLM 服务器已经回答了 {mock.max_requests:,} "
                                                                  "个请求（--max-requests），不再回答"}})
-                content = mock.answerer.answer(text)
+                content = mock.answerer.answer(text, _system_chars(body))
                 self._json(200, {"id": f"mock-{mock.answerer.n}", "object": "chat.completion", "created": 0,
                                  "model": MODEL,
                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": content},

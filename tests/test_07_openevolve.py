@@ -25,11 +25,12 @@ SCRIPT = os.path.join(ROOT, "lecture14", "07_openevolve.py")
 S07 = load_script("lecture14/07_openevolve.py", "openevolve_07")
 
 
-def run(system, seed, train, test=None, failed=5, full=50, cached=5, probe=10, chars=2000, others=2.0, seconds=1.0,
-        mock=0.05):
+def run(system, seed, train, test=None, failed=5, full=50, cached=5, probe=10, chars=5000, others=2.0, seconds=1.0,
+        mock=0.05, system_chars=None):
+    system_chars = (3000 if system == S07.OURS else 300) if system_chars is None else system_chars
     return dict(system=system, seed=seed, train=train, test=train if test is None else test, failed=failed, full=full,
-                cached=cached, probe=probe, prompt_chars=chars, others=others, crossover=3, seconds=seconds,
-                mock_seconds=mock)
+                cached=cached, probe=probe, prompt_chars=chars, system_chars=system_chars, others=others, crossover=3,
+                seconds=seconds, mock_seconds=mock)
 
 
 def texts(ours, theirs, budget=100):
@@ -46,7 +47,7 @@ def test_observations_hold_on_numbers_that_support_them():
     assert not any(FAILED in o for o in obs)
     assert "两边差不多" in obs[1] and "相差 0.005" in obs[1]
     assert "本讲的循环完整评估的程序更少（50 个对 75 个" in obs[2]
-    assert "是本讲的 4.5 倍" in obs[3] and "5.0 个别的程序" in obs[3]
+    assert "是本讲的 1.8 倍（两边都算上系统提示：本讲的 3,000 个字符" in obs[3] and "5.0 个别的程序" in obs[3]
     assert f"{S07.SLOWER} 倍以上" in obs[5]
 
 
@@ -160,7 +161,8 @@ def test_07_without_openevolve_is_one_sentence_and_exit_1():
     code = (f"import runpy, sys; sys.modules['openevolve'] = None; sys.argv = [{SCRIPT!r}]; "
             f"runpy.run_path({SCRIPT!r}, run_name='__main__')")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=base_env(), cwd=ROOT)
-    assert (p.returncode, p.stdout, p.stderr) == (1, "", S07.MISSING + "\n")
+    assert (p.returncode, p.stdout) == (1, "") and p.stderr.startswith(S07.MISSING) and p.stderr.count("\n") == 1
+    assert "装好以后运行 python3 lecture14/07_openevolve.py。" in p.stderr
 
 
 def _descendants(pid: int) -> set[int]:
@@ -317,3 +319,18 @@ def test_07_arguments_help_and_one_sentence_errors(args, says):
     else:
         assert p.returncode == 2 and p.stdout == "" and says in p.stderr and "Traceback" not in p.stderr
         assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_prompt_length_counts_the_system_prompt_on_both_sides():
+    """审读报过：提示的长度只数了用户消息——本讲的循环每次还带着三千来个字符的系统提示，OpenEvolve 的只有两三百个；
+    只数用户消息时印的是"4.5 倍"，算上系统提示是 1.7–2.1 倍。MockLLM 服务器现在把系统提示也算进去，分开记一份。"""
+    from mock_llm_server import MockAnswerer, _system_chars
+    body = {"messages": [{"role": "system", "content": "s" * 300}, {"role": "user", "content": "u" * 50},
+                         {"role": "system", "content": [{"type": "text", "text": "t" * 7}]}]}
+    assert _system_chars(body) == 307
+    a = MockAnswerer(0)
+    a.answer("没有程序的提示", 300)
+    assert a.prompt_chars == len("没有程序的提示") + 300 and a.system_chars == 300
+    obs = texts([run(S07.OURS, 0, 1.20, chars=5000)], [run(S07.THEIRS, 0, 1.19, full=70, chars=6000, others=5.0,
+                                                            seconds=30.0)])
+    assert FAILED in obs[3] and "1.5 倍长" in obs[3]                   # 1.2 倍：不够"至少 1.5 倍"

@@ -576,7 +576,31 @@ def test_a_line_hidden_in_the_middle_is_said_to_be_covered_not_broken():
     chart = format_line("t", {"a": a, "b": b}, width=70, color=False)
     notes = [line for line in chart.split("\n") if "被盖住" in line]
     assert len(notes) == 1 and "不是断了" in notes[0] and "● a" in notes[0], chart
-    lo, hi = (int(x) for x in re.search(r"在横轴 (\d+)–(\d+)", notes[0]).groups())
+    lo, hi = (int(x) for x in re.search(r"在横轴 (\d+)–(\d+) 和 ● a", notes[0]).groups())    # 数字和"和"之间有空格
     assert 20 <= lo <= 25 and 75 <= hi <= 80, notes
     short = [(x, 2.0 if x <= 48 or x > 52 else 1.0) for x in range(0, 101)]       # 只盖住两三列：看得出是交叉，不说
     assert "被盖住" not in format_line("t", {"a": a, "b": short}, width=70, color=False)
+
+
+def test_the_longest_segment_of_a_stacked_bar_is_the_largest_value():
+    """一位同学在第 13 讲的图里数出来：70B/8 qkv M=128 专家的"搬"（46.6 µs）画了 11 格、"等"（47.7 µs，瓶颈）10 格，
+    图却说"最长的一段就是瓶颈"。按累计值取整以后，最大的那段现在一定最长。"""
+    from console import _segment_cells
+    cells = _segment_cells([38.1, 46.6, 47.7, 32.0], 38.1 + 46.6 + 47.7 + 32.0, 36)
+    assert cells[2] > max(cells[:2] + cells[3:]) and sum(cells) == 36
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0, 1000, allow_nan=False), min_size=2, max_size=4), st.integers(8, 80))
+def test_stacked_bar_cells_keep_the_total_and_the_largest_segment(parts, width):
+    from console import _segment_cells
+    top = sum(parts)
+    if top <= 0:
+        return
+    cells = _segment_cells(parts, top, width)
+    assert sum(cells) == width and min(cells) >= 0
+    assert all(abs(c - v / top * width) <= 2 for c, v in zip(cells, parts))         # 最多差两格（取整一格、挪一格）
+    big = max(parts)
+    if parts.count(big) == 1 and big / top * width >= 1:
+        k = parts.index(big)
+        assert cells[k] > max(c for j, c in enumerate(cells) if j != k), (parts, cells)

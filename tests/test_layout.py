@@ -104,3 +104,16 @@ def test_make_openevolve_after_the_test_setup_installs_nothing_again(tmp_path):
     assert make(".venv/.dev").returncode == 0
     assert make("-q", ".venv/.openevolve").returncode == 0 and make("-q", ".venv/.runtime").returncode == 0
     assert (tmp_path / ".venv" / "calls").read_text(encoding="utf-8").count("install") == 1
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("设置：--tolerance 0.01 --knob L2_BW_PER_SM=1.8e+11 --knob LOAD_LATENCY_BUSY=9e-07", "--knob LOAD_LATENCY_BUSY=9e-07"),
+    ("共享内存上限 166,912 B（一个 SM 最多 227 KB），等了 11.3 µs", "227 KB"),
+    ("改专家启发式：用编辑器打开它，比如把 if M <= 16: 改成 if M <= 64:，看数字怎样变", "M <= 16:")])
+def test_wrap_keeps_an_option_with_its_value_a_number_with_its_unit_and_a_condition_whole(text, kept):
+    # 学生报过："--knob⏎LOAD_LATENCY_BUSY=9e-07"、"（227⏎KB）"、"11.3⏎µs"、"if M ‹=⏎16:"
+    from layout import wrap
+    for width in range(32, 90):                        # 比最长的一段（"--knob L2_BW_PER_SM=1.8e+11"）宽：放得下才不拆
+        lines = wrap(text, width)
+        assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+        assert any(kept in line for line in lines), (width, lines)

@@ -407,3 +407,16 @@ def test_05_feedback_and_cascade_say_the_scores_they_compare_are_training_ones_a
     holds(fb, out)
     assert flat("伤不到训练形状上最后的分数（测试形状上是 1.230× 对 1.280×，相差 -3.9%）") in flat(out)
     assert flat("没有级联，训练形状上的分数差不多") in flat(out) and flat("测试形状上是 1.285× 对 1.280×") in flat(out)
+
+
+def test_05_small_model_that_nearly_catches_up_is_not_told_it_lacks_ideas(table, monkeypatch):
+    """学生报过：05 --budget 4000 --seeds 2 --small-targeted 0.05 说"小模型每个种子都比完整系统低：1.265× 对 1.269×，
+    比专家的涨幅只有完整系统的 99%。它提出的程序一样多，差在想法……"——只差 0.3%，同一次运行里别的句子说不到 2% 算差不多。"""
+    monkeypatch.setattr(A05, "SMALL_TARGETED", 0.05)
+    res = results(small=[result(t, tried={"single_field": 350, "targeted": 40}, accepted={"single_field": 15})
+                         for t in (1.262, 1.265, 1.266)])
+    obs, out = ablations(table, res)
+    said = claim(obs, WORDS["small"])
+    holds(said, out)
+    assert "差在想法" not in said.text and flat("不过只低一点（相差 -1.2%") in flat(said.text)
+    assert "targeted 权重 0.05" in said.text

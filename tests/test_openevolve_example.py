@@ -239,8 +239,33 @@ def test_openevolve_runs_a_few_iterations_offline_and_prints_the_best_program(ta
 def test_without_openevolve_one_sentence_and_exit_1():
     code = f"import runpy, sys; sys.modules['openevolve'] = None; sys.argv = [{RUN!r}]; runpy.run_path({RUN!r}, run_name='__main__')"
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=base_env(), cwd=ROOT)
-    assert (p.returncode, p.stdout, p.stderr) == (1, "", runmod.MISSING + "\n")
-    assert "requirements-openevolve.txt" in runmod.MISSING and "make openevolve" in runmod.MISSING
+    assert (p.returncode, p.stdout) == (1, "") and p.stderr.startswith(runmod.MISSING) and p.stderr.count("\n") == 1
+    assert "requirements-openevolve.txt" in p.stderr and "make openevolve" in p.stderr      # 有 .venv：两种装法
+    assert "装好以后运行 python3 lecture14/openevolve/run_openevolve.py。" in p.stderr
+
+
+def test_without_a_venv_only_make_openevolve_is_suggested(monkeypatch, capsys):
+    """审读报过：新克隆的仓库（还没有 .venv）里，07 让人运行 .venv/bin/pip install ……，没有这个文件。"""
+    import runner
+    monkeypatch.setattr(runner, "VENV_PYTHON", os.path.join(ROOT, "no-such-venv", "bin", "python"))
+    monkeypatch.setattr(runmod, "have_openevolve", lambda: False)
+    with pytest.raises(SystemExit) as e:
+        runmod.need_openevolve(runmod.MISSING, "python3 lecture14/07_openevolve.py")
+    err = capsys.readouterr().err
+    assert e.value.code == 1 and "make openevolve" in err and ".venv/bin/pip" not in err and "先建好 .venv" in err
+
+
+def test_run_openevolve_switches_to_the_venv_that_has_openevolve():
+    """审读报过：OpenEvolve 只装在 .venv 里时，python3 lecture14/openevolve/run_openevolve.py 说"没装"，07 却会换成 .venv。"""
+    import runner
+    code = ("import sys, os; sys.path[:0] = [sys.argv[1] + '/lecture01']; import runner; "
+            "runner.VENV_PYTHON = sys.executable; sys.modules['openevolve'] = None; "
+            "sys.path.insert(0, sys.argv[1] + '/lecture14/openevolve'); import run_openevolve as oe; "
+            "runner.reexec = lambda: (print('REEXEC'), sys.exit(7)); "
+            "sys.prefix = '/somewhere/else'; oe.need_openevolve(oe.MISSING, 'x')")
+    p = subprocess.run([sys.executable, "-c", code, ROOT], capture_output=True, text=True, timeout=60,
+                       env={k: v for k, v in base_env().items() if k != runner.REEXEC_FLAG}, cwd=ROOT)
+    assert (p.returncode, p.stdout.strip()) == (7, "REEXEC"), p.stderr
 
 
 def test_openevolve_is_pinned_in_its_own_requirements_file_and_ci_installs_it():
@@ -391,3 +416,58 @@ def test_openevolve_waiting_on_a_silent_server_says_so_on_stderr(tmp_path, monke
             _run_against(s.url, 3, tmp_path, note=note)
     assert len(notes) == 1 and "第 1 个提议等了 1 秒" in notes[0] and "Ctrl-C" in notes[0], notes
     assert display_width(notes[0].replace("第 1 个", "第 1000 个").replace("1 秒", "3600 秒")) <= 80, notes[0]
+
+
+def test_counts_come_from_the_log_not_from_the_trace_that_skips_children(tmp_path):
+    """审读报过：OpenEvolve 0.4.0 里子程序挤掉自己的父程序时 evolution_trace.jsonl 不写那一行；make openevolve 就把
+    19 个提议算成"没变成子程序"，日志里出错的只有 4 个，曲线也漏了一次刷新最好分数（1.196）。现在以日志为准：
+    每个做完的提议一行 "Iteration N: Program …"，下一行是它的 Metrics；trace 里有的用 trace 的数（更多位小数）。"""
+    oe = runmod
+    (tmp_path / "result.json").write_text(json.dumps(dict(best_code="", best_metrics={}, iterations=4)), encoding="utf-8")
+    log = ["2026-12-03 14:35:18,159 - INFO - Iteration 1: Program a (parent: b) completed in 0.07s",
+           "2026-12-03 14:35:18,159 - INFO - Metrics: combined_score=1.0532, launchable=1.0000, full_evaluation=1.0000",
+           "2026-12-03 14:35:18,200 - INFO - Iteration 2: Program c (parent: a) completed in 0.07s",
+           "2026-12-03 14:35:18,201 - INFO - HTTP Request: POST http://127.0.0.1:1/v1/chat/completions",
+           "2026-12-03 14:35:18,202 - INFO - Metrics: combined_score=1.1960, launchable=1.0000, full_evaluation=1.0000",
+           "2026-12-03 14:35:18,300 - WARNING - Iteration 3 error: Diff did not change the program",
+           "2026-12-03 14:35:18,400 - INFO - Iteration 4: Program d (parent: a) completed in 0.07s",
+           "2026-12-03 14:35:18,401 - INFO - Metrics: combined_score=0.0000, launchable=0.0000, full_evaluation=0.0000"]
+    (tmp_path / "openevolve.log").write_text("\n".join(log) + "\n", encoding="utf-8")
+    exact = {"combined_score": 1.053249, "launchable": 1.0, "full_evaluation": 1.0}
+    (tmp_path / "evolution_trace.jsonl").write_text(json.dumps(dict(iteration=1, child_metrics=exact)) + "\n",
+                                                    encoding="utf-8")          # 第 2 个（挤掉了父程序的）没有记
+    res = oe.read_run(str(tmp_path))
+    assert [k for k, _ in res["trace"]] == [1, 2, 4]
+    assert res["trace"][0][1] == exact and res["trace"][1][1]["combined_score"] == 1.196
+    assert oe.count(res) == dict(full=2, probe=0, rejected=1, no_child=1)
+
+
+def test_the_openevolve_child_exits_at_once_if_its_parent_is_already_gone():
+    """审读报过：07 在起 OpenEvolve 子进程的那一刻被 kill -9，子进程的父进程还没记下就成了孤儿（getppid() 已经是 1），
+    又对着没人的服务器跑了几分钟。现在父进程的 pid 跟着 spec 传过去，一启动就比。"""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    spec = dict(url="http://127.0.0.1:9/v1", iterations=1, seed=0, output=session_dir("orphan"), parent=gone.pid)
+    p = subprocess.Popen([sys.executable, RUN, "--child", json.dumps(spec)], start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=base_env(), cwd=ROOT)
+    try:
+        assert p.wait(timeout=30) == -9
+    finally:
+        stop_group(p)
+
+
+def test_openevolve_writes_its_temporary_files_into_the_output_directory(tmp_path, monkeypatch):
+    """审读报过：Ctrl-C 停下 OpenEvolve（整组 SIGKILL）时，它评估到一半的 NamedTemporaryFile 留在 /tmp（20 次留下 5 个）。
+    子进程的 TMPDIR 现在是输出目录里的 tmp/：跟着输出目录一起删（07 的临时目录、make openevolve 每次清空的 output）。"""
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def popen(args, **kw):
+        seen.update(kw)
+        raise Stop
+    monkeypatch.setattr(runmod.subprocess, "Popen", popen)
+    with pytest.raises(Stop):
+        runmod.run_openevolve(runmod.Processes(), "http://127.0.0.1:9/v1", 1, 0, str(tmp_path / "out"))
+    assert seen["env"]["TMPDIR"] == str(tmp_path / "out" / "tmp") and os.path.isdir(tmp_path / "out" / "tmp")

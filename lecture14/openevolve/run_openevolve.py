@@ -9,7 +9,8 @@ initial_program.py、evaluator.py、config.yaml 跑 --iterations 个提议（api
 印出最好的程序和它在训练 / 测试形状上相对专家的加速比（用本讲的 evolve 重新算，和 evaluator 给 OpenEvolve 的分数
 核对过）。"LLM"是 MockLLM，没有真的语言模型；"硬件"是第 13 讲的解析模型。换成真的模型见 config.yaml 开头。
 用时见 README 的"更进一步"一节（几乎全是 OpenEvolve 自己的开销：每个提议零点几秒）；进度印到标准错误。Ctrl-C 一秒内停下：OpenEvolve 和它的 worker 进程、服务器都结束。
-OpenEvolve 的全部输出（日志、best/、每个评估过的子程序一行的 evolution_trace.jsonl）在 --output 目录里。
+OpenEvolve 的全部输出（日志、best/、evolution_trace.jsonl）在 --output 目录里；每个评估过的子程序在日志里都有一行
+"Iteration N: Program …"，evolution_trace.jsonl 少记一些（见 read_run）。
 
 07_openevolve.py 也用这里的 start_server、run_openevolve。本文件只用标准库；OpenEvolve 在一个单独的进程组里跑。
 """
@@ -40,12 +41,12 @@ CONFIG = os.path.join(HERE, "config.yaml")
 OUTPUT = os.path.join(HERE, "output")
 ITERATIONS = 300
 VERSION = "0.4.0"
-MISSING = ("没装 OpenEvolve（可选的依赖，别的脚本都不需要它）：在仓库根目录运行 make openevolve（它先装好再跑），"
-           "或者 .venv/bin/pip install -r requirements-openevolve.txt 再用 .venv/bin/python 运行。")
+MISSING = "没装 OpenEvolve（可选的依赖，别的脚本都不需要它）：在仓库根目录运行 make openevolve（它先装好再跑）"
 SERVER_START_SECONDS = 60.0
 
 
 MOCK_BASE = "http://127.0.0.1:8765/v1"        # config.yaml 里指着 MockLLM 服务器的地址（它的默认端口）
+MOCK_KEY = "not-needed-for-the-mock"           # 对着 MockLLM 服务器时给 OpenEvolve 的 api_key（服务器不看它）
 
 
 def configured_llm() -> tuple[str, str]:
@@ -75,6 +76,22 @@ def child_env(base: str) -> dict:
     for var in ("no_proxy", "NO_PROXY"):
         env[var] = ",".join([h for h in env.get(var, "").split(",") if h.strip()] + hosts)
     return env
+
+
+def need_openevolve(missing: str, then: str) -> None:
+    """没装 OpenEvolve 时：仓库的 .venv 里装了就换成它重新运行（和 runner.ensure_numpy 一样），否则说一句话、退出码 1。
+    missing 是那句话的开头；有 .venv 时再说一种装法（.venv/bin/pip），没有时只说 make openevolve（审读报过：新克隆的
+    仓库里照着 .venv/bin/pip 敲，没有这个文件）。then：装好以后运行什么。runner 要已经在 sys.path 上。"""
+    from runner import REEXEC_FLAG, VENV_PYTHON, reexec, say
+    if have_openevolve():
+        return
+    venv = os.path.exists(VENV_PYTHON)
+    here = os.path.realpath(sys.prefix) == os.path.realpath(os.path.dirname(os.path.dirname(VENV_PYTHON)))
+    if venv and not here and not os.environ.get(REEXEC_FLAG):
+        reexec()                                     # 回来了就是 .venv 坏了：落到下面那句话
+    say(missing + ("，或者 .venv/bin/pip install -r requirements-openevolve.txt" if venv else "（它还会先建好 .venv）")
+        + f"；装好以后运行 {then}。")
+    raise SystemExit(1)
 
 
 def have_openevolve() -> bool:
@@ -172,13 +189,16 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
     抛 RuntimeError（一句话，说在它的日志哪里）。"""
     from collections import Counter
     os.makedirs(output, exist_ok=True)
-    spec = dict(url=url, iterations=iterations, seed=seed, output=output)
+    spec = dict(url=url, iterations=iterations, seed=seed, output=output, parent=os.getpid())
     log_path = os.path.join(output, "openevolve.log")
+    scratch = os.path.join(output, "tmp")               # OpenEvolve 评估时写的临时文件：Ctrl-C（SIGKILL）时它删不了，
+    os.makedirs(scratch, exist_ok=True)                 # 放在输出目录里，不留在 /tmp（审读报过：20 次 Ctrl-C 留下 5 个）
+    env = dict(child_env(url or configured_llm()[0]), TMPDIR=scratch)
     t0 = time.monotonic()
     with open(log_path, "wb") as log:
         p = procs.add(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
                                        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                       start_new_session=True, cwd=ROOT, env=child_env(url or configured_llm()[0])))
+                                       start_new_session=True, cwd=ROOT, env=env))
     seen: set[bytes] = set()                             # 做完了的提议（成功的、出错的都算）
     failed: Counter = Counter()                          # LLM 调用失败的提议，按种类
     streak: list[str] = []                               # 最近接连的 LLM 调用失败
@@ -235,29 +255,65 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
     return out
 
 
+_PROGRAM = re.compile(r"Iteration (\d+): Program \S+")
+_METRICS = re.compile(r"- Metrics: (.*)$")
+
+
 def read_run(output: str) -> dict:
     """一次运行的结果：best_code、best_metrics（OpenEvolve 记下的）、iterations、
-    trace=[(第几个提议, 子程序的 metrics)]（评估过的子程序，按提议排好；没变成子程序的提议不在里面）。"""
+    trace=[(第几个提议, 子程序的 metrics)]（评估过的子程序，按提议排好；没变成子程序的提议不在里面）。
+    哪些提议变成了评估过的子程序，从 OpenEvolve 的日志读（每个做完的提议一行 "Iteration N: Program …"，下一行是它的
+    Metrics）：evolution_trace.jsonl 少记一些——子程序在 MAP-Elites 的格子里挤掉了自己的父程序时，父程序被删掉，那一行
+    就不写了（OpenEvolve 0.4.0；一位同学在 make openevolve 里数到 19 个"没变成子程序"，日志里只有 4 个出错的提议，
+    少掉的常是刷新了最好分数的子程序）。metrics 的数用 trace 里的（日志只印 4 位小数），trace 里没有的才用日志的。"""
     with open(os.path.join(output, "result.json"), encoding="utf-8") as f:
         res = json.load(f)
-    trace = []
+    exact = {}
     path = os.path.join(output, "evolution_trace.jsonl")
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             for line in f:
                 if line.strip():
                     t = json.loads(line)
-                    trace.append((int(t["iteration"]), t.get("child_metrics", {})))
-    trace.sort(key=lambda x: x[0])
-    res["trace"] = trace
+                    exact[int(t["iteration"])] = t.get("child_metrics", {})
+    logged = {}
+    with open(os.path.join(output, "openevolve.log"), encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
+    for i, line in enumerate(lines):
+        m = _PROGRAM.search(line)
+        if not m:
+            continue
+        for nxt in lines[i + 1:i + 4]:                  # 它的 Metrics 紧跟在后面（中间可能夹着别的线程的一两行）
+            got = _METRICS.search(nxt)
+            if got:
+                logged[int(m.group(1))] = _metrics(got.group(1))
+                break
+    res["trace"] = sorted((k, exact.get(k, v)) for k, v in logged.items())
     return res
+
+
+def _metrics(text: str) -> dict:
+    """日志里的 "combined_score=1.0532, probe_speedup=1.0400, …" -> {名字: 数}（读不懂的项跳过）。"""
+    out = {}
+    for part in text.split(", "):
+        k, _, v = part.partition("=")
+        try:
+            out[k.strip()] = float(v)
+        except ValueError:
+            pass
+    return out
 
 
 # ---------------------------------------------------------------- 子进程：真正跑 OpenEvolve 的地方
 
-def _die_with_parent() -> None:
-    """启动这个子进程的进程没了（被杀了）：结束自己的整个进程组（OpenEvolve 的 worker 都在里面）。"""
-    parent = os.getppid()
+def _die_with_parent(parent: int | None = None) -> None:
+    """启动这个子进程的进程没了（被杀了）：结束自己的整个进程组（OpenEvolve 的 worker 都在里面）。parent 是父进程起它时
+    的 pid（spec 里带来的）：解释器启动、import 的那一阵里父进程就被杀了的话，getppid() 已经是收养它的进程，只看
+    getppid() 就永远发现不了（审读报过：07 被 kill -9 的那一刻起的子进程成了孤儿，又跑了几分钟）。"""
+    if parent is None:
+        parent = os.getppid()
+    if os.getppid() != parent:
+        os.killpg(0, signal.SIGKILL)
 
     def watch():
         while True:
@@ -279,7 +335,7 @@ def _seeded_ids(seed: int) -> None:
 
 
 def child(spec: dict) -> int:
-    _die_with_parent()
+    _die_with_parent(spec.get("parent"))
     _seeded_ids(spec["seed"])
     from openevolve import run_evolution
     from openevolve.config import load_config
@@ -287,8 +343,8 @@ def child(spec: dict) -> int:
     url = spec["url"]
     if url is not None:                                       # 对着 MockLLM 服务器：换成它这次的端口
         cfg.llm.api_base = url
-        for m in cfg.llm.models + cfg.llm.evaluator_models:
-            m.api_base = url
+        for m in cfg.llm.models + cfg.llm.evaluator_models:   # 它不要密钥：不管 config.yaml 里有没有 api_key 那行
+            m.api_base, m.api_key = url, MOCK_KEY             # （审读报过：删了那行、又没设环境变量，07 就出错退出）
     cfg.random_seed = spec["seed"]
     cfg.database.random_seed = spec["seed"]
     cfg.max_iterations = spec["iterations"]
@@ -362,9 +418,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=nonnegative_int, default=0, help="OpenEvolve 和 MockLLM 的随机种子（默认 0）")
     ap.add_argument("--output", default=None, help="OpenEvolve 的输出目录（默认 lecture14/openevolve/output，每次清空重来）")
     a = ap.parse_args(argv)
-    if not have_openevolve():
-        say(MISSING)
-        return 1
+    need_openevolve(MISSING, "python3 lecture14/openevolve/run_openevolve.py")   # 在 .venv 里装了就换成它（审读报过）
     ensure_numpy()
     from evolve import TimeTable, geomean_speedup, oracle_speedup, render, split_shapes
     output = a.output or OUTPUT
