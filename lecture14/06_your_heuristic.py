@@ -180,7 +180,7 @@ def demo2_per_shape(program, table):
             wins += t < e * (1 - SAME)
             losses += t > e * (1 + SAME)
             ties += abs(t / e - 1) <= SAME
-            cells.append(f"{t / o:.2f}" + ("" if (name, M) in seen else "*"))
+            cells.append(f"{t / o:.2f}" + (" " if (name, M) in seen else "*"))   # 空格占 * 的位置：小数点对齐
         rows.append(cells)
     print_table(["投影 \\ M"] + [str(m) for m in TOKENS], rows)
     print_note("（1.00 就是这个形状的最优；带 * 的是配对随机对半分的测试形状。）")

@@ -155,6 +155,12 @@ def median(runs, key):
     return float(np.median([r[key] for r in runs]))
 
 
+def score(x: float) -> str:
+    """一个中位数加速比：三位小数；两个种子的中位数（两个三位小数的平均）落在半格上时多印一位——"1.188" 和 "1.189"
+    的中位数印成 1.1885，不印成读者照表算不出来的 1.188（审读报过）。"""
+    return f"{x:.3f}" if abs(float(f"{x:.3f}") - x) < 1e-9 else f"{x:.4f}"
+
+
 def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
     """ours / theirs：每个种子一份 run_ours / run_theirs 的结果（只用其中的数）。加速比先舍入成表里印的三位小数，
     中位数、差、"最多差多少"都从印出来的数算：读者拿表上的数验算，得到的就是句子里的数。"""
@@ -170,21 +176,21 @@ def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
                      f"最差的一次是 {worst:.3f}×"))
     spread = max(max(r["train"] for r in runs) - min(r["train"] for r in runs) for runs in (ours, theirs))
     if min(len(ours), len(theirs)) < 2:                     # 一个种子：不知道换个种子会差多少，谁高谁低说明不了什么
-        obs.append(f"同样 {budget} 个提议、同一个 MockLLM，训练形状上本讲的循环 {mo:.3f}×，OpenEvolve {mt:.3f}×"
-                   f"（测试形状上 {to:.3f}× 对 {tt:.3f}×）。每边只有 1 个种子，看不出换个种子会差多少，"
+        obs.append(f"同样 {budget} 个提议、同一个 MockLLM，训练形状上本讲的循环 {score(mo)}×，OpenEvolve {score(mt)}×"
+                   f"（测试形状上 {score(to)}× 对 {score(tt)}×）。每边只有 1 个种子，看不出换个种子会差多少，"
                    "这点差别说明不了谁更好：多给几个种子（--seeds）再比。")
     elif abs(mo - mt) <= spread:
-        obs.append(f"同样 {budget} 个提议、同一个 MockLLM，训练形状上两边差不多：中位数本讲的循环 {mo:.3f}×，OpenEvolve "
-                   f"{mt:.3f}×，相差 {abs(mo - mt):.3f}，不比同一边换个种子的差别（最多 {spread:.3f}）大；"
-                   f"测试形状上是 {to:.3f}× 对 {tt:.3f}×。")
+        obs.append(f"同样 {budget} 个提议、同一个 MockLLM，训练形状上两边差不多：中位数本讲的循环 {score(mo)}×，OpenEvolve "
+                   f"{score(mt)}×，相差 {score(abs(mo - mt))}，不比同一边换个种子的差别（最多 {spread:.3f}）大；"
+                   f"测试形状上是 {score(to)}× 对 {score(tt)}×。")
     else:
         hi, lo = (OURS, THEIRS) if mo > mt else (THEIRS, OURS)
         same_order = (to > tt) == (mo > mt)
         gap = lambda name: " " if name.isascii() else ""      # noqa: E731  西文名字两边留空格：对 OpenEvolve 的
-        obs.append(f"同样 {budget} 个提议、同一个 MockLLM，{hi}{gap(hi)}在训练形状上更高：中位数 {max(mo, mt):.3f}× "
+        obs.append(f"同样 {budget} 个提议、同一个 MockLLM，{hi}{gap(hi)}在训练形状上更高：中位数 {score(max(mo, mt))}× "
                    f"对{gap(lo)}{lo}{gap(lo)}的 "
-                   f"{min(mo, mt):.3f}×，相差比同一边换个种子的差别（最多 {spread:.3f}）还大；测试形状上"
-                   + ("也是它更高" if same_order else "反过来了") + f"（本讲的循环 {to:.3f}×，OpenEvolve {tt:.3f}×）。"
+                   f"{score(min(mo, mt))}×，相差比同一边换个种子的差别（最多 {spread:.3f}）还大；测试形状上"
+                   + ("也是它更高" if same_order else "反过来了") + f"（本讲的循环 {score(to)}×，OpenEvolve {score(tt)}×）。"
                    f"种子只有 {len(ours)} 个：多给几个种子（--seeds）再看。")
     fo, ft = median(ours, "full"), median(theirs, "full")
     cached, probe_o, probe_t = median(ours, "cached"), median(ours, "probe"), median(theirs, "probe")
@@ -211,7 +217,8 @@ def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
     so, st = median(ours, "seconds") / budget, median(theirs, "seconds") / budget
     mo_s, mt_s = median(ours, "mock_seconds") / budget, median(theirs, "mock_seconds") / budget
     obs.append(check(st >= SLOWER * so and max(mo_s, mt_s) < 0.01,
-                     f"每个提议的墙上时间，OpenEvolve 是本讲循环的 {SLOWER} 倍以上（确切的秒数每次运行不同，印在标准错误上）。"
+                     f"每个提议的墙上时间，OpenEvolve 是本讲循环的 {SLOWER} 倍以上（这次约 {st / so:.0f} 倍；确切的秒数"
+                     "每次运行不同，印在标准错误上）。"
                      "MockLLM 服务器回答两边的一个提示都只要几毫秒，评估都是查同一张时间表：多出来的是 OpenEvolve 框架"
                      "自己的时间（启动、拼提示、把程序库的快照传给 worker 进程、异步调度）。",
                      f"OpenEvolve 每个提议的墙上时间至少是本讲循环的 {SLOWER} 倍，MockLLM 服务器回答一个提示不到 10 毫秒",

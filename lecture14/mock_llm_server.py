@@ -233,7 +233,7 @@ class MockAnswerer:
         self.n = 0                                 # 回答了几个提示
         self.prompt_chars = 0                      # 提示一共多少个字符（系统提示加用户消息：模型读的全部）
         self.system_chars = 0                      # 其中系统提示的
-        self.others = 0                            # 提示里一共有几个别的程序（灵感）
+        self.others = 0                            # 提示里一共有几个别的程序（灵感；和当前程序一模一样的不算）
         self.ops: Counter = Counter()              # MockLLM 做了哪种修改，各几次（读不懂的提示记作 NO_PROGRAM）
         self.seconds = 0.0                         # 读提示、想修改一共用了几秒（不算 HTTP）
 
@@ -258,7 +258,7 @@ class MockAnswerer:
             return str(e)
         op, reply = self.llm.propose(prompt)
         self.ops[op] += 1
-        self.others += len(prompt.inspirations)
+        self.others += sum(p != prompt.parent for _, p, _ in prompt.inspirations)   # 和当前程序一样的不算"别的程序"
         return onto(current, prompt.parent_src, reply)
 
 

@@ -334,3 +334,12 @@ def test_prompt_length_counts_the_system_prompt_on_both_sides():
     obs = texts([run(S07.OURS, 0, 1.20, chars=5000)], [run(S07.THEIRS, 0, 1.19, full=70, chars=6000, others=5.0,
                                                             seconds=30.0)])
     assert FAILED in obs[3] and "1.5 倍长" in obs[3]                   # 1.2 倍：不够"至少 1.5 倍"
+
+
+def test_two_seed_medians_on_a_half_step_print_one_more_digit():
+    """审读报过：两个种子 1.188× 和 1.189× 的中位数印成 1.188（读者照表算是 1.1885，四舍五入是 1.189）。"""
+    obs = texts([run(S07.OURS, 0, 1.188), run(S07.OURS, 1, 1.189)],
+                [run(S07.THEIRS, 0, 1.134, full=70, chars=9000, others=5.0, seconds=30.0),
+                 run(S07.THEIRS, 1, 1.185, full=80, chars=9000, others=5.0, seconds=30.0)])
+    assert "1.1885×" in obs[1] and "1.1595×" in obs[1], obs[1]
+    assert S07.score(1.2) == "1.200" and S07.score(1.1885) == "1.1885"

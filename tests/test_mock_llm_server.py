@@ -340,3 +340,16 @@ def test_a_port_in_use_is_one_sentence_in_the_students_words():
         r = run_script_fresh(SERVER, "--port", str(busy.getsockname()[1]), timeout=60)
     assert r.returncode == 1 and "这个端口已经有程序在用" in r.stderr and "--port 0" in r.stderr
     assert "Address already" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_copies_of_the_current_program_are_not_counted_as_other_programs():
+    """审读报过：07 说 OpenEvolve 的提示里"平均还有 4.5 个别的程序"，其中平均 0.85 个就是当前程序本身。"""
+    from evolve import EXPERT, Program, Rule, render
+    from evolve.mock_llm import Prompt
+    from kernel_lab import Config
+    from mock_llm_server import MockAnswerer
+    other = Program((Rule((("M", 64),), Config(64, 64, 64, 4, 3, 8)),) + EXPERT.rules, EXPERT.default)
+    prompt = Prompt(render(EXPERT), EXPERT, 1.0, (), ((render(EXPERT), EXPERT, 1.0), (render(other), other, 1.1)))
+    a = MockAnswerer(0)
+    a.answer(prompt.text())
+    assert a.others == 1

@@ -420,3 +420,14 @@ def test_05_small_model_that_nearly_catches_up_is_not_told_it_lacks_ideas(table,
     holds(said, out)
     assert "差在想法" not in said.text and flat("不过只低一点（相差 -1.2%") in flat(said.text)
     assert "targeted 权重 0.05" in said.text
+
+
+def test_04_demo4_says_only_a_little_fewer_when_evolution_ran_almost_as_many_kernels(table, halves):
+    """学生报过：--budget 16000 时 04 说"是穷举训练形状的 90%：少，但不是少几个数量级"。"""
+    exhaustive = len(VALID) * len({(s.M, s.N, s.K) for s in halves[0]})
+    obs, out = demo4(table, halves, exhaustive * 9 // 10, EXPERT)
+    said = claim(obs, "1%")
+    holds(said, out)
+    assert "只少一点" in said.text and "少，但不是少几个数量级" not in said.text
+    obs, out = demo4(table, halves, exhaustive // 10, EXPERT)
+    assert "少，但不是少几个数量级" in claim(obs, "1%").text

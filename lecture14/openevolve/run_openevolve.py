@@ -421,6 +421,7 @@ def main(argv=None) -> int:
     need_openevolve(MISSING, "python3 lecture14/openevolve/run_openevolve.py")   # 在 .venv 里装了就换成它（审读报过）
     ensure_numpy()
     from evolve import TimeTable, geomean_speedup, oracle_speedup, render, split_shapes
+    from evolve.problem import display_path
     output = a.output or OUTPUT
     if a.output is None and os.path.isdir(output):
         shutil.rmtree(output)
@@ -462,7 +463,7 @@ def main(argv=None) -> int:
     c = count(res)
     print_note(f"{a.iterations} 个提议：{c['full']} 个做了完整评估，{c['probe']} 个在探针级就停了，"
                f"{c['rejected']} 个读不懂或启动不了（0 分），{no_child_said(c, res)}。")
-    print_note(f"OpenEvolve 的输出（日志、best/、evolution_trace.jsonl）在 {os.path.relpath(output)}。")
+    print_note(f"OpenEvolve 的输出（日志、best/、evolution_trace.jsonl）在 {display_path(output)}。")
     print_try([("和本讲的迷你循环并排比：同一个问题、同一个 MockLLM、每边同样的预算，各跑两个种子：",
                 "python3 lecture14/07_openevolve.py")]
               + ([("换一个种子再跑一次，看 OpenEvolve 一次和一次差多少（同一个种子它也不保证每次走同一条路：原因在它内部）：",
