@@ -127,8 +127,9 @@ _LEADING_NUMBER = re.compile(r"[+-]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)
 
 def _numeric(cell: str) -> bool:
     """单元格像不像数字（靠右）：去掉首尾空格后以一个数开头，数后面可以跟单位或说明（"1.234×"、"12.3 µs"、"85%"、
-    "1,052"、"2.5倍"、"44 个"）；数后面紧跟西文字母或斜杠的是名字，不是数（"8B gate_up M=1"、"70B/8 qkv"），靠左。"""
-    return _LEADING_NUMBER.match(cell.strip()) is not None
+    "1,052"、"2.5倍"、"44 个"）；数后面紧跟西文字母或斜杠的是名字，不是数（"8B gate_up M=1"、"70B/8 qkv"），靠左。
+    带全角逗号的是一句说明（"3 个，按 M 均匀取"，学生报过 03 的这一列忽左忽右），也靠左。"""
+    return _LEADING_NUMBER.match(cell.strip()) is not None and "，" not in cell
 
 
 def _pad(cell: str, width: int, right: bool) -> str:

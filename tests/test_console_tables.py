@@ -315,3 +315,12 @@ def test_tables_follow_a_real_terminal(cols):
     if cols == 120:                                                     # 120 列放得下（管道的 100 列放不下）
         assert all(display_width(line) <= cols for line in main), main
         assert main != format_table(t.headers, t.rows, width=PIPE_WIDTH).split("\n")
+
+
+def test_a_cell_that_starts_with_a_count_but_reads_as_a_phrase_is_left_aligned(capsys):
+    # 学生报过：03 演示 1 的"探针"一列，"不用级联（0 个）"靠左，" 3 个，按 M 均匀取"却靠右
+    from console import print_table
+    print_table(["探针", "分数"], [["不用级联（0 个）", "1.2×"], ["3 个，按 M 均匀取", "1.3×"], ["12 个，随机取", "1.25×"]])
+    rows = [r for r in capsys.readouterr().out.splitlines() if r and not r.startswith(("探针", "-"))]
+    assert [r.split("  ")[0] for r in rows] == ["不用级联（0 个）", "3 个，按 M 均匀取", "12 个，随机取"]
+    assert rows[1].endswith(" 1.3×") and rows[2].endswith("1.25×")                # 数还是靠右

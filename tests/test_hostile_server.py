@@ -340,13 +340,18 @@ def test_recording_keeps_the_exact_reply_and_replays_it(tmp_path):
     assert rep.propose(prompt()) == (kind, reply)
 
 
-def test_replay_file_with_control_characters_in_names_is_refused(tmp_path):
+def recorded_lines(tmp_path) -> list[str]:
+    """对着一个正常回答的服务器录一次调用，返回录制文件的行（文件头、一次调用）：改坏它们的测试从这里开始。"""
     f = tmp_path / "run.jsonl"
     with HostileServer() as s:
         rec = client(s.url, record=str(f))
         rec.propose(prompt())
         rec.close()
-    lines = f.read_text(encoding="utf-8").splitlines()
+    return f.read_text(encoding="utf-8").splitlines()
+
+
+def test_replay_file_with_control_characters_in_names_is_refused(tmp_path):
+    lines = recorded_lines(tmp_path)
     head = json.loads(lines[0])
     head["model"] = "x\x1b[2J"
     (tmp_path / "bad.jsonl").write_text("\n".join([json.dumps(head)] + lines[1:]), encoding="utf-8")
@@ -363,12 +368,7 @@ def test_replay_file_with_control_characters_in_names_is_refused(tmp_path):
                                           ("prompt_tokens", -7), ("completion_tokens", -1)])
 def test_replay_file_with_impossible_numbers_is_refused(tmp_path, field, value):
     """讲师报过：手改过的录制文件里的负数、nan、300 位的数照印（"一共等了 -4.9 秒""-7 个 token"）。"""
-    f = tmp_path / "run.jsonl"
-    with HostileServer() as s:
-        rec = client(s.url, record=str(f))
-        rec.propose(prompt())
-        rec.close()
-    lines = f.read_text(encoding="utf-8").splitlines()
+    lines = recorded_lines(tmp_path)
     call = json.loads(lines[1])
     call[field] = value
     (tmp_path / "bad.jsonl").write_text("\n".join([lines[0], json.dumps(call)]), encoding="utf-8")
