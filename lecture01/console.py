@@ -167,7 +167,7 @@ def _header_breaks(toks: list[str]) -> list[tuple[int, int, int]]:
 def _header_options(header: str) -> list[tuple[int, int, int, int, list[str]]]:
     """一个表头所有的折法（最多 HEADER_LINES 行；在两个汉字中间折的，两边的行都至少 HEADER_CHUNK 列）：
     (最宽一行的列数, 行数, 折点的代价之和, 最贵的一个折点的代价, 各行)。不折也算一种。"""
-    toks = tokens(header)
+    toks = tokens(header, glue=False)
     breaks = _header_breaks(toks)
     options = [(display_width(header), 1, 0, 0, [header])]
 

@@ -50,9 +50,9 @@ def kind(ch: str) -> str:
     return " " if ch == " " else "w" if display_width(ch) == 2 else "n"
 
 
-def tokens(text: str) -> list[str]:
+def tokens(text: str, glue: bool = True) -> list[str]:
     """切成可以在其间换行的小段：一串空格、一个宽字符、一个不含空格的西文词 / 数字，或一整个 UNBREAKABLE 片段
-    （"【本次不成立】"永远在同一行）。"""
+    （"【本次不成立】"永远在同一行）。glue：把 _glue 说的"中间的空格不折"的几段连成一段（表头不连）。"""
     out: list[str] = []
     pieces = re.split("(" + "|".join(map(re.escape, UNBREAKABLE)) + ")", text)
     for piece in pieces:
@@ -68,22 +68,28 @@ def tokens(text: str) -> list[str]:
             prev = k
         if piece:
             out.append(piece[start:])
-    return _glued(out)
+    return _glued(out) if glue else out           # 表头（很窄的一列）不连：它要尽量多的折点
 
 
-UNITS = {"µs", "ms", "s", "B", "KB", "MB", "GB", "TB/s", "GB/s", "TFLOPS", "FLOP/B"}   # 跟着数走、不单独落到下一行的单位
+UNIT = re.compile(r"(µs|ms|s|B|KB|MB|GB|TB/s|GB/s|TFLOPS|FLOP/B)(?![A-Za-z0-9])")   # 跟着数走的单位（后面可以接标点）
+MEASURE = set("个次倍行条格列秒毫种轮层步")          # 跟着数走的量词（"16 个 warp"、"464 次"、"2.1 毫秒"）
+OPERATORS = ("<=", ">=", "<", ">", "≤", "≥", "=", "==")
 
 
 def _glue(left: str, right: str) -> bool:
-    """left、right 之间的那个空格不折行：命令行选项和它的值（"--knob L2_BW=1.8e+11"）、数和它的单位（"11.3 µs"、
-    "227 KB"）、DSL 的条件（"M <= 16:"）。学生报过 "--knob⏎LOAD_LATENCY_BUSY=9e-07"、"（227⏎KB）"、"if M ‹=⏎16:"。"""
+    """left、right 之间的那个空格不折行：命令行选项和它的值（"--knob L2_BW=1.8e+11"）、数和它的单位或量词（"11.3 µs——"、
+    "227 KB"、"16 个"）、比较和它的数（"> 255"、"M <= 16:"、"if M"）、配置元组（"(128, 128, 64, 4, 3, 8)"）。
+    学生报过 "--knob⏎LOAD_LATENCY_BUSY=9e-07"、"（227⏎KB）"、"86.5⏎µs——"、"if⏎M <= 16:"、"(128,⏎128, …)"。"""
     if left.startswith("--") and " " not in left and right[:1].isascii() and right[:1].isalnum():
         return True
-    if right in UNITS and left[-1:].isdigit():
+    if left[-1:].isdigit() and (UNIT.match(right) or right in MEASURE):
         return True
-    if left in ("M", "N", "K") and right in ("<=", "<"):
+    last = left.split(" ")[-1]
+    if (last in ("if", "elif") and right in ("M", "N", "K")) or (last in ("M", "N", "K") and right in OPERATORS):
         return True
-    return left.endswith(("<=", "<")) and right[:1].isdigit()
+    if last.endswith(OPERATORS) and right[:1].isdigit():
+        return True
+    return "(" in left and ")" not in left.split("(")[-1] and left.endswith(",") and right[:1].isdigit()
 
 
 def _glued(toks: list[str]) -> list[str]:

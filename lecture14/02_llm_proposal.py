@@ -517,7 +517,7 @@ def demo_real_llm(table, train, prompt, llm) -> list:
             except openai_llm.LLMError as e:
                 replies.append(e)
     first = len(llm.calls) - LLM_TRIES
-    rows, better, distinct = [], 0, set()         # distinct：不同的结果（子程序，或失败的原因）
+    rows, better, distinct, got = [], 0, set(), set()   # distinct：不同的结果（子程序，或失败的原因）；got：拿到的回复的
     for i, r in enumerate(replies):
         call = llm.calls[first + i]
         if call.reply is not None:
@@ -525,10 +525,14 @@ def demo_real_llm(table, train, prompt, llm) -> list:
                   + (openai_llm.shown(call.reply.rstrip("\n"), REPLY_SHOWN, lines=True) or "（空的）"))
         if isinstance(r, Exception):
             outcome = getattr(r, "kind", type(r).__name__)
-            distinct.add(outcome)
+            key = outcome
         else:
             child, why = apply_reply(prompt.parent_src, r[1])
-            distinct.add(child if child is not None else why.split("（")[0])
+            key = child if child is not None else why.split("（")[0]
+        distinct.add(key)
+        if call.reply is not None:                    # 拿到了的回复（调用失败的不算"一种回答"：讲师报过）
+            got.add(key)
+        if not isinstance(r, Exception):
             if child is None:
                 outcome = why.split("（")[0]
             else:
@@ -545,7 +549,7 @@ def demo_real_llm(table, train, prompt, llm) -> list:
         rows.append([str(i + 1), openai_llm.shown(outcome)])
     print()
     print_table(["第几次", "结果"], rows)
-    kinds = len(distinct)
+    kinds = len(got)
     answered = sum(llm.calls[first + i].reply is not None for i in range(LLM_TRIES))
     if answered == 0:                     # 讲师报过：4 次都失败，句子照样说"每一次都走同样的关卡""结果都一样"
         return [f"同一个提示问了 {llm.model} {LLM_TRIES} 次，一次回复也没拿到（" + "、".join(sorted(map(str, distinct)))
@@ -554,9 +558,9 @@ def demo_real_llm(table, train, prompt, llm) -> list:
     return [f"同一个提示问了 {llm.model} {LLM_TRIES} 次，{better} 次改出了比父程序好的程序；"
             + ("每一次的回复" if answered == LLM_TRIES else f"拿到的 {answered} 个回复（另 {LLM_TRIES - answered} 次调用失败）")
             + "都走同样的关卡（打 SEARCH/REPLACE、解析成 DSL、静态检查、探针、完整评估），回复从不被执行。"
-            + (f"{LLM_TRIES} 次回答得到 {kinds} 种不同的结果（不同的子程序或失败的原因）：同一个提示每次不一定得到同样的修改，"
+            + (f"{answered} 个回复得到 {kinds} 种不同的结果（不同的子程序或失败的原因）：同一个提示每次不一定得到同样的修改，"
                "所以进化靠的是很多次提议和留下好程序的程序库，而不是某一次回答。" if kinds > 1 else
-               f"{LLM_TRIES} 次回答得到的结果都一样。")]
+               f"{answered} 个回复得到的结果都一样。" if answered > 1 else "只有一个回复，看不出每次会不会不一样。")]
 
 
 def run_demos(a, llm=None) -> list:

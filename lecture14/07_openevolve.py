@@ -248,7 +248,7 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
     for r in runs_ours + runs_theirs:
         series[f"{r['system']} 种子 {r['seed']}"] = list(enumerate(r["history"]))
     CHARTS.line("07_best_score", f"最好分数随提议数（训练形状，比专家快几倍；同一个 MockLLM，每边 {budget} 个提议）",
-                series, refs=[("逐形状最优", o_tr)], x_label="第几个提议", y_label="最好分数", x_fmt="{:.0f}",
+                series, refs=[(f"逐形状最优 {o_tr:.3f}×", o_tr)], x_label="第几个提议", y_label="最好分数", x_fmt="{:.0f}",
                 y_fmt="{:.2f}×", steps=True)
     print_header("最好的程序（训练形状上最高的那一次）")
     for r in (max(runs_ours, key=lambda r: r["train"]), max(runs_theirs, key=lambda r: r["train"])):

@@ -365,7 +365,8 @@ def test_replay_file_with_control_characters_in_names_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("field, value", [("latency", -4.9), ("latency", float("nan")), ("latency", 1e300),
-                                          ("prompt_tokens", -7), ("completion_tokens", -1)])
+                                          ("latency", 9999999.0), ("prompt_tokens", -7), ("completion_tokens", -1),
+                                          ("prompt_tokens", 10**40), ("model", "m" * 10_000)])
 def test_replay_file_with_impossible_numbers_is_refused(tmp_path, field, value):
     """讲师报过：手改过的录制文件里的负数、nan、300 位的数照印（"一共等了 -4.9 秒""-7 个 token"）。"""
     lines = recorded_lines(tmp_path)
@@ -577,7 +578,8 @@ def test_an_unreachable_proxy_is_named_as_the_proxy_not_the_server(monkeypatch):
     assert one_safe_line(msg) and "代理不肯接通" in msg and "ollama serve" not in msg and KEY not in msg
 
 
-@pytest.mark.parametrize("url", ["http://[zz]:1/v1", "http://127.0.0.1:0/v1"])
+@pytest.mark.parametrize("url", ["http://[zz]:1/v1", "http://127.0.0.1:0/v1", "http://127.0.0.1:8765/my v1",
+                                 "https://bücher.invalid/v1"])
 def test_an_odd_address_is_one_sentence_in_the_students_words(url):
     """讲师报过："--llm http://[zz]:1/v1" 只印了一句英文（'zz' does not appear to be an IPv4 or IPv6 address），
     端口 0 悄悄连到了 80。"""
@@ -664,3 +666,22 @@ def test_04_with_a_failing_server_fits_an_80_column_terminal():
     p = fails_everything_04_in_a_terminal()
     assert p.returncode == 0 and "接连 4 次调用失败" in p.stdout
     assert [line for line in p.stdout.split("\n") if display_width(line) > 80] == []
+
+
+@pytest.mark.parametrize("concurrency", [0, 10**30, 65])
+def test_replay_header_with_an_impossible_concurrency_is_refused(tmp_path, concurrency):
+    """讲师报过：文件头里 concurrency 改成 10**30，回放印"同时最多 1000000000000000000000000000000 个请求"。"""
+    lines = recorded_lines(tmp_path)
+    head = json.loads(lines[0])
+    head["concurrency"] = concurrency
+    (tmp_path / "bad.jsonl").write_text("\n".join([json.dumps(head)] + lines[1:]), encoding="utf-8")
+    with pytest.raises(ValueError, match="bad.jsonl:1: "):
+        ReplayLLM(str(tmp_path / "bad.jsonl"))
+
+
+def test_llm_concurrency_has_an_upper_bound():
+    import argparse
+    from evolve.openai_llm import MAX_CONCURRENCY, _concurrency_arg
+    assert _concurrency_arg(str(MAX_CONCURRENCY)) == MAX_CONCURRENCY
+    with pytest.raises(argparse.ArgumentTypeError):
+        _concurrency_arg(str(MAX_CONCURRENCY + 1))

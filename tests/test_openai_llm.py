@@ -721,6 +721,21 @@ def test_an_llm_abandoned_midway_is_said_not_compared(script_, args):
     if script_ == "02_llm_proposal.py":
         assert "一次回复也没拿到" in flat and "每一次的回复" not in flat and "结果都一样" not in flat
         return
-    assert "【本次不成立】比" in flat and "个没问stub（接连失败以后不再调用" in flat, p.stdout[-3000:]
+    assert "【本次不成立】比" in flat and "没问stub（接连失败以后不再调用" in flat, p.stdout[-3000:]
+    assert "这次不说" in flat                      # 讲师又报过：比较照样印（"也管用"、"种子和采样的噪声"）
     if script_ == "04_alphaevolve_tiling.py":
-        assert "拿到回复的0个提议里0/0" not in flat
+        assert "拿到回复的0个提议里0/0" not in flat and "对这些没见过的形状也管用" not in flat
+    else:
+        assert "种子和模型采样的噪声" not in flat
+
+
+def test_02_counts_kinds_of_answers_only_among_replies_that_arrived():
+    """讲师报过：前两次回了、后两次 HTTP 400，02 说"4 次回答得到 2 种不同的结果……同一个提示每次不一定得到同样的修改"
+    ——失败的调用被算成了一种"回答"。"""
+    with StubServer(lambda n, text: "edit" if n < 2 else "http400") as s:
+        p = run_script_fresh(os.path.join(ROOT, "lecture14", "02_llm_proposal.py"), "--after", "1", "--llm", s.url,
+                             "--model", "stub", "--llm-concurrency", "1", env=base_env(), timeout=120)
+    assert p.returncode == 0, p.stderr
+    flat = re.sub(r"\s+", "", p.stdout)
+    assert "拿到的2个回复（另2次调用失败）" in flat and "4次回答" not in flat
+    assert "2个回复得到的结果都一样" in flat or "2个回复得到2种不同的结果" in flat

@@ -78,6 +78,8 @@ MAX_MODELS_BYTES = 8_000_000       # GET /models 的回复最多读这么多字�
 TEMPERATURE = 0.7
 MAX_TOKENS = 1024                  # 回复的 token 上限（要的是短回复；想得多的模型会用掉更多）
 CONCURRENCY = 2                    # 默认同时发几个请求（--llm-concurrency）
+MAX_CONCURRENCY = 64               # 最多同时发几个（和 --jobs 的上限一样；回放文件头里的也按它查）
+MAX_NAME = 200                     # 模型名最多几个字符（回放文件里的也是：印出来的一行话不能被它撑成几百行）
 FORMAT = "mini-alphaevolve-llm-transcript"
 
 # 失败的种类（LLMError.kind）；HTTP 错误是 f"LLM 回 HTTP {状态码}"（转向另有名字：REDIRECT）
@@ -256,8 +258,8 @@ def coverage(not_sent: int, proposals: int, model: str, what: str) -> tuple[bool
     return (not_sent == 0,
             f"这次的 {proposals:,} 个提议都问了 {model}（没有接连失败以后不再问的），{what}比的是它的修改。",
             f"比{what}，要每个提议都问到 LLM（没有接连失败以后不再调用的）",
-            f"{proposals:,} 个提议里 {not_sent:,} 个没问 {model}（接连失败以后不再调用，记作“{GAVE_UP}”）："
-            f"那些进化大半没有 LLM，{what}的差别说明不了什么")
+            f"{proposals:,} 个提议里 {not_sent:,} 个（{not_sent / max(1, proposals):.0%}）没问 {model}（接连失败以后不再调用，"
+            f"记作“{GAVE_UP}”）：那些提议没有 LLM 的修改，{what}的差别说明不了什么")
 
 
 def _strip_thinking(text: str) -> str:
@@ -415,11 +417,14 @@ class OpenAILLM(_Backend):
         if u.scheme not in ("http", "https") or not u.hostname:
             raise ValueError(f"{names.address}要是 http:// 或 https:// 开头的地址（例如 http://127.0.0.1:11434/v1），"
                              f"不是 {shown(base_url, 100)}")
+        if any(c.isspace() for c in base_url) or not u.hostname.isascii():   # 讲师报过：空格说成"响应头不合规矩
+            raise ValueError(f"{names.address} {shown(base_url, 100)} 里有空格或主机名里有 ASCII 以外的字符："  # （InvalidURL）"
+                             "地址里不能有空格；中文之类的主机名要写成 xn-- 开头的写法（punycode）")
         if u.port == 0:                            # http.client 把端口 0 当成"没写"，连的是 80：说一句，别悄悄换
             raise ValueError(f"{names.address} {shown(base_url, 100)} 的端口是 0：端口要是 1 到 65535 的整数"
                              "（例如 http://127.0.0.1:11434/v1 的 11434）")
-        if not isinstance(model, str) or not model or shown(model, len(model)) != model:
-            raise ValueError(f"{names.model} 要是一个不带控制字符的名字（例如 qwen2.5-coder:7b），"
+        if not isinstance(model, str) or not model or shown(model, len(model)) != model or len(model) > MAX_NAME:
+            raise ValueError(f"{names.model} 要是一个不带控制字符、不超过 {MAX_NAME} 个字符的名字（例如 qwen2.5-coder:7b），"
                              + (f"不是 {shown(model, 100)}" if model else "不能是空的"))
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -460,7 +465,7 @@ class OpenAILLM(_Backend):
             return None
         p = self._proxy
         host = f"[{p.hostname}]" if ":" in p.hostname else p.hostname
-        return f"环境变量 {self.proxy_env} 的代理 http://{host}:{p.port or 80}"
+        return f"环境变量 {self.proxy_env}的代理 http://{host}:{p.port or 80}"       # 后面接字的地方空一格：链接不粘字
 
     def __repr__(self) -> str:                    # 不带密钥
         return f"OpenAILLM({clean_url(self.base_url)!r}, model={self.model!r}, concurrency={self.concurrency})"
@@ -495,7 +500,9 @@ class OpenAILLM(_Backend):
         很短的"密钥"（本机服务器常用的占位符，如 EMPTY）不算秘密，也不能抹：会把回复抹坏。"""
         if not self._key or len(self._key) < 8:
             return text
-        for form in {self._key, urllib.parse.quote(self._key, safe=""), urllib.parse.quote_plus(self._key)}:
+        forms = {self._key, urllib.parse.quote(self._key, safe=""), urllib.parse.quote_plus(self._key),
+                 json.dumps(self._key)[1:-1], json.dumps(self._key, ensure_ascii=False)[1:-1]}  # 写进 JSON 时转义过的
+        for form in sorted(forms, key=len, reverse=True):
             text = text.replace(form, "***")
         return text
 
@@ -550,6 +557,14 @@ class OpenAILLM(_Backend):
                             socket.socket.shutdown(s, socket.SHUT_RDWR)
                         except (OSError, TypeError):
                             pass
+                # TLS 握手时原来的套接字对象已经交给了 SSLSocket（自己的 fd 变成 -1，上面关不到它）：按连上时记下的 fd
+                # 复制一个再关（关的是同一个连接），握手也就醒了（讲师报过：握手卡住时 --llm-timeout 5 用了 10 秒）
+                if state.get("fd") is not None:
+                    try:
+                        with socket.fromfd(state["fd"], state["family"], socket.SOCK_STREAM) as dup:
+                            dup.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
         timer = threading.Timer(timeout, stop)
         timer.daemon = True
         timer.start()
@@ -561,6 +576,9 @@ class OpenAILLM(_Backend):
                 late = state["fired"] or time.monotonic() >= deadline
             if late:                               # 连上时已经过了期限：请求一个字节也不发（托管的 API 按请求收钱）
                 raise socket.timeout()
+            if self._key and self._scheme == "http" and not _peer_is_loopback(conn.sock):   # 名字是本机，连上的却不是
+                raise LLMError(UNREACHABLE, f"{self._host} 连到的不是本机（{shown(conn.sock.getpeername()[0], 60)}），"
+                                            "明文 http 不把密钥发过去")
             phase = "head"
             conn.request(method, target(endpoint), body=payload, headers={**self._headers(), **extra})
             r = conn.getresponse()
@@ -620,8 +638,11 @@ class OpenAILLM(_Backend):
             status, headers, raw = self._exchange("GET", "/models", None, timeout, MAX_MODELS_BYTES)
         except LLMError as e:
             if e.kind == TIMEOUT_KIND:
-                raise ServerUnreachable(f"LLM 服务器 {where} 在 {timeout:g} 秒内没有回完 GET /models",
-                                        f"检查 {self.names.address}，或者等它不忙了再试") from None
+                via = self.proxy_said()
+                raise ServerUnreachable(f"LLM 服务器 {where} 在 {timeout:g} 秒内没有回完 GET /models"
+                                        + (f"（这次是经{via} 连的）" if via else ""),
+                                        (f"检查代理在不在、让不让连这个地址，用不着代理的话这次运行不设那个环境变量；"
+                                         if via else "") + f"检查 {self.names.address}，或者等它不忙了再试") from None
             if e.kind == UNREACHABLE:
                 raise ServerUnreachable(f"连不上 LLM 服务器 {where}（{e.detail}）",
                                         _unreachable_advice(e.detail, self.names, self.proxy_said())) from None
@@ -629,13 +650,21 @@ class OpenAILLM(_Backend):
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models {what}（{e.detail}）",
                                     f"{self.names.address}要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）") from None
         if 300 <= status < 400:
-            raise ServerUnreachable(*_redirect_sentence(where, status, headers.get("Location"), self.names))
+            location = headers.get("Location")           # 先抹掉密钥再截短（截短以后密钥只剩半截，就抹不掉了）
+            raise ServerUnreachable(*_redirect_sentence(where, status, None if location is None else
+                                                        self._redact(location), self.names))
         if status in (401, 403):
             raise ServerUnreachable(f"LLM 服务器 {where} 拒绝了请求（HTTP {status}）", "检查环境变量 OPENAI_API_KEY")
         if not 100 <= status <= 599:
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models 回了不合规矩的状态码 {status}（HTTP 只有 100–599）",
                                     f"{self.names.address}要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）")
-        if status == 404 and not self._prefix.endswith("/v1"):   # 忘了 /v1（ollama 的 http://127.0.0.1:11434）：
+        if status == 407 or (self._proxy is not None and status in (502, 503, 504)):   # 代理回的：不是 LLM 服务器
+            raise ServerUnreachable(                  # （讲师报过：407 照样开跑，四次调用都是 HTTP 407，一句也没提代理）
+                f"经{self.proxy_said() or '代理'} 连 LLM 服务器 {where} 时回了 HTTP {status}"
+                + ("（代理要用户名和密码）" if status == 407 else "（代理连不上它，或者它没回答）"),
+                "代理的用户名、密码写在那个环境变量里（http://用户名:密码@主机:端口）；用不着代理的话这次运行不设它"
+                if status == 407 else f"检查 {self.names.address}和代理；用不着代理的话这次运行不设那个环境变量")
+        if status == 404 and self._prefix in ("", "/"):   # 忘了 /v1（ollama 的 http://127.0.0.1:11434）：
             raise ServerUnreachable(                  # 每个请求都会是 404，整个运行一个提议也没问到（讲师报过）
                 f"LLM 服务器 {where} 在，但没有 GET /models（HTTP 404）",
                 f"{self.names.address}通常以 /v1 结尾（例如 http://127.0.0.1:11434/v1）")
@@ -651,12 +680,13 @@ class OpenAILLM(_Backend):
         if not isinstance(models, list):
             return                                  # 不是 OpenAI 的模型列表：查不了有没有这个模型，开跑
         names = [m.get("id") if isinstance(m, dict) else m for m in models]
+        names = [self._redact(n) if isinstance(n, str) else n for n in names]   # 先抹密钥再截短（讲师报过：截出半截密钥）
         odd = next((n for n in names if not isinstance(n, str)), None)
         if any(not isinstance(n, str) for n in names):
             raise ServerUnreachable(f"LLM 服务器 {where} 的 GET /models 里有不是字符串的模型名"
-                                    f"（{shown(json.dumps(odd), 60)}）",
+                                    f"（{shown(self._redact(json.dumps(odd)), 60)}）",
                                     f"它不像 OpenAI 兼容的接口；检查 {self.names.address}")
-        if names and self.model not in names:
+        if names and self.model not in names and self._redact(self.model) not in names:
             listed = "、".join(shown(n, 80) for n in names[:8]) + (f" 等 {len(names):,} 个" if len(names) > 8 else "")
             raise ServerUnreachable(f"LLM 服务器 {where} 上没有模型 {self.model}",
                                     f"它有：{listed}；用 {self.names.model} 选一个（ollama 要先 ollama pull）")
@@ -673,7 +703,7 @@ class OpenAILLM(_Backend):
         num = lambda v: v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 10**12 else None  # noqa: E731
         return Call(n, text, None if reply is None else self._redact(reply), error, latency,
                     num(usage.get("prompt_tokens")), num(usage.get("completion_tokens")),
-                    model if isinstance(model, str) else None)
+                    self._redact(model) if isinstance(model, str) else None)
 
     def _request(self, n: int, text: str):
         with self._lock:
@@ -761,6 +791,8 @@ def _connect_by(address, deadline: float, state: dict, lock) -> socket.socket:
         try:
             sock.settimeout(left)
             sock.connect(addr)
+            with lock:
+                state["fd"], state["family"] = sock.fileno(), family
             return sock
         except OSError as e:
             error = e
@@ -778,20 +810,43 @@ def _proxy_url(proxy: str, env: str):
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f"环境变量 {env} 里的代理地址 {shown(proxy, 100)} 读不懂：要像 http://主机:端口 这样，"
+        shown_proxy = re.sub(r"(://)?[^/@]*@", lambda m: (m.group(1) or "") + "***@", proxy, count=1)  # 不印代理的密码
+        raise ValueError(f"环境变量 {env} 里的代理地址 {shown(shown_proxy, 100)} 读不懂：要像 http://主机:端口 这样，"
                          "端口是 1 到 65535 的整数；改对它，或者这次运行不设它")
     return p
 
 
 def _is_loopback(host: str) -> bool:
-    """本机的地址：localhost（和 *.localhost）、::1、127.0.0.0/8 的任何写法（127.1、127.0.0.2、0x7f.1……）。"""
-    host = host.lower().rstrip(".")
-    if host == "localhost" or host.endswith(".localhost") or host == "::1":
+    """本机的地址：localhost、::1（和 ::ffff:127.x 的写法）、127.0.0.0/8 的任何写法（127.1、127.0.0.2、0x7f.1……）。
+    只认字面的写法：localhost. 、foo.localhost 这样的名字这台机器会去问 DNS，答案由别人定（讲师报过：假的 DNS 把
+    它们指到别的机器，密钥就明文发过去了）。真连上以后还要看对方的地址（_peer_is_loopback）。"""
+    host = host.lower()
+    if host == "localhost":
         return True
+    try:
+        return _loopback_ip(host)
+    except ValueError:
+        pass
     try:
         return socket.inet_aton(host)[0] == 127
     except OSError:
         return False
+
+
+def _peer_is_loopback(sock) -> bool:
+    """连上的对方是不是本机（看真的地址，不看名字）。"""
+    try:
+        return _loopback_ip(sock.getpeername()[0])
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def _loopback_ip(text: str) -> bool:
+    """一个 IP 地址（字符串）是不是本机：127.0.0.0/8、::1、::ffff:127.x。不是 IP 地址抛 ValueError。"""
+    import ipaddress
+    ip = ipaddress.ip_address(text.split("%")[0])
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def _content(raw: bytes):
@@ -846,7 +901,7 @@ def _unreachable_advice(detail: str, names: Names = COMMAND_LINE, proxy: str | N
         return ("服务器在，是它的证书通不过检查：确认地址就是这台服务器（主机名和证书上的一样）；公司网络里的代理或防火墙"
                 "常把证书换成自己的，那样要让 Python 信任它的根证书（环境变量 SSL_CERT_FILE 指向那个证书文件）")
     if proxy is not None:
-        return (f"这次是经{proxy}连的：检查代理在不在、让不让连这个地址；用不着代理的话，这次运行不设那个环境变量"
+        return (f"这次是经{proxy} 连的：检查代理在不在、让不让连这个地址；用不着代理的话，这次运行不设那个环境变量"
                 f"（或者把主机加进 no_proxy）")
     if detail == NO_HOST:
         return f"检查 {names.address}里的主机名（拼写、有没有联网）"
@@ -865,7 +920,7 @@ def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
     if isinstance(e, ssl.SSLCertVerificationError):
         return LLMError(UNREACHABLE, f"{CERT_WRONG}{shown(e.verify_message or str(e), 120)}")
     if isinstance(e, OSError) and str(e).startswith("Tunnel connection failed"):     # http.client：代理不肯 CONNECT
-        return LLMError(UNREACHABLE, f"代理不肯接通（它对 CONNECT 回的是 {shown(str(e).split(':', 1)[-1].strip(), 60)}）")
+        return LLMError(UNREACHABLE, f"代理不肯接通，它对 CONNECT 回的是 {shown(str(e).split(':', 1)[-1].strip(), 60)}")
     if phase != "body" and isinstance(e, OSError):     # 连不上、连上了又被断开、TLS 握手失败……
         return LLMError(UNREACHABLE, net_words(e))
     if phase == "head":                                 # 状态行或响应头坏了：太长、太多、不是 HTTP、数字离谱
@@ -895,8 +950,9 @@ def _redirect_sentence(where: str, status: int, location: str | None, names: Nam
         suggested = clean_url(base)
     except ValueError:                             # 端口写得离谱之类：读不成地址
         suggested = ""
-    if not _SAFE_URL.fullmatch(suggested):         # 讲师报过：Location 里的 ;touch${IFS}… 原样进了"就用 --llm …"：
-        return said, f"那个地址里有地址里不该有的字符，不照抄它；检查 {names.address}"   # 照抄就是在 shell 里跑它
+    if len(suggested) > 200 or not _SAFE_URL.fullmatch(suggested):   # 讲师报过：Location 里的 ;touch${IFS}… 原样
+        # 进了"就用 --llm …"；20 KB 的地址原样印成一行
+        return said, f"那个地址太长，或者有地址里不该有的字符，不照抄它；检查 {names.address}"   # 照抄就在 shell 里跑它
     return said, f"信得过那个地址的话，{names.use_url(suggested)}"
 
 
@@ -968,7 +1024,7 @@ class ReplayLLM(_Backend):
             raise ValueError(f"{path}:{lineno}: " + bad.format(why)) from None
         model, concurrency = (header.get("model"), header.get("concurrency", 1)) if isinstance(header, dict) else (0, 0)
         if (not isinstance(header, dict) or header.get("format") != FORMAT or not _plain(model)
-                or type(concurrency) is not int or concurrency < 1):
+                or len(model) > MAX_NAME or type(concurrency) is not int or not 1 <= concurrency <= MAX_CONCURRENCY):
             raise ValueError(f"{path}:1: 第一行不是 --record 写的文件头；回放只认 --record 录下的 JSON Lines 文件")
         self.header = header
         self.model = model
@@ -1009,10 +1065,11 @@ def _plain(text) -> bool:
 def _recorded_call(obj: dict) -> Call:
     """录制文件里的一行 -> Call。字段的类型不对（不是 --record 写的）抛 TypeError。"""
     c = Call(**{k: obj[k] for k in Call.__dataclass_fields__})
-    count = lambda v: v is None or (type(v) is int and v >= 0)  # noqa: E731  讲师报过：改过的文件印出"-7 个 token"
+    count = lambda v: v is None or (type(v) is int and 0 <= v < 10**12)  # noqa: E731  讲师报过："-7 个 token"、几十位的数
     if not (type(c.n) is int and isinstance(c.prompt, str) and (c.reply is None or isinstance(c.reply, str))
             and (c.error is None or _plain(c.error)) and (c.reply is None) != (c.error is None)
-            and type(c.latency) in (int, float) and 0 <= c.latency < 1e7                  # 负的、nan、300 位的秒数
+            and type(c.latency) in (int, float) and 0 <= c.latency < 1e6                  # 负的、nan、300 位的秒数
+            and (c.model is None or len(c.model) <= MAX_NAME)
             and count(c.prompt_tokens) and count(c.completion_tokens)
             and (c.model is None or isinstance(c.model, str))):
         raise TypeError
@@ -1043,6 +1100,8 @@ def _concurrency_arg(text: str) -> int:
         n = 0
     if n < 1:
         raise argparse.ArgumentTypeError(f"要是正整数（1、2、3……），收到的是 {text}")
+    if n > MAX_CONCURRENCY:
+        raise argparse.ArgumentTypeError(f"最多 {MAX_CONCURRENCY}，收到的是 {text}")
     return n
 
 
