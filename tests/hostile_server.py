@@ -192,6 +192,14 @@ def _edit(s, out, path, body, n):
     out.write(whole(chat_body("给一个慢的形状加一条规则。\n" + stub_edit(_user(body)), n)))
 
 
+def _key_as_model(s, out, path, body, n):
+    """一个正常的回复，只是 "model" 字段是收到的密钥（Authorization 头去掉 Bearer）。"""
+    with s.lock:
+        key = s.received[-1][2].get("authorization", "").removeprefix("Bearer ")
+    data = json.loads(chat_body("给一个慢的形状加一条规则。\n" + stub_edit(_user(body)), n))
+    out.write(whole(json.dumps(dict(data, model=key)).encode()))
+
+
 def _painted(s, out, path, body, n):
     out.write(whole(chat_body(f"{ESCAPES}\n" + stub_edit(_user(body)), n)))
 
@@ -288,6 +296,8 @@ MODES = {
     "status999": _status(999),                # HTTP 里没有的状态码
     "status404": _status(404),
     "status403": _status(403),                # 拒绝（当代理用：对 CONNECT 回 403）
+    "status407": _status(407),                # 当代理用：要用户名和密码
+    "key_as_model": _key_as_model,            # 回复的 model 字段是收到的密钥
     "ids_int": _raw(whole(b'{"data": [{"id": 1}, {"id": 2}]}')),
     "ids_null": _raw(whole(b'{"data": [{"id": null}]}')),
     "nested": _raw(whole(NESTED)),            # 十万层的 [ ]

@@ -685,3 +685,114 @@ def test_llm_concurrency_has_an_upper_bound():
     assert _concurrency_arg(str(MAX_CONCURRENCY)) == MAX_CONCURRENCY
     with pytest.raises(argparse.ArgumentTypeError):
         _concurrency_arg(str(MAX_CONCURRENCY + 1))
+
+
+def test_a_key_echoed_in_a_long_model_id_is_masked_before_it_is_cut():
+    """讲师报过：服务器把密钥放在一个前面垫了 60 个 m 的模型名里，截短以后印出了半截密钥。"""
+    server = HostileServer(model_ids=("m" * 60 + KEY + "z" * 40,))
+    with server as s, pytest.raises(ServerUnreachable) as e:
+        client(s.url).check()
+    msg = str(e.value)
+    assert KEY[:8] not in msg and "m" * 60 + "***" in msg, msg
+
+
+def test_a_key_with_quotes_never_reaches_the_record_file(tmp_path):
+    """讲师报过：密钥里有 " 或 \\ 时，服务器回的模型名（就是密钥）原样写进了 --record 的文件（JSON 转义过，没抹到）。"""
+    key = 'sk-q"uote\\back-0123456789'
+    f = tmp_path / "run.jsonl"
+    with HostileServer(chat="key_as_model") as s:
+        rec = OpenAILLM(s.url, "x", api_key=key, timeout=3, retries=0, seed=0, record=str(f))
+        rec.propose(prompt())
+        rec.close()
+    text = f.read_text(encoding="utf-8")
+    assert json.dumps(key)[1:-1] not in text and key not in text and '"model": "***"' in text
+
+
+def test_a_plain_http_key_is_not_sent_when_the_peer_is_not_this_machine(monkeypatch):
+    """讲师报过：localhost. 、foo.localhost 这台机器会去问 DNS，假的答案把它们指到别的机器，密钥明文发了过去。
+    现在名字之外还看连上的对方：不是本机就一个字节也不发（这里让"对方是不是本机"回答否，看连线那一步）。"""
+    from evolve import openai_llm
+    assert not openai_llm._is_loopback("localhost.") and not openai_llm._is_loopback("foo.localhost")
+    assert openai_llm._is_loopback("localhost") and openai_llm._is_loopback("127.1") and openai_llm._is_loopback("::1")
+    with HostileServer() as s:
+        backend = client(s.url)
+        monkeypatch.setattr(openai_llm, "_peer_is_loopback", lambda sock: False)
+        with pytest.raises(ServerUnreachable) as e:
+            backend.check()
+    assert s.received == [] and "不是本机" in str(e.value) and KEY not in str(e.value)
+
+
+@pytest.mark.quiet
+def test_the_timeout_also_bounds_a_stalled_tls_handshake(monkeypatch):
+    """讲师报过：代理在快到期限时才接通 CONNECT，然后一声不吭，--llm-timeout 5 用了 10.4 秒：TLS 握手时看门的计时器
+    关的那个套接字对象已经交给了 SSLSocket，握手又按连上时剩下的时间等了一整遍。现在按连上时记下的 fd 关，握手也醒。"""
+    import socket
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    held, stop = [], threading.Event()
+
+    def serve():                                     # 读到 CONNECT，等 0.8 秒才说接通，之后一个字节也不回
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                continue
+            held.append(c)
+            c.settimeout(2)
+            try:
+                c.recv(4096)
+                time.sleep(0.8)
+                c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            except OSError:
+                pass
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    monkeypatch.setenv("https_proxy", f"http://127.0.0.1:{srv.getsockname()[1]}")
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    try:
+        backend = OpenAILLM("https://api.example.invalid/v1", "x", api_key="", timeout=1.0, retries=0)
+        start = time.monotonic()
+        kind, _, _ = ask(backend)
+        took = time.monotonic() - start
+    finally:
+        stop.set()
+        t.join(2)
+        for c in held:
+            c.close()
+        srv.close()
+    assert kind == TIMEOUT_KIND and took < 1.4, (kind, took)
+
+
+def test_a_proxy_asking_for_a_password_stops_the_run_naming_the_proxy(monkeypatch):
+    """讲师报过：明文 http 经 http_proxy，代理回 407，开跑前的检查照样放行，四次调用都是 HTTP 407，一句没提代理。"""
+    with HostileServer(models="status407", chat="status407") as proxy:
+        monkeypatch.setenv("http_proxy", proxy.origin)
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        with pytest.raises(ServerUnreachable) as e:
+            client("http://llm.example.invalid/v1", api_key="").check()
+    msg = str(e.value)
+    assert one_safe_line(msg) and "HTTP 407" in msg and "http_proxy" in msg and "用户名" in msg
+
+
+@pytest.mark.quiet
+def test_a_silent_proxy_is_named_when_the_start_up_check_times_out(monkeypatch):
+    """讲师报过：代理接了连接就不说话，开跑前那句话说"LLM 服务器……在 2 秒内没有回完"，没提代理。"""
+    import socket
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)                                     # 连接进得来（排在队里），没人读、没人回
+    monkeypatch.setenv("https_proxy", f"http://127.0.0.1:{srv.getsockname()[1]}")
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    try:
+        with pytest.raises(ServerUnreachable) as e:
+            client("https://api.example.invalid/v1", timeout=0.5).check()
+    finally:
+        srv.close()
+    msg = str(e.value)
+    assert one_safe_line(msg) and "没有回完" in msg and "https_proxy" in msg and "检查代理" in msg
