@@ -87,7 +87,7 @@ def test_ledger_sums():
 def test_ledger_median_of_an_even_count_and_empty():
     assert ledger([call(0, latency=1.0), call(1, latency=4.0)])["latency_median"] == 2.5
     empty = ledger([])
-    assert empty == dict(calls=0, not_sent=0, failed={}, prompt_tokens=None, completion_tokens=None, prompt_reported=0,
+    assert empty == dict(calls=0, answered=0, not_sent=0, failed={}, prompt_tokens=None, completion_tokens=None, prompt_reported=0,
                          completion_reported=0, latency_total=0, latency_median=0.0)
 
 
@@ -106,10 +106,12 @@ def test_token_counts_say_how_many_calls_reported_them():
     m = load_script("lecture14/04_alphaevolve_tiling.py", "tiling_04_tokens")
     half = ledger([call(k, pt=1000 if k % 2 else None) for k in range(10)])
     assert half["prompt_reported"] == 5 and half["completion_reported"] == 0
-    assert m.token_text(half, "prompt") == "5,000 个 token（10 次调用里只有 5 次报了）"
+    assert m.token_text(half, "prompt") == "5,000 个 token（拿到回复的 10 次调用里只有 5 次报了）"
     assert m.token_text(half, "completion") == "服务器没报"
     said = m.llm_cost_observation(half, dict(failed={}), type("E", (), {"bench_runs": 0})(), 0, 10)
-    assert "输入 5,000 个 token（10 次调用里只有 5 次报了）、输出的服务器没报" in said and "输出 0 个" not in said
+    assert "输入 5,000 个 token（拿到回复的 10 次调用里只有 5 次报了）、输出的服务器没报" in said and "输出 0 个" not in said
+    failing = ledger([call(k, pt=1000) for k in range(5)] + [call(k, error="LLM 回 HTTP 400") for k in range(5, 9)])
+    assert m.token_text(failing, "prompt") == "5,000 个 token"       # 失败的 4 次没有回复，不算"没报"（讲师报过）
     whole = ledger([call(k, pt=10, ct=2) for k in range(3)])
     assert m.token_text(whole, "prompt") == "30 个 token" and m.token_text(whole, "completion") == "6 个 token"
 

@@ -192,7 +192,7 @@ def test_bad_base_url_is_one_sentence():
         OpenAILLM("127.0.0.1:11434", "x")
     # 讲师报过：http://localhost:99999/v1 被说成"要的是 http:// 开头的地址"；现在说端口不对
     for url in ("http://localhost:99999/v1", "http://localhost:x/v1"):
-        with pytest.raises(ValueError, match="里的端口不对：端口是 0 到 65535 的整数"):
+        with pytest.raises(ValueError, match="里的端口不对：端口是 1 到 65535 的整数"):
             OpenAILLM(url, "x")
 
 
@@ -348,7 +348,7 @@ def test_ledger_adds_up():
     calls = [Call(0, "a", "x", None, 0.5, 10, 3, "m"), Call(1, "b", None, "LLM 超时", 2.0, None, None, None),
              Call(2, "c", "y", None, 1.0, 20, 4, "m")]
     book = ledger(calls)
-    assert book == dict(calls=3, not_sent=0, failed={"LLM 超时": 1}, prompt_tokens=30, completion_tokens=7,
+    assert book == dict(calls=3, answered=2, not_sent=0, failed={"LLM 超时": 1}, prompt_tokens=30, completion_tokens=7,
                         prompt_reported=2, completion_reported=2, latency_total=3.5, latency_median=1.0)
     assert ledger(calls[1:2])["prompt_tokens"] is None
 

@@ -231,7 +231,7 @@ class Call:
 
 def ledger(calls) -> dict:
     """一串调用的成本账：calls（真的发出去的请求）、not_sent（接连失败以后没再问、直接记成 GAVE_UP 的提议）、
-    failed={种类: 次数}（没发出去的也在里面，记作 GAVE_UP）、prompt_tokens、completion_tokens（服务器没报就是 None；
+    answered（拿到回复的调用）、failed={种类: 次数}（没发出去的也在里面，记作 GAVE_UP）、prompt_tokens、completion_tokens（服务器没报就是 None；
     只有几次报了时是那几次的和）、prompt_reported、completion_reported（几次调用报了这个数）、latency_total、
     latency_median（秒；只算发出去的）。"""
     calls = list(calls)
@@ -245,7 +245,8 @@ def ledger(calls) -> dict:
                           if any(getattr(c, key) is not None for c in calls) else None)
     reported = lambda key: sum(getattr(c, key) is not None for c in calls)                 # noqa: E731
     lat = [c.latency for c in calls]
-    return dict(calls=len(calls), not_sent=not_sent, failed=failed, prompt_tokens=tokens("prompt_tokens"),
+    return dict(calls=len(calls), answered=sum(c.reply is not None for c in calls), not_sent=not_sent, failed=failed,
+                prompt_tokens=tokens("prompt_tokens"),
                 completion_tokens=tokens("completion_tokens"), prompt_reported=reported("prompt_tokens"),
                 completion_reported=reported("completion_tokens"), latency_total=sum(lat),
                 latency_median=statistics.median(lat) if lat else 0.0)
@@ -412,7 +413,7 @@ class OpenAILLM(_Backend):
         except ValueError:
             port = -1
         if u.scheme in ("http", "https") and u.hostname and port == -1:
-            raise ValueError(f"{names.address} {shown(base_url, 100)} 里的端口不对：端口是 0 到 65535 的整数"
+            raise ValueError(f"{names.address} {shown(base_url, 100)} 里的端口不对：端口是 1 到 65535 的整数"
                              "（例如 http://127.0.0.1:11434/v1 的 11434）")
         if u.scheme not in ("http", "https") or not u.hostname:
             raise ValueError(f"{names.address}要是 http:// 或 https:// 开头的地址（例如 http://127.0.0.1:11434/v1），"
