@@ -184,6 +184,8 @@ def test_04_prefill_reason_follows_the_optimums_bottleneck(outputs):
             M, (N, K) = 8192, m04.LAYERS["8B gate_up"]
             best = kernel_lab.VALID[int(sched_lab.time_valid(M, N, K).argmin())]
             bound = sched_lab.explain(best, M, N, K)["bound"]
+        if "【本次不成立】讲义说prefill" in text:         # 别的 GPU 上这句不成立：印的是判据，没有理由可查
+            continue
         said = find(r"prefill（M=8192）最优是[^；]*；", text)[0]
         assert ("每次从L2搬的字节能算更多次" in said) == bound.startswith("搬"), (said, bound)
         if not bound.startswith("搬"):
