@@ -72,8 +72,10 @@ def tokens(text: str, glue: bool = True) -> list[str]:
 
 
 UNIT = re.compile(r"(µs|ms|s|B|KB|MB|GB|TB/s|GB/s|TFLOPS|FLOP/B)(?![A-Za-z0-9])")   # 跟着数走的单位（后面可以接标点）
-MEASURE = set("个次倍行条格列秒毫种轮层步")          # 跟着数走的量词（"16 个 warp"、"464 次"、"2.1 毫秒"）
+MEASURE = set("个次倍行条格列秒种轮层步") | {"毫秒"}   # 跟着数走的量词（"16 个 warp"、"464 次"、"2.1 毫秒"）
+WORDS = ("毫秒",)                                    # 两个宽字符的单位：先连成一段（"毫⏎秒" 没法读）
 OPERATORS = ("<=", ">=", "<", ">", "≤", "≥", "=", "==")
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _glue(left: str, right: str) -> bool:
@@ -85,8 +87,8 @@ def _glue(left: str, right: str) -> bool:
     if left[-1:].isdigit() and (UNIT.match(right) or right in MEASURE):
         return True
     last = left.split(" ")[-1]
-    if (last in ("if", "elif") and right in ("M", "N", "K")) or (last in ("M", "N", "K") and right in OPERATORS):
-        return True
+    if (last in ("if", "elif") and right in ("M", "N", "K")) or (IDENT.fullmatch(last) and right in OPERATORS):
+        return True                                  # "M <="、"MMA_FALLBACK = 0.6"：名字、比较、数在一行
     if last.endswith(OPERATORS) and right[:1].isdigit():
         return True
     return "(" in left and ")" not in left.split("(")[-1] and left.endswith(",") and right[:1].isdigit()
@@ -94,6 +96,13 @@ def _glue(left: str, right: str) -> bool:
 
 def _glued(toks: list[str]) -> list[str]:
     """把 _glue 说的"中间的单个空格不折行"的相邻小段连成一段（连过的还可以再连："M <=" 再连 "16:"）。"""
+    joined: list[str] = []
+    for t in toks:                                   # "毫"、"秒" 两段先连成 "毫秒"（07 的用时行折成过 "毫⏎秒"）
+        if joined and joined[-1] + t in WORDS:
+            joined[-1] += t
+        else:
+            joined.append(t)
+    toks = joined
     out: list[str] = []
     i = 0
     while i < len(toks):

@@ -113,7 +113,8 @@ def test_make_openevolve_after_the_test_setup_installs_nothing_again(tmp_path):
     ("batch 从 1 涨到 128，最优的时间只从 83.7 µs 涨到 86.5 µs——权重读一次，给 128 个 token 用。", "86.5 µs——"),
     ("prefill 最优是 (256, 128, 64, 8, 4, 16)：专家的 (128, 128, 64, 4, 3, 8) 慢 1.36×", "(128, 128, 64, 4, 3, 8)"),
     ("256×128 配 4 个 warp 要的寄存器 296 个/线程 > 255（上限），配 16 个 warp 才行", "> 255"),
-    ("OpenEvolve 种子 0：15.4 秒，每个提议 102.9 毫秒（其中 MockLLM 服务器 2.1 毫秒）", "2.1 毫")])
+    ("OpenEvolve 种子 0：15.4 秒，每个提议 102.9 毫秒（其中 MockLLM 服务器 2.1 毫秒）", "2.1 毫秒）"),
+    ("MMA 路径：BM = 32 不是 64 的倍数，用不上 wgmma，张量核效率乘 MMA_FALLBACK = 0.6，\"算\"变成 1.67 倍", "MMA_FALLBACK = 0.6")])
 def test_wrap_keeps_an_option_with_its_value_a_number_with_its_unit_and_a_condition_whole(text, kept):
     # 学生报过："--knob⏎LOAD_LATENCY_BUSY=9e-07"、"（227⏎KB）"、"11.3⏎µs"、"if M ‹=⏎16:"
     from layout import wrap
