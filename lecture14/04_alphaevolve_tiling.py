@@ -566,7 +566,7 @@ def token_text(book, key: str) -> str:
     n, reported = book[f"{key}_tokens"], book[f"{key}_reported"]
     if n is None:
         return "服务器没报"
-    answered = book.get("answered", book["calls"])          # 失败的调用没有回复，也就没有 token 数：不算"没报"
+    answered = book["answered"]                      # 失败的调用没有回复，也就没有 token 数：不算"没报"
     return f"{n:,} 个 token" + (f"（拿到回复的 {answered:,} 次调用里只有 {reported:,} 次报了）" if reported < answered else "")
 
 
