@@ -155,6 +155,16 @@ def stop_group(p, pids=()) -> None:
             f.close()
 
 
+def alive(pid: int) -> bool:
+    """进程还在跑吗：不存在、或者已经退出只等人收（僵尸）都算停了。僵尸要算停：过继出去的孤儿退出以后由收养它的进程收，
+    收养它的要是不及时收（一个 PR_SET_CHILD_SUBREAPER 的外层进程），os.kill(pid, 0) 照样说它在。"""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def _lower_priority(p) -> None:
     """在后台线程里（@ahead 的函数预跑时）刚起的子进程 p 优先级调低 requested_nice()：它还没来得及起子进程，以后起的
     （脚本的 worker、OpenEvolve 的进程、服务器）都继承。前台不调。"""

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, ahead, base_env, load_script, piped_args, run_concurrently, run_script, session_dir, stop_group
+from conftest import ROOT, ahead, alive, base_env, load_script, piped_args, run_concurrently, run_script, session_dir, stop_group
 from printed import unfold
 
 from console import FAILED
@@ -184,14 +184,6 @@ def _descendants(pid: int) -> set[int]:
     return out
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="读 /proc 找子进程")
 def test_ctrl_c_stops_07_within_a_second_with_openevolve_workers_and_server():
     # 两个种子：OpenEvolve 的两次运行同时在跑（--jobs 默认 2），各有自己的进程组和 worker
@@ -213,7 +205,7 @@ def test_ctrl_c_stops_07_within_a_second_with_openevolve_workers_and_server():
         assert p.returncode == 130 and err.strip().endswith("已中断。") and "Traceback" not in err
         assert took < 1.5, took
         time.sleep(0.5)
-        assert not [k for k in kids if _alive(k)]
+        assert not [k for k in kids if alive(k)]
     finally:
         stop_group(p, list(kids))
 

@@ -8,20 +8,11 @@ import sys
 import time
 
 import pytest
-from conftest import stop_group
+from conftest import alive, stop_group
 
 pytestmark = pytest.mark.quiet      # 量时间（Ctrl-C、超时）：conftest 让它们最先跑（后台的优先级低）
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def alive(pid):
-    """进程还在跑（不存在或是僵尸都算停了）。"""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def children(pid):

@@ -18,7 +18,7 @@ import pytest
 
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, Rule, all_shapes, choose, evolve, geomean_speedup,
                     parse, render, simplify, split_shapes)
-from conftest import launchable, load_script, prefetch, run_script, run_script_fresh, stop_group
+from conftest import alive, launchable, load_script, prefetch, run_script, run_script_fresh, stop_group
 from printed import unfold
 from console import display_width
 from console import Observation, failed as failed_observations
@@ -785,14 +785,6 @@ def test_readme_lists_the_new_scripts():
 
 # ---------------------------------------------------------------- Ctrl-C
 
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def _children(pid):
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
@@ -827,9 +819,9 @@ def test_ctrl_c_stops_within_a_second_with_exit_130(key, args, workers):
         lines = [line for line in err.splitlines() if line.strip()]
         assert lines[-1] == "已中断。" and err.count("已中断。") == 1, err
         deadline = time.monotonic() + 1.0
-        while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+        while any(alive(k) for k in kids) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not any(_alive(k) for k in kids), kids
+        assert not any(alive(k) for k in kids), kids
         assert bool(kids) == workers
     finally:                                        # 测试失败也不留下脚本和 worker
         stop_group(p, kids)

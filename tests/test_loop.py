@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import evolve.loop as loop
 from evolve import EXPERT, Evaluator, Program, Rule, evolve, geomean_speedup, parse, render
 from evolve.evaluator import N_PROBE
-from conftest import launchable, stop_group
+from conftest import alive, launchable, stop_group
 from evolve.loop import MIGRATE_EVERY, ManyRuns
 from evolve.mock_llm import OPS, Dice, MockLLM
 from evolve.problem import per_m_table
@@ -515,14 +515,6 @@ def test_batch_failures_are_counted(table, train):
 
 
 # ---------------------------------------------------------------- ManyRuns：进度、Ctrl-C、close()
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
 
 def test_many_runs_parallel_equals_sequential_and_reports_progress(table):
     from evolve import all_shapes, split_shapes

@@ -17,7 +17,7 @@ import urllib.request
 
 import pytest
 
-from conftest import ROOT, base_env, run_script_fresh, stop_group
+from conftest import ROOT, alive, base_env, run_script_fresh, stop_group
 
 sys.path.insert(0, os.path.join(ROOT, "lecture14"))
 
@@ -275,13 +275,9 @@ def test_server_script_prints_its_address_and_stops_when_the_process_that_starte
         p.wait(10)
         pid = int(pidfile.read_text())
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
+        while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        else:
+        if alive(pid):
             pytest.fail("服务器在启动它的进程退出后 5 秒还在")
     finally:
         stop_group(p, [pid] if pid else [])
