@@ -231,7 +231,7 @@ def demo1_breakdown():
             ex[name, M, who] = (c, e)
             p = parts(e)
             rows.append([f"{who} {bare(c)}", us(e["time_us"]), f"{e['tflops']:.0f}", pct(e["floor_us"] / e["time_us"]),
-                         e["tiles"], e["ctas_per_sm"], num(p["算"]), num(p["搬"]), num(e["l2_total_us"]), num(p["等"]),
+                         f"{e['tiles']:,}", e["ctas_per_sm"], num(p["算"]), num(p["搬"]), num(e["l2_total_us"]), num(p["等"]),
                          num(p["显存"]), short(e["bound"])])
         print()
         print_note(f"{label(name, M)}（N×K = {N}×{K}；配置是 BM,BN,BK,warps,stages,group）：")
@@ -239,7 +239,7 @@ def demo1_breakdown():
                      "算 µs", "搬 µs", "L2 总 µs", "等 µs", "显存 µs", "瓶颈"], rows)
         print("\n".join(wrap(f"最优：{o.rule}。", wrap_width())))
     say(f"专家：第 14 讲讲义的专家启发式给这个形状的配置（从钉住的 {EXPERT_NAME} 读；"
-        f"你改 lecture14/expert_heuristic.py 不影响这里，04 用的才是你的那份）；最优：穷举 {len(VALID)} 个配置最快的（每个形状下面一行说它是不是唯一的、"
+        f"你改 lecture14/expert_heuristic.py 不影响这里，04 用的才是你的那份）；最优：穷举 {len(VALID):,} 个配置最快的（每个形状下面一行说它是不是唯一的、"
           "有几个配置和它差不到 0.1%、印的这个是怎么挑的）；"
           "坏例：专家的配置只把 stages 改成 1。四项是最忙的那个 SM 一共花在每件事上的时间（算 = 张量核；"
           "搬 = L2 → 共享内存；等 = 加载延迟没被流水线藏住的部分；显存 = DRAM 字节 / 可达带宽）；L2 总是全芯片 L2 的"

@@ -534,10 +534,10 @@ class Optimum:
     def rule(self) -> str:
         """一句话：印出来的这个最优是怎样挑出来的。"""
         if self.tied > 1:
-            return (f"{self.tied} 个配置时间完全相同（它们的 {'、'.join(self.tied_fields)} 各不相同，但卡在同一个瓶颈上），"
-                    f"印的是 VALID 顺序里的第一个；{self.near} 个配置在最优的 {self.within:.1%} 以内")
+            return (f"{self.tied:,} 个配置时间完全相同（它们的 {'、'.join(self.tied_fields)} 各不相同，但卡在同一个瓶颈上），"
+                    f"印的是 VALID 顺序里的第一个；{self.near:,} 个配置在最优的 {self.within:.1%} 以内")
         if self.near > 1:
-            return (f"最快的只有它一个，但另有 {self.near - 1} 个配置在它的 {self.within:.1%} 以内"
+            return (f"最快的只有它一个，但另有 {self.near - 1:,} 个配置在它的 {self.within:.1%} 以内"
                     "（差别比模型的精度还小，真机上分不出）")
         return f"唯一最快：其余配置都比它慢 {self.within:.1%} 以上"
 

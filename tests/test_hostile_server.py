@@ -509,6 +509,9 @@ def test_readme_says_what_the_client_refuses_with_the_numbers_the_code_uses():
         assert f"`{kind}`" in section, kind
     assert f"回复最多读 {MAX_REPLY_BYTES / 1e6:g} MB" in section and f"最多 {MAX_BLOCKS} 个" in section
     assert f"连续 {GIVE_UP_AFTER} 次调用失败" in section and shown("\x1b") in section and "…（共 N 个字符）" in section
+    from evolve.openai_llm import MAX_WAIT, RETRIES
+    assert f"`Retry-After` 要等 {MAX_WAIT:g} 秒以上就不等，种类写成 `LLM 回 HTTP 429，要等 {MAX_WAIT:g} 秒以上（不等）`" in section
+    assert f"最多 {RETRIES} 次" in section
 
 
 def test_http_proxy_from_the_environment_still_works(monkeypatch):

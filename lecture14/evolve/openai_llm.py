@@ -20,9 +20,10 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
   连接，一字节一字节地挤牙膏也拖不过去；连上时已经过了期限就一个字节也不发）；回复最多读
   MAX_REPLY_BYTES 字节，再长就不读了；JSON 嵌得太深、长度头写得离谱、响应头不合规矩，都只是一次有名字的失败。
   要印给人看的服务器文字先经过 shown()：控制字符写成 \\x1b 这样，太长的截断。录制文件里存的是原样的文字。
-- 429 和 5xx 按 Retry-After（没有就指数退避）重试几次（上一次调用已经失败了就不重试）；状态码不在 100–599 里
+- 429 和 5xx 按 Retry-After（没有就指数退避）重试几次（上一次调用已经失败了就不重试；要等 MAX_WAIT 秒以上就不等，
+  种类里说出来）；状态码不在 100–599 里
   是协议错误，不重试。连续 GIVE_UP_AFTER 次调用失败（不管哪一种：连不上、超时、HTTP 错误、读不懂……），就不再
-  调用：以后的提议立刻失败（种类 GAVE_UP），进化用已有的东西跑完，最好的程序不会丢。
+  调用：以后的提议立刻失败（种类 GAVE_UP），进化用已有的东西跑完（04、05 在这句后面说最好的程序不会丢）。
 - check()：开跑之前看看服务器在不在（GET {base_url}/models），连不上、拒绝了我们、转向、回的东西读不懂、没有这个
   模型，都抛 ServerUnreachable（一句话），脚本印一行、退出码 2。
 - 录制和回放：record=文件名 时每次调用写一行 JSON（提示、回复、用时、token 数、模型名；没有密钥）。
@@ -741,11 +742,13 @@ class OpenAILLM(_Backend):
                 raise LLMError(REDIRECT)
             if not 200 <= status < 300:
                 if status == 429 or 500 <= status <= 599:       # 100–599 以外的状态码是协议错误：不重试
-                    wait = _retry_after(headers.get("Retry-After"))
-                    wait = self.backoff * 2 ** attempt if wait is None else wait
+                    asked = _retry_after(headers.get("Retry-After"))
+                    wait = self.backoff * 2 ** attempt if asked is None else asked
                     if not last and wait <= self.max_wait:
                         time.sleep(wait)
                         continue
+                    if asked is not None and asked > self.max_wait:     # 服务器让等太久：说出来，不混进普通的 429
+                        raise LLMError(f"LLM 回 HTTP {status}，要等 {self.max_wait:g} 秒以上（不等）")
                 raise LLMError(f"LLM 回 HTTP {status}")
             return _content(raw)
         raise AssertionError("unreachable")
@@ -757,7 +760,7 @@ class OpenAILLM(_Backend):
             if not self.give_up_after or self._failed_in_a_row < self.give_up_after or self.gave_up is not None:
                 return
             self.gave_up = (f"LLM：接连 {self._failed_in_a_row} 次调用失败（最后一次是“{kind}”），之后的提议不再问它，"
-                            f"记作“{GAVE_UP}”；已经评估过的程序都留着，最好的程序不会丢。")
+                            f"记作“{GAVE_UP}”。")
             note = self.gave_up
         if self.notify is not None:
             self.notify(note)
