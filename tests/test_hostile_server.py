@@ -546,6 +546,7 @@ def test_a_key_never_goes_out_over_plain_http(monkeypatch, host):
     msg = str(e.value)
     assert proxy.received == [] and one_safe_line(msg)
     assert "https://" in msg and "OPENAI_API_KEY=" in msg and KEY not in msg
+    assert "不是本机的回环地址（127.x、::1、localhost）" in msg      # 0.0.0.0 连的其实是本机：说的是"不是回环地址"
 
 
 @pytest.mark.parametrize("value", ["http://127.0.0.1:99999", "http://[::1", "ftp://proxy.example:21", "http://h:0"])

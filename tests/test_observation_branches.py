@@ -157,6 +157,17 @@ def demo2(monkeypatch, table, halves, edit=lambda out: out, budget=1000):
     return out, obs, text
 
 
+def test_04_demo2_progress_says_how_many_proposals_are_done_for_the_time_left(monkeypatch, table, halves):
+    # 演示 2 的进度行末尾的"还要多久"按做完的提议数估计：每行做完的数就是那一行说的"第几个提议"（以前从行的文字里
+    # 用正则读出来，改了 evolve 的措辞就悄悄不说了）
+    said, asked = [], []
+    monkeypatch.setattr(T04, "progress", said.append)
+    monkeypatch.setattr(T04, "time_left", lambda done, total, started: asked.append((done, total)) or f"，做完 {done}")
+    printed(T04.demo2_one_run, table, *halves, 0, 100)
+    assert asked == [(k, 100) for k in (20, 40, 60, 80, 100)]
+    assert [re.search(r"第\s*(\d+) 个提议.*，做完 (\d+)$", line).groups() for line in said] == [(str(k), str(k)) for k, _ in asked]
+
+
 @pytest.mark.h100_claim
 def test_04_demo2_holds(monkeypatch, table, halves):
     _, obs, out = demo2(monkeypatch, table, halves)

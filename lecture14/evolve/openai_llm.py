@@ -439,7 +439,7 @@ class OpenAILLM(_Backend):
         # 运行把它设成空就行。直接给的 api_key（OpenEvolve 的 config.yaml 里写着的占位符）不是秘密，不拦
         if api_key is None and self._key and u.scheme == "http" and not _is_loopback(u.hostname):
             raise ValueError(f"环境变量 OPENAI_API_KEY 里有密钥，{names.address} {shown(clean_url(base_url), 100)} 却是明文 "
-                             "http://、又不是本机：一路上谁都看得到密钥，所以不发。托管的 API 用 https:// 的地址；"
+                             "http://、又不是本机的回环地址（127.x、::1、localhost）：一路上谁都看得到密钥，所以不发。托管的 API 用 https:// 的地址；"
                              "别的机器上不要密钥的服务器（ollama 之类），这次运行前面加 OPENAI_API_KEY= 把密钥设成空")
         self.timeout, self.retries, self.backoff, self.max_wait = timeout, retries, backoff, max_wait
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
@@ -579,7 +579,7 @@ class OpenAILLM(_Backend):
             if late:                               # 连上时已经过了期限：请求一个字节也不发（托管的 API 按请求收钱）
                 raise socket.timeout()
             if self._key and self._scheme == "http" and not _peer_is_loopback(conn.sock):   # 名字是本机，连上的却不是
-                raise LLMError(UNREACHABLE, f"{self._host} 连到的不是本机（{shown(conn.sock.getpeername()[0], 60)}），"
+                raise LLMError(UNREACHABLE, f"{self._host} 连到的不是本机的回环地址（{shown(conn.sock.getpeername()[0], 60)}），"
                                             "明文 http 不把密钥发过去")
             phase = "head"
             conn.request(method, target(endpoint), body=payload, headers={**self._headers(), **extra})
