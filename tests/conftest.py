@@ -165,6 +165,25 @@ def alive(pid: int) -> bool:
         return False
 
 
+def descendants(pid: int) -> set[int]:
+    """pid 的所有后代（读 /proc）。"""
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(d))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.add(c)
+            todo.append(c)
+    return out
+
+
 def _lower_priority(p) -> None:
     """在后台线程里（@ahead 的函数预跑时）刚起的子进程 p 优先级调低 requested_nice()：它还没来得及起子进程，以后起的
     （脚本的 worker、OpenEvolve 的进程、服务器）都继承。前台不调。"""

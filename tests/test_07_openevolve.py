@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, ahead, alive, base_env, load_script, piped_args, run_concurrently, run_script, session_dir, stop_group
+from conftest import ROOT, ahead, alive, base_env, descendants, load_script, piped_args, run_concurrently, run_script, session_dir, stop_group
 from printed import unfold
 
 from console import FAILED
@@ -165,25 +165,6 @@ def test_07_without_openevolve_is_one_sentence_and_exit_1():
     assert "装好以后运行 python3 lecture14/07_openevolve.py。" in p.stderr
 
 
-def _descendants(pid: int) -> set[int]:
-    """pid 的所有后代（读 /proc）。"""
-    children: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(d))
-    out, todo = set(), [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.add(c)
-            todo.append(c)
-    return out
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="读 /proc 找子进程")
 def test_ctrl_c_stops_07_within_a_second_with_openevolve_workers_and_server():
     # 两个种子：OpenEvolve 的两次运行同时在跑（--jobs 默认 2），各有自己的进程组和 worker
@@ -195,7 +176,7 @@ def test_ctrl_c_stops_07_within_a_second_with_openevolve_workers_and_server():
         running = set()
         while time.monotonic() < deadline and running != {"0", "1"}:     # 等到两个种子的 OpenEvolve 都在跑
             running |= set(re.findall(r"OpenEvolve，种子 (\d)：\d+/100", p.stderr.readline()))
-        kids = _descendants(p.pid)
+        kids = descendants(p.pid)
         assert running == {"0", "1"} and len(kids) >= 4, kids   # 两个 OpenEvolve 进程和它们的 worker
         t = time.monotonic()
         os.killpg(p.pid, signal.SIGINT)                       # 终端的 Ctrl-C 发给前台的进程组

@@ -18,7 +18,7 @@ import pytest
 
 from console import PIPE_WIDTH, display_width
 
-from conftest import ROOT, ahead, base_env, load_script, run_concurrently, run_script, session_dir, stop_group
+from conftest import ROOT, ahead, alive, base_env, descendants, load_script, run_concurrently, run_script, session_dir, stop_group
 from printed import unfold
 
 sys.path.insert(0, os.path.join(ROOT, "lecture14"))
@@ -295,7 +295,6 @@ def test_bad_arguments_are_one_sentence_and_exit_2(script, args, says):
 def test_make_openevolve_leaves_nothing_running_after_ctrl_c_or_being_killed(how):
     # Ctrl-C：一秒内停下（退出码 130），MockLLM 服务器、OpenEvolve 和它的 worker 都结束；
     # 被 SIGKILL（比如 pytest 自己被杀）：没人收拾，服务器和 OpenEvolve 发现启动它们的进程没了，自己在几秒内退出
-    from test_07_openevolve import _alive, _descendants
     import signal
     import time
     out = os.path.join(session_dir("oe_kill"), "out")
@@ -307,7 +306,7 @@ def test_make_openevolve_leaves_nothing_running_after_ctrl_c_or_being_killed(how
         while time.monotonic() < deadline:
             if re.search(r"OpenEvolve：\d+/200", p.stderr.readline()):
                 break
-        kids = _descendants(p.pid)
+        kids = descendants(p.pid)
         assert len(kids) >= 3, kids                           # 服务器、OpenEvolve、它的 worker
         t = time.monotonic()
         os.killpg(p.pid, signal.SIGINT if how == "ctrl_c" else signal.SIGKILL)
@@ -315,9 +314,9 @@ def test_make_openevolve_leaves_nothing_running_after_ctrl_c_or_being_killed(how
         if how == "ctrl_c":
             assert p.returncode == 130 and time.monotonic() - t < 1.5 and "Traceback" not in p.stderr.read()
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and [k for k in kids if _alive(k)]:
+        while time.monotonic() < deadline and [k for k in kids if alive(k)]:
             time.sleep(0.1)
-        assert not [k for k in kids if _alive(k)]
+        assert not [k for k in kids if alive(k)]
     finally:
         stop_group(p, list(kids))
 
