@@ -109,6 +109,12 @@ RUN_GPU = [None]                   # 这次运行选的不是默认的 GPU 时�
 GPU_SAID = [False]                 # 这次运行已经说过"硬件换成……"了（runner 解析完参数时清掉）
 
 
+def gpu_flag() -> str:
+    """这次运行选的不是默认的 GPU 时是 " --gpu a100" 这样（说"和 04 的那一次是同一次进化"时接在 04 后面：默认运行
+    是 H100 上的，审读时报过 06 --gpu a100 说它和 04 的默认运行是同一次进化）；默认 GPU 是空串。"""
+    return f" --gpu {RUN_GPU[0].key}" if RUN_GPU[0] is not None else ""
+
+
 def print_header(title: str) -> None:
     """空一行，然后 ====、标题、====；横线和标题一样宽，但不窄于 60 列、不宽于折行宽度。比折行宽度宽的标题折成几行
     （都在两条横线中间）。

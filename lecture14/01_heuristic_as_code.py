@@ -48,7 +48,7 @@ from evolve.problem import (EXPERT_FILE, copy_suggestion, distinct_sizes, file_t
                             load_or_explain, source_view)
 from sched_lab import MAX_DIM  # noqa: E402
 from evolve.program import (NO_BOUND, branch_index, dead_rules, equivalent,  # noqa: E402
-                            removed_lines)
+                            removed_lines, unreachable_lines)
 
 # 没见过的形状：M = 3000 不在 11 个 M 里；405B/8 是 Llama-3 405B 按 8 路张量并行切开的投影（hidden 16384、
 # Hq 128、Hkv 8、intermediate 53248），它的 N、K 在 88 个形状里都没有
@@ -118,22 +118,28 @@ def steps_text(steps: list[str]) -> str:
     return "；".join(steps[:MAX_STEPS - 2] + [f"……中间 {len(steps) - MAX_STEPS} 条都不成立……"] + steps[-2:])
 
 
-def obs_branches(counts: dict, n_shapes: int, lines: list, dead: list) -> str:
-    """每个分支走到几个形状：加起来正好是全部形状；走不到的分支要么是 simplify 删掉的死规则，要么只是这些形状没用到它。
-    分支多（贴进来的大表）时，走不到的分支只数个数，不一条条说（演示 1 下面逐条列出了死规则）。"""
+def obs_branches(counts: dict, n_shapes: int, lines: list, unreachable, same) -> str:
+    """每个分支走到几个形状：加起来正好是全部形状。没有形状走到的分支有三种：走不到的死规则（unreachable：任何
+    (M, N, K) 都走不到）、走得到但去掉也一样的（same：simplify 删了它，它管的形状交给后面的分支，配置不变）、
+    和只是这些形状没用到的。分支多（贴进来的大表）时只数个数，不一条条说（演示 1 下面逐条列出了走不到的规则）。"""
     unused = [ln for ln, n in zip(lines, counts.values()) if n == 0]
     if len(lines) <= MAX_STEPS:
         parts = "，".join(f"第 {ln} 行的分支 {n} 个" for ln, n in zip(lines, counts.values()))
         tail = ("每条分支都有形状走到。" if not unused else
-                "".join(f"第 {ln} 行的分支没有形状走到：" + ("simplify 证明它在任何 (M, N, K) 上都走不到，是死规则。"
-                                                   if ln in dead else "它不是死规则，只是这些形状都没用到它。")
-                        for ln in unused))
+                "".join(f"第 {ln} 行的分支没有形状走到：" + (
+                    "simplify 证明它在任何 (M, N, K) 上都走不到，是死规则。" if ln in unreachable else
+                    "别的形状走得到它，只是这些形状都没用到；而且去掉它也一样（它管的形状交给后面的分支，配置不变），"
+                    "simplify 删了它。" if ln in same else
+                    "它不是死规则，只是这些形状都没用到它。") for ln in unused))
     else:
         parts = "，".join(f"第 {ln} 行的分支 {n} 个" for ln, n in zip(lines, counts.values()) if n) + \
             (f"，别的 {len(unused)} 个分支 0 个" if unused else "")
-        k = len([ln for ln in unused if ln in dead])
-        tail = (f"没有形状走到的 {len(unused)} 个分支里，{k} 个是死规则（simplify 证明它们在任何 (M, N, K) 上都走不到，"
-                f"上面逐条列着），{len(unused) - k} 个不是死规则，只是这些形状都没用到。" if unused else "每条分支都有形状走到。")
+        k = len([ln for ln in unused if ln in unreachable])
+        r = len([ln for ln in unused if ln in same])
+        kinds = ([f"{k} 个在任何 (M, N, K) 上都走不到，是死规则（上面逐条列着）"] if k else []) + \
+            ([f"{r} 个走得到、但去掉也一样（simplify 删了它们）"] if r else []) + \
+            ([f"{len(unused) - k - r} 个不是死规则，只是这些形状都没用到"] if len(unused) - k - r else [])
+        tail = f"没有形状走到的 {len(unused)} 个分支里，{'，'.join(kinds)}。" if unused else "每条分支都有形状走到。"
     return check(sum(counts.values()) == n_shapes,
                  f"{n_shapes} 个形状里，{parts}：每个形状恰好走一条分支（第一条条件全部成立的规则，都不成立就是默认），"
                  f"choose 就是这样一条一条往下试。{tail}",
@@ -183,19 +189,27 @@ def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
         counts[branch_index(program, s.M, s.N, s.K)] += 1
     lines = [r.line for r in program.rules] + [program.default_line]
     simp = simplify(program)
-    dead = removed_lines(program, simp)
+    removed = removed_lines(program)
+    unreachable = set(unreachable_lines(program))
+    same = [ln for ln in removed if ln not in unreachable and ln != simp.default_line]   # 走得到，去掉也一样
+    gone = [ln for ln in removed if ln in unreachable]
+
+    def at(where: list) -> str:
+        return f"第 {', '.join(map(str, where[:MAX_STEPS]))} 行" + (f"……一共 {len(where)} 条" if len(where) > MAX_STEPS else "")
     print()
-    where = f"第 {', '.join(map(str, dead[:MAX_STEPS]))} 行" + (f"……一共 {len(dead)} 条（下面逐条列出）"
-                                                              if len(dead) > MAX_STEPS else "")
-    print_note(f"simplify（演示 3 讲它怎么做）：{program.n_rules()} 条规则 → {simp.n_rules()} 条"
-               + (f"；删掉的死规则在{where}。" if dead else "，没有死规则。"))
+    print_note(f"simplify（演示 3 讲它怎么做）：{program.n_rules()} 条规则 → {simp.n_rules()} 条" + (
+        "；删掉的：" + "；".join(([f"{at(gone)}走不到（任何形状都先被前面的规则接走，下面说为什么）"] if gone else [])
+                              + ([f"{at(same)}走得到，但去掉也一样（它管的形状交给后面的分支，配置不变）"] if same else [])
+                              + ([f"第 {simp.default_line} 行没有条件，成了默认配置"]
+                                 if simp.default_line in removed else [])) + "。"
+        if removed else "，没有死规则。"))
     groups: dict = {}                                       # 读文件时给学生的提醒（evolve.program.dead_rules）：每条规则都列出来，
     for line, text in dead_rules(program):                  # 一模一样的提醒只说一次（一张大表里几百条被同一条规则挡住）
         groups.setdefault(text, []).append(line)
     for text, at in groups.items():
         where = f"第 {at[0]} 行" if len(at) == 1 else f"第 {', '.join(map(str, at))} 行（这 {len(at)} 条一样）"
         print_note(f"{where}：{text}", "  ")
-    return [obs_branches(counts, len(all_shapes()), lines, dead)]
+    return [obs_branches(counts, len(all_shapes()), lines, unreachable, set(same))]
 
 
 # ---------------------------------------------------------------- 演示 2
@@ -206,10 +220,13 @@ def n_programs(n_rules: int, n_configs: int = len(VALID), n_cuts: int = len(TOKE
     return math.comb(n_cuts, n_rules) * n_configs ** (n_rules + 1)
 
 
-def obs_new_shapes(answered: int, n_new: int, in_table: int, worst: float) -> str:
+def obs_new_shapes(answered: int, n_new: int, in_table: int, worst: float, fields: frozenset = frozenset("M")) -> str:
+    """fields：专家的条件用到了哪几维（改过的专家可能也按 N、K 分）。"""
     ok = answered == n_new and in_table == 0
+    by = "、".join(f for f in "MNK" if f in fields)
+    rule = f"（按 {by} 分档）" if by else "（一个配置管所有形状）"
     return check(ok, f"{n_new} 个没见过的形状，程序每个都直接给出了能启动的配置，不用重新调；逐形状的表一个都查不到。"
-                     "表只记得见过的点，代码写的是规律（按 M 分档），规律能用到新的点上。答得好不好是另一回事："
+                     f"表只记得见过的点，代码写的是规律{rule}，规律能用到新的点上。答得好不好是另一回事："
                      f"专家在这几个形状上最差离最优慢 {worst:.2f}×——进化要做的，就是把规律写得更好。",
                  "程序对每个没见过的形状都给出能启动的配置，逐形状的表一个都查不到",
                  f"程序答出 {answered}/{n_new} 个，表查到 {in_table} 个")
@@ -258,7 +275,8 @@ def demo2_why_code(table: TimeTable):
     print_table(["空间", "大小"], rows)
     print_note(f"（阈值只在相邻两个 M 之间切才有区别：{len(TOKENS)} 个 M 有 {len(TOKENS) - 1} 个切点；N、K 也能做条件，"
                "那样更多。）")
-    return [obs_new_shapes(answered, len(NEW_SHAPES), in_table, worst),
+    return [obs_new_shapes(answered, len(NEW_SHAPES), in_table, worst,
+                           frozenset(f for r in EXPERT.rules for f, _ in r.conds)),
             obs_space(n_programs(1), n_programs(MAX_RULES), per_shape, runs, EXPERT.n_rules())]
 
 

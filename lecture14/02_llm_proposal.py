@@ -39,7 +39,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 
 from console import check, fmt, print_header, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
 from console import LISTING_LINES, apart_digits, fit_lines, listing  # noqa: E402
-from console import Charts  # noqa: E402
+from console import Charts, gpu_flag  # noqa: E402
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, TimeTable, all_shapes, choose,  # noqa: E402
                     evolve, geomean_speedup, parse, render, split_shapes)
 from evolve.loop import MAX_BUDGET, RUN_04  # noqa: E402
@@ -183,12 +183,18 @@ def obs_probe(probe_child: float, probe_parent: float, slack: float, passed: boo
                  f"子程序 {probe_child:+.4f}、父程序 {probe_parent:+.4f}、容差 {slack}，评估器判{'过' if passed else '不过'}")
 
 
-def obs_database(predicted: int, actual: int | None, size: int, new_best: bool, was_best: bool) -> str:
+def obs_database(predicted: int, actual: int | None, size: int, new_best: bool, was_best: bool,
+                 before: int | None = None) -> str:
+    """before：子程序放进去之前岛上有几个程序（None：满的）。岛还没满时谁也不挤掉（审读时报过：岛上只有 1 个程序，
+    句子照样说"多出来的最差的被挤掉"）。"""
     ok = predicted == actual and new_best == was_best
     where = f"第 {predicted + 1} 名" if predicted < size else "进不去（比岛上最差的还差）"
-    return check(ok, f"程序库按分数给岛排名：子程序排{where}，和真的放进去以后的位置一样；岛上只留 {size} 个，多出来的最差的被挤掉。"
+    room = (f"岛上只留 {size} 个，多出来的最差的被挤掉。" if before is None or before >= size else
+            f"岛上最多留 {size} 个，放进去之前只有 {before} 个，谁也不用挤掉。")
+    return check(ok, f"程序库按分数给岛排名：子程序排{where}，和真的放进去以后的位置一样；{room}"
                      + ("它也是到目前为止最好的程序，全局最好另外记着，永远不会丢。" if new_best else
-                        "它不是全局最好的，但留在岛上，以后还能当父程序。"),
+                        "它不是全局最好的，但留在岛上，以后还能当父程序。" if predicted < size else
+                        "它不在岛上，以后不会被挑作父程序。"),
                  "按分数预测的名次和放进去以后的名次一样，预测的\"是不是新的最好\"也和实际一样",
                  f"预测第 {predicted + 1} 名，放进去以后" + ("不在岛上" if actual is None else f"第 {actual + 1} 名")
                  + f"；预测新最好：{'是' if was_best else '否'}，实际：{'是' if new_best else '否'}")
@@ -262,12 +268,14 @@ def demo1_slow_motion(table, train, seed, after):
           + ("（分数一样时先来的排前面）" if any(-e[0] == mine for e in isl) else "")
           + (f"，挤掉最后一个（{-isl[-1][0]:.{d}f}）。" if rank < db.size and len(isl) == db.size else "。"))
     result.update(diff=parse_diff(reply), parent=prompt.parent)
+    before = len(isl)
     db.add(child, result, island)
     actual = next((j for j, e in enumerate(db.islands[island]) if e[2] == child), None)
-    obs.append(obs_database(rank, actual, db.size, db.best[0] == child, was_best))
+    obs.append(obs_database(rank, actual, db.size, db.best[0] == child, was_best, before))
     same = evolve(Evaluator(train, table), k, seed=seed)["best"]
     if k <= RUN_04[1]:                      # 学生报过：--after 1000 时第 1232 步不在 04 那 1,000 个提议里
-        which = " 04 那次进化" if seed == RUN_04[0] else f" 04 --seed {seed} 那次进化"   # 汉字和西文之间空一格
+        which = (f" 04{gpu_flag()} 那次进化" if seed == RUN_04[0] else
+                 f" 04 --seed {seed}{gpu_flag()} 那次进化")   # 汉字和西文之间空一格
     else:
         which = f"种子 {seed} 那次进化（比 04 默认的 {RUN_04[1]:,} 个提议走得更远）"
     obs.append(check(same[0] == db.best[0],

@@ -56,7 +56,7 @@ from evolve.mock_llm import OP_SAID, OPS  # noqa: E402
 from evolve.problem import EXPERT_FILE, distinct_sizes, edit_example, pair_projections, read_heuristic, split_names  # noqa: E402
 from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
-from kernel_lab import MAX_REGS_PER_THREAD, VALID_INDEX, Config, regs_per_thread  # noqa: E402
+from kernel_lab import MAX_REGS_PER_THREAD, VALID_INDEX, Config, problems, regs_per_thread  # noqa: E402
 import llama_shapes  # noqa: E402
 import sched_lab  # noqa: E402
 from sched_lab import HBM_BW, SMS, guided_tune, optimum  # noqa: E402
@@ -315,6 +315,10 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     gain_early = (round(hist[early], 3) - 1) / max(1e-12, round(hist[-1], 3) - 1) if budget > EARLY else None
     valley = Config(256, 128, 64, 4, 3, 8)
     other_route = Config(128, 128, 64, 8, 3, 8)                 # 另一条只挪一个字段的路：先挪 warp
+    goal = Config(256, 128, 64, 8, 3, 8)                        # 山谷那个例子的终点
+    # 例子要成立，终点得启动得了、中间那步得因为每线程的寄存器启动不了（助教在一块共享内存小的 GPU 上报过：终点
+    # 本身启动不了，句子照样说"先挪 warp 的那条路才走得通"）
+    valley_holds = goal in VALID_INDEX and regs_per_thread(valley) > MAX_REGS_PER_THREAD
     population = set(out["population"])
     evaluated = [p for p, r in ev.cache.items() if r["status"] == "full"]     # 这次完整评估过的所有不同程序
     dead = sum(map(has_dead_rules, evaluated))
@@ -348,21 +352,31 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
         obs.append(f"targeted 提了 {tried('targeted')} 次、single_field 提了 {tried('single_field')} 次，"
                    f"有一种不到 {MIN_TRIED} 次，成功率比不出什么。")
     else:
+        if goal not in VALID_INDEX:
+            story = (f"山谷的例子（从 BM×BN = 128×128、4 个 warp 到 256×128、8 个 warp）在这块 GPU 上不成立："
+                     f"终点本身就启动不了（{'；'.join(problems(goal))}）；")
+        elif regs_per_thread(valley) <= MAX_REGS_PER_THREAD:
+            story = (f"山谷的例子在这块 GPU 上不成立：中间那步 256×128、4 个 warp 每线程 {regs_per_thread(valley)} 个"
+                     f"寄存器，没超上限 {MAX_REGS_PER_THREAD}；")
+        else:
+            story = (f"只挪一个字段会掉进\"启动不了\"的山谷：从 BM×BN = 128×128、4 个 warp 到 256×128、8 个 warp，"
+                     f"先挪 BM 的话，中间那步 256×128、4 个 warp 每线程要 {regs_per_thread(valley)} 个寄存器"
+                     f"（上限 {MAX_REGS_PER_THREAD}）"
+                     + ("，先挪 warp 的那条路（128×128、8 个 warp）才走得通；" if other_route in VALID_INDEX else
+                        "，先挪 warp 的那条路（128×128、8 个 warp）也启动不了；"))
         obs.append(check(
-            rate("targeted") >= 2 * rate("single_field") and regs_rejects > 0,
+            rate("targeted") >= 2 * rate("single_field") and regs_rejects > 0 and valley_holds,
             f"按内核常识一次改好几个字段的 targeted 成功率 {rate_text(acc('targeted'), tried('targeted'))}，"
             f"一次只挪一个字段的 single_field 只有 {rate_text(acc('single_field'), tried('single_field'))}。"
-            f"只挪一个字段会掉进\"启动不了\"的山谷：从 BM×BN = 128×128、4 个 warp 到 256×128、8 个 warp，"
-            f"先挪 BM 的话，中间那步 256×128、4 个 warp 每线程要 {regs_per_thread(valley)} 个寄存器（上限 {MAX_REGS_PER_THREAD}）"
-            + ("，先挪 warp 的那条路（128×128、8 个 warp）才走得通；" if other_route in VALID_INDEX else
-               "，先挪 warp 的那条路（128×128、8 个 warp）也启动不了；")
-            + 
+            + story +
             f"这次 single_field 第一次改出、又启动不了的子程序有 {out['static_reject'].get('single_field', 0)} 个"
             f"（它提了 {tried('single_field')} 次，{pct(out['static_reject'].get('single_field', 0) / tried('single_field'))}），"
             f"其中 {regs_rejects} 个就是每线程的寄存器超了（{other_kinds}）。改得连贯，正是大模型比随机变异强的地方。",
-            "讲义说 targeted 的成功率至少是 single_field 的 2 倍，且 single_field 有提议因寄存器超了被拒",
+            "讲义说 targeted 的成功率至少是 single_field 的 2 倍，且 single_field 有提议因寄存器超了被拒，"
+            "且山谷的例子成立（终点 256×128、8 个 warp 启动得了，中间那步每线程的寄存器超了）",
             f"targeted {rate_text(acc('targeted'), tried('targeted'))}，single_field "
-            f"{rate_text(acc('single_field'), tried('single_field'))}，single_field 因寄存器超了被拒 {regs_rejects} 次"))
+            f"{rate_text(acc('single_field'), tried('single_field'))}，single_field 因寄存器超了被拒 {regs_rejects} 次，"
+            f"山谷的例子{'成立' if valley_holds else '不成立'}"))
     shrunk = simp.n_rules() < best.n_rules()
     obs.append(check(
         same and applies and (dead > 0 or shrunk),

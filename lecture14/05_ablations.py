@@ -60,10 +60,23 @@ SMALL_TARGETED = DEFAULT_SMALL_TARGETED = 0.0   # 小模型的 targeted 权重�
 SIMILAR = 0.02               # 两个中位数相差不到 2% 算"差不多"
 CHARTS = Charts()            # 图的出口：印到终端；--svg DIR 时每张图也写成 DIR 里的一个 SVG 文件
 
+FULL_TARGETED = OP_WEIGHTS[OPS.index("targeted")]     # 完整系统的 targeted 权重
+LOCAL_OPS = "、".join(op for op in OPS if op != "targeted")   # 别的修改种类：都是局部的小修改（加一种修改，这里跟着变）
+
+
+def small_said(weight: float) -> str:
+    """变体表里小模型那一行：它的 targeted 权重和完整系统比是多是少（审读时报过：--small-targeted 0.9 时照样说
+    "内核常识只剩一点"，而它提的 targeted 比完整系统还多）。"""
+    how = ("没有内核常识，只会做局部的小修改" if weight == 0 else
+           "内核常识比完整系统少，局部的小修改占得更多" if weight < FULL_TARGETED else
+           "和完整系统一样：这一行就是完整系统的设置" if weight == FULL_TARGETED else
+           "按内核常识的大改动比完整系统还多")
+    return f"MockLLM 的 targeted 权重设成 {weight:g}（完整系统 {FULL_TARGETED:g}）：{how}"
+
+
 VARIANTS = {         # 键 → (表里的名字, 和完整系统比换掉了什么)
     "full": ("完整系统", "什么都不换（和 04 脚本的默认设置一样）"),
-    "small": ("小模型（small LLM）", f"MockLLM 的 targeted 权重设成 {SMALL_TARGETED:g}："
-              + ("没有内核常识，只会做局部的小修改" if SMALL_TARGETED == 0 else "内核常识只剩一点，大多是局部的小修改")),
+    "small": ("小模型（small LLM）", small_said(SMALL_TARGETED)),
     "no_evolution": ("不进化", "父程序永远是起点（专家启发式），没有灵感程序：每个提议都是对起点的一次修改"),
     "no_feedback": ("没有逐形状反馈", "提示里不给各形状的时间，只列 6 个随机的训练形状"),
     "no_cascade": ("没有级联", f"不先跑 {N_PROBE} 个探针形状：每个能启动、没见过的程序都在全部训练形状上评估"),
@@ -95,8 +108,7 @@ def set_small_targeted(weight):
     """命令行的 --small-targeted：改小模型的 targeted 权重，连同变体表里的说明。"""
     global SMALL_TARGETED
     SMALL_TARGETED = weight
-    VARIANTS["small"] = ("小模型（small LLM）", f"MockLLM 的 targeted 权重设成 {weight:g}："
-                         + ("没有内核常识，只会做局部的小修改" if weight == 0 else "内核常识只剩一点，大多是局部的小修改"))
+    VARIANTS["small"] = ("小模型（small LLM）", small_said(weight))
 
 
 class StartOnlyDatabase(ProgramDatabase):
@@ -245,11 +257,15 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                    f"小模型每个种子都比完整系统低：{small:.3f}× 对 {full:.3f}×，比专家的涨幅只有完整系统的 "
                    f"{share('small')}。"
                    + (f"不过只低一点（相差 {small / full - 1:+.1%}；这里相差不到 {SIMILAR:.0%} 算差不多）"
-                      + (f"：给了它一点内核常识（targeted 权重 {SMALL_TARGETED:g}），它就和完整系统差不多了。"
+                      + (f"：给了它内核常识（targeted 权重 {SMALL_TARGETED:g}，完整系统 {FULL_TARGETED:g}），它就和完整系统差不多了。"
                          if SMALL_TARGETED > 0 else "：这次的设置下，没有内核常识也只差这么一点。") if close_small else
-                      f"它提出的程序一样多，差在想法：只会一次挪一个字段、挪阈值、"
-                      f"抄规则，连贯的大改动（块、warp、流水线一起换）它{'想不到' if SMALL_TARGETED == 0 else '很少想到'}，"
-                      "演示 2 说为什么这很要紧。"),
+                      (f"它提出的程序一样多，差在想法：它只会局部的小修改（{LOCAL_OPS}），连贯的大改动"
+                       "（块、warp、流水线一起换）它想不到，演示 2 说为什么这很要紧。" if SMALL_TARGETED == 0 else
+                       f"它提出的程序一样多，差在想法：它的 targeted 权重只有 {SMALL_TARGETED:g}（完整系统 "
+                       f"{FULL_TARGETED:g}），局部的小修改（{LOCAL_OPS}）占得更多，连贯的大改动（块、warp、流水线一起换）"
+                       "它想得少，演示 2 说为什么这很要紧。" if SMALL_TARGETED < FULL_TARGETED else
+                       f"它的 targeted 权重 {SMALL_TARGETED:g} 不比完整系统的 {FULL_TARGETED:g} 少：这次的差别不是"
+                       "少了内核常识造成的。")),
                    "讲义说小模型每个种子都比完整系统低（小模型最好的种子 < 完整系统最差的种子，训练形状）",
                    f"小模型 {small:.3f}×（{lo['small']:.3f}–{hi['small']:.3f}），完整系统 {full:.3f}×"
                    f"（{lo['full']:.3f}–{hi['full']:.3f}）")]
@@ -461,7 +477,7 @@ def suggestions(budget, seeds) -> list:
     """"可以试试"：(说明, 命令)。每条只改说明里说的那一样，别的照这次的设置（预算、种子数、--small-targeted），比的才是
     那一样；所以从来不是这次运行本身（种子已经够多就再翻一倍，预算已经不小就再翻一倍，碰到上限那条就不印）。"""
     out = []
-    full_w = OP_WEIGHTS[OPS.index("targeted")]
+    full_w = FULL_TARGETED
     if SMALL_TARGETED < full_w:
         more = 0.05 if SMALL_TARGETED < 0.05 else min(full_w, round(SMALL_TARGETED * 2, 3))
         out.append((f"给小模型{'一点点' if SMALL_TARGETED < 0.05 else '多一点'}内核常识：把它的 targeted 权重从 "
@@ -474,7 +490,7 @@ def suggestions(budget, seeds) -> list:
     more_budget = 4000 if budget < 4000 else min(MAX_BUDGET, 2 * budget)
     if more_budget > budget:
         out.append((f"给更多预算（{more_budget:,} 个提议，要跑得久一些，见 README 的\"计时\"），看完整系统还能涨多少、"
-                    "小模型和不进化是不是还卡着：", command(more_budget, min(seeds, 2))))
+                    "小模型和不进化各还能涨多少：", command(more_budget, min(seeds, 2))))
     more_seeds = 7 if seeds < 7 else min(MAX_SEEDS, 2 * seeds)
     if more_seeds > seeds:
         out.append((f"{MORE_SEEDS}（{more_seeds} 个），看\"差不多\"的两行（反馈、级联）的差别是不是只是种子间的噪声：",

@@ -38,7 +38,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 
 from console import LISTING_LINES, check, fmt, listing, print_header, print_note, print_numbered, print_observations, print_table  # noqa: E402
 from console import print_try  # noqa: E402
-from console import Charts  # noqa: E402
+from console import Charts, gpu_flag  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, RUN_04  # noqa: E402  （04 默认运行的种子和预算：同样的两个数时，"进化出的"就是那一次）
@@ -115,7 +115,7 @@ def demo1_scores(path, program, table, evolved, seed, budget):
     for line, text in view.ignored:                         # 第二个 EVOLVE 块、标记外面的 def：和 04 读专家文件时一样提醒
         print_note(f"注意：第 {line} 行：{text}")
     simp = simplify(program)
-    dead = removed_lines(program, simp)
+    dead = removed_lines(program)
     where = ", ".join(map(str, dead[:MAX_NOTES])) + ("……" if len(dead) > MAX_NOTES else "")
     print()
     print_note(f"读成 {program.n_rules()} 条规则 + 默认配置；" + (
@@ -145,10 +145,11 @@ def demo1_scores(path, program, table, evolved, seed, budget):
         if how == "random":
             scores["oracle"] = o_te
     print_table(["划分", "方法", "训练形状（比专家快）", "测试形状（比专家快）", "测试上占最优的"], rows, keys=2)
-    same_as_04 = ("种子 {}、{} 个提议，和 04 默认运行的演示 2 / 3 里的那一次是同一次进化。".format(*RUN_04)
+    run_04 = f"04{gpu_flag()}（其余参数默认）" if gpu_flag() else "04 默认运行"
+    same_as_04 = ("种子 {}、{} 个提议，和 {} 的演示 2 / 3 里的那一次是同一次进化。".format(*RUN_04, run_04)
                   if (seed, budget) == RUN_04 else
-                  f"这次是种子 {seed}、{budget} 个提议；04 的默认运行用种子 {RUN_04[0]}、{RUN_04[1]} 个提议，"
-                  "所以和 04 印的不是同一次进化。")
+                  f"这次是种子 {seed}、{budget} 个提议；{run_04}用种子 {RUN_04[0]}、{RUN_04[1]} 个提议，"
+                  "所以和它印的不是同一次进化。")
     print_note(f"（进化出的：从专家出发、在这一种划分的训练形状上进化；{same_as_04}"
                "\"测试上占最优的\" 是两个加速比之比：这个方法在测试形状上的加速比 ÷ 逐形状最优的加速比，不是形状的比例。"
          f"你的启发式不用训练，训练 / 测试只是把 {len(all_shapes())} 个形状分成两半来报；按 M 查表和进化出的只看过训练形状。）")
@@ -158,10 +159,17 @@ def demo1_scores(path, program, table, evolved, seed, budget):
 
 # ---------------------------------------------------------------- 演示 2
 
+def worst_first(ratios: dict) -> list:
+    """形状按"比最优慢几倍"从大到小排，一样慢的按形状的顺序：演示 2 说的"离最优最远的"和演示 3 拆的第一个是同一个
+    （审读时报过：全都一样慢时，演示 2 按字典的顺序挑了一个，演示 3 按形状的顺序从另一个开始）。"""
+    return sorted(ratios, key=lambda s: (-ratios[s], s))
+
+
 def obs_per_shape(wins: int, losses: int, ties: int, n: int, worst_label: str, worst_ratio: float):
     ok = wins + losses + ties == n
-    return check(ok, f"和专家逐个形状比：你快的 {wins} 个，慢的 {losses} 个，一样快的 {ties} 个（共 {n} 个）。离最优最远的是 "
-                       f"{worst_label}（慢 {worst_ratio:.2f}×）——演示 3 从它开始拆。",
+    far = (f"离最优最远的是 {worst_label}（慢 {worst_ratio:.2f}×）——演示 3 从它开始拆。" if worst_ratio > 1 + SAME else
+           "每个形状上你的配置都和最优一样快——演示 3 没有要拆的。")
+    return check(ok, f"和专家逐个形状比：你快的 {wins} 个，慢的 {losses} 个，一样快的 {ties} 个（共 {n} 个）。{far}",
                  f"快、慢、一样的形状加起来是 {n} 个", f"快 {wins}、慢 {losses}、一样 {ties}")
 
 
@@ -191,7 +199,7 @@ def demo2_per_shape(program, table):
                    slide=f"你的配置比逐形状最优慢几倍（全部 {len(ratios)} 个形状）",
                    marks={(i, j) for i, name in enumerate(LAYERS) for j, M in enumerate(TOKENS) if (name, M) not in seen},
                    marks_note="带 * 的是配对随机对半分的测试形状。")
-    worst = max(ratios, key=ratios.get)
+    worst = worst_first(ratios)[0]
     return [obs_per_shape(wins, losses, ties, len(ratios), worst.label(), ratios[worst])], ratios
 
 
@@ -235,11 +243,15 @@ def obs_explain(n_checked: int, n_bigger: int):
 
 
 def demo3_explain(program, table, ratios):
-    print_header(f"演示 3：你输得最多的 {WORST} 个形状，拆开看（第 13 讲的 sched_lab.explain）")
+    worst = [s for s in worst_first(ratios) if ratios[s] > 1 + SAME][:WORST]     # 只拆真的输了的
+    if not worst:
+        print_header("演示 3：拆开看输的形状——这次没有")
+        print_note(f"你的配置在全部 {len(ratios)} 个形状上都和最优一样快（相对差不到 {SAME:g}），没有要拆的。")
+        return []
+    print_header(f"演示 3：你输得最多的 {len(worst)} 个形状，拆开看（第 13 讲的 sched_lab.explain）")
     print_note("四项是最忙的那个 SM 花在每件事上的时间；L2 总是全芯片 L2 的总流量 / L2 带宽，比\"搬\"大时"
                "\"搬\"这一类按它算（判瓶颈、下面的\"最大的一项\"都这样算，和第 13 讲一样）。标着\"测试形状 *\"的"
                "是配对随机对半分的测试形状（和演示 2 的表一样）。")
-    worst = sorted(ratios, key=lambda s: (-ratios[s], s))[:WORST]
     train = set(split_shapes(all_shapes())[0])           # 和演示 2 的表一样标出测试形状（*）
     n_bigger = n_checked = 0
     for s in worst:
@@ -257,14 +269,11 @@ def demo3_explain(program, table, ratios):
         tested = "" if s in train else "；测试形状 *"
         print(f"\n{s.label()}（N={s.N}, K={s.K}{tested}）：你的比最优慢 {ratios[s]:.2f}×")
         print_table(["", "你的", "最优"], rows)
-        if ratios[s] > 1 + SAME:
-            big = max(mine["judged_us"], key=mine["judged_us"].get)
-            n_checked += 1
-            n_bigger += mine["judged_us"][big] > best["judged_us"][big]
-            print_note("为什么：" + "；".join(reasons(mine, best, mine_cfg, best_cfg)) + "。")
-        else:
-            print_note("这个形状上你的配置就是最快的。")
-    return [obs_explain(n_checked, n_bigger)] if n_checked else []
+        big = max(mine["judged_us"], key=mine["judged_us"].get)
+        n_checked += 1
+        n_bigger += mine["judged_us"][big] > best["judged_us"][big]
+        print_note("为什么：" + "；".join(reasons(mine, best, mine_cfg, best_cfg)) + "。")
+    return [obs_explain(n_checked, n_bigger)]
 
 
 # ---------------------------------------------------------------- --evolve

@@ -91,6 +91,16 @@ def test_gpu_a100_runs_to_the_end_and_says_so(script):
     assert not [x for x in sentences if re.search(r"(?<![\d,.])3,?744(?![\d,])", x) and "H100" not in x]
 
 
+def test_on_a100_same_run_as_04_names_04_on_a100():
+    # 审读时报过：06 --gpu a100 说"和 04 默认运行的演示 2 / 3 里的那一次是同一次进化"——04 默认是 H100 上的另一次进化；
+    # 02、03 也一样。现在说的是 04 --gpu a100
+    flat = {s: "".join(outcome(s, "--gpu", "a100").stdout.split()) for s in SCRIPTS if "lecture14/0" in s}
+    assert "这一步是04--gpua100那次进化的原样重演" in flat["lecture14/02_llm_proposal.py"]
+    assert "和04--budget60--gpua100的演示2同一次进化" in flat["lecture14/03_cascade_and_database.py"]
+    assert "和04--gpua100（其余参数默认）的演示2/3里的那一次是同一次进化" in flat["lecture14/06_your_heuristic.py"]
+    assert not [s for s, text in flat.items() if "04默认运行" in text or "04那次进化" in text]
+
+
 def test_the_llm_system_prompt_names_the_selected_gpu():
     from evolve import openai_llm
     assert f"NVIDIA {gpus.selected().short} ({sched_lab.SMS} SMs)" in openai_llm.SYSTEM_PROMPT

@@ -196,7 +196,7 @@ def obs_cases():
     chain_bad = [(0, "起点", "", 1.0), (1, "a", "", 1.25), (2, "b", "", 1.3)]
     pol = dict(best=1.0, uniform=1.0, tournament=1.0, islands=1.0)
     return [
-        ("01 branches", s01.obs_branches, ({0: 16, 1: 72}, 88, [20, 22], []), ({0: 16, 1: 71}, 88, [20, 22], []), "87"),
+        ("01 branches", s01.obs_branches, ({0: 16, 1: 72}, 88, [20, 22], set(), set()), ({0: 16, 1: 71}, 88, [20, 22], set(), set()), "87"),
         ("01 new shapes", s01.obs_new_shapes, (3, 3, 0, 2.7), (2, 3, 0, 2.7), "2/3"),
         ("01 space", s01.obs_space, (10 ** 8, 10 ** 33, 3744, 164736), (10 ** 4, 10 ** 33, 3744, 164736), "1.00e+04"),
         ("01 roundtrip", s01.obs_roundtrip, (True, True, 88, 0), (True, True, 88, 3), "3 个"),
@@ -322,7 +322,65 @@ def test_01_dead_program_has_every_kind_of_dead_rule():
     assert equivalent(s01.DEAD_PROGRAM, simplify(s01.DEAD_PROGRAM))
 
 
+def _expert_with(tmp_path, extra: list[str]) -> str:
+    """讲义专家的一份拷贝，第一条规则后面插进 extra（几条 if ... return）：(文件路径)。"""
+    src = open(os.path.join(ROOT, "lecture14", "evolve", "lecture_expert.py"), encoding="utf-8").read()
+    first = "        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)\n"
+    assert first in src
+    path = tmp_path / "mine.py"
+    path.write_text(src.replace(first, first + "".join(extra), 1), encoding="utf-8")
+    return str(path)
+
+
+DEFAULT_RETURN = "        return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n"
+
+
+def test_01_a_rule_that_is_only_redundant_is_not_called_unreachable(tmp_path):
+    # 审读时报的：加一条 if N <= 100:（没有形状的 N 这么小），返回和默认一样的配置。simplify 删它是因为去掉也一样，
+    # 01 却说"simplify 证明它在任何 (M, N, K) 上都走不到"——M=17、N=50 就走到它
+    path = _expert_with(tmp_path, ["    if N <= 100:\n", DEFAULT_RETURN])
+    p = run_script(os.path.join(ROOT, "lecture14", "01_heuristic_as_code.py"), "--heuristic", path)
+    assert p.returncode == 0, p.stderr
+    flat = re.sub(r"\s+", "", p.stdout)
+    assert "删掉的：第36行走得到，但去掉也一样" in flat and "第36行的分支没有形状走到：别的形状走得到它" in flat
+    assert "走不到，是死规则" not in flat and "下面逐条列出" not in flat
+    program, why = s01.read_program(path)
+    assert why == ""
+    assert branch_index(program, 17, 50, 4096) == 1 and program.rules[1].line == 36
+
+
+def test_01_many_unused_branches_are_told_apart_and_zero_kinds_are_not_said(tmp_path):
+    # 审读时报的：13 条去掉也一样的规则加 1 条被挡住的，01 说"14 个是死规则（……走不到，上面逐条列着）"，
+    # 而上面只列了 1 条；全是"只是没用到"的时候说"0 个是死规则（……上面逐条列着）"
+    extra = [x for n in range(13) for x in (f"    if N <= {10 + n}:\n", DEFAULT_RETURN)]
+    extra += ["    if M <= 8:\n", "        return Config(BM=32, BN=64, BK=128, warps=4, stages=4, group=1)\n"]
+    p = run_script(os.path.join(ROOT, "lecture14", "01_heuristic_as_code.py"), "--heuristic",
+                   _expert_with(tmp_path, extra))
+    assert p.returncode == 0, p.stderr
+    flat = re.sub(r"\s+", "", p.stdout)
+    assert ("没有形状走到的14个分支里，1个在任何(M,N,K)上都走不到，是死规则（上面逐条列着），"
+            "13个走得到、但去掉也一样（simplify删了它们）。") in flat
+    assert "0个" not in flat.split("没有形状走到的")[1].split("。")[0]
+
+
+def test_03_lineage_share_is_computed_from_the_printed_scores():
+    # 审读时报过：表里 1.111× → 1.186×、总的 1.000× → 1.223×，读者算出最大的一步占 32%，句子按没印出来的位说 33%
+    chain = [(0, "起点", "", 1.0), (1, "a", "", 1.05), (2, "b", "", 1.11051), (3, "c", "", 1.18558), (4, "d", "", 1.2226)]
+    text = re.sub(r"\s+", "", s03.obs_lineage(chain).text)
+    assert "最大的一步只占总涨幅的32%" in text
+
+
 # ---------------------------------------------------------------- 02
+
+def test_02_database_sentence_says_nothing_is_pushed_out_of_an_island_that_is_not_full():
+    # 审读时报过：02 --seed 5 --after 1 时岛上只有 1 个程序，句子照样说"多出来的最差的被挤掉"；排不进岛的子程序
+    # 也被说成"留在岛上，以后还能当父程序"
+    text = lambda o: re.sub(r"\s+", "", o.text)                                        # noqa: E731
+    assert "放进去之前只有1个，谁也不用挤掉" in text(s02.obs_database(0, 0, 8, True, True, 1))
+    assert "多出来的最差的被挤掉" in text(s02.obs_database(1, 1, 8, False, False, 8))
+    out = text(s02.obs_database(8, None, 8, False, False, 8))
+    assert "进不去" in out and "留在岛上" not in out and "它不在岛上" in out
+
 
 def test_02_recorder_does_not_change_the_run(table, train):
     # 经过 Recorder 的进化和直接调用 evolve 一步不差（同一个 Dice）
@@ -665,7 +723,8 @@ def test_01_dead_rule_suggestion(project, defaults, no_numpy_path):
     lines[first + 1:first + 1] = ["    if M <= 8:\n", "        return Config(BM=32, BN=64, BK=128, warps=4, stages=4, group=1)\n"]
     mine.write_text("".join(lines), encoding="utf-8")
     out = run_printed(cmds[2], project, no_numpy_path).stdout
-    assert f"删掉的死规则在第 {first + 2} 行" in out and "是死规则" in out and MARK not in out
+    flat = re.sub(r"\s+", "", out)
+    assert f"删掉的：第{first + 2}行走不到" in flat and "是死规则" in out and MARK not in out
     # 已经有 my_heuristic.py 了：不再让学生复制一遍（照抄那条 cp 会盖掉刚改的文件）
     assert [c for _, c in suggestions(out) if c.startswith("cp ")] == [] and cmds[1].startswith("cp ")
 

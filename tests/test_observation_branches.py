@@ -20,6 +20,7 @@ from console import FAILED, Observation
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, all_shapes, best_single_config, choose, evolve,
                     geomean_speedup, oracle_speedup, per_m_table, split_shapes)
 from evolve.problem import load_heuristic
+from kernel_lab import Config
 
 PROBLEM = sys.modules["evolve.problem"]          # evolve 这个名字在下面是进化函数
 
@@ -191,6 +192,17 @@ def test_04_demo2_success_rates_fail_when_targeted_never_wins(monkeypatch, table
     out, obs, text = demo2(monkeypatch, table, halves, no_targeted_wins)
     n = out["tried"]["targeted"]
     fails(claim(obs, "2 倍"), text, ["2 倍"], [f"targeted 0/{n:,}（0%）"])
+
+
+def test_04_demo2_valley_example_fails_on_a_gpu_where_its_goal_cannot_launch(monkeypatch, table, halves):
+    # 助教报过：共享内存小的 GPU 上终点 256×128、8 个 warp 本身启动不了，句子照样说"先挪 warp 的那条路才走得通"
+    goal = Config(256, 128, 64, 8, 3, 8)
+    monkeypatch.setattr(T04, "VALID_INDEX", {c: i for c, i in T04.VALID_INDEX.items() if c != goal})
+    monkeypatch.setattr(T04, "problems", lambda c: ["共享内存 147,456 B > 101,376 B"] if c == goal else [])
+    _, obs, text = demo2(monkeypatch, table, halves)
+    o = claim(obs, "2 倍")
+    fails(o, text, ["山谷的例子成立"], ["山谷的例子不成立"])
+    assert "终点本身就启动不了（共享内存 147,456 B > 101,376 B）" in o.text and "才走得通" not in o.text
 
 
 def test_04_demo2_dead_rules_fail_when_nothing_simplifies(monkeypatch, table, halves):
@@ -433,6 +445,22 @@ def test_05_small_model_that_nearly_catches_up_is_not_told_it_lacks_ideas(table,
     holds(said, out)
     assert "差在想法" not in said.text and flat("不过只低一点（相差 -1.2%") in flat(said.text)
     assert "targeted 权重 0.05" in said.text
+
+
+@pytest.mark.parametrize("weight, said, unsaid", [
+    (0.0, "它只会局部的小修改（single_field、threshold、add_rule、remove_rule、crossover）", "targeted 权重"),
+    (0.3, "它的 targeted 权重只有 0.3（完整系统 0.45），局部的小修改", "只会"),
+    (0.9, "它的 targeted 权重 0.9 不比完整系统的 0.45 少：这次的差别不是少了内核常识造成的", "差在想法")])
+def test_05_small_model_is_described_by_its_weight_against_the_full_system(table, monkeypatch, weight, said, unsaid):
+    """审读时报过：--small-targeted 0.9 时变体表说"内核常识只剩一点"、观察说"只会一次挪一个字段……"，而它提的
+    targeted 比完整系统（0.45）还多；那串"只会……"的修改种类是手写的，漏了 add_rule、remove_rule。"""
+    monkeypatch.setattr(A05, "SMALL_TARGETED", weight)
+    res = results(small=[result(t) for t in (1.10, 1.11, 1.12)])
+    obs, out = ablations(table, res)
+    text = claim(obs, WORDS["small"]).text
+    assert said in text and unsaid not in text
+    row = A05.small_said(weight)
+    assert ("只剩一点" not in row) and (("还多" in row) == (weight > 0.45)) and (("少" in row) == (0 < weight < 0.45))
 
 
 def test_04_demo4_says_only_a_little_fewer_when_evolution_ran_almost_as_many_kernels(table, halves):

@@ -37,9 +37,9 @@ CASCADE_REST = ([0.8, 0.9], 200, 500, 38)   # shares（每个种子）、caught�
 # (名字, 函数, 参数, 应不应该成立)
 CASES = [
     # 01 obs_branches：各分支的形状数加起来正好是形状总数（多了、少了都不成立）
-    ("01 branches holds", s01.obs_branches, ({0: 16, 1: 72}, 88, [25, 27], []), True),
-    ("01 branches one short", s01.obs_branches, ({0: 16, 1: 71}, 88, [25, 27], []), False),
-    ("01 branches one over", s01.obs_branches, ({0: 17, 1: 72}, 88, [25, 27], []), False),
+    ("01 branches holds", s01.obs_branches, ({0: 16, 1: 72}, 88, [25, 27], set(), set()), True),
+    ("01 branches one short", s01.obs_branches, ({0: 16, 1: 71}, 88, [25, 27], set(), set()), False),
+    ("01 branches one over", s01.obs_branches, ({0: 17, 1: 72}, 88, [25, 27], set(), set()), False),
     # 01 obs_new_shapes：answered == n_new and in_table == 0
     ("01 new shapes holds", s01.obs_new_shapes, (3, 3, 0, 2.5), True),
     ("01 new shapes not all answered", s01.obs_new_shapes, (2, 3, 0, 2.5), False),

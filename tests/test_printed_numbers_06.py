@@ -134,7 +134,7 @@ def test_demo2_counts_and_extremes(stdout, table, yours):
     obs = "\n".join(observations(text))
     m = find(r"你快的 (\d+) 个，慢的 (\d+) 个，一样快的 (\d+) 个（共 (\d+) 个）", obs)
     assert [int(x) for x in m.groups()] == [wins, losses, len(ratio) - wins - losses, len(ratio)]
-    worst = max(ratio, key=ratio.get)
+    worst = min(ratio, key=lambda s: (-ratio[s], s))                 # 一样慢的取形状顺序里的第一个（演示 3 也从它开始）
     m = find(r"离最优最远的是 (.+?) ?M=(\d+)（慢 ([\d.]+)×）", obs)
     assert (m[1].strip(), int(m[2])) == (worst.name, worst.M) and shows(m[3], ratio[worst])
     assert number(m[3]) == max(number(c) for c in cells.values())                    # 读者：表里最大的一格
@@ -158,7 +158,8 @@ def test_demo3_explain_blocks(stdout, table, yours):
                        text, flags=re.M)
     n = int(re.search(r"演示 3：你输得最多的 (\d+) 个形状", stdout)[1])
     ratio = {s: t_of(table, yours, s) / table.times(s).min() for s in all_shapes()}
-    worst = sorted(all_shapes(), key=lambda s: -ratio[s])[:len(heads)]
+    worst = sorted(all_shapes(), key=lambda s: (-ratio[s], s))[:len(heads)]
+    assert all(ratio[s] > 1 + 1e-9 for s in worst)                   # 只拆输了的形状（慢 1.00× 的不拆）
     assert len(heads) == n
     assert [(h[0], int(h[1])) for h in heads] == [(s.name, s.M) for s in worst]
     blocks = [t for t in tables(text) if t.headers[1:] == ["你的", "最优"]]

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evolve.diff import AMBIGUOUS, EMPTY_SEARCH, NOT_FOUND, DiffError, apply_diff, format_diff, make_diff, parse_diff
-from evolve.program import NO_BOUND, Program, Rule, _merge_conds, choose_mnk, dead_rules, equivalent, render, simplify
+from evolve.program import (NO_BOUND, Program, Rule, _merge_conds, branch_index, choose_mnk, dead_rules, equivalent,
+                            removed_lines, render, simplify, unreachable_lines)
 from evolve.source import ProgramError, _block, _parse_ast, _parse_lines, _parse_rendered, parse
 from evolve import Evaluator, all_shapes
 from kernel_lab import VALID, VALID_INDEX, Config
@@ -262,6 +263,18 @@ def test_dead_rules_are_really_dead(p):
     else:
         q = Program(kept, p.default)
     assert grid_equivalent(p, q)
+
+
+@examples(100)
+@given(small_programs())
+def test_unreachable_lines_are_exactly_the_rules_no_shape_takes(p):
+    # unreachable_lines 和参照（每一维在阈值之间各取一个点，所有组合都走一遍，看哪条规则有形状走到）一致；它们都是
+    # simplify 删掉的（01 说"走不到"只对这些说，删掉的别的规则是"走得到、去掉也一样"——审读时 01 把后者也说成走不到）
+    p = Program(tuple(Rule(r.conds, r.config, k + 1) for k, r in enumerate(p.rules)), p.default)
+    axes = [sorted({1} | {box[i] + 1 for box in p._boxes if 0 <= box[i] < NO_BOUND}) for i in range(3)]
+    taken = {branch_index(p, M, N, K) for M in axes[0] for N in axes[1] for K in axes[2]}
+    assert unreachable_lines(p) == [k + 1 for k in range(len(p.rules)) if k not in taken]
+    assert set(unreachable_lines(p)) <= set(removed_lines(p))
 
 
 # ---------------------------------------------------------------- SEARCH/REPLACE

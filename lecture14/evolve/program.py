@@ -297,14 +297,32 @@ def equivalent(p: Program, q: Program) -> bool:
 def simplify(program: Program) -> Program:
     """删掉死代码，行为在每个正整数形状上都不变：
     合并同一维的重复条件、删空规则、删被前面的规则挡住的规则、删去掉也不改变行为的规则（从后往前试）。"""
+    kept, default, default_line = _simplified(program)
+    return Program(tuple(_merge_conds(program.rules[k]) for k in kept), default, default_line)
+
+
+def removed_lines(program: Program) -> list[int]:
+    """simplify 删掉的规则的行号，按 program 里的顺序（不带条件、成了默认配置的那条也算：它不再是一条规则）。
+    按位置数，不按规则相等：贴进来的表里一模一样的两行，删掉的是后面那行，它也在这里（以前用集合比，一模一样的
+    重复行算成"留着"）。"""
+    kept = set(_simplified(program)[0])
+    return [r.line for k, r in enumerate(program.rules) if k not in kept]
+
+
+@functools.lru_cache(maxsize=64)
+def _simplified(program: Program) -> tuple[tuple[int, ...], Config, int]:
+    """simplify 的做法：(留下的规则在 program.rules 里的下标, 默认配置, 默认配置的行号)。脚本先 simplify、再问删了
+    哪几行，缓存让上千条规则的表只化简一次。"""
     rules: list[Rule] = []
+    at: list[int] = []                                        # rules[i] 是 program.rules[at[i]]
     default, default_line = program.default, program.default_line
-    for r in program.rules:
+    for k, r in enumerate(program.rules):
         if not r.conds:                                       # if True: 总会触发，它就是默认配置，后面全是死代码
             default, default_line = r.config, r.line
             break
         if min(r._box[:3]) >= 1:                              # 空区域（没有正整数满足 M <= 0）不要
             rules.append(r)
+            at.append(k)
     n = len(rules)
     corners = [r._box[:3] for r in rules] + [(NO_BOUND,) * 3]    # 第 n 个是默认分支
     configs = _rule_config_ids(rules, default)
@@ -317,7 +335,7 @@ def simplify(program: Program) -> Program:
     for i in reversed(range(n)):                              # 从后往前试着删，每删一条都和原来等价
         if alive >> i & 1 and _removable(i, corners, configs, cover, covering[i], alive):
             alive &= ~(1 << i)
-    return Program(tuple(_merge_conds(r) for i, r in enumerate(rules) if alive >> i & 1), default, default_line)
+    return tuple(at[i] for i in range(n) if alive >> i & 1), default, default_line
 
 
 def has_dead_rules(program: Program) -> bool:
@@ -383,11 +401,22 @@ def _merge_conds(r: Rule) -> Rule:
     return r if conds == r.conds else replace(r, conds=conds)
 
 
-def removed_lines(program: Program, simplified: Program) -> list[int]:
-    """simplified（simplify(program)）里没有了的规则的行号，按 program 里的顺序。用集合找，一趟就完：在元组里逐个
-    找（r not in simplified.rules）是规则数的平方，贴进来 8000 条的表要十几秒。"""
-    kept = set(simplified.rules)
-    return [r.line for r in program.rules if r not in kept]
+def unreachable_lines(program: Program) -> list[int]:
+    """没有任何正整数形状走到的规则的行号，按规则的顺序：条件是空区域（M <= 0）、被前面某一条整个盖住（盖住它的
+    并集一定包含某一条，见上面"等价与化简"），或者在一条不带条件的规则（if True）后面。simplify 删掉的别的规则
+    走得到，只是去掉也一样（它管的形状交给后面的分支，配置不变）。"""
+    out, live = [], []
+    for k, r in enumerate(program.rules):
+        if not r.conds:                                       # if True：它后面的都走不到（它自己走得到）
+            out.extend((j, q.line) for j, q in enumerate(program.rules[k + 1:], k + 1))
+            break
+        if min(r._box[:3]) < 1:
+            out.append((k, r.line))
+        else:
+            live.append((k, r))
+    cover = _Cover([r._box[:3] for _, r in live])
+    out += [(k, r.line) for pos, (k, r) in enumerate(live) if cover.covers(r._box[:3]) & ((1 << pos) - 1)]
+    return [line for _, line in sorted(out)]
 
 
 def dead_rules(program: Program) -> list[tuple[int, str]]:
