@@ -78,6 +78,12 @@ def fmt(x: float, digits: int = 0, bounds=(), percent: bool = False) -> str:
     return f"{v:.{d}f}" + ("%" if percent else "")
 
 
+def of_seeds(n: int) -> str:
+    """"各列都是几个种子的中位数"里的那几个字：只有 1 个种子时说"1 个种子的结果"（审读时报过：--seeds 1 说"1 个种子的
+    中位数（括号里是最小–最大）"）。"""
+    return f"{n:,} 个种子的中位数" if n != 1 else "1 个种子的结果（只有一个种子：中位数、最小、最大都是它）"
+
+
 def median_count(x) -> str:
     """一个计数的中位数：整数照印（千位加逗号）；种子数是偶数时可能是 x.5，就印一位小数——不把 61.5 印成 62
     （一位同学在 03 的表里读到 61.5，在 05 的句子里读到同一个数印成 62）。"""

@@ -82,16 +82,31 @@ def _glue(left: str, right: str) -> bool:
     """left、right 之间的那个空格不折行：命令行选项和它的值（"--knob L2_BW=1.8e+11"）、数和它的单位或量词（"11.3 µs——"、
     "227 KB"、"16 个"）、比较和它的数（"> 255"、"M <= 16:"、"if M"）、配置元组（"(128, 128, 64, 4, 3, 8)"）。
     学生报过 "--knob⏎LOAD_LATENCY_BUSY=9e-07"、"（227⏎KB）"、"86.5⏎µs——"、"if⏎M <= 16:"、"(128,⏎128, …)"。"""
-    if left.startswith("--") and " " not in left and right[:1].isascii() and right[:1].isalnum():
+    last = left.split(" ")[-1]
+    if last.startswith("--") and right[:1].isascii() and right[:1].isalnum():
+        return True
+    if _command_glue(last, right):
         return True
     if left[-1:].isdigit() and (UNIT.match(right) or right in MEASURE):
         return True
-    last = left.split(" ")[-1]
+    if last == "return" and right.startswith("Config"):
+        return True                                  # "return Config(...)"（学生报过 "return⏎Config(...)"）
     if (last in ("if", "elif") and right in ("M", "N", "K")) or (IDENT.fullmatch(last) and right in OPERATORS):
         return True                                  # "M <="、"MMA_FALLBACK = 0.6"：名字、比较、数在一行
     if last.endswith(OPERATORS) and right[:1].isdigit():
         return True
     return "(" in left and ")" not in left.split("(")[-1] and left.endswith(",") and right[:1].isdigit()
+
+
+def _command_glue(last: str, right: str) -> bool:
+    """句子里的一条命令，前几个词不折开：python3 和脚本（还有紧跟的 --help）、make 和目标、git checkout 和文件、
+    pip install -r 和文件。学生在 80 列的终端里报过 "make⏎openevolve"（只复制第一行就成了 make run）、
+    "git checkout⏎lecture14/expert_heuristic.py"、"python3⏎lecture14/04_alphaevolve_tiling.py"、"….py⏎--help"。"""
+    word = bool(re.fullmatch(r"[\w./-]+", right)) and right[:1].isascii()
+    return word and (last in ("python3", "python", "checkout", "-r") or last.endswith(("/python", "/python3"))
+                     or (last == "make" and right[:1].islower()) or (last == "git" and right == "checkout")
+                     or (last.endswith("pip") and right == "install") or (last == "install" and right == "-r")
+                     or (last.endswith(".py") and right == "--help"))
 
 
 def _glued(toks: list[str]) -> list[str]:

@@ -9,7 +9,7 @@
                             "已中断。"，退出码 130，不印 traceback；输出接到 head 之类提前关掉的管道时安静地退出。
     progress(text)          进度写到标准错误：标准输出逐字节不变，进度也不会混进被重定向的结果里。
     heartbeat(describe)     with 块里每隔几秒报一行进度（等后台进程的时候用）。
-    --gpu h100|a100         每个 parser() 都有的公共参数：模型用哪块 GPU（lecture10/gpus.py 的记录，默认 h100）。
+    --gpu 名字              每个 parser() 都有的公共参数：模型用哪块 GPU（lecture10/gpus.py 的 GPUS 里的一条，默认 h100）。
                             runner 一被 import 就在命令行里找它、写进环境变量 MINI_ALPHAEVOLVE_GPU：那时课程模块
                             还没 import，kernel_lab、sched_lab 读到的就是这块 GPU（进程池的子进程也继承）。
     sigint_ignored()        with 块里创建的子进程不理 Ctrl-C（由父进程统一收拾），块里收到的 Ctrl-C 块结束后照常生效。

@@ -114,11 +114,21 @@ def demo1_grid(total, smem=None):
         beyond = (f"；它比 {GPU.short} 一个 SM 的共享内存 {SMEM_PER_SM:,} B 减去每个 CTA 保留的 "
                   f"{SMEM_RESERVED_PER_BLOCK:,} B 还大，所以这里数的是 SM 的共享内存也跟着变大、至少放得下一个这样的 CTA 的"
                   f"假想 GPU" if smem > room else "")
-        print_note(f"换成 --smem 给的共享内存上限 {smem:,} B（{smem / 1024:.0f} KB；{GPU.short} 是 {MAX_SMEM_PER_BLOCK:,} B"
+        kb = f"{smem / 1024:,.0f}" if smem >= 10 * 1024 else f"{smem / 1024:.2g}"   # 审读时报过："100 B（0 KB）"
+        print_note(f"换成 --smem 给的共享内存上限 {smem:,} B（{kb} KB；{GPU.short} 是 {MAX_SMEM_PER_BLOCK:,} B"
                    f"{beyond}）、其余上限照旧：能启动的 {n} 个，占 {n / total:.1%}，"
                    + (f"和 {GPU.short} 的 {len(VALID)} 个一样多。" if n == len(VALID) else
                       f"比 {GPU.short} 的 {len(VALID)} 个{'少' if n < len(VALID) else '多'} {abs(len(VALID) - n)} 个。")
-                   + f"第 14 讲的 {len(VALID)} 是 {GPU.short} 的数。")
+                   + lecture14_count())
+
+
+def lecture14_count() -> str:
+    """第 14 讲用的配置数是哪块 GPU 的（审读时报过：--gpu a100 时说"第 14 讲的 3492 是 A100 的数"，第 14 讲默认在 H100 上）。"""
+    import gpus
+    if GPU.key == gpus.DEFAULT:
+        return f"第 14 讲的 {len(VALID):,} 是 {GPU.short} 的数。"
+    return (f"第 14 讲的脚本加 --gpu {GPU.key} 时用的就是这 {len(VALID):,} 个（默认的 {gpus.GPUS[gpus.DEFAULT].short} 上是"
+            "另一个数）。")
 
 
 def demo2_rejections(total):
@@ -181,7 +191,7 @@ def other_gpu_note():
     only_smem = all(overflow_kinds(c) == ["共享内存"] for c in lost)
     return (f"换成 {GPU.short} 以后能启动的是 {len(VALID)} 个，讲义的 {ref.short} 上是 {len(on_ref)} 个："
             f"少掉的 {len(lost)} 个{'全是' if only_smem else '不全是'}共享内存超了（每个 CTA 最多 "
-            f"{MAX_SMEM_PER_BLOCK:,} B，{ref.short} 是 {ref.smem_per_block:,} B），别的上限两块 GPU 一样。"
+            f"{MAX_SMEM_PER_BLOCK:,} B，{ref.short} 是 {ref.smem_per_block:,} B），别的启动上限（寄存器、每个 CTA 的线程数）两块 GPU 一样。"
             f"第 14 讲在 {ref.short} 上进化出的启发式里要是有这样的配置，在 {GPU.short} 上就启动不了。")
 
 

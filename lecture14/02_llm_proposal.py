@@ -169,10 +169,10 @@ def obs_stalled(out: dict, after: int) -> str:
     last, score, op = out["improvements"][-1]
     end = after + LOOK
     return check(last < after,
-                 f"进化到这里已经停住了：{end} 个提议的进化里，最好的程序（{score:.3f}×）是第 {last} 个提议（{op}）找到的，"
-                 f"之后再没刷新过；第 {after}–{end} 个提议里也没有一个比自己的父程序好，所以这一段没有可慢放的一步"
+                 f"进化到这里已经停住了：{end:,} 个提议的进化里，最好的程序（{score:.3f}×）是第 {last:,} 个提议（{op}）找到的，"
+                 f"之后再没刷新过；第 {after:,}–{end:,} 个提议里也没有一个比自己的父程序好，所以这一段没有可慢放的一步"
                  "（演示 2 要的父程序也没有，不印）。要看一次成功的提议，用更小的 --after 或换一个 --seed。",
-                 f"最后一次刷新最好分数在第 {after} 个提议之前", f"最后一次刷新在第 {last} 个提议")
+                 f"最后一次刷新最好分数在第 {after:,} 个提议之前", f"最后一次刷新在第 {last:,} 个提议")
 
 
 def obs_probe(probe_child: float, probe_parent: float, slack: float, passed: bool) -> str:
@@ -209,14 +209,14 @@ def demo1_slow_motion(table, train, seed, after):
              "给了结论，一个内核都没跑，没有可慢放的。"
              + ("下面慢放的是之后第一个真的评估了的。）" if k is not None else "这一段里没有真的评估了的。）"))
     if k is None:
-        print(f"第 {after}–{after + LOOK} 个提议里没有一个{'真的评估了、又' if skipped else ''}比父程序好的；"
+        print(f"第 {after:,}–{after + LOOK:,} 个提议里没有一个{'真的评估了、又' if skipped else ''}比父程序好的；"
               "换个 --after 或 --seed 再试。")
         return [obs_stalled(run, after)], None                              # 就是上面找的那次进化，不再跑一遍
     ev, rec = Evaluator(train, table), Recorder()
     evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database)           # 前 k-1 步照常跑完
     db = rec.db
     island, presult, prompt = next_step(db, ev)                             # 第 k 步：我们自己一步一步地做
-    note(f"进化循环已经跑了 {k - 1} 个提议。第 {k} 个：从 {len(db.islands)} 个岛里挑到第 {island + 1} 个岛，"
+    note(f"进化循环已经跑了 {k - 1:,} 个提议。第 {k:,} 个：从 {len(db.islands)} 个岛里挑到第 {island + 1} 个岛，"
           f"按名次加权挑出父程序（分数 {presult['score']:.3f}×），再从别的岛挑 {len(prompt.inspirations)} 个灵感程序。")
     short = shorten_programs(prompt.text())
     shown = fit_lines(short)
@@ -606,7 +606,7 @@ def late_text(preview, late, parent_score, here_ok=None) -> str:
     """"看进化后期的一步"那条建议要说的：学生照着跑会看到什么（先替他跑过一遍，数都来自那一遍）。
     here_ok：这次运行演示 2 的观察 1 成不成立（None：这次没印演示 2）——只有这次成立时才说"也"。"""
     if preview is None:
-        return f"第 {late}–{late + LOOK} 个提议里没有一个比父程序好的，演示 1 会直说，演示 2 不印"
+        return f"第 {late:,}–{late + LOOK:,} 个提议里没有一个比父程序好的，演示 1 会直说，演示 2 不印"
     parts = [f"父程序的分数是 {preview['score']:.3f}×" + (f"（这次 {parent_score:.3f}×）" if parent_score else "")
              + f"、{preview['rules']} 条规则"]
     if preview["idle"]:

@@ -43,7 +43,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 import numpy as np  # noqa: E402
 
 from console import check, fmt, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
-from console import Charts, gpu_flag, median_count  # noqa: E402
+from console import Charts, gpu_flag, median_count, of_seeds  # noqa: E402
 from evolve import (EXPERT, Evaluator, TimeTable, all_shapes, choose, evolve, geomean_speedup, render,  # noqa: E402
                     simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
@@ -359,7 +359,7 @@ def demo1_cascade(res, seeds, budget):
                      cnt(med(rs, 'false')), f"{med(hit, 'missed'):.3f}×" if hit else ""])
     print_table(["探针", "最后的分数", "跑了几次内核", "探针淘汰", "其中错杀", "错杀的里面最好的"], rows)
     print_note(f"（错杀 = 被探针淘汰、但在全部训练形状上其实比它的父程序好的子程序；每个被淘汰的都用时间表完整评估了一次才数出来，"
-         f"这些评估不算进\"跑了几次内核\"。各列都是 {seeds} 个种子的中位数（\"最后的分数\"后面括号里是最小–最大）；"
+         f"这些评估不算进\"跑了几次内核\"。各列都是 {of_seeds(seeds)}" + ("（\"最后的分数\"后面括号里是最小–最大）" if seeds > 1 else "") + "；"
          "\"错杀的里面最好的\"只算有错杀的种子，没有一个种子有错杀就空着。）")
     g = lambda label, k: med(res["cascade", label], k)     # noqa: E731
     d = res["cascade", DEFAULT]

@@ -136,7 +136,7 @@ def demo1_problem(table, train, test):
                     ("70B/8 qkv", 8192)):
         s = shape(name, M)
         best, t = table.oracle(s)
-        rows.append([s.label(), str(best.as_tuple()), f"{t * 1e6:.1f} µs", f"{s.flops / t / 1e12:.0f}",
+        rows.append([s.label(), str(best.as_tuple()), f"{t * 1e6:,.1f} µs", f"{s.flops / t / 1e12:.0f}",
                      f"{optimum(s.M, s.N, s.K).near:,}", f"{table.time(choose(EXPERT, s), s) / t:.2f}×"])
     print_table(["形状", "最优配置 (BM,BN,BK,warps,stages,group)", "最优时间", "TFLOPS", "差 0.1% 以内的配置",
                  "专家比最优慢"], rows)
@@ -369,9 +369,9 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
             f"按内核常识一次改好几个字段的 targeted 成功率 {rate_text(acc('targeted'), tried('targeted'))}，"
             f"一次只挪一个字段的 single_field 只有 {rate_text(acc('single_field'), tried('single_field'))}。"
             + story +
-            f"这次 single_field 第一次改出、又启动不了的子程序有 {out['static_reject'].get('single_field', 0)} 个"
-            f"（它提了 {tried('single_field')} 次，{pct(out['static_reject'].get('single_field', 0) / tried('single_field'))}），"
-            f"其中 {regs_rejects} 个就是每线程的寄存器超了（{other_kinds}）。改得连贯，正是大模型比随机变异强的地方。",
+            f"这次 single_field 第一次改出、又启动不了的子程序有 {out['static_reject'].get('single_field', 0):,} 个"
+            f"（它提了 {tried('single_field'):,} 次，{pct(out['static_reject'].get('single_field', 0) / tried('single_field'))}），"
+            f"其中 {regs_rejects:,} 个就是每线程的寄存器超了（{other_kinds}）。改得连贯，正是大模型比随机变异强的地方。",
             "讲义说 targeted 的成功率至少是 single_field 的 2 倍，且 single_field 有提议因寄存器超了被拒，"
             "且山谷的例子成立（终点 256×128、8 个 warp 启动得了，中间那步每线程的寄存器超了）",
             f"targeted {rate_text(acc('targeted'), tried('targeted'))}，single_field "

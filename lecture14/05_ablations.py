@@ -43,7 +43,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 import numpy as np  # noqa: E402
 
 from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
-from console import Charts, median_count  # noqa: E402
+from console import Charts, median_count, of_seeds  # noqa: E402
 from evolve import Evaluator, TimeTable, all_shapes, evolve, geomean_speedup, oracle_speedup, split_shapes  # noqa: E402
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
@@ -209,7 +209,7 @@ def best_score_chart(table, results, seeds, names, model=""):
     curves = {name: np.median([r["history"] for r in results[name]], axis=0) for name in names}
     o_train = oracle_speedup(train, table)
     CHARTS.line("05_demo1_best_score_by_variant",
-                f"最好分数随提议增长：每个变体 {seeds} 个种子的中位数（训练形状{'；' + model if model else ''}）",
+                f"最好分数随提议增长：每个变体 {of_seeds(seeds).split('（')[0]}（训练形状{'；' + model if model else ''}）",
                 {VARIANTS[name][0]: [(k, float(y)) for k, y in enumerate(curves[name], 1)] for name in names},
                 refs=[(f"逐形状最优 {o_train:.3f}×", o_train)], x_label="第几个提议", y_label="训练形状上比专家快",
                 y_fmt="{:.2f}×", steps=True)
@@ -235,7 +235,7 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                     + [median_count(med(name, 'runs'))])
     print_table(["变体", "训练形状（中位数，最小–最大）", "测试形状（中位数）", "测试上占最优的（中位数）"]
                 + [f"第 {c} 个提议时（中位数）" for c in cps] + ["跑了几次内核（中位数）"], rows)
-    print_note(f"（每一格都是 {seeds} 个种子的中位数；括号里是最小–最大。测试上占最优的：测试形状上的加速比 ÷ 逐形状最优的"
+    print_note(f"（每一格都是 {of_seeds(seeds)}" + ("；括号里是最小–最大" if seeds > 1 else "") + "。测试上占最优的：测试形状上的加速比 ÷ 逐形状最优的"
                "，是两个加速比之比。第 N 个提议时：提出 N 个程序以后的最好训练分数。）")
     best_score_chart(table, results, seeds, list(VARIANTS))
 

@@ -86,7 +86,7 @@ def obs_vs_expert(is_expert: bool, yours: dict, expert_name: str):
                 "复制一份、改一改，再把新文件交给这个脚本（见\"可以试试\"）。")
     tests = {how: v[1] for how, v in yours.items()}
     ok = all(t > 1 + SAME for t in tests.values())
-    txt = "、".join(f"{SPLITS[how]}的测试形状上 {t:.3f}×" for how, t in tests.items())
+    txt = "；".join(f"{SPLITS[how]}的测试形状上 {t:.3f}×" for how, t in tests.items())
     return check(ok, f"你赢了专家：{txt}。测试形状是进化挑程序时没用过的那一半；你写规则时要是也只看训练形状"
                        "（演示 2、3 里不带 * 的），在测试形状上也赢才说明规则写的是规律——照着带 * 的形状改出来的赢，"
                        "说明不了这一点。",
@@ -353,8 +353,8 @@ def evolve_suggestion(a) -> tuple[str, str]:
     cmd = f"python3 lecture14/06_your_heuristic.py {file_to_edit(a.file)} --evolve"
     if not a.evolve:
         return f"看进化在你的启发式上还能加什么（预算 {QUICK_BUDGET}）：", cmd + " --quick"
-    if a.budget < BUDGET:
-        return f"多给进化一些预算（{BUDGET} 个提议），看分数还能不能涨：", cmd
+    if a.budget < BUDGET:                           # 种子照这次的（审读时报过：--seed 2 的运行建议的命令丢了种子，一下改了两样）
+        return f"多给进化一些预算（{BUDGET} 个提议），看分数还能不能涨：", cmd + (f" --seed {a.seed}" if a.seed != SEED else "")
     return "换一个种子再进化，看进化出的程序变不变：", f"{cmd} --seed {a.seed + 1}" + (
         f" --budget {a.budget}" if a.budget != BUDGET else "")
 

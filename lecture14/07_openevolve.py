@@ -42,7 +42,7 @@ from runner import ensure_numpy, int_between, on_interrupt, parser, progress, ru
 sys.path.insert(0, os.path.join(HERE, "openevolve"))
 import run_openevolve as oe  # noqa: E402
 
-MISSING = ("07 要 OpenEvolve（可选的依赖，别的脚本都不需要它）：在仓库根目录运行 make openevolve（它装好以后还会跑一次"
+MISSING = ("07 要 OpenEvolve（可选的依赖，别的脚本都不需要它）：在仓库根目录运行 make openevolve（它装好以后还会跑一次 "
            "OpenEvolve）")
 
 

@@ -877,11 +877,16 @@ def _claim_said(function) -> str:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """讲义论断（h100_claim）的测试失败时，失败信息的第一行说是哪条论断（和换了 GPU 时是哪块）：一眼分得出"讲义的
-    一句话不成立了"和"引擎坏了"。只有断言失败才这样说；测试本身出错（别的异常：某个配置启动不了、找不到要读的那句
+    一句话不成立了"和"引擎坏了"。核对印出来的数的测试要找的那句观察印成了【本次不成立】时（printed.ObservationFailed），
+    不管有没有标记，也说是讲义论断不成立。只有断言失败才这样说；测试本身出错（别的异常：某个配置启动不了、找不到要读的那句
     话……）说的是"没跑完"，先当测试或引擎的问题查。"""
     outcome = yield
     rep = outcome.get_result()
-    if rep.failed and call.when == "call" and item.get_closest_marker("h100_only") is not None:
+    if rep.failed and call.when == "call" and call.excinfo is not None and call.excinfo.typename == "ObservationFailed":
+        gpu = "" if TESTS_GPU == "h100" else f"；GPU：{TESTS_GPU}（TESTS_GPU）"
+        rep.longrepr = (f"讲义论断不成立（这个测试要核对的那句观察这次印成了【本次不成立】，句子里的数无从核对；"
+                        f"不是引擎把数算错了）：{item.name}{gpu}\n{rep.longrepr}")
+    elif rep.failed and call.when == "call" and item.get_closest_marker("h100_only") is not None:
         said = _claim_said(item.function)
         rep.longrepr = (f"H100 上的具体数或印出来的东西对不上（不是讲义的论断：按这个测试的说明查引擎、数据或它要的输出）："
                         f"{item.name}" + (f"（{said}）" if said else "") + f"\n{rep.longrepr}")

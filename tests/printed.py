@@ -216,6 +216,11 @@ def observations(text: str, title: str = "观察") -> list[str]:
     return items
 
 
+class ObservationFailed(AssertionError):
+    """find 要找的是一句观察成立时的话，这次它印成了【本次不成立】：测试要核对的数无从核对，是讲义的一句话不成立了
+    （换了 GPU、加了形状……），不是引擎把数算错了。conftest 报告失败时第一行这样说。"""
+
+
 def find(pattern: str, text: str) -> re.Match:
     """在 text 里找 pattern：先把折行接回去（换行和下一行的缩进去掉），pattern 里的空格匹配任意多个空白，包括没有
     （折行会吃掉空格）。"""
@@ -225,7 +230,7 @@ def find(pattern: str, text: str) -> re.Match:
         numbered = re.search(r"^  \d+\. ", text, flags=re.M)     # 原样的观察（带编号、有续行），或 observations() 拼的一行一条
         items = re.split(r"\n(?=  \d+\. )", text) if numbered else text.split("\n")
         failed = [item for item in items if FAILED in item]
-        raise AssertionError(f"找不到成立时的那句话（{pattern}）：这次印的是【本次不成立】——这次不成立的是："
+        raise ObservationFailed(f"找不到成立时的那句话（{pattern}）：这次印的是【本次不成立】——这次不成立的是："
                              + " ".join(failed))
     assert m, (pattern, text)
     return m

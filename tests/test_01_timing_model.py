@@ -4,6 +4,8 @@ import os
 
 import pytest
 
+from console import FAILED
+
 import kernel_lab
 from conftest import ahead, base_env, run_script as cached_run
 
@@ -62,6 +64,7 @@ def suggestion(stdout, i):
     """第 i 条"可以试试"（从 1 数），去掉空白。"""
     tail = printed.unfold(stdout).split("可以试试：", 1)[1]
     parts = re.split(r"\n\s*\d+\. ", "\n" + tail)
+    assert i < len(parts), f"只印了 {len(parts) - 1} 条\"可以试试\"，没有第 {i} 条"   # 别的 GPU 上可能少一条：断言，不是 IndexError
     return flat(parts[i])
 
 
@@ -143,7 +146,9 @@ def test_suggestion_double_L2_does_what_it_says(first):
 def command_of(stdout, i):
     """第 i 条"可以试试"印出来的命令（说明下面单独一行，原样；依次跑的几条命令各占一行，这里用 && 连起来）。"""
     tail = printed.unfold(stdout).split("可以试试：", 1)[1]
-    block = re.split(r"\n\s*\d+\. ", "\n" + tail)[i]
+    blocks = re.split(r"\n\s*\d+\. ", "\n" + tail)
+    assert i < len(blocks), f"只印了 {len(blocks) - 1} 条\"可以试试\"，没有第 {i} 条"
+    block = blocks[i]
     return " && ".join(line.strip() for line in block.splitlines() if line.strip().startswith("python3 "))
 
 
@@ -319,6 +324,8 @@ def test_the_few_ctas_sentence_explains_the_bottleneck_it_names(args):
     p = run_script(*args)
     assert p.returncode == 0, p.stderr
     text = "".join(observations(section(p.stdout, "演示 1"))[3].split())
+    if FAILED in text:                              # 这块 GPU 上这句观察不成立：印的是判据和量到的值，没有要核对的解释
+        pytest.skip(f"演示 1 第 4 条这次印成【本次不成立】（{args}），句子里没有瓶颈的解释可核对")
     bound = re.search(r"瓶颈是(算|搬|等|显存)", text)[1]
     if bound in ("等", "显存"):
         assert re.search(r"显存带宽（可达的\d+%），瓶颈是" + bound, text), text

@@ -183,10 +183,11 @@ def test_a_window_with_nothing_better_says_the_evolution_stalled_not_a_failed_cl
     p = run_script(SCRIPT, "--after", "2000", timeout=180)
     demo1 = flat(section(p.stdout, "演示 1"))
     assert "没有一个比父程序好的" in demo1 and "本次不成立" not in demo1, demo1
-    m = re.search(r"(\d+)个提议的进化里，最好的程序（([\d.]+)×）是第(\d+)个提议（(\w+)）找到的", demo1)
-    out = evolve(Evaluator(train, table), int(m[1]), seed=0)
+    m = re.search(r"([\d,]+)个提议的进化里，最好的程序（([\d.]+)×）是第([\d,]+)个提议（(\w+)）找到的", demo1)
+    n, k = int(m[1].replace(",", "")), int(m[3].replace(",", ""))
+    out = evolve(Evaluator(train, table), n, seed=0)
     last, score, op = out["improvements"][-1]
-    assert (int(m[3]), m[2], m[4]) == (last, f"{score:.3f}", op) and last < 2000 and int(m[1]) == 2000 + s02.LOOK
+    assert (k, m[2], m[4]) == (last, f"{score:.3f}", op) and last < 2000 and n == 2000 + s02.LOOK
     assert "--after 4000" not in p.stdout and "--after" in unfold(p.stdout).split("可以试试：")[1]
 
 

@@ -84,3 +84,12 @@ def test_no_cascade_never_stops_at_the_probes(table, train):
     ev, extra = ab.make_variant("no_cascade", train, table, 0)
     evolve(ev, 300, seed=0, **extra)
     assert ev.n_eval_probe == 0 and ev.n_eval_full > 0
+
+
+@pytest.mark.parametrize("script", ["lecture14/05_ablations.py", "lecture14/03_cascade_and_database.py"])
+def test_one_seed_is_not_called_a_median(script):
+    # 审读时报过：--seeds 1 时 03、05 说"各列都是 1 个种子的中位数（……括号里是最小–最大）"
+    p = cached_run(script, "--budget", "40", "--seeds", "1")
+    assert p.returncode == 0, p.stderr
+    flat = "".join(p.stdout.split())
+    assert "1个种子的结果（只有一个种子：中位数、最小、最大都是它）" in flat and "1个种子的中位数" not in flat

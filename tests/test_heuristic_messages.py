@@ -101,3 +101,14 @@ def test_a_field_too_large_names_its_candidate_values_at_once(tmp_path):
     said = str(e.value)
     assert said.startswith(f"{tmp_path / 'heuristic.py'}:5: BN=8192 太大了") and "\n" not in said.split("（改好")[0].strip()
     assert "BN 的候选值只有 " + ", ".join(map(str, GRID["BN"])) in said, said
+
+
+@pytest.mark.parametrize("script", ["lecture14/06_your_heuristic.py", "lecture14/01_heuristic_as_code.py"])
+def test_a_file_that_never_ends_is_one_sentence_not_a_killed_process(script):
+    # 学生报过：06 /dev/zero 一直读到被系统杀掉（退出码 137；限了内存时是 MemoryError 的 traceback）
+    from conftest import ROOT, run_script
+    from evolve.problem import MAX_SOURCE_BYTES
+    args = ["/dev/zero"] if "06" in script else ["--heuristic", "/dev/zero"]
+    p = run_script(os.path.join(ROOT, script), *args, timeout=60)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert f"/dev/zero:1: 文件比 {MAX_SOURCE_BYTES / 1e6:g} MB 还大" in p.stderr + p.stdout

@@ -53,7 +53,9 @@ def test_256x128_with_4_warps_needs_296_registers():
     c = Config(256, 128, 64, 4, 3, 8)
     assert regs_per_thread(c) == 296                  # 256·128 / 128 线程 = 256 个累加器，+ 40
     assert not can_launch(c)
-    [msg] = problems(c)                               # 只超了一种资源
+    msgs = problems(c)
+    assert len(msgs) == 1, msgs                       # 只超了一种资源（别的 GPU 上可能还超了共享内存：那是论断不成立）
+    msg = msgs[0]
     assert "寄存器" in msg and "296" in msg and "255" in msg
 
 
@@ -184,13 +186,15 @@ def test_smem_says_which_limit_the_table_uses_even_without_a_config():
     # 学生报过：--smem 166912（"可以试试"里的一条）说上限是 166,912 B，演示 3 的表和观察照样把 196,608 B 的配置写成"能"，
     # 只有命令行也给了配置时才说表按的是 H100 的上限。现在总说，还说按 --smem 哪几个例子就启动不了
     from conftest import run_script
-    given = 98304                                   # 比 H100、A100 的上限都小：总有例子按它启动不了
+    s = load_config_space()
+    # 比能启动的例子里最大的那个少 1 个字节：总有例子按它启动不了（助教报过：写死的 98304 在每个 CTA 99 KB 的 GPU 上
+    # 一个也挡不住，测试以一句空的 assert 失败）
+    given = max(kernel_lab.smem_bytes(c) for _, c in s.EXAMPLES if can_launch(c)) - 1
     p = run_script("lecture10/01_config_space.py", "--smem", str(given))
     assert p.returncode == 0, p.stderr
     text = "".join(p.stdout.split())
     limit = kernel_lab.MAX_SMEM_PER_BLOCK
     assert f"表和下面的观察按{kernel_lab.GPU.short}的共享内存上限{limit:,}B算" in text
-    s = load_config_space()
     over = [label for label, c in s.EXAMPLES if can_launch(c) and kernel_lab.smem_bytes(c) > given]
     assert over and f"按它算，{'、'.join(over)}就启动不了".replace(' ', '') in text
 
@@ -198,3 +202,15 @@ def test_smem_says_which_limit_the_table_uses_even_without_a_config():
 def load_config_space():
     from conftest import load_script
     return load_script("lecture10/01_config_space.py", "config_space_smem")
+
+
+def test_smem_note_gives_a_small_limit_in_kb_and_names_the_gpu_lecture_14_uses():
+    # 审读时报过：--smem 100 印"100 B（0 KB）"；--gpu a100 --smem … 说"第 14 讲的 3492 是 A100 的数"（第 14 讲默认在
+    # H100 上，加 --gpu a100 才是 3492）；"别的上限两块 GPU 一样"只比了启动上限
+    from conftest import run_script
+    small = "".join(run_script("lecture10/01_config_space.py", "--smem", "100").stdout.split())
+    assert "100B（0.098KB；" in small and "（0KB" not in small
+    a100 = run_script("lecture10/01_config_space.py", "--gpu", "a100", "--smem", "232448")
+    text = "".join(a100.stdout.split())
+    assert a100.returncode == 0 and "第14讲的脚本加--gpua100时用的就是这" in text and "是A100的数" not in text
+    assert "别的启动上限（寄存器、每个CTA的线程数）两块GPU一样" in text

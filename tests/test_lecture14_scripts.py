@@ -204,7 +204,7 @@ def obs_cases():
         ("02 probe", s02.obs_probe, (0.07, 0.08, 0.02, True), (0.05, 0.08, 0.02, True), "+0.0500"),
         ("02 database", s02.obs_database, (1, 1, 8, False, False), (1, 3, 8, False, False), "放进去以后第 4 名"),
         ("02 stalled", s02.obs_stalled, (dict(improvements=[(0, 1.0, "起点"), (1818, 1.268, "threshold")]), 2000),
-         (dict(improvements=[(0, 1.0, "起点"), (2100, 1.27, "targeted")]), 2000), "第 2100 个提议"),
+         (dict(improvements=[(0, 1.0, "起点"), (2100, 1.27, "targeted")]), 2000), "第 2,100 个提议"),
         ("02 kinds", s02.obs_kinds, (kinds_ok,), (kinds_bad,), "70%"),
         ("02 kinds never always right", s02.obs_kinds, (kinds_ok,),
          ({**kinds_ok, "targeted": dict(n=10, better=10, bad=0, same=0)},), "100%"),
@@ -830,6 +830,9 @@ def test_readme_beat_the_expert_hint_beats_the_expert(tmp_path, capsys):
     obs = s06.run_demos(a, program)
     capsys.readouterr()
     assert obs[0].ok and "你赢了专家" in str(obs[0]) and not failed_observations(obs)
+    # 两种划分之间用"；"分开：划分的名字里有"、"（"8B 训练、70B/8 测试"），学生报过用"、"分开时读不出是几项
+    listed = obs[0].measured                                        # 就是句子里"你赢了专家："后面那一串
+    assert listed in obs[0].text and listed.count("的测试形状上") == listed.count("；") + 1 == 2
     for cmd in re.findall(r"`((?:cp|python3) [^`]*)`", section):
         if "BM BN BK" not in cmd:                                   # 占位符命令（让学生填数）不算
             assert cmd in COVERED, cmd
@@ -913,7 +916,7 @@ def test_06_evolved_row_is_04s_run_exactly_when_it_says_so():
     row = next(r for r in t.rows if r[t.col("方法")].startswith("进化出的（种子 0、1000 个提议）"))  # 第一种划分：配对随机对半分
     assert (row[t.col("训练形状")], row[t.col("测试形状")]) == (best[1], best[2]), row
     assert "和04默认运行的演示2/3里的那一次是同一次进化" in "".join(demo1.split())
-    assert "所以和04印的不是同一次进化" in "".join(section(quick.stdout, "演示 1").split())
+    assert "04默认运行用种子0、1000个提议，所以和它印的不是同一次进化" in "".join(section(quick.stdout, "演示 1").split())
     count, named = find(r"演示 1：你的启发式和(.)个对手（([^）]*)）", p06.stdout).groups()
     t = find_table(demo1, "方法")
     methods = {r[t.col("方法")].split("（")[0] for r in t.rows} - {"你的启发式"}      # 专家启发式、按 M 查表……
@@ -1020,3 +1023,13 @@ def test_suggestions_after_scoring_a_students_file_name_that_file(tmp_path):
         commands = [line.strip() for line in tail.splitlines() if line.strip().startswith("python3 lecture14/0")]
         for c in commands[:2]:
             assert str(mine) in shlex.split(c), c                     # 接着改、接着跑的是这次看的文件
+
+
+def test_06_more_budget_suggestion_keeps_the_seed():
+    # 审读时报过：06 ... --evolve --budget 100 --seed 2 建议"多给进化一些预算"的命令没有 --seed 2：照着跑改了两样
+    from types import SimpleNamespace
+    s06 = load_script("lecture14/06_your_heuristic.py", "your_06_seed")
+    a = SimpleNamespace(file=s06.EXPERT_FILE, evolve=True, budget=100, seed=2)
+    assert s06.evolve_suggestion(a)[1].endswith("--evolve --seed 2")
+    assert s06.evolve_suggestion(SimpleNamespace(file=s06.EXPERT_FILE, evolve=True, budget=100, seed=s06.SEED))[1] \
+        .endswith("--evolve")

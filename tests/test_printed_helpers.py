@@ -55,3 +55,24 @@ def test_find_names_only_the_observations_that_failed(joined):
         find(r"慢 ([\d.]+) 倍", text)
     said = str(e.value)
     assert "中间的 M 慢 1.9×" in said and "decode" not in said and "prefill" not in said, said
+
+
+def test_a_numbers_test_that_meets_a_failed_observation_is_reported_as_a_lecture_claim():
+    # 助教报过：加了一个模型的形状以后，test_printed_numbers_04 的一个测试（没有讲义论断的标记）因为要找的那句观察印成了
+    # 【本次不成立】而失败，报告里没有"讲义论断不成立"，看着像引擎坏了。现在 find 抛 ObservationFailed，conftest 这样说
+    import conftest
+    from printed import ObservationFailed, find
+    try:
+        find(r"比专家快 ([\d.]+)×", "观察：\n  1. 【本次不成立】讲义说迷你版比专家快约 1.3–1.4×。这次：1.21×。\n")
+    except ObservationFailed as e:
+        error = e
+    rep = type("Rep", (), {"failed": True, "longrepr": "原来的报告"})()
+    excinfo = type("Excinfo", (), {"typename": "ObservationFailed",
+                                   "errisinstance": lambda self, t: isinstance(error, t)})()
+    call = type("Call", (), {"when": "call", "excinfo": excinfo})()
+    item = type("Item", (), {"name": "test_x", "function": None, "get_closest_marker": lambda self, name: None})()
+    hook = conftest.pytest_runtest_makereport(item, call)
+    next(hook)
+    with pytest.raises(StopIteration):
+        hook.send(type("Outcome", (), {"get_result": lambda self: rep})())
+    assert rep.longrepr.startswith("讲义论断不成立（这个测试要核对的那句观察这次印成了【本次不成立】") and "原来的报告" in rep.longrepr

@@ -297,10 +297,24 @@ class SourceView:
     ignored: tuple
 
 
+MAX_SOURCE_BYTES = 10_000_000      # 启发式文件最多读这么多字节（一万条规则约 1 MB）；再大多半不是启发式
+
+
+def read_source(path: str) -> str:
+    """启发式文件的文本（decode_source）。最多读 MAX_SOURCE_BYTES 字节：学生报过 06 /dev/zero 一直读到被系统杀掉；
+    更大的文件、读不完的设备一句话（ProgramError）。"""
+    name = display_path(path)
+    with open(path, "rb") as f:
+        raw = f.read(MAX_SOURCE_BYTES + 1)
+    if len(raw) > MAX_SOURCE_BYTES:
+        raise ProgramError(name, 1, f"文件比 {MAX_SOURCE_BYTES / 1e6:g} MB 还大，不像启发式（一万条规则约 1 MB）："
+                                    "检查给的是不是那个 .py 文件")
+    return decode_source(raw, name)
+
+
 def source_view(path: str) -> SourceView:
     """读一个已经读成程序的启发式文件（load_heuristic 没出错），给学生看它的原文。"""
-    with open(path, "rb") as f:
-        text = decode_source(f.read(), display_path(path))
+    text = read_source(path)
     lines = text.split("\n")
     offset, block = find_block(text, display_path(path))      # 和 parse 认同样的标记（"#EVOLVE-BLOCK-START" 也算）
     if offset > 0:                                             # offset：START 那一行和它前面的行数
@@ -330,8 +344,7 @@ def display_path(path: str) -> str:
 
 def _read_heuristic(path: str, warn: bool) -> Heuristic:
     name = display_path(path)
-    with open(path, "rb") as f:
-        text = decode_source(f.read(), name)
+    text = read_source(path)
     program = parse(text, filename=name)
     bad = launch_problems(program, all_shapes())
     if bad:
