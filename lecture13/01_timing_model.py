@@ -199,9 +199,9 @@ def roofline_chart():
     shown = {label(*s): [(p[2], p[3]) for p in pts if (p[0], p[1]) == s] for s in DEMO1_SHAPES}   # 上表的 4 个形状
     rest = [(p[2], p[3]) for p in pts if (p[0], p[1]) not in DEMO1_SHAPES]
     CHARTS.scatter("13_demo1_roofline", f"屋顶线：{N_SHAPES} 个形状的最优配置达到多少 TFLOPS（对数坐标；"
-                   f"屋顶 = min({sl.HBM_BW / 1e12:.2f} TB/s × 算术强度, 峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS)）",
+                   f"屋顶 = min({sl.HBM_BW / 1e12:.2f} TB/s × 算术强度, 峰值 {sl.PEAK_FLOPS / 1e12:g} TFLOPS)）",
                    shown | {f"其余 {len(rest)} 个形状": rest}, background=f"其余 {len(rest)} 个形状",
-                   curves=[(f"屋顶（峰值 {sl.PEAK_FLOPS / 1e12:.0f} TFLOPS）",
+                   curves=[(f"屋顶（峰值 {sl.PEAK_FLOPS / 1e12:g} TFLOPS）",
                             [(lo, lo * sl.HBM_BW / 1e12), (RIDGE, sl.PEAK_FLOPS / 1e12), (hi, sl.PEAK_FLOPS / 1e12)])],
                    x_label="算术强度（FLOP/B，A、B、C 各搬一次）", y_label="TFLOPS（最优配置）", log_x=True, log_y=True,
                    height=17)
@@ -216,7 +216,7 @@ def demo1_breakdown():
         rows.append([label(name, M), f"{N}×{K}", f"{2.0 * M * N * K / 1e9:,.2f}", f"{unique_bytes(M, N, K) / 1e6:,.1f}",
                      f"{ai:,.1f}", us(sl.roofline(M, N, K) * 1e6), "算力" if ai >= RIDGE else "显存带宽"])
     print_table(["形状", "N×K", "GFLOP", "唯一字节 (MB)", "算术强度 (FLOP/B)", "屋顶线 (µs)", "屋顶线受限于"], rows)
-    say(f"屋顶线 = max(FLOPs / {sl.PEAK_FLOPS / 1e12:.1f} TFLOPS, 唯一字节 / {sl.HBM_BW / 1e12:.2f} TB/s)；"
+    say(f"屋顶线 = max(FLOPs / {sl.PEAK_FLOPS / 1e12:g} TFLOPS, 唯一字节 / {sl.HBM_BW / 1e12:.2f} TB/s)；"
           f"算术强度过了拐点 {RIDGE:.0f} FLOP/B 就受算力限制。任何配置都不会比它快。")
     roofline_chart()
 

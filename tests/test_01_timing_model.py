@@ -387,3 +387,11 @@ def test_tolerance_suggestion_says_which_sentences_change_and_why():
     p = run_script("--gpu", "a100")
     s = "".join(unfold(p.stdout).split("可以试试：", 1)[1].split("\n  4. ", 1)[1].split())
     assert "受益更多" not in s and ("观察都还成立" in s or "调优的停止条件变了的地方" in s), s
+
+
+@pytest.mark.parametrize("args", [(), ("--gpu", "a100")])
+def test_the_peak_is_printed_the_same_everywhere(args):
+    # 助教报过：同一次运行里峰值印成 362.05、362.1、362 TFLOPS 三种（数据手册的数，:g 照原样印）
+    p = run_script(*args)
+    found = set(re.findall(r"(?:峰值|FLOPs /) ([\d.]+) TFLOPS", p.stdout + p.stderr))
+    assert p.returncode == 0 and len(found) == 1, found
