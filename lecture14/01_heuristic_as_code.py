@@ -191,15 +191,17 @@ def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
     simp = simplify(program)
     removed = removed_lines(program)
     unreachable = set(unreachable_lines(program))
+    if simp.default_line != program.default_line:           # 有一条 if True：最后的 return 也走不到
+        unreachable.add(program.default_line)
     same = [ln for ln in removed if ln not in unreachable and ln != simp.default_line]   # 走得到，去掉也一样
     gone = [ln for ln in removed if ln in unreachable]
 
-    def at(where: list) -> str:
+    def said(where: list) -> str:
         return f"第 {', '.join(map(str, where[:MAX_STEPS]))} 行" + (f"……一共 {len(where)} 条" if len(where) > MAX_STEPS else "")
     print()
     print_note(f"simplify（演示 3 讲它怎么做）：{program.n_rules()} 条规则 → {simp.n_rules()} 条" + (
-        "；删掉的：" + "；".join(([f"{at(gone)}走不到（任何形状都先被前面的规则接走，下面说为什么）"] if gone else [])
-                              + ([f"{at(same)}走得到，但去掉也一样（它管的形状交给后面的分支，配置不变）"] if same else [])
+        "；删掉的：" + "；".join(([f"{said(gone)}走不到（任何形状都先被前面的规则接走，下面说为什么）"] if gone else [])
+                              + ([f"{said(same)}走得到，但去掉也一样（它管的形状交给后面的分支，配置不变）"] if same else [])
                               + ([f"第 {simp.default_line} 行没有条件，成了默认配置"]
                                  if simp.default_line in removed else [])) + "。"
         if removed else "，没有死规则。"))

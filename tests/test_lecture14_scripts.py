@@ -349,6 +349,16 @@ def test_01_a_rule_that_is_only_redundant_is_not_called_unreachable(tmp_path):
     assert branch_index(program, 17, 50, 4096) == 1 and program.rules[1].line == 36
 
 
+def test_01_after_an_if_true_the_final_return_is_unreachable_too(tmp_path):
+    # 一条不带条件的规则（if True）后面，连最后的 return 也走不到：不说它"只是这些形状没用到"
+    path = _expert_with(tmp_path, ["    if True:\n", DEFAULT_RETURN, "    if M <= 64:\n", DEFAULT_RETURN])
+    p = run_script(os.path.join(ROOT, "lecture14", "01_heuristic_as_code.py"), "--heuristic", path)
+    assert p.returncode == 0, p.stderr
+    flat = re.sub(r"\s+", "", p.stdout)
+    assert "第36行没有条件，成了默认配置" in flat and "删掉的：第38行走不到" in flat
+    assert "第40行的分支没有形状走到：simplify证明它在任何(M,N,K)上都走不到" in flat and "只是这些形状都没用到" not in flat
+
+
 def test_01_many_unused_branches_are_told_apart_and_zero_kinds_are_not_said(tmp_path):
     # 审读时报的：13 条去掉也一样的规则加 1 条被挡住的，01 说"14 个是死规则（……走不到，上面逐条列着）"，
     # 而上面只列了 1 条；全是"只是没用到"的时候说"0 个是死规则（……上面逐条列着）"
