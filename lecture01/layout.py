@@ -89,6 +89,8 @@ def _glue(left: str, right: str) -> bool:
         return True
     if left[-1:].isdigit() and (UNIT.match(right) or right in MEASURE):
         return True
+    if re.fullmatch(r"(?:[0-9A-F]{2} )*[0-9A-F]{2}", left) and re.search("[A-F]", left) and re.match(r"[0-9A-F]{2}(?![\w])", right):
+        return True                                  # 一串字节 "B5 DA 20 31"（学生报过 GBK 的报错折成 "B5 DA 20⏎31"）
     if last == "return" and right.startswith("Config"):
         return True                                  # "return Config(...)"（学生报过 "return⏎Config(...)"）
     if (last in ("if", "elif") and right in ("M", "N", "K")) or (IDENT.fullmatch(last) and right in OPERATORS):
