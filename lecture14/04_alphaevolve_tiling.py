@@ -737,7 +737,8 @@ def main(argv=None):
     seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
     settings = " ".join([f"--seed {a.seed} --budget {budget} --seeds {seeds}", *sched_lab.knob_arguments(changes)])
     try:
-        llm = openai_llm.from_arguments(a, f"04 {settings}", notify=lambda note: say(note + "已经评估过的程序都留着，最好的程序不会丢。"))
+        llm = openai_llm.from_arguments(a, f"04 {settings}", notify=say,
+                                         give_up_tail="已经评估过的程序都留着，最好的程序不会丢。")
     except openai_llm.SetupError as e:
         say(str(e))
         sys.exit(2)

@@ -516,7 +516,8 @@ def main(argv=None):
     budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
     seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
     try:
-        llm = openai_llm.from_arguments(a, f"05 --budget {budget} --seeds {seeds}", notify=lambda note: say(note + "已经评估过的程序都留着，最好的程序不会丢。"))
+        llm = openai_llm.from_arguments(a, f"05 --budget {budget} --seeds {seeds}", notify=say,
+                                         give_up_tail="已经评估过的程序都留着，最好的程序不会丢。")
     except openai_llm.SetupError as e:
         say(str(e))
         sys.exit(2)

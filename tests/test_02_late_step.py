@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import load_script, prefetch, run_script
+from conftest import TESTS_GPU, load_script, prefetch, run_script
 from evolve import EXPERT, Config, Program, Rule
 from evolve.mock_llm import MAX_RULES, Prompt
 from printed import find, find_table, section, unfold
@@ -203,7 +203,8 @@ def test_the_replayed_step_names_the_run_it_belongs_to(outputs, run):
     a = s02.parse_args(RUNS[run])
     k, seed = int(m[2]), a.seed
     if k <= s02.RUN_04[1]:
-        assert m[1] == ("04那次进化" if seed == 0 else f"04--seed{seed}那次进化"), m[1]
+        gpu = "" if TESTS_GPU == "h100" else f"--gpu{TESTS_GPU}"   # 别的 GPU 上说的是 04 --gpu a100 那一次
+        assert m[1] == (f"04{gpu}那次进化" if seed == 0 else f"04--seed{seed}{gpu}那次进化"), m[1]
     else:
         assert m[1].startswith(f"种子{seed}那次进化（比04默认的1,000个提议走得更远"), m[1]
     T04 = load_script("lecture14/04_alphaevolve_tiling.py", "tiling_04_replay")

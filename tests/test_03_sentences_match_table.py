@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import load_script, prefetch, run_script
+from conftest import TESTS_GPU, load_script, prefetch, run_script
 from printed import find_table, numbers, observations, section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -150,8 +150,9 @@ def test_demo3_is_the_04_run_it_names(args04, args03):
     照着跑 04 却是 1000 个提议的另一次）。照标题说的那条 04 命令跑，演示 2 最好的程序的训练分数就是这里最后一步的分数。"""
     from printed import find
     out03 = run_script(SCRIPT, *args03, timeout=180).stdout
-    named = find(r"和 (04(?: --budget \d+)?) 的演示 2 同一次进化", out03)[1]
-    expected = "04" if not args03 else "04 --budget 300"
+    named = find(r"和 (04(?: --budget \d+)?(?: --gpu \w+)?) 的演示 2 同一次进化", out03)[1]
+    gpu = "" if TESTS_GPU == "h100" else f" --gpu {TESTS_GPU}"    # 别的 GPU 上说的是 04 --gpu a100 那一次
+    expected = ("04" if not args03 else "04 --budget 300") + gpu
     assert named == expected
     p04 = run_script("lecture14/04_alphaevolve_tiling.py", *named.split()[1:], timeout=180)
     best = find(r"最好的程序：训练形状 ([\d.]+×)", section(p04.stdout, "演示 2"))[1]

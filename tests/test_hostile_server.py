@@ -800,3 +800,29 @@ def test_a_silent_proxy_is_named_when_the_start_up_check_times_out(monkeypatch):
         srv.close()
     msg = str(e.value)
     assert one_safe_line(msg) and "没有回完" in msg and "https_proxy" in msg and "检查代理" in msg
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:99999/v1?key=" + KEY, "http://me:" + KEY + "@[zz]:1/v1",
+                                 "http://127.0.0.1:0/v1#" + KEY, "ftp://u:" + KEY + "@h/v1"])
+def test_a_bad_address_is_said_without_its_password_or_query(url):
+    # 讲师报过：--llm "http://127.0.0.1:99999/v1?key=sk-…" 的报错里原样印着地址（连同密钥）
+    with pytest.raises(ValueError) as e:
+        client(url)
+    msg = str(e.value)
+    assert one_safe_line(msg) and KEY not in msg and ("?…" in msg or "…@" in msg), msg
+
+
+def test_replay_of_a_file_with_calls_out_of_order_says_so(tmp_path):
+    # 讲师报过：改过序号的录制文件说"录的是 （没有这一行），现在是 （没有这一行）"
+    import dataclasses
+    from evolve.openai_llm import FORMAT, SYSTEM_PROMPT, Call, ReplayLLM, ReplayMismatch
+    from sched_lab import GPU
+    call = dataclasses.asdict(Call(n=5, prompt="p", reply="r", latency=0.1, prompt_tokens=None, completion_tokens=None,
+                                   model="x", error=None))
+    f = tmp_path / "run.jsonl"
+    f.write_text(json.dumps(dict(type="header", format=FORMAT, model="x", concurrency=1, gpu=GPU.key,
+                                 system_prompt=SYSTEM_PROMPT)) + "\n" + json.dumps(dict(type="call", **call)) + "\n",
+                 encoding="utf-8")
+    with pytest.raises(ReplayMismatch) as e:
+        ReplayLLM(str(f))._fetch(0, "p")
+    assert "第 2 行录的是第 6 次调用" in str(e.value) and "没有这一行" not in str(e.value)

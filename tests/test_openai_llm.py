@@ -685,11 +685,15 @@ def test_04_replay_on_another_gpu_names_the_gpu_not_a_code_change(tmp_path):
 
 def test_04_replay_of_a_file_that_is_not_a_recording_says_why_in_chinese(tmp_path):
     """学生报过：--replay README.md 说的是"（JSONDecodeError）"——Python 异常的英文名字。"""
+    from evolve.openai_llm import FORMAT
+    head = json.dumps(dict(type="header", format=FORMAT, model="m", concurrency=1)).encode() + b"\n"
     cases = [("notes.md", b"# hello\n", "notes.md:1: 这一行不是 --record 写的格式（不是 JSON）"),
-             ("bin.jsonl", b'{"a": 1}\n\xff\xfe\n', "bin.jsonl:2: 这一行不是 --record 写的格式（不是 UTF-8 的文字）"),
+             ("bin.jsonl", head + b'\xff\xfe\n', "bin.jsonl:2: 这一行不是 --record 写的格式（不是 UTF-8 的文字）"),
              ("list.jsonl", b"[1]\n", "list.jsonl:1: 这一行不是 --record 写的格式（不是 --record 写的那种 JSON 对象）"),
              # 讲师报过：空文件、录到一半被打断的文件（最后一行没写完）也只说"不是 --record 写的格式"
-             ("empty.jsonl", b"", "empty.jsonl 是空的"), ("cut.jsonl", b'{"a": 1}\n{"type": "ca', "cut.jsonl:2: 最后一行没写完")]
+             ("empty.jsonl", b"", "empty.jsonl 是空的"), ("cut.jsonl", head + b'{"type": "ca', "cut.jsonl:2: 最后一行没写完"),
+             # 第一行就不是文件头（拿错了文件）：不往下读
+             ("other.jsonl", b'{"a": 1}\n' + b"x" * 100, "other.jsonl:1: 第一行不是 --record 写的文件头")]
     for name, data, says in cases:
         (tmp_path / name).write_bytes(data)
         p = run_script(SCRIPT, "--replay", str(tmp_path / name), timeout=60)
@@ -744,3 +748,38 @@ def test_02_counts_kinds_of_answers_only_among_replies_that_arrived():
     flat = re.sub(r"\s+", "", p.stdout)
     assert "拿到的2个回复（另2次调用失败）" in flat and "4次回答" not in flat
     assert "2个回复得到的结果都一样" in flat or "2个回复得到2种不同的结果" in flat
+
+
+def test_replay_of_a_file_without_end_is_one_sentence_not_a_killed_process():
+    # 讲师报过：--replay /dev/zero 一直读到被系统杀掉（限了内存时是 MemoryError 的 traceback）；拿错成几 GB 的模型文件一样
+    from evolve.openai_llm import MAX_RECORD_LINE
+    p = run_script(SCRIPT, "--replay", "/dev/zero", "--budget", "50", "--seeds", "1", timeout=60)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert f"/dev/zero:1: 这一行不是 --record 写的格式（一行超过 {MAX_RECORD_LINE / 1e6:g} MB）" in p.stderr
+
+
+def test_a_record_file_that_stops_taking_writes_stops_recording_not_the_run(tmp_path):
+    """讲师报过：录制文件写到一半写不进去（磁盘满了；这里用 ulimit -f），一批提议被算成"LLM 调用出错（OSError）"，
+    "这次的 16 个提议都问了"（服务器收到了 20 个），退出时两段 traceback。现在录制停下、说一句，这次运行照常跑完。"""
+    import resource
+    import subprocess
+    f = tmp_path / "run.jsonl"
+    limit = 12_000                                    # 放得下文件头（系统提示约 3 KB）和几次调用，放不下 20 次
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    with StubServer(script("edit")) as s:
+        p = subprocess.Popen([sys.executable, SCRIPT, "--budget", "20", "--seeds", "1", "--jobs", "1", "--llm", s.url,
+                              "--model", "stub", "--record", str(f)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=base_env(), preexec_fn=small_files, start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=120)
+        finally:
+            stop_group(p)
+        posts = s.posts()
+    assert p.returncode == 0 and "Traceback" not in err, err[-3000:]
+    said = re.sub(r"\s+", "", err)
+    assert "写不进去了（文件超过了允许的大小）" in said and "不再录，这次运行照常跑完" in said, err
+    flat = re.sub(r"\s+", "", out)
+    assert f"这次的{posts}个提议都问了stub" in flat and "OSError" not in flat, (posts, flat[-2000:])
+    assert 0 < f.stat().st_size <= limit

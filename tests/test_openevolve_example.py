@@ -470,3 +470,19 @@ def test_openevolve_writes_its_temporary_files_into_the_output_directory(tmp_pat
     with pytest.raises(Stop):
         runmod.run_openevolve(runmod.Processes(), "http://127.0.0.1:9/v1", 1, 0, str(tmp_path / "out"))
     assert seen["env"]["TMPDIR"] == str(tmp_path / "out" / "tmp") and os.path.isdir(tmp_path / "out" / "tmp")
+
+
+@pytest.mark.parametrize("configured", ["not-needed-for-the-mock", None])
+def test_a_refusing_server_names_the_key_openevolve_would_send(monkeypatch, configured):
+    # 讲师报过：config.yaml 里写着 api_key 时，服务器回 401 照样说"检查环境变量 OPENAI_API_KEY"——发出去的是
+    # config.yaml 里的那个
+    from hostile_server import HostileServer
+    monkeypatch.setattr(runmod, "configured_key", lambda: configured)
+    monkeypatch.setenv("OPENAI_API_KEY", "")
+    with HostileServer(models="status403") as s:
+        said = runmod.check_configured(s.url, "x")
+    assert said is not None and "拒绝了请求（HTTP 403）" in said
+    if configured is None:
+        assert "检查环境变量 OPENAI_API_KEY" in said
+    else:
+        assert "检查 config.yaml 的 api_key（发出去的是它" in said

@@ -113,6 +113,7 @@ class Names:
     address: str                    # "检查 {address}"、"{address}要指向……"（以"地址"结尾）
     model: str                      # "用 {model} 选一个"
     use: str                        # 换成另一个地址：use.format(地址)
+    key: str = "环境变量 OPENAI_API_KEY"   # 服务器拒绝了（401、403）时让人检查的密钥在哪（OpenEvolve 的例子可能是 config.yaml 的）
 
     def use_url(self, url: str) -> str:
         return self.use.format(url)
@@ -381,6 +382,13 @@ def _run_threads(work, items, workers: int) -> None:
 
 # ---------------------------------------------------------------- 真的服务器
 
+def _said_url(url: str) -> str:
+    """读不成（或不合规矩）的地址印出来的样子：用户名、密码、查询串换成"…"（讲师报过：--llm "http://h:99999/v1?key=sk-…"
+    的报错里原样印着密钥），控制字符转义、太长截断。"""
+    url = re.sub(r"(?<=//)[^/?#]*@", "…@", url)
+    return shown(re.sub(r"[?#].*", "?…", url, flags=re.S), 100)
+
+
 def clean_url(url: str) -> str:
     """去掉地址里的用户名、密码、查询串（录进文件、印出来的只有这个）。"""
     u = urllib.parse.urlsplit(url)
@@ -407,23 +415,23 @@ class OpenAILLM(_Backend):
             u = urllib.parse.urlsplit(base_url)
             u.hostname                             # noqa: B018  "http://[zz]:1"：方括号里不是 IPv6 地址，这里就抛
         except ValueError:
-            raise ValueError(f"{names.address} {shown(base_url, 100)} 读不成一个地址（方括号里要是 IPv6 地址，"
+            raise ValueError(f"{names.address} {_said_url(base_url)} 读不成一个地址（方括号里要是 IPv6 地址，"
                              "例如 http://[::1]:11434/v1）") from None
         try:
             port = u.port
         except ValueError:
             port = -1
         if u.scheme in ("http", "https") and u.hostname and port == -1:
-            raise ValueError(f"{names.address} {shown(base_url, 100)} 里的端口不对：端口是 1 到 65535 的整数"
+            raise ValueError(f"{names.address} {_said_url(base_url)} 里的端口不对：端口是 1 到 65535 的整数"
                              "（例如 http://127.0.0.1:11434/v1 的 11434）")
         if u.scheme not in ("http", "https") or not u.hostname:
             raise ValueError(f"{names.address}要是 http:// 或 https:// 开头的地址（例如 http://127.0.0.1:11434/v1），"
-                             f"不是 {shown(base_url, 100)}")
+                             f"不是 {_said_url(base_url)}")
         if any(c.isspace() for c in base_url) or not u.hostname.isascii():   # 讲师报过：空格说成"响应头不合规矩
-            raise ValueError(f"{names.address} {shown(base_url, 100)} 里有空格或主机名里有 ASCII 以外的字符："  # （InvalidURL）"
+            raise ValueError(f"{names.address} {_said_url(base_url)} 里有空格或主机名里有 ASCII 以外的字符："  # （InvalidURL）"
                              "地址里不能有空格；中文之类的主机名要写成 xn-- 开头的写法（punycode）")
         if u.port == 0:                            # http.client 把端口 0 当成"没写"，连的是 80：说一句，别悄悄换
-            raise ValueError(f"{names.address} {shown(base_url, 100)} 的端口是 0：端口要是 1 到 65535 的整数"
+            raise ValueError(f"{names.address} {_said_url(base_url)} 的端口是 0：端口要是 1 到 65535 的整数"
                              "（例如 http://127.0.0.1:11434/v1 的 11434）")
         if not isinstance(model, str) or not model or shown(model, len(model)) != model or len(model) > MAX_NAME:
             raise ValueError(f"{names.model} 要是一个不带控制字符、不超过 {MAX_NAME} 个字符的名字（例如 qwen2.5-coder:7b），"
@@ -445,6 +453,8 @@ class OpenAILLM(_Backend):
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.concurrency = max(1, int(concurrency))
         self.give_up_after, self.notify = give_up_after, notify
+        self.record_stopped: str | None = None       # 录制半路写不进去时的那句话（_stop_recording）
+        self.give_up_tail = ""                       # 放弃那句后面接的话（进化的 04、05："最好的程序不会丢"）
         self._failed_in_a_row = 0                  # 连续几次调用失败（不管哪一种）
         self.gave_up: str | None = None            # 决定不再调用时的那句话
         self._record = None
@@ -474,7 +484,10 @@ class OpenAILLM(_Backend):
 
     def close(self) -> None:
         if self._record is not None:
-            self._record.close()
+            try:
+                self._record.close()
+            except OSError:                          # 最后一点写不进去（磁盘满了）：录制文件本来就不完整了
+                pass
             self._record = None
 
     # ---- 录制 ----
@@ -495,7 +508,23 @@ class OpenAILLM(_Backend):
     def _log(self, call: Call) -> None:
         super()._log(call)
         if self._record is not None:
-            self._write(dict(type="call", **asdict(call)))
+            try:
+                self._write(dict(type="call", **asdict(call)))
+            except OSError as e:                     # 讲师报过：磁盘满了（ulimit -f）时整批提议算成"LLM 调用出错"、退出时
+                self._stop_recording(call.n, e)      # 两段 traceback。录制只是旁观：停下它，这次运行照常跑完
+
+    def _stop_recording(self, n: int, e: OSError) -> None:
+        """录制文件写不进去了：关掉它、以后不再录，用 notify 说一句（录下的文件不完整，回放只能到那里）。"""
+        path = getattr(self._record, "name", "录制文件")
+        try:
+            self._record.close()
+        except OSError:
+            pass
+        self._record = None
+        self.record_stopped = (f"录制文件 {path} 写不进去了（{os_words(e, writing=True)}）：从第 {n + 1} 次 LLM 调用起"
+                               "不再录，这次运行照常跑完；录下的文件不完整，回放只能回放到那里。")
+        if self.notify is not None:
+            self.notify(self.record_stopped)
 
     def _redact(self, text: str) -> str:
         """抹掉文本里的密钥（原样的和 URL 编码过的：服务器能把收到的密钥放进模型名、转向地址里回给我们）。
@@ -656,7 +685,7 @@ class OpenAILLM(_Backend):
             raise ServerUnreachable(*_redirect_sentence(where, status, None if location is None else
                                                         self._redact(location), self.names))
         if status in (401, 403):
-            raise ServerUnreachable(f"LLM 服务器 {where} 拒绝了请求（HTTP {status}）", "检查环境变量 OPENAI_API_KEY")
+            raise ServerUnreachable(f"LLM 服务器 {where} 拒绝了请求（HTTP {status}）", "检查" + (" " if self.names.key[:1].isascii() else "") + self.names.key)
         if not 100 <= status <= 599:
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models 回了不合规矩的状态码 {status}（HTTP 只有 100–599）",
                                     f"{self.names.address}要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）")
@@ -761,7 +790,7 @@ class OpenAILLM(_Backend):
                 return
             self.gave_up = (f"LLM：接连 {self._failed_in_a_row} 次调用失败（最后一次是“{kind}”），之后的提议不再问它，"
                             f"记作“{GAVE_UP}”。")
-            note = self.gave_up
+            note = self.gave_up + self.give_up_tail
         if self.notify is not None:
             self.notify(note)
 
@@ -985,6 +1014,14 @@ def _retry_after(value: str | None) -> float | None:
 
 # ---------------------------------------------------------------- 回放
 
+MAX_RECORD_LINE = 2 * MAX_REPLY_BYTES + 4_000_000   # 录制文件的一行（一次调用：提示、回复连 JSON 转义）最多这么多字节
+MAX_RECORD_BYTES = 4_000_000_000                    # 整个录制文件最多这么多字节
+
+
+class ReplayHeaderError(ValueError):
+    """回放文件的第一行不是 --record 写的文件头。"""
+
+
 class ReplayLLM(_Backend):
     """从 --record 录下的文件里按顺序回答，不联网。同样的参数回放，标准输出和录制时逐字节相同。
     录制时的并发数（它决定提议怎样分批）、模型名从文件头里读。"""
@@ -993,46 +1030,59 @@ class ReplayLLM(_Backend):
         super().__init__()
         self.path = path
         self.records: list[tuple[int, Call]] = []          # (文件里的行号, 调用)
-        header, lineno, cut = None, 0, False
+        header, lineno, cut, seen, total = None, 0, False, False, 0
         bad = f"这一行不是 --record 写的格式（{{}}）；回放只认 --record 录下的 JSON Lines 文件"
         try:
-            with open(path, "rb") as f:
-                raw = f.read()
+            f = open(path, "rb")
         except OSError as e:
             raise ValueError(f"{path}：读不了回放文件（{os_words(e)}）；检查路径，要的是 --record 录下的那个文件") from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            at = raw.count(b"\n", 0, e.start) + 1
-            raise ValueError(f"{path}:{at}: " + bad.format("不是 UTF-8 的文字")) from None
-        if not text.strip():
-            raise ValueError(f"{path} 是空的：回放要 --record 录下的文件（录的时候被打断了？重新 --record）")
-        lines = text.split("\n")
-        try:
-            for lineno, line in enumerate(lines, 1):
+        # 一行一行地读，每行、整个文件都有上限（讲师报过：--replay /dev/zero 一直读到被系统杀掉，
+        # 限了内存时是 MemoryError 的 traceback；拿错成几 GB 的模型文件也一样）
+        with f:
+            while True:
+                try:
+                    raw = f.readline(MAX_RECORD_LINE + 1)
+                except OSError as e:
+                    raise ValueError(f"{path}：读不了回放文件（{os_words(e)}）；要的是 --record 录下的那个文件") from None
+                if not raw:
+                    break
+                lineno += 1
+                total += len(raw)
+                if len(raw) > MAX_RECORD_LINE or total > MAX_RECORD_BYTES:
+                    what = (f"一行超过 {MAX_RECORD_LINE / 1e6:g} MB" if len(raw) > MAX_RECORD_LINE else
+                            f"文件超过 {MAX_RECORD_BYTES / 1e9:g} GB")
+                    raise ValueError(f"{path}:{lineno}: " + bad.format(what))
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise ValueError(f"{path}:{lineno}: " + bad.format("不是 UTF-8 的文字")) from None
                 if not line.strip():
                     continue
-                cut = lineno == len(lines)                   # 最后一行后面没有换行：可能没写完
-                obj = json.loads(line)
-                if not isinstance(obj, dict):
-                    raise TypeError
-                if lineno == 1:
-                    header = obj
-                elif obj.get("type") == "call":
-                    self.records.append((lineno, _recorded_call(obj)))
-        except (ValueError, KeyError, TypeError, RecursionError) as e:
-            if cut and isinstance(e, json.JSONDecodeError):
-                raise ValueError(f"{path}:{lineno}: 最后一行没写完（录的时候被打断了？）；重新 --record") from None
-            why = ("嵌得太深" if isinstance(e, RecursionError) else "不是 JSON" if isinstance(e, json.JSONDecodeError)
-                   else "缺了该有的字段" if isinstance(e, KeyError) else "不是 --record 写的那种 JSON 对象")
-            raise ValueError(f"{path}:{lineno}: " + bad.format(why)) from None
-        model, concurrency = (header.get("model"), header.get("concurrency", 1)) if isinstance(header, dict) else (0, 0)
-        if (not isinstance(header, dict) or header.get("format") != FORMAT or not _plain(model)
-                or len(model) > MAX_NAME or type(concurrency) is not int or not 1 <= concurrency <= MAX_CONCURRENCY):
-            raise ValueError(f"{path}:1: 第一行不是 --record 写的文件头；回放只认 --record 录下的 JSON Lines 文件")
+                seen = True
+                cut = not raw.endswith(b"\n")              # 最后一行后面没有换行：可能没写完
+                try:
+                    obj = json.loads(line)
+                    if not isinstance(obj, dict):
+                        raise TypeError
+                    if lineno == 1:
+                        header = obj
+                        self._check_header(path, header)   # 第一行就不对（拿错了文件）：不往下读
+                    elif obj.get("type") == "call":
+                        self.records.append((lineno, _recorded_call(obj)))
+                except (ValueError, KeyError, TypeError, RecursionError) as e:
+                    if cut and isinstance(e, json.JSONDecodeError):
+                        raise ValueError(f"{path}:{lineno}: 最后一行没写完（录的时候被打断了？）；重新 --record") from None
+                    if isinstance(e, ReplayHeaderError):
+                        raise ValueError(str(e)) from None
+                    why = ("嵌得太深" if isinstance(e, RecursionError) else "不是 JSON" if isinstance(e, json.JSONDecodeError)
+                           else "缺了该有的字段" if isinstance(e, KeyError) else "不是 --record 写的那种 JSON 对象")
+                    raise ValueError(f"{path}:{lineno}: " + bad.format(why)) from None
+        if not seen:
+            raise ValueError(f"{path} 是空的：回放要 --record 录下的文件（录的时候被打断了？重新 --record）")
+        self._check_header(path, header)
         self.header = header
-        self.model = model
-        self.concurrency = concurrency
+        self.model = header["model"]
+        self.concurrency = header.get("concurrency", 1)
         recorded_gpu = header.get("gpu")
         if isinstance(recorded_gpu, str) and recorded_gpu != GPU.key:   # 系统提示里有 GPU：先说真正的原因
             raise ReplayMismatch(f"回放文件 {path} 是在 --gpu {shown(recorded_gpu, 20)} 下录的，这次是 --gpu {GPU.key}："
@@ -1040,6 +1090,14 @@ class ReplayLLM(_Backend):
         if header.get("system_prompt") != SYSTEM_PROMPT:
             raise ReplayMismatch(f"回放文件 {path} 录制时用的系统提示和现在的不一样（evolve/openai_llm.py 改过）："
                                  "录下的回复是对另一段提示说的，不能回放；用现在的代码重新 --record。")
+
+    @staticmethod
+    def _check_header(path: str, header) -> None:
+        """第一行是 --record 写的文件头吗（格式、模型名、并发数）；不是抛 ReplayHeaderError（一句话）。"""
+        model, concurrency = (header.get("model"), header.get("concurrency", 1)) if isinstance(header, dict) else (0, 0)
+        if (not isinstance(header, dict) or header.get("format") != FORMAT or not _plain(model)
+                or len(model) > MAX_NAME or type(concurrency) is not int or not 1 <= concurrency <= MAX_CONCURRENCY):
+            raise ReplayHeaderError(f"{path}:1: 第一行不是 --record 写的文件头；回放只认 --record 录下的 JSON Lines 文件")
 
     def check(self) -> None:
         """回放不联网，没什么要查的。"""
@@ -1054,7 +1112,10 @@ class ReplayLLM(_Backend):
                                  "（这次的 --budget、--seeds 比录制时大，或者代码改了，或者文件没录完整），用录制时的参数回放，"
                                  "或者重新 --record。")
         lineno, call = self.records[n]
-        if call.n != n or call.prompt != text:
+        if call.n != n:                               # 讲师报过：只有序号不对时说"录的是（没有这一行），现在是（没有这一行）"
+            raise ReplayMismatch(f"回放停在第 {n + 1} 次 LLM 调用：{self.path} 第 {lineno} 行录的是第 {call.n + 1} 次调用，"
+                                 "文件里的调用缺了、多了或者顺序乱了（改过这个文件？）；用 --record 重新录。")
+        if call.prompt != text:
             raise ReplayMismatch(f"回放停在第 {n + 1} 次 LLM 调用：这次的提示和 {self.path} 第 {lineno} 行录下的不一样"
                                  f"（{_first_difference(call.prompt, text)}），说明录制之后代码或参数变了；"
                                  "用录制时的代码和参数回放，或者重新 --record。")
@@ -1140,11 +1201,12 @@ def add_arguments(ap) -> None:
     g.add_argument("--replay", metavar="FILE.jsonl", help="不联网，按 --record 录下的文件回答；标准输出和录制时逐字节相同")
 
 
-def from_arguments(a, settings: str = "", notify=None):
+def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = ""):
     """按 add_arguments 的参数建后端：没有 --llm、--replay 返回 None（用 MockLLM）；有就返回一个查过能连上的
     OpenAILLM（要录制的话已经开始录）或一个 ReplayLLM。参数不对、连不上、文件读不了：抛 SetupError（一句话）。
     settings 是脚本名和决定结果的参数（例如 "04 --seed 0 --budget 50 --seeds 1"）：录进文件头，回放时必须一样。
-    notify：决定不再调用时说那一句话的函数（脚本给 runner.say：按终端宽度折行；evolve 不 import 第 1 讲）。"""
+    notify：决定不再调用、录制写不进去时说那一句话的函数（脚本给 runner.say：按终端宽度折行；evolve 不 import 第 1 讲）。
+    give_up_tail：决定不再调用的那句后面接的话（进化的 04、05 说最好的程序不会丢；02 不进化，不说）。"""
     given = [f"--{n.replace('_', '-')}" for n in ("model", "llm_concurrency", "llm_timeout", "record")
              if getattr(a, n, None) is not None]
     if a.replay is not None:
@@ -1172,6 +1234,7 @@ def from_arguments(a, settings: str = "", notify=None):
                             timeout=a.llm_timeout or TIMEOUT, notify=notify or _tell_stderr)
     except ValueError as e:
         raise SetupError(f"{e}。") from None
+    backend.give_up_tail = give_up_tail
     try:
         backend.check()
     except ServerUnreachable as e:

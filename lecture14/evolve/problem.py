@@ -371,7 +371,7 @@ def load_or_explain(path: str) -> tuple[Program | None, str]:
 
 _OS_WORDS = {errno.ENOENT: "没有这个文件", errno.ENOTDIR: "路径里有一段不是目录", errno.ENAMETOOLONG: "路径太长",
              errno.ELOOP: "符号链接绕成了圈", errno.EISDIR: "这是一个目录，不是文件", errno.EROFS: "这里的文件系统是只读的",
-             errno.ENOSPC: "磁盘满了"}
+             errno.ENOSPC: "磁盘满了", errno.EFBIG: "文件超过了允许的大小", errno.EDQUOT: "磁盘配额用完了"}
 
 
 def os_words(e: OSError, writing: bool = False) -> str:

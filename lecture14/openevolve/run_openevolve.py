@@ -398,10 +398,14 @@ def check_configured(base: str, model: str) -> str | None:
     拒绝、转向、没有这个模型都是一句话）。不然 OpenEvolve 会对着一个没开的服务器跑完全部提议、退出码 0，只说
     "没变成子程序"。没问题时是 None。"""
     from evolve.openai_llm import Names, OpenAILLM, ServerUnreachable
+    key = configured_key()
     names = Names(address="config.yaml 的 api_base 地址", model="config.yaml 的 name",
-                  use="就把 config.yaml 的 api_base 改成 {}")       # 这里没有 --llm、--model
+                  use="就把 config.yaml 的 api_base 改成 {}",       # 这里没有 --llm、--model
+                  # 讲师报过：config.yaml 里写着 api_key 时，401 照样让人检查环境变量（发出去的是 config.yaml 的那个）
+                  key=("环境变量 OPENAI_API_KEY" if key is None else
+                       "config.yaml 的 api_key（发出去的是它；删掉那一行才用环境变量 OPENAI_API_KEY）"))
     try:
-        OpenAILLM(base, model, api_key=configured_key(), timeout=10, names=names).check()
+        OpenAILLM(base, model, api_key=key, timeout=10, names=names).check()
     except ServerUnreachable as e:
         return f"config.yaml 的 LLM 用不了：{e}。"
     except ValueError as e:                                   # 地址写错了（不是 http/https 之类）
