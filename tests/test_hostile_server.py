@@ -512,6 +512,8 @@ def test_readme_says_what_the_client_refuses_with_the_numbers_the_code_uses():
     from evolve.openai_llm import MAX_WAIT, RETRIES
     assert f"`Retry-After` 要等 {MAX_WAIT:g} 秒以上就不等，种类写成 `LLM 回 HTTP 429，要等 {MAX_WAIT:g} 秒以上（不等）`" in section
     assert f"最多 {RETRIES} 次" in section
+    from evolve.openai_llm import MAX_RECORD_BYTES, MAX_RECORD_LINE
+    assert f"一行最多 {MAX_RECORD_LINE / 1e6:g} MB、整个文件最多 {MAX_RECORD_BYTES / 1e9:g} GB" in section
 
 
 def test_http_proxy_from_the_environment_still_works(monkeypatch):
