@@ -828,3 +828,31 @@ def test_replay_of_a_file_with_calls_out_of_order_says_so(tmp_path):
     with pytest.raises(ReplayMismatch) as e:
         ReplayLLM(str(f))._fetch(0, "p")
     assert "第 2 行录的是第 6 次调用" in str(e.value) and "没有这一行" not in str(e.value)
+
+
+@pytest.mark.parametrize("location, suggested", [
+    ("http://127.0.0.1:9/v1/models?k=1", "就用 --llm http://127.0.0.1:9/v1"),
+    ("http://127.0.0.1:9/v2/models", "就用 --llm http://127.0.0.1:9/v2"),
+    ("http://127.0.0.1:9/v1", "就用 --llm http://127.0.0.1:9/v1")])
+def test_a_redirect_suggests_the_address_in_front_of_models(location, suggested):
+    # 讲师报过：Location 带查询串时建议的地址还留着 /models（照着用，请求就成了 …/models/chat/completions）
+    from evolve.openai_llm import _redirect_sentence
+    said, advice = _redirect_sentence("http://127.0.0.1:8/v1", 307, location)
+    assert advice.endswith(suggested) and "/models" not in advice, advice
+
+
+def test_replay_of_a_hand_edited_file_does_not_show_the_key(tmp_path, monkeypatch):
+    # 讲师报过：手改过的录制文件里的回复、模型名里写着环境里的密钥，02 照印、04 印了 4 次（--record 写文件时是抹掉的）
+    import dataclasses
+    from evolve.openai_llm import FORMAT, SYSTEM_PROMPT, Call, ReplayLLM
+    from sched_lab import GPU
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    call = dataclasses.asdict(Call(n=0, prompt="p", reply=f"my key {KEY}", latency=0.1, prompt_tokens=None,
+                                   completion_tokens=None, model=KEY, error=None))
+    f = tmp_path / "run.jsonl"
+    f.write_text(json.dumps(dict(type="header", format=FORMAT, model=f"m-{KEY}", concurrency=1, gpu=GPU.key,
+                                 system_prompt=SYSTEM_PROMPT)) + "\n" + json.dumps(dict(type="call", **call)) + "\n",
+                 encoding="utf-8")
+    replay = ReplayLLM(str(f))
+    got = replay._fetch(0, "p")
+    assert KEY not in replay.model + got.reply + got.model and got.reply == "my key ***"

@@ -210,6 +210,9 @@ def test_unreachable_advice_follows_the_reason():
     assert "主机名" in _unreachable_advice(dns) and "ollama serve" not in _unreachable_advice(dns)
     refused = net_words(ConnectionRefusedError(111, "Connection refused"))
     assert "先启动它" in _unreachable_advice(refused)
+    # 讲师又报过：接了连接就重置的服务器也被说成"先启动它"——它开着，只是那个端口不对或者它拒绝说话
+    reset = net_words(ConnectionResetError(104, "Connection reset by peer"))
+    assert "先启动它" not in _unreachable_advice(reset) and "接了连接就断开" in _unreachable_advice(reset)
 
 
 # ---------------------------------------------------------------- 并发

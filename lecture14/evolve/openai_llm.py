@@ -389,6 +389,18 @@ def _said_url(url: str) -> str:
     return shown(re.sub(r"[?#].*", "?…", url, flags=re.S), 100)
 
 
+def redact(text: str, key: str | None) -> str:
+    """抹掉文本里的密钥（原样的和 URL 编码过的：服务器能把收到的密钥放进模型名、转向地址里回给我们）。
+    很短的"密钥"（本机服务器常用的占位符，如 EMPTY）不算秘密，也不能抹：会把回复抹坏。"""
+    if not key or len(key) < 8:
+        return text
+    forms = {key, urllib.parse.quote(key, safe=""), urllib.parse.quote_plus(key),
+             json.dumps(key)[1:-1], json.dumps(key, ensure_ascii=False)[1:-1]}  # 写进 JSON 时转义过的
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, "***")
+    return text
+
+
 def clean_url(url: str) -> str:
     """去掉地址里的用户名、密码、查询串（录进文件、印出来的只有这个）。"""
     u = urllib.parse.urlsplit(url)
@@ -527,15 +539,7 @@ class OpenAILLM(_Backend):
             self.notify(self.record_stopped)
 
     def _redact(self, text: str) -> str:
-        """抹掉文本里的密钥（原样的和 URL 编码过的：服务器能把收到的密钥放进模型名、转向地址里回给我们）。
-        很短的"密钥"（本机服务器常用的占位符，如 EMPTY）不算秘密，也不能抹：会把回复抹坏。"""
-        if not self._key or len(self._key) < 8:
-            return text
-        forms = {self._key, urllib.parse.quote(self._key, safe=""), urllib.parse.quote_plus(self._key),
-                 json.dumps(self._key)[1:-1], json.dumps(self._key, ensure_ascii=False)[1:-1]}  # 写进 JSON 时转义过的
-        for form in sorted(forms, key=len, reverse=True):
-            text = text.replace(form, "***")
-        return text
+        return redact(text, self._key)
 
     # ---- HTTP ----
     def _headers(self) -> dict:
@@ -907,7 +911,8 @@ def _content(raw: bytes):
 
 NO_HOST = "找不到这个主机名，域名解析失败"            # net_words 的两种说法，_unreachable_advice 按它们给建议
 NOT_HTTPS = "TLS 握手失败：那个端口说的不是 https"
-_NET_WORDS = {errno.ECONNREFUSED: "连接被拒绝：那个地址和端口上没有程序在听", errno.ECONNRESET: "连接被对方重置",
+RESET = "连接被对方重置"
+_NET_WORDS = {errno.ECONNREFUSED: "连接被拒绝：那个地址和端口上没有程序在听", errno.ECONNRESET: RESET,
               errno.ECONNABORTED: "连接被中止", errno.EPIPE: "连接断了", errno.ETIMEDOUT: "连接超时",
               errno.EHOSTUNREACH: "到不了那台主机", errno.ENETUNREACH: "网络不通", errno.EADDRNOTAVAIL: "这个地址用不了"}
 
@@ -940,6 +945,9 @@ def _unreachable_advice(detail: str, names: Names = COMMAND_LINE, proxy: str | N
         return f"检查 {names.address}里的主机名（拼写、有没有联网）"
     if detail == NOT_HTTPS:
         return f"把 {names.address}里的 https:// 换成 http:// 试试（本机的 ollama、mock_llm_server.py 都只说 http）"
+    if detail == RESET:                               # 讲师报过：接受了连接再重置的服务器被说成"先启动它"——它开着
+        return (f"那个端口上有程序，可它接了连接就断开：检查 {names.address}是不是 LLM 服务器的端口"
+                "（地址通常以 /v1 结尾），服务器的日志里看它为什么断开")
     return f"先启动它（例如 ollama serve），或者检查 {names.address}"
 
 
@@ -978,7 +986,8 @@ def _redirect_sentence(where: str, status: int, location: str | None, names: Nam
     said = f"LLM 服务器 {where} 把 GET /models 转到了 {shown(target, 200)}（HTTP {status}），这里不跟过去（密钥只发给 {names.address}）"
     if u.scheme not in ("http", "https"):
         return said, f"那不是 http:// 或 https:// 的地址；检查 {names.address}"
-    base = target[:-len("/models")] if u.path.endswith("/models") and not u.query and not u.fragment else target
+    # 转到的是 …/models 就建议它前面那段（讲师报过：带查询串的 Location 建议的地址还留着 /models）
+    base = urllib.parse.urlunsplit(u._replace(path=u.path[:-len("/models")])) if u.path.endswith("/models") else target
     try:
         suggested = clean_url(base)
     except ValueError:                             # 端口写得离谱之类：读不成地址
@@ -1031,6 +1040,8 @@ class ReplayLLM(_Backend):
         self.path = path
         self.records: list[tuple[int, Call]] = []          # (文件里的行号, 调用)
         header, lineno, cut, seen, total = None, 0, False, False, 0
+        # --record 写文件时抹掉了密钥；手改过的文件里要是有环境里的密钥，回放照样不印它（讲师报过）
+        key = os.environ.get("OPENAI_API_KEY")
         bad = f"这一行不是 --record 写的格式（{{}}）；回放只认 --record 录下的 JSON Lines 文件"
         try:
             f = open(path, "rb")
@@ -1068,7 +1079,7 @@ class ReplayLLM(_Backend):
                         header = obj
                         self._check_header(path, header)   # 第一行就不对（拿错了文件）：不往下读
                     elif obj.get("type") == "call":
-                        self.records.append((lineno, _recorded_call(obj)))
+                        self.records.append((lineno, _recorded_call(obj, key)))
                 except (ValueError, KeyError, TypeError, RecursionError) as e:
                     if cut and isinstance(e, json.JSONDecodeError):
                         raise ValueError(f"{path}:{lineno}: 最后一行没写完（录的时候被打断了？）；重新 --record") from None
@@ -1081,7 +1092,7 @@ class ReplayLLM(_Backend):
             raise ValueError(f"{path} 是空的：回放要 --record 录下的文件（录的时候被打断了？重新 --record）")
         self._check_header(path, header)
         self.header = header
-        self.model = header["model"]
+        self.model = redact(header["model"], os.environ.get("OPENAI_API_KEY"))
         self.concurrency = header.get("concurrency", 1)
         recorded_gpu = header.get("gpu")
         if isinstance(recorded_gpu, str) and recorded_gpu != GPU.key:   # 系统提示里有 GPU：先说真正的原因
@@ -1127,8 +1138,8 @@ def _plain(text) -> bool:
     return isinstance(text, str) and text != "" and shown(text, len(text)) == text
 
 
-def _recorded_call(obj: dict) -> Call:
-    """录制文件里的一行 -> Call。字段的类型不对（不是 --record 写的）抛 TypeError。"""
+def _recorded_call(obj: dict, key: str | None = None) -> Call:
+    """录制文件里的一行 -> Call（回复、模型名里的密钥 key 抹掉）。字段的类型不对（不是 --record 写的）抛 TypeError。"""
     c = Call(**{k: obj[k] for k in Call.__dataclass_fields__})
     count = lambda v: v is None or (type(v) is int and 0 <= v < 10**12)  # noqa: E731  讲师报过："-7 个 token"、几十位的数
     if not (type(c.n) is int and isinstance(c.prompt, str) and (c.reply is None or isinstance(c.reply, str))
@@ -1138,6 +1149,9 @@ def _recorded_call(obj: dict) -> Call:
             and count(c.prompt_tokens) and count(c.completion_tokens)
             and (c.model is None or isinstance(c.model, str))):
         raise TypeError
+    if key and len(key) >= 8:
+        c.reply = None if c.reply is None else redact(c.reply, key)
+        c.model = None if c.model is None else redact(c.model, key)
     return c
 
 
