@@ -78,10 +78,12 @@ def fmt(x: float, digits: int = 0, bounds=(), percent: bool = False) -> str:
     return f"{v:.{d}f}" + ("%" if percent else "")
 
 
-def of_seeds(n: int) -> str:
+def of_seeds(n: int, short: bool = False) -> str:
     """"各列都是几个种子的中位数"里的那几个字：只有 1 个种子时说"1 个种子的结果"（审读时报过：--seeds 1 说"1 个种子的
-    中位数（括号里是最小–最大）"）。"""
-    return f"{n:,} 个种子的中位数" if n != 1 else "1 个种子的结果（只有一个种子：中位数、最小、最大都是它）"
+    中位数（括号里是最小–最大）"）。short：不带括号里的解释（图的标题）。"""
+    if n != 1:
+        return f"{n:,} 个种子的中位数"
+    return "1 个种子的结果" + ("" if short else "（只有一个种子：中位数、最小、最大都是它）")
 
 
 def median_count(x) -> str:

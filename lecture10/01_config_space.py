@@ -127,8 +127,8 @@ def lecture14_count() -> str:
     import gpus
     if GPU.key == gpus.DEFAULT:
         return f"第 14 讲的 {len(VALID):,} 是 {GPU.short} 的数。"
-    return (f"第 14 讲的脚本加 --gpu {GPU.key} 时用的就是这 {len(VALID):,} 个（默认的 {gpus.GPUS[gpus.DEFAULT].short} 上是"
-            "另一个数）。")
+    return (f"第 14 讲的脚本加 --gpu {GPU.key} 时用的就是这 {len(VALID):,} 个（不加时用的是 {gpus.GPUS[gpus.DEFAULT].short} "
+            "的）。")
 
 
 def demo2_rejections(total):

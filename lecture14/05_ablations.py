@@ -209,7 +209,7 @@ def best_score_chart(table, results, seeds, names, model=""):
     curves = {name: np.median([r["history"] for r in results[name]], axis=0) for name in names}
     o_train = oracle_speedup(train, table)
     CHARTS.line("05_demo1_best_score_by_variant",
-                f"最好分数随提议增长：每个变体 {of_seeds(seeds).split('（')[0]}（训练形状{'；' + model if model else ''}）",
+                f"最好分数随提议增长：每个变体 {of_seeds(seeds, short=True)}（训练形状{'；' + model if model else ''}）",
                 {VARIANTS[name][0]: [(k, float(y)) for k, y in enumerate(curves[name], 1)] for name in names},
                 refs=[(f"逐形状最优 {o_train:.3f}×", o_train)], x_label="第几个提议", y_label="训练形状上比专家快",
                 y_fmt="{:.2f}×", steps=True)
