@@ -23,9 +23,11 @@ SVG 文件。显示宽度、折行、坐标轴、热力图分档在 layout.py �
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
+import shlex
 import shutil
 import sys
 from collections import Counter
@@ -788,7 +790,7 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
     edges = heat_edges(lo, hi, log)
     scale = [f"{SHADES[k]} {fmt.format(edges[k])}–{fmt.format(edges[k + 1])}" for k in range(len(SHADES))]
     out += _legend(scale, [_paint(x[0], HEAT_COLORS[k], on) + x[1:] for k, x in enumerate(scale)], width,
-                   "刻度（每档含下界）：")
+                   "刻度（按比例分档，每档含下界）：" if log else "刻度（每档含下界）：")
     note = lambda word, t: extreme_note(word, fmt.format(t[0]), f"{rows[t[1]]}，{x_label or '列'} = {cols[t[2]]}",  # noqa: E731
                                         sum(1 for u in flat if u[0] == t[0]), "印出数值")
     ext = note("最大", big) + "；" + note("最小", small) + "。"
@@ -856,6 +858,27 @@ def _segment_cells(parts, top: float, width: int) -> list[int]:
     return cells
 
 
+_NOT_IN_COMMAND = {"--svg", "--jobs"}      # 画图的命令里不写它们：写到哪里、几个进程并行，图都一样
+
+
+def command_line() -> str:
+    """这次运行的命令（SVG 图的最下面印它）："python3 lecture14/05_ablations.py --quick --gpu a100"。脚本的路径相对于
+    仓库的根目录（从哪个目录运行都一样；仓库外面的拷贝只写文件名），参数照命令行上的样子，去掉 --svg、--jobs。"""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    rel = os.path.relpath(script, root) if script else ""
+    shown = rel if rel and not rel.startswith(os.pardir) else os.path.basename(script)
+    args, rest = [], list(sys.argv[1:])
+    while rest:
+        a = rest.pop(0)
+        if a in _NOT_IN_COMMAND:
+            rest[:1] = []                                 # 连同它的值
+        elif a.split("=", 1)[0] not in _NOT_IN_COMMAND:
+            args.append(shlex.quote(a))
+    text = " ".join(["python3", shlex.quote(shown), *args])
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)   # 控制字符写成 \x..（XML 里放不下）
+
+
 class Charts:
     """脚本用的"图的出口"：每张图一行代码。印到终端；svg_dir 不是 None 时，同一张图也写成 svg_dir/名字.svg。
 
@@ -876,11 +899,14 @@ class Charts:
         self.__init__(svg_dir, show)
         return self
 
+    CREATED: list = []               # check_dir 为这次运行新建的目录：一张图也没写时 report() 把它删掉（不留空目录）
+
     @staticmethod
-    def add_argument(parser) -> None:
-        """给脚本的 argparse 加上 --svg DIR。"""
+    def add_argument(parser, draws: bool = True) -> None:
+        """给脚本的 argparse 加上 --svg DIR。draws=False：这个脚本不画图（help 照实说；所有编号脚本都接受 --svg）。"""
         parser.add_argument("--svg", metavar="DIR", default=None,
-                            help="每张图另存一个 SVG 文件到 DIR（目录不存在就建；文件名说明画的是什么）")
+                            help="每张图另存一个 SVG 文件到 DIR（目录不存在就建；文件名说明画的是什么）" if draws else
+                            "这个脚本不画图：和别的编号脚本一样接受 --svg DIR，但不写文件、不建目录")
 
     @staticmethod
     def check_dir(parser, path: str | None) -> str | None:
@@ -892,7 +918,11 @@ class Charts:
         if os.path.exists(path) and not os.path.isdir(path):
             parser.error(f"--svg 要的是一个目录，{path} 是一个文件；换一个目录名")
         try:
-            os.makedirs(path, exist_ok=True)
+            if not os.path.isdir(path):
+                os.makedirs(path)
+                Charts.CREATED.append(path)
+        except FileExistsError:                               # 刚刚别的进程建了它
+            pass
         except OSError as e:
             why = {errno.EACCES: "没有在那里建目录的权限", errno.EPERM: "没有在那里建目录的权限",
                    errno.EROFS: "那里的文件系统是只读的", errno.ENOTDIR: "路径里有一段不是目录",
@@ -905,6 +935,9 @@ class Charts:
         """给了 --svg 时，在标准错误上说一句写了几个文件、在哪（标准输出不变）；这个脚本没有图也说一声。"""
         from runner import say                               # 标准错误是终端时按它的宽度折行（同一目录，只用标准库）
         if self.svg_dir is not None and not self.files:
+            if self.svg_dir in Charts.CREATED:                # 为这次运行建的，一个文件也没写：不留空目录
+                with contextlib.suppress(OSError):
+                    os.rmdir(self.svg_dir)
             say(f"\n这个脚本没有画图，--svg 没有往 {self.svg_dir} 写文件。")
         if self.files:
             say(f"\n写了 {len(self.files)} 个 SVG 文件到 {self.svg_dir}：" + "、".join(map(os.path.basename, self.files)))
@@ -927,7 +960,7 @@ class Charts:
             if "series" in data:
                 data = dict(data, series={slide_names.get(k, k): v for k, v in data["series"].items()})
             with open(path, "w", encoding="utf-8", newline="\n") as f:
-                f.write(getattr(svg, f"{kind}_svg")(slide, **data, **options, **only_svg))
+                f.write(getattr(svg, f"{kind}_svg")(slide, **data, **options, **only_svg, source=command_line()))
             self.files.append(path)
 
     def line(self, name: str, title: str, series: dict, *, refs=(), **options) -> None:

@@ -22,7 +22,10 @@ from layout import Axis, as_steps, display_width, extreme_note, finite, heat_edg
 FONT = ("'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
         "'WenQuanYi Micro Hei', 'Noto Sans', 'DejaVu Sans', sans-serif")
 BACKGROUND = "#b0b0b0"           # 散点图里当衬底的那条序列（background=）的颜色
-PALETTE = ("#1f6fb4", "#d1352b", "#2b9a3e", "#8a4fb5", "#e08a00", "#139aa8", "#6b6b6b", "#b5487f")
+# 序列的颜色：Okabe–Ito 的色盲友好配色（红绿色弱时也分得开；审读时报过旧配色里蓝和紫、红和绿在色弱模拟下分不开）。
+# 折线另外按 DASHES 换线型、堆叠横条的段之间有白色的缝：不只靠颜色分（终端里靠 ●○◆◇▲ 这些记号）。
+PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#8c6d31")
+DASHES = ("", "9 4", "2 3", "12 3 2 3", "5 3", "1 2", "14 4 4 4", "3 5")
 HEAT = ("#f7f4e9", "#fde0a5", "#f9a35a", "#e0522f", "#a3171c")   # 热力图五档，浅到深（和终端的 · ░ ▒ ▓ █ 对应）
 W, H = 760, 460                  # 折线 / 散点图的画布（像素）
 BOX = (78, 56, 520, 320)         # 绘图区：左、上、宽、高（右边留给参考线标签和图例）
@@ -86,10 +89,14 @@ def title_lines(title: str, width: int) -> list[str]:
     return lines + ([cur.rstrip(" ")] if cur.strip() else [])
 
 
-def _doc(width, height, kind, title, body) -> str:
-    """整个文档：白底、标题（比画布宽就在短语之间折成几行，图整体往下挪）、正文。"""
+def _doc(width, height, kind, title, body, source="") -> str:
+    """整个文档：白底、标题（比画布宽就在短语之间折成几行，图整体往下挪）、正文；source 是画这张图的命令，
+    灰色小字印在最下面（幻灯片上的图离开了终端，A100 上、改了旋钮的和默认运行的图要分得出来）。"""
     lines = title_lines(title, max(20, int((width - 40) / (17 * 0.6))))    # 按显示宽度折行（中文两列）
     shift = 22 * (len(lines) - 1)
+    if source:
+        body = body + [_text(10, height + 4, source, 11, "start", ' class="source" fill="#777"')]
+        width, height = int(max(width, text_width(source, 11) + 20)), height + 14
     height += shift
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" font-family={quoteattr(FONT)} data-chart="{kind}">')
@@ -100,7 +107,7 @@ def _doc(width, height, kind, title, body) -> str:
 
 
 def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), connect, same_range=False,
-          log_x=False, log_y=False, diagonal=False, background=None) -> str:
+          log_x=False, log_y=False, diagonal=False, background=None, source="") -> str:
     """折线图和散点图共用：轴、刻度、网格、参考线、辅助线、序列、图例。轴的范围和终端里的图一样算。"""
     series = {name: list(pts) for name, pts in series.items()}
     xs = finite([p[0] for pts in series.values() for p in pts], f"图「{title}」的 x ", log_x)
@@ -157,12 +164,14 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
                           f' class="diagonal-label" fill="#555" transform="rotate({n(angle)} {n(x0)} {n(y0 + 14)})"'))
     own = [name for name in series if name != background]
     colors = {name: PALETTE[k % len(PALETTE)] for k, name in enumerate(own)} | {background: BACKGROUND}
+    dashes = {name: (f' stroke-dasharray="{DASHES[k % len(DASHES)]}"' if DASHES[k % len(DASHES)] else "")
+              for k, name in enumerate(own)} | {background: ""}
     order = [name for name in series if name == background] + own[::-1]
     for name in order:                                                 # 衬底最先画；其余的第一条序列画在最上面（和终端一样）
         pts, color = series[name], colors[name]
         body.append(f'<g class="series" data-name={quoteattr(name)} fill="{color}" stroke="{color}">')
         if connect and len(pts) > 1:
-            body.append('<polyline fill="none" stroke-width="2" points="'
+            body.append(f'<polyline fill="none" stroke-width="2"{dashes[name]} points="'
                         + " ".join(f"{n(px(x))},{n(py(y))}" for x, y in pts) + '"/>')
         else:
             body += [f'<circle cx="{n(px(x))}" cy="{n(py(y))}" r="4.5" data-x="{float(x)!r}" data-y="{float(y)!r}"/>'
@@ -178,33 +187,35 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
     x = L
     for name in series:
         color = colors[name]
-        if x > L and x + 24 + text_width(name, 12) > W - 10:        # 这一行放不下：图例换一行
+        if x > L and x + 34 + text_width(name, 12) > W - 10:        # 这一行放不下：图例换一行
             x, ly = L, ly + 20
-        mark = (f'<line x1="{n(x)}" y1="{ly - 4}" x2="{n(x + 18)}" y2="{ly - 4}" stroke="{color}" stroke-width="2"/>'
-                if connect else f'<circle cx="{n(x + 9)}" cy="{ly - 4}" r="4.5" fill="{color}"/>')
-        body += [mark, _text(x + 24, ly, name, 12)]
-        x += 24 + text_width(name, 12) + 22
-    return _doc(W, max(H + 20, int(ly) + 16), kind, title, body)
+        mark = (f'<line x1="{n(x)}" y1="{ly - 4}" x2="{n(x + 28)}" y2="{ly - 4}" stroke="{color}" stroke-width="2"'
+                f'{dashes[name]}/>' if connect else f'<circle cx="{n(x + 9)}" cy="{ly - 4}" r="4.5" fill="{color}"/>')
+        gap = 34 if connect else 24                              # 折线的图例画长一点，看得出线型
+        body += [mark, _text(x + gap, ly, name, 12)]
+        x += gap + text_width(name, 12) + 22
+    return _doc(W, max(H + 20, int(ly) + 16), kind, title, body, source)
 
 
 def line_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}", refs=(), log_x=False, log_y=False,
-             steps=False, **_) -> str:
+             steps=False, source="", **_) -> str:
     """折线图（参数同 console.format_line；steps=True 按台阶画）。"""
     if steps:
         series = {name: as_steps(pts) for name, pts in series.items()}
     return _plot("line", title, series, x_label=x_label, y_label=y_label, x_fmt=x_fmt, y_fmt=y_fmt, refs=refs,
-                 connect=True, log_x=log_x, log_y=log_y)
+                 connect=True, log_x=log_x, log_y=log_y, source=source)
 
 
 def scatter_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}", diagonal=False, curves=(),
-                log_x=False, log_y=False, background=None, **_) -> str:
+                log_x=False, log_y=False, background=None, source="", **_) -> str:
     """散点图（参数同 console.format_scatter；background 那条序列是灰色的衬底，画在最下面）。"""
     return _plot("scatter", title, series, x_label=x_label, y_label=y_label, x_fmt=x_fmt, y_fmt=y_fmt, curves=curves,
-                 connect=False, same_range=diagonal, log_x=log_x, log_y=log_y, diagonal=diagonal, background=background)
+                 connect=False, same_range=diagonal, log_x=log_x, log_y=log_y, diagonal=diagonal, background=background,
+                 source=source)
 
 
 def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label="", log=False, marks=(),
-                marks_note="", **_) -> str:
+                marks_note="", source="", **_) -> str:
     """热力图（参数同 console.format_heatmap）：每格的颜色按五档，格子里印数值，下面是刻度。marks 里的格子 (行, 列)
     在数值后面加 *，marks_note 是最下面说 * 是什么的一行（终端里的热力图不印每格的数，* 在它上面那张表里）。"""
     values = [finite(r, f"热力图「{title}」的数据") for r in values]
@@ -240,9 +251,10 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
         body += [f'<rect x="{n(x)}" y="{y - 11}" width="14" height="14" fill="{color}" stroke="#999"/>',
                  _text(x + 18, y, span, 11)]
         x += 18 + text_width(span, 11) + 16
-    if hi > lo:
-        body.append(_text(x, y, "（每档含下界）", 11))                 # 印着边界上那个数的格子在上面一档
-        x += text_width("（每档含下界）", 11)
+    if hi > lo:                                                  # 印着边界上那个数的格子在上面一档
+        rule = "（按比例分档，每档含下界）" if log else "（每档含下界）"   # 按比例：每档的上界是下界的同一个倍数
+        body.append(_text(x, y, rule, 11))
+        x += text_width(rule, 11)
     note = lambda word, t: extreme_note(word, fmt.format(t[0]), f"{rows[t[1]]}，{x_label or '列'} = {cols[t[2]]}",  # noqa: E731
                                         sum(1 for u in flat if u[0] == t[0]), "黑框")   # 和终端里一样的说法
     extremes = note("最大", big) + "；" + note("最小", small)
@@ -251,10 +263,10 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
         body.append(_text(L, y + 48, marks_note, 12))
     width = int(max(width, x + 12, L + text_width(extremes, 12) + 12,       # 刻度和最大最小那一行不被裁掉
                     L + text_width(marks_note, 12) + 12))
-    return _doc(width, height, "heatmap", title, body)
+    return _doc(width, height, "heatmap", title, body, source)
 
 
-def bars_svg(title, labels, values, *, segments=None, fmt="{:g}", relative=False, notes=None, **_) -> str:
+def bars_svg(title, labels, values, *, segments=None, fmt="{:g}", relative=False, notes=None, source="", **_) -> str:
     """横条 / 堆叠横条（参数同 console.format_bars）。"""
     parts = [[v] if segments is None else list(v) for v in values]
     finite([v for p in parts for v in p], f"横条图「{title}」的数据")
@@ -264,6 +276,7 @@ def bars_svg(title, labels, values, *, segments=None, fmt="{:g}", relative=False
     tail = max(text_width(t, 12) for t in (notes or [fmt.format(t) for t in totals]))
     width, height = int(L + BW + tail + 24), int(T + (BH + 10) * len(labels) + (50 if segments else 20))
     body = []
+    sep = 'stroke="white" stroke-width="1.5" ' if segments else ""   # 堆叠的段之间一道白缝：相邻两段不只靠颜色分
     for i, (label, p) in enumerate(zip(labels, parts)):
         top = (sum(p) if relative else max(totals)) or 1.0
         y = T + (BH + 10) * i
@@ -273,7 +286,7 @@ def bars_svg(title, labels, values, *, segments=None, fmt="{:g}", relative=False
             w = v / top * BW
             seg = f' data-segment={quoteattr(segments[k])}' if segments else ""
             body.append(f'<rect x="{n(x)}" y="{y}" width="{n(w)}" height="{BH}" fill="{PALETTE[k % len(PALETTE)]}" '
-                        f'data-label={quoteattr(label)}{seg} data-value="{float(v)!r}"/>')
+                        f'{sep}data-label={quoteattr(label)}{seg} data-value="{float(v)!r}"/>')
             x += w
         body.append(_text(x + 6, y + BH / 2 + 4, fmt.format(totals[i]) if notes is None else notes[i], 12))
     if segments:
@@ -282,4 +295,4 @@ def bars_svg(title, labels, values, *, segments=None, fmt="{:g}", relative=False
             body += [f'<rect x="{n(x)}" y="{y - 11}" width="14" height="14" fill="{PALETTE[k % len(PALETTE)]}"/>',
                      _text(x + 18, y, s, 12)]
             x += 18 + text_width(s, 12) + 18
-    return _doc(width, height, "bars", title, body)
+    return _doc(width, height, "bars", title, body, source)

@@ -294,11 +294,12 @@ def main(argv=None):
     demo3_examples(extra, a.smem)
     # 这次已经看过的就不再建议（一位同学照着跑了 --smem 166912，结尾又让他跑同一条）
     mine, biggest, smem = Config(128, 256, 64, 8, 4, 8), Config(256, 256, 32, 8, 1, 8), smem_suggestion()
+    keep = f" --smem {a.smem}" if a.smem is not None else ""      # 这次给了 --smem：照样带上（演示 3 下面那行跟着它）
     print_try([t for t, seen in (
         (("检查你自己的配置（6 个数依次是 BM BN BK warps stages group），结果加在演示 3 表格的最后一行：",
-          f"python3 lecture10/01_config_space.py {' '.join(map(str, mine.as_tuple()))}"), extra == mine),
+          f"python3 lecture10/01_config_space.py {' '.join(map(str, mine.as_tuple()))}{keep}"), extra == mine),
         (("看看最大的块配 8 个 warp 卡在哪里：",
-          f"python3 lecture10/01_config_space.py {' '.join(map(str, biggest.as_tuple()))}"), extra == biggest),
+          f"python3 lecture10/01_config_space.py {' '.join(map(str, biggest.as_tuple()))}{keep}"), extra == biggest),
         (smem, a.smem is not None and smem[1].endswith(f" --smem {a.smem}"))) if not seen])
     CHARTS.report()
 

@@ -381,7 +381,8 @@ def knob_problem(changes: dict) -> str | None:
         lo = max(lo, bound_lo) if bound_lo is not None else lo
         hi = min(hi, bound_hi) if bound_hi is not None else hi
         if not lo * (1 - 1e-12) <= x <= hi * (1 + 1e-12):       # 界本身算在内（100 × 4e-06 的浮点误差不算越界）；NaN 被拒
-            return (f"{name} 要在 {knob_text(lo)} 到 {knob_text(hi)} 之间（讲义用 {knob_text(base)}），"
+            return (f"{name} 要在 {knob_text(exact_knob(lo))} 到 {knob_text(exact_knob(hi))} 之间"   # 100 × 4e-06 印成 4e-04，
+                    f"（讲义用 {knob_text(base)}），"                                                   # 不是 3.9999999999999996e-04
                     f"收到的是 {knob_text(x) if math.isfinite(x) else value}")
     busy = changes.get("LOAD_LATENCY_BUSY", globals()["LOAD_LATENCY_BUSY"])
     idle = changes.get("LOAD_LATENCY_IDLE", globals()["LOAD_LATENCY_IDLE"])

@@ -385,7 +385,7 @@ def parse_args(argv):
     ap.add_argument("--shape", type=int_between(1, MAX_DIM, "2**24 = sched_lab.MAX_DIM，模型能算的最大维度"), nargs=3, action="append", default=[], metavar=("M", "N", "K"),
                     help=f"在演示 1 的表里多追踪一个形状，三个 1 到 2**24 = {MAX_DIM:,} 的整数（模型能算的范围；可以给几次）")
     ap.add_argument("--heuristic", default=EXPERT_FILE, metavar="FILE", help="演示 1 用的启发式文件（默认 expert_heuristic.py）")
-    Charts.add_argument(ap)
+    Charts.add_argument(ap, draws=False)                # 这个脚本不画图
     a = ap.parse_args(argv)
     CHARTS.reset(Charts.check_dir(ap, a.svg))
     return a

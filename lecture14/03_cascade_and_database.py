@@ -500,7 +500,7 @@ def parse_args(argv):
                     help=f"每个变体跑几个种子，1 到 {MAX_SEEDS:,} 的整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
     ap.add_argument("--jobs", type=int_between(1, MAX_JOBS), default=JOBS, help=f"用几个进程，1 到 {MAX_JOBS:,} 的整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
-    Charts.add_argument(ap)
+    Charts.add_argument(ap, draws=False)                # 这个脚本不画图
     a = ap.parse_args(argv)
     CHARTS.reset(Charts.check_dir(ap, a.svg))
     a.budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)

@@ -291,8 +291,9 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                        f"缓存命中中位数 {median_count(med('no_evolution', 'cached'))} 个（预算 {budget}）"))
     slower = early("no_feedback") < early("full")
     start_txt = (f"第 {c0} 个提议时 {e_txt('no_feedback')} 对 {e_txt('full')}"
-                 + (f"，开头{'慢一些' if slower else '反而不慢'}；开头差多少随种子变，多跑几个种子才看得清"
-                    + (f"（可以试试 {seeds_try}）" if seeds_try else "")
+                 + (f"，开头{'慢一些' if slower else '反而不慢'}；开头差多少随种子变"
+                    + (f"，多跑几个种子才看得清（可以试试 {seeds_try}）" if seeds_try else
+                       f"，{seeds:,} 个种子的中位数" if seeds >= MAX_SEEDS else "，多跑几个种子才看得清")
                     if c0 < budget else no_early))
     tested = {name: round(med(name, "test"), 3) for name in VARIANTS}     # 表里"测试形状（中位数）"那一列印的数
     on_test = lambda name: (f"测试形状上是 {tested[name]:.3f}× 对 {tested['full']:.3f}×"         # noqa: E731
@@ -493,7 +494,8 @@ def suggestions(budget, seeds) -> list:
                     "小模型和不进化各还能涨多少：", command(more_budget, min(seeds, 2))))
     more_seeds = 7 if seeds < 7 else min(MAX_SEEDS, 2 * seeds)
     if more_seeds > seeds:
-        out.append((f"{MORE_SEEDS}（{more_seeds} 个），看\"差不多\"的两行（反馈、级联）的差别是不是只是种子间的噪声：",
+        out.append((f"{MORE_SEEDS}（{more_seeds} 个），看讲义说\"差不多\"的两行（没有逐形状反馈、没有级联）和完整系统的"
+                    "差别是不是只是种子间的噪声：",
                     command(budget, more_seeds)))
     return out
 

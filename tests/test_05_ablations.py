@@ -93,3 +93,21 @@ def test_one_seed_is_not_called_a_median(script):
     assert p.returncode == 0, p.stderr
     flat = "".join(p.stdout.split())
     assert "1个种子的结果（只有一个种子：中位数、最小、最大都是它）" in flat and "1个种子的中位数" not in flat
+
+
+def test_at_the_seed_limit_the_start_sentence_does_not_ask_for_more_seeds(monkeypatch):
+    # 审读时报过：--seeds 1000（上限）时观察 3 还说"多跑几个种子才看得清"，可种子数已经到顶、也没有那条"可以试试"
+    import io
+    from contextlib import redirect_stdout
+    monkeypatch.setattr(ab, "MAX_SEEDS", 3)                     # 把上限调小，不用真跑 1000 个种子
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        ab.run_ablations(ab.CHECKPOINTS[0] + 20, 3, 1, seeds_try=None)
+    flat = "".join(buf.getvalue().split())
+    assert "开头差多少随种子变" in flat and "多跑几个种子才看得清" not in flat and "3个种子的中位数" in flat
+
+
+def test_more_seeds_suggestion_attributes_similar_to_the_lecture():
+    # 审读时报过：这次运行已经把"没有级联"标成【本次不成立】，建议还说"看'差不多'的两行"
+    text = " ".join(t for t, _ in ab.suggestions(200, 7))
+    assert "讲义说\"差不多\"的两行" in text

@@ -153,6 +153,20 @@ def test_launch_errors_still_raised(tmp_path):
     assert e.lineno == 8 and "不能启动" in e.message
 
 
+@pytest.mark.parametrize("body, line", [
+    (BODY.replace("BM=16, BN=64", "BM=48, BN=64"), 7),                          # if 一行、return 下一行：改的是 return 那行
+    ("    if M <= 16: return Config(BM=48, BN=64, BK=128, warps=4, stages=4, group=1)\n"
+     "    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n", 6),   # 写在同一行
+    ("    if M <= 16:  # decode\n        # 小块\n        return Config(\n            BM=48, BN=64, BK=128,\n"
+     "            warps=4, stages=4, group=1)\n"
+     "    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n", 8),   # 中间有注释、配置跨行
+])
+def test_a_branch_that_cannot_launch_is_reported_on_its_return_line(tmp_path, body, line):
+    # 学生报过：把 return 那行的 BM 改成 48，错误却指着上面 if 那一行（写错字段的解析错误指的是 return 那行）
+    e = error(write(tmp_path, HEAD + body + TAIL))
+    assert e.lineno == line and "BM=48" in e.message and "不能启动" in e.message
+
+
 def test_a_file_outside_the_current_directory_is_named_by_its_absolute_path(tmp_path, monkeypatch):
     # 06 /dev/null 曾经印成 ../../../dev/null:1：当前目录外面的文件写绝对路径，里面的写相对路径
     monkeypatch.chdir(tmp_path)

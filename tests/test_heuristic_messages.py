@@ -61,14 +61,14 @@ def test_bad_rule_in_the_middle_with_an_N_condition(tmp_path):
     # 中间一条带 N 条件的规则是坏的：走它的只是 16 < M <= 256 且 N <= 4096 的形状
     [m] = messages(tmp_path, f"if M <= 16:\n    return {OK_SMALL}\nif M <= 256 and N <= 4096:\n"
                              f"    return {SMEM}\nreturn {OK_BIG}\n")
-    check(m, 7, lambda M, N, K: 16 < M <= 256 and N <= 4096)
+    check(m, 8, lambda M, N, K: 16 < M <= 256 and N <= 4096)          # 行号是 return 那行（要改的配置在那里）
 
 
 def test_two_bad_branches_each_get_their_own_count(tmp_path):
     # 两个坏分支（一条规则、默认）：各一行，各自的行号、个数和例子
     first, second = messages(tmp_path, f"if M <= 64 and K <= 4096:\n    return {REGS}\nif M <= 1024:\n"
                                        f"    return {OK_BIG}\nreturn {SMEM}\n")
-    check(first, 5, lambda M, N, K: M <= 64 and K <= 4096)
+    check(first, 6, lambda M, N, K: M <= 64 and K <= 4096)
     check(second, 9, lambda M, N, K: M > 1024)
 
 

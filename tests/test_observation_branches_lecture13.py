@@ -88,6 +88,24 @@ def test_decode_and_mid_fail_with_twice_the_hbm_efficiency():
 
 
 @pytest.mark.h100_golden
+def test_decode_fails_when_launch_overhead_is_most_of_the_time():
+    # 审读时报过：--knob LAUNCH_OVERHEAD=4e-4 时 480 µs 里 400 µs 是启动开销，这句仍说"几乎只是在读权重"，
+    # 还把到不了屋顶线只归给"按峰值算"
+    k = dict(LAUNCH_OVERHEAD=4e-4)
+    with sl.knobs(**k):
+        best = min((sl.explain(c, *S("8B gate_up", 1)) for c in VALID), key=lambda e: e["time_us"])
+        share = 400 / best["time_us"]
+    obs = items(TM.demo1_breakdown, knobs=k)
+    failing(obs, "decode 最优配置", ["80%"], [f"启动开销占 {share:.0%}", f"{best['time_us']:,.1f}"])
+
+
+def test_decode_names_both_reasons_it_stays_below_the_roofline():
+    o = next(o for o in items(TM.demo1_breakdown) if "几乎只是在读" in o)
+    e = min((sl.explain(c, *S("8B gate_up", 1)) for c in VALID), key=lambda e: e["time_us"])
+    assert f"启动开销又占了总时间的 {sl.LAUNCH_OVERHEAD * 1e6 / e['time_us']:.0%}" in o.replace("\n", "")
+
+
+@pytest.mark.h100_golden
 def test_prefill_fails_with_a_faster_l2():
     with sl.knobs(L2_BW=2 * sl.L2_BW):
         e = sl.explain(BIG, *S("8B gate_up", 8192))

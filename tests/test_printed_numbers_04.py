@@ -206,9 +206,11 @@ def test_demo2_best_program_and_observations(stdout, run, table):
     if out["budget"] > EARLY:
         m = find(rf"第 {EARLY} 个提议时已经是 ([\d.]+)×，拿到最终涨幅的 ([\d.]+%)", obs)
         assert shows(m[1], hist[EARLY - 1])                       # 那时的分数印在句子里（学生报过：哪里都没印）
-        final = number(find(r"个提议后训练形状上 ([\d.]+)×", obs)[1])
+        rest = find(rf"之后的 ([\d,]+) 个提议只从 ([\d.]+)× 涨到 ([\d.]+)×", obs)
+        assert number(rest[1]) == out["budget"] - EARLY and rest[2] == m[1]
+        final = number(rest[3])
         assert pct_shows(m[2], (number(m[1]) - 1) / (final - 1))  # 读者照印出来的两个分数算得出这个比例
-        m = find(r"训练形状上 ([\d.]+)×，是上限 ([\d.]+)× 的 ([\d.]+%)", obs)
+        m = find(r"涨到 ([\d.]+)×；最终训练形状上是上限 ([\d.]+)× 的 ([\d.]+%)", obs)
     else:
         assert int(find(r"预算只有 (\d+) 个提议", obs)[1]) == out["budget"]
         m = find(r"训练形状上 ([\d.]+)×，上限 ([\d.]+)×，是上限的 ([\d.]+%)", obs)

@@ -4,6 +4,7 @@ explain / time_one、第 14 讲依赖的校准事实（claims.md 的 P4–P6）�
 import functools
 import itertools
 import math
+import re
 import random
 import statistics
 
@@ -751,6 +752,22 @@ def test_parse_knobs_reads_what_the_scripts_print():
             {"L2_BW": sched_lab.exact_knob(value)}
     assert sched_lab.parse_knobs([" L2_BW = 1.54e13 ", "LOAD_LATENCY_BUSY=9e-07"]) == \
         {"L2_BW": 1.54e13, "LOAD_LATENCY_BUSY": 9e-07}
+
+
+@pytest.mark.parametrize("name", sorted(sched_lab.KNOBS))
+def test_an_out_of_range_knob_names_bounds_that_are_short_and_accepted(name):
+    # 审读时报过："LAUNCH_OVERHEAD 要在 4e-08 到 3.9999999999999996e-04 之间"：界印得像浮点误差；照抄印出来的界要被接受
+    base = sched_lab.LECTURE_KNOBS[name]
+    text = sched_lab.knob_problem({name: base * sched_lab.KNOB_SPAN * 10})
+    lo, hi = re.search(r"要在 (\S+) 到 (\S+) 之间", text).groups()
+    for bound in (lo, hi):
+        assert len(re.sub(r"\D", "", bound.split("e")[0]).strip("0")) <= 8, text   # 几位有效数字，不是 17 位
+        changes = {name: float(bound)}
+        if name == "LOAD_LATENCY_BUSY":
+            changes["LOAD_LATENCY_IDLE"] = min(float(bound), sched_lab.LOAD_LATENCY_IDLE)
+        if name == "LOAD_LATENCY_IDLE":
+            changes["LOAD_LATENCY_BUSY"] = max(float(bound), sched_lab.LOAD_LATENCY_BUSY)
+        assert sched_lab.knob_problem(changes) is None, (bound, sched_lab.knob_problem(changes))
 
 
 def _knob_values():

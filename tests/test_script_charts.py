@@ -236,6 +236,33 @@ def test_svg_option_writes_every_chart(path, args, names):
         assert title and title.split("（")[0][:6] in plain.decode()   # 终端里印的是同一张图
         assert not any("上表" in (t.text or "") for t in root.iter(NS + "text")) and "上表" not in title  # 幻灯片上没有"上表"
     assert again == files                                             # 另一次独立的运行：同样的参数，同样的字节
+    command = " ".join(["python3", path, *(a for a in args if a not in ("--jobs", "1"))])
+    for n in names:                                                   # 图的最下面写着画它的命令（没有 --svg、--jobs）
+        assert [t.text for t in svg_root(files[f"{n}.svg"]).iter(NS + "text") if t.get("class") == "source"] == [command]
+
+
+def test_13_roof_reaches_the_right_end_of_the_log_axis():
+    # 审读时报过：屋顶停在最大的那个点（约 2,500 FLOP/B），对数轴却画到 10,000，右边四分之一像是屋顶断了
+    (_, files), _ = SVG["lecture13/01_timing_model.py"]()
+    root = svg_root(files["13_demo1_roofline.svg"])
+    plot = next(g for g in root.iter(NS + "g") if g.get("class") == "plot")
+    roof = next(e for e in root.iter(NS + "polyline") if e.get("class") == "curve")
+    last_x = float(roof.get("points").split()[-1].split(",")[0])
+    right = max(float(e.get("x2")) for e in plot.iter(NS + "line") if e.get("x1") == e.get("x2"))   # 最右边的竖网格线
+    assert plot.get("data-log-x") == "1" and float(plot.get("data-x-max")).is_integer()     # 轴到整十倍（log10）
+    assert abs(last_x - right) < 1.0, (last_x, right)
+
+
+A100_SVG = svg_runs("lecture10/01_config_space.py", ["--gpu", "a100"])
+
+
+def test_a_chart_from_another_gpu_says_so_at_its_foot():
+    # 审读时报过：--gpu a100 写出的 SVG 和默认运行的一模一样地没有说是哪块 GPU，放进幻灯片就分不出来
+    (_, files), = A100_SVG()
+    (_, default), _ = SVG["lecture10/01_config_space.py"]()
+    foot = [t.text for t in svg_root(files["10_rejections_by_resource.svg"]).iter(NS + "text") if t.get("class") == "source"]
+    assert foot == ["python3 lecture10/01_config_space.py --gpu a100"]
+    assert files["10_rejections_by_resource.svg"] != default["10_rejections_by_resource.svg"]
 
 
 def test_04_one_proposal_axis_has_integer_ticks():
@@ -352,7 +379,7 @@ NUMBERED = sorted(os.path.relpath(os.path.join(d, f), ROOT) for d in
 
 # conftest：收集完测试后在后台先跑（不写 SVG 的运行、每个编号脚本的 --help）
 PREFETCH = ([((path, *args), dict(env=_plain_env())) for path, args, _ in SCRIPTS] + [(p, "--help") for p in NUMBERED]
-            + list(SVG.values()) + [TICKS, POINTS] + list(TERMINAL.values()))
+            + list(SVG.values()) + [TICKS, POINTS, A100_SVG] + list(TERMINAL.values()))
 
 
 @pytest.mark.parametrize("path", NUMBERED)
@@ -365,6 +392,18 @@ def test_every_numbered_script_takes_svg(path):
 def test_script_without_charts_says_it_wrote_nothing(tmp_path):
     r = run_script_fresh(os.path.join(ROOT, "lecture14/01_heuristic_as_code.py"), "--svg", str(tmp_path), timeout=60)
     assert r.returncode == 0 and os.listdir(tmp_path) == [] and "没有画图" in r.stderr
+
+
+@pytest.mark.parametrize("path", ["lecture14/01_heuristic_as_code.py", "lecture14/02_llm_proposal.py",
+                                  "lecture14/03_cascade_and_database.py"])
+def test_a_script_without_charts_leaves_no_empty_directory_and_its_help_says_it_draws_none(tmp_path, path):
+    # 审读时报过：01、02、03 给了 --svg 会建一个空目录，--help 还说"每张图另存一个 SVG 文件"
+    new = tmp_path / "figs" / "lecture"
+    small = ["--budget", "30", "--seeds", "1"] if "03" in path else []
+    r = run_script_fresh(os.path.join(ROOT, path), "--svg", str(new), *small, timeout=120)
+    assert r.returncode == 0 and "没有画图" in r.stderr and not new.exists()
+    help_text = " ".join(cached_run(path, "--help", timeout=60).stdout.split())
+    assert "这个脚本不画图" in help_text and "每张图另存" not in help_text
 
 
 def test_06_heatmap_is_the_demo2_table():

@@ -280,6 +280,21 @@ def test_04_edit_suggestion_is_not_made_for_a_rule_that_changing_does_not_change
     assert any(choose(followed, s) != choose(EXPERT, s) for s in all_shapes())      # 讲义的专家：照着改真的变了
 
 
+def test_edit_suggestion_for_a_file_with_only_a_default_does_not_mention_a_threshold():
+    # 审读报过：只有一句默认 return 的文件，06 还说"比如挪一条规则的阈值"，可它没有规则、没有阈值
+    from evolve import Program, all_shapes, choose
+    from evolve.problem import edit_example
+    from kernel_lab import Config
+    bare = Program((), Config(128, 128, 64, 4, 3, 8))
+    text = edit_example(bare, ":")
+    assert "阈值" not in text and "加一条规则" in text and "if M <= 16:" in text
+    from evolve import parse
+    added = parse("def choose_config(M, N, K):\n    if M <= 16:\n"
+                  "        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)\n"
+                  "    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n")
+    assert any(choose(added, s) != choose(bare, s) for s in all_shapes())          # 照着加一条，真的有形状换了配置
+
+
 @pytest.mark.parametrize("script", ["lecture10/01_config_space.py", "lecture14/01_heuristic_as_code.py"])
 def test_a_suggestion_followed_is_not_suggested_again(script):
     # 一位同学照着跑了 --smem 166912（第 10 讲）、--shape 3000 2304 16384（01），结尾又让他跑同一条命令
@@ -296,3 +311,13 @@ def test_a_suggestion_followed_is_not_suggested_again(script):
         again = run_script(*shlex.split(command)[1:])
         assert again.returncode == 0, again.stderr
         assert command not in commands(again.stdout), (command, commands(again.stdout))
+
+
+def test_10_suggestions_after_a_smem_run_keep_its_limit():
+    # 审读报过：--smem 166912 跑完，"检查你自己的配置"那两条命令丢了 --smem，演示 3 下面按上限说的那行就不见了
+    from conftest import run_script
+    from printed import unfold
+    r = run_script("lecture10/01_config_space.py", "--smem", "166912")
+    tail = unfold(r.stdout).split("可以试试：", 1)[1]
+    configs = [line.strip() for line in tail.splitlines() if re.search(r"01_config_space\.py( \d+){6}", line)]
+    assert len(configs) == 2 and all(c.endswith(" --smem 166912") for c in configs), configs

@@ -4,6 +4,7 @@
 终端的图按印出来的刻度读回数据（不调用 console 的换算），SVG 按它自带的 data-* 换算读回。"""
 
 import math
+import os
 import re
 import xml.etree.ElementTree as ET
 
@@ -244,3 +245,64 @@ def test_bars_terminal_and_svg_show_the_same_totals():
     for label, v in zip(labels, values):
         line = next(x for x in text.split("\n") if x.startswith(label))
         assert line.rstrip().endswith(f"{sum(v):.1f}") and f"{sum(v):.1f}" in texts(root)
+
+
+def _rgb(color):
+    return tuple(int(color[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def _deuteranope(rgb):
+    """红绿色弱（deuteranopia）看到的颜色：Viénot、Brettel、Mollon（1999）的线性 RGB 矩阵，够用来比远近。"""
+    lin = [((c / 255 + 0.055) / 1.055) ** 2.4 if c / 255 > 0.04045 else c / 255 / 12.92 for c in rgb]
+    m = ((0.29275, 0.70725, 0.0), (0.29275, 0.70725, 0.0), (-0.02234, 0.02234, 1.0))
+    return tuple(sum(a * b for a, b in zip(row, lin)) for row in m)
+
+
+def test_lines_differ_by_dash_as_well_as_colour_and_legend_shows_the_same_dash():
+    # 审读时报过：05 的五条线同样粗、都是实线，红绿色弱时"完整系统"和"没有逐形状反馈"、"小模型"和"不进化"分不开
+    names = [f"序列 {k}" for k in range(5)]
+    series = {name: [(1, 1.0 + k / 10), (2, 1.2 + k / 10)] for k, name in enumerate(names)}
+    root = parse(svg.line_svg("五条线", series))
+    drawn = {g.get("data-name"): (g.get("stroke"), next(iter(q(g, "polyline"))).get("stroke-dasharray"))
+             for g in q(root, "g") if g.get("class") == "series"}
+    assert len(set(drawn.values())) == 5 and len({dash for _, dash in drawn.values()}) == 5
+    legend = {(e.get("stroke"), e.get("stroke-dasharray")) for e in q(root, "line") if e.get("stroke") in svg.PALETTE}
+    assert legend == set(drawn.values())
+
+
+def test_the_first_five_colours_stay_apart_for_a_red_green_colour_blind_reader():
+    seen = [_deuteranope(_rgb(c)) for c in svg.PALETTE[:5]]
+    close = [(svg.PALETTE[i], svg.PALETTE[j]) for i in range(5) for j in range(i)
+             if sum((a - b) ** 2 for a, b in zip(seen[i], seen[j])) ** 0.5 < 0.08]
+    assert not close, close
+
+
+def test_stacked_segments_are_separated_and_a_ratio_heatmap_says_its_bands_are_ratios():
+    root = parse(svg.bars_svg("堆叠", ["a", "b"], [[1, 2, 3], [2, 2, 2]], segments=["算", "搬", "等"]))
+    assert all(r.get("stroke") == "white" for r in q(root, "rect") if r.get("data-segment"))
+    for log, word in ((True, "按比例分档"), (False, "每档含下界")):
+        root = parse(svg.heatmap_svg("倍数", ["r"], ["a", "b", "c"], [[1.0, 2.0, 4.0]], log=log))
+        text = "".join(root.itertext())
+        assert word in text and (("按比例" in text) == log)
+        term = format_heatmap("倍数", ["r"], ["a", "b", "c"], [[1.0, 2.0, 4.0]], log=log, width=80)
+        assert ("按比例分档" in term) == log
+
+
+@pytest.mark.parametrize("cwd, argv", [("", ["lecture14/05_ablations.py", "--quick", "--svg", "figs", "--jobs=2", "--gpu", "a100"]),
+                                       ("lecture14", ["05_ablations.py", "--svg=figs", "--quick", "--jobs", "2", "--gpu",
+                                                      "a100"])])
+def test_the_command_under_a_chart_is_the_same_from_any_directory_without_svg_and_jobs(monkeypatch, cwd, argv):
+    import console
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    monkeypatch.chdir(os.path.join(root, cwd))
+    monkeypatch.setattr("sys.argv", argv)
+    assert console.command_line() == "python3 lecture14/05_ablations.py --quick --gpu a100"
+
+
+def test_an_odd_argument_under_a_chart_is_quoted_and_the_svg_still_parses(monkeypatch):
+    import console
+    monkeypatch.setattr("sys.argv", ["/elsewhere/my script.py", "a b", "x\x01<&>\x1b[31m"])
+    line = console.command_line()
+    assert line == "python3 'my script.py' 'a b' 'x\\x01<&>\\x1b[31m'"
+    root = parse(svg.bars_svg("t", ["a"], [1.0], source=line))
+    assert [t.text for t in q(root, "text") if t.get("class") == "source"] == [line]

@@ -73,6 +73,8 @@ def edit_example(program, colon: str = "") -> str:
             edited = Program(program.rules[:i] + (Rule((("M", 64),), r.config),) + program.rules[i + 1:], program.default)
             if any(choose(edited, s) != choose(program, s) for s in all_shapes()):
                 return f"比如把 if M <= 16{colon} 改成 if M <= 64{colon}"
+    if not program.rules:                      # 只有一句默认的 return：没有阈值可挪（审读报过）
+        return f"比如在最后的 return 前面加一条规则（if M <= 16{colon} 下一行 return Config(...)），或者换一个配置"
     return "比如挪一条规则的阈值（if M <= 后面的数）、换一个配置，或者再加一条规则"
 
 
@@ -342,11 +344,21 @@ def display_path(path: str) -> str:
     return os.path.abspath(path) if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
 
 
+def _return_line(text: str, line: int) -> int:
+    """规则的行号是它的 if 那一行；配置启动不了时，学生要改的是下面 return Config(...) 那一行：从 line 起第一行
+    （# 后面的注释不算）写着 return 的。if 和 return 写在同一行时就是 line 本身；找不到时还是 line。"""
+    lines = text.split("\n")
+    for n in range(line, min(len(lines), line + 50) + 1):
+        if "return" in lines[n - 1].split("#", 1)[0]:
+            return n
+    return line
+
+
 def _read_heuristic(path: str, warn: bool) -> Heuristic:
     name = display_path(path)
     text = read_source(path)
     program = parse(text, filename=name)
-    bad = launch_problems(program, all_shapes())
+    bad = [(_return_line(text, line), msg) for line, msg in launch_problems(program, all_shapes())]
     if bad:
         (line, msg), rest = bad[0], bad[1:]
         raise ProgramError(name, line, msg + "".join(f"\n{name}:{n}: {t}" for n, t in rest))
