@@ -48,11 +48,13 @@ class Observation:
     text: str
     criterion: str
     measured: str
+    missed: tuple = ()
 
     def __str__(self) -> str:
         if self.ok:
             return self.text
-        return f"{FAILED}{_sentence(self.criterion)}这次：{_sentence(self.measured)}"
+        which = f"没做到的是：{'；'.join(self.missed)}。" if self.missed else ""
+        return f"{FAILED}{_sentence(self.criterion)}这次：{_sentence(self.measured)}{which}"
 
 
 def _sentence(s: str) -> str:
@@ -61,9 +63,14 @@ def _sentence(s: str) -> str:
     return s if not s or s[-1] in "。！？" or s[-2:] in ("。）", "！）", "？）") else s + "。"
 
 
-def check(ok, text: str, criterion: str, measured: str) -> Observation:
-    """一句观察：ok 为真就说 text；否则说它不成立，并写出判据 criterion（"讲义说……"）和量到的 measured。"""
-    return Observation(bool(ok), text, criterion, measured)
+def check(ok, text: str, criterion: str, measured: str, parts=()) -> Observation:
+    """一句观察：ok 为真就说 text；否则说它不成立，并写出判据 criterion（"讲义说……"）和量到的 measured。
+    parts 是判据的几个部分 [(一句话, 这次成立吗), ...]（ok 就是它们都成立）：不成立时最后点名是哪几部分没做到
+    （学生报过：判据有三条，这次的值也都列了，看不出是哪一条不成立）。"""
+    parts = [(name, bool(held)) for name, held in parts]
+    if parts and bool(ok) != all(held for _, held in parts):
+        raise ValueError(f"观察的 ok（{bool(ok)}）和它的各部分 {parts} 对不上")
+    return Observation(bool(ok), text, criterion, measured, tuple(name for name, held in parts if not held))
 
 
 def fmt(x: float, digits: int = 0, bounds=(), percent: bool = False) -> str:

@@ -17,9 +17,11 @@
 只用标准库，导入时不 import numpy、不打印任何东西。
 
 Ctrl-C 的细节（README 只说"一秒之内停下，只印一行，退出码 130"）：
-  - 任何时候按 Ctrl-C，一秒之内停下（后台进程一起），只印一行"已中断。"，退出码 130。例外只有解释器启动的头十几毫秒
-    （这台 VM 上用项目的 .venv 约 16 毫秒：Python 自己在启动、编译脚本，课程的代码还没开始跑，人手按不了这么快）：
-    那时按的 Ctrl-C 照 Python 自己的做法，印一段 traceback 后退出（shell 看到的也是 130），CPython 检查 argv[0] 的
+  - 任何时候按 Ctrl-C，一秒之内停下（后台进程一起），只印一行"已中断。"，退出码 130。例外只有下面的 _excepthook
+    装上之前的头二十几毫秒（这台 VM 上用项目的 .venv：解释器启动约 10 毫秒，编译脚本本身约 10 毫秒——运行的脚本
+    从不缓存字节码——再编译、执行 runner 到 _excepthook 那几行约 4 毫秒；一位同学在 80 列的终端里量到：10 毫秒时
+    按 5 次都印 traceback，20 毫秒时 5 次里 1 次，25 毫秒以后没有）：那时按的 Ctrl-C 照 Python 自己的做法，印一段
+    traceback（可能停在脚本的 from runner import 那一行或 runner 的开头）后退出（shell 看到的也是 130），CPython 检查 argv[0] 的
     那一两毫秒里按的还会被 Python 自己吞掉。site-packages 里有 .pth 启动钩子的 python3（装了很多包的系统 Python）
     这一段要长得多：一位同学在那样的 python3 上量到一百多毫秒，落在 site 初始化里的 Ctrl-C 让 Python 印
     "Fatal Python error: init_import_site"、退出码 1——都在脚本的第一行代码之前，脚本管不到。python3 是 pyenv 这类
@@ -289,6 +291,7 @@ _ENGLISH = [                                  # argparse 自己的英文报错 �
     (r"^argument (.+?): invalid choice: ('.*') \(choose from (.*)\)$", r"参数 \1 不能取 \2：只能取 \3 之一"),
     (r"^argument (.+?): invalid choice: (.*)$", r"参数 \1 只能取这些值之一：\2"),
     (r"^argument (.+?): invalid (\w+) value: '(.*)'$", r"参数 \1 的值 '\3' 不是合法的 \2"),
+    (r"^argument (.+?): ignored explicit argument '(.*)'$", r"参数 \1 是一个开关，后面不跟值：把 =\2 去掉"),
     (r"^argument (.+?): (.*)$", r"参数 \1：\2"),
     (r"^unrecognized arguments: (.*)$", r"不认识的参数：\1"),
     (r"^the following arguments are required: (.*)$", r"缺少参数：\1"),
@@ -326,6 +329,8 @@ class _Parser(argparse.ArgumentParser):
         if not message.startswith("unrecognized arguments:"):
             return ""
         known = [o for o in self._option_string_actions if o.startswith("--")]
+        if "--" in message.split(":", 1)[1].split():          # 单独一个 --：它后面的都成了位置参数（学生报过：
+            return "单独的 -- 后面的都被当成了位置参数，不是选项：把 -- 去掉。"   # 以前反问"是不是 --seed"）
         for word in message.split(":", 1)[1].split():
             flag = word.split("=", 1)[0]
             if not flag.startswith("--"):

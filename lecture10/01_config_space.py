@@ -126,8 +126,8 @@ def lecture14_count() -> str:
     """第 14 讲用的配置数是哪块 GPU 的（审读时报过：--gpu a100 时说"第 14 讲的 3492 是 A100 的数"，第 14 讲默认在 H100 上）。"""
     import gpus
     if GPU.key == gpus.DEFAULT:
-        return f"第 14 讲的 {len(VALID):,} 是 {GPU.short} 的数。"
-    return (f"第 14 讲的脚本加 --gpu {GPU.key} 时用的就是这 {len(VALID):,} 个（不加时用的是 {gpus.GPUS[gpus.DEFAULT].short} "
+        return f"第 14 讲的 {len(VALID)} 是 {GPU.short} 的数。"          # 和这一段别的个数一样，不加千分位
+    return (f"第 14 讲的脚本加 --gpu {GPU.key} 时用的就是这 {len(VALID)} 个（不加时用的是 {gpus.GPUS[gpus.DEFAULT].short} "
             "的）。")
 
 

@@ -201,11 +201,11 @@ def obs_database(predicted: int, actual: int | None, size: int, new_best: bool, 
 
 
 def demo1_slow_motion(table, train, seed, after):
-    print_header(f"演示 1：一次提议的慢动作（种子 {seed} 的进化里，第 {after} 个提议起第一个比父程序好的）")
+    print_header(f"演示 1：一次提议的慢动作（种子 {seed} 的进化里，第 {after:,} 个提议起第一个比父程序好的）")
     run: dict = {}
     k, skipped = find_proposal(table, train, seed, after, run)
     if skipped:
-        note(f"（第 {'、'.join(map(str, skipped))} 个提议也比父程序好，可是一模一样的程序以前就提过、评估过：评估器直接查缓存"
+        note(f"（第 {'、'.join(f'{x:,}' for x in skipped)} 个提议也比父程序好，可是一模一样的程序以前就提过、评估过：评估器直接查缓存"
              "给了结论，一个内核都没跑，没有可慢放的。"
              + ("下面慢放的是之后第一个真的评估了的。）" if k is not None else "这一段里没有真的评估了的。）"))
     if k is None:
@@ -237,7 +237,7 @@ def demo1_slow_motion(table, train, seed, after):
     note(f"④ 静态检查（不跑内核）：{len(configs)} 个分支的配置" +
           (f"都能启动（寄存器{regs_said} 个/线程，上限 {MAX_REGS_PER_THREAD}）。"
            if not bad else "有启动不了的：" + "；".join(t for _, t in bad)))
-    probe = [ev.train[i] for i in ev.probe]
+    probe = sorted((ev.train[i] for i in ev.probe), key=lambda s: (s.M, s.name))   # 和取它们时一样按 M 排着印
     note(f"⑤ 探针：{len(probe)} 个探针形状（训练形状按 M 排好、均匀取的）：" + "，".join(s.label() for s in probe))
     before = (ev.n_eval_probe, ev.n_eval_full)
     result = ev.evaluate(child, presult)
@@ -631,8 +631,8 @@ def suggestions(a) -> list:
         table = TimeTable()
         train, _ = split_shapes(all_shapes())
         preview = late_preview(table, train, a.seed, late)
-        what = (f"看进化后期的一步（第 {late} 个提议起），演示 2 里各种修改比父程序好的比例怎么变" if preview is not None
-                else f"看进化更后期（第 {late} 个提议起）还找不找得到比父程序好的一步")
+        what = (f"看进化后期的一步（第 {late:,} 个提议起），演示 2 里各种修改比父程序好的比例怎么变" if preview is not None
+                else f"看进化更后期（第 {late:,} 个提议起）还找不找得到比父程序好的一步")
         out.append((f"{what}。先替你跑过了："
                     + late_text(preview, late, getattr(a, "parent_score", None), getattr(a, "kinds_ok", None)) + "：",
                     command(a.seed, late)))

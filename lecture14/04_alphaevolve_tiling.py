@@ -220,28 +220,37 @@ def demo1_problem(table, train, test):
                  f"M = 16 时有 {near[1]:,} 个")
               + "，专家在这里选的 " + "、".join(dict.fromkeys(tile(choose(EXPERT, s)) for s in dec)) + " 就在其中。",
               "讲义说 decode（M = 1、16）上专家离最优不到 1%、离最优 1% 以内的配置至少 20 个、最优配置用到至少 75% 的显存峰值带宽",
-              f"专家比最优慢 {fmt(dec_r, 3, (1.01,))}×，1% 以内的配置 {near[0]:,} 个和 {near[1]:,} 个，带宽利用 {pct(bw, 0.75)}"),
+              f"专家比最优慢 {fmt(dec_r, 3, (1.01,))}×，1% 以内的配置 {near[0]:,} 个和 {near[1]:,} 个，带宽利用 {pct(bw, 0.75)}",
+              [("专家离最优不到 1%", dec_r <= 1.01), ("1% 以内的配置至少 20 个", min(near) >= 20),
+               ("用到至少 75% 的显存峰值带宽", bw >= 0.75)]),
         check(big_tile and 1.2 <= pre_r <= 1.4 and pre_exp.BM * pre_exp.BN < pre_best.BM * pre_best.BN,
               f"prefill（M = 8192）最优是 {pre_best.as_tuple()}：{tile(pre_best)} 的大块、{pre_best.warps} 个 warp、"
               f"{pre_best.stages} 级流水线，" + pre_why + f"；专家的 {pre_exp.as_tuple()} 慢 "
               f"{times(pre_r, 1.2, 1.4)}（配置都按表头的顺序写：BM, BN, BK, warps, stages, group）。",
               "讲义说 prefill（8B gate_up M = 8192）的最优是 256×128 的大块（BM×BN 是 256×128 或 128×256 都算）、"
               "8 个 warp、4 级流水线，专家的块比它小、慢 1.2–1.4×",
-              f"最优是 {pre_best.as_tuple()}，专家 {pre_exp.as_tuple()}，慢 {times(pre_r, 1.2, 1.4)}"),
+              f"最优是 {pre_best.as_tuple()}，专家 {pre_exp.as_tuple()}，慢 {times(pre_r, 1.2, 1.4)}",
+              [("最优是 256×128 的大块、8 个 warp、4 级流水线", big_tile), ("专家慢 1.2–1.4×", 1.2 <= pre_r <= 1.4),
+               ("专家的块比最优的小", pre_exp.BM * pre_exp.BN < pre_best.BM * pre_best.BN)]),
         check(32 <= worst.M <= 1024 and 2.2 <= mid_r <= 2.8 and mid_ctas < SMS // 2,
               f"差距最大的在中间的 M：最差的是 {worst.label()}（{times(ratio(worst))}）；{mid.label()} 上"
               f"专家的 {tile(mid_cfg)} 块只有 {mid_ctas} 个 CTA，{SMS} 个 SM 大多闲着，慢 {times(mid_r, 2.2, 2.8)}。",
               f"讲义说专家差得最多的形状 M 在 32–1024 之间；70B/8 qkv M = 128 上专家慢 2.2–2.8×，"
               f"专家的块切出的 CTA 不到 SM 数的一半（{SMS // 2} 个）",
               f"最差的是 {worst.label()}（{times(ratio(worst))}），70B/8 qkv M = 128 慢 {times(mid_r, 2.2, 2.8)}、"
-              f"{mid_ctas} 个 CTA"),
+              f"{mid_ctas} 个 CTA",
+              [("差得最多的形状 M 在 32–1024 之间", 32 <= worst.M <= 1024),
+               ("70B/8 qkv M = 128 上专家慢 2.2–2.8×", 2.2 <= mid_r <= 2.8),
+               (f"CTA 不到 {SMS // 2} 个", mid_ctas < SMS // 2)]),
         check(p_one < p_pmt < o_test and p_pmt / o_test >= 0.9,
               f"逐形状最优在测试形状上比专家快 {o_test:.2f}×，这是上限，但每个新形状都要重新穷举。"
               f"按 M 查表只用训练形状调出来，在测试形状上拿到上限的 {pct(p_pmt / o_test, 0.9)}；一个配置通吃只有 "
               f"{pct(p_one / o_test)}。查表到不了 100%：同一个 M 下 N、K 不同的形状只能共用一个配置。",
               "讲义说一个配置通吃 < 按 M 查表 < 逐形状最优，且查表在测试形状上至少拿到上限的 90%",
               f"一个配置通吃 {pct(p_one / o_test)}、按 M 查表 {pct(p_pmt / o_test, 0.9)}（占上限），"
-              f"上限 {o_test:.3f}×"),
+              f"上限 {o_test:.3f}×",
+              [("一个配置通吃 < 按 M 查表", p_one < p_pmt), ("按 M 查表 < 逐形状最优", p_pmt < o_test),
+               ("查表至少拿到上限的 90%", p_pmt / o_test >= 0.9)]),
         "启发式是一段代码，新形状来了直接调用，不用再调一遍——AlphaEvolve 论文说，按形状搜索的调优每逢输入形状变化"
         "就得重来，打断研究的节奏；这是进化一段代码而不是一张表的理由。",
     ])
@@ -298,7 +307,7 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     shown = listing(source)
     whole = shown == source.rstrip("\n")                # 贴进来的大表：清单只印开头，就不说"原样"
     print_note(f"最好的程序：训练形状 {res['score']:.3f}×，测试形状 {test_score:.3f}×；{best.n_rules()} 条规则。"
-               + ("下面是它的原样" if whole else "它太长，下面只印开头")
+               + ("下面是它的原样" if whole else f"它有 {len(source.splitlines())} 行，下面只印开头（末尾说印了几行）")   # 和清单末尾"一共 N 行"同一写法
                + "（下面那段 SEARCH/REPLACE 打到父程序上得到的就是它）：")
     print(shown)
     if simp != best:
@@ -542,7 +551,7 @@ def demo4_cost(table, out, ev, train, test, shapes, budget, book=None):
             ["来了一个新形状：用启发式", f"0{R}"],
             ["来了一个新形状：穷举", f"{len(VALID):,}{R}"],
             [f"来了一个新形状：第 13 讲代价模型引导的调优（{len(tune)} 个形状的中位数，最少–最多）",
-             f"{med_tune} ({min(tune)}–{max(tune)}){R}"]]
+             f"{med_tune:,} ({min(tune):,}–{max(tune):,}){R}"]]
     if book is not None:
         rows += llm_cost_rows(book, failed, budget)
     print_table(["项目", "个数（提出的程序 / 跑的内核）"], rows)
@@ -559,7 +568,7 @@ def demo4_cost(table, out, ev, train, test, shapes, budget, book=None):
               + ("少，但不是少几个数量级" if ev.bench_runs < exhaustive / 2 else
                  "少了不到一半" if ev.bench_runs < 0.8 * exhaustive else "只少一点")
               + "。换来的是一段能直接用在新形状上的代码；"
-              f"要是每个新形状都调，穷举一次 {len(VALID):,} 次，代价模型引导也要 {med_tune} 次左右。"
+              f"要是每个新形状都调，穷举一次 {len(VALID):,} 次，代价模型引导也要 {med_tune:,} 次左右。"
               "真实系统里每跑一次内核都要上 GPU/TPU，所以 AlphaEvolve 的评估是并行的，整条流水线为吞吐设计。",
               "讲义说进化跑的内核次数少于穷举训练形状，但多于它的 1%",
               f"进化跑了 {ev.bench_runs:,} 次，穷举训练形状 {exhaustive:,} 次"

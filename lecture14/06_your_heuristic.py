@@ -146,7 +146,7 @@ def demo1_scores(path, program, table, evolved, seed, budget):
             scores["oracle"] = o_te
     print_table(["划分", "方法", "训练形状（比专家快）", "测试形状（比专家快）", "测试上占最优的"], rows, keys=2)
     run_04 = f"04{gpu_flag()}（其余参数默认）" if gpu_flag() else "04 默认运行"
-    same_as_04 = ("种子 {}、{} 个提议，和 {} 的演示 2 / 3 里的那一次是同一次进化。".format(*RUN_04, run_04)
+    same_as_04 = ("种子 {}、{} 个提议，和 {}的演示 2 / 3 里的那一次是同一次进化。".format(*RUN_04, run_04)
                   if (seed, budget) == RUN_04 else
                   f"这次是种子 {seed}、{budget} 个提议；{run_04}用种子 {RUN_04[0]}、{RUN_04[1]} 个提议，"
                   "所以和它印的不是同一次进化。")
@@ -213,7 +213,7 @@ def reasons(mine: dict, best: dict, mine_cfg, best_cfg) -> list[str]:
     how = "（按全芯片的 L2 总量算）" if mine["judged_us"][big] > mine["parts_us"][big] else ""
     theirs = "（按 L2 总量算）" if best["judged_us"][big] > best["parts_us"][big] else ""   # 最优那边也可能是 L2 总
     out.append(f"你的时间里最大的一项是\"{big}\"{how}：{mine['judged_us'][big]:,.1f} µs，"
-               f"最优配置的同一项{theirs} {best['judged_us'][big]:,.1f} µs")
+               f"最优配置的同一项{theirs or ' '}{best['judged_us'][big]:,.1f} µs")     # "）"后面不空格
     if mine["tiles"] < SMS and best["tiles"] > mine["tiles"]:
         out.append(f"你只切出 {mine['tiles']} 个块，{SMS} 个 SM 有 {SMS - mine['tiles']} 个闲着；最优切出 {best['tiles']} 个")
     if mine["tiles_per_sm"] > best["tiles_per_sm"]:

@@ -156,6 +156,9 @@ def test_help_fits_the_terminal_with_chinese_two_columns_wide(script, cols=80):
     (["--gpu", "b200"], "参数 --gpu 不能取 'b200'：只能取 " + ", ".join(map(repr, gpus.GPUS)) + " 之一"),
     (["--bud", "50"], "不认识的参数：--bud 50。是不是 --budget？"),
     (["--seeed", "3"], "是不是 --seed？"),
+    (["--quick=1"], "参数 --quick 是一个开关，后面不跟值：把 =1 去掉"),               # 学生报过：夹着
+    (["--help=1"], "参数 -h/--help 是一个开关，后面不跟值：把 =1 去掉"),              # "ignored explicit argument"
+    (["--", "--seed", "3"], "单独的 -- 后面的都被当成了位置参数，不是选项：把 -- 去掉"),  # 以前反问"是不是 --seed"
 ])
 def test_a_wrong_choice_or_a_misspelt_option_is_said_in_chinese_with_what_was_meant(args, says):
     """学生报过：--gpu b200 印成"只能取这些值之一：'b200' (choose from …)"（读起来像 b200 才是允许的值，还夹着英文）；
@@ -163,6 +166,7 @@ def test_a_wrong_choice_or_a_misspelt_option_is_said_in_chinese_with_what_was_me
     r = run_script("lecture14/04_alphaevolve_tiling.py", *args, env={k: v for k, v in os.environ.items()
                                                                         if k != "MINI_ALPHAEVOLVE_GPU"}, timeout=60)
     assert r.returncode == 2 and says in r.stderr and "choose from" not in r.stderr, r.stderr
+    assert not re.search(r"[a-z]{3,} [a-z]{3,}", r.stderr.replace("--help", "")), r.stderr   # 没有 argparse 的英文句子
     assert len(r.stderr.strip().splitlines()) == 1
     guess = run_script("lecture14/04_alphaevolve_tiling.py", "--s", "3", timeout=60)    # --seed、--seeds、--svg……：都说
     assert guess.returncode == 2 and "是不是 --seed、--seeds 或 --svg？" in guess.stderr, guess.stderr

@@ -18,3 +18,19 @@ def test_plain_criterion_and_finished_sentences():
     assert str(check(False, "", "讲义说 X", "Y")) == f"{FAILED}讲义说 X。这次：Y。"
     assert str(check(False, "", "讲义说 X！", "Y？")) == f"{FAILED}讲义说 X！这次：Y？"
     assert str(check(True, "成立时的话。", "讲义说 X", "Y")) == "成立时的话。"
+
+
+def test_a_criterion_in_parts_names_the_parts_that_did_not_hold():
+    # 学生报过：判据有三条、这次的值也都列了，看不出是哪一条没做到（M = 64 明明在 32–1024 里）
+    parts = [("差得最多的形状 M 在 32–1024 之间", True), ("慢 2.2–2.8×", False), ("CTA 不到 66 个", True)]
+    text = str(check(False, "", "讲义说 A；B；C", "M = 64，慢 3.58×，5 个 CTA", parts))
+    assert text.endswith("这次：M = 64，慢 3.58×，5 个 CTA。没做到的是：慢 2.2–2.8×。")
+    assert str(check(True, "都成立。", "讲义说", "x", [("a", True)])) == "都成立。"
+
+
+def test_parts_must_agree_with_the_verdict():
+    import pytest
+    with pytest.raises(ValueError):
+        check(True, "", "讲义说", "x", [("a", True), ("b", False)])
+    with pytest.raises(ValueError):
+        check(False, "", "讲义说", "x", [("a", True)])

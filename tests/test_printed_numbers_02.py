@@ -110,9 +110,11 @@ def test_demo1_child_checks_probe_and_full(stdout, step, table, train):
     assert int(m[3]) == MAX_REGS_PER_THREAD and all(regs(c) <= MAX_REGS_PER_THREAD for c in configs)
     ev = Evaluator(train, table)
     probe = [train[i] for i in ev.probe]
-    m = find(r"⑤ 探针：(\d+) 个探针形状（[^）]*）：(.*?)这次修改让", text)
+    m = find(r"⑤ 探针：(\d+) 个探针形状（[^）]*按 M 排好[^）]*）：(.*?)这次修改让", text)
     labels = [x.strip().replace(" ", "") for x in m[2].split("，")]
-    assert int(m[1]) == len(probe) and labels == [s.label().replace(" ", "") for s in probe]
+    assert int(m[1]) == len(probe) and sorted(labels) == sorted(s.label().replace(" ", "") for s in probe)
+    ms = [int(re.search(r"M=(\d+)", x)[1]) for x in labels]
+    assert ms == sorted(ms), labels                             # 学生报过：说"按 M 排好"，印出来却是 8192、512、2048……
     parent = prompt.parent
     moved = sum(choose(child, s) != choose(parent, s) for s in train)
     changed = sum(choose(child, s) != choose(parent, s) for s in probe)

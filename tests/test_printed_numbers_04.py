@@ -154,10 +154,10 @@ def test_demo1_observations(stdout, table, train):
 def test_demo2_progress_and_improvements(stdout, settings, run):
     out = run[0]
     text = section(stdout, "演示 2")
-    progress = re.findall(r"演示 2：第\s+(\d+) 个提议：最好 ([\d.]+)×", settings[4])      # 进度在标准错误上
+    progress = re.findall(r"演示 2：第\s+([\d,]+) 个提议：最好 ([\d.]+)×", settings[4])      # 进度在标准错误上
     assert len(progress) >= 2
     for k, best in progress:
-        assert shows(best, out["history"][int(k) - 1]), (k, best)
+        assert shows(best, out["history"][int(k.replace(",", "")) - 1]), (k, best)
     t = find_table(text, "第几个提议", "最好分数")
     printed = [r for r in t.rows if r[0] != "…"]
     imp = out["improvements"]

@@ -241,3 +241,23 @@ def test_evolve_says_rose_only_when_the_printed_score_rose():
     same, rose = s06.obs_evolve(1.2561, 1.2561, 1.2), s06.obs_evolve(1.20, 1.25, 1.2)
     assert "涨到" not in same.text and "还是 1.256×" in same.text, same.text
     assert "从 1.200× 涨到 1.250×" in rose.text, rose.text
+
+
+def test_no_stray_space_after_a_closing_bracket_or_before_de(stdout):
+    # 学生报过："和 04\n默认运行 的演示 2 / 3"、"最优配置的同一项（按 L2 总量算） 77.3 µs"
+    from conftest import load_script
+    s06 = load_script("lecture14/06_your_heuristic.py", "s06_spaces")
+    flat = "".join(line.strip() for line in stdout.splitlines())
+    assert "默认运行 的" not in flat and "默认运行的演示" in flat
+    M, N, K = 8192, *LAYERS["8B gate_up"]
+    best = min(VALID, key=lambda c: explain(c, M, N, K)["time_us"])
+    z = explain(best, M, N, K)
+    for mine in VALID:                                                    # 找一个"最大的一项"在最优那边按 L2 总量算的
+        a = explain(mine, M, N, K)
+        big = max(a["judged_us"], key=a["judged_us"].get)
+        if z["judged_us"][big] > z["parts_us"][big]:
+            said = s06.reasons(a, z, mine, best)[0]
+            assert "总量算）" in said and "总量算） " not in said, said
+            break
+    else:
+        pytest.skip("这组形状上找不到最优那边按 L2 总量算的例子")

@@ -584,12 +584,17 @@ def test_renamed_function_says_the_name():
     ("    if M <= （16）:\n", "（", "'('"),
     ("    if M <= １６:\n", "１", "'1'"),
     ("\ufeff    if M <= 16:\n", "BOM", "删掉"),
+    ("    if M ≤ 16:\n", "数学符号 '≤'", "'<='"),                     # 学生报过：≤ 被说成"全角的 '≤'"
 ])
 def test_lookalike_characters_named(bad, good, line_words):
     # 全角标点、不换行空格、BOM、全角数字：说第几行、是哪个字符、该敲什么
     src = HEAD.replace("    if M <= 16:\n", bad) + RET + END
     e = parse_error(src)
     assert e.lineno == 3 and good in e.message and line_words in e.message
+    if "全角" in e.message:                                    # 说"全角"的，那个字符真的是全角（东亚宽度 F 或 W）
+        import unicodedata
+        ch = re.search(r"全角的 '(.)'", e.message)
+        assert ch is None or unicodedata.east_asian_width(ch[1]) in ("F", "W"), e.message
 
 
 def test_comments_with_fullwidth_punctuation_are_fine():

@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from console import FAILED
+
 from conftest import (LECTURE_EXPERT, ROOT, ahead, base_env, load_script, no_numpy_bin, prefetch, run_script,
                       run_script_fresh, session_dir, stop_group)
 from printed import unfold
@@ -174,6 +176,9 @@ def test_04_suggested_edits_to_the_expert_are_read_and_change_the_numbers(old, n
     assert new.strip() in after.stdout                 # 印出来的专家就是改过的那份
     table = lambda out: out.split("\n方法 ")[1].split("观察")[0]                  # noqa: E731
     assert table(after.stdout) != table(before.stdout)   # 基线表里"比专家快"的数跟着变了（专家是分母）
+    from printed import observations, section
+    for o in observations(section(after.stdout, "演示 1")):  # 学生报过：改完有一句不成立，看不出是判据里的哪一条
+        assert FAILED not in o or "没做到的是：" in o, o
 
 
 @pytest.mark.h100_only

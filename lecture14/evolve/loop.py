@@ -177,7 +177,7 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
             if k % MIGRATE_EVERY == 0:
                 db.migrate()
             if log_every and k % log_every == 0:
-                log(f"  第 {k:>5} 个提议：最好 {db.best[1]['score']:.3f}×，完整评估 {evaluator.n_eval_full} 个，"
+                log(f"  第 {k:>6,} 个提议：最好 {db.best[1]['score']:.3f}×，完整评估 {evaluator.n_eval_full:,} 个，"
                     f"跑了 {evaluator.bench_runs:,} 次内核")
             k += 1
     return dict(best=db.best, improvements=improvements, history=history, tried=dict(tried),
