@@ -248,7 +248,9 @@ def demo3_examples(extra, smem=None):
         f"BK = {deep.BK} 要 {smem_bytes(deep):,} B，BK = {fits.BK} 要 {smem_bytes(fits):,} B，上限 {MAX_SMEM_PER_BLOCK:,} B；"
         + (f"块更大、CTA 反而更多的配置对有 {len(exceptions)} 对，例如 {exceptions[0][0].BM}×{exceptions[0][0].BN} 和 "
            f"{exceptions[0][1].BM}×{exceptions[0][1].BN}（BK {exceptions[0][0].BK}、{exceptions[0][0].warps} warp、"
-           f"{exceptions[0][0].stages} 级）" if exceptions else "块更大、CTA 反而更多的配置对一对也没有")),
+           f"{exceptions[0][0].stages} 级）" if exceptions else "块更大、CTA 反而更多的配置对一对也没有"),
+        [(f"BK = {deep.BK} 的共享内存超了上限", not can_launch(deep)), ("BK 减半就放得下", can_launch(fits)),
+         ("块越大、每个 SM 上的 CTA 只会一样多或更少", not exceptions)]),
     ])
 
 

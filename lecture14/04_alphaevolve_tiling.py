@@ -355,7 +355,8 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
             f"最终训练形状上是上限 {o_train:.3f}× 的 {pct(share, 0.93)}（两个加速比之比）。",
             f"讲义说第 {EARLY} 个提议时至少拿到最终涨幅（分数 − 1）的 70%，最终分数至少是上限的 93%",
             f"第 {EARLY} 个提议时拿到最终涨幅的 {pct(gain_early, 0.7)}，最终 {res['score']:.3f}×，"
-            f"是上限 {o_train:.3f}× 的 {pct(share, 0.93)}"))
+            f"是上限 {o_train:.3f}× 的 {pct(share, 0.93)}",
+            [(f"第 {EARLY} 个提议时至少拿到最终涨幅的 70%", gain_early >= 0.7), ("最终至少是上限的 93%", share >= 0.93)]))
     if llm is not None:
         obs.append(llm_sentence(out, llm))
     elif not enough:
@@ -386,7 +387,9 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
             "且山谷的例子成立（终点 256×128、8 个 warp 启动得了，中间那步每线程的寄存器超了）",
             f"targeted {rate_text(acc('targeted'), tried('targeted'))}，single_field "
             f"{rate_text(acc('single_field'), tried('single_field'))}，single_field 因寄存器超了被拒 {regs_rejects} 次，"
-            f"山谷的例子{'成立' if valley_holds else '不成立'}"))
+            f"山谷的例子{'成立' if valley_holds else '不成立'}",
+            [("targeted 的成功率至少是 single_field 的 2 倍", rate("targeted") >= 2 * rate("single_field")),
+             ("single_field 有提议因寄存器超了被拒", regs_rejects > 0), ("山谷的例子成立", valley_holds)]))
     shrunk = simp.n_rules() < best.n_rules()
     obs.append(check(
         same and applies and (dead > 0 or shrunk),
@@ -401,7 +404,9 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
         "讲义说进化出的程序里有带死规则的（或者最好的程序就带），simplify 删掉死规则后行为不变，"
         "SEARCH/REPLACE 打到父程序上正好得到最好的程序",
         f"完整评估过的 {len(evaluated):,} 个不同的程序（含起点）有 {dead:,} 个带死规则，最好的程序 {best.n_rules()} → {simp.n_rules()} 条；"
-        f"simplify 行为不变：{'是' if same else '否'}；SEARCH/REPLACE 能重现它：{'是' if applies else '否'}"))
+        f"simplify 行为不变：{'是' if same else '否'}；SEARCH/REPLACE 能重现它：{'是' if applies else '否'}",
+        [("有带死规则的程序", dead > 0 or shrunk), ("simplify 后行为不变", same),
+         ("SEARCH/REPLACE 打到父程序上正好得到最好的程序", applies)]))
     print_observations(obs)
     return out, ev, obs
 
@@ -417,7 +422,8 @@ def llm_sentence(out, llm):
                  said + "MockLLM 的 targeted 和 single_field 的对比，不加 --llm 再跑一次就看得到。",
                  "看一个模型改得好不好，要拿到它的回复、每个提议都问到它（没有接连失败以后不再调用的）",
                  f"拿到回复的提议 {n:,} 个（{rate_text(acc, n)}比父程序好），{skipped:,} 个提议没问 {llm.model}"
-                 "（接连失败以后不再调用）")
+                 "（接连失败以后不再调用）",
+                 [("拿到了它的回复", n > 0), ("每个提议都问到了它", skipped == 0)])
 
 
 # ---------------------------------------------------------------- 演示 3
@@ -514,7 +520,9 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
               "测试形状应该像将来真会遇到的形状——AlphaEvolve 的形状就是从内核的真实用户那里收集的。",
               "讲义说按模型分时训练到测试掉得比随机分多，且两种划分在测试形状上都至少拿到各自上限的 85%",
               f"按模型分 {m['train']:.3f}× → {m['test']:.3f}×（{moved(drop_m)}），随机分 {r['train']:.3f}× → "
-              f"{r['test']:.3f}×（{moved(drop_r)}），占上限 {span(*fracs, EVOLVED_SHARE)}"),
+              f"{r['test']:.3f}×（{moved(drop_r)}），占上限 {span(*fracs, EVOLVED_SHARE)}",
+              [("按模型分时掉得比随机分多", drop_m > drop_r),
+               (f"两种划分都至少拿到各自上限的 {EVOLVED_SHARE:.0%}", min(fracs) >= EVOLVED_SHARE)]),
         check(close <= 0.05 and min(r["pmt_frac"], m["pmt_frac"]) >= TABLE_SHARE,
               f"进化出的程序和按 M 查表在测试形状上差不多（以查表的分数为准，最多相差 {fmt(close * 100, 1, (5,))}%，"
               "讲义以 5% 以内算差不多；"
@@ -523,7 +531,9 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
               "在这个问题上 M 已经说明了大部分，所以简单的查表就很强——评价一个搜索方法，先要有一个强的基线。",
               "讲义说两种划分下，进化出的程序（中位数）和按 M 查表在测试形状上都相差不到 5%，"
               "查表都至少拿到上限的 90%（\"M 已经说明了大部分\"）",
-              f"以查表为准最多相差 {fmt(close * 100, 1, (5,))}%，查表占上限的 {span(r['pmt_frac'], m['pmt_frac'], TABLE_SHARE)}"),
+              f"以查表为准最多相差 {fmt(close * 100, 1, (5,))}%，查表占上限的 {span(r['pmt_frac'], m['pmt_frac'], TABLE_SHARE)}",
+              [("进化出的和查表相差不到 5%", close <= 0.05),
+               (f"查表都至少拿到上限的 {TABLE_SHARE:.0%}", min(r["pmt_frac"], m["pmt_frac"]) >= TABLE_SHARE)]),
     ])
 
 

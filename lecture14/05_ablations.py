@@ -288,7 +288,10 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                        f"（{lo['full']:.3f}–{hi['full']:.3f}）；掉得最多的是{VARIANTS[worst_variant][0]}"
                        f"；第 {c0} 个提议时 {e_txt('no_evolution')}{no_early}"
                        f"（最终涨幅的 {pct(noevo_early_share, 0.8) if noevo_early_share == noevo_early_share else '—'}）；"
-                       f"缓存命中中位数 {median_count(med('no_evolution', 'cached'))} 个（预算 {budget}）"))
+                       f"缓存命中中位数 {median_count(med('no_evolution', 'cached'))} 个（预算 {budget}）",
+                       [("每个种子都比完整系统低", hi["no_evolution"] < lo["full"]),
+                        ("是掉得最多的变体", worst_variant == "no_evolution"),
+                        (f"第 {c0} 个提议时已有最终涨幅的 80% 以上", flat), ("一半以上的提议是缓存命中", mostly_cached)]))
     slower = early("no_feedback") < early("full")
     start_txt = (f"第 {c0} 个提议时 {e_txt('no_feedback')} 对 {e_txt('full')}"
                  + (f"，开头{'慢一些' if slower else '反而不慢'}；开头差多少随种子变"
@@ -324,7 +327,8 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                        f"静态检查拒掉）。真实系统里每跑一次内核都要上 GPU/TPU（04 的演示 4），级联省下的内核运行（不用级联那次的 {pct(1 - 1 / cost)}）就是机器时间。",
                        f"这一条的判据是：没有级联，训练形状上的分数（中位数）和完整系统相差不到 {SIMILAR:.0%}，内核多跑 10% 以上",
                        f"{nocas:.3f}× 对 {full:.3f}×（相差 {fmt((nocas / full - 1) * 100, 1, (-SIMILAR * 100, SIMILAR * 100))}%），"
-                       f"内核 {median_count(med('no_cascade', 'runs'))} 次对 {median_count(med('full', 'runs'))} 次（{fmt(cost, 2, (1.1,))} 倍）"))
+                       f"内核 {median_count(med('no_cascade', 'runs'))} 次对 {median_count(med('full', 'runs'))} 次（{fmt(cost, 2, (1.1,))} 倍）",
+                       [(f"分数相差不到 {SIMILAR:.0%}", abs(nocas / full - 1) <= SIMILAR), ("内核多跑 10% 以上", cost > 1.1)]))
     drops = {n: full - score[n] for n in ("small", "no_evolution", "no_feedback", "no_cascade")}
     minor = max(abs(drops["no_feedback"]), abs(drops["no_cascade"]))
     label = lambda n: VARIANTS[n][0]                                                     # noqa: E731
@@ -438,7 +442,9 @@ def demo2_ops(results, seeds):
               + ("一次 targeted 都不提" if SMALL_TARGETED == 0 else "提的 targeted 不到完整系统的一半"),
               f"targeted {rate_text(ok_('full', 'targeted'), n_t)}，single_field {rate_text(ok_('full', 'single_field'), n_s)}"
               + (f"，是它的 {fmt(t / s, 2, (2,))} 倍" if s > 0 else "")      # 百分比四舍五入后可能看着像正好 2 倍
-              + f"，小模型提了 {n_small:,} 次 targeted（完整系统 {n_t:,} 次）"),
+              + f"，小模型提了 {n_small:,} 次 targeted（完整系统 {n_t:,} 次）",
+              [("targeted 的成功率至少是 single_field 的 2 倍", t >= 2 * s),
+               ("小模型一次 targeted 都不提" if SMALL_TARGETED == 0 else "小模型提的 targeted 不到完整系统的一半", few)]),
     ])
 
 

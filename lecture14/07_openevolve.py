@@ -210,7 +210,8 @@ def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
                      f"当前程序，平均还有 {nt:.1f} 个别的程序（最好的几个、多样的几个、灵感），本讲的只有 {no:.1f} 个灵感。"
                      "MockLLM 不在乎提示多长，真的模型按 token 收钱、读得也慢。",
                      f"OpenEvolve 的提示（系统提示加用户消息）至少是本讲的 {LONGER:g} 倍长，别的程序也更多",
-                     f"OpenEvolve {pt:,.0f} 个字符、{nt:.1f} 个别的程序；本讲的 {po:,.0f} 个字符、{no:.1f} 个"))
+                     f"OpenEvolve {pt:,.0f} 个字符、{nt:.1f} 个别的程序；本讲的 {po:,.0f} 个字符、{no:.1f} 个",
+                     [(f"提示至少是本讲的 {LONGER:g} 倍长", pt >= LONGER * po), ("别的程序更多", nt > no)]))
     co, ct = median(ours, "crossover"), median(theirs, "crossover")
     obs.append(f"MockLLM 从提示里别的程序借规则（crossover）的次数：本讲的循环 {co:.0f} 次，OpenEvolve {ct:.0f} 次"
                f"（每边 {budget} 个提议，中位数）。")
@@ -223,7 +224,9 @@ def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
                      "自己的时间（启动、拼提示、把程序库的快照传给 worker 进程、异步调度）。",
                      f"OpenEvolve 每个提议的墙上时间至少是本讲循环的 {SLOWER} 倍，MockLLM 服务器回答一个提示不到 10 毫秒",
                      f"是 {st / so:.1f} 倍（{st * 1000:.0f} 毫秒对 {so * 1000:.1f} 毫秒；服务器回答一个提示 "
-                     f"{mt_s * 1000:.1f} 毫秒对 {mo_s * 1000:.1f} 毫秒）"))
+                     f"{mt_s * 1000:.1f} 毫秒对 {mo_s * 1000:.1f} 毫秒）",
+                     [(f"每个提议的墙上时间至少是本讲循环的 {SLOWER} 倍", st >= SLOWER * so),
+                      ("服务器回答一个提示不到 10 毫秒", max(mo_s, mt_s) < 0.01)]))
     return obs
 
 

@@ -34,3 +34,22 @@ def test_parts_must_agree_with_the_verdict():
         check(True, "", "讲义说", "x", [("a", True), ("b", False)])
     with pytest.raises(ValueError):
         check(False, "", "讲义说", "x", [("a", True)])
+
+
+def test_every_check_with_an_and_names_its_parts():
+    """判据是几条用 and 连起来的：check(...) 要给 parts（每条一句话和它成立与否），不成立时才说得出是哪条没做到。
+    以后加的观察也照这个写（README 的"两条规矩"）；这里读每个编号脚本的源码（ast，不运行）检查。"""
+    import ast
+    import glob
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    missing = []
+    for path in sorted(glob.glob(os.path.join(root, "lecture*", "[0-9][0-9]_*.py"))):
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check" and node.args
+                    and isinstance(node.args[0], ast.BoolOp) and isinstance(node.args[0].op, ast.And)
+                    and len(node.args) < 5 and not any(k.arg == "parts" for k in node.keywords)):
+                missing.append(f"{os.path.relpath(path, root)}:{node.lineno}")
+    assert not missing, missing
