@@ -324,5 +324,5 @@ def test_10_suggestions_after_a_smem_run_keep_its_limit():
     from printed import unfold
     r = run_script("lecture10/01_config_space.py", "--smem", "166912")
     tail = unfold(r.stdout).split("可以试试：", 1)[1]
-    configs = [line.strip() for line in tail.splitlines() if re.search(r"01_config_space\.py( \d+){6}", line)]
+    configs = [line.strip() for line in tail.splitlines() if re.search(r"01_config_space\.py( --gpu \S+)?( \d+){6}", line)]
     assert len(configs) == 2 and all(c.endswith(" --smem 166912") for c in configs), configs
