@@ -926,8 +926,12 @@ class Charts:
             parser.error(f"--svg 要的是一个目录，{path} 是一个文件；换一个目录名")
         try:
             if not os.path.isdir(path):
+                made, up = [], os.path.abspath(path)
+                while not os.path.exists(up):                 # 这次要新建的每一层（--svg a/b/c 时 a、a/b、a/b/c）
+                    made.append(up)
+                    up = os.path.dirname(up)
                 os.makedirs(path)
-                Charts.CREATED.append(path)
+                Charts.CREATED[:0] = made                     # 最里面的在前：删的时候先删它
         except FileExistsError:                               # 刚刚别的进程建了它
             pass
         except OSError as e:
@@ -942,9 +946,9 @@ class Charts:
         """给了 --svg 时，在标准错误上说一句写了几个文件、在哪（标准输出不变）；这个脚本没有图也说一声。"""
         from runner import say                               # 标准错误是终端时按它的宽度折行（同一目录，只用标准库）
         if self.svg_dir is not None and not self.files:
-            if self.svg_dir in Charts.CREATED:                # 为这次运行建的，一个文件也没写：不留空目录
-                with contextlib.suppress(OSError):
-                    os.rmdir(self.svg_dir)
+            for d in Charts.CREATED:                          # 为这次运行建的，一个文件也没写：不留空目录（连同
+                with contextlib.suppress(OSError):            # 新建的上层；别的东西放进去了的删不掉，就留着）
+                    os.rmdir(d)
             say(f"\n这个脚本没有画图，--svg 没有往 {self.svg_dir} 写文件。")
         if self.files:
             say(f"\n写了 {len(self.files)} 个 SVG 文件到 {self.svg_dir}：" + "、".join(map(os.path.basename, self.files)))

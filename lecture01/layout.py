@@ -24,7 +24,8 @@ OPENING = "（「『《【〔"                             # 不放在行尾的�
 CLOSING = "，。、；：！？）」』》】〕"                 # 不放在行首的全角标点
 ASCII_CLOSING = ",.:;!?)]}%"                      # 紧跟在汉字后面时也不放在行首的半角标点（"if 条件: return"）
 FAILED = "【本次不成立】"                          # 不成立的观察的标记：折行时永远不拆开（grep 得到，一行一个）
-UNBREAKABLE = (FAILED, "# EVOLVE-BLOCK-START", "# EVOLVE-BLOCK-END")   # 折行时当作一个字的片段：观察不成立的标记；
+UNBREAKABLE = (FAILED, "没做到的是：", "# EVOLVE-BLOCK-START", "# EVOLVE-BLOCK-END")   # 折行时当作一个字的片段：观察
+# 不成立的标记和它点名没做到的那几个字（学生报过"没做到\n的是"）；
 # 学生要照抄的两行标记（写在第 14 讲的 evolve.program 里；console 不 import evolve，这里照写一遍）
 HEAT_LEVELS = 5                                   # 热力图分几档（终端里 · ░ ▒ ▓ █，SVG 里五种颜色）
 LOG_SNAP = 0.01                      # 对数轴：最小的数比 10 的幂小不到 0.01 个数量级（约 2%）时，轴从这个幂开始

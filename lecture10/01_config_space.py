@@ -236,7 +236,9 @@ def demo3_examples(extra, smem=None):
         f"讲义说 {mid.BM}×{mid.BN} 配 {mid.warps} 个 warp 启动不了、配 {good.warps} 个 warp 能启动，从讲义专家的块先改 warps "
         "走得过去（中间那一步能启动）",
         f"{mid.BM}×{mid.BN} / {mid.warps} warp {verdict(mid)}，/ {good.warps} warp {verdict(good)}；"
-        f"{other.BM}×{other.BN} / {other.warps} warp {verdict(other)}"),
+        f"{other.BM}×{other.BN} / {other.warps} warp {verdict(other)}",
+        [(f"{mid.BM}×{mid.BN} 配 {mid.warps} 个 warp 启动不了", not can_launch(mid)),
+         (f"配 {good.warps} 个 warp 能启动", can_launch(good)), ("先改 warps 的中间那一步能启动", can_launch(other))]),
         check(not can_launch(deep) and can_launch(fits) and not exceptions,
         f"共享内存 = stages × (BM + BN) × BK × 2 B：{deep.stages} 级、{deep.BM}×{deep.BN}、BK = {deep.BK} 要 "
         f"{smem_bytes(deep):,} B（上限 {MAX_SMEM_PER_BLOCK:,} B，{verdict(deep)}）；BK 减半是 {smem_bytes(fits):,} B"

@@ -289,8 +289,8 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                        f"；第 {c0} 个提议时 {e_txt('no_evolution')}{no_early}"
                        f"（最终涨幅的 {pct(noevo_early_share, 0.8) if noevo_early_share == noevo_early_share else '—'}）；"
                        f"缓存命中中位数 {median_count(med('no_evolution', 'cached'))} 个（预算 {budget}）",
-                       [("每个种子都比完整系统低", hi["no_evolution"] < lo["full"]),
-                        ("是掉得最多的变体", worst_variant == "no_evolution"),
+                       [("不进化每个种子都比完整系统低", hi["no_evolution"] < lo["full"]),
+                        ("不进化是掉得最多的变体", worst_variant == "no_evolution"),
                         (f"第 {c0} 个提议时已有最终涨幅的 80% 以上", flat), ("一半以上的提议是缓存命中", mostly_cached)]))
     slower = early("no_feedback") < early("full")
     start_txt = (f"第 {c0} 个提议时 {e_txt('no_feedback')} 对 {e_txt('full')}"
@@ -339,7 +339,9 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                        "不做全文件进化、换小的基础模型，报告每个部件都有贡献（这里只是引用）。我们的迷你版没有元提示，"
                        "程序本来就是整个文件，所以只对得上其中三种；级联是论文里省成本的部件，不在图 8 里。",
                        "这一条的判据是：按比完整系统少多少排，不进化 > 小模型 > 3 × 反馈和级联两个差值里绝对值较大的那个",
-                       "各变体比完整系统少：" + "，".join(f"{label(n)} {d:+.3f}" for n, d in drops.items())))
+                       "各变体比完整系统少：" + "，".join(f"{label(n)} {d:+.3f}" for n, d in drops.items()),
+                       [(f"{label('no_evolution')}少得比{label('small')}多", drops["no_evolution"] > drops["small"]),
+                        (f"{label('small')}少的超过反馈和级联里较大那个的 3 倍", drops["small"] > 3 * minor)]))
     return print_observations(obs)
 
 
