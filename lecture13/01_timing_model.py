@@ -162,9 +162,14 @@ def observe(items):
     return print_observations(items)
 
 
-def verdict(ok, text, otherwise):
-    """一句观察：成立就说 text；不成立就说 otherwise，并标明"本次不成立"。"""
-    return text if ok else f"【本次不成立】{otherwise}"
+def verdict(ok, text, otherwise, parts=()):
+    """一句观察：成立就说 text；不成立就说 otherwise，并标明"本次不成立"。parts 同 console.check：判据的几个部分
+    [(一句话, 这次成立吗), ...]，不成立时最后点名没做到的那几个（和 ok 对不上就抛 ValueError）。"""
+    parts = [(name, bool(held)) for name, held in parts]
+    if parts and bool(ok) != all(held for _, held in parts):
+        raise ValueError(f"观察的 ok（{bool(ok)}）和它的各部分 {parts} 对不上")
+    missed = [name for name, held in parts if not held]
+    return text if ok else f"【本次不成立】{otherwise}" + (f"没做到的是：{'；'.join(missed)}。" if missed else "")
 
 
 def all_shapes():
@@ -349,7 +354,11 @@ def demo1_breakdown():
                 f"（{sl.HBM_BW / 1e12:.2f} × {sl.HBM_EFFICIENCY} = {achievable / 1e12:.2f}），专家 "
                 f"{us(dec['专家']['time_us'])} µs、最优 {us(dec['最优']['time_us'])} µs；读权重占最优总时间的 "
                 f"{pct(mem_share)}，启动开销占 {pct(launch_share)}（讲义说瓶颈是显存、带宽和可达带宽相差不到 2%、"
-                "专家和最优相差不到 1%、读权重至少占总时间的 80%）。"),
+                "专家和最优相差不到 1%、读权重至少占总时间的 80%）。",
+                [("瓶颈是显存", short(dec["最优"]["bound"]) == "显存"),
+                 ("带宽和可达带宽相差不到 2%", abs(dec["最优"]["dram_TBps"] * 1e12 / achievable - 1) < 0.02),
+                 ("专家和最优相差不到 1%", dec["专家"]["time_us"] <= dec["最优"]["time_us"] * 1.01),
+                 ("读权重至少占总时间的 80%", mem_share >= 0.8)]),
         verdict(mid_ok,
                 f"M = 128 时算术强度 {mid_ai:.0f} FLOP/B，仍在拐点 {RIDGE:.0f} 的左边：最优配置的瓶颈还是显存，"
                 f"只有 {mid['最优']['tflops']:.0f} TFLOPS。batch 从 1 涨到 128，最优的时间只从 "
@@ -377,7 +386,9 @@ def demo1_breakdown():
                 f"{label(*FEW_CTAS)}：专家 {few_e['tiles']} 个 CTA、按 Little 定律最多拉得动 {few_e['dram_TBps']:.2f} TB/s "
                 f"显存带宽（可达的 {achievable / 1e12:.2f} TB/s 的 {pct(few_e['dram_TBps'] * 1e12 / achievable)}），"
                 f"最优 {few_b['tiles']} 个 CTA，专家慢 {few_ratio:.2f}×（讲义说专家只有 10 个 CTA、带宽不到可达的一半、"
-                "最优的 CTA 至少多 4 倍、快 1.5 倍以上）。"),
+                "最优的 CTA 至少多 4 倍、快 1.5 倍以上）。",
+                [("专家只有 10 个 CTA", few_e["tiles"] == 10), ("带宽不到可达的一半", few_e["dram_TBps"] * 1e12 < 0.5 * achievable),
+                 ("最优的 CTA 至少多 4 倍", few_b["tiles"] >= 4 * few_e["tiles"]), ("快 1.5 倍以上", few_ratio >= 1.5)]),
         verdict(bad_ok,
                 f"坏例只把专家配置的 stages 改成 1（不预取）：4 个形状上瓶颈都是\"等\"（{bad_moved}），"
                 f"慢 {min(bad_r):.2f}–{max(bad_r):.2f}×"
@@ -432,7 +443,9 @@ def demo2_effects():
                        f"（快 {ts[0] / ts[-1]:.1f} 倍），缩短的是\"等\"（{waits[0]:.0f} → {waits[-1]:.0f} µs）：在路上的加载越多，"
                        "每一步越不用干等。",
                        f"stages {'–'.join(map(str, ks[::max(1, len(ks) - 1)]))} 的时间 {' / '.join(f'{t:.1f}' for t in ts)} µs，"
-                       f"等 {waits[0]:.0f} → {waits[-1]:.0f} µs{cut}（讲义说 1–4 级逐级变快、1 级至少慢 2 倍）。")
+                       f"等 {waits[0]:.0f} → {waits[-1]:.0f} µs{cut}（讲义说 1–4 级逐级变快、1 级至少慢 2 倍）。",
+                       [("1–4 级都算得出", ks == [1, 2, 3, 4]), ("逐级变快", all(x > y for x, y in zip(ts, ts[1:]))),
+                        ("1 级至少慢 2 倍", ts[0] / ts[-1] >= 2), ("缩短的是等", waits[0] > waits[-1])])
                + (verdict(o4["time_us"] > o3["time_us"] and o4["ctas_per_sm"] < o3["ctas_per_sm"],
                           f"但级数要占共享内存：{label(occ_name, occ_M)} 上 4 级让每个 SM 只放得下 {o4['ctas_per_sm']} 个 CTA"
                           f"（3 级是 {o3['ctas_per_sm']} 个），反而慢 {o4['time_us'] / o3['time_us'] - 1:.0%}。",
