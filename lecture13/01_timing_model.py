@@ -366,7 +366,9 @@ def demo1_breakdown():
                 + mid_expert,
                 f"M = 128：算术强度 {mid_ai:.0f}（拐点 {RIDGE:.0f}），最优的瓶颈 {short(mid['最优']['bound'])}；"
                 f"最优 {us(mid['最优']['time_us'])} µs，M = 1 时 {us(dec['最优']['time_us'])} µs（讲义说算术强度在拐点左边、"
-                "最优的瓶颈是显存、时间比 M = 1 多不到 20%）。"),
+                "最优的瓶颈是显存、时间比 M = 1 多不到 20%）。",
+                [("算术强度在拐点左边", mid_ai < RIDGE), ("最优的瓶颈是显存", short(mid["最优"]["bound"]) == "显存"),
+                 ("时间比 M = 1 多不到 20%", mid["最优"]["time_us"] < 1.2 * dec["最优"]["time_us"])]),
         verdict(pre_ok,
                 f"prefill（{label(*PREFILL)}）的算术强度 {intensity(*shape(*PREFILL)):,.0f} FLOP/B 远过拐点，屋顶线说它受算力限制；"
                 + (f"模型里专家和最优的瓶颈也都是\"{pre_e['bound']}\"" if pre_bounds["专家"] == "算" else
@@ -376,7 +378,10 @@ def demo1_breakdown():
                 f"{pre_e['tflops']:.0f} TFLOPS，慢 {pre_e['time_us'] / pre_b['time_us']:.2f}×。",
                 f"prefill 的瓶颈：专家 {pre_bounds['专家']}、最优 {pre_bounds['最优']}；显存项 "
                 f"{us(parts(pre_e)['显存'])} / {us(parts(pre_b)['显存'])} µs，总时间 {us(pre_e['time_us'])} / "
-                f"{us(pre_b['time_us'])} µs（讲义说算术强度过了拐点、两者的瓶颈相同且是搬或算、显存项不到总时间的一半）。"),
+                f"{us(pre_b['time_us'])} µs（讲义说算术强度过了拐点、两者的瓶颈相同且是搬或算、显存项不到总时间的一半）。",
+                [("算术强度过了拐点", intensity(*shape(*PREFILL)) >= RIDGE),
+                 ("两者的瓶颈相同且是搬或算", pre_bounds["专家"] == pre_bounds["最优"] in {"搬", "算"}),
+                 ("显存项不到总时间的一半", all(parts(e)["显存"] < 0.5 * e["time_us"] for _, e in pre.values()))]),
         verdict(few_ok,
                 f"{label(*FEW_CTAS)}（N = {LAYERS[FEW_CTAS[0]][0]}）用专家的 {few_c.BM}×{few_c.BN} 块只有 "
                 f"{few_e['tiles']} 个 CTA：{sl.SMS} 个 SM 里 {sl.SMS - few_e['tiles']} 个闲着；每个 CTA 要沿 K = "
@@ -394,7 +399,9 @@ def demo1_breakdown():
                 f"慢 {min(bad_r):.2f}–{max(bad_r):.2f}×"
                 "——每一步都要干等一次加载回来。" + bad_decode,
                 "stages = 1 的瓶颈：" + "、".join(f"{label(n, m)} {short(b['bound'])}" for n, m, b, _ in bad)
-                + "；慢 " + "、".join(f"{r:.2f}×" for r in bad_r) + "（讲义说都是等、都更慢、decode 慢得最少）。"),
+                + "；慢 " + "、".join(f"{r:.2f}×" for r in bad_r) + "（讲义说都是等、都更慢、decode 慢得最少）。",
+                [("都是等", all(short(b["bound"]) == "等" for _, _, b, _ in bad)), ("都更慢", min(bad_r) > 1),
+                 ("decode 慢得最少", bad_r[0] == min(bad_r))]),
     ])
 
 
@@ -419,7 +426,9 @@ def demo2_effects():
                           else f"（瓶颈从{short(w1['bound'])}变成{short(w2['bound'])}）") + f"。块数最好是 {sl.SMS} 的整数倍，"
                        "或者多到最后一波的零头无所谓。",
                        f"块 {w1['tiles']} → {w2['tiles']}，最忙的 SM {w1['tiles_per_sm']} → {w2['tiles_per_sm']} 块，"
-                       f"时间 ×{wr:.2f}（讲义说至少 ×1.2）。"))
+                       f"时间 ×{wr:.2f}（讲义说最忙的 SM 从 1 块变 2 块、时间至少 ×1.2）。",
+                       [("最忙的 SM 从 1 块变 2 块", w1["tiles_per_sm"] == 1 and w2["tiles_per_sm"] == 2),
+                        ("时间至少 ×1.2", wr >= 1.2)]))
 
     # 流水线级数：固定的块，stages 1..4；再看一个 4 级挤掉占用率的形状
     # 共享内存小的 GPU（助教加的一块）上 4 级可能启动不了：只量启动得了的级数，表里写明，讲义的两句话标成不成立
@@ -450,7 +459,8 @@ def demo2_effects():
                           f"但级数要占共享内存：{label(occ_name, occ_M)} 上 4 级让每个 SM 只放得下 {o4['ctas_per_sm']} 个 CTA"
                           f"（3 级是 {o3['ctas_per_sm']} 个），反而慢 {o4['time_us'] / o3['time_us'] - 1:.0%}。",
                           f"{label(occ_name, occ_M)}：3 级 {us(o3['time_us'])} µs / {o3['ctas_per_sm']} CTA/SM，"
-                          f"4 级 {us(o4['time_us'])} µs / {o4['ctas_per_sm']} CTA/SM（讲义说 4 级因为占用率降了而更慢）。")
+                          f"4 级 {us(o4['time_us'])} µs / {o4['ctas_per_sm']} CTA/SM（讲义说 4 级因为占用率降了而更慢）。",
+                          [("占用率降了", o4["ctas_per_sm"] < o3["ctas_per_sm"]), ("4 级更慢", o4["time_us"] > o3["time_us"])])
                   if o3 is not None and o4 is not None else
                   verdict(False, "", f"{label(occ_name, occ_M)} 上没法比 3 级和 4 级{cut}（讲义说 4 级因为占用率降了而更慢）。")))
 
@@ -476,7 +486,9 @@ def demo2_effects():
                        f"时间少 {1 - gr:.0%}。",
                        f"group 1 → 8：B 读 {reads[0]:.1f} → {reads[1]:.1f} 次（应是 {tiles_m} → {tiles_m / 8:.0f}），显存时间 "
                        f"{us(g1_dram)} → {us(g8_dram)} µs，L2 总量 {us(g1['l2_total_us'])} → {us(g8['l2_total_us'])} µs，"
-                       f"时间 ×{gr:.2f}（讲义说显存时间至少减半、L2 总量变小、时间少 10% 以上）。"))
+                       f"时间 ×{gr:.2f}（讲义说显存时间至少减半、L2 总量变小、时间少 10% 以上）。",
+                       [(f"B 读 {tiles_m} → {tiles_m / 8:.0f} 次", reads_ok), ("显存时间至少减半", g1_dram > 2 * g8_dram),
+                        ("L2 总量变小", g1["l2_total_us"] > g8["l2_total_us"]), ("时间少 10% 以上", gr < 0.9)]))
 
     # warps：讲义 prefill 的 256×128 块
     big = fit(Config(256, 128, 64, 8, 4, 16))
@@ -495,7 +507,9 @@ def demo2_effects():
                           "但说不上 16 个就不好。"),
                        f"4 warp {'启动不了' if not can_launch(four) else '能启动'}；8 → 16 warp：算 ×{m_r:.3f}，总时间 ×{t_r:.4f}，"
                        f"8 warp 时最大的一项是\"{short(w8['bound'])}\""
-                       "（讲义说 4 warp 启动不了、16 warp 更慢、但慢得比\"算\"少，只慢不到 1%，因为\"算\"不是最大的一项）。"))
+                       "（讲义说 4 warp 启动不了、16 warp 更慢、但慢得比\"算\"少，只慢不到 1%，因为\"算\"不是最大的一项）。",
+                       [("4 warp 启动不了", not can_launch(four)), ("16 warp 更慢", 1 < t_r), ("慢得比\"算\"少", t_r < m_r),
+                        ("只慢不到 1%", t_r < 1.01), ("\"算\"不是最大的一项", short(w8["bound"]) != "算")]))
 
     # 块的方向：128×256 和 256×128，每步搬的字节、块数都一样；差在 B 从显存读几遍、填进 L2 的字节
     wide_c, tall_c = fit(Config(128, 256, 64, 8, 4, 16)), fit(Config(256, 128, 64, 8, 4, 16))
@@ -515,7 +529,9 @@ def demo2_effects():
                        "讲义说 prefill 要 256×128，就是这个效应；真机上调好的表更常选 128×256（见 README）。",
                        f"128×256 → 256×128：搬 {parts(wd)['搬']:,.0f} → {parts(tl)['搬']:,.0f} µs，B 读 {wd['b_reads']:.0f} → "
                        f"{tl['b_reads']:.0f} 遍，时间 ×{orient_r:.4f}，瓶颈 {short(tl['bound'])}（讲义说搬一样、B 少读一半、"
-                       "快 0.5% 以上、瓶颈是搬）。"))
+                       "快 0.5% 以上、瓶颈是搬）。",
+                       [("搬一样", same_move), ("B 少读一半", tl["b_reads"] * 2 == wd["b_reads"]),
+                        ("快 0.5% 以上", orient_r < 0.995), ("瓶颈是搬", short(tl["bound"]) == "搬")]))
 
     # MMA 路径：64×32 和 32×64，块数、每步字节、每 warp 累加器都一样，只有 BM 是不是 64 的倍数不同
     name, Mm = "8B o", 512
@@ -536,7 +552,9 @@ def demo2_effects():
                        f"在这个模型里张量核很少是瓶颈：{N_SHAPES} 个形状 × {len(VALID)} 个配置里，\"算\"是最大一项的只占 {math_share:.1%}。",
                        f"MMA 路径：算 ×{mma_r:.2f}（MMA_FALLBACK = {sl.MMA_FALLBACK}），总时间 ×{tr:.3f}；"
                        f"\"算\"是最大一项的占 {math_share:.1%}（讲义说 BM = 32 时\"算\"变成 1 / MMA_FALLBACK = "
-                       f"{1 / sl.MMA_FALLBACK:.2f} 倍，\"算\"是最大一项的不到 10%、总时间差不到 5%）。"))
+                       f"{1 / sl.MMA_FALLBACK:.2f} 倍，\"算\"是最大一项的不到 10%、总时间差不到 5%）。",
+                       [(f"\"算\"变成 {1 / sl.MMA_FALLBACK:.2f} 倍", abs(mma_r * sl.MMA_FALLBACK - 1) < 0.01),
+                        ("\"算\"是最大一项的不到 10%", math_share < 0.1), ("总时间差不到 5%", tr < 1.05)]))
 
     # L2 算术强度：128×128 和 128×256，每 warp 累加器、级数、CTA/SM 都一样
     small, large = fit(Config(128, 128, 64, 4, 4, 8)), fit(Config(128, 256, 64, 8, 4, 8))
@@ -554,7 +572,9 @@ def demo2_effects():
                        "prefill 要大块，就是因为它卡在搬上。",
                        f"128×128 → 128×256：搬 ×{l2_r:.2f}（按字节算应是 ×{want:.2f}），总时间 ×{tr:.2f}，"
                        f"CTA/SM {a['ctas_per_sm']} → {b['ctas_per_sm']}，prefill 最优的瓶颈是{prefill_bound}"
-                       "（讲义说搬和按字节算的相差不到 3%、总时间少 15% 以上、CTA/SM 不变，prefill 的最优卡在搬上）。"))
+                       "（讲义说搬和按字节算的相差不到 3%、总时间少 15% 以上、CTA/SM 不变，prefill 的最优卡在搬上）。",
+                       [("搬和按字节算的相差不到 3%", abs(l2_r / want - 1) < 0.03), ("总时间少 15% 以上", tr < 0.85),
+                        ("CTA/SM 不变", a["ctas_per_sm"] == b["ctas_per_sm"]), ("prefill 的最优卡在搬上", prefill_bound == "搬")]))
 
     print_table(["效应", "形状", "改了什么", "时间 µs", "后/前"], rows)
     say("配置（BM,BN,BK,warps,stages,group）：" + "；".join(bases) + "。")
@@ -622,7 +642,8 @@ def demo3_guided(tolerance):
                 f"（{label(easiest['name'], easiest['M'])}），最多 {max(runs):,} 次（{label(worst['name'], worst['M'])}）。"
                 f"穷举每个形状都是 {n:,} 次。",
                 f"中位数 {med:.0f} 次，10–999 次之间的形状 {mid_range} 个（讲义说中位数在 10 到 500 次之间、"
-                f"至少四分之三的形状（{len(res)} 个里至少 {-(-3 * len(res) // 4)} 个）在 10–999 次之间）。"),
+                f"至少四分之三的形状（{len(res)} 个里至少 {-(-3 * len(res) // 4)} 个）在 10–999 次之间）。",
+                [("中位数在 10 到 500 次之间", 10 <= med <= 500), ("至少四分之三的形状在 10–999 次之间", 4 * mid_range >= 3 * len(res))]),
         verdict(np.median(scores) <= 20 and in_first >= len(res) / 2 and first_s1 == len(res) and np.median(sf) < med,
                 f"为什么不是几次：简化模型只看分块（BM、BN{'、是否走 wgmma' if GPU.wgmma else ''}）、波次和唯一字节，"
                 "不知道 stages、group、"
@@ -632,7 +653,9 @@ def demo3_guided(tolerance):
                 f"只把平局改成先试 stages 大的，中位数就从 {med:.0f} 降到 {np.median(sf):.0f}。",
                 f"分数种数中位数 {np.median(scores):.0f}；命中在并列第一里的形状 {in_first} 个；第一个跑 stages = 1 的形状 "
                 f"{first_s1} 个；同分先试大 stages 的中位数 {np.median(sf):.0f}，引导 {med:.0f}（讲义说分数种数中位数不超过 20、"
-                f"至少一半形状命中在并列第一里、{len(res)} 个形状上第一个跑的都是 stages = 1、同分先试大 stages 的中位数更小）。"),
+                f"至少一半形状命中在并列第一里、{len(res)} 个形状上第一个跑的都是 stages = 1、同分先试大 stages 的中位数更小）。",
+                [("分数种数中位数不超过 20", np.median(scores) <= 20), ("至少一半形状命中在并列第一里", in_first >= len(res) / 2),
+                 ("第一个跑的都是 stages = 1", first_s1 == len(res)), ("同分先试大 stages 的中位数更小", np.median(sf) < med)]),
         verdict(med < np.median(rnd) and len(losers) > 0 and lw["ahead"] > lw["tied_ahead"] and lw["best_tiles"] < sl.SMS,
                 f"和随机顺序比：中位数 {med:.0f} 对 {np.median(rnd):.0f}，引导赢；但 {len(losers)} 个形状上它比随机顺序还慢，"
                 f"差得最多的是 {label(lw['name'], lw['M'])}（{lw['runs']:,} 次，随机期望 {lw['random']:,.0f} 次）：命中之前白跑的 "
@@ -645,7 +668,9 @@ def demo3_guided(tolerance):
                    f"分数比合格配置好、{lw['tied_ahead']:,} 个同分而在 VALID 里靠前，最优切出 {lw['best_tiles']} 块"
                    if losers else "")
                 + f"（讲义说引导的中位数比随机少、至少一个形状比随机慢、那个形状上白跑的多半是简化模型排错的、最优用不满 "
-                  f"{sl.SMS} 个 SM）。"),
+                  f"{sl.SMS} 个 SM）。",
+                [("引导的中位数比随机少", med < np.median(rnd)), ("至少一个形状比随机慢", len(losers) > 0),
+                 ("白跑的多半是简化模型排错的", lw["ahead"] > lw["tied_ahead"]), (f"最优用不满 {sl.SMS} 个 SM", lw["best_tiles"] < sl.SMS)]),
     ])
     return med, float(np.median(rnd))
 

@@ -37,7 +37,7 @@ def test_parts_must_agree_with_the_verdict():
 
 
 def test_every_check_with_an_and_names_its_parts():
-    """判据是几条用 and 连起来的：check(...) 要给 parts（每条一句话和它成立与否），不成立时才说得出是哪条没做到。
+    """判据是几条用 and 连起来的：check(...)（第 13 讲是 verdict(...)）要给 parts（每条一句话和它成立与否），不成立时才说得出是哪条没做到。
     以后加的观察也照这个写（README 的"两条规矩"）；这里读每个编号脚本的源码（ast，不运行）检查。"""
     import ast
     import glob
@@ -48,7 +48,8 @@ def test_every_check_with_an_and_names_its_parts():
         with open(path, encoding="utf-8") as f:
             tree = ast.parse(f.read())
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check" and node.args):
+            name = getattr(getattr(node, "func", None), "id", None)
+            if not (isinstance(node, ast.Call) and name in ("check", "verdict") and node.args):   # verdict：第 13 讲的
                 continue
             first = node.args[0]
             several = (isinstance(first, ast.BoolOp) and isinstance(first.op, ast.And)
@@ -56,7 +57,7 @@ def test_every_check_with_an_and_names_its_parts():
                        and not (isinstance(first.left, ast.Constant)                      # 1.25 <= x <= 1.45 是一个
                                 and isinstance(first.comparators[-1], ast.Constant)))     # 范围，算一条
             if (several
-                    and len(node.args) < 5 and not any(k.arg == "parts" for k in node.keywords)):
+                    and len(node.args) < {"check": 5, "verdict": 4}[name] and not any(k.arg == "parts" for k in node.keywords)):
                 missing.append(f"{os.path.relpath(path, root)}:{node.lineno}")
     assert not missing, missing
 

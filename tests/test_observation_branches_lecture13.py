@@ -61,6 +61,7 @@ def failing(obs, keyword, criterion, measured, markers=1):
     assert o.count(FAILED) == markers, (f"测试的前提没做到（不是引擎坏了）：这样改了模型，这句观察在现在的形状数据上仍然成立，"
                                         f"换一个让它不成立的改法：{o}")
     assert "讲义说" in o
+    assert o.count("没做到的是：") == markers, o        # 判据有几条：点名没做到的那几条（学生报过：看不出是哪条）
     for w in criterion:
         assert w in o, (w, o)
     for w in measured:
