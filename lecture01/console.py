@@ -53,8 +53,7 @@ class Observation:
     def __str__(self) -> str:
         if self.ok:
             return self.text
-        which = f"没做到的是：{'；'.join(self.missed)}。" if self.missed else ""
-        return f"{FAILED}{_sentence(self.criterion)}这次：{_sentence(self.measured)}{which}"
+        return f"{FAILED}{_sentence(self.criterion)}这次：{_sentence(self.measured)}{missed_sentence(self.missed)}"
 
 
 def _sentence(s: str) -> str:
@@ -67,10 +66,21 @@ def check(ok, text: str, criterion: str, measured: str, parts=()) -> Observation
     """一句观察：ok 为真就说 text；否则说它不成立，并写出判据 criterion（"讲义说……"）和量到的 measured。
     parts 是判据的几个部分 [(一句话, 这次成立吗), ...]（ok 就是它们都成立）：不成立时最后点名是哪几部分没做到
     （学生报过：判据有三条，这次的值也都列了，看不出是哪一条不成立）。"""
+    return Observation(bool(ok), text, criterion, measured, missed_parts(ok, parts))
+
+
+def missed_parts(ok, parts) -> tuple:
+    """判据的几个部分 [(一句话, 这次成立吗), ...] 里没做到的那几句；ok 和"各部分都成立"对不上就抛 ValueError
+    （写观察的人把判据和它的部分写岔了）。check 和第 13 讲的 verdict 共用。"""
     parts = [(name, bool(held)) for name, held in parts]
     if parts and bool(ok) != all(held for _, held in parts):
         raise ValueError(f"观察的 ok（{bool(ok)}）和它的各部分 {parts} 对不上")
-    return Observation(bool(ok), text, criterion, measured, tuple(name for name, held in parts if not held))
+    return tuple(name for name, held in parts if not held)
+
+
+def missed_sentence(missed) -> str:
+    """不成立的观察最后那句："没做到的是：……。"（没有部分时是空串）。"""
+    return f"没做到的是：{'；'.join(missed)}。" if missed else ""
 
 
 def fmt(x: float, digits: int = 0, bounds=(), percent: bool = False) -> str:

@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 
 import sched_lab as sl  # noqa: E402
 from console import print_header, print_note, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
-from console import FAILED, Charts  # noqa: E402
+from console import FAILED, Charts, missed_parts, missed_sentence  # noqa: E402
 from kernel_lab import GPU, VALID, Config, can_launch, problems  # noqa: E402
 from llama_shapes import LAYERS, TOKENS  # noqa: E402
 
@@ -165,11 +165,8 @@ def observe(items):
 def verdict(ok, text, otherwise, parts=()):
     """一句观察：成立就说 text；不成立就说 otherwise，并标明"本次不成立"。parts 同 console.check：判据的几个部分
     [(一句话, 这次成立吗), ...]，不成立时最后点名没做到的那几个（和 ok 对不上就抛 ValueError）。"""
-    parts = [(name, bool(held)) for name, held in parts]
-    if parts and bool(ok) != all(held for _, held in parts):
-        raise ValueError(f"观察的 ok（{bool(ok)}）和它的各部分 {parts} 对不上")
-    missed = [name for name, held in parts if not held]
-    return text if ok else f"【本次不成立】{otherwise}" + (f"没做到的是：{'；'.join(missed)}。" if missed else "")
+    missed = missed_parts(ok, parts)
+    return text if ok else f"{FAILED}{otherwise}{missed_sentence(missed)}"
 
 
 def all_shapes():
