@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 
 import sched_lab as sl  # noqa: E402
 from console import print_header, print_note, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
-from console import FAILED, Charts, missed_parts, missed_sentence  # noqa: E402
+from console import FAILED, Charts, fmt, missed_parts, missed_sentence  # noqa: E402
 from kernel_lab import GPU, VALID, Config, can_launch, problems  # noqa: E402
 from llama_shapes import LAYERS, TOKENS  # noqa: E402
 
@@ -144,8 +144,15 @@ def num(x):
     return f"{x:.1f}" if x < 100 else f"{x:,.0f}"
 
 
-def pct(x):
-    return f"{x:.0%}"
+def pct(x, *bounds):
+    """百分比；和 bounds 里的判据（比例，例如 0.8）挨得近时多印几位（console.fmt），印出来的数不和判据矛盾：
+    审读报过 0.7994 印成"80%"，后面却说"没做到：至少 80%"。"""
+    return fmt(x, 0, bounds, percent=True)
+
+
+def times(x, *bounds):
+    """"1.23"（后面由调用处接 ×）；和 bounds 里的判据挨得近时多印几位（1.19929 对 1.2 印成 1.199）。"""
+    return fmt(x, 2, bounds)
 
 
 def say(text):
@@ -344,13 +351,13 @@ def demo1_breakdown():
                 f"算上 {sl.LAUNCH_OVERHEAD * 1e6:.0f} µs 启动开销，整个内核平均 {avg_bw / 1e12:.2f} TB/s，"
                 f"是屋顶线的 {pct(dec['最优']['floor_us'] / dec['最优']['time_us'])}——到不了 100%：屋顶线按峰值 "
                 f"{sl.HBM_BW / 1e12:.2f} TB/s 算，启动开销又占了总时间的 {pct(launch_share)}"
-                f"（读权重占 {pct(mem_share)}）。专家的小块 {cfg(EXPERT_SMALL)} 和最优相差不到 1%"
+                f"（读权重占 {pct(mem_share, 0.8)}）。专家的小块 {cfg(EXPERT_SMALL)} 和最优相差不到 1%"
                 f"（{us(dec['专家']['time_us'])} vs {us(dec['最优']['time_us'])} µs）：在这个形状上，读权重的时候怎么分块都差不多。"
                 + decode_others,
                 f"decode 最优配置的瓶颈是{short(dec['最优']['bound'])}，显存带宽 {dec['最优']['dram_TBps']:.2f} TB/s"
                 f"（{sl.HBM_BW / 1e12:.2f} × {sl.HBM_EFFICIENCY} = {achievable / 1e12:.2f}），专家 "
                 f"{us(dec['专家']['time_us'])} µs、最优 {us(dec['最优']['time_us'])} µs；读权重占最优总时间的 "
-                f"{pct(mem_share)}，启动开销占 {pct(launch_share)}（讲义说瓶颈是显存、带宽和可达带宽相差不到 2%、"
+                f"{pct(mem_share, 0.8)}，启动开销占 {pct(launch_share)}（讲义说瓶颈是显存、带宽和可达带宽相差不到 2%、"
                 "专家和最优相差不到 1%、读权重至少占总时间的 80%）。",
                 [("瓶颈是显存", short(dec["最优"]["bound"]) == "显存"),
                  ("带宽和可达带宽相差不到 2%", abs(dec["最优"]["dram_TBps"] * 1e12 / achievable - 1) < 0.02),
@@ -386,17 +393,18 @@ def demo1_breakdown():
                 + few_why +
                 f"最优的 {few_bc.BM}×{few_bc.BN} 块切出 {few_b['tiles']} 个 CTA，快 {few_ratio:.1f}×。",
                 f"{label(*FEW_CTAS)}：专家 {few_e['tiles']} 个 CTA、按 Little 定律最多拉得动 {few_e['dram_TBps']:.2f} TB/s "
-                f"显存带宽（可达的 {achievable / 1e12:.2f} TB/s 的 {pct(few_e['dram_TBps'] * 1e12 / achievable)}），"
-                f"最优 {few_b['tiles']} 个 CTA，专家慢 {few_ratio:.2f}×（讲义说专家只有 10 个 CTA、带宽不到可达的一半、"
+                f"显存带宽（可达的 {achievable / 1e12:.2f} TB/s 的 {pct(few_e['dram_TBps'] * 1e12 / achievable, 0.5)}），"
+                f"最优 {few_b['tiles']} 个 CTA，专家慢 {times(few_ratio, 1.0, 1.5)}×（讲义说专家只有 10 个 CTA、带宽不到可达的一半、"
                 "最优的 CTA 至少多 4 倍、快 1.5 倍以上）。",
                 [("专家只有 10 个 CTA", few_e["tiles"] == 10), ("带宽不到可达的一半", few_e["dram_TBps"] * 1e12 < 0.5 * achievable),
                  ("最优的 CTA 至少多 4 倍", few_b["tiles"] >= 4 * few_e["tiles"]), ("快 1.5 倍以上", few_ratio >= 1.5)]),
         verdict(bad_ok,
                 f"坏例只把专家配置的 stages 改成 1（不预取）：4 个形状上瓶颈都是\"等\"（{bad_moved}），"
-                f"慢 {min(bad_r):.2f}–{max(bad_r):.2f}×"
+                f"慢 {times(min(bad_r), 1.0)}–{times(max(bad_r), 1.0)}×"
                 "——每一步都要干等一次加载回来。" + bad_decode,
                 "stages = 1 的瓶颈：" + "、".join(f"{label(n, m)} {short(b['bound'])}" for n, m, b, _ in bad)
-                + "；慢 " + "、".join(f"{r:.2f}×" for r in bad_r) + "（讲义说都是等、都更慢、decode 慢得最少）。",
+                + "；慢 " + "、".join(f"{times(r, 1.0, *(q for q in bad_r if q != r))}×" for r in bad_r)   # 和 1、和别的
+                + "（讲义说都是等、都更慢、decode 慢得最少）。",                                        # 几个比，印出来不颠倒
                 [("都是等", all(short(b["bound"]) == "等" for _, _, b, _ in bad)), ("都更慢", min(bad_r) > 1),
                  ("decode 慢得最少", bad_r[0] == min(bad_r))]),
     ])
@@ -423,7 +431,7 @@ def demo2_effects():
                           else f"（瓶颈从{short(w1['bound'])}变成{short(w2['bound'])}）") + f"。块数最好是 {sl.SMS} 的整数倍，"
                        "或者多到最后一波的零头无所谓。",
                        f"块 {w1['tiles']} → {w2['tiles']}，最忙的 SM {w1['tiles_per_sm']} → {w2['tiles_per_sm']} 块，"
-                       f"时间 ×{wr:.2f}（讲义说最忙的 SM 从 1 块变 2 块、时间至少 ×1.2）。",
+                       f"时间 ×{times(wr, 1.2)}（讲义说最忙的 SM 从 1 块变 2 块、时间至少 ×1.2）。",
                        [("最忙的 SM 从 1 块变 2 块", w1["tiles_per_sm"] == 1 and w2["tiles_per_sm"] == 2),
                         ("时间至少 ×1.2", wr >= 1.2)]))
 
@@ -448,9 +456,12 @@ def demo2_effects():
                        f"流水线级数：{label(name, Mm)} 上 stages 从 1 到 4，时间 {ts[0]:.0f} → {ts[-1]:.0f} µs"
                        f"（快 {ts[0] / ts[-1]:.1f} 倍），缩短的是\"等\"（{waits[0]:.0f} → {waits[-1]:.0f} µs）：在路上的加载越多，"
                        "每一步越不用干等。",
-                       f"stages {'–'.join(map(str, ks[::max(1, len(ks) - 1)]))} 的时间 {' / '.join(f'{t:.1f}' for t in ts)} µs，"
-                       f"等 {waits[0]:.0f} → {waits[-1]:.0f} µs{cut}（讲义说 1–4 级逐级变快、1 级至少慢 2 倍）。",
-                       [("1–4 级都算得出", ks == [1, 2, 3, 4]), ("逐级变快", all(x > y for x, y in zip(ts, ts[1:]))),
+                       f"stages {'–'.join(map(str, ks[::max(1, len(ks) - 1)]))} 的时间 "
+                       + " / ".join(fmt(t, 1, ts[max(0, i - 1):i] + ts[i + 1:i + 2]) for i, t in enumerate(ts))   # 相邻的
+                       + f" µs（1 级是 4 级的 {times(ts[0] / ts[-1], 2)} 倍），"                    # 两级印出来不会一样
+                       f"等 {waits[0]:.0f} → {waits[-1]:.0f} µs{cut}（讲义说 1–4 级都启动得了、逐级变快、1 级至少慢 2 倍、"
+                       "缩短的是等）。",
+                       [("1–4 级都启动得了", ks == [1, 2, 3, 4]), ("逐级变快", all(x > y for x, y in zip(ts, ts[1:]))),
                         ("1 级至少慢 2 倍", ts[0] / ts[-1] >= 2), ("缩短的是等", waits[0] > waits[-1])])
                + (verdict(o4["time_us"] > o3["time_us"] and o4["ctas_per_sm"] < o3["ctas_per_sm"],
                           f"但级数要占共享内存：{label(occ_name, occ_M)} 上 4 级让每个 SM 只放得下 {o4['ctas_per_sm']} 个 CTA"
@@ -483,7 +494,8 @@ def demo2_effects():
                        f"时间少 {1 - gr:.0%}。",
                        f"group 1 → 8：B 读 {reads[0]:.1f} → {reads[1]:.1f} 次（应是 {tiles_m} → {tiles_m / 8:.0f}），显存时间 "
                        f"{us(g1_dram)} → {us(g8_dram)} µs，L2 总量 {us(g1['l2_total_us'])} → {us(g8['l2_total_us'])} µs，"
-                       f"时间 ×{gr:.2f}（讲义说显存时间至少减半、L2 总量变小、时间少 10% 以上）。",
+                       f"时间 ×{times(gr, 0.9)}（讲义说 B 读 {tiles_m} → {tiles_m / 8:.0f} 次、显存时间至少减半、L2 总量变小、"
+                       "时间少 10% 以上）。",
                        [(f"B 读 {tiles_m} → {tiles_m / 8:.0f} 次", reads_ok), ("显存时间至少减半", g1_dram > 2 * g8_dram),
                         ("L2 总量变小", g1["l2_total_us"] > g8["l2_total_us"]), ("时间少 10% 以上", gr < 0.9)]))
 
@@ -567,7 +579,7 @@ def demo2_effects():
                        f"L2 算术强度：每算一次乘加要从 L2 搬的字节 ∝ (BM+BN)/(BM·BN)，128×256 是 128×128 的 {want:.2f}；"
                        f"模型里\"搬\"也变成约 {l2_r:.2f} 倍，总时间 {tr:.2f} 倍（块少了一半，\"等\"的步数也少一半）。"
                        "prefill 要大块，就是因为它卡在搬上。",
-                       f"128×128 → 128×256：搬 ×{l2_r:.2f}（按字节算应是 ×{want:.2f}），总时间 ×{tr:.2f}，"
+                       f"128×128 → 128×256：搬 ×{l2_r:.2f}（按字节算应是 ×{want:.2f}），总时间 ×{times(tr, 0.85)}，"
                        f"CTA/SM {a['ctas_per_sm']} → {b['ctas_per_sm']}，prefill 最优的瓶颈是{prefill_bound}"
                        "（讲义说搬和按字节算的相差不到 3%、总时间少 15% 以上、CTA/SM 不变，prefill 的最优卡在搬上）。",
                        [("搬和按字节算的相差不到 3%", abs(l2_r / want - 1) < 0.03), ("总时间少 15% 以上", tr < 0.85),
@@ -638,7 +650,7 @@ def demo3_guided(tolerance):
                 + f"在 10–999 次之间；最少 {min(runs):,} 次"
                 f"（{label(easiest['name'], easiest['M'])}），最多 {max(runs):,} 次（{label(worst['name'], worst['M'])}）。"
                 f"穷举每个形状都是 {n:,} 次。",
-                f"中位数 {med:.0f} 次，10–999 次之间的形状 {mid_range} 个（讲义说中位数在 10 到 500 次之间、"
+                f"中位数 {fmt(med, 0, (10, 500))} 次，10–999 次之间的形状 {mid_range} 个（讲义说中位数在 10 到 500 次之间、"
                 f"至少四分之三的形状（{len(res)} 个里至少 {-(-3 * len(res) // 4)} 个）在 10–999 次之间）。",
                 [("中位数在 10 到 500 次之间", 10 <= med <= 500), ("至少四分之三的形状在 10–999 次之间", 4 * mid_range >= 3 * len(res))]),
         verdict(np.median(scores) <= 20 and in_first >= len(res) / 2 and first_s1 == len(res) and np.median(sf) < med,
@@ -649,25 +661,26 @@ def demo3_guided(tolerance):
                 f"平局按 VALID 的顺序试，{first_s1} 个形状上第一个跑的都是 stages = 1——最慢的流水线。"
                 f"只把平局改成先试 stages 大的，中位数就从 {med:.0f} 降到 {np.median(sf):.0f}。",
                 f"分数种数中位数 {np.median(scores):.0f}；命中在并列第一里的形状 {in_first} 个；第一个跑 stages = 1 的形状 "
-                f"{first_s1} 个；同分先试大 stages 的中位数 {np.median(sf):.0f}，引导 {med:.0f}（讲义说分数种数中位数不超过 20、"
+                f"{first_s1} 个；同分先试大 stages 的中位数 {fmt(np.median(sf), 0, (med,))}，引导 {fmt(med, 0, (np.median(sf),))}（讲义说分数种数中位数不超过 20、"
                 f"至少一半形状命中在并列第一里、{len(res)} 个形状上第一个跑的都是 stages = 1、同分先试大 stages 的中位数更小）。",
                 [("分数种数中位数不超过 20", np.median(scores) <= 20), ("至少一半形状命中在并列第一里", in_first >= len(res) / 2),
                  ("第一个跑的都是 stages = 1", first_s1 == len(res)), ("同分先试大 stages 的中位数更小", np.median(sf) < med)]),
         verdict(med < np.median(rnd) and len(losers) > 0 and lw["ahead"] > lw["tied_ahead"] and lw["best_tiles"] < sl.SMS,
-                f"和随机顺序比：中位数 {med:.0f} 对 {np.median(rnd):.0f}，引导赢；但 {len(losers)} 个形状上它比随机顺序还慢，"
+                f"和随机顺序比：中位数 {fmt(med, 0, (np.median(rnd),))} 对 {fmt(np.median(rnd), 0, (med,))}，引导赢；但 {len(losers)} 个形状上它比随机顺序还慢，"
                 f"差得最多的是 {label(lw['name'], lw['M'])}（{lw['runs']:,} 次，随机期望 {lw['random']:,.0f} 次）：命中之前白跑的 "
                 f"{lw['runs'] - 1:,} 个配置里，{lw['ahead']:,} 个被简化模型打了比合格配置更好的分（另 {lw['tied_ahead']:,} 个同分、"
                 f"按 VALID 顺序排在前面）。那里真正的最优 {cfg(lw['best'])} 只切出 {lw['best_tiles']} 块、用不满 {sl.SMS} 个 SM，"
                 "简化模型假定所有 SM 平分 L2 带宽，不知道 SM 用得少时每个 SM 分到的更多、加载延迟也更短。"
                 "简化模型的盲区，就是要多跑的次数。",
-                f"引导中位数 {med:.0f}，随机 {np.median(rnd):.0f}；比随机慢的形状 {len(losers)} 个"
+                f"引导中位数 {fmt(med, 0, (np.median(rnd),))}，随机 {fmt(np.median(rnd), 0, (med,))}；比随机慢的形状 {len(losers)} 个"
                 + (f"；差得最多的 {label(lw['name'], lw['M'])} 跑了 {lw['runs']:,} 次，白跑的 {lw['runs'] - 1:,} 个里 {lw['ahead']:,} 个"
                    f"分数比合格配置好、{lw['tied_ahead']:,} 个同分而在 VALID 里靠前，最优切出 {lw['best_tiles']} 块"
                    if losers else "")
                 + f"（讲义说引导的中位数比随机少、至少一个形状比随机慢、那个形状上白跑的多半是简化模型排错的、最优用不满 "
                   f"{sl.SMS} 个 SM）。",
-                [("引导的中位数比随机少", med < np.median(rnd)), ("至少一个形状比随机慢", len(losers) > 0),
-                 ("白跑的多半是简化模型排错的", lw["ahead"] > lw["tied_ahead"]), (f"最优用不满 {sl.SMS} 个 SM", lw["best_tiles"] < sl.SMS)]),
+                [("引导的中位数比随机少", med < np.median(rnd)), ("至少一个形状比随机慢", len(losers) > 0)]
+                + ([("白跑的多半是简化模型排错的", lw["ahead"] > lw["tied_ahead"]),     # 没有比随机慢的形状时，"那个形状"
+                    (f"最优用不满 {sl.SMS} 个 SM", lw["best_tiles"] < sl.SMS)] if losers else [])),   # 不存在：不判、不点名
     ])
     return med, float(np.median(rnd))
 
