@@ -69,3 +69,10 @@ def test_the_missed_label_is_never_split_across_lines():
         text = "这" * pad + "慢 3.58×、5 个 CTA。没做到的是：70B/8 qkv M = 128 上专家慢 2.2–2.8×。"
         lines = wrap(text, 40)
         assert sum("没做到的是：" in line for line in lines) == 1, lines
+
+
+def test_fmt_uses_thousands_separators_like_the_tables():
+    # 审读报过：第 13 讲不成立的那句印"4036.6 / …"，旁边的表和句子印"30,312.2"
+    from console import fmt
+    assert fmt(4036.6234, 1) == "4,036.6" and fmt(0.7994, 0, (0.8,), percent=True) == "79.9%"
+    assert fmt(1234567.0, 0) == "1,234,567" and fmt(1.19929, 2, (1.2,)) == "1.199"
