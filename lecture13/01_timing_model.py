@@ -470,7 +470,8 @@ def demo2_effects():
                           f"4 级 {us(o4['time_us'])} µs / {o4['ctas_per_sm']} CTA/SM（讲义说 4 级因为占用率降了而更慢）。",
                           [("占用率降了", o4["ctas_per_sm"] < o3["ctas_per_sm"]), ("4 级更慢", o4["time_us"] > o3["time_us"])])
                   if o3 is not None and o4 is not None else
-                  verdict(False, "", f"{label(occ_name, occ_M)} 上没法比 3 级和 4 级{cut}（讲义说 4 级因为占用率降了而更慢）。")))
+                  verdict(False, "", f"{label(occ_name, occ_M)} 上没法比 3 级和 4 级{cut}（讲义说 4 级因为占用率降了而更慢）。",
+                          [("3 级和 4 级都启动得了", False)])))
 
     # group：prefill 上 B 被重读几次
     g1, g8 = (E(EXPERT_BIG.replace(group=g), Mp, Np, Kp) for g in (1, 8))
