@@ -458,7 +458,7 @@ def demo2_effects():
                        "每一步越不用干等。",
                        f"stages {'–'.join(map(str, ks[::max(1, len(ks) - 1)]))} 的时间 "
                        + " / ".join(fmt(t, 1, ts[max(0, i - 1):i] + ts[i + 1:i + 2]) for i, t in enumerate(ts))   # 相邻的
-                       + f" µs（1 级是 4 级的 {times(ts[0] / ts[-1], 2)} 倍），"                    # 两级印出来不会一样
+                       + f" µs（1 级是 {ks[-1]} 级的 {times(ts[0] / ts[-1], 2)} 倍），"            # 两级印出来不会一样
                        f"等 {waits[0]:.0f} → {waits[-1]:.0f} µs{cut}（讲义说 1–4 级都启动得了、逐级变快、1 级至少慢 2 倍、"
                        "缩短的是等）。",
                        [("1–4 级都启动得了", ks == [1, 2, 3, 4]), ("逐级变快", all(x > y for x, y in zip(ts, ts[1:]))),

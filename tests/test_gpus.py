@@ -285,6 +285,8 @@ def test_a_gpu_with_little_shared_memory_runs_every_script_to_the_end(script):
     flat = "".join(r.stdout.split())                  # 不成立的那句点名没做到的（这块 GPU 上第 13 讲的 4 级启动不了）
     if "没法比3级和4级" in flat:
         assert "（讲义说4级因为占用率降了而更慢）。没做到的是：3级和4级都启动得了。" in flat
+    for top in re.findall(r"stages1–(\d)的时间[\d./,µs]+（1级是(\d)级的", flat):       # 只量到 3 级时不说"4 级"
+        assert top[0] == top[1], top
 
 
 @pytest.mark.parametrize("gpu", [[], ["--gpu", "a100"]], ids=["h100", "a100"])
