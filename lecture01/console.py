@@ -962,6 +962,7 @@ class Charts:
             say(f"\n这个脚本没有画图，--svg 没有往 {self.svg_dir} 写文件。")
         if self.files:
             say(f"\n写了 {len(self.files)} 个 SVG 文件到 {self.svg_dir}：" + "、".join(map(os.path.basename, self.files)))
+        Charts.CREATED.clear()                                # 同一个进程里的下一次运行（测试）只管它自己建的
 
     def _emit(self, kind: str, name: str, title: str, data: dict, options: dict) -> None:
         """画一张图。options 里的 slide 是 SVG（幻灯片）上的标题（终端里的标题可以说"上表"，幻灯片上不行），

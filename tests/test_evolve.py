@@ -16,7 +16,7 @@ from evolve import (EXPERT, VALID, Evaluator, Program, ProgramError, Rule, evolv
 from evolve.evaluator import check_function, function_speedup
 from evolve.problem import load_heuristic, per_m_table
 from kernel_lab import Config
-from conftest import run_in_pty, ahead, base_env, launchable, prefetch, run_script as cached_run, run_script_fresh, session_dir
+from conftest import LECTURE_EXPERT, run_in_pty, ahead, base_env, launchable, prefetch, run_script as cached_run, run_script_fresh, session_dir
 
 BIG_TILE = launchable(128, 256, 64, 8, 4, 8)      # 大块：讲义的 4 级，这块 GPU 放不下时少一级（夹具从 VALID 来）
 
@@ -232,8 +232,8 @@ def seed_run():
         shutil.copytree(os.path.join(ROOT, d), os.path.join(root, d), ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(SEED_SCRIPT, os.path.join(root, "lecture14", "seed_04.py"))
     student = os.path.join(root, "lecture14", "expert_heuristic.py")
-    with open(student, encoding="utf-8") as f:
-        text = f.read()
+    with open(LECTURE_EXPERT, encoding="utf-8") as f:      # 从钉住的讲义专家改（学生自己改过的那份不影响这个测试：
+        text = f.read()                                    # 照"可以试试"改了默认配置的同学报过它变红）
     edited = text.replace("return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)",
                           "return Config(BM=64, BN=128, BK=64, warps=4, stages=4, group=8)")
     assert edited != text, "测试的前提变了：学生的专家文件里没有讲义专家的默认配置那一行"
