@@ -86,10 +86,11 @@ def missed_sentence(missed) -> str:
 def fmt(x: float, digits: int = 0, bounds=(), percent: bool = False) -> str:
     """把 x 印成 digits 位小数（percent=True 时先乘 100、后面加 %）；如果四舍五入以后和 bounds 里某个界（同样的单位，
     percent 时也写成比例，例如 0.75）或 0、1 的大小关系变了（0.7496 印成 75% 而判据是 ≥ 75%；0.004 印成 0%），
-    就多印一位，最多 6 位。印出来的数从不和判据、和表里的计数互相矛盾。"""
+    就多印一位，最多 6 位。印出来的数从不和判据、和表里的计数互相矛盾。正好等于 x 的界不用管：两个相等的数用同样的
+    位数印出来也相等（以前四个相等的分级时间各印成 6 位小数，"4,036.622592"）。"""
     scale = 100.0 if percent else 1.0
-    marks = [b * scale for b in (*bounds, 0.0)] + ([scale] if percent else [])
     v = x * scale
+    marks = [m for m in [b * scale for b in (*bounds, 0.0)] + ([scale] if percent else []) if m != v]
     for d in range(digits, 7):
         r = round(v, d)
         if all((r < b) == (v < b) and (r > b) == (v > b) for b in marks):

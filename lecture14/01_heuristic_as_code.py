@@ -231,7 +231,8 @@ def obs_new_shapes(answered: int, n_new: int, in_table: int, worst: float, field
                      f"表只记得见过的点，代码写的是规律{rule}，规律能用到新的点上。答得好不好是另一回事："
                      f"专家在这几个形状上最差离最优慢 {worst:.2f}×——进化要做的，就是把规律写得更好。",
                  "程序对每个没见过的形状都给出能启动的配置，逐形状的表一个都查不到",
-                 f"程序答出 {answered}/{n_new} 个，表查到 {in_table} 个")
+                 f"程序答出 {answered}/{n_new} 个，表查到 {in_table} 个",
+                 [("程序每个形状都答出了", answered == n_new), ("表一个都查不到", in_table == 0)])
 
 
 def obs_space(small: int, big: int, per_shape: int, runs: int, expert_rules: int = 1) -> str:
@@ -243,7 +244,10 @@ def obs_space(small: int, big: int, per_shape: int, runs: int, expert_rules: int
                        "（AlphaEvolve 用 LLM 提修改、用程序库挑父程序）。逐形状调优每个形状只有 "
                        f"{per_shape:,} 个配置可试，但它给不出代码。",
                  "一条规则的程序的写法数 > 穷举训练形状的次数 > 每个形状的配置数，且规则越多写法越多",
-                 f"一条规则 {small:.2e} 种、{MAX_RULES} 条 {big:.2e} 种，穷举训练形状 {runs:,} 次，每个形状 {per_shape:,} 个配置")
+                 f"一条规则 {small:.2e} 种、{MAX_RULES} 条 {big:.2e} 种，穷举训练形状 {runs:,} 次，每个形状 {per_shape:,} 个配置",
+                 [("一条规则的写法比穷举训练形状的次数多", small > runs),
+                  ("穷举训练形状的次数比每个形状的配置数多", runs > per_shape),
+                  (f"{MAX_RULES} 条规则的写法比一条的多", big > small)])
 
 
 def demo2_why_code(table: TimeTable):
@@ -333,7 +337,9 @@ def obs_roundtrip(same: bool, same_text: bool, n_shapes: int, differ: int) -> st
                        f"读进来、写回去只是换成统一的格式，{n_shapes} 个形状上选的配置一个不差。进化的每一步都是"
                        "\"源码 → 改源码 → 再读成程序\"，所以这一趟必须不丢东西。",
                  f"parse(render(p)) == p、render 两次文本相同、{n_shapes} 个形状上选的配置一个不差",
-                 f"程序相同：{'是' if same else '否'}，文本相同：{'是' if same_text else '否'}，选的配置不同的形状 {differ} 个")
+                 f"程序相同：{'是' if same else '否'}，文本相同：{'是' if same_text else '否'}，选的配置不同的形状 {differ} 个",
+                 [("parse(render(p)) == p", same), ("render 两次文本相同", same_text),
+                  (f"{n_shapes} 个形状上选的配置一个不差", differ == 0)])
 
 
 def obs_simplify(match: bool, equiv: bool, n_before: int, n_after: int, corners_ok: bool, example: str) -> str:
@@ -345,7 +351,9 @@ def obs_simplify(match: bool, equiv: bool, n_before: int, n_after: int, corners_
                        "这就是第 12 讲的删死代码：证明走不到，再删。",
                  "simplify 删掉的正是逐条判断为死的规则、行为不变、规则变少、留下的每条规则的角都走到它自己",
                  f"simplify {n_before} → {n_after} 条；和逐条判断一致：{'是' if match else '否'}；行为不变："
-                 f"{'是' if equiv else '否'}；角都走到自己：{'是' if corners_ok else '否'}")
+                 f"{'是' if equiv else '否'}；角都走到自己：{'是' if corners_ok else '否'}",
+                 [("删掉的正是逐条判断为死的规则", match), ("行为不变", equiv), ("规则变少", n_after < n_before),
+                  ("留下的每条规则的角都走到它自己", corners_ok)])
 
 
 def demo3_render_simplify():

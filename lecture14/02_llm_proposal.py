@@ -197,7 +197,9 @@ def obs_database(predicted: int, actual: int | None, size: int, new_best: bool, 
                         "它不在岛上，以后不会被挑作父程序。"),
                  "按分数预测的名次和放进去以后的名次一样，预测的\"是不是新的最好\"也和实际一样",
                  f"预测第 {predicted + 1} 名，放进去以后" + ("不在岛上" if actual is None else f"第 {actual + 1} 名")
-                 + f"；预测新最好：{'是' if was_best else '否'}，实际：{'是' if new_best else '否'}")
+                 + f"；预测新最好：{'是' if was_best else '否'}，实际：{'是' if new_best else '否'}",
+                 [("预测的名次和放进去以后的一样", predicted == actual),
+                  ("预测的\"是不是新的最好\"和实际一样", new_best == was_best)])
 
 
 def demo1_slow_motion(table, train, seed, after):
@@ -315,7 +317,9 @@ def obs_kinds(stats: dict):
                      f"常常挪进资源超限的地方（演示 3 的山谷）。其余几种比父程序好的比例在 {pct(min(rest))} 到 {pct(max(rest))} 之间。"
                      "哪一种都不是每次都对——进化靠的是提得多、筛得快。",
                  "比父程序好的比例最高的是 targeted（但不到 100%），改出启动不了的配置最多的是 single_field",
-                 f"比父程序好的比例最高的是 {top}（{pct(better[top])}），启动不了最多的是 {worst}（{pct(unlaunch[worst])}）")
+                 f"比父程序好的比例最高的是 {top}（{pct(better[top])}），启动不了最多的是 {worst}（{pct(unlaunch[worst])}）",
+                 [("比父程序好的比例最高的是 targeted", top == "targeted"), ("最高的那种不到 100%", better[top] < 1),
+                  ("改出启动不了的配置最多的是 single_field", worst == "single_field")])
 
 
 def kind_stats(table, train, prompt, seed):
@@ -422,7 +426,11 @@ def obs_mistakes(kinds: Counter, tried: int, failed: dict, rejected: int, in_db:
                        "没有一个进了程序库。",
                  "分类合计 = 犯错的回复数，failed = 打不上 + 解析不了，启动不了 = 静态检查拒掉 + 查缓存，没有一个进程序库",
                  f"犯错 {tried} 个，分类 " + "、".join(f"{k} {v}" for k, v in sorted(kinds.items()))
-                 + f"，failed 共 {sum(failed.values())}，静态检查拒掉 {rejected}，查缓存 {repeats}，进了程序库 {in_db}")
+                 + f"，failed 共 {sum(failed.values())}，静态检查拒掉 {rejected}，查缓存 {repeats}，进了程序库 {in_db}",
+                 [("分类合计 = 犯错的回复数", sum(kinds.values()) == tried), ("每个回复都犯了错", kinds["没有错"] == 0),
+                  ("failed = 打不上 + 解析不了", sum(failed.values()) == n_fail),
+                  ("启动不了 = 静态检查拒掉 + 查缓存", rejected + repeats == kinds["子程序启动不了"]),
+                  ("没有一个进程序库", in_db == 0)])
 
 
 def obs_valley(rows: list) -> str:
@@ -437,7 +445,10 @@ def obs_valley(rows: list) -> str:
                  "只改 BM 启动不了，只改 warps 不比起点好，两个一起改比起点好",
                  f"只改 BM：{'能' if only_bm['ok'] else '不能'}启动；只改 warps："
                  + (f"{only_w['score']:.4f}×" if only_w["ok"] else "不能启动") + "；两个一起改："
-                 + (f"{both['score']:.4f}×" if both["ok"] else "不能启动") + f"；起点 {start['score']:.4f}×")
+                 + (f"{both['score']:.4f}×" if both["ok"] else "不能启动") + f"；起点 {start['score']:.4f}×",
+                 [("只改 BM 启动不了", not only_bm["ok"]),
+                  ("只改 warps 能启动、不比起点好", only_w["ok"] and only_w["score"] <= start["score"]),
+                  ("两个一起改能启动、比起点好", both["ok"] and both["score"] > start["score"])])
 
 
 def expert_prompt(table, train) -> Prompt:

@@ -323,7 +323,9 @@ def obs_cascade_saves(runs0, runs6, s0, s6, shares, caught, passed_worse, rest):
                  f"{N_PROBE} 个探针比不用级联少跑 20% 以上的内核，最后的分数相差不到 {TIE:.0%}，"
                  "每个种子里跑过内核的子程序一半以上不比父程序好",
                  f"{N_PROBE} 个探针 {cnt(runs6)} 次、{s6:.3f}×；不用级联 {cnt(runs0)} 次、{s0:.3f}×；"
-                 f"跑过内核的子程序里不比父程序好的占 {share_txt}")
+                 f"跑过内核的子程序里不比父程序好的占 {share_txt}",
+                 [("少跑 20% 以上的内核", runs6 < 0.8 * runs0), (f"分数相差不到 {TIE:.0%}", abs(s6 / s0 - 1) <= TIE),
+                  ("每个种子里一半以上不比父程序好", lo > 0.5)])
 
 
 def obs_probe_size(runs: dict, false: dict, rejected: dict):
@@ -335,7 +337,9 @@ def obs_probe_size(runs: dict, false: dict, rejected: dict):
                        f"（{cnt(false[n])} 对 {cnt(false[3])}）。12 个探针每个子程序先花的钱翻倍，{cnt(runs[12])} 次。",
                  f"{n} 个探针跑的内核在 3、{n}、12 个里最少，错杀不多于 3 个探针，3 个探针淘汰得比 {n} 个少",
                  f"探针 3 / {n} / 12 个：内核 " + " / ".join(f"{cnt(runs[k])}" for k in (3, n, 12)) + " 次，淘汰 "
-                 + " / ".join(f"{cnt(rejected[k])}" for k in (3, n, 12)) + "，错杀 " + " / ".join(f"{cnt(false[k])}" for k in (3, n, 12)))
+                 + " / ".join(f"{cnt(rejected[k])}" for k in (3, n, 12)) + "，错杀 " + " / ".join(f"{cnt(false[k])}" for k in (3, n, 12)),
+                 [(f"{n} 个探针跑的内核最少", runs[n] <= min(runs.values())), (f"{n} 个探针错杀不多于 3 个的", false[n] <= false[3]),
+                  (f"3 个探针淘汰得比 {n} 个少", rejected[3] < rejected[n])])
 
 
 def obs_spread(false_spread, false_random, n, others: str = ""):
@@ -475,7 +479,8 @@ def obs_lineage(chain):
                        "（按 log 分数算）。单独哪一步都到不了这里：好的启发式是好几处修改叠起来的，这正是程序库要留着"
                        "\"不是最好、但有用\"的程序的原因。",
                  "最好的程序至少是 3 次修改叠出来的，最大的一步不到总涨幅的 60%",
-                 f"{len(steps)} 次修改，最大的一步占总涨幅的 {pct(top)}")
+                 f"{len(steps)} 次修改，最大的一步占总涨幅的 {pct(top)}",
+                 [("至少 3 次修改", len(steps) >= 3), ("最大的一步不到总涨幅的 60%", top < 0.6)])
 
 
 def demo3_lineage(res, budget):

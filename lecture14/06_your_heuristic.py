@@ -239,7 +239,8 @@ def obs_explain(n_checked: int, n_bigger: int):
     return check(ok, f"这 {n_checked} 个形状上，你的时间里最大的那一项都比最优配置的同一项大：慢就慢在那一项上。"
                        "改哪条规则，先看它管的形状卡在哪一项——这就是 04 里 targeted 修改用的\"内核常识\"。",
                  "你输得最多的每个形状上，你的时间里最大的那一项都比最优配置的同一项大",
-                 f"{n_checked} 个形状里有 {n_bigger} 个是这样")
+                 f"{n_checked} 个形状里有 {n_bigger} 个是这样",
+                 [("至少拆开了一个形状", n_checked > 0), ("每个拆开的形状都是这样", n_bigger == n_checked)])
 
 
 def demo3_explain(program, table, ratios):

@@ -43,23 +43,33 @@ def test_every_check_with_an_and_names_its_parts():
     import glob
     import os
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    def several(e):
+        return (isinstance(e, ast.BoolOp) and isinstance(e.op, ast.And)
+                or isinstance(e, ast.Compare) and len(e.ops) > 1                  # a and b；a < b < c
+                and not (isinstance(e.left, ast.Constant)                          # 1.25 <= x <= 1.45 是一个
+                         and isinstance(e.comparators[-1], ast.Constant)))         # 范围，算一条
+
     missing = []
     for path in sorted(glob.glob(os.path.join(root, "lecture*", "[0-9][0-9]_*.py"))):
         with open(path, encoding="utf-8") as f:
             tree = ast.parse(f.read())
-        for node in ast.walk(tree):
-            name = getattr(getattr(node, "func", None), "id", None)
-            if not (isinstance(node, ast.Call) and name in ("check", "verdict") and node.args):   # verdict：第 13 讲的
-                continue
-            first = node.args[0]
-            several = (isinstance(first, ast.BoolOp) and isinstance(first.op, ast.And)
-                       or isinstance(first, ast.Compare) and len(first.ops) > 1          # a and b；a < b < c
-                       and not (isinstance(first.left, ast.Constant)                      # 1.25 <= x <= 1.45 是一个
-                                and isinstance(first.comparators[-1], ast.Constant)))     # 范围，算一条
-            if (several
-                    and len(node.args) < {"check": 5, "verdict": 4}[name] and not any(k.arg == "parts" for k in node.keywords)):
-                missing.append(f"{os.path.relpath(path, root)}:{node.lineno}")
-    assert not missing, missing
+        for func in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Module))]:
+            # 先算进一个变量的也算：ok = a and b; check(ok, ...)——看同一个函数里在它之前最后一次给这个名字赋的值
+            assigned = sorted(((n.lineno, t.id, n.value) for n in ast.walk(func) if isinstance(n, ast.Assign)
+                               for t in n.targets if isinstance(t, ast.Name)), key=lambda a: a[0])
+            for node in ast.walk(func):
+                name = getattr(getattr(node, "func", None), "id", None)
+                if not (isinstance(node, ast.Call) and name in ("check", "verdict") and node.args):   # verdict：第 13 讲的
+                    continue
+                first = node.args[0]
+                if isinstance(first, ast.Name):
+                    first = ([v for line, n, v in assigned if n == first.id and line < node.lineno] or [first])[-1]
+                if (several(first)
+                        and len(node.args) < {"check": 5, "verdict": 4}[name]
+                        and not any(k.arg == "parts" for k in node.keywords)):
+                    missing.append(f"{os.path.relpath(path, root)}:{node.lineno}")
+    assert not missing, sorted(set(missing))
 
 
 def test_the_missed_label_is_never_split_across_lines():
@@ -76,3 +86,12 @@ def test_fmt_uses_thousands_separators_like_the_tables():
     from console import fmt
     assert fmt(4036.6234, 1) == "4,036.6" and fmt(0.7994, 0, (0.8,), percent=True) == "79.9%"
     assert fmt(1234567.0, 0) == "1,234,567" and fmt(1.19929, 2, (1.2,)) == "1.199"
+
+
+def test_fmt_of_a_number_equal_to_its_bound_adds_no_digits():
+    # 以前四个完全相等的分级时间互相当界，各印成 6 位小数（"4,036.622592"）：相等的数用同样的位数印出来就相等
+    from console import fmt
+    ts = [4036.622592] * 4
+    assert [fmt(t, 1, ts[max(0, i - 1):i] + ts[i + 1:i + 2]) for i, t in enumerate(ts)] == ["4,036.6"] * 4
+    assert fmt(0.8, 0, (0.8,), percent=True) == "80%" and fmt(1.2, 2, (1.2,)) == "1.20"
+    assert fmt(4036.64, 1, (4036.63,)) == "4,036.64"          # 不相等的界照旧多印一位

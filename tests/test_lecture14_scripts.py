@@ -1044,3 +1044,17 @@ def test_06_more_budget_suggestion_keeps_the_seed():
     assert s06.evolve_suggestion(a)[1].endswith("--evolve --seed 2")
     assert s06.evolve_suggestion(SimpleNamespace(file=s06.EXPERT_FILE, evolve=True, budget=100, seed=s06.SEED))[1] \
         .endswith("--evolve")
+
+
+@pytest.mark.parametrize("name,part", [
+    ("01 new shapes", "程序每个形状都答出了"), ("01 space", "一条规则的写法比穷举训练形状的次数多"),
+    ("01 roundtrip", "个形状上选的配置一个不差"), ("01 simplify", "行为不变"), ("02 database", "预测的名次和放进去以后的一样"),
+    ("02 kinds", "比父程序好的比例最高的是 targeted"), ("02 kinds never always right", "最高的那种不到 100%"),
+    ("02 mistakes", "没有一个进程序库"), ("02 valley", "只改 warps 能启动、不比起点好"),
+    ("03 cascade", "少跑 20% 以上的内核"), ("03 cascade most worse", "每个种子里一半以上不比父程序好"),
+    ("03 probe size", "个探针跑的内核最少"), ("03 lineage", "至少 3 次修改"), ("06 explain", "每个拆开的形状都是这样")])
+def test_a_failed_observation_with_several_conditions_names_the_one_that_missed(name, part):
+    # 条件先算进变量 ok 再 check(ok, …) 的观察以前不给 parts：不成立时看不出是哪一条没做到（ast 测试现在也查这种写法）
+    _, fn, _, bad, _ = next(c for c in obs_cases() if c[0] == name)
+    text = str(fn(*bad))
+    assert "没做到的是：" in text and part in text.split("没做到的是：", 1)[1], text
