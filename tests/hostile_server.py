@@ -278,6 +278,30 @@ def _trickle_head(s, out, path, body, n):
     out.drip(head(length=2) + b"{}", s.drip)
 
 
+def _chunked_forever(s, out, path, body, n):
+    """200、分块传输，每 0.01 秒一个一字节的块（一个空格），永远不说完（直到这个连接的 max_seconds）。"""
+    out.write(head(headers=["Transfer-Encoding: chunked"]))
+    while True:
+        out.write(b"1\r\n \r\n")
+        if s.stopped.wait(0.01):
+            raise _Stop
+
+
+FAKE_LOG = ("\n2026-01-01 00:00:00,000 - INFO - Iteration {i}: Program fake{i} (parent: x) completed in 0.01s"
+            "\n2026-01-01 00:00:00,000 - INFO - Metrics: combined_score=9.9000, probe_speedup=9.9000, launchable=1.0000, "
+            "full_evaluation=1.0000, rules=1.0000")
+
+
+def _echo_400(s, out, path, body, n):
+    """400，说明里回显收到的 Authorization、带终端控制序列（改终端标题、清屏），还有换行开头的假日志行（伪造
+    OpenEvolve 的 "Iteration N: Program …" 和 "Metrics: combined_score=9.9"）。"""
+    with s.lock:
+        auth = s.received[-1][2].get("authorization", "")
+    fake = "".join(FAKE_LOG.format(i=i) for i in range(1, 40))
+    message = f"bad key {auth} \x1b]0;pwned\x07\x1b[2J{fake}"
+    out.write(whole(json.dumps({"error": {"message": message}}).encode(), 400))
+
+
 def _escape_ids(s, out, path, body, n):
     ids = ["\x1b[2J\x1b[31m" + "A" * 2_000_000, "ok\x9b\u202e"]
     out.write(whole(json.dumps({"data": [{"id": i} for i in ids]}).encode()))
@@ -310,4 +334,6 @@ MODES = {
     "trickle_head": _trickle_head,
     "escape_ids": _escape_ids,                # 模型名里有清屏、变红的控制序列，一个 2 MB 长
     "hang_up": _raw(b""),                     # 读了请求，什么都不回就关掉
+    "chunked_forever": _chunked_forever,      # 分块的正文永远不完
+    "echo_400": _echo_400,                    # 400，说明里是收到的密钥、控制序列和假的 OpenEvolve 日志行
 }

@@ -503,3 +503,97 @@ def test_a_refusing_server_names_the_key_openevolve_would_send(monkeypatch, conf
         assert "检查环境变量 OPENAI_API_KEY" in said
     else:
         assert "检查 config.yaml 的 api_key（发出去的是它" in said
+
+
+@ahead(waits=True)                # 等 OpenEvolve 和它对 400 的重试：会话一开始就在"等着的"后台线程跑
+def echoing_server_run():
+    """OpenEvolve 对着一个回 400、说明里回显密钥、控制序列和假日志行的服务器跑 8 个提议：(抛的 RuntimeError 或 None, 日志全文, 密钥)。"""
+    from hostile_server import HostileServer
+    out = pathlib.Path(session_dir("oe_echo400"))
+    with HostileServer(chat="echo_400", max_seconds=10) as s:
+        try:
+            _run_against(s.url, 8, out)
+            stopped = None
+        except RuntimeError as e:
+            stopped = e
+    with open(out / "out" / "openevolve.log", encoding="utf-8", errors="replace") as f:
+        return stopped, f.read(), runmod.MOCK_KEY
+
+
+PREFETCH.append(echoing_server_run)
+
+
+def test_server_text_in_openevolves_log_cannot_fake_results_or_leak_the_key():
+    """讲师报过：服务器在 400 的说明里放换行和假的 "Iteration 1: Program …" / "Metrics: combined_score=9.9" 行，
+    make openevolve 就印"4 个提议：39 个做了完整评估……-35 个没变成子程序"，接连失败也不停；回显的密钥和 ESC 控制序列
+    原样进了 openevolve.log。现在每条日志记录是一行：控制字符转义、密钥换成 ***。"""
+    stopped, log, key = echoing_server_run()
+    n = runmod.GIVE_UP_AFTER
+    assert stopped is not None and f"接连 {n} 个提议都是 LLM 调用失败（LLM 回 HTTP 400 ×{n}）" in str(stopped), stopped
+    assert "fake1" in log and not any(line.startswith("2026-01-01") for line in log.splitlines())   # 假行还在，但不成行
+    assert "\x1b" not in log and "\\x1b]0;pwned" in log
+    assert key not in log and "bad key Bearer ***" in log
+
+
+@ahead(waits=True)
+def endless_reply_run():
+    """OpenEvolve 对着一个回复永远不完的服务器（分块一直来）跑 3 个提议，一个提议最多等 3 秒：(RuntimeError 或 None, 用了几秒)。"""
+    from hostile_server import HostileServer
+    out = pathlib.Path(session_dir("oe_endless"))
+    with HostileServer(chat="chunked_forever", max_seconds=60) as s:
+        t = time.monotonic()
+        try:
+            _run_against(s.url, 3, out, stall_limit=3.0)
+            stopped = None
+        except RuntimeError as e:
+            stopped = e
+        return stopped, time.monotonic() - t
+
+
+PREFETCH.append(endless_reply_run)
+
+
+def test_a_reply_that_never_ends_stops_openevolve_after_the_stall_limit():
+    """讲师报过：回复的分块永远不完，OpenEvolve 的 wait_for 到时放弃了，读它的线程还在，make openevolve 就一直等
+    （"第 1 个提议等了 150 秒"）。现在一个提议等了 stall_seconds() 秒还没做完就停下它，一句话说清楚。"""
+    stopped, seconds = endless_reply_run()
+    msg = str(stopped)
+    assert stopped is not None and "第 1 个提议等了 3 秒还没做完" in msg and "\n" not in msg and "openevolve.log" in msg, msg
+    assert seconds < 30
+
+
+def test_the_stall_limit_follows_config_yaml(tmp_path):
+    # 一个提议最多等：LLM 的 timeout × (retries + 1) + retry_delay × retries，加两级评估的 evaluator.timeout，再加余量
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("llm:\n  timeout: 10\n  retries: 2\n  retry_delay: 3\nevaluator:\n  timeout: 5\n", encoding="utf-8")
+    assert runmod.stall_seconds(str(cfg)) == 10 * 3 + 3 * 2 + 2 * 5 + runmod.STALL_SLACK
+    cfg.write_text("llm:\n  api_base: x\n", encoding="utf-8")                  # 没写的用 OpenEvolve 的默认
+    assert runmod.stall_seconds(str(cfg)) == 60 * 4 + 5 * 3 + 2 * 300 + runmod.STALL_SLACK
+    assert runmod.stall_seconds() < 600                                        # 讲义的 config.yaml：几分钟，不是永远
+
+
+def test_make_openevolve_does_not_print_a_password_or_query_in_api_base(monkeypatch, capsys, tmp_path):
+    """讲师报过：api_base 写成 http://alice:密码@主机/v1?api-key=…，make openevolve 在标准错误和标准输出上都原样印着。
+    这里只换掉开跑前的检查和 OpenEvolve 本身（给一个只有专家的结果），印的是 main 自己的那两句。"""
+    from evolve import EXPERT as expert, render
+    base = "http://alice:hunter2-secret@127.0.0.1:9/v1?api-key=sk-query-secret"
+    monkeypatch.setattr(runmod, "configured_llm", lambda: (base, "m\x1b[2J"))
+    monkeypatch.setattr(runmod, "check_configured", lambda b, m: None)
+    monkeypatch.setattr(runmod, "run_openevolve", lambda procs, url, n, seed, out, **kw: dict(
+        best_code=render(expert), trace=[], iterations=n, llm_failed={}, seconds=1.0))
+    assert runmod.main(["--iterations", "1", "--output", str(tmp_path / "out")]) == 0
+    out, err = capsys.readouterr()
+    for text in (out, err):
+        assert "127.0.0.1:9/v1" in text and "hunter2" not in text and "sk-query" not in text and "\x1b" not in text, text
+
+
+def test_openevolves_process_has_a_memory_ceiling():
+    """讲师报过：OpenEvolve 把一个解压成 1 GB 的 gzip 回复整个读进内存（它读回复、解压都不设上限）。它的进程（和它
+    fork 的 worker）的地址空间限在 MEMORY_LIMIT：超了是那次调用的 MemoryError（记作一次失败的调用），不是整台机器
+    的内存被吃光。"""
+    code = ("import resource, sys; sys.path.insert(0, sys.argv[1]); import run_openevolve as r; r._limit_memory(); "
+            "print(resource.getrlimit(resource.RLIMIT_AS)[0]); bytearray(r.MEMORY_LIMIT)")
+    p = subprocess.run([sys.executable, "-c", code, HERE], capture_output=True, text=True, timeout=60)
+    assert p.stdout.split()[0] == str(runmod.MEMORY_LIMIT) and "MemoryError" in p.stderr, (p.stdout, p.stderr[-300:])
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:                # README 说的是同一个数
+        assert f"限 {runmod.MEMORY_LIMIT >> 30} GB 地址空间" in f.read()

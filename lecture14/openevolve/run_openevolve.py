@@ -180,14 +180,35 @@ def failure_kind(error: str) -> str | None:
     return "LLM 调用出错（别的原因，见 openevolve.log）"
 
 
+STALL_SLACK = 30.0            # 一个提议最多等多久：config.yaml 允许的 LLM 调用和评估的时间，再加这么多秒（启动、忙的机器）
+
+
+def stall_seconds(config: str = CONFIG) -> float:
+    """一个提议最多该花多久：LLM 调用 timeout × (retries + 1) + retry_delay × retries（config.yaml 的 llm 一节；没写的
+    用 OpenEvolve 0.4.0 的默认 60、3、5），加上评估两级各 evaluator.timeout（默认 300），再加 STALL_SLACK。
+    讲师报过：服务器的回复没完没了（分块一直来），OpenEvolve 的 asyncio.wait_for 到时放弃了，可调用它的线程还在读，
+    收尾时等着它——那个提议永远做不完，"接连失败就停下"也就永远等不到。"""
+    import yaml                                          # OpenEvolve 要 PyYAML：能跑 OpenEvolve 就有它
+    with open(config, encoding="utf-8") as f:
+        cfg = yaml.safe_load(f) or {}
+    llm, ev = cfg.get("llm") or {}, cfg.get("evaluator") or {}
+    num = lambda d, k, default: float(d.get(k) if isinstance(d.get(k), (int, float)) else default)  # noqa: E731
+    retries = num(llm, "retries", 3)
+    return (num(llm, "timeout", 60) * (retries + 1) + num(llm, "retry_delay", 5) * retries
+            + 2 * num(ev, "timeout", 300) + STALL_SLACK)
+
+
 def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int, output: str, progress=None,
-                   label: str = "OpenEvolve", note=None) -> dict:
+                   label: str = "OpenEvolve", note=None, stall_limit: float | None = None) -> dict:
     """在一个新的进程组里让 OpenEvolve 对着 url（None：用 config.yaml 里的 api_base）跑 iterations 个提议，输出放在 output（要是空的或不存在）。
     progress(已经完成几个提议, 一共几个) 大约每秒调用一次；note(一句话)：QUIET_NOTE_SECONDS 秒没有提议做完时说一声
     （None 不说）。返回 read_run(output) 的结果，加上 seconds（墙上时间）和 llm_failed（LLM 调用失败的提议，按种类计数：
     从 OpenEvolve 的日志读的）。OpenEvolve 出错退出，或者接连 GIVE_UP_AFTER 个提议都是 LLM 调用失败（停下它）：
-    抛 RuntimeError（一句话，说在它的日志哪里）。"""
+    抛 RuntimeError（一句话，说在它的日志哪里）。一个提议等了 stall_limit 秒（None：stall_seconds()）还没做完，也停下它、
+    抛 RuntimeError：OpenEvolve 自己在那种时候停不下来。"""
     from collections import Counter
+    if stall_limit is None:
+        stall_limit = stall_seconds()
     os.makedirs(output, exist_ok=True)
     spec = dict(url=url, iterations=iterations, seed=seed, output=output, parent=os.getpid())
     log_path = os.path.join(output, "openevolve.log")
@@ -240,6 +261,12 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
         now = time.monotonic()
         if quiet_since is None:
             quiet_since, next_note = now, now + QUIET_NOTE_SECONDS
+        if now - quiet_since >= stall_limit:
+            _kill_group(p)
+            raise RuntimeError(f"{label} 的第 {len(seen) + 1} 个提议等了 {now - quiet_since:.0f} 秒还没做完，比 config.yaml "
+                               "允许的一次 LLM 调用（timeout × (retries + 1)，加上重试之间的 retry_delay）和评估的时间还长："
+                               "多半是 LLM 服务器的回复没完没了，OpenEvolve 自己停不下来，停下了它，"
+                               f"没有跑完 {iterations} 个提议；检查 LLM 服务器，详细的在 {log_path}。")
         if note and now >= next_note:
             note(f"  {label}：第 {len(seen) + 1} 个提议等了 {now - quiet_since:.0f} 秒（多半在等 LLM 回答），"
                  "Ctrl-C 随时停下。")
@@ -334,12 +361,58 @@ def _seeded_ids(seed: int) -> None:
     uuid.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)
 
 
+def _log_records_one_line(keys) -> None:
+    """OpenEvolve 的日志里有服务器写的文字（出错时的 "Error code: 400 - {服务器的说明}"）。讲师报过：说明里带换行和
+    假的 "Iteration 1: Program …" / "Metrics: combined_score=9.9" 行，就能伪造 read_run 和"接连失败就停下"读到的数；
+    服务器把收到的密钥回显在说明里，密钥和 ESC 控制序列就原样进了 openevolve.log（停下时那句话让人去看它）。
+    这里把每条日志记录（连同它的 traceback）变成一行：控制字符转义（换行写成 \\n）、密钥换成 ***。
+    OpenEvolve 自己加的 handler 也管得到：换的是生成记录的工厂和 Formatter.formatException，不是某个 handler。"""
+    import logging
+    from evolve.openai_llm import redact, shown
+
+    def clean(text: str) -> str:
+        for key in keys:
+            text = redact(text, key)
+        return shown(text, 20_000)
+
+    make = logging.getLogRecordFactory()
+
+    def factory(*args, **kwargs):
+        record = make(*args, **kwargs)
+        try:
+            record.msg, record.args = clean(record.getMessage()), ()
+        except Exception:                                  # noqa: BLE001  格式不对的记录照旧交给 logging 报
+            pass
+        return record
+
+    logging.setLogRecordFactory(factory)
+    trace = logging.Formatter.formatException
+    logging.Formatter.formatException = lambda self, ei: clean(trace(self, ei))
+    stack = logging.Formatter.formatStack
+    logging.Formatter.formatStack = lambda self, info: clean(stack(self, info))
+
+
+MEMORY_LIMIT = 4 << 30        # OpenEvolve 的进程最多用这么多地址空间：它读回复、解压 gzip 都不设上限（讲师报过：
+                              # 解压成 1 GB 的回复整个读进了内存）；超了是那次调用的 MemoryError，不是整台机器内存不够
+
+
+def _limit_memory() -> None:
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = MEMORY_LIMIT if hard == resource.RLIM_INFINITY else min(MEMORY_LIMIT, hard)
+    if soft == resource.RLIM_INFINITY or soft > limit:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
 def child(spec: dict) -> int:
     _die_with_parent(spec.get("parent"))
     _seeded_ids(spec["seed"])
+    _limit_memory()
     from openevolve import run_evolution
     from openevolve.config import load_config
     cfg = load_config(CONFIG)
+    _log_records_one_line([k for k in {os.environ.get("OPENAI_API_KEY"), cfg.llm.api_key,
+                                       *(m.api_key for m in cfg.llm.models + cfg.llm.evaluator_models)} if k])
     url = spec["url"]
     if url is not None:                                       # 对着 MockLLM 服务器：换成它这次的端口
         cfg.llm.api_base = url
@@ -425,6 +498,7 @@ def main(argv=None) -> int:
     need_openevolve(MISSING, "python3 lecture14/openevolve/run_openevolve.py")   # 在 .venv 里装了就换成它（审读报过）
     ensure_numpy()
     from evolve import TimeTable, geomean_speedup, oracle_speedup, render, split_shapes
+    from evolve.openai_llm import clean_url, shown
     from evolve.problem import display_path
     output = a.output or OUTPUT
     if a.output is None and os.path.isdir(output):
@@ -445,7 +519,8 @@ def main(argv=None) -> int:
             if problem:
                 say(problem)
                 return 2
-            progress(f"OpenEvolve {VERSION} 问 config.yaml 里的 {base}（模型 {model}），跑 {a.iterations} 个提议……")
+            progress(f"OpenEvolve {VERSION} 问 config.yaml 里的 {clean_url(base)}（模型 {shown(model, 100)}），"
+                     f"跑 {a.iterations} 个提议……")
             url = None
         res = run_openevolve(procs, url, a.iterations, a.seed, output,
                              progress=lambda k, n: progress(f"  OpenEvolve：{k}/{n} 个提议"), note=progress)
@@ -458,7 +533,8 @@ def main(argv=None) -> int:
     train, test = split_shapes()
     best = best_program(res)
     tr, te = geomean_speedup(best, train, table), geomean_speedup(best, test, table)
-    who = "LLM 是 MockLLM 服务器（没有真的语言模型）" if mock else f"LLM 是 {model}（config.yaml 的 {base}）"
+    who = ("LLM 是 MockLLM 服务器（没有真的语言模型）" if mock else      # 地址里的用户名、密码、查询串不印（讲师报过）
+           f"LLM 是 {shown(model, 100)}（config.yaml 的 {clean_url(base)}）")
     from console import print_note, print_try                # 句子按终端宽度折行（管道里 100 列）
     print_note(f"OpenEvolve {VERSION} 跑第 14 讲的问题：{a.iterations} 个提议，种子 {a.seed}；{who}，时间来自第 13 讲的解析模型。")
     print_note(f"最好的程序（用本讲的 evolve 重新算：训练形状上比专家快 {tr:.3f}×，测试形状上 {te:.3f}×，"
