@@ -30,6 +30,7 @@ import re
 import shlex
 import shutil
 import sys
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -897,6 +898,15 @@ def command_line() -> str:
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)   # 控制字符写成 \x..（XML 里放不下）
 
 
+def _os_why(e: OSError, doing: str) -> str:
+    """一个 OSError 用平常的话说（doing：在做什么，"建目录"、"写文件"）。"""
+    return {errno.EACCES: f"没有在那里{doing}的权限", errno.EPERM: f"没有在那里{doing}的权限",
+            errno.EROFS: "那里的文件系统是只读的", errno.ENOTDIR: "路径里有一段不是目录",
+            errno.ENOENT: "那里不让新建文件" if doing == "写文件" else "路径里有一段不存在、也建不了",
+            errno.ENOSPC: "磁盘满了", errno.ENAMETOOLONG: "路径太长",
+            errno.EEXIST: "那里有一个同名的文件"}.get(e.errno) or e.strerror or str(e)
+
+
 class Charts:
     """脚本用的"图的出口"：每张图一行代码。印到终端；svg_dir 不是 None 时，同一张图也写成 svg_dir/名字.svg。
 
@@ -911,6 +921,7 @@ class Charts:
         self.svg_dir, self.show = svg_dir, show
         self.drawn: dict[str, tuple[str, str, dict]] = {}
         self.files: list[str] = []
+        self.svg_error: str | None = None            # 写 SVG 出错时的那半句（之后不再写，report 说一句）
 
     def reset(self, svg_dir: str | None = None, show: bool = True) -> "Charts":
         """重新开始：清空记录，换一个 SVG 目录（None：不写文件）。返回自己。"""
@@ -946,11 +957,13 @@ class Charts:
         except FileExistsError:                               # 刚刚别的进程建了它
             pass
         except OSError as e:
-            why = {errno.EACCES: "没有在那里建目录的权限", errno.EPERM: "没有在那里建目录的权限",
-                   errno.EROFS: "那里的文件系统是只读的", errno.ENOTDIR: "路径里有一段不是目录",
-                   errno.ENOENT: "路径里有一段不存在、也建不了", errno.ENOSPC: "磁盘满了",
-                   errno.ENAMETOOLONG: "路径太长"}.get(e.errno) or e.strerror or str(e)
-            parser.error(f"--svg 的目录 {path} 建不了（{why}）；换一个能写的目录")
+            parser.error(f"--svg 的目录 {path} 建不了（{_os_why(e, '建目录')}）；换一个能写的目录")
+        try:                                                  # 已经有的目录也得写得进去（学生报过：--svg /usr 算完
+            fd, probe = tempfile.mkstemp(dir=path, prefix=".svg-check-")   # 演示 1 才在写第一张图时一段 traceback）
+            os.close(fd)
+            os.remove(probe)
+        except OSError as e:
+            parser.error(f"--svg 的目录 {path} 写不进去（{_os_why(e, '写文件')}）；换一个能写的目录")
         return path
 
     def report(self) -> None:
@@ -963,6 +976,8 @@ class Charts:
             say(f"\n这个脚本没有画图，--svg 没有往 {self.svg_dir} 写文件。")
         if self.files:
             say(f"\n写了 {len(self.files)} 个 SVG 文件到 {self.svg_dir}：" + "、".join(map(os.path.basename, self.files)))
+        if self.svg_error is not None:
+            say(f"\n{self.svg_error}：从那张图起不再写 SVG，这次运行照常跑完。")
         Charts.CREATED.clear()                                # 同一个进程里的下一次运行（测试）只管它自己建的
 
     def _emit(self, kind: str, name: str, title: str, data: dict, options: dict) -> None:
@@ -977,14 +992,19 @@ class Charts:
             print("\n" + globals()[f"format_{kind}"](title, **data, **options))
         if self.svg_dir is not None:
             import svg                                       # 同一目录的 svg.py：只有写文件时才 import（它要 xml、urllib）
-            os.makedirs(self.svg_dir, exist_ok=True)
             path = os.path.join(self.svg_dir, f"{name}.svg")
             options = {k: v for k, v in options.items() if k not in ("width", "height", "color")}
             if "series" in data:
                 data = dict(data, series={slide_names.get(k, k): v for k, v in data["series"].items()})
-            with open(path, "w", encoding="utf-8", newline="\n") as f:
-                f.write(getattr(svg, f"{kind}_svg")(slide, **data, **options, **only_svg, source=command_line()))
-            self.files.append(path)
+            text = getattr(svg, f"{kind}_svg")(slide, **data, **options, **only_svg, source=command_line())
+            if self.svg_error is None:
+                try:
+                    os.makedirs(self.svg_dir, exist_ok=True)
+                    with open(path, "w", encoding="utf-8", newline="\n") as f:
+                        f.write(text)
+                    self.files.append(path)
+                except OSError as e:                         # 跑到一半写不进去了（磁盘满了、目录被删了）：图不写了，
+                    self.svg_error = f"写 {path} 时出错（{_os_why(e, '写文件')}）"   # 这次运行照常跑完，最后说一句
 
     def line(self, name: str, title: str, series: dict, *, refs=(), **options) -> None:
         """折线图（format_line）；refs 是 [(标签, y)]。"""

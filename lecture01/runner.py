@@ -30,6 +30,8 @@ Ctrl-C 的细节（README 只说"一秒之内停下，只印一行，退出码 1
     Ctrl-C 在新解释器 import runner 时放开，照样只印一行、退出码 130（tests/test_interrupt.py 造出这种情形）。
   - 第三方 C 扩展（numpy 和 numpy.random）都在挡住 Ctrl-C 的时候 import（ensure_numpy）：numpy.random 的 Cython 扩展
     初始化时会吞掉落在里面的 Ctrl-C。
+  - Python 把 Ctrl-C 吞掉时（KeyboardInterrupt 落在 weakref 回调、__del__ 里，只印 "Exception ignored"）：第一次
+    Ctrl-C 另起的后备线程在 BACKSTOP_SECONDS（0.6）秒后替主线程收拾，照样只印一行、退出码 130（_backstop）。
   - 最后一行印出来以后（Python 收尾的十几毫秒）按的 Ctrl-C 不算打断：什么也不多印，退出码 0（_finished）。
   - 终端把按下的 Ctrl-C 回显成 "^C"：标准错误是这样的终端时，"已中断。"前面先换一行（interrupted_line），
     不和 "^C" 挤在一起；管道和文件里就是"已中断。"一行（tests/test_interrupt.py 在伪终端里真的按一次）。
@@ -120,6 +122,45 @@ REEXEC_FLAG = "MINI_ALPHAEVOLVE_REEXEC"      # 已经换过一次解释器：不
 if os.environ.get(REEXEC_FLAG) and hasattr(signal, "pthread_sigmask"):
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 _cleanups: list = []
+
+# Ctrl-C 的后备：Python 默认的 SIGINT 处理只是在主线程里抛 KeyboardInterrupt；它要是落在 weakref 的回调、__del__ 里
+# （import 的模块锁 _get_module_lock 的回调就是一个），Python 只印一行 "Exception ignored in: …" 就把它吞了，脚本照常
+# 跑下去（助教在很忙的机器上见过一次：04 过了 5 秒还在跑）。所以第一次 Ctrl-C 时另外起一个线程：BACKSTOP_SECONDS 秒后
+# 主线程还没开始收拾（_interrupted），就由它来杀子进程、印那一行、以 130 退出。谁先拿到 _STOPPING 谁收拾，只印一行。
+BACKSTOP_SECONDS = 0.6
+_STOPPING = __import__("threading").Lock()
+
+
+def _backstop() -> None:
+    time.sleep(BACKSTOP_SECONDS)
+    if not _STOPPING.acquire(blocking=False):            # 主线程在收拾了（或者已经收拾完在退出）
+        return
+    _kill_children()
+    try:
+        os.write(2, interrupted_line().encode("utf-8"))
+    except OSError:
+        pass
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _on_sigint(signum, frame):
+    if not _backstop_started:
+        _backstop_started.append(True)
+        __import__("threading").Thread(target=_backstop, daemon=True, name="ctrl-c-backstop").start()
+    raise KeyboardInterrupt
+
+
+def _unraisable(u) -> None:
+    """被吞掉的 Ctrl-C 不印 "Exception ignored in: … KeyboardInterrupt" 那一段：后备线程会收拾、只印一行。"""
+    if u.exc_type is not None and issubclass(u.exc_type, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(u)
+
+
+_backstop_started: list = []
+if sys.excepthook is _excepthook:                          # 直接运行编号脚本时（和 _excepthook 一样；测试 import 时不动）
+    signal.signal(signal.SIGINT, _on_sigint)
+    sys.unraisablehook = _unraisable
 
 
 # ---------------------------------------------------------------- GPU（--gpu）
@@ -585,8 +626,12 @@ def _finished() -> None:
 
 
 def _interrupted() -> None:
-    """Ctrl-C 之后：不再理 Ctrl-C（收拾时再按也不打断收拾），杀掉子进程，印一行，退出码 130。"""
+    """Ctrl-C 之后：不再理 Ctrl-C（收拾时再按也不打断收拾），杀掉子进程，印一行，退出码 130。后备线程（_backstop）
+    已经在收拾了的话，等它退出。"""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not _STOPPING.acquire(blocking=False):
+        while True:
+            time.sleep(1)
     _kill_children()
     try:
         print(interrupted_line(), end="", file=sys.stderr)

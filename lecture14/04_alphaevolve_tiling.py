@@ -163,7 +163,8 @@ def demo1_problem(table, train, test):
             print_note("（文件里没有 EVOLVE-BLOCK 标记，读的是整个文件。）")
         print(f"{listing(src, name)}\nevolve 读到的规则（规范化以后的写法，进化从它出发）：\n" + listing(render(EXPERT)))
     simp = simplify(EXPERT)
-    if simp != EXPERT:                                 # 和 01、06 一样说出来：贴进来的表里很多规则去掉也一样
+    if simp.n_rules() < EXPERT.n_rules():              # 和 01、06 一样说出来：贴进来的表里很多规则去掉也一样（只合并了
+                                                       # 一条规则里重复的条件时规则数不变，不说：学生报过"其中 0 条……"）
         print_note(f"其中 {EXPERT.n_rules() - simp.n_rules()} 条规则去掉也一样（走不到，或者它管的形状后面的分支给同样的"
                    f"配置）：simplify 以后 {simp.n_rules()} 条，选的配置一个不差。进化从读到的 {EXPERT.n_rules()} 条出发。")
     for w in warnings[:MAX_WARNINGS]:
@@ -310,9 +311,12 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
                + ("下面是它的原样" if whole else f"它有 {len(source.splitlines())} 行，下面只印开头（末尾说印了几行）")   # 和清单末尾"一共 N 行"同一写法
                + "（下面那段 SEARCH/REPLACE 打到父程序上得到的就是它）：")
     print(shown)
-    if simp != best:
+    if simp.n_rules() < best.n_rules():
         print_note(f"删掉死规则（永远走不到的，或者去掉也一样的：它管的形状后面的分支给同样的配置）以后是 {simp.n_rules()} 条，"
                    "选的配置一个不差：")
+        print(listing(render(simp)))
+    elif simp != best:                                  # 没有死规则，只是一条规则里同一维有重复的条件（M <= 16 and M <= 32）
+        print_note("没有死规则；把一条规则里同一维的重复条件合并成一个以后，选的配置一个不差：")
         print(listing(render(simp)))
     parent_src = render(res["parent"]) if res["parent"] is not None else None
     print("产生它的那次修改（对父程序的 SEARCH/REPLACE）：\n" + format_diff(res["diff"]))

@@ -41,3 +41,20 @@ def test_removed_reachable_rule_is_not_called_unreachable():
     flat = "".join(line.strip() for line in out.splitlines())
     assert "删掉死规则（永远走不到的规则）" not in flat
     assert "去掉也一样" in flat.split("删掉死规则")[1][:60]
+
+
+def test_a_repeated_condition_is_not_called_zero_removable_rules(tmp_path):
+    """学生报过：if M <= 16 and M <= 32: 让 04 说"其中 0 条规则去掉也一样……simplify 以后 1 条"，01 和 06 对同一个
+    文件说"没有死规则"。simplify 只合并了重复的条件、规则数不变时，04 不说"去掉也一样"。"""
+    import os
+    from conftest import LECTURE_EXPERT, base_env, run_script_fresh
+    with open(LECTURE_EXPERT, encoding="utf-8") as f:
+        text = f.read()
+    assert text.count("    if M <= 16:\n") == 1
+    path = tmp_path / "expert.py"
+    path.write_text(text.replace("    if M <= 16:\n", "    if M <= 16 and M <= 32:\n"), encoding="utf-8")
+    r = run_script_fresh(os.path.join("lecture14", "04_alphaevolve_tiling.py"), "--budget", "30", "--seeds", "1",
+                         "--jobs", "1", env={**base_env(), "MINI_ALPHAEVOLVE_EXPERT": str(path)}, timeout=120)
+    flat = "".join(line.strip() for line in r.stdout.splitlines())
+    assert r.returncode == 0 and "if M <= 16 and M <= 32:" in flat, r.stderr[-500:]
+    assert "条规则去掉也一样" not in flat and "其中 0 条" not in flat

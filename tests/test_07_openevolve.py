@@ -51,6 +51,14 @@ def test_observations_hold_on_numbers_that_support_them():
     assert f"{S07.SLOWER} 倍以上" in obs[5]
 
 
+def test_the_wall_time_sentence_on_stdout_does_not_depend_on_the_timing():
+    """学生报过：第 6 条观察写"这次约 27 倍"，同样的命令再跑一次是"约 26 倍"（README 说用时只印到标准错误）。
+    成立时那句话只说"5 倍以上"，这次是几倍印在标准错误上。"""
+    slow = [dict(r, seconds=r["seconds"] * 2) for r in GOOD_THEIRS]
+    assert texts(GOOD_OURS, GOOD_THEIRS)[5] == texts(GOOD_OURS, slow)[5]
+    assert "这次约" not in texts(GOOD_OURS, GOOD_THEIRS)[5]
+
+
 def test_one_seed_each_does_not_call_a_tiny_gap_bigger_than_the_seed_spread():
     """讲师报过：--seeds 1 时说"OpenEvolve 更高：1.071× 对 1.070×，相差比同一边换个种子的差别（最多 0.000）还大"——
     一个种子没有"换个种子的差别"可比。现在只报两边的数，说一个种子说明不了谁更好。"""

@@ -207,3 +207,48 @@ def test_ctrl_c_under_make_run_is_our_line_then_one_line_from_make_as_readme_say
     with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     assert "make: *** [Makefile:…] Interrupt`（或 `Error 130`）" in readme
+
+
+SWALLOWING = '''import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from runner import run
+
+
+class Busy:
+    def __del__(self):                          # Ctrl-C 落在这里：Python 只说 "Exception ignored"，把它吞掉
+        end = time.monotonic() + 0.2
+        while time.monotonic() < end:
+            pass
+
+
+def main():
+    print("开始", flush=True)
+    end = time.monotonic() + 20                 # 自己的期限：测试怎样结束都不留下它
+    while time.monotonic() < end:
+        Busy()
+    return 0
+
+
+sys.exit(run(main))
+'''
+
+
+@pytest.mark.quiet                                  # 量时间：conftest 让它最先跑
+def test_a_ctrl_c_that_python_swallows_still_stops_the_script_within_a_second(tmp_path):
+    """助教在很忙的机器上见过：Ctrl-C 落在 import 的模块锁的 weakref 回调里，Python 印 "Exception ignored in: … KeyboardInterrupt"
+    就把它吞了，04 过了 5 秒还在跑。现在第一次 Ctrl-C 另起一个后备线程：主线程 BACKSTOP_SECONDS 秒内没开始收拾，
+    就由它收拾、只印一行、退出码 130。这里的脚本几乎所有时间都在 __del__ 里（Ctrl-C 总是被吞掉）。"""
+    script = tmp_path / "99_swallow.py"                       # 编号脚本的名字：runner 只在直接运行编号脚本时装处理函数
+    script.write_text(SWALLOWING, encoding="utf-8")
+    p = subprocess.Popen([sys.executable, str(script), os.path.join(ROOT, "lecture01")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert p.stdout.readline() == "开始\n"
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=10)
+        took = time.monotonic() - t0
+    finally:
+        stop_group(p)
+    assert p.returncode == 130 and err == "已中断。\n" and took < 1.0, (p.returncode, err, took)

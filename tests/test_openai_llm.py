@@ -788,3 +788,20 @@ def test_a_record_file_that_stops_taking_writes_stops_recording_not_the_run(tmp_
     flat = re.sub(r"\s+", "", out)
     assert f"这次的{posts}个提议都问了stub" in flat and "OSError" not in flat, (posts, flat[-2000:])
     assert 0 < f.stat().st_size <= limit
+
+
+def test_record_never_overwrites_a_file_that_is_already_there(tmp_path):
+    """讲师报过：--record 给了一个已有的文件（上一次花钱录的，甚至 04 脚本本身），开跑的那一刻就被清空了。现在一句话、
+    退出码 2，文件一个字节不动，服务器一个请求也没收到；空文件照常录。"""
+    old = tmp_path / "run.jsonl"
+    old.write_text('{"type": "header"}\n', encoding="utf-8")
+    with StubServer(script("edit")) as s:
+        p = run_04("--llm", s.url, "--model", "stub", "--record", str(old))
+        asked = len(s.requests)
+    assert p.returncode == 2 and "已经有了（19 字节）" in p.stderr and "不覆盖" in p.stderr and "Traceback" not in p.stderr
+    assert old.read_text(encoding="utf-8") == '{"type": "header"}\n' and asked == 0
+    empty = tmp_path / "empty.jsonl"
+    empty.touch()
+    with StubServer(script("edit")) as s:
+        assert run_04("--llm", s.url, "--model", "stub", "--record", str(empty)).returncode == 0
+    assert empty.read_text(encoding="utf-8").startswith('{"type": "header"')

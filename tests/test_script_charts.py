@@ -314,6 +314,33 @@ def test_an_svg_dir_under_a_file_is_said_in_the_students_words(tmp_path):
     assert r.returncode == 2 and "路径里有一段不是目录" in r.stderr and "Not a directory" not in r.stderr
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="要一个已经有、却写不进文件的目录：Linux 的 /proc")
+@pytest.mark.parametrize("script", ["lecture10/01_config_space.py", "lecture14/04_alphaevolve_tiling.py"])
+def test_an_existing_svg_dir_that_cannot_be_written_is_one_sentence_before_the_run(script):
+    """学生报过：--svg /usr（普通用户）、--svg /proc 先把演示算完，写第一张图时一段 PermissionError 的 traceback。
+    现在开跑之前就试着在那里写一个文件：写不进去就一句话、退出码 2。"""
+    r = run_script_fresh(os.path.join(ROOT, script), "--quick", "--svg", "/proc", timeout=60) if "04" in script else \
+        run_script_fresh(os.path.join(ROOT, script), "--svg", "/proc", timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == "", r.stderr[-500:]
+    assert "--svg 的目录 /proc 写不进去（那里不让新建文件）；换一个能写的目录" in r.stderr
+
+
+def test_charts_that_cannot_be_written_mid_run_are_one_sentence_and_the_run_goes_on(tmp_path, capsys):
+    # 跑到一半目录没了、原地换成了一个同名的文件：这张图和以后的图不写，终端里照常画，最后在标准错误上说一句
+    where = tmp_path / "figs"
+    charts = Charts(str(where), show=False)
+    charts.line("a", "a", {"x": [(0, 1.0), (1, 2.0)]})
+    os.remove(where / "a.svg")
+    where.rmdir()
+    where.write_text("not a directory")
+    charts.line("b", "b", {"x": [(0, 1.0), (1, 2.0)]})
+    charts.line("c", "c", {"x": [(0, 1.0), (1, 2.0)]})
+    assert list(charts.drawn) == ["a", "b", "c"] and len(charts.files) == 1
+    charts.report()
+    err = capsys.readouterr().err
+    assert "b.svg 时出错（那里有一个同名的文件）：从那张图起不再写 SVG，这次运行照常跑完" in "".join(err.split("\n")), err
+
+
 def test_an_empty_svg_dir_is_one_sentence_that_says_so():
     """学生报过：--svg '' 说的是"--svg 的目录  建不了"（名字是空的，两个空格）。"""
     r = run_script_fresh(os.path.join(ROOT, "lecture10/01_config_space.py"), "--svg", "", timeout=60)

@@ -1243,6 +1243,10 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = ""):
         return None
     if a.model is None:
         raise SetupError("--llm 要和 --model NAME 一起用（例如 --model qwen2.5-coder:7b）。")
+    if a.record is not None and os.path.isfile(a.record) and os.path.getsize(a.record) > 0:
+        # 讲师报过：--record 给了一个已有的文件（上一次花钱录的 run.jsonl，甚至 04 脚本本身），开跑的那一刻就被清空了
+        raise SetupError(f"录制文件 {shown(a.record, 100)} 已经有了（{os.path.getsize(a.record):,} 字节）：--record 不覆盖"
+                         "已有的文件（上一次录下的可能是花钱录的）；换一个文件名，或者先把它改名、删掉。")
     try:
         backend = OpenAILLM(a.llm, a.model, concurrency=a.llm_concurrency or CONCURRENCY,
                             timeout=a.llm_timeout or TIMEOUT, notify=notify or _tell_stderr)
