@@ -659,7 +659,7 @@ def demo3_guided(tolerance):
                 "不知道 stages、group、"
                 f"warp 块大小，K 被 BK 整除时也看不出 BK——{len(VALID)} 个配置只被打出 {min(scores)}–{max(scores)} 种分数"
                 f"（中位数 {np.median(scores):.0f}）。{in_first} 个形状上命中的配置就在并列第一的那一堆里；"
-                f"平局按 VALID 的顺序试，{first_s1} 个形状上第一个跑的都是 stages = 1——最慢的流水线。"
+                f"平局按 VALID 的顺序试，{first_s1} 个形状上第一个跑的都是 stages = 1——最浅的流水线（不预取下一块，只靠别的 warp 顶着）。"
                 f"只把平局改成先试 stages 大的，中位数就从 {med:.0f} 降到 {np.median(sf):.0f}。",
                 f"分数种数中位数 {np.median(scores):.0f}；命中在并列第一里的形状 {in_first} 个；第一个跑 stages = 1 的形状 "
                 f"{first_s1} 个；同分先试大 stages 的中位数 {fmt(np.median(sf), 0, (med,))}，引导 {fmt(med, 0, (np.median(sf),))}（讲义说分数种数中位数不超过 20、"

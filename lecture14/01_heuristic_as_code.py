@@ -51,7 +51,8 @@ from evolve.program import (NO_BOUND, branch_index, dead_rules, equivalent,  # n
                             removed_lines, unreachable_lines)
 
 # 没见过的形状：M = 3000 不在 11 个 M 里；405B/8 是 Llama-3 405B 按 8 路张量并行切开的投影（hidden 16384、
-# Hq 128、Hkv 8、intermediate 53248），它的 N、K 在 88 个形状里都没有
+# Hq 128、Hkv 8、intermediate 53248），它的 N、K 在 88 个形状里都没有（助教往 llama_shapes.py 里加了 405B/8 的话，
+# 换一个数据里没有的投影：演示 2 的观察会标【本次不成立】，tests/test_printed_numbers_01.py 也说这里要换）
 NEW_LAYERS = {"405B/8 qkv": ((128 + 2 * 8) * 128 // 8, 16384), "405B/8 gate_up": (2 * 53248 // 8, 16384)}
 NEW_SHAPES = (Shape("8B gate_up", 3000, *LAYERS["8B gate_up"]), Shape("405B/8 qkv", 64, *NEW_LAYERS["405B/8 qkv"]),
               Shape("405B/8 gate_up", 5000, *NEW_LAYERS["405B/8 gate_up"]))

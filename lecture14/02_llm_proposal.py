@@ -112,6 +112,9 @@ class Recorder:
         self.db = ProgramDatabase(rng)
         return self.db
 
+    # 包着的是 MockLLM 时，它抛的异常是程序错，进化循环照常抛出去（evolve.loop._bug_or_failure）
+    bugs_are_fatal = property(lambda self: getattr(self.llm, "bugs_are_fatal", False))
+
     def propose(self, prompt):
         if self.evaluator is not None:
             self.cached.append(self.evaluator.n_cached)
@@ -401,6 +404,9 @@ class Spy:
 
     def __init__(self, llm):
         self.llm, self.log = llm, []
+
+    # 包着的是 MockLLM 时，它抛的异常是程序错，进化循环照常抛出去（evolve.loop._bug_or_failure）
+    bugs_are_fatal = property(lambda self: getattr(self.llm, "bugs_are_fatal", False))
 
     def propose(self, prompt):
         op, reply = self.llm.propose(prompt)

@@ -197,6 +197,9 @@ class Recorder:
         self.db = self._cls(rng)
         return self.db
 
+    # 包着的是 MockLLM 时，它抛的异常是程序错，进化循环照常抛出去（evolve.loop._bug_or_failure）
+    bugs_are_fatal = property(lambda self: getattr(self.llm, "bugs_are_fatal", False))
+
     def propose(self, prompt):
         self.k += 1
         op, reply = self.llm.propose(prompt)

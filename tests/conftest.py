@@ -103,6 +103,11 @@ for _hook in sys.meta_path:
 
 # 默认的 h100 不放进环境、而是把外面可能设着的去掉：和"不给 --gpu"的运行（test_gpus.py）是同一个环境，缓存里共用一次。
 TESTS_GPU = os.environ.get("TESTS_GPU") or "h100"
+sys.path.insert(0, os.path.join(ROOT, "lecture10"))
+import gpus as _gpus  # noqa: E402
+# 助教报过：TESTS_GPU=L40S 得到的是"命令行用 --gpu，或者设环境变量 MINI_ALPHAEVOLVE_GPU"：pytest_configure 里说 TESTS_GPU
+TESTS_GPU_PROBLEM = _gpus.problem(TESTS_GPU) and (
+    f"TESTS_GPU={TESTS_GPU}：不认识这块 GPU；可以选 {'、'.join(_gpus.GPUS)}（lecture10/gpus.py 的 GPUS 里的名字），不设就是 h100。")
 if TESTS_GPU == "h100":
     os.environ.pop("MINI_ALPHAEVOLVE_GPU", None)
 else:
@@ -827,6 +832,8 @@ _BACKGROUND: list = []
 
 
 def pytest_configure(config):
+    if TESTS_GPU_PROBLEM:
+        raise pytest.UsageError(TESTS_GPU_PROBLEM)
     _start_reaper()
     config.addinivalue_line("markers", "quiet: 量时间的测试：最先跑，那时前台没有别的事（conftest）")
     config.addinivalue_line("markers", "h100_claim: 讲义在 H100 上的论断：TESTS_GPU 不是 h100 时跳过（TESTS_GPU_CLAIMS=1 时照样检查）")

@@ -313,3 +313,15 @@ def test_the_config_space_valley_is_checked_not_told():
     assert "【本次不成立】讲义说256×128配4个warp启动不了、配8个warp能启动" in obs, obs
     a100 = "".join(run_script("lecture10/01_config_space.py", "--gpu", "a100", env=ENV).stdout.split("演示 3", 1)[1].split())
     assert "【本次不成立】讲义说4级、256×128、BK=128的共享内存超了上限、BK减半就放得下" in a100, a100
+
+
+def test_a_mistyped_tests_gpu_is_one_sentence_naming_tests_gpu():
+    """助教报过：TESTS_GPU=L40S 在收集时出错，说的是"命令行用 --gpu，或者设环境变量 MINI_ALPHAEVOLVE_GPU"——他设的是 TESTS_GPU。"""
+    import subprocess
+    import sys
+    env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS")}, "TESTS_GPU": "L40S"}
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_layout.py"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    said = p.stdout + p.stderr
+    assert p.returncode == 4 and f"TESTS_GPU=L40S：不认识这块 GPU；可以选 {'、'.join(gpus.GPUS)}" in said, said[-1000:]
+    assert "Traceback" not in said and "MINI_ALPHAEVOLVE_GPU" not in said

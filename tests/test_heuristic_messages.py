@@ -16,7 +16,7 @@ OK_BIG = "Config(128, 128, 64, 4, 3, 8)"
 REGS = "Config(256, 128, 64, 4, 3, 8)"        # 每线程 296 个寄存器
 SMEM = "Config(256, 128, 128, 8, 4, 8)"       # 共享内存 393,216 B
 HIT = re.compile(r"^(?P<file>\S+?):(?P<line>\d+): 这个分支 .*（(?P<total>\d+) 个形状里有 (?P<hit>\d+) 个走这个分支，"
-                 r"例如 (?P<name>.+) M=(?P<M>\d+)）$")
+                 r"例如 (?P<name>.+) M=(?P<M>\d+)）。$")              # 每行以句号结尾（学生报过有几句没有）
 
 
 def write(tmp_path, body):

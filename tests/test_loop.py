@@ -697,3 +697,17 @@ def test_an_ordinary_error_is_still_a_counted_failure(table, train):
     ev = Evaluator(train, table)
     out = evolve(ev, 20, seed=0, llm=Broken())
     assert_survived(out, ev, 20)
+
+
+def test_a_bug_inside_mock_llm_is_an_error_not_a_failed_proposal(table, train):
+    """助教报过：加一种修改时方法名拼错，MockLLM 每次挑到它都抛 AttributeError；循环把它记成"LLM 调用出错"，04 退出码 0，
+    表里多一行"（LLM 出错）17"，原因哪里都没印。MockLLM 是本地的确定的代码：它抛的异常照常抛出去。真的后端（和测试的
+    桩）抛的异常仍然记作失败的提议（上面的测试）；带 kind 的异常（后端说明过的失败）也是。"""
+    from evolve.mock_llm import Dice, MockLLM
+
+    class Broken(MockLLM):
+        def propose(self, prompt):
+            raise AttributeError("'Broken' object has no attribute '_swap_rulez'")
+
+    with pytest.raises(AttributeError, match="_swap_rulez"):
+        evolve(Evaluator(train, table), 5, seed=0, llm=Broken(Dice(0)))

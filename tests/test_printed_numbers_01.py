@@ -113,8 +113,10 @@ def test_demo2_new_shapes(stdout, table, printed_program):
     worst = 0.0
     for r in t.rows:
         s = shape_of(r[0])
-        assert (s.M, s.N, s.K) not in seen and r[c_table] == "没有这一项", r
-        assert s.M not in TOKENS or (s.N, s.K) not in LAYERS.values(), r            # 真的没见过
+        unseen = ("这个测试的前提，不是引擎：01_heuristic_as_code.py 的 NEW_SHAPES（演示 2 的'没见过的形状'）现在在"
+                  "形状数据（lecture13/llama_shapes.py）里了；在 NEW_LAYERS / NEW_SHAPES 里换一个数据里没有的投影或 M")
+        assert (s.M, s.N, s.K) not in seen and r[c_table] == "没有这一项", (unseen, r)
+        assert s.M not in TOKENS or (s.N, s.K) not in LAYERS.values(), (unseen, r)   # 真的没见过
         for cell, prog in ((r[c_exp], program), (r[c_pmt], pmt)):
             cfg = choose(prog, s)
             assert cfg_of(cell) == cfg, (cell, cfg)

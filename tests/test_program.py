@@ -168,6 +168,7 @@ def test_parse_errors(body, line, words):
     assert e.value.lineno == line and e.value.filename == "expert_heuristic.py"
     assert str(e.value).startswith(f"expert_heuristic.py:{line}: ") and words in e.value.message
     assert isinstance(e.value, ValueError)
+    assert str(e.value).endswith(("。", "？", "！", "…")), str(e.value)      # 一句话有句号（学生报过几句没有）
 
 
 def test_parse_error_syntax_line():
@@ -197,6 +198,7 @@ def test_common_python_mistakes_are_said_in_the_students_words(body, says):
     with pytest.raises(ProgramError) as e:
         parse("# EVOLVE-BLOCK-START\n" + body + "\n# EVOLVE-BLOCK-END\n", "h.py")
     assert says in str(e.value) and not re.search(r"[a-z]{4,} [a-z]{4,} [a-z]{4,}", str(e.value)), str(e.value)
+    assert str(e.value).endswith(("。", "？", "！", "…")), str(e.value)
 
 
 SRC_A, SRC_B = "Config(16, 64, 128, 4, 4, 1)", "Config(128, 128, 64, 4, 3, 8)"

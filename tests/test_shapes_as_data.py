@@ -87,7 +87,8 @@ def test_an_unpaired_projection_is_refused_in_one_sentence_naming_it():
     assert len(unpaired) == 1
     # 助教报过：加了 Qwen 的 qkv，点名的却是 8B gate_up（配对剩下的），像是说它错了。现在说剩下的不一定是新加的，
     # 也说数据里最后一个（多半是刚加的）
-    assert unpaired != [QWEN[0].name] and f"数据里最后一个投影是 {QWEN[0].name}" in msg and "不一定是新加的" in msg
+    # （讲义的 8 个投影加上它时，剩下的是 8B gate_up；助教加了别的模型以后剩下的可能正是它，那也照样这么说）
+    assert f"数据里最后一个投影是 {QWEN[0].name}" in msg and "不一定是新加的" in msg
 
 
 def test_the_model_is_a_property_of_the_shape_not_of_its_name():

@@ -241,7 +241,14 @@ def _ask_one(llm, prompt: Prompt):
     try:
         return llm.propose(prompt)
     except Exception as e:                          # 真的 LLM 调用也会失败（超时、限流……）：记下来，接着进化
+        _bug_or_failure(llm, e)
         return e
+
+
+def _bug_or_failure(llm, e: Exception) -> None:
+    """本地的后端（MockLLM：bugs_are_fatal）抛的不带 kind 的异常是程序错：照常抛出去，不记作失败的提议。"""
+    if getattr(llm, "bugs_are_fatal", False) and not getattr(e, "kind", None):
+        raise e
 
 
 def _ask_many(llm, prompts: list) -> list:
@@ -249,6 +256,7 @@ def _ask_many(llm, prompts: list) -> list:
     try:
         replies = list(llm.propose_many(prompts))
     except Exception as e:
+        _bug_or_failure(llm, e)
         return [e] * len(prompts)
     if len(replies) < len(prompts):
         missing = ReplyError("LLM 回复个数不对", f"问了 {len(prompts)} 个，回了 {len(replies)} 个")

@@ -200,6 +200,11 @@ def _check_weights(op_weights) -> tuple[float, ...]:
 class MockLLM:
     """模板化的修改 + 一点内核常识。所有随机性来自传进来的 Dice（同一个种子，同样的提议）。"""
 
+    # 进化循环把 LLM 抛的异常记作一次失败的提议（真的模型会超时、限流）。MockLLM 是本地的、确定的代码，它"故意犯的错"
+    # 是回复（mistake），不是异常：它抛出异常就是程序写错了，循环照常抛出去（助教报过：加一种修改时方法名拼错，
+    # 04 退出码 0，表里多一行"（LLM 出错）17"，原因 AttributeError 哪里都没印）。
+    bugs_are_fatal = True
+
     def __init__(self, rng: Dice, mistake_rate: float = MISTAKE_RATE, op_weights=OP_WEIGHTS):
         """op_weights 和 OPS 一一对应；把 targeted 的权重设成 0，就是一个没有内核常识的"小模型"（05 脚本的消融）。"""
         weights = _check_weights(op_weights)

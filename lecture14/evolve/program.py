@@ -419,6 +419,13 @@ def unreachable_lines(program: Program) -> list[int]:
     return [line for _, line in sorted(out)]
 
 
+def full_stop(message: str) -> str:
+    """每一行说明都以句号（或问号、叹号、省略号、冒号）结尾（学生报过："……再重新运行"、"……最稳妥）"、
+    "……把它挪到那条前面"后面没有句号）。出错信息（ProgramError）和读文件时的提醒都经过这里。"""
+    return "\n".join(line if not line.strip() or line.rstrip().endswith(("。", "？", "！", "…", "：")) else line.rstrip() + "。"
+                     for line in message.split("\n"))
+
+
 def dead_rules(program: Program) -> list[tuple[int, str]]:
     """哪些规则写了也没用（程序照样能读、能跑，只是这几条不起作用）：[(行号, 一句说明)]，按规则的顺序。三种：
     没有正整数形状满足的条件（M <= 0）；被前面某一条整个挡住的规则；不带条件的规则（if True:）——它后面的规则
@@ -454,7 +461,7 @@ def dead_rules(program: Program) -> list[tuple[int, str]]:
                 text = (f"这条规则永远用不到：它管的形状都先被{where}（if {cond}:）接走了——那条的条件更宽；"
                         "想让它起作用，把它挪到那条前面")
             out.append((idx, r.line, text))
-    return [(line, text) for _, line, text in sorted(out, key=lambda x: x[0])]
+    return [(line, full_stop(text)) for _, line, text in sorted(out, key=lambda x: x[0])]
 
 # ---------------------------------------------------------------- 转引：SEARCH/REPLACE 修改在 diff.py（它不依赖本模块）
 

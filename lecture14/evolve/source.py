@@ -23,13 +23,14 @@ import warnings
 
 from kernel_lab import FIELDS, GRID, Config
 
-from .program import AXES, BLOCK_END, BLOCK_START, MAX_FIELD, MAX_THRESHOLD, Program, Rule
+from .program import AXES, BLOCK_END, BLOCK_START, MAX_FIELD, MAX_THRESHOLD, Program, Rule, full_stop
 
 
 class ProgramError(ValueError):
     """源代码不是合法的 DSL 程序。str 是 "文件名:行号: 说明"，说明里写 DSL 允许什么。"""
 
     def __init__(self, filename: str, lineno: int, message: str):
+        message = full_stop(message)
         super().__init__(f"{filename}:{lineno}: {message}")
         self.filename, self.lineno, self.message = filename, lineno, message
 
@@ -150,7 +151,7 @@ def ignored_code(source: str) -> list[tuple[int, str]]:
                 and not first < node.lineno < last and not (second >= 0 and node.lineno > second):
             out.append((node.lineno, f"这个 def choose_config 在 {BLOCK_START} … {BLOCK_END} 外面，不会被读："
                                      "只有两行标记之间的那一个算数；要改就改标记之间的代码"))
-    return sorted(out)
+    return sorted((line, full_stop(text)) for line, text in out)
 
 
 def find_block(source: str, filename: str = "<program>") -> tuple[int, str]:
