@@ -55,7 +55,7 @@ def test_key_is_redacted_from_eight_characters_on(key, hidden):
 
 def test_repr_never_shows_the_key():
     key = "sk-secret-0123456789"
-    backend = OpenAILLM("http://user:pw@127.0.0.1:9/v1?token=abc", "m", api_key=key)
+    backend = OpenAILLM("http://127.0.0.1:9/v1?token=abc&pw=1", "m", api_key=key)
     assert key not in repr(backend) and "pw" not in repr(backend) and "token" not in repr(backend)
 
 

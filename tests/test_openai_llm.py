@@ -361,7 +361,7 @@ def test_ledger_adds_up():
 def test_key_is_not_in_repr_or_errors(monkeypatch):
     # 密钥从环境变量来，repr 里没有；服务器的错误里回显了密钥，录下的回复里也被抹掉
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    backend = OpenAILLM("http://user:pw@127.0.0.1:1/v1?key=" + KEY, "m")
+    backend = OpenAILLM("http://127.0.0.1:1/v1?key=" + KEY + "&pw=pw", "m")   # 用户名、密码：另一个测试（拒掉）
     assert KEY not in repr(backend) and "pw" not in repr(backend)
     assert backend._redact(f"echo {KEY}") == "echo ***"
 
@@ -805,3 +805,12 @@ def test_record_never_overwrites_a_file_that_is_already_there(tmp_path):
     with StubServer(script("edit")) as s:
         assert run_04("--llm", s.url, "--model", "stub", "--record", str(empty)).returncode == 0
     assert empty.read_text(encoding="utf-8").startswith('{"type": "header"')
+
+
+def test_a_user_and_password_in_the_address_are_refused_not_dropped():
+    """讲师报过：--llm http://user:pass@主机/v1 不发 Basic 认证、也不说一声，服务器回 401 时说的是检查 OPENAI_API_KEY。"""
+    for url in ("http://alice:hunter2@127.0.0.1:9/v1", "http://alice@127.0.0.1:9/v1"):
+        with pytest.raises(ValueError) as e:
+            OpenAILLM(url, "x")
+        msg = str(e.value)
+        assert "写了用户名或密码" in msg and "OPENAI_API_KEY" in msg and "hunter2" not in msg and "alice" not in msg, msg

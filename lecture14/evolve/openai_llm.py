@@ -442,6 +442,9 @@ class OpenAILLM(_Backend):
         if any(c.isspace() for c in base_url) or not u.hostname.isascii():   # 讲师报过：空格说成"响应头不合规矩
             raise ValueError(f"{names.address} {_said_url(base_url)} 里有空格或主机名里有 ASCII 以外的字符："  # （InvalidURL）"
                              "地址里不能有空格；中文之类的主机名要写成 xn-- 开头的写法（punycode）")
+        if u.username is not None or u.password is not None:   # 讲师报过：http://user:pass@… 悄悄不发，服务器回 401
+            raise ValueError(f"{names.address} {_said_url(base_url)} 里写了用户名或密码（@ 前面那段）：它们不会发给服务器；"
+                             f"去掉它；密钥另外给：{names.key}")
         if u.port == 0:                            # http.client 把端口 0 当成"没写"，连的是 80：说一句，别悄悄换
             raise ValueError(f"{names.address} {_said_url(base_url)} 的端口是 0：端口要是 1 到 65535 的整数"
                              "（例如 http://127.0.0.1:11434/v1 的 11434）")
