@@ -341,6 +341,12 @@ _ENGLISH = [                                  # argparse 自己的英文报错 �
 
 class _Parser(argparse.ArgumentParser):
     def parse_known_args(self, args=None, namespace=None):    # noqa: D102  --gpu 要和已经载入的硬件是同一块
+        # 不认识的 --选项先说（学生报过：lecture10/01 --budget 0 说的是"参数 BM BN BK…要是正整数，收到的是 0"——
+        # argparse 先把 0 当成了位置参数）。单独一个 -- 后面的是位置参数，不看
+        words = list(sys.argv[1:] if args is None else args)
+        for word in words[:words.index("--")] if "--" in words else words:
+            if isinstance(word, str) and word.startswith("--") and word.split("=", 1)[0] not in self._option_string_actions:
+                self.error(f"unrecognized arguments: {word}")
         ns, rest = super().parse_known_args(args, namespace)
         loaded = getattr(sys.modules.get("kernel_lab"), "GPU", None)
         wanted = getattr(ns, "gpu", None)

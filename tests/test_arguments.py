@@ -154,7 +154,7 @@ def test_help_fits_the_terminal_with_chinese_two_columns_wide(script, cols=80):
 
 @pytest.mark.parametrize("args,says", [
     (["--gpu", "b200"], "参数 --gpu 不能取 'b200'：只能取 " + ", ".join(map(repr, gpus.GPUS)) + " 之一"),
-    (["--bud", "50"], "不认识的参数：--bud 50。是不是 --budget？"),
+    (["--bud", "50"], "不认识的参数：--bud。是不是 --budget？"),
     (["--seeed", "3"], "是不是 --seed？"),
     (["--quick=1"], "参数 --quick 是一个开关，后面不跟值：把 =1 去掉"),               # 学生报过：夹着
     (["--help=1"], "参数 -h/--help 是一个开关，后面不跟值：把 =1 去掉"),              # "ignored explicit argument"
@@ -172,3 +172,17 @@ def test_a_wrong_choice_or_a_misspelt_option_is_said_in_chinese_with_what_was_me
     assert guess.returncode == 2 and "是不是 --seed、--seeds 或 --svg？" in guess.stderr, guess.stderr
     none = run_script("lecture14/04_alphaevolve_tiling.py", "--xyz", timeout=60)        # 哪个都不像：不猜
     assert none.returncode == 2 and "是不是" not in none.stderr
+
+
+@pytest.mark.parametrize("script,args", [("lecture10/01_config_space.py", ["--budget", "0"]),
+                                         ("lecture14/06_your_heuristic.py", ["--shape", "0", "1", "1"]),
+                                         ("lecture14/01_heuristic_as_code.py", ["--budget", "0"])])
+def test_an_option_the_script_does_not_have_is_named_before_its_value_is_read(script, args):
+    """学生报过：lecture10/01 --budget 0 说的是"参数 BM BN BK warps stages group：要是正整数……收到的是 0"——
+    argparse 先把 0 当成了这个脚本的位置参数。不认识的 --选项现在先说。"""
+    from runner import parser
+    with pytest.raises(SystemExit) as e:
+        parser("x").parse_args(args)
+    r = run_script(script, *args, timeout=60)
+    assert r.returncode == 2 and f"不认识的参数：{args[0]}。" in r.stderr and "正整数" not in r.stderr, r.stderr
+    assert e.value.code == 2
