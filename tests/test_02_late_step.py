@@ -57,6 +57,7 @@ def demo2_failed(stdout):
 @pytest.mark.h100_claim
 @pytest.mark.parametrize("run", list(RUNS))
 def test_table_explains_kinds_that_proposed_nothing_new(outputs, run):
+    """02 演示 2：提了却每次都没想到新修改的修改种类，表下面那句说明点的正是它们。"""
     out = section(outputs[run], "演示 2")
     idle = idle_kinds(outputs[run])
     rules, _ = parent(outputs[run])

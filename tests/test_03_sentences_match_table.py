@@ -41,6 +41,7 @@ def joined(text):
 @pytest.mark.h100_claim
 @pytest.mark.parametrize("run", list(RUNS))
 def test_demo1_sentences_print_the_table_cells(outputs, run):
+    """03 演示 1：句子里的内核次数、分数、错杀个数就是表里那几格印的数。"""
     body = section(outputs[run], "演示 1")
     t = find_table(body, "其中错杀")
     cell = lambda label, col: t.row(label)[t.col(col)]                       # noqa: E731

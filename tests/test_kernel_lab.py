@@ -30,6 +30,7 @@ def launchable_by_hand():
 
 @pytest.mark.h100_claim
 def test_valid_is_the_3744_launchable_configs():
+    """第 10 讲：6400 个配置里能启动的是 3744 个，和逐个手算的一样。"""
     assert len(VALID) == 3744                                                # 第 14 讲说的配置空间大小
     assert [c.as_tuple() for c in VALID] == launchable_by_hand()           # 和逐个手算的结果一模一样，顺序也一样
     assert len(all_configs()) == 6400                                        # 5 × 5 × 4 × 4 × 4 × 4
@@ -44,6 +45,7 @@ def test_valid_is_sorted_unique_and_indexed():
 
 @pytest.mark.h100_claim
 def test_h100_largest_launchable_config_is_256x128x256_with_16_warps():
+    """第 10 讲：能启动的最大配置是 256×128×256、16 个 warp（256×256 一个都不行）。"""
     assert VALID[-1] == Config(256, 128, 256, 16, 1, 16)                     # 最大的（256×256 一个都不行）
 
 
@@ -113,6 +115,7 @@ def test_can_launch_is_problems_being_empty_and_each_problem_is_one_resource_che
 
 @pytest.mark.h100_claim
 def test_h100_rejection_counts_and_occupancy():
+    """第 10 讲：各种资源挡掉的配置数（寄存器/线程 640、共享内存 944……）和每个 SM 放得下几个 CTA。"""
     counts = rejection_counts()
     assert counts == {"寄存器/线程": 640, "寄存器/CTA": 256, "共享内存": 944, "线程/CTA": 0, "warp 工作量": 1280}
     assert sum(counts.values()) >= 6400 - 3744        # 一个配置可能同时超几种

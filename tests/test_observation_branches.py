@@ -106,6 +106,7 @@ def ratio(table, expert, name, M):
 
 @pytest.mark.h100_claim
 def test_04_demo1_holds_with_the_lecture_expert(table, halves):
+    """04 演示 1 的观察（decode、prefill、2.2–2.8×、90% 那几句）在讲义的专家上成立。"""
     (_, obs), out = printed(T04.demo1_problem, table, *halves)
     for word in ("decode", "prefill", "2.2–2.8×", "90%"):
         holds(claim(obs, word), out)
@@ -171,6 +172,7 @@ def test_04_demo2_progress_says_how_many_proposals_are_done_for_the_time_left(mo
 
 @pytest.mark.h100_claim
 def test_04_demo2_holds(monkeypatch, table, halves):
+    """04 演示 2 的观察（第 300 个提议、2 倍、死规则那几句）在讲义的那次进化上成立。"""
     _, obs, out = demo2(monkeypatch, table, halves)
     for word in ("第 300 个提议", "2 倍", "死规则"):
         holds(claim(obs, word), out)
@@ -229,6 +231,7 @@ def pmt_test(table, how):
 
 @pytest.mark.h100_claim
 def test_04_demo3_holds(table):
+    """04 演示 3 的观察（3%、85%、相差不到 5% 那几句）成立。"""
     r, m = pmt_test(table, "random"), pmt_test(table, "by_model")
     obs, out = demo3(table, {"random": (r, r), "by_model": (m * 1.03, m)})
     for word in ("3%", "85%", "相差不到 5%"):
@@ -303,6 +306,7 @@ def evolved_best(table, halves):
 
 @pytest.mark.h100_claim
 def test_04_demo4_holds(table, halves, evolved_best):
+    """04 演示 4 的观察（1%、1.25–1.45× 那两句）成立。"""
     exhaustive = len(VALID) * len({(s.M, s.N, s.K) for s in halves[0]})      # 一样大的形状只穷举一次
     obs, out = demo4(table, halves, exhaustive // 10, evolved_best)
     holds(claim(obs, "1%"), out)
@@ -354,6 +358,7 @@ WORDS = {"small": "小模型每个种子", "no_evolution": "不进化每个种�
 
 @pytest.mark.h100_claim
 def test_05_all_hold_on_the_default_results(table):
+    """05 的每条观察在默认运行的结果上都成立（每个部件的贡献）。"""
     obs, out = ablations(table, results())
     for word in WORDS.values():
         holds(claim(obs, word), out)

@@ -71,6 +71,7 @@ def failing(obs, keyword, criterion, measured, markers=1):
 
 @pytest.mark.h100_claim
 def test_everything_holds_on_the_default_model():
+    """第 13 讲 01 的每条观察在默认的模型上都成立（时间拆解、每种效应、代价模型引导的调优）。"""
     for demo, args, n in ((TM.demo1_breakdown, (), 5), (TM.demo2_effects, (), 7), (TM.demo3_guided, (TM.TOLERANCE,), 3)):
         obs = items(demo, *args)
         assert len(obs) >= n and not any(FAILED in o for o in obs), obs

@@ -66,6 +66,7 @@ def test_launchable_count_from_overflow_kinds_is_3744():
     ((128, 128, 64, 4, 3, 8), set()),                                   # 专家的默认配置：能启动
 ])
 def test_examples(values, expected):
+    """第 10 讲：手算的几个配置超了哪几种资源（256×128 配 4 个 warp 只超寄存器/线程……）。"""
     assert kinds_by_hand(*values) == expected                           # 参考实现自己先对上手算的例子
     assert set(overflow_kinds(Config(*values))) == expected
 

@@ -213,6 +213,7 @@ def test_demo2_first_proposals(stdout, kinds):
 
 @pytest.mark.h100_claim                 # 讲义在 H100 上印的那句话（换了 GPU 它可能标着【本次不成立】）
 def test_demo2_rates_and_observation(stdout, kinds):
+    """02 演示 2：六种修改的比例照表算得出，targeted 比父程序好的最多、single_field 启动不了的最多。"""
     _, stats = kinds
     text = section(stdout, "演示 2")
     t = find_table(text, "比父程序好", "启动不了")
@@ -288,6 +289,7 @@ def test_demo3_mistake_run(stdout, mistakes):
 
 @pytest.mark.h100_claim                 # 讲义在 H100 上印的那句话（换了 GPU 它可能标着【本次不成立】）
 def test_demo3_valley(stdout, table, train):
+    """02 演示 3 的山谷：只改 BM 启动不了（寄存器超了），只改 warps 不更好，两个一起改更好。"""
     text = section(stdout, "演示 3")
     t = find_table(text, "专家的默认分支换成", "寄存器")
     c_regs, c_ok, c_score = t.col("寄存器"), t.col("能启动"), t.col("分数")

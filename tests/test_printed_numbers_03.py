@@ -106,6 +106,7 @@ def test_demo1_table(stdout, runs):
 
 @pytest.mark.h100_claim                 # 讲义在 H100 上印的那句话（换了 GPU 它可能标着【本次不成立】）
 def test_demo1_savings_as_a_reader_computes_them(stdout):
+    """03 演示 1：级联省下的内核比例和分数差，读者照表算得出同样的数。"""
     text = section(stdout, "演示 1")
     t = find_table(text, "探针", "其中错杀")
     c_r = t.col("跑了几次内核")

@@ -107,6 +107,7 @@ def test_demo1_baselines(stdout, table, train):
 
 @pytest.mark.h100_claim
 def test_demo1_observations(stdout, table, train):
+    """04 演示 1 的观察里的数（decode、prefill、最差的形状、表占最优的比例）和这次的时间表一致。"""
     _, test = split_shapes(all_shapes())
     text = "\n".join(observations(section(stdout, "演示 1")))
     dec = S("8B gate_up", 1)
@@ -330,6 +331,7 @@ def test_demo4_cost_table(stdout, run):
 
 @pytest.mark.h100_claim
 def test_demo4_observations(stdout, run, table):
+    """04 演示 4：跑了几次内核、占穷举训练形状的百分比和这次的进化一致。"""
     out, ev, train, test = run
     obs = "\n".join(observations(section(stdout, "演示 4")))
     exhaustive = len(VALID) * len({(s.M, s.N, s.K) for s in train})

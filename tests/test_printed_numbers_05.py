@@ -99,6 +99,7 @@ def test_demo1_table(settings, results, table):
 
 @pytest.mark.h100_claim
 def test_demo1_observations(settings, results):
+    """05 演示 1 的观察：每个部件的贡献照表里印的分数算得出。"""
     budget, seeds, stdout = settings
     obs = observations(section(stdout, "演示 1"))
     # 脚本先把分数取到印出来的三位小数，再算涨幅、比例、差（读者照着表算得出同样的数）：这里也一样。助教报过：

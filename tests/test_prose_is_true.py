@@ -147,6 +147,7 @@ HARDWARE = ("65,536", "227 KB", "1,024")
 
 @pytest.mark.h100_claim                 # 讲义在 H100 上印的那句话（换了 GPU 它可能标着【本次不成立】）
 def test_launch_limits_are_told_as_hardware_or_model_convention_where_the_valley_is_first_told():
+    """第 10 讲第一次讲山谷的地方说清哪些启动上限是硬件的、哪些是模型的约定（255 个寄存器在真机上是溢出）。"""
     printed = out(S10)
     note = joined(section(printed, "演示 2"))
     for word in HARDWARE + ("triton-lang/triton#5572", "约定", "溢出"):
@@ -166,6 +167,7 @@ def test_launch_limits_are_told_as_hardware_or_model_convention_where_the_valley
 
 @pytest.mark.h100_claim                 # 讲义在 H100 上印的那句话（换了 GPU 它可能标着【本次不成立】）
 def test_13_01_l2_move_ratio_is_about_not_exactly():
+    """第 13 讲 01 说 L2 搬运量之比是"约"几倍：印出来的数和算出来的比对得上，又不是正好。"""
     import sched_lab
     from kernel_lab import Config
     M, N, K = 8192, 28672, 4096
@@ -284,6 +286,7 @@ def test_04_differences_are_computed_from_the_printed_scores():
 
 @pytest.mark.h100_claim                 # 讲义在 H100 上印的那句话（换了 GPU 它可能标着【本次不成立】）
 def test_05_shares_of_the_gain_are_computed_from_the_printed_scores():
+    """05 说每个部件占总涨幅的几成：用表里印的分数算。"""
     for args in ((S05,), (S05, "--quick")):
         demo1 = section(out(*args), "演示 1")
         t = find_table(demo1, "变体", "跑了几次内核")

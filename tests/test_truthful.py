@@ -28,6 +28,7 @@ def run04(*args, env=None):
 @pytest.mark.h100_claim
 @pytest.mark.parametrize("seed", [0, 3])
 def test_demo2_prints_the_program_the_diff_produces(seed):
+    """04 演示 2 印的最好程序就是那段 SEARCH/REPLACE 打到父程序上得到的。"""
     out = run04("--seed", str(seed), "--seeds", "1")
     demo2 = out.split("演示 2：")[1].split("演示 3：")[0]
     program = demo2.split("下面是它的原样")[1].split("# EVOLVE-BLOCK-END")[0]
