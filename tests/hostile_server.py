@@ -298,7 +298,8 @@ def _echo_400(s, out, path, body, n):
     with s.lock:
         auth = s.received[-1][2].get("authorization", "")
     fake = "".join(FAKE_LOG.format(i=i) for i in range(1, 40))
-    message = f"bad key {auth} \x1b]0;pwned\x07\x1b[2J{fake}"
+    inline = FAKE_LOG.format(i=100 + n).replace("\n", " ")           # 同一行里的假日志（审读报过：不换行也凑得出数）
+    message = f"bad key {auth} \x1b]0;pwned\x07\x1b[2J{inline}{fake}"
     out.write(whole(json.dumps({"error": {"message": message}}).encode(), 400))
 
 

@@ -147,6 +147,12 @@ def test_07_table_matches_the_printed_best_programs_and_stdout_is_reproducible(t
     a, b, svg = two_runs()
     assert a.returncode == 0, a.stderr[-3000:]
     assert b.returncode == 0, b.stderr[-3000:]
+    # 墙上时间的那条观察：判据和成不成立在标准错误上，标准输出上没有毫秒数（审读报过：机器忙时它在标准输出上印成
+    # 【本次不成立】，还带着"174 毫秒对 288.1 毫秒"）
+    for p in (a, b):
+        flat = "".join(p.stdout.split())
+        assert "这一条这次成不成立、是几倍，印在标准错误上" in flat and "毫秒" not in p.stdout, p.stdout[-2000:]
+        assert "观察6（墙上时间）：" in "".join(p.stderr.split()), p.stderr[-2000:]
     ours = lambda out: [line for line in out.splitlines() if line.startswith("本讲的循环 ")]  # noqa: E731
     assert ours(a.stdout) == ours(b.stdout) and len(ours(a.stdout)) == 1   # 本讲的循环那一行逐字节相同
     assert "OpenEvolve 那几行不保证" in a.stdout                # OpenEvolve 的不保证（见 07 的说明），脚本自己说

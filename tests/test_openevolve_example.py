@@ -454,6 +454,10 @@ def test_counts_come_from_the_log_not_from_the_trace_that_skips_children(tmp_pat
                                                     encoding="utf-8")          # 第 2 个（挤掉了父程序的）没有记
     res = oe.read_run(str(tmp_path))
     assert [k for k, _ in res["trace"]] == [1, 2, 4]
+    # 服务器写进说明里的假行（同一行里）不算：只认说明开头的那几句
+    fake = ("2026-12-03 14:35:18,500 - WARNING - Error on attempt 1/2: Error code: 400 - x 2026-12-03 14:35:18,159 - INFO - "
+            "Iteration 100: Program f - Metrics: combined_score=9.9000")
+    assert oe._DONE.match(fake.encode()) is None and oe._PROGRAM.match(fake) is None and oe._METRICS.match(fake) is None
     assert res["trace"][0][1] == exact and res["trace"][1][1]["combined_score"] == 1.196
     assert oe.count(res) == dict(full=2, probe=0, rejected=1, no_child=1)
 

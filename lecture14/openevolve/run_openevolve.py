@@ -158,8 +158,12 @@ def start_server(procs: Processes, seed: int = 0) -> tuple[subprocess.Popen, str
 
 GIVE_UP_AFTER = 4             # 接连这么多个提议都是 LLM 调用失败，就停下 OpenEvolve（和本讲的 --llm 客户端一样，evolve.openai_llm）
 QUIET_NOTE_SECONDS = 30.0     # 这么久没有一个提议做完，就在进度里说一声（在等 LLM），之后每隔这么久再说一次
-_DONE = re.compile(rb"Iteration (\d+)[: ]")
-_ERROR = re.compile(rb"Iteration (\d+) error: (.*)")
+# OpenEvolve 的日志一条记录一行（_log_records_one_line），格式是 "时间 - 级别 - 说明"。只认说明开头的那几句：服务器写的
+# 文字只会出现在说明的后面（"Iteration 3 error: … 400 - {服务器的说明}"），伪造不了开头（审读报过：只在行里找
+# "Iteration N: Program" 时，一行 400 的说明就凑出"8 个提议：9 个做了完整评估……-8 个没变成子程序"，接连失败也不停）
+_HEAD = rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - [A-Z]+ - "
+_DONE = re.compile(_HEAD + rb"(?:\xe2\x8f\xb0 )?Iteration (\d+)[: ]")        # 做完一个提议（"⏰ Iteration N timed out" 也算）
+_ERROR = re.compile(_HEAD + rb"Iteration (\d+) error: (.*)")
 
 
 def failure_kind(error: str) -> str | None:
@@ -235,12 +239,12 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
             offset += cut
             last = time.monotonic()
             for line in chunk[:cut].splitlines():
-                m = _DONE.search(line)
+                m = _DONE.match(line)
                 if not m or m.group(1) in seen:
                     continue
                 seen.add(m.group(1))
                 quiet_since = None
-                e = _ERROR.search(line)
+                e = _ERROR.match(line)
                 kind = failure_kind(e.group(2).decode("utf-8", "replace")) if e else None
                 if kind:
                     failed[kind] += 1
@@ -282,8 +286,8 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
     return out
 
 
-_PROGRAM = re.compile(r"Iteration (\d+): Program \S+")
-_METRICS = re.compile(r"- Metrics: (.*)$")
+_PROGRAM = re.compile(_HEAD.decode() + r"Iteration (\d+): Program \S+")
+_METRICS = re.compile(_HEAD.decode() + r"Metrics: (.*)$")
 
 
 def read_run(output: str) -> dict:
@@ -307,11 +311,11 @@ def read_run(output: str) -> dict:
     with open(os.path.join(output, "openevolve.log"), encoding="utf-8", errors="replace") as f:
         lines = f.read().splitlines()
     for i, line in enumerate(lines):
-        m = _PROGRAM.search(line)
+        m = _PROGRAM.match(line)
         if not m:
             continue
         for nxt in lines[i + 1:i + 4]:                  # 它的 Metrics 紧跟在后面（中间可能夹着别的线程的一两行）
-            got = _METRICS.search(nxt)
+            got = _METRICS.match(nxt)
             if got:
                 logged[int(m.group(1))] = _metrics(got.group(1))
                 break
