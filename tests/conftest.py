@@ -833,6 +833,7 @@ _BACKGROUND: list = []
 
 def pytest_configure(config):
     if TESTS_GPU_PROBLEM:
+        os.rmdir(SESSION_TMP)                          # 收尸人还没起：这个会话的临时目录自己删（它还是空的）
         raise pytest.UsageError(TESTS_GPU_PROBLEM)
     _start_reaper()
     config.addinivalue_line("markers", "quiet: 量时间的测试：最先跑，那时前台没有别的事（conftest）")

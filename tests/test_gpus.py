@@ -323,12 +323,15 @@ def test_a_mistyped_tests_gpu_is_one_sentence_naming_tests_gpu():
     """助教报过：TESTS_GPU=L40S 在收集时出错，说的是"命令行用 --gpu，或者设环境变量 MINI_ALPHAEVOLVE_GPU"——他设的是 TESTS_GPU。"""
     import subprocess
     import sys
-    env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS")}, "TESTS_GPU": "L40S"}
+    import tempfile
+    env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS")}, "TESTS_GPU": "L40S",
+           "TMPDIR": tempfile.mkdtemp(prefix="mistyped-gpu-")}
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_layout.py"],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     said = p.stdout + p.stderr
     assert p.returncode == 4 and f"TESTS_GPU=L40S：不认识这块 GPU；可以选 {'、'.join(gpus.GPUS)}" in said, said[-1000:]
     assert "Traceback" not in said and "MINI_ALPHAEVOLVE_GPU" not in said
+    assert not [d for d in os.listdir(env["TMPDIR"]) if d.startswith("tests-session-")]   # 它的临时目录也没留下
 
 
 def test_every_lecture_claim_test_says_which_claim_it_checks(request):
