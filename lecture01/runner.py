@@ -344,6 +344,7 @@ class _Parser(argparse.ArgumentParser):
         # 不认识的 --选项先说（学生报过：lecture10/01 --budget 0 说的是"参数 BM BN BK…要是正整数，收到的是 0"——
         # argparse 先把 0 当成了位置参数）。单独一个 -- 后面的是位置参数，不看
         words = list(sys.argv[1:] if args is None else args)
+        self._lone_dash = "--" in words                  # 单独一个 --：_guess 说它（06 的 FILE 会把 -- 后面的第一个吞掉）
         for word in words[:words.index("--")] if "--" in words else words:
             if isinstance(word, str) and word.startswith("--") and word.split("=", 1)[0] not in self._option_string_actions:
                 self.error(f"unrecognized arguments: {word}")
@@ -376,7 +377,7 @@ class _Parser(argparse.ArgumentParser):
         if not message.startswith("unrecognized arguments:"):
             return ""
         known = [o for o in self._option_string_actions if o.startswith("--")]
-        if "--" in message.split(":", 1)[1].split():          # 单独一个 --：它后面的都成了位置参数（学生报过：
+        if "--" in message.split(":", 1)[1].split() or getattr(self, "_lone_dash", False):   # 单独一个 --：它后面的都成了位置参数（学生报过：
             return "单独的 -- 后面的都被当成了位置参数，不是选项：把 -- 去掉。"   # 以前反问"是不是 --seed"）
         for word in message.split(":", 1)[1].split():
             flag = word.split("=", 1)[0]

@@ -186,3 +186,9 @@ def test_an_option_the_script_does_not_have_is_named_before_its_value_is_read(sc
     r = run_script(script, *args, timeout=60)
     assert r.returncode == 2 and f"不认识的参数：{args[0]}。" in r.stderr and "正整数" not in r.stderr, r.stderr
     assert e.value.code == 2
+
+
+def test_a_lone_double_dash_is_named_even_when_a_positional_swallows_what_follows():
+    """审读报过：06 -- --seed 3 说"不认识的参数：3"（可选的 FILE 把 --seed 吞了），没说是 -- 的事。"""
+    r = run_script("lecture14/06_your_heuristic.py", "--", "--seed", "3", timeout=60)
+    assert r.returncode == 2 and "单独的 -- 后面的都被当成了位置参数，不是选项：把 -- 去掉" in r.stderr, r.stderr
