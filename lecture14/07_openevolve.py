@@ -99,6 +99,7 @@ def run_theirs(table, train, test, seed: int, budget: int, procs, workdir: str) 
     t0 = time.perf_counter()
     with MockServer(seed=seed, table=table, train=train) as s:
         res = oe.run_openevolve(procs, s.url, budget, seed, os.path.join(workdir, f"seed{seed}"),
+                                watch=lambda: s.bug and "MockLLM 出了程序错误",   # 退出 with 时抛出那个错
                                 progress=lambda k, n: progress(f"{THEIRS}，种子 {seed}：{k}/{n} 个提议"))
         stats = s.answerer
     best = oe.best_program(res)

@@ -20,7 +20,8 @@ MockLLM 要的"逐形状反馈"由它自己从讲义的时间表算（训练形�
 确定性：同一个 --seed、同样顺序的提示，回复逐字相同（请求按到达的顺序一个个交给 MockLLM；并发时的顺序由客户端
 决定）。回复不带 usage：没有模型，也就没有 token（04 的成本表说"服务器没报"，不印"0 个 token"）。
 每个请求的正文最多 MAX_BODY 字节，整个请求（读、算、写）最多 REQUEST_SECONDS 秒；--max-requests 个补全之后
-回 HTTP 503。启动它的进程（shell、make、测试；程序启动它时用 --parent 给出自己的进程号）没了，它也退出。
+回 HTTP 503。MockLLM 自己出了程序错（本讲代码的错）：那个和以后的补全回 500，MockServer 退出 with 时抛出那个错，
+命令行的服务器印出 traceback、退出码 1——不当作 LLM 偶尔失败吞掉。启动它的进程（shell、make、测试；程序启动它时用 --parent 给出自己的进程号）没了，它也退出。
 Ctrl-C 停下（退出码 130）。
 """
 
@@ -301,6 +302,7 @@ class MockServer:
         self.port, self.max_requests, self.request_seconds = port, max_requests, request_seconds
         self.served = 0
         self.server = None
+        self.bug: Exception | None = None          # MockLLM 自己出的第一个错（程序错，不是提示的问题）
         self._lock = threading.Lock()
 
     def __enter__(self):
@@ -364,21 +366,36 @@ class MockServer:
                     else:
                         full = False
                         mock.served += 1
+                if mock.bug is not None:
+                    return self._bug()
                 if full:
                     return self._json(503, {"error": {"message": f"这个 MockLLM 服务器已经回答了 {mock.max_requests:,} "
                                                                  "个请求（--max-requests），不再回答"}})
-                content = mock.answerer.answer(text, _system_chars(body))
+                try:
+                    content = mock.answerer.answer(text, _system_chars(body))
+                except Exception as e:                              # noqa: BLE001  本讲代码的错：记下，不当作一次失败的提议吞掉
+                    with mock._lock:
+                        mock.bug = mock.bug or e
+                    return self._bug()
                 self._json(200, {"id": f"mock-{mock.answerer.n}", "object": "chat.completion", "created": 0,
                                  "model": MODEL,
                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                                               "finish_reason": "stop"}]})
 
-            def _json(self, status, obj, close=False):
+            def _bug(self):
+                """MockLLM 出过程序错以后，每个补全都回 500（Retry-After: 0：客户端不用干等）；用它的程序会停下来、
+                把错误印出来（MockServer 退出时抛出、服务器进程退出码 1），不会把它当成 LLM 偶尔失败记下就算了。"""
+                return self._json(500, {"error": {"message": "MockLLM 出了程序错误（本讲代码的错，不是提示的问题），"
+                                                             "不再回答"}}, close=True, retry_after=True)
+
+            def _json(self, status, obj, close=False, retry_after=False):
                 data = json.dumps(obj, ensure_ascii=False).encode()
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json; charset=utf-8")
                     self.send_header("Content-Length", str(len(data)))
+                    if retry_after:
+                        self.send_header("Retry-After", "0")
                     if close:
                         self.send_header("Connection", "close")
                         self.close_connection = True
@@ -408,8 +425,12 @@ class MockServer:
             server.shutdown()
             server.server_close()
 
-    def __exit__(self, *exc):
+    def __exit__(self, typ, value, tb):
+        """MockLLM 出过程序错：在这里抛出那个错（和本讲的循环里 MockLLM 的错一样致命）。用它的程序因此停下的
+        （接连失败、RuntimeError 之类）不再另说；Ctrl-C 照旧是 Ctrl-C。"""
         self.stop()
+        if self.bug is not None and (typ is None or issubclass(typ, Exception)):
+            raise self.bug from None
 
 
 # ---------------------------------------------------------------- 命令行
@@ -439,17 +460,25 @@ def main(argv=None) -> int:
     parent = STARTED_BY if a.parent is None else a.parent
     if not _alive(parent):                                    # 还没开起来，启动它的进程就没了：不留下来
         return 0
+    bug = None
     try:
         with MockServer(seed=a.seed, port=a.port, max_requests=a.max_requests) as s:
             print(f"MockLLM 服务器（没有真的语言模型）在 {s.url}，Ctrl-C 停下。\n"      # 每行都放得进 80 列
                   f"  04 加上：--llm {s.url} --model {MODEL}\n"
                   f"  OpenEvolve 的 config.yaml 写：api_base: {s.url}", flush=True)
-            while _alive(parent) and (a.parent is not None or os.getppid() == parent):   # 启动它的进程没了就退出
-                time.sleep(0.2)
+            while s.bug is None and _alive(parent) and (a.parent is not None or os.getppid() == parent):
+                time.sleep(0.2)                               # 启动它的进程没了就退出；MockLLM 出了程序错也退出
+            bug, s.bug = s.bug, None                          # 下面自己说（不让退出 with 时抛）
     except OSError as e:
         why = {errno.EADDRINUSE: "这个端口已经有程序在用", errno.EACCES: "没有权限用这个端口（1024 以下的端口要管理员权限）",
                errno.EADDRNOTAVAIL: "这台机器上没有这个地址"}.get(e.errno) or e.strerror or str(e)
         print(f"在 {HOST}:{a.port} 上开不了服务器（{why}）：换一个 --port，或者 --port 0 让它自己挑。", file=sys.stderr)
+        return 1
+    if bug is not None:
+        import traceback
+        traceback.print_exception(bug)
+        print("MockLLM 服务器停下了：MockLLM 出了程序错误（上面是它的 traceback；这是本讲代码的错，不是客户端的），"
+              "退出码 1。", file=sys.stderr)
         return 1
     return 0
 

@@ -349,3 +349,57 @@ def test_copies_of_the_current_program_are_not_counted_as_other_programs():
     a = MockAnswerer(0)
     a.answer(prompt.text())
     assert a.others == 1
+
+
+class Bug(Exception):
+    """测试里故意放进 MockLLM 的程序错。"""
+
+
+def test_a_bug_in_mockllm_behind_the_server_is_raised_not_counted_as_a_failed_proposal(table, monkeypatch):
+    """审读报过：MockLLM（或它的内核常识）在服务器里出了程序错，ThreadingHTTPServer 把它吞掉、连接一断，客户端记一次
+    "连不上"，07 和 make openevolve 照常印结果。现在：那个和以后的补全都回 500（Retry-After: 0，客户端不干等），
+    退出 with 时抛出那个错本身——和本讲的循环里 MockLLM 出错一样致命；Ctrl-C 照旧是 Ctrl-C。"""
+    def broken(self, text, system_chars=0):
+        raise Bug("MockLLM 里故意的错")
+    monkeypatch.setattr(M.MockAnswerer, "_answer", broken)
+    with pytest.raises(Bug, match="故意的错"):
+        with M.MockServer(table=table) as s:
+            for _ in range(2):
+                with pytest.raises(urllib.error.HTTPError) as e:
+                    post(s.url, render(EXPERT))
+                assert e.value.code == 500 and e.value.headers.get("Retry-After") == "0"
+                assert "程序错误" in json.loads(e.value.read())["error"]["message"]
+            raise RuntimeError("用它的程序因此停下（接连失败之类）：不盖住那个错")
+    with pytest.raises(KeyboardInterrupt):
+        with M.MockServer(table=table) as s:
+            with pytest.raises(urllib.error.HTTPError):
+                post(s.url, render(EXPERT))
+            raise KeyboardInterrupt
+
+
+def test_the_server_script_exits_1_with_the_traceback_when_mockllm_has_a_bug(tmp_path):
+    """命令行的服务器（make openevolve、README 的 --llm 例子开的那个）：MockLLM 出了程序错，它印出 traceback 和一句话、
+    退出码 1，而不是一直回答"连不上"。错是在一份拷贝的 evolve/mock_llm.py 里放进去的。"""
+    import shutil
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    src = tmp_path / "lecture14" / "evolve" / "mock_llm.py"
+    text = src.read_text(encoding="utf-8")
+    head = "    def propose(self, prompt"
+    assert text.count(head) == 1
+    at = text.index(":\n", text.index(head)) + 2
+    src.write_text(text[:at] + "        raise ZeroDivisionError('故意的错')\n" + text[at:], encoding="utf-8")
+    p = subprocess.Popen([sys.executable, str(tmp_path / "lecture14" / "mock_llm_server.py"), "--port", "0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         env=base_env())
+    try:
+        url = p.stdout.readline().split("在 ", 1)[1].split("，")[0]
+        with pytest.raises(urllib.error.HTTPError) as e:
+            post(url, render(EXPERT))
+        assert e.value.code == 500
+        err = p.stderr.read()
+        assert p.wait(10) == 1, err
+    finally:
+        stop_group(p)
+    assert "Traceback" in err and "ZeroDivisionError: 故意的错" in err, err
+    assert err.rstrip().splitlines()[-1].startswith("MockLLM 服务器停下了：MockLLM 出了程序错误"), err

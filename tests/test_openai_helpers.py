@@ -61,7 +61,9 @@ def test_repr_never_shows_the_key():
 
 @pytest.mark.parametrize("url,clean", [("http://user:pw@127.0.0.1:8080/v1/?k=1#x", "http://127.0.0.1:8080/v1"),
                                        ("https://api.example.com/v1", "https://api.example.com/v1"),
-                                       ("http://[::1]:11434/v1/", "http://[::1]:11434/v1")])
+                                       ("http://[::1]:11434/v1/", "http://[::1]:11434/v1"),
+                                       # 路径里的“;参数”也可能是密钥（讲师的复查报过：印出来、进了日志）
+                                       ("http://127.0.0.1:8080/v1;key=sk-abc/", "http://127.0.0.1:8080/v1")])
 def test_clean_url_keeps_only_scheme_host_port_path(url, clean):
     assert clean_url(url) == clean
 

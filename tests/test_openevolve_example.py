@@ -350,6 +350,19 @@ def test_a_bad_configured_server_is_named_in_config_yaml_words_not_command_line_
         assert "another-model" in said and "config.yaml 的 name" in said, said
 
 
+@pytest.mark.parametrize("suffix, part", [("?api-key=sk-query-secret", "查询串"), ("#sk-query-secret", "#"),
+                                          (";key=sk-query-secret", ";")])
+def test_an_api_base_with_a_query_is_refused_before_openevolve_sends_it_anywhere(suffix, part):
+    """讲师的复查报过：config.yaml 的 api_base 带着 ?key=… 时，OpenEvolve 发到 /v1?key=…/chat/completions，
+    查询串连同里面的密钥进了它的日志。现在开跑之前一句话：哪一部分不行、改成什么，请求一个也不发，密钥不印。"""
+    from hostile_server import HostileServer
+    with HostileServer(models="list", model_ids=("m",)) as s:
+        said = runmod.check_configured(s.url + suffix, "m")
+        assert s.received == []
+    assert said and said.startswith("config.yaml 的 LLM 用不了：api_base 带着") and part in said, said
+    assert f"改成 {s.url}" in said and "sk-query-secret" not in said and "\n" not in said, said
+
+
 @pytest.mark.parametrize("error, kind", [
     ("LLM generation failed: Error code: 500", "LLM 回 HTTP 500"),
     ("LLM generation failed: Error code: 429 - {'error': 'slow down'}", "LLM 回 HTTP 429"),
@@ -601,3 +614,36 @@ def test_openevolves_process_has_a_memory_ceiling():
     assert p.stdout.split()[0] == str(runmod.MEMORY_LIMIT) and "MemoryError" in p.stderr, (p.stdout, p.stderr[-300:])
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:                # README 说的是同一个数
         assert f"限 {runmod.MEMORY_LIMIT >> 30} GB 地址空间" in f.read()
+
+
+@pytest.mark.parametrize("says", ["Traceback (most recent call last):\nZeroDivisionError: 故意的错\n\x1b[2J", ""])
+def test_openevolve_stops_when_the_mock_server_exits_and_its_words_are_shown(tmp_path, monkeypatch, capsys, says):
+    """审读报过：MockLLM 服务器（make openevolve 开的那个进程）出了程序错、退出了，OpenEvolve 照样一个个提议地问，
+    最后只说"连不上 LLM 服务器"。现在服务器一退出就停下 OpenEvolve，一句话说它退出了，它在标准错误上说的（traceback，
+    控制字符转义）转印在上面；什么也没说时不说"在上面"。这里的 OpenEvolve 换成一个只会睡的进程。"""
+    real = subprocess.Popen
+    started = []
+
+    def popen(args, **kw):
+        started.append(real([sys.executable, "-c", "import time; time.sleep(30)"], stdout=kw["stdout"],
+                            stderr=kw["stderr"], stdin=subprocess.DEVNULL, start_new_session=True, env=base_env()))
+        return started[-1]
+    server = subprocess.Popen([sys.executable, "-c", f"import sys, time; time.sleep(0.3); sys.stderr.write({says!r}); "
+                               "sys.exit(1)"], stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=base_env())
+    monkeypatch.setattr(runmod.subprocess, "Popen", popen)
+    procs = runmod.Processes()
+    t = time.monotonic()
+    try:
+        with pytest.raises(RuntimeError) as e:
+            runmod.run_openevolve(procs, "http://127.0.0.1:9/v1", 3, 0, str(tmp_path / "out"), stall_limit=60,
+                                  watch=runmod.server_gone(server))
+    finally:
+        procs.close()
+        stop_group(server)
+    assert time.monotonic() - t < 10 and started and started[0].poll() is not None     # OpenEvolve 停下了
+    said, err = str(e.value), capsys.readouterr().err
+    assert said.startswith("MockLLM 服务器在 OpenEvolve 跑的时候退出了（退出码 1），停下了 OpenEvolve：") and "\n" not in said
+    if says:
+        assert said.endswith("它说的在上面。") and "ZeroDivisionError: 故意的错" in err and "\x1b" not in err, err
+    else:
+        assert said.endswith("多半是被别的程序结束了。") and err == "", err

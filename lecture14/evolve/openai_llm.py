@@ -402,12 +402,13 @@ def redact(text: str, key: str | None) -> str:
 
 
 def clean_url(url: str) -> str:
-    """去掉地址里的用户名、密码、查询串（录进文件、印出来的只有这个）。"""
+    """去掉地址里的用户名、密码、路径里的“;参数”、查询串和“#…”（录进文件、印出来的只有这个）。"""
     u = urllib.parse.urlsplit(url)
     host = u.hostname or ""
     if ":" in host:
         host = f"[{host}]"
-    return urllib.parse.urlunsplit((u.scheme, host + (f":{u.port}" if u.port else ""), u.path.rstrip("/"), "", ""))
+    path = u.path.split(";")[0].rstrip("/")
+    return urllib.parse.urlunsplit((u.scheme, host + (f":{u.port}" if u.port else ""), path, "", ""))
 
 
 class OpenAILLM(_Backend):
@@ -995,8 +996,9 @@ def _redirect_sentence(where: str, status: int, location: str | None, names: Nam
         suggested = clean_url(base)
     except ValueError:                             # 端口写得离谱之类：读不成地址
         suggested = ""
-    if len(suggested) > 200 or not _SAFE_URL.fullmatch(suggested):   # 讲师报过：Location 里的 ;touch${IFS}… 原样
-        # 进了"就用 --llm …"；20 KB 的地址原样印成一行
+    # clean_url 去掉了路径里的“;…”：有它的地址不是能照抄的那个（不建议一个服务器没说过的地址）
+    if len(suggested) > 200 or not _SAFE_URL.fullmatch(suggested) or ";" in urllib.parse.urlsplit(base).path:
+        # 讲师报过：Location 里的 ;touch${IFS}… 原样进了"就用 --llm …"；20 KB 的地址原样印成一行
         return said, f"那个地址太长，或者有地址里不该有的字符，不照抄它；检查 {names.address}"   # 照抄就在 shell 里跑它
     return said, f"信得过那个地址的话，{names.use_url(suggested)}"
 

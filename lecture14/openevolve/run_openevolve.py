@@ -156,6 +156,21 @@ def start_server(procs: Processes, seed: int = 0) -> tuple[subprocess.Popen, str
     return p, m.group(1).decode()
 
 
+def server_gone(server: subprocess.Popen):
+    """给 run_openevolve 的 watch：MockLLM 服务器进程退出了（它出了程序错会自己退出、印出 traceback），就把它的标准错误
+    转印出来，回一句话；还在时回 None。不然 OpenEvolve 对着一个没了的服务器一个个提议地失败，最后只说"连不上"。"""
+    def watch() -> str | None:
+        if server.poll() is None:
+            return None
+        from evolve.openai_llm import shown
+        err = server.stderr.read(65536).decode("utf-8", "replace").rstrip() if server.stderr else ""
+        if err:
+            print("\n".join(shown(line, 400) for line in err.splitlines()[-40:]), file=sys.stderr)
+        return (f"MockLLM 服务器在 OpenEvolve 跑的时候退出了（退出码 {server.returncode}），停下了 OpenEvolve："
+                + ("它说的在上面。" if err else "它什么也没说，多半是被别的程序结束了。"))
+    return watch
+
+
 GIVE_UP_AFTER = 4             # 接连这么多个提议都是 LLM 调用失败，就停下 OpenEvolve（和本讲的 --llm 客户端一样，evolve.openai_llm）
 QUIET_NOTE_SECONDS = 30.0     # 这么久没有一个提议做完，就在进度里说一声（在等 LLM），之后每隔这么久再说一次
 # OpenEvolve 的日志一条记录一行（_log_records_one_line），格式是 "时间 - 级别 - 说明"。只认说明开头的那几句：服务器写的
@@ -203,13 +218,14 @@ def stall_seconds(config: str = CONFIG) -> float:
 
 
 def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int, output: str, progress=None,
-                   label: str = "OpenEvolve", note=None, stall_limit: float | None = None) -> dict:
+                   label: str = "OpenEvolve", note=None, stall_limit: float | None = None, watch=None) -> dict:
     """在一个新的进程组里让 OpenEvolve 对着 url（None：用 config.yaml 里的 api_base）跑 iterations 个提议，输出放在 output（要是空的或不存在）。
     progress(已经完成几个提议, 一共几个) 大约每秒调用一次；note(一句话)：QUIET_NOTE_SECONDS 秒没有提议做完时说一声
     （None 不说）。返回 read_run(output) 的结果，加上 seconds（墙上时间）和 llm_failed（LLM 调用失败的提议，按种类计数：
     从 OpenEvolve 的日志读的）。OpenEvolve 出错退出，或者接连 GIVE_UP_AFTER 个提议都是 LLM 调用失败（停下它）：
     抛 RuntimeError（一句话，说在它的日志哪里）。一个提议等了 stall_limit 秒（None：stall_seconds()）还没做完，也停下它、
-    抛 RuntimeError：OpenEvolve 自己在那种时候停不下来。"""
+    抛 RuntimeError：OpenEvolve 自己在那种时候停不下来。watch()：跑的时候反复问（None 不问）；回一句话（比如 MockLLM
+    服务器出了程序错、退出了）就停下 OpenEvolve、抛 RuntimeError(那句话)。"""
     from collections import Counter
     if stall_limit is None:
         stall_limit = stall_seconds()
@@ -231,6 +247,10 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
     quiet_since = next_note = None                       # 上一个提议做完的时刻；下一次说"在等"的时刻
     while True:
         finished = p.poll() is not None
+        stop = watch() if watch and not finished else None
+        if stop:
+            _kill_group(p)
+            raise RuntimeError(stop)
         if finished or time.monotonic() - last >= 1.0:   # 大约每秒读一次新写的日志；结束时再读一次
             with open(log_path, "rb") as f:
                 f.seek(offset)
@@ -474,7 +494,18 @@ def check_configured(base: str, model: str) -> str | None:
     """config.yaml 换成了别的服务器：开跑之前用本讲的客户端 GET {api_base}/models 看一眼（和 --llm 一样：连不上、
     拒绝、转向、没有这个模型都是一句话）。不然 OpenEvolve 会对着一个没开的服务器跑完全部提议、退出码 0，只说
     "没变成子程序"。没问题时是 None。"""
-    from evolve.openai_llm import Names, OpenAILLM, ServerUnreachable
+    from evolve.openai_llm import Names, OpenAILLM, ServerUnreachable, clean_url
+    try:
+        u = urllib.parse.urlsplit(base)
+    except ValueError:
+        u = None
+    # 讲师的复查报过：api_base 带着查询串（Azure 式的 ?api-version=…、?key=…）时，OpenEvolve（OpenAI 的 SDK）把路径
+    # 接在查询串的后面，发到 /v1?key=…/chat/completions，地址连同查询串进了它的日志。本讲的客户端（--llm）认查询串。
+    if u is not None and (u.query or u.fragment or ";" in u.path):
+        part = "查询串（?…）" if u.query else "“#…”" if u.fragment else "“;…”参数"
+        return (f"config.yaml 的 LLM 用不了：api_base 带着{part}，OpenEvolve 会把 chat/completions 接在它后面、"
+                f"请求发错地方，它还会进日志；把 api_base 改成 {clean_url(base)} 这样的地址，密钥写在 api_key "
+                f"或者环境变量 OPENAI_API_KEY 里。")
     key = configured_key()
     names = Names(address="config.yaml 的 api_base 地址", model="config.yaml 的 name",
                   use="就把 config.yaml 的 api_base 改成 {}",       # 这里没有 --llm、--model
@@ -517,7 +548,8 @@ def main(argv=None) -> int:
     try:
         if mock:
             progress(f"开 MockLLM 服务器，再让 OpenEvolve {VERSION} 跑 {a.iterations} 个提议（进度在这里；Ctrl-C 随时停下）……")
-            _, url = start_server(procs, a.seed)
+            server, url = start_server(procs, a.seed)
+            watch = server_gone(server)
         else:
             problem = check_configured(base, model)
             if problem:
@@ -525,8 +557,8 @@ def main(argv=None) -> int:
                 return 2
             progress(f"OpenEvolve {VERSION} 问 config.yaml 里的 {clean_url(base)}（模型 {shown(model, 100)}），"
                      f"跑 {a.iterations} 个提议……")
-            url = None
-        res = run_openevolve(procs, url, a.iterations, a.seed, output,
+            url, watch = None, None
+        res = run_openevolve(procs, url, a.iterations, a.seed, output, watch=watch,
                              progress=lambda k, n: progress(f"  OpenEvolve：{k}/{n} 个提议"), note=progress)
     except RuntimeError as e:
         say(str(e))
