@@ -272,9 +272,13 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
     noevo_early_share = (early("no_evolution") - 1) / (noevo - 1) if noevo > 1 and c0 < budget else math.nan
     flat = noevo_early_share >= 0.8                      # 第 c0 个提议时已经有最终涨幅的 80% 以上
     runs_ratio = runs("no_evolution") / runs("full")
-    worst_variant = min((n for n in VARIANTS if n != "full"), key=lambda n: score[n])
+    # 掉得最多：表里印出来的分数最低的变体；几个并列时都列出来，"不进化掉得最多"只在它一个最低时成立（学生报过：
+    # 两个变体印着一样的数，句子却说其中一个掉得最多）
+    lowest = min(score[n] for n in VARIANTS if n != "full")
+    worst = [n for n in VARIANTS if n != "full" and score[n] == lowest]
+    worst_said = "、".join(VARIANTS[n][0] for n in worst) + ("（并列）" if len(worst) > 1 else "")
     mostly_cached = med("no_evolution", "cached") > budget / 2                      # "提议大多和以前的一模一样"
-    obs.append(check(hi["no_evolution"] < lo["full"] and flat and worst_variant == "no_evolution" and mostly_cached,
+    obs.append(check(hi["no_evolution"] < lo["full"] and flat and worst == ["no_evolution"] and mostly_cached,
                        f"不进化掉得最多（{noevo:.3f}×，涨幅是完整系统的 {share('no_evolution')}），"
                        f"而且很早就停了：第 {c0} 个提议时已经是 {early('no_evolution'):.3f}×（最终涨幅的 "
                        f"{pct(noevo_early_share, 0.8) if noevo_early_share == noevo_early_share else '—'}，涨幅 = 分数 − 1），"
@@ -285,12 +289,12 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                        f"讲义说不进化每个种子都比完整系统低、是掉得最多的变体、第 {c0} 个提议以后几乎不涨"
                        "（那时已有最终涨幅的 80% 以上），且一半以上的提议是缓存命中",
                        f"不进化 {noevo:.3f}×（{lo['no_evolution']:.3f}–{hi['no_evolution']:.3f}），完整系统 {full:.3f}×"
-                       f"（{lo['full']:.3f}–{hi['full']:.3f}）；掉得最多的是{VARIANTS[worst_variant][0]}"
+                       f"（{lo['full']:.3f}–{hi['full']:.3f}）；掉得最多的是{worst_said}"
                        f"；第 {c0} 个提议时 {e_txt('no_evolution')}{no_early}"
                        f"（最终涨幅的 {pct(noevo_early_share, 0.8) if noevo_early_share == noevo_early_share else '—'}）；"
                        f"缓存命中中位数 {median_count(med('no_evolution', 'cached'))} 个（预算 {budget}）",
                        [("不进化每个种子都比完整系统低", hi["no_evolution"] < lo["full"]),
-                        ("不进化是掉得最多的变体", worst_variant == "no_evolution"),
+                        ("不进化是掉得最多的变体", worst == ["no_evolution"]),
                         (f"第 {c0} 个提议时已有最终涨幅的 80% 以上", flat), ("一半以上的提议是缓存命中", mostly_cached)]))
     slower = early("no_feedback") < early("full")
     start_txt = (f"第 {c0} 个提议时 {e_txt('no_feedback')} 对 {e_txt('full')}"

@@ -375,6 +375,15 @@ def test_05_no_evolution_fails_when_few_proposals_are_cached(table):
     fails(claim(obs, WORDS["no_evolution"]), out, ["80%", "一半以上"], ["缓存命中中位数 100 个（预算 1000）"])
 
 
+def test_05_no_evolution_is_not_called_the_worst_when_another_variant_prints_the_same_score(table):
+    """审读报过：小模型和不进化印着一样的 1.080×，句子却说不进化"掉得最多"、量到的值只写其中一个。并列时两个都列出来，
+    那一部分不成立。"""
+    obs, out = ablations(table, results(small=[result(1.08, tried={"single_field": 350}) for _ in range(3)]))
+    fails(claim(obs, WORDS["no_evolution"]), out, ["是掉得最多的变体"],
+          ["掉得最多的是小模型（small LLM）、不进化（并列）"])
+    assert claim(obs, WORDS["no_evolution"]).missed == ("不进化是掉得最多的变体",)
+
+
 def test_05_no_evolution_fails_when_it_keeps_climbing(table):
     obs, out = ablations(table, results(no_evolution=[result(1.08, at100=1.01, at300=1.05, runs=6000, cached=800)
                                                       for _ in range(3)]))
