@@ -200,6 +200,12 @@ def _key_as_model(s, out, path, body, n):
     out.write(whole(json.dumps(dict(data, model=key)).encode()))
 
 
+def _huge_int(s, out, path, body, n):
+    """一个正常的修改，只是 usage 里的 token 数是一个 5000 位的整数（合法的 JSON；Python 默认不肯转这么长的整数）。"""
+    data = chat_body("给一个慢的形状加一条规则。\n" + stub_edit(_user(body)), n)
+    out.write(whole(data[:-1] + b', "usage": {"prompt_tokens": ' + b"9" * 5000 + b', "completion_tokens": 7}}'))
+
+
 def _painted(s, out, path, body, n):
     out.write(whole(chat_body(f"{ESCAPES}\n" + stub_edit(_user(body)), n)))
 
@@ -322,6 +328,7 @@ MODES = {
     "status404": _status(404),
     "status403": _status(403),                # 拒绝（当代理用：对 CONNECT 回 403）
     "status407": _status(407),                # 当代理用：要用户名和密码
+    "huge_int": _huge_int,                    # 一个能打上的修改，usage 里有一个 5000 位的整数
     "key_as_model": _key_as_model,            # 回复的 model 字段是收到的密钥
     "ids_int": _raw(whole(b'{"data": [{"id": 1}, {"id": 2}]}')),
     "ids_null": _raw(whole(b'{"data": [{"id": null}]}')),

@@ -11,6 +11,7 @@ LLM 服务器是不可信的输入（issue 19）：tests/hostile_server.py 的�
 """
 
 import json
+import math
 import os
 import re
 import time
@@ -155,6 +156,22 @@ def test_bad_chat_replies_are_named_failures_and_not_retried(mode, kind):
     with HostileServer(chat=mode) as s:
         got, _, took = ask(client(s.url))
     assert got == kind and s.posts() == 1 and took < 2.5
+
+
+def test_a_reply_with_a_5000_digit_number_is_json_and_the_number_is_not_reported():
+    """审读报过：usage 里一个 5000 位的整数（合法的 JSON，Python 默认不肯转这么长的整数），回复就被记作"LLM 回复不是
+    JSON"、修改丢了。现在修改照常打上，那个数当作服务器没报（不印成几千位的 token 数）。"""
+    with HostileServer(chat="huge_int") as s:
+        backend = client(s.url)
+        kind, reply, _ = ask(backend)
+        calls = backend.calls
+    assert kind is None and reply and calls[-1].prompt_tokens is None and calls[-1].completion_tokens == 7
+
+
+def test_json_with_long_integers_is_read_in_time_proportional_to_its_length():
+    from evolve.openai_llm import MAX_INT_DIGITS, loads
+    assert loads(b'{"a": ' + b"1" * MAX_INT_DIGITS + b"}")["a"] == int("1" * MAX_INT_DIGITS)
+    assert loads(b'[' + b"9" * 100_000 + b', -' + b"9" * 5000 + b', 3]') == [math.inf, -math.inf, 3]
 
 
 # ---------------------------------------------------------------- 3. 大回复、解析的花费

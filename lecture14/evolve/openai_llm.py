@@ -149,6 +149,23 @@ _INLINE = {c: _escape(chr(c)) for c in _UNSAFE}          # 一行里：换行、
 _LINES = {c: e for c, e in _INLINE.items() if chr(c) not in "\n\t"}   # 多行的文字（模型的回复）：保留换行和制表符
 
 
+def _int(digits: str):
+    """JSON 里的整数：太长的（几千位）Python 默认不肯转、抛 ValueError，json.loads 就把一段合法的 JSON 说成读不懂
+    （审读报过：usage 里一个 5000 位的数，回复被记作"不是 JSON"）。超过 MAX_INT_DIGITS 位的读成 ±inf：它不是
+    哪个字段该有的值（token 数、模型名），用到它的地方照"没给"处理。花的时间和位数成正比。"""
+    if len(digits) > MAX_INT_DIGITS:
+        return float("-inf") if digits.startswith("-") else float("inf")
+    return int(digits)
+
+
+MAX_INT_DIGITS = 100
+
+
+def loads(raw):
+    """服务器、录制文件给的 JSON：整数最多 MAX_INT_DIGITS 位（再长的读成 ±inf，见 _int）。"""
+    return json.loads(raw, parse_int=_int)
+
+
 def shown(text, limit: int = 200, lines: bool = False) -> str:
     """服务器给的文字（模型名、转向的地址、模型的回复……）印到终端之前：先截到 limit 个字符（截掉的写成
     "…（共 N 个字符）"），再把控制字符换成看得见的转义（ESC 写成 \\x1b；lines=True 时保留换行和制表符）。
@@ -710,7 +727,7 @@ class OpenAILLM(_Backend):
         if not 200 <= status < 300:
             return                                  # 别的状态（比如 …/v1 下面没有 /models）：至少服务器在，开跑
         try:
-            data = json.loads(raw)
+            data = loads(raw)
         except (ValueError, RecursionError) as e:
             why = "嵌得太深" if isinstance(e, RecursionError) else "不是 JSON"
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models 的回答读不懂（{why}，{len(raw):,} 字节）",
@@ -893,7 +910,7 @@ def _loopback_ip(text: str) -> bool:
 def _content(raw: bytes):
     """chat-completions 的回复正文 -> (回复文本, usage, 模型名)。读不懂抛 LLMError（BAD_JSON、NO_CONTENT）。"""
     try:
-        data = json.loads(raw)
+        data = loads(raw)
     except (ValueError, RecursionError):                 # UnicodeDecodeError 也是 ValueError；嵌得太深是 RecursionError
         raise LLMError(BAD_JSON) from None
     try:
@@ -1077,7 +1094,7 @@ class ReplayLLM(_Backend):
                 seen = True
                 cut = not raw.endswith(b"\n")              # 最后一行后面没有换行：可能没写完
                 try:
-                    obj = json.loads(line)
+                    obj = loads(line)
                     if not isinstance(obj, dict):
                         raise TypeError
                     if lineno == 1:
