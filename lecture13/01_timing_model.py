@@ -509,7 +509,7 @@ def demo2_effects():
                  f"{t_r:.3f}×"])
     bases.append(f"warp 数：{cfg(big)}，只改 warps")
     obs.append(verdict(not can_launch(four) and 1 < t_r < m_r and short(w8["bound"]) != "算" and t_r < 1.01,
-                       f"warp 数：256×128 配 4 个 warp 启动不了（kernel_lab：{why4[0] if why4 else ''}）；16 个 warp 把每个 warp "
+                       f"warp 数：256×128 配 4 个 warp 启动不了——kernel_lab 说{why4[0] if why4 else '不出原因'}；16 个 warp 把每个 warp "
                        f"的块减半，warp 块效率（小 warp 块每次浮点要多读共享内存，张量核吃不饱）从 {w8['mma_eff']:.2f} 降到 {w16['mma_eff']:.2f}，\"算\"多 {m_r - 1:.0%}，"
                        f"但总时间只多 {t_r - 1:.2%}：\"算\"不是最大的一项。"
                        + ("这一点点差别就是 prefill 的最优是 8 个 warp、不是 16 个的原因。" if t_r - 1 >= sl.NEAR else

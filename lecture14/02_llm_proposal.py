@@ -632,8 +632,8 @@ def late_text(preview, late, parent_score, here_ok=None) -> str:
     if k.ok:
         parts.append(f"演示 2 的观察 1 在那里{'也' if here_ok else ''}成立")
     else:
-        parts.append("演示 2 的观察 1 在那里会被标成\"本次不成立\"（" + k.measured + "）：父程序已经很好，"
-                     "哪种修改都很难再赢它——那句话说的是进化早期的样子")
+        parts.append("演示 2 的观察 1 在那里会被标成\"本次不成立\"，因为父程序已经很好，哪种修改都很难再赢它"
+                     "（那句话说的是进化早期的样子）；那里量到：" + k.measured)
     return "；".join(parts)
 
 

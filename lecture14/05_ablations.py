@@ -436,8 +436,8 @@ def demo2_ops(results, seeds):
     return print_observations([
         check(t >= 2 * s and few,
               f"完整系统里 targeted 的成功率 {rate_text(ok_('full', 'targeted'), n_t)}，single_field 只有 "
-              f"{rate_text(ok_('full', 'single_field'), n_s)}（{pct(rej)} 的 single_field 提议"
-              "第一次改出启动不了的配置，被静态检查拒掉；重提以前见过的不再算）。"
+              f"{rate_text(ok_('full', 'single_field'), n_s)}：{pct(rej)} 的 single_field 提议"
+              "第一次改出启动不了的配置，被静态检查拒掉（重提以前见过的不再算）。"
               + ("小模型一次 targeted 都没提（权重是 0），" if SMALL_TARGETED == 0 else
                  f"小模型只提了 {n_small:,} 次 targeted（完整系统 {n_t:,} 次），")
               + ("拿掉的" if SMALL_TARGETED == 0 else "少掉的") + ("正是" if not higher else "是") + where

@@ -164,7 +164,7 @@ def test_demo2_op_table_and_observation(settings, results):
         m = find(words + r" ([\d,]+)/([\d,]+)（([\d.]+%)）", obs)
         acc, tried = total("full", "accepted", op), total("full", "tried", op)
         assert (number(m[1]), number(m[2])) == (acc, tried) and pct_shows(m[3], acc / tried), m[0]
-    m = find(r"（([\d.]+%) 的 single_field 提议第一次改出启动不了的配置", obs)
+    m = find(r"：([\d.]+%) 的 single_field 提议第一次改出启动不了的配置", obs)
     assert pct_shows(m[1], total("full", "static_reject", "single_field") / total("full", "tried", "single_field"))
 
 
