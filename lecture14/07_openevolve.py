@@ -319,8 +319,8 @@ def main(argv=None):
     print_results(ours, theirs, table, train, test, a.budget)
     more = [("和 04 一样的预算、多一个种子（慢得多：时间几乎都在 OpenEvolve 那边）：",
              "python3 lecture14/07_openevolve.py --budget 1000 --seeds 3")] if a.budget < 1000 else []
-    print_try(more + [("只看 OpenEvolve 一次（300 个提议；它的日志（每个做完的提议一行）、best/、evolution_trace.jsonl 都留在 "
-                       "lecture14/openevolve/output）：", "make openevolve"),
+    print_try(more + [(f"只看 OpenEvolve 一次，{oe.ITERATIONS} 个提议，它的日志（每个做完的提议一行）、best/、"
+                       "evolution_trace.jsonl 都留在 lecture14/openevolve/output：", "make openevolve"),
                       ("换成真的模型：把 lecture14/openevolve/config.yaml 里 api_base 那一行和 models 下的 name 换成你的"
                        "（那个文件开头有 ollama 和托管 API 的写法），再问它 50 个提议：",
                        "make openevolve ARGS=\"--iterations 50\"")])

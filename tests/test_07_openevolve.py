@@ -330,3 +330,12 @@ def test_two_seed_medians_on_a_half_step_print_one_more_digit():
                  run(S07.THEIRS, 1, 1.185, full=80, chars=9000, others=5.0, seconds=30.0)])
     assert "1.1885×" in obs[1] and "1.1595×" in obs[1], obs[1]
     assert S07.score(1.2) == "1.200" and S07.score(1.1885) == "1.1885"
+
+
+def test_07_prose_has_no_stacked_parentheses():
+    """和别的编号脚本一样（test_prose_parentheses.py）：句子里的括号不叠着。审读报过：07 的"可以试试"说"只看
+    OpenEvolve 一次（300 个提议；它的日志（每个做完的提议一行）、……）"。"""
+    from test_prose_parentheses import paragraphs, stacked
+    a = two_runs()[0]
+    assert a.returncode == 0, a.stderr[-2000:]
+    assert not stacked(paragraphs(a.stdout)), stacked(paragraphs(a.stdout))
