@@ -244,6 +244,24 @@ def time_left(done: int, total: int, started: float, now: float | None = None) -
     return f"，还要约 {round(left / 60)} 分钟" if left < 5400 else f"，还要约 {left / 3600:.1f} 小时"
 
 
+PROGRESS_EVERY = 1.0    # "做完几次"的进度行最多每这么多秒一行（做完最后一次的那行总说）
+
+
+def progress_gate(every: float = PROGRESS_EVERY):
+    """返回 due(done, total)：这一次"做完几次"该不该印一行进度——离上一次印（或者开始）过了 every 秒，或者全做完了。
+    一秒多就跑完的 03 以前在标准错误上刷 21 行"做完 k/21 次进化"，把 80 列终端里的一屏挤掉；跑得久的照样每秒
+    知道做到哪（等得更久时另有 heartbeat）。"""
+    last = [time.monotonic()]
+
+    def due(done: int, total: int) -> bool:
+        now = time.monotonic()
+        if done >= total or now - last[0] >= every:
+            last[0] = now
+            return True
+        return False
+    return due
+
+
 def _select_gpu() -> None:
     """直接运行编号脚本时（import 课程模块之前）：命令行的 --gpu 认识就写进环境变量（不认识的留给 argparse 说一句话）；
     环境变量本身的值不认识时说一句话、退出码 2。"""

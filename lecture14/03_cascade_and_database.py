@@ -36,7 +36,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
 from runner import (int_between, ensure_numpy, ignore_sigint, on_interrupt, parser, progress, run,  # noqa: E402
-                    sigint_ignored, time_left)
+                    progress_gate, sigint_ignored, time_left)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -267,11 +267,13 @@ def run_all(table, tasks, jobs):
     _TABLE[:] = [table]
     total = len(tasks)
     started = time.monotonic()                  # 进度行说还要多久（runner.time_left）
+    due = progress_gate()                       # 最多每秒一行
     if jobs <= 1:
         out = []
         for t in tasks:
             out.append(run_task(t))
-            progress(f"  做完 {len(out)}/{total} 次进化{time_left(len(out), total, started)}")
+            if due(len(out), total):
+                progress(f"  做完 {len(out)}/{total} 次进化{time_left(len(out), total, started)}")
         return out
     import multiprocessing as mp
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
@@ -283,7 +285,8 @@ def run_all(table, tasks, jobs):
         out = [None] * total
         for done, (i, r) in enumerate(zip(order, pool.imap(run_task, [tasks[i] for i in order])), 1):
             out[i] = r
-            progress(f"  做完 {done}/{total} 次进化{time_left(done, total, started)}")
+            if due(done, total):
+                progress(f"  做完 {done}/{total} 次进化{time_left(done, total, started)}")
         pool.close()
         return out
     finally:

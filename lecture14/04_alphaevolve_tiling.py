@@ -38,7 +38,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
 from runner import (int_between, ensure_numpy, heartbeat, nonnegative_int, on_interrupt, parser, say, time_left,  # noqa: E402
-                    progress, run, sigint_ignored)
+                    progress, progress_gate, run, sigint_ignored)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -442,10 +442,12 @@ def wait_for(runs, reused=0):
     progress(f"演示 3：要跑 {len(runs.tasks)} 次进化（{where}）")      # 怎么跑只说一次：每行进度在 80 列里放得下
 
     started = time.monotonic()
+    due = progress_gate()                                   # 最多每秒一行
 
     def report(done, total):
         state[:] = [done, total]
-        progress(f"演示 3：{total} 次进化做完了 {done} 次{time_left(done, total, started)}")
+        if due(done, total):
+            progress(f"演示 3：{total} 次进化做完了 {done} 次{time_left(done, total, started)}")
 
     with heartbeat(lambda t: f"演示 3：已经等了 {t:.0f} 秒，{state[1]} 次进化做完了 {state[0]} 次"):
         return runs.results(progress=report)

@@ -36,7 +36,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
 from runner import (int_between, ensure_numpy, fraction, heartbeat, ignore_sigint, parser, progress, say, time_left,  # noqa: E402
-                    run, sigint_ignored)
+                    progress_gate, run, sigint_ignored)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -177,6 +177,7 @@ def run_variant(name, seed, budget, small_targeted=None, llm=None):
 def run_all(table, tasks, budget, jobs):
     """tasks = [(变体, 种子)]；按 tasks 的顺序返回 run_variant 的结果。"""
     started = time.monotonic()                  # 进度行说还要多久（runner.time_left）
+    due = progress_gate()                       # 最多每秒一行
     if jobs > 1 and len(tasks) > 1:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
@@ -190,14 +191,16 @@ def run_all(table, tasks, budget, jobs):
         with heartbeat(lambda t: f"已经等了 {t:.0f} 秒，{done[0]}/{len(tasks)} 次进化跑完（{jobs} 个进程）"):
             for k, _ in enumerate(as_completed(futures), 1):
                 done[0] = k
-                progress(f"{k}/{len(tasks)} 次进化跑完（{jobs} 个进程{time_left(k, len(tasks), started)}）")
+                if due(k, len(tasks)):
+                    progress(f"{k}/{len(tasks)} 次进化跑完（{jobs} 个进程{time_left(k, len(tasks), started)}）")
         pool.shutdown()
         return [f.result() for f in futures]
     _TABLE[:] = [table]
     out = []
     for k, (name, seed) in enumerate(tasks, 1):
         out.append(run_variant(name, seed, budget, SMALL_TARGETED))
-        progress(f"{k}/{len(tasks)} 次进化跑完（1 个进程{time_left(k, len(tasks), started)}）")
+        if due(k, len(tasks)):
+            progress(f"{k}/{len(tasks)} 次进化跑完（1 个进程{time_left(k, len(tasks), started)}）")
     return out
 
 

@@ -2,6 +2,7 @@
 （日志、测试、grep 看到的都是一整行）。编号脚本在真的 80 列终端里连标准错误一起看，见 test_terminal_width.py。"""
 
 import io
+import re
 import sys
 
 import pytest
@@ -93,3 +94,28 @@ def test_the_time_left_fits_the_progress_lines_of_a_long_run():
                  f"演示 3：9999 次进化做完了 1 次{time_left(1, 9999, 0.0, now=9.0)}",
                  f"  做完 1/9999 次进化{time_left(1, 9999, 0.0, now=9.0)}"):
         assert "小时" in line and display_width(line) <= 80, line
+
+
+def test_count_progress_is_at_most_one_line_a_second_and_always_says_the_end(monkeypatch):
+    """学生报过：03 一秒多跑完，标准错误上刷了 21 行"做完 k/21 次进化"，80 列终端里一屏都是它。"做完几次"的进度行
+    现在最多每秒一行（runner.progress_gate），做完最后一次的那行总说。"""
+    now = [100.0]
+    monkeypatch.setattr(runner.time, "monotonic", lambda: now[0])
+    due = runner.progress_gate()
+    said = []
+    for done in range(1, 22):
+        now[0] += 0.3                                          # 每 0.3 秒做完一次
+        if due(done, 21):
+            said.append(done)
+    assert said == [4, 8, 12, 16, 20, 21]                     # 1.2、2.4、3.6、4.8、6.0 秒，和最后一次
+    due = runner.progress_gate()
+    assert [due(k, 3) for k in (1, 2, 3)] == [False, False, True]   # 一眨眼跑完：只说做完了
+
+
+@pytest.mark.parametrize("script, word", [("lecture14/03_cascade_and_database.py", "次进化"),
+                                          ("lecture14/05_ablations.py", "次进化跑完")])
+def test_a_run_of_a_few_seconds_prints_a_few_progress_lines(script, word):
+    r = run_script(script)
+    lines = [line for line in r.stderr.splitlines() if word in line]
+    seconds = float(re.search(r"（用时 ([\d.]+) 秒）", r.stderr).group(1))
+    assert r.returncode == 0 and 1 <= len(lines) <= seconds + 2, r.stderr
