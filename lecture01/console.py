@@ -35,8 +35,9 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from layout import (CLOSING, FAILED, OPENING, UNBREAKABLE, Axis, as_steps, display_width, extreme_note, finite,  # noqa: F401
-                    heat_edges, heat_levels, kind, nice_ticks, tokens, wrap)
+from layout import (BACKGROUND_MARK, CLOSING, FAILED, MARKS, OPENING, UNBREAKABLE, Axis, as_steps,  # noqa: F401
+                    display_width, extreme_note, finite, heat_edges, heat_levels, kind, nice_ticks, series_marks, tokens,
+                    wrap)
 
 MIN_WIDTH, MAX_WIDTH, PIPE_WIDTH = 60, 160, 100    # 终端宽度的上下限；输出不是终端时用 100 列
 
@@ -503,8 +504,6 @@ def command_lines(command: str, width: int, indent: int) -> list[str]:
 # 画框、方块这些字符在 Unicode 里是"宽度不定"（A）：西文终端里占一列，这里也按一列算（× 和 µ 也是这样）。
 
 CHART_MAX = 100                      # 图最宽多少列
-MARKS = "●○◆◇▲△■□"                   # 折线 / 散点的第 1、2、… 条序列用的记号
-BACKGROUND_MARK = "○"                # 散点图里当衬底的那条序列（background=）用的记号
 FILLS = "█▓▒░▞"                      # 堆叠横条的第 1、2、… 段
 SHADES = "·░▒▓█"                     # 热力图从小到大五档
 EIGHTHS = " ▏▎▍▌▋▊▉"                 # 单条横条末端的 1/8 格
@@ -538,17 +537,9 @@ def _paint(text: str, code: int | None, on: bool) -> str:
 
 
 def _series_marks(series, background=None) -> dict:
-    """每条序列的 (记号, 颜色)：按次序用 ●、○、◆……；background（"其余的点"那一条，当衬底）用 BACKGROUND_MARK、
-    不上色，其余序列跳过这个记号。"""
-    own = [m for m in MARKS if background is None or m != BACKGROUND_MARK]
-    out, k = {}, 0
-    for name in series:
-        if name == background:
-            out[name] = (BACKGROUND_MARK, None)
-        else:
-            out[name] = (own[k], COLORS[k % len(COLORS)])
-            k += 1
-    return out
+    """每条序列的 (记号, 颜色)：记号见 layout.series_marks；background 那条不上色。"""
+    return {name: (mark, None if k is None else COLORS[k % len(COLORS)])
+            for name, (mark, k) in series_marks(series, background).items()}
 
 
 def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), connect, same_range=False,

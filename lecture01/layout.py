@@ -8,6 +8,7 @@
     finite(values, what)           图的数据转成 float，有 NaN、无穷大就报错
     heat_edges / heat_levels       热力图五档的边界、每格的档位（按印出来的数）
     printed_value(v, fmt)          v 照 fmt 印出来再读回的数
+    series_marks(names, background) 折线、散点每条序列的记号（●、○、◆……）：终端印它，SVG 画同样形状的点
 
 依赖方向只有一个：console 和 svg 都 import 这里，这里不 import 它们（console 写 SVG 文件时才 import svg）。
 只用标准库；导入时不打印任何东西。
@@ -184,6 +185,25 @@ def extreme_note(word: str, value: str, where: str, ties: int, marked: str) -> s
     if ties > 1:
         return f"{word} {value}：{ties} 格，{marked}的是 {where}"
     return f"{word} {value}：{where}" + (f"（{marked}）" if marked == "黑框" else "")
+
+
+MARKS = "●○◆◇▲△■□"                   # 折线 / 散点的第 1、2、… 条序列用的记号
+BACKGROUND_MARK = "○"                # 散点图里当衬底的那条序列（background=）用的记号
+
+
+def series_marks(names, background=None) -> dict:
+    """每条序列的 (记号, 第几条自己的序列)：按次序用 ●、○、◆……；background（"其余的点"那一条，当衬底）是
+    (BACKGROUND_MARK, None)，其余序列跳过这个记号。终端印这个记号；SVG 画同样形状的点（实心、空心的圆、菱形、
+    三角、方块），印成黑白也分得出是哪条。"""
+    own = [m for m in MARKS if background is None or m != BACKGROUND_MARK]
+    out, k = {}, 0
+    for name in names:
+        if name == background:
+            out[name] = (BACKGROUND_MARK, None)
+        else:
+            out[name] = (own[k % len(own)], k)
+            k += 1
+    return out
 
 
 def as_steps(pts: list) -> list:

@@ -17,7 +17,7 @@ import math
 
 from xml.sax.saxutils import escape, quoteattr
 
-from layout import Axis, as_steps, display_width, extreme_note, finite, heat_edges, heat_levels, wrap
+from layout import Axis, as_steps, display_width, extreme_note, finite, heat_edges, heat_levels, series_marks, wrap
 
 FONT = ("'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
         "'WenQuanYi Micro Hei', 'Noto Sans', 'DejaVu Sans', sans-serif")
@@ -163,6 +163,7 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
         body.append(_text(x0, y0 + 14, "y = x", 12, "end",
                           f' class="diagonal-label" fill="#555" transform="rotate({n(angle)} {n(x0)} {n(y0 + 14)})"'))
     own = [name for name in series if name != background]
+    marks = series_marks(series, background)                    # 和终端一样的记号：散点画成同样形状的点
     colors = {name: PALETTE[k % len(PALETTE)] for k, name in enumerate(own)} | {background: BACKGROUND}
     dashes = {name: (f' stroke-dasharray="{DASHES[k % len(DASHES)]}"' if DASHES[k % len(DASHES)] else "")
               for k, name in enumerate(own)} | {background: ""}
@@ -174,7 +175,8 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
             body.append(f'<polyline fill="none" stroke-width="2"{dashes[name]} points="'
                         + " ".join(f"{n(px(x))},{n(py(y))}" for x, y in pts) + '"/>')
         else:
-            body += [f'<circle cx="{n(px(x))}" cy="{n(py(y))}" r="4.5" data-x="{float(x)!r}" data-y="{float(y)!r}"/>'
+            shape = "●" if name == background else marks[name][0]           # 衬底：灰色的实心圆
+            body += [_point(shape, px(x), py(y), color, f' data-x="{float(x)!r}" data-y="{float(y)!r}"')
                      for x, y in pts]
         body.append("</g>")
     used = []
@@ -190,7 +192,8 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
         if x > L and x + 34 + text_width(name, 12) > W - 10:        # 这一行放不下：图例换一行
             x, ly = L, ly + 20
         mark = (f'<line x1="{n(x)}" y1="{ly - 4}" x2="{n(x + 28)}" y2="{ly - 4}" stroke="{color}" stroke-width="2"'
-                f'{dashes[name]}/>' if connect else f'<circle cx="{n(x + 9)}" cy="{ly - 4}" r="4.5" fill="{color}"/>')
+                f'{dashes[name]}/>' if connect else
+                _point("●" if name == background else marks[name][0], x + 9, ly - 4, color))
         gap = 34 if connect else 24                              # 折线的图例画长一点，看得出线型
         body += [mark, _text(x + gap, ly, name, 12)]
         x += gap + text_width(name, 12) + 22
@@ -204,6 +207,21 @@ def line_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}
         series = {name: as_steps(pts) for name, pts in series.items()}
     return _plot("line", title, series, x_label=x_label, y_label=y_label, x_fmt=x_fmt, y_fmt=y_fmt, refs=refs,
                  connect=True, log_x=log_x, log_y=log_y, source=source)
+
+
+def _point(mark: str, x: float, y: float, color: str, extra: str = "") -> str:
+    """散点图的一个点，形状照终端的记号：●○ 圆、◆◇ 菱形、▲△ 三角、■□ 方块；空心的（○◇△□）白底、描边。
+    圆是 <circle cx cy>，别的是 <path>，中心写在 data-cx、data-cy（测试和读图的人按它换算回数据）。"""
+    hollow = mark in "○◇△□"
+    paint = f' fill="white" stroke="{color}" stroke-width="1.8"' if hollow else f' fill="{color}" stroke="none"'
+    if mark in "●○":
+        return f'<circle cx="{n(x)}" cy="{n(y)}" r="{4 if hollow else 4.5}"{paint}{extra}/>'
+    r = 5.5
+    corners = {"◆": [(0, -r), (r, 0), (0, r), (-r, 0)], "▲": [(0, -r), (r, 0.75 * r), (-r, 0.75 * r)],
+               "■": [(-0.8 * r, -0.8 * r), (0.8 * r, -0.8 * r), (0.8 * r, 0.8 * r), (-0.8 * r, 0.8 * r)]}
+    solid = {"◇": "◆", "△": "▲", "□": "■"}.get(mark, mark)
+    d = "M" + " L".join(f"{n(x + dx)},{n(y + dy)}" for dx, dy in corners[solid]) + " Z"
+    return f'<path d="{d}" data-cx="{n(x)}" data-cy="{n(y)}"{paint}{extra}/>'
 
 
 def scatter_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}", diagonal=False, curves=(),

@@ -306,3 +306,32 @@ def test_an_odd_argument_under_a_chart_is_quoted_and_the_svg_still_parses(monkey
     assert line == "python3 'my script.py' 'a b' 'x\\x01<&>\\x1b[31m'"
     root = parse(svg.bars_svg("t", ["a"], [1.0], source=line))
     assert [t.text for t in q(root, "text") if t.get("class") == "source"] == [line]
+
+
+def test_scatter_points_have_the_terminal_marks_shape_so_a_grey_print_tells_the_series_apart():
+    """讲义的讲义印成黑白时：散点图的几条序列以前只差颜色（全是实心圆；13 的屋顶线上四个标出来的形状分不出）。
+    现在每条序列的点和终端里的记号同形：●○ 实心、空心的圆，◆◇ 菱形，▲△ 三角，■□ 方块；衬底是灰色的实心圆。
+    图例里的点也一样。"""
+    from layout import MARKS, series_marks
+    names = [f"序列 {k}" for k in range(len(MARKS) - 1)] + ["其余的点"]
+    series = {name: [(1.0 + k, 2.0 + k)] for k, name in enumerate(names)}
+    root = ET.fromstring(svg.scatter_svg("t", series, background="其余的点"))
+    groups = {g.get("data-name"): g for g in q(root, "g") if g.get("class") == "series"}
+    marks = series_marks(names, "其余的点")
+    def shape_of(e):
+        """(标签, 空心, 几个角, 第一个角在不在正上方)：菱形、三角从正上方起笔，方块从左上角。"""
+        d = e.get("d", "")
+        top = bool(d) and d[1:].split(",")[0] == e.get("data-cx")
+        return e.tag.split("}")[1], e.get("fill") == "white", len(d.split("L")), top
+    want = {"●": ("circle", False, 1, False), "○": ("circle", True, 1, False), "◆": ("path", False, 4, True),
+            "◇": ("path", True, 4, True), "▲": ("path", False, 3, True), "△": ("path", True, 3, True),
+            "■": ("path", False, 4, False), "□": ("path", True, 4, False)}
+    for name in names:
+        point = next(e for e in groups[name] if e.get("data-x"))
+        expect = want["●"] if name == "其余的点" else want[marks[name][0]]
+        assert shape_of(point) == expect, (name, marks[name], ET.tostring(point))
+    diamonds = [e for g in groups.values() for e in g if e.get("data-x") and e.tag.endswith("path")]
+    assert all(float(e.get("data-cx")) > 0 and float(e.get("data-cy")) > 0 for e in diamonds)
+    in_series = {id(e) for g in groups.values() for e in g.iter()}
+    legend = [e for e in root.iter() if e.tag.endswith(("circle", "path")) and id(e) not in in_series]
+    assert [shape_of(e) for e in legend] == [want["●"] if name == "其余的点" else want[marks[name][0]] for name in names]
