@@ -1025,7 +1025,7 @@ def test_suggestions_after_scoring_a_students_file_name_that_file(tmp_path):
     import shlex
     from printed import unfold
     mine = tmp_path / "my_h3.py"
-    shutil.copy(os.path.join(ROOT, "lecture14", "expert_heuristic.py"), mine)
+    shutil.copy(os.path.join(L14, "evolve", "lecture_expert.py"), mine)   # 讲义的专家：学生改坏了自己那份，这里照样绿
     for script, args in (("06", [str(mine)]), ("01", ["--heuristic", str(mine)])):
         p = run_script_fresh(os.path.join(ROOT, "lecture14", SCRIPTS[script]), *args, timeout=120)
         assert p.returncode == 0, p.stderr
