@@ -391,6 +391,14 @@ def print_note(text: str, indent: str = "") -> None:
     print("\n".join(wrap(indent + text, wrap_width(), indent + "  " if indent else "")))
 
 
+def print_with_command(text: str, command: str, indent: str = "") -> None:
+    """一句说明，后面跟一条要照抄的命令：说明照常折行，命令单独一行（比说明多缩进 4 格），一行放不下时按 shell 的
+    续行写法折开（command_lines）。嵌在句子里的命令会被折行拆成两半，照抄就成了两条错的命令（学生报过：04 的
+    "还有 402 条同样的注意……python3 lecture14/01_heuristic_as_code.py" 和 "--heuristic …" 落在两行）。"""
+    print_note(text, indent)
+    print("\n".join(command_lines(command, wrap_width(), display_width(indent) + 4)))
+
+
 LISTING_LINES = 40      # 一份代码清单最多印几行（学生贴进来一张 500 条规则的表时，不要印几千行）
 
 

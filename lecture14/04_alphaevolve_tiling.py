@@ -30,6 +30,7 @@ CS349E · 第 14 讲 · 04_alphaevolve_tiling.py —— 迷你 AlphaEvolve：进
 """
 
 import os
+import shlex
 import sys
 import time
 
@@ -45,7 +46,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 import numpy as np  # noqa: E402
 
 from console import apart_digits, check, fmt, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
-from console import Charts  # noqa: E402
+from console import Charts, print_with_command  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, all_shapes,  # noqa: E402
                     best_single_config, choose, evolve, format_diff, geomean_speedup, oracle_speedup, parse,
                     per_m_table, render, simplify, split_shapes)
@@ -170,8 +171,8 @@ def demo1_problem(table, train, test):
     for w in warnings[:MAX_WARNINGS]:
         print_note(f"注意：{w}")
     if len(warnings) > MAX_WARNINGS:                   # 贴进来一张几百条规则的表：不要印几百行"注意"
-        print_note(f"……还有 {len(warnings) - MAX_WARNINGS} 条同样的注意没有印出来（一共 {len(warnings)} 条；"
-                   f"python3 lecture14/01_heuristic_as_code.py --heuristic {name} 逐条列出死规则）。")
+        print_with_command(f"……还有 {len(warnings) - MAX_WARNINGS} 条同样的注意没有印出来（一共 {len(warnings)} 条），"
+                           "逐条列出死规则：", f"python3 lecture14/01_heuristic_as_code.py --heuristic {shlex.quote(name)}")
 
     one, pmt = best_single_config(train, table), per_m_table(train, table)
     o_train, o_test = oracle_speedup(train, table), oracle_speedup(test, table)

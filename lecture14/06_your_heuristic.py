@@ -25,6 +25,7 @@ CS349E · 第 14 讲 · 06_your_heuristic.py —— 你自己写的启发式，�
 """
 
 import os
+import shlex
 import sys
 import time
 
@@ -37,7 +38,7 @@ from runner import int_between, ensure_numpy, nonnegative_int, parser, progress,
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
 from console import LISTING_LINES, check, fmt, listing, print_header, print_note, print_numbered, print_observations, print_table  # noqa: E402
-from console import print_try  # noqa: E402
+from console import print_try, print_with_command  # noqa: E402
 from console import Charts, gpu_flag  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
@@ -125,8 +126,8 @@ def demo1_scores(path, program, table, evolved, seed, budget):
     for line, text in notes[:MAX_NOTES]:                    # 和读专家文件时给的提醒一样（evolve.program.dead_rules）
         print_note(f"第 {line} 行：{text}", "  ")
     if len(notes) > MAX_NOTES:
-        print_note(f"……还有 {len(notes) - MAX_NOTES} 条同样的提醒没有印出来（python3 lecture14/01_heuristic_as_code.py "
-                   f"--heuristic {from_root(path)} 逐条列出）。", "  ")
+        print_with_command(f"……还有 {len(notes) - MAX_NOTES} 条同样的提醒没有印出来，逐条列出：",
+                           f"python3 lecture14/01_heuristic_as_code.py --heuristic {shlex.quote(from_root(path))}", "  ")
     rows, yours, scores = [], {}, {}
     for how, label in SPLITS.items():
         train, test = split_shapes(all_shapes(), how)

@@ -175,3 +175,40 @@ def test_readme_says_how_many_lines_a_listing_shows():
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         flat = "".join(f.read().split())
     assert f"只印开头{LISTING_LINES}行（`console.LISTING_LINES`）" in flat
+
+
+@pytest.mark.parametrize("script", ["04", "06"])
+def test_the_list_every_dead_rule_command_is_on_its_own_line_and_runs_as_printed(tmp_path, script):
+    """学生报过：80 列的终端里，04 说"……还有 402 条同样的注意没有印出来（一共 412 条；python3 lecture14/01_heuristic_as_code.py"
+    和"--heuristic lecture14/expert_heuristic.py 逐条列出死规则）"落在两行，照抄就是两条错的命令。现在命令单独一行
+    （放不下时按 shell 续行折开）；照印出来的样子交给 bash 跑，01 逐条列出的正是那个文件的死规则。"""
+    import subprocess
+    lines = ["from kernel_lab import Config", "", "# EVOLVE-BLOCK-START", "def choose_config(M, N, K):",
+             "    if M <= 16:", "        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)"]
+    for k in range(40):
+        lines += [f"    if M <= {k % 15 + 1}:", "        return Config(BM=16, BN=32, BK=32, warps=2, stages=4, group=1)"]
+    lines += ["    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)", "# EVOLVE-BLOCK-END", ""]
+    folder = tmp_path / "a folder with a rather long name for the student's heuristics"
+    folder.mkdir()
+    mine = folder / "table.py"
+    mine.write_text("\n".join(lines), encoding="utf-8")
+    if script == "04":
+        args, env = ["lecture14/04_alphaevolve_tiling.py", "--budget", "5", "--seeds", "1", "--jobs", "1"], \
+            {"MINI_ALPHAEVOLVE_EXPERT": str(mine)}
+    else:
+        args, env = ["lecture14/06_your_heuristic.py", str(mine)], {}
+    term = run_in_pty(args, 80, {"NO_COLOR": "1", **env}, timeout=120)
+    assert term.returncode == 0, term.stdout[-3000:]
+    at = [i for i, line in enumerate(term.stdout.splitlines()) if "同样的" in line and "没有印出来" in line]
+    assert at, term.stdout[:3000]
+    shown = term.stdout.splitlines()[at[0]:at[0] + 6]
+    block = "\n".join(shown)
+    starts = [i for i, line in enumerate(shown) if line.lstrip().startswith("python3 lecture14/01_heuristic_as_code.py")]
+    assert starts, block
+    command = [shown[starts[0]]]
+    while command[-1].endswith(" \\"):                         # shell 的续行：照原样拼给 bash
+        command.append(shown[starts[0] + len(command)])
+    assert all(display_width(line) <= 80 for line in shown if "a folder with" not in line), block  # 路径本身比一行宽
+    r = subprocess.run(["bash", "-c", "\n".join(command)], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                       env=base_env())
+    assert r.returncode == 0 and "table.py" in r.stdout and "死规则" in r.stdout, (block, r.stderr[-2000:])
