@@ -5,6 +5,8 @@ common_sense_config 给的配置在所有形状、很多种子下都能启动（
 """
 
 import math
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ from evolve.mock_llm import COND_FIELDS, COND_WEIGHTS, MISTAKE, MISTAKE_RATE, Di
 from evolve.problem import launch_errors
 from evolve.program import DiffError, apply_diff, parse_diff
 from evolve.source import parse
-from conftest import launchable
+from conftest import ROOT, base_env, launchable
 from kernel_lab import GRID, MAX_SMEM_PER_BLOCK, VALID_INDEX, Config, can_launch
 
 
@@ -214,3 +216,30 @@ def test_targeted_picks_any_of_the_listed_slow_shapes_not_only_the_slowest(table
         picked |= {s.label() for s in listed if why.startswith(s.label())}
     assert picked <= {s.label() for s in listed} and len(picked) > 1, picked
     assert "最慢" not in OP_SAID["targeted"] and "列出的一个" in OP_SAID["targeted"]
+
+
+@pytest.mark.parametrize("skip, says", [("said", "OP_SAID 里没有 swap 的一句说明"), ("method", "MockLLM 没有方法 _swap")],
+                         ids=["no-said", "no-method"])
+def test_a_half_added_edit_kind_is_named_when_mock_llm_is_imported(tmp_path, skip, says):
+    """助教报过：加修改种类时漏了 OP_SAID 那一句，02、04 跑到表下面那段说明才是 KeyError: 'swap_rules' 的 traceback。
+    现在 import evolve.mock_llm 时就说漏了哪一步、去哪里补（README 的"修改种类"）。"""
+    import shutil
+    import subprocess
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
+    src = tmp_path / "lecture14" / "evolve" / "mock_llm.py"
+    text = src.read_text(encoding="utf-8")
+    edits = [('"remove_rule", "crossover")', '"remove_rule", "crossover", "swap")'),
+             ("OP_WEIGHTS = (", "OP_WEIGHTS = (0.0, ")]
+    if skip == "method":
+        edits.append(('    "crossover": ', '    "swap": "交换两条规则",\n    "crossover": '))
+    for old, new in edits:
+        assert text.count(old) == 1, f"测试的前提变了：mock_llm.py 里找不到 {old!r}"
+        text = text.replace(old, new)
+    src.write_text(text, encoding="utf-8")
+    code = ("import sys; sys.path[:0] = ['lecture01', 'lecture10', 'lecture13', 'lecture14']; import evolve.mock_llm")
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                       env=base_env())
+    last = p.stderr.strip().splitlines()[-1]
+    assert p.returncode == 1 and last.startswith("ImportError: evolve/mock_llm.py 的修改种类没有配齐：") and says in last, \
+        p.stderr[-2000:]
