@@ -896,7 +896,15 @@ def pytest_runtest_makereport(item, call):
     话……）说的是"没跑完"，先当测试或引擎的问题查。"""
     outcome = yield
     rep = outcome.get_result()
-    if rep.failed and call.when == "call" and call.excinfo is not None and call.excinfo.typename == "ObservationFailed":
+    if (rep.failed and call.when == "call" and call.excinfo is not None and call.excinfo.typename == "ObservationFailed"
+            and TESTS_GPU != "h100" and not os.environ.get("TESTS_GPU_CLAIMS")):
+        # 换了 GPU：讲义的观察是 H100 上的论断，和 h100_claim 一样跳过并说明（助教报过：TESTS_GPU=l40s 时 04 的"山谷"
+        # 那句在 L40S 上照实印成了【本次不成立】，核对那句话里的数的测试却以"讲义论断不成立"失败）
+        rep.outcome = "skipped"
+        rep.longrepr = (str(item.path), item.location[1] or 0,
+                        f"Skipped: 要核对的那句观察是讲义在 H100 上的论断，在 {TESTS_GPU} 上印成了【本次不成立】"
+                        "（TESTS_GPU_CLAIMS=1 时照样报出来）")
+    elif rep.failed and call.when == "call" and call.excinfo is not None and call.excinfo.typename == "ObservationFailed":
         gpu = "" if TESTS_GPU == "h100" else f"；GPU：{TESTS_GPU}（TESTS_GPU）"
         rep.longrepr = (f"讲义论断不成立（这个测试要核对的那句观察这次印成了【本次不成立】，句子里的数无从核对；"
                         f"不是引擎把数算错了）：{item.name}{gpu}\n{rep.longrepr}")
