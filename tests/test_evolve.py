@@ -263,7 +263,8 @@ def test_instructors_04_script_runs_unmodified_and_its_fixed_sentences_hold():
     rows = seed_rows(p.stdout)
     assert len(rows) == 7, p.stdout[:3000]
     cfg, ratio = rows["8B gate_up M=8192"]
-    assert cfg[:5] == (256, 128, 64, 8, 4) and 1.2 <= ratio <= 1.4, (cfg, ratio)
+    # 那句话说的是块、warp 和级数，不说 BK（助教报过：L40S 上最优是 BK=32，测试却要 64）
+    assert (cfg[0], cfg[1], cfg[3], cfg[4]) == (256, 128, 8, 4) and 1.2 <= ratio <= 1.4, (cfg, ratio)
     assert rows["8B gate_up M=1"][1] == rows["8B gate_up M=16"][1] == 1.00
     assert 2.2 <= rows["70B/8 qkv M=128"][1] <= 2.8
     m = re.search(r"最好的程序：训练形状 ([\d.]+)×、测试形状 ([\d.]+)×", p.stdout)
