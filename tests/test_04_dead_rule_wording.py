@@ -21,8 +21,8 @@ def test_removed_reachable_rule_is_not_called_unreachable():
     best = parse("# EVOLVE-BLOCK-START" + best_src + "# EVOLVE-BLOCK-END")
     simp = simplify(best)
     assert simp.n_rules() < best.n_rules(), (                   # this seed's best program does shrink
-        f"the test's premise, not the engine: {' '.join(COMMAND)} no longer evolves a program with a rule to remove "
-        "(the shapes or the MockLLM changed); pick a --seed whose best program simplify shrinks")
+        f"测试的前提变了（不是引擎坏了）：{' '.join(COMMAND)} 进化出的最好程序里不再有去得掉的规则（形状或 MockLLM "
+        "变了）；换一个 --seed，让它最好的程序 simplify 以后变短")
     kept = {(r.conds, r.config) for r in simp.rules}
     removed = [r for r in best.rules if (r.conds, r.config) not in kept]
     # at least one removed rule is reachable: its own corner is chosen by it in the unsimplified program
@@ -37,7 +37,8 @@ def test_removed_reachable_rule_is_not_called_unreachable():
         for d, b in rule.conds:
             c[d] = min(c[d], b)
         corners.append(first_match(best, c["M"], c["N"], c["K"]) == best.rules.index(rule))
-    assert any(corners)
+    assert any(corners), (f"测试的前提变了（不是引擎坏了）：{' '.join(COMMAND)} 最好的程序里去掉的规则都走不到；"
+                          "换一个 --seed，让去掉的规则里有一条走得到（它管的形状后面的分支给同样的配置）")
     flat = "".join(line.strip() for line in out.splitlines())
     assert "删掉死规则（永远走不到的规则）" not in flat
     assert "去掉也一样" in flat.split("删掉死规则")[1][:60]

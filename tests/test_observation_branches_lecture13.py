@@ -57,7 +57,8 @@ def beyond_the_datasheet(**values):
 def failing(obs, keyword, criterion, measured, markers=1):
     """含 keyword 的那条不成立：标记（markers 个）、"讲义说"和判据里的词、量到的值（独立算出的数）都在。"""
     found = [o for o in obs if keyword in o]
-    assert len(found) == 1, (keyword, obs)
+    assert len(found) == 1, (f"测试的前提变了（不是引擎坏了）：这次印的观察里含\"{keyword}\"的有 {len(found)} 句，"
+                             "不是正好一句——那句观察的写法变了（改这个测试的 keyword），或者它这次没印出来", obs)
     o = found[0]
     assert o.count(FAILED) == markers, (f"测试的前提没做到（不是引擎坏了）：这样改了模型，这句观察在现在的形状数据上仍然成立，"
                                         f"换一个让它不成立的改法：{o}")
