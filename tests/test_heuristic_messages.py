@@ -103,6 +103,17 @@ def test_a_field_too_large_names_its_candidate_values_at_once(tmp_path):
     assert "BN 的候选值只有 " + ", ".join(map(str, GRID["BN"])) in said, said
 
 
+@pytest.mark.parametrize("value", ["4.5", "0", "-4", "'4'", "W"])
+def test_a_field_that_is_not_a_positive_integer_names_its_candidate_values(tmp_path, value):
+    # 学生报过：warps=4.5 只说"必须是正整数字面量，不能是 4.5"，不说能写什么（太大的数一次就说全了）
+    from kernel_lab import GRID
+    with pytest.raises(ProgramError) as e:
+        load_heuristic(write(tmp_path, f"return Config(BM=64, BN=128, BK=64, warps={value}, stages=3, group=8)\n"))
+    said = str(e.value)
+    assert said.startswith(f"{tmp_path / 'heuristic.py'}:5: warps 必须是正整数字面量，不能是 {value}"), said
+    assert "warps 的候选值是 " + ", ".join(map(str, GRID["warps"])) in said, said
+
+
 @pytest.mark.parametrize("script", ["lecture14/06_your_heuristic.py", "lecture14/01_heuristic_as_code.py"])
 def test_a_file_that_never_ends_is_one_sentence_not_a_killed_process(script):
     # 学生报过：06 /dev/zero 一直读到被系统杀掉（退出码 137；限了内存时是 MemoryError 的 traceback）

@@ -647,7 +647,8 @@ def _config(node, stmt, fail, seg) -> Config:
         if isinstance(v, ast.Constant) and type(v.value) is bool:
             fail(v, f"{name}={v.value} 是布尔值，要写正整数")
         if not (isinstance(v, ast.Constant) and type(v.value) is int and v.value > 0):
-            fail(v, f"{name} 必须是正整数字面量，不能是 {seg(v)}")
+            fail(v, f"{name} 必须是正整数字面量，不能是 {seg(v)}；{name} 的候选值是 "     # 学生报过：warps=4.5 只说
+                    f"{', '.join(map(str, GRID[name]))}（第 10 讲的配置空间）")           # 不行，不说能写什么
         if v.value > MAX_FIELD:
             fail(v, f"{name}={seg(v)} 太大了：{_FIELD_BOUND}，而且 {name} 的候选值只有 "   # 一次说全：改到 4096
                     f"{', '.join(map(str, GRID[name]))}（第 10 讲的配置空间）")        # 还会被能不能启动挡下
