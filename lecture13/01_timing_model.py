@@ -439,7 +439,9 @@ def demo2_effects():
     # 共享内存小的 GPU（助教加的一块）上 4 级可能启动不了：只量启动得了的级数，表里写明，讲义的两句话标成不成立
     name, Mm = "8B o", 512
     ks = [k for k in (1, 2, 3, 4) if can_launch(EXPERT_BIG.replace(stages=k))]
-    cut = "" if ks == [1, 2, 3, 4] else f"（{'、'.join(str(k) for k in (1, 2, 3, 4) if k not in ks)} 级在这块 GPU 上启动不了：共享内存不够）"
+    gone = "、".join(str(k) for k in (1, 2, 3, 4) if k not in ks)
+    cut = "" if ks == [1, 2, 3, 4] else f"（{gone} 级在这块 GPU 上启动不了：共享内存不够）"
+    cut_said = "" if ks == [1, 2, 3, 4] else f"，{gone} 级在这块 GPU 上启动不了——共享内存不够"   # 句子里：后面跟着"（讲义说……）"
     st = [E(EXPERT_BIG.replace(stages=k), *shape(name, Mm)) for k in ks]
     ts = [e["time_us"] for e in st]
     rows.append(["流水线级数", label(name, Mm), "stages " + " / ".join(map(str, ks)) + cut,
@@ -459,7 +461,7 @@ def demo2_effects():
                        f"stages {'–'.join(map(str, ks[::max(1, len(ks) - 1)]))} 的时间 "
                        + " / ".join(fmt(t, 1, ts[max(0, i - 1):i] + ts[i + 1:i + 2]) for i, t in enumerate(ts))   # 相邻的
                        + f" µs（1 级是 {ks[-1]} 级的 {times(ts[0] / ts[-1], 2)} 倍），"            # 两级印出来不会一样
-                       f"等 {waits[0]:.0f} → {waits[-1]:.0f} µs{cut}（讲义说 1–4 级都启动得了、逐级变快、1 级至少慢 2 倍、"
+                       f"等 {waits[0]:.0f} → {waits[-1]:.0f} µs{cut_said}（讲义说 1–4 级都启动得了、逐级变快、1 级至少慢 2 倍、"
                        "缩短的是等）。",
                        [("1–4 级都启动得了", ks == [1, 2, 3, 4]), ("逐级变快", all(x > y for x, y in zip(ts, ts[1:]))),
                         ("1 级至少慢 2 倍", ts[0] / ts[-1] >= 2), ("缩短的是等", waits[0] > waits[-1])])
@@ -470,7 +472,7 @@ def demo2_effects():
                           f"4 级 {us(o4['time_us'])} µs / {o4['ctas_per_sm']} CTA/SM（讲义说 4 级因为占用率降了而更慢）。",
                           [("占用率降了", o4["ctas_per_sm"] < o3["ctas_per_sm"]), ("4 级更慢", o4["time_us"] > o3["time_us"])])
                   if o3 is not None and o4 is not None else
-                  verdict(False, "", f"{label(occ_name, occ_M)} 上没法比 3 级和 4 级{cut}（讲义说 4 级因为占用率降了而更慢）。",
+                  verdict(False, "", f"{label(occ_name, occ_M)} 上没法比 3 级和 4 级{cut_said}（讲义说 4 级因为占用率降了而更慢）。",
                           [("3 级和 4 级都启动得了", False)])))
 
     # group：prefill 上 B 被重读几次
@@ -652,7 +654,7 @@ def demo3_guided(tolerance):
                 f"（{label(easiest['name'], easiest['M'])}），最多 {max(runs):,} 次（{label(worst['name'], worst['M'])}）。"
                 f"穷举每个形状都是 {n:,} 次。",
                 f"中位数 {fmt(med, 0, (10, 500))} 次，10–999 次之间的形状 {mid_range} 个（讲义说中位数在 10 到 500 次之间、"
-                f"至少四分之三的形状（{len(res)} 个里至少 {-(-3 * len(res) // 4)} 个）在 10–999 次之间）。",
+                f"{len(res)} 个形状里至少 {-(-3 * len(res) // 4)} 个、也就是四分之三在 10–999 次之间）。",
                 [("中位数在 10 到 500 次之间", 10 <= med <= 500), ("至少四分之三的形状在 10–999 次之间", 4 * mid_range >= 3 * len(res))]),
         verdict(np.median(scores) <= 20 and in_first >= len(res) / 2 and first_s1 == len(res) and np.median(sf) < med,
                 f"为什么不是几次：简化模型只看分块（BM、BN{'、是否走 wgmma' if GPU.wgmma else ''}）、波次和唯一字节，"
