@@ -95,9 +95,13 @@ def rate_text(hits, tried, *bounds):
 
 
 def span(a, b, *bounds):
-    """两个百分比：相同就写一个，不同就写"小–大"。"""
+    """两个百分比：相同就写一个，不同就写"小–大"。一个要多印一位小数（挨着判据）时两个都印那么多位（学生报过
+    "85.3%–96%"）。"""
     lo, hi = sorted((a, b))
     lo_s, hi_s = pct(lo, *bounds), pct(hi, *bounds)
+    places = max(len(x.rstrip("%").partition(".")[2]) for x in (lo_s, hi_s))
+    if places:
+        lo_s, hi_s = fmt(lo, places, bounds, percent=True), fmt(hi, places, bounds, percent=True)
     return lo_s if lo_s == hi_s else f"{lo_s}–{hi_s}"
 
 
@@ -279,7 +283,8 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     d = apart_digits([s for _, s, _ in shown if s is not None], 3, 8)   # 只差一点的两次刷新不印成同一个数（分数的
     # log 量化到 2⁻²⁴，相邻两次至少差约 6e-8：8 位小数一定分得开）
     print_table(["第几个提议", "新的最好分数", "哪种修改"],
-                [[str(k), "" if s is None else f"{s:.{d}f}×", op or ""] for k, s, op in shown])
+                [[f"{k:,}" if isinstance(k, int) else str(k), "" if s is None else f"{s:.{d}f}×", op or ""]
+                 for k, s, op in shown])
     o_tr, p_tr = oracle_speedup(train, table), geomean_speedup(per_m_table(train, table), train, table)
     CHARTS.line("04_demo2_best_score", f"最好分数随提议增长（种子 {seed}，训练形状；虚线是演示 1 的两条基线）",
                 {"进化到这一步为止最好的程序": [(0, imp[0][1])] + [(k, float(h)) for k, h in enumerate(out["history"], 1)]},

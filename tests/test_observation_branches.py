@@ -494,3 +494,9 @@ def test_04_demo4_says_only_a_little_fewer_when_evolution_ran_almost_as_many_ker
     assert "少，但不是少几个数量级" in claim(obs, "1%").text
     obs, out = demo4(table, halves, exhaustive * 51 // 100, EXPERT)     # 学生又报过：--budget 4000 是 51%，说"只少一点"
     assert "少了不到一半" in claim(obs, "1%").text
+
+
+def test_a_range_of_percentages_prints_both_ends_with_the_same_places():
+    """学生报过：04 演示 3 说"两种划分都拿到 85.3%–96%"——挨着判据的一端多印了一位，另一端没有。"""
+    assert T04.span(0.8534, 0.9612, 0.85) == "85.3%–96.1%"
+    assert T04.span(0.91, 0.96, 0.85) == "91%–96%" and T04.span(0.9601, 0.9604, 0.85) == "96%"
