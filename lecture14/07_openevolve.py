@@ -259,7 +259,7 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
     CHARTS.line("07_best_score", f"最好分数随提议数（训练形状，比专家快几倍；同一个 MockLLM，每边 {budget} 个提议）",
                 series, refs=[(f"逐形状最优 {o_tr:.3f}×", o_tr)], x_label="第几个提议", y_label="最好分数", x_fmt="{:.0f}",
                 y_fmt="{:.2f}×", steps=True)
-    print_header("最好的程序（训练形状上最高的那一次）")
+    print_header("两边各自最好的程序（训练形状上分数最高的那个种子）")
     for r in (max(runs_ours, key=lambda r: r["train"]), max(runs_theirs, key=lambda r: r["train"])):
         print_note(f"{r['system']}，种子 {r['seed']}（训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，{oe.rules_said(r['best'])}）：")
         print(listing(render(r["best"])))
