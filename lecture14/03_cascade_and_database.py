@@ -494,8 +494,10 @@ def demo3_lineage(res, budget):
     print_header(f"演示 3：最好的程序是怎么来的（种子 0，{budget} 个提议，和 {same} 的演示 2 同一次进化）")
     r = res["cascade", DEFAULT][0]
     chain = r["lineage"]
-    print_table(["第几步", "第几个提议", "修改种类", "MockLLM 说了什么", "分数"],
-                [[str(i), str(k), op, f"“{why}”", f"{sc:.3f}×"] for i, (k, op, why, sc) in enumerate(chain)])
+    # 分数放在长长的"说了什么"前面：80 列的终端里表要分段印，分数和第几个提议、修改种类在同一段（学生报过：
+    # 它单独成了第三段，只有一列）
+    print_table(["第几步", "第几个提议", "修改种类", "分数", "MockLLM 说了什么"],
+                [[str(i), f"{k:,}", op, f"{sc:.3f}×", f"“{why}”"] for i, (k, op, why, sc) in enumerate(chain)])
     print("\n最后的程序（删掉死规则后）：\n" + listing(render(simplify(r["best"]))) + "\n")
     return [obs_lineage(chain), check(res["plain", DEFAULT][0]["best"] == r["best"],
                                       "记下每个提议的那次进化和直接调用 evolve(…, seed=0) 得到同一个最好的程序：记录不改变进化的路线"
