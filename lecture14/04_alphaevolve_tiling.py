@@ -69,6 +69,8 @@ JOBS = 2            # 演示 3 用几个进程（结果和 1 个进程完全一�
 QUICK = dict(budget=300, seeds=2)
 EARLY = 300         # "开头"：看第几个提议时已经拿到多少涨幅（讲义的说法是前 300 个）
 MIN_TRIED = 20      # 比成功率至少要提过这么多次
+DIFF_LINES = 60     # 最好程序的那次修改最多印这么多行，每行最多 DIFF_LINE_CHARS 个字符（改一两条规则的修改用不了
+DIFF_LINE_CHARS = 160  # 这么多；LLM 写的长注释截掉）
 
 SPLITS = split_names()                   # {"random": "配对随机对半分", "by_model": "8B 训练、70B/8 测试"}，从形状数据来
 DECODE, PREFILL, MIDDLE = ("8B gate_up", 1), ("8B gate_up", 8192), ("70B/8 qkv", 128)
@@ -325,7 +327,9 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
         print_note("没有死规则；把一条规则里同一维的重复条件合并成一个以后，选的配置一个不差：")
         print(listing(render(simp)))
     parent_src = render(res["parent"]) if res["parent"] is not None else None
-    print("产生它的那次修改（对父程序的 SEARCH/REPLACE）：\n" + format_diff(res["diff"]))
+    # 修改是 LLM 写的原文（注释也在里面）：--llm、--replay 时来自服务器或文件，印之前截短、控制字符转义（讲师报过：
+    # 一条注释里的 ESC 序列原样到了终端，30 万个字符的注释整段印出来）
+    print("产生它的那次修改（对父程序的 SEARCH/REPLACE）：\n" + diff_shown(format_diff(res["diff"])))
 
     o_train = oracle_speedup(train, table)
     hist = out["history"]
@@ -347,8 +351,10 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     other_kinds = ("超了别的资源的：" + "、".join(f"{k} {n} 个" for k, n in sorted(others.items(), key=lambda x: (-x[1], x[0])))
                    + "；一个程序可以同时超几种" if others else "没有超别的资源的")
     enough = min(tried("targeted"), tried("single_field")) >= MIN_TRIED
-    applies = parent_src is None or (apply_diff(parent_src, res["diff"]) == render(best)
-                                     and parse(apply_diff(parent_src, res["diff"])) == best)
+    # 比的是程序，不是文字：修改里可以有注释（讲师报过：LLM 的修改加了一行注释，这条就说"不成立"）
+    applied = None if parent_src is None else apply_diff(parent_src, res["diff"])
+    applies = applied is None or parse(applied) == best
+    as_text = applied is None or applied == render(best)
     same = equivalent(best, simp) and all(choose(best, s) == choose(simp, s) for s in all_shapes())
     share = round(res["score"], 3) / round(o_train, 3)          # 按印出来的三位小数算：读者照着算得出同样的比例
     obs = []
@@ -410,15 +416,28 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
         + (f"最好的程序从 {best.n_rules()} 条删到 {simp.n_rules()} 条，在所有 (M, N, K) 上选的配置一个不差"
            "（和第 12 讲删死代码是同一件事）。" if shrunk else
            f"最好的程序本身没有死规则，{best.n_rules()} 条都走得到、都不多余。")
-        + "上面那段 SEARCH/REPLACE 打到父程序的源码上，得到的正是上面印的原样的程序。",
+        + "上面那段 SEARCH/REPLACE 打到父程序的源码上，得到的正是上面印的程序"
+        + ("。" if as_text else "（文字上还多了 LLM 写的注释或空白，程序一样）。"),
         "讲义说进化出的程序里有带死规则的（或者最好的程序就带），simplify 删掉死规则后行为不变，"
         "SEARCH/REPLACE 打到父程序上正好得到最好的程序",
         f"完整评估过的 {len(evaluated):,} 个不同的程序（含起点）有 {dead:,} 个带死规则，最好的程序 {best.n_rules()} → {simp.n_rules()} 条；"
         f"simplify 行为不变：{'是' if same else '否'}；SEARCH/REPLACE 能重现它：{'是' if applies else '否'}",
         [("有带死规则的程序", dead > 0 or shrunk), ("simplify 后行为不变", same),
-         ("SEARCH/REPLACE 打到父程序上正好得到最好的程序", applies)]))
+         ("SEARCH/REPLACE 打到父程序上得到的正是最好的程序（注释、空白不算）", applies)]))
     print_observations(obs)
     return out, ev, obs
+
+
+def diff_shown(text: str) -> str:
+    """印最好程序的那次修改：修改是 LLM 写的原文（注释也在里面），--llm、--replay 时来自服务器或文件。每行截到
+    DIFF_LINE_CHARS 个字符、控制字符转义，最多 DIFF_LINES 行，截掉的说一声（讲师报过：一条注释里的 ESC 序列原样
+    到了终端，几十万个字符的注释整段印了出来）。花的时间和印出来的字数成正比。"""
+    lines = text.splitlines()
+    out = [openai_llm.shown(line[:DIFF_LINE_CHARS], DIFF_LINE_CHARS)
+           + (f"…（这一行共 {len(line):,} 个字符）" if len(line) > DIFF_LINE_CHARS else "") for line in lines[:DIFF_LINES]]
+    if len(lines) > DIFF_LINES:
+        out.append(f"…（一共 {len(lines):,} 行，只印了前 {DIFF_LINES} 行）")
+    return "\n".join(out)
 
 
 def llm_sentence(out, llm):

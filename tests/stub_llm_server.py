@@ -15,10 +15,13 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STUB_MODEL = "test-stub (scripted replies, not a language model)"
-MODES = ("edit", "chatter", "fenced", "two_blocks", "thinking", "painted", "empty", "garbage", "bad_json", "no_content",
-         "http500", "http429", "http400", "slow", "drop")
+MODES = ("edit", "chatter", "fenced", "two_blocks", "thinking", "painted", "commented", "empty", "garbage", "bad_json",
+         "no_content", "http500", "http429", "http400", "slow", "drop")
 # "painted" 的回复开头：清屏、变红、C1 的 CSI、DEL、回车、倒着写的双向控制符、落单的代理项（JSON 里写成 \ud800）
 ESCAPES = "\x1b[2J\x1b[31m红了\x9b31m\x7f\r\u202eevil\u202c\ud800"
+# "commented" 的修改在 REPLACE 里多一行注释：控制字符加上 LONG_COMMENT 个字符。回车、落单的代理项除外：回车在
+# Python 里也是换行，后面的字就不在注释里了；源代码里有代理项就解析不了。程序和不带注释的一样，打出来的文字不一样
+PAINT, LONG_COMMENT = ESCAPES.replace("\r", "").replace("\ud800", ""), 20_000
 THINKING = "<think>\n草稿：\n<<<<<<< SEARCH\n    if M <= 99999:\n=======\n    if M <= 1:\n>>>>>>> REPLACE\n</think>\n"
 
 
@@ -144,6 +147,8 @@ class StubServer(ServedInAThread):
                            "two_blocks": lambda: "Two changes.\n" + stub_edit(user, blocks=2),
                            "thinking": lambda: THINKING + stub_edit(user),
                            "painted": lambda: ESCAPES + "\n" + stub_edit(user),
+                           "commented": lambda: stub_edit(user).replace(
+                               "=======\n", "=======\n    # " + PAINT + "x" * LONG_COMMENT + "\n", 1),
                            "empty": lambda: "",
                            "garbage": lambda: "I think bigger tiles would be faster, maybe?"}[mode]()
                 self._json(200, {"id": f"stub-{n}", "object": "chat.completion", "model": STUB_MODEL,

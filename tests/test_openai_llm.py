@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 import pytest
-from printed import find_table, unfold
+from printed import find_table, observations, section, unfold
 from conftest import ahead, base_env, load_script, run_script, run_script_fresh, session_dir, stop_group
 from stub_llm_server import MODES, STUB_MODEL, StubServer, free_port
 
@@ -431,6 +431,22 @@ def test_04_record_then_replay_is_byte_identical_and_never_shows_the_key():
     assert "LLM：stub（" in rec.stdout.splitlines()[1]
     calls = [json.loads(x) for x in recorded.splitlines()[1:]]
     assert len(calls) == 2 * 30                              # 演示 2 一次、演示 3 另一种划分一次，每次 30 个提议
+
+
+def test_04_prints_the_models_edit_escaped_and_cut_and_judges_it_by_the_program():
+    """讲师报过：最好程序的那次修改是 LLM 写的原文，注释里的 ESC 序列原样到了终端、两万个字符的注释整段印出来；
+    修改加了一行注释，"SEARCH/REPLACE 能重现它"就说不成立（比的是文字）。每个回复都带这样一行注释。"""
+    from stub_llm_server import LONG_COMMENT, PAINT
+    with StubServer(script("commented")) as s:
+        p = run_04("--llm", s.url, "--model", "stub")
+    assert p.returncode == 0, p.stderr
+    assert not any(c in p.stdout for c in PAINT if not c.isprintable()), "服务器的控制字符到了终端"
+    diff = p.stdout.split("产生它的那次修改（对父程序的 SEARCH/REPLACE）：\n", 1)[1]
+    assert "\\x1b[2J" in diff and f"…（这一行共 {len('    # ' + PAINT) + LONG_COMMENT:,} 个字符）" in diff    # 转义了、截短了、说了
+    assert max(map(len, diff.split("\n\n观察：")[0].splitlines())) < 250
+    said = "".join(observations(section(p.stdout, "演示 2")))
+    assert ("得到的正是上面印的程序（文字上还多了 LLM 写的注释或空白，程序一样）" in said
+            or "SEARCH/REPLACE 能重现它：是" in said)                # 那条观察因为别的（死规则）不成立时，这一项也是"是"
 
 
 def test_04_cannot_reach_the_server_exits_2_with_one_line():
