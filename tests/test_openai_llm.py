@@ -449,6 +449,37 @@ def test_04_prints_the_models_edit_escaped_and_cut_and_judges_it_by_the_program(
             or "SEARCH/REPLACE 能重现它：是" in said)                # 那条观察因为别的（死规则）不成立时，这一项也是"是"
 
 
+def test_04_replay_of_a_hand_edited_file_never_shows_the_key_in_any_field(tmp_path):
+    """讲师报过：手改过的录制文件里，文件头的 settings、gpu，调用的提示、失败的种类里写着环境里的密钥，回放照印
+    （只抹了回复和模型名）；30 万个字符的失败种类整段印了出来。每种改法各回放一次，密钥哪儿也不出现。"""
+    _, _, _, recorded = recorded_04()
+    lines = [json.loads(x) for x in recorded.splitlines()]
+    failed = next(i for i, c in enumerate(lines) if c.get("error"))
+
+    def edited(name, edit):
+        copy = json.loads(json.dumps(lines))
+        edit(copy)
+        f = tmp_path / f"{name}.jsonl"
+        f.write_text("".join(json.dumps(x) + "\n" for x in copy), encoding="utf-8")
+        return run_04("--replay", str(f), env={"OPENAI_API_KEY": KEY})
+
+    runs = {"settings": edited("settings", lambda c: c[0].update(settings=c[0]["settings"] + " " + KEY)),
+            "gpu": edited("gpu", lambda c: c[0].update(gpu="x" + KEY)),
+            "prompt": edited("prompt", lambda c: c[1].update(prompt=KEY + c[1]["prompt"])),
+            "error": edited("error", lambda c: c[failed].update(error=c[failed]["error"] + " " + KEY)),
+            "long error": edited("long", lambda c: c[failed].update(error="x" * 300_000))}
+    for name, p in runs.items():
+        assert KEY not in p.stdout + p.stderr and KEY[:12] not in p.stdout + p.stderr, name
+        assert "Traceback" not in p.stderr and len(p.stderr) < 2000, name
+    assert runs["error"].returncode == 0 and "***" in runs["error"].stdout        # 种类里的密钥抹成了 ***，照样回放
+    assert runs["long error"].returncode == 2 and f":{failed + 1}: 这一行不是 --record 写的格式" in runs["long error"].stderr
+    for name in ("settings", "gpu", "prompt"):
+        assert runs[name].returncode == 2 and "***" in runs[name].stderr, name
+    # 回复改过（这里全改成空的）：后面的提示就对不上了，那句话把"文件改过"也说成一种可能，不只怪代码和参数
+    emptied = edited("replies", lambda c: [x.update(reply="") for x in c[1:] if x.get("reply")])
+    assert emptied.returncode == 2 and "这个文件前面录的回复被改过" in emptied.stderr, emptied.stderr
+
+
 def test_04_cannot_reach_the_server_exits_2_with_one_line():
     # 开跑之前服务器就不在：一行话（地址、怎么办），退出码 2，没有 traceback，很快
     t = time.monotonic()

@@ -1097,8 +1097,8 @@ class ReplayLLM(_Backend):
                     obj = loads(line)
                     if not isinstance(obj, dict):
                         raise TypeError
-                    if lineno == 1:
-                        header = obj
+                    if lineno == 1:                        # 文件头里的每段文字都可能被印出来（settings、gpu……）
+                        header = {k: redact(v, key) if isinstance(v, str) else v for k, v in obj.items()}
                         self._check_header(path, header)   # 第一行就不对（拿错了文件）：不往下读
                     elif obj.get("type") == "call":
                         self.records.append((lineno, _recorded_call(obj, key)))
@@ -1114,7 +1114,7 @@ class ReplayLLM(_Backend):
             raise ValueError(f"{path} 是空的：回放要 --record 录下的文件（录的时候被打断了？重新 --record）")
         self._check_header(path, header)
         self.header = header
-        self.model = redact(header["model"], os.environ.get("OPENAI_API_KEY"))
+        self.model = header["model"]
         self.concurrency = header.get("concurrency", 1)
         recorded_gpu = header.get("gpu")
         if isinstance(recorded_gpu, str) and recorded_gpu != GPU.key:   # 系统提示里有 GPU：先说真正的原因
@@ -1150,8 +1150,8 @@ class ReplayLLM(_Backend):
                                  "文件里的调用缺了、多了或者顺序乱了（改过这个文件？）；用 --record 重新录。")
         if call.prompt != text:
             raise ReplayMismatch(f"回放停在第 {n + 1} 次 LLM 调用：这次的提示和 {self.path} 第 {lineno} 行录下的不一样"
-                                 f"（{_first_difference(call.prompt, text)}），说明录制之后代码或参数变了；"
-                                 "用录制时的代码和参数回放，或者重新 --record。")
+                                 f"（{_first_difference(call.prompt, text)}）：录制之后代码或参数变了，或者这个文件前面录的回复被改过"
+                                 "（提示里的程序是由前面的回复改出来的）；用录制时的代码、参数和原来的文件回放，或者重新 --record。")
         return call
 
 
@@ -1161,19 +1161,21 @@ def _plain(text) -> bool:
 
 
 def _recorded_call(obj: dict, key: str | None = None) -> Call:
-    """录制文件里的一行 -> Call（回复、模型名里的密钥 key 抹掉）。字段的类型不对（不是 --record 写的）抛 TypeError。"""
+    """录制文件里的一行 -> Call（提示、回复、模型名、失败的种类里的密钥 key 抹掉：回放时它们都可能被印出来）。
+    字段的类型不对、失败的种类超过 MAX_NAME 个字符（不是 --record 写的）抛 TypeError。"""
     c = Call(**{k: obj[k] for k in Call.__dataclass_fields__})
     count = lambda v: v is None or (type(v) is int and 0 <= v < 10**12)  # noqa: E731  讲师报过："-7 个 token"、几十位的数
     if not (type(c.n) is int and isinstance(c.prompt, str) and (c.reply is None or isinstance(c.reply, str))
-            and (c.error is None or _plain(c.error)) and (c.reply is None) != (c.error is None)
+            and (c.error is None or (_plain(c.error) and len(c.error) <= MAX_NAME))   # 种类是一句短话：印在表里
+            and (c.reply is None) != (c.error is None)
             and type(c.latency) in (int, float) and 0 <= c.latency < 1e6                  # 负的、nan、300 位的秒数
             and (c.model is None or len(c.model) <= MAX_NAME)
             and count(c.prompt_tokens) and count(c.completion_tokens)
             and (c.model is None or isinstance(c.model, str))):
         raise TypeError
-    if key and len(key) >= 8:
-        c.reply = None if c.reply is None else redact(c.reply, key)
-        c.model = None if c.model is None else redact(c.model, key)
+    for field in ("prompt", "reply", "model", "error"):
+        if getattr(c, field) is not None:
+            setattr(c, field, redact(getattr(c, field), key))
     return c
 
 
