@@ -372,6 +372,9 @@ class _Parser(argparse.ArgumentParser):
         if loaded is not None and wanted is not None and loaded.key != wanted:
             self.error(f"--gpu {wanted} 要在 import 课程模块之前选定（这个进程已经按 {loaded.key} 载入了 kernel_lab）："
                        f"在命令行上运行脚本时给 --gpu，或者设环境变量 {_load_gpus().ENV}={wanted}")
+        if loaded is None and wanted is not None:          # 解析完才 import 课程模块的（run_openevolve.py）：这里选定，
+            os.environ[_load_gpus().ENV] = wanted          # 它起的子进程（评估器、MockLLM 服务器）也继承（助教报过：
+            #                                                make openevolve ARGS="--gpu l40s" 悄悄还是 H100）
         console = sys.modules.get("console")
         if console is not None and hasattr(console, "GPU_SAID") and wanted is not None:
             gpus = _load_gpus()                            # 新的一次运行：不是默认的 GPU 时，console 在第一个标题前

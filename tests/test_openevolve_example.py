@@ -151,7 +151,31 @@ def seed_1_run():
     return p, received
 
 
-PREFETCH = [two_runs, seed_1_run]
+@ahead(waits=True)
+def a100_run():
+    """run_openevolve.py --gpu a100（助教报过：make openevolve ARGS="--gpu l40s" 悄悄还是 H100）。"""
+    d = os.path.join(session_dir("oe_a100"), "out")
+    (p,) = run_concurrently([sys.executable, RUN, "--iterations", "6", "--gpu", "a100", "--output", d], timeout=240)
+    return p, d
+
+
+PREFETCH = [two_runs, seed_1_run, a100_run]
+
+
+def test_make_openevolve_honours_gpu_in_its_sentences_its_evaluator_and_its_commands(table):
+    p, out = a100_run()
+    assert p.returncode == 0, p.stderr[-3000:]
+    flat = "".join(p.stdout.split())
+    assert "时间来自第13讲的解析模型（A100的参数，不是实测）" in flat, p.stdout
+    tr = float(re.search(r"训练形状上比专家快([\d.]+)×", flat).group(1))
+    best = parse(runmod.read_run(out)["best_code"])
+    assert round(runmod.read_run(out)["best_metrics"]["combined_score"], 3) == tr    # 评估器（子进程）也是 A100
+    assert tr > 1.0, "6 个提议没找到比专家好的程序：下面这句比不出 GPU"
+    assert round(geomean_speedup(best, split_shapes()[0], table), 3) != tr           # 这个测试进程是 H100：不一样
+    commands = [line.strip() for line in unfold(p.stdout).split("\n可以试试：\n", 1)[1].splitlines()
+                if line.strip().startswith(("python3 ", "make "))]
+    assert commands == ["python3 lecture14/07_openevolve.py --gpu a100",
+                        'make openevolve ARGS="--gpu a100 --seed 1 --iterations 6"'], commands
 
 
 def test_make_openevolve_suggests_commands_that_run_as_printed():

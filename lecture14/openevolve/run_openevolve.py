@@ -524,6 +524,7 @@ def check_configured(base: str, model: str) -> str | None:
 def main(argv=None) -> int:
     sys.path[:0] = [LECTURE14, os.path.join(ROOT, "lecture01")]
     from runner import ensure_numpy, nonnegative_int, on_interrupt, parser, positive_int, progress, say
+    from console import print_note, print_try    # 解析参数之前 import：--gpu 不是默认的 GPU 时"可以试试"的命令带上它
     ap = parser("第 14 讲的问题交给 OpenEvolve，离线对着 MockLLM 服务器（或 config.yaml 里的模型）跑一次。")
     ap.add_argument("--iterations", type=positive_int, default=ITERATIONS,
                     help=f"提议的个数（默认 {ITERATIONS}；1000 和 04 的默认预算一样）")
@@ -571,8 +572,9 @@ def main(argv=None) -> int:
     tr, te = geomean_speedup(best, train, table), geomean_speedup(best, test, table)
     who = ("LLM 是 MockLLM 服务器（没有真的语言模型）" if mock else      # 地址里的用户名、密码、查询串不印（讲师报过）
            f"LLM 是 {shown(model, 100)}（config.yaml 的 {clean_url(base)}）")
-    from console import print_note, print_try                # 句子按终端宽度折行（管道里 100 列）
-    print_note(f"OpenEvolve {VERSION} 跑第 14 讲的问题：{a.iterations} 个提议，种子 {a.seed}；{who}，时间来自第 13 讲的解析模型。")
+    from kernel_lab import GPU
+    print_note(f"OpenEvolve {VERSION} 跑第 14 讲的问题：{a.iterations} 个提议，种子 {a.seed}；{who}，时间来自第 13 讲的解析模型"
+               f"（{GPU.short} 的参数，不是实测）。")
     print_note(f"最好的程序（用本讲的 evolve 重新算：训练形状上比专家快 {tr:.3f}×，测试形状上 {te:.3f}×，"
                f"训练形状上是逐形状最优的 {tr / oracle_speedup(train, table):.0%}；{rules_said(best)}）：")
     print(render(best), end="")
