@@ -188,11 +188,19 @@ def other_gpu_note():
         return None
     on_ref = launchable_with_smem(ref.smem_per_block)
     lost = [c for c in on_ref if not can_launch(c)]
-    only_smem = all(overflow_kinds(c) == ["共享内存"] for c in lost)
-    return (f"换成 {GPU.short} 以后能启动的是 {len(VALID)} 个，讲义的 {ref.short} 上是 {len(on_ref)} 个："
-            f"少掉的 {len(lost)} 个{'全是' if only_smem else '不全是'}共享内存超了（每个 CTA 最多 "
-            f"{MAX_SMEM_PER_BLOCK:,} B，{ref.short} 是 {ref.smem_per_block:,} B），别的启动上限（寄存器、每个 CTA 的线程数）两块 GPU 一样。"
-            f"第 14 讲在 {ref.short} 上进化出的启发式里要是有这样的配置，在 {GPU.short} 上就启动不了。")
+    gained = [c for c in VALID if c not in set(on_ref)]
+    head = f"换成 {GPU.short} 以后能启动的是 {len(VALID)} 个，讲义的 {ref.short} 上是 {len(on_ref)} 个："
+    limits = f"每个 CTA 最多 {MAX_SMEM_PER_BLOCK:,} B 共享内存，{ref.short} 是 {ref.smem_per_block:,} B"
+    others = "别的启动上限（寄存器、每个 CTA 的线程数）两块 GPU 一样"
+    if not lost and not gained:            # 助教报过：H200 上说"少掉的 0 个全是共享内存超了"
+        return (head + f"一个不差（{limits}；{others}）。第 14 讲在 {ref.short} 上进化出的启发式，"
+                f"在 {GPU.short} 上每个分支照样启动得了。")
+    if lost:
+        only_smem = all(overflow_kinds(c) == ["共享内存"] for c in lost)
+        return (head + f"少掉的 {len(lost)} 个{'全是' if only_smem else '不全是'}共享内存超了（{limits}），{others}。"
+                + f"第 14 讲在 {ref.short} 上进化出的启发式里要是有这样的配置，在 {GPU.short} 上就启动不了。")
+    return (head + f"多出的 {len(gained)} 个在 {ref.short} 上共享内存超了（{limits}），{others}。"
+            f"第 14 讲在 {ref.short} 上进化出的启发式，在 {GPU.short} 上每个分支照样启动得了。")
 
 
 def demo3_examples(extra, smem=None):

@@ -89,7 +89,7 @@ def problem(text: str | None) -> str | None:
 def describe(gpu: GPU) -> str:
     """不是默认的 GPU 时，脚本开头印的那句话：哪块、数据手册的几个数、旋钮在哪块上校准的。"""
     return (f"硬件换成 {gpu.name}（--gpu {gpu.key}）：{gpu.sms} 个 SM、稠密 BF16 {gpu.peak_flops / 1e12:g} TFLOPS、"
-            f"{gpu.hbm} {gpu.hbm_bw / 1e12:.2f} TB/s、{gpu.l2_bytes // 2**20} MB L2、每个 CTA 最多 "
+            f"{gpu.hbm} {gpu.hbm_bw / 1e12:g} TB/s、{gpu.l2_bytes // 2**20} MB L2、每个 CTA 最多 "
             f"{gpu.smem_per_block // 1024} KB 共享内存（数据手册的数，出处见 lecture10/gpus.py）。{gpu.knob_note}"
             f"讲义的观察是在 {GPUS[DEFAULT].short} 上写的，这里照原来的判据检查，不成立的标出来。")
 

@@ -210,7 +210,7 @@ def roofline_chart():
     shown = {label(*s): [(p[2], p[3]) for p in pts if (p[0], p[1]) == s] for s in DEMO1_SHAPES}   # 上表的 4 个形状
     rest = [(p[2], p[3]) for p in pts if (p[0], p[1]) not in DEMO1_SHAPES]
     CHARTS.scatter("13_demo1_roofline", f"屋顶线：{N_SHAPES} 个形状的最优配置达到多少 TFLOPS（对数坐标；"
-                   f"屋顶 = min({sl.HBM_BW / 1e12:.2f} TB/s × 算术强度, 峰值 {sl.PEAK_FLOPS / 1e12:g} TFLOPS)）",
+                   f"屋顶 = min({sl.HBM_BW / 1e12:g} TB/s × 算术强度, 峰值 {sl.PEAK_FLOPS / 1e12:g} TFLOPS)）",
                    shown | {f"其余 {len(rest)} 个形状": rest}, background=f"其余 {len(rest)} 个形状",
                    curves=[(f"屋顶（峰值 {sl.PEAK_FLOPS / 1e12:g} TFLOPS）",
                             [(lo, lo * sl.HBM_BW / 1e12), (RIDGE, sl.PEAK_FLOPS / 1e12), (hi, sl.PEAK_FLOPS / 1e12)])],
@@ -227,7 +227,7 @@ def demo1_breakdown():
         rows.append([label(name, M), f"{N}×{K}", f"{2.0 * M * N * K / 1e9:,.2f}", f"{unique_bytes(M, N, K) / 1e6:,.1f}",
                      f"{ai:,.1f}", us(sl.roofline(M, N, K) * 1e6), "算力" if ai >= RIDGE else "显存带宽"])
     print_table(["形状", "N×K", "GFLOP", "唯一字节 (MB)", "算术强度 (FLOP/B)", "屋顶线 (µs)", "屋顶线受限于"], rows)
-    say(f"屋顶线 = max(FLOPs / {sl.PEAK_FLOPS / 1e12:g} TFLOPS, 唯一字节 / {sl.HBM_BW / 1e12:.2f} TB/s)；"
+    say(f"屋顶线 = max(FLOPs / {sl.PEAK_FLOPS / 1e12:g} TFLOPS, 唯一字节 / {sl.HBM_BW / 1e12:g} TB/s)；"
           f"算术强度过了拐点 {RIDGE:.0f} FLOP/B 就受算力限制。任何配置都不会比它快。")
     roofline_chart()
 
@@ -350,12 +350,12 @@ def demo1_breakdown():
                 f"模型给它的带宽是峰值的 HBM_EFFICIENCY = {sl.HBM_EFFICIENCY:.0%}，即 {achievable / 1e12:.2f} TB/s；"
                 f"算上 {sl.LAUNCH_OVERHEAD * 1e6:.0f} µs 启动开销，整个内核平均 {avg_bw / 1e12:.2f} TB/s，"
                 f"是屋顶线的 {pct(dec['最优']['floor_us'] / dec['最优']['time_us'])}——到不了 100%：屋顶线按峰值 "
-                f"{sl.HBM_BW / 1e12:.2f} TB/s 算，启动开销又占了总时间的 {pct(launch_share)}"
+                f"{sl.HBM_BW / 1e12:g} TB/s 算，启动开销又占了总时间的 {pct(launch_share)}"
                 f"（读权重占 {pct(mem_share, 0.8)}）。专家的小块 {cfg(EXPERT_SMALL)} 和最优相差不到 1%"
                 f"（{us(dec['专家']['time_us'])} vs {us(dec['最优']['time_us'])} µs）：在这个形状上，读权重的时候怎么分块都差不多。"
                 + decode_others,
                 f"decode 最优配置的瓶颈是{short(dec['最优']['bound'])}，显存带宽 {dec['最优']['dram_TBps']:.2f} TB/s"
-                f"（{sl.HBM_BW / 1e12:.2f} × {sl.HBM_EFFICIENCY} = {achievable / 1e12:.2f}），专家 "
+                f"（{sl.HBM_BW / 1e12:g} × {sl.HBM_EFFICIENCY} = {achievable / 1e12:.2f}），专家 "
                 f"{us(dec['专家']['time_us'])} µs、最优 {us(dec['最优']['time_us'])} µs；读权重占最优总时间的 "
                 f"{pct(mem_share, 0.8)}，启动开销占 {pct(launch_share)}（讲义说瓶颈是显存、带宽和可达带宽相差不到 2%、"
                 "专家和最优相差不到 1%、读权重至少占总时间的 80%）。",

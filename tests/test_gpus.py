@@ -137,6 +137,24 @@ def test_the_a100_has_fewer_launchable_configs_for_a_stated_reason():
     assert on_a < on_h and len(on_h) == 3744
 
 
+@pytest.mark.parametrize("smem, says", [(0, "一个不差"), (+65536, "少掉的"), (-65536, "多出的")])
+def test_10_01_compares_launchable_configs_with_the_lecture_gpu_whichever_way_they_differ(monkeypatch, smem, says):
+    """助教报过：换成一块和 H100 启动上限一样的 GPU（H200），10/01 说"少掉的 0 个全是共享内存超了"。讲义那块 GPU
+    换成一条每个 CTA 的共享内存一样、多 64 KB、少 64 KB 的记录，句子各说一样、少了、多了，数是数出来的。"""
+    import dataclasses
+    from conftest import load_script
+    mod = load_script(os.path.join(os.path.dirname(kernel_lab.__file__), "01_config_space.py"), "config_space_01")
+    ref = dataclasses.replace(kernel_lab.GPU, key="ref", short="REF", smem_per_block=kernel_lab.GPU.smem_per_block + smem)
+    monkeypatch.setitem(gpus.GPUS, "ref", ref)
+    monkeypatch.setattr(gpus, "DEFAULT", "ref")
+    said = mod.other_gpu_note()
+    on_ref = {c for c in kernel_lab.all_configs() if not [p for p in kernel_lab.problems(c) if "共享内存" not in p]
+              and kernel_lab.smem_bytes(c) <= ref.smem_per_block}
+    assert said.startswith(f"换成 {kernel_lab.GPU.short} 以后能启动的是 {len(kernel_lab.VALID)} 个，讲义的 REF 上是 {len(on_ref)} 个：")
+    assert says in said and not re.search(r"(?<![\d,])0 个", said), said
+    assert (f"{abs(len(on_ref) - len(kernel_lab.VALID))} 个" in said) == (smem != 0), said
+
+
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_suggested_commands_on_a100_keep_the_gpu(script):
     """"可以试试"里的命令照着运行还是同一块 GPU：A100 的运行印的每条 python3 脚本.py 后面都跟着 --gpu a100。"""
