@@ -604,8 +604,7 @@ def demo3_guided(tolerance):
         r = sl.guided_tune(M, N, K, tolerance)
         t, cheap = sl.time_valid(M, N, K), sl.cheap_cost(A, M, N, K)
         good = t <= t.min() * (1 + tolerance)                   # 合格：进入最优的 tolerance 以内
-        i_best = int(np.argmin(t))
-        best = VALID[i_best]
+        best = sl.optimum(M, N, K).config                        # 并列时和别处印的最优是同一个（VALID 里靠前的）
         by_stages = np.lexsort((-A.stages, cheap))              # 同一个分数里先试 stages 大的
         order = np.argsort(cheap, kind="stable")                 # guided_tune 的顺序
         hit_score = cheap[order[r.runs - 1]]                     # 第一个合格的配置的分数

@@ -573,6 +573,16 @@ def test_decode_ties_are_reported(M):
     assert set(opt.tied_fields) == varying and "group" in varying
 
 
+def test_optimum_takes_the_first_in_valid_order_among_times_equal_up_to_float_noise(monkeypatch):
+    """助教报过：H200 上 optimum 用 np.argmin，挑中的是差在浮点误差里、VALID 里靠后的那个，句子却说印的是
+    "VALID 顺序里的第一个"。造一组时间：最小的在第 5 个，第 2 个只比它大 1e-12（相对），第 2 个才是该印的。"""
+    t = np.full(len(VALID), 2e-3)
+    t[5], t[2], t[9] = 1e-3, 1e-3 * (1 + 1e-12), 1e-3 * (1 + 1e-6)
+    monkeypatch.setattr(sched_lab, "time_valid", lambda M, N, K: t)
+    opt = sched_lab.optimum(64, 4096, 4096)
+    assert opt.config == VALID[2] and opt.tied == 2 and opt.near == 3 and opt.time == t[2]
+
+
 # Optimum.rule 的三种情况：唯一最快；最快的唯一但另有几个在 0.1% 以内；几个完全相同、取 VALID 顺序里的第一个
 def test_optimum_rule_cases():
     c = VALID[0]
