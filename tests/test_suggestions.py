@@ -257,6 +257,15 @@ def test_04_demo3_shares_in_its_sentences_are_the_tables_cells_after_the_suggest
     assert got and {g for g in got.groups() if g} == table_rows, (said[2], table_rows)
 
 
+def test_04_shares_next_to_a_bound_print_alike_in_the_table_and_the_sentence():
+    """助教在 L40S 上报过：演示 3 的表里查表占上限 89%，句子里"查表占上限的 88.75%–90.02%"——句子的两端按同样的
+    小数位数印，表的格子各印各的。现在表里同一对数也用 pcts：90.02% 挨着 90% 的判据，两个都印两位小数。"""
+    s04 = load_script("lecture14/04_alphaevolve_tiling.py", "shares_04")
+    cells = s04.pcts([0.9002, 0.8875], s04.TABLE_SHARE)
+    assert cells == ["90.02%", "88.75%"] and s04.span(0.9002, 0.8875, s04.TABLE_SHARE) == "88.75%–90.02%"
+    assert s04.pcts([0.95, 0.853], s04.EVOLVED_SHARE) == ["95.0%", "85.3%"]        # 学生报过的"85.3%–96%"
+
+
 def test_04_edit_suggestion_follows_the_expert_file(monkeypatch):
     """学生报过：把 if M <= 16: 改成 if M <= 64: 以后再跑 04，第一条建议还是"比如把 if M <= 16: 改成 if M <= 64:"。
     现在改法的例子看专家文件里还有没有那一条（默认配置已经是 BN=256、warps=8 也不再建议它）。"""
