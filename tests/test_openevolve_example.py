@@ -536,7 +536,7 @@ def test_a_refusing_server_names_the_key_openevolve_would_send(monkeypatch, conf
     # config.yaml 里的那个
     from hostile_server import HostileServer
     monkeypatch.setattr(runmod, "configured_key", lambda: configured)
-    monkeypatch.setenv("OPENAI_API_KEY", "")
+    monkeypatch.setenv("OPENAI_API_KEY", "" if configured else "sk-from-the-environment-0123")   # 哪儿都没有密钥另有测试
     with HostileServer(models="status403") as s:
         said = runmod.check_configured(s.url, "x")
     assert said is not None and "拒绝了请求（HTTP 403）" in said
@@ -671,3 +671,55 @@ def test_openevolve_stops_when_the_mock_server_exits_and_its_words_are_shown(tmp
         assert said.endswith("它说的在上面。") and "ZeroDivisionError: 故意的错" in err and "\x1b" not in err, err
     else:
         assert said.endswith("多半是被别的程序结束了。") and err == "", err
+
+
+def _config_with(tmp_path, monkeypatch, edit) -> str:
+    """config.yaml 的一份副本，edit(原文) 改过；run_openevolve 读它。"""
+    with open(os.path.join(HERE, "config.yaml"), encoding="utf-8") as f:
+        text = edit(f.read())
+    path = tmp_path / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(runmod, "CONFIG", str(path))
+    return text
+
+
+def test_config_yaml_is_read_the_way_openevolve_reads_it_quotes_included(tmp_path, monkeypatch):
+    """讲师报过：api_base: "http://…"（YAML 里带引号，合法）被当成带引号的地址，说"用不了"。"""
+    from stub_llm_server import StubServer
+    with StubServer(lambda n, t: "edit", models=("qwen",)) as s:
+        _config_with(tmp_path, monkeypatch, lambda t: t.replace("api_base: http://127.0.0.1:8765/v1", f'api_base: "{s.url}"')
+                     .replace("- name: mock", "- name: 'qwen'"))
+        assert runmod.configured_llm() == (s.url, "qwen")
+        assert runmod.check_configured(*runmod.configured_llm()) is None
+
+
+def test_a_config_yaml_openevolve_cannot_read_is_one_sentence(tmp_path, monkeypatch):
+    _config_with(tmp_path, monkeypatch, lambda t: t.replace("  api_key: not-needed-for-the-mock", "  api_key: [unclosed"))
+    with pytest.raises(ValueError, match="OpenEvolve 读不了 lecture14/openevolve/config.yaml") as e:
+        runmod.configured_llm()
+    assert "\n" not in str(e.value) and "Traceback" not in str(e.value)
+
+
+@pytest.mark.parametrize("env", ["", None])
+def test_no_key_anywhere_is_one_sentence_before_openevolve_says_missing_credentials(tmp_path, monkeypatch, env):
+    """讲师报过：删掉 config.yaml 的 api_key 那行、环境变量里也没有密钥（或者照另一句话把它设成空），OpenEvolve
+    开跑就报 Missing credentials 的 traceback。开跑之前说一句：要么环境变量，要么 config.yaml 里写个占位符。"""
+    from stub_llm_server import StubServer
+    if env is None:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    else:
+        monkeypatch.setenv("OPENAI_API_KEY", env)
+    _config_with(tmp_path, monkeypatch, lambda t: t.replace("  api_key: not-needed-for-the-mock\n", ""))
+    assert runmod.configured_key() is None
+    with StubServer(lambda n, t: "edit") as s:
+        said = runmod.check_configured(s.url, "stub")
+    assert said and "api_key: not-needed" in said and ("是空的" if env == "" else "没设") in said, said
+
+
+def test_a_plain_http_server_elsewhere_gets_config_yaml_advice_not_an_empty_environment_variable(tmp_path, monkeypatch):
+    """讲师报过：明文 http 的别的机器 + 环境变量里的密钥，建议是"OPENAI_API_KEY= 把密钥设成空"——照做 OpenEvolve 就
+    报 Missing credentials。make openevolve 的建议是 config.yaml 里写一个占位符 api_key。"""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-paid-key-0123456789")
+    _config_with(tmp_path, monkeypatch, lambda t: t.replace("  api_key: not-needed-for-the-mock\n", ""))
+    said = runmod.check_configured("http://192.0.2.7:11434/v1", "qwen")       # 文档用的地址：不会真有人在听
+    assert said and "api_key: not-needed" in said and "OPENAI_API_KEY=" not in said, said

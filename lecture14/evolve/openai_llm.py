@@ -114,6 +114,9 @@ class Names:
     model: str                      # "用 {model} 选一个"
     use: str                        # 换成另一个地址：use.format(地址)
     key: str = "环境变量 OPENAI_API_KEY"   # 服务器拒绝了（401、403）时让人检查的密钥在哪（OpenEvolve 的例子可能是 config.yaml 的）
+    # 不发密钥怎么做（明文 http 的别的机器）：命令行上把环境变量设成空；OpenEvolve 用的 openai 库没有密钥就不肯发请求，
+    # 要在 config.yaml 里写一个占位符（讲师报过：照"OPENAI_API_KEY= 设成空"做，OpenEvolve 报 Missing credentials）
+    no_key: str = "这次运行前面加 OPENAI_API_KEY= 把密钥设成空"
 
     def use_url(self, url: str) -> str:
         return self.use.format(url)
@@ -481,7 +484,7 @@ class OpenAILLM(_Backend):
         if api_key is None and self._key and u.scheme == "http" and not _is_loopback(u.hostname):
             raise ValueError(f"环境变量 OPENAI_API_KEY 里有密钥，{names.address} {shown(clean_url(base_url), 100)} 却是明文 "
                              "http://、又不是本机的回环地址（127.x、::1、localhost）：一路上谁都看得到密钥，所以不发。托管的 API 用 https:// 的地址；"
-                             "别的机器上不要密钥的服务器（ollama 之类），这次运行前面加 OPENAI_API_KEY= 把密钥设成空")
+                             f"别的机器上不要密钥的服务器（ollama 之类），{names.no_key}")
         self.timeout, self.retries, self.backoff, self.max_wait = timeout, retries, backoff, max_wait
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.concurrency = max(1, int(concurrency))

@@ -49,20 +49,31 @@ MOCK_BASE = "http://127.0.0.1:8765/v1"        # config.yaml 里指着 MockLLM �
 MOCK_KEY = "not-needed-for-the-mock"           # 对着 MockLLM 服务器时给 OpenEvolve 的 api_key（服务器不看它）
 
 
+def _config():
+    """OpenEvolve 自己读出来的 config.yaml（openevolve.config.load_config：引号、${VAR}、每个模型自己的 api_base 都照它
+    的规矩；讲师报过：api_base: "http://…" 带引号时，这里按行读到的是带引号的文字，把能用的地址说成了不能用）。
+    读不了（YAML 写错、${VAR} 引用的环境变量没设……）抛 ValueError（一句话）。"""
+    from openevolve.config import load_config
+    from evolve.openai_llm import shown
+    try:
+        return load_config(CONFIG)
+    except Exception as e:                                  # noqa: BLE001  PyYAML、OpenEvolve 的各种错
+        raise ValueError(f"OpenEvolve 读不了 lecture14/openevolve/config.yaml（{shown(str(e), 200)}）：照文件开头的写法改好它，"
+                         "或者 git checkout lecture14/openevolve/config.yaml 恢复原样") from None
+
+
 def configured_llm() -> tuple[str, str]:
-    """config.yaml 里 llm 的 (api_base, 第一个模型名)（只认这个文件自己的写法：每个一行）。"""
-    with open(CONFIG, encoding="utf-8") as f:
-        text = f.read()
-    base = re.search(r"^\s*api_base:\s*(\S+)", text, re.M)
-    name = re.search(r"^\s*-\s*name:\s*(\S+)", text, re.M)
-    return (base.group(1) if base else ""), (name.group(1) if name else "")
+    """OpenEvolve 会问的 (api_base, 第一个模型名)。config.yaml 读不了抛 ValueError（一句话）。"""
+    llm = _config().llm
+    first = llm.models[0] if llm.models else None
+    return (first.api_base if first and first.api_base else llm.api_base) or "", (first.name if first else "") or ""
 
 
 def configured_key() -> str | None:
-    """config.yaml 里的 api_key（没有这一行时是 None：OpenEvolve 用环境变量 OPENAI_API_KEY）。"""
-    with open(CONFIG, encoding="utf-8") as f:
-        key = re.search(r"^\s*api_key:\s*(\S+)", f.read(), re.M)
-    return key.group(1) if key else None
+    """OpenEvolve 会发的 api_key（config.yaml 里没有时是 None：OpenEvolve 用的 openai 库去读环境变量 OPENAI_API_KEY）。"""
+    llm = _config().llm
+    first = llm.models[0] if llm.models else None
+    return first.api_key if first else llm.api_key
 
 
 def child_env(base: str) -> dict:
@@ -507,7 +518,12 @@ def check_configured(base: str, model: str) -> str | None:
                 f"请求发错地方，它还会进日志；把 api_base 改成 {clean_url(base)} 这样的地址，密钥写在 api_key "
                 f"或者环境变量 OPENAI_API_KEY 里。")
     key = configured_key()
-    names = Names(address="config.yaml 的 api_base 地址", model="config.yaml 的 name",
+    placeholder = "在 config.yaml 的 llm 下写一行 api_key: not-needed（占位符，不是秘密：OpenEvolve 用的 openai 库没有密钥就不肯发请求）"
+    if key is None and not os.environ.get("OPENAI_API_KEY"):  # 讲师报过：删了 api_key 那行、又没设环境变量，OpenEvolve
+        return (f"config.yaml 的 LLM 用不了：config.yaml 里没有 api_key，环境变量 OPENAI_API_KEY 也{'是空的' if 'OPENAI_API_KEY' in os.environ else '没设'}，"
+                "OpenEvolve 用的 openai 库没有密钥就不肯发请求（Missing credentials）：托管的 API 把密钥放进环境变量 "
+                f"OPENAI_API_KEY；不要密钥的服务器（ollama 之类）{placeholder}。")   # 开跑就报 Missing credentials
+    names = Names(address="config.yaml 的 api_base 地址", model="config.yaml 的 name", no_key=placeholder,
                   use="就把 config.yaml 的 api_base 改成 {}",       # 这里没有 --llm、--model
                   # 讲师报过：config.yaml 里写着 api_key 时，401 照样让人检查环境变量（发出去的是 config.yaml 的那个）
                   key=("环境变量 OPENAI_API_KEY" if key is None else
@@ -544,7 +560,11 @@ def main(argv=None) -> int:
         return 2
     procs = Processes()
     on_interrupt(procs.close)
-    base, model = configured_llm()
+    try:
+        base, model = configured_llm()
+    except ValueError as e:
+        say(str(e) + "。")
+        return 2
     mock = base == MOCK_BASE
     try:
         if mock:
