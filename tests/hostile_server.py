@@ -326,6 +326,8 @@ MODES = {
     "http500": _status(500),                  # 500，不带 Retry-After
     "status999": _status(999),                # HTTP 里没有的状态码
     "status404": _status(404),
+    # http:// 对着 https 的端口：Go 的服务器这样回（nginx 回 "The plain HTTP request was sent to HTTPS port"）
+    "https_port": lambda s, out, path, body, n: out.write(whole(b"Client sent an HTTP request to an HTTPS server.\n", 400)),
     "status403": _status(403),                # 拒绝（当代理用：对 CONNECT 回 403）
     "status407": _status(407),                # 当代理用：要用户名和密码
     "huge_int": _huge_int,                    # 一个能打上的修改，usage 里有一个 5000 位的整数

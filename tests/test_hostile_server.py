@@ -91,6 +91,54 @@ def test_chat_redirect_is_a_counted_failure_and_the_other_origin_gets_nothing(st
     assert other.received == [] and backend.ledger()["failed"] == {REDIRECT: 1}
 
 
+def test_http_to_an_https_port_is_one_sentence_before_the_run():
+    """讲师报过：http:// 对着 https 的端口（它对每个请求回 400 "Client sent an HTTP request to an HTTPS server"），
+    开跑前的检查照样通过，之后每个提议都是 HTTP 400。现在 GET /models 回 400 就停在开跑之前，说换成 https:// 试试。"""
+    with HostileServer(models="https_port") as s:
+        with pytest.raises(ServerUnreachable) as e:
+            client(s.url).check()
+    msg = str(e.value)
+    assert one_safe_line(msg) and "HTTP 400" in msg and "换成 https://" in msg
+
+
+def test_https_to_a_server_that_closes_at_the_tls_hello_suggests_http():
+    """讲师报过：https:// 对着一个收到 TLS 的开头就一声不响关掉连接的 http 服务器（UNEXPECTED_EOF），建议是"先启动它"；
+    只有回了 http 文字的（WRONG_VERSION_NUMBER）才建议换成 http://。"""
+    import socket
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    stop = threading.Event()
+
+    def serve():                                     # 读到客户端的第一段（TLS 的 ClientHello）就关，一个字节也不回
+        srv.settimeout(0.2)
+        for _ in range(50):                          # 有界：最多 10 秒
+            if stop.is_set():
+                return
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                continue
+            with c:
+                c.settimeout(2)
+                try:
+                    c.recv(4096)
+                except OSError:
+                    pass
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        with pytest.raises(ServerUnreachable) as e:
+            OpenAILLM(f"https://127.0.0.1:{srv.getsockname()[1]}/v1", "x", api_key="", timeout=5, retries=0).check()
+    finally:
+        stop.set()
+        t.join(2)
+        srv.close()
+    msg = str(e.value)
+    assert one_safe_line(msg) and "一声不响地关了连接" in msg and "换成 http://" in msg and "先启动它" not in msg, msg
+
+
 def test_redirect_to_ftp_is_not_followed_either():
     # 转到 ftp://：以前跟过去、一直等到超时；现在马上一句话（开跑前）或一次失败（跑的时候）
     with HostileServer(models="ftp") as s:

@@ -727,6 +727,12 @@ class OpenAILLM(_Backend):
             raise ServerUnreachable(                  # 每个请求都会是 404，整个运行一个提议也没问到（讲师报过）
                 f"LLM 服务器 {where} 在，但没有 GET /models（HTTP 404）",
                 f"{self.names.address}通常以 /v1 结尾（例如 http://127.0.0.1:11434/v1）")
+        if status == 400:                           # 不带正文的 GET 本来不会"请求不对"：常见的是 http:// 对着 https 的端口
+            raise ServerUnreachable(                  # （讲师报过：它照样开跑，每个提议都是 HTTP 400）
+                f"LLM 服务器 {where} 对 GET /models 回了 HTTP 400（请求不对）",
+                (f"那个端口可能说的是 https（收到明文 http 的请求就回 400）：把 {self.names.address}里的 http:// 换成 "
+                 "https:// 试试；不然检查它是不是 OpenAI 兼容的接口（地址通常以 /v1 结尾）") if self._scheme == "http" else
+                f"{self.names.address}要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）")
         if not 200 <= status < 300:
             return                                  # 别的状态（比如 …/v1 下面没有 /models）：至少服务器在，开跑
         try:
@@ -935,6 +941,7 @@ def _content(raw: bytes):
 
 NO_HOST = "找不到这个主机名，域名解析失败"            # net_words 的两种说法，_unreachable_advice 按它们给建议
 NOT_HTTPS = "TLS 握手失败：那个端口说的不是 https"
+SILENT_TLS = "TLS 握手时对方一声不响地关了连接"
 RESET = "连接被对方重置"
 _NET_WORDS = {errno.ECONNREFUSED: "连接被拒绝：那个地址和端口上没有程序在听", errno.ECONNRESET: RESET,
               errno.ECONNABORTED: "连接被中止", errno.EPIPE: "连接断了", errno.ETIMEDOUT: "连接超时",
@@ -951,6 +958,8 @@ def net_words(e: OSError) -> str:
     if isinstance(e, ssl.SSLError):                     # 常见的是 https:// 指向了只说 http 的端口
         if getattr(e, "reason", None) == "WRONG_VERSION_NUMBER":
             return NOT_HTTPS
+        if isinstance(e, ssl.SSLEOFError) or getattr(e, "reason", None) == "UNEXPECTED_EOF_WHILE_READING":
+            return SILENT_TLS                           # 讲师报过：收到 TLS 的开头就关连接的 http 服务器，被说成"先启动它"
         return f"TLS 握手失败（{shown(getattr(e, 'reason', None) or str(e), 80)}）"
     return _NET_WORDS.get(e.errno) or shown(e.strerror or str(e) or type(e).__name__, 120)
 
@@ -969,6 +978,9 @@ def _unreachable_advice(detail: str, names: Names = COMMAND_LINE, proxy: str | N
         return f"检查 {names.address}里的主机名（拼写、有没有联网）"
     if detail == NOT_HTTPS:
         return f"把 {names.address}里的 https:// 换成 http:// 试试（本机的 ollama、mock_llm_server.py 都只说 http）"
+    if detail == SILENT_TLS:
+        return (f"那个端口上有程序，可它不说 TLS：多半是只说 http 的服务器，把 {names.address}里的 https:// 换成 http:// "
+                "试试；不然检查它是不是 LLM 服务器的端口")
     if detail == RESET:                               # 讲师报过：接受了连接再重置的服务器被说成"先启动它"——它开着
         return (f"那个端口上有程序，可它接了连接就断开：检查 {names.address}是不是 LLM 服务器的端口"
                 "（地址通常以 /v1 结尾），服务器的日志里看它为什么断开")
