@@ -33,6 +33,10 @@ from evolve import Evaluator, ProgramError, TimeTable, oracle_speedup, split_sha
 from evolve.problem import load_heuristic  # noqa: E402
 
 MAX_BYTES = 1_000_000              # 程序文件最多读这么多字节（OpenEvolve 默认的 max_code_length 是 10,000 个字符）
+# run_openevolve 设的环境变量：完整评估过的程序里训练形状上最好的那个（分数、规范写法的代码）随时写进这个 JSON 文件。
+# OpenEvolve 跑到一半被停下（LLM 服务器没了、接连失败）时没有 best/ 也没有 result.json，最好的程序就从这里拿（讲师报过：
+# 服务器中途没了，make openevolve 只说了一句出错，之前找到的最好程序丢了）
+BEST_ENV = "MINI_ALPHAEVOLVE_OE_BEST"
 _STATE: dict = {}
 
 
@@ -96,9 +100,32 @@ def evaluate_stage2(program_path: str):
         return _failed(error)
     s = _state()
     train = _speedup(s["ev"], program)
+    _keep_best(program, train)
     return _result(dict(combined_score=train, train_speedup=train, test_speedup=_speedup(s["ev_test"], program),
                         oracle_fraction=train / s["oracle"], rules=float(program.n_rules()), launchable=1.0,
                         full_evaluation=1.0))
+
+
+def _keep_best(program, score: float) -> None:
+    """环境变量 BEST_ENV 指着一个文件时：score 比文件里记的高（或者还没有文件）就把 (score, 程序) 写进去。先写临时
+    文件再改名，读到的总是完整的；加锁，几个评估进程同时写也不会把高分换成低分。"""
+    path = os.environ.get(BEST_ENV)
+    if not path:
+        return
+    import fcntl
+    import json
+    from evolve import render
+    with open(path + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            with open(path, encoding="utf-8") as f:
+                old = float(json.load(f)["score"])
+        except (OSError, ValueError, KeyError, TypeError):
+            old = -math.inf
+        if score > old:
+            with open(path + ".tmp", "w", encoding="utf-8") as f:
+                json.dump(dict(score=score, code=render(program)), f, ensure_ascii=False)
+            os.replace(path + ".tmp", path)
 
 
 def evaluate(program_path: str):

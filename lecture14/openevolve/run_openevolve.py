@@ -46,6 +46,7 @@ SERVER_START_SECONDS = 60.0
 
 
 MOCK_BASE = "http://127.0.0.1:8765/v1"        # config.yaml 里指着 MockLLM 服务器的地址（它的默认端口）
+BEST_ENV, BEST_FILE = "MINI_ALPHAEVOLVE_OE_BEST", "best_so_far.json"   # evaluator.py 随时记下最好的程序（evaluator.BEST_ENV）
 MOCK_KEY = "not-needed-for-the-mock"           # 对着 MockLLM 服务器时给 OpenEvolve 的 api_key（服务器不看它）
 
 
@@ -245,7 +246,7 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
     log_path = os.path.join(output, "openevolve.log")
     scratch = os.path.join(output, "tmp")               # OpenEvolve 评估时写的临时文件：Ctrl-C（SIGKILL）时它删不了，
     os.makedirs(scratch, exist_ok=True)                 # 放在输出目录里，不留在 /tmp（审读报过：20 次 Ctrl-C 留下 5 个）
-    env = dict(child_env(url or configured_llm()[0]), TMPDIR=scratch)
+    env = dict(child_env(url or configured_llm()[0]), TMPDIR=scratch, **{BEST_ENV: os.path.join(output, BEST_FILE)})
     t0 = time.monotonic()
     with open(log_path, "wb") as log:
         p = procs.add(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
@@ -488,6 +489,17 @@ def no_child_said(c: dict, res: dict) -> str:
             + (f"，{rest} 个是回复打不上、没改动……" if rest else ""))
 
 
+def kept_best(output: str):
+    """跑到一半停下的运行里，evaluator 记下的最好的程序（完整评估过的里面训练形状上最好的），用 evolve.parse 读；
+    没有（还没完整评估过一个程序）或者读不了时是 None。"""
+    from evolve import ProgramError, parse
+    try:
+        with open(os.path.join(output, BEST_FILE), encoding="utf-8") as f:
+            return parse(json.load(f)["code"], filename="OpenEvolve 停下之前最好的程序")
+    except (OSError, ValueError, KeyError, TypeError, ProgramError):
+        return None
+
+
 def best_program(res: dict):
     """OpenEvolve 最好的程序（用本讲的 evolve.parse 读，从不执行）。"""
     from evolve import parse
@@ -583,6 +595,14 @@ def main(argv=None) -> int:
                              progress=lambda k, n: progress(f"  OpenEvolve：{k}/{n} 个提议"), note=progress)
     except RuntimeError as e:
         say(str(e))
+        kept = kept_best(output)
+        if kept is not None:                                  # 停下之前找到的最好的程序不丢：印出来（也在输出目录里）
+            table, (train, test) = TimeTable(), split_shapes()
+            print_note(f"OpenEvolve {VERSION} 没有跑完 {a.iterations} 个提议（原因见标准错误）。停下之前完整评估过的程序里，"
+                       f"训练形状上最好的是这个（用本讲的 evolve 重新算：训练形状上比专家快 "
+                       f"{geomean_speedup(kept, train, table):.3f}×，测试形状上 {geomean_speedup(kept, test, table):.3f}×；"
+                       f"{rules_said(kept)}；也存在 {display_path(os.path.join(output, BEST_FILE))}）：")
+            print(render(kept), end="")
         return 1
     finally:
         procs.close()
