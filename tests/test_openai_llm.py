@@ -480,6 +480,22 @@ def test_04_replay_of_a_hand_edited_file_never_shows_the_key_in_any_field(tmp_pa
     assert emptied.returncode == 2 and "这个文件前面录的回复被改过" in emptied.stderr, emptied.stderr
 
 
+def test_record_never_truncates_a_file_that_has_content_even_if_it_appeared_after_the_check(tmp_path):
+    """讲师的建议：开跑前查过录制文件不存在，真正打开时用"x"（只建新文件）：查和打开之间冒出来的文件也不清空。"""
+    from evolve.openai_llm import OpenAILLM
+    f = tmp_path / "paid.jsonl"
+    f.write_text("花钱录的\n", encoding="utf-8")
+    with pytest.raises(FileExistsError):
+        OpenAILLM("http://127.0.0.1:9/v1", "m").record_to(str(f))
+    assert f.read_text(encoding="utf-8") == "花钱录的\n"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    backend = OpenAILLM("http://127.0.0.1:9/v1", "m")
+    backend.record_to(str(empty))                                   # 空文件照写
+    backend.close()
+    assert empty.read_text(encoding="utf-8").startswith('{"type": "header"')
+
+
 def test_04_cannot_reach_the_server_exits_2_with_one_line():
     # 开跑之前服务器就不在：一行话（地址、怎么办），退出码 2，没有 traceback，很快
     t = time.monotonic()

@@ -529,8 +529,10 @@ class OpenAILLM(_Backend):
     # ---- 录制 ----
     def record_to(self, path: str, settings: str = "") -> None:
         """从现在起把每次调用录进 path（JSON Lines；第一行是文件头：脚本和参数 settings、模型、地址、并发数、
-        采样参数、GPU、系统提示）。"""
-        self._record = open(path, "w", encoding="utf-8")
+        采样参数、GPU、系统提示）。path 已经有内容时抛 FileExistsError：开跑前查过，这里用"x"再挡一次（查和打开
+        之间别的程序写了它，也不清空它：那可能是花钱录的）；空文件照写。"""
+        empty = os.path.isfile(path) and os.path.getsize(path) == 0
+        self._record = open(path, "w" if empty else "x", encoding="utf-8")
         self._write(dict(type="header", format=FORMAT, version=1, settings=settings, model=self.model,
                          base_url=clean_url(self.base_url), concurrency=self.concurrency, temperature=self.temperature,
                          max_tokens=self.max_tokens, seed=self.seed, gpu=GPU.key, system_prompt=SYSTEM_PROMPT))
@@ -1299,6 +1301,9 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = ""):
     if a.record is not None:
         try:
             backend.record_to(a.record, settings)
+        except FileExistsError:
+            raise SetupError(f"录制文件 {shown(a.record, 100)} 刚刚被别的程序建好了：--record 不覆盖已有的文件；"
+                             "换一个文件名。") from None
         except OSError as e:
             raise SetupError(f"写不了录制文件 {a.record}（{os_words(e, writing=True)}）：先建好它所在的目录、确认能写，"
                              "或者换一个路径。") from None
