@@ -379,6 +379,8 @@ def test_shown_escapes_control_characters_and_cuts():
     assert shown("a\x1b[2Jb") == "a\\x1b[2Jb"
     assert shown("\x00\x07\x7f\x85\x9b\u2028\u202e\u2066\ud800") == "\\x00\\x07\\x7f\\x85\\x9b\\u2028\\u202e\\u2066\\ud800"
     assert shown("a\u200bb\u2060c\ufeff") == "a\\u200bb\\u2060c\\ufeff"        # 看不见的零宽字符（讲师报过零宽空格原样印出）
+    # Unicode 的标签字符：看不见，能把一段 ASCII（这里是 "rm"）藏在模型名里（讲师报过）
+    assert shown("gpt\U000e0072\U000e006d") == "gpt\\U000e0072\\U000e006d"
     assert shown("one\ntwo\tthree\r") == "one\\ntwo\\tthree\\r"
     assert shown("one\ntwo\tthree\r", lines=True) == "one\ntwo\tthree\\r"
     assert shown("中文 ok é", 100) == "中文 ok é"

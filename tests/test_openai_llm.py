@@ -475,6 +475,10 @@ def test_04_replay_of_a_hand_edited_file_never_shows_the_key_in_any_field(tmp_pa
     assert runs["long error"].returncode == 2 and f":{failed + 1}: 这一行不是 --record 写的格式" in runs["long error"].stderr
     for name in ("settings", "gpu", "prompt"):
         assert runs[name].returncode == 2 and "***" in runs[name].stderr, name
+    bom = tmp_path / "bom.jsonl"                                  # 记事本另存时在开头加的 BOM：照样回放
+    bom.write_bytes(b"\xef\xbb\xbf" + recorded.encode("utf-8"))
+    again = run_04("--replay", str(bom))
+    assert again.returncode == 0 and again.stdout == recorded_04()[1].stdout, again.stderr
     # 回复改过（这里全改成空的）：后面的提示就对不上了，那句话把"文件改过"也说成一种可能，不只怪代码和参数
     emptied = edited("replies", lambda c: [x.update(reply="") for x in c[1:] if x.get("reply")])
     assert emptied.returncode == 2 and "这个文件前面录的回复被改过" in emptied.stderr, emptied.stderr

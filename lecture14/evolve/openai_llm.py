@@ -140,14 +140,16 @@ _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
 def _escape(ch: str) -> str:
-    return _NAMED.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+    c = ord(ch)
+    return _NAMED.get(ch) or (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" if c < 0x10000 else f"\\U{c:08x}")
 
 
 # 要换成转义的字符：C0（换行、制表符另说）、DEL、C1（含 ESC 开头的终端控制序列的 ESC 本身）、行和段落分隔符、
 # 双向文字的控制符（能让终端上的字倒着显示）、看不见的零宽字符（零宽空格、词连接符、BOM：藏在模型名或回复里，
-# 屏幕上看着一样的两段文字其实不同）、落单的代理项（UTF-8 写不出来，print 会抛 UnicodeEncodeError）
+# 屏幕上看着一样的两段文字其实不同）、落单的代理项（UTF-8 写不出来，print 会抛 UnicodeEncodeError）、Unicode 的
+# 标签字符 U+E0000–U+E007F（看不见，却能把一整段 ASCII 藏在一个模型名或回复里：讲师报过它们原样到了终端）
 _UNSAFE = [*range(0x00, 0x20), *range(0x7f, 0xa0), 0x2028, 0x2029, 0x061c, 0x200b, 0x200e, 0x200f, 0x2060, 0xfeff,
-           *range(0x202a, 0x202f), *range(0x2066, 0x206a), *range(0xd800, 0xe000)]
+           *range(0x202a, 0x202f), *range(0x2066, 0x206a), *range(0xd800, 0xe000), *range(0xe0000, 0xe0080)]
 _INLINE = {c: _escape(chr(c)) for c in _UNSAFE}          # 一行里：换行、制表符也转义
 _LINES = {c: e for c, e in _INLINE.items() if chr(c) not in "\n\t"}   # 多行的文字（模型的回复）：保留换行和制表符
 
@@ -1103,8 +1105,8 @@ class ReplayLLM(_Backend):
                             f"文件超过 {MAX_RECORD_BYTES / 1e9:g} GB")
                     raise ValueError(f"{path}:{lineno}: " + bad.format(what))
                 try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError:
+                    line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")   # 记事本另存时加的 BOM（讲师报过：
+                except UnicodeDecodeError:                                       # 说成"不是 JSON"）
                     raise ValueError(f"{path}:{lineno}: " + bad.format("不是 UTF-8 的文字")) from None
                 if not line.strip():
                     continue
