@@ -43,7 +43,7 @@ def test_valid_is_sorted_unique_and_indexed():
     assert all(VALID_INDEX[c] == i for i, c in enumerate(VALID))
 
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_only                # H100 的具体数（数据手册的上限数出来的），不是讲义的论断
 def test_h100_largest_launchable_config_is_256x128x256_with_16_warps():
     """第 10 讲：能启动的最大配置是 256×128×256、16 个 warp（256×256 一个都不行）。"""
     assert VALID[-1] == Config(256, 128, 256, 16, 1, 16)                     # 最大的（256×256 一个都不行）
@@ -113,7 +113,7 @@ def test_can_launch_is_problems_being_empty_and_each_problem_is_one_resource_che
         assert can_launch(c) == (not problems(c)) == (not kinds) and len(problems(c)) == len(kinds), c
 
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_only                # H100 的具体数（数据手册的上限数出来的），不是讲义的论断
 def test_h100_rejection_counts_and_occupancy():
     """第 10 讲：各种资源挡掉的配置数（寄存器/线程 640、共享内存 944……）和每个 SM 放得下几个 CTA。"""
     counts = rejection_counts()

@@ -409,11 +409,11 @@ def test_P4_decode_many_configs_equally_fast(M):
     assert (t <= t.min() * 1.01).sum() >= 20
 
 
-# P4：8B gate_up 在 M = 1 时最优配置读权重的速度 ≥ 75% × 3.35 TB/s
+# P4：8B gate_up 在 M = 1 时最优配置读权重的速度 ≥ 75% × 显存峰值带宽（H100 3.35 TB/s；换了 GPU 用它的）
 @pytest.mark.h100_claim
 def test_P4_decode_reads_weights_near_hbm_bandwidth():
     N, K = LAYERS["8B gate_up"]
-    assert N * K * 2 / valid_times(1, N, K).min() >= 0.75 * 3.35e12
+    assert N * K * 2 / valid_times(1, N, K).min() >= 0.75 * kernel_lab.GPU.hbm_bw
 
 
 # P5：8B gate_up 在 M = 4096、8192：最优是 256×128、8 warp、4 级；专家慢 1.2–1.4 倍；最优 550–850 TFLOPS
@@ -647,7 +647,7 @@ def ideal_time_by_hand(cfg, n):
 # + 零头 36 步 × 0.595 µs（张量核）+ 4 µs 启动 = 55.7 µs，约 439 TFLOPS；2048 的最优 512 TFLOPS 的 90% 要 ≤ 53.0 µs。
 # 下界也确实是下界（模型的时间都不比它短）。加了 split-K / stream-K、非 2 的幂的块或改了旋钮以后这个测试会失败，
 # 那时应该把上一个测试收紧到 10%。
-@pytest.mark.h100_claim
+@pytest.mark.h100_only                # H100 上算出来的具体界（手算钉住的），不是讲义的论断
 def test_square_2304_cannot_reach_90_percent_of_2048_in_this_config_space():
     best_2048 = 2 * 2048**3 / valid_times(2048, 2048, 2048).min()
     model = valid_times(2304, 2304, 2304)
