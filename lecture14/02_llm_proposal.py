@@ -524,7 +524,8 @@ def parse_args(argv):
 
 
 LLM_TRIES = 4       # --llm 时同一个提示问真模型几次（每次的 seed 不同，回复也不同）
-REPLY_SHOWN = 4000  # 每个回复最多印这么多个字符（要的是一两句话加一两个 SEARCH/REPLACE 块，远用不了）
+REPLY_LINES, REPLY_LINE_CHARS = 80, 160   # 每个回复最多印这么多行、每行这么多个字符（要的是一两句话加一两个
+#                                           SEARCH/REPLACE 块，远用不了；模型的长"思考"截掉）
 
 
 def demo_real_llm(table, train, prompt, llm) -> list:
@@ -547,7 +548,7 @@ def demo_real_llm(table, train, prompt, llm) -> list:
         call = llm.calls[first + i]
         if call.reply is not None:
             print(f"\n第 {i + 1} 次回复（{call.latency:.1f} 秒）：\n"       # 服务器的文字：控制字符转义，太长的截断
-                  + (openai_llm.shown(call.reply.rstrip("\n"), REPLY_SHOWN, lines=True) or "（空的）"))
+                  + (openai_llm.shown_lines(call.reply.rstrip("\n"), REPLY_LINE_CHARS, REPLY_LINES) or "（空的）"))
         if isinstance(r, Exception):
             outcome = getattr(r, "kind", type(r).__name__)
             key = outcome

@@ -332,7 +332,8 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     parent_src = render(res["parent"]) if res["parent"] is not None else None
     # 修改是 LLM 写的原文（注释也在里面）：--llm、--replay 时来自服务器或文件，印之前截短、控制字符转义（讲师报过：
     # 一条注释里的 ESC 序列原样到了终端，30 万个字符的注释整段印出来）
-    print("产生它的那次修改（对父程序的 SEARCH/REPLACE）：\n" + diff_shown(format_diff(res["diff"])))
+    print("产生它的那次修改（对父程序的 SEARCH/REPLACE）：\n"
+          + openai_llm.shown_lines(format_diff(res["diff"]).rstrip("\n"), DIFF_LINE_CHARS, DIFF_LINES))
 
     o_train = oracle_speedup(train, table)
     hist = out["history"]
@@ -429,18 +430,6 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
          ("SEARCH/REPLACE 打到父程序上得到的正是最好的程序（注释、空白不算）", applies)]))
     print_observations(obs)
     return out, ev, obs
-
-
-def diff_shown(text: str) -> str:
-    """印最好程序的那次修改：修改是 LLM 写的原文（注释也在里面），--llm、--replay 时来自服务器或文件。每行截到
-    DIFF_LINE_CHARS 个字符、控制字符转义，最多 DIFF_LINES 行，截掉的说一声（讲师报过：一条注释里的 ESC 序列原样
-    到了终端，几十万个字符的注释整段印了出来）。花的时间和印出来的字数成正比。"""
-    lines = text.splitlines()
-    out = [openai_llm.shown(line[:DIFF_LINE_CHARS], DIFF_LINE_CHARS)
-           + (f"…（这一行共 {len(line):,} 个字符）" if len(line) > DIFF_LINE_CHARS else "") for line in lines[:DIFF_LINES]]
-    if len(lines) > DIFF_LINES:
-        out.append(f"…（一共 {len(lines):,} 行，只印了前 {DIFF_LINES} 行）")
-    return "\n".join(out)
 
 
 def llm_sentence(out, llm):

@@ -881,3 +881,22 @@ def test_a_user_and_password_in_the_address_are_refused_not_dropped():
             OpenAILLM(url, "x")
         msg = str(e.value)
         assert "写了用户名或密码" in msg and "OPENAI_API_KEY" in msg and "hunter2" not in msg and "alice" not in msg, msg
+
+
+def test_02_prints_each_reply_line_cut_to_fit_a_terminal():
+    """讲师报过：模型一行 4,030 个字符的"思考"，02 整行印出来，80 列的终端里占五十几行。每行截到 160 个字符，
+    说这一行原来多长；控制字符照样转义。"""
+    from stub_llm_server import LONG_COMMENT, PAINT
+    with StubServer(script("commented")) as s:
+        p = run_script_fresh(PATH_02, "--llm", s.url, "--model", "stub", env=base_env(), timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert max(map(len, p.stdout.splitlines())) < 250 and f"…（这一行共 {len('    # ' + PAINT) + LONG_COMMENT:,} 个字符）" in p.stdout
+    assert not any(c in p.stdout for c in PAINT if not c.isprintable())
+
+
+def test_shown_lines_cuts_each_line_and_the_number_of_lines():
+    from evolve.openai_llm import shown_lines
+    assert shown_lines("a\n\x1b[2Jb\tc") == "a\n\\x1b[2Jb\tc"
+    assert shown_lines("x" * 200, 10) == "x" * 10 + "…（这一行共 200 个字符）"
+    assert shown_lines("\n".join(map(str, range(100))), 10, 3) == "0\n1\n2\n…（一共 100 行，只印了前 3 行）"
+    assert shown_lines("") == ""

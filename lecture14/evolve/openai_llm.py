@@ -180,6 +180,20 @@ def shown(text, limit: int = 200, lines: bool = False) -> str:
     return text[:limit].translate(_LINES if lines else _INLINE) + cut
 
 
+def shown_lines(text, line_chars: int = 160, max_lines: int = 60) -> str:
+    """多行的服务器文字（模型的回复、它写的修改）印到终端之前：每行截到 line_chars 个字符（截掉的写成
+    "…（这一行共 N 个字符）"）、控制字符转义，最多 max_lines 行（多的说一共几行）。讲师报过：一行 4,030 个字符的
+    "思考"在 80 列的终端里占了五十几行，几十万个字符的注释整段印出来。花的时间和印出来的字数成正比。"""
+    text = text if isinstance(text, str) else str(text)
+    lines, out = text.split("\n", max_lines), []
+    for line in lines[:max_lines]:
+        out.append(shown(line[:line_chars], line_chars, lines=True)
+                   + (f"…（这一行共 {len(line):,} 个字符）" if len(line) > line_chars else ""))
+    if len(lines) > max_lines:
+        out.append(f"…（一共 {text.count(chr(10)) + 1:,} 行，只印了前 {max_lines} 行）")
+    return "\n".join(out)
+
+
 # ---------------------------------------------------------------- 系统提示
 
 def _example() -> tuple[str, str]:
