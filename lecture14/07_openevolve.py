@@ -175,14 +175,17 @@ def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
                      f"两边都从专家出发，每一次运行最后都比专家快（最差的一次训练形状上 {worst:.3f}×）。",
                      "两边的每一次运行，最好的程序在训练形状上都比专家快（> 1.000×）",
                      f"最差的一次是 {worst:.3f}×"))
-    spread = max(max(r["train"] for r in runs) - min(r["train"] for r in runs) for runs in (ours, theirs))
+    # 差和"换个种子的差别"都是三位小数相减：比之前舍到 4 位，浮点误差不决定哪句话（助教报过："相差比……（最多 0.023）
+    # 还大"，印出来的差也是 0.023）
+    spread = round(max(max(r["train"] for r in runs) - min(r["train"] for r in runs) for runs in (ours, theirs)), 4)
+    gap_train = round(abs(mo - mt), 4)
     if min(len(ours), len(theirs)) < 2:                     # 一个种子：不知道换个种子会差多少，谁高谁低说明不了什么
         obs.append(f"同样 {budget} 个提议、同一个 MockLLM，训练形状上本讲的循环 {score(mo)}×，OpenEvolve {score(mt)}×"
                    f"（测试形状上 {score(to)}× 对 {score(tt)}×）。每边只有 1 个种子，看不出换个种子会差多少，"
                    "这点差别说明不了谁更好：多给几个种子（--seeds）再比。")
-    elif abs(mo - mt) <= spread:
+    elif gap_train <= spread:
         obs.append(f"同样 {budget} 个提议、同一个 MockLLM，训练形状上两边差不多：中位数本讲的循环 {score(mo)}×，OpenEvolve "
-                   f"{score(mt)}×，相差 {score(abs(mo - mt))}，不比同一边换个种子的差别（最多 {spread:.3f}）大；"
+                   f"{score(mt)}×，相差 {score(gap_train)}，不比同一边换个种子的差别（最多 {spread:.3f}）大；"
                    f"测试形状上是 {score(to)}× 对 {score(tt)}×。")
     else:
         hi, lo = (OURS, THEIRS) if mo > mt else (THEIRS, OURS)
@@ -190,7 +193,7 @@ def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
         gap = lambda name: " " if name.isascii() else ""      # noqa: E731  西文名字两边留空格：对 OpenEvolve 的
         obs.append(f"同样 {budget} 个提议、同一个 MockLLM，{hi}{gap(hi)}在训练形状上更高：中位数 {score(max(mo, mt))}× "
                    f"对{gap(lo)}{lo}{gap(lo)}的 "
-                   f"{score(min(mo, mt))}×，相差比同一边换个种子的差别（最多 {spread:.3f}）还大；测试形状上"
+                   f"{score(min(mo, mt))}×，相差 {score(gap_train)}，比同一边换个种子的差别（最多 {spread:.3f}）还大；测试形状上"
                    + ("也是它更高" if same_order else "反过来了") + f"（本讲的循环 {score(to)}×，OpenEvolve {score(tt)}×）。"
                    f"种子只有 {len(ours)} 个：多给几个种子（--seeds）再看。")
     fo, ft = median(ours, "full"), median(theirs, "full")

@@ -68,6 +68,17 @@ def test_one_seed_each_does_not_call_a_tiny_gap_bigger_than_the_seed_spread():
     assert "更高" not in said and "还大" not in said and "最多 0.000" not in said
 
 
+def test_a_gap_equal_to_the_seed_spread_as_printed_is_not_called_bigger():
+    """助教报过："相差比同一边换个种子的差别（最多 0.023）还大"，照表算出来的差也是 0.023：三位小数相减的浮点误差
+    （0.02200000000000024 对 0.02200000000000002）决定了说哪句。现在都舍到 4 位再比，两句都印出差是多少。"""
+    ours = [run(S07.OURS, 0, 1.152), run(S07.OURS, 1, 1.174)]
+    theirs = [run(S07.THEIRS, s, 1.185, full=70, chars=9000, others=5.0, seconds=30.0) for s in (0, 1)]
+    said = texts(ours, theirs)[1]
+    assert "两边差不多" in said and "相差 0.022，不比同一边换个种子的差别（最多 0.022）大" in said, said
+    bigger = texts(ours, [dict(r, train=1.190) for r in theirs])[1]
+    assert "相差 0.027，比同一边换个种子的差别（最多 0.022）还大" in bigger, bigger
+
+
 def test_half_medians_of_counts_are_printed_as_they_are():
     """学生报过：两个种子的中位数 95.5、103.5、7.5 被印成 96、104、8（03、05 都照原样印 .5）。"""
     ours = [run(S07.OURS, 0, 1.20, full=95, cached=7, probe=9), run(S07.OURS, 1, 1.22, full=96, cached=8, probe=10)]
