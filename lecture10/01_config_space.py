@@ -193,7 +193,7 @@ def other_gpu_note():
     limits = f"每个 CTA 最多 {MAX_SMEM_PER_BLOCK:,} B 共享内存，{ref.short} 是 {ref.smem_per_block:,} B"
     others = "别的启动上限（寄存器、每个 CTA 的线程数）两块 GPU 一样"
     if not lost and not gained:            # 助教报过：H200 上说"少掉的 0 个全是共享内存超了"
-        return (head + f"一个不差（{limits}；{others}）。第 14 讲在 {ref.short} 上进化出的启发式，"
+        return (head + f"一个不差：{limits}，{others}。第 14 讲在 {ref.short} 上进化出的启发式，"
                 f"在 {GPU.short} 上每个分支照样启动得了。")
     if lost:
         only_smem = all(overflow_kinds(c) == ["共享内存"] for c in lost)

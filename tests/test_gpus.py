@@ -152,6 +152,8 @@ def test_10_01_compares_launchable_configs_with_the_lecture_gpu_whichever_way_th
               and kernel_lab.smem_bytes(c) <= ref.smem_per_block}
     assert said.startswith(f"换成 {kernel_lab.GPU.short} 以后能启动的是 {len(kernel_lab.VALID)} 个，讲义的 REF 上是 {len(on_ref)} 个：")
     assert says in said and not re.search(r"(?<![\d,])0 个", said), said
+    from test_prose_parentheses import stacked
+    assert not stacked(said), said                                  # 三种说法都不叠括号
     assert (f"{abs(len(on_ref) - len(kernel_lab.VALID))} 个" in said) == (smem != 0), said
 
 

@@ -17,6 +17,8 @@ import time
 
 import pytest
 
+import gpus
+
 from console import PIPE_WIDTH, display_width
 
 from conftest import ROOT, ahead, alive, base_env, descendants, load_script, run_concurrently, run_script, session_dir, stop_group
@@ -33,6 +35,8 @@ HERE = os.path.join(ROOT, "lecture14", "openevolve")
 RUN = os.path.join(HERE, "run_openevolve.py")
 ev = load_script("lecture14/openevolve/evaluator.py", "oe_evaluator")
 runmod = load_script("lecture14/openevolve/run_openevolve.py", "oe_run")
+# TESTS_GPU 选了别的 GPU 时，"可以试试"的命令带着同一个 --gpu（照着运行还是那块 GPU）
+GPU_FLAG = "" if gpus.selected_key() == gpus.DEFAULT else f" --gpu {gpus.selected_key()}"
 
 
 def metrics(r):
@@ -185,7 +189,8 @@ def test_make_openevolve_suggests_commands_that_run_as_printed():
     (p, _), _ = two_runs()
     tail = unfold(p.stdout).split("\n可以试试：\n", 1)[1]
     commands = [line.strip() for line in tail.splitlines() if line.strip().startswith(("python3 ", "make "))]
-    assert commands == ["python3 lecture14/07_openevolve.py", 'make openevolve ARGS="--seed 1 --iterations 6"'], commands
+    assert commands == [f"python3 lecture14/07_openevolve.py{GPU_FLAG}",
+                        f'make openevolve ARGS="{GPU_FLAG[1:] + " " if GPU_FLAG else ""}--seed 1 --iterations 6"'], commands
     assert "lecture14/07_openevolve.py" in test_terminal_width.NUMBERED
     with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
         assert re.search(r"^openevolve:.*\n\t\$\(PY\) lecture14/openevolve/run_openevolve\.py \$\(ARGS\)$", f.read(), re.M)
@@ -194,7 +199,7 @@ def test_make_openevolve_suggests_commands_that_run_as_printed():
     assert "种子1；LLM是MockLLM服务器" in "".join(q.stdout.split())
     # 讲师报过：--seed 1 跑完又建议 ARGS="--seed 1"。换种子的建议往前走一个
     again = [line.strip() for line in unfold(q.stdout).split("\n可以试试：\n", 1)[1].splitlines() if line.strip().startswith("make ")]
-    assert again == ['make openevolve ARGS="--seed 2 --iterations 6"'], again
+    assert again == [f'make openevolve ARGS="{GPU_FLAG[1:] + " " if GPU_FLAG else ""}--seed 2 --iterations 6"'], again
 
 
 def test_openevolve_talks_to_the_local_mock_server_directly_even_when_a_proxy_is_set():

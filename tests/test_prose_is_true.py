@@ -61,7 +61,7 @@ def test_13_01_any_tiling_is_about_the_same_only_for_the_shape_shown():
     from evolve.program import choose_mnk
     from llama_shapes import LAYERS, TOKENS
     text = observations(section(out(S13), "演示 1"))[0]
-    assert "在这个形状上，读权重的时候怎么分块都差不多" in text
+    find("在这个形状上，读权重的时候怎么分块都差不多", text)     # 那句观察不成立时（换了 GPU）说是它，不是引擎坏了
     lecture = load_heuristic(LECTURE_EXPERT)
     small = choose_mnk(lecture, 1, *LAYERS["8B gate_up"])
     ratios = {(name, M): sched_lab.time_one(small, M, N, K) / sched_lab.optimum(M, N, K).time
