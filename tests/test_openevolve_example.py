@@ -175,7 +175,12 @@ def test_make_openevolve_honours_gpu_in_its_sentences_its_evaluator_and_its_comm
     best = parse(runmod.read_run(out)["best_code"])
     assert round(runmod.read_run(out)["best_metrics"]["combined_score"], 3) == tr    # 评估器（子进程）也是 A100
     assert tr > 1.0, "6 个提议没找到比专家好的程序：下面这句比不出 GPU"
-    assert round(geomean_speedup(best, split_shapes()[0], table), 3) != tr           # 这个测试进程是 H100：不一样
+    if gpus.selected_key() != "a100":                  # 这个测试进程的 GPU（默认 H100）上算出来不一样
+        try:
+            here = round(geomean_speedup(best, split_shapes()[0], table), 3)
+        except ValueError:                             # A100 上能启动、这块 GPU 上启动不了：当然不是同一个模型
+            here = None
+        assert here != tr
     commands = [line.strip() for line in unfold(p.stdout).split("\n可以试试：\n", 1)[1].splitlines()
                 if line.strip().startswith(("python3 ", "make "))]
     assert commands == ["python3 lecture14/07_openevolve.py --gpu a100",
