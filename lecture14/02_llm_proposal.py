@@ -344,7 +344,8 @@ def kind_stats(table, train, prompt, seed):
                 verdict_txt = ("和父程序一模一样" if child == prompt.parent else "启动不了" if not ok else
                                "更好" if score > parent_score * (1 + 1e-9) else "更差" if score < parent_score * (1 - 1e-9)
                                else "一样快")
-                rows.append([op, what, "否" if not ok else "是", f"{score:.3f}×" if ok else "", verdict_txt])
+                d = apart_digits([score, parent_score], 3) if ok else 3   # 比父程序好（差）一点点时多印几位：不印成"1.139× 更好"、
+                rows.append([op, what, "否" if not ok else "是", f"{score:.{d}f}×" if ok else "", verdict_txt])   # 父程序也是 1.139×
     return rows, stats
 
 

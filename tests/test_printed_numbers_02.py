@@ -329,3 +329,27 @@ def test_the_full_evaluation_line_tells_the_child_from_its_parent(args):
     assert m, line
     if "比父程序好" in p.stdout.split("⑥", 1)[0].split("演示 1", 1)[1].split("\n", 1)[0]:   # 标题说挑的是比父程序好的
         assert float(m[1]) > float(m[2]), line                                          # 印出来也看得出
+
+
+def test_kind_table_prints_a_score_just_above_the_parents_with_enough_digits(monkeypatch, table, train):
+    """助教报过：02 --after 500 的"每种修改提一次"表里，"更好"的那一行印着 1.139×，父程序也是 1.139×。比父程序好
+    （差）一点点时多印几位，印出来的数和父程序的不一样。"""
+    from conftest import load_script
+    from evolve.mock_llm import Prompt
+    s02 = load_script("lecture14/02_llm_proposal.py", "kind_digits_02")
+    parent = 1.1391
+    other = Program((), EXPERT.default)                # 和父程序不一样的一个程序
+    monkeypatch.setattr(s02, "outcome", lambda prompt, reply, train, table, cache: (other, True, parent * 1.0003))
+
+    class Scripted:                                   # 每种修改都回同一句话；分数由上面的 outcome 定
+        def __init__(self, op):
+            self.op = op
+
+        def propose(self, prompt):
+            return self.op, "改了一点\n"
+    monkeypatch.setattr(s02, "one_kind", lambda op, seed: Scripted(op))
+    from evolve import render
+    prompt = Prompt(parent=EXPERT, parent_src=render(EXPERT), score=parent, inspirations=(), feedback=())
+    rows, _ = s02.kind_stats(table, train, prompt, 0)
+    for row in rows:
+        assert row[-1] == "更好" and row[3] != f"{parent:.3f}×" and row[3].startswith("1.1394"), row
