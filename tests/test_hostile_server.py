@@ -785,8 +785,8 @@ def test_a_plain_http_key_is_not_sent_when_the_peer_is_not_this_machine(monkeypa
     """讲师报过：localhost. 、foo.localhost 这台机器会去问 DNS，假的答案把它们指到别的机器，密钥明文发了过去。
     现在名字之外还看连上的对方：不是本机就一个字节也不发（这里让"对方是不是本机"回答否，看连线那一步）。"""
     from evolve import openai_llm
-    assert not openai_llm._is_loopback("localhost.") and not openai_llm._is_loopback("foo.localhost")
-    assert openai_llm._is_loopback("localhost") and openai_llm._is_loopback("127.1") and openai_llm._is_loopback("::1")
+    assert not openai_llm.is_loopback("localhost.") and not openai_llm.is_loopback("foo.localhost")
+    assert openai_llm.is_loopback("localhost") and openai_llm.is_loopback("127.1") and openai_llm.is_loopback("::1")
     with HostileServer() as s:
         backend = client(s.url)
         monkeypatch.setattr(openai_llm, "_peer_is_loopback", lambda sock: False)

@@ -773,3 +773,17 @@ def test_make_openevolve_keeps_the_best_program_when_the_server_dies_midway(tabl
     flat = "".join(p.stdout.split())
     assert "没有跑完40个提议" in flat and f"训练形状上比专家快{geomean_speedup(best, train, table):.3f}×" in flat
     assert render(best) in p.stdout
+
+
+@pytest.mark.parametrize("written, sent", [("${OPENAI_API_KEY}", True), ("sk-pasted-into-the-file-0123456789", True),
+                                           ("not-needed", False), ("EMPTY", False)])
+def test_a_key_in_config_yaml_is_not_sent_over_plain_http_to_another_machine(tmp_path, monkeypatch, written, sent):
+    """讲师报过：config.yaml 里 api_key: ${OPENAI_API_KEY}（OpenEvolve 展开成环境里付钱的密钥）或者贴进去的密钥，
+    经明文 http:// 发给别的机器也不拦（只拦了环境变量里的）。开跑之前一句话；占位符照发。文档用的地址没人听。"""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-paid-environment-key-0123456789")
+    _config_with(tmp_path, monkeypatch, lambda t: t.replace("api_key: not-needed-for-the-mock", f'api_key: "{written}"'))
+    said = runmod.check_configured("http://192.0.2.7:11434/v1", "qwen")
+    refused = said is not None and "经明文 http:// 发给" in said
+    assert refused == sent, said
+    if sent:
+        assert "sk-" not in said and "not-needed" in said

@@ -497,7 +497,7 @@ class OpenAILLM(_Backend):
         # 环境变量里的密钥（讲师付钱的那个）经明文 http 发给别的机器，一路上的每一跳（同一个网里的机器、代理、路由器）
         # 都看得到它：不发。本机的服务器（127.x、::1、localhost）不出这台机器；别的机器上的 ollama 之类不要密钥，这次
         # 运行把它设成空就行。直接给的 api_key（OpenEvolve 的 config.yaml 里写着的占位符）不是秘密，不拦
-        if api_key is None and self._key and u.scheme == "http" and not _is_loopback(u.hostname):
+        if api_key is None and self._key and u.scheme == "http" and not is_loopback(u.hostname):
             raise ValueError(f"环境变量 OPENAI_API_KEY 里有密钥，{names.address} {shown(clean_url(base_url), 100)} 却是明文 "
                              "http://、又不是本机的回环地址（127.x、::1、localhost）：一路上谁都看得到密钥，所以不发。托管的 API 用 https:// 的地址；"
                              f"别的机器上不要密钥的服务器（ollama 之类），{names.no_key}")
@@ -518,7 +518,7 @@ class OpenAILLM(_Backend):
         # 本机的地址（127.x.x.x 的任何写法、::1、localhost）不走代理（环境里的 http_proxy 是给外网用的）；别的地址按
         # 环境变量（http_proxy、https_proxy、no_proxy）走，和 urllib 一样。带着密钥的只有 https（明文 http 带密钥只发给
         # 本机，上面拦过了）：经代理时走 CONNECT 隧道，密钥在 TLS 里面，代理看不到
-        proxy = None if _is_loopback(self._host) or urllib.request.proxy_bypass(self._host) \
+        proxy = None if is_loopback(self._host) or urllib.request.proxy_bypass(self._host) \
             else urllib.request.getproxies().get(u.scheme)
         self.proxy_env = f"{u.scheme}_proxy（或 {u.scheme.upper()}_PROXY）" if proxy else None
         self._proxy = _proxy_url(proxy, self.proxy_env) if proxy else None
@@ -901,7 +901,7 @@ def _proxy_url(proxy: str, env: str):
     return p
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
     """本机的地址：localhost、::1（和 ::ffff:127.x 的写法）、127.0.0.0/8 的任何写法（127.1、127.0.0.2、0x7f.1……）。
     只认字面的写法：localhost. 、foo.localhost 这样的名字这台机器会去问 DNS，答案由别人定（讲师报过：假的 DNS 把
     它们指到别的机器，密钥就明文发过去了）。真连上以后还要看对方的地址（_peer_is_loopback）。"""

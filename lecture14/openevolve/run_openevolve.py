@@ -46,6 +46,8 @@ SERVER_START_SECONDS = 60.0
 
 
 MOCK_BASE = "http://127.0.0.1:8765/v1"        # config.yaml 里指着 MockLLM 服务器的地址（它的默认端口）
+# 不是秘密的 api_key（本机服务器常用的占位符，不分大小写）：明文 http:// 发给别的机器也没关系；别的 api_key 都当密钥
+PLACEHOLDER_KEYS = ("not-needed", "not-needed-for-the-mock", "empty", "none", "ollama", "dummy", "no-key")
 BEST_ENV, BEST_FILE = "MINI_ALPHAEVOLVE_OE_BEST", "best_so_far.json"   # evaluator.py 随时记下最好的程序（evaluator.BEST_ENV）
 MOCK_KEY = "not-needed-for-the-mock"           # 对着 MockLLM 服务器时给 OpenEvolve 的 api_key（服务器不看它）
 
@@ -517,7 +519,7 @@ def check_configured(base: str, model: str) -> str | None:
     """config.yaml 换成了别的服务器：开跑之前用本讲的客户端 GET {api_base}/models 看一眼（和 --llm 一样：连不上、
     拒绝、转向、没有这个模型都是一句话）。不然 OpenEvolve 会对着一个没开的服务器跑完全部提议、退出码 0，只说
     "没变成子程序"。没问题时是 None。"""
-    from evolve.openai_llm import Names, OpenAILLM, ServerUnreachable, clean_url
+    from evolve.openai_llm import Names, OpenAILLM, ServerUnreachable, is_loopback, clean_url
     try:
         u = urllib.parse.urlsplit(base)
     except ValueError:
@@ -535,6 +537,14 @@ def check_configured(base: str, model: str) -> str | None:
         return (f"config.yaml 的 LLM 用不了：config.yaml 里没有 api_key，环境变量 OPENAI_API_KEY 也{'是空的' if 'OPENAI_API_KEY' in os.environ else '没设'}，"
                 "OpenEvolve 用的 openai 库没有密钥就不肯发请求（Missing credentials）：托管的 API 把密钥放进环境变量 "
                 f"OPENAI_API_KEY；不要密钥的服务器（ollama 之类）{placeholder}。")   # 开跑就报 Missing credentials
+    # 讲师报过：config.yaml 里写着 api_key: ${OPENAI_API_KEY}（展开就是付钱的密钥）或者直接贴了密钥，明文 http:// 的
+    # 别的机器照样发过去——只拦了环境变量里的。OpenEvolve 自己不拦：这里拦。占位符（PLACEHOLDER_KEYS）不是秘密，照发
+    host = u.hostname if u is not None else None
+    if (key and key.lower() not in PLACEHOLDER_KEYS and u is not None and u.scheme == "http" and host
+            and not is_loopback(host)):
+        return (f"config.yaml 的 LLM 用不了：api_key 会经明文 http:// 发给 {clean_url(base)}（不是本机的回环地址），一路上谁都"
+                "看得到它，所以不发。托管的 API 用 https:// 的地址；不要密钥的服务器（别的机器上的 ollama 之类）把 api_key "
+                "换成占位符 not-needed。")
     names = Names(address="config.yaml 的 api_base 地址", model="config.yaml 的 name", no_key=placeholder,
                   use="就把 config.yaml 的 api_base 改成 {}",       # 这里没有 --llm、--model
                   # 讲师报过：config.yaml 里写着 api_key 时，401 照样让人检查环境变量（发出去的是 config.yaml 的那个）
