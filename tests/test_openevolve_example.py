@@ -787,3 +787,29 @@ def test_a_key_in_config_yaml_is_not_sent_over_plain_http_to_another_machine(tmp
     assert refused == sent, said
     if sent:
         assert "sk-" not in said and "not-needed" in said
+
+
+@ahead(waits=True)                # 大半时间在等 OpenEvolve：会话一开始就在"等着的"后台线程跑
+def redirecting_server_run():
+    """OpenEvolve 对着一个把每个 POST 转到另一个服务器（307）的服务器跑 20 个提议：(抛的 RuntimeError 或 None,
+    另一个服务器收到的请求)。"""
+    from hostile_server import HostileServer
+    out = pathlib.Path(session_dir("oe_redirect"))
+    with HostileServer(max_seconds=60) as other, HostileServer(chat="307", location=other.url, max_seconds=60) as s:
+        try:
+            _run_against(s.url, 20, out)
+            stopped = None
+        except RuntimeError as e:
+            stopped = e
+        return stopped, list(other.received)
+
+
+PREFETCH.append(redirecting_server_run)
+
+
+def test_openevolve_does_not_follow_a_redirect_to_a_server_nobody_configured():
+    """讲师报过：config.yaml 的服务器把每个 POST 转到另一个端口，OpenEvolve（openai 库）跟过去，20 个提议都是那个
+    没配置过的服务器答的，结果却说是 config.yaml 的服务器。现在不跟：转向是一次有名字的失败，接连 4 次就停下。"""
+    stopped, received = redirecting_server_run()
+    assert received == [], received
+    assert stopped is not None and runmod.REDIRECT in str(stopped), stopped

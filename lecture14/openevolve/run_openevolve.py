@@ -202,6 +202,8 @@ def failure_kind(error: str) -> str | None:
     if not error.startswith("LLM generation failed:"):
         return None
     why = error[len("LLM generation failed:"):].strip()
+    if m := re.match(r"Error code: (3\d\d)\b", why):         # 转向：_no_redirects 让它不跟过去（和 --llm 一样的叫法）
+        return REDIRECT
     if m := re.match(r"Error code: (\d{3})\b", why):
         return f"LLM 回 HTTP {m.group(1)}"
     if why in ("", "Request timed out.", "Request timed out") or "timed out" in why.lower():
@@ -442,8 +444,25 @@ def _limit_memory() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
+REDIRECT = "LLM 服务器要转到别的地址（没跟过去）"      # 和 evolve.openai_llm.REDIRECT 一样的叫法
+
+
+def _no_redirects() -> None:
+    """OpenEvolve 用的 openai 库默认跟着转向走（换了主机时不带密钥，可提示照发、回复照收）：讲师报过，config.yaml 的
+    服务器把每个 POST 转到另一个端口，20 个提议都是那个没配置过的服务器答的，结果却记在 config.yaml 的服务器名下。
+    在 OpenEvolve 的进程里让它建的每个客户端都不跟转向：转向成了一次有名字的失败（和本讲的 --llm 客户端一样）。"""
+    import openai
+    init = openai.OpenAI.__init__
+
+    def no_follow(self, *args, **kwargs):
+        kwargs.setdefault("http_client", openai.DefaultHttpxClient(follow_redirects=False))
+        init(self, *args, **kwargs)
+    openai.OpenAI.__init__ = no_follow
+
+
 def child(spec: dict) -> int:
     _die_with_parent(spec.get("parent"))
+    _no_redirects()
     _seeded_ids(spec["seed"])
     _limit_memory()
     from openevolve import run_evolution
