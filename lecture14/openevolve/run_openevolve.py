@@ -521,6 +521,19 @@ def kept_best(output: str):
         return None
 
 
+def kept_said(output: str, say) -> None:
+    """Ctrl-C 时（"已中断。"之前）：evaluator 记下过最好的程序，就用一句话说它在哪、训练形状上多少（文件里记的分数，
+    不重算：要在一秒内停下），下次默认的 make openevolve 会清空输出目录。没有就不说。"""
+    try:
+        with open(os.path.join(output, BEST_FILE), encoding="utf-8") as f:
+            score = float(json.load(f)["score"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    from evolve.problem import display_path
+    say(f"停下之前完整评估过的最好程序（训练形状上比专家快 {score:.3f}×）存在 {display_path(os.path.join(output, BEST_FILE))}"
+        + ("；下次 make openevolve 会清空这个目录，要留着就先复制走。" if os.path.abspath(output) == os.path.abspath(OUTPUT) else "。"))
+
+
 def best_program(res: dict):
     """OpenEvolve 最好的程序（用本讲的 evolve.parse 读，从不执行）。"""
     from evolve import parse
@@ -601,6 +614,7 @@ def main(argv=None) -> int:
         return 2
     procs = Processes()
     on_interrupt(procs.close)
+    on_interrupt(lambda: kept_said(output, say))     # 讲师报过：Ctrl-C 停下长的运行，不知道最好的程序存下了、下次会被清空
     try:
         base, model = configured_llm()
     except ValueError as e:
