@@ -139,6 +139,44 @@ def test_https_to_a_server_that_closes_at_the_tls_hello_suggests_http():
     assert one_safe_line(msg) and "一声不响地关了连接" in msg and "换成 http://" in msg and "先启动它" not in msg, msg
 
 
+def test_http_to_a_port_that_closes_without_a_word_mentions_https():
+    """讲师报过：http:// 对着只说 TLS 的端口（uvicorn --ssl-*、openssl s_server：读到的不是 TLS 的开头就关连接），
+    说的是"它没回答就关了连接：先启动它"——它开着。现在说那个端口可能只说 https。"""
+    import socket
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    stop = threading.Event()
+
+    def serve():                                     # 读到请求就关，一个字节也不回
+        srv.settimeout(0.2)
+        for _ in range(50):                          # 有界：最多 10 秒
+            if stop.is_set():
+                return
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                continue
+            with c:
+                c.settimeout(2)
+                try:
+                    c.recv(4096)
+                except OSError:
+                    pass
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        with pytest.raises(ServerUnreachable) as e:
+            OpenAILLM(f"http://127.0.0.1:{srv.getsockname()[1]}/v1", "x", api_key="", timeout=5, retries=0).check()
+    finally:
+        stop.set()
+        t.join(2)
+        srv.close()
+    msg = str(e.value)
+    assert one_safe_line(msg) and "换成 https://" in msg and "先启动它" not in msg, msg
+
+
 def test_redirect_to_ftp_is_not_followed_either():
     # 转到 ftp://：以前跟过去、一直等到超时；现在马上一句话（开跑前）或一次失败（跑的时候）
     with HostileServer(models="ftp") as s:

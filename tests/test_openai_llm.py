@@ -198,6 +198,14 @@ def test_bad_base_url_is_one_sentence():
             OpenAILLM(url, "x")
 
 
+def test_a_proxy_that_wants_a_password_for_connect_is_told_as_such():
+    """讲师报过：https 经代理、代理对 CONNECT 回 407，建议是"检查代理在不在"，没说它要用户名和密码。"""
+    from evolve.openai_llm import _unreachable_advice
+    said = _unreachable_advice("代理不肯接通，它对 CONNECT 回的是 407 Proxy Authentication Required",
+                               proxy="环境变量 https_proxy（或 HTTPS_PROXY）的代理 http://127.0.0.1:3128")
+    assert "用户名和密码" in said and "http://用户名:密码@主机:端口" in said
+
+
 def test_unreachable_advice_follows_the_reason():
     """讲师报过：主机名解析不了、https:// 对着只说 http 的端口，都被建议"先启动它（例如 ollama serve）"，
     TLS 的原因还是 OpenSSL 的英文原话。"""

@@ -817,3 +817,26 @@ def test_openevolve_does_not_follow_a_redirect_to_a_server_nobody_configured():
     stopped, received = redirecting_server_run()
     assert received == [], received
     assert stopped is not None and runmod.REDIRECT in str(stopped), stopped
+
+
+@ahead(waits=True)                # 大半时间在等 OpenEvolve 对 429 的重试：会话一开始就在"等着的"后台线程跑
+def rate_limited_run():
+    """OpenEvolve 对着一个每次都回 HTTP 429 的服务器跑：抛的 RuntimeError（或 None）。"""
+    from stub_llm_server import StubServer
+    out = pathlib.Path(session_dir("oe_429"))
+    with StubServer(lambda n, t: "http429", retry_after="0", max_requests=200) as s:
+        try:
+            _run_against(s.url, 20, out)
+        except RuntimeError as e:
+            return e
+    return None
+
+
+PREFETCH.append(rate_limited_run)
+
+
+def test_rate_limited_runs_are_told_to_wait_not_to_check_the_key():
+    """讲师报过：接连 4 个 HTTP 429 以后，make openevolve 让人检查 api_base、name、密钥——429 是限流或额度用完了。"""
+    stopped = rate_limited_run()
+    assert stopped is not None and "LLM 回 HTTP 429 ×4" in str(stopped), stopped
+    assert "限流" in str(stopped) and "密钥" not in str(stopped), stopped

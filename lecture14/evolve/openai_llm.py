@@ -722,7 +722,7 @@ class OpenAILLM(_Backend):
                                          if via else "") + f"检查 {self.names.address}，或者等它不忙了再试") from None
             if e.kind == UNREACHABLE:
                 raise ServerUnreachable(f"连不上 LLM 服务器 {where}（{e.detail}）",
-                                        _unreachable_advice(e.detail, self.names, self.proxy_said())) from None
+                                        _unreachable_advice(e.detail, self.names, self.proxy_said(), self._scheme)) from None
             what = {TOO_LONG: "的回复太长", TRUNCATED: "的回复没传完整", BAD_HEADERS: "回的响应头不合规矩"}.get(e.kind, "出错了")
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models {what}（{e.detail}）",
                                     f"{self.names.address}要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）") from None
@@ -982,13 +982,19 @@ def net_words(e: OSError) -> str:
     return _NET_WORDS.get(e.errno) or shown(e.strerror or str(e) or type(e).__name__, 120)
 
 
-def _unreachable_advice(detail: str, names: Names = COMMAND_LINE, proxy: str | None = None) -> str:
+SILENT_CLOSE = "它没回答就关了连接"
+
+
+def _unreachable_advice(detail: str, names: Names = COMMAND_LINE, proxy: str | None = None, scheme: str = "") -> str:
     """连不上时该怎么办，按原因说（net_words 的说法）：主机名错了、https 对着 http 的端口、证书不对、经代理连的，
     都不是"先启动它"（讲师报过：代理拒绝了、公司网络换了证书，都被说成"先启动它（例如 ollama serve）"）。
     proxy：这次经的代理（"环境变量 https_proxy（或 HTTPS_PROXY）的代理 http://主机:端口"），没经代理是 None。"""
     if detail.startswith(CERT_WRONG):
         return ("服务器在，是它的证书通不过检查：确认地址就是这台服务器（主机名和证书上的一样）；公司网络里的代理或防火墙"
                 "常把证书换成自己的，那样要让 Python 信任它的根证书（环境变量 SSL_CERT_FILE 指向那个证书文件）")
+    if proxy is not None and detail.startswith("代理不肯接通") and " 407" in detail:   # 讲师报过：CONNECT 回 407 时
+        return (f"这次是经{proxy} 连的，它要用户名和密码：写在那个环境变量里（http://用户名:密码@主机:端口）；"   # 没说要密码
+                "用不着代理的话，这次运行不设那个环境变量")
     if proxy is not None:
         return (f"这次是经{proxy} 连的：检查代理在不在、让不让连这个地址；用不着代理的话，这次运行不设那个环境变量"
                 f"（或者把主机加进 no_proxy）")
@@ -999,9 +1005,15 @@ def _unreachable_advice(detail: str, names: Names = COMMAND_LINE, proxy: str | N
     if detail == SILENT_TLS:
         return (f"那个端口上有程序，可它不说 TLS：多半是只说 http 的服务器，把 {names.address}里的 https:// 换成 http:// "
                 "试试；不然检查它是不是 LLM 服务器的端口")
+    # 明文 http 对着只说 TLS 的端口（uvicorn --ssl-*、openssl s_server）：对方读到的不是 TLS 的开头，就关掉或重置连接
+    # （讲师报过：这时说"先启动它"，或者根本没提 https）
+    https_hint = (f"那个端口可能只说 https：把 {names.address}里的 http:// 换成 https:// 试试；" if scheme == "http" else "")
     if detail == RESET:                               # 讲师报过：接受了连接再重置的服务器被说成"先启动它"——它开着
-        return (f"那个端口上有程序，可它接了连接就断开：检查 {names.address}是不是 LLM 服务器的端口"
+        return (f"那个端口上有程序，可它接了连接就断开：{https_hint}检查 {names.address}是不是 LLM 服务器的端口"
                 "（地址通常以 /v1 结尾），服务器的日志里看它为什么断开")
+    if detail == SILENT_CLOSE:
+        return (f"那个端口上有程序，可它一句话没回就关了连接：{https_hint}检查 {names.address}是不是 LLM 服务器的端口"
+                "（地址通常以 /v1 结尾）")
     return f"先启动它（例如 ollama serve），或者检查 {names.address}"
 
 
@@ -1011,7 +1023,7 @@ def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
         return LLMError(TIMEOUT_KIND, f"{timeout:g} 秒内没有回完")
     name = type(e).__name__
     if isinstance(e, http.client.RemoteDisconnected):
-        return LLMError(UNREACHABLE, "它没回答就关了连接")
+        return LLMError(UNREACHABLE, SILENT_CLOSE)
     if isinstance(e, ssl.SSLCertVerificationError):
         return LLMError(UNREACHABLE, f"{CERT_WRONG}{shown(e.verify_message or str(e), 120)}")
     if isinstance(e, OSError) and str(e).startswith("Tunnel connection failed"):     # http.client：代理不肯 CONNECT

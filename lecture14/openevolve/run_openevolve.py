@@ -293,9 +293,11 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
             if len(streak) >= GIVE_UP_AFTER and not finished:
                 _kill_group(p)
                 kinds = "、".join(f"{k} ×{n}" for k, n in Counter(streak).most_common())
+                check = ("LLM 服务器限流了，或者账户的额度用完了（HTTP 429）：等一会儿再跑、把 --iterations 改小，"
+                         "或者看看账户的额度" if set(streak) == {"LLM 回 HTTP 429"} else   # 讲师报过：429 也让人查地址、密钥
+                         "检查 LLM 服务器和 config.yaml 的 api_base、name、密钥")
                 raise RuntimeError(f"{label} 接连 {len(streak)} 个提议都是 LLM 调用失败（{kinds}），停下了，"
-                                   f"没有跑完 {iterations} 个提议：检查 LLM 服务器和 config.yaml 的 api_base、name、"
-                                   f"密钥；详细的在 {log_path}。")
+                                   f"没有跑完 {iterations} 个提议：{check}；详细的在 {log_path}。")
         if finished:
             break
         now = time.monotonic()
