@@ -372,6 +372,9 @@ def test_key_is_not_in_repr_or_errors(monkeypatch):
     backend = OpenAILLM("http://127.0.0.1:1/v1?key=" + KEY + "&pw=pw", "m")   # 用户名、密码：另一个测试（拒掉）
     assert KEY not in repr(backend) and "pw" not in repr(backend)
     assert backend._redact(f"echo {KEY}") == "echo ***"
+    # 讲师报过：服务器把密钥改头换面再回显（大写、夹零宽空格、不间断连字符），屏幕上照样认得出
+    for echoed in (KEY.upper(), KEY[:10] + "\u200b" + KEY[10:], KEY.replace("-", "\u2011")):
+        assert backend._redact(f"model {echoed}!") == "model ***!", echoed
 
 
 # ---------------------------------------------------------------- 04 脚本的命令行

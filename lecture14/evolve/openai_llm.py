@@ -42,6 +42,7 @@ from __future__ import annotations
 import base64
 import email.utils
 import errno
+import functools
 import http.client
 import json
 import os
@@ -434,7 +435,19 @@ def redact(text: str, key: str | None) -> str:
              json.dumps(key)[1:-1], json.dumps(key, ensure_ascii=False)[1:-1]}  # 写进 JSON 时转义过的
     for form in sorted(forms, key=len, reverse=True):
         text = text.replace(form, "***")
-    return text
+    return _lookalike(key).sub("***", text)
+
+
+_INVISIBLE = "[\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]*"
+_DASHES = "[-\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d]"
+
+
+@functools.lru_cache(maxsize=8)
+def _lookalike(key: str) -> re.Pattern:
+    """改头换面的密钥：大小写换了、字符之间夹了看不见的字符（零宽空格……）、连字符换成了长得像的（不间断连字符、
+    减号……）。讲师报过：服务器把密钥这样改一下回显，屏幕上照样认得出。"""
+    parts = [_DASHES if c == "-" else re.escape(c) for c in key]
+    return re.compile(_INVISIBLE.join(parts), re.IGNORECASE)
 
 
 def clean_url(url: str) -> str:
