@@ -358,3 +358,35 @@ def test_the_share_of_the_optimum_is_computed_from_the_printed_numbers():
     表里的百分比用的是没舍入的分数和上限。现在用印出来的两个数算。"""
     run = dict(system=S07.OURS, seed=0, train=1.0403, test=1.0, failed=0, full=1, prompt_chars=1.0)
     assert S07.table_row(run, 1.3246)[2:5] == ["1.040×", "1.000×", f"{1.040 / 1.325:.0%}"] == ["1.040×", "1.000×", "78%"]
+
+
+def test_a_curve_point_above_the_final_best_is_said_not_drawn_silently(monkeypatch, table, capsys):
+    """一位同学见过一次：OpenEvolve 的曲线到了 1.50×，表里它最后的最好程序是 1.267×，上限才 1.302×（没能重现）。
+    曲线的点来自 OpenEvolve 的日志和 trace；比最后的最好程序还高的点是读错了的：表下面印成【本次不成立】。
+    训练分数用 evaluate_stage2 写的 train_speedup（combined_score 在级联里可能是探针级的）。"""
+    from types import SimpleNamespace
+    from evolve import EXPERT, render
+    train, test = split_shapes()
+
+    class Server:
+        def __init__(self, **kw):
+            self.url, self.bug = "http://127.0.0.1:9/v1", None
+            self.answerer = SimpleNamespace(prompt_chars=10, system_chars=5, others=1, ops={}, n=3, seconds=0.1)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+    trace = [(1, dict(full_evaluation=1.0, combined_score=1.4, train_speedup=1.0)),      # 只有 combined_score 离谱：不算
+             (2, dict(full_evaluation=0.0, combined_score=1.6)),                         # 探针级：不算
+             (3, dict(full_evaluation=1.0, combined_score=1.5))]                          # 读错了的：说出来
+    monkeypatch.setattr(S07, "MockServer", Server)
+    monkeypatch.setattr(S07.oe, "run_openevolve", lambda *a, **k: dict(trace=trace, iterations=4, best_code=render(EXPERT),
+                                                                          best_metrics={"combined_score": 1.0}))
+    r = S07.run_theirs(table, train, test, 0, 4, None, "")
+    assert r["history"] == [1.0, 1.0, 1.0, 1.5, 1.5] and r["curve_wrong"] == [3]
+    ours = [dict(r, system=S07.OURS, history=[1.0] * 5, cached=0, curve_wrong=[])]
+    S07.print_results(ours, [r], table, train, test, 4)
+    said = "".join(capsys.readouterr().out.split())
+    assert f"{FAILED}OpenEvolve种子0的曲线上有1个提议（第3个起）的分数比它最后最好的程序（1.000×）还高" in said
