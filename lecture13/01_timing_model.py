@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 
 import sched_lab as sl  # noqa: E402
 from console import print_header, print_note, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
-from console import FAILED, Charts, fmt, missed_parts, missed_sentence  # noqa: E402
+from console import FAILED, Charts, fmt, gpu_flag, missed_parts, missed_sentence  # noqa: E402
 from kernel_lab import GPU, VALID, Config, can_launch, problems  # noqa: E402
 from llama_shapes import LAYERS, TOKENS  # noqa: E402
 
@@ -874,7 +874,7 @@ def main(argv=None):
     changes = sl.knobs_from_arguments(ap, a)
     SEEN.clear()                    # 这次运行的观察（main 在同一个进程里被调第二次时不混进上一次的）
     CHARTS.reset(Charts.check_dir(ap, a.svg))
-    print_note(" ".join([f"设置：--tolerance {a.tolerance}", *sl.knob_arguments(changes)]))   # 旋钮多了折行
+    print_note(" ".join([f"设置：--tolerance {a.tolerance}", *sl.knob_arguments(changes)]) + gpu_flag())   # 旋钮多了折行
     if changes:
         print_note(sl.describe_knobs(changes))
     start = clock.perf_counter()

@@ -41,7 +41,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 
 from console import check, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from console import LISTING_LINES, display_width, print_numbered, wrap_width  # noqa: E402
-from console import Charts  # noqa: E402
+from console import Charts, gpu_flag  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, Program, Rule, Shape,  # noqa: E402
                     TimeTable, all_shapes, choose, parse, per_m_table, render, simplify, split_shapes)
 from evolve.problem import (EXPERT_FILE, copy_suggestion, distinct_sizes, file_to_edit, is_expert_file,  # noqa: E402
@@ -408,7 +408,7 @@ def run_demos(a, program) -> list:
     table = TimeTable()
     extra = [Shape("你给的形状", M, N, K) for M, N, K in a.shape]
     print_note(f"设置：--heuristic {os.path.relpath(a.heuristic)}"       # 路径可能很长：按宽度折行
-               + "".join(f" --shape {s.M} {s.N} {s.K}" for s in extra))
+               + "".join(f" --shape {s.M} {s.N} {s.K}" for s in extra) + gpu_flag())
     return (print_observations(demo1_expert(program, a.heuristic, extra, table))
             + print_observations(demo2_why_code(table)) + print_observations(demo3_render_simplify()))
 

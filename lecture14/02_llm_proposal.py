@@ -592,7 +592,7 @@ def demo_real_llm(table, train, prompt, llm) -> list:
 
 def run_demos(a, llm=None) -> list:
     """三个演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
-    print(f"设置：--seed {a.seed} --after {a.after}")
+    print(f"设置：--seed {a.seed} --after {a.after}{gpu_flag()}")
     if llm is not None:
         note(f"LLM：{llm.model}（OpenAI 兼容接口，同时最多 {llm.concurrency} 个请求）——演示 1 之后把同一个提示问它 "
              f"{LLM_TRIES} 次；回复只当 SEARCH/REPLACE 解析成 DSL，从不执行。")

@@ -523,7 +523,7 @@ def parse_args(argv):
 
 def run_demos(a) -> list:
     """跑完所有进化，三个演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
-    print_note(f"设置：--budget {a.budget} --seeds {a.seeds}（--jobs {a.jobs} 只影响快慢，不影响结果）")
+    print_note(f"设置：--budget {a.budget} --seeds {a.seeds}{gpu_flag()}（--jobs {a.jobs} 只影响快慢，不影响结果）")
     table = TimeTable()
     for s in all_shapes():
         table.oracle(s)

@@ -46,7 +46,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 import numpy as np  # noqa: E402
 
 from console import apart_digits, check, fmt, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
-from console import Charts, print_with_command  # noqa: E402
+from console import Charts, gpu_flag, print_with_command  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, all_shapes,  # noqa: E402
                     best_single_config, choose, evolve, format_diff, geomean_speedup, oracle_speedup, parse,
                     per_m_table, render, simplify, split_shapes)
@@ -791,9 +791,9 @@ def main(argv=None):
         say(str(e))
         sys.exit(2)
     if llm is None:
-        print_note(f"设置：{settings}（--jobs {a.jobs} 只影响快慢，不影响结果）")
+        print_note(f"设置：{settings}{gpu_flag()}（--jobs {a.jobs} 只影响快慢，不影响结果）")   # 第一行说全：GPU 也是
     else:                                   # 不印 --jobs：录制和回放的 --jobs 不一样，标准输出也要逐字节相同
-        print_note(f"设置：{settings}")
+        print_note(f"设置：{settings}{gpu_flag()}")
         print_note(openai_llm.describe(llm) + "演示 3 的几次进化也问它，在这个进程里依次跑（--jobs 不起作用）。")
     if changes:
         print_note(sched_lab.describe_knobs(changes))

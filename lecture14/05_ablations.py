@@ -43,7 +43,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 import numpy as np  # noqa: E402
 
 from console import check, fmt, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
-from console import Charts, median_count, of_seeds  # noqa: E402
+from console import Charts, gpu_flag, median_count, of_seeds  # noqa: E402
 from evolve import Evaluator, TimeTable, all_shapes, evolve, geomean_speedup, oracle_speedup, split_shapes  # noqa: E402
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
@@ -539,7 +539,7 @@ def main(argv=None):
         say(str(e))
         sys.exit(2)
     if llm is not None:                     # 真的 LLM：没有小模型那一行，--small-targeted 不起作用
-        print_note(f"设置：--budget {budget} --seeds {seeds}")       # 不印 --jobs：录制和回放时可以不一样
+        print_note(f"设置：--budget {budget} --seeds {seeds}{gpu_flag()}")       # 不印 --jobs：录制和回放时可以不一样
         print_note(openai_llm.describe(llm) + "所有变体在这个进程里依次跑（--jobs 不起作用）。")
         try:
             run_with_llm(llm, budget, seeds)
@@ -550,7 +550,7 @@ def main(argv=None):
             if hasattr(llm, "close"):
                 llm.close()
         return
-    print_note(f"设置：--budget {budget} --seeds {seeds} --small-targeted {a.small_targeted:g}"
+    print_note(f"设置：--budget {budget} --seeds {seeds} --small-targeted {a.small_targeted:g}{gpu_flag()}"
                f"（--jobs {a.jobs} 只影响快慢，不影响结果）")
 
     start = time.perf_counter()

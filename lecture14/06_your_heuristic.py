@@ -328,7 +328,7 @@ def parse_args(argv):
 def run_demos(a, program) -> list:
     """演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
     print_note(f"设置：{from_root(a.file)} --seed {a.seed} --budget {a.budget}"      # 路径可能很长：按宽度折行
-               + (" --evolve" if a.evolve else ""))
+               + (" --evolve" if a.evolve else "") + gpu_flag())
     table = TimeTable()
     evolved, evolved_score = {}, None
     for how in SPLITS:                                   # 和 04 一样：从专家出发、同一个种子和预算

@@ -55,7 +55,7 @@ ensure_numpy()
 
 import numpy as np  # noqa: E402
 
-from console import FAILED, Charts, check, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import FAILED, Charts, check, gpu_flag, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from evolve import Evaluator, TimeTable, evolve, geomean_speedup, oracle_speedup, render, split_shapes  # noqa: E402
 from evolve.openai_llm import OpenAILLM  # noqa: E402
 from mock_llm_server import MockServer  # noqa: E402
@@ -312,7 +312,7 @@ def main(argv=None):
     _need_openevolve()
     import shutil
     import tempfile
-    print_note(f"设置：--budget {a.budget} --seeds {a.seeds}（OpenEvolve {oe.VERSION}，一个 worker；LLM 是 MockLLM 服务器，"
+    print_note(f"设置：--budget {a.budget} --seeds {a.seeds}{gpu_flag()}（OpenEvolve {oe.VERSION}，一个 worker；LLM 是 MockLLM 服务器，"
                f"没有真的语言模型；--jobs {a.jobs}：OpenEvolve 的种子同时跑几个，只影响快慢）")
     table = TimeTable()
     train, test = split_shapes()

@@ -157,6 +157,14 @@ def test_10_01_compares_launchable_configs_with_the_lecture_gpu_whichever_way_th
     assert (f"{abs(len(on_ref) - len(kernel_lab.VALID))} 个" in said) == (smem != 0), said
 
 
+@pytest.mark.parametrize("script", [s for s in SCRIPTS if s != "lecture10/01_config_space.py"])   # 它没有"设置："一行
+def test_the_settings_line_names_the_gpu(script):
+    """学生报过：04 --gpu a100 的第一行"设置："里没有 --gpu a100（README 说实际生效的值印在第一行；--knob 就在里面）。"""
+    first = next(line for line in outcome(script, "--gpu", "a100").stdout.splitlines() if line.startswith("设置："))
+    assert "--gpu a100" in first, first
+    assert "--gpu" not in next(line for line in outcome(script).stdout.splitlines() if line.startswith("设置："))
+
+
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_suggested_commands_on_a100_keep_the_gpu(script):
     """"可以试试"里的命令照着运行还是同一块 GPU：A100 的运行印的每条 python3 脚本.py 后面都跟着 --gpu a100。"""
