@@ -358,3 +358,23 @@ def test_the_split_description_accounts_for_the_test_shapes_without_a_neighbour(
     assert all(s.M == TOKENS[-1] for s in lonely)                     # 没有相邻 M 的只在落单的那个 M 上
     intro = "".join(section(stdout, "演示 1").split())
     assert (f"最大的{TOKENS[-1]}落单" in intro) == (len(TOKENS) % 2 == 1), intro[:600]
+
+
+def shares_are_printed_speedups_divided(stdout: str) -> None:
+    """演示 1、3 的"测试上占最优的"这一列按表里印的三位小数算：读者拿表上的两个数相除，得到的就是这一格。"""
+    for demo in ("演示 1", "演示 3"):
+        t = find_table(section(stdout, demo), "测试上占最优的")
+        share, test = t.col("测试上占最优的"), next(i for i, h in enumerate(t.headers) if h.startswith("测试形状"))
+        for k, row in enumerate(t.rows):
+            if demo == "演示 1":                               # 最后一行是逐形状最优（上限）
+                upper = numbers(t.rows[-1][test])[0]
+            else:                                              # 每种划分三行，第三行是它的上限
+                upper = numbers(t.rows[k - k % 3 + 2][test])[0]
+            cell = row[share]
+            digits = len(cell.rstrip("%").partition(".")[2])
+            assert cell == f"{numbers(row[test])[0] / upper * 100:.{digits}f}%", (demo, row)
+
+
+def test_shares_of_the_upper_bound_are_the_printed_speedups_divided(stdout):
+    """学生报过：演示 3 表里进化的测试分数 1.229×、上限 1.285×，"测试上占最优的"却是 95.7%（照表算是 95.6%）。"""
+    shares_are_printed_speedups_divided(stdout)
