@@ -175,7 +175,7 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
             body.append(f'<polyline fill="none" stroke-width="2"{dashes[name]} points="'
                         + " ".join(f"{n(px(x))},{n(py(y))}" for x, y in pts) + '"/>')
         else:
-            shape = "●" if name == background else marks[name][0]           # 衬底：灰色的实心圆
+            shape = marks[name][0]          # 衬底也用终端的记号（○，灰色空心）：学生报过图例说 ○、图上却是实心点
             body += [_point(shape, px(x), py(y), color, f' data-x="{float(x)!r}" data-y="{float(y)!r}"')
                      for x, y in pts]
         body.append("</g>")
@@ -193,7 +193,7 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
             x, ly = L, ly + 20
         mark = (f'<line x1="{n(x)}" y1="{ly - 4}" x2="{n(x + 28)}" y2="{ly - 4}" stroke="{color}" stroke-width="2"'
                 f'{dashes[name]}/>' if connect else
-                _point("●" if name == background else marks[name][0], x + 9, ly - 4, color))
+                _point(marks[name][0], x + 9, ly - 4, color))
         gap = 34 if connect else 24                              # 折线的图例画长一点，看得出线型
         body += [mark, _text(x + gap, ly, name, 12)]
         x += gap + text_width(name, 12) + 22

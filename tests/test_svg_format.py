@@ -328,10 +328,10 @@ def test_scatter_points_have_the_terminal_marks_shape_so_a_grey_print_tells_the_
             "■": ("path", False, 4, False), "□": ("path", True, 4, False)}
     for name in names:
         point = next(e for e in groups[name] if e.get("data-x"))
-        expect = want["●"] if name == "其余的点" else want[marks[name][0]]
+        expect = want[marks[name][0]]                  # 衬底也是终端的记号（○）：学生报过图例说 ○、图上是实心点
         assert shape_of(point) == expect, (name, marks[name], ET.tostring(point))
     diamonds = [e for g in groups.values() for e in g if e.get("data-x") and e.tag.endswith("path")]
     assert all(float(e.get("data-cx")) > 0 and float(e.get("data-cy")) > 0 for e in diamonds)
     in_series = {id(e) for g in groups.values() for e in g.iter()}
     legend = [e for e in root.iter() if e.tag.endswith(("circle", "path")) and id(e) not in in_series]
-    assert [shape_of(e) for e in legend] == [want["●"] if name == "其余的点" else want[marks[name][0]] for name in names]
+    assert [shape_of(e) for e in legend] == [want[marks[name][0]] for name in names]
