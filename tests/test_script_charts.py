@@ -487,3 +487,18 @@ def test_13_time_breakdown_bars_show_the_named_bottleneck_as_the_longest_segment
     assert (f"总时间去掉 {sched_lab.LAUNCH_OVERHEAD * 1e6:g} µs 启动开销是最长一段的 "    # 调大它，"重叠"成了 21 倍）
             f"{min(ratios):.2f}–{max(ratios):.2f} 倍）") in title, (title, ratios)
     assert max(ratios) < 4                                                  # 四项互相重叠：不会超过四项之和
+
+
+def test_readme_lists_every_svg_the_scripts_draw():
+    """学生报过：07 --svg 写了 07_best_score.svg，README 的"图和 SVG"表里没有它。每个脚本画的每张图（CHARTS 的第一个
+    参数）都在 README 里有名字。"""
+    import glob
+    import re
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    drawn = set()
+    for path in glob.glob(os.path.join(root, "lecture*", "[0-9][0-9]_*.py")):
+        with open(path, encoding="utf-8") as f:
+            drawn |= set(re.findall(r'CHARTS\.[a-z_]+\(\s*f?"([0-9]{2}_[a-z0-9_]+)"', f.read()))
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    assert len(drawn) >= 9 and not [d for d in sorted(drawn) if f"`{d}.svg`" not in readme], drawn
