@@ -390,3 +390,15 @@ def test_a_curve_point_above_the_final_best_is_said_not_drawn_silently(monkeypat
     S07.print_results(ours, [r], table, train, test, 4)
     said = "".join(capsys.readouterr().out.split())
     assert f"{FAILED}OpenEvolve种子0的曲线上有1个提议（第3个起）的分数比它最后最好的程序（1.000×）还高" in said
+
+
+def test_the_wall_time_ratio_is_the_printed_milliseconds_divided(table, capsys):
+    """学生报过：标准错误上印着 72.2、74.0 毫秒对 2.9、2.9 毫秒，倍数却是 25.5（照印的中位数算是 25.2）。"""
+    from evolve import EXPERT
+    train, test = split_shapes()
+    extra = dict(best=EXPERT, history=[1.0] * 101, curve_wrong=[])
+    ours = [dict(r, seconds=0.286, **extra) for r in GOOD_OURS]             # 每个提议 2.86 毫秒：印成 2.9
+    theirs = [dict(r, seconds=7.224, **extra) for r in GOOD_THEIRS]         # 72.24 毫秒：印成 72.2
+    S07.print_results(ours, theirs, table, train, test, 100)
+    err = "".join(capsys.readouterr().err.split())
+    assert "OpenEvolve72.2毫秒，本讲的循环2.9毫秒，是它的24.9倍" in err, err
