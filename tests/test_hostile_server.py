@@ -10,6 +10,7 @@ LLM 服务器是不可信的输入（issue 19）：tests/hostile_server.py 的�
 客户端的测试在进程里跑（快）；脚本只跑几次小预算的（放在后台先跑：PREFETCH）。
 """
 
+import contextlib
 import json
 import math
 import os
@@ -101,9 +102,10 @@ def test_http_to_an_https_port_is_one_sentence_before_the_run():
     assert one_safe_line(msg) and "HTTP 400" in msg and "换成 https://" in msg
 
 
-def test_https_to_a_server_that_closes_at_the_tls_hello_suggests_http():
-    """讲师报过：https:// 对着一个收到 TLS 的开头就一声不响关掉连接的 http 服务器（UNEXPECTED_EOF），建议是"先启动它"；
-    只有回了 http 文字的（WRONG_VERSION_NUMBER）才建议换成 http://。"""
+@contextlib.contextmanager
+def closes_without_a_word():
+    """127.0.0.1 上的一个端口：每个连接读到客户端的第一段（TLS 的 ClientHello 或 HTTP 请求）就关，一个字节也不回。
+    with 块里给出端口号；结束时关掉（服务线程最多跑 10 秒）。"""
     import socket
     import threading
     srv = socket.socket()
@@ -111,7 +113,7 @@ def test_https_to_a_server_that_closes_at_the_tls_hello_suggests_http():
     srv.listen(4)
     stop = threading.Event()
 
-    def serve():                                     # 读到客户端的第一段（TLS 的 ClientHello）就关，一个字节也不回
+    def serve():
         srv.settimeout(0.2)
         for _ in range(50):                          # 有界：最多 10 秒
             if stop.is_set():
@@ -129,12 +131,18 @@ def test_https_to_a_server_that_closes_at_the_tls_hello_suggests_http():
     t = threading.Thread(target=serve, daemon=True)
     t.start()
     try:
-        with pytest.raises(ServerUnreachable) as e:
-            OpenAILLM(f"https://127.0.0.1:{srv.getsockname()[1]}/v1", "x", api_key="", timeout=5, retries=0).check()
+        yield srv.getsockname()[1]
     finally:
         stop.set()
         t.join(2)
         srv.close()
+
+
+def test_https_to_a_server_that_closes_at_the_tls_hello_suggests_http():
+    """讲师报过：https:// 对着一个收到 TLS 的开头就一声不响关掉连接的 http 服务器（UNEXPECTED_EOF），建议是"先启动它"；
+    只有回了 http 文字的（WRONG_VERSION_NUMBER）才建议换成 http://。"""
+    with closes_without_a_word() as port, pytest.raises(ServerUnreachable) as e:
+        OpenAILLM(f"https://127.0.0.1:{port}/v1", "x", api_key="", timeout=5, retries=0).check()
     msg = str(e.value)
     assert one_safe_line(msg) and "一声不响地关了连接" in msg and "换成 http://" in msg and "先启动它" not in msg, msg
 
@@ -142,37 +150,8 @@ def test_https_to_a_server_that_closes_at_the_tls_hello_suggests_http():
 def test_http_to_a_port_that_closes_without_a_word_mentions_https():
     """讲师报过：http:// 对着只说 TLS 的端口（uvicorn --ssl-*、openssl s_server：读到的不是 TLS 的开头就关连接），
     说的是"它没回答就关了连接：先启动它"——它开着。现在说那个端口可能只说 https。"""
-    import socket
-    import threading
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(4)
-    stop = threading.Event()
-
-    def serve():                                     # 读到请求就关，一个字节也不回
-        srv.settimeout(0.2)
-        for _ in range(50):                          # 有界：最多 10 秒
-            if stop.is_set():
-                return
-            try:
-                c, _ = srv.accept()
-            except OSError:
-                continue
-            with c:
-                c.settimeout(2)
-                try:
-                    c.recv(4096)
-                except OSError:
-                    pass
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    try:
-        with pytest.raises(ServerUnreachable) as e:
-            OpenAILLM(f"http://127.0.0.1:{srv.getsockname()[1]}/v1", "x", api_key="", timeout=5, retries=0).check()
-    finally:
-        stop.set()
-        t.join(2)
-        srv.close()
+    with closes_without_a_word() as port, pytest.raises(ServerUnreachable) as e:
+        OpenAILLM(f"http://127.0.0.1:{port}/v1", "x", api_key="", timeout=5, retries=0).check()
     msg = str(e.value)
     assert one_safe_line(msg) and "换成 https://" in msg and "先启动它" not in msg, msg
 
