@@ -394,8 +394,9 @@ class MockServer:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json; charset=utf-8")
                     self.send_header("Content-Length", str(len(data)))
-                    if retry_after:
+                    if retry_after:                 # 只有程序错那个 500 带它：客户端认得出是 MockLLM 出了错（MOCK_BUG）
                         self.send_header("Retry-After", "0")
+                        self.send_header("X-MockLLM-Bug", "1")
                     if close:
                         self.send_header("Connection", "close")
                         self.close_connection = True

@@ -377,6 +377,30 @@ def test_a_bug_in_mockllm_behind_the_server_is_raised_not_counted_as_a_failed_pr
             raise KeyboardInterrupt
 
 
+def test_a_client_recognises_a_mockllm_bug_and_stops_asking_at_once(table, monkeypatch):
+    """讲师报过：手动开的 MockLLM 服务器出了程序错，04 只说"接连 4 次调用失败（最后一次是'连不上'）"，退出码 0：
+    看不出是服务器自己的错、该去它的终端里看。程序错的 500 带一个头，本讲的客户端认得出：那一次记作 MOCK_BUG，
+    马上不再调用，那句话说去哪看。"""
+    from evolve.mock_llm import Prompt
+    from evolve.openai_llm import MOCK_BUG, MOCK_BUG_HEADER, LLMError, OpenAILLM
+
+    def broken(self, text, system_chars=0):
+        raise Bug("MockLLM 里故意的错")
+    monkeypatch.setattr(M.MockAnswerer, "_answer", broken)
+    said = []
+    with pytest.raises(Bug):
+        with M.MockServer(table=table) as s:
+            with pytest.raises(urllib.error.HTTPError) as e:
+                post(s.url, render(EXPERT))
+            assert e.value.headers.get(MOCK_BUG_HEADER) == "1"
+            backend = OpenAILLM(s.url, M.MODEL, api_key="", retries=3, notify=said.append)
+            prompt = Prompt(parent_src=render(EXPERT), parent=EXPERT, score=1.0, feedback=(), inspirations=())
+            with pytest.raises(LLMError) as failed:
+                backend.propose(prompt)
+            assert failed.value.kind == MOCK_BUG and backend.gave_up is not None
+    assert said and said[0].startswith(f"LLM：{MOCK_BUG}，之后的提议不再问它"), said
+
+
 def test_the_server_script_exits_1_with_the_traceback_when_mockllm_has_a_bug(tmp_path):
     """命令行的服务器（make openevolve、README 的 --llm 例子开的那个）：MockLLM 出了程序错，它印出 traceback 和一句话、
     退出码 1，而不是一直回答"连不上"。错是在一份拷贝的 evolve/mock_llm.py 里放进去的。"""

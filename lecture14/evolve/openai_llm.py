@@ -94,6 +94,10 @@ REDIRECT = "LLM 服务器要转到别的地址（没跟过去）"
 BAD_HEADERS = "LLM 服务器回的响应头不合规矩"
 TRUNCATED = "LLM 回复没传完整"
 TOO_LONG = f"LLM 回复太长（超过 {MAX_REPLY_BYTES / 1e6:g} MB，没读完）"
+# 本讲的 MockLLM 服务器（lecture14/mock_llm_server.py）出了程序错：它回 500 时带 MOCK_BUG_HEADER。讲师报过：手动开的
+# 服务器出了错，04 只说"接连失败（最后一次是'连不上'）"——错在它自己的终端里。认出来以后马上不再调用，说清去哪看
+MOCK_BUG_HEADER = "X-MockLLM-Bug"
+MOCK_BUG = "MockLLM 服务器出了程序错误（traceback 在它自己的终端里）"
 
 
 class LLMError(Exception):
@@ -835,6 +839,8 @@ class OpenAILLM(_Backend):
             if 300 <= status < 400:
                 raise LLMError(REDIRECT)
             if not 200 <= status < 300:
+                if status == 500 and headers.get(MOCK_BUG_HEADER) == "1":   # 它不再回答：不重试，马上不再调用
+                    raise LLMError(MOCK_BUG)
                 if status == 429 or 500 <= status <= 599:       # 100–599 以外的状态码是协议错误：不重试
                     asked = _retry_after(headers.get("Retry-After"))
                     wait = self.backoff * 2 ** attempt if asked is None else asked
@@ -851,10 +857,12 @@ class OpenAILLM(_Backend):
         """一次调用失败了：连续失败够了 give_up_after 次，就决定以后不再调用（用 notify 说一句为什么）。"""
         with self._lock:
             self._failed_in_a_row += 1
-            if not self.give_up_after or self._failed_in_a_row < self.give_up_after or self.gave_up is not None:
+            if self.gave_up is not None or (kind != MOCK_BUG and (not self.give_up_after
+                                                                  or self._failed_in_a_row < self.give_up_after)):
                 return
-            self.gave_up = (f"LLM：接连 {self._failed_in_a_row} 次调用失败（最后一次是“{kind}”），之后的提议不再问它，"
-                            f"记作“{GAVE_UP}”。")
+            self.gave_up = ((f"LLM：{kind}" if kind == MOCK_BUG else
+                             f"LLM：接连 {self._failed_in_a_row} 次调用失败（最后一次是“{kind}”）")
+                            + f"，之后的提议不再问它，记作“{GAVE_UP}”。")
             note = self.gave_up + self.give_up_tail
         if self.notify is not None:
             self.notify(note)
