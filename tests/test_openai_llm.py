@@ -206,6 +206,20 @@ def test_a_proxy_that_wants_a_password_for_connect_is_told_as_such():
     assert "用户名和密码" in said and "http://用户名:密码@主机:端口" in said
 
 
+@pytest.mark.parametrize("error", ["eof", "zero_return", "reason"])
+def test_every_way_python_reports_a_silent_tls_close_is_named_alike(error):
+    """系统的 python3（Debian）建的 .venv 里，握手时对方一声不响关连接报的是 SSLZeroReturnError（"TLS/SSL connection
+    has been closed (EOF)"），pyenv 的 Python 报 SSLEOFError：在那台机器上 make test 失败过。几种说法都认。"""
+    import ssl
+    from evolve.openai_llm import SILENT_TLS, net_words
+    e = {"eof": ssl.SSLEOFError(8, "EOF occurred in violation of protocol"),
+         "zero_return": ssl.SSLZeroReturnError(6, "TLS/SSL connection has been closed (EOF)"),
+         "reason": ssl.SSLError(1, "x")}[error]
+    if error == "reason":
+        e.reason = "UNEXPECTED_EOF_WHILE_READING"
+    assert net_words(e) == SILENT_TLS
+
+
 def test_unreachable_advice_follows_the_reason():
     """讲师报过：主机名解析不了、https:// 对着只说 http 的端口，都被建议"先启动它（例如 ollama serve）"，
     TLS 的原因还是 OpenSSL 的英文原话。"""

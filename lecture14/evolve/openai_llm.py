@@ -997,7 +997,8 @@ def net_words(e: OSError) -> str:
     if isinstance(e, ssl.SSLError):                     # 常见的是 https:// 指向了只说 http 的端口
         if getattr(e, "reason", None) == "WRONG_VERSION_NUMBER":
             return NOT_HTTPS
-        if isinstance(e, ssl.SSLEOFError) or getattr(e, "reason", None) == "UNEXPECTED_EOF_WHILE_READING":
+        if (isinstance(e, (ssl.SSLEOFError, ssl.SSLZeroReturnError))     # 哪一种看 Python 和 OpenSSL 的版本（系统的
+                or getattr(e, "reason", None) == "UNEXPECTED_EOF_WHILE_READING"):   # python3 建的 .venv 报后一种）
             return SILENT_TLS                           # 讲师报过：收到 TLS 的开头就关连接的 http 服务器，被说成"先启动它"
         return f"TLS 握手失败（{shown(getattr(e, 'reason', None) or str(e), 80)}）"
     return _NET_WORDS.get(e.errno) or shown(e.strerror or str(e) or type(e).__name__, 120)
