@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(ROOT, "lecture14"))
 from evolve import (EXPERT, Evaluator, ProgramError, best_single_config, evolve, geomean_speedup,  # noqa: E402
                     oracle_speedup, parse, per_m_table, render, split_shapes)
 from evolve.evaluator import PROBE_SLACK  # noqa: E402
+from evolve.openai_llm import REDIRECT  # noqa: E402
 from evolve.problem import load_heuristic  # noqa: E402
 
 HERE = os.path.join(ROOT, "lecture14", "openevolve")
@@ -407,6 +408,7 @@ def test_an_api_base_with_a_query_is_refused_before_openevolve_sends_it_anywhere
     ("LLM generation failed: ", "LLM 超时"),                               # asyncio 的 TimeoutError 没有文字
     ("LLM generation failed: Request timed out.", "LLM 超时"),
     ("LLM generation failed: Connection error.", "连不上 LLM 服务器"),
+    ("LLM generation failed: Error code: 307 - Temporary Redirect", REDIRECT),   # _no_redirects 以后，转向是一次失败
     ("LLM generation failed: LLM endpoint returned a raw string instead of a chat completion (streaming responses "
      "are not supported): '<html>nope</html>'", "LLM 回复读不懂（不是 chat completion）"),
     ("LLM generation failed: \x1b[31msk-secret", "LLM 调用出错（别的原因，见 openevolve.log）"),   # 服务器的字不印
@@ -816,7 +818,7 @@ def test_openevolve_does_not_follow_a_redirect_to_a_server_nobody_configured():
     没配置过的服务器答的，结果却说是 config.yaml 的服务器。现在不跟：转向是一次有名字的失败，接连 4 次就停下。"""
     stopped, received = redirecting_server_run()
     assert received == [], received
-    assert stopped is not None and runmod.REDIRECT in str(stopped), stopped
+    assert stopped is not None and REDIRECT in str(stopped), stopped
 
 
 @ahead(waits=True)                # 大半时间在等 OpenEvolve 对 429 的重试：会话一开始就在"等着的"后台线程跑
@@ -840,3 +842,12 @@ def test_rate_limited_runs_are_told_to_wait_not_to_check_the_key():
     stopped = rate_limited_run()
     assert stopped is not None and "LLM 回 HTTP 429 ×4" in str(stopped), stopped
     assert "限流" in str(stopped) and "密钥" not in str(stopped), stopped
+
+
+def test_run_openevolve_and_the_evaluator_name_the_same_best_so_far_variable():
+    """run_openevolve 把 best_so_far.json 的路径放进环境变量，evaluator.py 读同一个名字（两个进程，各写一遍）。"""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("oe_evaluator_env", os.path.join(HERE, "evaluator.py"))
+    ev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ev)
+    assert ev.BEST_ENV == runmod.BEST_ENV

@@ -202,7 +202,8 @@ def failure_kind(error: str) -> str | None:
     if not error.startswith("LLM generation failed:"):
         return None
     why = error[len("LLM generation failed:"):].strip()
-    if m := re.match(r"Error code: (3\d\d)\b", why):         # 转向：_no_redirects 让它不跟过去（和 --llm 一样的叫法）
+    if re.match(r"Error code: 3\d\d\b", why):                # 转向：_no_redirects 让它不跟过去（和 --llm 一样的叫法）
+        from evolve.openai_llm import REDIRECT
         return REDIRECT
     if m := re.match(r"Error code: (\d{3})\b", why):
         return f"LLM 回 HTTP {m.group(1)}"
@@ -446,9 +447,6 @@ def _limit_memory() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-REDIRECT = "LLM 服务器要转到别的地址（没跟过去）"      # 和 evolve.openai_llm.REDIRECT 一样的叫法
-
-
 def _no_redirects() -> None:
     """OpenEvolve 用的 openai 库默认跟着转向走（换了主机时不带密钥，可提示照发、回复照收）：讲师报过，config.yaml 的
     服务器把每个 POST 转到另一个端口，20 个提议都是那个没配置过的服务器答的，结果却记在 config.yaml 的服务器名下。
@@ -512,25 +510,35 @@ def no_child_said(c: dict, res: dict) -> str:
             + (f"，{rest} 个是回复打不上、没改动……" if rest else ""))
 
 
-def kept_best(output: str):
-    """跑到一半停下的运行里，evaluator 记下的最好的程序（完整评估过的里面训练形状上最好的），用 evolve.parse 读；
-    没有（还没完整评估过一个程序）或者读不了时是 None。"""
-    from evolve import ProgramError, parse
+def _kept(output: str) -> dict | None:
+    """evaluator 在 output 里记下的 {"score": 训练形状上的分数, "code": 程序}；没有（还没完整评估过一个程序）或者
+    读不懂时是 None。"""
     try:
         with open(os.path.join(output, BEST_FILE), encoding="utf-8") as f:
-            return parse(json.load(f)["code"], filename="OpenEvolve 停下之前最好的程序")
-    except (OSError, ValueError, KeyError, TypeError, ProgramError):
+            kept = json.load(f)
+        return dict(score=float(kept["score"]), code=str(kept["code"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def kept_best(output: str):
+    """跑到一半停下的运行里，evaluator 记下的最好的程序（完整评估过的里面训练形状上最好的），用 evolve.parse 读；
+    没有或者读不了时是 None。"""
+    from evolve import ProgramError, parse
+    kept = _kept(output)
+    try:
+        return None if kept is None else parse(kept["code"], filename="OpenEvolve 停下之前最好的程序")
+    except ProgramError:
         return None
 
 
 def kept_said(output: str, say) -> None:
     """Ctrl-C 时（"已中断。"之前）：evaluator 记下过最好的程序，就用一句话说它在哪、训练形状上多少（文件里记的分数，
     不重算：要在一秒内停下），下次默认的 make openevolve 会清空输出目录。没有就不说。"""
-    try:
-        with open(os.path.join(output, BEST_FILE), encoding="utf-8") as f:
-            score = float(json.load(f)["score"])
-    except (OSError, ValueError, KeyError, TypeError):
+    kept = _kept(output)
+    if kept is None:
         return
+    score = kept["score"]
     from evolve.problem import display_path
     say(f"停下之前完整评估过的最好程序（训练形状上比专家快 {score:.3f}×）存在 {display_path(os.path.join(output, BEST_FILE))}"
         + ("；下次 make openevolve 会清空这个目录，要留着就先复制走。" if os.path.abspath(output) == os.path.abspath(OUTPUT) else "。"))
