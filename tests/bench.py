@@ -251,7 +251,8 @@ def demo_times(m):
 
 # ---------------------------------------------------------------- 5. 每个编号脚本
 
-SCRIPT_RUNS = [("lecture10/01_config_space.py",), ("lecture13/01_timing_model.py",),
+SCRIPT_RUNS = [("lecture10/01_config_space.py",), ("lecture10/01_config_space.py", "--gpu", "a100"),
+               ("lecture13/01_timing_model.py",),
                ("lecture14/04_alphaevolve_tiling.py",), ("lecture14/04_alphaevolve_tiling.py", "--quick"),
                ("lecture14/05_ablations.py",), ("lecture14/05_ablations.py", "--quick"),
                ("lecture14/05_ablations.py", "--budget", "4000", "--seeds", "2"),     # 05 的"可以试试 2"
