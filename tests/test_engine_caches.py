@@ -270,3 +270,28 @@ def test_long_replies_are_read_the_same_without_the_cache():
     long_text = "说明\n" * (diff_mod._CACHE_TEXT // 3) + block
     assert len(long_text) > diff_mod._CACHE_TEXT
     assert parse_diff(long_text) == _ref_parse_diff(long_text) == (("    if M <= 16:\n", "    if M <= 32:\n"),)
+
+
+def _speedup_shape_by_shape(program, expert, shapes, table):
+    """参照：逐个形状 choose、查时间、求几何平均（不走 geomean_speedup 记下的专家那一半）。"""
+    from evolve.program import choose
+    logs = [table.log_time(choose(expert, s), s) - table.log_time(choose(program, s), s) for s in shapes]
+    return float(np.exp(np.mean(logs)))
+
+
+def test_geomean_speedup_keeps_the_expert_half_per_shape_group_and_notices_a_new_expert(train, table, monkeypatch):
+    """geomean_speedup 按形状组记下专家那一半：同一组形状上打分多次、换一组形状、换了 EXPERT，都和逐个形状算的一样。"""
+    from evolve import problem
+    programs = [EXPERT, Program((), VALID[0]), Program(EXPERT.rules[:1], VALID[7])]
+    groups = [tuple(train), tuple(train[:5]), tuple(train[3:9])]
+    for _ in range(2):                                                    # 第二遍走记下的那一半
+        for shapes in groups:
+            for p in programs:
+                assert problem.geomean_speedup(p, shapes, table) == pytest.approx(
+                    _speedup_shape_by_shape(p, EXPERT, shapes, table), rel=1e-12)
+    other = Program((), VALID[11])
+    monkeypatch.setattr(problem, "EXPERT", other)
+    for shapes in groups:
+        for p in programs:
+            assert problem.geomean_speedup(p, shapes, table) == pytest.approx(
+                _speedup_shape_by_shape(p, other, shapes, table), rel=1e-12)

@@ -201,6 +201,7 @@ class TimeTable:
         self._logs: dict[tuple[int, int, int], np.ndarray] = {}
         self._times: dict[tuple[int, int, int], np.ndarray] = {}
         self._stacks: dict[tuple[Shape, ...], np.ndarray] = {}
+        self._expert_sums: dict[tuple[Shape, ...], tuple] = {}     # geomean_speedup 的专家那一半（见那里）
 
     def logs(self, shape: Shape) -> np.ndarray:
         """shape 在全部配置上的 log(秒)，量化过（VALID 的顺序）。"""
@@ -435,21 +436,28 @@ def shape_array(shapes) -> np.ndarray:
     return np.array([(s.M, s.N, s.K) for s in shapes], dtype=np.int64).reshape(-1, 3)
 
 
+def _branch_log_sum(program, mnk: np.ndarray, logs: np.ndarray, shapes, table: TimeTable) -> float:
+    """program 在这些形状上走到的配置的 log(时间) 之和（量化过的 log 之和在 float64 里精确，和逐个相加一样）。
+    某个形状走到启动不了的配置就抛 ValueError（说明是哪个形状、哪种资源）。"""
+    idx = np.array(program._indices)[first_cover([box[:3] for box in program._boxes], mnk)]
+    if (idx < 0).any():
+        s = shapes[int(np.argmax(idx < 0))]
+        table.log_time(choose(program, s), s)               # 抛 ValueError：哪个形状、配置哪里不行
+    return float(logs[np.arange(len(shapes)), idx].sum())
+
+
 def geomean_speedup(program, shapes, table: TimeTable) -> float:
     """program 相对专家启发式的加速比，在 shapes 上取几何平均：exp(平均 log(t_专家 / t_程序))。
-    某个形状走到启动不了的配置就抛 ValueError（说明是哪个形状、哪种资源）。"""
+    某个形状走到启动不了的配置就抛 ValueError（说明是哪个形状、哪种资源）。
+    专家那一半按形状组记在 table 里（同一组形状上给几千个程序打分时——讲师的脚本按 M 挑最好的配置就是
+    11 万次——只算一次）；记下的专家换了（测试换过 EXPERT）就重算。"""
     shapes = tuple(shapes)
-    mnk = shape_array(shapes)
-    logs = table.log_times(shapes)
-    rows = np.arange(len(shapes))
-    total = 0.0
-    for p, sign in ((EXPERT, 1.0), (program, -1.0)):
-        idx = np.array(p._indices)[first_cover([box[:3] for box in p._boxes], mnk)]
-        if (idx < 0).any():
-            s = shapes[int(np.argmax(idx < 0))]
-            table.log_time(choose(p, s), s)                 # 抛 ValueError：哪个形状、配置哪里不行
-        total += sign * float(logs[rows, idx].sum())        # 量化过的 log 之和在 float64 里精确，和逐个相加一样
-    return math.exp(total / len(shapes))
+    hit = table._expert_sums.get(shapes)
+    if hit is None or hit[0] is not EXPERT:
+        mnk, logs = shape_array(shapes), table.log_times(shapes)
+        hit = table._expert_sums[shapes] = (EXPERT, mnk, logs, _branch_log_sum(EXPERT, mnk, logs, shapes, table))
+    _, mnk, logs, expert_sum = hit
+    return math.exp((expert_sum - _branch_log_sum(program, mnk, logs, shapes, table)) / len(shapes))
 
 
 def oracle_speedup(shapes, table: TimeTable) -> float:
