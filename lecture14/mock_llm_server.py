@@ -53,6 +53,7 @@ import numpy as np  # noqa: E402
 from evolve import VALID, Evaluator, TimeTable, parse, split_shapes  # noqa: E402
 from evolve.diff import DiffError, format_diff, make_diff, parse_diff  # noqa: E402
 from evolve.mock_llm import Dice, MockLLM, Prompt  # noqa: E402
+from evolve.openai_llm import MOCK_BUG_REPLY  # noqa: E402
 from evolve.program import Program, apply_diff, render  # noqa: E402
 from evolve.source import ProgramError, find_block  # noqa: E402
 
@@ -62,6 +63,7 @@ HOST = "127.0.0.1"
 MAX_BODY = 1_000_000               # 一个请求的正文最多这么多字节（OpenEvolve 的提示约一万字节）
 REQUEST_SECONDS = 30.0             # 一个请求从连上到回完最多这么久，慢慢发的客户端到点就断开
 MAX_REQUESTS = 1_000_000           # 默认最多回答这么多个补全（测试里设得很小）
+BUG_LINGER = 5.0                   # MockLLM 出了程序错以后，命令行的服务器再回这么多秒"出了程序错误"的 500 才退出
 NO_PROGRAM = "（提示里没有读得懂的程序）"
 N_FEEDBACK = 6                     # 和 evolve.loop 给的反馈一样多
 
@@ -385,8 +387,7 @@ class MockServer:
             def _bug(self):
                 """MockLLM 出过程序错以后，每个补全都回 500（Retry-After: 0：客户端不用干等）；用它的程序会停下来、
                 把错误印出来（MockServer 退出时抛出、服务器进程退出码 1），不会把它当成 LLM 偶尔失败记下就算了。"""
-                return self._json(500, {"error": {"message": "MockLLM 出了程序错误（本讲代码的错，不是提示的问题），"
-                                                             "不再回答"}}, close=True, retry_after=True)
+                return self._json(500, {"error": {"message": MOCK_BUG_REPLY}}, close=True, retry_after=True)
 
             def _json(self, status, obj, close=False, retry_after=False):
                 data = json.dumps(obj, ensure_ascii=False).encode()
@@ -467,19 +468,26 @@ def main(argv=None) -> int:
             print(f"MockLLM 服务器（没有真的语言模型）在 {s.url}，Ctrl-C 停下。\n"      # 每行都放得进 80 列
                   f"  04 加上：--llm {s.url} --model {MODEL}\n"
                   f"  OpenEvolve 的 config.yaml 写：api_base: {s.url}", flush=True)
-            while s.bug is None and _alive(parent) and (a.parent is not None or os.getppid() == parent):
-                time.sleep(0.2)                               # 启动它的进程没了就退出；MockLLM 出了程序错也退出
+            def wanted():                                     # 启动它的进程没了就退出
+                return _alive(parent) and (a.parent is not None or os.getppid() == parent)
+            while s.bug is None and wanted():
+                time.sleep(0.2)                               # MockLLM 出了程序错也退出，不过先……
             bug, s.bug = s.bug, None                          # 下面自己说（不让退出 with 时抛）
+            if bug is not None:                               # ……马上印出 traceback，再回 BUG_LINGER 秒"出了程序错误"的 500：
+                import traceback                              # 客户端的重试也看得到它，认得出是服务器的错（讲师报过：
+                traceback.print_exception(bug)                # make openevolve 只数到"连不上 ×4"——OpenEvolve 的 openai
+                sys.stderr.flush()                            # 库重试的时候服务器已经退出了）
+                end = time.monotonic() + BUG_LINGER
+                while time.monotonic() < end and wanted():
+                    time.sleep(0.1)
     except OSError as e:
         why = {errno.EADDRINUSE: "这个端口已经有程序在用", errno.EACCES: "没有权限用这个端口（1024 以下的端口要管理员权限）",
                errno.EADDRNOTAVAIL: "这台机器上没有这个地址"}.get(e.errno) or e.strerror or str(e)
         print(f"在 {HOST}:{a.port} 上开不了服务器（{why}）：换一个 --port，或者 --port 0 让它自己挑。", file=sys.stderr)
         return 1
     if bug is not None:
-        import traceback
-        traceback.print_exception(bug)
-        print("MockLLM 服务器停下了：MockLLM 出了程序错误（上面是它的 traceback；这是本讲代码的错，不是客户端的），"
-              "退出码 1。", file=sys.stderr)
+        print(f"MockLLM 服务器停下了：MockLLM 出了程序错误（上面是它的 traceback；这是本讲代码的错，不是客户端的；"
+              f"之后的 {BUG_LINGER:g} 秒里每个补全都回了 HTTP 500，说是服务器出了错），退出码 1。", file=sys.stderr)
         return 1
     return 0
 

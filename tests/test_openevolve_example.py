@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(ROOT, "lecture14"))
 from evolve import (EXPERT, Evaluator, ProgramError, best_single_config, evolve, geomean_speedup,  # noqa: E402
                     oracle_speedup, parse, per_m_table, render, split_shapes)
 from evolve.evaluator import PROBE_SLACK  # noqa: E402
-from evolve.openai_llm import REDIRECT  # noqa: E402
+from evolve.openai_llm import MOCK_BUG, MOCK_BUG_REPLY, REDIRECT  # noqa: E402
 from evolve.problem import load_heuristic  # noqa: E402
 
 HERE = os.path.join(ROOT, "lecture14", "openevolve")
@@ -412,6 +412,8 @@ def test_an_api_base_with_a_query_is_refused_before_openevolve_sends_it_anywhere
     ("LLM generation failed: LLM endpoint returned a raw string instead of a chat completion (streaming responses "
      "are not supported): '<html>nope</html>'", "LLM 回复读不懂（不是 chat completion）"),
     ("LLM generation failed: \x1b[31msk-secret", "LLM 调用出错（别的原因，见 openevolve.log）"),   # 服务器的字不印
+    (f"LLM generation failed: Error code: 500 - {MOCK_BUG_REPLY}", MOCK_BUG),     # 本讲的 MockLLM 服务器出了程序错
+    (f"LLM generation failed: Error code: 500 - {MOCK_BUG_REPLY}!", "LLM 回 HTTP 500"),   # 只认它那一整句
     ("No valid diffs found in response", None),                            # 回复来了，打不上：不是 LLM 调用失败
     ("LLM returned None response", None)])
 def test_openevolve_log_errors_are_read_as_failure_kinds(error, kind):
@@ -779,6 +781,51 @@ def test_make_openevolve_keeps_the_best_program_when_the_server_dies_midway(tabl
     flat = "".join(p.stdout.split())
     assert "没有跑完40个提议" in flat and f"训练形状上比专家快{geomean_speedup(best, train, table):.3f}×" in flat
     assert render(best) in p.stdout
+
+
+@ahead(waits=True)                # 大半时间在等 OpenEvolve 启动：会话一开始就在"等着的"后台线程跑
+def buggy_mock_server_run():
+    """讲师的做法：手动开一个 MockLLM 服务器（它的 evolve/mock_llm.py 里放进一个错），config.yaml 指向它，
+    make openevolve。项目复制到一个临时目录里改。返回 (CompletedProcess, 用了几秒, 服务器的 stderr)。"""
+    import shutil
+    tmp = pathlib.Path(session_dir("oe_mock_bug"))
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    src = tmp / "lecture14" / "evolve" / "mock_llm.py"
+    text = src.read_text(encoding="utf-8")
+    at = text.index(":\n", text.index("    def propose(self, prompt")) + 2
+    src.write_text(text[:at] + "        raise ZeroDivisionError('故意的错')\n" + text[at:], encoding="utf-8")
+    server = subprocess.Popen([sys.executable, str(tmp / "lecture14" / "mock_llm_server.py"), "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                              env=base_env())
+    try:
+        url = server.stdout.readline().split("在 ", 1)[1].split("，")[0]
+        cfg = tmp / "lecture14" / "openevolve" / "config.yaml"
+        cfg.write_text(cfg.read_text(encoding="utf-8").replace("api_base: http://127.0.0.1:8765/v1", f"api_base: {url}"),
+                       encoding="utf-8")
+        t = time.monotonic()
+        p = subprocess.run([sys.executable, str(tmp / "lecture14" / "openevolve" / "run_openevolve.py"),
+                            "--iterations", "40", "--output", str(tmp / "out")], capture_output=True, text=True,
+                           timeout=240, env=base_env(), cwd=tmp)
+        return p, time.monotonic() - t, server.stderr.read() if server.wait(10) is not None else ""
+    finally:
+        stop_group(server)
+
+
+PREFETCH.append(buggy_mock_server_run)
+
+
+def test_make_openevolve_stops_at_once_when_a_hand_started_mock_server_has_a_bug():
+    """讲师报过：手动开的 MockLLM 服务器出了程序错，make openevolve 只数"LLM 回 HTTP 500 ×1、连不上 LLM 服务器 ×3"、
+    接连 4 个提议失败才停（服务器出错以后就退出了），看不出错在服务器那边。现在 OpenEvolve 的日志里一出现 MockLLM
+    那句"出了程序错误"就停下，说去开服务器的终端里看 traceback（和 --llm 的 MOCK_BUG 一样）。"""
+    p, seconds, server_err = buggy_mock_server_run()
+    assert "ZeroDivisionError: 故意的错" in server_err, server_err[-2000:]   # 服务器真的出了错、印在它自己那边
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    flat = "".join(p.stderr.split())
+    assert "LLM服务器是本讲的MockLLM，它出了程序错误，不再回答：停下了" in flat and "traceback在开那个服务器的终端里" in flat, \
+        p.stderr[-2000:]
+    assert "接连" not in flat and seconds < 60, (seconds, p.stderr[-2000:])
 
 
 @pytest.mark.parametrize("written, sent", [("${OPENAI_API_KEY}", True), ("sk-pasted-into-the-file-0123456789", True),

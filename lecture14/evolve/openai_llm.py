@@ -98,6 +98,8 @@ TOO_LONG = f"LLM 回复太长（超过 {MAX_REPLY_BYTES / 1e6:g} MB，没读完�
 # 服务器出了错，04 只说"接连失败（最后一次是'连不上'）"——错在它自己的终端里。认出来以后马上不再调用，说清去哪看
 MOCK_BUG_HEADER = "X-MockLLM-Bug"
 MOCK_BUG = "MockLLM 服务器出了程序错误（traceback 在它自己的终端里）"
+# 它那个 500 的 error.message（OpenEvolve 不给看响应头，只把这句话写进它的日志：make openevolve 从这句话认出来）
+MOCK_BUG_REPLY = "MockLLM 出了程序错误（本讲代码的错，不是提示的问题），不再回答"
 
 
 class LLMError(Exception):

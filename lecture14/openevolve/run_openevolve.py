@@ -205,6 +205,10 @@ def failure_kind(error: str) -> str | None:
     if re.match(r"Error code: 3\d\d\b", why):                # 转向：_no_redirects 让它不跟过去（和 --llm 一样的叫法）
         from evolve.openai_llm import REDIRECT
         return REDIRECT
+    if why.startswith("Error code: 500"):                    # 本讲的 MockLLM 服务器出了程序错（讲师手动开的那个）
+        from evolve.openai_llm import MOCK_BUG, MOCK_BUG_REPLY
+        if why.partition(" - ")[2].strip() == MOCK_BUG_REPLY:
+            return MOCK_BUG
     if m := re.match(r"Error code: (\d{3})\b", why):
         return f"LLM 回 HTTP {m.group(1)}"
     if why in ("", "Request timed out.", "Request timed out") or "timed out" in why.lower():
@@ -244,6 +248,13 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
     抛 RuntimeError：OpenEvolve 自己在那种时候停不下来。watch()：跑的时候反复问（None 不问）；回一句话（比如 MockLLM
     服务器出了程序错、退出了）就停下 OpenEvolve、抛 RuntimeError(那句话)。"""
     from collections import Counter
+
+    from evolve.openai_llm import MOCK_BUG_REPLY
+    # 本讲的 MockLLM 服务器出了程序错（讲师手动开的那个）：OpenEvolve 的第一次重试就写下它那句话；那个服务器随后退出，
+    # 提议最后记下的常是"连不上"。看到一次就停下（和 --llm 的 MOCK_BUG 一样），不等接连 GIVE_UP_AFTER 个
+    mock_bug = re.compile(_HEAD + rb"(?:Error on attempt \d+/\d+|All \d+ attempts failed with error|"
+                          rb"LLM generation failed|Iteration \d+ error: LLM generation failed): Error code: 500 - "
+                          + re.escape(MOCK_BUG_REPLY.encode()))
     if stall_limit is None:
         stall_limit = stall_seconds()
     os.makedirs(output, exist_ok=True)
@@ -275,7 +286,9 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
             cut = chunk.rfind(b"\n") + 1
             offset += cut
             last = time.monotonic()
+            bug_seen = False
             for line in chunk[:cut].splitlines():
+                bug_seen = bug_seen or bool(mock_bug.match(line))
                 m = _DONE.match(line)
                 if not m or m.group(1) in seen:
                     continue
@@ -291,6 +304,11 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
             if progress and len(seen) != shown:
                 progress(min(len(seen), iterations), iterations)
                 shown = len(seen)
+            if bug_seen and not finished:
+                _kill_group(p)
+                raise RuntimeError(f"{label} 的 LLM 服务器是本讲的 MockLLM，它出了程序错误，不再回答：停下了，"
+                                   f"没有跑完 {iterations} 个提议；traceback 在开那个服务器的终端里，"
+                                   f"详细的在 {log_path}。")
             if len(streak) >= GIVE_UP_AFTER and not finished:
                 _kill_group(p)
                 kinds = "、".join(f"{k} ×{n}" for k, n in Counter(streak).most_common())
