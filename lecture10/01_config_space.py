@@ -188,7 +188,7 @@ def other_gpu_note():
         return None
     on_ref = launchable_with_smem(ref.smem_per_block)
     lost = [c for c in on_ref if not can_launch(c)]
-    on_ref_set = set(on_ref)               # 一次建好：在推导式里每次新建一个集合是 6400 × 3744 次哈希（约 2 秒）
+    on_ref_set = set(on_ref)               # 一次建好：在推导式里每次新建一个集合是 6400 × 3744 次哈希
     gained = [c for c in VALID if c not in on_ref_set]
     head = f"换成 {GPU.short} 以后能启动的是 {len(VALID)} 个，讲义的 {ref.short} 上是 {len(on_ref)} 个："
     limits = f"每个 CTA 最多 {MAX_SMEM_PER_BLOCK:,} B 共享内存，{ref.short} 是 {ref.smem_per_block:,} B"
