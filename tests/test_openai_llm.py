@@ -21,7 +21,7 @@ from stub_llm_server import MODES, STUB_MODEL, StubServer, free_port
 from evolve import EXPERT, Evaluator, evolve, render
 from evolve.mock_llm import Prompt
 from evolve.openai_llm import (BAD_JSON, GAVE_UP, KIND, NO_CONTENT, SYSTEM_PROMPT, TIMEOUT_KIND, UNREACHABLE, LLMError,
-                               OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, _example, ledger)
+                               OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, _example, ledger, redact)
 from evolve.diff import NO_BLOCK
 from evolve.program import apply_diff, parse_diff
 from evolve.source import parse
@@ -389,6 +389,34 @@ def test_key_is_not_in_repr_or_errors(monkeypatch):
     # 讲师报过：服务器把密钥改头换面再回显（大写、夹零宽空格、不间断连字符），屏幕上照样认得出
     for echoed in (KEY.upper(), KEY[:10] + "\u200b" + KEY[10:], KEY.replace("-", "\u2011")):
         assert backend._redact(f"model {echoed}!") == "model ***!", echoed
+
+
+FULLWIDTH = str.maketrans({c: chr(ord(c) + 0xFEE0) for c in map(chr, range(0x21, 0x7f))})
+MATH_BOLD = str.maketrans({**{c: chr(0x1D41A + ord(c) - 97) for c in "abcdefghijklmnopqrstuvwxyz"},
+                           **{c: chr(0x1D400 + ord(c) - 65) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"},
+                           **{c: chr(0x1D7CE + ord(c) - 48) for c in "0123456789"}})
+
+
+@pytest.mark.parametrize("how", [
+    lambda k: "\ufe0f".join(k),                       # 逐个字符夹上看不见的变体选择符：屏幕上和密钥一模一样
+    lambda k: " ".join(k), lambda k: "\u00a0".join(k), lambda k: "\u3164".join(k),   # 空格、不间断空格、韩文填充符
+    lambda k: k[:12] + "\n    # " + k[12:],            # 拆成两行（注释里）
+    lambda k: k.translate(FULLWIDTH), lambda k: k.translate(MATH_BOLD),   # 全角、数学粗体：NFKC 以后才是它
+    lambda k: k.replace("s", "ѕ").replace("e", "е"),   # 西里尔字母 dze、ie：NFKC 也不换
+    lambda k: "\u0301".join(k)], ids=["vs16", "spaced", "nbsp", "hangul_filler", "two_lines", "fullwidth", "math_bold",
+                                      "cyrillic", "combining"])
+def test_a_key_echoed_in_a_form_that_still_reads_as_the_key_is_redacted(how):
+    """讲师报过：服务器把密钥逐字夹上 U+FE0F、空格隔开、换成全角或数学粗体再回显，02 的回复、模型清单、转向的
+    那句话、--record 的文件里都原样出现（只有 _lookalike 清单里的几个零宽字符抹得掉）。"""
+    echoed = how(KEY)
+    out = redact(f"model [{echoed}] 中文，全角（）", KEY)
+    assert out.startswith("model [***] ") and out.endswith(("）", ")")), out            # 只换了密钥那一段
+
+
+def test_redacting_leaves_text_without_the_key_as_it_was():
+    text = "def choose_config(M, N, K):  # 中文，全角（），ｓｋ、sk-test 和一段不是密钥的字母 secret123 \ufe0f"
+    assert redact(text, KEY) == text
+    assert redact(" ".join(KEY[:-1]), KEY) == " ".join(KEY[:-1])       # 少一个字符就不是它
 
 
 # ---------------------------------------------------------------- 04 脚本的命令行

@@ -53,6 +53,7 @@ import statistics
 import sys
 import threading
 import time
+import unicodedata
 import urllib.parse
 import urllib.request
 from dataclasses import asdict, dataclass
@@ -433,27 +434,42 @@ def _said_url(url: str) -> str:
 
 
 def redact(text: str, key: str | None) -> str:
-    """抹掉文本里的密钥（原样的和 URL 编码过的：服务器能把收到的密钥放进模型名、转向地址里回给我们）。
-    很短的"密钥"（本机服务器常用的占位符，如 EMPTY）不算秘密，也不能抹：会把回复抹坏。"""
+    """抹掉文本里的密钥（原样的和 URL 编码过的：服务器能把收到的密钥放进模型名、转向地址里回给我们），也抹掉
+    屏幕上看着还是它的改写（见 _lookalike）。很短的"密钥"（本机服务器常用的占位符，如 EMPTY）不算秘密，也不能抹：
+    会把回复抹坏。花的时间和文本的长度成正比。"""
     if not key or len(key) < 8:
         return text
     forms = {key, urllib.parse.quote(key, safe=""), urllib.parse.quote_plus(key),
              json.dumps(key)[1:-1], json.dumps(key, ensure_ascii=False)[1:-1]}  # 写进 JSON 时转义过的
     for form in sorted(forms, key=len, reverse=True):
         text = text.replace(form, "***")
-    return _lookalike(key).sub("***", text)
+    pattern = _lookalike(key)
+    if pattern is None:
+        return text
+    text = pattern.sub("***", text)
+    if not text.isascii():                                  # 全角、数学粗体、西里尔字母……：归一以后才看得出是它
+        seen = unicodedata.normalize("NFKC", text).translate(_HOMOGLYPHS)
+        if pattern.search(seen):
+            text = pattern.sub("***", seen)                 # 找到了才换成归一过的文字（别的字照样读得懂）
+    return text
 
 
-_INVISIBLE = "[\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]*"
-_DASHES = "[-\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d]"
+# 长得和拉丁字母一样、NFKC 也不换的西里尔、希腊字母（最常见的那些）
+_HOMOGLYPHS = str.maketrans(dict(zip("аеорсхуѕіјкԁһӏԛԝАВЕКМНОРСТХЅІЈΑΒΕΖΗΙΚΜΝΟΡΤΥΧοντ",
+                                     "aeopcxysijkdhlqwABEKMHOPCTXSIJABEZHIKMNOPTYXovt")))
+_SEPARATOR = "[^0-9A-Za-z]{0,8}"                            # 密钥的两个字母、数字之间最多夹这么多别的字符
 
 
 @functools.lru_cache(maxsize=8)
-def _lookalike(key: str) -> re.Pattern:
-    """改头换面的密钥：大小写换了、字符之间夹了看不见的字符（零宽空格……）、连字符换成了长得像的（不间断连字符、
-    减号……）。讲师报过：服务器把密钥这样改一下回显，屏幕上照样认得出。"""
-    parts = [_DASHES if c == "-" else re.escape(c) for c in key]
-    return re.compile(_INVISIBLE.join(parts), re.IGNORECASE)
+def _lookalike(key: str) -> re.Pattern | None:
+    """改头换面的密钥：只看它的字母和数字（不分大小写），相邻的两个之间可以夹最多 8 个别的字符——空格、换行和
+    缩进、看不见的字符（零宽空格、变体选择符……）、长得像连字符的、组合符号。讲师报过：服务器把密钥这样改一下
+    回显（大写、逐个字符夹上 U+FE0F、空格隔开、拆成两行），屏幕上照样认得出。字母和数字不到 8 个的不管（太短，
+    会误伤正文）。base64 之类的编码不管：屏幕上看不出是它。"""
+    chars = [c for c in key if c.isascii() and c.isalnum()]
+    if len(chars) < 8:
+        return None
+    return re.compile(_SEPARATOR.join(map(re.escape, chars)), re.IGNORECASE)
 
 
 def clean_url(url: str) -> str:
