@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import socket
 import socketserver
@@ -20,6 +21,7 @@ import time
 from stub_llm_server import ESCAPES, ServedInAThread, stub_edit
 NESTED = b"[" * 100_000 + b"]" * 100_000
 FLOOD_BYTES = 10_000_000
+BOMB_BYTES = 64_000_000
 
 
 def chat_body(content: str, n: int = 0) -> bytes:
@@ -309,6 +311,27 @@ def _echo_400(s, out, path, body, n):
     out.write(whole(json.dumps({"error": {"message": message}}).encode(), 400))
 
 
+def _echo_key_edit(s, out, path, body, n):
+    """一个能打上的修改，REPLACE 里多一行注释：收到的密钥（Authorization 去掉 Bearer）、OSC 8 的链接和清屏。"""
+    with s.lock:
+        key = s.received[-1][2].get("authorization", "").removeprefix("Bearer ")
+    edit = stub_edit(_user(body)).replace("=======\n", f"=======\n    # got {key} \x1b]8;;http://x/\x1b\\link\x1b]8;;"
+                                                       "\x1b\\ \x1b[2J\n", 1)
+    out.write(whole(chat_body("给一个慢的形状加一条规则。\n" + edit, n)))
+
+
+@functools.lru_cache(maxsize=1)
+def _bomb() -> bytes:
+    """一个 gzip 压缩过的 chat completion：约 70 KB，解压出来是内容为 BOMB_BYTES 个 x 的合法回复。"""
+    import gzip
+    prefix, suffix = b'{"choices": [{"message": {"content": "', b'"}}]}'
+    return gzip.compress(prefix + b"x" * BOMB_BYTES + suffix, compresslevel=9, mtime=0)
+
+
+def _gzip_bomb(s, out, path, body, n):
+    out.write(whole(_bomb(), headers=["Content-Encoding: gzip"]))
+
+
 def _escape_ids(s, out, path, body, n):
     ids = ["\x1b[2J\x1b[31m" + "A" * 2_000_000, "ok\x9b\u202e"]
     out.write(whole(json.dumps({"data": [{"id": i} for i in ids]}).encode()))
@@ -346,4 +369,6 @@ MODES = {
     "hang_up": _raw(b""),                     # 读了请求，什么都不回就关掉
     "chunked_forever": _chunked_forever,      # 分块的正文永远不完
     "echo_400": _echo_400,                    # 400，说明里是收到的密钥、控制序列和假的 OpenEvolve 日志行
+    "echo_key_edit": _echo_key_edit,          # 能打上的修改，里面一行注释是收到的密钥和终端控制序列
+    "gzip_bomb": _gzip_bomb,                  # Content-Encoding: gzip，解压出来是 BOMB_BYTES 字节的合法回复
 }

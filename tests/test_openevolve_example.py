@@ -408,12 +408,14 @@ def test_an_api_base_with_a_query_is_refused_before_openevolve_sends_it_anywhere
     ("LLM generation failed: ", "LLM 超时"),                               # asyncio 的 TimeoutError 没有文字
     ("LLM generation failed: Request timed out.", "LLM 超时"),
     ("LLM generation failed: Connection error.", "连不上 LLM 服务器"),
-    ("LLM generation failed: Error code: 307 - Temporary Redirect", REDIRECT),   # _no_redirects 以后，转向是一次失败
+    ("LLM generation failed: Error code: 307 - Temporary Redirect", REDIRECT),   # _careful_http 以后，转向是一次失败
     ("LLM generation failed: LLM endpoint returned a raw string instead of a chat completion (streaming responses "
      "are not supported): '<html>nope</html>'", "LLM 回复读不懂（不是 chat completion）"),
     ("LLM generation failed: \x1b[31msk-secret", "LLM 调用出错（别的原因，见 openevolve.log）"),   # 服务器的字不印
     (f"LLM generation failed: Error code: 500 - {MOCK_BUG_REPLY}", MOCK_BUG),     # 本讲的 MockLLM 服务器出了程序错
     (f"LLM generation failed: Error code: 500 - {MOCK_BUG_REPLY}!", "LLM 回 HTTP 500"),   # 只认它那一整句
+    ("LLM generation failed: 'utf-8' codec can't decode byte 0x8b in position 1: invalid start byte",
+     "LLM 回复读不懂（不是 chat completion）"),                             # 压缩过的回复：_careful_http 不解压它
     ("No valid diffs found in response", None),                            # 回复来了，打不上：不是 LLM 调用失败
     ("LLM returned None response", None)])
 def test_openevolve_log_errors_are_read_as_failure_kinds(error, kind):
@@ -743,19 +745,33 @@ def test_a_plain_http_server_elsewhere_gets_config_yaml_advice_not_an_empty_envi
     assert said and "api_key: not-needed" in said and "OPENAI_API_KEY=" not in said, said
 
 
+def _project_copy(tag: str) -> pathlib.Path:
+    """课程的四个目录复制到这个会话的一个临时目录里（改它的 config.yaml、evolve 的代码，不碰仓库）；返回那个目录。"""
+    import shutil
+    tmp = pathlib.Path(session_dir(tag))
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    return tmp
+
+
+def _point_config_at(tmp: pathlib.Path, url: str, model: str = "mock", key_line: str | None = "keep") -> None:
+    """拷贝里的 config.yaml 指向 url、模型名换成 model；key_line=None 删掉 api_key 那行（用环境变量里的密钥）。"""
+    cfg = tmp / "lecture14" / "openevolve" / "config.yaml"
+    text = cfg.read_text(encoding="utf-8").replace("api_base: http://127.0.0.1:8765/v1", f"api_base: {url}")
+    text = text.replace("- name: mock", f"- name: {model}")
+    if key_line is None:
+        text = text.replace("  api_key: not-needed-for-the-mock\n", "")
+    cfg.write_text(text, encoding="utf-8")
+
+
 @ahead(waits=True)                # 大半时间在等 OpenEvolve 对 HTTP 500 的重试：会话一开始就在"等着的"后台线程跑
 def server_dies_midway_run():
     """make openevolve 对着 config.yaml 里的一个服务器跑，它答了 5 个提议以后只回 HTTP 500（中途没了）：
     (CompletedProcess, 输出目录)。项目复制到一个临时目录里改 config.yaml。"""
-    import shutil
     from stub_llm_server import StubServer
-    tmp = pathlib.Path(session_dir("oe_dies"))
-    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
-        shutil.copytree(os.path.join(ROOT, d), tmp / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    tmp = _project_copy("oe_dies")
     with StubServer(lambda n, t: "edit" if n < 5 else "http500", models=("stub",), retry_after_500="0") as s:
-        cfg = tmp / "lecture14" / "openevolve" / "config.yaml"
-        cfg.write_text(cfg.read_text(encoding="utf-8").replace("api_base: http://127.0.0.1:8765/v1", f"api_base: {s.url}")
-                       .replace("- name: mock", "- name: stub"), encoding="utf-8")
+        _point_config_at(tmp, s.url, "stub")
         p = subprocess.run([sys.executable, str(tmp / "lecture14" / "openevolve" / "run_openevolve.py"), "--iterations", "40",
                             "--output", str(tmp / "out")], capture_output=True, text=True, timeout=240, env=base_env(),
                            cwd=tmp)
@@ -787,10 +803,7 @@ def test_make_openevolve_keeps_the_best_program_when_the_server_dies_midway(tabl
 def buggy_mock_server_run():
     """讲师的做法：手动开一个 MockLLM 服务器（它的 evolve/mock_llm.py 里放进一个错），config.yaml 指向它，
     make openevolve。项目复制到一个临时目录里改。返回 (CompletedProcess, 用了几秒, 服务器的 stderr)。"""
-    import shutil
-    tmp = pathlib.Path(session_dir("oe_mock_bug"))
-    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
-        shutil.copytree(os.path.join(ROOT, d), tmp / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    tmp = _project_copy("oe_mock_bug")
     src = tmp / "lecture14" / "evolve" / "mock_llm.py"
     text = src.read_text(encoding="utf-8")
     at = text.index(":\n", text.index("    def propose(self, prompt")) + 2
@@ -800,9 +813,7 @@ def buggy_mock_server_run():
                               env=base_env())
     try:
         url = server.stdout.readline().split("在 ", 1)[1].split("，")[0]
-        cfg = tmp / "lecture14" / "openevolve" / "config.yaml"
-        cfg.write_text(cfg.read_text(encoding="utf-8").replace("api_base: http://127.0.0.1:8765/v1", f"api_base: {url}"),
-                       encoding="utf-8")
+        _point_config_at(tmp, url)
         t = time.monotonic()
         p = subprocess.run([sys.executable, str(tmp / "lecture14" / "openevolve" / "run_openevolve.py"),
                             "--iterations", "40", "--output", str(tmp / "out")], capture_output=True, text=True,
@@ -898,3 +909,55 @@ def test_run_openevolve_and_the_evaluator_name_the_same_best_so_far_variable():
     ev = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ev)
     assert ev.BEST_ENV == runmod.BEST_ENV
+
+
+@ahead(waits=True)                # 大半时间在等 OpenEvolve 启动和它的 worker：会话一开始就在"等着的"后台线程跑
+def key_echo_run():
+    """make openevolve 对着 config.yaml 里的一个服务器跑（api_key 那行删掉，用环境变量里的密钥），服务器把收到的密钥
+    和终端控制序列写进修改的一行注释里：(CompletedProcess, 输出目录)。"""
+    from hostile_server import HostileServer
+    tmp = _project_copy("oe_key_echo")
+    with HostileServer(chat="echo_key_edit", model_ids=("mock",), max_seconds=120) as s:
+        _point_config_at(tmp, s.url, key_line=None)
+        p = subprocess.run([sys.executable, str(tmp / "lecture14" / "openevolve" / "run_openevolve.py"), "--iterations", "6",
+                            "--output", str(tmp / "out")], capture_output=True, text=True, timeout=240,
+                           env={**base_env(), "OPENAI_API_KEY": ECHOED_KEY}, cwd=tmp)
+    return p, tmp / "out"
+
+
+ECHOED_KEY = "sk-test-echoed-0123456789abcdef"
+PREFETCH.append(key_echo_run)
+
+
+def test_a_key_the_server_writes_into_its_edit_is_in_no_file_openevolve_writes():
+    """讲师报过：服务器把收到的密钥写进修改的注释里，它就原样进了 evolution_trace.jsonl、best/best_program.py、
+    result.json（openevolve.log 是抹过的），还带着 ESC 和 OSC 8 的终端序列。回复进 OpenEvolve 之前就抹掉、转义。"""
+    p, out = key_echo_run()
+    assert p.returncode == 0, p.stderr[-2000:]
+    files = [os.path.join(d, f) for d, _, fs in os.walk(out) for f in fs]
+    raw = {f: open(f, "rb").read() for f in files}
+    assert len(files) > 5 and any(b"# got ***" in data for data in raw.values()), sorted(raw)   # 修改打上了、注释在
+    for f, data in raw.items():
+        assert ECHOED_KEY.encode() not in data and b"\x1b" not in data, f
+    assert ECHOED_KEY not in p.stdout + p.stderr
+
+
+@ahead(waits=True)
+def gzip_bomb_run():
+    """OpenEvolve 对着一个回 gzip 炸弹（约 60 KB，解压出来是 64 MB 的合法回复）的服务器跑 3 个提议：
+    (结果, 服务器收到的 POST 的 Accept-Encoding)。"""
+    from hostile_server import HostileServer
+    with HostileServer(chat="gzip_bomb", max_seconds=60) as s:
+        res, _ = _run_against(s.url, 3, pathlib.Path(session_dir("oe_bomb")))
+        return res, {headers.get("accept-encoding") for method, _, headers in s.received if method == "POST"}
+
+
+PREFETCH.append(gzip_bomb_run)
+
+
+def test_openevolve_asks_for_uncompressed_replies_and_does_not_unpack_a_gzip_bomb():
+    """讲师报过：2 MB 的 gzip 解压成 2 GB，OpenEvolve 每次调用 16 秒 CPU、2 GB 内存，最后说成"连不上 LLM 服务器"。
+    现在它要不压缩的回复；服务器照样压缩，就不解压（读到的是读不懂的回复），回复最多读 1 MB。"""
+    res, asked = gzip_bomb_run()
+    assert asked == {"identity"}
+    assert res["llm_failed"] == {"LLM 回复读不懂（不是 chat completion）": 3}, res["llm_failed"]

@@ -202,7 +202,7 @@ def failure_kind(error: str) -> str | None:
     if not error.startswith("LLM generation failed:"):
         return None
     why = error[len("LLM generation failed:"):].strip()
-    if re.match(r"Error code: 3\d\d\b", why):                # 转向：_no_redirects 让它不跟过去（和 --llm 一样的叫法）
+    if re.match(r"Error code: 3\d\d\b", why):                # 转向：_careful_http 让它不跟过去（和 --llm 一样的叫法）
         from evolve.openai_llm import REDIRECT
         return REDIRECT
     if why.startswith("Error code: 500"):                    # 本讲的 MockLLM 服务器出了程序错（讲师手动开的那个）
@@ -215,7 +215,8 @@ def failure_kind(error: str) -> str | None:
         return "LLM 超时"                                       # asyncio 的 TimeoutError 没有说明文字
     if why.startswith("Connection error"):
         return "连不上 LLM 服务器"
-    if why.startswith("LLM endpoint returned a raw string") or "JSON" in why or "Expecting value" in why:
+    if (why.startswith("LLM endpoint returned a raw string") or "JSON" in why or "Expecting value" in why
+            or "codec can't decode" in why):                  # 压缩过的回复（_careful_http 不解压）、截断的回复
         return "LLM 回复读不懂（不是 chat completion）"
     return "LLM 调用出错（别的原因，见 openevolve.log）"
 
@@ -465,29 +466,80 @@ def _limit_memory() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-def _no_redirects() -> None:
-    """OpenEvolve 用的 openai 库默认跟着转向走（换了主机时不带密钥，可提示照发、回复照收）：讲师报过，config.yaml 的
-    服务器把每个 POST 转到另一个端口，20 个提议都是那个没配置过的服务器答的，结果却记在 config.yaml 的服务器名下。
-    在 OpenEvolve 的进程里让它建的每个客户端都不跟转向：转向成了一次有名字的失败（和本讲的 --llm 客户端一样）。"""
+def _careful_http() -> None:
+    """OpenEvolve 用的 openai 库建的每个 HTTP 客户端（在 OpenEvolve 的进程里）：
+    - 不跟转向（它默认跟：换了主机时不带密钥，可提示照发、回复照收）。讲师报过：config.yaml 的服务器把每个 POST
+      转到另一个端口，20 个提议都是那个没配置过的服务器答的，结果却记在 config.yaml 的服务器名下。转向成了一次
+      有名字的失败（和本讲的 --llm 客户端一样）。
+    - 要不压缩的回复（Accept-Encoding: identity），服务器照样压缩了也不解压，回复最多读 MAX_REPLY_BYTES 字节（多的
+      截掉：读到的是一段读不懂的回复）。讲师报过：2 MB 的 gzip 解压成 2 GB，每次调用 16 秒 CPU、2 GB 内存，
+      最后说成"连不上 LLM 服务器"。"""
+    import importlib
+
     import openai
+    from evolve.openai_llm import MAX_REPLY_BYTES
+    http = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])   # httpx 或 httpx2
+
+    class Capped(http.SyncByteStream):
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __iter__(self):
+            left = MAX_REPLY_BYTES
+            for chunk in self.inner:
+                yield chunk[:left]
+                left -= len(chunk)
+                if left <= 0:
+                    return
+
+        def close(self):
+            self.inner.close()
+
+    def careful(response):
+        if response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity"):
+            del response.headers["content-encoding"]
+        response.stream = Capped(response.stream)
+
     init = openai.OpenAI.__init__
 
     def no_follow(self, *args, **kwargs):
-        kwargs.setdefault("http_client", openai.DefaultHttpxClient(follow_redirects=False))
+        kwargs.setdefault("http_client", openai.DefaultHttpxClient(
+            follow_redirects=False, headers={"Accept-Encoding": "identity"}, event_hooks={"response": [careful]}))
         init(self, *args, **kwargs)
     openai.OpenAI.__init__ = no_follow
 
 
+def _tame_replies(keys) -> None:
+    """模型的回复进 OpenEvolve 之前：抹掉密钥、控制字符换成看得见的转义（换行、制表符照旧）。讲师报过：服务器把收到的
+    密钥写进回复的注释里，它就原样进了 evolution_trace.jsonl、best/best_program.py、result.json（日志是干净的），
+    还带着 ESC 和 OSC 8 的终端序列——停下时那句话正让人去看这些文件。回复是 DSL 的代码，控制字符在里面本来就不合法。"""
+    from openevolve.llm import openai as oe_openai
+    from evolve.openai_llm import redact, shown
+    call = oe_openai.OpenAILLM._call_api
+
+    async def tamed(self, params):
+        text = await call(self, params)
+        if not isinstance(text, str):
+            return text
+        for key in keys:
+            text = redact(text, key)
+        text = text.replace("\r\n", "\n")
+        return shown(text, len(text), lines=True)
+    oe_openai.OpenAILLM._call_api = tamed
+
+
 def child(spec: dict) -> int:
     _die_with_parent(spec.get("parent"))
-    _no_redirects()
+    _careful_http()
     _seeded_ids(spec["seed"])
     _limit_memory()
     from openevolve import run_evolution
     from openevolve.config import load_config
     cfg = load_config(CONFIG)
-    _log_records_one_line([k for k in {os.environ.get("OPENAI_API_KEY"), cfg.llm.api_key,
-                                       *(m.api_key for m in cfg.llm.models + cfg.llm.evaluator_models)} if k])
+    keys = [k for k in {os.environ.get("OPENAI_API_KEY"), cfg.llm.api_key,
+                        *(m.api_key for m in cfg.llm.models + cfg.llm.evaluator_models)} if k]
+    _log_records_one_line(keys)
+    _tame_replies(keys)
     url = spec["url"]
     if url is not None:                                       # 对着 MockLLM 服务器：换成它这次的端口
         cfg.llm.api_base = url
