@@ -639,7 +639,7 @@ def test_make_openevolve_does_not_print_a_password_or_query_in_api_base(monkeypa
     from evolve import EXPERT as expert, render
     base = "http://alice:hunter2-secret@127.0.0.1:9/v1?api-key=sk-query-secret"
     monkeypatch.setattr(runmod, "configured_llm", lambda: (base, "m\x1b[2J"))
-    monkeypatch.setattr(runmod, "check_configured", lambda b, m: None)
+    monkeypatch.setattr(runmod, "check_endpoints", lambda: None)
     monkeypatch.setattr(runmod, "run_openevolve", lambda procs, url, n, seed, out, **kw: dict(
         best_code=render(expert), trace=[], iterations=n, llm_failed={}, seconds=1.0))
     assert runmod.main(["--iterations", "1", "--output", str(tmp_path / "out")]) == 0
@@ -961,3 +961,58 @@ def test_openevolve_asks_for_uncompressed_replies_and_does_not_unpack_a_gzip_bom
     res, asked = gzip_bomb_run()
     assert asked == {"identity"}
     assert res["llm_failed"] == {"LLM 回复读不懂（不是 chat completion）": 3}, res["llm_failed"]
+
+
+SECOND_MODEL = "    - name: m2\n      weight: 1.0\n      api_base: http://192.0.2.7:8000/v1\n"   # 文档用的地址：没人听
+
+
+@pytest.mark.parametrize("where", ["models", "evaluator_models"])
+def test_every_model_in_config_yaml_is_checked_before_the_key_goes_anywhere(tmp_path, monkeypatch, capsys, where):
+    """讲师报过：config.yaml 里第二个模型写着另一台机器的 http:// 地址（api_key 那行删了），make openevolve 只检查
+    第一个，付钱的密钥经代理（或者直接）明文发了过去、退出码 0。现在每个模型（models 和 evaluator_models）都照第一个
+    那样检查：一句话、退出码 2，说是哪个模型，一个请求也不发（代理也没收到）。"""
+    from hostile_server import HostileServer
+    from stub_llm_server import StubServer
+    key = "sk-paid-environment-key-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with StubServer(lambda n, t: "edit", models=("mock",)) as s, HostileServer(max_seconds=20) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url.removesuffix("/v1"))
+        monkeypatch.setenv("http_proxy", proxy.url.removesuffix("/v1"))
+
+        def edit(text):
+            text = text.replace("  api_key: not-needed-for-the-mock\n", "").replace(
+                "api_base: http://127.0.0.1:8765/v1", f"api_base: {s.url}")
+            more = SECOND_MODEL if where == "models" else "  evaluator_models:\n" + SECOND_MODEL
+            return text.replace("      weight: 1.0\n", "      weight: 1.0\n" + more, 1)
+        _config_with(tmp_path, monkeypatch, edit)
+        assert [(b, m) for b, m, _ in runmod.configured_endpoints()] == [(s.url, "mock"), ("http://192.0.2.7:8000/v1", "m2")]
+        assert runmod.main(["--iterations", "2", "--output", str(tmp_path / "out")]) == 2
+        assert proxy.received == [] and not os.path.exists(tmp_path / "out" / "openevolve.log")
+    err = capsys.readouterr().err
+    assert err.startswith("config.yaml 的 LLM 用不了（模型 m2，api_base http://192.0.2.7:8000/v1）：") and "明文 http://" in err \
+        and "所以不发" in err, err
+    assert key not in err
+
+
+def test_openevolves_environment_keeps_every_plain_http_model_off_the_proxy(monkeypatch):
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    env = runmod.child_env(["http://10.1.2.3:8000/v1", "https://api.example.com/v1", "http://gpu-box:11434/v1"])
+    assert env["no_proxy"].split(",") == ["127.0.0.1", "localhost", "::1", "10.1.2.3", "gpu-box"]
+
+
+@pytest.mark.parametrize("line, says", [
+    ("  embedding_model: text-embedding-3-small\n", "database.embedding_model"),
+    ("  provider: claude_code\n", "provider: claude_code")])
+def test_config_yaml_settings_that_would_take_the_key_somewhere_unchecked_are_refused(tmp_path, monkeypatch, capsys,
+                                                                                         line, says):
+    """OpenEvolve 拿 OPENAI_API_KEY 去问 embedding 的地址、provider 走别的客户端：make openevolve 检查不了它们，
+    开跑之前一句话（退出码 2）；07 走 run_openevolve，那里也拦（RuntimeError，一句话）。"""
+    section = "database:\n" if "embedding" in line else "llm:\n"
+    _config_with(tmp_path, monkeypatch, lambda t: t.replace(section, section + line, 1))
+    said = runmod.config_refusal()
+    assert said and says in said and "\n" not in said, said
+    assert runmod.main(["--iterations", "2", "--output", str(tmp_path / "out")]) == 2
+    assert says in capsys.readouterr().err
+    with pytest.raises(RuntimeError, match=re.escape(says)):
+        runmod.run_openevolve(runmod.Processes(), "http://127.0.0.1:9/v1", 2, 0, str(tmp_path / "out07"))

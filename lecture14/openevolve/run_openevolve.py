@@ -72,6 +72,41 @@ def configured_llm() -> tuple[str, str]:
     return (first.api_base if first and first.api_base else llm.api_base) or "", (first.name if first else "") or ""
 
 
+def configured_endpoints() -> list[tuple[str, str, str | None]]:
+    """OpenEvolve 会问的每个 (api_base, 模型名, api_key)：llm.models 和 llm.evaluator_models 里的每一个（没写 api_base、
+    api_key 的模型用 llm 下面的，OpenEvolve 就这样填），去掉重复，按出现的顺序。api_key 是 None：用环境变量 OPENAI_API_KEY。
+    讲师报过：只检查了第一个模型，第二个模型写着另一台机器的 http:// 地址，付钱的密钥就明文发了过去（经代理也一样）。"""
+    llm = _config().llm
+    out = []
+    for m in llm.models + llm.evaluator_models:
+        e = (m.api_base or llm.api_base or "", m.name or "", m.api_key)
+        if e not in out:
+            out.append(e)
+    return out or [(llm.api_base or "", "", llm.api_key)]
+
+
+def config_refusal() -> str | None:
+    """config.yaml 里 make openevolve 检查不了、OpenEvolve 却会拿着密钥去连的东西：一句话（没有是 None）。
+    - database.embedding_model：OpenEvolve 拿 OPENAI_API_KEY 去问另一个地址（embedding_api_base 或环境变量
+      OPENAI_EMBEDDING_BASE_URL，都没有就是 OpenAI）做 embedding；本讲的例子不用它。
+    - 不是 openai 的 provider（claude_code 之类）：走别的客户端，不是这里检查的 OpenAI 兼容服务器。"""
+    cfg = _config()
+    if getattr(cfg.database, "embedding_model", None):
+        return ("config.yaml 的 database.embedding_model：本讲的例子不用 embedding，OpenEvolve 会拿着密钥去问另一个地址"
+                "（make openevolve 不检查那个地址）；删掉这一行再跑。")
+    for m in cfg.llm.models + cfg.llm.evaluator_models:
+        provider = getattr(m, "provider", None)
+        if provider not in (None, "", "openai"):
+            return (f"config.yaml 的 provider: {shown_name(provider)}：make openevolve 只检查 OpenAI 兼容的服务器"
+                    "（api_base 加模型名），别的 provider 走它自己的客户端；删掉 provider 那一行再跑。")
+    return None
+
+
+def shown_name(text) -> str:
+    from evolve.openai_llm import shown
+    return shown(str(text), 60)
+
+
 def configured_key() -> str | None:
     """OpenEvolve 会发的 api_key（config.yaml 里没有时是 None：OpenEvolve 用的 openai 库去读环境变量 OPENAI_API_KEY）。"""
     llm = _config().llm
@@ -79,14 +114,16 @@ def configured_key() -> str | None:
     return first.api_key if first else llm.api_key
 
 
-def child_env(base: str) -> dict:
+def child_env(bases) -> dict:
     """跑 OpenEvolve 的子进程的环境：本机的地址不走环境里的代理（不然连 MockLLM 服务器的请求也交给了代理，
-    并排比较就不成立）；明文 http 的 api_base 也不走代理（代理看得到请求里的密钥）——和本讲的客户端一个规矩。"""
+    并排比较就不成立）；明文 http 的 api_base（bases 里的每一个）也不走代理（代理看得到请求里的密钥）——和本讲的
+    客户端一个规矩。"""
     env = dict(os.environ, PYTHONHASHSEED="0")
     hosts = ["127.0.0.1", "localhost", "::1"]
-    u = urllib.parse.urlsplit(base)
-    if u.scheme == "http" and u.hostname:
-        hosts.append(u.hostname)
+    for base in bases:
+        u = urllib.parse.urlsplit(base)
+        if u.scheme == "http" and u.hostname and u.hostname not in hosts:
+            hosts.append(u.hostname)
     for var in ("no_proxy", "NO_PROXY"):
         env[var] = ",".join([h for h in env.get(var, "").split(",") if h.strip()] + hosts)
     return env
@@ -258,12 +295,16 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
                           + re.escape(MOCK_BUG_REPLY.encode()))
     if stall_limit is None:
         stall_limit = stall_seconds()
+    refused = config_refusal()                           # 07 也经过这里：OpenEvolve 不拿密钥去连没检查过的地址
+    if refused:
+        raise RuntimeError(refused)
     os.makedirs(output, exist_ok=True)
     spec = dict(url=url, iterations=iterations, seed=seed, output=output, parent=os.getpid())
     log_path = os.path.join(output, "openevolve.log")
     scratch = os.path.join(output, "tmp")               # OpenEvolve 评估时写的临时文件：Ctrl-C（SIGKILL）时它删不了，
     os.makedirs(scratch, exist_ok=True)                 # 放在输出目录里，不留在 /tmp（审读报过：20 次 Ctrl-C 留下 5 个）
-    env = dict(child_env(url or configured_llm()[0]), TMPDIR=scratch, **{BEST_ENV: os.path.join(output, BEST_FILE)})
+    env = dict(child_env([url] if url else [base for base, _, _ in configured_endpoints()]), TMPDIR=scratch,
+               **{BEST_ENV: os.path.join(output, BEST_FILE)})
     t0 = time.monotonic()
     with open(log_path, "wb") as log:
         p = procs.add(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
@@ -627,7 +668,10 @@ def rules_said(program) -> str:
     return f"{program.n_rules()} 条规则" + (f"，其中 {dead} 条是死规则" if dead else "")
 
 
-def check_configured(base: str, model: str) -> str | None:
+_FROM_CONFIG = object()
+
+
+def check_configured(base: str, model: str, key=_FROM_CONFIG) -> str | None:
     """config.yaml 换成了别的服务器：开跑之前用本讲的客户端 GET {api_base}/models 看一眼（和 --llm 一样：连不上、
     拒绝、转向、没有这个模型都是一句话）。不然 OpenEvolve 会对着一个没开的服务器跑完全部提议、退出码 0，只说
     "没变成子程序"。没问题时是 None。"""
@@ -643,7 +687,7 @@ def check_configured(base: str, model: str) -> str | None:
         return (f"config.yaml 的 LLM 用不了：api_base 带着{part}，OpenEvolve 会把 chat/completions 接在它后面、"
                 f"请求发错地方，它还会进日志；把 api_base 改成 {clean_url(base)} 这样的地址，密钥写在 api_key "
                 f"或者环境变量 OPENAI_API_KEY 里。")
-    key = configured_key()
+    key = configured_key() if key is _FROM_CONFIG else key
     placeholder = "在 config.yaml 的 llm 下写一行 api_key: not-needed（占位符，不是秘密：OpenEvolve 用的 openai 库没有密钥就不肯发请求）"
     if key is None and not os.environ.get("OPENAI_API_KEY"):  # 讲师报过：删了 api_key 那行、又没设环境变量，OpenEvolve
         return (f"config.yaml 的 LLM 用不了：config.yaml 里没有 api_key，环境变量 OPENAI_API_KEY 也{'是空的' if 'OPENAI_API_KEY' in os.environ else '没设'}，"
@@ -668,6 +712,22 @@ def check_configured(base: str, model: str) -> str | None:
         return f"config.yaml 的 LLM 用不了：{e}。"
     except ValueError as e:                                   # 地址写错了（不是 http/https 之类）
         return f"config.yaml 的 LLM 用不了：{e}。"
+    return None
+
+
+def check_endpoints() -> str | None:
+    """check_configured 查 config.yaml 里 OpenEvolve 会问的每个模型（configured_endpoints）；第一句问题（没有是 None）。
+    不止一个时，那句话说是哪一个。"""
+    endpoints = configured_endpoints()
+    for base, model, key in endpoints:
+        problem = check_configured(base, model, key)
+        if problem and len(endpoints) > 1:
+            from evolve.openai_llm import clean_url
+            head = "config.yaml 的 LLM 用不了："
+            problem = (f"config.yaml 的 LLM 用不了（模型 {shown_name(model)}，api_base {clean_url(base)}）："
+                       + problem.removeprefix(head))
+        if problem:
+            return problem
     return None
 
 
@@ -701,13 +761,17 @@ def main(argv=None) -> int:
         say(str(e) + "。")
         return 2
     mock = base == MOCK_BASE
+    refused = config_refusal()
+    if refused:
+        say(refused)
+        return 2
     try:
         if mock:
             progress(f"开 MockLLM 服务器，再让 OpenEvolve {VERSION} 跑 {a.iterations} 个提议（进度在这里；Ctrl-C 随时停下）……")
             server, url = start_server(procs, a.seed)
             watch = server_gone(server)
         else:
-            problem = check_configured(base, model)
+            problem = check_endpoints()
             if problem:
                 say(problem)
                 return 2
