@@ -123,6 +123,28 @@ def test_a_child_with_too_many_new_rules_is_a_counted_failure(table, train, adde
     assert out["best"][0].n_rules() <= EXPERT.n_rules() + loop.MAX_ADDED_RULES
 
 
+def pad_one_rule(n_conditions):
+    """回一段在父程序最前面加一条规则的 SEARCH/REPLACE，条件是 n_conditions 个 "M <= 0"（永远走不到，分数和父程序一样）。"""
+    head = "def choose_config(M, N, K):\n"
+    rule = f"    if {' and '.join(['M <= 0'] * n_conditions)}:\n        return {DECODE}\n"
+    return lambda prompt: ("stub", format_diff(((head, head + rule),)))
+
+
+@pytest.mark.parametrize("conditions,refused", [(loop.MAX_ADDED_CONDITIONS, False), (loop.MAX_ADDED_CONDITIONS + 1, True),
+                                                (80_000, True)])
+def test_a_child_padded_with_conditions_is_a_counted_failure(table, train, conditions, refused):
+    """讲师报过：一条规则带八万个 "M <= 0 and M <= 0 …"（0.9 MB）不多加规则，永远走不到、分数和父程序一样，收下了；
+    一代代叠上去，提示涨到 3.5 MB、录制文件 658 MB。比父程序多出 MAX_ADDED_CONDITIONS 个以内照常评估，多一个就记作
+    一种失败，最好的程序不受影响。"""
+    ev = Evaluator(train, table)
+    out = evolve(ev, 4, seed=0, llm=Stub(pad_one_rule(conditions)))
+    assert_survived(out, ev, 4)
+    assert out["failed"].get(loop.TOO_MANY_CONDITIONS, 0) == (4 if refused else 0), out["failed"]
+    assert out["best"][0].n_conditions() <= EXPERT.n_conditions() + loop.MAX_ADDED_CONDITIONS
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:                # README 说的是同一个数
+        assert f"{loop.TOO_MANY_CONDITIONS}`——一次多了 {loop.MAX_ADDED_CONDITIONS} 个以上" in f.read()
+
+
 def test_exception_kind_names_the_failure(table, train):
     # 异常带 kind（后端的超时、HTTP 500；解析器的 DiffError）就用它当原因；不带就用"阶段（异常类型）"
     class Timeout(Exception):

@@ -46,6 +46,10 @@ MAX_JOBS = 64            # --jobs：最多几个进程
 # 能合法地加上几千条规则；收下它，以后每个以它为父程序（或灵感）的提示都带着这几千行，真的模型按 token 收钱。
 MAX_ADDED_RULES = 64
 TOO_MANY_RULES = "子程序比父程序多出的规则太多"
+# 条件也一样：讲师报过，一条永远走不到的规则带着八万个 "M <= 0 and M <= 0 …"（0.9 MB）不多加规则，分数和父程序一样、
+# 收下了，一代代叠上去，提示涨到 3.5 MB、录制文件 658 MB。每条新规则最多三维各一个条件，多出的条件也按这个算上限
+MAX_ADDED_CONDITIONS = 3 * MAX_ADDED_RULES
+TOO_MANY_CONDITIONS = "子程序比父程序多出的条件太多"
 
 
 # 岛里名次 r（从 0 数）的程序被挑中的权重 1/(r+1)；RANK_CDF[n] 是 n 个程序时的累积分布
@@ -101,7 +105,7 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     feedback=False 时提示里不给逐形状的时间，只列几个随机的训练形状（05 脚本的消融）。
 
     一个坏的提议永远不会让进化停下来：LLM 调用抛异常、回复不是 (字符串, 字符串)、SEARCH/REPLACE 打不上、
-    子程序解析不了、比父程序多出 MAX_ADDED_RULES 条以上的规则、写不回源码、评估时出错——都记进 failed（异常有 kind 属性就用它当原因，否则用一个按阶段命名的原因），
+    子程序解析不了、比父程序多出 MAX_ADDED_RULES 条以上的规则（或 MAX_ADDED_CONDITIONS 个以上的条件）、写不回源码、评估时出错——都记进 failed（异常有 kind 属性就用它当原因，否则用一个按阶段命名的原因），
     然后接着进化；最好的程序不受影响。
 
     返回：best=(程序, 结果)（结果里有 score、diff=产生它的 SEARCH/REPLACE、parent=父程序），
@@ -138,7 +142,8 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     def apply(k, asked, reply) -> None:
         """第 k 个提议：把回复（或 LLM 抛的异常）变成子程序、评估、放进程序库。"""
         island, parent, presult, src, _ = asked
-        op, child = _child(reply, src, failed, parent.n_rules() + MAX_ADDED_RULES)
+        op, child = _child(reply, src, failed, parent.n_rules() + MAX_ADDED_RULES,
+                           parent.n_conditions() + MAX_ADDED_CONDITIONS)
         tried[op] += 1
         if child is None:
             return
@@ -277,8 +282,9 @@ def _named(stage: str, e: BaseException) -> str:
     return _kind(e, f"{stage}（{type(e).__name__}）")
 
 
-def _child(reply, src: str, failed: Counter, max_rules: int):
-    """把一个回复变成子程序：打 SEARCH/REPLACE、解析、规则不超过 max_rules 条（MAX_ADDED_RULES）、确认写得回源码。
+def _child(reply, src: str, failed: Counter, max_rules: int, max_conditions: int):
+    """把一个回复变成子程序：打 SEARCH/REPLACE、解析、规则不超过 max_rules 条（MAX_ADDED_RULES）、条件不超过
+    max_conditions 个（MAX_ADDED_CONDITIONS）、确认写得回源码。
     返回 (修改种类, (子程序, diff) 或 None)；没成的原因记进 failed。"""
     if isinstance(reply, Exception):
         failed[_named("LLM 调用出错", reply)] += 1
@@ -307,6 +313,9 @@ def _child(reply, src: str, failed: Counter, max_rules: int):
         return op, None
     if program.n_rules() > max_rules:
         failed[TOO_MANY_RULES] += 1
+        return op, None
+    if program.n_conditions() > max_conditions:
+        failed[TOO_MANY_CONDITIONS] += 1
         return op, None
     try:
         render(program)                             # 以后被挑作父程序时要写回源码：现在就确认写得出来

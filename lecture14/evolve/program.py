@@ -136,6 +136,10 @@ class Program:
     def n_rules(self) -> int:
         return len(self.rules)
 
+    def n_conditions(self) -> int:
+        """所有规则的条件一共几个（"M <= 64 and N <= 4096" 是 2 个；同一维写了几遍就算几个）。"""
+        return sum(len(r.conds) for r in self.rules)
+
 
 def rule_with_config(rule: Rule, config: Config) -> Rule:
     """Rule(rule.conds, config)，但不再检查一遍 rule 已经检查过的条件：盒子的角、if 那一行直接拿 rule 的。
