@@ -382,7 +382,7 @@ def knob_problem(changes: dict) -> str | None:
         hi = min(hi, bound_hi) if bound_hi is not None else hi
         if not lo * (1 - 1e-12) <= x <= hi * (1 + 1e-12):       # 界本身算在内（100 × 4e-06 的浮点误差不算越界）；NaN 被拒
             return (f"{name} 要在 {knob_text(exact_knob(lo))} 到 {knob_text(exact_knob(hi))} 之间"   # 100 × 4e-06 印成 4e-04，
-                    f"（讲义用 {knob_text(base)}），"                                                   # 不是 3.9999999999999996e-04
+                    f"（{knob_base_said(name)}），"                                                     # 不是 3.9999999999999996e-04
                     f"收到的是 {knob_text(x) if math.isfinite(x) else value}")
     busy = changes.get("LOAD_LATENCY_BUSY", globals()["LOAD_LATENCY_BUSY"])
     idle = changes.get("LOAD_LATENCY_IDLE", globals()["LOAD_LATENCY_IDLE"])
@@ -450,10 +450,18 @@ def knobs_from_arguments(ap, args) -> dict[str, float]:
         ap.error(f"--knob：{e}")
 
 
+def knob_base_said(name: str) -> str:
+    """旋钮没改时的取值怎么说：讲义的 GPU 上是"讲义用 7.7e+12"；别的 GPU 上那是它在 lecture10/gpus.py 里的记录，
+    不是讲义的数（助教报过：L40S 上说"讲义用 1.99e+12"，讲义的 H100 用的是 7.7e+12）。"""
+    import gpus
+    value = knob_text(LECTURE_KNOBS[name])
+    return f"讲义用 {value}" if GPU.key == gpus.DEFAULT else f"lecture10/gpus.py 里 {GPU.short} 用 {value}"
+
+
 def describe_knobs(changes: dict) -> str:
     """改过旋钮的运行开头要说的那句话：哪几个、讲义用的是多少、下面的数来自改过的模型。"""
     return ("模型改过（--knob，只在这次运行里）：" + "，".join(
-        f"{k} = {knob_text(v)}（讲义用 {knob_text(LECTURE_KNOBS[k])}）" for k, v in changes.items())
+        f"{k} = {knob_text(v)}（{knob_base_said(k)}）" for k, v in changes.items())
         + "。下面的数都来自改过的模型；观察仍按讲义的判据检查，不成立的会标出来。")
 
 

@@ -383,3 +383,18 @@ def test_every_lecture_claim_test_says_which_claim_it_checks(request):
                 if not _claim_said(fn):
                     silent.append(f"{os.path.basename(m.__file__)}::{name}")
     assert claims > 30 and not silent, (claims, sorted(silent))
+
+
+@pytest.mark.parametrize("key", [k for k in gpus.GPUS if k != gpus.DEFAULT])
+def test_a_knob_value_on_another_gpu_is_called_that_gpus_record_not_the_lectures(key):
+    """助教报过：--gpu l40s --knob L2_BW=… 说"（讲义用 1.99e+12）"——那是 L40S 在 gpus.py 里的记录，讲义（H100）用的是
+    7.7e+12。04 的那句和越界时的那句也一样。"""
+    g = gpus.GPUS[key]
+    said = sched_lab.knob_text(g.knobs["L2_BW"])
+    ok = run_script("lecture13/01_timing_model.py", "--gpu", key, "--knob", f"L2_BW={2 * g.knobs['L2_BW']:g}",
+                    env=ENV, timeout=300)
+    bad = run_script("lecture14/04_alphaevolve_tiling.py", "--gpu", key, "--knob", "L2_BW=1", env=ENV, timeout=60)
+    assert ok.returncode == 0 and bad.returncode == 2, (ok.stderr, bad.stderr)
+    needle = "".join(f"（lecture10/gpus.py 里 {g.short} 用 {said}）".split())      # 折行处的空格不算
+    for text in (ok.stdout, bad.stderr):
+        assert needle in "".join(text.split()) and "讲义用" not in text, text[:600]
