@@ -258,7 +258,8 @@ def demo1_slow_motion(table, train, seed, after):
         return obs, None
     full = geomean_speedup(child, train, table)
     # 三位小数分不出子程序和父程序时多印几位（一位同学读到"比父程序好"的子程序和父程序都印成 1.184×）
-    d = apart_digits([result["score"], presult["score"], db.best[1]["score"]], 3)
+    # 助教报过：L40S 上"比父程序好"的子程序只好 1e-7，六位小数还是 1.125422 对 1.125422：位数印到分得出来为止
+    d = apart_digits([result["score"], presult["score"], db.best[1]["score"]], 3, 10)
     note(f"⑥ 完整评估：{len(train)} 个训练形状上比专家快 {result['score']:.{d}f}×（自己用时间表重算：{full:.{d}f}×），"
           f"父程序 {presult['score']:.{d}f}×，到目前最好 {db.best[1]['score']:.{d}f}×。")
     isl = db.islands[island]
@@ -266,7 +267,7 @@ def demo1_slow_motion(table, train, seed, after):
     was_best = result["score"] > db.best[1]["score"]
     mine = result["score"]
     d = 3                                   # 子程序和岛上哪个程序印出来一样、其实不一样时多印几位，排名看得出来
-    while d < 6 and any(f"{-e[0]:.{d}f}" == f"{mine:.{d}f}" and -e[0] != mine for e in isl):
+    while d < 10 and any(f"{-e[0]:.{d}f}" == f"{mine:.{d}f}" and -e[0] != mine for e in isl):
         d += 1
     note(f"⑦ 程序库：第 {island + 1} 个岛现在有 {len(isl)} 个程序（分数 "
           + "、".join(f"{-e[0]:.{d}f}" for e in isl) + f"），子程序（{mine:.{d}f}）按分数该排第 {rank + 1} 名"
@@ -344,7 +345,7 @@ def kind_stats(table, train, prompt, seed):
                 verdict_txt = ("和父程序一模一样" if child == prompt.parent else "启动不了" if not ok else
                                "更好" if score > parent_score * (1 + 1e-9) else "更差" if score < parent_score * (1 - 1e-9)
                                else "一样快")
-                d = apart_digits([score, parent_score], 3) if ok else 3   # 比父程序好（差）一点点时多印几位：不印成"1.139× 更好"、
+                d = apart_digits([score, parent_score], 3, 10) if ok else 3   # 比父程序好（差）一点点时多印几位：不印成"1.139× 更好"、
                 rows.append([op, what, "否" if not ok else "是", f"{score:.{d}f}×" if ok else "", verdict_txt])   # 父程序也是 1.139×
     return rows, stats
 
