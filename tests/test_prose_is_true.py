@@ -132,12 +132,20 @@ def test_04_the_early_gain_sentence_attributes_nothing_to_the_paper():
     assert "涨得最快的是开头" in text and "论文" not in text
 
 
+def mentions_the_paper(script) -> bool:
+    return "论文" in "".join(out(script).split())       # 折行可能把"论文"拆在两行（助教在另一块 GPU 上遇到过）
+
+
 def test_every_script_that_mentions_the_paper_says_where_in_its_docstring():
     for script in (S04, S05):
-        stdout = "".join(out(script).split())          # 折行可能把"论文"拆在两行（助教在另一块 GPU 上遇到过）
-        assert "论文" in stdout
-        doc = load_script(script, "doc_" + os.path.basename(script)[:2]).__doc__
-        assert "2506.13131" in doc and re.search(r"\d\.\d(\.\d)? 节|图 \d", doc), script
+        if mentions_the_paper(script):                # 助教报过：L40S 上 05 提到论文的两条观察都不成立，论文一次也没提
+            doc = load_script(script, "doc_" + os.path.basename(script)[:2]).__doc__
+            assert "2506.13131" in doc and re.search(r"\d\.\d(\.\d)? 节|图 \d", doc), script
+
+
+@pytest.mark.h100_claim                 # 讲义在 H100 上印的话（换了 GPU，提到论文的观察可能不成立）
+def test_04_and_05_hold_their_findings_against_the_paper():
+    assert mentions_the_paper(S04) and mentions_the_paper(S05)
 
 
 # ---------------------------------------------------------------- 5. 启动上限：哪些是硬件、哪些是模型的约定
@@ -157,7 +165,9 @@ def test_launch_limits_are_told_as_hardware_or_model_convention_where_the_valley
     note = joined(section(printed, "演示 2"))
     for word in hardware() + ("triton-lang/triton#5572", "约定", "溢出"):
         assert word in note, word
-    valley = next(o for o in observations(section(printed, "演示 3"), "观察") if "山谷" in o)
+    said = observations(section(printed, "演示 3"), "观察")
+    find("山谷", "\n".join(said))          # 助教报过：L40S 上山谷那句不成立时是 StopIteration，被说成"测试没跑完"
+    valley = next(o for o in said if "山谷" in o)
     assert "溢出" in valley and "不是启动不了" in valley
     import kernel_lab
     assert "triton-lang/triton#5572" in kernel_lab.__doc__ and "约定" in kernel_lab.__doc__
