@@ -1016,3 +1016,33 @@ def test_config_yaml_settings_that_would_take_the_key_somewhere_unchecked_are_re
     assert says in capsys.readouterr().err
     with pytest.raises(RuntimeError, match=re.escape(says)):
         runmod.run_openevolve(runmod.Processes(), "http://127.0.0.1:9/v1", 2, 0, str(tmp_path / "out07"))
+
+
+@ahead(waits=True)                # 大半时间在等 OpenEvolve 启动：会话一开始就在"等着的"后台线程跑
+def edited_expert_run():
+    """学生照练习改过的专家（if M <= 16 → if M <= 64）当这次运行的专家，make openevolve 跑 2 个提议：
+    (改过的专家的源代码, 输出目录)。"""
+    tmp = pathlib.Path(session_dir("oe_edited_expert"))
+    with open(os.path.join(ROOT, "lecture14", "evolve", "lecture_expert.py"), encoding="utf-8") as f:
+        src = f.read().replace("if M <= 16:", "if M <= 64:")
+    (tmp / "mine.py").write_text(src, encoding="utf-8")
+    p = subprocess.run([sys.executable, os.path.join(HERE, "run_openevolve.py"), "--iterations", "2", "--output",
+                        str(tmp / "out")], capture_output=True, text=True, timeout=240, cwd=ROOT,
+                       env={**base_env(), "MINI_ALPHAEVOLVE_EXPERT": str(tmp / "mine.py")})
+    assert p.returncode == 0, p.stderr[-2000:]
+    return src, tmp / "out"
+
+
+PREFETCH.append(edited_expert_run)
+
+
+def test_openevolve_starts_from_the_runs_expert_like_the_lectures_loop():
+    """学生报过：照练习改了 expert_heuristic.py，07 里本讲的循环从改过的专家出发，OpenEvolve 还从 initial_program.py
+    （讲义的专家）出发：训练形状上起点是 0.992×，07 却说"两边都从专家出发"。现在 OpenEvolve 从一份拷贝出发，EVOLVE
+    块是这次运行的专家：第一个评估的程序就是它，分数正好 1。"""
+    src, out = edited_expert_run()
+    with open(out / "initial_program.py", encoding="utf-8") as f:
+        assert parse(f.read()) == parse(src) != EXPERT
+    with open(out / "openevolve.log", encoding="utf-8") as f:
+        first = re.search(r"Evaluated program \S+ in [\d.]+s: combined_score=([\d.]+)", f.read())
+    assert first and first[1] == "1.0000", first

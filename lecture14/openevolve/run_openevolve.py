@@ -569,6 +569,23 @@ def _tame_replies(keys) -> None:
     oe_openai.OpenAILLM._call_api = tamed
 
 
+def starting_program(output: str) -> str:
+    """OpenEvolve 从哪个程序出发：initial_program.py 的一份拷贝（在 output 里），EVOLVE 块换成这次运行的专家
+    （evolve.EXPERT：lecture14/expert_heuristic.py，或者环境变量 MINI_ALPHAEVOLVE_EXPERT 指的文件）——和本讲的循环
+    同一个起点、同一个打分的基准。学生报过：照练习改了 expert_heuristic.py，本讲的循环从改过的专家出发，OpenEvolve
+    还从讲义的专家出发（训练形状上 0.992×），07 却说"两边都从专家出发"。返回那份拷贝的路径。"""
+    from evolve import EXPERT, render
+    from evolve.program import BLOCK_END, BLOCK_START
+    with open(INITIAL, encoding="utf-8") as f:
+        text = f.read()
+    head, rest = text.split(BLOCK_START, 1)
+    tail = rest.split(BLOCK_END, 1)[1].removeprefix("\n")
+    path = os.path.join(output, "initial_program.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(head + render(EXPERT) + tail)                # render 自己带着 EVOLVE 块的两行标记
+    return path
+
+
 def child(spec: dict) -> int:
     _die_with_parent(spec.get("parent"))
     _careful_http()
@@ -590,7 +607,7 @@ def child(spec: dict) -> int:
     cfg.database.random_seed = spec["seed"]
     cfg.max_iterations = spec["iterations"]
     t0 = time.monotonic()
-    r = run_evolution(INITIAL, EVALUATOR, config=cfg, iterations=spec["iterations"], output_dir=spec["output"],
+    r = run_evolution(starting_program(spec["output"]), EVALUATOR, config=cfg, iterations=spec["iterations"], output_dir=spec["output"],
                       cleanup=False)
     with open(os.path.join(spec["output"], "result.json"), "w", encoding="utf-8") as f:
         json.dump(dict(best_code=r.best_code, best_metrics=r.metrics, iterations=spec["iterations"],
