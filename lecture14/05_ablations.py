@@ -432,10 +432,13 @@ def demo2_ops(results, seeds):
     kinds = [op for op in OPS if total("full", "tried", op)]        # 故意犯的错（mistake）不是一种修改
     higher = sorted((op for op in kinds if total("full", "tried", op) >= MIN_TRIED and rate("full", op) > t),
                     key=lambda op: -rate("full", op))
-    where = ((f"完整系统里 {len(kinds)} 种修改中成功率最高的那种" if not higher else
-              f"成功率排第 {len(higher) + 1} 的那种修改（完整系统里比它高的："
-              + "、".join(f"{op} {rate_text(ok_('full', op), total('full', 'tried', op))}" for op in higher) + "）")
-             + f"（提了不到 {MIN_TRIED} 次的不比）")
+    # 助教报过：加了形状以后走到第二个分支，印成"（…crossover 19/84（23%））（提了不到 20 次的不比）"：括号套括号、
+    # 两个括号接着。现在一个括号，里面用分号隔开
+    unfair = f"提了不到 {MIN_TRIED} 次的不比"
+    where = (f"完整系统里 {len(kinds)} 种修改中成功率最高的那种（{unfair}）" if not higher else
+             f"成功率排第 {len(higher) + 1} 的那种修改（完整系统里比它高的："
+             + "；".join(f"{op} {ok_('full', op):,}/{total('full', 'tried', op):,}，"
+                        f"{pct(rate('full', op))}" for op in higher) + f"；{unfair}）")
     return print_observations([
         check(t >= 2 * s and few,
               f"完整系统里 targeted 的成功率 {rate_text(ok_('full', 'targeted'), n_t)}，single_field 只有 "

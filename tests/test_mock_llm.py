@@ -6,6 +6,7 @@ common_sense_config 给的配置在所有形状、很多种子下都能启动（
 
 import math
 import os
+import re
 import sys
 
 import numpy as np
@@ -229,10 +230,12 @@ def test_a_half_added_edit_kind_is_named_when_mock_llm_is_imported(tmp_path, ski
         shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
     src = tmp_path / "lecture14" / "evolve" / "mock_llm.py"
     text = src.read_text(encoding="utf-8")
-    edits = [('"remove_rule", "crossover")', '"remove_rule", "crossover", "swap")'),
-             ("OP_WEIGHTS = (", "OP_WEIGHTS = (0.0, ")]
+    # 从 mock_llm.py 里现在的 OPS、OP_WEIGHTS 行改（助教报过：写死了最后一种是 crossover，照 README 加了一种就失败）
+    ops, weights = (re.search(rf"^{name} = \((.*)\)$", text, re.M) for name in ("OPS", "OP_WEIGHTS"))
+    assert ops and weights, "测试的前提变了：mock_llm.py 里找不到一行的 OPS = (…) 或 OP_WEIGHTS = (…)"
+    edits = [(ops[0], f'OPS = ({ops[1]}, "swap")'), (weights[0], f"OP_WEIGHTS = ({weights[1]}, 0.0)")]
     if skip == "method":
-        edits.append(('    "crossover": ', '    "swap": "交换两条规则",\n    "crossover": '))
+        edits.append(("OP_SAID = {\n", 'OP_SAID = {\n    "swap": "交换两条规则",\n'))
     for old, new in edits:
         assert text.count(old) == 1, f"测试的前提变了：mock_llm.py 里找不到 {old!r}"
         text = text.replace(old, new)

@@ -432,7 +432,7 @@ def test_05_most_successful_kind_is_compared_with_every_kind_not_just_the_two_in
     obs, out = ablations(table, results(full=full))
     holds(claim(obs, WORDS["ops"]), out)                       # 判据（targeted 至少是 single_field 的 2 倍）照旧成立
     assert "正是" not in flat(out).split("拿掉的")[1][:4]
-    assert flat("拿掉的是成功率排第 2 的那种修改（完整系统里比它高的：crossover 60/300（20%））（提了不到 20 次的不比）") in flat(out)
+    assert flat("拿掉的是成功率排第 2 的那种修改（完整系统里比它高的：crossover 60/300，20%；提了不到 20 次的不比）") in flat(out)
 
 
 def test_05_feedback_and_cascade_say_the_scores_they_compare_are_training_ones_and_give_the_test_ones(table):
