@@ -193,6 +193,9 @@ def choose_config(M, N, K):
     ("def choose_config(M, N, K):\n    return Config(16, 64, 128, 4, 4, 1\n", "没有配对"),
     ("def choose_config(M, N, K)：\n    return Config(16, 64, 128, 4, 4, 1)", "全角"),
     ("", "是空的"),
+    # 学生报过：缩进是 6 和 5 个空格、一个 Tab 也没有，却问"空格和 Tab 混用了？"
+    ("def choose_config(M, N, K):\n    if M <= 16:\n      return Config(16, 64, 128, 4, 4, 1)\n"
+     "     return Config(128, 128, 64, 4, 3, 8)", "同一层的行要缩进一样多"),
 ])
 def test_common_python_mistakes_are_said_in_the_students_words(body, says):
     with pytest.raises(ProgramError) as e:

@@ -51,7 +51,8 @@ _SYNTAX_WORDS = [                 # ast.parse 的英文语法错误 → 学生�
     (r"^invalid syntax$", "这一行不是合法的 Python。" + _ALLOWED),
     (r"^unexpected indent$", "这一行缩进多了（和上一行不对齐）"),
     (r"^expected an indented block.*$", "下一行要缩进（if、def 那一行下面的 return 要多缩进 4 个空格）"),
-    (r"^unindent does not match any outer indentation level$", "这一行的缩进和上面哪一行都对不上（空格和 Tab 混用了？）"),
+    (r"^unindent does not match any outer indentation level$", "这一行的缩进和上面哪一行都对不上：同一层的行要缩进一样多（每层 4 个空格；"
+     "文件里要是有 Tab，也换成空格）"),   # 学生报过：一个 Tab 也没有（缩进是 6 和 5 个空格），却问"空格和 Tab 混用了？"
     (r"^'(.)' was never closed$", r"括号 \1 没有配对的另一半"),
     (r"^unmatched '(.)'$", r"多了一个 \1（前面没有配对的括号）"),
     (r"^invalid character '(.)' \(U\+([0-9A-F]+)\)$", r"这里有一个 Python 不认的字符 \1（U+\2），多半是全角标点：换成半角的"),
