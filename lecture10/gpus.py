@@ -3,7 +3,7 @@
 
 kernel_lab（哪些配置能启动）和 sched_lab（解析模型的时间）都只从这里读硬件的数；别处不写 132、3744 这样的字面量。
 
-    GPUS                    名字 → 记录：h100（讲义默认，H100 SXM5）、a100（A100-80GB SXM4）
+    GPUS                    名字 → 记录，每块 GPU 一条（h100 是讲义默认的 H100 SXM5；别的见文件末尾的 GPUS）
     selected()              这个进程用哪一块：环境变量 MINI_ALPHAEVOLVE_GPU（GPUS 里的一个名字），没设就是 h100。
                             编号脚本的 --gpu 由 runner 在 import 课程模块之前写进这个环境变量（子进程也跟着用同一块）。
     problem(text)           这个名字能不能用：能用返回 None，不能用返回一句话（有哪些、怎样选）。

@@ -145,6 +145,7 @@ def test_every_script_that_mentions_the_paper_says_where_in_its_docstring():
 
 @pytest.mark.h100_claim                 # 讲义在 H100 上印的话（换了 GPU，提到论文的观察可能不成立）
 def test_04_and_05_hold_their_findings_against_the_paper():
+    """讲义的论断：04 和 05 的默认运行都把自己的结果和 AlphaEvolve 论文对照（印出"论文"，出处在文档字符串里）。"""
     assert mentions_the_paper(S04) and mentions_the_paper(S05)
 
 

@@ -1,10 +1,10 @@
 """
-问题本身：88 个形状、训练/测试划分、时间表与逐形状最优（oracle）、专家启发式、几条基线和加速比。
+问题本身：形状（讲义是 88 个）、训练/测试划分、时间表与逐形状最优（oracle）、专家启发式、几条基线和加速比。
 
 形状 = Llama-3 8B 一层的四个 GEMM，加上 Llama-3 70B 按 8 路张量并行切开后一层的四个 GEMM，
 每个配 11 个 M（token 数，decode 的批大小到 prefill 的 token 数）。(N, K) 由模型维度算出（LAYERS、TOKENS 在
 ../lecture13/llama_shapes.py，第 13 讲的演示也用它们）。
-所有时间来自第 13 讲的解析模型 sched_lab（H100 式参数，不是实测）。
+所有时间来自第 13 讲的解析模型 sched_lab（lecture10/gpus.py 里选定的那块 GPU 的参数，默认 H100；不是实测）。
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def split_shapes(shapes=None, how: str = "random", seed: int = SPLIT_SEED) -> tu
 
 
 class TimeTable:
-    """每个形状 × 全部 3744 个配置的解析时间，按形状缓存；一个形状一次向量化调用。
+    """每个形状 × 全部能启动的配置（kernel_lab.VALID，H100 上 3744 个）的解析时间，按形状缓存；一个形状一次向量化调用。
 
     所有比较和几何平均都用 log(时间)，并把它量化到 LOG_QUANTUM 的整数倍：不同的 CPU、不同版本的 numpy 算 log
     可能差最后一位，量化以后同一个形状的值逐位相同，进化的每一步选择（谁更快、谁打平）在哪台机器上都一样；
@@ -227,7 +227,7 @@ class TimeTable:
         return i
 
     def time(self, config: Config, shape: Shape) -> float:
-        """config 在 shape 上的时间（秒）。config 不在 3744 个能启动的配置里就抛 ValueError 说明原因。"""
+        """config 在 shape 上的时间（秒）。config 不在能启动的配置（VALID）里就抛 ValueError 说明原因。"""
         return float(self.times(shape)[self._index(config, shape)])
 
     def log_time(self, config: Config, shape: Shape) -> float:
@@ -235,7 +235,7 @@ class TimeTable:
         return float(self.logs(shape)[self._index(config, shape)])
 
     def oracle(self, shape: Shape) -> tuple[Config, float]:
-        """逐形状最优：穷举 3744 个配置里最快的那个（打平时取 VALID 里靠前的）。"""
+        """逐形状最优：穷举能启动的全部配置（VALID）里最快的那个（打平时取 VALID 里靠前的）。"""
         i = int(np.argmin(self.logs(shape)))
         return VALID[i], float(self.times(shape)[i])
 
