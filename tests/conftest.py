@@ -726,6 +726,27 @@ def session_dir(prefix: str) -> str:
     return d
 
 
+def start_broken_mock_server(project):
+    """在 project（课程四个目录的一份拷贝）里给 evolve/mock_llm.py 的 propose 开头放一个错（ZeroDivisionError），
+    再开那份拷贝的命令行 MockLLM 服务器（--port 0）：返回 (Popen，start_new_session；finally 里 stop_group, 它的地址)。"""
+    import pathlib
+    project = pathlib.Path(project)
+    src = project / "lecture14" / "evolve" / "mock_llm.py"
+    text = src.read_text(encoding="utf-8")
+    head = "    def propose(self, prompt"
+    assert text.count(head) == 1, "测试的前提变了：mock_llm.py 里的 propose 不止一个或没有了"
+    at = text.index(":\n", text.index(head)) + 2
+    src.write_text(text[:at] + "        raise ZeroDivisionError('故意的错')\n" + text[at:], encoding="utf-8")
+    p = subprocess.Popen([sys.executable, str(project / "lecture14" / "mock_llm_server.py"), "--port", "0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         env=base_env())
+    try:
+        return p, p.stdout.readline().split("在 ", 1)[1].split("，")[0]
+    except Exception:
+        stop_group(p)
+        raise
+
+
 @ahead
 def no_numpy_bin() -> str:
     """一个没有 numpy 的 python3 所在的目录（不带 pip 的 venv；学生机器上的系统 python3）。整个测试会话共用一个

@@ -407,17 +407,9 @@ def test_the_server_script_exits_1_with_the_traceback_when_mockllm_has_a_bug(tmp
     import shutil
     for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
         shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
-    src = tmp_path / "lecture14" / "evolve" / "mock_llm.py"
-    text = src.read_text(encoding="utf-8")
-    head = "    def propose(self, prompt"
-    assert text.count(head) == 1
-    at = text.index(":\n", text.index(head)) + 2
-    src.write_text(text[:at] + "        raise ZeroDivisionError('故意的错')\n" + text[at:], encoding="utf-8")
-    p = subprocess.Popen([sys.executable, str(tmp_path / "lecture14" / "mock_llm_server.py"), "--port", "0"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                         env=base_env())
+    from conftest import start_broken_mock_server
+    p, url = start_broken_mock_server(tmp_path)
     try:
-        url = p.stdout.readline().split("在 ", 1)[1].split("，")[0]
         with pytest.raises(urllib.error.HTTPError) as e:
             post(url, render(EXPERT))
         assert e.value.code == 500

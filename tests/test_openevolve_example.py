@@ -803,16 +803,10 @@ def test_make_openevolve_keeps_the_best_program_when_the_server_dies_midway(tabl
 def buggy_mock_server_run():
     """讲师的做法：手动开一个 MockLLM 服务器（它的 evolve/mock_llm.py 里放进一个错），config.yaml 指向它，
     make openevolve。项目复制到一个临时目录里改。返回 (CompletedProcess, 用了几秒, 服务器的 stderr)。"""
+    from conftest import start_broken_mock_server
     tmp = _project_copy("oe_mock_bug")
-    src = tmp / "lecture14" / "evolve" / "mock_llm.py"
-    text = src.read_text(encoding="utf-8")
-    at = text.index(":\n", text.index("    def propose(self, prompt")) + 2
-    src.write_text(text[:at] + "        raise ZeroDivisionError('故意的错')\n" + text[at:], encoding="utf-8")
-    server = subprocess.Popen([sys.executable, str(tmp / "lecture14" / "mock_llm_server.py"), "--port", "0"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                              env=base_env())
+    server, url = start_broken_mock_server(tmp)
     try:
-        url = server.stdout.readline().split("在 ", 1)[1].split("，")[0]
         _point_config_at(tmp, url)
         t = time.monotonic()
         p = subprocess.run([sys.executable, str(tmp / "lecture14" / "openevolve" / "run_openevolve.py"),
