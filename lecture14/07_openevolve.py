@@ -317,6 +317,13 @@ def main(argv=None):
     a = ap.parse_args(argv)
     CHARTS.reset(Charts.check_dir(ap, a.svg))
     _need_openevolve()
+    try:                                             # 讲师报过：先跑完本讲的那一边才说，还留下一个空的临时目录
+        refused = oe.config_refusal()
+    except ValueError as e:                          # config.yaml 读不了
+        refused = f"{e}。"
+    if refused:
+        say(refused)
+        sys.exit(2)
     import shutil
     import tempfile
     print_note(f"设置：--budget {a.budget} --seeds {a.seeds}{gpu_flag()}（OpenEvolve {oe.VERSION}，一个 worker；LLM 是 MockLLM 服务器，"

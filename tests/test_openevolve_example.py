@@ -6,6 +6,7 @@ artifacts 里是学生看到的那句话；级联的第一级是 03 讲的探针
 Ctrl-C 或被杀以后什么都不留下。
 """
 
+import functools
 import json
 import math
 import os
@@ -905,28 +906,38 @@ def test_run_openevolve_and_the_evaluator_name_the_same_best_so_far_variable():
     assert ev.BEST_ENV == runmod.BEST_ENV
 
 
-@ahead(waits=True)                # 大半时间在等 OpenEvolve 启动和它的 worker：会话一开始就在"等着的"后台线程跑
-def key_echo_run():
-    """make openevolve 对着 config.yaml 里的一个服务器跑（api_key 那行删掉，用环境变量里的密钥），服务器把收到的密钥
-    和终端控制序列写进修改的一行注释里：(CompletedProcess, 输出目录)。"""
+def _key_echo_run(config_line: str = ""):
+    """make openevolve 对着 config.yaml 里的一个服务器跑（api_key 那行删掉，用环境变量里的密钥；config_line 加在
+    config.yaml 的最前面），服务器把收到的密钥和终端控制序列写进修改的一行注释里：
+    (CompletedProcess, 输出目录, 服务器收到的 POST 的 Accept-Encoding)。"""
     from hostile_server import HostileServer
     tmp = _project_copy("oe_key_echo")
     with HostileServer(chat="echo_key_edit", model_ids=("mock",), max_seconds=120) as s:
         _point_config_at(tmp, s.url, key_line=None)
+        cfg = tmp / "lecture14" / "openevolve" / "config.yaml"
+        cfg.write_text(config_line + cfg.read_text(encoding="utf-8"), encoding="utf-8")
         p = subprocess.run([sys.executable, str(tmp / "lecture14" / "openevolve" / "run_openevolve.py"), "--iterations", "6",
                             "--output", str(tmp / "out")], capture_output=True, text=True, timeout=240,
                            env={**base_env(), "OPENAI_API_KEY": ECHOED_KEY}, cwd=tmp)
-    return p, tmp / "out"
+        asked = {headers.get("accept-encoding") for method, _, headers in s.received if method == "POST"}
+    return p, tmp / "out", asked
 
 
 ECHOED_KEY = "sk-test-echoed-0123456789abcdef"
-PREFETCH.append(key_echo_run)
+# 大半时间在等 OpenEvolve 启动和它的 worker：会话一开始就在"等着的"后台线程跑。讲师报过：max_tasks_per_child 让
+# OpenEvolve 的 worker 是 spawn 出来的新解释器（macOS 上默认就是），只装在主进程里的保护在 worker 里都没有
+KEY_ECHO_RUNS = {how: ahead(functools.partial(_key_echo_run, line), waits=True)
+                 for how, line in (("fork", ""), ("spawn", "max_tasks_per_child: 1\n"))}
+PREFETCH.extend(KEY_ECHO_RUNS.values())
 
 
-def test_a_key_the_server_writes_into_its_edit_is_in_no_file_openevolve_writes():
+@pytest.mark.parametrize("how", KEY_ECHO_RUNS)
+def test_a_key_the_server_writes_into_its_edit_is_in_no_file_openevolve_writes(how):
     """讲师报过：服务器把收到的密钥写进修改的注释里，它就原样进了 evolution_trace.jsonl、best/best_program.py、
-    result.json（openevolve.log 是抹过的），还带着 ESC 和 OSC 8 的终端序列。回复进 OpenEvolve 之前就抹掉、转义。"""
-    p, out = key_echo_run()
+    result.json（openevolve.log 是抹过的），还带着 ESC 和 OSC 8 的终端序列。回复进 OpenEvolve 之前就抹掉、转义——
+    worker 是 fork 还是 spawn 出来的都一样，它们也只要不压缩的回复。"""
+    p, out, asked = KEY_ECHO_RUNS[how]()
+    assert asked == {"identity"}, asked
     assert p.returncode == 0, p.stderr[-2000:]
     files = [os.path.join(d, f) for d, _, fs in os.walk(out) for f in fs]
     raw = {f: open(f, "rb").read() for f in files}
@@ -997,7 +1008,8 @@ def test_openevolves_environment_keeps_every_plain_http_model_off_the_proxy(monk
 
 @pytest.mark.parametrize("line, says", [
     ("  embedding_model: text-embedding-3-small\n", "database.embedding_model"),
-    ("  provider: claude_code\n", "provider: claude_code")])
+    ("  provider: claude_code\n", "provider: claude_code"),
+    ("  manual_mode: true\n", "llm.manual_mode")])       # 讲师报过：把提示写进文件等人回答，等了 3.5 分钟才停
 def test_config_yaml_settings_that_would_take_the_key_somewhere_unchecked_are_refused(tmp_path, monkeypatch, capsys,
                                                                                          line, says):
     """OpenEvolve 拿 OPENAI_API_KEY 去问 embedding 的地址、provider 走别的客户端：make openevolve 检查不了它们，
@@ -1040,3 +1052,32 @@ def test_openevolve_starts_from_the_runs_expert_like_the_lectures_loop():
     with open(out / "openevolve.log", encoding="utf-8") as f:
         first = re.search(r"Evaluated program \S+ in [\d.]+s: combined_score=([\d.]+)", f.read())
     assert first and first[1] == "1.0000", first
+
+
+def test_openai_environment_variables_other_than_the_key_do_not_reach_openevolve(monkeypatch):
+    """讲师报过：OPENAI_CUSTOM_HEADERS="Authorization: Bearer 付钱的密钥" 换掉了 config.yaml 的占位符，开跑前的检查
+    发的是占位符、放行了，OpenEvolve 的每个请求却带着密钥经明文 http 发给了别的机器。OpenEvolve 的进程只拿到
+    OPENAI_API_KEY；别的 OPENAI_ 变量（地址、请求头……）不传，make openevolve 在标准错误上说一声。"""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-the-key-0123456789")
+    monkeypatch.setenv("OPENAI_CUSTOM_HEADERS", "Authorization: Bearer sk-the-key-0123456789")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://10.9.9.9/v1")
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "http://10.9.9.9/")
+    env = runmod.child_env(["http://127.0.0.1:9/v1"])
+    assert env["OPENAI_API_KEY"] == "sk-the-key-0123456789"
+    assert not [k for k in env if "OPENAI_" in k and k != "OPENAI_API_KEY"]
+    assert runmod.dropped_openai_vars() == ["AZURE_OPENAI_ENDPOINT", "OPENAI_BASE_URL", "OPENAI_CUSTOM_HEADERS"]
+
+
+def test_07_refuses_such_a_config_before_running_either_side():
+    """讲师报过：config.yaml 里有 embedding_model 时，07 先把本讲的那一边跑完才说，句子里说的是 make openevolve，
+    最后还说"这个目录留着"——一个空目录。现在开跑之前一句话、退出码 2，什么都不留。"""
+    tmp = _project_copy("o7_refused")
+    cfg = tmp / "lecture14" / "openevolve" / "config.yaml"
+    cfg.write_text(cfg.read_text(encoding="utf-8").replace("database:\n", "database:\n  embedding_model: x\n", 1),
+                   encoding="utf-8")
+    scratch = tmp / "scratch"
+    scratch.mkdir()
+    p = subprocess.run([sys.executable, str(tmp / "lecture14" / "07_openevolve.py"), "--budget", "2", "--seeds", "1"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp, env={**base_env(), "TMPDIR": str(scratch)})
+    assert p.returncode == 2 and "database.embedding_model" in p.stderr and "make openevolve" not in p.stderr, p.stderr
+    assert "目录留着" not in p.stderr and "本讲的循环" not in p.stderr and os.listdir(scratch) == [], p.stderr

@@ -93,11 +93,14 @@ def config_refusal() -> str | None:
     cfg = _config()
     if getattr(cfg.database, "embedding_model", None):
         return ("config.yaml 的 database.embedding_model：本讲的例子不用 embedding，OpenEvolve 会拿着密钥去问另一个地址"
-                "（make openevolve 不检查那个地址）；删掉这一行再跑。")
+                "（本讲的 OpenEvolve 例子不检查那个地址）；删掉这一行再跑。")
+    if getattr(cfg.llm, "manual_mode", False) or any(getattr(m, "manual_mode", False) for m in cfg.llm.models):
+        return ("config.yaml 的 llm.manual_mode：OpenEvolve 会把每个提示写进文件、等人来回答，不问 LLM 服务器，"
+                "这里会一直等下去；删掉这一行再跑。")
     for m in cfg.llm.models + cfg.llm.evaluator_models:
         provider = getattr(m, "provider", None)
         if provider not in (None, "", "openai"):
-            return (f"config.yaml 的 provider: {shown_name(provider)}：make openevolve 只检查 OpenAI 兼容的服务器"
+            return (f"config.yaml 的 provider: {shown_name(provider)}：本讲的 OpenEvolve 例子只检查 OpenAI 兼容的服务器"
                     "（api_base 加模型名），别的 provider 走它自己的客户端；删掉 provider 那一行再跑。")
     return None
 
@@ -114,11 +117,20 @@ def configured_key() -> str | None:
     return first.api_key if first else llm.api_key
 
 
+def dropped_openai_vars(environ=None) -> list[str]:
+    """环境里不传给 OpenEvolve 的变量：OPENAI_ 开头的，除了 OPENAI_API_KEY。OpenEvolve 用的 openai 库会读它们改请求
+    （讲师报过：OPENAI_CUSTOM_HEADERS 里的 Authorization 换掉了 config.yaml 的占位符，密钥经明文 http 发给了别的机器；
+    OPENAI_BASE_URL 换地址），make openevolve 检查的只是 config.yaml 的 api_base 和那一个密钥。"""
+    environ = os.environ if environ is None else environ
+    return sorted(k for k in environ if k.upper().startswith(("OPENAI_", "AZURE_OPENAI_")) and k != "OPENAI_API_KEY")
+
+
 def child_env(bases) -> dict:
     """跑 OpenEvolve 的子进程的环境：本机的地址不走环境里的代理（不然连 MockLLM 服务器的请求也交给了代理，
     并排比较就不成立）；明文 http 的 api_base（bases 里的每一个）也不走代理（代理看得到请求里的密钥）——和本讲的
     客户端一个规矩。"""
-    env = dict(os.environ, PYTHONHASHSEED="0")
+    env = {k: v for k, v in os.environ.items() if k not in dropped_openai_vars()}
+    env["PYTHONHASHSEED"] = "0"
     hosts = ["127.0.0.1", "localhost", "::1"]
     for base in bases:
         u = urllib.parse.urlsplit(base)
@@ -586,18 +598,50 @@ def starting_program(output: str) -> str:
     return path
 
 
-def child(spec: dict) -> int:
-    _die_with_parent(spec.get("parent"))
+_PROTECTED = []                # 这个进程里 _protect 装好了（fork 出来的 worker 继承它，不再装一遍）
+
+
+def _protect(keys) -> None:
+    """OpenEvolve 的进程（和它的每个 worker）里：不跟转向、不解压、回复最多 1 MB（_careful_http），回复进 OpenEvolve
+    之前抹掉密钥、转义控制字符（_tame_replies），日志每条一行、抹掉密钥（_log_records_one_line），地址空间有上限。"""
+    if _PROTECTED:
+        return
     _careful_http()
-    _seeded_ids(spec["seed"])
     _limit_memory()
-    from openevolve import run_evolution
-    from openevolve.config import load_config
-    cfg = load_config(CONFIG)
-    keys = [k for k in {os.environ.get("OPENAI_API_KEY"), cfg.llm.api_key,
-                        *(m.api_key for m in cfg.llm.models + cfg.llm.evaluator_models)} if k]
     _log_records_one_line(keys)
     _tame_replies(keys)
+    _PROTECTED.append(True)
+
+
+def _keys(llm) -> list[str]:
+    """OpenEvolve 会发出去的密钥（要在回复、日志里抹掉的）：环境变量里的、config 里每个模型的。llm 是 LLMConfig 或它的字典。"""
+    get = (lambda o, k: o.get(k)) if isinstance(llm, dict) else getattr
+    models = list(get(llm, "models") or []) + list(get(llm, "evaluator_models") or [])
+    return [k for k in {os.environ.get("OPENAI_API_KEY"), get(llm, "api_key"), *(get(m, "api_key") for m in models)}
+            if k]
+
+
+def _worker_init(config_dict: dict, evaluation_file: str, parent_env: dict | None = None) -> None:
+    """OpenEvolve 的 worker（提议在这里问 LLM）起来时先 _protect，再做 OpenEvolve 自己的那些。讲师报过：config.yaml 写了
+    max_tasks_per_child，worker 就是 spawn 出来的新解释器，_protect 只装在了主进程里——worker 跟转向、解压、把回显的
+    密钥原样写进文件。macOS 上默认就是 spawn（Python 3.14 起 Linux 默认 forkserver）。fork 出来的 worker 已经装好。"""
+    from openevolve import process_parallel
+    if parent_env:
+        os.environ.update(parent_env)
+    _protect(_keys(config_dict.get("llm") or {}))
+    original = getattr(process_parallel, "_mini_original_worker_init", process_parallel._worker_init)
+    original(config_dict, evaluation_file, parent_env)
+
+
+def child(spec: dict) -> int:
+    _die_with_parent(spec.get("parent"))
+    _seeded_ids(spec["seed"])
+    from openevolve import process_parallel, run_evolution
+    from openevolve.config import load_config
+    cfg = load_config(CONFIG)
+    _protect(_keys(cfg.llm))
+    process_parallel._mini_original_worker_init = process_parallel._worker_init
+    process_parallel._worker_init = _worker_init                # ProcessPoolExecutor 的 initializer（按名字传给 worker）
     url = spec["url"]
     if url is not None:                                       # 对着 MockLLM 服务器：换成它这次的端口
         cfg.llm.api_base = url
@@ -782,6 +826,10 @@ def main(argv=None) -> int:
     if refused:
         say(refused)
         return 2
+    dropped = dropped_openai_vars()
+    if dropped:                                        # 不悄悄扔掉：说一声
+        progress(f"（环境变量 {'、'.join(dropped)} 不传给 OpenEvolve：它会改请求的地址或请求头，这里只检查 config.yaml 的"
+                 "api_base 和密钥）")
     try:
         if mock:
             progress(f"开 MockLLM 服务器，再让 OpenEvolve {VERSION} 跑 {a.iterations} 个提议（进度在这里；Ctrl-C 随时停下）……")
