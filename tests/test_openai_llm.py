@@ -403,20 +403,29 @@ MATH_BOLD = str.maketrans({**{c: chr(0x1D41A + ord(c) - 97) for c in "abcdefghij
     lambda k: k[:12] + "\n    # " + k[12:],            # 拆成两行（注释里）
     lambda k: k.translate(FULLWIDTH), lambda k: k.translate(MATH_BOLD),   # 全角、数学粗体：NFKC 以后才是它
     lambda k: k.replace("s", "ѕ").replace("e", "е"),   # 西里尔字母 dze、ie：NFKC 也不换
-    lambda k: "\u0301".join(k)], ids=["vs16", "spaced", "nbsp", "hangul_filler", "two_lines", "fullwidth", "math_bold",
-                                      "cyrillic", "combining"])
+    lambda k: "\u0301".join(k),
+    # 讲师的复查报过：下面这些还原样出现在 04 的输出、录制文件和 OpenEvolve 的文件里
+    lambda k: " " * 9 + (" " * 9).join(k),           # 字符之间 9 个空格
+    lambda k: k[:14] + "\n# part2 (see above) " + k[14:],   # 拆成两半，中间夹着别的话
+    lambda k: k.replace("s", "Ꮪ").replace("e", "Ꭼ").replace("t", "Ꭲ"),   # 切罗基字母
+    lambda k: k.replace("s", "ꜱ").replace("k", "ᴋ").replace("t", "ᴛ"),   # 小型大写字母
+    lambda k: k.replace("1", "l")],                   # 1 写成 l
+    ids=["vs16", "spaced", "nbsp", "hangul_filler", "two_lines", "fullwidth", "math_bold", "cyrillic", "combining",
+         "nine_spaces", "split_with_words_between", "cherokee", "small_capitals", "l_for_1"])
 def test_a_key_echoed_in_a_form_that_still_reads_as_the_key_is_redacted(how):
     """讲师报过：服务器把密钥逐字夹上 U+FE0F、空格隔开、换成全角或数学粗体再回显，02 的回复、模型清单、转向的
     那句话、--record 的文件里都原样出现（只有 _lookalike 清单里的几个零宽字符抹得掉）。"""
     echoed = how(KEY)
     out = redact(f"model [{echoed}] 中文，全角（）", KEY)
-    assert out.startswith("model [***] ") and out.endswith(("）", ")")), out            # 只换了密钥那一段
+    assert out.startswith("model [") and out.endswith(("）", ")")), out                # 只换了密钥那一段
+    assert re.sub(r"[^0-9a-z]", "", out.lower()).replace("model", "") in ("", "part2seeabove"), out
 
 
 def test_redacting_leaves_text_without_the_key_as_it_was():
     text = "def choose_config(M, N, K):  # 中文，全角（），ｓｋ、sk-test 和一段不是密钥的字母 secret123 \ufe0f"
     assert redact(text, KEY) == text
-    assert redact(" ".join(KEY[:-1]), KEY) == " ".join(KEY[:-1])       # 少一个字符就不是它
+    piece = "0123456789n"                                             # 密钥里连着的 11 个：不到 _FRAGMENT，不算
+    assert piece in KEY.replace("-", "") and redact(f"x {piece} y", KEY) == f"x {piece} y"
 
 
 # ---------------------------------------------------------------- 04 脚本的命令行

@@ -434,42 +434,74 @@ def _said_url(url: str) -> str:
 
 
 def redact(text: str, key: str | None) -> str:
-    """抹掉文本里的密钥（原样的和 URL 编码过的：服务器能把收到的密钥放进模型名、转向地址里回给我们），也抹掉
-    屏幕上看着还是它的改写（见 _lookalike）。很短的"密钥"（本机服务器常用的占位符，如 EMPTY）不算秘密，也不能抹：
-    会把回复抹坏。花的时间和文本的长度成正比。"""
+    """抹掉文本里的密钥（原样的和 URL 编码过的：服务器能把收到的密钥放进模型名、转向地址、回复里回给我们），也抹掉
+    屏幕上还认得出是它（或它的一大段）的改写：见 _fragments。很短的"密钥"（本机服务器常用的占位符，如 EMPTY）
+    不算秘密，也不能抹：会把回复抹坏。花的时间和文本的长度成正比（乘上密钥的长度，在 C 里）。"""
     if not key or len(key) < 8:
         return text
     forms = {key, urllib.parse.quote(key, safe=""), urllib.parse.quote_plus(key),
              json.dumps(key)[1:-1], json.dumps(key, ensure_ascii=False)[1:-1]}  # 写进 JSON 时转义过的
     for form in sorted(forms, key=len, reverse=True):
         text = text.replace(form, "***")
-    pattern = _lookalike(key)
-    if pattern is None:
+    grams = _key_grams(key)
+    if not grams:
         return text
-    text = pattern.sub("***", text)
     if not text.isascii():                                  # 全角、数学粗体、西里尔字母……：归一以后才看得出是它
-        seen = unicodedata.normalize("NFKC", text).translate(_HOMOGLYPHS)
-        if pattern.search(seen):
-            text = pattern.sub("***", seen)                 # 找到了才换成归一过的文字（别的字照样读得懂）
-    return text
+        cut = _cut_fragments(unicodedata.normalize("NFKC", text).translate(_HOMOGLYPHS), grams)
+        if cut is not None:                                 # 找到了才换成归一过的文字（别的字照样读得懂）
+            return cut
+    return _cut_fragments(text, grams) or text
 
 
-# 长得和拉丁字母一样、NFKC 也不换的西里尔、希腊字母（最常见的那些）
-_HOMOGLYPHS = str.maketrans(dict(zip("аеорсхуѕіјкԁһӏԛԝАВЕКМНОРСТХЅІЈΑΒΕΖΗΙΚΜΝΟΡΤΥΧοντ",
-                                     "aeopcxysijkdhlqwABEKMHOPCTXSIJABEZHIKMNOPTYXovt")))
-_SEPARATOR = "[^0-9A-Za-z]{0,8}"                            # 密钥的两个字母、数字之间最多夹这么多别的字符
+# 长得和拉丁字母一样、NFKC 也不换的字母：西里尔、希腊、小型大写字母、切罗基字母里最常见的那些
+_HOMOGLYPHS = str.maketrans(dict(zip(
+    "аеорсхуѕіјкԁһӏԛԝАВЕКМНОРСТХЅІЈΑΒΕΖΗΙΚΜΝΟΡΤΥΧοντ" "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ" "ᎪᏴᏟᎠᎬᏀᎻᏆᎫᏦᏞᎷᏢᎡᏚᎢᏙᏔᏃ",
+    "aeopcxysijkdhlqwABEKMHOPCTXSIJABEZHIKMNOPTYXovt" "abcdefghijklmnoprstuvwyz" "ABCDEGHIJKLMPRSTVWZ")))
+_CONFUSABLE = str.maketrans("lio", "110")                  # 小写以后：l、i 看着像 1，o 像 0
+_NOT_ALNUM = re.compile(r"[^0-9A-Za-z]+")
+_FRAGMENT = 12             # 密钥里连着的这么多个字母、数字在文本里出现（不分大小写，中间夹什么都行）就抹掉
+
+
+def _canon(text: str) -> str:
+    return _NOT_ALNUM.sub("", text).lower().translate(_CONFUSABLE)
 
 
 @functools.lru_cache(maxsize=8)
-def _lookalike(key: str) -> re.Pattern | None:
-    """改头换面的密钥：只看它的字母和数字（不分大小写），相邻的两个之间可以夹最多 8 个别的字符——空格、换行和
-    缩进、看不见的字符（零宽空格、变体选择符……）、长得像连字符的、组合符号。讲师报过：服务器把密钥这样改一下
-    回显（大写、逐个字符夹上 U+FE0F、空格隔开、拆成两行），屏幕上照样认得出。字母和数字不到 8 个的不管（太短，
-    会误伤正文）。base64 之类的编码不管：屏幕上看不出是它。"""
-    chars = [c for c in key if c.isascii() and c.isalnum()]
-    if len(chars) < 8:
+def _key_grams(key: str) -> frozenset:
+    """密钥的字母、数字（_canon 过的）里每一段连着的 _FRAGMENT 个；不到 8 个字母、数字的密钥没有（太短，会误伤正文）。"""
+    k = _canon(key)
+    if len(k) < 8:
+        return frozenset()
+    w = min(_FRAGMENT, len(k))
+    return frozenset(k[i:i + w] for i in range(len(k) - w + 1))
+
+
+def _cut_fragments(text: str, grams: frozenset) -> str | None:
+    """改头换面的密钥：只看文本里的字母和数字（不分大小写，l、i 当 1，o 当 0），它们连起来里出现了密钥的一大段
+    （_key_grams 里的一段），就把那一段——从它的第一个字符到最后一个，夹在中间的空格、换行、看不见的字符、别的话
+    都算——换成 ***。讲师报过：服务器把密钥大写、逐字夹上 U+FE0F、空格隔开、拆成两行（中间夹着别的话）、l 写成 1
+    再回显，屏幕上照样认得出。base64 之类的编码不管：屏幕上看不出是它。没有时返回 None。"""
+    norm = _canon(text)
+    w = len(next(iter(grams)))
+    found = []
+    for g in grams:                                         # 每一段在 C 里找：密钥长度 × 文本长度
+        j = norm.find(g)
+        while j >= 0:
+            found.append((j, j + w))
+            j = norm.find(g, j + 1)
+    if not found:
         return None
-    return re.compile(_SEPARATOR.join(map(re.escape, chars)), re.IGNORECASE)
+    where = [m.start() for m in re.finditer(r"[0-9A-Za-z]", text)]   # 第 i 个字母、数字在 text 里的位置
+    out, last, spans = [], 0, []
+    for a, b in sorted(found):
+        if spans and a <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], b)
+        else:
+            spans.append([a, b])
+    for a, b in spans:
+        out.append(text[last:where[a]] + "***")
+        last = where[b - 1] + 1
+    return "".join(out) + text[last:]
 
 
 def clean_url(url: str) -> str:
