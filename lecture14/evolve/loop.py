@@ -42,14 +42,16 @@ MAX_BUDGET = 100_000     # --budget（02 的 --after 也是它）：一次进化
 MAX_SEEDS = 1000         # --seeds：最多跑几个种子
 RUN_04 = (0, 1000)       # 04 默认的那次进化（演示 2）：种子和提议数。04 拿它当默认值，02、06 据它说是不是"04 那次进化"
 MAX_JOBS = 64            # --jobs：最多几个进程
-# 一个提议的子程序最多比父程序多这么多条规则：要的是一两处小改动（MockLLM 整个程序最多加到 8 条）。一个 1 MB 的回复
-# 能合法地加上几千条规则；收下它，以后每个以它为父程序（或灵感）的提示都带着这几千行，真的模型按 token 收钱。
+# 一次进化里的程序最多比起点（start：专家或学生的文件）多这么多条规则：要的是一两处小改动（MockLLM 整个程序最多加到
+# 8 条）。一个 1 MB 的回复能合法地加上几千条规则；收下它，以后每个以它为父程序（或灵感）的提示都带着这几千行，真的
+# 模型按 token 收钱。讲师的复查报过：上限原来是比父程序多，每代加 62 条走不到的规则，一代代叠上去，1000 个提议以后
+# 父程序有 1,121 条规则、提示 223 KB、录制文件 289 MB。现在和起点比，一整次进化加起来最多这么多
 MAX_ADDED_RULES = 64
-TOO_MANY_RULES = "子程序比父程序多出的规则太多"
+TOO_MANY_RULES = "子程序比起点多出的规则太多"
 # 条件也一样：讲师报过，一条永远走不到的规则带着八万个 "M <= 0 and M <= 0 …"（0.9 MB）不多加规则，分数和父程序一样、
-# 收下了，一代代叠上去，提示涨到 3.5 MB、录制文件 658 MB。每条新规则最多三维各一个条件，多出的条件也按这个算上限
+# 收下了。每条新规则最多三维各一个条件，多出的条件也按这个算上限
 MAX_ADDED_CONDITIONS = 3 * MAX_ADDED_RULES
-TOO_MANY_CONDITIONS = "子程序比父程序多出的条件太多"
+TOO_MANY_CONDITIONS = "子程序比起点多出的条件太多"
 
 
 # 岛里名次 r（从 0 数）的程序被挑中的权重 1/(r+1)；RANK_CDF[n] 是 n 个程序时的累积分布
@@ -105,7 +107,7 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     feedback=False 时提示里不给逐形状的时间，只列几个随机的训练形状（05 脚本的消融）。
 
     一个坏的提议永远不会让进化停下来：LLM 调用抛异常、回复不是 (字符串, 字符串)、SEARCH/REPLACE 打不上、
-    子程序解析不了、比父程序多出 MAX_ADDED_RULES 条以上的规则（或 MAX_ADDED_CONDITIONS 个以上的条件）、写不回源码、评估时出错——都记进 failed（异常有 kind 属性就用它当原因，否则用一个按阶段命名的原因），
+    子程序解析不了、比起点多出 MAX_ADDED_RULES 条以上的规则（或 MAX_ADDED_CONDITIONS 个以上的条件）、写不回源码、评估时出错——都记进 failed（异常有 kind 属性就用它当原因，否则用一个按阶段命名的原因），
     然后接着进化；最好的程序不受影响。
 
     返回：best=(程序, 结果)（结果里有 score、diff=产生它的 SEARCH/REPLACE、parent=父程序），
@@ -118,6 +120,8 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     rng = Dice(seed)
     llm = MockLLM(rng) if llm is None else llm
     db = database(rng)
+    max_rules = start.n_rules() + MAX_ADDED_RULES             # 整次进化的上限（见 MAX_ADDED_RULES）
+    max_conditions = start.n_conditions() + MAX_ADDED_CONDITIONS
     first = evaluator.evaluate_initial(start)
     first.update(diff=None, parent=None)            # 缓存里的也是这个字典：以后再提出起点，不会被当成新程序
     for island in range(len(db.islands)):
@@ -142,8 +146,7 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     def apply(k, asked, reply) -> None:
         """第 k 个提议：把回复（或 LLM 抛的异常）变成子程序、评估、放进程序库。"""
         island, parent, presult, src, _ = asked
-        op, child = _child(reply, src, failed, parent.n_rules() + MAX_ADDED_RULES,
-                           parent.n_conditions() + MAX_ADDED_CONDITIONS)
+        op, child = _child(reply, src, failed, max_rules, max_conditions)
         tried[op] += 1
         if child is None:
             return
