@@ -208,6 +208,13 @@ def _huge_int(s, out, path, body, n):
     out.write(whole(data[:-1] + b', "usage": {"prompt_tokens": ' + b"9" * 5000 + b', "completion_tokens": 7}}'))
 
 
+def _usage_str(s, out, path, body, n):
+    """一个正常的修改，只是 usage 里的 token 数是字符串（讲师的复查用的是收到的密钥）。"""
+    data = json.loads(chat_body("给一个慢的形状加一条规则。\n" + stub_edit(_user(body)), n))
+    data["usage"] = {"prompt_tokens": "many", "completion_tokens": "7", "total_tokens": None}
+    out.write(whole(json.dumps(data).encode()))
+
+
 def _painted(s, out, path, body, n):
     out.write(whole(chat_body(f"{ESCAPES}\n" + stub_edit(_user(body)), n)))
 
@@ -353,6 +360,7 @@ MODES = {
     "https_port": lambda s, out, path, body, n: out.write(whole(b"Client sent an HTTP request to an HTTPS server.\n", 400)),
     "status403": _status(403),                # 拒绝（当代理用：对 CONNECT 回 403）
     "status407": _status(407),                # 当代理用：要用户名和密码
+    "usage_str": _usage_str,                  # 一个能打上的修改，usage 里的 token 数是字符串
     "huge_int": _huge_int,                    # 一个能打上的修改，usage 里有一个 5000 位的整数
     "key_as_model": _key_as_model,            # 回复的 model 字段是收到的密钥
     "ids_int": _raw(whole(b'{"data": [{"id": 1}, {"id": 2}]}')),

@@ -1024,22 +1024,66 @@ def test_config_yaml_settings_that_would_take_the_key_somewhere_unchecked_are_re
         runmod.run_openevolve(runmod.Processes(), "http://127.0.0.1:9/v1", 2, 0, str(tmp_path / "out07"))
 
 
-@ahead(waits=True)                # 大半时间在等 OpenEvolve 启动：会话一开始就在"等着的"后台线程跑
-def edited_expert_run():
-    """学生照练习改过的专家（if M <= 16 → if M <= 64）当这次运行的专家，make openevolve 跑 2 个提议：
-    (改过的专家的源代码, 输出目录)。"""
-    tmp = pathlib.Path(session_dir("oe_edited_expert"))
-    with open(os.path.join(ROOT, "lecture14", "evolve", "lecture_expert.py"), encoding="utf-8") as f:
-        src = f.read().replace("if M <= 16:", "if M <= 64:")
+def _expert_run(tag: str, src: str):
+    """src 当这次运行的专家（MINI_ALPHAEVOLVE_EXPERT），make openevolve 跑 3 个提议：(src, 输出目录)。"""
+    tmp = pathlib.Path(session_dir(tag))
     (tmp / "mine.py").write_text(src, encoding="utf-8")
-    p = subprocess.run([sys.executable, os.path.join(HERE, "run_openevolve.py"), "--iterations", "2", "--output",
+    p = subprocess.run([sys.executable, os.path.join(HERE, "run_openevolve.py"), "--iterations", "3", "--output",
                         str(tmp / "out")], capture_output=True, text=True, timeout=240, cwd=ROOT,
                        env={**base_env(), "MINI_ALPHAEVOLVE_EXPERT": str(tmp / "mine.py")})
     assert p.returncode == 0, p.stderr[-2000:]
     return src, tmp / "out"
 
 
-PREFETCH.append(edited_expert_run)
+def _lecture_expert_source() -> str:
+    with open(os.path.join(ROOT, "lecture14", "evolve", "lecture_expert.py"), encoding="utf-8") as f:
+        return f.read()
+
+
+def _long_expert_source(n: int = 300) -> str:
+    """讲义的专家前面加 n 条走不到形状的规则（K <= 1、2……）：四万来个字符，比 OpenEvolve 默认的 max_code_length 长。"""
+    src = _lecture_expert_source()
+    rules = "".join(f"    if K <= {i + 1}:\n        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)\n"
+                    for i in range(n))
+    head = "def choose_config(M, N, K):\n"
+    return src.replace(head, head + rules, 1)
+
+
+# 大半时间在等 OpenEvolve 启动：会话一开始就在"等着的"后台线程跑
+edited_expert_run = ahead(functools.partial(_expert_run, "oe_edited_expert",
+                                            _lecture_expert_source().replace("if M <= 16:", "if M <= 64:")), waits=True)
+long_expert_run = ahead(functools.partial(_expert_run, "oe_long_expert", _long_expert_source()), waits=True)
+PREFETCH.extend([edited_expert_run, long_expert_run])
+
+
+def test_openevolve_takes_children_of_an_expert_longer_than_its_default_code_length():
+    """讲师的复查报过：README 请学生贴进几百条规则的表，专家有四万多个字符，OpenEvolve 的 max_code_length（10,000）
+    把每个提议都拒了（"Generated code exceeds maximum length"），make openevolve 说"没变成子程序（回复打不上……）"，
+    07 把本讲的循环和一个停在 1.000× 的 OpenEvolve 并排。现在它按起点的长度放宽。"""
+    src, out = long_expert_run()
+    assert len(src) > 20_000
+    with open(out / "openevolve.log", encoding="utf-8") as f:
+        log = f.read()
+    assert "exceeds maximum length" not in log
+    assert re.findall(r"Iteration \d+: Program", log), log[-2000:]          # 至少一个提议变成了子程序
+
+
+@ahead(waits=True)
+def usage_str_run():
+    from hostile_server import HostileServer
+    with HostileServer(chat="usage_str", max_seconds=60) as s:
+        res, _ = _run_against(s.url, 3, pathlib.Path(session_dir("oe_usage_str")))
+    return res
+
+
+PREFETCH.append(usage_str_run)
+
+
+def test_a_reply_whose_token_counts_are_not_numbers_still_becomes_a_child():
+    """讲师的复查报过：usage 里的 token 数是字符串，OpenEvolve 每个提议都在加总时出错（unsupported operand），说成
+    "回复打不上、没改动"，也从不放弃。现在不是整数的用量当作服务器没报。"""
+    res = usage_str_run()
+    assert runmod.count(res)["no_child"] == 0 and res["llm_failed"] == {}, (runmod.count(res), res["llm_failed"])
 
 
 def test_openevolve_starts_from_the_runs_expert_like_the_lectures_loop():

@@ -572,6 +572,11 @@ def _tame_replies(keys) -> None:
 
     async def tamed(self, params):
         text = await call(self, params)
+        usage = getattr(self, "last_usage", None)          # 讲师的复查报过："prompt_tokens": "…"（不是整数）让 OpenEvolve
+        if isinstance(usage, dict) and not all(           # 每个提议都在加总时出错、说成"回复打不上"，从不放弃
+                type(usage.get(k)) is int and 0 <= usage[k] < 10 ** 12
+                for k in ("prompt_tokens", "completion_tokens", "total_tokens")):
+            self.last_usage = None                         # 当作服务器没报用量
         if not isinstance(text, str):
             return text
         for key in keys:
@@ -598,6 +603,7 @@ def starting_program(output: str) -> str:
     return path
 
 
+CODE_ROOM = 10_000             # OpenEvolve 的子程序最多比起点长这么多个字符（本讲的循环最多多 64 条规则，一条不到 150 个字符）
 _PROTECTED = []                # 这个进程里 _protect 装好了（fork 出来的 worker 继承它，不再装一遍）
 
 
@@ -651,7 +657,11 @@ def child(spec: dict) -> int:
     cfg.database.random_seed = spec["seed"]
     cfg.max_iterations = spec["iterations"]
     t0 = time.monotonic()
-    r = run_evolution(starting_program(spec["output"]), EVALUATOR, config=cfg, iterations=spec["iterations"], output_dir=spec["output"],
+    start = starting_program(spec["output"])
+    with open(start, encoding="utf-8") as f:          # 讲师的复查报过：贴进来 500 条规则的专家有 4 万多个字符，OpenEvolve 的
+        room = len(f.read()) + CODE_ROOM               # max_code_length（10,000）把每个提议都拒了，07 却没说为什么
+    cfg.max_code_length = max(cfg.max_code_length or 0, room)
+    r = run_evolution(start, EVALUATOR, config=cfg, iterations=spec["iterations"], output_dir=spec["output"],
                       cleanup=False)
     with open(os.path.join(spec["output"], "result.json"), "w", encoding="utf-8") as f:
         json.dump(dict(best_code=r.best_code, best_metrics=r.metrics, iterations=spec["iterations"],
