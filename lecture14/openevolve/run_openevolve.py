@@ -838,7 +838,7 @@ def main(argv=None) -> int:
         return 2
     dropped = dropped_openai_vars()
     if dropped:                                        # 不悄悄扔掉：说一声
-        progress(f"（环境变量 {'、'.join(dropped)} 不传给 OpenEvolve：它会改请求的地址或请求头，这里只检查 config.yaml 的"
+        progress(f"（环境变量 {'、'.join(dropped)} 不传给 OpenEvolve：它会改请求的地址或请求头，这里只检查 config.yaml 的 "
                  "api_base 和密钥）")
     try:
         if mock:
