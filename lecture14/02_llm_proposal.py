@@ -327,7 +327,7 @@ def obs_kinds(stats: dict):
 
 
 def kind_stats(table, train, prompt, seed):
-    """每种修改从 prompt 的父程序提 PER_KIND 次：(第一次提议那张表的行, {种类: 计数})。"""
+    """每种修改从 prompt 的父程序提 PER_KIND 次：(第一次提议那张表的行, {种类: 计数}, 分数印几位小数)。"""
     parent_score = prompt.score
     rows, stats, cache = [], {}, {}
     for op in OPS:
@@ -345,9 +345,13 @@ def kind_stats(table, train, prompt, seed):
                 verdict_txt = ("和父程序一模一样" if child == prompt.parent else "启动不了" if not ok else
                                "更好" if score > parent_score * (1 + 1e-9) else "更差" if score < parent_score * (1 - 1e-9)
                                else "一样快")
-                d = apart_digits([score, parent_score], 3, 10) if ok else 3   # 比父程序好（差）一点点时多印几位：不印成"1.139× 更好"、
-                rows.append([op, what, "否" if not ok else "是", f"{score:.{d}f}×" if ok else "", verdict_txt])   # 父程序也是 1.139×
-    return rows, stats
+                rows.append([op, what, "否" if not ok else "是", score if ok else None, verdict_txt])
+    # 比父程序好（差）一点点时多印几位：不印成"1.139× 更好"、父程序也是 1.139×。整列（和上面那句父程序的分数）用同样的
+    # 位数（学生报过：single_field 印成 1.19526× 更差，父程序和别的行还是 1.195×）
+    d = max([apart_digits([r[3], parent_score], 3, 10) for r in rows if r[3] is not None] + [3])
+    for r in rows:
+        r[3] = "" if r[3] is None else f"{r[3]:.{d}f}×"
+    return rows, stats, d
 
 
 def why_nothing_new(op: str, prompt) -> str:
@@ -371,8 +375,8 @@ def nothing_new_note(stats: dict, prompt) -> str | None:
 def demo2_each_kind(table, train, prompt, seed):
     print_header("演示 2：同一个父程序，每种修改各提一次（再各提 200 次看比例）")
     parent_score = prompt.score
-    print(f"父程序就是演示 1 的那个（{prompt.parent.n_rules()} 条规则，分数 {parent_score:.3f}×）。")
-    rows, stats = kind_stats(table, train, prompt, seed)
+    rows, stats, d = kind_stats(table, train, prompt, seed)
+    print(f"父程序就是演示 1 的那个（{prompt.parent.n_rules()} 条规则，分数 {parent_score:.{d}f}×）。")
     print_table(["修改的种类", "第一次提议说了什么", "能启动", "分数", "比父程序"], rows)
     print_table([f"修改的种类（各 {PER_KIND} 次）", "比父程序好", "启动不了", "和父程序一模一样"],
                 [[op, pct(s["better"] / s["n"]), pct(s["bad"] / s["n"]), pct(s["same"] / s["n"])] for op, s in stats.items()])
@@ -394,7 +398,7 @@ def late_preview(table, train, seed, after):
     ev, rec = Evaluator(train, table), Recorder()
     evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database)
     _, _, prompt = next_step(rec.db, ev)
-    _, stats = kind_stats(table, train, prompt, seed)
+    _, stats, _ = kind_stats(table, train, prompt, seed)
     return dict(score=prompt.score, rules=prompt.parent.n_rules(), prompt=prompt, stats=stats,
                 idle=[op for op, s in stats.items() if s["same"] == s["n"]], kinds=obs_kinds(stats))
 

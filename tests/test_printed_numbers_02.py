@@ -339,17 +339,20 @@ def test_kind_table_prints_a_score_just_above_the_parents_with_enough_digits(mon
     s02 = load_script("lecture14/02_llm_proposal.py", "kind_digits_02")
     parent = 1.1391
     other = Program((), EXPERT.default)                # 和父程序不一样的一个程序
-    monkeypatch.setattr(s02, "outcome", lambda prompt, reply, train, table, cache: (other, True, parent * 1.0003))
+    monkeypatch.setattr(s02, "outcome", lambda prompt, reply, train, table, cache: (   # targeted：分数一点没变
+        other, True, parent if reply.startswith("targeted") else parent * 1.0003))
 
     class Scripted:                                   # 每种修改都回同一句话；分数由上面的 outcome 定
         def __init__(self, op):
             self.op = op
 
         def propose(self, prompt):
-            return self.op, "改了一点\n"
+            return self.op, f"{self.op} 改了一点\n"
     monkeypatch.setattr(s02, "one_kind", lambda op, seed: Scripted(op))
     from evolve import render
     prompt = Prompt(parent=EXPERT, parent_src=render(EXPERT), score=parent, inspirations=(), feedback=())
-    rows, _ = s02.kind_stats(table, train, prompt, 0)
-    for row in rows:
+    rows, _, d = s02.kind_stats(table, train, prompt, 0)
+    for row in rows[1:]:
         assert row[-1] == "更好" and row[3] != f"{parent:.3f}×" and row[3].startswith("1.1394"), row
+    # 学生报过：只有那一行多印几位（1.19526× 更差），父程序那句和别的行还是 1.195×。整列和父程序那句同样的位数
+    assert rows[0][-1] == "一样快" and {len(r[3].split(".")[1]) for r in rows} == {d + 1} and d > 3   # 末尾的 ×
