@@ -321,7 +321,7 @@ def main(argv=None):
     try:                                             # 讲师报过：先跑完本讲的那一边才说，还留下一个空的临时目录
         refused = oe.config_refusal()
     except ValueError as e:                          # config.yaml 读不了
-        refused = f"{e}。"
+        refused = str(e) if str(e).endswith(("。", "？")) else f"{e}。"
     if refused:
         say(refused)
         sys.exit(2)

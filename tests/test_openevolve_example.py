@@ -718,7 +718,47 @@ def test_a_config_yaml_openevolve_cannot_read_is_one_sentence(tmp_path, monkeypa
     _config_with(tmp_path, monkeypatch, lambda t: t.replace("  api_key: not-needed-for-the-mock", "  api_key: [unclosed"))
     with pytest.raises(ValueError, match="OpenEvolve 读不了 lecture14/openevolve/config.yaml") as e:
         runmod.configured_llm()
-    assert "\n" not in str(e.value) and "Traceback" not in str(e.value)
+    assert "\n" not in str(e.value) and "\\n" not in str(e.value) and "Traceback" not in str(e.value)   # 学生报过：
+    #                                                               PyYAML 的换行印成了字面的 \n
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda t: t.replace("  api_base: http", "  api_bse: http"), "config.yaml 的 llm.api_bse：OpenEvolve 不认识这个设置，"
+     "读的时候会悄悄不管它——是不是 api_base？"),
+    (lambda t: t.replace("    - name: mock", "    - nme: mock"), "config.yaml 的 llm.models 的第 1 个模型里的 nme：OpenEvolve"
+     " 不认识这个设置，读的时候会悄悄不管它——是不是 name？"),
+    (lambda t: t.replace("  population_size:", "  populaton_size:"), "config.yaml 的 database.populaton_size：")])
+def test_a_misspelled_setting_in_config_yaml_is_named_before_anything_runs(tmp_path, monkeypatch, capsys, edit, says):
+    """学生报过：api_base 拼成 api_bse，OpenEvolve 悄悄不管它、问自己默认的 https://api.openai.com/v1，make openevolve
+    说"连不上 https://api.openai.com/v1"——一个学生没写过的地址；name 拼成 nme，模型名悄悄不管用。现在开跑之前一句话，
+    说是哪个设置、像哪个（07 也经过 config_refusal）。"""
+    _config_with(tmp_path, monkeypatch, edit)
+    assert runmod.main(["--iterations", "2", "--output", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(says) and err.count("\n") == 1 and not err.rstrip().endswith("？。"), err
+    assert (runmod.config_refusal() or "").startswith(says.split("：")[0])
+
+
+@pytest.mark.parametrize("base, mock", [("http://127.0.0.1:8765/v1", True), ("http://localhost:8765/v1/", True),
+                                        ("http://[::1]:8765/v1", True), ("http://127.0.0.1:8766/v1", False),
+                                        ("https://127.0.0.1:8765/v1", False), ("http://127.0.0.1:8765/v1?k=1", False),
+                                        ("http://10.0.0.1:8765/v1", False), ("not a url", False)])
+def test_the_mock_servers_address_is_recognised_however_it_is_written(base, mock):
+    """学生报过：写成 http://localhost:8765/v1，make openevolve 当它是真的服务器，说"连不上，先启动它（例如 ollama serve）"。"""
+    assert runmod.is_mock_base(base) == mock
+
+
+def test_a_model_name_that_the_mock_does_not_use_is_said(tmp_path, monkeypatch, capsys):
+    """学生报过：只把 name 改成 qwen2.5-coder:7b、api_base 还是 MockLLM 的，make openevolve 悄悄还是问 MockLLM。"""
+    from evolve import EXPERT as expert, render
+    _config_with(tmp_path, monkeypatch, lambda t: t.replace("    - name: mock", "    - name: qwen2.5-coder:7b"))
+    monkeypatch.setattr(runmod, "start_server", lambda procs, seed: (None, "http://127.0.0.1:9/v1"))
+    monkeypatch.setattr(runmod, "server_gone", lambda server: (lambda: None))
+    monkeypatch.setattr(runmod, "run_openevolve", lambda procs, url, n, seed, out, **kw: dict(
+        best_code=render(expert), trace=[], iterations=n, llm_failed={}, seconds=1.0))
+    assert runmod.main(["--iterations", "1", "--output", str(tmp_path / "out")]) == 0
+    err = "".join(capsys.readouterr().err.split())
+    assert "models下的name（qwen2.5-coder:7b）这次不管用：问的还是MockLLM" in err, err
 
 
 @pytest.mark.parametrize("env", ["", None])

@@ -49,6 +49,7 @@ MOCK_BASE = "http://127.0.0.1:8765/v1"        # config.yaml 里指着 MockLLM �
 # 不是秘密的 api_key（本机服务器常用的占位符，不分大小写）：明文 http:// 发给别的机器也没关系；别的 api_key 都当密钥
 PLACEHOLDER_KEYS = ("not-needed", "not-needed-for-the-mock", "empty", "none", "ollama", "dummy", "no-key")
 BEST_ENV, BEST_FILE = "MINI_ALPHAEVOLVE_OE_BEST", "best_so_far.json"   # evaluator.py 随时记下最好的程序（evaluator.BEST_ENV）
+MOCK_MODEL = "mock"                            # config.yaml 里 MockLLM 的模型名（服务器不看它）
 MOCK_KEY = "not-needed-for-the-mock"           # 对着 MockLLM 服务器时给 OpenEvolve 的 api_key（服务器不看它）
 
 
@@ -61,7 +62,11 @@ def _config():
     try:
         return load_config(CONFIG)
     except Exception as e:                                  # noqa: BLE001  PyYAML、OpenEvolve 的各种错
-        raise ValueError(f"OpenEvolve 读不了 lecture14/openevolve/config.yaml（{shown(str(e), 200)}）：照文件开头的写法改好它，"
+        unknown = unknown_setting()                         # 模型里写错的设置名：OpenEvolve 在这里就出错了
+        if unknown:
+            raise ValueError(unknown) from None
+        raise ValueError(f"OpenEvolve 读不了 lecture14/openevolve/config.yaml（{shown(' '.join(str(e).split()), 200)}）："
+                         "照文件开头的写法改好它，"
                          "或者 git checkout lecture14/openevolve/config.yaml 恢复原样") from None
 
 
@@ -70,6 +75,19 @@ def configured_llm() -> tuple[str, str]:
     llm = _config().llm
     first = llm.models[0] if llm.models else None
     return (first.api_base if first and first.api_base else llm.api_base) or "", (first.name if first else "") or ""
+
+
+def is_mock_base(base: str) -> bool:
+    """api_base 是 MockLLM 服务器的默认地址（MOCK_BASE）吗：写成 localhost、[::1]、末尾带 / 也算。
+    学生报过：写成 http://localhost:8765/v1，make openevolve 当它是真的服务器，说"连不上，先启动它（例如 ollama serve）"）。"""
+    try:
+        u = urllib.parse.urlsplit(base.strip())
+        port = u.port
+    except (ValueError, AttributeError):
+        return False
+    mock = urllib.parse.urlsplit(MOCK_BASE)
+    return (u.scheme == mock.scheme and u.hostname in ("127.0.0.1", "localhost", "::1") and port == mock.port
+            and u.path.rstrip("/") == mock.path and not (u.query or u.fragment or u.username))
 
 
 def configured_endpoints() -> list[tuple[str, str, str | None]]:
@@ -85,11 +103,52 @@ def configured_endpoints() -> list[tuple[str, str, str | None]]:
     return out or [(llm.api_base or "", "", llm.api_key)]
 
 
+def unknown_setting() -> str | None:
+    """config.yaml 里 OpenEvolve 不认识的设置（它读的时候悄悄不管）：一句话，没有是 None。学生报过：api_base 拼成
+    api_bse，OpenEvolve 就问它自己默认的 https://api.openai.com/v1，那句"连不上"说的是一个学生没写过的地址；name 拼成
+    nme，模型名悄悄不管用。按 OpenEvolve 自己的 Config 各节（dataclass）的字段查，llm.models 里每个模型也查。"""
+    import dataclasses
+    import difflib
+
+    import yaml
+    from openevolve.config import Config, LLMModelConfig
+    try:
+        with open(CONFIG, encoding="utf-8") as f:
+            raw = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError):
+        return None                                         # 读不了的，_config 说（一句话）
+
+    def check(d, cls, where: str):
+        if not isinstance(d, dict):
+            return None
+        example = cls()
+        names = [f.name for f in dataclasses.fields(cls)]
+        for key, value in d.items():
+            if key not in names:
+                close = difflib.get_close_matches(str(key), names, 1)
+                return (f"config.yaml 的 {where}{shown_name(key)}：OpenEvolve 不认识这个设置，读的时候会悄悄不管它"
+                        + (f"——是不是 {close[0]}？" if close else "；删掉它，或者照文件开头的写法改。"))
+            if key in ("models", "evaluator_models") and isinstance(value, list):
+                for i, m in enumerate(value):
+                    said = check(m, LLMModelConfig, f"{where}{key} 的第 {i + 1} 个模型里的 ")
+                    if said:
+                        return said
+            elif dataclasses.is_dataclass(getattr(example, key, None)):
+                said = check(value, type(getattr(example, key)), f"{where}{key}.")
+                if said:
+                    return said
+        return None
+    return check(raw, Config, "")
+
+
 def config_refusal() -> str | None:
     """config.yaml 里 make openevolve 检查不了、OpenEvolve 却会拿着密钥去连的东西：一句话（没有是 None）。
     - database.embedding_model：OpenEvolve 拿 OPENAI_API_KEY 去问另一个地址（embedding_api_base 或环境变量
       OPENAI_EMBEDDING_BASE_URL，都没有就是 OpenAI）做 embedding；本讲的例子不用它。
     - 不是 openai 的 provider（claude_code 之类）：走别的客户端，不是这里检查的 OpenAI 兼容服务器。"""
+    unknown = unknown_setting()
+    if unknown:
+        return unknown
     cfg = _config()
     if getattr(cfg.database, "embedding_model", None):
         return ("config.yaml 的 database.embedding_model：本讲的例子不用 embedding，OpenEvolve 会拿着密钥去问另一个地址"
@@ -852,9 +911,9 @@ def main(argv=None) -> int:
     try:
         base, model = configured_llm()
     except ValueError as e:
-        say(str(e) + "。")
+        say(str(e) if str(e).endswith(("。", "？")) else str(e) + "。")
         return 2
-    mock = base == MOCK_BASE
+    mock = is_mock_base(base)
     refused = config_refusal()
     if refused:
         say(refused)
@@ -866,6 +925,9 @@ def main(argv=None) -> int:
     try:
         if mock:
             progress(f"开 MockLLM 服务器，再让 OpenEvolve {VERSION} 跑 {a.iterations} 个提议（进度在这里；Ctrl-C 随时停下）……")
+            if model != MOCK_MODEL:                     # 学生报过：只改了 name，悄悄还是 MockLLM
+                progress(f"（config.yaml 的 api_base 还是 MockLLM 服务器的地址，models 下的 name（{shown_name(model)}）这次"
+                         "不管用：问的还是 MockLLM。换成真的模型要把 api_base 也改掉，写法在 config.yaml 开头）")
             server, url = start_server(procs, a.seed)
             watch = server_gone(server)
         else:
