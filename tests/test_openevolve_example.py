@@ -318,6 +318,8 @@ def test_openevolve_is_pinned_in_its_own_requirements_file_and_ci_installs_it():
 
 @pytest.mark.parametrize("script,args,says", [
     (RUN, ["--iterations", "0"], "--iterations"), (RUN, ["--seed", "-1"], "--seed"), (RUN, ["--iter", "5"], "--iter"),
+    # 学生报过：多敲了几个 0 的 --iterations 照跑，太大的 --seed 是"OpenEvolve 出错退出"、日志里一段 traceback
+    (RUN, ["--iterations", "3000000"], "1 到 5,000"), (RUN, ["--seed", "99999999999999999999"], "0 到 4,294,967,295"),
     (os.path.join(ROOT, "lecture14", "mock_llm_server.py"), ["--port", "70000"], "--port"),
     (os.path.join(ROOT, "lecture14", "mock_llm_server.py"), ["--seed", "-1"], "--seed"),
 ])

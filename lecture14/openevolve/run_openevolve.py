@@ -40,6 +40,8 @@ EVALUATOR = os.path.join(HERE, "evaluator.py")
 CONFIG = os.path.join(HERE, "config.yaml")
 OUTPUT = os.path.join(HERE, "output")
 ITERATIONS = 300
+MAX_ITERATIONS = 5000         # 和 07 的 --budget 一样：OpenEvolve 每个提议零点几秒，再大要等很久（学生报过：多敲了几个 0 也照跑）
+MAX_SEED = 2 ** 32 - 1        # OpenEvolve 的种子上限（更大的它在日志里报 ValueError，这里只说"出错退出"）
 VERSION = "0.4.0"
 MISSING = "没装 OpenEvolve（可选的依赖，别的脚本都不需要它）：在仓库根目录运行 make openevolve（它先装好再跑）"
 SERVER_START_SECONDS = 60.0
@@ -886,12 +888,13 @@ def check_endpoints() -> str | None:
 
 def main(argv=None) -> int:
     sys.path[:0] = [LECTURE14, os.path.join(ROOT, "lecture01")]
-    from runner import ensure_numpy, nonnegative_int, on_interrupt, parser, positive_int, progress, say
+    from runner import ensure_numpy, int_between, on_interrupt, parser, progress, say
     from console import print_note, print_try    # 解析参数之前 import：--gpu 不是默认的 GPU 时"可以试试"的命令带上它
     ap = parser("第 14 讲的问题交给 OpenEvolve，离线对着 MockLLM 服务器（或 config.yaml 里的模型）跑一次。")
-    ap.add_argument("--iterations", type=positive_int, default=ITERATIONS,
-                    help=f"提议的个数（默认 {ITERATIONS}；1000 和 04 的默认预算一样）")
-    ap.add_argument("--seed", type=nonnegative_int, default=0, help="OpenEvolve 和 MockLLM 的随机种子（默认 0）")
+    ap.add_argument("--iterations", type=int_between(1, MAX_ITERATIONS), default=ITERATIONS,
+                    help=f"提议的个数，1 到 {MAX_ITERATIONS:,}（默认 {ITERATIONS}；1000 和 04 的默认预算一样）")
+    ap.add_argument("--seed", type=int_between(0, MAX_SEED), default=0,
+                    help=f"OpenEvolve 和 MockLLM 的随机种子，0 到 {MAX_SEED:,}（默认 0）")
     ap.add_argument("--output", default=None, help="OpenEvolve 的输出目录（默认 lecture14/openevolve/output，每次清空重来）")
     a = ap.parse_args(argv)
     need_openevolve(MISSING, "python3 lecture14/openevolve/run_openevolve.py")   # 在 .venv 里装了就换成它（审读报过）
