@@ -285,9 +285,9 @@ def demo1_slow_motion(table, train, seed, after):
     else:
         which = f"种子 {seed} 那次进化（比 04 默认的 {RUN_04[1]:,} 个提议走得更远）"
     obs.append(check(same[0] == db.best[0],
-                     f"这一步是{which}的原样重演：不经过这里、直接跑 {k} 个提议的进化，最好的程序和这里一样。"
+                     f"这一步是{which}的原样重演：不经过这里、直接跑 {k:,} 个提议的进化，最好的程序和这里一样。"
                      "（MockLLM 和程序库共用一个带种子的随机数发生器，同一个种子走同一条路。）",
-                     f"直接跑 {k} 个提议的进化，最好的程序和这里一样", "不一样"))
+                     f"直接跑 {k:,} 个提议的进化，最好的程序和这里一样", "不一样"))
     return obs, prompt
 
 

@@ -230,7 +230,7 @@ def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
                      "MockLLM 服务器回答两边的一个提示都只要几毫秒，评估都是查同一张时间表：多出来的是 OpenEvolve 框架"
                      "自己的时间（启动、拼提示、把程序库的快照传给 worker 进程、异步调度）。",
                      f"OpenEvolve 每个提议的墙上时间至少是本讲循环的 {SLOWER} 倍，MockLLM 服务器回答一个提示不到 10 毫秒",
-                     f"是 {st / so:.1f} 倍（{st * 1000:.1f} 毫秒对 {so * 1000:.1f} 毫秒；服务器回答一个提示 "
+                     f"是 {st / so:.1f} 倍（{st * 1000:,.1f} 毫秒对 {so * 1000:,.1f} 毫秒；服务器回答一个提示 "
                      f"{mt_s * 1000:.1f} 毫秒对 {mo_s * 1000:.1f} 毫秒）",
                      [(f"每个提议的墙上时间至少是本讲循环的 {SLOWER} 倍", st >= SLOWER * so),
                       ("服务器回答一个提示不到 10 毫秒", max(mo_s, mt_s) < 0.01)]))
@@ -286,11 +286,11 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
     obs[-1] = timing
     progress("用时（墙上时间，每次运行不同）：")
     for r in runs_ours + runs_theirs:
-        progress(f"  {r['system']} 种子 {r['seed']}：{r['seconds']:.1f} 秒，每个提议 {r['seconds'] / budget * 1000:.1f} 毫秒"
-                 f"（其中 MockLLM 服务器 {r['mock_seconds'] / budget * 1000:.1f} 毫秒）")
+        progress(f"  {r['system']} 种子 {r['seed']}：{r['seconds']:.1f} 秒，每个提议 {r['seconds'] / budget * 1000:,.1f} 毫秒"
+                 f"（其中 MockLLM 服务器 {r['mock_seconds'] / budget * 1000:,.1f} 毫秒）")
     # 倍数按上面印的毫秒数（一位小数）的中位数算（学生报过：印的是 72.2、74.0 对 2.9、2.9 毫秒，倍数却是 25.5，照印的算是 25.2）
     mt, mo = per_proposal_ms(runs_theirs, budget), per_proposal_ms(runs_ours, budget)
-    progress(f"  每个提议的墙上时间（各自种子的中位数）：OpenEvolve {mt:.1f} 毫秒，本讲的循环 {mo:.1f} 毫秒，是它的 "
+    progress(f"  每个提议的墙上时间（各自种子的中位数）：OpenEvolve {mt:,.1f} 毫秒，本讲的循环 {mo:,.1f} 毫秒，是它的 "
              f"{mt / mo:.1f} 倍")
     progress(f"  观察 {len(obs)}（墙上时间）：" + ("成立。" if getattr(timing, "ok", True) else "") + str(timing))
     return obs
