@@ -360,28 +360,32 @@ def test_the_share_of_the_optimum_is_computed_from_the_printed_numbers():
     assert S07.table_row(run, 1.3246)[2:5] == ["1.040×", "1.000×", f"{1.040 / 1.325:.0%}"] == ["1.040×", "1.000×", "78%"]
 
 
+class FakeServer:
+    """MockServer 的替身（run_theirs 只用它的地址、bug 和 answerer 的计数）：测试把 OpenEvolve 的运行也换掉。"""
+
+    def __init__(self, **kw):
+        from types import SimpleNamespace
+        self.url, self.bug = "http://127.0.0.1:9/v1", None
+        self.answerer = SimpleNamespace(prompt_chars=10, system_chars=5, others=1, ops={}, n=3, seconds=0.1)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def test_a_curve_point_above_the_final_best_is_said_not_drawn_silently(monkeypatch, table, capsys):
     """一位同学见过一次：OpenEvolve 的曲线到了 1.50×，表里它最后的最好程序是 1.267×，上限才 1.302×（没能重现）。
-    曲线的点来自 OpenEvolve 的日志和 trace；比最后的最好程序还高的点是读错了的：表下面印成【本次不成立】。
+    曲线的点来自 OpenEvolve 的日志和 trace；比它评估过的最好程序还高的点是读错了的：表下面说出来（不是【本次不成立】：不是讲义的话）。
     训练分数用 evaluate_stage2 写的 train_speedup（combined_score 在级联里可能是探针级的）。"""
-    from types import SimpleNamespace
     from evolve import EXPERT, render
     train, test = split_shapes()
 
-    class Server:
-        def __init__(self, **kw):
-            self.url, self.bug = "http://127.0.0.1:9/v1", None
-            self.answerer = SimpleNamespace(prompt_chars=10, system_chars=5, others=1, ops={}, n=3, seconds=0.1)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
     trace = [(1, dict(full_evaluation=1.0, combined_score=1.4, train_speedup=1.0)),      # 只有 combined_score 离谱：不算
              (2, dict(full_evaluation=0.0, combined_score=1.6)),                         # 探针级：不算
              (3, dict(full_evaluation=1.0, combined_score=1.5))]                          # 读错了的：说出来
-    monkeypatch.setattr(S07, "MockServer", Server)
+    monkeypatch.setattr(S07, "MockServer", FakeServer)
     monkeypatch.setattr(S07.oe, "run_openevolve", lambda *a, **k: dict(trace=trace, iterations=4, best_code=render(EXPERT),
                                                                           best_metrics={"combined_score": 1.0}))
     r = S07.run_theirs(table, train, test, 0, 4, None, "")
@@ -399,7 +403,6 @@ def test_openevolve_is_compared_by_the_best_program_it_evaluated_and_says_when_i
     完整评估过的最好的那个。本讲的循环拿它评估过的最好程序来比，OpenEvolve 也一样（evaluator 记在 best_so_far.json
     里的）；它返回的那个低时，表下面说一声（不是【本次不成立】）。"""
     import json
-    from types import SimpleNamespace
     from evolve import EXPERT, Config, Program, Rule, geomean_speedup, render
     train, test = split_shapes()
     better = Program((Rule((("M", 128),), Config(64, 64, 256, 4, 3, 8)),) + EXPERT.rules, EXPERT.default)
@@ -409,18 +412,8 @@ def test_openevolve_is_compared_by_the_best_program_it_evaluated_and_says_when_i
     (tmp_path / "seed0" / "best_so_far.json").write_text(json.dumps(dict(score=score, code=render(better))),
                                                           encoding="utf-8")
 
-    class Server:
-        def __init__(self, **kw):
-            self.url, self.bug = "http://127.0.0.1:9/v1", None
-            self.answerer = SimpleNamespace(prompt_chars=10, system_chars=5, others=1, ops={}, n=3, seconds=0.1)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
     trace = [(2, dict(full_evaluation=1.0, combined_score=score, train_speedup=score))]
-    monkeypatch.setattr(S07, "MockServer", Server)
+    monkeypatch.setattr(S07, "MockServer", FakeServer)
     monkeypatch.setattr(S07.oe, "run_openevolve", lambda *a, **k: dict(trace=trace, iterations=3, best_code=render(EXPERT),
                                                                           best_metrics={"combined_score": 1.0}))
     r = S07.run_theirs(table, train, test, 0, 3, None, str(tmp_path))
