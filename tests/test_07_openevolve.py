@@ -403,11 +403,11 @@ def test_openevolve_is_compared_by_the_best_program_it_evaluated_and_says_when_i
     完整评估过的最好的那个。本讲的循环拿它评估过的最好程序来比，OpenEvolve 也一样（evaluator 记在 best_so_far.json
     里的）；它返回的那个低时，表下面说一声（不是【本次不成立】）。"""
     import json
-    from evolve import EXPERT, Config, Program, Rule, geomean_speedup, render
+    from evolve import EXPERT, geomean_speedup, per_m_table, render
     train, test = split_shapes()
-    better = Program((Rule((("M", 128),), Config(64, 64, 256, 4, 3, 8)),) + EXPERT.rules, EXPERT.default)
+    better = per_m_table(train, table)                 # 从数据来（助教报过：写死的配置在 L40S 上启动不了）
     score = geomean_speedup(better, train, table)
-    assert score > 1.0
+    assert score > 1.0, "测试的前提变了：按 M 查表在这块 GPU 的训练形状上不比专家快"
     (tmp_path / "seed0").mkdir()
     (tmp_path / "seed0" / "best_so_far.json").write_text(json.dumps(dict(score=score, code=render(better))),
                                                           encoding="utf-8")
