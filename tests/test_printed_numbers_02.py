@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from conftest import run_script
-from console import fit_lines
+from console import FAILED, fit_lines
 from evolve import EXPERT, VALID, Config, Evaluator, Program, choose, evolve, parse
 from evolve.loop import ProgramDatabase
 from evolve.mock_llm import MISTAKE, OPS, Dice, MockLLM
@@ -356,3 +356,15 @@ def test_kind_table_prints_a_score_just_above_the_parents_with_enough_digits(mon
         assert row[-1] == "更好" and row[3] != f"{parent:.3f}×" and row[3].startswith("1.1394"), row
     # 学生报过：只有那一行多印几位（1.19526× 更差），父程序那句和别的行还是 1.195×。整列和父程序那句同样的位数
     assert rows[0][-1] == "一样快" and {len(r[3].split(".")[1]) for r in rows} == {d + 1} and d > 3   # 末尾的 ×
+
+
+@pytest.mark.parametrize("valley", [True, False])
+def test_demo2_points_to_demo3s_valley_only_when_that_observation_holds(valley):
+    """助教报过：L40S 上演示 3 的山谷那句是【本次不成立】，演示 2 的观察还说"（演示 3 的山谷）"，指着一句不成立的话。"""
+    from conftest import load_script
+    s02 = load_script("lecture14/02_llm_proposal.py", "valley_pointer_02")
+    stats = {op: dict(n=200, better=b, bad=u, same=0) for op, b, u in
+             (("targeted", 60, 10), ("single_field", 10, 80), ("threshold", 20, 5), ("add_rule", 5, 0),
+              ("remove_rule", 4, 0), ("crossover", 12, 0))}
+    said = "".join(str(s02.obs_kinds(stats, valley)).split())
+    assert FAILED not in said and ("（演示3的山谷）" in said) == valley, said
