@@ -477,9 +477,10 @@ def main(argv=None) -> int:
                 import traceback                              # 客户端的重试也看得到它，认得出是服务器的错（讲师报过：
                 traceback.print_exception(bug)                # make openevolve 只数到"连不上 ×4"——OpenEvolve 的 openai
                 sys.stderr.flush()                            # 库重试的时候服务器已经退出了）
-                end = time.monotonic() + BUG_LINGER
-                while time.monotonic() < end and wanted():
+                started = time.monotonic()
+                while time.monotonic() - started < BUG_LINGER and wanted():
                     time.sleep(0.1)
+                lingered = time.monotonic() - started            # 启动它的进程先没了时不到 BUG_LINGER 秒
     except OSError as e:
         why = {errno.EADDRINUSE: "这个端口已经有程序在用", errno.EACCES: "没有权限用这个端口（1024 以下的端口要管理员权限）",
                errno.EADDRNOTAVAIL: "这台机器上没有这个地址"}.get(e.errno) or e.strerror or str(e)
@@ -487,7 +488,7 @@ def main(argv=None) -> int:
         return 1
     if bug is not None:
         print(f"MockLLM 服务器停下了：MockLLM 出了程序错误（上面是它的 traceback；这是本讲代码的错，不是客户端的；"
-              f"之后的 {BUG_LINGER:g} 秒里每个补全都回了 HTTP 500，说是服务器出了错），退出码 1。", file=sys.stderr)
+              f"之后的 {lingered:.1f} 秒里每个补全都回了 HTTP 500，说是服务器出了错），退出码 1。", file=sys.stderr)
         return 1
     return 0
 

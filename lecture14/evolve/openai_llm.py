@@ -435,7 +435,7 @@ def _said_url(url: str) -> str:
 
 def redact(text: str, key: str | None) -> str:
     """抹掉文本里的密钥（原样的和 URL 编码过的：服务器能把收到的密钥放进模型名、转向地址、回复里回给我们），也抹掉
-    屏幕上还认得出是它（或它的一大段）的改写：见 _fragments。很短的"密钥"（本机服务器常用的占位符，如 EMPTY）
+    屏幕上还认得出是它（或它的一大段）的改写：见 _cut_fragments。很短的"密钥"（本机服务器常用的占位符，如 EMPTY）
     不算秘密，也不能抹：会把回复抹坏。花的时间和文本的长度成正比（乘上密钥的长度，在 C 里）。"""
     if not key or len(key) < 8:
         return text

@@ -190,7 +190,8 @@ def child_env(bases) -> dict:
     """跑 OpenEvolve 的子进程的环境：本机的地址不走环境里的代理（不然连 MockLLM 服务器的请求也交给了代理，
     并排比较就不成立）；明文 http 的 api_base（bases 里的每一个）也不走代理（代理看得到请求里的密钥）——和本讲的
     客户端一个规矩。"""
-    env = {k: v for k, v in os.environ.items() if k not in dropped_openai_vars()}
+    dropped = set(dropped_openai_vars())
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["PYTHONHASHSEED"] = "0"
     hosts = ["127.0.0.1", "localhost", "::1"]
     for base in bases:
