@@ -421,6 +421,19 @@ def test_05_success_rates_fail_when_targeted_is_no_better(table):
     fails(claim(obs, WORDS["ops"]), out, ["2 倍"], ["targeted 15/1,200（1%）", "single_field 15/840（2%）", "小模型提了 0 次"])
 
 
+def test_05_small_model_points_to_demo2_only_when_demo2_holds(table):
+    """助教在 L40S 上报过：演示 1 说小模型"演示 2 说为什么这很要紧"，演示 2 的那条观察却印着【本次不成立】。
+    现在演示 1 只在演示 2 成立时指过去。"""
+    pointer = flat("演示 2 说为什么这很要紧")
+    obs, out = ablations(table, results())
+    holds(claim(obs, WORDS["ops"]), out)
+    assert pointer in flat(claim(obs, WORDS["small"]).text)
+    full = [result(t, accepted={"targeted": 5, "single_field": 5}) for t in (1.27, 1.28, 1.29)]
+    obs, out = ablations(table, results(full=full))
+    assert not claim(obs, WORDS["ops"]).ok
+    assert claim(obs, WORDS["small"]).ok and pointer not in flat(out), out
+
+
 def test_05_most_successful_kind_is_compared_with_every_kind_not_just_the_two_in_the_table(table):
     """审读报过：05 --seeds 7 说 targeted（15.4%）"正是成功率最高的那种修改"，可 crossover 是 31/191（16.2%）——
     表里只印了两种，句子却在说所有种类。现在和完整系统里每种修改比（提了不到 MIN_TRIED 次的不比）。"""
