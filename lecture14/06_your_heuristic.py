@@ -206,15 +206,15 @@ def demo2_per_shape(program, table):
 
 # ---------------------------------------------------------------- 演示 3
 
-def reasons(mine: dict, best: dict, mine_cfg, best_cfg) -> list[str]:
-    """从两份 explain 里读出为什么慢：每一句都是比较两个算出来的数。张量核效率低时说清是哪个因子
+def reasons(mine: dict, best: dict, mine_cfg, best_cfg, digits: int = 1) -> list[str]:
+    """从两份 explain 里读出为什么慢：每一句都是比较两个算出来的数（微秒印 digits 位小数，和上面的表一样）。张量核效率低时说清是哪个因子
     （sched_lab.mma_parts：旧的 MMA 路径，还是每个 warp 的块太小；效率是两个因子的积，低了至少一个因子低）。"""
     out = []
     big = max(mine["judged_us"], key=mine["judged_us"].get)       # 和 explain 判瓶颈一样："搬"取搬和 L2 总里大的
     how = "（按全芯片的 L2 总量算）" if mine["judged_us"][big] > mine["parts_us"][big] else ""
     theirs = "（按 L2 总量算）" if best["judged_us"][big] > best["parts_us"][big] else ""   # 最优那边也可能是 L2 总
-    out.append(f"你的时间里最大的一项是\"{big}\"{how}：{mine['judged_us'][big]:,.1f} µs，"
-               f"最优配置的同一项{theirs or ' '}{best['judged_us'][big]:,.1f} µs")     # "）"后面不空格
+    out.append(f"你的时间里最大的一项是\"{big}\"{how}：{mine['judged_us'][big]:,.{digits}f} µs，"
+               f"最优配置的同一项{theirs or ' '}{best['judged_us'][big]:,.{digits}f} µs")     # "）"后面不空格
     if mine["tiles"] < SMS and best["tiles"] > mine["tiles"]:
         out.append(f"你只切出 {mine['tiles']} 个块，{SMS} 个 SM 有 {SMS - mine['tiles']} 个闲着；最优切出 {best['tiles']} 个")
     if mine["tiles_per_sm"] > best["tiles_per_sm"]:
@@ -244,6 +244,13 @@ def obs_explain(n_checked: int, n_bigger: int):
                  [("至少拆开了一个形状", n_checked > 0), ("每个拆开的形状都是这样", n_bigger == n_checked)])
 
 
+def ratio_digits(mine_us: float, best_us: float, ratio: float) -> int:
+    """表里的微秒印几位小数（1 到 4）：用印出来的两个时间相除，得到的正是标题里印的"慢几倍"（两位小数）。
+    学生报过：标题说慢 3.39×，表里 56.1 µs ÷ 16.5 µs 却是 3.40。"""
+    said = f"{ratio:.2f}"
+    return next((d for d in range(1, 5) if f"{round(mine_us, d) / round(best_us, d):.2f}" == said), 4)
+
+
 def demo3_explain(program, table, ratios):
     worst = [s for s in worst_first(ratios) if ratios[s] > 1 + SAME][:WORST]     # 只拆真的输了的
     if not worst:
@@ -259,11 +266,13 @@ def demo3_explain(program, table, ratios):
     for s in worst:
         mine_cfg, (best_cfg, _) = choose(program, s), table.oracle(s)
         mine, best = explain(mine_cfg, s.M, s.N, s.K), explain(best_cfg, s.M, s.N, s.K)
+        d = ratio_digits(mine["time_us"], best["time_us"], ratios[s])
+        us = lambda v: f"{v:,.{d}f} µs"                                                    # noqa: E731
         rows = [["配置", cfg_text(mine_cfg), cfg_text(best_cfg)],
-                ["时间", f"{mine['time_us']:,.1f} µs", f"{best['time_us']:,.1f} µs"],
+                ["时间", us(mine["time_us"]), us(best["time_us"])],
                 ["瓶颈（explain 判的）", mine["bound"], best["bound"]]]
-        rows += [[f"  {k}", f"{v:,.1f} µs", f"{best['parts_us'][k]:,.1f} µs"] for k, v in mine["parts_us"].items()]
-        rows += [["  L2 总（全芯片）", f"{mine['l2_total_us']:,.1f} µs", f"{best['l2_total_us']:,.1f} µs"]]
+        rows += [[f"  {k}", us(v), us(best["parts_us"][k])] for k, v in mine["parts_us"].items()]
+        rows += [["  L2 总（全芯片）", us(mine["l2_total_us"]), us(best["l2_total_us"])]]
         rows += [["块数", f"{mine['tiles']:,}", f"{best['tiles']:,}"],
                  ["最忙的 SM 做几个块", str(mine["tiles_per_sm"]), str(best["tiles_per_sm"])],
                  ["每个 SM 同时放几个 CTA", str(mine["ctas_per_sm"]), str(best["ctas_per_sm"])],
@@ -274,7 +283,7 @@ def demo3_explain(program, table, ratios):
         big = max(mine["judged_us"], key=mine["judged_us"].get)
         n_checked += 1
         n_bigger += mine["judged_us"][big] > best["judged_us"][big]
-        print_note("为什么：" + "；".join(reasons(mine, best, mine_cfg, best_cfg)) + "。")
+        print_note("为什么：" + "；".join(reasons(mine, best, mine_cfg, best_cfg, d)) + "。")
     return [obs_explain(n_checked, n_bigger)]
 
 

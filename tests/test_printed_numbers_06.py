@@ -179,6 +179,8 @@ def test_demo3_explain_blocks(stdout, table, yours):
         # 千位分隔：学生报过 500 条规则的表跑出 "20491.8 µs"、"60398.0 MB"，别处都印 "4,247.1"
         assert not [c for k, r in rows.items() if k != "配置" for c in r[1:] if re.search(r"\d{4}", c)], rows
         assert shows(rows["时间"][1], times[INDEX[mine]] * 1e6) and shows(rows["时间"][2], times.min() * 1e6)
+        # 学生报过：标题说慢 3.39×，表里 56.1 µs ÷ 16.5 µs 却是 3.40——照表里的两个时间算，得到的就是标题的数
+        assert f"{number(rows['时间'][1]) / number(rows['时间'][2]):.2f}" == printed, (printed, rows["时间"])
         for col, c in ((1, mine), (2, best)):
             e = explain(c, s.M, s.N, s.K)
             assert number(rows["块数"][col]) == math.ceil(s.M / c.BM) * math.ceil(s.N / c.BN)
