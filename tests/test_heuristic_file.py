@@ -146,6 +146,20 @@ def test_ignored_code_is_warned(tmp_path):
     assert any("第二个 EVOLVE 块" in w for w in h.warnings) and any("外面" in w for w in h.warnings)
 
 
+def test_an_import_between_the_markers_is_warned_not_silently_ignored(tmp_path):
+    """学生报过：EVOLVE 块里写 import math，04 一声不吭地跑完。程序只被读、不被执行：提醒这行不起作用（行号是它的）。
+    没有标记的文件（整个文件都读）开头的 from kernel_lab import Config 是正常的，不提醒。"""
+    block_at = (HEAD + BODY + TAIL).split("\n").index("# EVOLVE-BLOCK-START")
+    lines = (HEAD + BODY + TAIL).split("\n")
+    lines[block_at + 1:block_at + 1] = ["import math", "from os import path"]
+    h = read_heuristic(write(tmp_path, "\n".join(lines)))
+    assert h.program == GOOD
+    got = {int(w.split(":")[1]): w for w in h.warnings}
+    assert set(got) == {block_at + 2, block_at + 3} and all("import 不起作用" in w for w in got.values()), h.warnings
+    bare = "".join(l for l in (HEAD + BODY + TAIL).splitlines(True) if "EVOLVE-BLOCK" not in l)
+    assert "import" in bare and read_heuristic(write(tmp_path, bare, name="b.py")).warnings == ()
+
+
 def test_launch_errors_still_raised(tmp_path):
     # 启动不了的分支：还是 ProgramError，行号是那个分支（和以前一样）
     path = write(tmp_path, HEAD + BODY.replace("BM=128, BN=128", "BM=256, BN=128") + TAIL)

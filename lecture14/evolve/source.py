@@ -10,7 +10,7 @@ parse(源代码) 读出第一对 EVOLVE-BLOCK 标记之间的 def choose_config(
   3. 其余的交给 ast：什么写法都能给出带行号、用学生的话说的说明（全角标点、x = 1、改了名字的函数……）。
      认不出来的那一句要是自己就错了，先单独读它，不必把上万行的文件交给 ast 读一遍。
 从不 eval / exec；除了 ProgramError 不抛别的异常；不递归（很长的 elif 链也行）；不打印任何东西。
-ignored_code 找出文件里会被忽略的代码（第二个 EVOLVE 块、标记外面的 def choose_config）。
+ignored_code 找出文件里会被忽略的代码（第二个 EVOLVE 块、标记外面的 def choose_config、块里的 import）。
 """
 
 from __future__ import annotations
@@ -124,7 +124,8 @@ def _block(source: str, filename: str) -> tuple[int, str]:
 
 def ignored_code(source: str) -> list[tuple[int, str]]:
     """文件里会被忽略的代码：[(行号, 一句说明)]。parse 只读第一对 EVOLVE-BLOCK 标记之间的文本，所以第二个 EVOLVE 块、
-    标记外面的 def choose_config 都不起作用——学生多半以为它们起作用。没有标记时整个文件都读，没有什么被忽略。
+    标记外面的 def choose_config 都不起作用——学生多半以为它们起作用；块里的 import 也一样（程序只被读、不被执行）。
+    没有标记时整个文件都读，没有什么被忽略（文件头的 from kernel_lab import Config 是让它也是合法的 Python）。
     （找 def 用 ast 读整个文件：说明文字里写的 def 不算；整个文件不是合法的 Python 时就不找了。）"""
     start = _marker(source, "EVOLVE-BLOCK-START")
     if start < 0:
@@ -148,6 +149,10 @@ def ignored_code(source: str) -> list[tuple[int, str]]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         tree = None
     for node in tree.body if tree is not None else ():
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and first < node.lineno < last:
+            # 学生报过：块里写 import math，运行一声不吭——程序只被读、不被执行，import 什么都不做
+            out.append((node.lineno, "这行 import 不起作用：两条标记之间的代码只被读、不被执行，choose_config 里只能用 "
+                                     "M、N、K、数字、if 和 return Config(...)，用不到模块；可以删掉"))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "choose_config" \
                 and not first < node.lineno < last and not (second >= 0 and node.lineno > second):
             out.append((node.lineno, f"这个 def choose_config 在 {BLOCK_START} … {BLOCK_END} 外面，不会被读："
