@@ -180,6 +180,14 @@ def test_E4_simplify_keeps_behaviour(run0):
     assert equivalent(best, simp)
 
 
+def test_E4_evolved_code_often_has_dead_rules(table):
+    # 讲义（演示 2 的第三句观察）："进化出来的代码常有死规则"：演示 3 的十次进化（两种划分 × 种子 0–4）里，至少一半
+    # 最好的程序有死规则（种子 0 那一个可以恰好没有：讲师的脚本印"删掉死规则后"条数一样时，这句话说的仍是常态）
+    done = [best for runs in demo3(table, BUDGET, len(SEEDS)).values() for _, best, _ in runs]
+    with_dead = [best for best in done if simplify(best).n_rules() < best.n_rules()]
+    assert len(done) == 2 * len(SEEDS) and 2 * len(with_dead) >= len(done), (len(with_dead), len(done))
+
+
 def test_E5_printed_diff_reproduces_child(run0):
     # 印出来的 SEARCH/REPLACE 打到父程序的源码上，得到的正是子程序的源码，并且解析回同一个程序
     best, res = run0[0]["best"]
