@@ -54,7 +54,8 @@ from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS, RUN_04  # noqa: E402
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.mock_llm import OP_SAID, OPS  # noqa: E402
-from evolve.problem import EXPERT_FILE, distinct_sizes, edit_example, pair_projections, read_heuristic, split_names  # noqa: E402
+from evolve.problem import (EXPERT_FILE, distinct_sizes, edit_example, expert_changed_note, pair_projections,  # noqa: E402
+                            read_heuristic, split_names)
 from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, VALID_INDEX, Config, problems, regs_per_thread  # noqa: E402
@@ -177,6 +178,8 @@ def demo1_problem(table, train, test):
                                                        # 一条规则里重复的条件时规则数不变，不说：学生报过"其中 0 条……"）
         print_note(f"其中 {EXPERT.n_rules() - simp.n_rules()} 条规则去掉也一样（走不到，或者它管的形状后面的分支给同样的"
                    f"配置）：simplify 以后 {simp.n_rules()} 条，选的配置一个不差。进化从读到的 {EXPERT.n_rules()} 条出发。")
+    if expert_changed_note():                          # 学生照"可以试试"改过专家：讲义的论断说的是讲义那份
+        print_note(expert_changed_note())
     for w in warnings[:MAX_WARNINGS]:
         print_note(f"注意：{w}")
     if len(warnings) > MAX_WARNINGS:                   # 贴进来一张几百条规则的表：不要印几百行"注意"

@@ -43,8 +43,8 @@ from console import Charts, gpu_flag  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, RUN_04  # noqa: E402  （04 默认运行的种子和预算：同样的两个数时，"进化出的"就是那一次）
-from evolve.problem import (EXPERT_FILE, copy_suggestion, edit_example, file_to_edit, from_root,  # noqa: E402
-                            load_or_explain, source_view, split_names)
+from evolve.problem import (EXPERT_FILE, copy_suggestion, edit_example, expert_changed_note, file_to_edit,  # noqa: E402
+                            from_root, load_or_explain, source_view, split_names)
 from evolve.program import dead_rules, equivalent, removed_lines  # noqa: E402
 from sched_lab import SMS, explain, mma_parts  # noqa: E402
 
@@ -338,6 +338,8 @@ def run_demos(a, program) -> list:
     """演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
     print_note(f"设置：{from_root(a.file)} --seed {a.seed} --budget {a.budget}"      # 路径可能很长：按宽度折行
                + (" --evolve" if a.evolve else "") + gpu_flag())
+    if expert_changed_note():                            # 你比的"专家"是改过的那份：练习的提示说的是讲义的那份
+        print_note(expert_changed_note())
     table = TimeTable()
     evolved, evolved_score = {}, None
     for how in SPLITS:                                   # 和 04 一样：从专家出发、同一个种子和预算

@@ -1059,3 +1059,23 @@ def test_a_failed_observation_with_several_conditions_names_the_one_that_missed(
     _, fn, _, bad, _ = next(c for c in obs_cases() if c[0] == name)
     text = str(fn(*bad))
     assert "没做到的是：" in text and part in text.split("没做到的是：", 1)[1], text
+
+
+def test_04_and_06_say_when_the_expert_is_not_the_lectures(project):
+    """学生报过：照 04 的"可以试试"把 expert_heuristic.py 的 if M <= 16 改成 if M <= 64，再做 README 的练习，06 说没赢
+    "专家"——比的是改过的那份，却一个字没说。现在 04、06 都说一句，告诉他怎么恢复；没改过（或只改了说明文字）不说。"""
+    env = dict(os.environ)
+    env.pop("MINI_ALPHAEVOLVE_EXPERT")                     # 拷贝自己的 expert_heuristic.py：学生运行时就是它
+    expert = project / "lecture14" / "expert_heuristic.py"
+    text = expert.read_text(encoding="utf-8")
+    expert.write_text(text.replace("# EVOLVE-BLOCK-START", "# 我的说明\n# EVOLVE-BLOCK-START"), encoding="utf-8")
+    for args in (("lecture14/06_your_heuristic.py", "--quick"), ("lecture14/04_alphaevolve_tiling.py", "--quick")):
+        out = run_script_fresh(*args, cwd=project, env=env, timeout=300)
+        assert out.returncode == 0 and "和讲义的专家选的配置不一样" not in re.sub(r"\s+", "", out.stdout), out.stderr
+    assert "if M <= 16:" in text
+    expert.write_text(text.replace("if M <= 16:", "if M <= 64:", 1), encoding="utf-8")
+    for args in (("lecture14/06_your_heuristic.py", "--quick"), ("lecture14/04_alphaevolve_tiling.py", "--quick")):
+        out = run_script_fresh(*args, cwd=project, env=env, timeout=300)
+        said = re.sub(r"\s+", "", out.stdout)
+        assert out.returncode == 0 and "和讲义的专家选的配置不一样" in said, (args, out.stdout[:2000])
+        assert "gitcheckoutlecture14/expert_heuristic.py" in said, args

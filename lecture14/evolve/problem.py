@@ -20,7 +20,7 @@ from kernel_lab import VALID, VALID_INDEX, Config, off_grid, problems
 from llama_shapes import LAYERS, MODEL_OF, PROJECTIONS, TOKENS  # noqa: F401  （投影的 (N, K)、所属模型和 M，第 13 讲定义）
 from sched_lab import time_valid
 
-from .program import Program, Rule, branch_index, choose, dead_rules
+from .program import Program, Rule, branch_index, choose, dead_rules, equivalent
 from .source import ProgramError, find_block, ignored_code, parse
 
 LOG_QUANTUM = 2.0 ** -24           # log(时间) 的量化步长（约 6e-8，相对时间误差远小于模型本身的误差）
@@ -504,3 +504,20 @@ except (OSError, ProgramError) as e:            # 学生改坏了专家启发式
         _say(_said)
         raise SystemExit(1) from None
     raise SystemExit(_said) from None
+
+
+def expert_changed_note() -> str:
+    """专家启发式选的配置和讲义钉住的那份（LECTURE_EXPERT_FILE）不一样时的一句提醒；一样时（只改了说明文字、
+    规则的写法）是空串。学生报过：照 04 的"可以试试"改了 expert_heuristic.py，再做 README 的练习，06 说没赢专家——
+    它比的是改过的专家，却一个字没说。04、06 印这一句。"""
+    try:
+        lecture = load_heuristic(LECTURE_EXPERT_FILE)
+    except (OSError, ProgramError):
+        return ""
+    if EXPERT == lecture or equivalent(EXPERT, lecture):
+        return ""
+    restore = (f"恢复讲义的原样：git checkout {display_path(STUDENT_EXPERT_FILE)}"
+               if os.path.realpath(EXPERT_FILE) == os.path.realpath(STUDENT_EXPERT_FILE) else
+               f"它来自环境变量 {EXPERT_ENV}，unset {EXPERT_ENV} 就用回 {display_path(STUDENT_EXPERT_FILE)}")
+    return (f"注意：专家启发式 {display_path(EXPERT_FILE)} 和讲义的专家选的配置不一样（改过？）：这里的\"比专家快几倍\""
+            f"都以它为分母，讲义的论断和 README 练习里的提示说的是讲义的那份；{restore}。")
