@@ -402,15 +402,41 @@ def print_with_command(text: str, command: str, indent: str = "") -> None:
 LISTING_LINES = 40      # 一份代码清单最多印几行（学生贴进来一张 500 条规则的表时，不要印几千行）
 
 
-def listing(text: str, whole: str = "", limit: int = LISTING_LINES) -> str:
+FOLDED_FILE = "（比终端宽的行折开印了，续行多缩进四格；文件里那是一整行。）"
+
+
+def _fold_code(line: str, width: int, prefix: str = "") -> tuple[list[str], bool]:
+    """文件里的一行代码（前面可以有行号 prefix）：制表符按 Python 的规矩展开成空格（一个 tab 到下一个 8 的倍数），
+    比 width 宽时按显示宽度折开，续行比这一行的缩进再多四格。返回 (印出来的几行, 折了没有)。学生报过：
+    expert_heuristic.py 里一行长的中文注释在 80 列的终端里印成 113 列，制表符原样印出来、和上下行对不齐。"""
+    code = line.expandtabs(8)
+    full = prefix + code
+    if display_width(full) <= width:
+        return [full], False
+    lead = " " * (display_width(prefix) + len(code) - len(code.lstrip(" ")))
+    return wrap(full, width, lead + "    "), True
+
+
+def listing(text: str, whole: str = "", limit: int = LISTING_LINES, fold: bool = False) -> str:
     """一份代码（程序、LLM 的回复）的清单：不超过 limit 行就整个原样返回（代码行不折，能照着抄）；更长的只留开头
     limit 行（第 limit 行以冒号结尾时少留一行：不停在一个 if 上），再加一句一共几行（whole 不空时说整份在哪），
-    这句按终端宽度折行。"""
+    这句按终端宽度折行。fold=True（学生自己的文件，不用照着抄）时比终端宽的行折开、制表符展开，末尾说一句折过。"""
     lines = text.rstrip("\n").split("\n")
-    if len(lines) <= limit:
-        return "\n".join(lines)
-    shown = limit - 1 if lines[limit - 1].rstrip().endswith(":") else limit   # 不停在一个 if 上、下面却没有它的 return
-    return "\n".join(lines[:shown] + wrap("    " + _cut_note(len(lines), shown, whole), wrap_width(), "      "))
+    shown = len(lines) if len(lines) <= limit else \
+        limit - 1 if lines[limit - 1].rstrip().endswith(":") else limit   # 不停在一个 if 上、下面却没有它的 return
+    out, folded = [], False
+    for line in lines[:shown]:
+        if fold:
+            got, f = _fold_code(line, wrap_width())
+            out += got
+            folded |= f
+        else:
+            out.append(line)
+    if folded:
+        out += wrap(FOLDED_FILE, wrap_width())
+    if shown < len(lines):
+        out += wrap("    " + _cut_note(len(lines), shown, whole), wrap_width(), "      ")
+    return "\n".join(out)
 
 
 def _cut_note(total: int, shown: int, whole: str) -> str:
@@ -419,12 +445,18 @@ def _cut_note(total: int, shown: int, whole: str) -> str:
 
 
 def print_numbered(lines: list[tuple[int, str]], limit: int, whole: str) -> None:
-    """一个文件的原文，左边是行号：(行号, 那一行) 的列表。行号占的宽度按印出来的行号算（一行代码不折，能照着抄）；
-    超过 limit 行只印开头 limit 行，再说一共几行、整份在哪（whole）。"""
+    """一个文件的原文，左边是行号：(行号, 那一行) 的列表。行号占的宽度按印出来的行号算；比终端宽的行折开
+    （续行多缩进四格，末尾说一句）、制表符展开成空格（_fold_code）。超过 limit 行只印开头 limit 行，再说一共几行、
+    整份在哪（whole）。"""
     shown = lines[:limit]
     w = len(str(shown[-1][0])) if shown else 1
+    folded = False
     for n, text in shown:
-        print(f"{n:>{w}} | {text}")
+        got, f = _fold_code(text, wrap_width(), f"{n:>{w}} | ")
+        print("\n".join(got))
+        folded |= f
+    if folded:
+        print_note(FOLDED_FILE)
     if len(lines) > limit:
         print_note(_cut_note(len(lines), limit, whole))
 

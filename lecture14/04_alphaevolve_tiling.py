@@ -172,7 +172,7 @@ def demo1_problem(table, train, test):
         print_note(f"专家启发式（{name}，进化的起点），照文件里写的原样：")
         if not marked:                                 # 学生删了标记：和 01、06 一样说一句
             print_note("（文件里没有 EVOLVE-BLOCK 标记，读的是整个文件。）")
-        print(f"{listing(src, name)}\nevolve 读到的规则（规范化以后的写法，进化从它出发）：\n" + listing(render(EXPERT)))
+        print(f"{listing(src, name, fold=True)}\nevolve 读到的规则（规范化以后的写法，进化从它出发）：\n" + listing(render(EXPERT)))
     simp = simplify(EXPERT)
     if simp.n_rules() < EXPERT.n_rules():              # 和 01、06 一样说出来：贴进来的表里很多规则去掉也一样（只合并了
                                                        # 一条规则里重复的条件时规则数不变，不说：学生报过"其中 0 条……"）

@@ -281,3 +281,25 @@ def test_apart_digits_prints_neighbours_that_differ_as_different_numbers():
     assert apart_digits([1.5, 1.5, 1.6], 1) == 1                          # 本来就相等的两个数不算
     assert apart_digits([1.0, 1.0 + 1e-12], 3) == 6                       # 最多 6 位
     assert apart_digits([], 3) == 3
+
+
+def test_a_students_file_is_folded_to_the_terminal_and_its_tabs_expanded(monkeypatch):
+    """学生报过：expert_heuristic.py 里一行长的中文注释在 80 列的终端里印成 113 列，制表符原样印出来。学生自己的文件
+    （带行号的 print_numbered，04 的 listing(fold=True)）折到终端宽度、续行多缩进四格、末尾说一句；不折的清单
+    （LLM 的回复、渲染出的程序：要能照着抄）一个字节不动。"""
+    import console
+    monkeypatch.setattr(console, "wrap_width", lambda: 80)
+    long = "    if M <= 16:  # " + "很长的中文注释" * 12
+    lines = [(33, "def choose_config(M, N, K):"), (34, long), (35, "\t\treturn Config(BM=16)")]
+    buf = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", buf)
+    console.print_numbered(lines, 40, "x.py")
+    out = buf.getvalue().splitlines()
+    assert all(display_width(x) <= 80 for x in out) and "\t" not in buf.getvalue(), out
+    assert out[0] == "33 | def choose_config(M, N, K):" and out[1].startswith("34 |     if M <= 16:  # 很长")
+    assert out[2].startswith(" " * (5 + 4 + 4)) and not out[2].startswith(" " * 14)     # 行号、这行的缩进、再四格
+    assert re.sub(r"\s+", "", "".join(out[1:-2]))[3:] == re.sub(r"\s+", "", long)      # 折开的几行：字一个不少
+    assert out[-2] == "35 |                 return Config(BM=16)" and "折开印了" in out[-1]
+    folded = console.listing("\n".join(t for _, t in lines), fold=True).splitlines()
+    assert all(display_width(x) <= 80 for x in folded) and "折开印了" in folded[-1] and "\t" not in "".join(folded)
+    assert console.listing("\n".join(t for _, t in lines)) == "\n".join(t for _, t in lines)   # 不折的原样
