@@ -307,8 +307,18 @@ def ensure_numpy() -> None:
     if os.path.exists(VENV_PYTHON) and not _in_venv() and not os.environ.get(REEXEC_FLAG):
         reexec()                                             # 回来了就是 .venv 坏了：落到下面那句话
     say(f"这个脚本要用 numpy，但 {sys.executable} 里没有：在仓库根目录（{ROOT}）运行一次 make run"
-        "（它会建 .venv 并装好 numpy，之后 python3 运行脚本会自动改用 .venv），或者 pip install numpy。")
+        "（它会建 .venv 并装好 numpy，之后 python3 运行脚本会自动改用 .venv）"
+        + ("。" if externally_managed() else "，或者 pip install numpy。"))
     raise SystemExit(1)
+
+
+def externally_managed() -> bool:
+    """这个 Python 是不是系统管着的（PEP 668：标准库目录里有 EXTERNALLY-MANAGED，Debian、Ubuntu 的 python3 就是）：
+    那里 pip install numpy 会被拒绝，不要建议它（学生报过）。虚拟环境里不算。"""
+    import sysconfig
+    if sys.prefix != sys.base_prefix:
+        return False
+    return os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))
 
 
 def reexec() -> None:

@@ -206,7 +206,15 @@ def test_without_numpy_and_without_venv_one_sentence_and_exit_1(tmp_path, no_num
                            timeout=60)
         assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
         lines = p.stderr.strip().splitlines()
-        assert len(lines) == 1 and "make run" in lines[0] and "pip install numpy" in lines[0], p.stderr
+        assert len(lines) == 1 and "make run" in lines[0], p.stderr
+        # 学生报过：系统管着的 python3（PEP 668，Debian 的就是）会拒绝 pip install numpy：那时不建议它
+        managed = subprocess.run(["python3", "-c", "import runner; print(runner.externally_managed())"], env=env,
+                                 cwd=os.path.join(repo, "lecture01"), capture_output=True, text=True, timeout=60)
+        externally = subprocess.run(["python3", "-c", "import os, sys, sysconfig; print(sys.prefix == sys.base_prefix and "
+                                     "os.path.exists(os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')))"],
+                                    env=env, capture_output=True, text=True, timeout=60).stdout.strip() == "True"
+        assert managed.stdout.strip() == str(externally), managed
+        assert ("pip install numpy" in lines[0]) == (not externally), p.stderr
 
 
 def test_lecture_style_run_from_the_script_directory_with_a_numpy_less_python3(no_numpy_path):
