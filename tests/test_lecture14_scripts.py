@@ -771,6 +771,10 @@ def test_03_suggestions(defaults):
             assert f"--budget {args.budget if ran == c else ran.split()[-1]} --seeds {args.seeds}" in out
             if seeds:
                 assert f"（{seeds.group(1)} 个种子" in out
+            # 学生报过：--seeds 6 跑了 16 秒，建议却没说要久一些。说的倍数就是提议总数之比（预算 × 种子数）
+            what = next(w for w, cmd in suggestions(defaults["03"].stdout) if cmd == c)
+            times = args.budget * args.seeds / (s03.BUDGET * s03.SEEDS)
+            assert f"提议是这次的 {times:g} 倍，要跑得久一些" in what and times > 1, what
         else:
             out = run_pristine(c).stdout
         if "04_" in c:
