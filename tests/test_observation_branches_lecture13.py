@@ -239,7 +239,16 @@ def test_tuning_runs_say_all_when_every_shape_is_in_range():
     # 审读时报过：同一个旋钮下 88 个形状全在 10–999 次之间，句子说"88 个形状里 88 个（至少四分之三）"
     obs = "".join(items(TM.demo3_guided, TM.TOLERANCE, knobs=dict(L2_BW=1.54e13)))
     n = len(LAYERS) * len(TOKENS)
-    assert f"{n} 个形状里 {n} 个（全部）在 10–999 次之间" in obs and "（至少四分之三）在" not in obs
+    assert f"{n}个形状里{n}个在10–999次之间（全部）" in re.sub(r"\s+", "", obs) and "四分之三" not in obs
+
+
+def test_tuning_runs_say_what_share_is_in_range():
+    # 学生报过："88 个形状里 85 个（至少四分之三）在 10–999 次之间"读着别扭（括号里是判据）：现在说占多少
+    obs = re.sub(r"\s+", "", "".join(items(TM.demo3_guided, TM.TOLERANCE)))
+    m = re.search(r"(\d+)个形状里(\d+)个在10–999次之间（(全部|占(\d+)%)）", obs)
+    assert m and "四分之三" not in obs, obs
+    n, k = int(m[1]), int(m[2])
+    assert (m[3] == "全部") == (k == n) and (k == n or int(m[4]) == round(100 * k / n)), m.group(0)
 
 
 @pytest.mark.h100_golden
