@@ -645,7 +645,10 @@ def llm_cost_rows(book, failed, budget):
     """用真的 LLM 时成本表多出的几行：调用次数（真的发出去的）、token、用时、没用上的提议。"""
     tok = lambda key: token_text(book, key)  # noqa: E731
     skipped = f"（另 {book['not_sent']:,} 个提议没问：接连失败以后不再调用）" if book["not_sent"] else ""
-    return [["LLM：调用次数（每个提议最多一次）", f"{book['calls']:,} 次{skipped}"],
+    # 讲师报过：服务器回 429、5xx 或连不上时一次调用会重试，托管的 API 按请求收钱：重试过时多印一行真的发了几个请求
+    retried = ([["LLM：发出去的 HTTP 请求（含重试）", f"{book['requests']:,} 个"]]
+               if book["requests"] != book["calls"] else [])
+    return [["LLM：调用次数（每个提议最多一次）", f"{book['calls']:,} 次{skipped}"]] + retried + [
             ["LLM：提示（输入）", tok("prompt")],
             ["LLM：回复（输出）", tok("completion")],
             ["LLM：等回复的时间合计（并发时几个请求的时间叠在一起算）", f"{book['latency_total']:.1f} 秒"],

@@ -344,6 +344,16 @@ def _escape_ids(s, out, path, body, n):
     out.write(whole(json.dumps({"data": [{"id": i} for i in ids]}).encode()))
 
 
+def _reset_mid_body(s, out, path, body, n):
+    """200、长度头对，正文只写一半，然后用 RST 断开（SO_LINGER 0）：服务器已经答了，回复没传完。"""
+    data = whole(chat_body(stub_edit(_user(body)), n))
+    out.write(data[:len(data) - 40])
+    time.sleep(0.05)
+    import struct
+    out.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    out.sock.close()
+
+
 MODES = {
     "list": _list,                            # GET /models：model_ids 里的模型
     "edit": _edit,                            # 一个能打上的修改
@@ -354,6 +364,8 @@ MODES = {
     **{str(c): _redirect(c) for c in (301, 302, 303, 307, 308)},   # 转到 location
     "ftp": _ftp,                              # 转到 ftp://
     "http500": _status(500),                  # 500，不带 Retry-After
+    "retry_after": _status(429, ["Retry-After: 0.6"]),   # 429，让等 0.6 秒再试
+    "reset_mid_body": _reset_mid_body,        # 200，正文传到一半被重置
     "status999": _status(999),                # HTTP 里没有的状态码
     "status404": _status(404),
     # http:// 对着 https 的端口：Go 的服务器这样回（nginx 回 "The plain HTTP request was sent to HTTPS port"）

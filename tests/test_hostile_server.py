@@ -504,6 +504,10 @@ def test_04_against_a_server_that_fails_everything_ends_in_seconds():
     said = [line for line in p.stderr.splitlines() if GAVE_UP in line]
     assert len(said) == 1 and "接连 4 次调用失败" in said[0]
     assert posts == 2 * 4 + 2 and elsewhere == [] and KEY not in p.stdout + p.stderr
+    # 讲师报过：服务器收到 10 个 POST，成本表只说"调用次数 4 次"：重试也是请求（托管的 API 按请求收钱）
+    flat = "".join(p.stdout.split())
+    assert f"LLM：调用次数（每个提议最多一次）{GIVE_UP_AFTER}次" in flat
+    assert f"LLM：发出去的HTTP请求（含重试）{posts}个" in flat
 
 
 @ahead(waits=True)
@@ -940,3 +944,32 @@ def test_replay_of_a_hand_edited_file_does_not_show_the_key(tmp_path, monkeypatc
     replay = ReplayLLM(str(f))
     got = replay._fetch(0, "p")
     assert KEY not in replay.model + got.reply + got.model and got.reply == "my key ***"
+
+
+# ---------------------------------------------------------------- 重试：不多付钱，不一声不吭地等
+
+def test_a_reply_reset_halfway_is_not_resent():
+    """讲师报过：200、长度头对、正文传到一半被重置，记成"连不上"，又发了三次（托管的 API 每次都收钱）。服务器已经
+    答了：是"回复没传完整"，一个请求都不重发；成本账里发出去的请求是 1。"""
+    with HostileServer(chat="reset_mid_body") as s:
+        llm = client(s.url, retries=3)
+        kind, _, _ = ask(llm)
+        assert kind == TRUNCATED and s.posts() == 1, (kind, s.posts())
+    assert llm.ledger()["requests"] == 1 and llm.calls[0].requests == 1
+
+
+def test_retry_after_waits_are_bounded_per_call_said_on_stderr_and_counted():
+    """讲师报过：每次都回 429、Retry-After: 59，一个提议一声不吭地等了 177 秒（三次重试各等 59 秒）。一次调用里按
+    Retry-After 等的时间加起来不超过 max_wait；要等 WAIT_SAID 秒以上时说一句；真的发出去几个请求进成本账。"""
+    import evolve.openai_llm as ol
+    said = []
+    with HostileServer(chat="retry_after") as s:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(ol, "WAIT_SAID", 0.5)
+            llm = client(s.url, retries=5, max_wait=1.0, notify=said.append)
+            kind, _, took = ask(llm)
+        posts = s.posts()
+    # 第一次等 0.6 秒（加起来 0.6），第二次再等就是 1.2 秒 > 1.0：不等了
+    assert kind == "LLM 回 HTTP 429，要等 1 秒以上（不等）" and posts == 2 and 0.6 <= took < 3, (kind, posts, took)
+    assert len(said) == 1 and "让等 0.6 秒再试" in said[0] and "HTTP 429" in said[0] and one_safe_line(said[0]), said
+    assert llm.ledger()["requests"] == 2 and llm.ledger()["calls"] == 1

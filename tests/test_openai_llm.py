@@ -372,10 +372,10 @@ def test_replay_that_no_longer_matches_stops_with_one_sentence(table, train, tmp
 def test_ledger_adds_up():
     # 成本账对着逐个调用手算：调用数、失败按种类、token 合计（服务器没报的不算）、用时合计和中位数
     from evolve.openai_llm import Call
-    calls = [Call(0, "a", "x", None, 0.5, 10, 3, "m"), Call(1, "b", None, "LLM 超时", 2.0, None, None, None),
+    calls = [Call(0, "a", "x", None, 0.5, 10, 3, "m"), Call(1, "b", None, "LLM 超时", 2.0, None, None, None, 4),
              Call(2, "c", "y", None, 1.0, 20, 4, "m")]
-    book = ledger(calls)
-    assert book == dict(calls=3, answered=2, not_sent=0, failed={"LLM 超时": 1}, prompt_tokens=30, completion_tokens=7,
+    book = ledger(calls)                              # 第二次调用重试了三次：真的发出去 1 + 4 + 1 个请求
+    assert book == dict(calls=3, answered=2, not_sent=0, failed={"LLM 超时": 1}, requests=6, prompt_tokens=30, completion_tokens=7,
                         prompt_reported=2, completion_reported=2, latency_total=3.5, latency_median=1.0)
     assert ledger(calls[1:2])["prompt_tokens"] is None
 

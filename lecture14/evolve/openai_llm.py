@@ -20,8 +20,9 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
   连接，一字节一字节地挤牙膏也拖不过去；连上时已经过了期限就一个字节也不发）；回复最多读
   MAX_REPLY_BYTES 字节，再长就不读了；JSON 嵌得太深、长度头写得离谱、响应头不合规矩，都只是一次有名字的失败。
   要印给人看的服务器文字先经过 shown()：控制字符写成 \\x1b 这样，太长的截断。录制文件里存的是原样的文字。
-- 429 和 5xx 按 Retry-After（没有就指数退避）重试几次（上一次调用已经失败了就不重试；要等 MAX_WAIT 秒以上就不等，
-  种类里说出来）；状态码不在 100–599 里
+- 429 和 5xx 按 Retry-After（没有就指数退避）重试几次（上一次调用已经失败了就不重试；一次调用里加起来要等
+  MAX_WAIT 秒以上就不等，种类里说出来；等 WAIT_SAID 秒以上时往标准错误说一句）；回复已经开始传回来（2xx）以后断了
+  不重试（种类是"回复没传完整"：服务器已经答了）；成本账里有真的发出去几个请求（重试也算）；状态码不在 100–599 里
   是协议错误，不重试。连续 GIVE_UP_AFTER 次调用失败（不管哪一种：连不上、超时、HTTP 错误、读不懂……），就不再
   调用：以后的提议立刻失败（种类 GAVE_UP），进化用已有的东西跑完（04、05 在这句后面说最好的程序不会丢）。
 - check()：开跑之前看看服务器在不在（GET {base_url}/models），连不上、拒绝了我们、转向、回的东西读不懂、没有这个
@@ -74,7 +75,8 @@ MAX_TIMEOUT = 86_400.0             # 至多一天（再大，看门的计时器�
 CHECK_TIMEOUT = 10.0               # 开跑之前的 GET /models 最多几秒（--llm-timeout 更短就用它）
 RETRIES = 3                        # 429 / 5xx / 连不上时最多重试几次（上一次调用已经失败了就不重试）
 BACKOFF = 1.0                      # 没有 Retry-After 时第 i 次重试前等 BACKOFF × 2^i 秒
-MAX_WAIT = 60.0                    # Retry-After 要等得比这还久，就不等了，算一次失败
+MAX_WAIT = 60.0                    # 一次调用里按 Retry-After 等的时间加起来要超过它，就不等了，算一次失败
+WAIT_SAID = 5.0                    # 重试前要等这么久以上时，往标准错误说一句（不然看着像卡住了）
 GIVE_UP_AFTER = 4                  # 连续这么多次调用失败（不管哪一种），就不再调用
 MAX_REPLY_BYTES = 1_000_000        # 一个回复最多读这么多字节：max_tokens 个 token 的回复连 JSON 的转义一起也远远用不了
 MAX_MODELS_BYTES = 8_000_000       # GET /models 的回复最多读这么多字节（托管的服务商列几百个模型，每个带说明）
@@ -109,6 +111,7 @@ class LLMError(Exception):
     def __init__(self, kind: str, detail: str = ""):
         super().__init__(f"{kind}：{detail}" if detail else kind)
         self.kind, self.detail = kind, detail
+        self.requests = 0                   # 这次调用一共发出去几个 HTTP 请求（_attempts 填；成本账用）
 
     def __reduce__(self):
         return LLMError, (self.kind, self.detail)
@@ -264,7 +267,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")       # 落单的代理项（见 Open
 
 @dataclass
 class Call:
-    """一次调用：第几次（从 0 数）、提示、回复（失败是 None）、失败的种类、用时（秒）、token 数、服务器报的模型名。"""
+    """一次调用：第几次（从 0 数）、提示、回复（失败是 None）、失败的种类、用时（秒）、token 数、服务器报的模型名、
+    真的发出去几个 HTTP 请求（重试也算；接连失败以后没再问的是 0；早先录的文件里没有这一项，当作 1）。"""
     n: int
     prompt: str
     reply: str | None
@@ -273,11 +277,13 @@ class Call:
     prompt_tokens: int | None
     completion_tokens: int | None
     model: str | None
+    requests: int = 1
 
 
 def ledger(calls) -> dict:
     """一串调用的成本账：calls（真的发出去的请求）、not_sent（接连失败以后没再问、直接记成 GAVE_UP 的提议）、
-    answered（拿到回复的调用）、failed={种类: 次数}（没发出去的也在里面，记作 GAVE_UP）、prompt_tokens、completion_tokens（服务器没报就是 None；
+    answered（拿到回复的调用）、requests（真的发出去的 HTTP 请求，重试也算：托管的 API 按请求收钱）、
+    failed={种类: 次数}（没发出去的也在里面，记作 GAVE_UP）、prompt_tokens、completion_tokens（服务器没报就是 None；
     只有几次报了时是那几次的和）、prompt_reported、completion_reported（几次调用报了这个数）、latency_total、
     latency_median（秒；只算发出去的）。"""
     calls = list(calls)
@@ -292,6 +298,7 @@ def ledger(calls) -> dict:
     reported = lambda key: sum(getattr(c, key) is not None for c in calls)                 # noqa: E731
     lat = [c.latency for c in calls]
     return dict(calls=len(calls), answered=sum(c.reply is not None for c in calls), not_sent=not_sent, failed=failed,
+                requests=sum(c.requests for c in calls),
                 prompt_tokens=tokens("prompt_tokens"),
                 completion_tokens=tokens("completion_tokens"), prompt_reported=reported("prompt_tokens"),
                 completion_reported=reported("completion_tokens"), latency_total=sum(lat),
@@ -844,16 +851,16 @@ class OpenAILLM(_Backend):
     def _fetch(self, n: int, text: str) -> Call:
         """第 n 次调用：发请求（该重试就重试），返回 Call；失败的 Call 的 error 是种类。"""
         t0 = time.perf_counter()
-        reply, usage, model, error = None, {}, None, None
+        reply, usage, model, error, requests = None, {}, None, None, 0
         try:
-            reply, usage, model = self._request(n, text)
+            reply, usage, model, requests = self._request(n, text)
         except LLMError as e:
-            error = e.kind
+            error, requests = e.kind, e.requests
         latency = round(time.perf_counter() - t0, 4)
         num = lambda v: v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 10**12 else None  # noqa: E731
         return Call(n, text, None if reply is None else self._redact(reply), error, latency,
                     num(usage.get("prompt_tokens")), num(usage.get("completion_tokens")),
-                    self._redact(model) if isinstance(model, str) else None)
+                    self._redact(model) if isinstance(model, str) else None, requests)
 
     def _request(self, n: int, text: str):
         with self._lock:
@@ -874,34 +881,48 @@ class OpenAILLM(_Backend):
         return out
 
     def _attempts(self, payload: bytes):
-        """发请求，429、5xx、连不上时重试（只在上一次调用没失败、还没决定放弃时）；返回 (回复, usage, 模型名)。"""
-        for attempt in range(self.retries + 1):
-            with self._lock:
-                last = attempt == self.retries or self._failed_in_a_row > 0 or self.gave_up is not None
-            try:
-                status, headers, raw = self._exchange("POST", "/chat/completions", payload, self.timeout,
-                                                      MAX_REPLY_BYTES)
-            except LLMError as e:
-                if e.kind == UNREACHABLE and not last:
-                    time.sleep(self.backoff * 2 ** attempt)
-                    continue
-                raise
-            if 300 <= status < 400:
-                raise LLMError(REDIRECT)
-            if not 200 <= status < 300:
-                if status == 500 and headers.get(MOCK_BUG_HEADER) == "1":   # 它不再回答：不重试，马上不再调用
-                    raise LLMError(MOCK_BUG)
-                if status == 429 or 500 <= status <= 599:       # 100–599 以外的状态码是协议错误：不重试
-                    asked = _retry_after(headers.get("Retry-After"))
-                    wait = self.backoff * 2 ** attempt if asked is None else asked
-                    if not last and wait <= self.max_wait:
-                        time.sleep(wait)
+        """发请求，429、5xx、连不上时重试（只在上一次调用没失败、还没决定放弃时）；返回 (回复, usage, 模型名, 发了几个
+        请求)。失败抛的 LLMError 的 requests 是发了几个请求。一次调用里按 Retry-After 等的时间加起来不超过 max_wait 秒
+        （讲师报过：每次都回 429、Retry-After: 59，一个提议一声不吭地等了 177 秒）；等 WAIT_SAID 秒以上时往标准错误说一句。
+        回复开始传回来（状态行是 2xx）以后断了不重试：服务器已经答了、也许已经收了钱（讲师报过：200 传到一半被重置，
+        记成"连不上"、又发了三次）。"""
+        sent, waited = 0, 0.0
+        try:
+            for attempt in range(self.retries + 1):
+                with self._lock:
+                    last = attempt == self.retries or self._failed_in_a_row > 0 or self.gave_up is not None
+                sent += 1
+                try:
+                    status, headers, raw = self._exchange("POST", "/chat/completions", payload, self.timeout,
+                                                          MAX_REPLY_BYTES)
+                except LLMError as e:
+                    if e.kind == UNREACHABLE and not last:
+                        time.sleep(self.backoff * 2 ** attempt)
                         continue
-                    if asked is not None and asked > self.max_wait:     # 服务器让等太久：说出来，不混进普通的 429
-                        raise LLMError(f"LLM 回 HTTP {status}，要等 {self.max_wait:g} 秒以上（不等）")
-                raise LLMError(f"LLM 回 HTTP {status}")
-            return _content(raw)
-        raise AssertionError("unreachable")
+                    raise
+                if 300 <= status < 400:
+                    raise LLMError(REDIRECT)
+                if not 200 <= status < 300:
+                    if status == 500 and headers.get(MOCK_BUG_HEADER) == "1":   # 它不再回答：不重试，马上不再调用
+                        raise LLMError(MOCK_BUG)
+                    if status == 429 or 500 <= status <= 599:       # 100–599 以外的状态码是协议错误：不重试
+                        asked = _retry_after(headers.get("Retry-After"))
+                        wait = self.backoff * 2 ** attempt if asked is None else asked
+                        if not last and waited + wait <= self.max_wait:
+                            if wait >= WAIT_SAID and self.notify is not None:
+                                self.notify(f"（LLM 服务器回 HTTP {status}，让等 {wait:g} 秒再试：第 {attempt + 1} 次重试，"
+                                            f"一次调用最多重试 {self.retries} 次、一共最多等 {self.max_wait:g} 秒）")
+                            time.sleep(wait)
+                            waited += wait
+                            continue
+                        if asked is not None and waited + asked > self.max_wait:   # 服务器让等太久：说出来
+                            raise LLMError(f"LLM 回 HTTP {status}，要等 {self.max_wait:g} 秒以上（不等）")
+                    raise LLMError(f"LLM 回 HTTP {status}")
+                return (*_content(raw), sent)
+            raise AssertionError("unreachable")
+        except LLMError as e:
+            e.requests = sent
+            raise
 
     def _failed(self, kind: str) -> None:
         """一次调用失败了：连续失败够了 give_up_after 次，就决定以后不再调用（用 notify 说一句为什么）。"""
@@ -1108,8 +1129,8 @@ def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
         if what is None:                               # 只用名字：我们自己的请求出的错（比如头里的值不合法）会带上密钥
             what = "响应头超过 100 个" if "more than" in str(e) else name
         return LLMError(BAD_HEADERS, what)
-    if phase == "body" and isinstance(e, OSError):      # 读到一半连接断了
-        return LLMError(UNREACHABLE, net_words(e))
+    if phase == "body" and isinstance(e, OSError):      # 读到一半连接断了：服务器已经答了（2xx），不算"连不上"、不重试
+        return LLMError(TRUNCATED, f"读到一半连接断了（{net_words(e)}）")
     return LLMError(TRUNCATED, {"IncompleteRead": "连接在回复读完之前关了", "ValueError": "分块的长度读不懂",
                                 "LineTooLong": "分块的长度行太长", "OverflowError": "长度数字太大"}.get(name, name))
 
@@ -1280,7 +1301,7 @@ def _plain(text) -> bool:
 def _recorded_call(obj: dict, key: str | None = None) -> Call:
     """录制文件里的一行 -> Call（提示、回复、模型名、失败的种类里的密钥 key 抹掉：回放时它们都可能被印出来）。
     字段的类型不对、失败的种类超过 MAX_NAME 个字符（不是 --record 写的）抛 TypeError。"""
-    c = Call(**{k: obj[k] for k in Call.__dataclass_fields__})
+    c = Call(**{k: obj[k] for k in Call.__dataclass_fields__ if k != "requests"}, requests=obj.get("requests", 1))
     count = lambda v: v is None or (type(v) is int and 0 <= v < 10**12)  # noqa: E731  讲师报过："-7 个 token"、几十位的数
     if not (type(c.n) is int and isinstance(c.prompt, str) and (c.reply is None or isinstance(c.reply, str))
             and (c.error is None or (_plain(c.error) and len(c.error) <= MAX_NAME))   # 种类是一句短话：印在表里
@@ -1288,6 +1309,7 @@ def _recorded_call(obj: dict, key: str | None = None) -> Call:
             and type(c.latency) in (int, float) and 0 <= c.latency < 1e6                  # 负的、nan、300 位的秒数
             and (c.model is None or len(c.model) <= MAX_NAME)
             and count(c.prompt_tokens) and count(c.completion_tokens)
+            and type(c.requests) is int and 0 <= c.requests <= 1000
             and (c.model is None or isinstance(c.model, str))):
         raise TypeError
     for field in ("prompt", "reply", "model", "error"):
