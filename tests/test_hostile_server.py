@@ -597,8 +597,11 @@ def test_readme_says_what_the_client_refuses_with_the_numbers_the_code_uses():
         assert f"`{kind}`" in section, kind
     assert f"回复最多读 {MAX_REPLY_BYTES / 1e6:g} MB" in section and f"最多 {MAX_BLOCKS} 个" in section
     assert f"连续 {GIVE_UP_AFTER} 次调用失败" in section and shown("\x1b") in section and "…（共 N 个字符）" in section
-    from evolve.openai_llm import MAX_WAIT, RETRIES
-    assert f"`Retry-After` 要等 {MAX_WAIT:g} 秒以上就不等，种类写成 `LLM 回 HTTP 429，要等 {MAX_WAIT:g} 秒以上（不等）`" in section
+    from evolve.openai_llm import MAX_WAIT, RETRIES, WAIT_SAID
+    flat = "".join(section.split())
+    assert (f"一次调用里按`Retry-After`要等的加起来超过{MAX_WAIT:g}秒就不等，种类写成`LLM回HTTP429，要等{MAX_WAIT:g}秒以上"
+            "（不等）`") in flat
+    assert f"加起来最多{MAX_WAIT:g}秒，要等{WAIT_SAID:g}秒以上时标准错误上说一句" in flat
     assert f"最多 {RETRIES} 次" in section
     from evolve.openai_llm import MAX_RECORD_BYTES, MAX_RECORD_LINE
     assert f"一行最多 {MAX_RECORD_LINE / 1e6:g} MB、整个文件最多 {MAX_RECORD_BYTES / 1e9:g} GB" in section
