@@ -43,7 +43,9 @@ Ctrl-C：make test 约一秒内停下（pytest 的退出码 2）；按的那一�
 调试用的开关（环境变量）
   TESTS_NO_PREFETCH=1      不预跑、不调顺序：看一个测试自己跑要多久（933 个测试时量过：整个会话约 73 秒）
   TESTS_NO_ZYGOTE=1        不用预热过的解释器，每次新起进程（同时量的：约 61 秒）
-  TESTS_RUN_LOG=文件        每次脚本运行记一行：CPU 秒、墙钟秒、命令、和会话开始时不同的环境（找慢的、重复的运行）
+  TESTS_RUN_LOG=文件        run_script 的每次运行记一行：CPU 秒、墙钟秒、命令、和会话开始时不同的环境、是预热过的
+                           解释器跑的还是新起的（找慢的、重复的运行；和 TESTS_NO_ZYGOTE 一起用也记）
+  pytest --timeout 0       每个测试的 60 秒上限（pytest.ini，pytest-timeout）调试时取消；用 pdb 停在测试里时要它
   TESTS_PREFETCH_REPORT=1  结果末尾列出预跑了却没用到的命令、测试要时还没预跑的命令（维护 PREFETCH 用）
   TESTS_GPU=a100           引擎测试和"印出来的数对得上"的测试换成 A100 的记录（lecture10/gpus.py）；讲义在 H100 上的论断
                            （@pytest.mark.h100_claim）、H100 上的金标运行（@pytest.mark.h100_golden：一次具体运行的
@@ -377,13 +379,43 @@ def _execute(args, env, cwd, timeout, zygote=True):
         path = _zygote()
         if path is not None:
             return _zygote_execute(path, args, env, cwd, timeout)
-    p = subprocess.Popen([sys.executable, *map(str, args)], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, start_new_session=True)
+    logged = bool(os.environ.get("TESTS_RUN_LOG"))              # 记运行时用 wait4 收尸：拿得到它用的 CPU 秒
+    start = time.monotonic()
+    p = (_TimedPopen if logged else subprocess.Popen)([sys.executable, *map(str, args)], cwd=cwd, env=env,
+                                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                                       start_new_session=True)
     try:
         out, err = p.communicate(timeout=timeout)
+        if logged:
+            _log_run(p.cpu, time.monotonic() - start, args, env, cwd, "新起的解释器")
         return subprocess.CompletedProcess(p.args, p.returncode, out, err)
     finally:                                                    # 超时或出错也不留下脚本和它的后台 worker
         stop_group(p)
+
+
+class _TimedPopen(subprocess.Popen):
+    """和 subprocess.Popen 一样，只是收尸时用 os.wait4，记下这个进程（和它收掉的子进程）用的 CPU 秒（cpu）。
+    只在 TESTS_RUN_LOG 时用（助教报过：TESTS_NO_ZYGOTE=1 时那个文件一行也没有）。"""
+    cpu = None
+
+    def _try_wait(self, wait_flags):               # CPython 的 Popen 收尸都经过这里（和原来的一样，多记 rusage）
+        try:
+            pid, sts, usage = os.wait4(self.pid, wait_flags)
+        except ChildProcessError:
+            return self.pid, 0
+        if pid:
+            self.cpu = usage.ru_utime + usage.ru_stime
+        return pid, sts
+
+
+def _log_run(cpu, wall, args, env, cwd, how) -> None:
+    """TESTS_RUN_LOG 里记一行：CPU 秒、墙钟秒、命令、和会话开始时不同的环境、怎么跑的（预热过的解释器或新起的）。"""
+    with open(os.environ["TESTS_RUN_LOG"], "a", encoding="utf-8") as log:
+        changed, removed = _run_key(args, env, cwd)[2]              # 和会话开始时不同的环境：找重复的运行
+        where = "" if str(cwd) == ROOT else f" cwd={cwd}"
+        cpu_said = "-" if cpu is None else f"{cpu:.3f}"
+        log.write(f"{cpu_said} {wall:.3f} {' '.join(map(str, args))!r}{where}"
+                  + (f" env={dict(changed)} unset={list(removed)}" if changed or removed else "") + f" [{how}]\n")
 
 
 # ---------------------------------------------------------------- 预热过的解释器（tests/zygote.py）
@@ -476,11 +508,7 @@ def _zygote_wait(replies, sock, deadline, args, env, cwd, timeout) -> int:
     except (socket.timeout, IndexError, ValueError):
         raise subprocess.TimeoutExpired([sys.executable, *map(str, args)], timeout) from None
     if os.environ.get("TESTS_RUN_LOG"):                         # 找慢的运行用：每次运行一行（CPU 秒、墙钟秒、命令）
-        with open(os.environ["TESTS_RUN_LOG"], "a", encoding="utf-8") as log:
-            changed, removed = _run_key(args, env, cwd)[2]              # 和会话开始时不同的环境：找重复的运行
-            where = "" if str(cwd) == ROOT else f" cwd={cwd}"
-            log.write(f"{cpu} {timeout - (deadline - time.monotonic()):.3f} {' '.join(map(str, args))!r}{where}"
-                      + (f" env={dict(changed)} unset={list(removed)}" if changed or removed else "") + "\n")
+        _log_run(float(cpu), timeout - (deadline - time.monotonic()), args, env, cwd, "预热过的解释器")
     return int(code)
 
 

@@ -11,7 +11,8 @@ import kernel_lab
 from conftest import ahead, base_env, run_script as cached_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GPU_SHORT = kernel_lab.GPU.short                 # 提示里说旋钮是哪块 GPU 的取值（TESTS_GPU 换了 GPU 时跟着换）
+GPU_SHORT = "".join(kernel_lab.GPU.short.split())   # 提示里说旋钮是哪块 GPU 的取值（TESTS_GPU 换了 GPU 时跟着换；
+#                                                   和去掉空白的输出比："RTX 4090" 这样带空格的名字也去掉，助教报过）
 # 不是讲义的 GPU（TESTS_GPU）时，设置行的末尾、"可以试试"的命令里都带着 --gpu（助教报过：这两个测试没想到它，
 # TESTS_GPU_CLAIMS=1 时被说成讲义论断不成立）
 GPU_FLAG = "" if kernel_lab.GPU.key == gpus.DEFAULT else f" --gpu {kernel_lab.GPU.key}"
@@ -141,7 +142,7 @@ def test_suggestion_double_L2_does_what_it_says(first):
     m = re.search(r"的最优从(\d+)变成(\d+)TFLOPS，瓶颈(?:从(.)变成(.)|还是(.))；", s)   # 助教报过：L40S 上瓶颈不变
     assert m, s
     tf0, tf1, b0, b1 = int(m.group(1)), int(m.group(2)), m.group(3) or m.group(5), m.group(4) or m.group(5)
-    knob = re.search(rf"加上--knob(L2_BW=[\d.e+]+)（L2_BW现在是([\d.e+]+)B/s，是lecture10/gpus.py里{GPU_SHORT}的取值；", s)
+    knob = re.search(rf"加上--knob(L2_BW=[\d.e+]+)（L2_BW现在是([\d.e+]+)B/s，是lecture10/gpus.py里{re.escape(GPU_SHORT)}的取值；", s)
     assert knob and float(knob.group(1).split("=")[1]) == 2 * float(knob.group(2)), s
     # 照印出来的命令跑（两条，&& 连着）：不改任何文件
     runs = run_command(command_of(first.stdout, L2))
@@ -212,7 +213,7 @@ PREFETCH = [printed_runs]                              # conftest：收集完测
 # 2. 只把 L2_BW_PER_SM 翻倍：prefill 最优时间的变化和提示算的一样（从演示 1 的表算）；预言的观察正好是印出来不成立的
 def test_suggestion_per_sm_l2_does_what_it_says(first):
     s = suggestion(first.stdout, PER_SM)
-    m = re.search(rf"加上--knob(L2_BW_PER_SM=[\d.e+]+)（L2_BW_PER_SM现在是([\d.e+]+)B/s，是lecture10/gpus.py里{GPU_SHORT}的取值）", s)
+    m = re.search(rf"加上--knob(L2_BW_PER_SM=[\d.e+]+)（L2_BW_PER_SM现在是([\d.e+]+)B/s，是lecture10/gpus.py里{re.escape(GPU_SHORT)}的取值）", s)
     c = re.search(r"prefill的最优时间(?:(变短|变长)([\d.]+)%|不变)", s)   # 以前印"变 -3.42%"
     assert m and c, s
     assert float(m.group(1).split("=")[1]) == 2 * float(m.group(2))
@@ -229,7 +230,7 @@ def test_suggestion_per_sm_l2_does_what_it_says(first):
 @pytest.mark.h100_claim
 def test_suggestion_shorter_latency_does_what_it_says(first):
     s = suggestion(first.stdout, LATENCY)
-    m = re.search(rf"加上--knob(LOAD_LATENCY_BUSY=[\d.e+-]+)（LOAD_LATENCY_BUSY现在是([\d.e+-]+)秒，是lecture10/gpus.py里{GPU_SHORT}的取值；", s)
+    m = re.search(rf"加上--knob(LOAD_LATENCY_BUSY=[\d.e+-]+)（LOAD_LATENCY_BUSY现在是([\d.e+-]+)秒，是lecture10/gpus.py里{re.escape(GPU_SHORT)}的取值；", s)
     g = re.search(r"stages1比4慢的倍数从([\d.]+)×变成([\d.]+)×，演示1的坏例从慢([\d.]+)–([\d.]+)×变成([\d.]+)–([\d.]+)×", s)
     assert m and g, s
     assert float(m.group(1).split("=")[1]) < float(m.group(2))
@@ -287,15 +288,16 @@ def test_latency_suggestion_from_an_already_short_latency():
 @pytest.mark.h100_claim
 def test_suggestion_tolerance_does_what_it_says(first):
     s = suggestion(first.stdout, TOLERANCE)
-    m = re.search(r"中位数从(\d+)次(?:降到|还是|变成)(\d+)次，随机顺序从(\d+)次降到(\d+)次", s)
+    # 没变时说"还是 9 次"（助教报过：那时这里读不出来，TESTS_GPU_CLAIMS=1 时说成讲义论断不成立）
+    m = re.search(r"中位数(?:从(\d+)次(?:降到|变成)|还是)(\d+)次，随机顺序(?:从(\d+)次(?:降到|变成)|还是)(\d+)次", s)
     cmd = re.search(rf"python3lecture13/01_timing_model\.py{re.escape(GPU_FLAG.replace(' ', ''))}--tolerance([\d.]+)$", s)
     assert m and cmd, s
     p = run_script("--tolerance", cmd.group(1))
     assert p.returncode == 0, p.stderr
     row = lambda out, name: re.split(r"\s{2,}", next(x for x in out.splitlines() if x.startswith(name)).strip())  # noqa: E731
-    assert int(row(first.stdout, "代价模型引导（guided_tune）")[1]) == int(m.group(1))
+    assert int(row(first.stdout, "代价模型引导（guided_tune）")[1]) == int(m.group(1) or m.group(2))
     assert int(row(p.stdout, "代价模型引导（guided_tune）")[1]) == int(m.group(2))
-    assert int(row(first.stdout, "随机顺序（期望）")[1]) == int(m.group(3))
+    assert int(row(first.stdout, "随机顺序（期望）")[1]) == int(m.group(3) or m.group(4))
     assert int(row(p.stdout, "随机顺序（期望）")[1]) == int(m.group(4))
 
 
@@ -350,7 +352,8 @@ def test_the_few_ctas_sentence_explains_the_bottleneck_it_names(args):
     assert p.returncode == 0, p.stderr
     text = "".join(observations(section(p.stdout, "演示 1"))[3].split())
     if FAILED in text:                              # 这块 GPU 上这句观察不成立：印的是判据和量到的值，没有要核对的解释
-        pytest.skip(f"演示 1 第 4 条这次印成【本次不成立】（{args}），句子里没有瓶颈的解释可核对")
+        ran = " ".join(("lecture13/01_timing_model.py",) + args)      # 助教报过：默认运行印成了"（()）"
+        pytest.skip(f"演示 1 第 4 条在 {ran} 里印成【本次不成立】，句子里没有瓶颈的解释可核对")
     bound = re.search(r"瓶颈是(算|搬|等|显存)", text)[1]
     if bound in ("等", "显存"):
         assert re.search(r"显存带宽（可达的\d+%），瓶颈是" + bound, text), text
@@ -420,3 +423,29 @@ def test_the_peak_is_printed_the_same_everywhere(args):
     p = run_script(*args)
     found = set(re.findall(r"(?:峰值|FLOPs /) ([\d.]+) TFLOPS", p.stdout + p.stderr))
     assert p.returncode == 0 and len(found) == 1, found
+
+
+@pytest.mark.h100_golden                  # 读的是这两次运行里成立的那几句的写法（别的 GPU 上有几句印成不成立）
+@pytest.mark.parametrize("args", [(), ("--knob", "HBM_LATENCY=2e-07")])
+def test_demo1_slowdowns_are_the_ratio_of_the_printed_times(args):
+    """助教报过：句子说"专家慢 3.56×"，表里印的是 225.7 和 63.5 µs（3.55）。演示 1 的观察里说到的"慢几倍"，都是那个
+    形状的表里印出来的两个时间之比：中间的 M、prefill、几个 CTA 的那个形状（专家对最优），坏例（坏例对专家）。
+    HBM_LATENCY 调短时几个 CTA 的那句不成立，印的"专家慢 R×"以前是没舍入的时间之比。"""
+    p = run_script(*args)
+    assert p.returncode == 0, p.stderr
+    text = p.stdout.split("演示 2")[0]
+    times = {}                                                  # (形状, 专家/最优/坏例) -> 印出来的时间
+    for block in re.split(r"\n(?=\S.* M=\d+（N×K)", text)[1:]:
+        shape = block.split("（", 1)[0]
+        for who in ("专家", "最优", "坏例"):
+            row = re.search(rf"^{who} \S+\s+([\d,.]+)\s", block, flags=re.M)
+            times[shape, who] = float(row.group(1).replace(",", ""))
+    said = "".join("".join(printed.observations(text)).split())
+    slow = lambda shape, a="专家", b="最优": times[shape, a] / times[shape, b]                     # noqa: E731
+    shapes = list(dict.fromkeys(k[0] for k in times))
+    decode, mid, prefill, few = shapes                          # 表的顺序：decode、中间的 M、prefill、几个 CTA
+    assert f"瓶颈变成了搬，慢{slow(mid):.2f}×" in said or f"慢{slow(mid):.2f}×" in said.split("prefill")[0], said
+    assert f"TFLOPS，慢{slow(prefill):.2f}×" in said, said
+    assert f"快{slow(few):.1f}×" in said or f"专家慢{slow(few):.2f}×" in said, said
+    bad = [slow(x, "坏例", "专家") for x in shapes]
+    assert f"慢{min(bad):.2f}–{max(bad):.2f}×" in said, said

@@ -544,7 +544,14 @@ def test_04_replay_of_a_hand_edited_file_never_shows_the_key_in_any_field(tmp_pa
     bom.write_bytes(b"\xef\xbb\xbf" + recorded.encode("utf-8"))
     again = run_04("--replay", str(bom))
     assert again.returncode == 0 and again.stdout == recorded_04()[1].stdout, again.stderr
-    # 回复改过（这里全改成空的）：后面的提示就对不上了，那句话把"文件改过"也说成一种可能，不只怪代码和参数
+    # 回复改过（这里全改成空的）：后面的提示就对不上了，那句话把"文件改过"也说成一种可能，不只怪代码和参数。
+    # 只在录的那次有回复被收下时才对不上（助教报过：别的 GPU 上桩服务器的修改一个也没比专家好，清空回复以后
+    # 后面的提示一样，回放照样跑完）：从录的那次运行读出来
+    import gpus
+    full = re.search(r"在全部训练形状上评估\s+([\d,]+)", recorded_04()[0].stdout)
+    if full and full.group(1) == "0":
+        pytest.skip(f"{gpus.selected_key()} 上录的那次进化没有收下一个回复（在全部训练形状上评估 0 个程序）：清空回复"
+                    "改不了后面的提示，\"回复被改过\"那句话测不到（上面的检查都做了）")
     emptied = edited("replies", lambda c: [x.update(reply="") for x in c[1:] if x.get("reply")])
     assert emptied.returncode == 2 and "这个文件前面录的回复被改过" in emptied.stderr, emptied.stderr
 
