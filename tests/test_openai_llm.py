@@ -409,23 +409,33 @@ MATH_BOLD = str.maketrans({**{c: chr(0x1D41A + ord(c) - 97) for c in "abcdefghij
     lambda k: k[:14] + "\n# part2 (see above) " + k[14:],   # 拆成两半，中间夹着别的话
     lambda k: k.replace("s", "Ꮪ").replace("e", "Ꭼ").replace("t", "Ꭲ"),   # 切罗基字母
     lambda k: k.replace("s", "ꜱ").replace("k", "ᴋ").replace("t", "ᴛ"),   # 小型大写字母
-    lambda k: k.replace("1", "l")],                   # 1 写成 l
+    lambda k: k.replace("1", "l"),                    # 1 写成 l
+    # 讲师的第三次复查报过：每段 10 个、中间夹着别的词（以前要连着 12 个才认）；傈僳大写字母、Ƽ 当 5、ϲ 当 c
+    lambda k: " then ".join(k[i:i + 10] for i in range(0, len(k), 10)),
+    lambda k: k.upper().replace("S", "ꓢ").replace("E", "ꓰ").replace("T", "ꓔ").replace("5", "Ƽ").replace("C", "ϲ")],
     ids=["vs16", "spaced", "nbsp", "hangul_filler", "two_lines", "fullwidth", "math_bold", "cyrillic", "combining",
-         "nine_spaces", "split_with_words_between", "cherokee", "small_capitals", "l_for_1"])
+         "nine_spaces", "split_with_words_between", "cherokee", "small_capitals", "l_for_1", "pieces_of_ten",
+         "lisu_and_latin_lookalikes"])
 def test_a_key_echoed_in_a_form_that_still_reads_as_the_key_is_redacted(how):
     """讲师报过：服务器把密钥逐字夹上 U+FE0F、空格隔开、换成全角或数学粗体再回显，02 的回复、模型清单、转向的
     那句话、--record 的文件里都原样出现（只有 _lookalike 清单里的几个零宽字符抹得掉）。"""
     echoed = how(KEY)
     out = redact(f"model [{echoed}] 中文，全角（）", KEY)
     assert out.startswith("model [") and out.endswith(("）", ")")), out                # 只换了密钥那一段
-    assert re.sub(r"[^0-9a-z]", "", out.lower()).replace("model", "") in ("", "part2seeabove"), out
+    left = re.sub(r"[^0-9a-z]", "", out.lower()).replace("model", "")
+    assert left in ("", "part2seeabove") or left.replace("then", "").replace("the", "") in ("", "me"), out
+    from evolve.openai_llm import _FRAGMENT, _canon, _key_grams, _plain_letters
+    assert not any(g in _canon(_plain_letters(out)) for g in _key_grams(KEY)), out     # 连着 _FRAGMENT 个的一段也不剩
 
 
 def test_redacting_leaves_text_without_the_key_as_it_was():
     text = "def choose_config(M, N, K):  # 中文，全角（），ｓｋ、sk-test 和一段不是密钥的字母 secret123 \ufe0f"
     assert redact(text, KEY) == text
-    piece = "0123456789n"                                             # 密钥里连着的 11 个：不到 _FRAGMENT，不算
-    assert piece in KEY.replace("-", "") and redact(f"x {piece} y", KEY) == f"x {piece} y"
+    from evolve.openai_llm import _FRAGMENT, _HOMOGLYPHS
+    piece = KEY.replace("-", "")[8:8 + _FRAGMENT - 1]               # 密钥里连着的 _FRAGMENT - 1 个：不算
+    assert len(piece) == _FRAGMENT - 1 and redact(f"x {piece} y", KEY) == f"x {piece} y"
+    assert redact(f"x {piece}z y", KEY) == f"x {piece}z y"                       # 接着的字不是密钥里的：也不算
+    assert all(len(chr(c)) == 1 and chr(c) != v for c, v in _HOMOGLYPHS.items())  # 表里每个字都换成了一个别的字
 
 
 # ---------------------------------------------------------------- 04 脚本的命令行
