@@ -325,6 +325,8 @@ def main(argv=None):
     if refused:
         say(refused)
         sys.exit(2)
+    for note in oe.env_notes():                      # 不传给 OpenEvolve 的环境变量：和 make openevolve 一样说一声
+        say(note)
     import shutil
     import tempfile
     print_note(f"设置：--budget {a.budget} --seeds {a.seeds}{gpu_flag()}（OpenEvolve {oe.VERSION}，一个 worker；LLM 是 MockLLM 服务器，"

@@ -7,6 +7,7 @@ Ctrl-C 或被杀以后什么都不留下。
 """
 
 import functools
+import importlib.util
 import json
 import math
 import os
@@ -1152,6 +1153,33 @@ def test_openai_environment_variables_other_than_the_key_do_not_reach_openevolve
     assert env["OPENAI_API_KEY"] == "sk-the-key-0123456789"
     assert not [k for k in env if "OPENAI_" in k and k != "OPENAI_API_KEY"]
     assert runmod.dropped_openai_vars() == ["AZURE_OPENAI_ENDPOINT", "OPENAI_BASE_URL", "OPENAI_CUSTOM_HEADERS"]
+
+
+@ahead(waits=True)
+def runs_with_a_socks_proxy():
+    """make openevolve（两个提议）和 07（两个提议、一个种子），环境里有 ALL_PROXY=socks5://…（那里没有代理）。"""
+    env = {**base_env(), "ALL_PROXY": "socks5://127.0.0.1:9", "all_proxy": "socks5h://127.0.0.1:9"}
+    oe = subprocess.run([sys.executable, RUN, "--iterations", "2", "--output", os.path.join(session_dir("socks"), "out")],
+                        capture_output=True, text=True, timeout=240, cwd=ROOT, env=env)
+    o7 = subprocess.run([sys.executable, os.path.join(ROOT, "lecture14", "07_openevolve.py"), "--budget", "2",
+                         "--seeds", "1"], capture_output=True, text=True, timeout=240, cwd=ROOT, env=env)
+    return oe, o7
+
+
+PREFETCH.append(runs_with_a_socks_proxy)
+
+
+def test_a_socks_proxy_in_the_environment_does_not_stop_openevolve():
+    """讲师报过：ALL_PROXY=socks5://… 让 make openevolve 和 07 一个提议也没跑就出错退出（日志里是 httpx 要 socksio）：
+    httpx 建客户端时就要为它建 SOCKS 的连接，no_proxy 管不到。没装 socksio 时这些变量不传给 OpenEvolve，说一句。"""
+    if importlib.util.find_spec("socksio") is not None:
+        pytest.skip("装了 socksio：httpx 走得了 SOCKS 代理，这些变量照传")
+    assert runmod.dropped_proxy_vars({"ALL_PROXY": "socks5://h:1", "https_proxy": "SOCKS4://h:1",
+                                      "HTTP_PROXY": "http://h:3128", "NO_PROXY": "socks"}) == ["ALL_PROXY", "https_proxy"]
+    for p in runs_with_a_socks_proxy():
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-2000:]
+        said = "".join(p.stderr.split())
+        assert "环境变量ALL_PROXY、all_proxy是SOCKS代理" in said and "socksio" in said, p.stderr[:2000]
 
 
 def test_07_refuses_such_a_config_before_running_either_side():

@@ -186,11 +186,40 @@ def dropped_openai_vars(environ=None) -> list[str]:
     return sorted(k for k in environ if k.upper().startswith(("OPENAI_", "AZURE_OPENAI_")) and k != "OPENAI_API_KEY")
 
 
+PROXY_VARS = ("ALL_PROXY", "HTTPS_PROXY", "HTTP_PROXY")
+
+
+def dropped_proxy_vars(environ=None) -> list[str]:
+    """环境里不传给 OpenEvolve 的代理变量：SOCKS 代理（socks5://……），而 OpenEvolve 用的 httpx 没装 socksio 时。
+    httpx 建客户端时就为环境里的每个代理建好连接方式，SOCKS 的缺 socksio 就出错——连本机的 MockLLM 都不问
+    （no_proxy 管不到这一步；讲师报过：ALL_PROXY=socks5://… 让 make openevolve 和 07 一个提议也没跑就出错退出）。"""
+    environ = os.environ if environ is None else environ
+    socks = sorted(k for k in environ if k.upper() in PROXY_VARS and environ[k].strip().lower().startswith("socks"))
+    if not socks or importlib.util.find_spec("socksio") is not None:
+        return []
+    return socks
+
+
+def env_notes(environ=None) -> list[str]:
+    """不传给 OpenEvolve 的环境变量，各一句（make openevolve 和 07 开跑前都说：不悄悄扔掉）。"""
+    notes = []
+    dropped = dropped_openai_vars(environ)
+    if dropped:
+        notes.append(f"（环境变量 {'、'.join(dropped)} 不传给 OpenEvolve：它会改请求的地址或请求头，这里只检查 "
+                     "config.yaml 的 api_base 和密钥）")
+    socks = dropped_proxy_vars(environ)
+    if socks:
+        notes.append(f"（环境变量 {'、'.join(socks)} 是 SOCKS 代理，OpenEvolve 用的 httpx 要 socksio 这个包才走得了它，"
+                     "这里没装：不传给 OpenEvolve。本机的 MockLLM 不用代理；真的模型要经它才连得上的话，在 .venv 里装 "
+                     "socksio，或者换成 http:// 的代理）")
+    return notes
+
+
 def child_env(bases) -> dict:
     """跑 OpenEvolve 的子进程的环境：本机的地址不走环境里的代理（不然连 MockLLM 服务器的请求也交给了代理，
     并排比较就不成立）；明文 http 的 api_base（bases 里的每一个）也不走代理（代理看得到请求里的密钥）——和本讲的
-    客户端一个规矩。"""
-    dropped = set(dropped_openai_vars())
+    客户端一个规矩。不传的：dropped_openai_vars、dropped_proxy_vars（env_notes 说出来）。"""
+    dropped = set(dropped_openai_vars()) | set(dropped_proxy_vars())
     env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["PYTHONHASHSEED"] = "0"
     hosts = ["127.0.0.1", "localhost", "::1"]
@@ -922,10 +951,8 @@ def main(argv=None) -> int:
     if refused:
         say(refused)
         return 2
-    dropped = dropped_openai_vars()
-    if dropped:                                        # 不悄悄扔掉：说一声
-        progress(f"（环境变量 {'、'.join(dropped)} 不传给 OpenEvolve：它会改请求的地址或请求头，这里只检查 config.yaml 的 "
-                 "api_base 和密钥）")
+    for note in env_notes():                           # 不悄悄扔掉：说一声
+        progress(note)
     try:
         if mock:
             progress(f"开 MockLLM 服务器，再让 OpenEvolve {VERSION} 跑 {a.iterations} 个提议（进度在这里；Ctrl-C 随时停下）……")
