@@ -825,6 +825,39 @@ def server_dies_midway_run():
 PREFETCH.append(server_dies_midway_run)
 
 
+@ahead(waits=True)                # 大半时间在等挤牙膏的回复到期：会话一开始就在"等着的"后台线程跑
+def dripping_server_run():
+    """make openevolve（3 个提议）对着 config.yaml 里一个正文一秒一个字节的服务器，config.yaml 的 timeout 改成 2、
+    retries 1：(CompletedProcess, 用了几秒, 服务器收到的 POST 数)。"""
+    from hostile_server import HostileServer
+    tmp = _project_copy("oe_drip")
+    with HostileServer(chat="trickle", drip=1.0, max_seconds=30) as s:
+        _point_config_at(tmp, s.url, "x")
+        cfg = tmp / "lecture14" / "openevolve" / "config.yaml"
+        text = cfg.read_text(encoding="utf-8")
+        assert "  timeout: 60\n  retries: 1\n" in text
+        cfg.write_text(text.replace("  timeout: 60\n  retries: 1\n", "  timeout: 2\n  retries: 1\n", 1), encoding="utf-8")
+        t = time.monotonic()
+        p = subprocess.run([sys.executable, str(tmp / "lecture14" / "openevolve" / "run_openevolve.py"), "--iterations", "3",
+                            "--output", str(tmp / "out")], capture_output=True, text=True, timeout=240, env=base_env(),
+                           cwd=tmp)
+        return p, time.monotonic() - t, s.posts()
+
+
+PREFETCH.append(dripping_server_run)
+
+
+def test_a_dripping_reply_is_one_timeout_under_openevolve_not_the_end_of_the_run():
+    """讲师报过：正文一秒一个字节的回复让读它的线程一直读下去，第 1 个提议永远做不完，make openevolve 等了 101 秒以后
+    停下整个运行（本讲的 --llm 客户端把它当一次"LLM 超时"、接着跑）。现在正文从发请求算起最多读 config.yaml 的
+    timeout 秒：每个提议是一次"LLM 超时"，运行跑完。openai 库自己不重试：每个提议最多 retries + 1 个请求。"""
+    p, seconds, posts = dripping_server_run()
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    said = "".join(p.stdout.split())
+    assert "LLM超时×3" in said, p.stdout[-3000:]
+    assert posts == 3 * 2 and seconds < 90, (posts, seconds)
+
+
 def test_make_openevolve_keeps_the_best_program_when_the_server_dies_midway(table):
     """讲师报过：LLM 服务器中途没了，make openevolve 接连失败、停下，只说了一句出错：没有 best/、没有 result.json，
     之前找到的最好程序丢了。evaluator 随时记下完整评估过的最好程序；停下时印出它（退出码照样是 1：没跑完）。"""

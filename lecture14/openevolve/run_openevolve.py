@@ -617,7 +617,12 @@ def _careful_http() -> None:
       有名字的失败（和本讲的 --llm 客户端一样）。
     - 要不压缩的回复（Accept-Encoding: identity），服务器照样压缩了也不解压，回复最多读 MAX_REPLY_BYTES 字节（多的
       截掉：读到的是一段读不懂的回复）。讲师报过：2 MB 的 gzip 解压成 2 GB，每次调用 16 秒 CPU、2 GB 内存，
-      最后说成"连不上 LLM 服务器"。"""
+      最后说成"连不上 LLM 服务器"。
+    - 正文从发出请求算起最多读 config.yaml 的 timeout 秒（httpx 的 timeout 只管每一次读：一秒一个字节永远不超时）。
+      讲师报过：一个挤牙膏的回复让读它的线程一直读下去，那个提议永远做不完，整个 make openevolve 被停下；现在它是
+      一次"LLM 超时"，接着跑。响应头挤牙膏时这里管不到：STALL 的看门（stall_seconds）照样停下它、说一句。
+    - openai 库自己不再重试（max_retries=0）：重试只由 OpenEvolve 按 config.yaml 的 retries 做。不然每次 OpenEvolve
+      的重试里 openai 库还要再试 retries 次，一个提议最多发 (retries + 1)² 个按次收钱的请求。"""
     import importlib
 
     import openai
@@ -625,12 +630,14 @@ def _careful_http() -> None:
     http = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])   # httpx 或 httpx2
 
     class Capped(http.SyncByteStream):
-        def __init__(self, inner):
-            self.inner = inner
+        def __init__(self, inner, deadline: float, limit: float):
+            self.inner, self.deadline, self.limit = inner, deadline, limit
 
         def __iter__(self):
             left = MAX_REPLY_BYTES
             for chunk in self.inner:
+                if time.monotonic() > self.deadline:                 # 挤牙膏：整个请求到期了
+                    raise http.ReadTimeout(f"整个请求超过 {self.limit:g} 秒")
                 yield chunk[:left]
                 left -= len(chunk)
                 if left <= 0:
@@ -639,16 +646,24 @@ def _careful_http() -> None:
         def close(self):
             self.inner.close()
 
-    def careful(response):
-        if response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity"):
-            del response.headers["content-encoding"]
-        response.stream = Capped(response.stream)
-
     init = openai.OpenAI.__init__
 
     def no_follow(self, *args, **kwargs):
+        limit = kwargs.get("timeout")
+        limit = float(limit) if isinstance(limit, (int, float)) and limit > 0 else 60.0
+
+        def started(request):
+            request.extensions["careful_start"] = time.monotonic()
+
+        def careful(response):
+            if response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity"):
+                del response.headers["content-encoding"]
+            start = response.request.extensions.get("careful_start", time.monotonic())
+            response.stream = Capped(response.stream, start + limit, limit)
+        kwargs["max_retries"] = 0
         kwargs.setdefault("http_client", openai.DefaultHttpxClient(
-            follow_redirects=False, headers={"Accept-Encoding": "identity"}, event_hooks={"response": [careful]}))
+            follow_redirects=False, headers={"Accept-Encoding": "identity"},
+            event_hooks={"request": [started], "response": [careful]}))
         init(self, *args, **kwargs)
     openai.OpenAI.__init__ = no_follow
 
