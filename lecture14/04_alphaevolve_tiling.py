@@ -295,6 +295,8 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     print_table(["第几个提议", "新的最好分数", "哪种修改"],
                 [[f"{k:,}" if isinstance(k, int) else str(k), "" if s is None else f"{s:.{d}f}×", op or ""]
                  for k, s, op in shown])
+    if d > 3:                                        # 学生报过：有时三位、有时五位小数，没有一句话说为什么
+        print_note(f"（有几次刷新只比上一次高一点点：印到 {d} 位小数才分得开，所以这一列多印了几位。）")
     o_tr, p_tr = oracle_speedup(train, table), geomean_speedup(per_m_table(train, table), train, table)
     CHARTS.line("04_demo2_best_score", f"最好分数随提议增长（种子 {seed}，训练形状；虚线是演示 1 的两条基线）",
                 {"进化到这一步为止最好的程序": [(0, imp[0][1])] + [(k, float(h)) for k, h in enumerate(out["history"], 1)]},

@@ -380,3 +380,17 @@ def shares_are_printed_speedups_divided(stdout: str) -> None:
 def test_shares_of_the_upper_bound_are_the_printed_speedups_divided(stdout):
     """学生报过：演示 3 表里进化的测试分数 1.229×、上限 1.285×，"测试上占最优的"却是 95.7%（照表算是 95.6%）。"""
     shares_are_printed_speedups_divided(stdout)
+
+
+def test_the_record_table_says_why_it_prints_more_than_three_decimals():
+    """学生报过：04 的"最好分数被刷新的时刻"有时印三位小数、有时五位（--seed 3 是 1.21800×、1.21804×），没说为什么。
+    多于三位时表下说一句是几位、为什么；三位时不说。"""
+    from conftest import run_script
+    for args in ((), ("--seed", "3")):
+        out = run_script("lecture14/04_alphaevolve_tiling.py", *args).stdout
+        block = out.split("最好分数被刷新的时刻", 1)[1].split("修改的种类", 1)[0].split("最好分数随提议增长", 1)[0]
+        digits = {len(m) for m in re.findall(r"\d\.(\d+)×", block)}
+        assert len(digits) == 1, block
+        d = digits.pop()
+        said = "".join(block.split())
+        assert (f"印到{d}位小数才分得开" in said) == (d > 3), (args, block)
