@@ -454,7 +454,6 @@ def redact(text: str, key: str | None) -> str:
     if not grams:
         return text
     if not text.isascii():                                  # 全角、数学粗体、西里尔字母……：归一以后才看得出是它
-        # 换两次：NFKC 之前（希腊的月形 sigma ϲ 经 NFKC 变成 ς，就不像 c 了）和之后（全角、数学粗体先变成拉丁字母）
         cut = _cut_fragments(_plain_letters(text), grams)
         if cut is not None:                                 # 找到了才换成归一过的文字（别的字照样读得懂）
             return cut
