@@ -45,7 +45,7 @@ from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, Tim
 from evolve.loop import MAX_BUDGET, RUN_04  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
 from evolve.mock_llm import MISTAKE, OP_SAID, OPS, Dice, MockLLM, Prompt  # noqa: E402
-from evolve.problem import launch_problems  # noqa: E402
+from evolve.problem import launch_problems, score_digits  # noqa: E402
 from evolve.program import DiffError, apply_diff, parse_diff  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, overflow_kinds, regs_per_thread  # noqa: E402
@@ -259,7 +259,7 @@ def demo1_slow_motion(table, train, seed, after):
     full = geomean_speedup(child, train, table)
     # 三位小数分不出子程序和父程序时多印几位（一位同学读到"比父程序好"的子程序和父程序都印成 1.184×）
     # 助教报过：L40S 上"比父程序好"的子程序只好 1e-7，六位小数还是 1.125422 对 1.125422：位数印到分得出来为止
-    d = apart_digits([result["score"], presult["score"], db.best[1]["score"]], 3, 10)
+    d = apart_digits([result["score"], presult["score"], db.best[1]["score"]], 3, score_digits(len(train)))
     note(f"⑥ 完整评估：{len(train)} 个训练形状上比专家快 {result['score']:.{d}f}×（自己用时间表重算：{full:.{d}f}×），"
           f"父程序 {presult['score']:.{d}f}×，到目前最好 {db.best[1]['score']:.{d}f}×。")
     isl = db.islands[island]
@@ -351,7 +351,7 @@ def kind_stats(table, train, prompt, seed):
                 rows.append([op, what, "否" if not ok else "是", score if ok else None, verdict_txt])
     # 比父程序好（差）一点点时多印几位：不印成"1.139× 更好"、父程序也是 1.139×。整列（和上面那句父程序的分数）用同样的
     # 位数（学生报过：single_field 印成 1.19526× 更差，父程序和别的行还是 1.195×）
-    d = max([apart_digits([r[3], parent_score], 3, 10) for r in rows if r[3] is not None] + [3])
+    d = max([apart_digits([r[3], parent_score], 3, score_digits(len(train))) for r in rows if r[3] is not None] + [3])
     for r in rows:
         r[3] = "" if r[3] is None else f"{r[3]:.{d}f}×"
     return rows, stats, d

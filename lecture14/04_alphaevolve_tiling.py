@@ -55,7 +55,7 @@ from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.mock_llm import OP_SAID, OPS  # noqa: E402
 from evolve.problem import (EXPERT_FILE, distinct_sizes, edit_example, expert_changed_note, pair_projections,  # noqa: E402
-                            read_heuristic, split_names)
+                            read_heuristic, score_digits, split_names)
 from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, VALID_INDEX, Config, problems, regs_per_thread  # noqa: E402
@@ -290,8 +290,8 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     imp = out["improvements"]
     shown = imp if len(imp) <= 12 else imp[:8] + [("…", None, None)] + imp[-4:]
     print("\n最好分数被刷新的时刻" + ("（前 8 次和最后 4 次）：" if len(imp) > 12 else "："))
-    d = apart_digits([s for _, s, _ in shown if s is not None], 3, 8)   # 只差一点的两次刷新不印成同一个数（分数的
-    # log 量化到 2⁻²⁴，相邻两次至少差约 6e-8：8 位小数一定分得开）
+    # 只差一点的两次刷新不印成同一个数：最多印到 score_digits 位（训练形状上的分数一定分得开的位数）
+    d = apart_digits([s for _, s, _ in shown if s is not None], 3, score_digits(len(train)))
     print_table(["第几个提议", "新的最好分数", "哪种修改"],
                 [[f"{k:,}" if isinstance(k, int) else str(k), "" if s is None else f"{s:.{d}f}×", op or ""]
                  for k, s, op in shown])
