@@ -178,8 +178,6 @@ def demo1_problem(table, train, test):
                                                        # 一条规则里重复的条件时规则数不变，不说：学生报过"其中 0 条……"）
         print_note(f"其中 {EXPERT.n_rules() - simp.n_rules()} 条规则去掉也一样（走不到，或者它管的形状后面的分支给同样的"
                    f"配置）：simplify 以后 {simp.n_rules()} 条，选的配置一个不差。进化从读到的 {EXPERT.n_rules()} 条出发。")
-    if expert_changed_note():                          # 学生照"可以试试"改过专家：讲义的论断说的是讲义那份
-        print_note(expert_changed_note())
     for w in warnings[:MAX_WARNINGS]:
         print_note(f"注意：{w}")
     if len(warnings) > MAX_WARNINGS:                   # 贴进来一张几百条规则的表：不要印几百行"注意"
@@ -811,6 +809,8 @@ def main(argv=None):
         print_note(openai_llm.describe(llm) + "演示 3 的几次进化也问它，在这个进程里依次跑（--jobs 不起作用）。")
     if changes:
         print_note(sched_lab.describe_knobs(changes))
+    if expert_changed_note():               # 学生照"可以试试"改过专家：开头就说（讲义的论断说的是讲义那份）
+        print_note(expert_changed_note())
 
     start = time.perf_counter()
     try:

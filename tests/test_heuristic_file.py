@@ -158,6 +158,11 @@ def test_an_import_between_the_markers_is_warned_not_silently_ignored(tmp_path):
     assert set(got) == {block_at + 2, block_at + 3} and all("import 不起作用" in w for w in got.values()), h.warnings
     bare = "".join(l for l in (HEAD + BODY + TAIL).splitlines(True) if "EVOLVE-BLOCK" not in l)
     assert "import" in bare and read_heuristic(write(tmp_path, bare, name="b.py")).warnings == ()
+    # 函数里面的 import 是错（学生报过：以前说"import 只能写在函数外面"，挪出去又被说"不起作用、可以删掉"）：
+    # 两处说的是同一件事——删掉它
+    inside = write(tmp_path, HEAD + "    import math\n" + BODY + TAIL, name="c.py")
+    e = error(inside)
+    assert e.lineno == 6 and "DSL 用不到 import" in e.message and "删掉这一行" in e.message, e.message
 
 
 def test_launch_errors_still_raised(tmp_path):
