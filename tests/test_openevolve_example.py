@@ -1209,6 +1209,10 @@ def test_a_socks_proxy_in_the_environment_does_not_stop_openevolve():
         pytest.skip("装了 socksio：httpx 走得了 SOCKS 代理，这些变量照传")
     assert runmod.dropped_proxy_vars({"ALL_PROXY": "socks5://h:1", "https_proxy": "SOCKS4://h:1",
                                       "HTTP_PROXY": "http://h:3128", "NO_PROXY": "socks"}) == ["ALL_PROXY", "https_proxy"]
+    # 讲师的复查报过：ALL_PROXY=ftp://… 也让 httpx 出错（Unknown scheme for proxy URL）；不写协议的 httpx 当 http
+    env = {"ALL_PROXY": "ftp://h:1", "HTTPS_PROXY": "h:3128", "http_proxy": " https://h:1", "all_proxy": ""}
+    assert runmod.dropped_proxy_vars(env) == ["ALL_PROXY"]
+    assert "httpx 走不了的代理" in "".join(runmod.env_notes(env)) and "socksio 这个包" not in "".join(runmod.env_notes(env))
     for p in runs_with_a_socks_proxy():
         assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-2000:]
         said = "".join(p.stderr.split())

@@ -190,14 +190,17 @@ PROXY_VARS = ("ALL_PROXY", "HTTPS_PROXY", "HTTP_PROXY")
 
 
 def dropped_proxy_vars(environ=None) -> list[str]:
-    """环境里不传给 OpenEvolve 的代理变量：SOCKS 代理（socks5://……），而 OpenEvolve 用的 httpx 没装 socksio 时。
-    httpx 建客户端时就为环境里的每个代理建好连接方式，SOCKS 的缺 socksio 就出错——连本机的 MockLLM 都不问
-    （no_proxy 管不到这一步；讲师报过：ALL_PROXY=socks5://… 让 make openevolve 和 07 一个提议也没跑就出错退出）。"""
+    """环境里不传给 OpenEvolve 的代理变量：OpenEvolve 用的 httpx 用不了的代理——SOCKS 代理（socks5://……）而没装
+    socksio 时，或者别的协议（ftp://……）。httpx 建客户端时就为环境里的每个代理建好连接方式，用不了的就出错——连
+    本机的 MockLLM 都不问（no_proxy 管不到这一步；讲师报过：ALL_PROXY=socks5://… 让 make openevolve 和 07 一个提议
+    也没跑就出错退出，ALL_PROXY=ftp://… 也一样）。"""
     environ = os.environ if environ is None else environ
-    socks = sorted(k for k in environ if k.upper() in PROXY_VARS and environ[k].strip().lower().startswith("socks"))
-    if not socks or importlib.util.find_spec("socksio") is not None:
-        return []
-    return socks
+    socks_ok = importlib.util.find_spec("socksio") is not None
+
+    def usable(value: str) -> bool:
+        scheme = value.strip().lower().partition("://")[0] if "://" in value else "http"   # 不写协议时 httpx 当 http
+        return scheme in ("http", "https") or (scheme.startswith("socks") and socks_ok)
+    return sorted(k for k in environ if k.upper() in PROXY_VARS and environ[k].strip() and not usable(environ[k]))
 
 
 def env_notes(environ=None) -> list[str]:
@@ -207,11 +210,14 @@ def env_notes(environ=None) -> list[str]:
     if dropped:
         notes.append(f"（环境变量 {'、'.join(dropped)} 不传给 OpenEvolve：它会改请求的地址或请求头，这里只检查 "
                      "config.yaml 的 api_base 和密钥）")
-    socks = dropped_proxy_vars(environ)
-    if socks:
-        notes.append(f"（环境变量 {'、'.join(socks)} 是 SOCKS 代理，OpenEvolve 用的 httpx 要 socksio 这个包才走得了它，"
-                     "这里没装：不传给 OpenEvolve。本机的 MockLLM 不用代理；真的模型要经它才连得上的话，在 .venv 里装 "
-                     "socksio，或者换成 http:// 的代理）")
+    proxies = dropped_proxy_vars(environ)
+    if proxies:
+        env = os.environ if environ is None else environ
+        socks = all(env[k].strip().lower().startswith("socks") for k in proxies)
+        why = ("是 SOCKS 代理，OpenEvolve 用的 httpx 要 socksio 这个包才走得了它，这里没装" if socks else
+               "是 OpenEvolve 用的 httpx 走不了的代理（它只认 http://、https://，装了 socksio 时还有 socks5:// 之类）")
+        notes.append(f"（环境变量 {'、'.join(proxies)} {why}：不传给 OpenEvolve。本机的 MockLLM 不用代理；真的模型要经"
+                     "代理才连得上的话，换成 http:// 的代理" + ("，或者在 .venv 里装 socksio）" if socks else "）"))
     return notes
 
 
