@@ -982,3 +982,16 @@ def test_shown_lines_cuts_each_line_and_the_number_of_lines():
     assert shown_lines("x" * 200, 10) == "x" * 10 + "…（这一行共 200 个字符）"
     assert shown_lines("\n".join(map(str, range(100))), 10, 3) == "0\n1\n2\n…（一共 100 行，只印了前 3 行）"
     assert shown_lines("") == ""
+
+
+def test_redacting_cuts_every_form_and_leaves_the_rest_of_the_text_as_it_was():
+    """讲师的第四次复查报过：一段文字里一处密钥是长得像的字母、另一处夹着小型大写字母（原文里才认得出），以前只抹掉
+    前一处；抹的时候整段换成了归一过的文字（"（改了）café" 变成 "(改了)cafe"）。现在两种读法找到的都抹，抹的是原文。"""
+    key = "sk-test-SECRET1234567890abcdefXYZ"
+    odd = "sk-tes\u1d00t-SECRE\u1d00T123456\u1d007890abc\u1d00defXYZ"          # 夹着 ᴀ：原文里认得出
+    assert redact(odd, key) == "***"
+    both = redact("ꓢꓰꓚꓣꓰꓔ12 then " + odd, key)
+    assert both == "*** then ***", both
+    assert redact("好的，（改了）café SECRET1234", key) == "好的，（改了）café ***"
+    lisu = redact("前面 ꓢꓰꓚꓣꓰꓔ1234 后面（全角）", key)
+    assert lisu == "前面 *** 后面（全角）", lisu

@@ -442,7 +442,7 @@ def _said_url(url: str) -> str:
 
 def redact(text: str, key: str | None) -> str:
     """抹掉文本里的密钥（原样的和 URL 编码过的：服务器能把收到的密钥放进模型名、转向地址、回复里回给我们），也抹掉
-    屏幕上还认得出是它（或它的一大段）的改写：见 _cut_fragments。很短的"密钥"（本机服务器常用的占位符，如 EMPTY）
+    屏幕上还认得出是它（或它的一大段）的改写：见 _fragment_spans。很短的"密钥"（本机服务器常用的占位符，如 EMPTY）
     不算秘密，也不能抹：会把回复抹坏。花的时间和文本的长度成正比（乘上密钥的长度，在 C 里）。"""
     if not key or len(key) < 8:
         return text
@@ -453,11 +453,19 @@ def redact(text: str, key: str | None) -> str:
     grams = _key_grams(key)
     if not grams:
         return text
+    spans = _fragment_spans(text, grams)                    # 原文里的（非 ASCII 的字当作夹在中间的东西）
     if not text.isascii():                                  # 全角、数学粗体、西里尔字母……：归一以后才看得出是它
-        cut = _cut_fragments(_plain_letters(text), grams)
-        if cut is not None:                                 # 找到了才换成归一过的文字（别的字照样读得懂）
-            return cut
-    return _cut_fragments(text, grams) or text
+        plain, origin = _plain_letters_mapped(text)
+        spans += [(origin[a], origin[b - 1] + 1) for a, b in _fragment_spans(plain, grams)]
+    if not spans:
+        return text
+    # 两种读法找到的都抹掉，抹的是原文：别的字一个不改（讲师的复查报过：以前找到一段就整段换成归一过的文字，
+    # "（改了）café" 变成 "(改了)cafe"；归一以后找到了一段，原文里才认得出的另一段反而漏了）
+    out, last = [], 0
+    for a, b in _merged(spans):
+        out.append(text[last:a] + "***")
+        last = b
+    return "".join(out) + text[last:]
 
 
 # 长得和拉丁字母、数字一样、NFKC 也不换的字母：西里尔、希腊、小型大写字母、切罗基、傈僳字母和几个拉丁扩展字母里
@@ -474,10 +482,30 @@ _FRAGMENT = 8              # 密钥里连着的这么多个字母、数字在文
 
 
 def _plain_letters(text: str) -> str:
+    """长得像拉丁字母、数字的字换成它们（_plain_letters_mapped 的文字）。"""
+    return _plain_letters_mapped(text)[0]
+
+
+def _plain_letters_mapped(text: str) -> tuple[str, list[int]]:
     """长得像拉丁字母、数字的字换成它们：长得像的表换一次（希腊的月形 sigma ϲ 经 NFKD 会变成 ς，就不像 c 了），NFKD
-    （全角、数学粗体变成拉丁字母，带附加符号的字母拆开）再去掉附加符号（ś 就是 s：学生看得出），表再换一次。"""
-    text = unicodedata.normalize("NFKD", text.translate(_HOMOGLYPHS))
-    return "".join(c for c in text if not unicodedata.combining(c)).translate(_HOMOGLYPHS)
+    （全角、数学粗体变成拉丁字母，带附加符号的字母拆开）再去掉附加符号（ś 就是 s：学生看得出），表再换一次。逐字换
+    （ASCII 的一段原样）：返回 (换好的文字, 它的每个字来自原文的第几个字)。"""
+    out, origin, i = [], [], 0
+    for m in _NON_ASCII.finditer(text):
+        out.append(text[i:m.start()])
+        origin.extend(range(i, m.start()))
+        for j in range(m.start(), m.end()):
+            c = unicodedata.normalize("NFKD", text[j].translate(_HOMOGLYPHS))
+            c = "".join(x for x in c if not unicodedata.combining(x)).translate(_HOMOGLYPHS)
+            out.append(c)
+            origin.extend([j] * len(c))
+        i = m.end()
+    out.append(text[i:])
+    origin.extend(range(i, len(text)))
+    return "".join(out), origin
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
 def _canon(text: str) -> str:
@@ -494,11 +522,11 @@ def _key_grams(key: str) -> frozenset:
     return frozenset(k[i:i + w] for i in range(len(k) - w + 1))
 
 
-def _cut_fragments(text: str, grams: frozenset) -> str | None:
+def _fragment_spans(text: str, grams: frozenset) -> list[tuple[int, int]]:
     """改头换面的密钥：只看文本里的字母和数字（不分大小写，l、i 当 1，o 当 0），它们连起来里出现了密钥的一大段
-    （_key_grams 里的一段），就把那一段——从它的第一个字符到最后一个，夹在中间的空格、换行、看不见的字符、别的话
-    都算——换成 ***。讲师报过：服务器把密钥大写、逐字夹上 U+FE0F、空格隔开、拆成两行（中间夹着别的话）、l 写成 1
-    再回显，屏幕上照样认得出。base64 之类的编码不管：屏幕上看不出是它。没有时返回 None。"""
+    （_key_grams 里的一段），那一段——从它的第一个字符到最后一个，夹在中间的空格、换行、看不见的字符、别的话
+    都算——要抹掉。讲师报过：服务器把密钥大写、逐字夹上 U+FE0F、空格隔开、拆成两行（中间夹着别的话）、l 写成 1
+    再回显，屏幕上照样认得出。base64 之类的编码不管：屏幕上看不出是它。返回这些段在 text 里的 [起, 止)（可能重叠）。"""
     norm = _canon(text)
     w = len(next(iter(grams)))
     found = []
@@ -508,18 +536,20 @@ def _cut_fragments(text: str, grams: frozenset) -> str | None:
             found.append((j, j + w))
             j = norm.find(g, j + 1)
     if not found:
-        return None
+        return []
     where = [m.start() for m in re.finditer(r"[0-9A-Za-z]", text)]   # 第 i 个字母、数字在 text 里的位置
-    out, last, spans = [], 0, []
-    for a, b in sorted(found):
-        if spans and a <= spans[-1][1]:
-            spans[-1][1] = max(spans[-1][1], b)
+    return [(where[a], where[b - 1] + 1) for a, b in found]
+
+
+def _merged(spans) -> list[list[int]]:
+    """[起, 止) 的几段，重叠或挨着的并成一段，按顺序。"""
+    out: list[list[int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
         else:
-            spans.append([a, b])
-    for a, b in spans:
-        out.append(text[last:where[a]] + "***")
-        last = where[b - 1] + 1
-    return "".join(out) + text[last:]
+            out.append([a, b])
+    return out
 
 
 def clean_url(url: str) -> str:
