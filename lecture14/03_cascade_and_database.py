@@ -547,8 +547,9 @@ def suggestions(a) -> list:
     # 学生报过：--seeds 6 跑了 16 秒，建议里却没说更大的设置要久一些（05 说了）。说倍数，不说秒数：同样的参数
     # 印同样的字节；这次用了几秒在标准错误的最后一行
     # 一位小数（学生报过：6 ÷ 4 印成"2 倍"、1.2 印成"1 倍"）；整数倍不带 .0
-    longer = lambda budget, seeds: (f"提议是这次的 {f'{budget * seeds / (a.budget * a.seeds):,.1f}'.removesuffix('.0')} 倍，"  # noqa: E731
-                                    "要跑得久一些")
+    def longer(budget, seeds):
+        times = f"{budget * seeds / (a.budget * a.seeds):,.1f}".removesuffix(".0")
+        return f"提议是这次的 {times} 倍，要跑得久一些"
     more_seeds = 6 if a.seeds < 6 else min(MAX_SEEDS, 2 * a.seeds)
     if more_seeds > a.seeds:
         out.append((f"更多种子，看级联和程序库的结论稳不稳；{longer(a.budget, more_seeds)}（下面的命令都在仓库根目录运行）：",

@@ -809,8 +809,9 @@ def main(argv=None):
         print_note(openai_llm.describe(llm) + "演示 3 的几次进化也问它，在这个进程里依次跑（--jobs 不起作用）。")
     if changes:
         print_note(sched_lab.describe_knobs(changes))
-    if expert_changed_note():               # 学生照"可以试试"改过专家：开头就说（讲义的论断说的是讲义那份）
-        print_note(expert_changed_note())
+    changed = expert_changed_note()         # 学生照"可以试试"改过专家：开头就说（讲义的论断说的是讲义那份）
+    if changed:
+        print_note(changed)
 
     start = time.perf_counter()
     try:

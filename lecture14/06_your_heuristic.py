@@ -338,8 +338,9 @@ def run_demos(a, program) -> list:
     """演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
     print_note(f"设置：{from_root(a.file)} --seed {a.seed} --budget {a.budget}"      # 路径可能很长：按宽度折行
                + (" --evolve" if a.evolve else "") + gpu_flag())
-    if expert_changed_note():                            # 你比的"专家"是改过的那份：练习的提示说的是讲义的那份
-        print_note(expert_changed_note())
+    changed = expert_changed_note()                      # 你比的"专家"是改过的那份：练习的提示说的是讲义的那份
+    if changed:
+        print_note(changed)
     table = TimeTable()
     evolved, evolved_score = {}, None
     for how in SPLITS:                                   # 和 04 一样：从专家出发、同一个种子和预算

@@ -481,11 +481,6 @@ _FRAGMENT = 8              # 密钥里连着的这么多个字母、数字在文
 #                            报过 12 时拆成每段 10 个就漏了；随便一段正文碰巧是随机密钥的连着 8 个，机会不到万亿分之一
 
 
-def _plain_letters(text: str) -> str:
-    """长得像拉丁字母、数字的字换成它们（_plain_letters_mapped 的文字）。"""
-    return _plain_letters_mapped(text)[0]
-
-
 def _plain_letters_mapped(text: str) -> tuple[str, list[int]]:
     """长得像拉丁字母、数字的字换成它们：长得像的表换一次（希腊的月形 sigma ϲ 经 NFKD 会变成 ς，就不像 c 了），NFKD
     （全角、数学粗体变成拉丁字母，带附加符号的字母拆开）再去掉附加符号（ś 就是 s：学生看得出），表再换一次。逐字换
