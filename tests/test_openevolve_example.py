@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(ROOT, "lecture14"))
 from evolve import (EXPERT, Evaluator, ProgramError, best_single_config, evolve, geomean_speedup,  # noqa: E402
                     oracle_speedup, parse, per_m_table, render, split_shapes)
 from evolve.evaluator import PROBE_SLACK  # noqa: E402
-from evolve.openai_llm import MOCK_BUG, MOCK_BUG_REPLY, REDIRECT  # noqa: E402
+from evolve.openai_llm import BAD_HEADERS, MOCK_BUG, MOCK_BUG_REPLY, REDIRECT, TOO_LONG, TRUNCATED  # noqa: E402
 from evolve.problem import load_heuristic  # noqa: E402
 
 HERE = os.path.join(ROOT, "lecture14", "openevolve")
@@ -1236,3 +1236,38 @@ def test_07_refuses_such_a_config_before_running_either_side():
                        capture_output=True, text=True, timeout=120, cwd=tmp, env={**base_env(), "TMPDIR": str(scratch)})
     assert p.returncode == 2 and "database.embedding_model" in p.stderr and "make openevolve" not in p.stderr, p.stderr
     assert "目录留着" not in p.stderr and "本讲的循环" not in p.stderr and os.listdir(scratch) == [], p.stderr
+
+
+# 和 --llm 客户端（test_hostile_server.py 的 CHAT_CASES）同样的叫法；长度头写了 23 位数时 h11 在 _careful_http 看到
+# 长度之前就拒了它（"bad Content-Length"），这里是"响应头不合规矩"，--llm 说"太长"：两边都是一次有名字的失败。
+CAREFUL_CASES = {"flood": TOO_LONG, "chunk_overflow": TRUNCATED, "huge_length": BAD_HEADERS, "edit": None}
+
+
+@pytest.mark.parametrize("mode, kind", CAREFUL_CASES.items())
+def test_a_reply_that_arrives_but_is_too_long_or_cut_is_not_called_unreachable_under_openevolve(mode, kind, monkeypatch):
+    """讲师报过：OpenEvolve 里一个回了 10 MB 的服务器被记作"读不懂"（截在 1 MB），分块长度溢出、长度头离谱的被记作
+    "连不上 LLM 服务器"——服务器明明答了。现在和 --llm 一样是"太长""没传完整""响应头不合规矩"。OpenEvolve 的
+    OpenAILLM 在这个进程里装上 run_openevolve 的保护（_careful_http、_tame_replies；测试完还原），对着 HostileServer
+    调一次，失败的说明交给读日志的 failure_kind。"""
+    import asyncio
+
+    import openai
+    from openevolve.config import LLMModelConfig
+    from openevolve.llm import openai as oe_openai
+
+    from hostile_server import HostileServer
+    monkeypatch.setattr(openai.OpenAI, "__init__", openai.OpenAI.__init__)          # 测试完还原
+    monkeypatch.setattr(oe_openai.OpenAILLM, "_call_api", oe_openai.OpenAILLM._call_api)
+    runmod._careful_http()
+    runmod._tame_replies(["sk-test"])
+    prompt = "当前的程序：\n" + render(EXPERT)
+    with HostileServer(chat=mode, max_seconds=20) as s:
+        llm = oe_openai.OpenAILLM(LLMModelConfig(api_base=s.url, api_key="sk-test", name="x", timeout=10, retries=0,
+                                                 retry_delay=0, max_tokens=100, temperature=0.7))
+        try:
+            reply = asyncio.run(llm.generate_with_context("system", [{"role": "user", "content": prompt}]))
+            got = None
+        except Exception as e:                                  # OpenEvolve 在日志里写的就是这一句
+            reply, got = None, runmod.failure_kind(f"LLM generation failed: {e}")
+    assert got == kind, got
+    assert (reply is not None) == (kind is None) and s.posts() == 1

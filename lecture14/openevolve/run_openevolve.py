@@ -361,10 +361,39 @@ def failure_kind(error: str) -> str | None:
         return "LLM 超时"                                       # asyncio 的 TimeoutError 没有说明文字
     if why.startswith("Connection error"):
         return "连不上 LLM 服务器"
+    from evolve.openai_llm import BAD_HEADERS, TOO_LONG, TRUNCATED
+    if why in (TOO_LONG, TRUNCATED, BAD_HEADERS):          # careful_kind 起了名字的（回复来了，却太长、不完整、不合规矩）
+        return why
     if (why.startswith("LLM endpoint returned a raw string") or "JSON" in why or "Expecting value" in why
             or "codec can't decode" in why):                  # 压缩过的回复（_careful_http 不解压）、截断的回复
         return "LLM 回复读不懂（不是 chat completion）"
     return "LLM 调用出错（别的原因，见 openevolve.log）"
+
+
+class CarefulFailure(Exception):
+    """OpenEvolve 的进程里，一次 LLM 调用以 --llm 客户端的某个种类失败（str 就是种类的名字：日志里的整句，
+    failure_kind 原样认出来）。"""
+
+
+def careful_kind(error: BaseException) -> str | None:
+    """openai 库抛的异常（和它的 __cause__、__context__ 链）是不是 _NAMED 里的一种：回复超过 MAX_REPLY_BYTES
+    （Capped 抛的 CarefulFailure）、正文没传完（h11 的 "incomplete"、"without sending complete message body"）、
+    长度头写得离谱（h11 的 "bad Content-Length"）。不然 openai 库把它们都说成 "Connection error."——讲师报过：
+    一个回了 10 MB 的服务器被记作"连不上"，或者截在 1 MB、记作"读不懂"。只看异常的类型和 h11 的固定说法，不看服务器写的字。"""
+    from evolve.openai_llm import BAD_HEADERS, TRUNCATED
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, CarefulFailure):
+            return str(error)
+        if type(error).__name__ in ("RemoteProtocolError", "LocalProtocolError"):
+            said = str(error)
+            if said.startswith("bad Content-Length") or said.startswith("Content-Length"):
+                return BAD_HEADERS
+            if "incomplete" in said or "without sending complete message body" in said:
+                return TRUNCATED
+        error = error.__cause__ or error.__context__
+    return None
 
 
 STALL_SLACK = 30.0            # 一个提议最多等多久：config.yaml 允许的 LLM 调用和评估的时间，再加这么多秒（启动、忙的机器）
@@ -621,9 +650,9 @@ def _careful_http() -> None:
     - 不跟转向（它默认跟：换了主机时不带密钥，可提示照发、回复照收）。讲师报过：config.yaml 的服务器把每个 POST
       转到另一个端口，20 个提议都是那个没配置过的服务器答的，结果却记在 config.yaml 的服务器名下。转向成了一次
       有名字的失败（和本讲的 --llm 客户端一样）。
-    - 要不压缩的回复（Accept-Encoding: identity），服务器照样压缩了也不解压，回复最多读 MAX_REPLY_BYTES 字节（多的
-      截掉：读到的是一段读不懂的回复）。讲师报过：2 MB 的 gzip 解压成 2 GB，每次调用 16 秒 CPU、2 GB 内存，
-      最后说成"连不上 LLM 服务器"。
+    - 要不压缩的回复（Accept-Encoding: identity），服务器照样压缩了也不解压（读到的是一段读不懂的回复），回复最多读
+      MAX_REPLY_BYTES 字节：长度头说得更多，或者读到更多，就是一次"LLM 回复太长"（和 --llm 一样；careful_kind 给
+      它起名字）。讲师报过：2 MB 的 gzip 解压成 2 GB，每次调用 16 秒 CPU、2 GB 内存，最后说成"连不上 LLM 服务器"。
     - 正文从发出请求算起最多读 config.yaml 的 timeout 秒（httpx 的 timeout 只管每一次读：一秒一个字节永远不超时）。
       讲师报过：一个挤牙膏的回复让读它的线程一直读下去，那个提议永远做不完，整个 make openevolve 被停下；现在它是
       一次"LLM 超时"，接着跑。响应头挤牙膏时这里管不到：STALL 的看门（stall_seconds）照样停下它、说一句。
@@ -632,7 +661,7 @@ def _careful_http() -> None:
     import importlib
 
     import openai
-    from evolve.openai_llm import MAX_REPLY_BYTES
+    from evolve.openai_llm import MAX_REPLY_BYTES, TOO_LONG
     http = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])   # httpx 或 httpx2
 
     class Capped(http.SyncByteStream):
@@ -644,10 +673,10 @@ def _careful_http() -> None:
             for chunk in self.inner:
                 if time.monotonic() > self.deadline:                 # 挤牙膏：整个请求到期了
                     raise http.ReadTimeout(f"整个请求超过 {self.limit:g} 秒")
-                yield chunk[:left]
                 left -= len(chunk)
-                if left <= 0:
-                    return
+                if left < 0:
+                    raise CarefulFailure(TOO_LONG)
+                yield chunk
 
         def close(self):
             self.inner.close()
@@ -664,6 +693,10 @@ def _careful_http() -> None:
         def careful(response):
             if response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity"):
                 del response.headers["content-encoding"]
+            length = response.headers.get("content-length", "").strip()
+            if length.isascii() and length.isdigit() and int(length) > MAX_REPLY_BYTES:
+                response.close()
+                raise CarefulFailure(TOO_LONG)
             start = response.request.extensions.get("careful_start", time.monotonic())
             response.stream = Capped(response.stream, start + limit, limit)
         kwargs["max_retries"] = 0
@@ -677,13 +710,19 @@ def _careful_http() -> None:
 def _tame_replies(keys) -> None:
     """模型的回复进 OpenEvolve 之前：抹掉密钥、控制字符换成看得见的转义（换行、制表符照旧）。讲师报过：服务器把收到的
     密钥写进回复的注释里，它就原样进了 evolution_trace.jsonl、best/best_program.py、result.json（日志是干净的），
-    还带着 ESC 和 OSC 8 的终端序列——停下时那句话正让人去看这些文件。回复是 DSL 的代码，控制字符在里面本来就不合法。"""
+    还带着 ESC 和 OSC 8 的终端序列——停下时那句话正让人去看这些文件。回复是 DSL 的代码，控制字符在里面本来就不合法。
+    调用失败时，careful_kind 认得出的换成 CarefulFailure（日志里是和 --llm 一样的种类名字）。"""
     from openevolve.llm import openai as oe_openai
     from evolve.openai_llm import redact, shown
     call = oe_openai.OpenAILLM._call_api
 
     async def tamed(self, params):
-        text = await call(self, params)
+        try:
+            text = await call(self, params)
+        except Exception as e:
+            if kind := careful_kind(e):
+                raise CarefulFailure(kind) from None
+            raise
         usage = getattr(self, "last_usage", None)          # 讲师的复查报过："prompt_tokens": "…"（不是整数）让 OpenEvolve
         if isinstance(usage, dict) and not all(           # 每个提议都在加总时出错、说成"回复打不上"，从不放弃
                 type(usage.get(k)) is int and 0 <= usage[k] < 10 ** 12
