@@ -48,7 +48,7 @@ from evolve.problem import (EXPERT_FILE, copy_suggestion, distinct_sizes, file_t
                             load_or_explain, source_view)
 from sched_lab import MAX_DIM  # noqa: E402
 from evolve.program import (NO_BOUND, branch_index, dead_rules, equivalent,  # noqa: E402
-                            removed_lines, unreachable_lines)
+                            empty_lines, removed_lines, unreachable_lines)
 
 # 没见过的形状：M = 3000 不在 11 个 M 里；405B/8 是 Llama-3 405B 按 8 路张量并行切开的投影（hidden 16384、
 # Hq 128、Hkv 8、intermediate 53248），它的 N、K 在 88 个形状里都没有（助教往 llama_shapes.py 里加了 405B/8 的话，
@@ -195,13 +195,16 @@ def demo1_expert(program: Program, path: str, extra: list, table: TimeTable):
     if simp.default_line != program.default_line:           # 有一条 if True：最后的 return 也走不到
         unreachable.add(program.default_line)
     same = [ln for ln in removed if ln not in unreachable and ln != simp.default_line]   # 走得到，去掉也一样
-    gone = [ln for ln in removed if ln in unreachable]
+    empty = set(empty_lines(program))
+    gone = [ln for ln in removed if ln in unreachable and ln not in empty]   # 被前面的规则挡住
+    void = [ln for ln in removed if ln in empty]                              # 条件本身没有形状满足
 
     def said(where: list) -> str:
         return f"第 {', '.join(map(str, where[:MAX_STEPS]))} 行" + (f"……一共 {len(where)} 条" if len(where) > MAX_STEPS else "")
     print()
     print_note(f"simplify（演示 3 讲它怎么做）：{program.n_rules()} 条规则 → {simp.n_rules()} 条" + (
-        "；删掉的：" + "；".join(([f"{said(gone)}走不到（任何形状都先被前面的规则接走，下面说为什么）"] if gone else [])
+        "；删掉的：" + "；".join(([f"{said(void)}走不到（没有形状满足它的条件）"] if void else [])
+                              + ([f"{said(gone)}走不到（任何形状都先被前面的规则接走，下面说为什么）"] if gone else [])
                               + ([f"{said(same)}走得到，但去掉也一样（它管的形状交给后面的分支，配置不变）"] if same else [])
                               + ([f"第 {simp.default_line} 行没有条件，成了默认配置"]
                                  if simp.default_line in removed else [])) + "。"

@@ -108,3 +108,26 @@ def test_a_missing_or_misplaced_expert_file_is_one_sentence_in_chinese(tmp_path)
         assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
         flat = "".join(r.stderr.split())
         assert "".join(says.split()) in flat and "Errno" not in r.stderr and "No such" not in r.stderr, r.stderr
+
+
+def test_01_gives_each_removed_rule_its_own_reason(tmp_path):
+    """学生报过：专家的 if M <= 16 改成 if M <= 0，01 说"第 34 行走不到（任何形状都先被前面的规则接走……）"，可它前面
+    没有规则，下一行又说"没有形状满足 M <= 0"。现在空条件的和被挡住的分开说，理由各是各的。"""
+    from evolve.problem import read_heuristic
+    from evolve.program import empty_lines, unreachable_lines
+    with open(os.path.join(ROOT, "lecture14", "evolve", "lecture_expert.py"), encoding="utf-8") as f:
+        text = f.read()
+    first = "    if M <= 16:\n"
+    assert first in text
+    path = tmp_path / "mine.py"
+    path.write_text(text.replace(first, "    if M <= 0:\n        return Config(BM=64, BN=64, BK=64, warps=4, stages=3, "
+                                 "group=8)\n    if M <= 32:\n        return Config(BM=64, BN=64, BK=64, warps=4, "
+                                 "stages=3, group=8)\n" + first), encoding="utf-8")
+    program = read_heuristic(str(path)).program
+    empty, blocked = empty_lines(program), sorted(set(unreachable_lines(program)) - set(empty_lines(program)))
+    assert len(empty) == 1 and len(blocked) == 1                     # 数据：一条空的、一条被挡住的
+    r = run_script("lecture14/01_heuristic_as_code.py", "--heuristic", str(path), timeout=120)
+    assert r.returncode == 0, r.stderr
+    said = "".join(r.stdout.split("simplify（")[1].split("\n\n")[0].split())       # 折行的句子拼回去
+    assert f"第{empty[0]}行走不到（没有形状满足它的条件）" in said, said
+    assert f"第{blocked[0]}行走不到（任何形状都先被前面的规则接走" in said, said

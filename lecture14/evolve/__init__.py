@@ -2,7 +2,7 @@
 第 14 讲 · evolve —— 迷你 AlphaEvolve 的引擎。讲义的 04 脚本从 evolve 导入的名字都在这里（再加几个演示脚本常用的：
 Config、parse、per_m_table、ProgramError）；更细的东西从各自的文件里导入。每一部分一个文件：
   problem.py    形状、划分、时间表和逐形状最优、专家启发式、基线和加速比
-  program.py    启发式的 DSL：类型和界（Rule / Program、MAX_THRESHOLD……）、choose、render、simplify / equivalent、dead_rules、removed_lines、unreachable_lines
+  program.py    启发式的 DSL：类型和界（Rule / Program、MAX_THRESHOLD……）、choose、render、simplify / equivalent、dead_rules、removed_lines、unreachable_lines、empty_lines
   source.py     源代码 -> 程序：parse、ProgramError（学生写错时的那一句话）；只往 program.py 依赖，反过来不
   diff.py       SEARCH/REPLACE 修改：format_diff / parse_diff / apply_diff / make_diff、DiffError（带 kind）
   mock_llm.py   提示词进去、SEARCH/REPLACE 出来的 MockLLM（没有真的语言模型）

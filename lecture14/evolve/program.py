@@ -423,6 +423,12 @@ def unreachable_lines(program: Program) -> list[int]:
     return [line for _, line in sorted(out)]
 
 
+def empty_lines(program: Program) -> list[int]:
+    """条件没有正整数形状满足（M <= 0 之类）的规则的行号，按规则的顺序：unreachable_lines 里不是被前面的规则挡住、
+    而是自己就空的那些。"""
+    return [r.line for r in program.rules if r.conds and min(r._box[:3]) < 1]
+
+
 def full_stop(message: str) -> str:
     """每一行说明都以句号（或问号、叹号、省略号、冒号）结尾（学生报过："……再重新运行"、"……最稳妥）"、
     "……把它挪到那条前面"后面没有句号）。出错信息（ProgramError）和读文件时的提醒都经过这里。"""
