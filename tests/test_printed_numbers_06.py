@@ -206,9 +206,11 @@ def test_demo3_explain_blocks(stdout, table, yours):
         big_part += number(m[3]) > number(m[5])
         # 张量核效率低时说的是哪个因子：旧的 MMA 路径只在它真的不走快路径时说（学生报过：README 练习里 64×64×256、
         # 4 个 warp 的块在快路径上，06 却说"走旧的 MMA 路径"——低的是 warp 块效率）
-        # 只在"算"这一项真的比最优的长时才拿张量核效率当理由（助教报过：A100 上效率低、"算"却比最优的还短）
+        # 只在"算"这一项比最优的长出总时间差的一成以上时才拿张量核效率当理由（助教报过：A100 上效率低、"算"却比最优的
+        # 还短；学生报过："算"只多 1.1 µs、慢在"搬"的形状上说"张量核吃不饱"）
         em, eb = explain(mine, s.M, s.N, s.K), explain(best, s.M, s.N, s.K)
-        slower = em["mma_eff"] < eb["mma_eff"] and em["parts_us"]["算（张量核）"] > eb["parts_us"]["算（张量核）"]
+        core = em["parts_us"]["算（张量核）"] - eb["parts_us"]["算（张量核）"]
+        slower = em["mma_eff"] < eb["mma_eff"] and core > 0 and core >= 0.1 * (em["time_us"] - eb["time_us"])
         a, z = mma_parts(mine), mma_parts(best)
         assert ("旧的 MMA 路径" in why) == (slower and not a["fast"] and z["fast"]), why
         assert ("每个 warp 的块小" in why) == (slower and a["warp_tile"] < z["warp_tile"]), why
@@ -233,7 +235,25 @@ def test_a_fast_path_config_with_small_warp_tiles_is_not_called_the_old_mma_path
     a, z = explain(mine, M, N, K), explain(best, M, N, K)
     assert mma_parts(mine)["fast"] and a["mma_eff"] < z["mma_eff"]
     said = "；".join(s06.reasons(a, z, mine, best))
-    assert "旧的 MMA 路径" not in said and "每个 warp 的块小（1,024 个累加器" in said, said
+    assert "旧的 MMA 路径" not in said, said
+
+
+@pytest.mark.h100_golden                  # README 那条配置在 A100 上启动不了
+def test_the_tensor_cores_are_a_reason_only_where_the_compute_term_is_a_real_part_of_the_gap():
+    """学生报过：README 练习第 3 步那段在 8B gate_up M=128 上慢 1.82×，06 说"每个 warp 的块小……张量核吃不饱"，可"算"
+    只比最优多 3%（39.2 对 38.1 µs），慢在"搬"。现在"算"多出来的要至少是总时间差的 MMA_SHARE，才说张量核；
+    把同一个配置的"搬"换成最优的那么快（只剩"算"的差别）时，它就说。"""
+    from conftest import load_script
+    s06 = load_script("lecture14/06_your_heuristic.py", "s06_mma_share")
+    M, N, K = 128, *LAYERS["8B gate_up"]
+    mine = Config(64, 64, 256, 4, 3, 8)
+    best = min(VALID, key=lambda c: explain(c, M, N, K)["time_us"])
+    a, z = explain(mine, M, N, K), explain(best, M, N, K)
+    core = a["parts_us"]["算（张量核）"] - z["parts_us"]["算（张量核）"]
+    assert 0 < core < s06.MMA_SHARE * (a["time_us"] - z["time_us"])       # 数据：算多一点点，差主要在别处
+    assert "张量核" not in "；".join(s06.reasons(a, z, mine, best))
+    only_core = dict(a, time_us=z["time_us"] + core)                       # 差的全是"算"
+    assert "每个 warp 的块小（1,024 个累加器" in "；".join(s06.reasons(only_core, z, mine, best))
 
 
 def test_evolve_says_rose_only_when_the_printed_score_rose():
