@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import int_between, ensure_numpy, nonnegative_int, parser, run, say  # noqa: E402
+from runner import int_between, ensure_numpy, nonnegative_int, parser, progress, progress_gate, run, say, time_left  # noqa: E402
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -142,13 +142,30 @@ def apply_reply(src: str, reply: str):
         return None, f"{getattr(e, 'kind', '') or '子程序解析不了'}（{e.message}）"
 
 
-def find_proposal(table, train, seed, after, run=None):
+SLOW = 1.0          # 一次进化跑了这么多秒还没完，才在标准错误上说做到哪（默认的几百个提议不到一秒，什么都不说）
+
+
+def quietly_reported(label: str, total: int) -> dict:
+    """evolve 的进度参数（log_every、log）：跑了 SLOW 秒以后，最多每秒一行"label：做完 k/total 个提议，还要约多久"，
+    写到标准错误。学生报过：--after 100000 印完标题后 43 秒什么都没有，像是卡住了（03、04、05 都说做到哪）。"""
+    started, due = time.monotonic(), progress_gate()
+    every = max(1, total // 200)
+
+    def log(_line: str) -> None:
+        done = min(total, next(count))
+        if time.monotonic() - started >= SLOW and done < total and due(done, total):
+            progress(f"{label}：做完 {done:,}/{total:,} 个提议{time_left(done, total, started)}")
+    count = iter(range(every, total + every, every))
+    return dict(log_every=every, log=log)
+
+
+def find_proposal(table, train, seed, after, run=None, label="演示 1：找比父程序好的一步"):
     """在种子 seed 的进化里，从第 after 个提议起找第一个"完整评估、比父程序好"的提议 k。返回 (k, skipped)：
     skipped 是在它之前、也比父程序好，可是一模一样的程序以前就评估过、评估器直接查缓存了结的提议（一个内核都不跑，
     没有可慢放的）。一个都找不到时 k 是 None。run：给一个 dict 就把那次进化（after + LOOK 个提议）的结果放进去。"""
     ev = Evaluator(train, table)
     rec = Recorder(ev)
-    out = evolve(ev, after + LOOK, seed=seed, llm=rec, database=rec.database)
+    out = evolve(ev, after + LOOK, seed=seed, llm=rec, database=rec.database, **quietly_reported(label, after + LOOK))
     if run is not None:
         run.update(out)
     cached = rec.cached + [ev.n_cached]                    # 第 k 个提议之前、之后：cached[k - 1]、cached[k]
@@ -218,7 +235,8 @@ def demo1_slow_motion(table, train, seed, after):
               "换个 --after 或 --seed 再试。")
         return [obs_stalled(run, after)], None                              # 就是上面找的那次进化，不再跑一遍
     ev, rec = Evaluator(train, table), Recorder()
-    evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database)           # 前 k-1 步照常跑完
+    evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database,           # 前 k-1 步照常跑完
+           **quietly_reported("演示 1：重跑到那一步之前", k - 1))
     db = rec.db
     island, presult, prompt = next_step(db, ev)                             # 第 k 步：我们自己一步一步地做
     note(f"进化循环已经跑了 {k - 1:,} 个提议。第 {k:,} 个：从 {len(db.islands)} 个岛里挑到第 {island + 1} 个岛，"
@@ -395,11 +413,12 @@ def demo2_each_kind(table, train, prompt, seed):
 def late_preview(table, train, seed, after):
     """演示 1、2 在 (seed, after) 下会看到什么（不印）：None（那一段找不到比父程序好的提议），或
     dict(score=父程序的分数, rules=父程序的规则数, idle=一次新修改都没有的种类, kinds=演示 2 的观察)。"""
-    k, _ = find_proposal(table, train, seed, after)
+    k, _ = find_proposal(table, train, seed, after, label=f"\"可以试试\"：先替你跑 --after {after}")
     if k is None:
         return None
     ev, rec = Evaluator(train, table), Recorder()
-    evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database)
+    evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database,
+           **quietly_reported(f"\"可以试试\"：--after {after} 重跑到那一步之前", k - 1))
     _, _, prompt = next_step(rec.db, ev)
     _, stats, _ = kind_stats(table, train, prompt, seed)
     return dict(score=prompt.score, rules=prompt.parent.n_rules(), prompt=prompt, stats=stats,

@@ -232,3 +232,24 @@ def test_a_new_edit_kind_says_why_it_proposed_nothing_new(monkeypatch):
     assert s02.why_nothing_new("swap_rules", one) == "父程序不到 2 条规则，没有两条可以对调"
     two = Prompt("", Program(EXPERT.rules[:1] * 2, EXPERT.default), 1.0, (), ())
     assert s02.why_nothing_new("swap_rules", two) == "每次改出来的都和父程序一模一样"       # 对调两条一样的规则
+
+
+def test_a_long_search_says_how_far_it_is_on_stderr_and_a_short_one_says_nothing(monkeypatch, table, train):
+    """学生报过：02 --after 100000 印完标题后 43 秒什么都没有（03、04、05 都在标准错误上说做到哪）。现在 02 的每次
+    进化跑了 SLOW 秒以后每秒说一行做到第几个提议；默认的几百个提议不到一秒，什么都不说。这里用假的钟：每一步 0.3 秒。"""
+    said = []
+    monkeypatch.setattr(s02, "progress", said.append)
+    clock = iter(range(10 ** 6))
+    monkeypatch.setattr(s02.time, "monotonic", lambda: 0.3 * next(clock))
+    import runner
+    monkeypatch.setattr(runner.time, "monotonic", lambda: 0.3 * next(clock))
+    k, _ = s02.find_proposal(table, train, 0, 1000, label="找")
+    total = 1000 + s02.LOOK
+    assert said and all(re.fullmatch(rf"找：做完 [\d,]+/{total:,} 个提议(，还要.*)?", line) for line in said), said
+    done = [int(re.search(r"做完 ([\d,]+)/", line)[1].replace(",", "")) for line in said]
+    assert done == sorted(done) and done[-1] < total
+    said.clear()
+    monkeypatch.setattr(s02.time, "monotonic", lambda: 0.0)                # 一瞬间跑完：一行都不说
+    monkeypatch.setattr(runner.time, "monotonic", lambda: 0.0)
+    s02.find_proposal(table, train, 0, 100)
+    assert said == []
