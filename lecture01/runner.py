@@ -107,6 +107,7 @@ if _numbered_script(sys.argv[0] if sys.argv and sys.argv[0] else ""):
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import difflib  # noqa: E402
+import errno  # noqa: E402
 import re  # noqa: E402
 import signal  # noqa: E402
 import time  # noqa: E402
@@ -617,9 +618,12 @@ def _quit(code: int) -> None:
     os._exit(code)                                         # 不跑 atexit：进程池的 atexit 会等 worker，正是要避免的
 
 
+_DISK_FULL = {errno.ENOSPC: "磁盘满了", errno.EDQUOT: "超了磁盘配额", errno.EFBIG: "文件太大"}   # 写不下的几种
+
+
 def run(main, *args, **kwargs):
     """调用 main(*args, **kwargs)，返回它的返回值。Ctrl-C：杀掉子进程，标准错误印一行"已中断。"，退出码 130；
-    标准输出的管道被关掉（| head）：杀掉子进程，安静地退出（退出码 0）。"""
+    标准输出的管道被关掉（| head）：杀掉子进程，安静地退出（退出码 0）。磁盘满了（> /dev/full 也是）：一句话，退出码 1。"""
     try:
         result = main(*args, **kwargs)
         sys.stdout.flush()                                 # 管道已经关掉的话，在这里就发现，而不是在退出时
@@ -635,6 +639,18 @@ def run(main, *args, **kwargs):
         except Exception:                                  # noqa: BLE001
             pass
         _quit(0)
+    except OSError as e:
+        if e.errno not in _DISK_FULL:
+            raise
+        _kill_children()                                   # 学生报过：> /dev/full 时一段 traceback
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)     # 收尾时不再往写不下的地方写
+            os.dup2(devnull, sys.stdout.fileno())
+            where = f"（{e.filename}）" if e.filename else "（标准输出重定向到的文件，或者脚本写的文件）"
+            say(f"写不下去了：{_DISK_FULL[e.errno]}{where}。腾出磁盘空间（或者换一个地方写），再运行一次。")
+        except Exception:                                  # noqa: BLE001
+            pass
+        _quit(1)
     except BaseException as e:
         if _interrupt_inside(e):                           # Ctrl-C 被包成了别的异常（见 _interrupt_inside）
             _interrupted()

@@ -2,6 +2,7 @@
 不印 traceback，也不悄悄改用默认值。"""
 
 import os
+import sys
 import re
 
 import pytest
@@ -150,6 +151,26 @@ def test_help_fits_the_terminal_with_chinese_two_columns_wide(script, cols=80):
     options = [x for x in lines if re.match(r"  -", x)]                # 选项那几行：说明从同一列开始
     starts = {len(re.match(r"(  \S.*?  +)\S", x)[1]) for x in options if re.search(r"\S  +\S", x)}
     assert len(starts) == 1, starts
+
+
+@pytest.mark.parametrize("script", [s for s in NUMBERED if "07_openevolve" not in s])   # 07 要 OpenEvolve，同一个 run()
+def test_a_full_disk_is_one_sentence_and_exit_1(script):
+    """学生报过：04 --quick > /dev/full 是一段 traceback（OSError: [Errno 28] No space left on device）。现在 runner.run
+    说一句写不下去了、怎么办，退出码 1。"""
+    import subprocess
+
+    from conftest import stop_group
+    with open(os.devnull, "rb") as stdin, open("/dev/full", "w") as full:
+        p = subprocess.Popen([sys.executable, os.path.join(ROOT, script)], stdin=stdin, stdout=full,
+                             stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
+        try:
+            _, err = p.communicate(timeout=60)
+        finally:
+            stop_group(p)
+    err = err.decode()
+    assert p.returncode == 1 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == ("写不下去了：磁盘满了（标准输出重定向到的文件，或者脚本写的文件）。"
+                                            "腾出磁盘空间（或者换一个地方写），再运行一次。"), err
 
 
 @pytest.mark.parametrize("args,says", [
