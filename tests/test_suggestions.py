@@ -215,6 +215,9 @@ def test_without_numpy_and_without_venv_one_sentence_and_exit_1(tmp_path, no_num
                                     env=env, capture_output=True, text=True, timeout=60).stdout.strip() == "True"
         assert managed.stdout.strip() == str(externally), managed
         assert ("pip install numpy" in lines[0]) == (not externally), p.stderr
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:     # 学生报过：README 说的那句总带着 pip
+        readme = "".join(f.read().split())
+    assert '就说一句"在仓库根目录运行一次makerun"（pip可以往那个Python里装包时还说"或者pipinstallnumpy"' in readme
 
 
 def test_lecture_style_run_from_the_script_directory_with_a_numpy_less_python3(no_numpy_path):
