@@ -316,7 +316,7 @@ def format_table(headers: list[str], rows: list[list[object]], width: int | None
     if any(len(r) > n for r in rows):
         raise ValueError(f"有一行的单元格比表头的 {n} 列多")
     head = [str(h) for h in headers]
-    body = [[str(c) for c in r] + [""] * (n - len(r)) for r in rows]
+    body = [[cell_text(c) for c in r] + [""] * (n - len(r)) for r in rows]
     target = wrap_width() if width is None else width
     whole = _table_lines(head, body, target, fold=False)
     if max(map(display_width, whole)) <= target:
@@ -352,6 +352,12 @@ def format_table(headers: list[str], rows: list[list[object]], width: int | None
         if max(map(display_width, folded)) <= widest:
             return "\n".join(folded)
     return f"\n\n{CONTINUED}\n".join("\n".join(p) for p in parts)
+
+
+def cell_text(c: object) -> str:
+    """表里的一个格子：整数带千分位（1,209，和句子里、fmt 印的一样；学生报过：04 的表印 1209，下面的观察说 1,209），
+    别的照 str。"""
+    return f"{c:,}" if isinstance(c, int) and not isinstance(c, bool) else str(c)
 
 
 def print_table(headers: list[str], rows: list[list[object]], keys: int = 1) -> None:

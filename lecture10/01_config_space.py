@@ -136,15 +136,15 @@ def demo2_rejections(total):
     print_header("演示 2：每种资源挡掉多少组合")
     counts = rejection_counts()
     bad = total - len(VALID)
-    print_table(["资源", "规则（满足才能启动）", "挡掉的组合", "占全部"],
-                [[k, RULE[k], n, f"{n / total:.1%}"] for k, n in counts.items()]
-                + [["至少超一种", "", bad, f"{bad / total:.1%}"]])
+    print_table(["资源", "规则（满足才能启动）", "挡掉的组合", "占全部"],      # 个数照本讲的写法不加千分位（str：
+                [[k, RULE[k], str(n), f"{n / total:.1%}"] for k, n in counts.items()]   # 表格给整数加），和下面
+                + [["至少超一种", "", str(bad), f"{bad / total:.1%}"]])               # 句子里的 2656 一样
     print_note(LIMITS_NOTE)
     CHARTS.bars("10_rejections_by_resource", f"每种资源挡掉多少组合（{total} 个组合里 {bad} 个启动不了；"
                 "一个组合可以同时超几种，所以各条加起来比它多）", list(counts), list(counts.values()), fmt="{}")
     tiles = {(bm, bn): sum(c.BM == bm and c.BN == bn for c in VALID) for bm in GRID["BM"] for bn in GRID["BN"]}
     print_table([""] + [f"BN = {bn}" for bn in GRID["BN"]],
-                [[f"BM = {bm}"] + [tiles[bm, bn] for bn in GRID["BN"]] for bm in GRID["BM"]])
+                [[f"BM = {bm}"] + [str(tiles[bm, bn]) for bn in GRID["BN"]] for bm in GRID["BM"]])
     print_note("（每一格：这个块大小在 BK × warps × stages × group 里能启动的配置数）")
 
     over = [len(problems(c)) for c in all_configs()]

@@ -8,8 +8,8 @@ import unicodedata
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from console import (apart_digits, display_width, format_table, print_header, print_observations, print_table, print_try, wrap,
-                     wrap_width)
+from console import (apart_digits, cell_text, display_width, format_table, print_header, print_observations, print_table,
+                     print_try, wrap, wrap_width)
 
 LONG_ZH = ("最优配置随形状变化很大：decode（M = 1、16）的时间几乎全花在读权重上，很多小块配置一样快；"
            "prefill 要 256×128 的大块、8 个 warp、4 级流水线，专家用的 128×128×64 / 4 warp / 3 级慢 30% 左右。"
@@ -47,14 +47,22 @@ ROWS = [["8B gate_up M=128", "(256, 128, 64, 8, 4, 8)", "12.3 µs", 1.5, 1234],
 HEADERS = ["形状", "最优配置", "时间", "倍数", "次数"]
 
 
+def test_whole_numbers_in_a_table_have_thousands_separators_like_the_sentences():
+    """学生报过：04 --budget 4000 的表印"single_field  1209"，下面的观察说"14/1,209"。表里的整数和句子里的一样带千分位；
+    小数、文字、布尔值照原样（印几位小数是调用的人定的）。"""
+    assert [cell_text(c) for c in (1209, -12345, 7, True, 1234.5, "1209")] == ["1,209", "-12,345", "7", "True", "1234.5",
+                                                                              "1209"]
+    assert "1,209" in format_table(["修改", "提出"], [["single_field", 1209]])
+
+
 def test_table_columns_line_up_by_display_width():
     lines = format_table(HEADERS, ROWS).split("\n")
-    widths = [max(display_width(str(r[j])) for r in [HEADERS] + ROWS) for j in range(len(HEADERS))]
+    widths = [max(display_width(cell_text(r[j])) for r in [HEADERS] + ROWS) for j in range(len(HEADERS))]
     starts = [sum(widths[:j]) + 2 * j for j in range(len(widths))]            # 列间两个空格
     assert lines[1] == "  ".join("-" * w for w in widths)                      # 表头下面每列一段 ----
     for line, row in zip([lines[0]] + lines[2:], [HEADERS] + ROWS):
         assert line == line.rstrip()                                           # 行尾不留空格
-        for cell, a, w in zip(map(str, row), starts, widths):
+        for cell, a, w in zip(map(cell_text, row), starts, widths):
             right = row is not HEADERS and a >= starts[2] and cell != "…"      # 后三列的数（带单位的也算）靠右；名字靠左
             lo = a + w - display_width(cell) if right else a
             assert cut(line, lo, lo + display_width(cell)) == cell, (line, cell)   # 单元格正好占它该占的列
