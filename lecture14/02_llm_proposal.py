@@ -287,7 +287,7 @@ def demo1_slow_motion(table, train, seed, after):
     d = 3                                   # 子程序和岛上哪个程序印出来一样、其实不一样时多印几位，排名看得出来
     while d < 10 and any(f"{-e[0]:.{d}f}" == f"{mine:.{d}f}" and -e[0] != mine for e in isl):
         d += 1
-    note(f"⑦ 程序库：第 {island + 1} 个岛现在有 {len(isl)} 个程序（分数 "
+    note(f"⑦ 程序库：第 {island + 1} 个岛在放进子程序之前有 {len(isl)} 个程序（分数 "
           + "、".join(f"{-e[0]:.{d}f}" for e in isl) + f"），子程序（{mine:.{d}f}）按分数该排第 {rank + 1} 名"
           + ("（分数一样时先来的排前面）" if any(-e[0] == mine for e in isl) else "")
           + (f"，挤掉最后一个（{-isl[-1][0]:.{d}f}）。" if rank < db.size and len(isl) == db.size else "。"))

@@ -135,7 +135,7 @@ def test_demo1_child_checks_probe_and_full(stdout, step, table, train):
 
 def test_demo1_database_rank(stdout, step):
     text = section(stdout, "演示 1")
-    m = find(r"⑦ 程序库：第 (\d+) 个岛现在有 (\d+) 个程序（分数 ([\d.、]+)），子程序（([\d.]+)）按分数该排第 (\d+) 名"
+    m = find(r"⑦ 程序库：第 (\d+) 个岛在放进子程序之前有 (\d+) 个程序（分数 ([\d.、]+)），子程序（([\d.]+)）按分数该排第 (\d+) 名"
              r"(?:（分数一样时先来的排前面）)?(，挤掉最后一个（([\d.]+)）)?", text)
     scores = [float(x) for x in m[3].split("、")]
     child = step["result"]["score"]
