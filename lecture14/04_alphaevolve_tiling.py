@@ -422,8 +422,8 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
         f"进化出来的代码会带\"死规则\"（被前面的规则挡住、永远走不到，或者去掉也一样）：这次完整评估过的 {len(evaluated):,} 个不同的程序"
         + (f"（起点，加上演示 4 成本表里\"在全部训练形状上评估\"的 {ev.n_eval_full:,} 个）" if len(evaluated) == ev.n_eval_full + 1
            else "（含起点）") + "里"
-        f"有 {dead} 个带死规则，程序库最后留下的 {len(population)} 个里"
-        + (f"有 {dead_pop} 个。" if dead_pop else "一个也没有。")
+        f"有 {dead:,} 个带死规则，程序库最后留下的 {len(population)} 个里"
+        + ("全都带。" if dead_pop == len(population) > 1 else f"有 {dead_pop} 个。" if dead_pop else "一个也没有。")
         + (f"最好的程序从 {best.n_rules()} 条删到 {simp.n_rules()} 条，在所有 (M, N, K) 上选的配置一个不差"
            "（和第 12 讲删死代码是同一件事）。" if shrunk else
            f"最好的程序本身没有死规则，{best.n_rules()} 条都走得到、都不多余。")

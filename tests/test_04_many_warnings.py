@@ -64,6 +64,7 @@ def test_a_500_rule_table_is_listed_in_bounded_lines_and_its_redundant_rules_are
     assert len(r.stdout.splitlines()) < 600, len(r.stdout.splitlines())
     assert f"一共 {len(lines) - 3} 行，这里只印了开头 {limit} 行；整份在" in out   # 两条标记和它们之间
     assert "其中 499 条规则去掉也一样" in out and "simplify 以后 1 条" in out
+    assert not re.search(r"留下的(\d+)个里有\1个", "".join(out.split())), out  # 学生报过"29 个里有 29 个"：说"全都带"
 
 
 def test_06_on_a_2000_rule_file_prints_a_bounded_listing_and_a_bounded_dead_rule_line(tmp_path):

@@ -230,11 +230,13 @@ def test_demo2_best_program_and_observations(stdout, run, table):
     population = set(out["population"])
     evaluated = [p for p, r in ev.cache.items() if r["status"] == "full"]
     dead = lambda programs: sum(simplify(p).n_rules() < p.n_rules() for p in programs)    # noqa: E731
-    m = find(r"完整评估过的 ?([\d,]+) ?个不同的程序（[^）]*）里有 (\d+) 个带死规则，程序库最后留下的 (\d+) 个里"
-             r"(?:有 (\d+) 个|一个也没有)", obs)          # 学生报过"27 个里有 0 个"：0 个时说"一个也没有"
-    assert [int((x or "0").replace(",", "")) for x in m.groups()] == [len(evaluated), dead(evaluated), len(population),
-                                                                      dead(population)]
+    m = find(r"完整评估过的 ?([\d,]+) ?个不同的程序（[^）]*）里有 ([\d,]+) 个带死规则，程序库最后留下的 (\d+) 个里"
+             r"(?:有 (\d+) 个|一个也没有|(全都带))", obs)   # 学生报过"27 个里有 0 个"、"29 个里有 29 个"
+    n_dead = len(population) if m[5] else int(m[4] or 0)
+    assert [number(m[1]), number(m[2]), int(m[3]), n_dead] == [len(evaluated), dead(evaluated), len(population),
+                                                               dead(population)]
     assert ("一个也没有" in m[0]) == (dead(population) == 0)
+    assert bool(m[5]) == (dead(population) == len(population) > 1)
     if simplify(best).n_rules() < best.n_rules():
         m = find(r"最好的程序从 (\d+) 条删到 (\d+) 条", obs)
         assert [int(m[1]), int(m[2])] == [best.n_rules(), simplify(best).n_rules()]
