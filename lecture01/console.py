@@ -807,15 +807,15 @@ def format_scatter(title: str, series: dict, *, x_label: str = "", y_label: str 
 
 def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[list[float]], *, fmt: str = "{:.2f}",
                    x_label: str = "", y_label: str = "", log: bool = False, width: int | None = None,
-                   color: bool | None = None) -> str:
+                   color: bool | None = None, span: tuple[float, float] | None = None) -> str:
     """热力图：rows × cols 个格子，深浅 · ░ ▒ ▓ █ 表示大小（log=True：按比例分档）；下面是刻度和最大、最小的格子
-    （格子够宽时也印在格子里）。"""
+    （格子够宽时也印在格子里）。span：刻度的两头（见 heat_levels），要和另一张图逐格比深浅时给同一个。"""
     width = width or chart_width()
     on = use_color() if color is None else color
     if not rows or not cols or len(values) != len(rows) or any(len(r) != len(cols) for r in values):
         raise ValueError(f"热力图「{title}」要 {len(rows)} 行 × {len(cols)} 列的数")
     values = [finite(r, f"热力图「{title}」的数据") for r in values]
-    lo, hi, levels = heat_levels(values, log, fmt)
+    lo, hi, levels = heat_levels(values, log, fmt, span)
     flat = [(v, i, j) for i, r in enumerate(values) for j, v in enumerate(r)]
     big, small = max(flat, key=lambda t: (t[0], -t[1], -t[2])), min(flat)     # 最大的、最小的（并列取第一个）
     lw = max(display_width(s) for s in rows + [y_label]) + 1

@@ -301,13 +301,17 @@ def printed_value(v: float, fmt: str) -> float:
     return float(m.group().replace(",", "")) if m else v
 
 
-def heat_levels(values: list[list[float]], log: bool = False,
-                fmt: str | None = None) -> tuple[float, float, list[list[int]]]:
+def heat_levels(values: list[list[float]], log: bool = False, fmt: str | None = None,
+                span: tuple[float, float] | None = None) -> tuple[float, float, list[list[int]]]:
     """热力图每格的档位 0..4（按 heat_edges 分档，每档含下界、不含上界）。全部相等时都是 0 档。
     给了 fmt 时按印出来的数分档：格子的数和档的边界都先照 fmt 印出来再比，所以印着 1.28 的格子一定在刻度上
-    "1.28–1.63" 那一档，不会因为没印出来的小数落到上一档；印出来全都一样时也都是 0 档（lo、hi 返回同一个数）。"""
+    "1.28–1.63" 那一档，不会因为没印出来的小数落到上一档；印出来全都一样时也都是 0 档（lo、hi 返回同一个数）。
+    span=(lo, hi)：刻度的两头（要包住所有的数），不给就是最小、最大的数。两张要逐格比深浅的图用同一个 span
+    （学生报过：06 里没变的格子因为刻度跟着这次的最大值变了，颜色变深，像是改坏了）。"""
     flat = [v for row in values for v in row]
-    lo, hi = min(flat), max(flat)
+    lo, hi = (min(flat), max(flat)) if span is None else span
+    if lo > min(flat) or hi < max(flat):
+        raise ValueError(f"热力图的刻度 {lo:g}–{hi:g} 没包住所有的数（{min(flat):g}–{max(flat):g}）")
     if log and lo <= 0:
         raise ValueError("按比例分档的热力图只能画大于 0 的数")
     shown = (lambda v: v) if fmt is None else (lambda v: printed_value(v, fmt))  # noqa: E731

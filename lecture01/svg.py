@@ -233,11 +233,11 @@ def scatter_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{
 
 
 def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label="", log=False, marks=(),
-                marks_note="", source="", **_) -> str:
+                marks_note="", source="", span=None, **_) -> str:
     """热力图（参数同 console.format_heatmap）：每格的颜色按五档，格子里印数值，下面是刻度。marks 里的格子 (行, 列)
     在数值后面加 *，marks_note 是最下面说 * 是什么的一行（终端里的热力图不印每格的数，* 在它上面那张表里）。"""
     values = [finite(r, f"热力图「{title}」的数据") for r in values]
-    lo, hi, levels = heat_levels(values, log, fmt)
+    lo, hi, levels = heat_levels(values, log, fmt, span)
     marks = set(marks)
     label = lambda i, j: fmt.format(values[i][j]) + ("*" if (i, j) in marks else "")   # noqa: E731
     lw = max(text_width(s, 12) for s in rows + [y_label]) + 16

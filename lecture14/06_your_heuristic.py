@@ -178,7 +178,7 @@ def demo2_per_shape(program, table):
     print_header(f"演示 2：全部 {len(all_shapes())} 个形状——你的配置比这个形状的最优慢几倍")
     train, _ = split_shapes(all_shapes())
     seen = {(s.name, s.M) for s in train}
-    rows, ratios = [], {}
+    rows, ratios, theirs = [], {}, []
     wins = losses = ties = 0
     for name in LAYERS:
         cells = [name]
@@ -186,6 +186,7 @@ def demo2_per_shape(program, table):
             s = next(x for x in all_shapes() if x.name == name and x.M == M)
             t, e, o = table.time(choose(program, s), s), table.time(choose(EXPERT, s), s), table.oracle(s)[1]
             ratios[s] = t / o
+            theirs.append(e / o)
             wins += t < e * (1 - SAME)
             losses += t > e * (1 + SAME)
             ties += abs(t / e - 1) <= SAME
@@ -193,11 +194,18 @@ def demo2_per_shape(program, table):
         rows.append(cells)
     print_table(["投影 \\ M"] + [str(m) for m in TOKENS], rows)
     print_note("（1.00 就是这个形状的最优；带 * 的是配对随机对半分的测试形状。）")
-    CHARTS.heatmap("06_demo2_yours_vs_optimum", f"你的配置比逐形状最优慢几倍：全部 {len(ratios)} 个形状（就是上表，深浅代替数字）",
+    # 刻度和 04 演示 1 专家的那张一样（专家的最快、最慢），学生的数超出去才放宽：同样深的格子慢得一样多（学生报过：
+    # 刻度跟着这次的最大值走，没变的 prefill 格子在他的图里比专家的图里深，像是他改坏了）
+    span = (min(min(theirs), min(ratios.values())), max(max(theirs), max(ratios.values())))
+    same_scale = span == (min(theirs), max(theirs))
+    CHARTS.heatmap("06_demo2_yours_vs_optimum", f"你的配置比逐形状最优慢几倍：全部 {len(ratios)} 个形状（就是上表，深浅代替数字；"
+                   + ("刻度和 04 演示 1 专家的那张一样，同一格的深浅可以比）" if same_scale else
+                      "你有的形状比专家最慢的还慢，刻度放宽了：深浅不能和 04 演示 1 那张逐格比）"),
                    list(LAYERS), [str(M) for M in TOKENS],
                    [[next(r for s, r in ratios.items() if (s.name, s.M) == (name, M)) for M in TOKENS] for name in LAYERS],
-                   fmt="{:.2f}", x_label="M", y_label="投影", log=True,
-                   slide=f"你的配置比逐形状最优慢几倍（全部 {len(ratios)} 个形状）",
+                   fmt="{:.2f}", x_label="M", y_label="投影", log=True, span=span,
+                   slide=f"你的配置比逐形状最优慢几倍（全部 {len(ratios)} 个形状；"
+                         + ("刻度和 04 专家那张一样）" if same_scale else "刻度放宽了，不能和 04 那张逐格比深浅）"),
                    marks={(i, j) for i, name in enumerate(LAYERS) for j, M in enumerate(TOKENS) if (name, M) not in seen},
                    marks_note="带 * 的是配对随机对半分的测试形状。")
     worst = worst_first(ratios)[0]

@@ -502,3 +502,41 @@ def test_readme_lists_every_svg_the_scripts_draw():
     with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     assert len(drawn) >= 9 and not [d for d in sorted(drawn) if f"`{d}.svg`" not in readme], drawn
+
+
+def _legend(stdout: str, title_start: str) -> str:
+    """印出来的热力图（标题以 title_start 开头）下面那行刻度。"""
+    after = stdout.split(title_start, 1)[1]
+    return next(line for line in after.splitlines() if line.startswith("刻度（"))
+
+
+@pytest.mark.parametrize("body, same", [
+    ("    if M <= 16:\n        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)\n"
+     "    if M <= 128:\n        return Config(BM=64, BN=64, BK=256, warps=4, stages=3, group=8)\n"
+     "    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n", True),        # README 练习的那段
+    ("    return Config(BM=16, BN=32, BK=32, warps=2, stages=4, group=1)\n", False)])      # 大 M 上慢得多
+def test_06_heatmap_keeps_the_experts_scale_unless_a_shape_is_slower(tmp_path, body, same):
+    """学生报过：04 专家的热力图刻度是 "░ 1.28–1.63"，06 里他的是 "▒ 1.31–1.50"——刻度跟着每次的最大值走，prefill 那几格
+    数一样（1.34–1.37），在他的图里却深了一档，像是他改坏了。现在 06 用专家那张的刻度（同一格的深浅可以比），
+    他的形状比专家最慢的还慢时才放宽，标题说不能逐格比。"""
+    path = tmp_path / "mine.py"
+    path.write_text("# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n" + body + "# EVOLVE-BLOCK-END\n", encoding="utf-8")
+    theirs = _legend(cached_run("lecture14/04_alphaevolve_tiling.py", timeout=120).stdout, "专家比逐形状最优慢几倍：")
+    r = cached_run("lecture14/06_your_heuristic.py", str(path), timeout=120)
+    assert r.returncode == 0, r.stderr
+    title = "".join(r.stdout.split("你的配置比逐形状最优慢几倍：全部", 1)[1].split("\n投影")[0].split())
+    mine = _legend(r.stdout, "你的配置比逐形状最优慢几倍：全部")
+    assert (mine == theirs) == same, (mine, theirs)
+    assert ("刻度和04演示1专家的那张一样，同一格的深浅可以比" in title) == same, title
+    assert ("刻度放宽了：深浅不能和04演示1那张逐格比" in title) == (not same), title
+    if not same:                                                      # 放宽：下界一样（1.00），上界更大
+        lo = lambda s: float(re.search(r"· ([\d.]+)–", s)[1])       # noqa: E731
+        hi = lambda s: float(re.search(r"–([\d.]+)$", s)[1])         # noqa: E731
+        assert lo(mine) == lo(theirs) and hi(mine) > hi(theirs)
+
+
+def test_a_heatmap_scale_must_hold_every_value():
+    from layout import heat_levels
+    assert heat_levels([[1.0, 2.0]], span=(0.5, 4.0))[:2] == (0.5, 4.0)
+    with pytest.raises(ValueError, match="没包住"):
+        heat_levels([[1.0, 5.0]], span=(1.0, 4.0))
