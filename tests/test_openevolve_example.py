@@ -1271,3 +1271,17 @@ def test_a_reply_that_arrives_but_is_too_long_or_cut_is_not_called_unreachable_u
             reply, got = None, runmod.failure_kind(f"LLM generation failed: {e}")
     assert got == kind, got
     assert (reply is not None) == (kind is None) and s.posts() == 1
+
+
+@pytest.mark.parametrize("key, says", [
+    ("sk-FILE KEY-0123456789", "config.yaml 的 api_key 里有空格、换行或者 ASCII 以外的字符"),
+    (None, "环境变量 OPENAI_API_KEY 里有空格、换行或者 ASCII 以外的字符")])
+def test_a_key_with_a_space_is_blamed_on_where_it_was_written(key, says, monkeypatch):
+    """讲师报过：config.yaml 的 api_key 里有空格（OPENAI_API_KEY 没设），make openevolve 说"环境变量 OPENAI_API_KEY 里有
+    空格……"。现在说密钥是从哪里来的：config.yaml 的 api_key，或者环境变量。请求一个也不发。"""
+    from hostile_server import HostileServer
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-ENV KEY-0123456789")
+    with HostileServer(models="list", model_ids=("m",)) as s:
+        said = runmod.check_configured(s.url, "m", key)
+        assert s.received == []
+    assert said and says in said and "KEY-0123456789" not in said, said

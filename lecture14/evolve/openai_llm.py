@@ -602,8 +602,8 @@ class OpenAILLM(_Backend):
         self.model = model
         self._key = os.environ.get("OPENAI_API_KEY") if api_key is None else api_key
         if self._key and not all(" " < c < "\x7f" for c in self._key):      # 放不进 HTTP 头：说一句，不印它
-            raise ValueError("环境变量 OPENAI_API_KEY 里有空格、换行或者 ASCII 以外的字符（复制的时候多带了什么？）；"
-                             "密钥只能是可见的 ASCII 字符")
+            raise ValueError(f"{names.key.split('（')[0]} 里有空格、换行或者 ASCII 以外的字符（复制的时候多带了什么？）；"
+                             "密钥只能是可见的 ASCII 字符")          # 讲师报过：config.yaml 的 api_key 坏了，却说环境变量
         # 环境变量里的密钥（讲师付钱的那个）经明文 http 发给别的机器，一路上的每一跳（同一个网里的机器、代理、路由器）
         # 都看得到它：不发。本机的服务器（127.x、::1、localhost）不出这台机器；别的机器上的 ollama 之类不要密钥，这次
         # 运行把它设成空就行。直接给的 api_key（OpenEvolve 的 config.yaml 里写着的占位符）不是秘密，不拦
