@@ -939,6 +939,18 @@ def test_a_record_file_that_stops_taking_writes_stops_recording_not_the_run(tmp_
     assert 0 < f.stat().st_size <= limit
 
 
+@pytest.mark.parametrize("where, says", [("/dev/null", "不是普通的文件（设备、管道之类）"), ("DIR", "是一个目录")])
+def test_record_to_a_device_or_a_directory_says_what_it_is(tmp_path, where, says):
+    """讲师报过：--record /dev/null、--record 一个目录，说"刚刚被别的程序建好了"——它们早就在那里。现在说它是什么，
+    退出码 2，服务器一个请求也没收到。"""
+    where = str(tmp_path) if where == "DIR" else where
+    with StubServer(script("edit")) as s:
+        p = run_04("--llm", s.url, "--model", "stub", "--record", where)
+        asked = len(s.requests)
+    assert p.returncode == 2 and f"录制文件 {where} {says}：--record 要一个新的文件名" in p.stderr, p.stderr
+    assert "刚刚" not in p.stderr and asked == 0
+
+
 def test_record_never_overwrites_a_file_that_is_already_there(tmp_path):
     """讲师报过：--record 给了一个已有的文件（上一次花钱录的，甚至 04 脚本本身），开跑的那一刻就被清空了。现在一句话、
     退出码 2，文件一个字节不动，服务器一个请求也没收到；空文件照常录。"""

@@ -1446,6 +1446,10 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = ""):
         # 讲师报过：--record 给了一个已有的文件（上一次花钱录的 run.jsonl，甚至 04 脚本本身），开跑的那一刻就被清空了
         raise SetupError(f"录制文件 {shown(a.record, 100)} 已经有了（{os.path.getsize(a.record):,} 字节）：--record 不覆盖"
                          "已有的文件（上一次录下的可能是花钱录的）；换一个文件名，或者先把它改名、删掉。")
+    if a.record is not None and os.path.exists(a.record) and not os.path.isfile(a.record):
+        # 讲师报过：--record /dev/null、一个目录，说的是"刚刚被别的程序建好了"——它们早就在那里
+        what = "是一个目录" if os.path.isdir(a.record) else "不是普通的文件（设备、管道之类）"
+        raise SetupError(f"录制文件 {shown(a.record, 100)} {what}：--record 要一个新的文件名（例如 run.jsonl）。")
     try:
         backend = OpenAILLM(a.llm, a.model, concurrency=a.llm_concurrency or CONCURRENCY,
                             timeout=a.llm_timeout or TIMEOUT, notify=notify or _tell_stderr)
