@@ -1079,11 +1079,33 @@ def test_every_model_in_config_yaml_is_checked_before_the_key_goes_anywhere(tmp_
     assert key not in err
 
 
-def test_openevolves_environment_keeps_every_plain_http_model_off_the_proxy(monkeypatch):
+def test_openevolve_takes_the_same_proxy_as_the_check_before_it(monkeypatch):
+    """讲师报过：config.yaml 的 api_base 是别的机器上的 http://，开跑前的 GET /models 经 HTTP_PROXY 通过了，OpenEvolve
+    的环境却把那台机器放进 no_proxy、直接去连：4 个提议都"连不上"。现在只有本机的地址不走代理，别的和检查一样。"""
     monkeypatch.delenv("no_proxy", raising=False)
     monkeypatch.delenv("NO_PROXY", raising=False)
     env = runmod.child_env(["http://10.1.2.3:8000/v1", "https://api.example.com/v1", "http://gpu-box:11434/v1"])
-    assert env["no_proxy"].split(",") == ["127.0.0.1", "localhost", "::1", "10.1.2.3", "gpu-box"]
+    assert env["no_proxy"].split(",") == env["NO_PROXY"].split(",") == ["127.0.0.1", "localhost", "::1"]
+    from evolve.openai_llm import OpenAILLM
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    monkeypatch.setenv("no_proxy", env["no_proxy"])
+    assert OpenAILLM("http://gpu-box:11434/v1", "m", api_key="not-needed").proxy_env      # 检查也经代理
+    assert OpenAILLM("http://127.0.0.1:11434/v1", "m", api_key="not-needed").proxy_env is None
+
+
+def test_llm_takes_an_http_all_proxy_when_no_scheme_proxy_is_set(monkeypatch):
+    """讲师报过：只设了 ALL_PROXY=http://… 的网里，--llm（和开跑前的检查）直接去连、说"域名解析失败"，OpenEvolve 的
+    httpx 却走 ALL_PROXY。现在 --llm 也走它；socks 的 ALL_PROXY 这个客户端走不了，照旧不用。"""
+    from evolve.openai_llm import OpenAILLM
+    for var in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("ALL_PROXY", "http://127.0.0.1:9")
+    assert OpenAILLM("https://api.example.com/v1", "m", api_key="k").proxy_env == "all_proxy（或 ALL_PROXY）"
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:8")
+    assert OpenAILLM("https://api.example.com/v1", "m", api_key="k").proxy_env.startswith("https_proxy")
+    monkeypatch.delenv("HTTPS_PROXY")
+    monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:9")
+    assert OpenAILLM("https://api.example.com/v1", "m", api_key="k").proxy_env is None
 
 
 @pytest.mark.parametrize("line, says", [

@@ -628,9 +628,13 @@ class OpenAILLM(_Backend):
         # 本机的地址（127.x.x.x 的任何写法、::1、localhost）不走代理（环境里的 http_proxy 是给外网用的）；别的地址按
         # 环境变量（http_proxy、https_proxy、no_proxy）走，和 urllib 一样。带着密钥的只有 https（明文 http 带密钥只发给
         # 本机，上面拦过了）：经代理时走 CONNECT 隧道，密钥在 TLS 里面，代理看不到
-        proxy = None if is_loopback(self._host) or urllib.request.proxy_bypass(self._host) \
-            else urllib.request.getproxies().get(u.scheme)
-        self.proxy_env = f"{u.scheme}_proxy（或 {u.scheme.upper()}_PROXY）" if proxy else None
+        # 只设了 all_proxy（ALL_PROXY）时用它——是 http:// 的代理时（OpenEvolve 用的 httpx 也认它；讲师报过：只设了
+        # ALL_PROXY 的网里，--llm 直接去连、说"域名解析失败"）；socks 之类的 all_proxy 这个客户端走不了，照旧不用
+        proxies = {} if is_loopback(self._host) or urllib.request.proxy_bypass(self._host) else urllib.request.getproxies()
+        proxy, self.proxy_env = proxies.get(u.scheme), f"{u.scheme}_proxy（或 {u.scheme.upper()}_PROXY）"
+        if not proxy and proxies.get("all", "").strip().lower().startswith("http://"):
+            proxy, self.proxy_env = proxies["all"], "all_proxy（或 ALL_PROXY）"
+        self.proxy_env = self.proxy_env if proxy else None
         self._proxy = _proxy_url(proxy, self.proxy_env) if proxy else None
 
     def proxy_said(self) -> str | None:

@@ -223,16 +223,14 @@ def env_notes(environ=None) -> list[str]:
 
 def child_env(bases) -> dict:
     """跑 OpenEvolve 的子进程的环境：本机的地址不走环境里的代理（不然连 MockLLM 服务器的请求也交给了代理，
-    并排比较就不成立）；明文 http 的 api_base（bases 里的每一个）也不走代理（代理看得到请求里的密钥）——和本讲的
-    客户端一个规矩。不传的：dropped_openai_vars、dropped_proxy_vars（env_notes 说出来）。"""
+    并排比较就不成立）；别的地址和开跑前的检查（check_configured，本讲的客户端）一样按环境里的代理走——明文 http 的
+    别的机器只收得到占位符密钥（真的密钥开跑前就拦了），经代理也不泄露什么。讲师报过：检查经代理通过了，OpenEvolve
+    却被放进 no_proxy、直接去连，4 个提议都"连不上"。bases 留着给调用的人（只用来说明是哪几个地址）。
+    不传的：dropped_openai_vars、dropped_proxy_vars（env_notes 说出来）。"""
     dropped = set(dropped_openai_vars()) | set(dropped_proxy_vars())
     env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["PYTHONHASHSEED"] = "0"
     hosts = ["127.0.0.1", "localhost", "::1"]
-    for base in bases:
-        u = urllib.parse.urlsplit(base)
-        if u.scheme == "http" and u.hostname and u.hostname not in hosts:
-            hosts.append(u.hostname)
     for var in ("no_proxy", "NO_PROXY"):
         env[var] = ",".join([h for h in env.get(var, "").split(",") if h.strip()] + hosts)
     return env
