@@ -335,6 +335,12 @@ def _bomb() -> bytes:
     return gzip.compress(prefix + b"x" * BOMB_BYTES + suffix, compresslevel=9, mtime=0)
 
 
+def _gzip_list(s, out, path, body, n):
+    import gzip
+    data = json.dumps({"object": "list", "data": [{"id": m} for m in s.model_ids]}).encode()
+    out.write(whole(gzip.compress(data, mtime=0), headers=["Content-Encoding: gzip"]))
+
+
 def _gzip_bomb(s, out, path, body, n):
     out.write(whole(_bomb(), headers=["Content-Encoding: gzip"]))
 
@@ -391,4 +397,5 @@ MODES = {
     "echo_400": _echo_400,                    # 400，说明里是收到的密钥、控制序列和假的 OpenEvolve 日志行
     "echo_key_edit": _echo_key_edit,          # 能打上的修改，里面一行注释是收到的密钥和终端控制序列
     "gzip_bomb": _gzip_bomb,                  # Content-Encoding: gzip，解压出来是 BOMB_BYTES 字节的合法回复
+    "gzip_list": _gzip_list,                  # GET /models：gzip 压缩过的模型列表（请求说了 Accept-Encoding: identity）
 }

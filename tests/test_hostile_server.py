@@ -24,7 +24,7 @@ from hostile_server import ESCAPES, FLOOD_BYTES, HostileServer
 from evolve import EXPERT, Evaluator, evolve, render
 from evolve.diff import MAX_BLOCKS, TOO_MANY, DiffError, parse_diff
 from evolve.mock_llm import Prompt
-from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, GAVE_UP, GIVE_UP_AFTER, REDIRECT, TIMEOUT_KIND, TOO_LONG,
+from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, COMPRESSED, GAVE_UP, GIVE_UP_AFTER, REDIRECT, TIMEOUT_KIND, TOO_LONG,
                                TRUNCATED, Call, LLMError, OpenAILLM, ReplayLLM, ServerUnreachable, _Backend,
                                _strip_thinking, shown)
 
@@ -213,7 +213,7 @@ def test_model_names_from_the_server_are_escaped_and_cut():
 
 CHAT_CASES = {"nested": BAD_JSON, "not_json": BAD_JSON, "huge_length": TOO_LONG, "chunk_overflow": TRUNCATED,
               "many_headers": BAD_HEADERS, "long_header": BAD_HEADERS, "status999": "LLM 回 HTTP 999",
-              "flood": TOO_LONG}
+              "flood": TOO_LONG, "gzip_bomb": COMPRESSED}        # 讲师报过：压缩过的回复被说成"不是 JSON"
 
 
 @pytest.mark.parametrize("mode,kind", CHAT_CASES.items())
@@ -221,6 +221,18 @@ def test_bad_chat_replies_are_named_failures_and_not_retried(mode, kind):
     with HostileServer(chat=mode) as s:
         got, _, took = ask(client(s.url))
     assert got == kind and s.posts() == 1 and took < 2.5
+
+
+def test_a_compressed_model_list_names_the_compression_not_the_address():
+    """讲师报过：服务器（或中间的代理）不管 Accept-Encoding: identity 照样 gzip，开跑前说"回答读不懂（不是 JSON）：
+    --llm 的地址要指向 OpenAI 兼容的接口"——地址是对的，响应头说得明白。"""
+    with HostileServer(models="gzip_list") as s:
+        with pytest.raises(ServerUnreachable) as e:
+            client(s.url).check()
+        asked = s.received[0][2].get("accept-encoding")
+    msg = str(e.value)
+    assert asked == "identity" and "压缩过的（Content-Encoding: gzip）" in msg and "不是 JSON" not in msg, msg
+    assert "关掉它们对这个地址的压缩" in msg, msg
 
 
 def test_a_reply_with_a_5000_digit_number_is_json_and_the_number_is_not_reported():

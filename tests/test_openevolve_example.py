@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(ROOT, "lecture14"))
 from evolve import (EXPERT, Evaluator, ProgramError, best_single_config, evolve, geomean_speedup,  # noqa: E402
                     oracle_speedup, parse, per_m_table, render, split_shapes)
 from evolve.evaluator import PROBE_SLACK  # noqa: E402
-from evolve.openai_llm import BAD_HEADERS, MOCK_BUG, MOCK_BUG_REPLY, REDIRECT, TOO_LONG, TRUNCATED  # noqa: E402
+from evolve.openai_llm import BAD_HEADERS, COMPRESSED, MOCK_BUG, MOCK_BUG_REPLY, REDIRECT, TOO_LONG, TRUNCATED  # noqa: E402
 from evolve.problem import load_heuristic  # noqa: E402
 
 HERE = os.path.join(ROOT, "lecture14", "openevolve")
@@ -1042,10 +1042,10 @@ PREFETCH.append(gzip_bomb_run)
 
 def test_openevolve_asks_for_uncompressed_replies_and_does_not_unpack_a_gzip_bomb():
     """讲师报过：2 MB 的 gzip 解压成 2 GB，OpenEvolve 每次调用 16 秒 CPU、2 GB 内存，最后说成"连不上 LLM 服务器"。
-    现在它要不压缩的回复；服务器照样压缩，就不解压（读到的是读不懂的回复），回复最多读 1 MB。"""
+    现在它要不压缩的回复；服务器照样压缩，就不解压（和 --llm 一样记作"LLM 回复是压缩过的"），回复最多读 1 MB。"""
     res, asked = gzip_bomb_run()
     assert asked == {"identity"}
-    assert res["llm_failed"] == {"LLM 回复读不懂（不是 chat completion）": 3}, res["llm_failed"]
+    assert res["llm_failed"] == {COMPRESSED: 3}, res["llm_failed"]
 
 
 SECOND_MODEL = "    - name: m2\n      weight: 1.0\n      api_base: http://192.0.2.7:8000/v1\n"   # 文档用的地址：没人听
@@ -1262,7 +1262,8 @@ def test_07_refuses_such_a_config_before_running_either_side():
 
 # 和 --llm 客户端（test_hostile_server.py 的 CHAT_CASES）同样的叫法；长度头写了 23 位数时 h11 在 _careful_http 看到
 # 长度之前就拒了它（"bad Content-Length"），这里是"响应头不合规矩"，--llm 说"太长"：两边都是一次有名字的失败。
-CAREFUL_CASES = {"flood": TOO_LONG, "chunk_overflow": TRUNCATED, "huge_length": BAD_HEADERS, "edit": None}
+CAREFUL_CASES = {"flood": TOO_LONG, "chunk_overflow": TRUNCATED, "huge_length": BAD_HEADERS, "gzip_bomb": COMPRESSED,
+                 "edit": None}
 
 
 @pytest.mark.parametrize("mode, kind", CAREFUL_CASES.items())

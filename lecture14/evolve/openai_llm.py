@@ -96,6 +96,7 @@ NO_CONTENT = "LLM 回复里没有 choices[0].message.content"
 REDIRECT = "LLM 服务器要转到别的地址（没跟过去）"
 BAD_HEADERS = "LLM 服务器回的响应头不合规矩"
 TRUNCATED = "LLM 回复没传完整"
+COMPRESSED = "LLM 回复是压缩过的（请求的是不压缩的，没解压）"
 TOO_LONG = f"LLM 回复太长（超过 {MAX_REPLY_BYTES / 1e6:g} MB，没读完）"
 # 本讲的 MockLLM 服务器（lecture14/mock_llm_server.py）出了程序错：它回 500 时带 MOCK_BUG_HEADER。讲师报过：手动开的
 # 服务器出了错，04 只说"接连失败（最后一次是'连不上'）"——错在它自己的终端里。认出来以后马上不再调用，说清去哪看
@@ -867,6 +868,10 @@ class OpenAILLM(_Backend):
                 f"{self.names.address}要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）")
         if not 200 <= status < 300:
             return                                  # 别的状态（比如 …/v1 下面没有 /models）：至少服务器在，开跑
+        if encoding := compressed(headers):         # 讲师报过：说成"不是 JSON……地址要指向 OpenAI 兼容的接口"，地址是对的
+            raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models 的回答是压缩过的（Content-Encoding: "
+                                    f"{shown(encoding, 40)}），--llm 请求的是不压缩的（Accept-Encoding: identity），不解压",
+                                    "压缩的是服务器或者中间的代理：关掉它们对这个地址的压缩再试")
         try:
             data = loads(raw)
         except (ValueError, RecursionError) as e:
@@ -958,6 +963,8 @@ class OpenAILLM(_Backend):
                         if asked is not None and waited + asked > self.max_wait:   # 服务器让等太久：说出来
                             raise LLMError(f"LLM 回 HTTP {status}，要等 {self.max_wait:g} 秒以上（不等）")
                     raise LLMError(f"LLM 回 HTTP {status}")
+                if compressed(headers):                  # 讲师报过：被说成"不是 JSON"，其实响应头说得明白
+                    raise LLMError(COMPRESSED)
                 return (*_content(raw), sent)
             raise AssertionError("unreachable")
         except LLMError as e:
@@ -1064,6 +1071,13 @@ def _loopback_ip(text: str) -> bool:
     ip = ipaddress.ip_address(text.split("%")[0])
     mapped = getattr(ip, "ipv4_mapped", None)
     return ip.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+def compressed(headers) -> str | None:
+    """响应头说正文压缩过（Content-Encoding 不是 identity）时是那个值，不然 None。请求里说了 Accept-Encoding: identity，
+    这个客户端不解压（gzip 炸弹：70 KB 解压成 64 MB）。"""
+    value = (headers.get("Content-Encoding") or "").strip()
+    return value if value.lower() not in ("", "identity") else None
 
 
 def _content(raw: bytes):

@@ -359,8 +359,8 @@ def failure_kind(error: str) -> str | None:
         return "LLM 超时"                                       # asyncio 的 TimeoutError 没有说明文字
     if why.startswith("Connection error"):
         return "连不上 LLM 服务器"
-    from evolve.openai_llm import BAD_HEADERS, TOO_LONG, TRUNCATED
-    if why in (TOO_LONG, TRUNCATED, BAD_HEADERS):          # careful_kind 起了名字的（回复来了，却太长、不完整、不合规矩）
+    from evolve.openai_llm import BAD_HEADERS, COMPRESSED, TOO_LONG, TRUNCATED
+    if why in (TOO_LONG, TRUNCATED, BAD_HEADERS, COMPRESSED):          # careful_kind 起了名字的（回复来了，却太长、不完整、不合规矩）
         return why
     if (why.startswith("LLM endpoint returned a raw string") or "JSON" in why or "Expecting value" in why
             or "codec can't decode" in why):                  # 压缩过的回复（_careful_http 不解压）、截断的回复
@@ -648,7 +648,7 @@ def _careful_http() -> None:
     - 不跟转向（它默认跟：换了主机时不带密钥，可提示照发、回复照收）。讲师报过：config.yaml 的服务器把每个 POST
       转到另一个端口，20 个提议都是那个没配置过的服务器答的，结果却记在 config.yaml 的服务器名下。转向成了一次
       有名字的失败（和本讲的 --llm 客户端一样）。
-    - 要不压缩的回复（Accept-Encoding: identity），服务器照样压缩了也不解压（读到的是一段读不懂的回复），回复最多读
+    - 要不压缩的回复（Accept-Encoding: identity），服务器照样压缩了也不解压（一次"LLM 回复是压缩过的"），回复最多读
       MAX_REPLY_BYTES 字节：长度头说得更多，或者读到更多，就是一次"LLM 回复太长"（和 --llm 一样；careful_kind 给
       它起名字）。讲师报过：2 MB 的 gzip 解压成 2 GB，每次调用 16 秒 CPU、2 GB 内存，最后说成"连不上 LLM 服务器"。
     - 正文从发出请求算起最多读 config.yaml 的 timeout 秒（httpx 的 timeout 只管每一次读：一秒一个字节永远不超时）。
@@ -659,7 +659,7 @@ def _careful_http() -> None:
     import importlib
 
     import openai
-    from evolve.openai_llm import MAX_REPLY_BYTES, TOO_LONG
+    from evolve.openai_llm import COMPRESSED, MAX_REPLY_BYTES, TOO_LONG, compressed
     http = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])   # httpx 或 httpx2
 
     class Capped(http.SyncByteStream):
@@ -689,8 +689,9 @@ def _careful_http() -> None:
             request.extensions["careful_start"] = time.monotonic()
 
         def careful(response):
-            if response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity"):
-                del response.headers["content-encoding"]
+            if compressed(response.headers):                 # 不解压：和 --llm 一样是一次"回复是压缩过的"
+                response.close()
+                raise CarefulFailure(COMPRESSED)
             length = response.headers.get("content-length", "").strip()
             if length.isascii() and length.isdigit() and int(length) > MAX_REPLY_BYTES:
                 response.close()
