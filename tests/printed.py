@@ -48,10 +48,16 @@ def sections(text: str) -> dict[str, str]:
     return out
 
 
+class SectionMissing(LookupError):
+    """要读的那一节没印（或印了不止一次）：测试读不到它要核对的东西——conftest 报成"没跑完"，不是"讲义论断不成立"
+    （助教报过：A100 上 02 照实没印演示 2，读它的测试被报成论断不成立）。"""
+
+
 def section(text: str, prefix: str) -> str:
     """标题以 prefix 开头的那一节（恰好一节）。"""
     found = [body for title, body in sections(text).items() if title.startswith(prefix)]
-    assert len(found) == 1, (prefix, list(sections(text)))
+    if len(found) != 1:
+        raise SectionMissing(f"标题以 {prefix!r} 开头的节有 {len(found)} 个（要恰好一个）；印出来的节：{list(sections(text))}")
     return found[0]
 
 

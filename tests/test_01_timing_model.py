@@ -227,7 +227,7 @@ def test_suggestion_per_sm_l2_does_what_it_says(first):
 
 
 # 3. LOAD_LATENCY_BUSY 改短：流水线实验和坏例的倍数变成提示里算好的数；预言的观察正好是印出来不成立的
-@pytest.mark.h100_claim
+@pytest.mark.h100_only                  # 命令照 H100 的运行印（别的 GPU 上带 --gpu）：具体的输出，不是讲义的论断
 def test_suggestion_shorter_latency_does_what_it_says(first):
     s = suggestion(first.stdout, LATENCY)
     m = re.search(rf"加上--knob(LOAD_LATENCY_BUSY=[\d.e+-]+)（LOAD_LATENCY_BUSY现在是([\d.e+-]+)秒，是lecture10/gpus.py里{re.escape(GPU_SHORT)}的取值；", s)
@@ -253,7 +253,7 @@ def test_suggestion_shorter_latency_does_what_it_says(first):
     assert printed_failures(p.stdout) == predicted_failures(s)
 
 
-@pytest.mark.h100_claim
+@pytest.mark.h100_only                  # H100 的旋钮取值算出的命令（助教报过：TESTS_GPU_CLAIMS=1 时报成"讲义论断不成立"）
 def test_suggested_commands_carry_the_knobs_of_the_run_that_printed_them():
     # 改过旋钮的运行里，建议的命令都带上这次的 --knob（提示里先替学生算的数是在改过的模型上算的）；
     # 再加倍就是在现在的值上再加倍；这次已经不成立的观察，提示里另外说出来
@@ -321,8 +321,9 @@ def test_demo1_bottleneck_column_names_the_largest_printed_term(first):
 
 def test_group_sentence_percent_is_the_tables_two_gigabyte_numbers(first):
     """"显存字节降到 15%"：学生拿表里"显存 15.6 → 2.4 GB"算出的就是它（以前按没四舍五入的字节算，印成 16%）。"""
-    a, b = map(float, re.search(r"group 1 → 8（显存 ([\d.]+) → ([\d.]+) GB）", first.stdout).groups())
-    said = re.search(r"显存字节降到\s*(\d+)%", first.stdout).group(1)
+    from printed import find                         # 那句印成了【本次不成立】（别的 GPU 上）：跳过，说是哪一句
+    a, b = map(float, find(r"group 1 → 8（显存 ([\d.]+) → ([\d.]+) GB）", first.stdout).groups())
+    said = find(r"显存字节降到 (\d+)%", first.stdout).group(1)
     assert f"{b / a:.0%}" == said + "%", (a, b, said)
 
 
@@ -364,7 +365,10 @@ def test_the_few_ctas_sentence_explains_the_bottleneck_it_names(args):
 def test_the_stages_1_sentence_says_which_bottlenecks_were_already_waiting(first):
     # 学生报过："4 个形状上瓶颈都变成'等'"，可 70B/8 qkv M=128 的专家本来就是等（上面的表里写着）
     from printed import observations, section
+    from printed import ObservationFailed
     text = "".join(observations(section(first.stdout, "演示 1"))[4].split())
+    if "【本次不成立】" in text:                        # 别的 GPU 上它不成立：要核对的那半句没印，跳过、说是哪一句
+        raise ObservationFailed("演示 1 的第 5 条观察这次印的是【本次不成立】：" + text)
     shapes = ("8B gate_up M=1", "8B gate_up M=128", "8B gate_up M=8192", "70B/8 qkv M=128")
     waiting = [s for s in shapes if table_row(first.stdout, s, "专家")[-1] == "等"]
     assert "变成" not in text.split("慢")[0], text

@@ -58,6 +58,11 @@ def demo2_failed(stdout):
 @pytest.mark.parametrize("run", list(RUNS))
 def test_table_explains_kinds_that_proposed_nothing_new(outputs, run):
     """02 演示 2：提了却每次都没想到新修改的修改种类，表下面那句说明点的正是它们。"""
+    from printed import sections
+    if not any(title.startswith("演示 2") for title in sections(outputs[run])):
+        # 那一段找不到比父程序好的提议时 02 不印演示 2（照实说了）：这条没有可核对的（助教报过：A100 上 --after 1000
+        # 这样，它被报成"讲义论断不成立"）
+        pytest.skip(f"02 {' '.join(RUNS[run])} 这次没有演示 2（那一段找不到比父程序好的提议），没有表可核对")
     out = section(outputs[run], "演示 2")
     idle = idle_kinds(outputs[run])
     rules, _ = parent(outputs[run])

@@ -86,3 +86,14 @@ def test_a_numbers_test_that_meets_a_failed_observation_is_reported_as_a_lecture
         return
     assert rep.longrepr.startswith("讲义论断不成立（这个测试要核对的那句观察这次印成了【本次不成立】") and "原来的报告" in rep.longrepr
     assert ("GPU：a100" in rep.longrepr) == (gpu == "a100")
+
+
+def test_a_section_that_was_not_printed_is_not_a_failed_claim():
+    """助教报过：A100 上 02 照实没印演示 2（那一段找不到比父程序好的提议），读它的 h100_claim 测试在 section() 的 assert
+    上失败，被报成"讲义论断不成立"。现在 section 抛 SectionMissing（不是 AssertionError）：conftest 报成"没跑完"。"""
+    from printed import SectionMissing, section
+    text = "\n".join(["=" * 10, "演示 1：一", "=" * 10, "正文", "=" * 10, "演示 3：三", "=" * 10, "别的"])
+    assert section(text, "演示 3") == "别的"
+    with pytest.raises(SectionMissing) as e:
+        section(text, "演示 2")
+    assert not isinstance(e.value, AssertionError) and "演示 1：一" in str(e.value)

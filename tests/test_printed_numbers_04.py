@@ -308,7 +308,8 @@ def test_demo3_observations(stdout, table, runs):
     fracs = []
     for how in ("random", "by_model"):
         tr, te = split_shapes(all_shapes(), how)
-        fracs.append(med[how][1] / oracle_speedup(te, table))
+        # 按表里印出来的三位小数算，和 04 一样（助教报过：B200 上 85.3% 是 1.xxx / 1.xxx 的，这里用没四舍五入的算成 85.24%）
+        fracs.append(round(med[how][1], 3) / round(oracle_speedup(te, table), 3))
     m = find(r"(?:两种划分都拿到|占上限) ([\d.]+%)(?:–([\d.]+%))?", obs)
     assert pct_shows(m[1], min(fracs)) and pct_shows(m[2] or m[1], max(fracs))
 

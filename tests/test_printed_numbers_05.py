@@ -138,9 +138,10 @@ def test_demo1_observations(settings, results):
         assert shows(m[1], drops["no_evolution"]) and shows(m[2], drops["small"])
         assert shows(m[3], max(abs(drops["no_feedback"]), abs(drops["no_cascade"])))
     else:
-        for n, label in LABELS.items():
+        measured = obs[4].split("各变体比完整系统少：")[-1]      # 量到的值那段（前面的判据里也有"不进化"：助教报过
+        for n, label in LABELS.items():                            # 在 A100 上从判据里读到了小模型的 +0.102）
             if n != "full":
-                assert shows(find(re.escape(label) + r"[^+-]*([+-][\d.]+)", obs[4])[1], drops[n])
+                assert shows(find(re.escape(label) + r"[^+-]*([+-][\d.]+)", measured)[1], drops[n])
     if not any("本次不成立" in o for o in obs):      # 每一句都成立时，上面带条件的检查一个都没跳过
         assert all(w in text for w in ("涨幅只有完整系统的", "涨幅是完整系统的", "被淘汰", "按对最终分数的影响排"))
 

@@ -128,8 +128,10 @@ def test_03_most_children_are_not_better_and_the_probes_stop_only_some_of_them()
 
 def test_04_the_early_gain_sentence_attributes_nothing_to_the_paper():
     # 以前说"AlphaEvolve 论文的消融曲线也是这个形状：容易的改进先被找到"——论文没有这样说（图 8 只是各设置随计算量的表现）
+    from printed import find
     text = observations(section(out(S04), "演示 2"))[0]
-    assert "涨得最快的是开头" in text and "论文" not in text
+    find("涨得最快的是开头", text)                       # 印成【本次不成立】（别的 GPU 上）时跳过，说是哪一句
+    assert "论文" not in text
 
 
 def mentions_the_paper(script) -> bool:

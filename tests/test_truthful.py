@@ -31,7 +31,8 @@ def test_demo2_prints_the_program_the_diff_produces(seed):
     """04 演示 2 印的最好程序就是那段 SEARCH/REPLACE 打到父程序上得到的。"""
     out = run04("--seed", str(seed), "--seeds", "1")
     demo2 = out.split("演示 2：")[1].split("演示 3：")[0]
-    program = demo2.split("下面是它的原样")[1].split("# EVOLVE-BLOCK-END")[0]
+    block = demo2.split("下面是它的原样")[1]                 # 到 EVOLVE 块的最后一行为止（含那一行：修改的 REPLACE
+    program = block[:block.index("# EVOLVE-BLOCK-END") + len("# EVOLVE-BLOCK-END")]   # 可能带着它，助教在 A100 上遇到过）
     diff = demo2.split("产生它的那次修改")[1]
     replace = diff.split("=======\n")[1].split(">>>>>>> REPLACE")[0]
     for line in replace.splitlines():                 # REPLACE 的每一行都在印出来的（打完修改的）程序里
