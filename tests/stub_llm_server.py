@@ -41,7 +41,9 @@ def stub_edit(user_text: str, blocks: int = 1) -> str:
     N, K = LAYERS[name]
     cfg = common_sense_config(M, N, K, rng)
     i = branch_index(parent, M, N, K)
-    if parent.n_rules() >= 6 and i < parent.n_rules():
+    # 规则多了就改那条规则的配置——它本来就是这个配置时改了等于没改（一个 SEARCH/REPLACE 块也写不出：助教改了一个
+    # 时间模型的常数，父程序正好进化到了这个配置，读回复的测试就读到"没有 SEARCH/REPLACE 块"），那时也插一条新规则
+    if parent.n_rules() >= 6 and i < parent.n_rules() and parent.rules[i].config != cfg:
         rules = list(parent.rules)
         rules[i] = Rule(rules[i].conds, cfg)
         child = Program(tuple(rules), parent.default)

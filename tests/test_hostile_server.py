@@ -988,3 +988,20 @@ def test_retry_after_waits_are_bounded_per_call_said_on_stderr_and_counted():
     assert kind == "LLM 回 HTTP 429，要等 1 秒以上（不等）" and posts == 2 and 0.6 <= took < 3, (kind, posts, took)
     assert len(said) == 1 and "让等 0.6 秒再试" in said[0] and "HTTP 429" in said[0] and one_safe_line(said[0]), said
     assert llm.ledger()["requests"] == 2 and llm.ledger()["calls"] == 1
+
+
+def test_the_stub_edit_changes_the_program_even_when_the_rule_already_has_its_config(monkeypatch):
+    """助教报过：把 HBM_EFFICIENCY 改小以后，02 的父程序的第一条规则正好是桩要换上的配置，桩的"修改"改了等于没改，
+    4 个回复都是"没有 SEARCH/REPLACE 块"，读回复的两个测试没头没脑地失败。桩现在那时插一条新规则。"""
+    import evolve.mock_llm as ml
+    from evolve import parse
+    from evolve.diff import apply_diff
+    from evolve.program import Config, Program, Rule
+    from stub_llm_server import stub_edit
+    cfg = Config(BM=64, BN=64, BK=64, warps=4, stages=3, group=8)
+    monkeypatch.setattr(ml, "common_sense_config", lambda M, N, K, rng: cfg)
+    parent = Program(tuple(Rule((("M", m),), cfg) for m in (1, 16, 64, 256, 1024, 4096)), cfg)
+    src = render(parent)
+    reply = stub_edit("当前的程序：\n" + src)
+    child = parse(apply_diff(src, parse_diff(reply)))
+    assert parse_diff(reply) and child != parent, reply
