@@ -393,11 +393,15 @@ def nothing_new_note(stats: dict, prompt) -> str | None:
                              for why, ops in groups.items()) + "。）")
 
 
+SHOWN: dict = {}     # 这次运行印出来的样子，"可以试试"引用时照抄（run_demos 每次先清空）
+
+
 def demo2_each_kind(table, train, prompt, seed):
     print_header("演示 2：同一个父程序，每种修改各提一次（再各提 200 次看比例）")
     parent_score = prompt.score
     rows, stats, d = kind_stats(table, train, prompt, seed)
-    print(f"父程序就是演示 1 的那个（{prompt.parent.n_rules()} 条规则，分数 {parent_score:.{d}f}×）。")
+    SHOWN["parent_score"] = f"{parent_score:.{d}f}×"       # "可以试试"说"这次"时照这里印的样子（助教报过：1.02641× 对 1.026×）
+    print(f"父程序就是演示 1 的那个（{prompt.parent.n_rules()} 条规则，分数 {SHOWN['parent_score']}）。")
     print_table(["修改的种类", "第一次提议说了什么", "能启动", "分数", "比父程序"], rows)
     print_table([f"修改的种类（各 {PER_KIND} 次）", "比父程序好", "启动不了", "和父程序一模一样"],
                 [[op, pct(s["better"] / s["n"]), pct(s["bad"] / s["n"]), pct(s["same"] / s["n"])] for op, s in stats.items()])
@@ -420,8 +424,8 @@ def late_preview(table, train, seed, after):
     evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database,
            **quietly_reported(f"\"可以试试\"：--after {after} 重跑到那一步之前", k - 1))
     _, _, prompt = next_step(rec.db, ev)
-    _, stats, _ = kind_stats(table, train, prompt, seed)
-    return dict(score=prompt.score, rules=prompt.parent.n_rules(), prompt=prompt, stats=stats,
+    _, stats, d = kind_stats(table, train, prompt, seed)
+    return dict(score=prompt.score, shown=f"{prompt.score:.{d}f}×", rules=prompt.parent.n_rules(), prompt=prompt, stats=stats,
                 idle=[op for op, s in stats.items() if s["same"] == s["n"]], kinds=obs_kinds(stats, valley_holds(valley_rows(train, table))))
 
 
@@ -631,6 +635,7 @@ def demo_real_llm(table, train, prompt, llm) -> list:
 
 def run_demos(a, llm=None) -> list:
     """三个演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
+    SHOWN.clear()
     print(f"设置：--seed {a.seed} --after {a.after}{gpu_flag()}")
     if llm is not None:
         note(f"LLM：{llm.model}（OpenAI 兼容接口，同时最多 {llm.concurrency} 个请求）——演示 1 之后把同一个提示问它 "
@@ -665,7 +670,8 @@ def late_text(preview, late, parent_score, here_ok=None) -> str:
     here_ok：这次运行演示 2 的观察 1 成不成立（None：这次没印演示 2）——只有这次成立时才说"也"。"""
     if preview is None:
         return f"第 {late:,}–{late + LOOK:,} 个提议里没有一个比父程序好的，演示 1 会直说，演示 2 不印"
-    parts = [f"父程序的分数是 {preview['score']:.3f}×" + (f"（这次 {parent_score:.3f}×）" if parent_score else "")
+    here = SHOWN.get("parent_score", f"{parent_score:.3f}×") if parent_score else None   # 演示 2 印的样子
+    parts = [f"父程序的分数是 {preview['shown']}" + (f"（这次 {here}）" if here else "")
              + f"、{preview['rules']} 条规则"]
     if preview["idle"]:
         parts.append(f"{'、'.join(preview['idle'])} 一次新修改都提不出来（演示 2 的表下面说为什么）")
