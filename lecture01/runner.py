@@ -90,6 +90,13 @@ def _excepthook(kind, value, tb):
             sys.stderr.flush()
         finally:
             os._exit(EXIT_INTERRUPTED)
+    if getattr(value, "one_sentence", False):             # 课程代码自己查出来的问题（import 时就查出来的也算：助教加了
+        prog = sys.argv[0] if sys.argv and sys.argv[0] else "script.py"   # 修改种类、方法名拼错，以前是一段 traceback）
+        try:
+            sys.stderr.write(f"{prog}：{str(value).rstrip('。')}。\n")
+            sys.stderr.flush()
+        finally:
+            os._exit(1)
     sys.__excepthook__(kind, value, tb)
 
 

@@ -244,5 +244,11 @@ def test_a_half_added_edit_kind_is_named_when_mock_llm_is_imported(tmp_path, ski
     p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
                        env=base_env())
     last = p.stderr.strip().splitlines()[-1]
-    assert p.returncode == 1 and last.startswith("ImportError: evolve/mock_llm.py 的修改种类没有配齐：") and says in last, \
-        p.stderr[-2000:]
+    assert p.returncode == 1 and last.startswith("evolve.mock_llm.KindsIncomplete: evolve/mock_llm.py 的修改种类没有配齐：") \
+        and says in last, p.stderr[-2000:]
+    # 编号脚本：只有那一句（助教报过：11 行的 traceback，那句话在最后），退出码 1
+    p = subprocess.run([sys.executable, "lecture14/01_heuristic_as_code.py"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=60, env=base_env())
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 1 and len(lines) == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert lines[0].startswith("lecture14/01_heuristic_as_code.py：evolve/mock_llm.py 的修改种类没有配齐：") and says in lines[0]
