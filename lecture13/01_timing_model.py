@@ -501,7 +501,7 @@ def demo2_effects():
                            f"L2 总量 {us(g1['l2_total_us'])} µs，") + f"瓶颈是\"{short(g1['bound'])}\"。group = 8 让 8 行块一起走，B 只读 {reads[1]:.0f} 次，显存字节降到 "
                        f"{round(g8['dram_MB'] / 1e3, 1) / round(g1['dram_MB'] / 1e3, 1):.0%}（显存时间 {us(g8_dram)} µs、L2 总量 {us(g8['l2_total_us'])} µs），"
                        f"时间少 {1 - gr:.0%}。",
-                       f"group 1 → 8：B 读 {reads[0]:.1f} → {reads[1]:.1f} 次（应是 {tiles_m} → {tiles_m / 8:.0f}），显存时间 "
+                       f"group 1 → 8：B 读 {reads[0]:.4g} → {reads[1]:.4g} 次，显存时间 "   # 要的数在后面"讲义说"里
                        f"{us(g1_dram)} → {us(g8_dram)} µs，L2 总量 {us(g1['l2_total_us'])} → {us(g8['l2_total_us'])} µs，"
                        f"时间 ×{times(gr, 0.9)}（讲义说 B 读 {tiles_m} → {tiles_m / 8:.0f} 次、显存时间至少减半、L2 总量变小、"
                        "时间少 10% 以上）。",

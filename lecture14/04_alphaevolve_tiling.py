@@ -479,6 +479,12 @@ def wait_for(runs, reused=0):
 
 
 
+def apart(gap: float) -> str:
+    """测试比训练高、低多少（gap = 测试 ÷ 训练 − 1）："测试比训练低 1.3%"。助教报过："差不多好（相差 -1.3%）"带着
+    负号，读不出谁高谁低。"""
+    return f"测试比训练{'低' if gap < 0 else '高'} {fmt(abs(gap) * 100, 1, (3,))}%"
+
+
 def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
     print_header(f"演示 3：泛化——两种划分，各 {seeds} 个种子（每次提出 {budget} 个程序）")
     rows, summary = [], {}
@@ -542,12 +548,12 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
         check(abs(gap) <= 0.03,
               f"配对随机对半分时，两边有同样的 {len({s.name for s in test})} 种投影、同样的 {len({s.M for s in test})} 个 M，{len(test)} 个测试形状里有 {with_neighbour} 个"
               f"在训练里有同一投影、相邻 M 的形状。进化出的程序在测试形状上（{r['test']:.3f}×）和训练形状上"
-              f"（{r['train']:.3f}×）差不多好（相差 {fmt(gap * 100, 1, (-3, 3))}%；讲义以 3% 以内算差不多）：在训练形状上管用的规则，对这些没见过的形状也管用。",
+              f"（{r['train']:.3f}×）差不多好（{apart(gap)}；讲义以 3% 以内算差不多）：在训练形状上管用的规则，对这些没见过的形状也管用。",
               "讲义说随机对半分时，进化出的程序在测试形状上和训练形状上相差不到 3%（中位数）"
               + ("" if (budget, seeds) == (BUDGET, SEEDS) else
                  f"；讲义的设置是每种划分 {SEEDS} 个种子、每次 {BUDGET} 个提议，这次是 {seeds} 个、{budget} 个"
                  "（论断说的是讲义的设置）"),
-              f"训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，相差 {fmt(gap * 100, 1, (-3, 3))}%"),
+              f"训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，{apart(gap)}"),
         check(drop_m > drop_r and min(fracs) >= EVOLVED_SHARE,
               f"按模型分时，{nk_said}，训练到测试掉得更多"
               f"（{m['train']:.3f}× → {m['test']:.3f}×；随机分{'只掉' if drop_r >= 0 else '反而涨了'} {abs(drop_r):.3f}）。"

@@ -298,11 +298,13 @@ def test_demo3_observations(stdout, table, runs):
     if "相邻 M 的形状" in obs:                                   # 这句成立：印的是形状个数和两个中位数
         m = find(r"(\d+) 个测试形状里有 (\d+) 个在训练里有同一投影、相邻 M 的形状", obs)
         assert [int(m[1]), int(m[2])] == [len(test), near]
-        m = find(r"测试形状上（([\d.]+)×）和训练形状上（([\d.]+)×）差不多好（相差 ([+-]?[\d.]+)%；", obs)
-        assert shows(m[1], med["random"][1]) and shows(m[2], med["random"][0]) and shows(m[3], gap * 100)
+        m = find(r"测试形状上（([\d.]+)×）和训练形状上（([\d.]+)×）差不多好（测试比训练(低|高) ([\d.]+)%；", obs)
+        assert shows(m[1], med["random"][1]) and shows(m[2], med["random"][0])
+        assert shows(m[4], abs(gap) * 100) and (m[3] == "低") == (gap < 0)      # 不带正负号，说谁高谁低
     else:                                                         # 不成立：印的是判据和量到的值
-        m = find(r"这次：训练 ([\d.]+)×，测试 ([\d.]+)×，相差 ([+-]?[\d.]+)%", obs)
-        assert shows(m[1], med["random"][0]) and shows(m[2], med["random"][1]) and shows(m[3], gap * 100)
+        m = find(r"这次：训练 ([\d.]+)×，测试 ([\d.]+)×，测试比训练(低|高) ([\d.]+)%", obs)
+        assert shows(m[1], med["random"][0]) and shows(m[2], med["random"][1])
+        assert shows(m[4], abs(gap) * 100) and (m[3] == "低") == (gap < 0)
     m = find(r"(?:掉得更多（|这次：按模型分 )([\d.]+)× → ([\d.]+)×", obs)          # 成立或不成立的那种说法
     assert shows(m[1], med["by_model"][0]) and shows(m[2], med["by_model"][1])
     fracs = []
