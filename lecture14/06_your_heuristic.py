@@ -263,11 +263,11 @@ def obs_explain(n_checked: int, n_bigger: int):
                  [("至少拆开了一个形状", n_checked > 0), ("每个拆开的形状都是这样", n_bigger == n_checked)])
 
 
-def ratio_digits(mine_us: float, best_us: float, ratio: float) -> int:
-    """表里的微秒印几位小数（1 到 4）：用印出来的两个时间相除，得到的正是标题里印的"慢几倍"（两位小数）。
-    学生报过：标题说慢 3.39×，表里 56.1 µs ÷ 16.5 µs 却是 3.40。"""
-    said = f"{ratio:.2f}"
-    return next((d for d in range(1, 5) if f"{round(mine_us, d) / round(best_us, d):.2f}" == said), 4)
+def ratio_digits(pairs) -> int:
+    """演示 3 的表里微秒印几位小数（1 到 4，所有形状一样）：每个形状用印出来的两个时间相除，得到的正是它标题里印的
+    "慢几倍"（两位小数）。pairs：[(你的 µs, 最优 µs, 倍数)]。学生报过：标题说慢 3.39×，表里 56.1 µs ÷ 16.5 µs 却是
+    3.40；后来又报：各个形状各取各的位数，同样的时间这里印 56.10、那里印 56.1，像是出了错。"""
+    return next((d for d in range(1, 5) if all(f"{round(a, d) / round(b, d):.2f}" == f"{r:.2f}" for a, b, r in pairs)), 4)
 
 
 def demo3_explain(program, table, ratios):
@@ -282,11 +282,14 @@ def demo3_explain(program, table, ratios):
                "是配对随机对半分的测试形状（和演示 2 的表一样）。")
     train = set(split_shapes(all_shapes())[0])           # 和演示 2 的表一样标出测试形状（*）
     n_bigger = n_checked = 0
+    told = {s: (choose(program, s), table.oracle(s)[0]) for s in worst}
+    told = {s: (m, b, explain(m, s.M, s.N, s.K), explain(b, s.M, s.N, s.K)) for s, (m, b) in told.items()}
+    d = ratio_digits([(e["time_us"], f["time_us"], ratios[s]) for s, (_, _, e, f) in told.items()])
+    us = lambda v: f"{v:,.{d}f} µs"                                                        # noqa: E731
+    if d > 1:
+        print_note(f"（时间都印 {d} 位小数：每个形状表里的两个时间相除，正好是它标题里的\"慢几倍\"。）")
     for s in worst:
-        mine_cfg, (best_cfg, _) = choose(program, s), table.oracle(s)
-        mine, best = explain(mine_cfg, s.M, s.N, s.K), explain(best_cfg, s.M, s.N, s.K)
-        d = ratio_digits(mine["time_us"], best["time_us"], ratios[s])
-        us = lambda v: f"{v:,.{d}f} µs"                                                    # noqa: E731
+        mine_cfg, best_cfg, mine, best = told[s]
         rows = [["配置", cfg_text(mine_cfg), cfg_text(best_cfg)],
                 ["时间", us(mine["time_us"]), us(best["time_us"])],
                 ["瓶颈（explain 判的）", mine["bound"], best["bound"]]]

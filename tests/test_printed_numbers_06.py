@@ -285,3 +285,13 @@ def test_no_stray_space_after_a_closing_bracket_or_before_de(stdout):
             break
     else:
         pytest.skip("这组形状上找不到最优那边按 L2 总量算的例子")
+
+
+def test_demo3_prints_every_time_with_the_same_decimals(stdout):
+    """学生报过：同一个配置、同样的时间，70B/8 qkv M=32 和 M=128 的表里印 56.10 µs，M=64 的表里印 56.1 µs——各个形状
+    各取各的位数（够让两个时间相除得到标题的倍数就行），看着像出了错。现在整个演示 3 一样的位数，多于一位时说为什么。"""
+    text = section(stdout, "演示 3")
+    places = {len(m) for m in re.findall(r"[\d,]+\.(\d+) µs", text)}
+    assert len(places) == 1, places
+    (d,) = places
+    assert (f"时间都印 {d} 位小数" in text) == (d > 1), text[:600]
