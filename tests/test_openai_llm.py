@@ -914,7 +914,8 @@ def test_replay_of_a_file_without_end_is_one_sentence_not_a_killed_process():
 
 def test_a_record_file_that_stops_taking_writes_stops_recording_not_the_run(tmp_path):
     """讲师报过：录制文件写到一半写不进去（磁盘满了；这里用 ulimit -f），一批提议被算成"LLM 调用出错（OSError）"，
-    "这次的 16 个提议都问了"（服务器收到了 20 个），退出时两段 traceback。现在录制停下、说一句，这次运行照常跑完。"""
+    "这次的 16 个提议都问了"（服务器收到了 20 个），退出时两段 traceback。现在录制停下、说一句，这次运行照常跑完，
+    最后再说一遍、退出码 1。"""
     import resource
     import subprocess
     f = tmp_path / "run.jsonl"
@@ -931,9 +932,11 @@ def test_a_record_file_that_stops_taking_writes_stops_recording_not_the_run(tmp_
         finally:
             stop_group(p)
         posts = s.posts()
-    assert p.returncode == 0 and "Traceback" not in err, err[-3000:]
+    # 讲师的复查报过：录制不完整时退出码 0，写脚本录付费运行的人发现不了：演示照常跑完，最后再说一遍、退出码 1
+    assert p.returncode == 1 and "Traceback" not in err, err[-3000:]
     said = re.sub(r"\s+", "", err)
     assert "写不进去了（文件超过了允许的大小）" in said and "不再录，这次运行照常跑完" in said, err
+    assert err.strip().splitlines()[-1].startswith("（退出码 1：录制文件"), err[-500:]
     flat = re.sub(r"\s+", "", out)
     assert f"这次的{posts}个提议都问了stub" in flat and "OSError" not in flat, (posts, flat[-2000:])
     assert 0 < f.stat().st_size <= limit

@@ -1490,6 +1490,15 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = ""):
     return backend
 
 
+def exit_if_recording_broke(llm) -> None:
+    """运行的最后：录制半路写不进去了（_stop_recording）的话，再说一遍、退出码 1——演示照常跑完了，可 --record 要的
+    那个文件回放不了全程（讲师报过：这时退出码 0，写脚本在家录付费运行的人发现不了，上课时回放才在那一行停下）。"""
+    said = getattr(llm, "record_stopped", None)
+    if said:
+        _tell_stderr(f"（退出码 1：{said}）")
+        sys.exit(1)
+
+
 def _tell_stderr(sentence: str) -> None:
     """决定不再调用 LLM 时说的那一句：印到标准错误（标准输出要和回放时逐字节相同）。"""
     print(sentence, file=sys.stderr, flush=True)
