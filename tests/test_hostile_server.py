@@ -654,16 +654,21 @@ def test_a_key_never_goes_out_over_plain_http(monkeypatch, host):
     assert "不是本机的回环地址（127.x、::1、localhost）" in msg      # 0.0.0.0 连的其实是本机：说的是"不是回环地址"
 
 
-@pytest.mark.parametrize("value", ["http://127.0.0.1:99999", "http://[::1", "ftp://proxy.example:21", "http://h:0"])
-def test_a_bad_proxy_variable_is_one_sentence_naming_it(monkeypatch, value):
-    """讲师报过：https_proxy=http://127.0.0.1:99999 是一串 ValueError: Port out of range 的 traceback。"""
+@pytest.mark.parametrize("value, says", [("http://127.0.0.1:99999", "http://主机:端口"), ("http://[::1", "http://主机:端口"),
+                                         ("http://h:0", "http://主机:端口"),
+                                         ("ftp://proxy.example:21", "是 ftp:// 的：--llm 只会经 http:// 的代理连"),
+                                         ("https://127.0.0.1:3128", "是 https:// 的：--llm 只会经 http:// 的代理连"),
+                                         ("socks5://127.0.0.1:1080", "是 socks5:// 的：--llm 只会经 http:// 的代理连")])
+def test_a_bad_proxy_variable_is_one_sentence_naming_it(monkeypatch, value, says):
+    """讲师报过：https_proxy=http://127.0.0.1:99999 是一串 ValueError: Port out of range 的 traceback；后来又报：
+    https://、socks5:// 的代理被说成"读不懂"——读得懂，只是 --llm 不走这种代理。"""
     monkeypatch.setenv("https_proxy", value)
     monkeypatch.delenv("no_proxy", raising=False)
     monkeypatch.delenv("NO_PROXY", raising=False)
     with pytest.raises(ValueError) as e:
         client("https://api.example.invalid/v1")
     msg = str(e.value)
-    assert one_safe_line(msg) and "https_proxy" in msg and "http://主机:端口" in msg
+    assert one_safe_line(msg) and "https_proxy" in msg and says in msg, msg
 
 
 def test_an_unreachable_proxy_is_named_as_the_proxy_not_the_server(monkeypatch):

@@ -1035,6 +1035,11 @@ def _proxy_url(proxy: str, env: str):
         ok = False
     if not ok:
         shown_proxy = re.sub(r"(://)?[^/@]*@", lambda m: (m.group(1) or "") + "***@", proxy, count=1)  # 不印代理的密码
+        scheme = text.split("://", 1)[0].lower()
+        if scheme != "http" and re.fullmatch(r"[a-z][a-z0-9+.-]{0,15}", scheme):   # 读得懂，只是这种代理走不了
+            raise ValueError(f"环境变量 {env} 里的代理 {shown(shown_proxy, 100)} 是 {scheme}:// 的：--llm 只会经 "
+                             "http:// 的代理连（https://、socks 的代理它不会用）；换成 http:// 的代理地址，"
+                             "或者这次运行不设它")                  # 讲师报过：说成"读不懂"
         raise ValueError(f"环境变量 {env} 里的代理地址 {shown(shown_proxy, 100)} 读不懂：要像 http://主机:端口 这样，"
                          "端口是 1 到 65535 的整数；改对它，或者这次运行不设它")
     return p
