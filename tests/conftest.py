@@ -37,7 +37,7 @@
   （PR_SET_PDEATHSIG，_die_with_parent）。测试里故意忙的子进程另有自己的期限。临时文件也一样：会话和它起的进程的
   临时目录都在 TMPDIR=tests-session-*（SESSION_TMP）里，收尸人最后删掉它。test_no_process_left.py 检查。
 
-Ctrl-C：make test 约一秒内停下（pytest 的退出码 2）；按的那一刻 Python 要是把 KeyboardInterrupt 吞掉了（它落在
+Ctrl-C：make test 约一秒内停下（pytest 的退出码 2；pytest 那段 KeyboardInterrupt 换成一句 INTERRUPTED_SAID）；按的那一刻 Python 要是把 KeyboardInterrupt 吞掉了（它落在
   Hypothesis 的垃圾回收回调里时会这样），就在当前的测试结束时停（test_background_run.py）。
 
 调试用的开关（环境变量）
@@ -883,7 +883,29 @@ class _Background:
 _BACKGROUND: list = []
 
 
+INTERRUPTED_SAID = "已中断（Ctrl-C）：下面一行数的是中断之前跑完的测试"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_keyboard_interrupt(excinfo):
+    """Ctrl-C 停下时 pytest 自己印一段：!!! KeyboardInterrupt !!!、conftest.py 里抛出它的那一行、"to show a full
+    traceback … --full-trace"（学生报过：和脚本的"已中断。"不一样，还以为测试出了错）。这里把那段的标题换成
+    INTERRUPTED_SAID（pytest 看到标题里没有 KeyboardInterrupt，就不印那一行和提示）。用的是 pytest 没公开的
+    _keyboardinterrupt_memo：哪天它改了，这里什么也不做，照旧印 pytest 那段。"""
+    reporter = _PYTEST_CONFIG[0].pluginmanager.get_plugin("terminalreporter") if _PYTEST_CONFIG else None
+    crash = getattr(getattr(reporter, "_keyboardinterrupt_memo", None), "reprcrash", None)
+    try:
+        if crash is not None and "KeyboardInterrupt" in crash.message:
+            crash.message = INTERRUPTED_SAID
+    except Exception:                                   # noqa: BLE001
+        pass
+
+
+_PYTEST_CONFIG: list = []
+
+
 def pytest_configure(config):
+    _PYTEST_CONFIG[:] = [config]
     if TESTS_GPU_PROBLEM:
         os.rmdir(SESSION_TMP)                          # 收尸人还没起：这个会话的临时目录自己删（它还是空的）
         raise pytest.UsageError(TESTS_GPU_PROBLEM)
