@@ -166,9 +166,19 @@ def _unraisable(u) -> None:
 
 
 _backstop_started: list = []
-if sys.excepthook is _excepthook:                          # 直接运行编号脚本时（和 _excepthook 一样；测试 import 时不动）
+
+
+def install_ctrl_c() -> None:
+    """Ctrl-C 的处理（一行"已中断。"、一秒内停下的后备线程、不印被吞掉的 KeyboardInterrupt）装到这个进程上。编号脚本
+    一 import runner 就装好了；别的命令行入口（lecture14/openevolve/run_openevolve.py）import runner 以后调用它
+    （讲师报过：从脚本里 & 起的 run_openevolve 继承了"不理 SIGINT"，kill -INT 它照样跑完，04 却一下就停）。"""
+    sys.excepthook = _excepthook
     signal.signal(signal.SIGINT, _on_sigint)
     sys.unraisablehook = _unraisable
+
+
+if sys.excepthook is _excepthook:                          # 直接运行编号脚本时（和 _excepthook 一样；测试 import 时不动）
+    install_ctrl_c()
 
 
 # ---------------------------------------------------------------- GPU（--gpu）

@@ -331,15 +331,19 @@ def test_bad_arguments_are_one_sentence_and_exit_2(script, args, says):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="读 /proc 找子进程")
-@pytest.mark.parametrize("how", ["ctrl_c", "killed"])
+@pytest.mark.parametrize("how", ["ctrl_c", "killed", "int_from_a_script"])
 def test_make_openevolve_leaves_nothing_running_after_ctrl_c_or_being_killed(how):
     # Ctrl-C：一秒内停下（退出码 130），MockLLM 服务器、OpenEvolve 和它的 worker 都结束；
-    # 被 SIGKILL（比如 pytest 自己被杀）：没人收拾，服务器和 OpenEvolve 发现启动它们的进程没了，自己在几秒内退出
+    # 被 SIGKILL（比如 pytest 自己被杀）：没人收拾，服务器和 OpenEvolve 发现启动它们的进程没了，自己在几秒内退出。
+    # int_from_a_script：讲师报过，脚本里用 & 起的 run_openevolve 继承了"不理 SIGINT"，kill -INT 它照样跑完（323 秒），
+    # 04 却一下就停；现在它和编号脚本一样接 Ctrl-C
     import signal
     import time
     out = os.path.join(session_dir("oe_kill"), "out")
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if how == "int_from_a_script" else None
     p = subprocess.Popen([sys.executable, RUN, "--iterations", "200", "--output", out], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True, env=base_env(), cwd=ROOT)
+                         stderr=subprocess.PIPE, text=True, start_new_session=True, env=base_env(), cwd=ROOT,
+                         preexec_fn=ignore)
     kids = set()
     try:
         deadline = time.monotonic() + 90
@@ -349,9 +353,12 @@ def test_make_openevolve_leaves_nothing_running_after_ctrl_c_or_being_killed(how
         kids = descendants(p.pid)
         assert len(kids) >= 3, kids                           # 服务器、OpenEvolve、它的 worker
         t = time.monotonic()
-        os.killpg(p.pid, signal.SIGINT if how == "ctrl_c" else signal.SIGKILL)
+        if how == "int_from_a_script":
+            os.kill(p.pid, signal.SIGINT)                     # kill -INT 进程号（不是整个进程组）
+        else:
+            os.killpg(p.pid, signal.SIGINT if how == "ctrl_c" else signal.SIGKILL)
         p.wait(10)
-        if how == "ctrl_c":
+        if how != "killed":
             err = p.stderr.read()
             assert p.returncode == 130 and time.monotonic() - t < 1.5 and "Traceback" not in err
             # 讲师报过：Ctrl-C 以后不知道最好的程序存下了。说一句在哪（"已中断。"还是最后一行）

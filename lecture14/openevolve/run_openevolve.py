@@ -1082,5 +1082,6 @@ if __name__ == "__main__":
         sys.path.insert(0, LECTURE14)
         sys.exit(child(json.loads(sys.argv[2])))
     sys.path[:0] = [LECTURE14, os.path.join(ROOT, "lecture01")]
-    from runner import run
+    from runner import install_ctrl_c, run
+    install_ctrl_c()                                         # 和编号脚本一样的 Ctrl-C（一秒内停下、一行话）
     sys.exit(run(main))
