@@ -656,21 +656,19 @@ def run(main, *args, **kwargs):
         except Exception:                                  # noqa: BLE001
             pass
         _quit(0)
-    except OSError as e:
-        if e.errno not in _DISK_FULL:
-            raise
-        _kill_children()                                   # 学生报过：> /dev/full 时一段 traceback
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)     # 收尾时不再往写不下的地方写
-            os.dup2(devnull, sys.stdout.fileno())
-            where = f"（{e.filename}）" if e.filename else "（标准输出重定向到的文件，或者脚本写的文件）"
-            say(f"写不下去了：{_DISK_FULL[e.errno]}{where}。腾出磁盘空间（或者换一个地方写），再运行一次。")
-        except Exception:                                  # noqa: BLE001
-            pass
-        _quit(1)
     except BaseException as e:
         if _interrupt_inside(e):                           # Ctrl-C 被包成了别的异常（见 _interrupt_inside）
             _interrupted()
+        if isinstance(e, OSError) and e.errno in _DISK_FULL:   # 学生报过：> /dev/full 时一段 traceback
+            _kill_children()
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)     # 收尾时不再往写不下的地方写
+                os.dup2(devnull, sys.stdout.fileno())
+                where = f"（{e.filename}）" if e.filename else "（标准输出重定向到的文件，或者脚本写的文件）"
+                say(f"写不下去了：{_DISK_FULL[e.errno]}{where}。腾出磁盘空间（或者换一个地方写），再运行一次。")
+            except Exception:                              # noqa: BLE001
+                pass
+            _quit(1)
         if getattr(e, "one_sentence", False):              # 数据本身的问题（比如形状配不上对）：只说这一句，退出码 1
             _kill_children()
             prog = sys.argv[0] if sys.argv and sys.argv[0] else "script.py"
