@@ -39,6 +39,8 @@ OP_SAID = {
     "remove_rule": "删一条规则",
     "crossover": "从灵感程序抄一条规则",
 }
+
+
 class KindsIncomplete(ImportError):
     """加修改种类时漏了一步（OP_SAID、OP_WEIGHTS、MockLLM 的方法）。one_sentence：编号脚本只印这一句、退出码 1
     （runner._excepthook；助教报过：方法名拼错时是 11 行的 traceback，那句话在最后）。"""
@@ -50,7 +52,7 @@ _MISSING = ([f"OP_SAID 里没有 {op} 的一句说明" for op in OPS if op not i
             + ([f"OP_WEIGHTS 有 {len(OP_WEIGHTS)} 个权重、OPS 有 {len(OPS)} 种修改"] if len(OP_WEIGHTS) != len(OPS) else []))
 if _MISSING:
     raise KindsIncomplete("evolve/mock_llm.py 的修改种类没有配齐：" + "；".join(_MISSING)
-                      + "（加一种修改要在 OPS、OP_WEIGHTS、OP_SAID 里各加一项，再写方法 _名字，见 README 的\"修改种类\"）。")
+                          + "（加一种修改要在 OPS、OP_WEIGHTS、OP_SAID 里各加一项，再写方法 _名字，见 README 的\"修改种类\"）。")
 COND_FIELDS = (("M",), ("M", "N"), ("M", "N", "K"))   # 定向修改新加的规则管住哪些维度
 COND_WEIGHTS = (0.6, 0.3, 0.1)
 MISTAKE_RATE = 0.03                # 每次提议有 3% 的概率犯一个"LLM 式"的错
@@ -347,5 +349,5 @@ class MockLLM:
 
 if [op for op in OPS if not callable(getattr(MockLLM, "_" + op, None))]:   # 加了修改种类、还没写它的方法
     raise KindsIncomplete("evolve/mock_llm.py 的修改种类没有配齐：MockLLM 没有方法 "
-                      + "、".join("_" + op for op in OPS if not callable(getattr(MockLLM, "_" + op, None)))
-                      + "（每种修改一个方法 _名字(self, prompt)，返回 (子程序, 一句说明)，见 README 的\"修改种类\"）。")
+                          + "、".join("_" + op for op in OPS if not callable(getattr(MockLLM, "_" + op, None)))
+                          + "（每种修改一个方法 _名字(self, prompt)，返回 (子程序, 一句说明)，见 README 的\"修改种类\"）。")

@@ -221,12 +221,11 @@ def env_notes(environ=None) -> list[str]:
     return notes
 
 
-def child_env(bases) -> dict:
+def child_env() -> dict:
     """跑 OpenEvolve 的子进程的环境：本机的地址不走环境里的代理（不然连 MockLLM 服务器的请求也交给了代理，
     并排比较就不成立）；别的地址和开跑前的检查（check_configured，本讲的客户端）一样按环境里的代理走——明文 http 的
     别的机器只收得到占位符密钥（真的密钥开跑前就拦了），经代理也不泄露什么。讲师报过：检查经代理通过了，OpenEvolve
-    却被放进 no_proxy、直接去连，4 个提议都"连不上"。bases 留着给调用的人（只用来说明是哪几个地址）。
-    不传的：dropped_openai_vars、dropped_proxy_vars（env_notes 说出来）。"""
+    却被放进 no_proxy、直接去连，4 个提议都"连不上"。不传的：dropped_openai_vars、dropped_proxy_vars（env_notes 说出来）。"""
     dropped = set(dropped_openai_vars()) | set(dropped_proxy_vars())
     env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["PYTHONHASHSEED"] = "0"
@@ -439,7 +438,7 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
     log_path = os.path.join(output, "openevolve.log")
     scratch = os.path.join(output, "tmp")               # OpenEvolve 评估时写的临时文件：Ctrl-C（SIGKILL）时它删不了，
     os.makedirs(scratch, exist_ok=True)                 # 放在输出目录里，不留在 /tmp（审读报过：20 次 Ctrl-C 留下 5 个）
-    env = dict(child_env([url] if url else [base for base, _, _ in configured_endpoints()]), TMPDIR=scratch,
+    env = dict(child_env(), TMPDIR=scratch,
                **{BEST_ENV: os.path.join(output, BEST_FILE)})
     t0 = time.monotonic()
     with open(log_path, "wb") as log:
