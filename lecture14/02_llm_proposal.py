@@ -33,7 +33,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import int_between, ensure_numpy, nonnegative_int, parser, progress, progress_gate, run, say, time_left  # noqa: E402
+from runner import (int_between, ensure_numpy, nonnegative_int, parser, progress, progress_gate, run, say,  # noqa: E402
+                    time_left)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -416,7 +417,7 @@ def demo2_each_kind(table, train, prompt, seed):
 
 def late_preview(table, train, seed, after):
     """演示 1、2 在 (seed, after) 下会看到什么（不印）：None（那一段找不到比父程序好的提议），或
-    dict(score=父程序的分数, rules=父程序的规则数, idle=一次新修改都没有的种类, kinds=演示 2 的观察)。"""
+    dict(score=父程序的分数, shown=演示 2 会印的样子, rules=父程序的规则数, idle=一次新修改都没有的种类, kinds=演示 2 的观察)。"""
     k, _ = find_proposal(table, train, seed, after, label=f"\"可以试试\"：先替你跑 --after {after}")
     if k is None:
         return None
