@@ -52,6 +52,12 @@ from kernel_lab import GPU, VALID, Config, can_launch, problems  # noqa: E402
 from llama_shapes import LAYERS, TOKENS  # noqa: E402
 
 CHARTS = Charts()   # 图的出口：印到终端；--svg DIR 时也写 SVG
+def percent(fraction_: float) -> str:
+    """--tolerance 印成百分数，给了几位就印几位（0.001 → "0.1%"、0.015 → "1.5%"、0.999 → "99.9%"）。学生报过：
+    一律取整，0.001 和 0 都印成"0%"（要跑的次数却不一样），0.999 印成"100% 以内"（--help 说要小于 1）。"""
+    return f"{round(fraction_ * 100, 10):g}%"
+
+
 TOLERANCE = 0.01    # 演示 3：调优进入最优的多少以内就停（guided_tune 的 tolerance）；改成 0.05 看次数怎么降
 
 
@@ -602,7 +608,7 @@ def demo2_effects():
 # ---------------------------------------------------------------- 演示 3
 
 def demo3_guided(tolerance):
-    print_header(f"演示 3：代价模型引导的调优——{N_SHAPES} 个形状，进入最优的 {tolerance:.0%} 以内要跑几次")
+    print_header(f"演示 3：代价模型引导的调优——{N_SHAPES} 个形状，进入最优的 {percent(tolerance)} 以内要跑几次")
     A = sl.VALID_ARRAYS
     n = len(VALID)
     res = []
@@ -634,7 +640,7 @@ def demo3_guided(tolerance):
     say(f"分数种数：代价模型 cheap_cost 给 {len(VALID):,} 个配置打出几种不同的分；并列第一：得分最好的有几个配置。"
           "引导 = guided_tune（平局按 VALID 的顺序）；先试大 stages = 同样的排序，但同分时先试 stages 大的；"
           "随机 = 随机顺序的期望。这三列都是\"跑了几次才进入最优的 "
-          f"{tolerance:.0%} 以内\"。找到的配置和离最优是 guided_tune 的结果（BM,BN,BK,warps,stages,group）。")
+          f"{percent(tolerance)} 以内\"。找到的配置和离最优是 guided_tune 的结果（BM,BN,BK,warps,stages,group）。")
 
     def stats(xs):
         return [f"{np.median(xs):,.0f}", f"{min(xs):,.0f}", f"{max(xs):,.0f}", f"{np.median(xs) / n:.1%}"]
@@ -863,7 +869,7 @@ def suggestions(tolerance, med, med_random):
         why = "（合格的配置多了，随机顺序少跑的次数更多）" if med_random - r2 > med - m2 else ""
     else:                           # 合格的配置少了：随机顺序多跑的次数多时说一句
         why = "（合格的配置少了，随机顺序多跑的次数更多）" if r2 - med_random > m2 - med else ""
-    out.append((f"把调优的停止条件从最优的 {tolerance:.0%} 以内{'放宽' if looser else '收紧'}到 {other:.0%} 以内。"
+    out.append((f"把调优的停止条件从最优的 {percent(tolerance)} 以内{'放宽' if looser else '收紧'}到 {percent(other)} 以内。"
                 f"这次先替你算了：guided_tune 的中位数{change(med, m2)}，随机顺序{change(med_random, r2)}{why}；"
                 f"{foresee(other, {}, '调优的停止条件')}：",
                 command(other, now)))

@@ -453,3 +453,13 @@ def test_demo1_slowdowns_are_the_ratio_of_the_printed_times(args):
     assert f"快{slow(few):.1f}×" in said or f"专家慢{slow(few):.2f}×" in said, said
     bad = [slow(x, "坏例", "专家") for x in shapes]
     assert f"慢{min(bad):.2f}–{max(bad):.2f}×" in said, said
+
+
+@pytest.mark.parametrize("given, said", [("0.001", "0.1%"), ("0.015", "1.5%"), ("0.999", "99.9%"), ("0", "0%")])
+def test_the_tolerance_is_said_with_the_digits_it_was_given(given, said):
+    """学生报过：--tolerance 一律取整印成百分数：0.001 和 0 都是"进入最优的 0% 以内"（要跑的次数却不一样），0.999 是
+    "100% 以内"（--help 说要小于 1），0.015 是"2%"。现在给了几位就印几位：标题和"可以试试"都是。"""
+    p = run_script("--tolerance", given)
+    assert p.returncode == 0, p.stderr
+    flat = "".join(p.stdout.split())
+    assert f"进入最优的{said}以内要跑几次" in flat and f"停止条件从最优的{said}以内" in flat, flat[-1500:]
