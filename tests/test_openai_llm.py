@@ -940,6 +940,37 @@ def test_a_record_file_that_stops_taking_writes_stops_recording_not_the_run(tmp_
     flat = re.sub(r"\s+", "", out)
     assert f"这次的{posts}个提议都问了stub" in flat and "OSError" not in flat, (posts, flat[-2000:])
     assert 0 < f.stat().st_size <= limit
+    # 讲师的复查报过：文件停在半行上（有时是半个汉字），回放一行都不肯放（"最后一行没写完"）。现在截回最后一整行：
+    # 每一行都是完整的 JSON，回放放得到录下的那些调用，停在录制停下的地方
+    raw = f.read_bytes()
+    assert raw.endswith(b"\n") and all(json.loads(line) for line in raw.decode("utf-8").splitlines())
+    calls = len(raw.decode("utf-8").splitlines()) - 1
+    rep = run_script_fresh(SCRIPT, "--budget", "20", "--seeds", "1", "--jobs", "1", "--replay", str(f), timeout=120,
+                           env=base_env())
+    assert "没写完" not in rep.stderr and "UTF-8" not in rep.stderr and "Traceback" not in rep.stderr, rep.stderr
+    assert calls >= 1 and f"第 {calls + 1} 次" in rep.stderr, (calls, rep.stderr)
+
+
+def test_a_record_file_whose_header_does_not_fit_is_not_left_behind(tmp_path):
+    """讲师的复查报过：连文件头都写不下（ulimit -f 2）时，说"先建好它所在的目录、确认能写"（不对症），还留下一个 2 KB
+    的半截文件，再跑同一个名字就成了"已经有了、可能是花钱录的"。现在说腾出磁盘空间，不留文件，一个调用都不发。"""
+    import resource
+    import subprocess
+    f = tmp_path / "run.jsonl"
+
+    def tiny_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+    with StubServer(script("edit")) as s:
+        p = subprocess.Popen([sys.executable, SCRIPT, "--budget", "20", "--seeds", "1", "--jobs", "1", "--llm", s.url,
+                              "--model", "stub", "--record", str(f)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=base_env(), preexec_fn=tiny_files, start_new_session=True)
+        try:
+            _, err = p.communicate(timeout=120)
+        finally:
+            stop_group(p)
+        posts = s.posts()
+    assert p.returncode == 2 and "腾出磁盘空间" in err and "先建好它所在的目录" not in err, err
+    assert not f.exists() and posts == 0
 
 
 @pytest.mark.parametrize("where, says", [("/dev/null", "不是普通的文件（设备、管道之类）"), ("DIR", "是一个目录")])

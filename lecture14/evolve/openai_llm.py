@@ -663,16 +663,38 @@ class OpenAILLM(_Backend):
         采样参数、GPU、系统提示）。path 已经有内容时抛 FileExistsError：开跑前查过，这里用"x"再挡一次（查和打开
         之间别的程序写了它，也不清空它：那可能是花钱录的）；空文件照写。"""
         empty = os.path.isfile(path) and os.path.getsize(path) == 0
-        self._record = open(path, "w" if empty else "x", encoding="utf-8")
-        self._write(dict(type="header", format=FORMAT, version=1, settings=settings, model=self.model,
-                         base_url=clean_url(self.base_url), concurrency=self.concurrency, temperature=self.temperature,
-                         max_tokens=self.max_tokens, seed=self.seed, gpu=GPU.key, system_prompt=SYSTEM_PROMPT))
+        self._record = open(path, "wb" if empty else "xb")
+        self._record_path, self._recorded = path, 0       # 写完整了的行一共多少字节（写到一半失败时截回这里）
+        try:
+            self._write(dict(type="header", format=FORMAT, version=1, settings=settings, model=self.model,
+                             base_url=clean_url(self.base_url), concurrency=self.concurrency, temperature=self.temperature,
+                             max_tokens=self.max_tokens, seed=self.seed, gpu=GPU.key, system_prompt=SYSTEM_PROMPT))
+        except OSError:                                   # 连文件头都写不下（磁盘满了）：不留半截文件（讲师报过：
+            self._cut_record()                            # 重跑同一个名字时被当成"已经有了、可能是花钱录的"）
+            if not empty:
+                os.remove(path)
+            raise
 
     def _write(self, obj: dict) -> None:
         text = self._redact(json.dumps(obj, ensure_ascii=False))
         # 服务器的 JSON 里可以有落单的代理项（"\ud800"）：UTF-8 写不出来，写成 JSON 的 \ud800 转义，读回来一字不差
-        self._record.write(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
+        line = (_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n").encode("utf-8")
+        self._record.write(line)
         self._record.flush()
+        self._recorded += len(line)
+
+    def _cut_record(self) -> None:
+        """录制文件写到一半失败了：关掉它，截回最后一整行（讲师报过：文件停在半行上——有时是半个汉字——回放一行都
+        不肯放，说"最后一行没写完""不是 UTF-8"，等于让人再花钱录一遍）。截短不受文件大小上限的限制。"""
+        try:
+            self._record.close()
+        except OSError:                                   # 缓冲里剩下的写不进去：反正要截掉
+            pass
+        self._record = None
+        try:
+            os.truncate(self._record_path, self._recorded)
+        except OSError:
+            pass
 
     def _log(self, call: Call) -> None:
         super()._log(call)
@@ -683,13 +705,9 @@ class OpenAILLM(_Backend):
                 self._stop_recording(call.n, e)      # 两段 traceback。录制只是旁观：停下它，这次运行照常跑完
 
     def _stop_recording(self, n: int, e: OSError) -> None:
-        """录制文件写不进去了：关掉它、以后不再录，用 notify 说一句（录下的文件不完整，回放只能到那里）。"""
-        path = getattr(self._record, "name", "录制文件")
-        try:
-            self._record.close()
-        except OSError:
-            pass
-        self._record = None
+        """录制文件写不进去了：截回最后一整行、以后不再录，用 notify 说一句（录下的那部分回放得了，只能到那里）。"""
+        path = self._record_path
+        self._cut_record()
         self.record_stopped = (f"录制文件 {path} 写不进去了（{os_words(e, writing=True)}）：从第 {n + 1} 次 LLM 调用起"
                                "不再录，这次运行照常跑完；录下的文件不完整，回放只能回放到那里。")
         if self.notify is not None:
@@ -1490,8 +1508,10 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = ""):
             raise SetupError(f"录制文件 {shown(a.record, 100)} 刚刚被别的程序建好了：--record 不覆盖已有的文件；"
                              "换一个文件名。") from None
         except OSError as e:
-            raise SetupError(f"写不了录制文件 {a.record}（{os_words(e, writing=True)}）：先建好它所在的目录、确认能写，"
-                             "或者换一个路径。") from None
+            full = e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)   # 讲师报过：磁盘满了也让人"先建好目录"
+            raise SetupError(f"写不了录制文件 {a.record}（{os_words(e, writing=True)}）："
+                             + ("腾出磁盘空间，或者录到别的地方；一个 LLM 调用都还没发。" if full else
+                                "先建好它所在的目录、确认能写，或者换一个路径。")) from None
     return backend
 
 
