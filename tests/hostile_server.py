@@ -397,5 +397,8 @@ MODES = {
     "echo_400": _echo_400,                    # 400，说明里是收到的密钥、控制序列和假的 OpenEvolve 日志行
     "echo_key_edit": _echo_key_edit,          # 能打上的修改，里面一行注释是收到的密钥和终端控制序列
     "gzip_bomb": _gzip_bomb,                  # Content-Encoding: gzip，解压出来是 BOMB_BYTES 字节的合法回复
+    "half_json": _raw(whole(b'{"choices": [{"message": {"content": "half')),   # 200，JSON 断在半截
+    "empty_choices": _raw(whole(b'{"choices": []}')),                           # 200，没有 choices[0]
+    "two_lengths": _raw(head(headers=["Content-Length: 2", "Content-Length: 15"]) + b'{"choices": []}'),
     "gzip_list": _gzip_list,                  # GET /models：gzip 压缩过的模型列表（请求说了 Accept-Encoding: identity）
 }

@@ -31,7 +31,8 @@ sys.path.insert(0, os.path.join(ROOT, "lecture14"))
 from evolve import (EXPERT, Evaluator, ProgramError, best_single_config, evolve, geomean_speedup,  # noqa: E402
                     oracle_speedup, parse, per_m_table, render, split_shapes)
 from evolve.evaluator import PROBE_SLACK  # noqa: E402
-from evolve.openai_llm import BAD_HEADERS, COMPRESSED, MOCK_BUG, MOCK_BUG_REPLY, REDIRECT, TOO_LONG, TRUNCATED  # noqa: E402
+from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, COMPRESSED, MOCK_BUG, MOCK_BUG_REPLY, NO_CONTENT,  # noqa: E402
+                               REDIRECT, TOO_LONG, TRUNCATED)
 from evolve.problem import load_heuristic  # noqa: E402
 
 HERE = os.path.join(ROOT, "lecture14", "openevolve")
@@ -421,12 +422,12 @@ def test_an_api_base_with_a_query_is_refused_before_openevolve_sends_it_anywhere
     ("LLM generation failed: Connection error.", "连不上 LLM 服务器"),
     ("LLM generation failed: Error code: 307 - Temporary Redirect", REDIRECT),   # _careful_http 以后，转向是一次失败
     ("LLM generation failed: LLM endpoint returned a raw string instead of a chat completion (streaming responses "
-     "are not supported): '<html>nope</html>'", "LLM 回复读不懂（不是 chat completion）"),
+     "are not supported): '<html>nope</html>'", BAD_JSON),
     ("LLM generation failed: \x1b[31msk-secret", "LLM 调用出错（别的原因，见 openevolve.log）"),   # 服务器的字不印
     (f"LLM generation failed: Error code: 500 - {MOCK_BUG_REPLY}", MOCK_BUG),     # 本讲的 MockLLM 服务器出了程序错
     (f"LLM generation failed: Error code: 500 - {MOCK_BUG_REPLY}!", "LLM 回 HTTP 500"),   # 只认它那一整句
     ("LLM generation failed: 'utf-8' codec can't decode byte 0x8b in position 1: invalid start byte",
-     "LLM 回复读不懂（不是 chat completion）"),                             # 压缩过的回复：_careful_http 不解压它
+     BAD_JSON),                                                              # 旧的日志里这样说（现在是 COMPRESSED）
     ("No valid diffs found in response", None),                            # 回复来了，打不上：不是 LLM 调用失败
     ("LLM returned None response", None)])
 def test_openevolve_log_errors_are_read_as_failure_kinds(error, kind):
@@ -1270,7 +1271,8 @@ def test_07_refuses_such_a_config_before_running_either_side():
 # 和 --llm 客户端（test_hostile_server.py 的 CHAT_CASES）同样的叫法；长度头写了 23 位数时 h11 在 _careful_http 看到
 # 长度之前就拒了它（"bad Content-Length"），这里是"响应头不合规矩"，--llm 说"太长"：两边都是一次有名字的失败。
 CAREFUL_CASES = {"flood": TOO_LONG, "chunk_overflow": TRUNCATED, "huge_length": BAD_HEADERS, "gzip_bomb": COMPRESSED,
-                 "edit": None}
+                 "half_json": BAD_JSON, "not_json": BAD_JSON, "nested": BAD_JSON, "empty_choices": NO_CONTENT,
+                 "two_lengths": BAD_HEADERS, "edit": None}               # 讲师的复查报过后面这几种是"别的原因"、"连不上"
 
 
 @pytest.mark.parametrize("mode, kind", CAREFUL_CASES.items())

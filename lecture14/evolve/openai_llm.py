@@ -795,6 +795,11 @@ class OpenAILLM(_Backend):
             status, headers = r.status, r.headers
             if not 200 <= status < 300:
                 return status, headers, b""
+            lengths = [v.strip() for v in headers.get_all("Content-Length") or []]
+            if lengths and (len(set(lengths)) > 1 or not all(v.isascii() and v.isdigit() for v in lengths)):
+                # 讲师报过：12abc、-1、1e3、+94、两个不一样的长度，这里照读（http.client 当它没写），OpenEvolve 那边是
+                # "响应头不合规矩"：同一个服务器两处叫法不同。和 h11 一样，长度头只能是一个（或几个一样的）十进制数
+                raise LLMError(BAD_HEADERS, f"长度头 Content-Length 写的是 {shown(', '.join(lengths), 60)}")
             if r.length is not None and r.length > limit:
                 raise LLMError(TOO_LONG, f"长度头说有 {shown(f'{r.length:,}', 40)} 字节，上限是 {limit:,}，没读")
             phase = "body"

@@ -358,12 +358,12 @@ def failure_kind(error: str) -> str | None:
         return "LLM 超时"                                       # asyncio 的 TimeoutError 没有说明文字
     if why.startswith("Connection error"):
         return "连不上 LLM 服务器"
-    from evolve.openai_llm import BAD_HEADERS, COMPRESSED, TOO_LONG, TRUNCATED
-    if why in (TOO_LONG, TRUNCATED, BAD_HEADERS, COMPRESSED):          # careful_kind 起了名字的（回复来了，却太长、不完整、不合规矩）
+    from evolve.openai_llm import BAD_HEADERS, BAD_JSON, COMPRESSED, NO_CONTENT, TOO_LONG, TRUNCATED
+    if why in (TOO_LONG, TRUNCATED, BAD_HEADERS, COMPRESSED, BAD_JSON, NO_CONTENT):          # careful_kind 起了名字的（回复来了，却太长、不完整、不合规矩）
         return why
     if (why.startswith("LLM endpoint returned a raw string") or "JSON" in why or "Expecting value" in why
-            or "codec can't decode" in why):                  # 压缩过的回复（_careful_http 不解压）、截断的回复
-        return "LLM 回复读不懂（不是 chat completion）"
+            or "codec can't decode" in why):                  # careful_kind 没认出来的（旧的日志）：和 --llm 一样的叫法
+        return BAD_JSON
     return "LLM 调用出错（别的原因，见 openevolve.log）"
 
 
@@ -377,7 +377,7 @@ def careful_kind(error: BaseException) -> str | None:
     （Capped 抛的 CarefulFailure）、正文没传完（h11 的 "incomplete"、"without sending complete message body"）、
     长度头写得离谱（h11 的 "bad Content-Length"）。不然 openai 库把它们都说成 "Connection error."——讲师报过：
     一个回了 10 MB 的服务器被记作"连不上"，或者截在 1 MB、记作"读不懂"。只看异常的类型和 h11 的固定说法，不看服务器写的字。"""
-    from evolve.openai_llm import BAD_HEADERS, TRUNCATED
+    from evolve.openai_llm import BAD_HEADERS, BAD_JSON, NO_CONTENT, TRUNCATED
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
@@ -385,12 +385,27 @@ def careful_kind(error: BaseException) -> str | None:
             return str(error)
         if type(error).__name__ in ("RemoteProtocolError", "LocalProtocolError"):
             said = str(error)
-            if said.startswith("bad Content-Length") or said.startswith("Content-Length"):
-                return BAD_HEADERS
             if "incomplete" in said or "without sending complete message body" in said:
                 return TRUNCATED
+            if re.search(r"content-length|transfer-encoding|header", said, re.I):   # h11 读响应头时的说法："bad
+                return BAD_HEADERS                                 # Content-Length"、"conflicting Content-Length headers"……
+        if isinstance(error, (ValueError, RecursionError)) and (   # 回复不是 JSON：openai 库的 JSONDecodeError、嵌得太深，
+                type(error).__name__ == "JSONDecodeError" or isinstance(error, RecursionError)   # 或者 OpenEvolve 说
+                or str(error).startswith("LLM endpoint returned a raw string")):               # "raw string"（一页 HTML）
+            return BAD_JSON
+        if isinstance(error, (IndexError, TypeError, AttributeError)) and _in_openevolve_call_api(error):
+            return NO_CONTENT                                      # response.choices[0].message.content 取不到
         error = error.__cause__ or error.__context__
     return None
+
+
+def _in_openevolve_call_api(error: BaseException) -> bool:
+    """异常是不是在 OpenEvolve 的 OpenAILLM._call_api 里、取回复内容的那几行抛的（不是别处的程序错）。"""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_name in ("_call_api", "<lambda>") and \
+        tb.tb_frame.f_code.co_filename.replace("\\", "/").endswith("openevolve/llm/openai.py")
 
 
 STALL_SLACK = 30.0            # 一个提议最多等多久：config.yaml 允许的 LLM 调用和评估的时间，再加这么多秒（启动、忙的机器）
