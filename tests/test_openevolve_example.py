@@ -1306,6 +1306,7 @@ def test_a_reply_that_arrives_but_is_too_long_or_cut_is_not_called_unreachable_u
 
 
 @pytest.mark.parametrize("key, says", [
+    ("", "config.yaml 的 api_key 是空的"),            # 讲师的复查报过：检查放行，OpenEvolve 一开跑就 Missing credentials
     ("sk-FILE KEY-0123456789", "config.yaml 的 api_key 里有空格、换行或者 ASCII 以外的字符"),
     (None, "环境变量 OPENAI_API_KEY 里有空格、换行或者 ASCII 以外的字符")])
 def test_a_key_with_a_space_is_blamed_on_where_it_was_written(key, says, monkeypatch):

@@ -947,6 +947,10 @@ def check_configured(base: str, model: str, key=_FROM_CONFIG) -> str | None:
                 f"或者环境变量 OPENAI_API_KEY 里。")
     key = configured_key() if key is _FROM_CONFIG else key
     placeholder = "在 config.yaml 的 llm 下写一行 api_key: not-needed（占位符，不是秘密：OpenEvolve 用的 openai 库没有密钥就不肯发请求）"
+    if isinstance(key, str) and not key.strip():               # 讲师的复查报过：api_key: "" 时检查放行（不带密钥问
+        return ("config.yaml 的 LLM 用不了：config.yaml 的 api_key 是空的，OpenEvolve 用的 openai 库不肯发请求"   # /models），
+                "（Missing credentials），也不会改用环境变量 OPENAI_API_KEY：要用环境变量里的密钥就删掉 api_key 那一行；"  # OpenEvolve
+                "不要密钥的服务器写 api_key: not-needed 这样的占位符。")                               # 一开跑就出错
     if key is None and not os.environ.get("OPENAI_API_KEY"):  # 讲师报过：删了 api_key 那行、又没设环境变量，OpenEvolve
         return (f"config.yaml 的 LLM 用不了：config.yaml 里没有 api_key，环境变量 OPENAI_API_KEY 也{'是空的' if 'OPENAI_API_KEY' in os.environ else '没设'}，"
                 "OpenEvolve 用的 openai 库没有密钥就不肯发请求（Missing credentials）：托管的 API 把密钥放进环境变量 "
