@@ -658,9 +658,9 @@ def test_a_key_never_goes_out_over_plain_http(monkeypatch, host):
 
 @pytest.mark.parametrize("value, says", [("http://127.0.0.1:99999", "http://主机:端口"), ("http://[::1", "http://主机:端口"),
                                          ("http://h:0", "http://主机:端口"),
-                                         ("ftp://proxy.example:21", "是 ftp:// 的：--llm 只会经 http:// 的代理连"),
-                                         ("https://127.0.0.1:3128", "是 https:// 的：--llm 只会经 http:// 的代理连"),
-                                         ("socks5://127.0.0.1:1080", "是 socks5:// 的：--llm 只会经 http:// 的代理连")])
+                                         ("ftp://proxy.example:21", "是 ftp:// 的：本讲的 HTTP 客户端"),
+                                         ("https://127.0.0.1:3128", "是 https:// 的：本讲的 HTTP 客户端"),
+                                         ("socks5://127.0.0.1:1080", "是 socks5:// 的：本讲的 HTTP 客户端")])
 def test_a_bad_proxy_variable_is_one_sentence_naming_it(monkeypatch, value, says):
     """讲师报过：https_proxy=http://127.0.0.1:99999 是一串 ValueError: Port out of range 的 traceback；后来又报：
     https://、socks5:// 的代理被说成"读不懂"——读得懂，只是 --llm 不走这种代理。"""

@@ -1112,8 +1112,12 @@ def test_llm_takes_an_http_all_proxy_when_no_scheme_proxy_is_set(monkeypatch):
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:8")
     assert OpenAILLM("https://api.example.com/v1", "m", api_key="k").proxy_env.startswith("https_proxy")
     monkeypatch.delenv("HTTPS_PROXY")
+    monkeypatch.setenv("ALL_PROXY", "127.0.0.1:9")                      # 不写协议：和 http_proxy 一样照 http
+    assert OpenAILLM("https://api.example.com/v1", "m", api_key="k").proxy_env == "all_proxy（或 ALL_PROXY）"
+    said = []                                                           # 讲师的复查报过：socks 的一声不响地不用
     monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:9")
-    assert OpenAILLM("https://api.example.com/v1", "m", api_key="k").proxy_env is None
+    assert OpenAILLM("https://api.example.com/v1", "m", api_key="k", notify=said.append).proxy_env is None
+    assert said and "ALL_PROXY 是 socks5:// 的代理" in said[0] and "直接连" in said[0], said
 
 
 @pytest.mark.parametrize("line, says", [

@@ -633,8 +633,14 @@ class OpenAILLM(_Backend):
         # ALL_PROXY 的网里，--llm 直接去连、说"域名解析失败"）；socks 之类的 all_proxy 这个客户端走不了，照旧不用
         proxies = {} if is_loopback(self._host) or urllib.request.proxy_bypass(self._host) else urllib.request.getproxies()
         proxy, self.proxy_env = proxies.get(u.scheme), f"{u.scheme}_proxy（或 {u.scheme.upper()}_PROXY）"
-        if not proxy and proxies.get("all", "").strip().lower().startswith("http://"):
-            proxy, self.proxy_env = proxies["all"], "all_proxy（或 ALL_PROXY）"
+        every = proxies.get("all", "").strip()
+        if not proxy and every:
+            scheme = every.split("://", 1)[0].lower() if "://" in every else "http"   # 不写协议的照 http（和 http_proxy 一样）
+            if scheme == "http":
+                proxy, self.proxy_env = every, "all_proxy（或 ALL_PROXY）"
+            elif notify is not None:                # 讲师的复查报过：socks5://、https:// 的 ALL_PROXY 一声不响地不用，
+                notify(f"（环境变量 ALL_PROXY 是 {shown(scheme, 20)}:// 的代理，这个客户端只会经 http:// 的代理连："   # 连不上时
+                       "这次不经代理、直接连 LLM 服务器）")                                                      # 只说域名
         self.proxy_env = self.proxy_env if proxy else None
         self._proxy = _proxy_url(proxy, self.proxy_env) if proxy else None
 
@@ -893,7 +899,7 @@ class OpenAILLM(_Backend):
             return                                  # 别的状态（比如 …/v1 下面没有 /models）：至少服务器在，开跑
         if encoding := compressed(headers):         # 讲师报过：说成"不是 JSON……地址要指向 OpenAI 兼容的接口"，地址是对的
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models 的回答是压缩过的（Content-Encoding: "
-                                    f"{shown(encoding, 40)}），--llm 请求的是不压缩的（Accept-Encoding: identity），不解压",
+                                    f"{shown(encoding, 40)}），请求里说的是不压缩（Accept-Encoding: identity），不解压",
                                     "压缩的是服务器或者中间的代理：关掉它们对这个地址的压缩再试")
         try:
             data = loads(raw)
@@ -1060,8 +1066,8 @@ def _proxy_url(proxy: str, env: str):
         shown_proxy = re.sub(r"(://)?[^/@]*@", lambda m: (m.group(1) or "") + "***@", proxy, count=1)  # 不印代理的密码
         scheme = text.split("://", 1)[0].lower()
         if scheme != "http" and re.fullmatch(r"[a-z][a-z0-9+.-]{0,15}", scheme):   # 读得懂，只是这种代理走不了
-            raise ValueError(f"环境变量 {env} 里的代理 {shown(shown_proxy, 100)} 是 {scheme}:// 的：--llm 只会经 "
-                             "http:// 的代理连（https://、socks 的代理它不会用）；换成 http:// 的代理地址，"
+            raise ValueError(f"环境变量 {env} 里的代理 {shown(shown_proxy, 100)} 是 {scheme}:// 的：本讲的 HTTP 客户端"
+                             "（--llm、make openevolve 开跑前的检查）只会经 http:// 的代理连；换成 http:// 的代理地址，"
                              "或者这次运行不设它")                  # 讲师报过：说成"读不懂"
         raise ValueError(f"环境变量 {env} 里的代理地址 {shown(shown_proxy, 100)} 读不懂：要像 http://主机:端口 这样，"
                          "端口是 1 到 65535 的整数；改对它，或者这次运行不设它")
