@@ -310,7 +310,12 @@ def spread_txt(rs, k, fmt="{:.3f}×"):
 
 # ---------------------------------------------------------------- 演示 1
 
-def obs_cascade_saves(runs0, runs6, s0, s6, shares, caught, passed_worse, rest):
+def of_median(seeds: int) -> str:
+    """句子里一个数后面的"（中位数）"：只有一个种子时中位数就是那个种子的数，不说（学生报过：--seeds 1 照样说中位数）。"""
+    return "（中位数）" if seeds > 1 else ""
+
+
+def obs_cascade_saves(runs0, runs6, s0, s6, shares, caught, passed_worse, rest, seeds=2):
     """shares：每个种子里，跑过内核的子程序（探针淘汰的加上完整评估的；缓存命中和静态拒掉的不算）有多大比例不比父程序好；
     caught：探针拦下的、确实不比父程序好的（表里印的"探针淘汰"减"其中错杀"：读者照表算得出同样的数）；passed_worse：过了探针、完整评估以后不比父程序好的（中位数）；
     rest：探针以外还有几个训练形状。"""
@@ -323,7 +328,7 @@ def obs_cascade_saves(runs0, runs6, s0, s6, shares, caught, passed_worse, rest):
     return check(ok, f"级联省的是内核：{N_PROBE} 个探针时跑了 {cnt(runs6)} 次，不用级联 {cnt(runs0)} 次（省 {pct(1 - runs6 / runs0)}），"
                        f"最后的分数差不多（{s6:.3f}× 对 {s0:.3f}×）。大多数子程序不比父程序好（跑过内核的子程序里占 {share_txt}，"
                        f"每个种子各算）；探针拦下其中的 {cnt(caught)} 个（表里的\"探针淘汰\"减\"其中错杀\"），另外 {cnt(passed_worse)} 个过了探针、完整评估以后才知道"
-                       f"不比父程序好（中位数）——探针{'只' if stopped < 0.5 else ''}拦下了不比父程序好的 {pct(stopped)}。"
+                       f"不比父程序好{of_median(seeds)}——探针{'只' if stopped < 0.5 else ''}拦下了不比父程序好的 {pct(stopped)}。"
                        f"省下的内核来自拦下的子程序：每拦下一个，就省下它在其余 {rest} 个训练形状上本该跑的 {rest} 次"
                        f"（用不用级联是两次不同的进化，所以省下的总数不正好是拦下的个数 × {rest}）。",
                  f"{N_PROBE} 个探针比不用级联少跑 20% 以上的内核，最后的分数相差不到 {TIE:.0%}，"
@@ -348,10 +353,10 @@ def obs_probe_size(runs: dict, false: dict, rejected: dict):
                   (f"3 个探针淘汰得比 {n} 个少", rejected[3] < rejected[n])])
 
 
-def obs_spread(false_spread, false_random, n, others: str = ""):
+def obs_spread(false_spread, false_random, n, others: str = "", seeds=2):
     """04 默认的探针个数 n 下比取法；others 是别的个数下的同样比较（数据，不是论断）。"""
     ok = false_spread < false_random
-    return check(ok, f"{n} 个探针（04 的默认）按 M 均匀取，错杀 {cnt(false_spread)} 个；随机取 {cnt(false_random)} 个（中位数）。"
+    return check(ok, f"{n} 个探针（04 的默认）按 M 均匀取，错杀 {cnt(false_spread)} 个；随机取 {cnt(false_random)} 个{of_median(seeds)}。"
                      "按 M 均匀取的探针从 decode 到 prefill 都有，子程序在哪一段变差都看得见；随机取的可能挤在几个 M 上。"
                      + others,
                  f"{n} 个探针按 M 均匀取，错杀的比随机取的少",
@@ -376,10 +381,11 @@ def demo1_cascade(res, seeds, budget):
     return [obs_cascade_saves(g("0", "runs"), g(str(N_PROBE), "runs"), g("0", "score"), g(str(N_PROBE), "score"),
                               [(r["caught"] + r["passed_worse"]) / r["tried"] for r in d],
                               float(cnt(med(d, "rejected")).replace(",", "")) - float(cnt(med(d, "false")).replace(",", "")),
-                              med(d, "passed_worse"), d[0]["rest"]),
+                              med(d, "passed_worse"), d[0]["rest"], seeds),
             obs_probe_size(*({n: g(str(n), k) for n in PROBES[1:]} for k in ("runs", "false", "rejected"))),
             obs_spread(g(str(N_PROBE), "false"), g(f"{N_PROBE} 随机", "false"), N_PROBE,
-                       other_counts({n: (g(str(n), "false"), g(f"{n} 随机", "false")) for n in PROBES[1:] if n != N_PROBE}))]
+                       other_counts({n: (g(str(n), "false"), g(f"{n} 随机", "false")) for n in PROBES[1:] if n != N_PROBE}),
+                       seeds)]
 
 
 def other_counts(false: dict) -> str:

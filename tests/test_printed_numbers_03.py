@@ -198,3 +198,14 @@ def test_demo3_observation(stdout, chain):
     s = [number(r[t.col("分数")]) for r in t.rows]
     assert s == [round(x[3], 3) for x in steps]
     assert pct_shows(m[3], max(math.log(b / a) for a, b in zip(s, s[1:])) / math.log(s[-1] / s[0]))
+
+
+def test_with_one_seed_the_sentences_do_not_call_a_number_a_median(stdout):
+    """学生报过：03 --budget 500 --seeds 1 的观察 1、3 说"另外 224 个……（中位数）""随机取 14 个（中位数）"——一个种子
+    没有中位数可言（表下面的说明也这样说）。现在只有一个种子时不说"（中位数）"；几个种子时照说。"""
+    one = run_script("lecture14/03_cascade_and_database.py", "--budget", "500", "--seeds", "1", timeout=120)
+    assert one.returncode == 0, one.stderr
+    obs = "\n".join(observations(section(one.stdout, "演示 1")))
+    assert "（中位数）" not in "".join(obs.split()), obs
+    find(r"不比父程序好——探针", obs)                             # 这一句印成了成立的样子（不成立时跳过、说是哪句）
+    find(r"不比父程序好（中位数）——探针", "\n".join(observations(section(stdout, "演示 1"))))   # 默认运行：几个种子
