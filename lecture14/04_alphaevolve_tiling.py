@@ -50,7 +50,7 @@ from console import Charts, gpu_flag, print_with_command  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, all_shapes,  # noqa: E402
                     best_single_config, choose, evolve, format_diff, geomean_speedup, oracle_speedup, parse,
                     per_m_table, render, simplify, split_shapes)
-from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS, RUN_04  # noqa: E402
+from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS, RUN_04, SEEDS_04  # noqa: E402
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.mock_llm import OP_SAID, OPS  # noqa: E402
@@ -65,7 +65,7 @@ from sched_lab import HBM_BW, SMS, guided_tune, optimum  # noqa: E402
 
 SEED, BUDGET = RUN_04   # 演示 2 的随机种子（换一个看看进化的路线变不变）；每次进化提出多少个程序（AlphaEvolve 里
                         # 是 LLM 调用的次数）。02、06 说"04 那次进化"时用的也是 evolve.loop.RUN_04
-SEEDS = 5           # 演示 3 每种划分跑几个种子
+SEEDS = SEEDS_04    # 演示 3 每种划分跑几个种子（06 据 evolve.loop.SEEDS_04 说它的进化是不是其中一次）
 JOBS = 2            # 演示 3 用几个进程（结果和 1 个进程完全一样，只是快）
 QUICK = dict(budget=300, seeds=2)
 EARLY = 300         # "开头"：看第几个提议时已经拿到多少涨幅（讲义的说法是前 300 个）

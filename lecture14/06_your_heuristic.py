@@ -42,7 +42,7 @@ from console import print_try, print_with_command  # noqa: E402
 from console import Charts, gpu_flag  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
-from evolve.loop import MAX_BUDGET, RUN_04  # noqa: E402  （04 默认运行的种子和预算：同样的两个数时，"进化出的"就是那一次）
+from evolve.loop import MAX_BUDGET, RUN_04, SEEDS_04  # noqa: E402  （04 默认运行的种子和预算：同样的两个数时，"进化出的"就是那一次）
 from evolve.problem import (EXPERT_FILE, copy_suggestion, edit_example, expert_changed_note, file_to_edit,  # noqa: E402
                             from_root, load_or_explain, source_view, split_names)
 from evolve.program import dead_rules, equivalent, removed_lines  # noqa: E402
@@ -149,6 +149,10 @@ def demo1_scores(path, program, table, evolved, seed, budget):
     run_04 = f"04{gpu_flag()}（其余参数默认）" if gpu_flag() else "04 默认运行"
     same_as_04 = ("种子 {}、{} 个提议，和 {}的演示 2 / 3 里的那一次是同一次进化。".format(*RUN_04, run_04)
                   if (seed, budget) == RUN_04 else
+                  # 学生报过：--seed 1 时说"不是同一次"，可 04 演示 3 跑了种子 0–4，它的中位数正是这一次的分数
+                  f"这次是种子 {seed}、{budget} 个提议：{run_04}的演示 3 每种划分跑种子 0–{SEEDS_04 - 1}，这是其中一次"
+                  "（那里印的是几次的中位数和最小–最大，不是这一次本身）。"
+                  if budget == RUN_04[1] and 0 <= seed < SEEDS_04 else
                   f"这次是种子 {seed}、{budget} 个提议；{run_04}用种子 {RUN_04[0]}、{RUN_04[1]} 个提议，"
                   "所以和它印的不是同一次进化。")
     print_note(f"（进化出的：从专家出发、在这一种划分的训练形状上进化；{same_as_04}"

@@ -937,6 +937,18 @@ def test_06_evolved_row_is_04s_run_exactly_when_it_says_so():
     run_04 = "04默认运行" if TESTS_GPU == "h100" else f"04--gpu{TESTS_GPU}（其余参数默认）"   # 别的 GPU 上是那一次
     assert f"和{run_04}的演示2/3里的那一次是同一次进化" in "".join(demo1.split())
     assert f"{run_04}用种子0、1000个提议，所以和它印的不是同一次进化" in "".join(section(quick.stdout, "演示 1").split())
+    # 学生报过：--seed 1 时说"不是同一次进化"，可 04 默认运行的演示 3 跑了它：它的两个分数落在那里印的最小–最大里
+    from evolve.loop import SEEDS_04
+    one = run_script(rel("06"), "--seed", "1")
+    flat1 = "".join(section(one.stdout, "演示 1").split())
+    assert f"{run_04}的演示3每种划分跑种子0–{SEEDS_04 - 1}，这是其中一次" in flat1 and "不是同一次" not in flat1, flat1
+    t1 = find_wide_table(section(one.stdout, "演示 1"), "方法")
+    r1 = next(r for r in t1.rows if r[t1.col("方法")].startswith("进化出的（种子 1、1000 个提议）"))
+    demo3 = find_wide_table(section(p04.stdout, "演示 3"), "方法")
+    lo_hi = [re.search(r"\(([\d.]+)–([\d.]+)\)", c) for c in next(r for r in demo3.rows if "进化" in "".join(r))]
+    tr_range, te_range = [tuple(map(float, m.groups())) for m in lo_hi if m][:2]
+    tr1, te1 = (float(r1[t1.col(k)].rstrip("×")) for k in ("训练形状", "测试形状"))
+    assert tr_range[0] <= tr1 <= tr_range[1] and te_range[0] <= te1 <= te_range[1], (tr1, te1, tr_range, te_range)
     count, named = find(r"演示 1：你的启发式和(.)个对手（([^）]*)）", p06.stdout).groups()
     t = find_table(demo1, "方法")
     methods = {r[t.col("方法")].split("（")[0] for r in t.rows} - {"你的启发式"}      # 专家启发式、按 M 查表……
