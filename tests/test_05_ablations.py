@@ -111,3 +111,16 @@ def test_more_seeds_suggestion_attributes_similar_to_the_lecture():
     # 审读时报过：这次运行已经把"没有级联"标成【本次不成立】，建议还说"看'差不多'的两行"
     text = " ".join(t for t, _ in ab.suggestions(200, 7))
     assert "讲义说\"差不多\"的两行" in text
+
+
+def test_a_small_model_with_the_full_systems_weight_is_the_full_system():
+    """学生报过：--small-targeted 0.45（和完整系统一样）时变体表说"这一行就是完整系统的设置"，可两行的分数、内核次数
+    都不一样（小模型用自己的随机数流）。现在权重一样时小模型就是完整系统：两行一个数都不差。"""
+    from printed import find_table, section
+    full = ab.OP_WEIGHTS[ab.OPS.index("targeted")]
+    p = cached_run("lecture14/05_ablations.py", "--small-targeted", f"{full:g}", "--quick", timeout=120)
+    assert p.returncode == 0, p.stderr
+    t = find_table(section(p.stdout, "演示 1"), "变体", "训练形状")
+    rows = {r[0]: r[1:] for r in t.rows}
+    assert rows["小模型（small LLM）"] == rows["完整系统"], rows
+    assert "这一行就是完整系统的设置" in "".join(p.stdout.split())
