@@ -131,7 +131,7 @@ def lecture14_count() -> str:
             "的）。")
 
 
-def demo2_rejections(total):
+def demo2_rejections(total, smem=None):
     """每种资源挡掉多少组合；每种块大小 BM×BN 有多少能启动的配置。"""
     print_header("演示 2：每种资源挡掉多少组合")
     counts = rejection_counts()
@@ -140,8 +140,11 @@ def demo2_rejections(total):
                 [[k, RULE[k], str(n), f"{n / total:.1%}"] for k, n in counts.items()]   # 表格给整数加），和下面
                 + [["至少超一种", "", str(bad), f"{bad / total:.1%}"]])               # 句子里的 2656 一样
     print_note(LIMITS_NOTE)
+    # 学生报过：--smem 166912 时图上还是 H100 的 2656，图里没有一句说明（--smem 只改演示 1 的最后一句和演示 3 的那一行）
+    limits = (f"；按 {GPU.short} 的上限（{MAX_SMEM_PER_BLOCK:,} B 共享内存）数的，--smem 不改这张图" if smem is not None
+              else "")
     CHARTS.bars("10_rejections_by_resource", f"每种资源挡掉多少组合（{total} 个组合里 {bad} 个启动不了；"
-                "一个组合可以同时超几种，所以各条加起来比它多）", list(counts), list(counts.values()), fmt="{}")
+                f"一个组合可以同时超几种，所以各条加起来比它多{limits}）", list(counts), list(counts.values()), fmt="{}")
     tiles = {(bm, bn): sum(c.BM == bm and c.BN == bn for c in VALID) for bm in GRID["BM"] for bn in GRID["BN"]}
     print_table([""] + [f"BN = {bn}" for bn in GRID["BN"]],
                 [[f"BM = {bm}"] + [str(tiles[bm, bn]) for bn in GRID["BN"]] for bm in GRID["BM"]])
@@ -303,7 +306,7 @@ def main(argv=None):
         print_note(f"命令行给的配置：{extra!r}")              # 60 列的终端也折得开（学生报过 73 列的一行）
     total = math.prod(len(v) for v in GRID.values())
     demo1_grid(total, a.smem)
-    demo2_rejections(total)
+    demo2_rejections(total, a.smem)
     demo3_examples(extra, a.smem)
     # 这次已经看过的就不再建议（一位同学照着跑了 --smem 166912，结尾又让他跑同一条）
     mine, biggest, smem = Config(128, 256, 64, 8, 4, 8), Config(256, 256, 32, 8, 1, 8), smem_suggestion()

@@ -540,3 +540,14 @@ def test_a_heatmap_scale_must_hold_every_value():
     assert heat_levels([[1.0, 2.0]], span=(0.5, 4.0))[:2] == (0.5, 4.0)
     with pytest.raises(ValueError, match="没包住"):
         heat_levels([[1.0, 5.0]], span=(1.0, 4.0))
+
+
+def test_the_lecture10_chart_says_smem_does_not_change_it():
+    """学生报过：lecture10/01 --smem 166912 --svg 的图标题是"6400 个组合里 2656 个启动不了"——H100 的数，图上没说
+    --smem 不改它。现在给了 --smem 时标题说这张图按哪块 GPU 的上限数；不给时照旧。"""
+    from kernel_lab import GPU, MAX_SMEM_PER_BLOCK
+    said = f"按{GPU.short}的上限（{MAX_SMEM_PER_BLOCK:,}B共享内存）数的，--smem不改这张图"
+    given = cached_run("lecture10/01_config_space.py", "--smem", "166912", timeout=60)
+    plain = cached_run("lecture10/01_config_space.py", timeout=60)
+    assert given.returncode == plain.returncode == 0
+    assert said in "".join(given.stdout.split()) and said not in "".join(plain.stdout.split())
