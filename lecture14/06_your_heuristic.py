@@ -410,7 +410,10 @@ def main(argv=None):
     print_try([
         *copy_suggestion("复制一份专家启发式，当作你的起点（只做一次：再做会覆盖你改过的文件；下面的命令都在仓库根目录"
                          "运行）：", a.file),
-        (f"在编辑器里打开 {file_to_edit(a.file)} 改，{edit_example(program)}（README 的\"打败专家\"练习有提示），"
+        (f"在编辑器里打开 {file_to_edit(a.file)} 改，{edit_example(program)}（README 的\"打败专家\"练习有提示"
+         # 学生报过：--gpu a100 时照 README 那段改，BK=256 的配置在 A100 上启动不了，06 却照样指过去
+         + ("；那段是照 H100 写的，换了 GPU 先用 python3 lecture10/01_config_space.py BM BN BK warps stages group"
+            f"{gpu_flag()} 查它的配置能不能启动" if gpu_flag() else "") + "），"
          "再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
          f"python3 lecture14/06_your_heuristic.py {file_to_edit(a.file)}"),
         evolve_suggestion(a),
