@@ -46,7 +46,7 @@ from evolve.loop import MAX_BUDGET, RUN_04, SEEDS_04  # noqa: E402  （04 默认
 from evolve.problem import (EXPERT_FILE, copy_suggestion, edit_example, expert_changed_note, file_to_edit,  # noqa: E402
                             from_root, load_or_explain, source_view, split_names)
 from evolve.program import dead_rules, equivalent, removed_lines  # noqa: E402
-from sched_lab import SMS, explain, mma_parts  # noqa: E402
+from sched_lab import GPU, SMS, explain, mma_parts  # noqa: E402
 
 SEED = 0
 BUDGET = 1000
@@ -412,8 +412,8 @@ def main(argv=None):
                          "运行）：", a.file),
         (f"在编辑器里打开 {file_to_edit(a.file)} 改，{edit_example(program)}（README 的\"打败专家\"练习有提示"
          # 学生报过：--gpu a100 时照 README 那段改，BK=256 的配置在 A100 上启动不了，06 却照样指过去
-         + ("；那段是照 H100 写的，换了 GPU 先用 python3 lecture10/01_config_space.py BM BN BK warps stages group"
-            f"{gpu_flag()} 查它的配置能不能启动" if gpu_flag() else "") + "），"
+         + ("；那段是照 H100 写的，它的配置在 " + GPU.short + " 上不一定启动得了：先拿第 10 讲的 01_config_space.py "
+            "（加上同样的 --gpu）查一查" if gpu_flag() else "") + "），"
          "再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
          f"python3 lecture14/06_your_heuristic.py {file_to_edit(a.file)}"),
         evolve_suggestion(a),
