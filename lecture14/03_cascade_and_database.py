@@ -414,7 +414,8 @@ def policy_finding(scores: dict, worst: dict | None = None) -> str:
         groups["打平" if abs(r) <= TIE else "更好" if r > 0 else "更差"].append(k)
     parts = [f"{'、'.join(f'{SHORT[k]}（{scores[k]:.3f}×）' for k in v)}"
              f"{'和岛屿模型打平' if g == '打平' else '比岛屿模型' + g}" for g, v in groups.items() if v]
-    text = f"训练形状上的中位数，岛屿模型 {isl:.3f}×：" + "；".join(parts) + f"（相差不到 {TIE:.0%} 算打平）。"
+    text = (f"训练形状上{'的中位数' if worst is not None else ''}，岛屿模型 {isl:.3f}×："   # worst 是 None：只有一个种子
+            + "；".join(parts) + f"（相差不到 {TIE:.0%} 算打平）。")
     simple = groups["打平"] + groups["更好"]
     stuck = [k for k in simple if worst is not None and worst[k] / worst["islands"] - 1 < -TIE]
     if simple and not stuck:
@@ -429,9 +430,13 @@ def policy_finding(scores: dict, worst: dict | None = None) -> str:
     return text
 
 
-def greedy_verdict(scores: dict, worst: dict) -> str:
+def greedy_verdict(scores: dict, worst: dict | None) -> str:
     """永远挑最好的和岛屿模型比，中位数和最差的种子都看（数据怎样就怎样说，不是一个要检验的论断）：中位数打平或更好、
     最差的种子也不比岛屿模型最差的种子差 TIE 以上，才说"没有吃亏"；中位数没吃亏、最差的种子吃了亏，两样都说出来。"""
+    if worst is None:                       # 只有一个种子：中位数、最差的种子都是它（学生报过：两个一样的数说两遍）
+        one = f"{scores['best']:.3f}× 对岛屿模型 {scores['islands']:.3f}×；只有一个种子，差不到 {TIE:.0%} 算没吃亏"
+        return (f"在这个问题上，这样窄的搜索这一次没有吃亏（{one}）"
+                if scores["best"] / scores["islands"] - 1 >= -TIE else f"这一次，这样窄的搜索吃了亏（{one}）")
     med = f"中位数 {scores['best']:.3f}× 对岛屿模型 {scores['islands']:.3f}×"
     low = f"最差的种子 {worst['best']:.3f}× 对岛屿模型 {worst['islands']:.3f}×"
     med_ok = scores["best"] / scores["islands"] - 1 >= -TIE
@@ -467,12 +472,13 @@ def demo2_database(res, seeds, budget):
     print_table(["挑父程序", "训练形状", "测试形状", "当过父程序的不同程序", "最后活着的不同程序",
                  "最好分数最长几个提议不动"], rows)
     print_note(f"（存档的三种办法都只有一个存档、留 {ARCHIVE} 个最好的程序，和岛屿模型总共留的一样多（岛屿之间迁移会有重复，"
-         f"所以不同的程序可能少于 {ARCHIVE}）；灵感程序是存档里父程序以外最好的 {N_INSPIRATIONS} 个。后三列是中位数。"
-         f"岛屿模型这一行就是演示 1 里 {N_PROBE} 个按 M 均匀取的探针那一次。）")
+         f"所以不同的程序可能少于 {ARCHIVE}）；灵感程序是存档里父程序以外最好的 {N_INSPIRATIONS} 个。"
+         + ("后三列是中位数。" if seeds > 1 else "只有一个种子：每一列都是它的数。")
+         + f"岛屿模型这一行就是演示 1 里 {N_PROBE} 个按 M 均匀取的探针那一次。）")
     g = lambda k: {p: med(res["db", p], k) for p in POLICIES}   # noqa: E731
     # 分数按表里印的三位小数比（"差不到 1%"要对读者从表里算出来的数成立，不是对没印出来的第四位）
     scores = {p: round(v, 3) for p, v in g("score").items()}
-    worst = {p: round(min(r["score"] for r in res["db", p]), 3) for p in POLICIES}
+    worst = {p: round(min(r["score"] for r in res["db", p]), 3) for p in POLICIES} if seeds > 1 else None
     return [policy_finding(scores, worst), obs_greedy(g("parents"), scores, g("flat"), worst)]
 
 

@@ -208,4 +208,6 @@ def test_with_one_seed_the_sentences_do_not_call_a_number_a_median(stdout):
     obs = "\n".join(observations(section(one.stdout, "演示 1")))
     assert "（中位数）" not in "".join(obs.split()), obs
     find(r"不比父程序好——探针", obs)                             # 这一句印成了成立的样子（不成立时跳过、说是哪句）
+    demo2 = "".join("".join(observations(section(one.stdout, "演示 2"))).split())   # 演示 2 也不说中位数、最差的种子
+    assert "中位数" not in demo2 and "最差的种子" not in demo2 and "只有一个种子" in demo2, demo2
     find(r"不比父程序好（中位数）——探针", "\n".join(observations(section(stdout, "演示 1"))))   # 默认运行：几个种子
