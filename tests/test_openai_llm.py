@@ -912,14 +912,11 @@ def test_replay_of_a_file_without_end_is_one_sentence_not_a_killed_process():
     assert f"/dev/zero:1: 这一行不是 --record 写的格式（一行超过 {MAX_RECORD_LINE / 1e6:g} MB）" in p.stderr
 
 
-def test_a_record_file_that_stops_taking_writes_stops_recording_not_the_run(tmp_path):
-    """讲师报过：录制文件写到一半写不进去（磁盘满了；这里用 ulimit -f），一批提议被算成"LLM 调用出错（OSError）"，
-    "这次的 16 个提议都问了"（服务器收到了 20 个），退出时两段 traceback。现在录制停下、说一句，这次运行照常跑完，
-    最后再说一遍、退出码 1。"""
+def record_with_file_limit(f, limit: int):
+    """04（预算 20、一个种子）对着桩服务器跑，--record f，进程的文件大小上限是 limit 字节（ulimit -f：磁盘满了的样子）。
+    返回 (进程, 标准输出, 标准错误, 服务器收到几个提议)。"""
     import resource
     import subprocess
-    f = tmp_path / "run.jsonl"
-    limit = 12_000                                    # 放得下文件头（系统提示约 3 KB）和几次调用，放不下 20 次
 
     def small_files():
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
@@ -931,7 +928,16 @@ def test_a_record_file_that_stops_taking_writes_stops_recording_not_the_run(tmp_
             out, err = p.communicate(timeout=120)
         finally:
             stop_group(p)
-        posts = s.posts()
+        return p, out, err, s.posts()
+
+
+def test_a_record_file_that_stops_taking_writes_stops_recording_not_the_run(tmp_path):
+    """讲师报过：录制文件写到一半写不进去（磁盘满了；这里用 ulimit -f），一批提议被算成"LLM 调用出错（OSError）"，
+    "这次的 16 个提议都问了"（服务器收到了 20 个），退出时两段 traceback。现在录制停下、说一句，这次运行照常跑完，
+    最后再说一遍、退出码 1。"""
+    f = tmp_path / "run.jsonl"
+    limit = 12_000                                    # 放得下文件头（系统提示约 3 KB）和几次调用，放不下 20 次
+    p, out, err, posts = record_with_file_limit(f, limit)
     # 讲师的复查报过：录制不完整时退出码 0，写脚本录付费运行的人发现不了：演示照常跑完，最后再说一遍、退出码 1
     assert p.returncode == 1 and "Traceback" not in err, err[-3000:]
     said = re.sub(r"\s+", "", err)
@@ -954,21 +960,8 @@ def test_a_record_file_that_stops_taking_writes_stops_recording_not_the_run(tmp_
 def test_a_record_file_whose_header_does_not_fit_is_not_left_behind(tmp_path):
     """讲师的复查报过：连文件头都写不下（ulimit -f 2）时，说"先建好它所在的目录、确认能写"（不对症），还留下一个 2 KB
     的半截文件，再跑同一个名字就成了"已经有了、可能是花钱录的"。现在说腾出磁盘空间，不留文件，一个调用都不发。"""
-    import resource
-    import subprocess
     f = tmp_path / "run.jsonl"
-
-    def tiny_files():
-        resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
-    with StubServer(script("edit")) as s:
-        p = subprocess.Popen([sys.executable, SCRIPT, "--budget", "20", "--seeds", "1", "--jobs", "1", "--llm", s.url,
-                              "--model", "stub", "--record", str(f)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=base_env(), preexec_fn=tiny_files, start_new_session=True)
-        try:
-            _, err = p.communicate(timeout=120)
-        finally:
-            stop_group(p)
-        posts = s.posts()
+    p, _, err, posts = record_with_file_limit(f, 2048)
     assert p.returncode == 2 and "腾出磁盘空间" in err and "先建好它所在的目录" not in err, err
     assert not f.exists() and posts == 0
 
