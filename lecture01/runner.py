@@ -181,6 +181,21 @@ if sys.excepthook is _excepthook:                          # 直接运行编号�
     install_ctrl_c()
 
 
+def one_sentence_errors() -> None:
+    """别的命令行入口（lecture14/mock_llm_server.py）也像编号脚本那样：课程代码自己查出来的问题（带 one_sentence 的
+    异常，比如加修改种类时方法名拼错）只印一句、退出码 1；别的异常照旧。助教报过：编号脚本只说一句，mock_llm_server.py
+    照样是一段 traceback。"""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        if getattr(value, "one_sentence", False):
+            prog = sys.argv[0] if sys.argv and sys.argv[0] else "script.py"
+            sys.stderr.write(f"{prog}：{str(value).rstrip('。')}。\n")
+            return                                         # 没接住的异常：解释器照样以退出码 1 结束
+        previous(kind, value, tb)
+    sys.excepthook = hook
+
+
 # ---------------------------------------------------------------- GPU（--gpu）
 
 def _load_gpus():

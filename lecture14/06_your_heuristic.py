@@ -399,6 +399,13 @@ def evolve_suggestion(a) -> tuple[str, str]:
         f" --budget {a.budget}" if a.budget != BUDGET else "")
 
 
+def smaller_than_h100() -> bool:
+    """这块 GPU 每个 CTA 的共享内存比 H100 少：照 H100 写的配置（README 练习的提示）在这里可能启动不了。助教报过：
+    B200 上所有配置都启动得了，06 照样说"不一定启动得了"。"""
+    import gpus
+    return GPU.smem_per_block < gpus.GPUS[gpus.DEFAULT].smem_per_block
+
+
 def main(argv=None):
     a = parse_args(argv)
     program, error = read_program(a.file)
@@ -413,7 +420,7 @@ def main(argv=None):
         (f"在编辑器里打开 {file_to_edit(a.file)} 改，{edit_example(program)}（README 的\"打败专家\"练习有提示"
          # 学生报过：--gpu a100 时照 README 那段改，BK=256 的配置在 A100 上启动不了，06 却照样指过去
          + ("；那段是照 H100 写的，它的配置在 " + GPU.short + " 上不一定启动得了：先拿第 10 讲的 01_config_space.py "
-            "（加上同样的 --gpu）查一查" if gpu_flag() else "") + "），"
+            "加上同样的 --gpu 查一查" if smaller_than_h100() else "") + "），"
          "再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
          f"python3 lecture14/06_your_heuristic.py {file_to_edit(a.file)}"),
         evolve_suggestion(a),

@@ -44,7 +44,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import ensure_numpy, int_between, interrupted_line, nonnegative_int, parser, positive_int  # noqa: E402
+from runner import (ensure_numpy, int_between, interrupted_line, nonnegative_int, one_sentence_errors, parser,  # noqa: E402
+                    positive_int)
+
+one_sentence_errors()               # 加修改种类时漏了一步：一句话、退出码 1（和编号脚本一样），不是 traceback
 
 ensure_numpy()
 

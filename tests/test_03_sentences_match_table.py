@@ -50,6 +50,10 @@ def test_demo1_sentences_print_the_table_cells(outputs, run):
     rnd = lambda k: f"{k} 个，随机取"                                         # noqa: E731
     obs = [joined(o) for o in observations(body)]
     assert len(obs) == 3
+    failed = [o for o in obs if "【本次不成立】" in o]
+    if failed:                          # 助教报过：观察印成了【本次不成立】，这里却报"句子和表里的数对不上"
+        from printed import ObservationFailed
+        raise ObservationFailed("要核对的观察这次印的是【本次不成立】：" + " ".join(failed))
     # 观察 3：默认个数的两种取法，和别的个数下的两种取法
     m = re.search(rf"{n}个探针（04的默认）按M均匀取，错杀(\S+?)个；随机取(\S+?)个", obs[2].replace(" ", ""))
     assert m, obs[2]

@@ -173,8 +173,12 @@ def test_a_full_disk_is_one_sentence_and_exit_1(script):
                                             "腾出磁盘空间（或者换一个地方写），再运行一次。"), err
 
 
+UNKNOWN_GPU = next(f"x{k}" for k in range(9000, 10000) if f"x{k}" not in gpus.GPUS)   # 助教报过：用的是 b200，加了
+#                                                                      B200 的记录以后 --gpu b200 照样跑完，这个测试就红了
+
+
 @pytest.mark.parametrize("args,says", [
-    (["--gpu", "b200"], "参数 --gpu 不能取 'b200'：只能取 " + ", ".join(map(repr, gpus.GPUS)) + " 之一"),
+    (["--gpu", UNKNOWN_GPU], f"参数 --gpu 不能取 '{UNKNOWN_GPU}'：只能取 " + ", ".join(map(repr, gpus.GPUS)) + " 之一"),
     (["--bud", "50"], "不认识的参数：--bud。是不是 --budget？"),
     (["--seeed", "3"], "是不是 --seed？"),
     (["--quick=1"], "参数 --quick 是一个开关，后面不跟值：把 =1 去掉"),               # 学生报过：夹着

@@ -100,7 +100,7 @@ def test_on_a100_same_run_as_04_names_04_on_a100():
     assert "和04--gpua100（其余参数默认）的演示2/3里的那一次是同一次进化" in flat["lecture14/06_your_heuristic.py"]
     # 学生报过：06 --gpu a100 照样指向 README 的提示，那段的 BK=256 在 A100 上启动不了。现在说它是照 H100 写的、怎么查；
     # H100 上不说
-    said = "那段是照H100写的，它的配置在A100上不一定启动得了：先拿第10讲的01_config_space.py（加上同样的--gpu）查一查"
+    said = "那段是照H100写的，它的配置在A100上不一定启动得了：先拿第10讲的01_config_space.py加上同样的--gpu查一查"
     assert said in flat["lecture14/06_your_heuristic.py"]
     assert "照H100写的" not in "".join(outcome("lecture14/06_your_heuristic.py").stdout.split())
     assert not [s for s, text in flat.items() if "04默认运行" in text or "04那次进化" in text]

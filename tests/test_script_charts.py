@@ -515,7 +515,7 @@ def _legend(stdout: str, title_start: str) -> str:
      "    if M <= 128:\n        return Config(BM=64, BN=64, BK=256, warps=4, stages=3, group=8)\n"
      "    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n", True),        # README 练习的那段
     ("    return Config(BM=16, BN=32, BK=32, warps=2, stages=4, group=1)\n", False)])      # 大 M 上慢得多
-def test_06_heatmap_keeps_the_experts_scale_unless_a_shape_is_slower(tmp_path, body, same):
+def test_06_heatmap_keeps_the_experts_scale_unless_a_shape_is_slower(tmp_path, table, body, same):
     """学生报过：04 专家的热力图刻度是 "░ 1.28–1.63"，06 里他的是 "▒ 1.31–1.50"——刻度跟着每次的最大值走，prefill 那几格
     数一样（1.34–1.37），在他的图里却深了一档，像是他改坏了。现在 06 用专家那张的刻度（同一格的深浅可以比），
     他的形状比专家最慢的还慢时才放宽，标题说不能逐格比。"""
@@ -523,7 +523,14 @@ def test_06_heatmap_keeps_the_experts_scale_unless_a_shape_is_slower(tmp_path, b
     path.write_text("# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n" + body + "# EVOLVE-BLOCK-END\n", encoding="utf-8")
     theirs = _legend(cached_run("lecture14/04_alphaevolve_tiling.py", timeout=120).stdout, "专家比逐形状最优慢几倍：")
     r = cached_run("lecture14/06_your_heuristic.py", str(path), timeout=120)
+    if r.returncode == 1 and "不能启动" in r.stderr:     # 助教报过：README 那段的 BK=256 在 A100 上启动不了
+        pytest.skip(f"这段程序在这块 GPU 上启动不了，没有图可比：{r.stderr.strip()[:200]}")
     assert r.returncode == 0, r.stderr
+    # 刻度一样还是放宽，从数据定（参数里的 same 是 H100 上的情形）：这段程序最慢的形状比专家最慢的还慢时才放宽
+    from evolve import EXPERT, all_shapes, choose, parse
+    mine = parse(path.read_text(encoding="utf-8"))
+    slow = lambda p: [table.time(choose(p, s), s) / table.oracle(s)[1] for s in all_shapes()]   # noqa: E731
+    same = max(slow(mine)) <= max(slow(EXPERT)) and min(slow(mine)) >= min(slow(EXPERT))
     title = "".join(r.stdout.split("你的配置比逐形状最优慢几倍：全部", 1)[1].split("\n投影")[0].split())
     mine = _legend(r.stdout, "你的配置比逐形状最优慢几倍：全部")
     assert (mine == theirs) == same, (mine, theirs)
