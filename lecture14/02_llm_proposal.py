@@ -394,15 +394,13 @@ def nothing_new_note(stats: dict, prompt) -> str | None:
                              for why, ops in groups.items()) + "。）")
 
 
-SHOWN: dict = {}     # 这次运行印出来的样子，"可以试试"引用时照抄（run_demos 每次先清空）
-
-
 def demo2_each_kind(table, train, prompt, seed):
+    """演示 2。返回 (观察, 父程序的分数印成的样子)。"""
     print_header("演示 2：同一个父程序，每种修改各提一次（再各提 200 次看比例）")
     parent_score = prompt.score
     rows, stats, d = kind_stats(table, train, prompt, seed)
-    SHOWN["parent_score"] = f"{parent_score:.{d}f}×"       # "可以试试"说"这次"时照这里印的样子（助教报过：1.02641× 对 1.026×）
-    print(f"父程序就是演示 1 的那个（{prompt.parent.n_rules()} 条规则，分数 {SHOWN['parent_score']}）。")
+    shown = f"{parent_score:.{d}f}×"                       # "可以试试"说"这次"时照这里印的样子（助教报过：1.02641× 对 1.026×）
+    print(f"父程序就是演示 1 的那个（{prompt.parent.n_rules()} 条规则，分数 {shown}）。")
     print_table(["修改的种类", "第一次提议说了什么", "能启动", "分数", "比父程序"], rows)
     print_table([f"修改的种类（各 {PER_KIND} 次）", "比父程序好", "启动不了", "和父程序一模一样"],
                 [[op, pct(s["better"] / s["n"]), pct(s["bad"] / s["n"]), pct(s["same"] / s["n"])] for op, s in stats.items()])
@@ -412,7 +410,7 @@ def demo2_each_kind(table, train, prompt, seed):
     idle = nothing_new_note(stats, prompt)
     if idle:
         note(idle)
-    return [obs_kinds(stats, valley_holds(valley_rows(train, table)))]
+    return [obs_kinds(stats, valley_holds(valley_rows(train, table)))], shown
 
 
 def late_preview(table, train, seed, after):
@@ -636,7 +634,6 @@ def demo_real_llm(table, train, prompt, llm) -> list:
 
 def run_demos(a, llm=None) -> list:
     """三个演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
-    SHOWN.clear()
     print(f"设置：--seed {a.seed} --after {a.after}{gpu_flag()}")
     if llm is not None:
         note(f"LLM：{llm.model}（OpenAI 兼容接口，同时最多 {llm.concurrency} 个请求）——演示 1 之后把同一个提示问它 "
@@ -644,13 +641,13 @@ def run_demos(a, llm=None) -> list:
     table = TimeTable()
     train, _ = split_shapes(all_shapes())
     obs, prompt = demo1_slow_motion(table, train, a.seed, a.after)
-    a.parent_score = prompt.score if prompt is not None else None      # "可以试试"拿它和进化后期的父程序比
+    a.parent_shown = None                                              # "可以试试"拿演示 2 印的父程序分数和进化后期的比
     out = print_observations(obs)
     if llm is not None and prompt is not None:
         out += print_observations(demo_real_llm(table, train, prompt, llm))
     a.kinds_ok = None                                                  # 这次演示 2 的观察 1 成不成立（没印演示 2 就是 None）
     if prompt is not None:
-        kinds = demo2_each_kind(table, train, prompt, a.seed)
+        kinds, a.parent_shown = demo2_each_kind(table, train, prompt, a.seed)
         a.kinds_ok = kinds[0].ok
         out += print_observations(kinds)
         return out + print_observations(demo3_mistakes_and_valley(table, train, a.seed, prompt))
@@ -666,13 +663,12 @@ def command(seed=SEED, after=AFTER) -> str:
     return SCRIPT + (f" --seed {seed}" if seed != SEED else "") + (f" --after {after}" if after != AFTER else "")
 
 
-def late_text(preview, late, parent_score, here_ok=None) -> str:
+def late_text(preview, late, here_shown, here_ok=None) -> str:
     """"看进化后期的一步"那条建议要说的：学生照着跑会看到什么（先替他跑过一遍，数都来自那一遍）。
     here_ok：这次运行演示 2 的观察 1 成不成立（None：这次没印演示 2）——只有这次成立时才说"也"。"""
     if preview is None:
         return f"第 {late:,}–{late + LOOK:,} 个提议里没有一个比父程序好的，演示 1 会直说，演示 2 不印"
-    here = SHOWN.get("parent_score", f"{parent_score:.3f}×") if parent_score else None   # 演示 2 印的样子
-    parts = [f"父程序的分数是 {preview['shown']}" + (f"（这次 {here}）" if here else "")
+    parts = [f"父程序的分数是 {preview['shown']}" + (f"（这次 {here_shown}）" if here_shown else "")
              + f"、{preview['rules']} 条规则"]
     if preview["idle"]:
         parts.append(f"{'、'.join(preview['idle'])} 一次新修改都提不出来（演示 2 的表下面说为什么）")
@@ -692,14 +688,14 @@ def suggestions(a) -> list:
     late = LATE if a.after < LATE else min(MAX_BUDGET, 2 * a.after)
     out = [("换一个种子，看另一次进化里的另一步（提示词、回复、探针上的分数都会变；下面的命令都在仓库根目录运行）：",
             command(other, a.after))]
-    if late > a.after and getattr(a, "parent_score", True) is not None:   # 这次已经是停住的一段：不再建议更后的
+    if late > a.after and getattr(a, "parent_shown", True) is not None:   # 这次已经是停住的一段：不再建议更后的
         table = TimeTable()
         train, _ = split_shapes(all_shapes())
         preview = late_preview(table, train, a.seed, late)
         what = (f"看进化后期的一步（第 {late:,} 个提议起），演示 2 里各种修改比父程序好的比例怎么变" if preview is not None
                 else f"看进化更后期（第 {late:,} 个提议起）还找不找得到比父程序好的一步")
         out.append((f"{what}。先替你跑过了："
-                    + late_text(preview, late, getattr(a, "parent_score", None), getattr(a, "kinds_ok", None)) + "：",
+                    + late_text(preview, late, getattr(a, "parent_shown", None), getattr(a, "kinds_ok", None)) + "：",
                     command(a.seed, late)))
     out.append(("下一步，看级联和程序库各买到了什么：", "python3 lecture14/03_cascade_and_database.py --quick"))
     return out

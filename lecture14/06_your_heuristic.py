@@ -286,8 +286,8 @@ def demo3_explain(program, table, ratios):
                "是配对随机对半分的测试形状（和演示 2 的表一样）。")
     train = set(split_shapes(all_shapes())[0])           # 和演示 2 的表一样标出测试形状（*）
     n_bigger = n_checked = 0
-    told = {s: (choose(program, s), table.oracle(s)[0]) for s in worst}
-    told = {s: (m, b, explain(m, s.M, s.N, s.K), explain(b, s.M, s.N, s.K)) for s, (m, b) in told.items()}
+    configs = {s: (choose(program, s), table.oracle(s)[0]) for s in worst}      # 你的、最优的
+    told = {s: (m, b, explain(m, s.M, s.N, s.K), explain(b, s.M, s.N, s.K)) for s, (m, b) in configs.items()}
     d = ratio_digits([(e["time_us"], f["time_us"], ratios[s]) for s, (_, _, e, f) in told.items()])
     us = lambda v: f"{v:,.{d}f} µs"                                                        # noqa: E731
     if d > 1:
