@@ -19,7 +19,8 @@ CS349E · 第 14 讲 · 02_llm_proposal.py —— 一次提议的慢动作：LLM
     不成立的会印成【本次不成立】，并写出判据和这次的值。
 【运行】python3 02_llm_proposal.py                 （在本目录；在仓库根目录是 python3 lecture14/02_llm_proposal.py）
        用时见 README 的"计时"；Ctrl-C 随时停下。
-       其他旋钮：--seed 进化的种子（默认 0，和 04 一样），--after 从第几个提议起找第一个比父程序好的提议（默认 100）。
+       其他旋钮：--seed 进化的种子（默认 0，和 04 一样），--after 从第几个提议起找第一个比父程序好的提议（默认 100）；
+       --system-prompt 只印出 --llm 时发给模型的系统提示（英文）就停。
 【依赖】numpy；本目录的 evolve（它用 ../lecture13 的 sched_lab 和 ../lecture10 的 kernel_lab）；../lecture01 的 console。
        先看 01_heuristic_as_code.py（被进化的代码长什么样）；接下来看 03_cascade_and_database.py。
 """
@@ -559,6 +560,8 @@ def parse_args(argv):
     ap = parser("一次提议的慢动作（第 14 讲 02）。")
     ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"进化的种子，非负整数（默认 {SEED}，和 04 一样）")
     ap.add_argument("--after", type=int_between(1, MAX_BUDGET), default=AFTER, help=f"从第几个提议起找，1 到 {MAX_BUDGET:,} 的整数（默认 {AFTER}）")
+    ap.add_argument("--system-prompt", action="store_true",
+                    help="只印出 --llm 时发给模型的系统提示（英文，由 evolve/openai_llm.py 生成）就停，不跑演示")
     openai_llm.add_arguments(ap)
     Charts.add_argument(ap, draws=False)                # 这个脚本不画图
     a = ap.parse_args(argv)
@@ -703,6 +706,9 @@ def suggestions(a) -> list:
 
 def main(argv=None):
     a = parse_args(argv)
+    if a.system_prompt:                                 # README 的"用真的语言模型"说用它看系统提示的全文
+        print(openai_llm.SYSTEM_PROMPT)
+        return
     try:
         llm = openai_llm.from_arguments(a, f"02 --seed {a.seed} --after {a.after}", notify=say)
     except openai_llm.SetupError as e:

@@ -258,3 +258,9 @@ def test_a_half_added_edit_kind_is_named_when_mock_llm_is_imported(tmp_path, ski
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 1 and len(lines) == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
     assert lines[0].startswith("lecture14/mock_llm_server.py：evolve/mock_llm.py 的修改种类没有配齐：") and says in lines[0]
+    # README 印系统提示的命令也一样（助教报过：原来那条 python -m evolve.openai_llm 是一段 traceback）
+    p = subprocess.run([sys.executable, "lecture14/02_llm_proposal.py", "--system-prompt"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60, env=base_env())
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 1 and len(lines) == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert lines[0].startswith("lecture14/02_llm_proposal.py：evolve/mock_llm.py 的修改种类没有配齐：") and says in lines[0]

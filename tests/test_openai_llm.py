@@ -702,17 +702,22 @@ def test_05_with_an_llm_breaks_unused_proposals_down_by_kind():
 
 
 @pytest.mark.h100_claim
-def test_the_readme_command_prints_the_system_prompt_the_code_sends():
-    # README 的"用真的语言模型"一节说怎样印出系统提示：照抄那条命令（在仓库根目录），印出来的和代码发出去的一字不差
+def test_the_readme_command_prints_the_system_prompt_the_code_sends(no_numpy_path):
+    # README 的"用真的语言模型"一节说怎样印出系统提示：照抄那条命令（在仓库根目录，PATH 上的 python3 没有 numpy，
+    # 学生的机器那样），印出来的和代码发出去的一字不差；openai_llm.py 开头说的 python -m 的写法也一样
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         section = f.read().split("## 用真的语言模型", 1)[1].split("\n## ", 1)[0]
-    command = re.search(r"`(PYTHONPATH=\S+ \.venv/bin/python -m evolve\.openai_llm)`", section).group(1)
+    command = re.search(r"`(python3 lecture14/02_llm_proposal\.py --system-prompt)`", section).group(1)
     if not os.path.exists(os.path.join(ROOT, ".venv", "bin", "python")):
         pytest.skip("没有 .venv（make run 或 make test 会建）")
-    p = subprocess.run(command, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(command, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PATH=no_numpy_path))
     assert p.returncode == 0 and p.stderr == "", p.stderr
     assert p.stdout == SYSTEM_PROMPT + "\n"
     assert 3000 <= len(SYSTEM_PROMPT) <= 3200                                      # README 说"约 3,100 个字符"
+    m = subprocess.run([sys.executable, "-m", "evolve.openai_llm"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, PYTHONPATH="lecture14"))
+    assert (m.returncode, m.stdout, m.stderr) == (0, p.stdout, "")
 
 
 @pytest.mark.quiet                                  # 量时间：conftest 让它最先跑（后台的优先级低）

@@ -34,8 +34,9 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
 - 系统提示 SYSTEM_PROMPT：由 system_prompt() 从 kernel_lab 的网格和启动上限生成（教模型 DSL、配置网格、启动限制和
   SEARCH/REPLACE 格式，要它回得短），约 3,100 个字符。用英文写：代码模型的指令数据大多是英文，跟英文指令更稳——这是
   经验之谈，不是本仓库量出来的。用户消息就是 Prompt.text()，中文。录制文件的文件头里也存着它。看全文（在仓库根目录）：
-      PYTHONPATH=lecture14 .venv/bin/python -m evolve.openai_llm
-被 import 时不打印任何东西；像上面那样运行时只印系统提示。开跑以后只有决定不再调用时，from_arguments 建的后端往标准错误说一句为什么。
+      python3 lecture14/02_llm_proposal.py --system-prompt
+（经编号脚本的 runner：没有 numpy 的 python3 也行，课程代码查出的问题只说一句。）被 import 时不打印任何东西；
+PYTHONPATH=lecture14 python -m evolve.openai_llm 也只印系统提示。开跑以后只有决定不再调用时，from_arguments 建的后端往标准错误说一句为什么。
 """
 
 from __future__ import annotations
