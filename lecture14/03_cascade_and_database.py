@@ -44,6 +44,7 @@ import numpy as np  # noqa: E402
 
 from console import check, fmt, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from console import Charts, gpu_flag, median_count, of_seeds  # noqa: E402
+from console import WORD_BREAK as WB  # noqa: E402          # 表头里"要折就在这里折"的记号（印出来没有它）
 from evolve import (EXPERT, Evaluator, TimeTable, all_shapes, choose, evolve, geomean_speedup, render,  # noqa: E402
                     simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
@@ -372,7 +373,7 @@ def demo1_cascade(res, seeds, budget):
         rows.append([("不用级联（0 个）" if n == 0 else f"{n} 个，{'按 M 均匀取' if how == 'spread' else '随机取'}"),
                      spread_txt(rs, "score"), cnt(med(rs, 'runs')), cnt(med(rs, 'rejected')),
                      cnt(med(rs, 'false')), f"{med(hit, 'missed'):.3f}×" if hit else ""])
-    print_table(["探针", "最后的分数", "跑了几次内核", "探针淘汰", "其中错杀", "错杀的里面最好的"], rows)
+    print_table(["探针", "最后的分数", f"跑了几次{WB}内核", "探针淘汰", "其中错杀", f"错杀的{WB}里面{WB}最好的"], rows)
     print_note(f"（错杀 = 被探针淘汰、但在全部训练形状上其实比它的父程序好的子程序；每个被淘汰的都用时间表完整评估了一次才数出来，"
          f"这些评估不算进\"跑了几次内核\"。各列都是 {of_seeds(seeds)}" + ("（\"最后的分数\"后面括号里是最小–最大）" if seeds > 1 else "") + "；"
          "\"错杀的里面最好的\"只算有错杀的种子，没有一个种子有错杀就空着。）")
@@ -469,8 +470,8 @@ def demo2_database(res, seeds, budget):
         rs = res["db", key]
         rows.append([label, spread_txt(rs, "score"), spread_txt(rs, "test"), f"{cnt(med(rs, 'parents'))}",
                      f"{cnt(med(rs, 'alive'))}", f"{cnt(med(rs, 'flat'))}"])
-    print_table(["挑父程序", "训练形状", "测试形状", "当过父程序的不同程序", "最后活着的不同程序",
-                 "最好分数最长几个提议不动"], rows)
+    print_table(["挑父程序", "训练形状", "测试形状", f"当过父程序的{WB}不同程序", f"最后活着的{WB}不同程序",
+                 f"最好分数最长{WB}几个提议不动"], rows)
     print_note(f"（存档的三种办法都只有一个存档、留 {ARCHIVE} 个最好的程序，和岛屿模型总共留的一样多（岛屿之间迁移会有重复，"
          f"所以不同的程序可能少于 {ARCHIVE}）；灵感程序是存档里父程序以外最好的 {N_INSPIRATIONS} 个。"
          + ("后三列是中位数。" if seeds > 1 else "只有一个种子：每一列都是它的数。")

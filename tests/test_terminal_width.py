@@ -77,6 +77,54 @@ def test_suggested_commands_that_carry_this_runs_arguments_fit_80_columns():
     assert "--small-targeted 0.05" in r.stdout.split("\n", 1)[0], r.stdout[:300]   # 第一行印的设置：参数都到了
 
 
+# 03 的表头在 80 列里要折：写表头的人标了词和词之间的折点（console.WORD_BREAK），就只在那里折
+MARKED = {"跑了几次内核": ("跑了几次", "内核"), "错杀的里面最好的": ("错杀的", "里面", "最好的"),
+          "当过父程序的不同程序": ("当过父程序的", "不同程序"), "最后活着的不同程序": ("最后活着的", "不同程序"),
+          "最好分数最长几个提议不动": ("最好分数最长", "几个提议不动")}
+
+
+def folded_headers(text: str) -> dict:
+    """文字里每张表折成几行的表头：拼回去的表头 → 折成的几段。"""
+    from printed import CONTINUED, RULE, _cut, header_block, join_header
+    lines, out = text.split("\n"), {}
+    for i, line in enumerate(lines):
+        if not i or not RULE.match(line):
+            continue
+        spans, col = [], 0
+        for dashes in line.split("  "):
+            spans.append((col, col + len(dashes)))
+            col += len(dashes) + 2
+        parts = [_cut(h, spans) for h in header_block(lines, i) if h != CONTINUED and _cut(h, spans) is not None]
+        for chunks in zip(*parts):
+            chunks = tuple(c for c in chunks if c)
+            if len(chunks) > 1:
+                out[join_header(list(chunks))] = chunks
+    return out
+
+
+@ahead
+def seeds6_in_terminal():
+    # 默认的 2 个种子时 03 的表头在 80 列里放得下；6 个种子（学生报的那次）的数宽一点，表头才要折
+    return run_in_pty(["lecture14/03_cascade_and_database.py", "--seeds", "6"], 80, {"NO_COLOR": "1"}, env=base_env(),
+                      timeout=300)
+PREFETCH.append(seeds6_in_terminal)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
+@pytest.mark.timeout(300)
+def test_03_headers_fold_between_words_in_80_columns():
+    # 学生报过：80 列的终端里 03 --seeds 6 的表头折成"跑了几/次内核"、"错杀的里/面最好的"
+    p = seeds6_in_terminal()
+    assert p.returncode == 0, p.stdout[-3000:]
+    folded = folded_headers(p.stdout)
+    assert {"跑了几次内核", "错杀的里面最好的"} <= set(folded), folded      # 这两个在 80 列里确实要折
+    for header, chunks in folded.items():
+        if header in MARKED:
+            marks = {len("".join(MARKED[header][:k])) for k in range(1, len(MARKED[header]))}
+            cuts = {len("".join(chunks[:k])) for k in range(1, len(chunks))}
+            assert cuts <= marks, (header, chunks)
+
+
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("path", NUMBERED)
 def test_piped_output_has_no_line_wider_than_100(path):
