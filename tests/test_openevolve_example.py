@@ -487,6 +487,16 @@ def test_openevolve_against_a_failing_server_counts_the_failures_by_kind_and_sto
         assert f"接连{n}个提议都失败就停下它" in "".join(f.read().split())
 
 
+def test_a_budget_of_exactly_give_up_after_failing_proposals_ends_the_same_way_every_time():
+    # 讲师报过：--iterations 正好 GIVE_UP_AFTER、每个提议都失败时，同一条命令有时"接连失败，停下了"（退出码 1）、
+    # 有时跑完（退出码 0）：看读到最后一行日志时 OpenEvolve 退出了没有。现在只看数出来的：还有没做的提议才停下
+    n = runmod.GIVE_UP_AFTER
+    failing = ["LLM 回 HTTP 500"] * n
+    assert runmod.gives_up(failing, n, 50) and runmod.gives_up(failing + ["连不上"], n + 1, 50)
+    assert not runmod.gives_up(failing, n, n)                      # 最后一个提议也失败：跑完了，不是"停下了"
+    assert not runmod.gives_up(failing[1:], n - 1, 50)
+
+
 def test_openevolve_waiting_on_a_silent_server_says_so_on_stderr(tmp_path, monkeypatch):
     """讲师报过：服务器不回答时 make openevolve 6 分钟一声不吭。现在每 QUIET_NOTE_SECONDS 秒没有提议做完，就说一声。"""
     from hostile_server import HostileServer

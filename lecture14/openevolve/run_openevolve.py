@@ -426,6 +426,13 @@ def stall_seconds(config: str = CONFIG) -> float:
             + 2 * num(ev, "timeout", 300) + STALL_SLACK)
 
 
+def gives_up(streak: list, done: int, iterations: int) -> bool:
+    """接连 GIVE_UP_AFTER 个提议都是 LLM 调用失败、而且还有没做的提议时停下 OpenEvolve。只看日志里数出来的，不看
+    OpenEvolve 这时退出了没有：讲师报过，预算正好 GIVE_UP_AFTER 个、每个都失败时，同一条命令有时停下（退出码 1）、
+    有时跑完（退出码 0）——看最后一行日志读到时它退出了没有。现在最后一个提议也失败时，就是跑完了（失败按种类数出来）。"""
+    return len(streak) >= GIVE_UP_AFTER and done < iterations
+
+
 def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int, output: str, progress=None,
                    label: str = "OpenEvolve", note=None, stall_limit: float | None = None, watch=None) -> dict:
     """在一个新的进程组里让 OpenEvolve 对着 url（None：用 config.yaml 里的 api_base）跑 iterations 个提议，输出放在 output（要是空的或不存在）。
@@ -501,8 +508,9 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
                 raise RuntimeError(f"{label} 的 LLM 服务器是本讲的 MockLLM，它出了程序错误，不再回答：停下了，"
                                    f"没有跑完 {iterations} 个提议；traceback 在开那个服务器的终端里，"
                                    f"详细的在 {log_path}。")
-            if len(streak) >= GIVE_UP_AFTER and not finished:
-                _kill_group(p)
+            if gives_up(streak, len(seen), iterations):
+                if not finished:
+                    _kill_group(p)
                 kinds = "、".join(f"{k} ×{n}" for k, n in Counter(streak).most_common())
                 check = ("LLM 服务器限流了，或者账户的额度用完了（HTTP 429）：等一会儿再跑、把 --iterations 改小，"
                          "或者看看账户的额度" if set(streak) == {"LLM 回 HTTP 429"} else   # 讲师报过：429 也让人查地址、密钥
