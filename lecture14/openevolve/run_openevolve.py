@@ -498,6 +498,8 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
                 if kind:
                     failed[kind] += 1
                     streak.append(kind)
+                    if gives_up(streak, len(seen), iterations):
+                        break                            # 后面的行不再数：停下时说的正好是接连 GIVE_UP_AFTER 个
                 else:
                     streak.clear()
             if progress and len(seen) != shown:
