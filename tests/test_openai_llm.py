@@ -505,6 +505,22 @@ def test_04_record_then_replay_is_byte_identical_and_never_shows_the_key():
     assert len(calls) == 2 * 30                              # 演示 2 一次、演示 3 另一种划分一次，每次 30 个提议
 
 
+def test_04_counts_a_reply_without_a_block_as_the_models_proposal_not_a_failed_call():
+    """讲师报过：模型回了一整段 Python（没有 SEARCH/REPLACE 块），04 演示 2 的表却多一行"（LLM 出错）"——表下面说那是
+    调用本身失败的提议——观察说"拿到回复的提议 0 个"。现在拿到了却用不上的回复记在 llm 那一行（失败的种类照样是
+    "没有 SEARCH/REPLACE 块"），"（LLM 出错）"只数调用本身失败的：和录下的每次调用对得上。"""
+    rec, _, _, recorded = recorded_04()
+    calls = [json.loads(x) for x in recorded.splitlines()[1:31]]            # 演示 2 的 30 次调用
+    errors = sum(c.get("error") is not None for c in calls)
+    no_block = sum(c.get("error") is None and not parse_diff(c.get("reply") or "") for c in calls)
+    assert no_block > 0, "测试的前提变了：桩服务器的回复里没有不带块的"
+    t = find_table(section(rec.stdout, "演示 2"), "修改的种类", "提出")
+    proposed = {r[0]: int(r[t.col("提出")].replace(",", "")) for r in t.rows if r[0]}
+    assert proposed.get(KIND) == 30 - errors and proposed.get("（LLM 出错）", 0) == errors, (proposed, errors, no_block)
+    said = "".join(observations(section(rec.stdout, "演示 2")))
+    assert f"拿到回复的{30 - errors:,}个提议" in "".join(said.split()), said
+
+
 def test_04_prints_the_models_edit_escaped_and_cut_and_judges_it_by_the_program():
     """讲师报过：最好程序的那次修改是 LLM 写的原文，注释里的 ESC 序列原样到了终端、两万个字符的注释整段印出来；
     修改加了一行注释，"SEARCH/REPLACE 能重现它"就说不成立（比的是文字）。每个回复都带这样一行注释。"""

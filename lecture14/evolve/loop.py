@@ -195,7 +195,8 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
                 population=[e[2] for isl in db.islands for e in isl], budget=budget, seed=seed)
 
 
-LLM_FAILED = "（LLM 出错）"          # 没拿到可用回复的提议在 tried 里记成这一种
+LLM_FAILED = "（LLM 出错）"          # 没拿到回复的提议（调用本身失败）在 tried 里记成这一种；拿到了却用不上的
+#                                     （异常带 op，比如 openai_llm.ReplyUnusable）记在 op 那一行
 
 
 class ReplyError(Exception):
@@ -292,7 +293,8 @@ def _child(reply, src: str, failed: Counter, max_rules: int, max_conditions: int
     返回 (修改种类, (子程序, diff) 或 None)；没成的原因记进 failed。"""
     if isinstance(reply, Exception):
         failed[_named("LLM 调用出错", reply)] += 1
-        return LLM_FAILED, None
+        op = getattr(reply, "op", None)                # 拿到了回复、只是用不上（openai_llm.ReplyUnusable）：记在它那一行
+        return (op if isinstance(op, str) and op else LLM_FAILED), None
     if not (isinstance(reply, (tuple, list)) and len(reply) == 2 and isinstance(reply[0], str)
             and isinstance(reply[1], str)):
         failed["LLM 回复格式不对"] += 1             # 要的是 (修改种类, 回复文本)，两个都是字符串

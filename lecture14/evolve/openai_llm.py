@@ -6,7 +6,8 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
     propose_many(prompts) -> [(种类, 回复) 或 异常]   concurrency 个请求同时发出，结果按提议的顺序排好
 
 回复只当 SEARCH/REPLACE 文本交给进化循环去解析成 DSL，从不执行。调用失败抛 LLMError，它的 .kind 是一个短名字
-（"LLM 超时"、"LLM 回 HTTP 500"……），进化循环按它计数，不崩。
+（"LLM 超时"、"LLM 回 HTTP 500"……），进化循环按它计数，不崩。拿到了回复、里面却一个 SEARCH/REPLACE 块也没有时抛
+它的子类 ReplyUnusable（种类"没有 SEARCH/REPLACE 块"）：进化循环把这个提议记在 llm 那一行，不记成调用失败。
 
     POST {base_url}/chat/completions   model、messages（系统提示 SYSTEM_PROMPT + 用户消息 Prompt.text()）、
                                        temperature、max_tokens、seed（服务器支持的话同样的请求给同样的回复）
@@ -117,6 +118,16 @@ class LLMError(Exception):
 
     def __reduce__(self):
         return LLMError, (self.kind, self.detail)
+
+
+class ReplyUnusable(LLMError):
+    """调用成功、拿到了回复，但回复里一个 SEARCH/REPLACE 块也没有（空的、只有闲聊、整个函数照抄一遍）。进化循环
+    把这个提议记在 op（KIND）那一行、失败的种类是 kind（diff.NO_BLOCK），不记成"（LLM 出错）"：讲师报过，模型
+    回了整段 Python，04 的表却说调用本身失败、观察说"拿到回复的提议 0 个"。"""
+    op = KIND
+
+    def __reduce__(self):
+        return ReplyUnusable, (self.kind, self.detail)
 
 
 @dataclass(frozen=True)
@@ -397,7 +408,7 @@ class _Backend:
             parse_diff(reply, empty_ok=False)
         except DiffError as e:
             if e.kind == NO_BLOCK:
-                return LLMError(NO_BLOCK)
+                return ReplyUnusable(NO_BLOCK)
         return KIND, reply
 
     def _log(self, call: Call) -> None:
