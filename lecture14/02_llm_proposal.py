@@ -726,7 +726,7 @@ def main(argv=None):
     print_try(suggestions(a))
     CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
-    openai_llm.exit_if_recording_broke(llm)
+    openai_llm.finish(llm, say)
 
 
 if __name__ == "__main__":

@@ -835,7 +835,7 @@ def main(argv=None):
         say(f"（回放文件里还有 {llm.unused()} 次调用没用上：这次的预算比录制时小）")
     CHARTS.report()
     print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
-    openai_llm.exit_if_recording_broke(llm)
+    openai_llm.finish(llm, say)
 
 
 if __name__ == "__main__":

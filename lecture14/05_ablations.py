@@ -576,7 +576,7 @@ def main(argv=None):
         finally:
             if hasattr(llm, "close"):
                 llm.close()
-        openai_llm.exit_if_recording_broke(llm)
+        openai_llm.finish(llm, say)
         return
     print_note(f"设置：--budget {budget} --seeds {seeds} --small-targeted {a.small_targeted:g}{gpu_flag()}"
                f"（--jobs {a.jobs} 只影响快慢，不影响结果）")

@@ -264,3 +264,11 @@ def shows(printed: str, value: float, scale: float = 1.0) -> bool:
 def pct_shows(printed: str, fraction: float) -> bool:
     assert "%" in printed, printed
     return shows(printed, fraction, 100)
+
+
+def gave_up_at_the_end(p) -> bool:
+    """--llm 的运行接连失败、不再调用 LLM 时：照样跑完，最后在标准错误上再说一遍、退出码 1（openai_llm.finish）。"""
+    lines = p.stderr.rstrip("\n").splitlines()
+    from evolve.openai_llm import GAVE_UP_SAID
+    last = "".join(lines[-3:]).split("（退出码 1：")[-1]          # 那句按终端宽度折过行
+    return p.returncode == 1 and last.startswith(GAVE_UP_SAID) and "Traceback" not in p.stderr

@@ -1019,12 +1019,19 @@ class OpenAILLM(_Backend):
             if self.gave_up is not None or (kind != MOCK_BUG and (not self.give_up_after
                                                                   or self._failed_in_a_row < self.give_up_after)):
                 return
-            self.gave_up = ((f"LLM：{kind}" if kind == MOCK_BUG else
-                             f"LLM：接连 {self._failed_in_a_row} 次调用失败（最后一次是“{kind}”）")
-                            + f"，之后的提议不再问它，记作“{GAVE_UP}”。")
+            self.gave_up = gave_up_sentence(kind, self._failed_in_a_row)
             note = self.gave_up + self.give_up_tail
         if self.notify is not None:
             self.notify(note)
+
+
+GAVE_UP_SAID = "LLM 接连失败以后没再调用"      # finish 最后那句的开头（tests/printed.gave_up_at_the_end 认它）
+
+
+def gave_up_sentence(kind: str, in_a_row: int) -> str:
+    """决定不再调用 LLM 时说的那句话（录制时在标准错误上说；运行的最后 finish 再说一遍）。"""
+    return ((f"LLM：{kind}" if kind == MOCK_BUG else f"LLM：接连 {in_a_row} 次调用失败（最后一次是“{kind}”）")
+            + f"，之后的提议不再问它，记作“{GAVE_UP}”。")
 
 
 def _connect_by(address, deadline: float, state: dict, lock) -> socket.socket:
@@ -1298,6 +1305,8 @@ class ReplayLLM(_Backend):
     def __init__(self, path: str):
         super().__init__()
         self.path = path
+        self.gave_up: str | None = None                    # 录制时决定了不再调用：回放到那里时一样（finish 看它）
+        self._failed_in_a_row = 0
         self.records: list[tuple[int, Call]] = []          # (文件里的行号, 调用)
         header, lineno, cut, seen, total = None, 0, False, False, 0
         # --record 写文件时抹掉了密钥；手改过的文件里要是有环境里的密钥，回放照样不印它（讲师报过）
@@ -1391,6 +1400,21 @@ class ReplayLLM(_Backend):
                                  f"（{_first_difference(call.prompt, text)}）：录制之后代码或参数变了，或者这个文件前面录的回复被改过"
                                  "（提示里的程序是由前面的回复改出来的）；用录制时的代码、参数和原来的文件回放，或者重新 --record。")
         return call
+
+    def _log(self, call: Call) -> None:
+        """按提议的顺序记下回放的调用；录制时的"接连失败、不再调用"照同样的规则在这里再决定一次（录到 GAVE_UP 的
+        调用也算）：回放的退出码和录制时一样（finish）。"""
+        super()._log(call)
+        if self.gave_up is not None:
+            return
+        if call.error is None:
+            self._failed_in_a_row = 0
+            return
+        self._failed_in_a_row += 1
+        if call.error == GAVE_UP:
+            self.gave_up = gave_up_sentence("不再调用", self._failed_in_a_row)
+        elif call.error == MOCK_BUG or self._failed_in_a_row >= GIVE_UP_AFTER:
+            self.gave_up = gave_up_sentence(call.error, self._failed_in_a_row)
 
 
 def _plain(text) -> bool:
@@ -1538,12 +1562,23 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = ""):
     return backend
 
 
-def exit_if_recording_broke(llm) -> None:
-    """运行的最后：录制半路写不进去了（_stop_recording）的话，再说一遍、退出码 1——演示照常跑完了，可 --record 要的
-    那个文件回放不了全程（讲师报过：这时退出码 0，写脚本在家录付费运行的人发现不了，上课时回放才在那一行停下）。"""
+def finish(llm, tell=None) -> None:
+    """运行的最后（02、04、05 印完一切以后）：演示照常跑完了，但这次运行没做成它要做的事时，在标准错误上用 tell
+    （脚本传 runner.say：按终端宽度折行；None 时原样印）再说一句、退出码 1（讲师报过：这两种时候退出码都是 0，
+    写脚本在家录付费运行的人发现不了，上课时回放才知道）：
+      - 录制半路写不进去了（_stop_recording）：--record 要的那个文件回放不了全程；
+      - 接连失败、决定不再调用 LLM（gave_up）：之后的提议都没问它，结果里没有它的修改——和 make openevolve 接连
+        失败时一样是退出码 1。回放这样一次录制时也一样（ReplayLLM 照同样的规则再决定一次）。"""
+    tell = tell or _tell_stderr
     said = getattr(llm, "record_stopped", None)
     if said:
-        _tell_stderr(f"（退出码 1：{said}）")
+        tell(f"（退出码 1：{said}）")
+        sys.exit(1)
+    gave_up = getattr(llm, "gave_up", None)
+    if gave_up:
+        check = ("服务器限流了，或者账户的额度用完了：等一会儿再跑，或者看看账户的额度" if "HTTP 429" in gave_up
+                 else "检查 LLM 服务器、地址、模型名和密钥以后再跑")
+        tell(f"（退出码 1：{GAVE_UP_SAID}（为什么见上面），之后的提议里没有它的修改；{check}。）")
         sys.exit(1)
 
 
