@@ -450,13 +450,13 @@ def _run_against(server_url, iterations, tmp_path, **kw):
 
 @ahead(waits=True)                # 大半时间在等 OpenEvolve 对 HTTP 500 的重试（约 15 秒）：会话一开始就在"等着的"后台线程跑
 def failing_server_runs():
-    """OpenEvolve 对着一个每次都回 HTTP 500 的服务器跑两次：GIVE_UP_AFTER − 1 个提议（跑完），和 50 个（接连
-    GIVE_UP_AFTER 个失败就停下）。返回 (第一次的结果, 第二次抛的 RuntimeError 或 None, 第二次用了几秒)。"""
+    """OpenEvolve 对着一个每次都回 HTTP 500 的服务器跑两次：正好 GIVE_UP_AFTER 个提议（跑完，最后接连那么多个失败），
+    和 50 个（接连 GIVE_UP_AFTER 个失败就停下）。返回 (第一次的结果, 第二次抛的 RuntimeError 或 None, 第二次用了几秒)。"""
     from hostile_server import HostileServer
     n = runmod.GIVE_UP_AFTER
     tmp = pathlib.Path(session_dir("oe_http500"))
     with HostileServer(chat="http500", max_seconds=10) as s:
-        res, _ = _run_against(s.url, n - 1, tmp / "a")
+        res, _ = _run_against(s.url, n, tmp / "a")
         t = time.monotonic()
         try:
             _run_against(s.url, 50, tmp / "b")
@@ -475,10 +475,13 @@ def test_openevolve_against_a_failing_server_counts_the_failures_by_kind_and_sto
     失败（和本讲的 --llm 客户端同样的叫法），接连 GIVE_UP_AFTER 个都失败就停下它、一句话说清楚。"""
     n = runmod.GIVE_UP_AFTER
     res, stopped, seconds = failing_server_runs()
-    assert res["llm_failed"] == {"LLM 回 HTTP 500": n - 1}                  # 不到 GIVE_UP_AFTER 个：跑完，按种类数
+    assert res["llm_failed"] == {"LLM 回 HTTP 500": n}                      # 预算正好用完：跑完，按种类数
     c = runmod.count(res)
     said = runmod.no_child_said(c, res)
-    assert c["no_child"] == n - 1 and f"{n - 1} 个是 LLM 调用失败（LLM 回 HTTP 500 ×{n - 1}" in said, said
+    assert c["no_child"] == n and f"{n} 个是 LLM 调用失败（LLM 回 HTTP 500 ×{n}" in said, said
+    # 讲师报过：这时说"4/4 个提议"，又说"停下了，没有跑完 4 个提议"。现在说跑完了、最后接连几个失败（main 退出码 1）
+    assert res["gave_up"].startswith(f"OpenEvolve 跑完了 {n} 个提议，可最后接连 {n} 个都是 LLM 调用失败"), res["gave_up"]
+    assert "没有跑完" not in res["gave_up"]
     assert stopped is not None and seconds < 60                             # 接连 GIVE_UP_AFTER 个：停下，不跑完 50 个
     msg = str(stopped)
     assert f"接连 {n} 个提议都是 LLM 调用失败（LLM 回 HTTP 500 ×{n}）" in msg and "没有跑完 50 个提议" in msg, msg

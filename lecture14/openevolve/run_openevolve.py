@@ -513,10 +513,7 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
             if gives_up(streak, len(seen), iterations):
                 if not finished:
                     _kill_group(p)
-                kinds = "、".join(f"{k} ×{n}" for k, n in Counter(streak).most_common())
-                check = ("LLM 服务器限流了，或者账户的额度用完了（HTTP 429）：等一会儿再跑、把 --iterations 改小，"
-                         "或者看看账户的额度" if set(streak) == {"LLM 回 HTTP 429"} else   # 讲师报过：429 也让人查地址、密钥
-                         "检查 LLM 服务器和 config.yaml 的 api_base、name、密钥")
+                kinds, check = streak_said(streak)
                 raise RuntimeError(f"{label} 接连 {len(streak)} 个提议都是 LLM 调用失败（{kinds}），停下了，"
                                    f"没有跑完 {iterations} 个提议：{check}；详细的在 {log_path}。")
         if finished:
@@ -542,7 +539,21 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
     out = read_run(output)
     out["seconds"] = seconds
     out["llm_failed"] = dict(failed)
+    if len(streak) >= GIVE_UP_AFTER:                     # 跑完了，可最后几个提议都是 LLM 调用失败（预算正好用完）
+        kinds, check = streak_said(streak)
+        out["gave_up"] = (f"{label} 跑完了 {iterations} 个提议，可最后接连 {len(streak)} 个都是 LLM 调用失败（{kinds}）："
+                          f"{check}；详细的在 {log_path}")
     return out
+
+
+def streak_said(streak: list) -> tuple[str, str]:
+    """接连失败的那几个提议：(按种类数的"LLM 回 HTTP 500 ×4"，该查什么)。"""
+    from collections import Counter
+    kinds = "、".join(f"{k} ×{n}" for k, n in Counter(streak).most_common())
+    check = ("LLM 服务器限流了，或者账户的额度用完了（HTTP 429）：等一会儿再跑、把 --iterations 改小，"
+             "或者看看账户的额度" if set(streak) == {"LLM 回 HTTP 429"} else   # 讲师报过：429 也让人查地址、密钥
+             "检查 LLM 服务器和 config.yaml 的 api_base、name、密钥")
+    return kinds, check
 
 
 _PROGRAM = re.compile(_HEAD.decode() + r"Iteration (\d+): Program \S+")
@@ -1096,6 +1107,9 @@ def main(argv=None) -> int:
     inside = res.get("seconds_inside", res["seconds"])
     progress(f"（用时 {res['seconds']:.1f} 秒：OpenEvolve 启动和收尾 {res['seconds'] - inside:.1f} 秒，"
              f"{a.iterations} 个提议 {inside:.1f} 秒，每个 {inside / a.iterations:.2f} 秒）")
+    if res.get("gave_up"):                           # 和停下时一样是退出码 1（本讲的 --llm 接连失败时也是）
+        say(f"（退出码 1：{res['gave_up']}。）")
+        return 1
     return 0
 
 
