@@ -2,6 +2,7 @@
 没有 traceback。像终端那样把 SIGINT 发给整个进程组。还有：输出接到提前关掉的管道（| head）时安静地退出。"""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -97,6 +98,11 @@ def test_ctrl_c_stops_within_a_second_with_exit_130(script, milestone, wait):
         took = time.monotonic() - t0
         if p.returncode in (0, -signal.SIGINT) and "（用时" in err:   # Ctrl-C 到的时候脚本已经印完、正在退出
             pytest.skip(f"{script} 在 Ctrl-C 生效之前就跑完了")
+        if p.returncode != 130 and "KeyboardInterrupt" in err and re.search(r"^\s*from runner import", err, re.M):
+            # 助教报过：负载 20 时"开始后 0.2 秒"还在 import runner，Ctrl-C 落在 runner 接住它之前——README 写明这一小段
+            # 照 Python 的做法印 traceback。这一例要测的（runner 接住以后）没测到：跳过并说明，不算通过
+            load = f"（1 分钟平均负载 {os.getloadavg()[0]:.1f}）" if hasattr(os, "getloadavg") else ""
+            pytest.skip(f"机器太忙{load}：按 Ctrl-C 时 {script} 还在 import runner，还没接住 Ctrl-C（README 写明的那一小段）")
         assert p.returncode == 130, err
         assert took < 2.0, took
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, err

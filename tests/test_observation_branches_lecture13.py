@@ -19,7 +19,7 @@ from conftest import load_script
 from console import FAILED
 from kernel_lab import VALID, Config
 from llama_shapes import LAYERS, TOKENS
-from printed import ObservationFailed, observations
+from printed import ObservationFailed, find, observations
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TM = load_script("lecture13/01_timing_model.py", "timing_01_branches")
@@ -247,8 +247,10 @@ def test_tuning_runs_say_all_when_every_shape_is_in_range():
 def test_tuning_runs_say_what_share_is_in_range():
     # 学生报过："88 个形状里 85 个（至少四分之三）在 10–999 次之间"读着别扭（括号里是判据）：现在说占多少
     obs = re.sub(r"\s+", "", "".join(items(TM.demo3_guided, TM.TOLERANCE)))
-    m = re.search(r"(\d+)个形状里(\d+)个在10–999次之间（(全部|占(\d+)%)）", obs)
-    assert m and "四分之三" not in obs, obs
+    # 这句观察在别的 GPU 上印成【本次不成立】时（助教报过：L40S 上是一个光秃秃的 AssertionError），find 说是哪一句，
+    # conftest 把它报成讲义的话不成立（或跳过），不是措辞错了
+    m = find(r"(\d+)个形状里(\d+)个在10–999次之间（(全部|占(\d+)%)）", obs)
+    assert "四分之三" not in obs, obs
     n, k = int(m[1]), int(m[2])
     assert (m[3] == "全部") == (k == n) and (k == n or int(m[4]) == round(100 * k / n)), m.group(0)
 
