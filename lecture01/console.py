@@ -129,9 +129,12 @@ def failed(items) -> list[Observation]:
 
 
 def wrap_width() -> int:
-    """折行宽度：终端的列数，限制在 60–160；输出不是终端（管道、重定向）时固定 100，同样的运行印出同样的字节。"""
+    """折行宽度：终端的列数，限制在 60–160；输出不是终端（管道、重定向）时 100，同样的运行印出同样的字节——
+    除非设了环境变量 COLUMNS（一个正整数，同样限制在 60–160）：学生报过，在 80 列的窗口里 | less 看，行行都是 100 列；
+    COLUMNS=80 python3 … | less 就按 80 列排（和 shutil.get_terminal_size 一样，COLUMNS 优先）。"""
     if not sys.stdout.isatty():
-        return PIPE_WIDTH
+        columns = os.environ.get("COLUMNS", "")
+        return min(max(int(columns), MIN_WIDTH), MAX_WIDTH) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH
     return min(max(shutil.get_terminal_size(fallback=(PIPE_WIDTH, 24)).columns, MIN_WIDTH), MAX_WIDTH)
 
 
@@ -569,8 +572,8 @@ def command_lines(command: str, width: int, indent: int) -> list[str]:
 #     Charts(svg_dir)                        脚本用的"图的出口"：每张图一行代码，印到终端，给了目录就再写一个 SVG
 #
 # 和表格一样按显示宽度排（中文两列）。图只画形状，数字留在旁边的表格和句子里。
-# 默认单色；只有标准输出是终端、且没有设置 NO_COLOR 时才上颜色。宽度：终端时跟着终端（最多 CHART_MAX 列），
-# 不是终端时固定 PIPE_WIDTH 列，重定向到文件的输出每次逐字节相同。
+# 只有标准输出是终端、且没有设置 NO_COLOR 时才上颜色，否则单色。宽度：终端时跟着终端（最多 CHART_MAX 列），
+# 不是终端时 PIPE_WIDTH 列（设了 COLUMNS 就按它），重定向到文件的输出每次逐字节相同。
 # 画框、方块这些字符在 Unicode 里是"宽度不定"（A）：西文终端里占一列，这里也按一列算（× 和 µ 也是这样）。
 
 CHART_MAX = 100                      # 图最宽多少列
@@ -588,7 +591,7 @@ def use_color() -> bool:
 
 
 def chart_width() -> int:
-    """图的宽度：折行宽度（终端时跟着终端，不是终端时 100 列），最多 CHART_MAX 列。"""
+    """图的宽度：折行宽度（终端时跟着终端，不是终端时 100 列或 COLUMNS），最多 CHART_MAX 列。"""
     return min(wrap_width(), CHART_MAX)
 
 

@@ -118,6 +118,10 @@ if TESTS_GPU == "h100":
 else:
     os.environ["MINI_ALPHAEVOLVE_GPU"] = TESTS_GPU
 
+# 外面的 shell 导出了 COLUMNS（有的 CI、IDE 会）时，接管道的脚本按它排（console.wrap_width）：测试里去掉它，管道里的
+# 运行都是 100 列；要它的测试自己设（run_in_pty 在真的终端里按窗口大小）。
+os.environ.pop("COLUMNS", None)
+
 # 课程的代码不做矩阵乘（不调 BLAS）：numpy 的 OpenBLAS 线程池只会在 import 时白白空转一下（每个进程约 0.1 秒 CPU，
 # 一次测试会话起一两百个进程）。和 lecture01/runner.ensure_numpy 给脚本设的一样；输出不受影响。
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -232,9 +232,17 @@ class FakeTTY(io.StringIO):
 def test_width_follows_the_terminal_only_when_it_is_one(monkeypatch):
     monkeypatch.setattr(console.shutil, "get_terminal_size", lambda fallback=None: os.terminal_size((83, 24)))
     monkeypatch.setattr(sys, "stdout", io.StringIO())
-    monkeypatch.setenv("COLUMNS", "83")
+    monkeypatch.delenv("COLUMNS", raising=False)
     assert chart_width() == 100                                    # 重定向：固定宽度，和终端多宽无关
     piped = format_line("t", {"a": curve()})
+    monkeypatch.setenv("COLUMNS", "83")                            # 除非明说（学生报过：80 列的窗口里 | less 看）
+    assert chart_width() == 83 and console.wrap_width() == 83
+    for bad in ("", "0", "-5", "abc", "8O"):
+        monkeypatch.setenv("COLUMNS", bad)
+        assert console.wrap_width() == console.PIPE_WIDTH, bad
+    monkeypatch.setenv("COLUMNS", "20")
+    assert console.wrap_width() == console.MIN_WIDTH
+    monkeypatch.setenv("COLUMNS", "83")
     monkeypatch.setattr(sys, "stdout", FakeTTY())
     assert chart_width() == 83
     monkeypatch.setenv("NO_COLOR", "1")

@@ -125,6 +125,14 @@ def test_03_headers_fold_between_words_in_80_columns():
             assert cuts <= marks, (header, chunks)
 
 
+@pytest.mark.parametrize("args", [("lecture14/01_heuristic_as_code.py",), ("lecture14/04_alphaevolve_tiling.py", "--quick")])
+def test_columns_sets_the_width_of_piped_output(args):
+    # 学生报过：在 80 列的窗口里 python3 … | less 看，行行都是 100 列（管道里固定 100 列）。设了 COLUMNS 就按它排
+    p = run_script(*args, env={**base_env(), "COLUMNS": "80"}, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert too_wide(p.stdout, 80) == [] and too_wide(run_script(*args, timeout=120).stdout, 80) != []
+
+
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("path", NUMBERED)
 def test_piped_output_has_no_line_wider_than_100(path):
