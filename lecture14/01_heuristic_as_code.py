@@ -74,6 +74,7 @@ A, B, C = Config(16, 64, 128, 4, 4, 1), Config(64, 128, 64, 4, 4, 8), Config(128
 D, E = Config(32, 128, 128, 4, 4, 8), Config(64, 64, 128, 4, 4, 8)
 MAX_RULES_SHOWN = LISTING_LINES // 2    # 读成的规则最多印几条（一条印两行）；文件的原文印 LISTING_LINES 行，死规则的行号全都列出
 MAX_STEPS = 12              # "从上往下试条件"最多列几条、分支和死规则的行号最多逐个说几个（多了只数个数）
+MAX_BRANCHES = 6            # 分支多时，观察 1 最多逐个说几个有形状走到的分支（其余的合起来说）
 
 # 演示 3 的带死规则的程序：每条规则后面的注释是它的命运，由 classify() 算出来再和 simplify 对照
 DEAD_PROGRAM = Program((
@@ -133,12 +134,16 @@ def obs_branches(counts: dict, n_shapes: int, lines: list, unreachable, same) ->
                     "simplify 删了它。" if ln in same else
                     "它不是死规则，只是这些形状都没用到它。") for ln in unused))
     else:
-        parts = "，".join(f"第 {ln} 行的分支 {n} 个" for ln, n in zip(lines, counts.values()) if n) + \
+        used = [(ln, n) for ln, n in zip(lines, counts.values()) if n]
+        # 学生报过：贴进来的 500 条规则的表，这句列了 43 个"第 k 行的分支 n 个"，十几行。只列前 MAX_BRANCHES 个，其余合起来说
+        more = used[MAX_BRANCHES:]
+        parts = "，".join(f"第 {ln} 行的分支 {n} 个" for ln, n in used[:MAX_BRANCHES]) + \
+            (f"，另外 {len(more)} 个分支一共 {sum(n for _, n in more)} 个" if more else "") + \
             (f"，别的 {len(unused)} 个分支 0 个" if unused else "")
         k = len([ln for ln in unused if ln in unreachable])
         r = len([ln for ln in unused if ln in same])
         kinds = ([f"{k} 个在任何 (M, N, K) 上都走不到，是死规则（上面逐条列着）"] if k else []) + \
-            ([f"{r} 个走得到、但去掉也一样（simplify 删了它们）"] if r else []) + \
+            ([f"{r} 个走得到、但去掉也一样（simplify 删了{'它们' if r > 1 else '它'}）"] if r else []) + \
             ([f"{len(unused) - k - r} 个不是死规则，只是这些形状都没用到"] if len(unused) - k - r else [])
         tail = f"没有形状走到的 {len(unused)} 个分支里，{'，'.join(kinds)}。" if unused else "每条分支都有形状走到。"
     return check(sum(counts.values()) == n_shapes,

@@ -1099,3 +1099,17 @@ def test_04_and_06_say_when_the_expert_is_not_the_lectures(project):
         said = re.sub(r"\s+", "", out.stdout)
         assert out.returncode == 0 and "和讲义的专家选的配置不一样" in said, (args, out.stdout[:2000])
         assert "gitcheckoutlecture14/expert_heuristic.py" in said, args
+
+
+def test_01_names_a_few_branches_of_a_pasted_table_and_counts_the_rest():
+    """学生报过：贴进来的 500 条规则的表，01 的观察 1 列了 43 个"第 k 行的分支 n 个"（十几行），最后说"1 个走得到、
+    但去掉也一样（simplify 删了它们）"。现在只逐个说前 MAX_BRANCHES 个，其余的合起来说个数；一个就说"它"。"""
+    s01 = load_script("lecture14/01_heuristic_as_code.py", "s01_branches")
+    n_used, shapes = 43, 88
+    counts = {i: (shapes - (n_used - 1) if i == 0 else 1) for i in range(n_used)} | {n_used + i: 0 for i in range(457)}
+    lines = [5 + 2 * i for i in range(len(counts))]
+    obs = s01.obs_branches(counts, shapes, lines, set(), {lines[-1]})
+    flat = "".join(obs.text.split())
+    assert obs.ok and flat.count("行的分支") == s01.MAX_BRANCHES, obs.text
+    assert f"另外{n_used - s01.MAX_BRANCHES}个分支一共{n_used - s01.MAX_BRANCHES}个" in flat
+    assert "1个走得到、但去掉也一样（simplify删了它）" in flat and "它们" not in flat
