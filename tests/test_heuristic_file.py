@@ -2,6 +2,8 @@
 读得进来但不起作用的改动。文件都是测试自己写在临时目录里的，不依赖 expert_heuristic.py 现在是什么样子。"""
 
 
+import os
+
 import pytest
 
 from console import display_width
@@ -192,6 +194,12 @@ def test_a_file_outside_the_current_directory_is_named_by_its_absolute_path(tmp_
     (tmp_path / "h.py").write_text("x = 1\n", encoding="utf-8")
     assert display_path(str(tmp_path / "h.py")) == "h.py"
     assert display_path("/dev/null") == "/dev/null"
+    # 学生报过：06 ../gbk_mine.py 说的是 /tmp/…/gbk_mine.py:2：上一层目录里的照他敲的写
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    assert display_path("../h.py") == os.path.join("..", "h.py")
+    assert display_path(str(tmp_path / "h.py")) == os.path.join("..", "h.py")
+    assert display_path("../../x.py") == os.path.abspath("../../x.py")
     with pytest.raises(ProgramError) as e:
         load_heuristic("/dev/null")
     assert str(e.value).startswith("/dev/null:")

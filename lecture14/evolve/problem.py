@@ -347,9 +347,11 @@ def load_heuristic(path: str = EXPERT_FILE) -> Program:
 
 
 def display_path(path: str) -> str:
-    """给人看的文件名：在当前目录下面就写相对路径，否则写绝对路径（不写 ../../../dev/null 这种）。"""
+    """给人看的文件名：在当前目录下面、或者就在上一层目录里就写相对路径（学生报过：他敲的 ../mine.py 印成了一长串
+    绝对路径），再远就写绝对路径（不写 ../../../dev/null 这种）。"""
     rel = os.path.relpath(path)
-    return os.path.abspath(path) if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+    up = rel.split(os.sep).count(os.pardir)
+    return os.path.abspath(path) if up > 1 or rel == os.pardir else rel
 
 
 def _return_line(text: str, line: int) -> int:
