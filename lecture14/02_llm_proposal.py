@@ -627,12 +627,23 @@ def demo_real_llm(table, train, prompt, llm) -> list:
         return [f"同一个提示问了 {llm.model} {LLM_TRIES} 次，一次回复也没拿到（" + "、".join(sorted(map(str, distinct)))
                 + "），所以没有回复走到关卡（打 SEARCH/REPLACE、解析成 DSL、静态检查、探针、完整评估）：这次看不出"
                 "真模型的回复会怎样，先让服务器正常回答再跑。"]
-    return [f"同一个提示问了 {llm.model} {LLM_TRIES} 次，{better} 次改出了比父程序好的程序；"
-            + ("每一次的回复" if answered == LLM_TRIES else f"拿到的 {answered} 个回复（另 {LLM_TRIES - answered} 次调用失败）")
-            + "都走同样的关卡（打 SEARCH/REPLACE、解析成 DSL、静态检查、探针、完整评估），回复从不被执行。"
-            + (f"{answered} 个回复得到 {kinds} 种不同的结果（不同的子程序或失败的原因）：同一个提示每次不一定得到同样的修改，"
-               "所以进化靠的是很多次提议和留下好程序的程序库，而不是某一次回答。" if kinds > 1 else
-               f"{answered} 个回复得到的结果都一样。" if answered > 1 else "只有一个回复，看不出每次会不会不一样。")]
+    replies = "每一次的回复" if answered == LLM_TRIES else f"拿到的 {answered} 个回复（另 {LLM_TRIES - answered} 次调用失败）"
+    children = [k for k in got if not isinstance(k, str)]         # 打出了子程序的（别的是失败的原因）
+    if children:
+        gates = (f"{replies}都过同样的关卡（打 SEARCH/REPLACE、解析成 DSL、静态检查、探针、完整评估；停在哪一关见上表），"
+                 "回复从不被执行。")
+    else:                                 # 讲师报过：4 个回复都没有 SEARCH/REPLACE 块，句子照样说走了静态检查、探针、完整评估
+        gates = (f"{replies}都停在第一关：没打出子程序（{'、'.join(sorted(got))}），后面的关卡（解析成 DSL、静态检查、探针、"
+                 "完整评估）这次没用上；回复从不被执行。")
+    if kinds > 1:
+        same = (f"{answered} 个回复得到 {kinds} 种不同的结果（不同的子程序或失败的原因）：同一个提示每次不一定得到同样的修改，"
+                "所以进化靠的是很多次提议和留下好程序的程序库，而不是某一次回答。")
+    elif answered > 1:                    # 讲师报过："结果都一样"，表里却是一行完整评估、几行查缓存
+        same = (f"{answered} 个回复改出的是同一个子程序（上表第一次评估了它，后面的查缓存）。" if children else
+                f"{answered} 个回复都是同一种失败。")
+    else:
+        same = "只有一个回复，看不出每次会不会不一样。"
+    return [f"同一个提示问了 {llm.model} {LLM_TRIES} 次，{better} 次改出了比父程序好的程序；" + gates + same]
 
 
 def run_demos(a, llm=None) -> list:

@@ -935,7 +935,21 @@ def test_02_counts_kinds_of_answers_only_among_replies_that_arrived():
     assert p.returncode == 0, p.stderr
     flat = re.sub(r"\s+", "", p.stdout)
     assert "拿到的2个回复（另2次调用失败）" in flat and "4次回答" not in flat
-    assert "2个回复得到的结果都一样" in flat or "2个回复得到2种不同的结果" in flat
+    assert "2个回复改出的是同一个子程序" in flat or "2个回复得到2种不同的结果" in flat
+
+
+@pytest.mark.parametrize("mode, said, unsaid", [
+    ("edit", "4个回复改出的是同一个子程序（上表第一次评估了它，后面的查缓存）", "结果都一样"),
+    ("garbage", "都停在第一关：没打出子程序（没有SEARCH/REPLACE块）", "都过同样的关卡")])
+def test_02_says_how_far_the_models_replies_got(mode, said, unsaid):
+    """讲师报过：同一个修改回了 4 次，表里一行"完整评估"、三行"查缓存"，句子说"4 个回复得到的结果都一样"；
+    4 个回复都没有 SEARCH/REPLACE 块，句子照样说每个回复都走了"静态检查、探针、完整评估"。"""
+    with StubServer(script(mode)) as s:
+        p = run_script_fresh(os.path.join(ROOT, "lecture14", "02_llm_proposal.py"), "--after", "1", "--llm", s.url,
+                             "--model", "stub", "--llm-concurrency", "1", env=base_env(), timeout=120)
+    assert p.returncode == 0, p.stderr
+    demo = re.sub(r"\s+", "", p.stdout.split("演示 1（续）", 1)[1].split("演示 2", 1)[0])
+    assert said in demo and unsaid not in demo, demo[-1500:]
 
 
 def test_replay_of_a_file_without_end_is_one_sentence_not_a_killed_process():
