@@ -432,7 +432,7 @@ def test_the_peak_is_printed_the_same_everywhere(args):
 
 
 @pytest.mark.h100_golden                  # 读的是这两次运行里成立的那几句的写法（别的 GPU 上有几句印成不成立）
-@pytest.mark.parametrize("args", [(), ("--knob", "HBM_LATENCY=2e-07")])
+@pytest.mark.parametrize("args", [(), ("--knob", "HBM_LATENCY=2e-07"), ("--knob", "L2_BW=9e12")])
 def test_demo1_slowdowns_are_the_ratio_of_the_printed_times(args):
     """助教报过：句子说"专家慢 3.56×"，表里印的是 225.7 和 63.5 µs（3.55）。演示 1 的观察里说到的"慢几倍"，都是那个
     形状的表里印出来的两个时间之比：中间的 M、prefill、几个 CTA 的那个形状（专家对最优），坏例（坏例对专家）。
@@ -450,7 +450,11 @@ def test_demo1_slowdowns_are_the_ratio_of_the_printed_times(args):
     slow = lambda shape, a="专家", b="最优": times[shape, a] / times[shape, b]                     # noqa: E731
     shapes = list(dict.fromkeys(k[0] for k in times))
     decode, mid, prefill, few = shapes                          # 表的顺序：decode、中间的 M、prefill、几个 CTA
-    assert f"瓶颈变成了搬，慢{slow(mid):.2f}×" in said or f"慢{slow(mid):.2f}×" in said.split("prefill")[0], said
+    # 中间的 M：专家的瓶颈有几种说法（助教报过：L2_BW 调大以后专家的瓶颈也是显存，印的时间和最优一样，句子说"一样快"，
+    # 这里只认"慢 R×"，报成金标运行的前提变了）
+    assert (f"慢{slow(mid):.2f}×" in said.split("prefill")[0]
+            or (slow(mid) == 1 and "专家的瓶颈也是显存，和最优一样快（印出来的时间相同）" in said)
+            or f"专家的瓶颈也是显存，只比最优慢{slow(mid) - 1:.2%}" in said), said
     assert f"TFLOPS，慢{slow(prefill):.2f}×" in said, said
     assert f"快{slow(few):.1f}×" in said or f"专家慢{slow(few):.2f}×" in said, said
     bad = [slow(x, "坏例", "专家") for x in shapes]
