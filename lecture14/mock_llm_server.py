@@ -163,7 +163,7 @@ class TableSense:
 
     def score(self, program: Program) -> float:
         """训练形状上相对专家的几何平均加速比；有分支启动不了是 0。"""
-        idx = self.ev._indices(program)
+        idx = self.ev.chosen(program)
         if (idx < 0).any():
             return 0.0
         return math.exp(float((self.ev.log_expert - self.ev.log_t[self.ev.rows, idx]).mean()))
@@ -171,7 +171,7 @@ class TableSense:
     def feedback(self, program: Program, k: int = N_FEEDBACK) -> tuple:
         """最值得改的 k 个训练形状（每个 M 最多一个），格式同 evolve.loop 给 Prompt 的反馈：
         ((形状, 离屋顶线慢几倍, 离逐形状最优慢几倍, 现在选的配置), ...)。走到启动不了的分支的形状排在最前。"""
-        idx = self.ev._indices(program)
+        idx = self.ev.chosen(program)
         configs = [r.config for r in program.rules] + [program.default]
         lt = self.ev.log_t[self.ev.rows, np.maximum(idx, 0)]
         bad = idx < 0

@@ -163,7 +163,7 @@ def test_branch_cache_matches_choose_and_never_mixes_configs(train, table):
                                       for r in p.rules), p.default))
     for _ in range(2):                                              # 第二遍全部走缓存
         for p in programs:
-            assert np.array_equal(ev._indices(p), _indices_by_choose(ev, p)), p
+            assert np.array_equal(ev.chosen(p), _indices_by_choose(ev, p)), p
 
 
 def test_branch_cache_is_bounded(train, table, monkeypatch):
@@ -172,7 +172,7 @@ def test_branch_cache_is_bounded(train, table, monkeypatch):
     rng = random.Random(9)
     for _ in range(60):
         p = _random_program(rng)
-        assert np.array_equal(ev._indices(p), _indices_by_choose(ev, p))
+        assert np.array_equal(ev.chosen(p), _indices_by_choose(ev, p))
         assert len(ev._branch_cache) <= 5
 
 
@@ -229,7 +229,7 @@ def test_equal_config_is_swapped_for_the_valid_instance_without_changing_anythin
     assert p == Program((Rule((("M", 16),), v),), VALID[7])
     off = Config(48, 64, 64, 4, 3, 8)                                # 不在 VALID 里的配置原样保留
     q = Program((Rule((("M", 1),), off),), off)
-    assert q.rules[0].config is off and q.default is off and q._indices == (-1, -1)
+    assert q.rules[0].config is off and q.default is off and q.config_indices == (-1, -1)
 
 
 def test_rule_with_config_is_the_same_as_building_the_rule_again():
@@ -261,7 +261,7 @@ def test_branch_cache_bounded_by_corners_too(train, table, monkeypatch):
     rng = random.Random(13)
     for _ in range(60):
         p = _random_program(rng, n_rules=rng.randint(0, 6))
-        assert np.array_equal(ev._indices(p), _indices_by_choose(ev, p))
+        assert np.array_equal(ev.chosen(p), _indices_by_choose(ev, p))
         assert ev._branch_corners == sum(map(len, ev._branch_cache)) <= 12 or len(ev._branch_cache) == 1
 
 

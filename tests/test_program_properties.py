@@ -165,7 +165,7 @@ def grid_equivalent(p: Program, q: Program) -> bool:
     """参照实现（老办法）：每一维切成阈值之间的段，每段取一个点，把所有组合都试一遍。"""
     axes = []
     for i in range(3):
-        ts = {box[i] for box in p._boxes + q._boxes if 0 <= box[i] < NO_BOUND}
+        ts = {box[i] for box in p.boxes + q.boxes if 0 <= box[i] < NO_BOUND}
         axes.append(sorted({1} | {t + 1 for t in ts}))
     return all(choose_mnk(p, M, N, K) == choose_mnk(q, M, N, K) for M in axes[0] for N in axes[1] for K in axes[2])
 
@@ -271,7 +271,7 @@ def test_unreachable_lines_are_exactly_the_rules_no_shape_takes(p):
     # unreachable_lines 和参照（每一维在阈值之间各取一个点，所有组合都走一遍，看哪条规则有形状走到）一致；它们都是
     # simplify 删掉的（01 说"走不到"只对这些说，删掉的别的规则是"走得到、去掉也一样"——审读时 01 把后者也说成走不到）
     p = Program(tuple(Rule(r.conds, r.config, k + 1) for k, r in enumerate(p.rules)), p.default)
-    axes = [sorted({1} | {box[i] + 1 for box in p._boxes if 0 <= box[i] < NO_BOUND}) for i in range(3)]
+    axes = [sorted({1} | {box[i] + 1 for box in p.boxes if 0 <= box[i] < NO_BOUND}) for i in range(3)]
     taken = {branch_index(p, M, N, K) for M in axes[0] for N in axes[1] for K in axes[2]}
     assert unreachable_lines(p) == [k + 1 for k in range(len(p.rules)) if k not in taken]
     assert set(unreachable_lines(p)) <= set(removed_lines(p))
@@ -359,7 +359,7 @@ def test_evaluator_indices_match_choose(table, train, p):
     # 启动不了的配置是 -1
     ev = _evaluator(table, train)
     want = [VALID_INDEX.get(choose_mnk(p, s.M, s.N, s.K), -1) for s in ev.train]
-    assert ev._indices(p).tolist() == want
+    assert ev.chosen(p).tolist() == want
 
 
 @examples(100)

@@ -48,7 +48,7 @@ class Evaluator:
         self._branch_cache: dict[tuple, np.ndarray] = {}           # 规则的盒子的角 -> 每个形状走第几个分支
         self._branch_corners = 0                                   # 缓存的键里一共几个角
         self.n_best_updates = 0                                    # best_known 变了几次（反馈缓存用）
-        self.log_expert = self.log_t[rows, self._indices(EXPERT)]
+        self.log_expert = self.log_t[rows, self.chosen(EXPERT)]
         self.best_known = self.log_expert.copy()                   # 每个形状目前见过的最好 log(时间)
         self.log_floor = np.log([roofline(s.M, s.N, s.K) for s in self.train])   # 屋顶线：不用跑内核就知道
         first: dict = {}                                            # 每个不同的形状第一次出现的位置
@@ -63,7 +63,7 @@ class Evaluator:
         self.bench_runs = 0
 
     # ---- 程序在每个训练形状上选哪个配置（向量化的 choose）----
-    def _indices(self, program: Program) -> np.ndarray:
+    def chosen(self, program: Program) -> np.ndarray:
         """每个训练形状走的分支的配置在 VALID 里的下标。走哪个分支只和规则的盒子有关（和配置无关），
         按盒子的角缓存（_branches）；换个配置、换条件写法但盒子一样的程序共用一份。"""
         branch = self._branch_cache.get(key := tuple(map(rule_corner, program.rules)))
@@ -73,7 +73,7 @@ class Evaluator:
                 self._branch_corners = 0
             branch = self._branch_cache[key] = self._branches(key)
             self._branch_corners += len(key)
-        return np.array(program._indices)[branch]           # _indices 最后一个是默认分支的下标（分支号 len(rules)）
+        return np.array(program.config_indices)[branch]           # config_indices 最后一个是默认分支的下标（分支号 len(rules)）
 
     def _branches(self, corners: tuple) -> np.ndarray:
         """每个训练形状走第几个分支（problem.first_cover：所有规则的盒子一次对着所有训练形状比）。"""
@@ -97,11 +97,11 @@ class Evaluator:
                 self.n_cached += 1
                 return hit
             # 以前在更强的父程序下只跑了探针；对着这一次的父程序它有希望：探针不用重跑，补上其余的形状
-            result = self._promote(program, self._indices(program), hit["probe_score"])
+            result = self._promote(program, self.chosen(program), hit["probe_score"])
         else:
-            errors = launch_errors(program) if min(program._indices) < 0 else []
+            errors = launch_errors(program) if min(program.config_indices) < 0 else []
             if errors:
-                bad = [c for c, i in zip([b[3] for b in program._boxes] + [program.default], program._indices) if i < 0]
+                bad = [c for c, i in zip([b[3] for b in program.boxes] + [program.default], program.config_indices) if i < 0]
                 result = dict(status="static_reject", score=None, error="\n".join(errors), bad_configs=bad)
                 self.n_static_reject += 1
             else:
@@ -114,7 +114,7 @@ class Evaluator:
         errors = launch_errors(program)
         if errors:
             raise ValueError("起点程序有分支启动不了：\n" + "\n".join(errors))
-        result = self._full(program, self._indices(program))
+        result = self._full(program, self.chosen(program))
         self.bench_runs += self.n_distinct
         self.cache[program] = result
         return result
@@ -124,7 +124,7 @@ class Evaluator:
         return parent is not None and probe_score < parent["probe_score"] - self.probe_slack
 
     def _run(self, program: Program, parent: dict | None) -> dict:
-        idx = self._indices(program)
+        idx = self.chosen(program)
         p = self.probe
         probe_score = float((self.log_expert[p] - self.log_t[p, idx[p]]).sum()) / len(p)
         self.bench_runs += len(p)

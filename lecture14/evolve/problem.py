@@ -267,7 +267,7 @@ def launch_message(config, shape: Shape | None = None) -> str:
 def launch_problems(program: Program, shapes=()) -> list[tuple[int, str]]:
     """静态检查：每个分支返回的配置都要能启动。返回 [(行号, 说明：配置、超了的资源、shapes 里哪些形状会走到它)]，
     都能启动就是空列表。"""
-    if min(program._indices) >= 0:                            # 每个分支的配置都在 VALID 里（常见情形，不逐条查）
+    if min(program.config_indices) >= 0:                            # 每个分支的配置都在 VALID 里（常见情形，不逐条查）
         return []
     branches = [(r.line, r.config) for r in program.rules] + [(program.default_line, program.default)]
     out, which = [], None
@@ -448,7 +448,7 @@ def shape_array(shapes) -> np.ndarray:
 def _branch_log_sum(program, mnk: np.ndarray, logs: np.ndarray, shapes, table: TimeTable) -> float:
     """program 在这些形状上走到的配置的 log(时间) 之和（量化过的 log 之和在 float64 里精确，和逐个相加一样）。
     某个形状走到启动不了的配置就抛 ValueError（说明是哪个形状、哪种资源）。"""
-    idx = np.array(program._indices)[first_cover([box[:3] for box in program._boxes], mnk)]
+    idx = np.array(program.config_indices)[first_cover([box[:3] for box in program.boxes], mnk)]
     if (idx < 0).any():
         s = shapes[int(np.argmax(idx < 0))]
         table.log_time(choose(program, s), s)               # 抛 ValueError：哪个形状、配置哪里不行

@@ -108,9 +108,9 @@ class Program:
     rules: tuple[Rule, ...]
     default: Config
     default_line: int = field(default=0, compare=False, hash=False, repr=False)
-    _boxes: tuple = field(init=False, compare=False, hash=False, repr=False)   # 每条规则的 (M上界, N上界, K上界, 配置)
+    boxes: tuple = field(init=False, compare=False, hash=False, repr=False)   # 每条规则的 (M上界, N上界, K上界, 配置)
     _hash: int = field(init=False, compare=False, hash=False, repr=False)
-    _indices: tuple = field(init=False, compare=False, hash=False, repr=False)  # 每个分支的配置在 VALID 里的下标
+    config_indices: tuple = field(init=False, compare=False, hash=False, repr=False)  # 每个分支的配置在 VALID 里的下标
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__                             # 冻结的 dataclass（不读 self.__dict__：那样实例的属性就慢了）
@@ -121,8 +121,8 @@ class Program:
         index = VALID_INDEX.get(self.default, -1)
         if index >= 0:
             set_(self, "default", VALID[index])               # 相等的配置换成 VALID 里那一个
-        set_(self, "_boxes", tuple(map(_BOX, rules)))
-        set_(self, "_indices", (*map(_INDEX, rules), index))
+        set_(self, "boxes", tuple(map(_BOX, rules)))
+        set_(self, "config_indices", (*map(_INDEX, rules), index))
         set_(self, "_hash", hash((tuple(map(_HASH, rules)), self.default)))   # 不逐条调 __hash__
 
     def __hash__(self) -> int:        # 算一次存起来：程序常被当作缓存的键
@@ -169,7 +169,7 @@ rule_corner = operator.attrgetter("_corner")    # rule_corner(r) == r.box()，�
 
 def choose_mnk(program: Program, M: int, N: int, K: int) -> Config:
     """第一条条件全部满足的规则的配置；都不满足就用默认配置。"""
-    for bm, bn, bk, cfg in program._boxes:
+    for bm, bn, bk, cfg in program.boxes:
         if M <= bm and N <= bn and K <= bk:
             return cfg
     return program.default
@@ -182,10 +182,10 @@ def choose(program: Program, shape) -> Config:
 
 def branch_index(program: Program, M: int, N: int, K: int) -> int:
     """(M, N, K) 走第几个分支：第一条条件都满足的规则的下标；都不满足是默认分支 len(rules)。"""
-    for i, (bm, bn, bk, _) in enumerate(program._boxes):
+    for i, (bm, bn, bk, _) in enumerate(program.boxes):
         if M <= bm and N <= bn and K <= bk:
             return i
-    return len(program._boxes)
+    return len(program.boxes)
 
 
 # ---------------------------------------------------------------- 程序 -> 源代码
@@ -246,7 +246,7 @@ def _branches(program: Program) -> tuple[list, list]:
     """程序的分支：(角的列表, 配置的列表)，没有正整数形状能走到的空盒子（某一维上界 < 1）不算，最后是默认分支
     （角是无穷大，什么形状都盖住）。"""
     corners, configs = [], []
-    for bm, bn, bk, cfg in program._boxes:
+    for bm, bn, bk, cfg in program.boxes:
         if bm >= 1 and bn >= 1 and bk >= 1:
             corners.append((bm, bn, bk))
             configs.append(cfg)

@@ -64,7 +64,7 @@ def read_program(program_path: str):
 
 def _speedup(ev: Evaluator, program, rows=None) -> float:
     """ev 的形状（或其中 rows 那几个）上相对专家的几何平均加速比（和 evolve.geomean_speedup 同一个量，向量化）。"""
-    idx = ev._indices(program)
+    idx = ev.chosen(program)
     rows = ev.rows if rows is None else rows
     return math.exp(float(np.mean(ev.log_expert[rows] - ev.log_t[rows, idx[rows]])))
 
