@@ -43,6 +43,12 @@ def whole(body: bytes, status: int = 200, headers=()) -> bytes:
     return head(status, "OK" if status == 200 else "Whatever", headers, len(body)) + body
 
 
+_SSE_BODY = (b'data: {"id": "x", "choices": [{"index": 0, "delta": {"content": "hi"}}]}\n\n'
+             b'data: [DONE]\n\n')
+SSE_REPLY = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n"
+             + f"Content-Length: {len(_SSE_BODY)}\r\n\r\n".encode() + _SSE_BODY)
+
+
 class HostileServer(ServedInAThread):
     """with HostileServer(chat="nested", models="list") as s: ... s.url 是 base_url（…/v1），s.received 是收到的请求
     [(方法, 路径, {请求头（小写）: 值})]。chat、models 是模式名（MODES），或者 n -> 模式名 的函数（n 是第几个
@@ -400,5 +406,6 @@ MODES = {
     "half_json": _raw(whole(b'{"choices": [{"message": {"content": "half')),   # 200，JSON 断在半截
     "empty_choices": _raw(whole(b'{"choices": []}')),                           # 200，没有 choices[0]
     "two_lengths": _raw(head(headers=["Content-Length: 2", "Content-Length: 15"]) + b'{"choices": []}'),
+    "sse": _raw(SSE_REPLY),                   # 没要流式，照样流式地回（text/event-stream，"data: …" 事件）
     "gzip_list": _gzip_list,                  # GET /models：gzip 压缩过的模型列表（请求说了 Accept-Encoding: identity）
 }

@@ -26,7 +26,7 @@ from hostile_server import ESCAPES, FLOOD_BYTES, HostileServer
 from evolve import EXPERT, Evaluator, evolve, render
 from evolve.diff import MAX_BLOCKS, TOO_MANY, DiffError, parse_diff
 from evolve.mock_llm import Prompt
-from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, COMPRESSED, GAVE_UP, NO_CONTENT, GIVE_UP_AFTER, REDIRECT, TIMEOUT_KIND, TOO_LONG,
+from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, COMPRESSED, GAVE_UP, NO_CONTENT, GIVE_UP_AFTER, REDIRECT, STREAMED, TIMEOUT_KIND, TOO_LONG,
                                TRUNCATED, Call, LLMError, OpenAILLM, ReplayLLM, ServerUnreachable, _Backend,
                                _strip_thinking, shown)
 
@@ -217,7 +217,8 @@ CHAT_CASES = {"nested": BAD_JSON, "not_json": BAD_JSON, "huge_length": TOO_LONG,
               "many_headers": BAD_HEADERS, "long_header": BAD_HEADERS, "status999": "LLM 回 HTTP 999",
               "flood": TOO_LONG, "gzip_bomb": COMPRESSED,        # 讲师报过：压缩过的回复被说成"不是 JSON"
               "half_json": BAD_JSON, "empty_choices": NO_CONTENT,
-              "two_lengths": BAD_HEADERS}                        # 讲师报过：两个不一样的长度头，这里照读
+              "two_lengths": BAD_HEADERS,                        # 讲师报过：两个不一样的长度头，这里照读
+              "sse": STREAMED}                                   # 讲师报过：只会流式回答的服务器被说成"不是 JSON"
 
 
 @pytest.mark.parametrize("mode,kind", CHAT_CASES.items())

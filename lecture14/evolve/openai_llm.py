@@ -99,6 +99,8 @@ REDIRECT = "LLM 服务器要转到别的地址（没跟过去）"
 BAD_HEADERS = "LLM 服务器回的响应头不合规矩"
 TRUNCATED = "LLM 回复没传完整"
 COMPRESSED = "LLM 回复是压缩过的（请求的是不压缩的，没解压）"
+STREAMED = "LLM 回复是流式的（SSE），要的是一次给完的 JSON"   # 讲师报过：只会流式回答的服务器被说成"不是 JSON"
+_SSE = re.compile(rb"\s*(?:data|event|id|retry)\s*:")
 TOO_LONG = f"LLM 回复太长（超过 {MAX_REPLY_BYTES / 1e6:g} MB，没读完）"
 # 本讲的 MockLLM 服务器（lecture14/mock_llm_server.py）出了程序错：它回 500 时带 MOCK_BUG_HEADER。讲师报过：手动开的
 # 服务器出了错，04 只说"接连失败（最后一次是'连不上'）"——错在它自己的终端里。认出来以后马上不再调用，说清去哪看
@@ -1134,11 +1136,12 @@ def compressed(headers) -> str | None:
 
 
 def _content(raw: bytes):
-    """chat-completions 的回复正文 -> (回复文本, usage, 模型名)。读不懂抛 LLMError（BAD_JSON、NO_CONTENT）。"""
+    """chat-completions 的回复正文 -> (回复文本, usage, 模型名)。读不懂抛 LLMError（BAD_JSON、NO_CONTENT；正文是
+    "data: …" 这样的 SSE 事件时是 STREAMED：请求里没要流式，服务器或代理照样流式地回）。"""
     try:
         data = loads(raw)
     except (ValueError, RecursionError):                 # UnicodeDecodeError 也是 ValueError；嵌得太深是 RecursionError
-        raise LLMError(BAD_JSON) from None
+        raise LLMError(STREAMED if _SSE.match(raw) else BAD_JSON) from None
     try:
         content = data["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):

@@ -358,8 +358,8 @@ def failure_kind(error: str) -> str | None:
         return "LLM 超时"                                       # asyncio 的 TimeoutError 没有说明文字
     if why.startswith("Connection error"):
         return "连不上 LLM 服务器"
-    from evolve.openai_llm import BAD_HEADERS, BAD_JSON, COMPRESSED, NO_CONTENT, TOO_LONG, TRUNCATED
-    if why in (TOO_LONG, TRUNCATED, BAD_HEADERS, COMPRESSED, BAD_JSON, NO_CONTENT):          # careful_kind 起了名字的（回复来了，却太长、不完整、不合规矩）
+    from evolve.openai_llm import BAD_HEADERS, BAD_JSON, COMPRESSED, NO_CONTENT, STREAMED, TOO_LONG, TRUNCATED
+    if why in (TOO_LONG, TRUNCATED, BAD_HEADERS, COMPRESSED, BAD_JSON, NO_CONTENT, STREAMED):          # careful_kind 起了名字的（回复来了，却太长、不完整、不合规矩）
         return why
     if (why.startswith("LLM endpoint returned a raw string") or "JSON" in why or "Expecting value" in why
             or "codec can't decode" in why):                  # careful_kind 没认出来的（旧的日志）：和 --llm 一样的叫法
@@ -694,7 +694,7 @@ def _careful_http() -> None:
     import importlib
 
     import openai
-    from evolve.openai_llm import COMPRESSED, MAX_REPLY_BYTES, TOO_LONG, compressed
+    from evolve.openai_llm import COMPRESSED, MAX_REPLY_BYTES, STREAMED, TOO_LONG, compressed
     http = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])   # httpx 或 httpx2
 
     class Capped(http.SyncByteStream):
@@ -727,6 +727,9 @@ def _careful_http() -> None:
             if compressed(response.headers):                 # 不解压：和 --llm 一样是一次"回复是压缩过的"
                 response.close()
                 raise CarefulFailure(COMPRESSED)
+            if response.headers.get("content-type", "").strip().lower().startswith("text/event-stream"):
+                response.close()                             # 没要流式，服务器照样流式地回：和 --llm 同样的叫法
+                raise CarefulFailure(STREAMED)
             length = response.headers.get("content-length", "").strip()
             if length.isascii() and length.isdigit() and int(length) > MAX_REPLY_BYTES:
                 response.close()
