@@ -1289,7 +1289,8 @@ def test_07_refuses_such_a_config_before_running_either_side():
 # 长度之前就拒了它（"bad Content-Length"），这里是"响应头不合规矩"，--llm 说"太长"：两边都是一次有名字的失败。
 CAREFUL_CASES = {"flood": TOO_LONG, "chunk_overflow": TRUNCATED, "huge_length": BAD_HEADERS, "gzip_bomb": COMPRESSED,
                  "half_json": BAD_JSON, "not_json": BAD_JSON, "nested": BAD_JSON, "empty_choices": NO_CONTENT,
-                 "two_lengths": BAD_HEADERS, "sse": STREAMED, "edit": None}   # 讲师的复查报过后面这几种是"别的原因"、"连不上"
+                 "two_lengths": BAD_HEADERS, "sse": STREAMED, "reset_mid_body": TRUNCATED,
+                 "edit": None}                                            # 讲师的复查报过后面这几种是"别的原因"、"连不上"
 
 
 @pytest.mark.parametrize("mode, kind", CAREFUL_CASES.items())

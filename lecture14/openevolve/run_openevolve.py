@@ -694,7 +694,7 @@ def _careful_http() -> None:
     import importlib
 
     import openai
-    from evolve.openai_llm import COMPRESSED, MAX_REPLY_BYTES, STREAMED, TOO_LONG, compressed
+    from evolve.openai_llm import COMPRESSED, MAX_REPLY_BYTES, STREAMED, TOO_LONG, TRUNCATED, compressed
     http = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])   # httpx 或 httpx2
 
     class Capped(http.SyncByteStream):
@@ -703,13 +703,16 @@ def _careful_http() -> None:
 
         def __iter__(self):
             left = MAX_REPLY_BYTES
-            for chunk in self.inner:
-                if time.monotonic() > self.deadline:                 # 挤牙膏：整个请求到期了
-                    raise http.ReadTimeout(f"整个请求超过 {self.limit:g} 秒")
-                left -= len(chunk)
-                if left < 0:
-                    raise CarefulFailure(TOO_LONG)
-                yield chunk
+            try:
+                for chunk in self.inner:
+                    if time.monotonic() > self.deadline:             # 挤牙膏：整个请求到期了
+                        raise http.ReadTimeout(f"整个请求超过 {self.limit:g} 秒")
+                    left -= len(chunk)
+                    if left < 0:
+                        raise CarefulFailure(TOO_LONG)
+                    yield chunk
+            except http.ReadError as e:                              # 响应头到了、正文传到一半连接被重置：服务器已经
+                raise CarefulFailure(TRUNCATED) from e               # 答了，和 --llm 一样是"回复没传完整"，不是"连不上"
 
         def close(self):
             self.inner.close()
