@@ -875,7 +875,7 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
     out += _legend(scale, [_paint(x[0], HEAT_COLORS[k], on) + x[1:] for k, x in enumerate(scale)], width,
                    "刻度（按比例分档，每档含下界）：" if log else "刻度（每档含下界）：")
     note = lambda word, t: extreme_note(word, fmt.format(t[0]), f"{rows[t[1]]}，{x_label or '列'} = {cols[t[2]]}",  # noqa: E731
-                                        sum(1 for u in flat if u[0] == t[0]), "印出数值")
+                                        sum(1 for u in flat if fmt.format(u[0]) == fmt.format(t[0])), "印出数值")
     ext = note("最大", big) + "；" + note("最小", small) + "。"
     return _at_least("\n".join(out + wrap(ext, width, "  ")), width)
 

@@ -179,7 +179,7 @@ def wrap(text: str, width: int, indent: str = "") -> list[str]:
 
 
 def extreme_note(word: str, value: str, where: str, ties: int, marked: str) -> str:
-    """热力图下面说最大、最小的那一句的一半："最大 3.39：70B/8 qkv，M = 32（黑框）"；几格一样时先说有几格、再说
+    """热力图下面说最大、最小的那一句的一半："最大 3.39：70B/8 qkv，M = 32（黑框）"；几格印出来一样时先说有几格、再说
     标出来的是哪一格（学生报过："最小 1.00：8B qkv，M = 1 等 12 格（黑框）"读着像 12 格都框了，其实只框了一格）。
     marked：图上怎么标出这一格（SVG 是"黑框"，终端里是"印出数值"）。"""
     if ties > 1:

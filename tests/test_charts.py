@@ -98,6 +98,15 @@ def cut(line, a, b):
     return out
 
 
+def test_heatmap_ties_are_counted_by_the_printed_value():
+    # 审读报过：04 --gpu a100 的热力图说"最小 1.00：14 格"，印着 1.00 的有 20 格（6 格是 1.002–1.003）
+    import svg
+    values = [[1.0, 1.002], [1.5, 1.003]]
+    text = format_heatmap("t", ["a", "b"], ["x", "y"], values, fmt="{:.2f}", x_label="M", width=100)
+    assert "最小 1.00：3 格，印出数值的是 a，M = x" in text, text
+    assert "最小 1.00：3 格，黑框的是 a，M = x" in svg.heatmap_svg("t", ["a", "b"], ["x", "y"], values, x_label="M")
+
+
 def test_heatmap_levels_and_extremes():
     values = [[1.0, 2.0, 3.0], [1.5, 4.0, 1.0]]
     text = format_heatmap("t", ["a", "b"], ["x", "y", "z"], values, fmt="{:.1f}", x_label="M", width=60)

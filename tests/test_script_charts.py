@@ -72,7 +72,7 @@ def test_04_heatmap_is_the_expert_column_of_demo1(run04):
     assert f"最差的是 {worst[0]} M={worst[1]}（{cell[worst]:.2f}×）" in out
     # 图下面那句：几格一样大时说有几格、印出数值的是哪一格（助教报过：加了和 70B/8 qkv 一样的投影，这里写死了只有一格）
     from layout import extreme_note
-    ties = sum(v == cell[worst] for v in cell.values())
+    ties = sum(f"{v:.2f}" == f"{cell[worst]:.2f}" for v in cell.values())     # 印出来一样的格子
     said = extreme_note("最大", f"{cell[worst]:.2f}", f"{worst[0]}，M = {worst[1]}", ties, "印出数值")
     assert "".join(said.split()) in "".join(out.split()), said
 
