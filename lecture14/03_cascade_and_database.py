@@ -419,15 +419,23 @@ def policy_finding(scores: dict, worst: dict | None = None) -> str:
             + "；".join(parts) + f"（相差不到 {TIE:.0%} 算打平）。")
     simple = groups["打平"] + groups["更好"]
     stuck = [k for k in simple if worst is not None and worst[k] / worst["islands"] - 1 < -TIE]
-    if simple and not stuck:
-        text += (f"{'、'.join(SHORT[k] for k in simple)}这样更简单的办法不比岛屿模型差，这是一个发现，不是失败："
+    # "早早收敛到局部最优"说的是贪心：只有最贪心的永远挑最好的吃了亏（中位数或最差的种子），才拿它当解释（审读报过：
+    # 永远挑最好的中位数低了 1%，句子照样说"这样的陷阱也许不多"；吃亏的是均匀挑、锦标赛时，照样说"陷阱是有的"）
+    greedy_hurt = "best" in groups["更差"] or "best" in stuck
+    names = "、".join(SHORT[k] for k in simple)
+    low = "、".join(f"{SHORT[k]} {worst[k]:.3f}×" for k in stuck)
+    if simple and not stuck and not greedy_hurt:
+        text += (f"{names}这样更简单的办法不比岛屿模型差，这是一个发现，不是失败："
                  f"岛屿模型防的是早早收敛到一个局部最优，在只有 {len(all_shapes())} 个形状、规则最多 8 条的问题上，"
                  "这样的陷阱也许不多。")
+    elif simple and not greedy_hurt:
+        text += (f"看中位数，{names}这样更简单的办法不比岛屿模型差；但看最差的种子，{low}，比岛屿模型最差的种子"
+                 f"（{worst['islands']:.3f}×）低 {TIE:.0%} 以上。这不像早早收敛到局部最优：最贪心的永远挑最好的，最差的种子"
+                 f"是 {worst['best']:.3f}×，没低这么多。只有这几个种子，分不清是运气还是办法本身。")
     elif simple:
-        text += (f"看中位数，{'、'.join(SHORT[k] for k in simple)}这样更简单的办法不比岛屿模型差；但看最差的种子，"
-                 + "、".join(f"{SHORT[k]} {worst[k]:.3f}×" for k in stuck)
-                 + f"，比岛屿模型最差的种子（{worst['islands']:.3f}×）低 {TIE:.0%} 以上：早早收敛到局部最优的陷阱是有的，"
-                 "只是不常碰到，岛屿模型防的就是它。")
+        text += (f"{'看中位数，' if worst is not None else ''}{names}这样更简单的办法不比岛屿模型差"
+                 + (f"；但看最差的种子，{low}，比岛屿模型最差的种子（{worst['islands']:.3f}×）低 {TIE:.0%} 以上" if low else "")
+                 + "。吃了亏的是最贪心的永远挑最好的（下一条）：早早收敛到局部最优的陷阱是有的，岛屿模型防的就是它。")
     return text
 
 
