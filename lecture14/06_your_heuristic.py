@@ -102,7 +102,8 @@ def obs_rank(scores: dict):
     ok = mine <= top * (1 + SAME)
     share = round(mine, 3) / round(top, 3)              # 按印出来的两个数算：读者照着算得出同样的比例
     return check(ok, f"配对随机对半分的测试形状上，你拿到逐形状最优的 {pct(share)}（{mine:.3f}× / {top:.3f}×）"
-                       + (f"，超过了{'、'.join(names[k] for k in above)}。" if above else "，还没超过专家、按 M 查表和进化出的任何一个。")
+                       + (f"，超过了{'、'.join(f'{names[k]}（{scores[k]:.3f}×）' for k in above)}。" if above
+                          else "，还没超过专家、按 M 查表和进化出的任何一个。")   # 审读报过：百分数一样（94%）时，看不出超过了谁
                        + "逐形状最优是上限：没有哪个启发式能在一个形状上比穷举出的最快配置更快。",
                  "任何启发式都不超过逐形状最优（上限）", f"你的测试分数 {mine:.3f}×，逐形状最优 {top:.3f}×")
 

@@ -1128,3 +1128,9 @@ def test_01_names_a_few_branches_of_a_pasted_table_and_counts_the_rest():
     assert obs.ok and flat.count("行的分支") == s01.MAX_BRANCHES, obs.text
     assert f"另外{n_used - s01.MAX_BRANCHES}个分支一共{n_used - s01.MAX_BRANCHES}个" in flat
     assert "1个走得到、但去掉也一样（simplify删了它）" in flat and "它们" not in flat
+
+
+def test_06_rank_sentence_names_the_scores_it_beat():
+    # 审读报过：表里"测试上占最优的"两行都印 94%（94.3% 对 93.7%），句子说"超过了按 M 查表"，读者从百分数看不出来
+    o = str(s06.obs_rank(dict(yours=1.269, expert=1.0, per_m=1.261, evolved=1.30, oracle=1.346)))
+    assert "超过了专家（1.000×）、按 M 查表（1.261×）。" in o and "进化出的（" not in o, o
