@@ -985,6 +985,7 @@ class Charts:
         self.svg_dir, self.show = svg_dir, show
         self.drawn: dict[str, tuple[str, str, dict]] = {}
         self.files: list[str] = []
+        self.replaced: list[str] = []                # 写之前目录里就有的同名文件（别的运行写的）：report 说一声
         self.svg_error: str | None = None            # 写 SVG 出错时的那半句（之后不再写，report 说一句）
 
     def reset(self, svg_dir: str | None = None, show: bool = True) -> "Charts":
@@ -1039,7 +1040,8 @@ class Charts:
                     os.rmdir(d)
             say(f"\n这个脚本没有画图，--svg 没有往 {self.svg_dir} 写文件。")
         if self.files:
-            say(f"\n写了 {len(self.files)} 个 SVG 文件到 {self.svg_dir}：" + "、".join(map(os.path.basename, self.files)))
+            say(f"\n写了 {len(self.files)} 个 SVG 文件到 {self.svg_dir}：" + "、".join(map(os.path.basename, self.files))
+                + (f"（其中 {len(self.replaced)} 个换掉了目录里原有的同名文件）" if self.replaced else ""))
         if self.svg_error is not None:
             say(f"\n{self.svg_error}：从那张图起不再写 SVG，这次运行照常跑完。")
         Charts.CREATED.clear()                                # 同一个进程里的下一次运行（测试）只管它自己建的
@@ -1056,7 +1058,8 @@ class Charts:
             print("\n" + globals()[f"format_{kind}"](title, **data, **options))
         if self.svg_dir is not None:
             import svg                                       # 同一目录的 svg.py：只有写文件时才 import（它要 xml、urllib）
-            path = os.path.join(self.svg_dir, f"{name}.svg")
+            # 不是默认的 GPU 时文件名带上它（审读报过：--gpu a100 的图悄悄换掉了同一目录里 H100 的同名图，标题也一样）
+            path = os.path.join(self.svg_dir, f"{name}{'-' + RUN_GPU[0].key if RUN_GPU[0] is not None else ''}.svg")
             options = {k: v for k, v in options.items() if k not in ("width", "height", "color")}
             if "series" in data:
                 data = dict(data, series={slide_names.get(k, k): v for k, v in data["series"].items()})
@@ -1064,9 +1067,12 @@ class Charts:
             if self.svg_error is None:
                 try:
                     os.makedirs(self.svg_dir, exist_ok=True)
+                    if os.path.exists(path) and path not in self.files:
+                        self.replaced.append(path)
                     with open(path, "w", encoding="utf-8", newline="\n") as f:
                         f.write(text)
-                    self.files.append(path)
+                    if path not in self.files:               # 同一张图画第二遍：还是那一个文件
+                        self.files.append(path)
                 except OSError as e:                         # 跑到一半写不进去了（磁盘满了、目录被删了）：图不写了，
                     self.svg_error = f"写 {path} 时出错（{_os_why(e, '写文件')}）"   # 这次运行照常跑完，最后说一句
 

@@ -621,3 +621,15 @@ def test_stacked_bar_cells_keep_the_total_and_the_largest_segment(parts, width):
     if parts.count(big) == 1 and big / top * width >= 1:
         k = parts.index(big)
         assert cells[k] > max(c for j, c in enumerate(cells) if j != k), (parts, cells)
+
+
+def test_a_chart_that_replaces_a_file_from_another_run_says_so(tmp_path, capsys):
+    # 审读报过：--quick 的图写进放着默认运行的图的目录，悄悄换掉了它们，标准错误上只说"写了 1 个 SVG 文件"
+    for _ in range(2):
+        charts = console.Charts(str(tmp_path), show=False)
+        charts.line("x_curve", "t", {"a": curve()})
+        charts.line("x_curve", "t", {"a": curve()})                 # 同一次运行里画两遍：不算换掉别人的
+        charts.report()
+    first, second = capsys.readouterr().err.strip().split("\n\n")
+    assert "写了 1 个 SVG 文件" in first and "换掉" not in first
+    assert "其中 1 个换掉了目录里原有的同名文件" in second, second

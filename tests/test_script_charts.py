@@ -264,9 +264,12 @@ def test_a_chart_from_another_gpu_says_so_at_its_foot():
     # 审读时报过：--gpu a100 写出的 SVG 和默认运行的一模一样地没有说是哪块 GPU，放进幻灯片就分不出来
     (_, files), = A100_SVG()
     (_, default), _ = SVG["lecture10/01_config_space.py"]()
-    foot = [t.text for t in svg_root(files["10_rejections_by_resource.svg"]).iter(NS + "text") if t.get("class") == "source"]
+    # 文件名也带上 GPU（审读报过：写进同一个目录时，A100 的图悄悄换掉了 H100 的同名图）
+    assert set(files) == {n.replace(".svg", "-a100.svg") for n in default}, (set(files), set(default))
+    foot = [t.text for t in svg_root(files["10_rejections_by_resource-a100.svg"]).iter(NS + "text")
+            if t.get("class") == "source"]
     assert foot == ["python3 lecture10/01_config_space.py --gpu a100"]
-    assert files["10_rejections_by_resource.svg"] != default["10_rejections_by_resource.svg"]
+    assert files["10_rejections_by_resource-a100.svg"] != default["10_rejections_by_resource.svg"]
 
 
 def test_04_one_proposal_axis_has_integer_ticks():
