@@ -197,7 +197,9 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
         gap = 34 if connect else 24                              # 折线的图例画长一点，看得出线型
         body += [mark, _text(x + gap, ly, name, 12)]
         x += gap + text_width(name, 12) + 22
-    return _doc(W, max(H + 20, int(ly) + 16), kind, title, body, source)
+    # 右边的标签（参考线、辅助线的名字）比画布宽时画布跟着加宽（审读报过："屋顶（峰值 989.4 TFLOPS）"的右括号被裁掉）
+    width = int(max([W] + [L + PW + F + 6 + text_width(label, 12) + 10 for _, label, _ in labels]))
+    return _doc(width, max(H + 20, int(ly) + 16), kind, title, body, source)
 
 
 def line_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}", refs=(), log_x=False, log_y=False,

@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 from contextlib import redirect_stdout
 
 import pytest
+import svg
 
 import sched_lab
 
@@ -243,6 +244,22 @@ def test_svg_option_writes_every_chart(path, args, names):
     command = " ".join(["python3", path, *(a for a in args if a not in ("--jobs", "1"))])
     for n in names:                                                   # 图的最下面写着画它的命令（没有 --svg、--jobs）
         assert [t.text for t in svg_root(files[f"{n}.svg"]).iter(NS + "text") if t.get("class") == "source"] == [command]
+
+
+@pytest.mark.parametrize("path", list(SVG))
+def test_no_svg_text_runs_past_the_canvas(path):
+    # 审读报过：13 的屋顶线标签"屋顶（峰值 989.4 TFLOPS）"从 612 像素起、画布 760 宽，右括号被裁掉。按 svg.text_width
+    # 估计每段字的宽度（中文一个字号、西文 0.6 个字号），没有哪段字伸出画布（旋转过的不算：y 轴名、y = x）
+    (_, files), _ = SVG[path]()
+    for name, data in files.items():
+        root = svg_root(data)
+        width = float(root.get("viewBox").split()[2])
+        for t in root.iter(NS + "text"):
+            if "transform" in t.attrib or not t.text:
+                continue
+            x, w = float(t.get("x")), svg.text_width(t.text, float(t.get("font-size")))
+            left, right = {"start": (x, x + w), "middle": (x - w / 2, x + w / 2), "end": (x - w, x)}[t.get("text-anchor")]
+            assert left >= 0 and right <= width, (name, t.text, left, right, width)
 
 
 def test_13_roof_reaches_the_right_end_of_the_log_axis():
