@@ -309,13 +309,21 @@ def _table_lines(head: list[str], body: list[list[str]], target: int, fold: bool
         heads = _fit_headers(head, caps, target)
         return heads, [max(c, *map(display_width, lines)) for lines, c in zip(heads, caps)]
     heads, widths = layout()
-    while fold and sum(widths) + 2 * (n - 1) > target:
-        narrower = [j for j in texts if caps[j] > MIN_CELL and widths[j] == caps[j]]
-        if not narrower:
-            break
-        j = max(narrower, key=lambda j: (caps[j], -j))
-        caps[j] = max(MIN_CELL, caps[j] - (sum(widths) + 2 * (n - 1) - target))
-        heads, widths = layout()
+    if fold and sum(widths) + 2 * (n - 1) > target and any(data[j] > MIN_CELL for j in texts):
+        # 能折的列一起压到同一个"水位"（最窄 MIN_CELL 列），取放得下的最高水位（二分）：不是只压最宽的那一列
+        # （审读报过：80 列里一格很长的"3,744（穷举）或几十到几百（…）"占着 51 列，行名那一列被压到 27 列、折成三行）
+        def at(level: int) -> tuple:
+            caps[:] = [min(d, max(level, MIN_CELL)) if j in texts else d for j, d in enumerate(data)]
+            return layout()
+        lo, hi = MIN_CELL, max(data[j] for j in texts)         # lo 放不下也只能用它；hi 就是不折
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            heads, widths = at(mid)
+            if sum(widths) + 2 * (n - 1) <= target:
+                lo = mid
+            else:
+                hi = mid - 1
+        heads, widths = at(lo)
 
     def line(cells: list[str], right: list[bool]) -> str:
         return "  ".join(_pad(c, w, r) for c, w, r in zip(cells, widths, right)).rstrip(" ")

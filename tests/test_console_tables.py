@@ -353,3 +353,21 @@ def test_a_cell_that_starts_with_a_count_but_reads_as_a_phrase_is_left_aligned(c
     rows = [r for r in capsys.readouterr().out.splitlines() if r and not r.startswith(("探针", "-"))]
     assert [r.split("  ")[0] for r in rows] == ["不用级联（0 个）", "3 个，按 M 均匀取", "12 个，随机取"]
     assert rows[1].endswith(" 1.3×") and rows[2].endswith("1.25×")                # 数还是靠右
+
+
+def test_two_long_text_columns_fold_together_not_one_to_the_bone():
+    # 审读报过：讲师的 04 演示 4 的表在 80 列里，一格很长的"3,744（穷举）或几十到几百（…）"占着 51 列，行名那一列
+    # 被压到 27 列、一个名字折成三行。现在能折的列一起往下压到同一个宽度
+    rows = [["进化：提出的程序", "1,000"], ["  被静态检查拒掉的（有分支返回不能启动的配置）", "84"],
+            ["进化：一共\"跑了几次内核\"（每个被评估的程序 × 它被评估的形状）", "26,180"],
+            ["逐形状穷举调优全部 88 个形状", "329,472"],
+            ["来了一个新形状：逐形状调优", "3,744（穷举）或几十到几百（第 13 讲的代价模型引导）"]]
+    text = format_table(["项目", "次数"], rows, width=80)
+    head, rule, body = rule_and_header(text)
+    widths = [len(d) for d in rule.split("  ")]
+    assert max(map(display_width, text.split("\n"))) <= 80 and abs(widths[0] - widths[1]) <= 2, (widths, text)
+    t, = tables(text)
+    joined = lambda cells: "".join("".join(c.split()) for c in cells)                        # noqa: E731
+    assert joined(r[0] for r in t.rows) == joined(r[0] for r in rows)                      # 折开的格子拼得回去
+    assert joined(r[1] for r in t.rows) == joined(r[1] for r in rows)
+    assert "逐形状穷举调优全部 88 个形状" in text                                            # 短一点的名字不再折开
