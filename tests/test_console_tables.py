@@ -371,3 +371,18 @@ def test_two_long_text_columns_fold_together_not_one_to_the_bone():
     assert joined(r[0] for r in t.rows) == joined(r[0] for r in rows)                      # 折开的格子拼得回去
     assert joined(r[1] for r in t.rows) == joined(r[1] for r in rows)
     assert "逐形状穷举调优全部 88 个形状" in text                                            # 短一点的名字不再折开
+
+
+def test_a_grouped_table_repeats_its_second_column_when_split():
+    # 审读报过：讲师的 04 演示 3 那张表（第一列是分组名，组里后面几行空着；没给 keys=2）分段印时，第二段只重复"划分"，
+    # 看不出哪一行是查表、哪一行是上限。第一列有空着的分组行时，第二列也当行名重复
+    rows = [["随机对半分", "进化（中位数，最小–最大）", "1.249× (1.224–1.257)", "1.273× (1.246–1.282)", "95%"],
+            ["", "按 M 分档查表", "1.243×", "1.261×", "94%"],
+            ["8B 训练、70B 分片测试", "进化（中位数，最小–最大）", "1.269× (1.267–1.277)", "1.209× (1.159–1.232)", "90%"],
+            ["", "按 M 分档查表", "1.274×", "1.232×", "91%"]]
+    text = format_table(["划分", "方法", "训练形状", "测试形状", "测试上达到最优的"], rows, width=80)
+    parts = blocks(text)
+    assert len(parts) == 2 and all(h[:2] == ["划分", "方法"] for h, _ in parts), text
+    assert all(r[1] == "按 M 分档查表" for _, body in parts for r in body[1::2])
+    ungrouped = blocks(format_table(["a", "b", "c", "d"], [["x" * 30, "y" * 30, "1", "z" * 30]], width=80))
+    assert len(ungrouped) > 1 and all(h[0] == "a" and h[1] != "b" for h, _ in ungrouped[1:]), ungrouped   # 没分组的表照旧
