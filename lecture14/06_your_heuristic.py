@@ -43,7 +43,7 @@ from console import Charts, gpu_flag  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, RUN_04, SEEDS_04  # noqa: E402  （04 默认运行的种子和预算：同样的两个数时，"进化出的"就是那一次）
-from evolve.problem import (EXPERT_FILE, copy_suggestion, edit_example, expert_changed_note, file_to_edit,  # noqa: E402
+from evolve.problem import (EXPERT_FILE, copy_suggestion, edit_example, edited_example, expert_changed_note, file_to_edit,  # noqa: E402
                             from_root, load_or_explain, source_view, split_names)
 from evolve.program import dead_rules, equivalent, removed_lines  # noqa: E402
 from sched_lab import GPU, SMS, explain, mma_parts  # noqa: E402
@@ -368,7 +368,7 @@ def run_demos(a, program) -> list:
     changed = expert_changed_note()                      # 你比的"专家"是改过的那份：练习的提示说的是讲义的那份
     if changed:
         print_note(changed)
-    table = TimeTable()
+    table = a.table = TimeTable()                        # "可以试试"先替学生算那一改的分数时也用它
     evolved, evolved_score = {}, None
     for how in SPLITS:                                   # 和 04 一样：从专家出发、同一个种子和预算
         train, _ = split_shapes(all_shapes(), how)
@@ -387,6 +387,22 @@ def run_demos(a, program) -> list:
     if a.evolve:
         out += print_observations(demo_evolve(program, table, a.budget, a.seed, evolved_score))
     return out
+
+
+def edit_preview(program, table) -> str:
+    """"比如把 if M <= 16 改成 if M <= 64"那一改，先替学生算出两种划分的测试分数：这一改不一定更好（文档审读报过：
+    这条建议挂着"练习有提示"，照着改，随机划分上反而输给了专家）。不是那种改法时是空串。"""
+    edited = edited_example(program)
+    if edited is None:
+        return ""
+    parts, moves = [], set()
+    for how, label in SPLITS.items():
+        _, test = split_shapes(all_shapes(), how)
+        before, after = geomean_speedup(program, test, table), geomean_speedup(edited, test, table)
+        parts.append(f"{label}从 {before:.3f}× 变成 {after:.3f}×")
+        moves.add("快" if round(after, 3) > round(before, 3) else "慢" if round(after, 3) < round(before, 3) else "平")
+    said = {frozenset({"快"}): "两种划分都快了", frozenset({"慢"}): "两种划分反而都慢了"}.get(frozenset(moves), "不一定更好")
+    return "先替你算过了，这一改让测试形状上" + "、".join(parts) + f"，{said}；"
 
 
 def evolve_suggestion(a) -> tuple[str, str]:
@@ -418,7 +434,8 @@ def main(argv=None):
     print_try([
         *copy_suggestion("复制一份专家启发式，当作你的起点（只做一次：再做会覆盖你改过的文件；下面的命令都在仓库根目录"
                          "运行）：", a.file),
-        (f"在编辑器里打开 {file_to_edit(a.file)} 改，{edit_example(program)}（README 的\"打败专家\"练习有提示"
+        (f"在编辑器里打开 {file_to_edit(a.file)} 改，{edit_example(program)}（{edit_preview(program, a.table)}"
+         "怎样改得赢，README 的\"打败专家\"练习有提示"
          # 学生报过：--gpu a100 时照 README 那段改，BK=256 的配置在 A100 上启动不了，06 却照样指过去
          + ("；那段是照 H100 写的，它的配置在 " + GPU.short + " 上不一定启动得了：先拿第 10 讲的 01_config_space.py "
             "加上同样的 --gpu 查一查" if smaller_than_h100() else "") + "），"

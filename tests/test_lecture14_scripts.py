@@ -814,6 +814,11 @@ def test_06_suggestions(project, defaults, no_numpy_path):
     assert wins(out) != wins(base) and wins(base) == "你快的 0 个，慢的 0 个"
     worst = lambda o: re.findall(r"\n(\S+ \S+ M=\d+)（N=", o)                                       # noqa: E731
     assert worst(out) != worst(base)
+    # 建议里先替学生算的两个测试分数，就是改完以后 06 打出来的分数（文档审读报过：这条建议挂着"练习有提示"，照着改，
+    # 随机划分上反而输给了专家；现在它先说这一改的分数，不一定更好）
+    said = re.findall(r"从([\d.]+)×变成([\d.]+)×", "".join(unfold(base).split("可以试试：\n", 1)[1].split()))
+    scored = re.search(r"的测试形状上([\d.]+)×；[^。]*?的测试形状上([\d.]+)×", "".join(out.split()))
+    assert len(said) == 2 and scored and [a for _, a in said] == [scored[1], scored[2]], (said, scored)
     evo = run_printed(cmds[2], project, no_numpy_path).stdout
     assert "--evolve：从你的启发式出发进化" in evo
     # 学生报过：给自己的 my_heuristic.py 打完分，"可以试试"第一条还是 cp lecture14/expert_heuristic.py my_heuristic.py，

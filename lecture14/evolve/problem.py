@@ -71,15 +71,22 @@ def from_root(path: str) -> str:
     return os.path.relpath(full, REPO) if full.startswith(REPO + os.sep) else full
 
 
-def edit_example(program, colon: str = "") -> str:
-    """"可以试试"里"比如怎么改"：程序里还有专家起点的 if M <= 16 那一条、而且把它改成 64 真的会换掉某个形状的配置，
-    才这么说（colon=":" 时照源码写"if M <= 16:"）；否则说别的改法（学生报过：文件里已经是 64，还让他把 16 改成 64；
-    审读报过：前面有一条 if M <= 8192 挡住了它，照着改什么也不变）。"""
+def edited_example(program) -> Program | None:
+    """edit_example 说"把 if M <= 16 改成 if M <= 64"时，改完的程序（脚本可以先替学生算出这一改的分数）；不这么说时 None。"""
     for i, r in enumerate(program.rules):
         if r.conds == (("M", 16),):
             edited = Program(program.rules[:i] + (Rule((("M", 64),), r.config),) + program.rules[i + 1:], program.default)
             if any(choose(edited, s) != choose(program, s) for s in all_shapes()):
-                return f"比如把 if M <= 16{colon} 改成 if M <= 64{colon}"
+                return edited
+    return None
+
+
+def edit_example(program, colon: str = "") -> str:
+    """"可以试试"里"比如怎么改"：程序里还有专家起点的 if M <= 16 那一条、而且把它改成 64 真的会换掉某个形状的配置，
+    才这么说（colon=":" 时照源码写"if M <= 16:"）；否则说别的改法（学生报过：文件里已经是 64，还让他把 16 改成 64；
+    审读报过：前面有一条 if M <= 8192 挡住了它，照着改什么也不变）。"""
+    if edited_example(program) is not None:
+        return f"比如把 if M <= 16{colon} 改成 if M <= 64{colon}"
     if not program.rules:                      # 只有一句默认的 return：没有阈值可挪（审读报过）
         return f"比如在最后的 return 前面加一条规则（if M <= 16{colon} 下一行 return Config(...)），或者换一个配置"
     return "比如挪一条规则的阈值（if M <= 后面的数）、换一个配置，或者再加一条规则"

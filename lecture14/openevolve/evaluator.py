@@ -7,7 +7,7 @@ evaluate_stage2。
 时间表（第 13 讲的解析模型，不是在 GPU 上量的）。读不懂、某个分支启动不了的程序得 0 分，OpenEvolve 的
 artifacts 里是和学生看到的一样的那句话（文件:行: 说明）；它会把这句话放进下一次的提示里。
 
-  evaluate_stage1  探针级（03 讲的那一级）：评估器挑的 6 个探针形状上相对专家的几何平均加速比。OpenEvolve 的门槛是
+  evaluate_stage1  探针级（第 14 讲 03 说的那一级）：评估器挑的 6 个探针形状上相对专家的几何平均加速比。OpenEvolve 的门槛是
                    固定的数（config.yaml 的 cascade_thresholds），不像 03 那样和父程序比：门槛 0.9802 = exp(-0.02)，
                    即"探针上不比专家慢 2% 以上"（evolve.evaluator.PROBE_SLACK = 0.02 是对数上的余量）。
   evaluate_stage2  完整评估：combined_score = 训练形状上相对专家的几何平均加速比（和 04 的分数同一个定义），

@@ -8,7 +8,7 @@
 initial_program.py、evaluator.py、config.yaml 跑 --iterations 个提议（api_base 换成这个服务器的地址）；关掉服务器，
 印出最好的程序和它在训练 / 测试形状上相对专家的加速比（用本讲的 evolve 重新算，和 evaluator 给 OpenEvolve 的分数
 核对过）。"LLM"是 MockLLM，没有真的语言模型；"硬件"是第 13 讲的解析模型。换成真的模型见 config.yaml 开头。
-用时见 README 的"更进一步"一节（几乎全是 OpenEvolve 自己的开销：每个提议零点几秒）；进度印到标准错误。Ctrl-C 一秒内停下：OpenEvolve 和它的 worker 进程、服务器都结束。
+用时见 README 的"更进一步"一节（几乎全是 OpenEvolve 自己的开销：空闲的机器上每个提议几十毫秒，忙的时候零点几秒，另有启动几秒）；进度印到标准错误。Ctrl-C 一秒内停下：OpenEvolve 和它的 worker 进程、服务器都结束。
 OpenEvolve 的全部输出（日志、best/、evolution_trace.jsonl）在 --output 目录里；每个评估过的子程序在日志里都有一行
 "Iteration N: Program …"，evolution_trace.jsonl 少记一些（见 read_run）。
 
@@ -40,7 +40,7 @@ EVALUATOR = os.path.join(HERE, "evaluator.py")
 CONFIG = os.path.join(HERE, "config.yaml")
 OUTPUT = os.path.join(HERE, "output")
 ITERATIONS = 300
-MAX_ITERATIONS = 5000         # 和 07 的 --budget 一样：OpenEvolve 每个提议零点几秒，再大要等很久（学生报过：多敲了几个 0 也照跑）
+MAX_ITERATIONS = 5000         # 和 07 的 --budget 一样：OpenEvolve 每个提议几十毫秒到零点几秒，再大要等很久（学生报过：多敲了几个 0 也照跑）
 MAX_SEED = 2 ** 32 - 1        # OpenEvolve 的种子上限（更大的它在日志里报 ValueError，这里只说"出错退出"）
 VERSION = "0.4.0"
 MISSING = "没装 OpenEvolve（可选的依赖，别的脚本都不需要它）：在仓库根目录运行 make openevolve（它先装好再跑）"
