@@ -357,7 +357,7 @@ def format_table(headers: list[str], rows: list[list[object]], width: int | None
     whole = _table_lines(head, body, target, fold=False)
     if max(map(display_width, whole)) <= target:
         return "\n".join(whole)
-    if keys == 1 and n > 3 and body[0][0].strip() and any(not r[0].strip() and r[1].strip() for r in body):
+    if keys == 1 and n > 3 and body and body[0][0].strip() and any(not r[0].strip() and r[1].strip() for r in body):
         keys = 2                # 第一列是分组名（组里后面几行空着）：分段时第二列也是行名，一起重复（审读报过：讲师的 04
         #                         演示 3 那张表分段以后，第二段只剩"划分"，看不出哪行是查表、哪行是上限）
     k = max(1, min(keys, n - 1))
