@@ -384,7 +384,7 @@ def test_a_grouped_table_repeats_its_second_column_when_split():
     parts = blocks(text)
     assert len(parts) == 2 and all(h[:2] == ["划分", "方法"] for h, _ in parts), text
     assert all(r[1] == "按 M 分档查表" for _, body in parts for r in body[1::2])
-    assert format_table(["a" * 30, "b" * 30, "c" * 30, "d"], [], width=40).count("\n") >= 1      # 没有行的表（审读的
-    #                                                                             Hypothesis 报过 IndexError）
+    assert format_table(["a" * 30, "b" * 30, "c" * 30, "d"], [], width=40).count("\n") >= 1      # 没有行的表（上面的
+    #                                                                             属性测试找到过 IndexError）
     ungrouped = blocks(format_table(["a", "b", "c", "d"], [["x" * 30, "y" * 30, "1", "z" * 30]], width=80))
     assert len(ungrouped) > 1 and all(h[0] == "a" and h[1] != "b" for h, _ in ungrouped[1:]), ungrouped   # 没分组的表照旧
