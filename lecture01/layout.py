@@ -139,8 +139,9 @@ def _role(tok: str, quotes: int) -> tuple[bool, bool]:
     """折行时这一小段 (不放在行首, 不放在行尾)：不放在行首的是全角的逗号、右括号，紧跟的半角标点，收尾的半角引号；
     不放在行尾的是全角的左括号、开头的半角引号。quotes：它前面已经有几个半角引号 \"——单数时下一个是收尾的，
     双数时是开头的（"算"、"探针淘汰" 这样的引号各不落单；\"\" 这样连着的两个，两头都算）。"""
-    return (tok in CLOSING or tok[0] in ASCII_CLOSING or (tok[0] == '"' and quotes % 2 == 1),
-            tok in OPENING or (tok[-1] == '"' and (quotes + tok.count('"')) % 2 == 1))
+    return (tok in CLOSING or tok[0] in ASCII_CLOSING or tok[0] in "”’" or (tok[0] == '"' and quotes % 2 == 1),
+            tok in OPENING or tok[-1] in "“‘" or (tok[-1] == '"' and (quotes + tok.count('"')) % 2 == 1))
+    # 弯引号 “ ” 也一样（讲师报过：80 列里"记作“"落在行尾、"接连失败后没再调用 LLM”"在下一行开头）
 
 
 def wrap(text: str, width: int, indent: str = "") -> list[str]:

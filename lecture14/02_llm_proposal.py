@@ -721,7 +721,8 @@ def main(argv=None):
         print(openai_llm.SYSTEM_PROMPT)
         return
     try:
-        llm = openai_llm.from_arguments(a, f"02 --seed {a.seed} --after {a.after}", notify=say)
+        llm = openai_llm.from_arguments(a, f"02 --seed {a.seed} --after {a.after}", notify=say,
+                                        give_up_after=0)   # 一共只问 LLM_TRIES 次：不说"之后的提议不再问它"（讲师报过）
     except openai_llm.SetupError as e:
         say(str(e))
         sys.exit(2)

@@ -449,8 +449,8 @@ def llm_sentence(out, llm):
     return check(skipped == 0 and n > 0,
                  said + "MockLLM 的 targeted 和 single_field 的对比，不加 --llm 再跑一次就看得到。",
                  "看一个模型改得好不好，要拿到它的回复、每个提议都问到它（没有接连失败以后不再调用的）",
-                 f"拿到回复的提议 {n:,} 个（{rate_text(acc, n)}比父程序好），{skipped:,} 个提议没问 {llm.model}"
-                 "（接连失败以后不再调用）",
+                 f"拿到回复的提议 {n:,} 个" + (f"（{rate_text(acc, n)}比父程序好）" if n else "")   # 讲师报过："0/0（0%）"
+                 + (f"，{skipped:,} 个提议没问 {llm.model}（接连失败以后不再调用）" if skipped else ""),
                  [("拿到了它的回复", n > 0), ("每个提议都问到了它", skipped == 0)])
 
 

@@ -47,6 +47,9 @@ _SSE_BODY = (b'data: {"id": "x", "choices": [{"index": 0, "delta": {"content": "
              b'data: [DONE]\n\n')
 SSE_REPLY = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n"
              + f"Content-Length: {len(_SSE_BODY)}\r\n\r\n".encode() + _SSE_BODY)
+_SSE_COMMENTED = b": OPENROUTER PROCESSING\n\n" + _SSE_BODY
+SSE_COMMENT_REPLY = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n"
+                     + f"Content-Length: {len(_SSE_COMMENTED)}\r\n\r\n".encode() + _SSE_COMMENTED)
 
 
 class HostileServer(ServedInAThread):
@@ -407,5 +410,7 @@ MODES = {
     "empty_choices": _raw(whole(b'{"choices": []}')),                           # 200，没有 choices[0]
     "two_lengths": _raw(head(headers=["Content-Length: 2", "Content-Length: 15"]) + b'{"choices": []}'),
     "sse": _raw(SSE_REPLY),                   # 没要流式，照样流式地回（text/event-stream，"data: …" 事件）
+    "sse_comment": _raw(SSE_COMMENT_REPLY),   # 同上，正文以 SSE 的注释行开头（": OPENROUTER PROCESSING"）
+    "sse_as_json": _raw(whole(_SSE_BODY)),    # "data: …" 事件，响应头却说 application/json
     "gzip_list": _gzip_list,                  # GET /models：gzip 压缩过的模型列表（请求说了 Accept-Encoding: identity）
 }

@@ -311,3 +311,14 @@ def test_a_students_file_is_folded_to_the_terminal_and_its_tabs_expanded(monkeyp
     folded = console.listing("\n".join(t for _, t in lines), fold=True).splitlines()
     assert all(display_width(x) <= 80 for x in folded) and "折开印了" in folded[-1] and "\t" not in "".join(folded)
     assert console.listing("\n".join(t for _, t in lines)) == "\n".join(t for _, t in lines)   # 不折的原样
+
+
+def test_curly_quotes_do_not_dangle_at_a_line_end_or_start():
+    # 讲师报过：80 列里"记作“"落在行尾，"接连失败后没再调用 LLM”。"在下一行开头
+    from layout import wrap
+    text = "LLM：接连 4 次调用失败（最后一次是“LLM 回 HTTP 429”），之后的提议不再问它，记作“接连失败后没再调用 LLM”。"
+    for width in range(30, 90):
+        lines = wrap(text, width)
+        assert not any(line.rstrip().endswith(("“", "‘")) or line.lstrip().startswith(("”", "’")) for line in lines), \
+            (width, lines)
+        assert "".join(lines).replace(" ", "") == text.replace(" ", "")

@@ -218,7 +218,8 @@ CHAT_CASES = {"nested": BAD_JSON, "not_json": BAD_JSON, "huge_length": TOO_LONG,
               "flood": TOO_LONG, "gzip_bomb": COMPRESSED,        # 讲师报过：压缩过的回复被说成"不是 JSON"
               "half_json": BAD_JSON, "empty_choices": NO_CONTENT,
               "two_lengths": BAD_HEADERS,                        # 讲师报过：两个不一样的长度头，这里照读
-              "sse": STREAMED}                                   # 讲师报过：只会流式回答的服务器被说成"不是 JSON"
+              "sse": STREAMED, "sse_comment": STREAMED,          # 讲师报过：只会流式回答的服务器被说成"不是 JSON"
+              "sse_as_json": STREAMED}
 
 
 @pytest.mark.parametrize("mode,kind", CHAT_CASES.items())
@@ -783,7 +784,7 @@ def test_04_with_a_failing_server_fits_an_80_column_terminal():
     """用真 LLM 的那几行（LLM 的设置、"接连 4 次调用失败……"那句）也按终端宽度折行：以前各有 130–150 列。"""
     from console import display_width
     p = fails_everything_04_in_a_terminal()
-    assert p.returncode == 1 and "接连 4 次调用失败" in p.stdout and "（退出码 1：LLM 接连失败" in p.stdout
+    assert p.returncode == 1 and "接连 4 次调用失败" in p.stdout and "（退出码 1：没用上 LLM：" in p.stdout
     assert [line for line in p.stdout.split("\n") if display_width(line) > 80] == []
 
 

@@ -129,3 +129,30 @@ def test_backend_ledger_slices_by_call_number():
     backend.calls = [call(k, latency=float(k), pt=k) for k in range(5)]
     assert backend.ledger(1, 3)["calls"] == 2 and backend.ledger(1, 3)["prompt_tokens"] == 3
     assert backend.ledger(3)["latency_total"] == 7.0
+
+
+def _calls(*kinds):
+    """按提议的顺序的调用："ok" 是拿到回复的，别的是失败的种类。"""
+    from evolve.openai_llm import Call
+    return [Call(i, "p", "r" if k == "ok" else None, None if k == "ok" else k, 0.1, None, None, None)
+            for i, k in enumerate(kinds)]
+
+
+def test_lost_llm_reads_only_the_calls_in_proposal_order():
+    """讲师报过：并发时录制按回复到达的顺序数"接连失败"（退出码 0），回放按提议的顺序数（退出码 1）；回放时说
+    "检查服务器以后再跑"；--budget 1 两次调用都失败照样退出码 0；最后一次是 429 就只说限流。现在录制和回放都只看
+    按提议的顺序记下的调用。"""
+    from evolve.openai_llm import GAVE_UP, GAVE_UP_SAID, lost_llm
+    e500, e429 = "LLM 回 HTTP 500", "LLM 回 HTTP 429"
+    assert lost_llm(_calls("ok", e500, e500, e500, e500, "ok")) is None              # 中间接连失败、后来又好了
+    assert lost_llm(_calls("ok", e500, "ok", e500)) is None
+    assert lost_llm(_calls()) is None
+    tail = lost_llm(_calls("ok", e500, e500, e500, e500))
+    assert tail.startswith(GAVE_UP_SAID) and "最后接连 4 次调用都失败了（LLM 回 HTTP 500 ×4）" in tail
+    both = lost_llm(_calls(e500, e500))                                              # --budget 1：两次都失败
+    assert "这次的 2 次调用全都失败了" in both and "检查 LLM 服务器" in both
+    gave = lost_llm(_calls("ok", e500, e500, e500, e429, GAVE_UP, GAVE_UP))
+    assert "之后 2 个提议没再问它" in gave and "限流" not in gave                     # 不全是 429：不只说限流
+    assert "限流" in lost_llm(_calls("ok", e429, e429, e429, e429, GAVE_UP))
+    replayed = lost_llm(_calls(e429, e429, e429, e429), replay=True)
+    assert "重新 --record" in replayed and "等一会儿再跑" not in replayed

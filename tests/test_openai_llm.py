@@ -912,11 +912,13 @@ def test_an_llm_abandoned_midway_is_said_not_compared(script_, args):
     assert gave_up_at_the_end(p), p.stderr[-2000:]        # 讲师报过：照样是退出码 0，写脚本录的时候看不出来
     flat = re.sub(r"\s+", "", p.stdout)
     said = re.sub(r"\s+", "", p.stderr)                # 放弃的那句写在标准错误
-    assert "之后的提议不再问它" in said
     if script_ == "02_llm_proposal.py":
         assert "一次回复也没拿到" in flat and "每一次的回复" not in flat and "结果都一样" not in flat
-        assert "最好的程序不会丢" not in said         # 02 不进化：那句不说"最好的程序不会丢"（以前说）
+        # 02 一共只问 4 次：讲师报过，它说"之后的提议不再问它，记作……"，可后面没有提议；最后那句说 4 次全都失败了
+        assert "之后的提议不再问它" not in said and "最好的程序不会丢" not in said
+        assert "这次的4次调用全都失败了（LLM回HTTP400×4）" in said, said
         return
+    assert "之后的提议不再问它" in said
     assert "最好的程序不会丢" in said
     assert "【本次不成立】比" in flat and "没问stub（接连失败以后不再调用" in flat, p.stdout[-3000:]
     assert "这次不说" in flat                      # 讲师又报过：比较照样印（"也管用"、"种子和采样的噪声"）

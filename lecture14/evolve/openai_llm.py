@@ -100,7 +100,16 @@ BAD_HEADERS = "LLM 服务器回的响应头不合规矩"
 TRUNCATED = "LLM 回复没传完整"
 COMPRESSED = "LLM 回复是压缩过的（请求的是不压缩的，没解压）"
 STREAMED = "LLM 回复是流式的（SSE），要的是一次给完的 JSON"   # 讲师报过：只会流式回答的服务器被说成"不是 JSON"
-_SSE = re.compile(rb"\s*(?:data|event|id|retry)\s*:")
+_SSE = re.compile(rb"\s*(?::|(?:data|event|id|retry)\s*:)")   # SSE 的一行：字段名加冒号，或者以冒号开头的注释行
+
+
+def looks_streamed(body: bytes, content_type: str = "") -> bool:
+    """回复是不是 SSE（流式）：正文不以 { 开头（不是一个 JSON 对象），而且响应头说 text/event-stream、或者正文以
+    SSE 的一行开头（"data: …"、": 注释"）。--llm（正文读不懂时）和 make openevolve（正文的第一段）都用它，同一个
+    服务器两边叫法一样（讲师报过：一边看响应头、一边看正文，叫法各不相同）。"""
+    if body.lstrip().startswith(b"{"):
+        return False
+    return content_type.strip().lower().startswith("text/event-stream") or bool(_SSE.match(body))
 TOO_LONG = f"LLM 回复太长（超过 {MAX_REPLY_BYTES / 1e6:g} MB，没读完）"
 # 本讲的 MockLLM 服务器（lecture14/mock_llm_server.py）出了程序错：它回 500 时带 MOCK_BUG_HEADER。讲师报过：手动开的
 # 服务器出了错，04 只说"接连失败（最后一次是'连不上'）"——错在它自己的终端里。认出来以后马上不再调用，说清去哪看
@@ -1008,7 +1017,7 @@ class OpenAILLM(_Backend):
                     raise LLMError(f"LLM 回 HTTP {status}")
                 if compressed(headers):                  # 讲师报过：被说成"不是 JSON"，其实响应头说得明白
                     raise LLMError(COMPRESSED)
-                return (*_content(raw), sent)
+                return (*_content(raw, headers.get("Content-Type", "")), sent)
             raise AssertionError("unreachable")
         except LLMError as e:
             e.requests = sent
@@ -1027,7 +1036,7 @@ class OpenAILLM(_Backend):
             self.notify(note)
 
 
-GAVE_UP_SAID = "LLM 接连失败以后没再调用"      # finish 最后那句的开头（tests/printed.gave_up_at_the_end 认它）
+GAVE_UP_SAID = "没用上 LLM："                  # finish 最后那句的开头（tests/printed.gave_up_at_the_end 认它）
 
 
 def gave_up_sentence(kind: str, in_a_row: int) -> str:
@@ -1135,13 +1144,13 @@ def compressed(headers) -> str | None:
     return value if value.lower() not in ("", "identity") else None
 
 
-def _content(raw: bytes):
+def _content(raw: bytes, content_type: str = ""):
     """chat-completions 的回复正文 -> (回复文本, usage, 模型名)。读不懂抛 LLMError（BAD_JSON、NO_CONTENT；正文是
     "data: …" 这样的 SSE 事件时是 STREAMED：请求里没要流式，服务器或代理照样流式地回）。"""
     try:
         data = loads(raw)
     except (ValueError, RecursionError):                 # UnicodeDecodeError 也是 ValueError；嵌得太深是 RecursionError
-        raise LLMError(STREAMED if _SSE.match(raw) else BAD_JSON) from None
+        raise LLMError(STREAMED if looks_streamed(raw, content_type) else BAD_JSON) from None
     try:
         content = data["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
@@ -1308,8 +1317,6 @@ class ReplayLLM(_Backend):
     def __init__(self, path: str):
         super().__init__()
         self.path = path
-        self.gave_up: str | None = None                    # 录制时决定了不再调用：回放到那里时一样（finish 看它）
-        self._failed_in_a_row = 0
         self.records: list[tuple[int, Call]] = []          # (文件里的行号, 调用)
         header, lineno, cut, seen, total = None, 0, False, False, 0
         # --record 写文件时抹掉了密钥；手改过的文件里要是有环境里的密钥，回放照样不印它（讲师报过）
@@ -1404,20 +1411,6 @@ class ReplayLLM(_Backend):
                                  "（提示里的程序是由前面的回复改出来的）；用录制时的代码、参数和原来的文件回放，或者重新 --record。")
         return call
 
-    def _log(self, call: Call) -> None:
-        """按提议的顺序记下回放的调用；录制时的"接连失败、不再调用"照同样的规则在这里再决定一次（录到 GAVE_UP 的
-        调用也算）：回放的退出码和录制时一样（finish）。"""
-        super()._log(call)
-        if self.gave_up is not None:
-            return
-        if call.error is None:
-            self._failed_in_a_row = 0
-            return
-        self._failed_in_a_row += 1
-        if call.error == GAVE_UP:
-            self.gave_up = gave_up_sentence("不再调用", self._failed_in_a_row)
-        elif call.error == MOCK_BUG or self._failed_in_a_row >= GIVE_UP_AFTER:
-            self.gave_up = gave_up_sentence(call.error, self._failed_in_a_row)
 
 
 def _plain(text) -> bool:
@@ -1505,12 +1498,13 @@ def add_arguments(ap) -> None:
     g.add_argument("--replay", metavar="FILE.jsonl", help="不联网，按 --record 录下的文件回答；标准输出和录制时逐字节相同")
 
 
-def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = ""):
+def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = "", give_up_after: int = GIVE_UP_AFTER):
     """按 add_arguments 的参数建后端：没有 --llm、--replay 返回 None（用 MockLLM）；有就返回一个查过能连上的
     OpenAILLM（要录制的话已经开始录）或一个 ReplayLLM。参数不对、连不上、文件读不了：抛 SetupError（一句话）。
     settings 是脚本名和决定结果的参数（例如 "04 --seed 0 --budget 50 --seeds 1"）：录进文件头，回放时必须一样。
     notify：决定不再调用、录制写不进去时说那一句话的函数（脚本给 runner.say：按终端宽度折行；evolve 不 import 第 1 讲）。
-    give_up_tail：决定不再调用的那句后面接的话（进化的 04、05 说最好的程序不会丢；02 不进化，不说）。"""
+    give_up_tail：决定不再调用的那句后面接的话（进化的 04、05 说最好的程序不会丢；02 不进化，不说）。
+    give_up_after：接连几次失败就不再调用（0：从不；02 一共只问 LLM_TRIES 次，没有"之后的提议"可说）。"""
     given = [f"--{n.replace('_', '-')}" for n in ("model", "llm_concurrency", "llm_timeout", "record")
              if getattr(a, n, None) is not None]
     if a.replay is not None:
@@ -1543,7 +1537,7 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = ""):
         raise SetupError(f"录制文件 {shown(a.record, 100)} {what}：--record 要一个新的文件名（例如 run.jsonl）。")
     try:
         backend = OpenAILLM(a.llm, a.model, concurrency=a.llm_concurrency or CONCURRENCY,
-                            timeout=a.llm_timeout or TIMEOUT, notify=notify or _tell_stderr)
+                            timeout=a.llm_timeout or TIMEOUT, notify=notify or _tell_stderr, give_up_after=give_up_after)
     except ValueError as e:
         raise SetupError(f"{e}。") from None
     backend.give_up_tail = give_up_tail
@@ -1565,23 +1559,57 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = ""):
     return backend
 
 
+def lost_llm(calls, replay: bool = False) -> str | None:
+    """这次运行没用上 LLM 时的那句话（finish 在最后说，退出码 1），用上了是 None。只看按提议的顺序记下的调用（录制和
+    回放记下的一模一样，所以两边的退出码一样；讲师报过：并发时按回复到达的顺序数"接连失败"，回放却按提议的顺序数，
+    录制退出码 0、回放 1）。没用上：有提议因为接连失败没再问它（GAVE_UP），或者最后接连 GIVE_UP_AFTER 次调用都失败，
+    或者这次的调用全都失败了（只有一两次也算：讲师报过，--budget 1 时两次都失败照样退出码 0），或者是本讲的 MockLLM
+    服务器出了程序错。replay：回放时的建议是重新录（回放改变不了录下的那次）。"""
+    calls = list(calls)
+    not_sent = sum(c.error == GAVE_UP for c in calls)
+    sent = [c for c in calls if c.error != GAVE_UP]
+    streak = []
+    for c in reversed(sent):                           # 最后接连失败的那几次
+        if c.error is None:
+            break
+        streak.append(c.error)
+    bug = any(c.error == MOCK_BUG for c in sent)
+    if not (not_sent or bug or len(streak) >= GIVE_UP_AFTER or (sent and len(streak) == len(sent))):
+        return None
+    from collections import Counter
+    kinds = "、".join(f"{k} ×{n}" for k, n in Counter(streak).most_common()) or "没有发出去"
+    if not_sent:
+        what = f"接连失败（最后几次：{kinds}），之后 {not_sent:,} 个提议没再问它，那些提议里没有它的修改"
+    elif len(streak) == len(sent):
+        what = f"这次的 {len(sent):,} 次调用全都失败了（{kinds}），一个回复也没拿到"
+    else:
+        what = f"最后接连 {len(streak):,} 次调用都失败了（{kinds}）"
+    if replay:
+        check = "这是录下的那一次：要一次用上模型的运行，等服务器好了重新 --record"
+    elif bug:
+        check = "本讲的 MockLLM 服务器出了程序错，traceback 在开它的终端里"
+    elif streak and set(streak) == {f"LLM 回 HTTP 429"}:
+        check = "多半是限流了，或者账户的额度用完了，等一会儿再跑，或者看看账户的额度"
+    else:
+        check = "检查 LLM 服务器、地址、模型名和密钥以后再跑"
+    return f"{GAVE_UP_SAID}{what}；{check}"
+
+
 def finish(llm, tell=None) -> None:
     """运行的最后（02、04、05 印完一切以后）：演示照常跑完了，但这次运行没做成它要做的事时，在标准错误上用 tell
     （脚本传 runner.say：按终端宽度折行；None 时原样印）再说一句、退出码 1（讲师报过：这两种时候退出码都是 0，
     写脚本在家录付费运行的人发现不了，上课时回放才知道）：
       - 录制半路写不进去了（_stop_recording）：--record 要的那个文件回放不了全程；
-      - 接连失败、决定不再调用 LLM（gave_up）：之后的提议都没问它，结果里没有它的修改——和 make openevolve 接连
-        失败时一样是退出码 1。回放这样一次录制时也一样（ReplayLLM 照同样的规则再决定一次）。"""
+      - 没用上 LLM（lost_llm：接连失败、不再调用，或者调用全都失败）：结果里没有它的修改——和 make openevolve 接连
+        失败时一样是退出码 1。回放这样一次录制时也一样（看的是录下的调用）。"""
     tell = tell or _tell_stderr
     said = getattr(llm, "record_stopped", None)
     if said:
         tell(f"（退出码 1：{said}）")
         sys.exit(1)
-    gave_up = getattr(llm, "gave_up", None)
-    if gave_up:
-        check = ("服务器限流了，或者账户的额度用完了：等一会儿再跑，或者看看账户的额度" if "HTTP 429" in gave_up
-                 else "检查 LLM 服务器、地址、模型名和密钥以后再跑")
-        tell(f"（退出码 1：{GAVE_UP_SAID}（为什么见上面），之后的提议里没有它的修改；{check}。）")
+    lost = lost_llm(getattr(llm, "calls", ()), replay=isinstance(llm, ReplayLLM))
+    if lost:
+        tell(f"（退出码 1：{lost}。）")
         sys.exit(1)
 
 

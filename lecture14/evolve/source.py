@@ -138,6 +138,15 @@ def ignored_code(source: str) -> list[tuple[int, str]]:
     after = source.find("\n", end) + 1 if source.find("\n", end) >= 0 else len(source)
     second = _marker(source, "EVOLVE-BLOCK-START", after)
     out = []
+    # 学生报过：README 那段（连同两行标记）贴进了原来的两行标记之间，文件里成了 START START … END END，一声不吭
+    inner = _marker(source, "EVOLVE-BLOCK-START", begin)
+    if 0 <= inner < end:
+        out.append((source.count("\n", 0, inner) + 1, f"这是块里面又一行 {BLOCK_START}：读的时候当它是注释；整段换代码时"
+                                                       "连同原来的两行标记一起换，不要把标记也贴进两行标记之间"))
+    stray = _marker(source, "EVOLVE-BLOCK-END", after)
+    if stray >= 0 and (second < 0 or stray < second):
+        out.append((source.count("\n", 0, stray) + 1, f"这一行 {BLOCK_END} 多余：第一个块在第 {last} 行已经结束，"
+                                                       "它后面、这一行前面的代码不会被读；删掉多的那一对标记"))
     if second >= 0:
         second = source.count("\n", 0, second) + 1
         out.append((second, "这是第二个 EVOLVE 块，不会被读：只读第一个 "

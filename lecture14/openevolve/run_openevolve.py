@@ -539,9 +539,10 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
     out = read_run(output)
     out["seconds"] = seconds
     out["llm_failed"] = dict(failed)
-    if len(streak) >= GIVE_UP_AFTER:                     # 跑完了，可最后几个提议都是 LLM 调用失败（预算正好用完）
-        kinds, check = streak_said(streak)
-        out["gave_up"] = (f"{label} 跑完了 {iterations} 个提议，可最后接连 {len(streak)} 个都是 LLM 调用失败（{kinds}）："
+    if len(streak) >= GIVE_UP_AFTER or (streak and len(streak) == len(seen)):   # 跑完了，可最后几个（或者全部）提议
+        kinds, check = streak_said(streak)                                    # 都是 LLM 调用失败（讲师报过：3 个全失败退出码 0）
+        which = f" {len(streak)} 个全都" if len(streak) == len(seen) else f"最后接连 {len(streak)} 个都"
+        out["gave_up"] = (f"{label} 跑完了 {iterations} 个提议，可{which}是 LLM 调用失败（{kinds}）："
                           f"{check}；详细的在 {log_path}")
     return out
 
@@ -550,8 +551,8 @@ def streak_said(streak: list) -> tuple[str, str]:
     """接连失败的那几个提议：(按种类数的"LLM 回 HTTP 500 ×4"，该查什么)。"""
     from collections import Counter
     kinds = "、".join(f"{k} ×{n}" for k, n in Counter(streak).most_common())
-    check = ("LLM 服务器限流了，或者账户的额度用完了（HTTP 429）：等一会儿再跑、把 --iterations 改小，"
-             "或者看看账户的额度" if set(streak) == {"LLM 回 HTTP 429"} else   # 讲师报过：429 也让人查地址、密钥
+    check = ("多半是限流了，或者账户的额度用完了，等一会儿再跑，或者看看账户的额度"   # 讲师报过：429 也让人查地址、密钥；
+             if set(streak) == {"LLM 回 HTTP 429"} else                       # 又报过：三个冒号、"改小 --iterations"没用
              "检查 LLM 服务器和 config.yaml 的 api_base、name、密钥")
     return kinds, check
 
@@ -694,15 +695,15 @@ def _careful_http() -> None:
     import importlib
 
     import openai
-    from evolve.openai_llm import COMPRESSED, MAX_REPLY_BYTES, STREAMED, TOO_LONG, TRUNCATED, compressed
+    from evolve.openai_llm import COMPRESSED, MAX_REPLY_BYTES, STREAMED, TOO_LONG, TRUNCATED, compressed, looks_streamed
     http = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])   # httpx 或 httpx2
 
     class Capped(http.SyncByteStream):
-        def __init__(self, inner, deadline: float, limit: float):
-            self.inner, self.deadline, self.limit = inner, deadline, limit
+        def __init__(self, inner, deadline: float, limit: float, content_type: str = ""):
+            self.inner, self.deadline, self.limit, self.content_type = inner, deadline, limit, content_type
 
         def __iter__(self):
-            left = MAX_REPLY_BYTES
+            left, first = MAX_REPLY_BYTES, True
             try:
                 for chunk in self.inner:
                     if time.monotonic() > self.deadline:             # 挤牙膏：整个请求到期了
@@ -710,6 +711,10 @@ def _careful_http() -> None:
                     left -= len(chunk)
                     if left < 0:
                         raise CarefulFailure(TOO_LONG)
+                    if first and chunk.strip():                      # 没要流式，照样流式地回：和 --llm 同样的判断
+                        first = False
+                        if looks_streamed(chunk, self.content_type):
+                            raise CarefulFailure(STREAMED)
                     yield chunk
             except http.ReadError as e:                              # 响应头到了、正文传到一半连接被重置：服务器已经
                 raise CarefulFailure(TRUNCATED) from e               # 答了，和 --llm 一样是"回复没传完整"，不是"连不上"
@@ -730,15 +735,12 @@ def _careful_http() -> None:
             if compressed(response.headers):                 # 不解压：和 --llm 一样是一次"回复是压缩过的"
                 response.close()
                 raise CarefulFailure(COMPRESSED)
-            if response.headers.get("content-type", "").strip().lower().startswith("text/event-stream"):
-                response.close()                             # 没要流式，服务器照样流式地回：和 --llm 同样的叫法
-                raise CarefulFailure(STREAMED)
             length = response.headers.get("content-length", "").strip()
             if length.isascii() and length.isdigit() and int(length) > MAX_REPLY_BYTES:
                 response.close()
                 raise CarefulFailure(TOO_LONG)
             start = response.request.extensions.get("careful_start", time.monotonic())
-            response.stream = Capped(response.stream, start + limit, limit)
+            response.stream = Capped(response.stream, start + limit, limit, response.headers.get("content-type", ""))
         kwargs["max_retries"] = 0
         kwargs.setdefault("http_client", openai.DefaultHttpxClient(
             follow_redirects=False, headers={"Accept-Encoding": "identity"},
