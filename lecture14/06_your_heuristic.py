@@ -38,6 +38,7 @@ from runner import int_between, ensure_numpy, nonnegative_int, parser, progress,
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
 from console import LISTING_LINES, check, fmt, listing, print_header, print_note, print_numbered, print_observations, print_table  # noqa: E402
+from console import WORD_BREAK as WB  # noqa: E402          # 表头里"要折就在这里折"的记号（印出来没有它）
 from console import print_try, print_with_command  # noqa: E402
 from console import Charts, gpu_flag  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
@@ -146,7 +147,7 @@ def demo1_scores(path, program, table, evolved, seed, budget):
         rows.append(["", "逐形状最优（上限）", f"{o_tr:.3f}×", f"{o_te:.3f}×", "100%"])
         if how == "random":
             scores["oracle"] = o_te
-    print_table(["划分", "方法", "训练形状（比专家快）", "测试形状（比专家快）", "测试上占最优的"], rows, keys=2)
+    print_table(["划分", "方法", "训练形状（比专家快）", "测试形状（比专家快）", f"测试上{WB}占最优的"], rows, keys=2)
     run_04 = f"04{gpu_flag()}（其余参数默认）" if gpu_flag() else "04 默认运行"
     same_as_04 = ("种子 {}、{} 个提议，和 {}的演示 2 / 3 里的那一次是同一次进化。".format(*RUN_04, run_04)
                   if (seed, budget) == RUN_04 else
@@ -399,10 +400,27 @@ def edit_preview(program, table) -> str:
     for how, label in SPLITS.items():
         _, test = split_shapes(all_shapes(), how)
         before, after = geomean_speedup(program, test, table), geomean_speedup(edited, test, table)
-        parts.append(f"{label}从 {before:.3f}× 变成 {after:.3f}×")
+        parts.append(f"“{label}”从 {before:.3f}× 变成 {after:.3f}×")      # 划分的名字里有顿号：加引号、用分号隔开
         moves.add("快" if round(after, 3) > round(before, 3) else "慢" if round(after, 3) < round(before, 3) else "平")
     said = {frozenset({"快"}): "两种划分都快了", frozenset({"慢"}): "两种划分反而都慢了"}.get(frozenset(moves), "不一定更好")
-    return "先替你算过了，这一改让测试形状上" + "、".join(parts) + f"，{said}；"
+    return "先替你算过了，这一改让测试形状上" + "；".join(parts) + f"：{said}；"
+
+
+def beats_expert(program, table) -> bool:
+    """两种划分的测试形状上都比专家快（和演示 1 观察 1 的判据一样）。"""
+    return all(geomean_speedup(program, split_shapes(all_shapes(), how)[1], table) > 1 + SAME for how in SPLITS)
+
+
+def edit_suggestion(a, program) -> tuple[str, str]:
+    """"改一改再打分"的建议：改法的例子、先替学生算好的那一改的分数、README 的提示（已经赢了专家时说往上追）。"""
+    hint = ("想再往上追按 M 查表和进化出的程序，README 的\"打败专家\"练习最后两步有提示" if beats_expert(program, a.table)
+            else "怎样改得赢，README 的\"打败专家\"练习有提示")        # 学生报过：已经赢了，还说"怎样改得赢"
+    # 学生报过：--gpu a100 时照 README 那段改，BK=256 的配置在 A100 上启动不了，06 却照样指过去
+    h100 = ("；那段是照 H100 写的，它的配置在 " + GPU.short + " 上不一定启动得了：先拿第 10 讲的 01_config_space.py "
+            "加上同样的 --gpu 查一查" if smaller_than_h100() else "")
+    return (f"在编辑器里打开 {file_to_edit(a.file)} 改，{edit_example(program)}（{edit_preview(program, a.table)}{hint}{h100}），"
+            "再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
+            f"python3 lecture14/06_your_heuristic.py {file_to_edit(a.file)}")
 
 
 def evolve_suggestion(a) -> tuple[str, str]:
@@ -434,13 +452,7 @@ def main(argv=None):
     print_try([
         *copy_suggestion("复制一份专家启发式，当作你的起点（只做一次：再做会覆盖你改过的文件；下面的命令都在仓库根目录"
                          "运行）：", a.file),
-        (f"在编辑器里打开 {file_to_edit(a.file)} 改，{edit_example(program)}（{edit_preview(program, a.table)}"
-         "怎样改得赢，README 的\"打败专家\"练习有提示"
-         # 学生报过：--gpu a100 时照 README 那段改，BK=256 的配置在 A100 上启动不了，06 却照样指过去
-         + ("；那段是照 H100 写的，它的配置在 " + GPU.short + " 上不一定启动得了：先拿第 10 讲的 01_config_space.py "
-            "加上同样的 --gpu 查一查" if smaller_than_h100() else "") + "），"
-         "再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
-         f"python3 lecture14/06_your_heuristic.py {file_to_edit(a.file)}"),
+        edit_suggestion(a, program),
         evolve_suggestion(a),
     ])
     CHARTS.report()

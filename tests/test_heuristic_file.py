@@ -210,3 +210,20 @@ def test_a_missing_file_is_said_in_the_students_words(tmp_path):
     from evolve.problem import load_or_explain
     _, msg = load_or_explain(str(tmp_path / "nonexist.py"))
     assert "没有这个文件" in msg and "No such" not in msg and "\n" not in msg
+
+
+def test_a_block_pasted_with_its_markers_between_the_markers_is_warned_about(tmp_path):
+    # 学生报过：README 练习那段（自带两行标记）贴进了原来的两行标记之间，文件成了 START START … END END，一声不吭
+    from conftest import LECTURE_EXPERT                            # 讲义的那份（学生改他的文件不影响这个测试）
+    expert = open(LECTURE_EXPERT, encoding="utf-8").read()
+    head, rest = expert.split("# EVOLVE-BLOCK-START\n", 1)
+    body, tail = rest.split("# EVOLVE-BLOCK-END", 1)
+    path = tmp_path / "doubled.py"
+    path.write_text(head + "# EVOLVE-BLOCK-START\n# EVOLVE-BLOCK-START\n" + body + "# EVOLVE-BLOCK-END\n"
+                    + "# EVOLVE-BLOCK-END" + tail, encoding="utf-8")
+    h = read_heuristic(str(path))
+    said = " ".join(h.warnings)
+    start = head.count("\n") + 2                                   # 第二行 START 的行号
+    assert f":{start}: 这是块里面又一行 # EVOLVE-BLOCK-START" in said, h.warnings
+    assert "多余" in said and len(h.warnings) == 2, h.warnings
+    assert h.program == read_heuristic(LECTURE_EXPERT).program     # 读出来的程序照旧
