@@ -290,10 +290,11 @@ def test_piped_tables_fit_in_100_columns_and_the_ones_that_fitted_are_unchanged(
             before = console._table_lines(t.headers, t.rows, PIPE_WIDTH, fold=False)
             if max(map(display_width, before)) <= PIPE_WIDTH:
                 # 读回来的格子去掉了首尾空格（缩进的行名），所以逐行比"同样的列宽、同样的表头、每行同样的字"
+                # 表头折在哪里可以不同：脚本里的表头可能标了 WORD_BREAK（console），读回来的表头上没有这个记号
                 assert CONTINUED not in block and len(block) == len(before), (path, t.headers)
                 rule = next(k for k, line in enumerate(block) if RULE.match(line))
-                assert block[:rule + 1] == before[:rule + 1], (path, t.headers)
-                assert [line.split() for line in block] == [line.split() for line in before], (path, t.headers)
+                assert block[rule] == before[rule], (path, t.headers)
+                assert [line.split() for line in block[rule:]] == [line.split() for line in before[rule:]], (path, t.headers)
             else:
                 split += 1
                 assert CONTINUED in block, (path, t.headers)
