@@ -402,7 +402,10 @@ def edit_preview(program, table) -> str:
         before, after = geomean_speedup(program, test, table), geomean_speedup(edited, test, table)
         parts.append(f"“{label}”从 {before:.3f}× 变成 {after:.3f}×")      # 划分的名字里有顿号：加引号、用分号隔开
         moves.add("快" if round(after, 3) > round(before, 3) else "慢" if round(after, 3) < round(before, 3) else "平")
-    said = {frozenset({"快"}): "两种划分都快了", frozenset({"慢"}): "两种划分反而都慢了"}.get(frozenset(moves), "不一定更好")
+    if "慢" not in moves:
+        said = "两种划分都快了" if moves == {"快"} else "没有一边变慢" if "快" in moves else "分数没变"
+    else:
+        said = "两种划分反而都慢了" if moves == {"慢"} else "一边快一边慢，不一定更好"
     return "先替你算过了，这一改让测试形状上" + "；".join(parts) + f"：{said}；"
 
 
@@ -418,7 +421,11 @@ def edit_suggestion(a, program) -> tuple[str, str]:
     # 学生报过：--gpu a100 时照 README 那段改，BK=256 的配置在 A100 上启动不了，06 却照样指过去
     h100 = ("；那段是照 H100 写的，它的配置在 " + GPU.short + " 上不一定启动得了：先拿第 10 讲的 01_config_space.py "
             "加上同样的 --gpu 查一查" if smaller_than_h100() else "")
-    return (f"在编辑器里打开 {file_to_edit(a.file)} 改，{edit_example(program)}（{edit_preview(program, a.table)}{hint}{h100}），"
+    preview = edit_preview(program, a.table)
+    example = edit_example(program)
+    if "反而都慢了" in preview:                         # 审读报过：算出来两边都慢了，还建议这么改
+        example, preview = "比如挪一条规则的阈值（if M <= 后面的数）、换一个配置，或者再加一条规则", ""
+    return (f"在编辑器里打开 {file_to_edit(a.file)} 改，{example}（{preview}{hint}{h100}），"
             "再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
             f"python3 lecture14/06_your_heuristic.py {file_to_edit(a.file)}")
 

@@ -270,5 +270,6 @@ def gave_up_at_the_end(p) -> bool:
     """--llm 的运行接连失败、不再调用 LLM 时：照样跑完，最后在标准错误上再说一遍、退出码 1（openai_llm.finish）。"""
     lines = p.stderr.rstrip("\n").splitlines()
     from evolve.openai_llm import GAVE_UP_SAID
-    last = "".join(lines[-3:]).split("（退出码 1：")[-1]          # 那句按终端宽度折过行
-    return p.returncode == 1 and last.startswith(GAVE_UP_SAID) and "Traceback" not in p.stderr
+    flat = "".join(p.stderr.split())                          # 那句按终端宽度折过行：整段连起来找最后一句
+    last = flat.rsplit("（退出码1：", 1)[-1] if "（退出码1：" in flat else ""
+    return p.returncode == 1 and last.startswith("".join(GAVE_UP_SAID.split())) and "Traceback" not in p.stderr

@@ -246,7 +246,7 @@ def test_width_follows_the_terminal_only_when_it_is_one(monkeypatch):
     piped = format_line("t", {"a": curve()})
     monkeypatch.setenv("COLUMNS", "83")                            # 除非明说（学生报过：80 列的窗口里 | less 看）
     assert chart_width() == 83 and console.wrap_width() == 83
-    for bad in ("", "0", "-5", "abc", "8O"):
+    for bad in ("", "0", "-5", "abc", "8O", "²", "٨٠"):
         monkeypatch.setenv("COLUMNS", bad)
         assert console.wrap_width() == console.PIPE_WIDTH, bad
     monkeypatch.setenv("COLUMNS", "20")

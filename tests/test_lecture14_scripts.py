@@ -869,9 +869,12 @@ def test_readme_beat_the_expert_hint_beats_the_expert(tmp_path, capsys):
     obs = s06.run_demos(a, program)
     capsys.readouterr()
     assert obs[0].ok and "你赢了专家" in str(obs[0]) and not failed_observations(obs)
-    # 学生报过：已经赢了专家，"可以试试"还说"怎样改得赢，README 的练习有提示"
+    # 学生报过：已经赢了专家，"可以试试"还说"怎样改得赢，README 的练习有提示"；审读报过：这份文件上"把 16 改成 64"
+    # 两边都变慢，照样建议这么改——现在换成一般的改法
     said = s06.edit_suggestion(a, program)[0]
     assert "怎样改得赢" not in said and "想再往上追" in said, said
+    if "反而都慢了" in s06.edit_preview(program, a.table):
+        assert "改成 if M <= 64" not in said and "挪一条规则的阈值" in said, said
     # 两种划分之间用"；"分开：划分的名字里有"、"（"8B 训练、70B/8 测试"），学生报过用"、"分开时读不出是几项
     listed = obs[0].measured                                        # 就是句子里"你赢了专家："后面那一串
     assert listed in obs[0].text and listed.count("的测试形状上") == listed.count("；") + 1 == 2

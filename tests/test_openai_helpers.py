@@ -156,3 +156,9 @@ def test_lost_llm_reads_only_the_calls_in_proposal_order():
     assert "限流" in lost_llm(_calls("ok", e429, e429, e429, e429, GAVE_UP))
     replayed = lost_llm(_calls(e429, e429, e429, e429), replay=True)
     assert "重新 --record" in replayed and "等一会儿再跑" not in replayed
+    # 审读报过：并发时按提议的顺序，放弃之前的最后一次可能是成功的——不说"（最后几次：没有发出去）"
+    odd = lost_llm(_calls("ok", "LLM 超时", "ok", GAVE_UP, GAVE_UP))
+    assert "之后 2 个提议没再问它" in odd and "最后几次" not in odd and "没有发出去" not in odd
+    from evolve.openai_llm import MOCK_BUG
+    bug = lost_llm(_calls("ok", MOCK_BUG, GAVE_UP))
+    assert "MockLLM 服务器出了程序错" in bug and "接连失败" not in bug

@@ -500,6 +500,20 @@ def test_a_budget_of_exactly_give_up_after_failing_proposals_ends_the_same_way_e
     assert not runmod.gives_up(failing[1:], n - 1, 50)
 
 
+def test_lines_read_after_four_failures_in_one_go_are_still_counted():
+    # 审读报过：数到第 4 个失败就不往下读（为了说"接连 4 个"），同一次读到的后面两个成功的提议没看见，跑完了的运行被说成
+    # "接连失败，停下了"、退出码 1。现在每一行都数，成功的让接连失败重新数起
+    from collections import Counter
+    err = "2026-12-03 14:35:18,159 - ERROR - Iteration {} error: LLM generation failed: Error code: 500 - boom"
+    ok = "2026-12-03 14:35:18,200 - INFO - Iteration {}: Program c (parent: a) completed in 0.07s"
+    lines = [err.format(k).encode() for k in range(1, 5)] + [ok.format(k).encode() for k in (5, 6)]
+    seen, failed, streak = set(), Counter(), []
+    assert runmod.count_done(lines, seen, failed, streak)
+    assert len(seen) == 6 and failed == {"LLM 回 HTTP 500": 4} and streak == []
+    assert not runmod.gives_up(streak, len(seen), 6)
+    assert not runmod.count_done(lines, seen, failed, streak)                     # 读过的行不再数
+
+
 def test_openevolve_waiting_on_a_silent_server_says_so_on_stderr(tmp_path, monkeypatch):
     """讲师报过：服务器不回答时 make openevolve 6 分钟一声不吭。现在每 QUIET_NOTE_SECONDS 秒没有提议做完，就说一声。"""
     from hostile_server import HostileServer

@@ -37,7 +37,8 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
   经验之谈，不是本仓库量出来的。用户消息就是 Prompt.text()，中文。录制文件的文件头里也存着它。看全文（在仓库根目录）：
       python3 lecture14/02_llm_proposal.py --system-prompt
 （经编号脚本的 runner：没有 numpy 的 python3 也行，课程代码查出的问题只说一句。）被 import 时不打印任何东西；
-PYTHONPATH=lecture14 python -m evolve.openai_llm 也只印系统提示。开跑以后只有决定不再调用时，from_arguments 建的后端往标准错误说一句为什么。
+PYTHONPATH=lecture14 python -m evolve.openai_llm 也只印系统提示。开跑以后只有决定不再调用时，from_arguments 建的后端往标准错误说一句为什么；
+脚本最后调 finish：录制写不进去、或者没用上 LLM（lost_llm）时再说一句、退出码 1。
 """
 
 from __future__ import annotations
@@ -1040,7 +1041,7 @@ GAVE_UP_SAID = "没用上 LLM："                  # finish 最后那句的开�
 
 
 def gave_up_sentence(kind: str, in_a_row: int) -> str:
-    """决定不再调用 LLM 时说的那句话（录制时在标准错误上说；运行的最后 finish 再说一遍）。"""
+    """决定不再调用 LLM 时，OpenAILLM 在标准错误上说的那句话（运行的最后 finish 另有一句，见 lost_llm）。"""
     return ((f"LLM：{kind}" if kind == MOCK_BUG else f"LLM：接连 {in_a_row} 次调用失败（最后一次是“{kind}”）")
             + f"，之后的提议不再问它，记作“{GAVE_UP}”。")
 
@@ -1412,7 +1413,6 @@ class ReplayLLM(_Backend):
         return call
 
 
-
 def _plain(text) -> bool:
     """text 是不是一个不带控制字符的非空字符串（--record 写进文件里、回放时要印出来的模型名和失败的种类都是）。"""
     return isinstance(text, str) and text != "" and shown(text, len(text)) == text
@@ -1577,9 +1577,12 @@ def lost_llm(calls, replay: bool = False) -> str | None:
     if not (not_sent or bug or len(streak) >= GIVE_UP_AFTER or (sent and len(streak) == len(sent))):
         return None
     from collections import Counter
-    kinds = "、".join(f"{k} ×{n}" for k, n in Counter(streak).most_common()) or "没有发出去"
-    if not_sent:
-        what = f"接连失败（最后几次：{kinds}），之后 {not_sent:,} 个提议没再问它，那些提议里没有它的修改"
+    kinds = "、".join(f"{k} ×{n}" for k, n in Counter(streak).most_common())
+    if bug:
+        what = "本讲的 MockLLM 服务器出了程序错，不再回答" + (f"，之后 {not_sent:,} 个提议没再问它" if not_sent else "")
+    elif not_sent:                                     # 并发时按提议的顺序，放弃之前的最后一次不一定是失败（审读报过）
+        what = (f"接连失败{f'（最后几次：{kinds}）' if kinds else ''}，之后 {not_sent:,} 个提议没再问它，"
+                "那些提议里没有它的修改")
     elif len(streak) == len(sent):
         what = f"这次的 {len(sent):,} 次调用全都失败了（{kinds}），一个回复也没拿到"
     else:
@@ -1588,7 +1591,7 @@ def lost_llm(calls, replay: bool = False) -> str | None:
         check = "这是录下的那一次：要一次用上模型的运行，等服务器好了重新 --record"
     elif bug:
         check = "本讲的 MockLLM 服务器出了程序错，traceback 在开它的终端里"
-    elif streak and set(streak) == {f"LLM 回 HTTP 429"}:
+    elif streak and set(streak) == {"LLM 回 HTTP 429"}:
         check = "多半是限流了，或者账户的额度用完了，等一会儿再跑，或者看看账户的额度"
     else:
         check = "检查 LLM 服务器、地址、模型名和密钥以后再跑"

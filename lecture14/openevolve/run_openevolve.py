@@ -426,6 +426,27 @@ def stall_seconds(config: str = CONFIG) -> float:
             + 2 * num(ev, "timeout", 300) + STALL_SLACK)
 
 
+def count_done(lines, seen: set, failed, streak: list) -> bool:
+    """新读到的几行日志里做完的提议：记进 seen（提议号），LLM 调用失败的按种类记进 failed、接到 streak 后面，成功的
+    清空 streak。同一次读到的每一行都数（审读报过：数到第 GIVE_UP_AFTER 个失败就不往下读，后面成功的几行没看见，
+    跑完了的运行被说成"接连失败，停下了"）。返回有没有新做完的提议。"""
+    new = False
+    for line in lines:
+        m = _DONE.match(line)
+        if not m or m.group(1) in seen:
+            continue
+        seen.add(m.group(1))
+        new = True
+        e = _ERROR.match(line)
+        kind = failure_kind(e.group(2).decode("utf-8", "replace")) if e else None
+        if kind:
+            failed[kind] += 1
+            streak.append(kind)
+        else:
+            streak.clear()
+    return new
+
+
 def gives_up(streak: list, done: int, iterations: int) -> bool:
     """接连 GIVE_UP_AFTER 个提议都是 LLM 调用失败、而且还有没做的提议时停下 OpenEvolve。只看日志里数出来的，不看
     OpenEvolve 这时退出了没有：讲师报过，预算正好 GIVE_UP_AFTER 个、每个都失败时，同一条命令有时停下（退出码 1）、
@@ -485,23 +506,10 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
             cut = chunk.rfind(b"\n") + 1
             offset += cut
             last = time.monotonic()
-            bug_seen = False
-            for line in chunk[:cut].splitlines():
-                bug_seen = bug_seen or bool(mock_bug.match(line))
-                m = _DONE.match(line)
-                if not m or m.group(1) in seen:
-                    continue
-                seen.add(m.group(1))
+            lines = chunk[:cut].splitlines()
+            bug_seen = any(mock_bug.match(line) for line in lines)
+            if count_done(lines, seen, failed, streak):
                 quiet_since = None
-                e = _ERROR.match(line)
-                kind = failure_kind(e.group(2).decode("utf-8", "replace")) if e else None
-                if kind:
-                    failed[kind] += 1
-                    streak.append(kind)
-                    if gives_up(streak, len(seen), iterations):
-                        break                            # 后面的行不再数：停下时说的正好是接连 GIVE_UP_AFTER 个
-                else:
-                    streak.clear()
             if progress and len(seen) != shown:
                 progress(min(len(seen), iterations), iterations)
                 shown = len(seen)
@@ -513,8 +521,8 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
             if gives_up(streak, len(seen), iterations):
                 if not finished:
                     _kill_group(p)
-                kinds, check = streak_said(streak)
-                raise RuntimeError(f"{label} 接连 {len(streak)} 个提议都是 LLM 调用失败（{kinds}），停下了，"
+                kinds, check = streak_said(streak[:GIVE_UP_AFTER])   # 一秒里读到第 5 个也说"接连 4 个"（机器忙时）
+                raise RuntimeError(f"{label} 接连 {GIVE_UP_AFTER} 个提议都是 LLM 调用失败（{kinds}），停下了，"
                                    f"没有跑完 {iterations} 个提议：{check}；详细的在 {log_path}。")
         if finished:
             break
