@@ -370,10 +370,6 @@ def format_table(headers: list[str], rows: list[list[object]], width: int | None
         return [head[j] for j in cols], [[r[j] for j in cols] for r in body]
     if n - k < 2 or max(map(display_width, _table_lines(*pick(list(range(k))), target, True))) > target:
         return "\n".join(_table_lines(head, body, target, fold=True))   # 只有一列可分、或行名本身就太宽：不分段
-    if n - k == 2:                                         # 两列要并排比（06 演示 3 的"你的 / 最优"）：格子里折得下就不分段
-        folded = _table_lines(head, body, target, fold=True)           # （表格审读报过：80 列里两列分在两段，比不成）
-        if max(map(display_width, folded)) <= target:
-            return "\n".join(folded)
     blocks, cur = [], []
     for j in range(k, n):                                  # 从左往右装：装得下就放进这一段，装不下就另起一段
         if cur and max(map(display_width, _table_lines(*pick(list(range(k)) + cur + [j]), target, False))) > target:
