@@ -405,7 +405,7 @@ def cell_text(c: object) -> str:
 
 def print_table(headers: list[str], rows: list[list[object]], keys: int = 1) -> None:
     """空一行，再印 format_table 排好的表格。没有数据行时只印表头和 ----。keys：分段印时每段都重复的前几列
-    （第一列是分组名、第二列才分得清各行时写 2）。"""
+    （第一列是分组名、第二列才分得清各行时写 2；不写时，第一列在组里后面几行空着的表 format_table 也按 2 算）。"""
     print("\n" + format_table(headers, rows, keys=keys))
 
 

@@ -514,6 +514,15 @@ def test_lines_read_after_four_failures_in_one_go_are_still_counted():
     assert not runmod.count_done(lines, seen, failed, streak)                     # 读过的行不再数
 
 
+def test_both_loops_say_the_same_about_the_same_failures():
+    # 审读报过：--llm 最后一次是 429 就只说限流，make openevolve 要四次都是 429；种类的说法两边各写一份
+    from evolve.openai_llm import RATE_LIMITED_ADVICE, Call, lost_llm
+    for streak, limited in ((["LLM 回 HTTP 429"] * 4, True), (["LLM 回 HTTP 500"] * 3 + ["LLM 回 HTTP 429"], False)):
+        kinds, check = runmod.streak_said(streak)
+        said = lost_llm([Call(i, "p", None, k, 0.1, None, None, None) for i, k in enumerate(streak)])
+        assert (check == RATE_LIMITED_ADVICE) == limited == (RATE_LIMITED_ADVICE in said) and kinds in said, (said, kinds)
+
+
 def test_openevolve_waiting_on_a_silent_server_says_so_on_stderr(tmp_path, monkeypatch):
     """讲师报过：服务器不回答时 make openevolve 6 分钟一声不吭。现在每 QUIET_NOTE_SECONDS 秒没有提议做完，就说一声。"""
     from hostile_server import HostileServer

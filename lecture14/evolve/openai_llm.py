@@ -1559,6 +1559,18 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = "", g
     return backend
 
 
+RATE_LIMITED_ADVICE = "多半是限流了，或者账户的额度用完了，等一会儿再跑，或者看看账户的额度"
+
+
+def failure_summary(kinds) -> tuple[str, bool]:
+    """接连失败的那几次：("LLM 回 HTTP 500 ×3、LLM 超时 ×1" 这样按次数排的一串, 是不是全是 429)。--llm 的 lost_llm 和
+    make openevolve（run_openevolve.streak_said）共用：同样的失败两边说法一样。"""
+    from collections import Counter
+    kinds = list(kinds)
+    return ("、".join(f"{k} ×{n}" for k, n in Counter(kinds).most_common()),
+            bool(kinds) and set(kinds) == {"LLM 回 HTTP 429"})
+
+
 def lost_llm(calls, replay: bool = False) -> str | None:
     """这次运行没用上 LLM 时的那句话（finish 在最后说，退出码 1），用上了是 None。只看按提议的顺序记下的调用（录制和
     回放记下的一模一样，所以两边的退出码一样；讲师报过：并发时按回复到达的顺序数"接连失败"，回放却按提议的顺序数，
@@ -1576,8 +1588,7 @@ def lost_llm(calls, replay: bool = False) -> str | None:
     bug = any(c.error == MOCK_BUG for c in sent)
     if not (not_sent or bug or len(streak) >= GIVE_UP_AFTER or (sent and len(streak) == len(sent))):
         return None
-    from collections import Counter
-    kinds = "、".join(f"{k} ×{n}" for k, n in Counter(streak).most_common())
+    kinds, rate_limited = failure_summary(streak)
     if bug:
         what = "本讲的 MockLLM 服务器出了程序错，不再回答" + (f"，之后 {not_sent:,} 个提议没再问它" if not_sent else "")
     elif not_sent:                                     # 并发时按提议的顺序，放弃之前的最后一次不一定是失败（审读报过）
@@ -1591,8 +1602,8 @@ def lost_llm(calls, replay: bool = False) -> str | None:
         check = "这是录下的那一次：要一次用上模型的运行，等服务器好了重新 --record"
     elif bug:
         check = "本讲的 MockLLM 服务器出了程序错，traceback 在开它的终端里"
-    elif streak and set(streak) == {"LLM 回 HTTP 429"}:
-        check = "多半是限流了，或者账户的额度用完了，等一会儿再跑，或者看看账户的额度"
+    elif rate_limited:
+        check = RATE_LIMITED_ADVICE
     else:
         check = "检查 LLM 服务器、地址、模型名和密钥以后再跑"
     return f"{GAVE_UP_SAID}{what}；{check}"

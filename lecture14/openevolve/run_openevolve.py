@@ -556,13 +556,11 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
 
 
 def streak_said(streak: list) -> tuple[str, str]:
-    """接连失败的那几个提议：(按种类数的"LLM 回 HTTP 500 ×4"，该查什么)。"""
-    from collections import Counter
-    kinds = "、".join(f"{k} ×{n}" for k, n in Counter(streak).most_common())
-    check = ("多半是限流了，或者账户的额度用完了，等一会儿再跑，或者看看账户的额度"   # 讲师报过：429 也让人查地址、密钥；
-             if set(streak) == {"LLM 回 HTTP 429"} else                       # 又报过：三个冒号、"改小 --iterations"没用
-             "检查 LLM 服务器和 config.yaml 的 api_base、name、密钥")
-    return kinds, check
+    """接连失败的那几个提议：(按种类数的"LLM 回 HTTP 500 ×4"，该查什么)。和 --llm 同一个说法（openai_llm.failure_summary）。"""
+    from evolve.openai_llm import RATE_LIMITED_ADVICE, failure_summary
+    kinds, rate_limited = failure_summary(streak)
+    # 讲师报过：429 也让人查地址、密钥；又报过：三个冒号、"改小 --iterations"没用
+    return kinds, RATE_LIMITED_ADVICE if rate_limited else "检查 LLM 服务器和 config.yaml 的 api_base、name、密钥"
 
 
 _PROGRAM = re.compile(_HEAD.decode() + r"Iteration (\d+): Program \S+")
