@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from layout import (BACKGROUND_MARK, CLOSING, FAILED, MARKS, OPENING, UNBREAKABLE, Axis, as_steps,  # noqa: F401
-                    display_width, extreme_note, finite, heat_edges, heat_levels, kind, nice_ticks, series_marks, tokens,
-                    wrap)
+                    display_width, extreme_note, finite, heat_edges, heat_levels, kind, nice_ticks, printed_ties,
+                    series_marks, tokens, wrap)
 
 MIN_WIDTH, MAX_WIDTH, PIPE_WIDTH = 60, 160, 100    # 终端宽度的上下限；输出不是终端时用 100 列
 
@@ -891,7 +891,7 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
     out += _legend(scale, [_paint(x[0], HEAT_COLORS[k], on) + x[1:] for k, x in enumerate(scale)], width,
                    "刻度（按比例分档，每档含下界）：" if log else "刻度（每档含下界）：")
     note = lambda word, t: extreme_note(word, fmt.format(t[0]), f"{rows[t[1]]}，{x_label or '列'} = {cols[t[2]]}",  # noqa: E731
-                                        sum(1 for u in flat if fmt.format(u[0]) == fmt.format(t[0])), "印出数值")
+                                        printed_ties(flat, t[0], fmt), "印出数值")
     ext = note("最大", big) + "；" + note("最小", small) + "。"
     return _at_least("\n".join(out + wrap(ext, width, "  ")), width)
 

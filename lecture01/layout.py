@@ -7,6 +7,7 @@
     Axis(values, cells, ...)       一根轴：数据 → 格子坐标，整刻度
     finite(values, what)           图的数据转成 float，有 NaN、无穷大就报错
     heat_edges / heat_levels       热力图五档的边界、每格的档位（按印出来的数）
+    printed_ties / extreme_note    热力图下面"最大、最小"那一句：印出来一样的有几格、怎么说
     printed_value(v, fmt)          v 照 fmt 印出来再读回的数
     series_marks(names, background) 折线、散点每条序列的记号（●、○、◆……）：终端印它，SVG 画同样形状的点
 
@@ -177,6 +178,13 @@ def wrap(text: str, width: int, indent: str = "") -> list[str]:
         cur, roles = carry, carried
     lines.append((indent if lines else "") + "".join(cur).rstrip(" "))
     return lines
+
+
+def printed_ties(flat, value: float, fmt: str) -> int:
+    """热力图里印出来和 value 一样的格子有几个（flat 是 (数, 行, 列) 的列表）：1.002 和 1.003 照 {:.2f} 都印成 1.00，
+    算并列（审读报过：只数正好相等的，"最小 1.00：14 格"，印着 1.00 的有 20 格）。终端和 SVG 都用它。"""
+    shown = fmt.format(value)
+    return sum(1 for u in flat if fmt.format(u[0]) == shown)
 
 
 def extreme_note(word: str, value: str, where: str, ties: int, marked: str) -> str:

@@ -17,7 +17,8 @@ import math
 
 from xml.sax.saxutils import escape, quoteattr
 
-from layout import Axis, as_steps, display_width, extreme_note, finite, heat_edges, heat_levels, series_marks, wrap
+from layout import (Axis, as_steps, display_width, extreme_note, finite, heat_edges, heat_levels, printed_ties,
+                    series_marks, wrap)
 
 FONT = ("'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
         "'WenQuanYi Micro Hei', 'Noto Sans', 'DejaVu Sans', sans-serif")
@@ -276,7 +277,7 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
         body.append(_text(x, y, rule, 11))
         x += text_width(rule, 11)
     note = lambda word, t: extreme_note(word, fmt.format(t[0]), f"{rows[t[1]]}，{x_label or '列'} = {cols[t[2]]}",  # noqa: E731
-                                        sum(1 for u in flat if fmt.format(u[0]) == fmt.format(t[0])), "黑框")   # 和终端里一样的说法
+                                        printed_ties(flat, t[0], fmt), "黑框")   # 和终端里一样的说法
     extremes = note("最大", big) + "；" + note("最小", small)
     body.append(_text(L, y + 26, extremes, 12))
     if marks_note:
