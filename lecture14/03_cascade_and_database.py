@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 
 from console import check, fmt, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from console import Charts, gpu_flag, median_count, of_seeds  # noqa: E402
-from console import WORD_BREAK as WB  # noqa: E402          # 表头里"要折就在这里折"的记号（印出来没有它）
+from console import WORD_BREAK as WB  # noqa: E402          # 表头里"要折优先在这里折"的记号（印出来没有它）
 from evolve import (EXPERT, Evaluator, TimeTable, all_shapes, choose, evolve, geomean_speedup, render,  # noqa: E402
                     simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402

@@ -46,7 +46,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 import numpy as np  # noqa: E402
 
 from console import apart_digits, check, fmt, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
-from console import WORD_BREAK as WB  # noqa: E402          # 表头里"要折就在这里折"的记号（印出来没有它）
+from console import WORD_BREAK as WB  # noqa: E402          # 表头里"要折优先在这里折"的记号（印出来没有它）
 from console import Charts, gpu_flag, print_with_command  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Evaluator, Shape, TimeTable, all_shapes,  # noqa: E402
                     best_single_config, choose, evolve, format_diff, geomean_speedup, oracle_speedup, parse,

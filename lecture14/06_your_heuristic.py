@@ -38,7 +38,7 @@ from runner import int_between, ensure_numpy, nonnegative_int, parser, progress,
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
 from console import LISTING_LINES, check, fmt, listing, print_header, print_note, print_numbered, print_observations, print_table  # noqa: E402
-from console import WORD_BREAK as WB  # noqa: E402          # 表头里"要折就在这里折"的记号（印出来没有它）
+from console import WORD_BREAK as WB  # noqa: E402          # 表头里"要折优先在这里折"的记号（印出来没有它）
 from console import print_try, print_with_command  # noqa: E402
 from console import Charts, gpu_flag  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
@@ -390,12 +390,13 @@ def run_demos(a, program) -> list:
     return out
 
 
-def edit_preview(program, table) -> str:
+def edit_preview(program, table) -> tuple[str, bool]:
     """"比如把 if M <= 16 改成 if M <= 64"那一改，先替学生算出两种划分的测试分数：这一改不一定更好（文档审读报过：
-    这条建议挂着"练习有提示"，照着改，随机划分上反而输给了专家）。不是那种改法时是空串。"""
+    这条建议挂着"练习有提示"，照着改，随机划分上反而输给了专家）。返回 (那半句话, 两种划分是不是都变慢了)；
+    不是那种改法时是 ("", False)。"""
     edited = edited_example(program)
     if edited is None:
-        return ""
+        return "", False
     parts, moves = [], set()
     for how, label in SPLITS.items():
         _, test = split_shapes(all_shapes(), how)
@@ -406,7 +407,7 @@ def edit_preview(program, table) -> str:
         said = "两种划分都快了" if moves == {"快"} else "没有一边变慢" if "快" in moves else "分数没变"
     else:
         said = "两种划分反而都慢了" if moves == {"慢"} else "一边快一边慢，不一定更好"
-    return "先替你算过了，这一改让测试形状上" + "；".join(parts) + f"：{said}；"
+    return "先替你算过了，这一改让测试形状上" + "；".join(parts) + f"：{said}；", moves == {"慢"}
 
 
 def beats_expert(program, table) -> bool:
@@ -421,9 +422,9 @@ def edit_suggestion(a, program) -> tuple[str, str]:
     # 学生报过：--gpu a100 时照 README 那段改，BK=256 的配置在 A100 上启动不了，06 却照样指过去
     h100 = ("；那段是照 H100 写的，它的配置在 " + GPU.short + " 上不一定启动得了：先拿第 10 讲的 01_config_space.py "
             "加上同样的 --gpu 查一查" if smaller_than_h100() else "")
-    preview = edit_preview(program, a.table)
+    preview, slower = edit_preview(program, a.table)
     example = edit_example(program)
-    if "反而都慢了" in preview:                         # 审读报过：算出来两边都慢了，还建议这么改
+    if slower:                                           # 审读报过：算出来两边都慢了，还建议这么改
         example, preview = "比如挪一条规则的阈值（if M <= 后面的数）、换一个配置，或者再加一条规则", ""
     return (f"在编辑器里打开 {file_to_edit(a.file)} 改，{example}（{preview}{hint}{h100}），"
             "再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
