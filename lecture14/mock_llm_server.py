@@ -58,7 +58,7 @@ from evolve.diff import DiffError, format_diff, make_diff, parse_diff  # noqa: E
 from evolve.mock_llm import Dice, MockLLM, Prompt  # noqa: E402
 from evolve.openai_llm import MOCK_BUG_REPLY  # noqa: E402
 from evolve.program import Program, apply_diff, render  # noqa: E402
-from evolve.source import ProgramError, find_block  # noqa: E402
+from evolve.source import ProgramError  # noqa: E402
 
 MODEL = "mock"
 PORT = 8765
