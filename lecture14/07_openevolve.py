@@ -223,14 +223,15 @@ def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
     co, ct = median(ours, "crossover"), median(theirs, "crossover")
     obs.append(f"MockLLM 从提示里别的程序借规则（crossover）的次数：本讲的循环 {co:.0f} 次，OpenEvolve {ct:.0f} 次"
                f"（每边 {budget} 个提议，中位数）。")
-    so, st = per_proposal_ms(ours, budget) / 1000, per_proposal_ms(theirs, budget) / 1000   # 按标准错误上印的毫秒数
+    places = ms_places(ours + theirs, budget)                                    # 按标准错误上印的毫秒数
+    so, st = per_proposal_ms(ours, budget, places) / 1000, per_proposal_ms(theirs, budget, places) / 1000
     mo_s, mt_s = median(ours, "mock_seconds") / budget, median(theirs, "mock_seconds") / budget
     obs.append(check(st >= SLOWER * so and max(mo_s, mt_s) < 0.01,
                      f"每个提议的墙上时间，OpenEvolve 是本讲循环的 {SLOWER} 倍以上（这次的倍数和毫秒数见上面几行）。"
                      "MockLLM 服务器回答两边的一个提示都只要几毫秒，评估都是查同一张时间表：多出来的是 OpenEvolve 框架"
                      "自己的时间（启动、拼提示、把程序库的快照传给 worker 进程、异步调度）。",
                      f"OpenEvolve 每个提议的墙上时间至少是本讲循环的 {SLOWER} 倍，MockLLM 服务器回答一个提示不到 10 毫秒",
-                     f"是 {st / so:.1f} 倍（{st * 1000:,.1f} 毫秒对 {so * 1000:,.1f} 毫秒；服务器回答一个提示 "
+                     f"是 {st / so:.1f} 倍（{st * 1000:,.{places}f} 毫秒对 {so * 1000:,.{places}f} 毫秒；服务器回答一个提示 "
                      f"{mt_s * 1000:.1f} 毫秒对 {mo_s * 1000:.1f} 毫秒）",
                      [(f"每个提议的墙上时间至少是本讲循环的 {SLOWER} 倍", st >= SLOWER * so),
                       ("服务器回答一个提示不到 10 毫秒", max(mo_s, mt_s) < 0.01)]))
@@ -285,20 +286,30 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
                                            "不同，这一条这次成不成立、是几倍，印在标准错误上（标准输出只放每次都一样的话）。"])
     obs[-1] = timing
     progress("用时（墙上时间，每次运行不同）：")
+    places = ms_places(runs_ours + runs_theirs, budget)
     for r in runs_ours + runs_theirs:
-        progress(f"  {r['system']} 种子 {r['seed']}：{r['seconds']:.1f} 秒，每个提议 {r['seconds'] / budget * 1000:,.1f} 毫秒"
+        progress(f"  {r['system']} 种子 {r['seed']}：{r['seconds']:.1f} 秒，每个提议 {r['seconds'] / budget * 1000:,.{places}f} 毫秒"
                  f"（其中 MockLLM 服务器 {r['mock_seconds'] / budget * 1000:,.1f} 毫秒）")
-    # 倍数按上面印的毫秒数（一位小数）的中位数算（学生报过：印的是 72.2、74.0 对 2.9、2.9 毫秒，倍数却是 25.5，照印的算是 25.2）
-    mt, mo = per_proposal_ms(runs_theirs, budget), per_proposal_ms(runs_ours, budget)
-    progress(f"  每个提议的墙上时间（各自种子的中位数）：OpenEvolve {mt:,.1f} 毫秒，本讲的循环 {mo:,.1f} 毫秒，是它的 "
+    # 倍数按上面印的毫秒数（ms_places 位小数，一般是一位）的中位数算（学生报过：印的是 72.2、74.0 对 2.9、2.9 毫秒，倍数却是 25.5，照印的算是 25.2）
+    mt, mo = per_proposal_ms(runs_theirs, budget, places), per_proposal_ms(runs_ours, budget, places)
+    progress(f"  每个提议的墙上时间（各自种子的中位数）：OpenEvolve {mt:,.{places}f} 毫秒，本讲的循环 {mo:,.{places}f} 毫秒，是它的 "
              f"{mt / mo:.1f} 倍")
     progress(f"  观察 {len(obs)}（墙上时间）：" + ("成立。" if getattr(timing, "ok", True) else "") + str(timing))
     return obs
 
 
-def per_proposal_ms(runs: list[dict], budget: int) -> float:
-    """每个提议的墙上时间（毫秒）：每个种子先舍到标准错误上印的一位小数，再取种子的中位数。"""
-    return float(statistics.median(round(r["seconds"] / budget * 1000, 1) for r in runs))
+def ms_places(runs: list[dict], budget: int) -> int:
+    """标准错误上每个提议的毫秒数印几位小数：一位；哪一次在一位小数上舍成了 0，就多印几位，直到每次都不是 0
+    （最多 6 位）——倍数从印出来的数算，除数不能是印成 0 的数。"""
+    places = 1
+    while places < 6 and any(round(r["seconds"] / budget * 1000, places) == 0 for r in runs):
+        places += 1
+    return places
+
+
+def per_proposal_ms(runs: list[dict], budget: int, places: int = 1) -> float:
+    """每个提议的墙上时间（毫秒）：每个种子先舍到标准错误上印的 places 位小数，再取种子的中位数。"""
+    return float(statistics.median(round(r["seconds"] / budget * 1000, places) for r in runs))
 
 
 def build_parser():

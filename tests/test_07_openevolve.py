@@ -436,3 +436,18 @@ def test_the_wall_time_ratio_is_the_printed_milliseconds_divided(table, capsys):
     S07.print_results(ours, theirs, table, train, test, 100)
     err = "".join(capsys.readouterr().err.split())
     assert "OpenEvolve72.2毫秒，本讲的循环2.9毫秒，是它的24.9倍" in err, err
+
+
+def test_a_run_faster_than_a_twentieth_of_a_millisecond_per_proposal_prints_more_digits_not_a_zero_divisor(table, capsys):
+    """每个提议不到 0.05 毫秒时，一位小数印成 0.0，倍数拿它当除数（一次换了假服务器的测试里见过 ZeroDivisionError）：
+    多印几位小数，倍数还是印出来的数相除。"""
+    from evolve import EXPERT
+    train, test = split_shapes()
+    extra = dict(best=EXPERT, history=[1.0] * 5, curve_wrong=[])
+    ours = [dict(r, seconds=0.00019, **extra) for r in GOOD_OURS]           # 每个提议 0.0475 毫秒：一位小数是 0.0
+    theirs = [dict(r, seconds=0.0019, **extra) for r in GOOD_THEIRS]        # 0.475 毫秒：印成 0.47（浮点里略小于 0.475）
+    assert S07.ms_places(ours + theirs, 4) == 2
+    S07.print_results(ours, theirs, table, train, test, 4)
+    err = "".join(capsys.readouterr().err.split())
+    assert "每个提议0.05毫秒" in err and "OpenEvolve0.47毫秒，本讲的循环0.05毫秒，是它的9.4倍" in err, err
+    assert "是9.4倍（0.47毫秒对0.05毫秒" in err, err
