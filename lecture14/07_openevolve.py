@@ -103,6 +103,9 @@ def run_theirs(table, train, test, seed: int, budget: int, procs, workdir: str) 
                                 watch=lambda: s.bug and "MockLLM 出了程序错误",   # 退出 with 时抛出那个错
                                 progress=lambda k, n: progress(f"{THEIRS}，种子 {seed}：{k}/{n} 个提议"))
         stats = s.answerer
+    if res.get("gave_up"):                              # 它问的是本讲的 MockLLM：调用都失败时它那几行比不了什么
+        raise RuntimeError(f"{res['gave_up']}。它问的是本讲的 MockLLM 服务器，这些调用本不该失败，一个可能的原因是装的 "
+                           "OpenEvolve 不是 requirements-openevolve.txt 钉住的版本；没有印比较的表")
     best, final, returned = oe.evaluated_best(res, os.path.join(workdir, f"seed{seed}"), train, table)
     c = oe.count(res)
     history, top, by_iter = [1.0], 1.0, {}

@@ -451,3 +451,18 @@ def test_a_run_faster_than_a_twentieth_of_a_millisecond_per_proposal_prints_more
     err = "".join(capsys.readouterr().err.split())
     assert "每个提议0.05毫秒" in err and "OpenEvolve0.47毫秒，本讲的循环0.05毫秒，是它的9.4倍" in err, err
     assert "是9.4倍（0.47毫秒对0.05毫秒" in err, err
+
+
+def test_an_openevolve_run_whose_llm_calls_all_failed_is_an_error_not_a_row_in_the_comparison(monkeypatch, table):
+    """run_openevolve 跑完了、可提议都是 LLM 调用失败时给 gave_up（make openevolve 退出码 1）；07 以前不看它，
+    照样把 OpenEvolve 那几行（一个提议也没用上）和本讲的循环比。现在是 07 的一句错误（main 说出来、退出码 1）。"""
+    from evolve import EXPERT, render
+    train, test = split_shapes()
+    said = "OpenEvolve 跑完了 4 个提议，可 4 个全都是 LLM 调用失败（LLM 回 HTTP 404 ×4）：检查地址；详细的在 x.log"
+    monkeypatch.setattr(S07, "MockServer", FakeServer)
+    monkeypatch.setattr(S07.oe, "run_openevolve", lambda *a, **k: dict(trace=[], iterations=4, best_code=render(EXPERT),
+                                                                          best_metrics={"combined_score": 1.0},
+                                                                          gave_up=said))
+    with pytest.raises(RuntimeError) as e:
+        S07.run_theirs(table, train, test, 0, 4, None, "")
+    assert str(e.value).startswith(said + "。") and "没有印比较的表" in str(e.value)
