@@ -9,13 +9,15 @@ import re
 import numpy as np
 import pytest
 
-from conftest import run_script
+from conftest import load_script, run_script
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, all_shapes, choose, parse,
                     per_m_table, simplify, split_shapes)
 from printed import find, find_table, number, numbers, observations, pct_shows, section, shows, \
     tables
 from reruns import watched
 from sched_lab import SMS, explain, mma_parts, time_valid
+
+S06 = load_script("lecture14/06_your_heuristic.py", "s06_printed_numbers")
 
 SCRIPT = "lecture14/06_your_heuristic.py"
 PREFETCH = [(SCRIPT,)]                      # conftest：后台先跑（test_lecture14_scripts 也用这次运行）
@@ -176,10 +178,10 @@ def test_demo3_explain_blocks(stdout, table, yours):
         best = VALID[int(np.argmin(times))]
         mine = choose(yours, s)
         rows = {r[0]: r for r in b.rows}
-        cfg = lambda cell: Config(*(int(x) for x in numbers(cell)))            # noqa: E731
-        assert cfg(rows["配置"][1]) == mine and cfg(rows["配置"][2]) == best
+        cfg = lambda col: Config(*(int(x) for x in numbers(rows["配置"][col] + " " + rows[S06.WARPS_ROW.strip()][col])))  # noqa: E731
+        assert cfg(1) == mine and cfg(2) == best
         # 千位分隔：学生报过 500 条规则的表跑出 "20491.8 µs"、"60398.0 MB"，别处都印 "4,247.1"
-        assert not [c for k, r in rows.items() if k != "配置" for c in r[1:] if re.search(r"\d{4}", c)], rows
+        assert not [c for k, r in rows.items() if k not in ("配置", S06.WARPS_ROW.strip()) for c in r[1:] if re.search(r"\d{4}", c)], rows
         assert shows(rows["时间"][1], times[INDEX[mine]] * 1e6) and shows(rows["时间"][2], times.min() * 1e6)
         # 学生报过：标题说慢 3.39×，表里 56.1 µs ÷ 16.5 µs 却是 3.40——照表里的两个时间算，得到的就是标题的数
         assert f"{number(rows['时间'][1]) / number(rows['时间'][2]):.2f}" == printed, (printed, rows["时间"])

@@ -187,3 +187,13 @@ def test_chained_commands_print_one_per_line_and_whole(capsys):
     print_try([("先跑第 13 讲，再用同一个模型跑第 14 讲：", ("python3 lecture13/01_timing_model.py --knob L2_BW=1.54e+13", long))])
     lines = capsys.readouterr().out.split("\n")
     assert lines[-3:] == ["       python3 lecture13/01_timing_model.py --knob L2_BW=1.54e+13", "       " + long, ""]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
+@pytest.mark.timeout(300)
+def test_06_compares_your_config_and_the_best_side_by_side_in_80_columns():
+    # 学生报过：80 列里 06 演示 3 的每张"你的 / 最优"表都拆成两块（配置一格 36 列宽），两边的数不在同一行上比
+    p = TERMINAL["lecture14/06_your_heuristic.py", 80]()
+    assert p.returncode == 0, p.stdout[-3000:]
+    demo3 = p.stdout.split("演示 3：")[1]
+    assert demo3.count("你的比最优慢") >= 1 and "续上表" not in demo3, demo3[:3000]
