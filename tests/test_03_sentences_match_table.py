@@ -8,7 +8,7 @@ import re
 import pytest
 
 from conftest import TESTS_GPU, load_script, prefetch, run_script
-from printed import find_table, numbers, observations, section
+from printed import find_table, number, numbers, observations, section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = "lecture14/03_cascade_and_database.py"
@@ -113,6 +113,12 @@ def test_demo2_greedy_sentence_agrees_with_median_and_worst_seed(outputs, run):
     finding = obs[0].replace(" ", "")
     if not low_ok and med_ok:                                   # 观察 1 也不能再说"陷阱也许不多"
         assert "陷阱也许不多" not in finding and f"永远挑最好的{lo_b}" in finding, finding
+    if "陷阱是有的" in finding:                                  # 拿早早收敛解释：均匀挑没吃亏，永远挑最好的父程序最少
+        col, parents = t.col("训练形状"), t.col("当过父程序的不同程序")
+        (um, ulo, _), (im, ilo, _) = numbers(t.row("均匀挑")[col]), numbers(isl)
+        assert um / im - 1 >= -s03.TIE and ulo / ilo - 1 >= -s03.TIE, finding
+        fewest = number(t.row("永远挑最好的")[parents])
+        assert all(fewest < number(r[parents]) for r in t.rows if r[0] != "永远挑最好的"), finding
 
 
 @pytest.mark.parametrize("worst,expect,absent", [
@@ -124,7 +130,7 @@ def test_greedy_verdict_branches(worst, expect, absent):
     scores = dict(best=1.256, uniform=1.252, tournament=1.265, islands=1.253)
     o = str(s03.obs_greedy(dict(best=20, uniform=300, tournament=200, islands=230), scores,
                            dict(best=700, islands=250), worst))
-    finding = s03.policy_finding(scores, worst)
+    finding = s03.policy_finding(scores, dict(best=20, uniform=300, tournament=200, islands=230), worst)
     assert expect in o and f"最差的种子 {worst['best']:.3f}× 对岛屿模型 {worst['islands']:.3f}×" in o
     if "看中位数" in expect:
         assert "卡在" in o and "陷阱也许不多" not in finding and f"永远挑最好的 {worst['best']:.3f}×" in finding

@@ -514,3 +514,19 @@ def test_a_range_of_percentages_prints_both_ends_with_the_same_places():
     """学生报过：04 演示 3 说"两种划分都拿到 85.3%–96%"——挨着判据的一端多印了一位，另一端没有。"""
     assert T04.span(0.8534, 0.9612, 0.85) == "85.3%–96.1%"
     assert T04.span(0.91, 0.96, 0.85) == "91%–96%" and T04.span(0.9601, 0.9604, 0.85) == "96%"
+
+
+def test_05_a_variant_that_lost_the_whole_small_gain_is_not_called_about_the_same(table):
+    """审读报过：05 --budget 1 --seeds 1 时完整系统只涨了 1.6%（1.016×），没有逐形状反馈的一点没涨（1.000×）：相差
+    -1.6% 不到 2%，观察说"差不多……拿掉反馈伤不到训练形状上最后的分数"；小模型 1.000× 也说"不过只低一点……没有内核
+    常识也只差这么一点"。现在"差不多"还要保住完整系统一半以上的涨幅。"""
+    full = [result(1.016) for _ in range(3)]
+    res = results(full=full, no_feedback=[result(1.0) for _ in range(3)], small=[result(1.0) for _ in range(3)],
+                  no_cascade=[result(1.016, runs=34_000, probe=0) for _ in range(3)])
+    obs, out = ablations(table, res)
+    fails(claim(obs, WORDS["no_feedback"]), out, ["2%", "涨幅至少是完整系统的一半"], ["相差 -1.6%", "涨幅是完整系统的 0%"])
+    assert "伤不到" not in flat(out) and "只差这么一点" not in flat(out) and "只低一点" not in flat(out)
+    cascade = claim(obs, WORDS["no_cascade"])
+    holds(cascade, out)                                  # 1.016× 对 1.016×：保住了全部涨幅，照样算差不多
+    half = results(full=[result(1.20) for _ in range(3)], no_feedback=[result(1.19) for _ in range(3)])
+    holds(claim(ablations(table, half)[0], WORDS["no_feedback"]), ablations(table, half)[1])

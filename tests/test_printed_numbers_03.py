@@ -47,14 +47,15 @@ def runs(table):
             o, ev, best = w["out"], w["ev"], w["out"]["best"][0]
             out["cascade", (n, how)].append(dict(
                 score=o["best"][1]["score"], runs=ev.bench_runs, rejected=ev.rejected, false=ev.false, missed=ev.missed,
-                parents=len(w["watch"].parents), alive=len(set(o["population"])), flat=longest_flat(o["history"]),
+                parents=len(w["watch"].parents), alive=len(set(o["population"])), flat=longest_flat(o["improvements"][0][1], o["history"]),
                 test=math.exp(log_speedup(table, best, w["test"])), best=best, ev=ev, watch=w["watch"]))
     out["db", "islands"] = out["cascade", (s03.N_PROBE, "spread")]      # 脚本说：岛屿模型那一行就是这一次
     return out
 
 
-def longest_flat(history) -> int:
-    return max(len(list(g)) for _, g in itertools.groupby(history.tolist()))
+def longest_flat(start, history) -> int:
+    """最长接连几个提议没刷新最好分数：起点接上每个提议之后的最好分数，一段相等的值里除了第一个都是"没变"。"""
+    return max(len(list(g)) - 1 for _, g in itertools.groupby([start] + history.tolist()))
 
 
 def med(rs, key):
