@@ -890,6 +890,28 @@ _BACKGROUND: list = []
 INTERRUPTED_SAID = "已中断（Ctrl-C）：下面一行数的是中断之前跑完的测试"
 
 
+def _fit_wide_titles():
+    """pytest 的分隔线（"!!! 标题 !!!"、"___ 测试名 ___"）按 len() 算标题多宽：中文一个字占两列，标题是中文时整行比
+    终端宽、折成两行（学生报过：80 列里 Ctrl-C 停下时 INTERRUPTED_SAID 那行 102 列）。这里按显示宽度算，两边的
+    分隔符相应少印几个。改的是 pytest 没公开的 TerminalWriter.sep：哪天它变了、import 不到，照旧用 pytest 的。"""
+    try:
+        from _pytest._io.terminalwriter import TerminalWriter
+        from layout import display_width
+    except ImportError:
+        return
+    original = TerminalWriter.sep
+
+    def sep(self, sepchar, title=None, fullwidth=None, **markup):
+        extra = display_width(title) - len(title) if title else 0
+        if extra > 0:
+            fullwidth = (self.fullwidth if fullwidth is None else fullwidth) - extra
+        return original(self, sepchar, title, fullwidth, **markup)
+    TerminalWriter.sep = sep
+
+
+_fit_wide_titles()
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_keyboard_interrupt(excinfo):
     """Ctrl-C 停下时 pytest 自己印一段：!!! KeyboardInterrupt !!!、conftest.py 里抛出它的那一行、"to show a full

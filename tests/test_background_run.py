@@ -51,3 +51,7 @@ def test_ctrl_c_stops_the_tests_even_when_python_swallows_the_keyboardinterrupt(
     from conftest import INTERRUPTED_SAID
     assert INTERRUPTED_SAID in p.stdout and "--full-trace" not in p.stdout, p.stdout[-2000:]
     assert "! KeyboardInterrupt !" not in p.stdout, p.stdout[-2000:]
+    # 学生报过：80 列的终端里那一行是 102 列（pytest 按 len() 排分隔线）；管道里 pytest 按 80 列排
+    from layout import display_width
+    said = [line for line in p.stdout.splitlines() if INTERRUPTED_SAID in line]
+    assert len(said) == 1 and 70 < display_width(said[0]) <= 80, said
