@@ -1140,6 +1140,7 @@ def test_04_and_06_say_when_the_expert_is_not_the_lectures(project):
     for args in (("lecture14/06_your_heuristic.py", "--quick"), ("lecture14/04_alphaevolve_tiling.py", "--quick")):
         out = run_script_fresh(*args, cwd=project, env=env, timeout=300)
         assert out.returncode == 0 and "和讲义的专家选的配置不一样" not in re.sub(r"\s+", "", out.stdout), out.stderr
+        assert "04" not in args[0] or "这个专家是讲义作者写的" in re.sub(r"\s+", "", out.stdout)
     assert "if M <= 16:" in text
     expert.write_text(text.replace("if M <= 16:", "if M <= 64:", 1), encoding="utf-8")
     for args in (("lecture14/06_your_heuristic.py", "--quick"), ("lecture14/04_alphaevolve_tiling.py", "--quick")):
@@ -1147,6 +1148,7 @@ def test_04_and_06_say_when_the_expert_is_not_the_lectures(project):
         said = re.sub(r"\s+", "", out.stdout)
         assert out.returncode == 0 and "和讲义的专家选的配置不一样" in said, (args, out.stdout[:2000])
         assert "gitcheckoutlecture14/expert_heuristic.py" in said, args
+        assert "讲义作者写的" not in said, args          # 04 演示 4 的观察（见 test_observation_branches）
 
 
 def test_01_names_a_few_branches_of_a_pasted_table_and_counts_the_rest():

@@ -530,3 +530,12 @@ def test_05_a_variant_that_lost_the_whole_small_gain_is_not_called_about_the_sam
     holds(cascade, out)                                  # 1.016× 对 1.016×：保住了全部涨幅，照样算差不多
     half = results(full=[result(1.20) for _ in range(3)], no_feedback=[result(1.19) for _ in range(3)])
     holds(claim(ablations(table, half)[0], WORDS["no_feedback"]), ablations(table, half)[1])
+
+
+def test_04_demo4_does_not_call_a_changed_expert_the_lecture_authors(table, halves, evolved_best, monkeypatch):
+    """学生报过：照"可以试试"把 if M <= 16 改成 if M <= 64 再跑 04，开头说专家和讲义的不一样，演示 4 的观察 3 却还说
+    "这个专家是讲义作者写的，强弱由作者决定"。"""
+    said = lambda: claim(demo4(table, halves, 20_000, evolved_best)[0], "1.25–1.45").text    # noqa: E731
+    assert "这个专家是讲义作者写的" in said()
+    monkeypatch.setattr(T04, "expert_changed_note", lambda: "注意：专家启发式……和讲义的专家选的配置不一样")
+    assert "这个专家是你改过的那份" in said() and "讲义作者" not in said()
