@@ -718,7 +718,11 @@ def suggestions(a) -> list:
 def main(argv=None):
     a = parse_args(argv)
     if a.system_prompt:                                 # README 的"用真的语言模型"说用它看系统提示的全文
-        print(openai_llm.SYSTEM_PROMPT)
+        text = openai_llm.SYSTEM_PROMPT
+        shown = fit_lines(text) if sys.stdout.isatty() else text     # 重定向到文件、管道里：一字不动的原文
+        print(shown)
+        if shown != text:                               # 学生报过：80 列的终端里 16 行比终端宽
+            note(FOLDED[:-2] + "；要一字不动的原文，把输出重定向到一个文件。）")
         return
     try:
         llm = openai_llm.from_arguments(a, f"02 --seed {a.seed} --after {a.after}", notify=say,

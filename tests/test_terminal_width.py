@@ -197,3 +197,15 @@ def test_06_compares_your_config_and_the_best_side_by_side_in_80_columns():
     assert p.returncode == 0, p.stdout[-3000:]
     demo3 = p.stdout.split("演示 3：")[1]
     assert demo3.count("你的比最优慢") >= 1 and "续上表" not in demo3, demo3[:3000]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
+def test_the_system_prompt_fits_80_columns_in_a_terminal_and_is_verbatim_when_redirected():
+    # 学生报过：README 里的 python3 lecture14/02_llm_proposal.py --system-prompt 在 80 列里 16 行比终端宽；
+    # 重定向到文件时照旧是一字不动的原文（test_openai_llm 的 README 命令测试比对）
+    from evolve.openai_llm import SYSTEM_PROMPT
+    p = run_in_pty(["lecture14/02_llm_proposal.py", "--system-prompt"], 80, {"NO_COLOR": "1"}, env=base_env())
+    assert p.returncode == 0 and too_wide(p.stdout, 80) == [], too_wide(p.stdout, 80)
+    assert "比终端宽的行折开印了" in p.stdout and "重定向到一个文件" in p.stdout
+    unfolded = re.sub(r"\n {4,}", " ", p.stdout.split("（比终端宽的行")[0].strip())
+    assert " ".join(unfolded.split()) == " ".join(SYSTEM_PROMPT.split())   # 折开的只是空白
