@@ -75,6 +75,7 @@ def tokens(text: str, glue: bool = True) -> list[str]:
 
 
 UNIT = re.compile(r"(µs|ms|s|B|KB|MB|GB|TB/s|GB/s|TFLOPS|FLOP/B)(?![A-Za-z0-9])")   # 跟着数走的单位（后面可以接标点）
+SPEEDUP = re.compile(r"[\d.,]+×")                    # 几倍："1.18×"
 MEASURE = set("个次倍行条格列秒种轮层步") | {"毫秒"}   # 跟着数走的量词（"16 个 warp"、"464 次"、"2.1 毫秒"）
 WORDS = ("毫秒",)                                    # 两个宽字符的单位：先连成一段（"毫⏎秒" 没法读）
 OPERATORS = ("<=", ">=", "<", ">", "≤", "≥", "=", "==")
@@ -83,7 +84,7 @@ IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def _glue(left: str, right: str) -> bool:
     """left、right 之间的那个空格不折行：命令行选项和它的值（"--knob L2_BW=1.8e+11"）、数和它的单位或量词（"11.3 µs——"、
-    "227 KB"、"16 个"）、比较和它的数（"> 255"、"M <= 16:"、"if M"）、配置元组（"(128, 128, 64, 4, 3, 8)"）。
+    "227 KB"、"16 个"）、"慢""快"和倍数（"慢 1.18×"）、比较和它的数（"> 255"、"M <= 16:"、"if M"）、配置元组（"(128, 128, 64, 4, 3, 8)"）。
     学生报过 "--knob⏎LOAD_LATENCY_BUSY=9e-07"、"（227⏎KB）"、"86.5⏎µs——"、"if⏎M <= 16:"、"(128,⏎128, …)"。"""
     last = left.split(" ")[-1]
     if last.startswith("--") and right[:1].isascii() and right[:1].isalnum():
@@ -92,6 +93,8 @@ def _glue(left: str, right: str) -> bool:
         return True
     if left[-1:].isdigit() and (UNIT.match(right) or right in MEASURE):
         return True
+    if left[-1:] in "慢快" and SPEEDUP.match(right):
+        return True                                  # "慢 1.18×"（学生报过 01 的表格里折成 "（慢⏎1.18×）"）
     if re.fullmatch(r"(?:[0-9A-F]{2} )*[0-9A-F]{2}", left) and re.search("[A-F]", left) and re.match(r"[0-9A-F]{2}(?![\w])", right):
         return True                                  # 一串字节 "B5 DA 20 31"（学生报过 GBK 的报错折成 "B5 DA 20⏎31"）
     if last == "return" and right.startswith("Config"):

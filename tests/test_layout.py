@@ -123,7 +123,10 @@ def test_make_openevolve_after_the_test_setup_installs_nothing_again(tmp_path):
     ("--budget 100001 太大了（运行 python3 lecture14/04_alphaevolve_tiling.py --help 看所有选项。）",
      "python3 lecture14/04_alphaevolve_tiling.py --help"),
     ("这里不能写 pass：每个 if 下面写一句 return Config(...)，最后一句也是", "return Config(...)"),
-    ("这个文件不是 UTF-8 编码（第 3 行有 UTF-8 读不了的字节 B5 DA 20 31），看起来是 GBK", "B5 DA 20 31")])
+    ("这个文件不是 UTF-8 编码（第 3 行有 UTF-8 读不了的字节 B5 DA 20 31），看起来是 GBK", "B5 DA 20 31"),
+    # 学生报过：01 的表格里 "64×64×256 / 4 warp / 3 级 / group 1（慢⏎1.18×）"
+    ("64×64×256 / 4 warp / 3 级 / group 1（慢 1.18×）", "慢 1.18×"),
+    ("专家在这几个形状上最差离最优慢 2.53×——进化要做的事", "慢 2.53×")])
 def test_wrap_keeps_an_option_with_its_value_a_number_with_its_unit_and_a_condition_whole(text, kept):
     # 学生报过："--knob⏎LOAD_LATENCY_BUSY=9e-07"、"（227⏎KB）"、"11.3⏎µs"、"if M ‹=⏎16:"
     from layout import wrap
