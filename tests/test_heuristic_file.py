@@ -65,6 +65,17 @@ def test_gbk_file_says_save_as_utf8(tmp_path):
         read_heuristic(path)
 
 
+@pytest.mark.parametrize("line, encoding, bad", [("# 第 1 行\n", "gbk", "B5 DA"), ("# café\n", "latin-1", "E9"),
+                                                 ("# 第一行\n", "gbk", "B5 DA D2 BB")])
+def test_the_gbk_message_names_only_the_bytes_utf8_cannot_read(tmp_path, line, encoding, bad):
+    # 学生报过："第 2 行有 UTF-8 读不了的字节 B5 DA 20 31"——20 31 是 " 1"，UTF-8 读得了
+    path = tmp_path / "h.py"
+    rest = HEAD.split("\n", 1)[1] + BODY + TAIL
+    path.write_bytes("# 我的启发式\n".encode("utf-8") + line.encode(encoding) + rest.encode("utf-8"))
+    e = error(str(path))
+    assert e.lineno == 2 and f"读不了的字节 {bad}）" in e.message, e.message
+
+
 def test_bom_at_start_and_crlf_are_fine(tmp_path):
     # 记事本的 BOM（文件开头）和 Windows 换行：照样读，行号不变
     path = write(tmp_path, "\ufeff" + (HEAD + BODY + TAIL).replace("\n", "\r\n"))

@@ -421,7 +421,10 @@ def decode_source(raw: bytes, name: str) -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         line = raw.count(b"\n", 0, e.start) + 1
-        bad = raw[e.start:e.start + 4].hex(" ").upper()
+        end = e.start + 1                                # 读不了的那一串：到下一个 ASCII 字节为止，最多 4 个（学生报过：
+        while end < min(len(raw), e.start + 4) and raw[end] >= 0x80:   # "B5 DA 20 31"，后两个是 " 1"，读得了）
+            end += 1
+        bad = raw[e.start:end].hex(" ").upper()
         try:
             raw.decode("gbk")
             guess = "看起来是 GBK（中文 Windows 的记事本、老的编辑器常用它）"
