@@ -662,6 +662,11 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
                   max(2, min(6, (width - left - right) // 12)))
     H, P = yaxis.cells, xaxis.cells
     grid = [[(" ", None)] * P for _ in range(H)]
+    if same_range:                                         # y = x（每个点 x = y 的那条辅助线）画满两根轴共有的范围，
+        a, b = max(xaxis.lo, yaxis.lo), min(xaxis.hi, yaxis.hi)   # 和 SVG 一样从左下角到右上角（学生报过：
+        ends = [10.0 ** v if log_x else v for v in (a, b)]        # 终端里它只画到数据的范围，左下角缺一截）
+        labels = [(label, kind, [(e, e) for e in ends] if kind == "c" and all(x == y for x, y in data) else data)
+                  for label, kind, data in labels]
 
     drawn: dict = {}                                       # 记号 → 它画过的格子（看一条序列是不是整条被盖住）
 

@@ -633,3 +633,17 @@ def test_a_chart_that_replaces_a_file_from_another_run_says_so(tmp_path, capsys)
     first, second = capsys.readouterr().err.strip().split("\n\n")
     assert "写了 1 个 SVG 文件" in first and "换掉" not in first
     assert "其中 1 个换掉了目录里原有的同名文件" in second, second
+
+
+@pytest.mark.parametrize("points", [[(1.197, 1.28), (1.282, 1.27), (1.24, 1.20)], [(1.21, 1.22), (1.26, 1.25)]])
+def test_the_terminal_diagonal_runs_corner_to_corner_like_the_svg(points):
+    # 学生报过：04 演示 3 的终端散点图里 y = x 只画到数据的范围（1.20× 那一行就停了），左下角 1.18× 那几行没有点；
+    # SVG 里它从左下角画到右上角
+    text = format_scatter("训练对测试", {"a": points}, x_fmt="{:.2f}×", y_fmt="{:.2f}×", diagonal=True, width=80, color=False)
+    rows = plot_rows(text)
+    start = col_of(rows[0], "┤") + 1                                             # 画布从 y 轴右边那一列起
+    assert rows[-1][start] == console.CURVE, rows[-1]                           # 左下角
+    bottom = next(line for line in text.split("\n") if "└" in line)
+    canvas = len(bottom) - bottom.index("└") - 1                                # 画布有几列
+    top = rows[0][start:].split(" y = x")[0].rstrip()
+    assert top.endswith(console.CURVE) and len(top) >= canvas - 1, (rows[0], canvas)   # 右上角
