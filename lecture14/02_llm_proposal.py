@@ -475,9 +475,11 @@ def valley_rows(train, table) -> list[dict]:
     """演示 3 的山谷：专家的默认分支依次换成 VALLEY 里的配置，每个能不能启动、每线程几个寄存器、训练形状上的分数。"""
     rows = []
     for cfg in VALLEY:
-        ok = not overflow_kinds(cfg)
+        over = overflow_kinds(cfg)                        # 超了哪几种资源（表里"能启动"那一格写出来）
+        ok = not over
         prog = Program(EXPERT.rules, cfg)
-        rows.append(dict(cfg=cfg, ok=ok, regs=regs_per_thread(cfg), score=geomean_speedup(prog, train, table) if ok else None))
+        rows.append(dict(cfg=cfg, ok=ok, over=over, regs=regs_per_thread(cfg),
+                         score=geomean_speedup(prog, train, table) if ok else None))
     return rows
 
 
@@ -486,6 +488,12 @@ def valley_holds(rows: list) -> bool:
     start, only_bm, only_w, both = rows
     return ((not only_bm["ok"]) and only_w["ok"] and only_w["score"] <= start["score"] and both["ok"]
             and both["score"] > start["score"])
+
+
+def launch_said(row: dict) -> str:
+    """启动不了的那一步，连同超了的资源："不能启动（共享内存）"（助教在 L40S 上报过：表里只有"寄存器/线程"一列，
+    寄存器没超，却印着"否"，看不出为什么）。"""
+    return f"不能启动（超了{'、'.join(row['over'])}）"
 
 
 def obs_valley(rows: list) -> str:
@@ -497,9 +505,9 @@ def obs_valley(rows: list) -> str:
                        f"启动不了；只改 warps：能启动，但 {score(only_w)} 不比起点好。一次只挪一个字段的 single_field "
                        "两条路都过不去，这就是山谷；targeted 按内核常识把块和 warp 一起改，一步跨过去。",
                  "只改 BM 启动不了，只改 warps 不比起点好，两个一起改比起点好",
-                 f"只改 BM：{'能' if only_bm['ok'] else '不能'}启动；只改 warps："
-                 + (f"{only_w['score']:.4f}×" if only_w["ok"] else "不能启动") + "；两个一起改："
-                 + (f"{both['score']:.4f}×" if both["ok"] else "不能启动") + f"；起点 {start['score']:.4f}×",
+                 f"只改 BM：{'能启动' if only_bm['ok'] else launch_said(only_bm)}；只改 warps："
+                 + (f"{only_w['score']:.4f}×" if only_w["ok"] else launch_said(only_w)) + "；两个一起改："
+                 + (f"{both['score']:.4f}×" if both["ok"] else launch_said(both)) + f"；起点 {start['score']:.4f}×",
                  [("只改 BM 启动不了", not only_bm["ok"]),
                   ("只改 warps 能启动、不比起点好", only_w["ok"] and only_w["score"] <= start["score"]),
                   ("两个一起改能启动、比起点好", both["ok"] and both["score"] > start["score"])])
@@ -550,7 +558,8 @@ def demo3_mistakes_and_valley(table, train, seed, prompt, whose="演示 1 的父
 
     rows = valley_rows(train, table)
     print_table(["专家的默认分支换成", "寄存器/线程", "能启动", "分数（训练形状）"],
-                [[cfg_text(r["cfg"]), str(r["regs"]), "是" if r["ok"] else "否", f"{r['score']:.4f}×" if r["ok"] else ""]
+                [[cfg_text(r["cfg"]), str(r["regs"]), "是" if r["ok"] else "否",      # 启动不了的没有分数：那一格写超了什么
+                  f"{r['score']:.4f}×" if r["ok"] else f"（超了{'、'.join(r['over'])}）"]
                  for r in rows])
     obs.append(obs_valley(rows))
     return obs

@@ -352,6 +352,10 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     # 例子要成立，终点得启动得了、中间那步得因为每线程的寄存器启动不了（助教在一块共享内存小的 GPU 上报过：终点
     # 本身启动不了，句子照样说"先挪 warp 的那条路才走得通"）
     valley_holds = goal in VALID_INDEX and regs_per_thread(valley) > MAX_REGS_PER_THREAD
+    # 不成立时为什么（助教在 L40S 上报过：不成立的那句只说"山谷的例子不成立"，原因只在成立时的话里）
+    valley_why = ("" if valley_holds else
+                  f"（终点 256×128、8 个 warp 本身就启动不了：{'；'.join(problems(goal))}）" if goal not in VALID_INDEX else
+                  f"（中间那步 256×128、4 个 warp 每线程 {regs_per_thread(valley)} 个寄存器，没超上限 {MAX_REGS_PER_THREAD}）")
     population = set(out["population"])
     evaluated = [p for p, r in ev.cache.items() if r["status"] == "full"]     # 这次完整评估过的所有不同程序
     dead = sum(map(has_dead_rules, evaluated))
@@ -414,7 +418,7 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
             "且山谷的例子成立（终点 256×128、8 个 warp 启动得了，中间那步每线程的寄存器超了）",
             f"targeted {rate_text(acc('targeted'), tried('targeted'))}，single_field "
             f"{rate_text(acc('single_field'), tried('single_field'))}，single_field 因寄存器超了被拒 {regs_rejects} 次，"
-            f"山谷的例子{'成立' if valley_holds else '不成立'}",
+            f"山谷的例子{'成立' if valley_holds else '不成立' + valley_why}",
             [("targeted 的成功率至少是 single_field 的 2 倍", rate("targeted") >= 2 * rate("single_field")),
              ("single_field 有提议因寄存器超了被拒", regs_rejects > 0), ("山谷的例子成立", valley_holds)]))
     shrunk = simp.n_rules() < best.n_rules()

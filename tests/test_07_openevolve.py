@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, ahead, alive, base_env, descendants, load_script, piped_args, run_concurrently, run_script, session_dir, stop_group
+from conftest import ROOT, TESTS_GPU, ahead, alive, base_env, descendants, load_script, piped_args, run_concurrently, run_script, session_dir, stop_group
 from printed import tables, unfold
 
 from console import FAILED
@@ -169,7 +169,8 @@ def test_07_table_matches_the_printed_best_programs_and_stdout_is_reproducible(t
     ours = lambda out: [r for t in tables(out) for r in t.rows if r[0].startswith("本讲的循环")]  # noqa: E731
     assert ours(a.stdout) == ours(b.stdout) and len(ours(a.stdout)) == 1, (ours(a.stdout), ours(b.stdout))
     assert "OpenEvolve 那几行不保证" in a.stdout                # OpenEvolve 的不保证（见 07 的说明），脚本自己说
-    assert os.path.exists(os.path.join(svg, "07_best_score.svg"))
+    gpu = "" if TESTS_GPU == "h100" else f"-{TESTS_GPU}"        # TESTS_GPU=a100：脚本写的是 07_best_score-a100.svg
+    assert os.path.exists(os.path.join(svg, f"07_best_score{gpu}.svg"))
     train, test = split_shapes()
     blocks = re.findall(r"^(\S+)，种子 (\d)（训练 ([\d.]+)×，测试 ([\d.]+)×，(\d+) 条规则(?:，\s*其中\s*(\d+)\s*条是死规则)?）：\n"
                         r"(# EVOLVE-BLOCK-START\n.*?# EVOLVE-BLOCK-END\n)", a.stdout, re.M | re.S)

@@ -189,7 +189,8 @@ def obs_cases():
                      {"a": 2, "b": 1}, 2, 0, 1)
     bad_mistakes = (Counter({"SEARCH/REPLACE 打不上": 2, "子程序解析不了": 1, "子程序启动不了": 3}), 6,
                     {"a": 2, "b": 1}, 2, 1, 1)
-    c = lambda ok, regs, score: dict(cfg=Config(128, 128, 64, 4, 3, 8), ok=ok, regs=regs, score=score)  # noqa: E731
+    c = lambda ok, regs, score: dict(cfg=Config(128, 128, 64, 4, 3, 8), ok=ok, over=[] if ok else ["寄存器/线程"],  # noqa: E731
+                                     regs=regs, score=score)
     valley_ok = [c(True, 168, 1.0), c(False, 296, None), c(True, 104, 0.999), c(True, 168, 1.02)]
     valley_bad = [c(True, 168, 1.0), c(False, 296, None), c(True, 104, 1.013), c(True, 168, 1.02)]
     chain_ok = [(0, "起点", "", 1.0), (1, "a", "", 1.1), (2, "b", "", 1.2), (3, "c", "", 1.3)]
@@ -840,7 +841,11 @@ def test_06_suggestions(project, defaults, no_numpy_path):
     # 随机划分上反而输给了专家；现在它先说这一改的分数，不一定更好）
     said = re.findall(r"从([\d.]+)×变成([\d.]+)×", "".join(unfold(base).split("可以试试：\n", 1)[1].split()))
     scored = re.search(r"的测试形状上([\d.]+)×；[^。]*?的测试形状上([\d.]+)×", "".join(out.split()))
-    assert len(said) == 2 and scored and [a for _, a in said] == [scored[1], scored[2]], (said, scored)
+    if said or TESTS_GPU == "h100":
+        assert len(said) == 2 and scored and [a for _, a in said] == [scored[1], scored[2]], (said, scored)
+    else:                                  # 别的 GPU 上这一改可能两边都慢：06 不再建议它（助教在 A100 上见过），只给改法
+        assert scored and float(scored[1]) < 1 and float(scored[2]) < 1, scored
+        assert "比如挪一条规则的阈值" in "".join(unfold(base).split("可以试试：\n", 1)[1].split())
     evo = run_printed(cmds[2], project, no_numpy_path).stdout
     assert "--evolve：从你的启发式出发进化" in evo
     # 学生报过：给自己的 my_heuristic.py 打完分，"可以试试"第一条还是 cp lecture14/expert_heuristic.py my_heuristic.py，
@@ -850,7 +855,7 @@ def test_06_suggestions(project, defaults, no_numpy_path):
     # 学生报过：文件里已经是 if M <= 64 了，还建议"把 if M <= 16 改成 if M <= 64"；--evolve --quick 跑完，又建议
     # --evolve --quick。现在改法的例子看文件里有没有那一条，进化的建议一步步往前走：默认预算，再换种子
     tried = lambda o: "".join(unfold(o).split("可以试试：\n", 1)[1].split())                                  # noqa: E731
-    assert "把ifM<=16改成ifM<=64" in tried(base)
+    assert "把ifM<=16改成ifM<=64" in tried(base) or not said       # 两边都慢时（别的 GPU）不建议这一改
     assert "ifM<=16" not in tried(out) + tried(evo) and "挪一条规则的阈值" in tried(out)
     plain = lambda cmd: re.sub(r" --gpu \S+", "", cmd)                          # noqa: E731  TESTS_GPU=a100 时带 --gpu
     nxt = suggestions(evo)[-1][1]
@@ -1140,7 +1145,6 @@ def test_04_and_06_say_when_the_expert_is_not_the_lectures(project):
     for args in (("lecture14/06_your_heuristic.py", "--quick"), ("lecture14/04_alphaevolve_tiling.py", "--quick")):
         out = run_script_fresh(*args, cwd=project, env=env, timeout=300)
         assert out.returncode == 0 and "和讲义的专家选的配置不一样" not in re.sub(r"\s+", "", out.stdout), out.stderr
-        assert "04" not in args[0] or "这个专家是讲义作者写的" in re.sub(r"\s+", "", out.stdout)
     assert "if M <= 16:" in text
     expert.write_text(text.replace("if M <= 16:", "if M <= 64:", 1), encoding="utf-8")
     for args in (("lecture14/06_your_heuristic.py", "--quick"), ("lecture14/04_alphaevolve_tiling.py", "--quick")):

@@ -205,6 +205,8 @@ def test_04_demo2_valley_example_fails_on_a_gpu_where_its_goal_cannot_launch(mon
     o = claim(obs, "2 倍")
     fails(o, text, ["山谷的例子成立"], ["山谷的例子不成立"])
     assert "终点本身就启动不了（共享内存 147,456 B > 101,376 B）" in o.text and "才走得通" not in o.text
+    # 助教在 L40S 上报过：印出来的是不成立的那句，原因只在成立时的话里，"这次："只说"山谷的例子不成立"
+    assert "山谷的例子不成立（终点 256×128、8 个 warp 本身就启动不了：共享内存 147,456 B > 101,376 B）" in o.measured
 
 
 def test_04_demo2_dead_rules_fail_when_nothing_simplifies(monkeypatch, table, halves):
@@ -539,3 +541,12 @@ def test_04_demo4_does_not_call_a_changed_expert_the_lecture_authors(table, halv
     assert "这个专家是讲义作者写的" in said()
     monkeypatch.setattr(T04, "expert_changed_note", lambda: "注意：专家启发式……和讲义的专家选的配置不一样")
     assert "这个专家是你改过的那份" in said() and "讲义作者" not in said()
+
+
+def test_04_demo2_valley_failure_says_the_middle_step_fits_in_registers(monkeypatch, table, halves):
+    # 山谷的中间那步（256×128、4 个 warp）在一块寄存器宽裕的 GPU 上启动得了：不成立的那句说出每线程几个寄存器
+    monkeypatch.setattr(T04, "regs_per_thread", lambda c: 200)
+    _, obs, text = demo2(monkeypatch, table, halves)
+    o = claim(obs, "2 倍")
+    fails(o, text, ["山谷的例子成立"], ["山谷的例子不成立"])
+    assert f"山谷的例子不成立（中间那步 256×128、4 个 warp 每线程 200 个寄存器，没超上限 {T04.MAX_REGS_PER_THREAD}）" in o.measured

@@ -22,7 +22,7 @@ C = Config(128, 128, 64, 4, 3, 8)
 
 
 def v(ok, regs, score):
-    return dict(cfg=C, ok=ok, regs=regs, score=score)
+    return dict(cfg=C, ok=ok, over=[] if ok else ["寄存器/线程"], regs=regs, score=score)
 
 
 KINDS = {"targeted": dict(n=10, better=5, bad=0, same=0), "single_field": dict(n=10, better=1, bad=3, same=0),
@@ -192,3 +192,10 @@ def test_every_checked_observation_has_a_row():
                 assert (m.__name__, name) in covered, name
                 rows = [c[3] for c in CASES if c[1] is f]
                 assert True in rows and False in rows, name
+
+
+def test_02_valley_failure_names_what_the_step_that_cannot_launch_overflows():
+    # 助教在 L40S 上报过：两个一起改的终点共享内存超了，寄存器没超，句子只说"两个一起改：不能启动"
+    both = dict(v(False, 168, None), over=["共享内存"])
+    said = str(s02.obs_valley([v(True, 168, 1.0), v(False, 296, None), v(True, 104, 0.999), both]))
+    assert "两个一起改：不能启动（超了共享内存）" in said and "只改 BM：不能启动（超了寄存器/线程）" in said, said

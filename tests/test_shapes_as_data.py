@@ -1,6 +1,6 @@
 """形状是数据（lecture13/llama_shapes.py 的 PROJECTIONS）：随机划分按写明的规则给投影配对（evolve.problem.pair_projections），
 配不上就拒绝、一句话点名；按模型划分看形状的 model，不看名字的前缀；印出来的形状数从数据数。
-加第五个模型（Qwen2.5-7B 的四个投影）：划分仍然对半、仍然配对。"""
+多加一个模型（Qwen2.5-7B 的四个投影；数据里已经有它时换成 Gemma-2-9B）：划分仍然对半、仍然配对。"""
 
 import os
 import shutil
@@ -15,7 +15,13 @@ from llama_shapes import Projection
 # Qwen2.5-7B：hidden 3584、intermediate 18944、Hq 28、Hkv 4、head_dim 128（不切张量并行）
 QWEN = (Projection("Qwen2.5-7B", "qkv", (28 + 2 * 4) * 128, 3584), Projection("Qwen2.5-7B", "o", 3584, 28 * 128),
         Projection("Qwen2.5-7B", "gate_up", 2 * 18944, 3584), Projection("Qwen2.5-7B", "down", 3584, 18944))
-QWEN_SOURCE = "".join(f"    Projection({p.model!r}, {p.kind!r}, {p.N}, {p.K}),\n" for p in QWEN)
+# Gemma-2-9B：hidden 3584、intermediate 14336、Hq 16、Hkv 8、head_dim 256
+GEMMA = (Projection("Gemma-2-9B", "qkv", (16 + 2 * 8) * 256, 3584), Projection("Gemma-2-9B", "o", 3584, 16 * 256),
+         Projection("Gemma-2-9B", "gate_up", 2 * 14336, 3584), Projection("Gemma-2-9B", "down", 3584, 14336))
+# 这些测试多加的那个模型：数据里还没有的（助教报过：照 README 在数据里加了 Qwen2.5-7B，这里再加一遍 Qwen，每个投影
+# 出现两次，四个测试以"不对半""没拒绝"失败，像是引擎坏了）
+EXTRA = next(m for m in (QWEN, GEMMA) if m[0].model not in {p.model for p in PROJECTIONS})
+EXTRA_SOURCE = "".join(f"    Projection({p.model!r}, {p.kind!r}, {p.N}, {p.K}),\n" for p in EXTRA)
 
 
 def assert_balanced_and_paired(shapes):
@@ -68,17 +74,17 @@ def by_model_name(projections) -> str:
 
 
 def test_a_fifth_model_keeps_the_split_balanced_and_paired():
-    shapes = all_shapes(PROJECTIONS + QWEN)
+    shapes = all_shapes(PROJECTIONS + EXTRA)
     assert len(shapes) == (len(PROJECTIONS) + 4) * len(TOKENS)
     assert_balanced_and_paired(shapes)
     by_train, by_test = split_shapes(shapes, "by_model")
-    models = list(dict.fromkeys(p.model for p in PROJECTIONS + QWEN))
+    models = list(dict.fromkeys(p.model for p in PROJECTIONS + EXTRA))
     assert {s.model for s in by_train} == {models[0]} and {s.model for s in by_test} == set(models[1:])
-    assert split_names(shapes)["by_model"] == by_model_name(PROJECTIONS + QWEN)
+    assert split_names(shapes)["by_model"] == by_model_name(PROJECTIONS + EXTRA)
 
 
 def test_an_unpaired_projection_is_refused_in_one_sentence_naming_it():
-    shapes = all_shapes(PROJECTIONS + QWEN[:1])
+    shapes = all_shapes(PROJECTIONS + EXTRA[:1])
     with pytest.raises(ShapeSetError) as e:
         split_shapes(shapes)
     msg = str(e.value)
@@ -88,7 +94,7 @@ def test_an_unpaired_projection_is_refused_in_one_sentence_naming_it():
     # 助教报过：加了 Qwen 的 qkv，点名的却是 8B gate_up（配对剩下的），像是说它错了。现在说剩下的不一定是新加的，
     # 也说数据里最后一个（多半是刚加的）
     # （讲义的 8 个投影加上它时，剩下的是 8B gate_up；助教加了别的模型以后剩下的可能正是它，那也照样这么说）
-    assert f"数据里最后一个投影是 {QWEN[0].name}" in msg and "不一定是新加的" in msg
+    assert f"数据里最后一个投影是 {EXTRA[0].name}" in msg and "不一定是新加的" in msg
 
 
 def test_the_model_is_a_property_of_the_shape_not_of_its_name():
@@ -111,22 +117,22 @@ def copy_project(tmp_path, extra):
 
 
 def test_a_fifth_model_added_in_the_data_file_is_counted_by_the_scripts(tmp_path):
-    """拷贝里的 llama_shapes.py 加 Qwen2.5-7B 的四行：06 印的形状数、按模型划分的名字都跟着数据变。"""
-    copy_project(tmp_path, QWEN_SOURCE)
+    """拷贝里的 llama_shapes.py 多加一个模型的四行：06 印的形状数、按模型划分的名字都跟着数据变。"""
+    copy_project(tmp_path, EXTRA_SOURCE)
     r = run_script("lecture14/06_your_heuristic.py", cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     n = (len(PROJECTIONS) + 4) * len(TOKENS)
-    assert f"全部 {n} 个形状" in r.stdout and by_model_name(PROJECTIONS + QWEN) in r.stdout
+    assert f"全部 {n} 个形状" in r.stdout and by_model_name(PROJECTIONS + EXTRA) in r.stdout
     assert f"全部 {len(all_shapes())} 个形状" not in r.stdout
 
 
 def test_an_unpaired_projection_in_the_data_file_stops_a_script_with_one_sentence(tmp_path):
-    copy_project(tmp_path, QWEN_SOURCE.splitlines(keepends=True)[0])
+    copy_project(tmp_path, EXTRA_SOURCE.splitlines(keepends=True)[0])
     r = run_script("lecture14/04_alphaevolve_tiling.py", "--quick", cwd=tmp_path, timeout=300)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-2000:]
     # 奇数个投影按"N 最接近的先配"配完，剩下的那个（讲义的数据加 Qwen 的 qkv 时是 N 离别人最远的 8B gate_up）被点名
     with pytest.raises(ShapeSetError) as e:
-        pair_projections(all_shapes(PROJECTIONS + QWEN[:1]))
+        pair_projections(all_shapes(PROJECTIONS + EXTRA[:1]))
     named = str(e.value).split("配不上对")[0] + "配不上对"
     assert named in r.stderr and f"{len(PROJECTIONS) + 1} 个投影" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
@@ -137,7 +143,16 @@ def test_04_says_what_every_model_is_from_the_data():
     """助教报过：04 演示 1 说明里的"8B 是……；70B/8 是……"写死在脚本里，加的模型没人介绍。现在它印 llama_shapes.ABOUT
     里每个模型的那一句（讲义的两句原样）；没写的模型印一句"还没写"，告诉助教在哪里加。"""
     from llama_shapes import ABOUT, MODELS
-    assert set(ABOUT) == set(MODELS)
+    assert set(ABOUT) == set(MODELS), (f"lecture13/llama_shapes.py 的 ABOUT 要给每个模型写一句它是什么（04 演示 1 印它）："
+                                       f"没写的 {sorted(set(MODELS) - set(ABOUT))}，多出来的 {sorted(set(ABOUT) - set(MODELS))}")
     r = run_script("lecture14/04_alphaevolve_tiling.py", "--quick", timeout=300)
     flat = "".join(r.stdout.split())
     assert all("".join(f"{m} 是 {ABOUT[m]}".split()) in flat for m in MODELS) and "还没写" not in flat
+
+
+def test_a_projection_written_twice_is_refused_in_one_sentence_naming_it():
+    # 助教报过：数据里已经加了 Qwen2.5-7B，又加一遍，划分照样做了（每个形状算两次），没有一句话
+    with pytest.raises(ShapeSetError) as e:
+        split_shapes(all_shapes(PROJECTIONS + EXTRA + EXTRA))
+    msg = str(e.value)
+    assert "\n" not in msg and f"投影 {EXTRA[0].name} 在数据里出现了两次" in msg and "llama_shapes.py" in msg, msg

@@ -139,7 +139,13 @@ def pair_projections(shapes) -> tuple[tuple[str, str], ...]:
     8B o 和 8B down（N 相同）、70B/8 o 和 70B/8 down（N 相同）、8B qkv 和 70B/8 gate_up（N 相近）、
     70B/8 qkv 和 8B gate_up（剩下的 N 最小和最大）。投影数是奇数时最后剩一个配不上：抛 ShapeSetError，点名它。"""
     nk: dict[str, tuple[int, int]] = {}
+    seen: set[tuple[str, int]] = set()
     for s in shapes:
+        if (s.name, s.M) in seen:                        # 同一个投影写了两遍（助教报过：数据里已经加了 Qwen2.5-7B，
+            raise ShapeSetError(                         # 又加一遍，照样划分了，每个形状算两次）
+                f"投影 {s.name} 在数据里出现了两次（M = {s.M} 的形状有两个）：lecture13/llama_shapes.py 的 PROJECTIONS 里"
+                "每个投影（模型加种类）只写一行，删掉重复的那一行")
+        seen.add((s.name, s.M))
         nk.setdefault(s.name, (s.N, s.K))
     left = list(nk)
     pairs = []
