@@ -378,7 +378,9 @@ def demo1_cascade(res, seeds, budget):
     print_table(["探针", "最后的分数", f"跑了几次{WB}内核", "探针淘汰", "其中错杀", f"错杀的{WB}里面{WB}最好的"], rows)
     print_note(f"（错杀 = 被探针淘汰、但在全部训练形状上其实比它的父程序好的子程序；每个被淘汰的都用时间表完整评估了一次才数出来，"
          f"这些评估不算进\"跑了几次内核\"。各列都是 {of_seeds(seeds)}" + ("（\"最后的分数\"后面括号里是最小–最大）" if seeds > 1 else "") + "；"
-         "\"错杀的里面最好的\"只算有错杀的种子，没有一个种子有错杀就空着。）")
+         # 学生报过："跑了 30,436.5 次内核"读着怪：说一句 .5 从哪里来
+         + ("偶数个种子的中位数是中间两个的平均，所以次数、个数会带 .5；" if any(c.endswith(".5") for r in rows for c in r) else "")
+         + "\"错杀的里面最好的\"只算有错杀的种子，没有一个种子有错杀就空着。）")
     g = lambda label, k: med(res["cascade", label], k)     # noqa: E731
     d = res["cascade", DEFAULT]
     return [obs_cascade_saves(g("0", "runs"), g(str(N_PROBE), "runs"), g("0", "score"), g(str(N_PROBE), "score"),
