@@ -444,10 +444,12 @@ def policy_finding(scores: dict, parents: dict, worst: dict | None = None) -> st
     elif simple:
         text += (f"{'看中位数，' if worst is not None else ''}{names}这样更简单的办法不比岛屿模型差"
                  + (f"；但看最差的种子，{low}，比岛屿模型最差的种子（{worst['islands']:.3f}×）低 {TIE:.0%} 以上" if low else "")
-                 + "。" + ("吃了亏的不只是最贪心的永远挑最好的，最不贪心的均匀挑也吃了亏：只凭这几个种子，分不清是早早"
-                         "收敛到局部最优还是运气。" if uniform_hurt else
-                         "最贪心的永远挑最好的吃了亏，可它当过父程序的不同程序并不比别的办法少（下一条）：这次的差别"
-                         "说明不了早早收敛到局部最优。" if not narrowest else
+                 + "。" + ("最贪心的永远挑最好的吃了亏" + ("，最不贪心的均匀挑也是" if uniform_hurt else "")
+                         + "，可它当过父程序的不同程序并不比别的办法少（下一条）：这次的差别说明不了早早收敛到局部最优。"
+                         if not narrowest else     # 审读报过（--budget 2）：四种办法都只有专家一个父程序，谈不上收敛
+                         "吃了亏的不只是最贪心的永远挑最好的，最不贪心的均匀挑也吃了亏：只凭"
+                         + ("这一个种子" if worst is None else "这几个种子") + "，分不清是早早收敛到局部最优还是运气。"
+                         if uniform_hurt else
                          "吃了亏的是最贪心的永远挑最好的（下一条）：早早收敛到局部最优的陷阱是有的，岛屿模型防的就是它。"))
     return text
 

@@ -289,6 +289,12 @@ def test_policy_finding_does_not_blame_convergence_when_the_greedy_policy_had_as
     assert "并不比别的办法少" in finding and "陷阱是有的" not in finding, finding
     assert "陷阱是有的" in s03.policy_finding(dict(best=1.000, uniform=1.016, tournament=1.016, islands=1.021),
                                               dict(one, uniform=2, tournament=2, islands=2))
+    # 审读又报过（--budget 2 --seeds 1）：均匀挑也吃了亏时走另一句，还是说"分不清是早早收敛……"，"这几个种子"只有一个
+    both = s03.policy_finding(dict(best=1.000, uniform=1.000, tournament=1.016, islands=1.021), one)
+    assert "均匀挑也是" in both and "并不比别的办法少" in both and "收敛到局部最优还是运气" not in both, both
+    single = s03.policy_finding(dict(best=1.000, uniform=1.000, tournament=1.016, islands=1.021),
+                                dict(one, uniform=2, tournament=2, islands=2))
+    assert "只凭这一个种子" in single, single
 
 
 def test_06_vs_expert_for_the_expert_itself_is_not_a_failure():
@@ -1173,3 +1179,14 @@ def test_06_rank_sentence_names_the_scores_it_beat():
     # 审读报过：表里"测试上占最优的"两行都印 94%（94.3% 对 93.7%），句子说"超过了按 M 查表"，读者从百分数看不出来
     o = str(s06.obs_rank(dict(yours=1.269, expert=1.0, per_m=1.261, evolved=1.30, oracle=1.346)))
     assert "超过了专家（1.000×）、按 M 查表（1.261×）。" in o and "进化出的（" not in o, o
+
+
+def test_06_a_win_too_small_to_print_is_not_called_a_win():
+    # 审读报过：只在一个形状上快 0.1% 的文件，表里两种划分都印 1.000×，观察说"你赢了专家""超过了专家（1.000×）"
+    tiny = {"random": (1.0003, 1.0002), "by_model": (1.0001, 1.0004)}
+    won = s06.obs_vs_expert(False, tiny, "lecture14/expert_heuristic.py")
+    assert not won.ok and "1.000×" in won.measured
+    o = str(s06.obs_rank(dict(yours=1.0002, expert=1.0, per_m=1.261, evolved=1.30, oracle=1.346)))
+    assert "超过了" not in o and "还没超过专家" in o, o
+    real = s06.obs_vs_expert(False, {"random": (1.01, 1.0006), "by_model": (1.01, 1.002)}, "x.py")
+    assert real.ok                                        # 1.0006 印成 1.001×：印出来看得出赢了
