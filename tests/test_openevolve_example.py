@@ -167,7 +167,49 @@ def a100_run():
     return p, d
 
 
-PREFETCH = [two_runs, seed_1_run, a100_run]
+@ahead(waits=True)
+def odd_loopback_run():
+    """config.yaml 的 api_base 写成 http://127.1:端口/v1（本机，写法不常见）、删掉 api_key 那行（用环境变量里的密钥），
+    环境里设了 http_proxy：返回 (CompletedProcess, 代理收到的请求)。讲师报过：开跑前的检查直接连，OpenEvolve 的
+    httpx 却把请求连同 "authorization: Bearer 密钥" 明文交给了代理（它的 no_proxy 只认字面相同的 127.0.0.1）。"""
+    import shutil
+
+    from hostile_server import HostileServer
+    from mock_llm_server import MockServer
+    root = pathlib.Path(session_dir("oe_odd_loopback"))
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), root / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    cfg = root / "lecture14" / "openevolve" / "config.yaml"
+    with MockServer(seed=0) as mock, HostileServer() as proxy:
+        text = cfg.read_text(encoding="utf-8")
+        assert "  api_base: http://127.0.0.1:8765/v1\n" in text and "  api_key: not-needed-for-the-mock\n" in text
+        cfg.write_text(text.replace("  api_base: http://127.0.0.1:8765/v1\n", f"  api_base: http://127.1:{mock.port}/v1\n")
+                       .replace("  api_key: not-needed-for-the-mock\n", ""), encoding="utf-8")
+        env = {k: v for k, v in base_env().items() if k.lower() != "no_proxy"}
+        env.update(http_proxy=proxy.origin, HTTP_PROXY=proxy.origin, OPENAI_API_KEY=ODD_KEY)
+        (p,) = run_concurrently([sys.executable, str(root / "lecture14" / "openevolve" / "run_openevolve.py"),
+                                 "--iterations", "2", "--output", str(root / "out")], timeout=240, env=env, cwd=str(root))
+        received = list(proxy.received)
+    return p, received
+
+
+ODD_KEY = "sk-test-ODD-LOOPBACK-SECRET"
+PREFETCH = [two_runs, seed_1_run, a100_run, odd_loopback_run]
+
+
+def test_a_loopback_api_base_in_an_odd_spelling_never_sends_the_key_to_a_proxy():
+    p, received = odd_loopback_run()
+    assert received == [] and ODD_KEY not in repr(received), received[:2]
+    assert p.returncode == 0 and ODD_KEY not in p.stdout + p.stderr, p.stderr[-2000:]
+    m = re.search(r"2个提议：(\d+)个做了完整评估", "".join(p.stdout.split()))
+    assert m and int(m.group(1)) >= 1, p.stdout[-2000:]       # 真的问到了 MockLLM 服务器
+
+
+@pytest.mark.parametrize("host, plain", [("127.1", "127.0.0.1"), ("0x7f.1", "127.0.0.1"), ("[::ffff:127.0.0.1]", "127.0.0.1"),
+                                         ("[0:0:0:0:0:0:0:1]", "::1"), ("localhost", "localhost"), ("127.0.0.2", "127.0.0.2"),
+                                         ("example.com", None), ("10.0.0.1", None)])
+def test_loopback_literal_is_the_same_address_in_the_spelling_no_proxy_matches(host, plain):
+    assert runmod.loopback_literal(host) == plain
 
 
 def test_make_openevolve_honours_gpu_in_its_sentences_its_evaluator_and_its_commands(table):
