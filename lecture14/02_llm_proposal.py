@@ -144,6 +144,15 @@ def apply_reply(src: str, reply: str):
         return None, f"{getattr(e, 'kind', '') or '子程序解析不了'}（{e.message}）"
 
 
+def reply_applies(src: str, reply: str) -> bool:
+    """回复的 SEARCH/REPLACE 打得上 src 吗（打上以后能不能解析成 DSL 不管）。"""
+    try:
+        apply_diff(src, parse_diff(reply))
+    except DiffError:
+        return False
+    return True
+
+
 SLOW = 1.0          # 一次进化跑了这么多秒还没完，才在标准错误上说做到哪（默认的几百个提议不到一秒，什么都不说）
 
 
@@ -599,6 +608,7 @@ def demo_real_llm(table, train, prompt, llm) -> list:
                 replies.append(e)
     first = len(llm.calls) - LLM_TRIES
     rows, better, distinct, got = [], 0, set(), set()   # distinct：不同的结果（子程序，或失败的原因）；got：拿到的回复的
+    at_parse: set = set()                               # 打上了 SEARCH/REPLACE、解析成 DSL 时失败的原因
     for i, r in enumerate(replies):
         call = llm.calls[first + i]
         if call.reply is not None:
@@ -610,6 +620,8 @@ def demo_real_llm(table, train, prompt, llm) -> list:
         else:
             child, why = apply_reply(prompt.parent_src, r[1])
             key = child if child is not None else why.split("（")[0]
+            if child is None and reply_applies(prompt.parent_src, r[1]):
+                at_parse.add(key)                     # 打上了，停在解析成 DSL
         distinct.add(key)
         if call.reply is not None:                    # 拿到了的回复（调用失败的不算"一种回答"：讲师报过）
             got.add(key)
@@ -642,8 +654,18 @@ def demo_real_llm(table, train, prompt, llm) -> list:
         gates = (f"{replies}都过同样的关卡（打 SEARCH/REPLACE、解析成 DSL、静态检查、探针、完整评估；停在哪一关见上表），"
                  "回复从不被执行。")
     else:                                 # 讲师报过：4 个回复都没有 SEARCH/REPLACE 块，句子照样说走了静态检查、探针、完整评估
-        gates = (f"{replies}都停在第一关：没打出子程序（{'、'.join(sorted(got))}），后面的关卡（解析成 DSL、静态检查、探针、"
-                 "完整评估）这次没用上；回复从不被执行。")
+        first_gate = sorted(k for k in got if k not in at_parse)
+        second_gate = sorted(k for k in got if k in at_parse)    # 讲师又报过：SEARCH/REPLACE 打上了、改出来的不是 DSL，
+        if not second_gate:                                      # 句子说"停在第一关……解析成 DSL 这次没用上"
+            gates = (f"{replies}都停在第一关：没打出子程序（{'、'.join(first_gate)}），后面的关卡（解析成 DSL、静态检查、探针、"
+                     "完整评估）这次没用上；回复从不被执行。")
+        elif not first_gate:
+            gates = (f"{replies}都过了第一关（SEARCH/REPLACE 打上了），停在第二关：改出来的文字解析成 DSL 时不认"
+                     f"（{'、'.join(second_gate)}），后面的关卡（静态检查、探针、完整评估）这次没用上；回复从不被执行。")
+        else:
+            gates = (f"{replies}都没变成子程序：{'、'.join(first_gate)}停在第一关（打 SEARCH/REPLACE），"
+                     f"{'、'.join(second_gate)}停在第二关（解析成 DSL），后面的关卡（静态检查、探针、完整评估）这次没用上；"
+                     "回复从不被执行。")
     if kinds > 1:
         same = (f"{answered} 个回复得到 {kinds} 种不同的结果（不同的子程序或失败的原因）：同一个提示每次不一定得到同样的修改，"
                 "所以进化靠的是很多次提议和留下好程序的程序库，而不是某一次回答。")

@@ -151,6 +151,8 @@ class StubServer(ServedInAThread):
                            "painted": lambda: ESCAPES + "\n" + stub_edit(user),
                            "commented": lambda: stub_edit(user).replace(
                                "=======\n", "=======\n    # " + PAINT + "x" * LONG_COMMENT + "\n", 1),
+                           "not_dsl": lambda: stub_edit(user).replace(   # 打得上，改出来的不是 DSL（讲师试过 import os）
+                               "=======\n", "=======\n    import os\n", 1),
                            "empty": lambda: "",
                            "garbage": lambda: "I think bigger tiles would be faster, maybe?"}[mode]()
                 self._json(200, {"id": f"stub-{n}", "object": "chat.completion", "model": STUB_MODEL,

@@ -942,7 +942,9 @@ def test_02_counts_kinds_of_answers_only_among_replies_that_arrived():
 
 @pytest.mark.parametrize("mode, said, unsaid", [
     ("edit", "4个回复改出的是同一个子程序（上表第一次评估了它，后面的查缓存）", "结果都一样"),
-    ("garbage", "都停在第一关：没打出子程序（没有SEARCH/REPLACE块）", "都过同样的关卡")])
+    ("garbage", "都停在第一关：没打出子程序（没有SEARCH/REPLACE块）", "都过同样的关卡"),
+    # 讲师报过：打上了、改出来的是 import os 这样的 Python，句子说"停在第一关……解析成 DSL 这次没用上"
+    ("not_dsl", "都过了第一关（SEARCH/REPLACE打上了），停在第二关：改出来的文字解析成DSL时不认（子程序解析不了）", "第一关：没打出")])
 def test_02_says_how_far_the_models_replies_got(mode, said, unsaid):
     """讲师报过：同一个修改回了 4 次，表里一行"完整评估"、三行"查缓存"，句子说"4 个回复得到的结果都一样"；
     4 个回复都没有 SEARCH/REPLACE 块，句子照样说每个回复都走了"静态检查、探针、完整评估"。"""
