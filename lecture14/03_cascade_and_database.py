@@ -409,6 +409,15 @@ def other_counts(false: dict) -> str:
 SHORT = {"best": "永远挑最好的", "uniform": "均匀挑", "tournament": "锦标赛", "islands": "岛屿模型"}
 
 
+def convergence_evidence(scores: dict, parents: dict, worst: dict | None) -> tuple[bool, bool]:
+    """拿"早早收敛到局部最优"解释永远挑最好的吃亏之前要看的两样：(最不贪心的均匀挑也吃了亏吗——中位数或最差的种子
+    比岛屿模型差 TIE 以上, 永远挑最好的当过父程序的不同程序比别的办法都少吗)。观察 1、2 都用它，说法一致。"""
+    uniform_hurt = (scores["uniform"] / scores["islands"] - 1 < -TIE
+                    or (worst is not None and worst["uniform"] / worst["islands"] - 1 < -TIE))
+    narrowest = all(parents["best"] < v for k, v in parents.items() if k != "best")
+    return uniform_hurt, narrowest
+
+
 def policy_finding(scores: dict, parents: dict, worst: dict | None = None) -> str:
     """简单的办法和岛屿模型比：打平的、更好的、更差的各是谁（数据怎样就怎样说，不是一个要检验的论断）。
     worst（每种办法最差的种子）给了的话，中位数不比岛屿模型差、最差的种子却差 TIE 以上的办法另外点名。
@@ -429,8 +438,7 @@ def policy_finding(scores: dict, parents: dict, worst: dict | None = None) -> st
     greedy_hurt = "best" in groups["更差"] or "best" in stuck
     # 而且只在最不贪心的均匀挑没吃亏、永远挑最好的当过父程序的不同程序确实最少（下一条的判据）时（审读报过：
     # --quick --gpu a100 里均匀挑比永远挑最好的吃亏还多；--budget 1 时四种办法都只有专家一个父程序，照样说"陷阱是有的"）
-    uniform_hurt = "uniform" in groups["更差"] or (worst is not None and worst["uniform"] / worst["islands"] - 1 < -TIE)
-    narrowest = all(parents["best"] < v for k, v in parents.items() if k != "best")
+    uniform_hurt, narrowest = convergence_evidence(scores, parents, worst)
     names = "、".join(SHORT[k] for k in simple)
     low = "、".join(f"{SHORT[k]} {worst[k]:.3f}×" for k in stuck)
     if simple and not stuck and not greedy_hurt:
@@ -445,7 +453,8 @@ def policy_finding(scores: dict, parents: dict, worst: dict | None = None) -> st
         text += (f"{'看中位数，' if worst is not None else ''}{names}这样更简单的办法不比岛屿模型差"
                  + (f"；但看最差的种子，{low}，比岛屿模型最差的种子（{worst['islands']:.3f}×）低 {TIE:.0%} 以上" if low else "")
                  + "。" + ("最贪心的永远挑最好的吃了亏" + ("，最不贪心的均匀挑也是" if uniform_hurt else "")
-                         + "，可它当过父程序的不同程序并不比别的办法少（下一条）：这次的差别说明不了早早收敛到局部最优。"
+                         + "，可永远挑最好的当过父程序的不同程序并不比别的办法少（下一条）：这次的差别说明不了早早收敛到"
+                         "局部最优。"
                          if not narrowest else     # 审读报过（--budget 2）：四种办法都只有专家一个父程序，谈不上收敛
                          "吃了亏的不只是最贪心的永远挑最好的，最不贪心的均匀挑也吃了亏：只凭"
                          + ("这一个种子" if worst is None else "这几个种子") + "，分不清是早早收敛到局部最优还是运气。"
@@ -454,7 +463,7 @@ def policy_finding(scores: dict, parents: dict, worst: dict | None = None) -> st
     return text
 
 
-def greedy_verdict(scores: dict, worst: dict | None) -> str:
+def greedy_verdict(scores: dict, worst: dict | None, parents: dict | None = None) -> str:
     """永远挑最好的和岛屿模型比，中位数和最差的种子都看（数据怎样就怎样说，不是一个要检验的论断）：中位数打平或更好、
     最差的种子也不比岛屿模型最差的种子差 TIE 以上，才说"没有吃亏"；中位数没吃亏、最差的种子吃了亏，两样都说出来。"""
     if worst is None:                       # 只有一个种子：中位数、最差的种子都是它（学生报过：两个一样的数说两遍）
@@ -468,6 +477,11 @@ def greedy_verdict(scores: dict, worst: dict | None) -> str:
     if med_ok and low_ok:
         return f"在这个问题上，这样窄的搜索没有吃亏（{med}，{low}；差不到 {TIE:.0%} 算没吃亏）"
     if med_ok:
+        uniform_hurt, narrowest = convergence_evidence(scores, parents, worst) if parents else (False, True)
+        if uniform_hurt or not narrowest:        # 和观察 1 一样不下结论（审读报过：观察 1 说分不清，这里照样说"卡在了局部最优"）
+            return (f"看中位数，这样窄的搜索没有吃亏（{med}），但{low}，差了 {TIE:.0%} 以上；"
+                    + ("最不贪心的均匀挑最差的种子也低了这么多，分不清是卡在了局部最优还是运气" if uniform_hurt else
+                       "可它当过父程序的不同程序并不比别的办法少，说明不了是卡在了局部最优"))
         return (f"看中位数，这样窄的搜索没有吃亏（{med}），但{low}，差了 {TIE:.0%} 以上：有的种子卡在了一个局部最优上、"
                 "再也没爬出来。贪心的代价在最差的那一次，不在中位数——岛屿模型防的就是这个")
     return f"在这个问题上，这样窄的搜索吃了亏（{med}，{low}）"
@@ -478,7 +492,7 @@ def obs_greedy(parents: dict, scores: dict, flat: dict, worst: dict):
     时间照数据说。worst：每种办法训练分数最差的种子（表里括号中的最小值）。"""
     others = [k for k in parents if k != "best"]
     ok = all(parents["best"] < parents[k] for k in others)
-    how = greedy_verdict(scores, worst)
+    how = greedy_verdict(scores, worst, parents)
     return check(ok, f"永远挑最好的最贪心：整次进化里只有 {cnt(parents['best'])} 个不同的程序当过父程序（其余三种 "
                      f"{cnt(min(parents[k] for k in others))} 个以上），最好分数最长 {cnt(flat['best'])} 个提议不动"
                      f"（岛屿模型 {cnt(flat['islands'])} 个）。{how}。",
@@ -497,7 +511,8 @@ def demo2_database(res, seeds, budget):
                  f"最好分数最长{WB}几个提议不动"], rows)
     print_note(f"（存档的三种办法都只有一个存档、留 {ARCHIVE} 个最好的程序，和岛屿模型总共留的一样多（岛屿之间迁移会有重复，"
          f"所以不同的程序可能少于 {ARCHIVE}）；灵感程序是存档里父程序以外最好的 {N_INSPIRATIONS} 个。"
-         + ("后三列是中位数。" if seeds > 1 else "只有一个种子：每一列都是它的数。")
+         + ("后三列是中位数" + ("（偶数个种子的中位数是中间两个的平均，所以会带 .5）" if any(c.endswith(".5") for r in rows for c in r)
+                               else "") + "。" if seeds > 1 else "只有一个种子：每一列都是它的数。")
          + f"岛屿模型这一行就是演示 1 里 {N_PROBE} 个按 M 均匀取的探针那一次。）")
     g = lambda k: {p: med(res["db", p], k) for p in POLICIES}   # noqa: E731
     # 分数按表里印的三位小数比（"差不到 1%"要对读者从表里算出来的数成立，不是对没印出来的第四位）

@@ -295,6 +295,19 @@ def test_policy_finding_does_not_blame_convergence_when_the_greedy_policy_had_as
     single = s03.policy_finding(dict(best=1.000, uniform=1.000, tournament=1.016, islands=1.021),
                                 dict(one, uniform=2, tournament=2, islands=2))
     assert "只凭这一个种子" in single, single
+    assert "可永远挑最好的当过父程序的不同程序并不比别的办法少" in both          # 审读报过："可它"读成了均匀挑
+
+
+def test_greedy_verdict_hedges_like_policy_finding_when_the_uniform_policy_also_lost():
+    # 审读报过（03 --seeds 6 --budget 300）：观察 1 说"均匀挑也吃了亏……分不清是早早收敛还是运气"，观察 2 照样说
+    # "有的种子卡在了一个局部最优上、再也没爬出来……岛屿模型防的就是这个"
+    scores = dict(best=1.250, uniform=1.248, tournament=1.252, islands=1.251)
+    worst = dict(best=1.20, uniform=1.20, tournament=1.25, islands=1.24)
+    o = str(s03.obs_greedy(NARROW_GREEDY, scores, dict(best=300, islands=200), worst))
+    assert "分不清是卡在了局部最优还是运气" in o and "再也没爬出来" not in o, o
+    assert "分不清" in s03.policy_finding(scores, NARROW_GREEDY, worst)
+    alone = str(s03.obs_greedy(NARROW_GREEDY, scores, dict(best=300, islands=200), dict(worst, uniform=1.25)))
+    assert "再也没爬出来" in alone, alone                                    # 只有永远挑最好的吃了亏：照旧
 
 
 def test_06_vs_expert_for_the_expert_itself_is_not_a_failure():

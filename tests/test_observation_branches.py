@@ -577,3 +577,26 @@ def test_05_feedback_that_lost_on_every_seed_is_not_called_harmless(table):
     assert "伤不到" not in said and flat("伤得不多：这次每个种子都低一点（没有反馈最好的种子 1.268×，完整系统最差的 1.270×）") in said
     obs, out = ablations(table, results())                                                 # 有一个种子不低：照旧
     assert "伤不到训练形状上最后的分数" in flat(claim(obs, WORDS["no_feedback"]).text)
+
+
+def test_05_exactly_half_the_gain_is_half(table):
+    # 审读报过：1.015× 对 1.030×，印着"涨幅是完整系统的 50%"，判据"涨幅至少是完整系统的一半"却不成立（浮点的 0.4999…）
+    res = results(full=[result(t) for t in (1.029, 1.030, 1.031)],
+                  no_feedback=[result(t) for t in (1.0149, 1.015, 1.0151)])
+    obs, out = ablations(table, res)
+    said = claim(obs, WORDS["no_feedback"])
+    holds(said, out)
+    assert "涨幅是完整系统的 50%" in said.text, said.text
+    res = results(full=[result(t) for t in (1.199, 1.200, 1.201)], no_feedback=[result(t) for t in (1.098, 1.099, 1.100)])
+    obs, out = ablations(table, res)
+    fails(claim(obs, WORDS["no_feedback"]), out, ["一半"], ["涨幅是完整系统的 49.5%"])     # 49.5% 不印成 50%
+
+
+def test_05_one_seed_is_not_called_every_seed_or_a_median(table):
+    # 审读报过：--seeds 1 时说"这次每个种子都低一点（没有反馈最好的种子……）""……；都是中位数"
+    one = {k: v[:1] for k, v in results(no_feedback=[result(1.262)] * 3).items()}
+    obs, out = printed(A05.demo1_ablations, table, one, 1000, 1)
+    said = flat(claim(obs, WORDS["no_feedback"]).text)
+    assert "每个种子" not in said and "伤得不多：这次低一点（1.262×对1.270×）" in said, said
+    cascade = flat(claim(obs, WORDS["no_cascade"]).text)
+    assert "中位数" not in cascade and "完整系统里200个程序" in cascade, cascade
