@@ -77,6 +77,13 @@ N_SHAPES = len(LAYERS) * len(TOKENS)             # 形状数（讲义 88 个）�
 RIDGE = sl.PEAK_FLOPS / sl.HBM_BW               # 屋顶线的拐点，FLOP/B（约 295）
 
 
+def med_text(x: float, against=()) -> str:
+    """调优次数的中位数：偶数个形状的中位数可能是 x.5，印成 x.5（审读报过：1.5 印成 "2"，旁边的比例却按 1.5 算）；
+    别的印整数，和 against 里的数分不出大小时多印一位（console.fmt）。"""
+    x = float(x)
+    return fmt(x, 1 if (2 * x).is_integer() and not x.is_integer() else 0, against)
+
+
 def fit(c):
     """讲义写的是 H100 上的配置；这块 GPU 的共享内存放不下时，把流水线级数减到放得下为止（H100 上原样返回）。"""
     while not can_launch(c) and c.stages > 1:
@@ -582,6 +589,8 @@ def demo2_effects():
 
     # L2 算术强度：128×128 和 128×256，每 warp 累加器、级数、CTA/SM 都一样
     small, large = fit(Config(128, 128, 64, 4, 4, 8)), fit(Config(128, 256, 64, 8, 4, 8))
+    depth = min(small.stages, large.stages)             # 两个用同样的级数（审读报过：A100 上大块减到 3 级、小块还是
+    small, large = small.replace(stages=depth), large.replace(stages=depth)   # 4 级，句子照样说"级数都一样"）
     a, b = E(small, Mp, Np, Kp), E(large, Mp, Np, Kp)
     per_flop = lambda c: (c.BM + c.BN) / (c.BM * c.BN)  # noqa: E731  每次乘加要搬的元素 ∝ (BM+BN)/(BM·BN)
     l2_r, want, tr = parts(b)["搬"] / parts(a)["搬"], per_flop(large) / per_flop(small), b["time_us"] / a["time_us"]
@@ -645,7 +654,7 @@ def demo3_guided(tolerance):
     def stats(xs, against=()):
         """中位数印到和 against（下面观察 3 拿它比的那个中位数）分得出大小的位数，和句子里一样（学生报过：表里引导、
         随机都是 13，句子说"引导 13，随机 13.4"）；占穷举的比例不把一个不是 0 的数印成 0.0%。"""
-        return [fmt(float(np.median(xs)), 0, against), f"{min(xs):,.0f}", f"{max(xs):,.0f}",
+        return [med_text(float(np.median(xs)), against), f"{min(xs):,.0f}", f"{max(xs):,.0f}",
                 fmt(float(np.median(xs)) / n, 1, percent=True)]
     sf, rnd = [r["stages_first"] for r in res], [r["random"] for r in res]
     print_table([f"{N_SHAPES} 个形状上要跑几次", "中位数", "最少", "最多", "中位数占穷举"],
@@ -677,9 +686,9 @@ def demo3_guided(tolerance):
                 f"warp 块大小，K 被 BK 整除时也看不出 BK——{len(VALID)} 个配置只被打出 {min(scores)}–{max(scores)} 种分数"
                 f"（中位数 {np.median(scores):.0f}）。{in_first} 个形状上命中的配置就在并列第一的那一堆里；"
                 f"平局按 VALID 的顺序试，{first_s1} 个形状上第一个跑的都是 stages = 1——最浅的流水线（不预取下一块，只靠别的 warp 顶着）。"
-                f"只把平局改成先试 stages 大的，中位数就从 {med:.0f} 降到 {np.median(sf):.0f}。",
+                f"只把平局改成先试 stages 大的，中位数就从 {med_text(med)} 降到 {med_text(np.median(sf))}。",
                 f"分数种数中位数 {np.median(scores):.0f}；命中在并列第一里的形状 {in_first} 个；第一个跑 stages = 1 的形状 "
-                f"{first_s1} 个；同分先试大 stages 的中位数 {fmt(np.median(sf), 0, (med,))}，引导 {fmt(med, 0, (np.median(sf),))}（讲义说分数种数中位数不超过 20、"
+                f"{first_s1} 个；同分先试大 stages 的中位数 {med_text(np.median(sf), (med,))}，引导 {med_text(med, (np.median(sf),))}（讲义说分数种数中位数不超过 20、"
                 f"至少一半形状命中在并列第一里、{len(res)} 个形状上第一个跑的都是 stages = 1、同分先试大 stages 的中位数更小）。",
                 [("分数种数中位数不超过 20", np.median(scores) <= 20), ("至少一半形状命中在并列第一里", in_first >= len(res) / 2),
                  ("第一个跑的都是 stages = 1", first_s1 == len(res)), ("同分先试大 stages 的中位数更小", np.median(sf) < med)]),
@@ -863,18 +872,21 @@ def suggestions(tolerance, med, med_random):
     other = 0.05 if abs(tolerance - 0.05) > 1e-12 else 0.1
     looser = other > tolerance
     m2, r2 = tuning_medians(other)
-    def change(a, b):
-        """中位数怎么变："从 83 次降到 45 次"；没变就是"还是 45 次"。"""
-        if f"{a:.0f}" == f"{b:.0f}":
-            return f"还是 {b:.0f} 次"
-        return f"从 {a:.0f} 次{'降到' if b < a else '变成'} {b:.0f} 次"
+    def change(a, b, a_against=(), b_against=()):
+        """中位数怎么变："从 83 次降到 45 次"；没变就是"还是 45 次"。数和表里印的一样（审读报过：表里随机 13.4，
+        这里说"从 13 次"）：against 是表里拿它比的那个中位数。"""
+        was, now = med_text(a, a_against), med_text(b, b_against)
+        if was == now:
+            return f"还是 {now} 次"
+        return f"从 {was} 次{'降到' if b < a else '变成'} {now} 次"
     # 比的是次数，不是比例（助教在 A100 上量过：29 → 10 和 195 → 67 按比例一样，按次数随机顺序少跑得多）
     if looser:                      # 合格的配置多了：随机顺序少跑的次数多时说一句
         why = "（合格的配置多了，随机顺序少跑的次数更多）" if med_random - r2 > med - m2 else ""
     else:                           # 合格的配置少了：随机顺序多跑的次数多时说一句
         why = "（合格的配置少了，随机顺序多跑的次数更多）" if r2 - med_random > m2 - med else ""
     out.append((f"把调优的停止条件从最优的 {percent(tolerance)} 以内{'放宽' if looser else '收紧'}到 {percent(other)} 以内。"
-                f"这次先替你算了：guided_tune 的中位数{change(med, m2)}，随机顺序{change(med_random, r2)}{why}；"
+                f"这次先替你算了：guided_tune 的中位数{change(med, m2, (med_random,), (r2,))}，"
+                f"随机顺序{change(med_random, r2, (med,), (m2,))}{why}；"
                 f"{foresee(other, {}, '调优的停止条件')}：",
                 command(other, now)))
     return out

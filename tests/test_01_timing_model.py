@@ -485,3 +485,26 @@ def test_demo3_summary_table_prints_the_medians_the_sentence_compares(tolerance)
     flat = "".join(demo3.split())
     assert f"引导中位数{guided}，随机{rnd}" in flat or f"中位数{guided}对{rnd}" in flat, (guided, rnd, flat[-800:])  # 不成立 / 成立
     assert not [r for r in t.rows if re.fullmatch(r"0(\.0+)?%", r[-1])], t.rows
+
+
+@pytest.mark.parametrize("gpu", [(), ("--gpu", "a100")])
+def test_the_l2_intensity_pair_has_the_depth_it_says_is_the_same(gpu):
+    # 审读报过：--gpu a100 时说"(128,128,64,4,4,8) 对 (128,256,64,8,3,8)（每 warp 的累加器、级数、CTA/SM 都一样）"
+    out = "".join(run_script(*gpu).stdout.split())
+    m = re.search(r"L2算术强度：\((\d+(?:,\d+){5})\)对\((\d+(?:,\d+){5})\)（每warp的累加器、级数、CTA/SM都一样）", out)
+    assert m, out[:2000]
+    small, large = ([int(x) for x in g.split(",")] for g in m.groups())
+    assert small[4] == large[4] and small[3] * 2 == large[3], (small, large)     # 级数一样；warp 数随块翻倍
+
+
+def test_tuning_medians_are_printed_as_computed_in_the_table_and_the_suggestion():
+    # 审读报过（--tolerance 0.5）：表里"同分先试 stages 大的"中位数印成 2（其实 1.5，旁边的 0.04% 按 1.5 算）；
+    # 建议 4 说"随机顺序从 13 次变成……"，表里随机是 13.4
+    out = run_script("--tolerance", "0.5").stdout
+    row = next(line.split() for line in out.splitlines() if line.startswith("引导，同分先试 stages 大的"))
+    exhaustive = float(next(line.split() for line in out.splitlines() if line.startswith("穷举"))[1].replace(",", ""))
+    median, share = float(row[-4].replace(",", "")), float(row[-1].rstrip("%"))
+    assert round(median / exhaustive * 100, 2) == share, row
+    rnd = next(line.split() for line in out.splitlines() if line.startswith("随机顺序（期望）"))[-4]
+    said = "".join(out.split("可以试试：", 1)[1].split())
+    assert f"随机顺序从{rnd}次" in said or f"随机顺序还是{rnd}次" in said, (rnd, said[:1500])
