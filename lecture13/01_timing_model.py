@@ -843,10 +843,10 @@ def suggestions(tolerance, med, med_random):
         moved = ("不变" if f"{abs(change):.2%}" == "0.00%" else           # "变短 3.42%"，不说"变 -3.42%"
                  f"{'变短' if change < 0 else '变长'} {abs(change):.2%}")
         if ratio < sl.SMS:
-            when = (f"现在 L2_BW / L2_BW_PER_SM ≈ {ratio:.0f} 个 < {sl.SMS} 个 SM：所有 SM 都忙时每个分到的 L2 带宽比它少，"
+            when = (f"现在 L2_BW / L2_BW_PER_SM ≈ {fmt(ratio, 0, (sl.SMS,))} 个 < {sl.SMS} 个 SM：所有 SM 都忙时每个分到的 L2 带宽比它少，"
                     "它只在一波里活跃的 SM 少于这个数时起作用（网格小的形状、最后一波的零头）")
         else:
-            when = (f"现在 L2_BW / L2_BW_PER_SM ≈ {ratio:.0f} 个 ≥ {sl.SMS} 个 SM：每个 SM 都先被它卡住，"
+            when = (f"现在 L2_BW / L2_BW_PER_SM ≈ {fmt(ratio, 0, (sl.SMS,))} 个 ≥ {sl.SMS} 个 SM：每个 SM 都先被它卡住，"
                     "所以所有 SM 都忙时它也起作用")
         out.append((f"只让一个 SM 从 L2 拉得快一倍：加上 --knob L2_BW_PER_SM={sl.knob_text(new_per_sm)}"
                     f"（{knob_now('L2_BW_PER_SM', 'B/s')}）。{when}。这次先替你算了：prefill 的最优时间{moved}；{foresee(tolerance, {'L2_BW_PER_SM': new_per_sm})}：",
