@@ -421,6 +421,19 @@ def run_demos(a, program) -> list:
             + print_observations(demo2_why_code(table)) + print_observations(demo3_render_simplify()))
 
 
+def dead_rule_edit(program) -> str:
+    """"加一条永远走不到的规则"怎么加，照这个文件说（审读报过：一条规则都没有的文件，"在第一条规则后面加 if M <= 8:"
+    没法照做，照着加了也不是死规则）。第一条规则只看 M <= t（t > 8，讲义的专家就是）：在它后面加 if M <= 8:；
+    别的第一条：把它的 if 那一行原样再写一遍；没有规则：先加一条 if M <= 16:，再在它后面加 if M <= 8:。"""
+    if not program.rules:
+        return ("在最后的 return 前面先加一条 if M <= 16: 规则，再在它后面加一条 if M <= 8: 规则（各配一个 Config；"
+                "第二条被第一条挡住，永远走不到）")
+    conds = program.rules[0].conds
+    if len(conds) == 1 and conds[0][0] == "M" and conds[0][1] > 8:
+        return "在第一条规则后面加一条永远走不到的规则（比如 if M <= 8: 配一个别的 Config）"
+    return "在第一条规则后面把它 if 那一行原样再写一遍、配一个别的 Config（被第一条挡住，永远走不到）"
+
+
 def main(argv=None):
     a = parse_args(argv)
     program, error = read_program(a.heuristic)
@@ -437,8 +450,8 @@ def main(argv=None):
              + ("" if is_expert_file(a.heuristic) else f"--heuristic {file_to_edit(a.heuristic)} ")   # 追踪的是这次的文件
              + "--shape 3000 {} {}".format(*NEW_LAYERS["405B/8 qkv"]))]),
         *copy_suggestion("用你自己的启发式文件：先复制一份专家启发式（只做一次：再做会覆盖你改过的文件）：", a.heuristic),
-        (f"在编辑器里打开 {file_to_edit(a.heuristic)}，在第一条规则后面加一条永远走不到的规则（比如 if M <= 8: 配一个别的 "
-         "Config），再看演示 1 怎样指出它是死规则（06 会给你的文件打分）：",
+        (f"在编辑器里打开 {file_to_edit(a.heuristic)}，{dead_rule_edit(program)}，再看演示 1 怎样指出它是死规则"
+         "（06 会给你的文件打分）：",
          f"python3 lecture14/01_heuristic_as_code.py --heuristic {file_to_edit(a.heuristic)}"),
         ("下一步，看一次提议的慢动作：", "python3 lecture14/02_llm_proposal.py"),
     ])

@@ -1203,3 +1203,23 @@ def test_06_a_win_too_small_to_print_is_not_called_a_win():
     assert "超过了" not in o and "还没超过专家" in o, o
     real = s06.obs_vs_expert(False, {"random": (1.01, 1.0006), "by_model": (1.01, 1.002)}, "x.py")
     assert real.ok                                        # 1.0006 印成 1.001×：印出来看得出赢了
+
+
+@pytest.mark.parametrize("rules, added", [
+    ("", "    if M <= 16:\n        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)\n"
+         "    if M <= 8:\n        return Config(BM=32, BN=64, BK=128, warps=4, stages=4, group=1)\n"),
+    ("    if N <= 1280:\n        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)\n",
+     "    if N <= 1280:\n        return Config(BM=32, BN=64, BK=128, warps=4, stages=4, group=1)\n")],
+    ids=["no-rules", "first-rule-on-N"])
+def test_01_dead_rule_suggestion_can_be_followed_for_any_file(tmp_path, rules, added):
+    # 审读报过：一条规则都没有的文件，01 说"在第一条规则后面加一条 if M <= 8:"——没有第一条规则，照着加了也不是死规则
+    head = "from kernel_lab import Config\n\n# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n"
+    tail = "    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n# EVOLVE-BLOCK-END\n"
+    path = tmp_path / "mine.py"
+    path.write_text(head + rules + tail, encoding="utf-8")
+    said = "".join(run_script("lecture14/01_heuristic_as_code.py", "--heuristic", str(path)).stdout.split())
+    want = ("先加一条ifM<=16:规则，再在它后面加一条ifM<=8:规则" if not rules else "把它if那一行原样再写一遍")
+    assert want in said and "在第一条规则后面加一条永远走不到的规则（比如ifM<=8:" not in said, said[-1500:]
+    path.write_text(head + rules + added + tail, encoding="utf-8")             # 照着做
+    out = run_script("lecture14/01_heuristic_as_code.py", "--heuristic", str(path)).stdout
+    assert out and "是死规则" in out, out[:3000]
