@@ -368,3 +368,15 @@ def test_demo2_points_to_demo3s_valley_only_when_that_observation_holds(valley):
               ("remove_rule", 4, 0), ("crossover", 12, 0))}
     said = "".join(str(s02.obs_kinds(stats, valley)).split())
     assert FAILED not in said and ("（演示3的山谷）" in said) == valley, said
+
+
+def test_kind_rates_that_differ_print_differently():
+    # 审读报过（02 --seed 8）：targeted 40/200 和 crossover 41/200 都印 20%，观察却说最高的是 crossover（20%）
+    from conftest import load_script
+    s02 = load_script("lecture14/02_llm_proposal.py", "kind_rates_02")
+    stats = {op: dict(n=200, better=b, bad=0, same=0) for op, b in
+             (("targeted", 40), ("single_field", 8), ("threshold", 0), ("add_rule", 3), ("remove_rule", 0), ("crossover", 41))}
+    stats["single_field"]["bad"] = 48
+    said = "".join(str(s02.obs_kinds(stats, True)).split())
+    assert "最高的是crossover（20.5%）" in said, said
+    assert s02.rate_digits([0.2, 0.205]) == 1 and s02.rate_digits([0.2, 0.25]) == 0
