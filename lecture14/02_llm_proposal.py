@@ -733,6 +733,8 @@ def late_text(preview, late, here_shown, here_ok=None) -> str:
     k = preview["kinds"]
     if k.ok:
         parts.append(f"演示 2 的观察 1 在那里{'也' if here_ok else ''}成立")
+    elif here_ok is False:                # 审读报过（--seed 8）：这次就已经不成立，还说"那句话说的是进化早期的样子"
+        parts.append("演示 2 的观察 1 在那里也会被标成\"本次不成立\"（和这次一样）；那里量到：" + k.measured)
     else:
         parts.append("演示 2 的观察 1 在那里会被标成\"本次不成立\"，因为父程序已经很好，哪种修改都很难再赢它"
                      "（那句话说的是进化早期的样子）；那里量到：" + k.measured)

@@ -380,3 +380,17 @@ def test_kind_rates_that_differ_print_differently():
     said = "".join(str(s02.obs_kinds(stats, True)).split())
     assert "最高的是crossover（20.5%）" in said, said
     assert s02.rate_digits([0.2, 0.205]) == 1 and s02.rate_digits([0.2, 0.25]) == 0
+
+
+def test_the_late_step_suggestion_does_not_blame_a_good_parent_for_what_already_failed_early():
+    # 审读报过（02 --seed 8）：这次（第 120 个提议、父程序 1.114×）演示 2 的观察 1 已经不成立，建议 2 还说"在那里会被
+    # 标成本次不成立，因为父程序已经很好……（那句话说的是进化早期的样子）"
+    from types import SimpleNamespace
+
+    from conftest import load_script
+    s02 = load_script("lecture14/02_llm_proposal.py", "late_text_02")
+    preview = dict(shown="1.237×", rules=8, idle=[], kinds=SimpleNamespace(ok=False, measured="最高的是 single_field（4%）"))
+    failed_here = "".join(s02.late_text(preview, 500, "1.114×", here_ok=False).split())
+    assert "和这次一样" in failed_here and "进化早期" not in failed_here, failed_here
+    held_here = "".join(s02.late_text(preview, 500, "1.026×", here_ok=True).split())
+    assert "因为父程序已经很好" in held_here, held_here
