@@ -1404,3 +1404,13 @@ def test_a_key_with_a_space_is_blamed_on_where_it_was_written(key, says, monkeyp
         said = runmod.check_configured(s.url, "m", key)
         assert s.received == []
     assert said and says in said and "KEY-0123456789" not in said, said
+
+
+def test_a_failure_streak_through_a_proxy_names_the_proxy(monkeypatch):
+    # 讲师报过：http_proxy 指着一个回 502 的代理，make openevolve 说"LLM 回 HTTP 502 ×4……检查 LLM 服务器和 config.yaml 的
+    # api_base、name、密钥"，一个字没提代理
+    monkeypatch.setattr(runmod, "VIA_PROXY", ["环境变量 http_proxy（或 HTTP_PROXY）的代理 http://127.0.0.1:18998"])
+    kinds, check = runmod.streak_said(["LLM 回 HTTP 502"] * 4)
+    assert "LLM 回 HTTP 502" in kinds and "请求经环境变量 http_proxy（或 HTTP_PROXY）的代理 http://127.0.0.1:18998" in check
+    monkeypatch.setattr(runmod, "VIA_PROXY", [])
+    assert "代理" not in runmod.streak_said(["LLM 回 HTTP 502"] * 4)[1]

@@ -555,12 +555,17 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
     return out
 
 
+VIA_PROXY: list[str] = []      # 开跑前的检查经过的代理（"环境变量 http_proxy 的代理 http://…"）：失败时一并说出来
+
+
 def streak_said(streak: list) -> tuple[str, str]:
-    """接连失败的那几个提议：(按种类数的"LLM 回 HTTP 500 ×4"，该查什么)。和 --llm 同一个说法（openai_llm.failure_summary）。"""
+    """接连失败的那几个提议：(按种类数的"LLM 回 HTTP 500 ×4"，该查什么)。和 --llm 同一个说法（openai_llm.failure_summary）。
+    请求经环境里的代理时也说（讲师报过：代理回 502，句子只让人查 LLM 服务器）。"""
     from evolve.openai_llm import RATE_LIMITED_ADVICE, failure_summary
     kinds, rate_limited = failure_summary(streak)
+    via = f"（请求经{'、'.join(dict.fromkeys(VIA_PROXY))}，也查查它）" if VIA_PROXY else ""
     # 讲师报过：429 也让人查地址、密钥；又报过：三个冒号、"改小 --iterations"没用
-    return kinds, RATE_LIMITED_ADVICE if rate_limited else "检查 LLM 服务器和 config.yaml 的 api_base、name、密钥"
+    return kinds, (RATE_LIMITED_ADVICE if rate_limited else "检查 LLM 服务器和 config.yaml 的 api_base、name、密钥") + via
 
 
 _PROGRAM = re.compile(_HEAD.decode() + r"Iteration (\d+): Program \S+")
@@ -1050,7 +1055,10 @@ def check_configured(base: str, model: str, key=_FROM_CONFIG) -> str | None:
                   key=("环境变量 OPENAI_API_KEY" if key is None else
                        "config.yaml 的 api_key（发出去的是它；删掉那一行才用环境变量 OPENAI_API_KEY）"))
     try:
-        OpenAILLM(base, model, api_key=key, timeout=10, names=names).check()
+        llm = OpenAILLM(base, model, api_key=key, timeout=10, names=names)
+        if llm.proxy_said():                                  # OpenEvolve 也经它（和这次检查一样，见 child_env）
+            VIA_PROXY.append(llm.proxy_said())
+        llm.check()
     except ServerUnreachable as e:
         return f"config.yaml 的 LLM 用不了：{e}。"
     except ValueError as e:                                   # 地址写错了（不是 http/https 之类）
@@ -1062,6 +1070,7 @@ def check_endpoints() -> str | None:
     """check_configured 查 config.yaml 里 OpenEvolve 会问的每个模型（configured_endpoints）；第一句问题（没有是 None）。
     不止一个时，那句话说是哪一个。"""
     endpoints = configured_endpoints()
+    VIA_PROXY.clear()                                         # 这一次检查经过的代理（streak_said 说出来）
     for base, model, key in endpoints:
         problem = check_configured(base, model, key)
         if problem and len(endpoints) > 1:
