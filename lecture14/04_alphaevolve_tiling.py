@@ -326,7 +326,7 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     whole = shown == source.rstrip("\n")                # 贴进来的大表：清单只印开头，就不说"原样"
     print_note(f"最好的程序：训练形状 {res['score']:.3f}×，测试形状 {test_score:.3f}×；{best.n_rules()} 条规则。"
                + ("下面是它的原样" if whole else f"它有 {len(source.splitlines())} 行，下面只印开头（末尾说印了几行）")   # 和清单末尾"一共 N 行"同一写法
-               + "（下面那段 SEARCH/REPLACE 打到父程序上得到的就是它）：")
+               + ("（下面那段 SEARCH/REPLACE 打到父程序上得到的就是它）：" if res["parent"] is not None else "："))
     print(shown)
     if simp.n_rules() < best.n_rules():
         print_note(f"删掉死规则（永远走不到的，或者去掉也一样的：它管的形状后面的分支给同样的配置）以后是 {simp.n_rules()} 条，"
@@ -392,7 +392,8 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
         obs.append(llm_sentence(out, llm))
     elif not enough:
         obs.append(f"targeted 提了 {tried('targeted')} 次、single_field 提了 {tried('single_field')} 次，"
-                   f"有一种不到 {MIN_TRIED} 次，成功率比不出什么。")
+                   + ("两种都" if max(tried("targeted"), tried("single_field")) < MIN_TRIED else "有一种")   # 审读报过：4 次和 1 次
+                   + f"不到 {MIN_TRIED} 次，成功率比不出什么。")
     else:
         if goal not in VALID_INDEX:
             story = (f"山谷的例子（从 BM×BN = 128×128、4 个 warp 到 256×128、8 个 warp）在这块 GPU 上不成立："
@@ -432,12 +433,14 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
         + (f"最好的程序从 {best.n_rules()} 条删到 {simp.n_rules()} 条，在所有 (M, N, K) 上选的配置一个不差"
            "（和第 12 讲删死代码是同一件事）。" if shrunk else
            f"最好的程序本身没有死规则，{best.n_rules()} 条都走得到、都不多余。")
-        + "上面那段 SEARCH/REPLACE 打到父程序的源码上，得到的正是上面印的程序"
-        + ("。" if as_text else "（文字上还多了 LLM 写的注释或空白，程序一样）。"),
+        + ("最好的就是起点，没有哪次修改产生它。" if applied is None else        # 审读报过（--budget 2）：没有那段 SEARCH/REPLACE
+           "上面那段 SEARCH/REPLACE 打到父程序的源码上，得到的正是上面印的程序"
+           + ("。" if as_text else "（文字上还多了 LLM 写的注释或空白，程序一样）。")),
         "讲义说进化出的程序里有带死规则的（或者最好的程序就带），simplify 删掉死规则后行为不变，"
         "SEARCH/REPLACE 打到父程序上正好得到最好的程序",
         f"完整评估过的 {len(evaluated):,} 个不同的程序（含起点）有 {dead:,} 个带死规则，最好的程序 {best.n_rules()} → {simp.n_rules()} 条；"
-        f"simplify 行为不变：{'是' if same else '否'}；SEARCH/REPLACE 能重现它：{'是' if applies else '否'}",
+        f"simplify 行为不变：{'是' if same else '否'}；"
+        + ("最好的就是起点，没有产生它的修改" if applied is None else f"SEARCH/REPLACE 能重现它：{'是' if applies else '否'}"),
         [("有带死规则的程序", dead > 0 or shrunk), ("simplify 后行为不变", same),
          ("SEARCH/REPLACE 打到父程序上得到的正是最好的程序（注释、空白不算）", applies)]))
     print_observations(obs)
@@ -585,7 +588,7 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
 
 # ---------------------------------------------------------------- 演示 4
 
-def demo4_cost(table, out, ev, train, test, shapes, budget, book=None):
+def demo4_cost(table, out, ev, train, test, shapes, budget, book=None, seeds: int = 2):
     """book：用真的 LLM 时演示 2 那一次进化的成本账（openai_llm.ledger），表里多几行 LLM 的成本；MockLLM 时是 None。"""
     print_header("演示 4：成本（演示 2 那一次进化）")
     failed = sum(out["failed"].values())
@@ -635,7 +638,8 @@ def demo4_cost(table, out, ev, train, test, shapes, budget, book=None):
         "只改分块、不改算什么，所以正确性由构造保证。",
         check(1.25 <= c3 <= 1.45,
               f"我们的迷你版比专家快 {times(c3, 1.25, 1.45)}（演示 2 那一次进化的最好程序，配对随机对半分的测试形状；"
-              "演示 3 印的是几个种子的中位数），但不能拿来和 23% 比："
+              + ("演示 3 印的是几个种子的中位数）" if seeds > 1 else "演示 3 只有一个种子）")    # 审读报过：--seeds 1 也说"几个种子"
+              + "，但不能拿来和 23% 比："
               # 学生报过：照"可以试试"改了专家再跑，开头说专家改过，这里还说"这个专家是讲义作者写的"
               + ("这个专家是你改过的那份（见开头的注意），强弱由改它的人决定。" if expert_changed_note() else
                  "这个专家是讲义作者写的，强弱由作者决定。")
@@ -737,7 +741,7 @@ def run_lecture(seed, budget, seeds, jobs, lap=lambda stage: None, llm=None):
     lap("演示 2：一次进化")
     observations["演示 3"] = demo3_generalization(table, shapes, budget, seeds, runs, keys, reused)
     lap("演示 3：泛化（后台已经跑了一阵，这里只剩等待）")
-    observations["演示 4"] = demo4_cost(table, out, ev, train, test, shapes, budget, book)
+    observations["演示 4"] = demo4_cost(table, out, ev, train, test, shapes, budget, book, seeds)
     lap("演示 4：成本")
     return observations
 

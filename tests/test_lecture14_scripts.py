@@ -1223,3 +1223,17 @@ def test_01_dead_rule_suggestion_can_be_followed_for_any_file(tmp_path, rules, a
     path.write_text(head + rules + added + tail, encoding="utf-8")             # 照着做
     out = run_script("lecture14/01_heuristic_as_code.py", "--heuristic", str(path)).stdout
     assert out and "是死规则" in out, out[:3000]
+
+
+def test_04_small_runs_say_what_their_numbers_show():
+    """审读报过三处：--seed 3 --budget 2 最好的就是起点，却说"下面那段 SEARCH/REPLACE 打到父程序上得到的就是它"、
+    "SEARCH/REPLACE 能重现它：是"；--budget 7 时 targeted 4 次、single_field 1 次，说"有一种不到 20 次"；--seeds 1 时
+    说"演示 3 印的是几个种子的中位数"。"""
+    start = "".join(run_script("lecture14/04_alphaevolve_tiling.py", "--seed", "3", "--budget", "2", "--seeds", "1").stdout.split())
+    assert "这是起始程序" in start and "SEARCH/REPLACE打到父程序上得到的就是它" not in start, start[:3000]
+    assert "能重现它" not in start and "最好的就是起点" in start
+    small = "".join(run_script("lecture14/04_alphaevolve_tiling.py", "--budget", "7", "--seeds", "1").stdout.split())
+    m = re.search(r"targeted提了(\d+)次、single_field提了(\d+)次，(两种都|有一种)不到20次", small)
+    assert m and (m[3] == "两种都") == (max(int(m[1]), int(m[2])) < 20), small[:3000]
+    one = "".join(run_script("lecture14/04_alphaevolve_tiling.py", "--seeds", "1").stdout.split())
+    assert "演示3只有一个种子" in one and "几个种子的中位数" not in one
