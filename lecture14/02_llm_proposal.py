@@ -422,11 +422,9 @@ def demo2_each_kind(table, train, prompt, seed):
     shown = f"{parent_score:.{d}f}×"                       # "可以试试"说"这次"时照这里印的样子（助教报过：1.02641× 对 1.026×）
     print(f"父程序就是演示 1 的那个（{prompt.parent.n_rules()} 条规则，分数 {shown}）。")
     print_table(["修改的种类", "第一次提议说了什么", "能启动", "分数", "比父程序"], rows)
+    digits = {k: rate_digits(t[k] / t["n"] for t in stats.values()) for k in ("better", "bad", "same")}   # 每列一个位数
     print_table([f"修改的种类（各 {PER_KIND} 次）", "比父程序好", "启动不了", "和父程序一模一样"],
-                [[op, pct(s["better"] / s["n"], digits=rate_digits(t["better"] / t["n"] for t in stats.values())),
-                  pct(s["bad"] / s["n"], digits=rate_digits(t["bad"] / t["n"] for t in stats.values())),
-                  pct(s["same"] / s["n"], digits=rate_digits(t["same"] / t["n"] for t in stats.values()))]
-                 for op, s in stats.items()])
+                [[op] + [pct(s[k] / s["n"], digits=digits[k]) for k in ("better", "bad", "same")] for op, s in stats.items()])
     note("（" + "；".join(f"{op}：{OP_SAID[op]}" for op in stats if op in OP_SAID) + "。百分比的分母都是 "
           f"{PER_KIND} 次提议。\"和父程序一模一样\"数的是没改出新程序的提议；程序改了、分数一点没变的不算在里面"
           + ("（上表的\"一样快\"就是这种）" if any(r[-1] == "一样快" for r in rows) else "") + "。）")
@@ -512,10 +510,14 @@ def valley_holds(rows: list) -> bool:
             and both["score"] > start["score"])
 
 
+def over_said(row: dict) -> str:
+    """启动不了的那一步超了哪几种资源："（超了共享内存）"（助教在 L40S 上报过：表里只有"寄存器/线程"一列，寄存器没超，
+    却印着"否"，看不出为什么）。表里那一格和观察里的话都用它。"""
+    return f"（超了{'、'.join(row['over'])}）"
+
+
 def launch_said(row: dict) -> str:
-    """启动不了的那一步，连同超了的资源："不能启动（共享内存）"（助教在 L40S 上报过：表里只有"寄存器/线程"一列，
-    寄存器没超，却印着"否"，看不出为什么）。"""
-    return f"不能启动（超了{'、'.join(row['over'])}）"
+    return "不能启动" + over_said(row)
 
 
 def obs_valley(rows: list) -> str:
@@ -581,7 +583,7 @@ def demo3_mistakes_and_valley(table, train, seed, prompt, whose="演示 1 的父
     rows = valley_rows(train, table)
     print_table(["专家的默认分支换成", "寄存器/线程", "能启动", "分数（训练形状）"],
                 [[cfg_text(r["cfg"]), str(r["regs"]), "是" if r["ok"] else "否",      # 启动不了的没有分数：那一格写超了什么
-                  f"{r['score']:.4f}×" if r["ok"] else f"（超了{'、'.join(r['over'])}）"]
+                  f"{r['score']:.4f}×" if r["ok"] else over_said(r)]
                  for r in rows])
     obs.append(obs_valley(rows))
     return obs

@@ -463,7 +463,7 @@ def policy_finding(scores: dict, parents: dict, worst: dict | None = None) -> st
     return text
 
 
-def greedy_verdict(scores: dict, worst: dict | None, parents: dict | None = None) -> str:
+def greedy_verdict(scores: dict, worst: dict | None, parents: dict) -> str:
     """永远挑最好的和岛屿模型比，中位数和最差的种子都看（数据怎样就怎样说，不是一个要检验的论断）：中位数打平或更好、
     最差的种子也不比岛屿模型最差的种子差 TIE 以上，才说"没有吃亏"；中位数没吃亏、最差的种子吃了亏，两样都说出来。"""
     if worst is None:                       # 只有一个种子：中位数、最差的种子都是它（学生报过：两个一样的数说两遍）
@@ -477,7 +477,7 @@ def greedy_verdict(scores: dict, worst: dict | None, parents: dict | None = None
     if med_ok and low_ok:
         return f"在这个问题上，这样窄的搜索没有吃亏（{med}，{low}；差不到 {TIE:.0%} 算没吃亏）"
     if med_ok:
-        uniform_hurt, narrowest = convergence_evidence(scores, parents, worst) if parents else (False, True)
+        uniform_hurt, narrowest = convergence_evidence(scores, parents, worst)
         if uniform_hurt or not narrowest:        # 和观察 1 一样不下结论（审读报过：观察 1 说分不清，这里照样说"卡在了局部最优"）
             return (f"看中位数，这样窄的搜索没有吃亏（{med}），但{low}，差了 {TIE:.0%} 以上；"
                     + ("最不贪心的均匀挑最差的种子也低了这么多，分不清是卡在了局部最优还是运气" if uniform_hurt else

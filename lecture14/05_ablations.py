@@ -263,8 +263,9 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
     no_early = "" if c0 < budget else f"（预算只有 {budget} 个提议，看不出开头和结尾的差别）"
     e_txt = lambda name: f"{early(name):.3f}×" if c0 < budget else "—"                    # noqa: E731
     # 相差几 %：挨着 ±SIMILAR 时多印一位（审读报过："相差 +2.0%；不到 2% …算差不多"，其实是 +1.97%）
-    diff = lambda a, b: (lambda t: t if t.startswith("-") else "+" + t)(                 # noqa: E731
-        fmt(a / b - 1, 1, (-SIMILAR, SIMILAR), percent=True))
+    def diff(a, b):
+        t = fmt(a / b - 1, 1, (-SIMILAR, SIMILAR), percent=True)
+        return t if t.startswith("-") else "+" + t
     near = lambda name: (abs(score[name] / full - 1) <= SIMILAR,                          # noqa: E731  "差不多"的两半
                          milli("full") <= 0 or milli(name) >= KEEPS * milli("full"))
     same_said = f"这里相差不到 {SIMILAR:.0%}、又保住了完整系统一半以上的涨幅，才算差不多"
