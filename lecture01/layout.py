@@ -25,6 +25,8 @@ from functools import lru_cache
 OPENING = "（「『《【〔"                             # 不放在行尾的全角开括号
 CLOSING = "，。、；：！？）」』》】〕"                 # 不放在行首的全角标点
 ASCII_CLOSING = ",.:;!?)]}%"                      # 紧跟在汉字后面时也不放在行首的半角标点（"if 条件: return"）
+PATH_OR_NUMBER = re.compile(r"\.+[/\w]")             # 点开头的 "../mine.py"、".5" 不是标点：可以在行首（助教报过：
+#                                                    仓库在 /tmp 下时 "注意：../…" 折成了 "注意⏎：../…"）
 FAILED = "【本次不成立】"                          # 不成立的观察的标记：折行时永远不拆开（grep 得到，一行一个）
 UNBREAKABLE = (FAILED, "没做到的是：", "# EVOLVE-BLOCK-START", "# EVOLVE-BLOCK-END")   # 折行时当作一个字的片段：观察
 # 不成立的标记和它点名没做到的那几个字（学生报过"没做到\n的是"）；
@@ -143,7 +145,8 @@ def _role(tok: str, quotes: int) -> tuple[bool, bool]:
     """折行时这一小段 (不放在行首, 不放在行尾)：不放在行首的是全角的逗号、右括号，紧跟的半角标点，收尾的半角引号；
     不放在行尾的是全角的左括号、开头的半角引号。quotes：它前面已经有几个半角引号 \"——单数时下一个是收尾的，
     双数时是开头的（"算"、"探针淘汰" 这样的引号各不落单；\"\" 这样连着的两个，两头都算）。"""
-    return (tok in CLOSING or tok[0] in ASCII_CLOSING or tok[0] in "”’" or (tok[0] == '"' and quotes % 2 == 1),
+    return (tok in CLOSING or (tok[0] in ASCII_CLOSING and not PATH_OR_NUMBER.match(tok)) or tok[0] in "”’"
+            or (tok[0] == '"' and quotes % 2 == 1),
             tok in OPENING or tok[-1] in "“‘" or (tok[-1] == '"' and (quotes + tok.count('"')) % 2 == 1))
     # 弯引号 “ ” 也一样（讲师报过：80 列里"记作“"落在行尾、"接连失败后没再调用 LLM”"在下一行开头）
 

@@ -120,6 +120,16 @@ def test_wrap_keeps_words_whole_and_punctuation_off_line_starts():
         assert not any(line.lstrip()[:1] in "，。、；：）" for line in lines[1:])    # 全角标点不在行首
 
 
+def test_a_relative_path_may_start_a_line_so_the_colon_before_it_stays_behind():
+    # 助教报过：仓库克隆在 /tmp 下时，tmp 里的文件印成 "../…"；"注意：../…/big_expert.py:7:" 折成了 "注意" 和
+    # "：../…"——开头的点被当成了不落在行首的标点，冒号跟着它换了行。"../x"、"./x"、".5" 都可以在行首
+    for width in range(20, 101):
+        for path in ("../tests-session-c6p847lk/pytest-of-root/pytest-0/big_expert.py:7:", "./mine.py:3:", ".5"):
+            lines = wrap(f"注意：{path} 这条规则永远用不到：它管的形状都先被第 5 行的规则接走了", width, "  ")
+            assert not any(line.lstrip()[:1] in "，。、；：）" for line in lines[1:]), (width, lines)
+            assert lines[0].startswith("注意："), (width, lines)
+
+
 def test_wrap_keeps_a_half_width_colon_with_the_chinese_word_before_it():
     # 学生报过：DSL 的说明"只允许：if 条件: return Config(...)"折成"……if 条件"和": return Config(...)"，正好拆开了要讲的写法
     text = "第 25 行：这一行 DSL 不认识。DSL 只允许：if 条件: return Config(...)，条件是 M、N、K 和整数的比较（<= 或 <）。"

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from evolve import ProgramError
-from evolve.problem import load_heuristic
+from evolve.problem import display_path, load_heuristic
 from llama_shapes import LAYERS, TOKENS
 
 OK_SMALL = "Config(16, 64, 128, 4, 4, 1)"
@@ -78,7 +78,7 @@ def test_readme_error_examples_give_the_line_the_edit_is_on(tmp_path, edit, said
     """学生报过：README 的两个出错例子写着 expert_heuristic.py:25 和 :27，照做得到的是 :34 和 :36（文件开头的说明
     后来变长了）。README 的行号和照它说的改法改完读到的一样。"""
     from evolve import ProgramError
-    from evolve.problem import load_heuristic
+    from evolve.problem import display_path, load_heuristic
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with open(os.path.join(root, "lecture14", "evolve", "lecture_expert.py"), encoding="utf-8") as f:
         text = f.read()
@@ -99,7 +99,7 @@ def test_a_field_too_large_names_its_candidate_values_at_once(tmp_path):
     with pytest.raises(ProgramError) as e:
         load_heuristic(write(tmp_path, "return Config(BM=64, BN=8192, BK=64, warps=4, stages=3, group=8)\n"))
     said = str(e.value)
-    assert said.startswith(f"{tmp_path / 'heuristic.py'}:5: BN=8192 太大了") and "\n" not in said.split("（改好")[0].strip()
+    assert said.startswith(f"{display_path(tmp_path / 'heuristic.py')}:5: BN=8192 太大了") and "\n" not in said.split("（改好")[0].strip()
     assert "BN 的候选值只有 " + ", ".join(map(str, GRID["BN"])) in said, said
 
 
@@ -110,7 +110,7 @@ def test_a_field_that_is_not_a_positive_integer_names_its_candidate_values(tmp_p
     with pytest.raises(ProgramError) as e:
         load_heuristic(write(tmp_path, f"return Config(BM=64, BN=128, BK=64, warps={value}, stages=3, group=8)\n"))
     said = str(e.value)
-    assert said.startswith(f"{tmp_path / 'heuristic.py'}:5: warps 必须是正整数字面量，不能是 {value}"), said
+    assert said.startswith(f"{display_path(tmp_path / 'heuristic.py')}:5: warps 必须是正整数字面量，不能是 {value}"), said
     assert "warps 的候选值是 " + ", ".join(map(str, GRID["warps"])) in said, said
 
 

@@ -33,7 +33,7 @@ from evolve import (EXPERT, Evaluator, ProgramError, best_single_config, evolve,
 from evolve.evaluator import PROBE_SLACK  # noqa: E402
 from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, COMPRESSED, MOCK_BUG, MOCK_BUG_REPLY, NO_CONTENT, STREAMED,  # noqa: E402
                                REDIRECT, TOO_LONG, TRUNCATED)
-from evolve.problem import load_heuristic  # noqa: E402
+from evolve.problem import display_path, load_heuristic  # noqa: E402
 
 HERE = os.path.join(ROOT, "lecture14", "openevolve")
 RUN = os.path.join(HERE, "run_openevolve.py")
@@ -95,7 +95,7 @@ def test_a_program_that_does_not_parse_or_launch_scores_0_with_the_students_sent
         r = stage(path)
         assert metrics(r)["combined_score"] == 0.0 and metrics(r)["launchable"] == 0.0
         assert artifacts(r) == {"error": str(student.value)} and says in str(student.value)
-        assert re.match(re.escape(path) + r":\d+: ", artifacts(r)["error"])
+        assert re.match(re.escape(display_path(path)) + r":\d+: ", artifacts(r)["error"])   # 学生看到的那样写
 
 
 def test_code_in_the_program_scores_0_and_nothing_runs(tmp_path):
