@@ -79,7 +79,7 @@ def tokens(text: str, glue: bool = True) -> list[str]:
 UNIT = re.compile(r"(µs|ms|s|B|KB|MB|GB|TB/s|GB/s|TFLOPS|FLOP/B)(?![A-Za-z0-9])")   # 跟着数走的单位（后面可以接标点）
 SPEEDUP = re.compile(r"[\d.,]+×")                    # 几倍："1.18×"
 MEASURE = set("个次倍行条格列秒种轮层步") | {"毫秒"}   # 跟着数走的量词（"16 个 warp"、"464 次"、"2.1 毫秒"）
-WORDS = ("毫秒",)                                    # 两个宽字符的单位：先连成一段（"毫⏎秒" 没法读）
+WORDS = ("毫秒", "中位数")                           # 不拆开的词：先连成一段（"毫⏎秒"、表格里的"中⏎位数"没法读）
 OPERATORS = ("<=", ">=", "<", ">", "≤", "≥", "=", "==")
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -123,7 +123,7 @@ def _glued(toks: list[str]) -> list[str]:
     """把 _glue 说的"中间的单个空格不折行"的相邻小段连成一段（连过的还可以再连："M <=" 再连 "16:"）。"""
     joined: list[str] = []
     for t in toks:                                   # "毫"、"秒" 两段先连成 "毫秒"（07 的用时行折成过 "毫⏎秒"）
-        if joined and joined[-1] + t in WORDS:
+        if joined and any(w.startswith(joined[-1] + t) for w in WORDS):
             joined[-1] += t
         else:
             joined.append(t)

@@ -130,6 +130,16 @@ def test_a_relative_path_may_start_a_line_so_the_colon_before_it_stays_behind():
             assert lines[0].startswith("注意："), (width, lines)
 
 
+def test_a_table_cell_never_splits_median():
+    # 讲师报过：80 列里 04 演示 4 的成本表把"（88 个形状的中位数，最少–最多）"折成了"……的中"和"位数，……"
+    cell = "来了一个新形状：第 13 讲代价模型引导的调优（88 个形状的中位数，最少–最多）"
+    for width in range(8, 60):
+        lines = wrap(cell, width)
+        assert "".join(lines).replace(" ", "") == cell.replace(" ", "")
+        assert any("中位数" in line for line in lines), (width, lines)
+    assert wrap("集中位置", 4) == ["集", "中位", "置"]          # 只是"中位"两个字不拆开，别的照常
+
+
 def test_wrap_keeps_a_half_width_colon_with_the_chinese_word_before_it():
     # 学生报过：DSL 的说明"只允许：if 条件: return Config(...)"折成"……if 条件"和": return Config(...)"，正好拆开了要讲的写法
     text = "第 25 行：这一行 DSL 不认识。DSL 只允许：if 条件: return Config(...)，条件是 M、N、K 和整数的比较（<= 或 <）。"
