@@ -272,7 +272,7 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
     close_small = all(near("small"))                     # 给了一点内核常识（--small-targeted）以后可能只差一点
     why_it_matters = "，演示 2 说为什么这很要紧" if ops_claim_holds(results) else ""   # 只指向成立的观察
     obs = [check(hi["small"] < lo["full"],
-                   f"小模型每个种子都比完整系统低：{small:.3f}× 对 {full:.3f}×，比专家的涨幅只有完整系统的 "
+                   f"小模型{'每个种子都' if seeds > 1 else ''}比完整系统低：{small:.3f}× 对 {full:.3f}×，比专家的涨幅只有完整系统的 "
                    f"{share('small')}。"
                    + (f"不过只低一点（相差 {diff(small, full)}；{same_said}）"
                       + (f"：给了它内核常识（targeted 权重 {SMALL_TARGETED:g}，完整系统 {FULL_TARGETED:g}），它就和完整系统差不多了。"
@@ -296,6 +296,8 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
     worst = [n for n in VARIANTS if n != "full" and score[n] == lowest]
     worst_said = "、".join(VARIANTS[n][0] for n in worst) + ("（并列）" if len(worst) > 1 else "")
     mostly_cached = med("no_evolution", "cached") > budget / 2                      # "提议大多和以前的一模一样"
+    # 只有一个种子时不说"中位数"（审读报过：--seeds 1 印"缓存命中中位数 779 个"，观察 4 那句已经不说了）
+    cached_txt = f"缓存命中{'中位数' if seeds > 1 else ''} {median_count(med('no_evolution', 'cached'))} 个"
     obs.append(check(hi["no_evolution"] < lo["full"] and flat and worst == ["no_evolution"] and mostly_cached,
                        f"不进化掉得最多（{noevo:.3f}×，涨幅是完整系统的 {share('no_evolution')}），"
                        f"而且很早就停了：第 {c0} 个提议时已经是 {early('no_evolution'):.3f}×（最终涨幅的 "
@@ -303,14 +305,14 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                        + ("之后一点没涨。" if f"{early('no_evolution'):.3f}" == f"{noevo:.3f}" else "之后涨得很少。") +
                        "每个子程序都只比专家多一处修改，能走到的地方就这么多；好的启发式要好几处修改叠起来（不同的 M、"
                        "不同的投影各要一条规则），这要靠把好的子程序留下来当下一轮的父程序。它的提议大多和以前的一模一样"
-                       f"（缓存命中中位数 {median_count(med('no_evolution', 'cached'))} 个），所以内核只跑了完整系统的 {pct(runs_ratio)}。",
+                       f"（{cached_txt}），所以内核只跑了完整系统的 {pct(runs_ratio)}。",
                        f"讲义说不进化每个种子都比完整系统低、是掉得最多的变体、第 {c0} 个提议以后几乎不涨"
                        "（那时已有最终涨幅的 80% 以上），且一半以上的提议是缓存命中",
                        f"不进化 {noevo:.3f}×（{lo['no_evolution']:.3f}–{hi['no_evolution']:.3f}），完整系统 {full:.3f}×"
                        f"（{lo['full']:.3f}–{hi['full']:.3f}）；掉得最多的是{worst_said}"
                        f"；第 {c0} 个提议时 {e_txt('no_evolution')}{no_early}"
                        f"（最终涨幅的 {pct(noevo_early_share, 0.8) if noevo_early_share == noevo_early_share else '—'}）；"
-                       f"缓存命中中位数 {median_count(med('no_evolution', 'cached'))} 个（预算 {budget}）",
+                       f"{cached_txt}（预算 {budget}）",
                        [("不进化每个种子都比完整系统低", hi["no_evolution"] < lo["full"]),
                         ("不进化是掉得最多的变体", worst == ["no_evolution"]),
                         (f"第 {c0} 个提议时已有最终涨幅的 80% 以上", flat), ("一半以上的提议是缓存命中", mostly_cached)]))

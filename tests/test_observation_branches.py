@@ -600,3 +600,17 @@ def test_05_one_seed_is_not_called_every_seed_or_a_median(table):
     assert "每个种子" not in said and "伤得不多：这次低一点（1.262×对1.270×）" in said, said
     cascade = flat(claim(obs, WORDS["no_cascade"]).text)
     assert "中位数" not in cascade and "完整系统里200个程序" in cascade, cascade
+
+
+def test_05_one_seed_small_model_and_cache_hits_are_not_every_seed_or_a_median(table):
+    # 审读报过（05 --seeds 1）：观察 1 说"小模型每个种子都比完整系统低"，观察 2 说"缓存命中中位数 779 个"——只有一个种子
+    one = {k: v[:1] for k, v in results().items()}
+    obs, out = printed(A05.demo1_ablations, table, one, 1000, 1)
+    small = flat(claim(obs, WORDS["small"]).text)
+    assert small.startswith("小模型比完整系统低：") and "每个种子" not in small, small
+    noevo = claim(obs, WORDS["no_evolution"])
+    assert "中位数" not in flat(noevo.text) and "缓存命中800个" in flat(noevo.text), noevo.text
+    assert "中位数" not in noevo.measured, noevo.measured
+    three, _ = printed(A05.demo1_ablations, table, results(), 1000, 3)     # 几个种子时照旧
+    assert "小模型每个种子都比完整系统低" in claim(three, WORDS["small"]).text
+    assert "缓存命中中位数 800 个" in claim(three, WORDS["no_evolution"]).text
