@@ -418,10 +418,24 @@ def convergence_evidence(scores: dict, parents: dict, worst: dict | None) -> tup
     return uniform_hurt, narrowest
 
 
-def policy_finding(scores: dict, parents: dict, worst: dict | None = None) -> str:
+def not_fewest(parents: dict, see: str = "") -> str:
+    """永远挑最好的当过父程序的不同程序不是四种办法里最少的时候，怎么说才对表：别的办法都不比它少才说"并不比别的办法
+    少"，否则点名不比它多的那几种（审读报过：--budget 2 时永远挑最好的 1 个、均匀挑和锦标赛 1.5 个、岛屿模型 1 个，
+    句子却说"并不比别的办法少"）。see：括号里再加的一句（"下一条"）。"""
+    mine = parents["best"]
+    others = {k: v for k, v in parents.items() if k != "best"}
+    if all(v <= mine for v in others.values()):
+        return "并不比别的办法少" + (f"（{see}）" if see else "")
+    same = "、".join(f"{SHORT[k]} {cnt(v)} 个" for k, v in others.items() if v <= mine)
+    return f"并不是四种办法里最少的（它 {cnt(mine)} 个，{same}" + (f"；{see}" if see else "") + "）"
+
+
+def policy_finding(scores: dict, parents: dict, worst: dict | None = None,
+                   only_start: bool = False) -> str:
     """简单的办法和岛屿模型比：打平的、更好的、更差的各是谁（数据怎样就怎样说，不是一个要检验的论断）。
     worst（每种办法最差的种子）给了的话，中位数不比岛屿模型差、最差的种子却差 TIE 以上的办法另外点名。
-    parents：每种办法当过父程序的不同程序（中位数）；"早早收敛"只在永远挑最好的真的最少时才拿来解释。"""
+    parents：每种办法当过父程序的不同程序（中位数）；"早早收敛"只在永远挑最好的真的最少时才拿来解释。
+    only_start：每种办法、每个种子当过父程序的都只有起点一个——挑法还没起作用，差别说明不了哪种办法好。"""
     isl = scores["islands"]
     groups = {"打平": [], "更好": [], "更差": []}
     for k in ("best", "uniform", "tournament"):
@@ -441,7 +455,10 @@ def policy_finding(scores: dict, parents: dict, worst: dict | None = None) -> st
     uniform_hurt, narrowest = convergence_evidence(scores, parents, worst)
     names = "、".join(SHORT[k] for k in simple)
     low = "、".join(f"{SHORT[k]} {worst[k]:.3f}×" for k in stuck)
-    if simple and not stuck and not greedy_hurt:
+    if only_start:          # 审读报过（--budget 1）：四种办法都只挑过起点，照样说"这是一个发现……这样的陷阱也许不多"
+        text += ("不过这次四种办法当过父程序的都只有起点（专家启发式）一个（下一条）：挑出来的都是同一个父程序，"
+                 "挑法还没起作用，上面的差别说明不了哪种办法好、也说明不了局部最优。")
+    elif simple and not stuck and not greedy_hurt:
         text += (f"{names}这样更简单的办法不比岛屿模型差，这是一个发现，不是失败："
                  f"岛屿模型防的是早早收敛到一个局部最优，在只有 {len(all_shapes())} 个形状、规则最多 8 条的问题上，"
                  "这样的陷阱也许不多。")
@@ -453,8 +470,8 @@ def policy_finding(scores: dict, parents: dict, worst: dict | None = None) -> st
         text += (f"{'看中位数，' if worst is not None else ''}{names}这样更简单的办法不比岛屿模型差"
                  + (f"；但看最差的种子，{low}，比岛屿模型最差的种子（{worst['islands']:.3f}×）低 {TIE:.0%} 以上" if low else "")
                  + "。" + ("最贪心的永远挑最好的吃了亏" + ("，最不贪心的均匀挑也是" if uniform_hurt else "")
-                         + "，可永远挑最好的当过父程序的不同程序并不比别的办法少（下一条）：这次的差别说明不了早早收敛到"
-                         "局部最优。"
+                         + f"，可永远挑最好的当过父程序的不同程序{not_fewest(parents, '下一条')}：这次的差别说明不了"
+                         "早早收敛到局部最优。"
                          if not narrowest else     # 审读报过（--budget 2）：四种办法都只有专家一个父程序，谈不上收敛
                          "吃了亏的不只是最贪心的永远挑最好的，最不贪心的均匀挑也吃了亏：只凭"
                          + ("这一个种子" if worst is None else "这几个种子") + "，分不清是早早收敛到局部最优还是运气。"
@@ -481,7 +498,7 @@ def greedy_verdict(scores: dict, worst: dict | None, parents: dict) -> str:
         if uniform_hurt or not narrowest:        # 和观察 1 一样不下结论（审读报过：观察 1 说分不清，这里照样说"卡在了局部最优"）
             return (f"看中位数，这样窄的搜索没有吃亏（{med}），但{low}，差了 {TIE:.0%} 以上；"
                     + ("最不贪心的均匀挑最差的种子也低了这么多，分不清是卡在了局部最优还是运气" if uniform_hurt else
-                       "可它当过父程序的不同程序并不比别的办法少，说明不了是卡在了局部最优"))
+                       f"可它当过父程序的不同程序{not_fewest(parents)}，说明不了是卡在了局部最优"))
         return (f"看中位数，这样窄的搜索没有吃亏（{med}），但{low}，差了 {TIE:.0%} 以上：有的种子卡在了一个局部最优上、"
                 "再也没爬出来。贪心的代价在最差的那一次，不在中位数——岛屿模型防的就是这个")
     return f"在这个问题上，这样窄的搜索吃了亏（{med}，{low}）"
@@ -518,7 +535,8 @@ def demo2_database(res, seeds, budget):
     # 分数按表里印的三位小数比（"差不到 1%"要对读者从表里算出来的数成立，不是对没印出来的第四位）
     scores = {p: round(v, 3) for p, v in g("score").items()}
     worst = {p: round(min(r["score"] for r in res["db", p]), 3) for p in POLICIES} if seeds > 1 else None
-    return [policy_finding(scores, g("parents"), worst), obs_greedy(g("parents"), scores, g("flat"), worst)]
+    only_start = all(r["parents"] == 1 for p in POLICIES for r in res["db", p])     # 谁都只挑过起点（预算 1 时）
+    return [policy_finding(scores, g("parents"), worst, only_start), obs_greedy(g("parents"), scores, g("flat"), worst)]
 
 
 # ---------------------------------------------------------------- 演示 3
