@@ -244,7 +244,8 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
     print_table(["变体", "训练形状（中位数，最小–最大）", "测试形状（中位数）", "测试上占最优的（中位数）"]
                 + [f"第 {c} 个提议时（中位数）" for c in cps] + ["跑了几次内核（中位数）"], rows)
     print_note(f"（每一格都是 {of_seeds(seeds)}" + ("；括号里是最小–最大" if seeds > 1 else "") + "。测试上占最优的：测试形状上的加速比 ÷ 逐形状最优的"
-               "，是两个加速比之比。第 N 个提议时：提出 N 个程序以后的最好训练分数。）")
+               "，是两个加速比之比。" + ("第 N 个提议时：提出 N 个程序以后的最好训练分数。" if cps else "")   # 预算不到 100 没有这几列
+               + "）")
     best_score_chart(table, results, seeds, list(VARIANTS))
 
     # 观察里的每个判断都在这里算。分数、内核次数都先取成表里印出来的样子（三位小数、整数）：句子里再算出来的数

@@ -614,3 +614,13 @@ def test_05_one_seed_small_model_and_cache_hits_are_not_every_seed_or_a_median(t
     three, _ = printed(A05.demo1_ablations, table, results(), 1000, 3)     # 几个种子时照旧
     assert "小模型每个种子都比完整系统低" in claim(three, WORDS["small"]).text
     assert "缓存命中中位数 800 个" in claim(three, WORDS["no_evolution"]).text
+
+
+def test_05_table_note_explains_only_columns_it_printed(table):
+    # 审读报过（05 --budget 50）：表下的注解释"第 N 个提议时"，表里却没有这几列（预算不到 100）
+    small = {k: [dict(r, at={}) for r in v] for k, v in results().items()}
+    _, out = printed(A05.demo1_ablations, table, small, 50, 3)
+    note = lambda text: re.search(r"（每一格[^）]*）", flat(text))[0]                        # noqa: E731  表下那条注
+    assert "第N个提议时" not in note(out) and "第100个提议时" not in out.split("（每一格")[0], note(out)
+    _, out = printed(A05.demo1_ablations, table, results(), 1000, 3)
+    assert "第N个提议时：提出N个程序以后的最好训练分数" in note(out)
