@@ -230,6 +230,25 @@ def test_more_python_typos_are_said_in_the_students_words(body, says):
     assert not re.search(r"\b(?:Maybe|Perhaps|inconsistent|unexpected|invalid|positional|keyword|outside|closing|"
                          r"leading|syntax)\b", english), str(e.value)
 
+@pytest.mark.parametrize("cond, typo, want", [("M =< 16", "=<", "<="), ("16 => M", "=>", ">="),
+                                              ("M =< 16 and N <= 4096", "=<", "<=")])
+def test_a_comparison_typed_backwards_says_which_symbol_and_what_to_type(cond, typo, want):
+    """重查时：把 <= 敲成 =<，信息只说"这一行不是合法的 Python"，没说错在哪个符号、该敲什么。"""
+    src = (f"# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n    if {cond}:  # 注释里的 => 不算\n"
+           f"        return {SRC_A}\n    return {SRC_B}\n# EVOLVE-BLOCK-END\n")
+    with pytest.raises(ProgramError) as e:
+        parse(src, "h.py")
+    assert e.value.lineno == 3 and f"写的是 {typo}" in str(e.value) and f"要写成 {want}" in str(e.value), str(e.value)
+    assert "DSL 只允许" in str(e.value) and str(e.value).endswith("。"), str(e.value)
+
+
+def test_a_backwards_symbol_only_in_a_comment_is_not_blamed():
+    src = ("# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n    if M <= 16 +* 2:  # M =< 16\n"
+           f"        return {SRC_A}\n    return {SRC_B}\n# EVOLVE-BLOCK-END\n")
+    with pytest.raises(ProgramError) as e:
+        parse(src, "h.py")
+    assert "写的是" not in str(e.value) and "不是合法的 Python" in str(e.value), str(e.value)
+
 
 def test_a_backslash_at_the_end_of_a_line_is_reported_on_its_own_line():
     """重查时报的：行末多了一个反斜杠，Python 报的是下一行（"不是合法的 Python"），学生在那一行找不到错。"""

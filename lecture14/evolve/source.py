@@ -459,6 +459,19 @@ def _lookalike(line: str) -> str | None:
     return None
 
 
+# 把比较符号的两个字反着敲（=< 、=>）：Python 只说 invalid syntax，学生盯着 M、16 找不到错
+_REVERSED_OPERATORS = {"=<": "<=", "=>": ">="}
+
+
+def _reversed_operator(line: str) -> str | None:
+    """这一行（# 后面的注释不算）里第一个反着敲的比较符号，说成一句话；没有就返回 None。"""
+    code = line.split("#", 1)[0]
+    for typo, want in _REVERSED_OPERATORS.items():
+        if typo in code:
+            return f"这一行写的是 {typo}：Python 没有这个符号，要写成 {want}（先 {want[0]}，后 =）。" + _ALLOWED
+    return None
+
+
 # 语句的种类 -> 学生会怎么说它（DSL 不支持的语句）
 _STATEMENT_WORDS = {
     "Assign": "DSL 没有变量：不能先算出一个值存起来再用",
@@ -503,6 +516,8 @@ def _parse_ast(block: str, filename: str, offset: int = 0) -> Program:
         lineno = e.lineno if isinstance(e.lineno, int) and e.lineno >= 1 else offset + 1
         lines = text.split("\n")
         hint = _lookalike(lines[lineno - 1]) if lineno <= len(lines) else None
+        if hint is None and lineno <= len(lines):
+            hint = _reversed_operator(lines[lineno - 1])
         if hint is None and 2 <= lineno <= len(lines) + 1 and lines[lineno - 2].rstrip().endswith("\\"):
             lineno -= 1                                       # 行末的反斜杠把下一行接了上来：Python 报的是下一行
             hint = "这一行末尾有一个反斜杠 \\，它把下一行接到了这一行后面：删掉它"
