@@ -315,6 +315,14 @@ def test_06_vs_expert_for_the_expert_itself_is_not_a_failure():
     assert not failed_observations([text]) and MARK not in str(text) and "equivalent" in str(text)
 
 
+def test_06_on_the_expert_itself_does_not_say_it_has_not_beaten_the_expert():
+    # 学生报过：给没改过的专家打分，观察 2 说"还没超过专家、按 M 查表和进化出的任何一个"——它就是专家
+    out = "".join(run_script(rel("06")).stdout.split())
+    assert "还没超过专家" not in out and "还没超过按M查表和进化出的任何一个（它就是专家，上一条）" in out
+    o = str(s06.obs_rank(dict(yours=1.0, expert=1.0, per_m=1.261, evolved=1.30, oracle=1.346)))
+    assert "还没超过专家" in o                                 # 不是专家、只是一样快时照旧点名专家
+
+
 # ---------------------------------------------------------------- 01 的判断和独立的计算对照
 
 def random_program(rng):
