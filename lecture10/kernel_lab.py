@@ -131,6 +131,22 @@ def problems(c: Config) -> list[str]:
     return out
 
 
+def one_field_fixes(c: Config) -> list[str]:
+    """启动不了的配置只改一个字段就能启动的写法（"warps=8"）：按 warps、stages、BK、BN、BM 的次序，每个字段取离原值
+    最近（按 2 的幂算）的一个能启动的值；group 不影响能不能启动，不列。不在候选网格上的配置返回空列表（先改回网格上）。
+    学生报过：BM=256 的信息只说寄存器超了，没说第 10 讲讲的改法（warp 加倍，每线程的累加器减半）。"""
+    if off_grid(c):
+        return []
+    out = []
+    for f in ("warps", "stages", "BK", "BN", "BM"):
+        now = getattr(c, f)
+        for v in sorted(GRID[f], key=lambda v: (abs(v.bit_length() - now.bit_length()), v)):
+            if v != now and can_launch(Config(**{**c.__dict__, f: v})):
+                out.append(f"{f}={v}")
+                break
+    return out
+
+
 def off_grid(c: Config) -> list[str]:
     """不在候选网格上的字段（例如 BM=48）。"""
     return [f"{f}={v} 不在候选值 {GRID[f]} 里" for f, v in zip(FIELDS, c.as_tuple()) if v not in GRID[f]]

@@ -9,6 +9,7 @@ import pytest
 
 from evolve import ProgramError
 from evolve.problem import display_path, load_heuristic
+from kernel_lab import Config
 from llama_shapes import LAYERS, TOKENS
 
 OK_SMALL = "Config(16, 64, 128, 4, 4, 1)"
@@ -16,7 +17,8 @@ OK_BIG = "Config(128, 128, 64, 4, 3, 8)"
 REGS = "Config(256, 128, 64, 4, 3, 8)"        # 每线程 296 个寄存器
 SMEM = "Config(256, 128, 128, 8, 4, 8)"       # 共享内存 393,216 B
 HIT = re.compile(r"^(?P<file>\S+?):(?P<line>\d+): 这个分支 .*（(?P<total>\d+) 个形状里有 (?P<hit>\d+) 个走这个分支，"
-                 r"例如 (?P<name>.+) M=(?P<M>\d+)）。$")              # 每行以句号结尾（学生报过有几句没有）
+                 r"例如 (?P<name>.+) M=(?P<M>\d+)）(?:。只改一个字段就能启动，任选一个：(?P<fixes>[^。]+))?。$")
+#                                                                     每行以句号结尾（学生报过有几句没有）
 
 
 def write(tmp_path, body):
@@ -55,6 +57,27 @@ def test_readme_example_bad_default(tmp_path):
     # README 里的例子：默认配置改成 BM=256（寄存器超了）；M > 16 的形状都走默认分支
     [m] = messages(tmp_path, f"if M <= 16:\n    return {OK_SMALL}\nreturn {REGS}\n")
     check(m, 7, lambda M, N, K: M > 16)
+
+
+@pytest.mark.parametrize("bad", [REGS, SMEM, "Config(16, 16, 32, 16, 2, 1)"])
+def test_each_one_field_fix_the_message_names_launches_when_applied(tmp_path, bad):
+    # 学生报过：BM=256 的信息只说寄存器超了，没说怎么改（第 10 讲：warp 加倍）。信息列出的每一种改法都照着改一份再读：
+    # 读得进来（能启动），而且只有那一个字段变了
+    [m] = messages(tmp_path, f"if M <= 16:\n    return {OK_SMALL}\nreturn {bad}\n")
+    fixes = m["fixes"].split("、")
+    assert fixes, m.group(0)
+    text = (tmp_path / "heuristic.py").read_text(encoding="utf-8")
+    head, default = text.rsplit("return ", 1)
+    fields = dict(zip(("BM", "BN", "BK", "warps", "stages", "group"), map(int, re.findall(r"\d+", default.split(")")[0]))))
+    for fix in fixes:
+        name, value = fix.split("=")
+        fixed = Config(**{**fields, name: int(value)})
+        path = tmp_path / f"fixed_{name}.py"
+        path.write_text(head + f"return {fixed!r}\n    # EVOLVE-BLOCK-END\n".replace("    # ", "# "), encoding="utf-8")
+        program = load_heuristic(str(path))
+        assert program.default == fixed and sum(a != b for a, b in zip(fixed.as_tuple(), fields.values())) == 1, fix
+    if bad == REGS:
+        assert fixes[0] == "warps=8", fixes                           # 第 10 讲的山谷：先挪 warp
 
 
 def test_bad_rule_in_the_middle_with_an_N_condition(tmp_path):

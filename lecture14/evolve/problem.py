@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 
 import numpy as np
-from kernel_lab import VALID, VALID_INDEX, Config, off_grid, problems
+from kernel_lab import VALID, VALID_INDEX, Config, off_grid, one_field_fixes, problems
 from llama_shapes import LAYERS, MODEL_OF, PROJECTIONS, TOKENS  # noqa: F401  （投影的 (N, K)、所属模型和 M，第 13 讲定义）
 from sched_lab import time_valid
 
@@ -277,9 +277,9 @@ def launch_message(config, shape: Shape | None = None) -> str:
     return f"{where}{config!r} 不能启动：" + "；".join(off_grid(config) + problems(config))
 
 
-def launch_problems(program: Program, shapes=()) -> list[tuple[int, str]]:
+def launch_problems(program: Program, shapes=(), advise: bool = False) -> list[tuple[int, str]]:
     """静态检查：每个分支返回的配置都要能启动。返回 [(行号, 说明：配置、超了的资源、shapes 里哪些形状会走到它)]，
-    都能启动就是空列表。"""
+    都能启动就是空列表。advise：再说只改一个字段就能启动的写法（给学生的文件；进化里被拒的子程序不用）。"""
     if min(program.config_indices) >= 0:                            # 每个分支的配置都在 VALID 里（常见情形，不逐条查）
         return []
     branches = [(r.line, r.config) for r in program.rules] + [(program.default_line, program.default)]
@@ -291,7 +291,9 @@ def launch_problems(program: Program, shapes=()) -> list[tuple[int, str]]:
             which = [branch_index(program, s.M, s.N, s.K) for s in shapes]
         hit = [s for s, b in zip(shapes, which) if b == i]
         where = f"（{len(shapes)} 个形状里有 {len(hit)} 个走这个分支，例如 {hit[0].label()}）" if hit else ""
-        out.append((line, f"这个分支 {launch_message(cfg)}{where}"))
+        fixes = one_field_fixes(cfg) if advise and isinstance(cfg, Config) else []
+        fix = f"。只改一个字段就能启动，任选一个：{'、'.join(fixes)}" if fixes else ""
+        out.append((line, f"这个分支 {launch_message(cfg)}{where}{fix}"))
     return out
 
 
@@ -381,7 +383,7 @@ def _read_heuristic(path: str, warn: bool) -> Heuristic:
     name = display_path(path)
     text = read_source(path)
     program = parse(text, filename=name)
-    bad = [(_return_line(text, line), msg) for line, msg in launch_problems(program, all_shapes())]
+    bad = [(_return_line(text, line), msg) for line, msg in launch_problems(program, all_shapes(), advise=True)]
     if bad:
         (line, msg), rest = bad[0], bad[1:]
         raise ProgramError(name, line, msg + "".join(f"\n{name}:{n}: {t}" for n, t in rest))
