@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import ensure_numpy, int_between, parser, run, say  # noqa: E402
+from runner import ensure_numpy, int_between, parser, run, say, took  # noqa: E402
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -456,7 +456,7 @@ def main(argv=None):
         ("下一步，看一次提议的慢动作：", "python3 lecture14/02_llm_proposal.py"),
     ])
     CHARTS.report()
-    print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
+    took(start)
 
 
 if __name__ == "__main__":

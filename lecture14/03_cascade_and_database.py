@@ -36,7 +36,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
 from runner import (int_between, ensure_numpy, ignore_sigint, on_interrupt, parser, progress, run,  # noqa: E402
-                    progress_gate, sigint_ignored, time_left)
+                    progress_gate, sigint_ignored, time_left, took)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -637,7 +637,7 @@ def main(argv=None):
     run_demos(a)
     print_try(suggestions(a))
     CHARTS.report()
-    print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
+    took(start)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
 from runner import (int_between, ensure_numpy, fraction, heartbeat, ignore_sigint, parser, progress, say, time_left,  # noqa: E402
-                    progress_gate, run, sigint_ignored)
+                    progress_gate, run, sigint_ignored, took)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -618,7 +618,7 @@ def main(argv=None):
     run_ablations(budget, seeds, a.jobs, a.small_targeted, seeds_try=seeds_try)
     print_try(tries)
     CHARTS.report()
-    print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
+    took(start)
 
 
 def run_with_llm(llm, budget, seeds):
@@ -636,7 +636,7 @@ def run_with_llm(llm, budget, seeds):
     if isinstance(llm, openai_llm.ReplayLLM) and llm.unused():
         say(f"（回放文件里还有 {llm.unused()} 次调用没用上：这次的预算比录制时小）")
     CHARTS.report()
-    print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
+    took(start)
 
 
 if __name__ == "__main__":

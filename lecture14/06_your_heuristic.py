@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import int_between, ensure_numpy, nonnegative_int, parser, progress, run, say  # noqa: E402
+from runner import int_between, ensure_numpy, nonnegative_int, parser, progress, run, say, took  # noqa: E402
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -472,7 +472,7 @@ def main(argv=None):
         evolve_suggestion(a),
     ])
     CHARTS.report()
-    print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
+    took(start)
 
 
 if __name__ == "__main__":

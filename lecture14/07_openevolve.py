@@ -38,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
-from runner import ensure_numpy, int_between, on_interrupt, parser, progress, run, say  # noqa: E402
+from runner import ensure_numpy, int_between, on_interrupt, parser, progress, run, say, took  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "openevolve"))
 import run_openevolve as oe  # noqa: E402
@@ -374,7 +374,7 @@ def main(argv=None):
                        "（那个文件开头有 ollama 和托管 API 的写法），再问它 50 个提议：",
                        "make openevolve ARGS=\"--iterations 50\"")])
     CHARTS.report()
-    print(f"\n（用时 {time.perf_counter() - start:.1f} 秒）", file=sys.stderr)
+    took(start)
 
 
 if __name__ == "__main__":

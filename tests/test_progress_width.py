@@ -119,3 +119,14 @@ def test_a_run_of_a_few_seconds_prints_a_few_progress_lines(script, word):
     lines = [line for line in r.stderr.splitlines() if word in line]
     seconds = float(re.search(r"（用时 ([\d.]+) 秒）", r.stderr).group(1))
     assert r.returncode == 0 and 1 <= len(lines) <= seconds + 2, r.stderr
+
+
+@pytest.mark.parametrize("seconds, said", [(0.01, "（用时不到 0.1 秒）"), (0.049, "（用时不到 0.1 秒）"),
+                                           (0.051, "（用时 0.1 秒）"), (2.34, "（用时 2.3 秒）")])
+def test_the_time_line_never_says_zero_seconds(monkeypatch, seconds, said):
+    # 学生报过：01 印"（用时 0.0 秒）"，墙钟明明约 0.8 秒（差的是解释器启动和 import，用时从 main 开始算）
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    monkeypatch.setattr(runner.time, "perf_counter", lambda: 100.0 + seconds)
+    runner.took(100.0)
+    assert err.getvalue() == "\n" + said + "\n"
