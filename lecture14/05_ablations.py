@@ -548,7 +548,8 @@ def command(budget=BUDGET, seeds=SEEDS, small_targeted=None) -> str:
 
 def suggestions(budget, seeds) -> list:
     """"可以试试"：(说明, 命令)。每条只改说明里说的那一样，别的照这次的设置（预算、种子数、--small-targeted），比的才是
-    那一样；所以从来不是这次运行本身（种子已经够多就再翻一倍，预算已经不小就再翻一倍，碰到上限那条就不印）。"""
+    那一样；所以从来不是这次运行本身（种子已经够多就再翻一倍，预算已经不小就再翻一倍，碰到上限那条就不印）。
+    例外只有一个，说明里写着：给更多预算那条最多 2 个种子（不然要跑很久）。"""
     out = []
     full_w = FULL_TARGETED
     if SMALL_TARGETED < full_w:
@@ -562,7 +563,9 @@ def suggestions(budget, seeds) -> list:
                     command(budget, seeds, DEFAULT_SMALL_TARGETED)))
     more_budget = 4000 if budget < 4000 else min(MAX_BUDGET, 2 * budget)
     if more_budget > budget:
-        out.append((f"给更多预算（{more_budget:,} 个提议，要跑得久一些，见 README 的\"计时\"），看完整系统还能涨多少、"
+        # 种子数减到 2 个（不然要跑很久）：说出来（审读报过：--seeds 7 的运行建议的命令悄悄改成了 --seeds 2）
+        fewer = f"、种子减到 {min(seeds, 2)} 个省时间" if seeds > 2 else ""
+        out.append((f"给更多预算（{more_budget:,} 个提议{fewer}，要跑得久一些，见 README 的\"计时\"），看完整系统还能涨多少、"
                     "小模型和不进化各还能涨多少：", command(more_budget, min(seeds, 2))))
     more_seeds = 7 if seeds < 7 else min(MAX_SEEDS, 2 * seeds)
     if more_seeds > seeds:

@@ -177,6 +177,16 @@ def test_05_no_seed_hint_when_no_more_seeds_can_be_suggested():
     m05.set_small_targeted(m05.DEFAULT_SMALL_TARGETED)
 
 
+@pytest.mark.parametrize("seeds", [1, 2, 3, 7])
+def test_05_more_budget_suggestion_says_when_it_changes_the_seed_count(seeds):
+    # 审读报过：--seeds 7（和默认的 3）的运行建议的"给更多预算"命令悄悄改成了 --seeds 2，说明却只说预算
+    m05.set_small_targeted(m05.DEFAULT_SMALL_TARGETED)
+    [(said, cmd)] = [item for item in m05.suggestions(m05.BUDGET, seeds) if item[0].startswith("给更多预算")]
+    asked = settings_05(cmd.split()[2:])
+    assert asked[0] > m05.BUDGET and asked[2] == m05.DEFAULT_SMALL_TARGETED
+    assert (asked[1] != seeds) == (f"种子减到 {asked[1]} 个" in said), (said, cmd)
+
+
 def test_04_prefill_reason_follows_the_optimums_bottleneck(outputs):
     """审读报过：--knob L2_BW=1.54e+13 时 prefill 的最优卡在"算"上（第 13 讲同样的旋钮下也这么说），04 却照旧说它快是因为
     "每次从 L2 搬的字节能算更多次"。现在这个理由只在最优卡在"搬"上时说，否则说出它的瓶颈。"""
