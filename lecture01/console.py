@@ -781,8 +781,8 @@ def _hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt) -> list[
         if not spans:
             continue
         names = sorted((n for n in series if n != name and marks[n][0] in over), key=lambda n: -over[marks[n][0]])
-        where = "、".join(f"从 {x_fmt.format(a)} 起" if b is None else f"{x_fmt.format(a)}–{x_fmt.format(b)}"
-                         for a, b in spans)
+        where = "、".join(f"从 {x_fmt.format(a)} 起" if b is None else x_fmt.format(a) if x_fmt.format(a) == x_fmt.format(b)
+                         else f"{x_fmt.format(a)}–{x_fmt.format(b)}" for a, b in spans)    # 一个点不写成 "6–6"（审读报过）
         by = "、".join(f"{marks[n][0]} {n}" for n in names)
         if len(spans) == 1 and spans[0][1] is None:
             out.append(f"（{ch} {name} 从横轴 {x_fmt.format(spans[0][0])} 起和 {by} 落在同一格，被盖住了，不是停了。）")

@@ -350,18 +350,21 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
     cost = runs("no_cascade") / runs("full")
     probe_only = med("full", "probe")
     free = float(np.median([r["cached"] + sum(r["static_reject"].values()) for r in results["full"]]))   # 不跑内核的提议
+    one_or_many = "它" if probe_only == 1 else "它们"
     obs.append(check(all(near("no_cascade")) and cost > 1.1,
                        f"没有级联，训练形状上的分数差不多（{nocas:.3f}× 对 {full:.3f}×，相差 {diff(nocas, full)}；"
                        f"不到 {SIMILAR:.0%}、又保住一半以上的涨幅算差不多；{on_test('no_cascade')}），"
                        "但内核跑了完整系统的"
                        f" {cost:.2f} 倍（{median_count(med('no_cascade', 'runs'))} 次对 {median_count(med('full', 'runs'))} 次）。"
                        f"级联不让搜索变好，只让它变便宜：完整系统里{'中位数' if seeds > 1 else ''} "
-                       f"{median_count(probe_only)} 个程序只跑 {N_PROBE} 个探针形状就被淘汰，省下的是它们本该跑的另外 "
+                       f"{median_count(probe_only)} 个程序只跑 {N_PROBE} 个探针形状就被淘汰，省下的是{one_or_many}本该跑的另外 "
                        f"{len(train) - N_PROBE} 个形状。"
                        # 以前说"省得不算多，因为很多提议本来就不花钱"（审读报过：预算 10 时不花钱的只有 1 个）：现在只摆出
-                       # 这次的三个数，省下的只来自被探针淘汰的那些
-                       f"省下的只来自这些程序：完整评估的还有 {median_count(med('full', 'full'))} 个，另外 "
-                       f"{median_count(free)} 个提议本来就不跑内核（重复的查缓存，启动不了的被静态检查拒掉{'；都是中位数' if seeds > 1 else ''}）。"
+                       # 这次的三个数，省下的只来自被探针淘汰的那些（审读报过：1 个程序也说"它们"，0 个也说"另外 0 个提议"）
+                       f"省下的只来自{'这个程序' if one_or_many == '它' else '这些程序'}：完整评估的还有 "
+                       f"{median_count(med('full', 'full'))} 个，"
+                       + (f"另外 {median_count(free)} 个提议本来就不跑内核" if free else "这次没有本来就不跑内核的提议")
+                       + f"（重复的查缓存，启动不了的被静态检查拒掉{'；都是中位数' if seeds > 1 else ''}）。"
                        f"真实系统里每跑一次内核都要上 GPU/TPU（04 的演示 4），级联省下的内核运行（不用级联那次的 {pct(1 - 1 / cost)}）就是机器时间。",
                        f"这一条的判据是：没有级联，训练形状上的分数（中位数）和完整系统相差不到 {SIMILAR:.0%}，涨幅至少是"
                        "完整系统的一半，内核多跑 10% 以上",

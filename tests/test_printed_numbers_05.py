@@ -195,3 +195,19 @@ def test_a_median_count_of_an_even_number_of_seeds_keeps_its_half():
     #                                                 （L40S）是一个没说原因的失败；find 说"讲义的一句话不成立"
     t = find_table(section(p03.stdout, "演示 1"), "探针淘汰")
     assert said and said[1] == t.row("6 个，按 M 均匀取")[t.col("探针淘汰")], (said, t.rows)
+
+
+TINY = ("--budget", "7", "--small-targeted", "0.05", "--seeds", "1")
+PREFETCH.append(("lecture14/05_ablations.py", *TINY))
+
+
+def test_one_program_and_one_point_are_said_in_the_singular():
+    # 审读报过（--budget 7 --small-targeted 0.05 --seeds 1）：被探针淘汰的只有 1 个程序，观察 4 说"省下的是它们本该跑的"、
+    # "另外 0 个提议本来就不跑内核"；图下的说明写"在横轴 6–6"
+    p = run_script("lecture14/05_ablations.py", *TINY)
+    assert p.returncode == 0, p.stderr
+    flat = "".join(p.stdout.split())
+    assert not re.search(r"在横轴(\d+)–\1和", flat), flat
+    n = float(re.search(r"完整系统里(?:中位数)?([\d.]+)个程序只跑", flat).group(1))
+    assert ("省下的是它本该跑的" in flat) == (n == 1) and ("省下的只来自这个程序" in flat) == (n == 1), flat
+    assert "另外0个提议" not in flat
