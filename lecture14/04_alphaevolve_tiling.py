@@ -352,9 +352,10 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     # 例子要成立，终点得启动得了、中间那步得因为每线程的寄存器启动不了（助教在一块共享内存小的 GPU 上报过：终点
     # 本身启动不了，句子照样说"先挪 warp 的那条路才走得通"）
     valley_holds = goal in VALID_INDEX and regs_per_thread(valley) > MAX_REGS_PER_THREAD
-    # 不成立时为什么（助教在 L40S 上报过：不成立的那句只说"山谷的例子不成立"，原因只在成立时的话里）
+    # 不成立时为什么（助教在 L40S 上报过：不成立的那句只说"山谷的例子不成立"，原因只在成立时的话里）。kernel_lab 的原因
+    # 自己带着括号（"101,376 B（99 KB）"），所以不再套一层括号（助教在 L40S 上报过：括号叠着，test_prose_parentheses 失败）
     valley_why = ("" if valley_holds else
-                  f"（终点 256×128、8 个 warp 本身就启动不了：{'；'.join(problems(goal))}）" if goal not in VALID_INDEX else
+                  f"：终点 256×128、8 个 warp 本身就启动不了——{'；'.join(problems(goal))}" if goal not in VALID_INDEX else
                   f"（中间那步 256×128、4 个 warp 每线程 {regs_per_thread(valley)} 个寄存器，没超上限 {MAX_REGS_PER_THREAD}）")
     population = set(out["population"])
     evaluated = [p for p, r in ev.cache.items() if r["status"] == "full"]     # 这次完整评估过的所有不同程序
@@ -397,7 +398,7 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     else:
         if goal not in VALID_INDEX:
             story = (f"山谷的例子（从 BM×BN = 128×128、4 个 warp 到 256×128、8 个 warp）在这块 GPU 上不成立："
-                     f"终点本身就启动不了（{'；'.join(problems(goal))}）；")
+                     f"终点本身就启动不了——{'；'.join(problems(goal))}；")
         elif regs_per_thread(valley) <= MAX_REGS_PER_THREAD:
             story = (f"山谷的例子在这块 GPU 上不成立：中间那步 256×128、4 个 warp 每线程 {regs_per_thread(valley)} 个"
                      f"寄存器，没超上限 {MAX_REGS_PER_THREAD}；")
