@@ -294,6 +294,20 @@ def test_04_demo3_says_unseen_n_k_only_when_the_shapes_say_so(table):
             assert f"{len(m_test)}个测试形状里有{seen}个的(N,K)组合训练时见过" in said and "都没见过" not in said, said
         else:
             assert "测试形状的(N,K)组合训练时都没见过（70B/8qkv的N=1280比8B的都小）" in said, said
+    # 助教报过：加了 Mistral 7B，随机划分把每个 8B 投影和一样大的 Mistral 投影配成一对，测试形状里一半以上是训练过的
+    # 矩阵乘法（M、N、K 都一样），演示 3 第一句照样说"对这些没见过的形状也管用"
+    for shapes in (all_shapes(), all_shapes(PROJECTIONS + mistral)):
+        train, test = split_shapes(shapes)
+        same = sum((s.M, s.N, s.K) in {(t.M, t.N, t.K) for t in train} for s in test)
+        r = geomean_speedup(per_m_table(train, table), test, table)
+        reused = {(how, k): (r, r, EXPERT) for how in ("random", "by_model") for k in range(3)}
+        obs, out = printed(T04.demo3_generalization, table, shapes, 1000, 3, SimpleNamespace(tasks=[], results=lambda **kw: []),
+                           [], reused)
+        said = "".join(claim(obs, "3%").text.split())
+        if same:
+            assert f"其中{same}个和一个训练形状的M、N、K都一样" in said and "没见过的形状也管用" not in said, said
+        else:
+            assert "对这些没见过的形状也管用" in said, said
     # 助教报过：加 Gemma2-9B 以后这句说"N、K 训练时都没见过"，可它的 gate_up N = 28672、o 的 K = 4096 都在 8B 的训练
     # 形状里。查的是 (N, K) 组合，句子现在也说"(N, K) 组合"（上面两种情形都检查了这几个字）
 
