@@ -3,6 +3,7 @@
 
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -137,7 +138,8 @@ def test_ctrl_c_stops_within_a_second_with_exit_130(script, milestone, wait):
 
 
 def test_closed_pipe_is_quiet():
-    p = subprocess.run(f"{sys.executable} lecture10/01_config_space.py | head -3", shell=True, cwd=ROOT,
+    # 助教报过：仓库在带空格的路径下（"/tmp/课程 材料/repo"）时，shell 把没加引号的解释器路径拆成了两个词
+    p = subprocess.run(f"{shlex.quote(sys.executable)} lecture10/01_config_space.py | head -3", shell=True, cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     assert p.stdout.strip() and "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr, p.stderr
     assert "演示 1" in p.stdout or "硬件换成" in p.stdout            # 不是默认 GPU 时第一段说换了哪块

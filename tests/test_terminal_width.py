@@ -6,6 +6,7 @@
 
 import os
 import re
+import shlex
 import sys
 
 import pytest
@@ -70,7 +71,7 @@ def test_suggested_commands_that_carry_this_runs_arguments_fit_80_columns():
     assert too_wide(p.stdout, 80) == []
     continued = continued_commands(p.stdout)
     assert continued, p.stdout[-2000:]                           # 真有一条一行放不下、折成了几行的命令
-    block = continued[0].replace("python3 ", f"{sys.executable} ", 1) + " --budget 20 --seeds 1"
+    block = continued[0].replace("python3 ", f"{shlex.quote(sys.executable)} ", 1) + " --budget 20 --seeds 1"   # 路径里可能有空格
     r = subprocess.run(["bash", "-c", block], cwd=ROOT, capture_output=True, text=True, timeout=120,
                        env={**base_env(), "COLUMNS": "80"})
     assert r.returncode == 0 and "Traceback" not in r.stderr, (block, r.stderr[-2000:])
