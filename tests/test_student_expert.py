@@ -131,3 +131,35 @@ def test_01_gives_each_removed_rule_its_own_reason(tmp_path):
     said = "".join(r.stdout.split("simplify（")[1].split("\n\n")[0].split())       # 折行的句子拼回去
     assert f"第{empty[0]}行走不到（没有形状满足它的条件）" in said, said
     assert f"第{blocked[0]}行走不到（任何形状都先被前面的规则接走" in said, said
+
+
+def test_the_restore_command_works_as_printed_from_inside_and_outside_the_repo(tmp_path):
+    """助教报过：在仓库外面运行脚本（python3 repo/lecture14/06_your_heuristic.py），专家文件改坏时印的
+    "git checkout 课程 材料/repo/lecture14/expert_heuristic.py" 照抄跑不了：路径里的空格没加引号，而且当前目录
+    不在仓库里，git 说 not a git repository。这里在一个带空格和中文的目录下建一个 git 仓库，从仓库根、仓库外面各跑
+    一次 06，把印出来的恢复命令照原样交给 shell：专家文件回到提交时的样子。"""
+    import shutil
+    import subprocess
+    from conftest import base_env
+    if shutil.which("git") is None:
+        pytest.skip("没有 git")
+    repo = tmp_path / "课程 材料" / "repo"
+    repo.mkdir(parents=True)
+    for d in ("lecture01", "lecture10", "lecture13"):
+        os.symlink(os.path.join(ROOT, d), repo / d)
+    shutil.copytree(os.path.join(ROOT, "lecture14"), repo / "lecture14", ignore=shutil.ignore_patterns("__pycache__"))
+    expert = repo / "lecture14" / "expert_heuristic.py"
+    shutil.copy(LECTURE_EXPERT, expert)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    for args in (["init", "-q"], ["add", "lecture14/expert_heuristic.py"], ["commit", "-q", "-m", "expert"]):
+        subprocess.run(git + args, cwd=repo, check=True, capture_output=True, timeout=60)
+    good = expert.read_text(encoding="utf-8")
+    plain = {k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_EXPERT"}   # 像学生那样读 expert_heuristic.py
+    for cwd in (repo, tmp_path):
+        expert.write_text(good.replace("warps=4, stages=3", "warps=4.5, stages=3"), encoding="utf-8")
+        r = run_script_fresh(str(repo / "lecture14" / "06_your_heuristic.py"), cwd=str(cwd), env=plain, timeout=60)
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        command = re.search(r"想恢复讲义的原样：(.+?)。）", r.stderr).group(1)
+        done = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, (cwd, command, done.stderr)
+        assert expert.read_text(encoding="utf-8") == good, (cwd, command)

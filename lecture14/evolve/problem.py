@@ -369,6 +369,17 @@ def display_path(path: str) -> str:
     return os.path.abspath(path) if up > 1 or rel == os.pardir else rel
 
 
+def restore_command() -> str:
+    """恢复讲义的专家文件、照抄就能跑的命令。当前目录在仓库里时是 git checkout 文件（文件名照 display_path）；在仓库
+    外面时 git 不认得那个文件（"not a git repository"），写成 git -C 仓库 checkout lecture14/expert_heuristic.py。
+    路径带空格时加引号（助教报过：在仓库外面运行、仓库在"课程 材料"下面时，印的是 git checkout 课程 材料/repo/……）。"""
+    import shlex
+    here, repo = os.path.realpath(os.getcwd()), os.path.realpath(REPO)
+    if here == repo or here.startswith(repo + os.sep):
+        return f"git checkout {shlex.quote(display_path(STUDENT_EXPERT_FILE))}"
+    return f"git -C {shlex.quote(display_path(REPO))} checkout {os.path.relpath(STUDENT_EXPERT_FILE, REPO)}"
+
+
 def _return_line(text: str, line: int) -> int:
     """规则的行号是它的 if 那一行；配置启动不了时，学生要改的是下面 return Config(...) 那一行：从 line 起第一行
     （# 后面的注释不算）写着 return 的。if 和 return 写在同一行时就是 line 本身；找不到时还是 line。"""
@@ -518,14 +529,14 @@ except (OSError, ProgramError) as e:            # 学生改坏了专家启发式
     if isinstance(e, ProgramError):
         _said = f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：\n{e}"
         if "git checkout" not in str(e):            # 和 01、06 读学生的文件时一样，说一句怎么办
-            _said += (f"\n（改好再运行；写法见它开头的说明。想恢复讲义的原样：git checkout {display_path(STUDENT_EXPERT_FILE)}。）"
+            _said += (f"\n（改好再运行；写法见它开头的说明。想恢复讲义的原样：{restore_command()}。）"
                       if os.path.abspath(EXPERT_FILE) == STUDENT_EXPERT_FILE else "\n（改好再运行。）")
     elif os.environ.get(EXPERT_ENV):                # 环境变量指向的文件不在、是个目录……
         _said = (f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：{os_words(e)}。它来自环境变量 {EXPERT_ENV}："
                  f"改成一个启发式文件的路径，或者 unset {EXPERT_ENV}，用 {display_path(STUDENT_EXPERT_FILE)}。")
     else:                                           # 学生把 expert_heuristic.py 挪走、删了（比如 mv 当成了 cp）
         _said = (f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：{os_words(e)}。进化从它开始，"
-                 f"用 git checkout {display_path(STUDENT_EXPERT_FILE)} 恢复它。")
+                 f"用 {restore_command()} 恢复它。")
     _say = getattr(sys.modules.get("runner"), "say", None)   # 编号脚本已经载入了 runner（不 import 它：evolve 不依赖第 1 讲）
     if _say is not None:                                     # 终端里按宽度折行，管道里一行
         _say(_said)
@@ -543,7 +554,7 @@ def expert_changed_note() -> str:
         return ""
     if EXPERT == lecture or equivalent(EXPERT, lecture):
         return ""
-    restore = (f"恢复讲义的原样：git checkout {display_path(STUDENT_EXPERT_FILE)}"
+    restore = (f"恢复讲义的原样：{restore_command()}"
                if os.path.realpath(EXPERT_FILE) == os.path.realpath(STUDENT_EXPERT_FILE) else
                f"它来自环境变量 {EXPERT_ENV}，unset {EXPERT_ENV} 就用回 {display_path(STUDENT_EXPERT_FILE)}")
     return (f"注意：专家启发式 {display_path(EXPERT_FILE)} 和讲义的专家选的配置不一样（改过？）：这里的\"比专家快几倍\""
