@@ -177,8 +177,21 @@ def install_ctrl_c() -> None:
     sys.unraisablehook = _unraisable
 
 
+def replace_unencodable() -> None:
+    """标准输出的编码不是 UTF-8 时（zh_CN.GBK 的终端、PYTHONIOENCODING=latin-1），编不出来的字（µs 的 µ、图里的 ▒）
+    印成 ?，不在第一次印它的地方抛 UnicodeEncodeError、丢下一段 traceback 和半截输出（助教试过：GBK 的终端里
+    13、14 讲的 01、04、06 都这样）。UTF-8 时什么也不改：标准输出逐字节不变。标准错误本来就是 backslashreplace。"""
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+    if encoding not in ("utf8", "utf8sig") and getattr(sys.stdout, "errors", None) == "strict":
+        try:
+            sys.stdout.reconfigure(errors="replace")
+        except (AttributeError, ValueError):              # 不是 TextIOWrapper（被换掉了）：照旧
+            pass
+
+
 if sys.excepthook is _excepthook:                          # 直接运行编号脚本时（和 _excepthook 一样；测试 import 时不动）
     install_ctrl_c()
+    replace_unencodable()
 
 
 def one_sentence_errors() -> None:
