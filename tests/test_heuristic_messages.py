@@ -16,9 +16,10 @@ OK_SMALL = "Config(16, 64, 128, 4, 4, 1)"
 OK_BIG = "Config(128, 128, 64, 4, 3, 8)"
 REGS = "Config(256, 128, 64, 4, 3, 8)"        # 每线程 296 个寄存器
 SMEM = "Config(256, 128, 128, 8, 4, 8)"       # 共享内存 393,216 B
-HIT = re.compile(r"^(?P<file>\S+?):(?P<line>\d+): 这个分支 .*（(?P<total>\d+) 个形状里有 (?P<hit>\d+) 个走这个分支，"
+HIT = re.compile(r"^(?P<file>.+?):(?P<line>\d+): 这个分支 .*（(?P<total>\d+) 个形状里有 (?P<hit>\d+) 个走这个分支，"
                  r"例如 (?P<name>.+) M=(?P<M>\d+)）(?:。只改一个字段就能启动，任选一个：(?P<fixes>[^。]+))?。$")
 #                                                                     每行以句号结尾（学生报过有几句没有）
+# 文件名可以带空格（TMPDIR="/tmp/课程 材料" 时 tmp_path 就有）：不用 \S+
 
 
 def write(tmp_path, body):

@@ -11,7 +11,8 @@ import pytest
 import conftest
 from conftest import ROOT, run_script
 
-SHOW = ("-c", "import os, random; print(os.environ.get('RUN_SCRIPT_PROBE'), os.getcwd(), random.random())")
+SHOW = ("-c", "import os, random; print(os.environ.get('RUN_SCRIPT_PROBE'), os.getcwd(), random.random(), sep='\\n')")
+# 一行一个值：工作目录里可能有空格（TMPDIR="/tmp/课程 材料" 时 tmp_path 就有），不能按空白切
 
 
 def test_same_command_is_run_once_and_results_are_copies():
@@ -26,12 +27,12 @@ def test_same_command_is_run_once_and_results_are_copies():
 def test_environment_cwd_and_instance_make_separate_runs(tmp_path, monkeypatch):
     base = run_script(*SHOW).stdout
     other = run_script(*SHOW, env={**os.environ, "RUN_SCRIPT_PROBE": "x"}).stdout
-    assert other.split()[0] == "x" and other != base
-    assert run_script(*SHOW, cwd=tmp_path).stdout.split()[1] == str(tmp_path)
+    assert other.split("\n")[0] == "x" and other != base
+    assert run_script(*SHOW, cwd=tmp_path).stdout.split("\n")[1] == str(tmp_path)
     second = run_script(*SHOW, instance=2).stdout
-    assert second.split()[:2] == base.split()[:2] and second != base   # 另外跑的一次：随机数不一样
+    assert second.split("\n")[:2] == base.split("\n")[:2] and second != base   # 另外跑的一次：随机数不一样
     monkeypatch.setenv("RUN_SCRIPT_PROBE", "y")                # 像 subprocess 一样继承此刻的环境，不拿缓存里的
-    assert run_script(*SHOW).stdout.split()[0] == "y"
+    assert run_script(*SHOW).stdout.split("\n")[0] == "y"
 
 
 def test_prefetched_runs_use_the_session_environment(monkeypatch):
