@@ -55,8 +55,8 @@ from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS, RUN_04, SEEDS_04  # noq
 from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.mock_llm import OP_SAID, OPS  # noqa: E402
-from evolve.problem import (EXPERT_FILE, distinct_sizes, edit_example, expert_changed_note, pair_projections,  # noqa: E402
-                            read_heuristic, score_digits, split_names)
+from evolve.problem import (EXPERT_FILE, distinct_sizes, edit_example, expert_changed_note, from_root,  # noqa: E402
+                            pair_projections, read_heuristic, score_digits, split_names)
 from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, VALID_INDEX, Config, problems, regs_per_thread  # noqa: E402
@@ -183,7 +183,9 @@ def demo1_problem(table, train, test):
         print_note(f"注意：{w}")
     if len(warnings) > MAX_WARNINGS:                   # 贴进来一张几百条规则的表：不要印几百行"注意"
         print_with_command(f"……还有 {len(warnings) - MAX_WARNINGS} 条同样的注意没有印出来（一共 {len(warnings)} 条），"
-                           "逐条列出死规则：", f"python3 lecture14/01_heuristic_as_code.py --heuristic {shlex.quote(name)}")
+                           "逐条列出死规则：",                  # 命令在仓库根目录运行：文件名也从仓库根写（from_root），
+                           f"python3 lecture14/01_heuristic_as_code.py --heuristic {shlex.quote(from_root(EXPERT_FILE))}")
+        # 不是相对于当前目录的 name（助教报过：cd lecture14 运行时印的是 --heuristic expert_heuristic.py，在哪里都跑不了）
 
     one, pmt = best_single_config(train, table), per_m_table(train, table)
     o_train, o_test = oracle_speedup(train, table), oracle_speedup(test, table)

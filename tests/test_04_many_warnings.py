@@ -213,3 +213,27 @@ def test_the_list_every_dead_rule_command_is_on_its_own_line_and_runs_as_printed
     r = subprocess.run(["bash", "-c", "\n".join(command)], cwd=ROOT, capture_output=True, text=True, timeout=120,
                        env=base_env())
     assert r.returncode == 0 and "table.py" in r.stdout and "死规则" in r.stdout, (block, r.stderr[-2000:])
+
+
+def test_the_list_dead_rules_command_runs_from_the_repo_root_when_04_ran_in_lecture14(tmp_path):
+    """助教报过：上课时的写法 cd lecture14 && python3 04_alphaevolve_tiling.py，专家文件有十几条死规则时，"逐条列出
+    死规则"的命令印成 python3 lecture14/01_heuristic_as_code.py --heuristic expert_heuristic.py——脚本从仓库根写、
+    文件却相对于 lecture14 写，在哪个目录都跑不了。照"可以试试"的约定，整条命令在仓库根目录照抄就能跑。"""
+    import shlex
+    import subprocess
+    lines = ["from kernel_lab import Config", "", "# EVOLVE-BLOCK-START", "def choose_config(M, N, K):",
+             "    if M <= 16:", "        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)"]
+    for k in range(15):                                      # 15 条被第一条挡住的规则：比 MAX_WARNINGS 多
+        lines += [f"    if M <= {k % 15 + 1}:", "        return Config(BM=16, BN=32, BK=32, warps=2, stages=4, group=1)"]
+    lines += ["    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)", "# EVOLVE-BLOCK-END", ""]
+    expert = tmp_path / "big_expert.py"
+    expert.write_text("\n".join(lines), encoding="utf-8")
+    r = run_script_fresh("04_alphaevolve_tiling.py", "--budget", "5", "--seeds", "1", "--jobs", "1", timeout=120,
+                         cwd=os.path.join(ROOT, "lecture14"), env={**os.environ, "MINI_ALPHAEVOLVE_EXPERT": str(expert)})
+    assert r.returncode == 0, r.stderr
+    block = re.search(r"逐条列出死规则：\n\s*(python3 (?:.* \\\n)*.*)", r.stdout).group(1)   # 长的命令按 shell 的续行折开
+    command = re.sub(r" \\\n\s*", " ", block)
+    args = shlex.split(command)
+    assert args[:2] == ["python3", "lecture14/01_heuristic_as_code.py"], command
+    listed = subprocess.run([sys.executable, *args[1:]], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr, (command, listed.stderr)
