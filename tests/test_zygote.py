@@ -9,9 +9,17 @@ import sys
 
 import pytest
 
-from conftest import ROOT, _execute, _full_env, _zygote, _zygote_can_run, _zygote_execute, base_env, run_in_pty
+from conftest import (ROOT, _execute, _full_env, _zygote, _zygote_can_run, _zygote_execute, base_env, run_in_pty,
+                      zygote_missing)
 
-TIMING = re.compile("\n?（用时 [\\d.]+ 秒）\n".encode("utf-8"))
+TIMING = re.compile("\n?（用时(?: [\\d.]+ 秒|不到 0.1 秒)）\n".encode("utf-8"))     # runner.took 的两种说法
+
+
+@pytest.fixture(autouse=True)
+def _needs_the_zygote():
+    why = zygote_missing()
+    if why:
+        pytest.skip(why)
 
 
 def both(args, env=None, cwd=ROOT):
