@@ -474,13 +474,13 @@ def demo2_effects():
     waits = [parts(e)["等"] for e in st]
     obs.append(verdict(ks == [1, 2, 3, 4] and all(x > y for x, y in zip(ts, ts[1:])) and ts[0] / ts[-1] >= 2
                        and waits[0] > waits[-1],
-                       f"流水线级数：{label(name, Mm)} 上 stages 从 1 到 4，时间 {ts[0]:.0f} → {ts[-1]:.0f} µs"
-                       f"（快 {ts[0] / ts[-1]:.1f} 倍），缩短的是\"等\"（{waits[0]:.0f} → {waits[-1]:.0f} µs）：在路上的加载越多，"
+                       f"流水线级数：{label(name, Mm)} 上 stages 从 1 到 4，时间 {ts[0]:,.0f} → {ts[-1]:,.0f} µs"
+                       f"（快 {ts[0] / ts[-1]:.1f} 倍），缩短的是\"等\"（{waits[0]:,.0f} → {waits[-1]:,.0f} µs）：在路上的加载越多，"
                        "每一步越不用干等。",
                        f"stages {'–'.join(map(str, ks[::max(1, len(ks) - 1)]))} 的时间 "
                        + " / ".join(fmt(t, 1, ts[max(0, i - 1):i] + ts[i + 1:i + 2]) for i, t in enumerate(ts))   # 相邻的
                        + f" µs（1 级是 {ks[-1]} 级的 {times(ts[0] / ts[-1], 2)} 倍），"            # 两级印出来不会一样
-                       f"等 {waits[0]:.0f} → {waits[-1]:.0f} µs{cut_said}（讲义说 1–4 级都启动得了、逐级变快、1 级至少慢 2 倍、"
+                       f"等 {waits[0]:,.0f} → {waits[-1]:,.0f} µs{cut_said}（讲义说 1–4 级都启动得了、逐级变快、1 级至少慢 2 倍、"
                        "缩短的是等）。",
                        [("1–4 级都启动得了", ks == [1, 2, 3, 4]), ("逐级变快", all(x > y for x, y in zip(ts, ts[1:]))),
                         ("1 级至少慢 2 倍", ts[0] / ts[-1] >= 2), ("缩短的是等", waits[0] > waits[-1])])

@@ -59,3 +59,12 @@ def test_why_not_a_few_runs_in_the_lecture():
     assert med >= 10
     o = observations(printed(TM.demo3_guided, TM.TOLERANCE))[1]
     assert o.lstrip().startswith("为什么不是几次"), o
+
+
+@pytest.mark.parametrize("knobs", [dict(LOAD_LATENCY_BUSY=1.3e-05), dict(LOAD_LATENCY_IDLE=7e-05, LOAD_LATENCY_BUSY=0.00013)])
+def test_stage_times_of_four_digits_get_thousands_separators(knobs):
+    # 审读报过：加载延迟调大 10 倍时演示 2 第 2 句印"时间 1633 → 286 µs""16539 → 2867 µs"，别处都是"1,633"
+    flat = "".join(printed(TM.demo2_effects, knobs=knobs).split())
+    assert "流水线级数" in flat
+    bare = re.findall(r"(?<![\d,.])\d{4,}(?![\d,.])→|→\d{4,}(?![\d,.])", flat)      # 四位以上、没有千位分隔符
+    assert not bare, bare
