@@ -424,7 +424,13 @@ def run_demos(a, program) -> list:
 def dead_rule_edit(program) -> str:
     """"加一条永远走不到的规则"怎么加，照这个文件说（审读报过：一条规则都没有的文件，"在第一条规则后面加 if M <= 8:"
     没法照做，照着加了也不是死规则）。第一条规则只看 M <= t（t > 8，讲义的专家就是）：在它后面加 if M <= 8:；
-    别的第一条：把它的 if 那一行原样再写一遍；没有规则：先加一条 if M <= 16:，再在它后面加 if M <= 8:。"""
+    别的第一条：把它的 if 那一行原样再写一遍；没有规则：先加一条 if M <= 16:，再在它后面加 if M <= 8:。
+    文件里已经有死规则时（演示 1 这次已经指出来了）反过来：删掉它们，看演示 1 不再提（审读报过：照样建议再加一条）。"""
+    dead = sorted({line for line, _ in dead_rules(program)})
+    if dead:
+        lines = "、".join(map(str, dead[:3])) + (f" 等 {len(dead)} 条" if len(dead) > 3 else "")
+        return (f"删掉演示 1 指出的死规则（第 {lines} 行的 if 和它下面的 return），再运行下面的命令，演示 1 就不再提"
+                + ("它" if len(dead) == 1 else "它们"))
     if not program.rules:
         return ("在最后的 return 前面先加一条 if M <= 16: 规则，再在它后面加一条 if M <= 8: 规则（各配一个 Config；"
                 "第二条被第一条挡住，永远走不到）")
@@ -450,8 +456,8 @@ def main(argv=None):
              + ("" if is_expert_file(a.heuristic) else f"--heuristic {file_to_edit(a.heuristic)} ")   # 追踪的是这次的文件
              + "--shape 3000 {} {}".format(*NEW_LAYERS["405B/8 qkv"]))]),
         *copy_suggestion("用你自己的启发式文件：先复制一份专家启发式（只做一次：再做会覆盖你改过的文件）：", a.heuristic),
-        (f"在编辑器里打开 {file_to_edit(a.heuristic)}，{dead_rule_edit(program)}，再看演示 1 怎样指出它是死规则"
-         "（06 会给你的文件打分）：",
+        (f"在编辑器里打开 {file_to_edit(a.heuristic)}，{dead_rule_edit(program)}"
+         + ("" if dead_rules(program) else "，再看演示 1 怎样指出它是死规则") + "（06 会给你的文件打分）：",
          f"python3 lecture14/01_heuristic_as_code.py --heuristic {file_to_edit(a.heuristic)}"),
         ("下一步，看一次提议的慢动作：", "python3 lecture14/02_llm_proposal.py"),
     ])

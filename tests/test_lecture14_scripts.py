@@ -1233,6 +1233,23 @@ def test_01_dead_rule_suggestion_can_be_followed_for_any_file(tmp_path, rules, a
     assert out and "是死规则" in out, out[:3000]
 
 
+def test_01_on_a_file_with_a_dead_rule_suggests_deleting_it_and_deleting_it_silences_demo_1(tmp_path):
+    # 审读报过：文件里已经有死规则（演示 1 这次就指出来了），"可以试试"照样让学生再加一条死规则看演示 1 怎样指出它
+    head = "from kernel_lab import Config\n\n# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n"
+    live = "    if M <= 16:\n        return Config(BM=16, BN=64, BK=128, warps=4, stages=4, group=1)\n"
+    dead = "    if M <= 8:\n        return Config(BM=32, BN=64, BK=128, warps=4, stages=4, group=1)\n"
+    tail = "    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n# EVOLVE-BLOCK-END\n"
+    path = tmp_path / "dead.py"
+    path.write_text(head + live + dead + tail, encoding="utf-8")
+    out = run_script("lecture14/01_heuristic_as_code.py", "--heuristic", str(path)).stdout
+    said = "".join(out.split())
+    assert "是死规则" in out.split("演示 2")[0] and "删掉演示1指出的死规则（第7行的if和它下面的return）" in said, said[-1500:]
+    assert "加一条永远走不到的规则" not in said and "原样再写一遍" not in said
+    path.write_text(head + live + tail, encoding="utf-8")                      # 照着删
+    demo1 = run_script_fresh("lecture14/01_heuristic_as_code.py", "--heuristic", str(path)).stdout.split("演示 2")[0]
+    assert "是死规则" not in demo1 and "没有死规则" in demo1, demo1[:3000]
+
+
 def test_04_small_runs_say_what_their_numbers_show():
     """审读报过三处：--seed 3 --budget 2 最好的就是起点，却说"下面那段 SEARCH/REPLACE 打到父程序上得到的就是它"、
     "SEARCH/REPLACE 能重现它：是"；--budget 7 时 targeted 4 次、single_field 1 次，说"有一种不到 20 次"；--seeds 1 时
