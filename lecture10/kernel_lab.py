@@ -133,15 +133,17 @@ def problems(c: Config) -> list[str]:
 
 def one_field_fixes(c: Config) -> list[str]:
     """启动不了的配置只改一个字段就能启动的写法（"warps=8"）：按 warps、stages、BK、BN、BM 的次序，每个字段取离原值
-    最近（按 2 的幂算）的一个能启动的值；group 不影响能不能启动，不列。不在候选网格上的配置返回空列表（先改回网格上）。
+    最近（按倍数算，一样近时取小的：warps=4 先试 2 再试 8）的一个能启动的值；group 不影响能不能启动，不列。不在候选
+    网格上的配置返回空列表（先改回网格上）。stages 不是 2 的幂，所以按倍数、不按二进制位数比（审读报过：stages=4 的
+    共享内存超了，按位数 2 和 3 一样近，建议了 stages=2，其实 stages=3 就能启动、少丢一级流水线）。
     学生报过：BM=256 的信息只说寄存器超了，没说第 10 讲讲的改法（warp 加倍，每线程的累加器减半）。"""
     if off_grid(c):
         return []
     out = []
     for f in ("warps", "stages", "BK", "BN", "BM"):
         now = getattr(c, f)
-        for v in sorted(GRID[f], key=lambda v: (abs(v.bit_length() - now.bit_length()), v)):
-            if v != now and can_launch(Config(**{**c.__dict__, f: v})):
+        for v in sorted(GRID[f], key=lambda v: (max(v, now) / min(v, now), v)):
+            if v != now and can_launch(c.replace(**{f: v})):
                 out.append(f"{f}={v}")
                 break
     return out

@@ -218,3 +218,24 @@ def test_smem_note_gives_a_small_limit_in_kb_and_names_the_gpu_lecture_14_uses()
     text = "".join(a100.stdout.split())
     assert a100.returncode == 0 and "第14讲的脚本加--gpua100时用的就是这" in text and "是A100的数" not in text
     assert "别的启动上限（寄存器、每个CTA的线程数）两块GPU一样" in text
+
+
+def test_each_one_field_fix_is_the_nearest_launchable_value_of_its_field():
+    # 审读报过：Config(128, 128, 128, 4, 4, 8) 的共享内存超了，建议的是 stages=2（按二进制位数，2 和 3 离 4 一样近），
+    # 其实 stages=3 就能启动。每个建议的值都是那个字段里按倍数离原值最近的能启动的值（一样近取小的），只改那一个字段
+    # （H100 上 116 个、A100 上 72 个这样的配置）
+    from kernel_lab import GRID, one_field_fixes
+    three = [c for c in all_configs() if c.stages == 4 and not can_launch(c) and can_launch(c.replace(stages=3))]
+    assert three and all("stages=3" in one_field_fixes(c) for c in three), [(c, one_field_fixes(c)) for c in three[:3]]
+    assert one_field_fixes(Config(256, 128, 64, 4, 3, 8))[0] == "warps=8"           # 第 10 讲的山谷：warp 加倍
+    for c in all_configs():
+        if can_launch(c):
+            continue
+        for fix in one_field_fixes(c):
+            name, value = fix.split("=")
+            now, value = getattr(c, name), int(value)
+            fixed = c.replace(**{name: value})
+            assert can_launch(fixed), (c, fix)
+            nearest = min((v for v in GRID[name] if v != now and can_launch(c.replace(**{name: v}))),
+                          key=lambda v: (max(v, now) / min(v, now), v))
+            assert value == nearest, (c, fix, nearest)
