@@ -180,9 +180,11 @@ def install_ctrl_c() -> None:
 def replace_unencodable() -> None:
     """标准输出的编码不是 UTF-8 时（zh_CN.GBK 的终端、PYTHONIOENCODING=latin-1），编不出来的字（µs 的 µ、图里的 ▒）
     印成 ?，不在第一次印它的地方抛 UnicodeEncodeError、丢下一段 traceback 和半截输出（助教试过：GBK 的终端里
-    13、14 讲的 01、04、06 都这样）。UTF-8 时什么也不改：标准输出逐字节不变。标准错误本来就是 backslashreplace。"""
+    13、14 讲的 01、04、06 都这样）。UTF-8 时什么也不改：标准输出逐字节不变。标准错误本来就是 backslashreplace。
+    surrogateescape 也一样换掉：它只放过读文件名时留下的代理字符，汉字照样抛错（审读报过：LC_ALL=C PYTHONUTF8=0 时
+    标准输出是 ascii + surrogateescape，01 在第一个汉字就抛 UnicodeEncodeError）。"""
     encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
-    if encoding not in ("utf8", "utf8sig") and getattr(sys.stdout, "errors", None) == "strict":
+    if encoding not in ("utf8", "utf8sig") and getattr(sys.stdout, "errors", None) in ("strict", "surrogateescape"):
         try:
             sys.stdout.reconfigure(errors="replace")
         except (AttributeError, ValueError):              # 不是 TextIOWrapper（被换掉了）：照旧

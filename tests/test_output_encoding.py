@@ -19,3 +19,13 @@ def test_a_terminal_that_is_not_utf8_gets_the_same_lines_with_question_marks(arg
     assert b"Traceback" not in other.stderr
     # 逐字节就是 UTF-8 的那次运行换成这个编码、编不出来的字换成 ? 的样子：别的一个字不差
     assert other.stdout == utf8.stdout.decode("utf-8").encode(encoding, "replace")
+
+
+def test_the_c_locale_without_utf8_mode_gets_question_marks_not_a_traceback():
+    # 审读报过：LC_ALL=C PYTHONUTF8=0 时标准输出是 ascii、错误处理是 surrogateescape（不是 strict），以前照旧在第一个
+    # 汉字抛 UnicodeEncodeError。现在和别的编码一样：编不出来的字印成 ?
+    args = ("lecture14/01_heuristic_as_code.py",)
+    utf8 = run_script(*args, text=False)
+    c = run_script(*args, text=False, env=dict(base_env(), LC_ALL="C", PYTHONUTF8="0"))
+    assert c.returncode == utf8.returncode == 0 and b"Traceback" not in c.stderr, c.stderr[-2000:]
+    assert c.stdout == utf8.stdout.decode("utf-8").encode("ascii", "replace")
