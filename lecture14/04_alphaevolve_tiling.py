@@ -545,7 +545,7 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
     same_size = sum((s.M, s.N, s.K) in train_sizes for s in test)
     unseen_said = ("对这些没见过的形状也管用" if not same_size else
                    f"对测试形状也管用——不过其中 {same_size} 个和一个训练形状的 M、N、K 都一样，是同一个矩阵乘法，"
-                   f"算不上没见过（两个模型的投影一样大）")
+                   f"算不上没见过（两个投影一样大）")
     gap = r["test"] / r["train"] - 1
     m_train, m_test = split_shapes(shapes, "by_model")      # 句子里说的"(N, K) 组合没见过"从形状数据算（加了模型也对）
     seen_nk = {(s.N, s.K) for s in m_train}

@@ -350,7 +350,7 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
     cost = runs("no_cascade") / runs("full")
     probe_only = med("full", "probe")
     free = float(np.median([r["cached"] + sum(r["static_reject"].values()) for r in results["full"]]))   # 不跑内核的提议
-    one_or_many = "它" if probe_only == 1 else "它们"
+    one_or_many = "它" if probe_only == 1 and seeds == 1 else "它们"      # 几个种子的中位数是 1 也不说"这个程序"
     obs.append(check(all(near("no_cascade")) and cost > 1.1,
                        f"没有级联，训练形状上的分数差不多（{nocas:.3f}× 对 {full:.3f}×，相差 {diff(nocas, full)}；"
                        f"不到 {SIMILAR:.0%}、又保住一半以上的涨幅算差不多；{on_test('no_cascade')}），"

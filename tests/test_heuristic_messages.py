@@ -65,8 +65,8 @@ def test_each_one_field_fix_the_message_names_launches_when_applied(tmp_path, ba
     # 学生报过：BM=256 的信息只说寄存器超了，没说怎么改（第 10 讲：warp 加倍）。信息列出的每一种改法都照着改一份再读：
     # 读得进来（能启动），而且只有那一个字段变了
     [m] = messages(tmp_path, f"if M <= 16:\n    return {OK_SMALL}\nreturn {bad}\n")
+    assert m["fixes"], m.group(0)                                      # 信息里有"只改一个字段就能启动"那一句
     fixes = m["fixes"].split("、")
-    assert fixes, m.group(0)
     text = (tmp_path / "heuristic.py").read_text(encoding="utf-8")
     head, default = text.rsplit("return ", 1)
     fields = dict(zip(("BM", "BN", "BK", "warps", "stages", "group"), map(int, re.findall(r"\d+", default.split(")")[0]))))

@@ -155,11 +155,15 @@ def test_the_restore_command_works_as_printed_from_inside_and_outside_the_repo(t
         subprocess.run(git + args, cwd=repo, check=True, capture_output=True, timeout=60)
     good = expert.read_text(encoding="utf-8")
     plain = {k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_EXPERT"}   # 像学生那样读 expert_heuristic.py
-    for cwd in (repo, tmp_path):
-        expert.write_text(good.replace("warps=4, stages=3", "warps=4.5, stages=3"), encoding="utf-8")
+    # 改坏的两种：一个字段写错（解析器的话后面接一句怎么恢复）；整个文件清空（解析器自己说怎么恢复——审读报过：
+    # 它说的是写死的 git checkout lecture14/…，在仓库外面照抄跑不了）
+    for cwd, broken in [(c, b) for c in (repo, tmp_path)
+                        for b in (good.replace("warps=4, stages=3", "warps=4.5, stages=3"), "")]:
+        expert.write_text(broken, encoding="utf-8")
         r = run_script_fresh(str(repo / "lecture14" / "06_your_heuristic.py"), cwd=str(cwd), env=plain, timeout=60)
         assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
-        command = re.search(r"想恢复讲义的原样：(.+?)。）", r.stderr).group(1)
+        command = re.search(r"(?:想恢复讲义的原样：(.+?)。）|恢复讲义的那份用 (.+?)（)", r.stderr)
+        command = command.group(1) or command.group(2)
         done = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, (cwd, command, done.stderr)
         assert expert.read_text(encoding="utf-8") == good, (cwd, command)

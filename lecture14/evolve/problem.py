@@ -369,6 +369,12 @@ def display_path(path: str) -> str:
     return os.path.abspath(path) if up > 1 or rel == os.pardir else rel
 
 
+def with_restore(said: str) -> str:
+    """解析器的话里写死的恢复命令（source.py 不 import 这里：它只会写仓库根目录下的那一种）换成从当前目录照抄
+    就能跑的那一种（审读报过：清空专家文件后在仓库外面运行，印的 git checkout lecture14/… 跑不了）。"""
+    return said.replace(f"git checkout {os.path.relpath(STUDENT_EXPERT_FILE, REPO)}", restore_command())
+
+
 def restore_command() -> str:
     """恢复讲义的专家文件、照抄就能跑的命令。当前目录在仓库里时是 git checkout 文件（文件名照 display_path）；在仓库
     外面时 git 不认得那个文件（"not a git repository"），写成 git -C 仓库 checkout lecture14/expert_heuristic.py。
@@ -410,7 +416,7 @@ def load_or_explain(path: str) -> tuple[Program | None, str]:
     try:
         return load_heuristic(path), ""
     except ProgramError as e:
-        return None, f"{e}\n（改好再运行；写法见 {display_path(STUDENT_EXPERT_FILE)} 开头的说明。）"
+        return None, f"{with_restore(str(e))}\n（改好再运行；写法见 {display_path(STUDENT_EXPERT_FILE)} 开头的说明。）"
     except IsADirectoryError:
         return None, f"{name}: 这是一个目录，要给一个 .py 文件。"
     except OSError as e:
@@ -527,7 +533,7 @@ try:
     EXPERT: Program = load_heuristic()
 except (OSError, ProgramError) as e:            # 学生改坏了专家启发式：给一句清楚的话，不给一长串 traceback
     if isinstance(e, ProgramError):
-        _said = f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：\n{e}"
+        _said = f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：\n{with_restore(str(e))}"
         if "git checkout" not in str(e):            # 和 01、06 读学生的文件时一样，说一句怎么办
             _said += (f"\n（改好再运行；写法见它开头的说明。想恢复讲义的原样：{restore_command()}。）"
                       if os.path.abspath(EXPERT_FILE) == STUDENT_EXPERT_FILE else "\n（改好再运行。）")
