@@ -394,3 +394,21 @@ def test_the_late_step_suggestion_does_not_blame_a_good_parent_for_what_already_
     assert "和这次一样" in failed_here and "进化早期" not in failed_here, failed_here
     held_here = "".join(s02.late_text(preview, 500, "1.026×", here_ok=True).split())
     assert "因为父程序已经很好" in held_here, held_here
+
+
+def test_a_tie_for_the_highest_rate_is_not_called_targeted_alone():
+    # 审读报过（02 --seed 7 --after 1000）：targeted 和 single_field 都是 8/200（4%），观察照样说"targeted 最高（4%）……
+    # 其余几种比父程序好的比例在 0% 到 4% 之间"；--seed 7 --after 500 的"可以试试"也说那里"成立"
+    from conftest import load_script
+    s02 = load_script("lecture14/02_llm_proposal.py", "kind_ties_02")
+    stats = {op: dict(n=200, better=b, bad=u, same=0) for op, b, u in
+             (("targeted", 8, 0), ("single_field", 8, 41), ("threshold", 0, 0), ("add_rule", 0, 0),
+              ("remove_rule", 0, 0), ("crossover", 0, 0))}
+    tied = s02.obs_kinds(stats, True)
+    said = "".join(str(tied).split())
+    assert not tied.ok and "最高的是targeted、single_field并列（4%）" in said, said
+    stats["single_field"]["better"] = 7
+    assert s02.obs_kinds(stats, True).ok
+    stats["threshold"]["bad"] = 41                                          # 启动不了的也并列
+    worst_tied = s02.obs_kinds(stats, True)
+    assert not worst_tied.ok and "启动不了最多的是single_field、threshold并列" in "".join(str(worst_tied).split())
