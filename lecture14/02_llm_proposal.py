@@ -240,7 +240,8 @@ def obs_database(predicted: int, actual: int | None, size: int, new_best: bool, 
                   ("预测的\"是不是新的最好\"和实际一样", new_best == was_best)])
 
 
-def demo1_slow_motion(table, train, seed, after):
+def demo1_slow_motion(table, train, seed, after, stalled=None):
+    """stalled：给一个 dict 时，这一段没有可慢放的一步就把最后一次刷新最好分数的那一步放进去（"可以试试"指过去）。"""
     print_header(f"演示 1：一次提议的慢动作（种子 {seed} 的进化里，第 {after:,} 个提议起第一个比父程序好的）")
     run: dict = {}
     k, skipped = find_proposal(table, train, seed, after, run)
@@ -251,6 +252,8 @@ def demo1_slow_motion(table, train, seed, after):
     if k is None:
         print(f"第 {after:,}–{after + LOOK:,} 个提议里没有一个{'真的评估了、又' if skipped else ''}比父程序好的；"
               "换个 --after 或 --seed 再试。")
+        if stalled is not None:
+            stalled.update(zip(("k", "score", "op"), run["improvements"][-1]))
         return [obs_stalled(run, after)], None                              # 就是上面找的那次进化，不再跑一遍
     ev, rec = Evaluator(train, table), Recorder()
     evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database,           # 前 k-1 步照常跑完
@@ -706,7 +709,8 @@ def run_demos(a, llm=None) -> list:
              f"{LLM_TRIES} 次；回复只当 SEARCH/REPLACE 解析成 DSL，从不执行。")
     table = TimeTable()
     train, _ = split_shapes(all_shapes())
-    obs, prompt = demo1_slow_motion(table, train, a.seed, a.after)
+    a.stalled = {}                                                     # 演示 1 这一段没有可慢放的一步时：最后一次刷新
+    obs, prompt = demo1_slow_motion(table, train, a.seed, a.after, a.stalled)
     a.parent_shown = None                                              # "可以试试"拿演示 2 印的父程序分数和进化后期的比
     out = print_observations(obs)
     if llm is not None and prompt is not None:
@@ -754,8 +758,15 @@ def suggestions(a) -> list:
     说出他会看到什么（包括哪句观察在那里不成立）。"""
     other = 3 if a.seed != 3 else 4
     late = LATE if a.after < LATE else min(MAX_BUDGET, 2 * a.after)
-    out = [("换一个种子，看另一次进化里的另一步（提示词、回复、探针上的分数都会变；下面的命令都在仓库根目录运行）：",
-            command(other, a.after))]
+    last = getattr(a, "stalled", None) or {}
+    if last.get("k", 0) >= 1:             # 审读报过：--after 5000 停住了，还建议"--seed 3 --after 5000"，说提示词、回复、
+        #                                   探针上的分数都会变——种子 3 在那一段也停住了，什么都不印。最后一次刷新的那个提议
+        #                                   比父程序好、又是第一次评估（比以前所有的都好），从它起找，第一个就是它
+        out = [(f"看这次进化最后一次刷新最好分数的那一步（第 {last['k']:,} 个提议，{last['op']} 改到 {last['score']:.3f}×）"
+                "的慢动作：从它起找，第一个比父程序好的就是它（下面的命令都在仓库根目录运行）：", command(a.seed, last["k"]))]
+    else:
+        out = [("换一个种子，看另一次进化里的另一步（提示词、回复、探针上的分数都会变；下面的命令都在仓库根目录运行）：",
+                command(other, a.after))]
     if late > a.after and getattr(a, "parent_shown", True) is not None:   # 这次已经是停住的一段：不再建议更后的
         table = TimeTable()
         train, _ = split_shapes(all_shapes())

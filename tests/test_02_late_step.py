@@ -258,3 +258,24 @@ def test_a_long_search_says_how_far_it_is_on_stderr_and_a_short_one_says_nothing
     monkeypatch.setattr(runner.time, "monotonic", lambda: 0.0)
     s02.find_proposal(table, train, 0, 100)
     assert said == []
+
+
+def test_a_stalled_run_suggests_the_step_that_last_raised_the_best_and_it_is_shown():
+    """审读报过：02 --after 5000（进化在第 1,818 个提议后停住了）的"可以试试"建议"--seed 3 --after 5000"，说"提示词、
+    回复、探针上的分数都会变"——种子 3 在那一段也停住了，照着跑什么都不慢放。现在停住的运行建议最后一次刷新最好分数的
+    那一步，照着跑，演示 1 慢放的正是它。"""
+    p = run_script(SCRIPT, "--after", "2000", timeout=180)
+    assert p.returncode == 0, p.stderr
+    demo1 = flat(section(p.stdout, "演示 1"))
+    m = re.search(r"最好的程序（([\d.]+)×）是第([\d,]+)个提议（(\w+)）找到的", demo1)
+    if m is None:
+        pytest.skip("这块 GPU 上种子 0 的进化在第 2000–2400 个提议里还有比父程序好的一步：这条建议不出现")
+    k = int(m[2].replace(",", ""))
+    tries = flat(unfold(p.stdout).split("可以试试：", 1)[1])
+    assert "换一个种子" not in tries and "提示词、回复、探针上的分数都会变" not in tries, tries
+    assert f"第{k:,}个提议，{m[3]}改到{m[1]}×" in tries, tries
+    cmd = [c for c in printed_02_commands(p.stdout)]
+    assert cmd[0] == f"python3 {SCRIPT} --after {k}", cmd
+    q = run_script(SCRIPT, "--after", str(k), timeout=180)
+    assert q.returncode == 0, q.stderr
+    assert f"第{k:,}个：" in flat(section(q.stdout, "演示 1")), section(q.stdout, "演示 1")[:600]
