@@ -388,6 +388,7 @@ def run_demos(a, program) -> list:
         if how == "random":
             evolved_score = res["score"]
     out = print_observations(demo1_scores(a.file, program, table, evolved, a.seed, a.budget))
+    a.ahead = still_ahead(program, table, evolved)       # "可以试试"说"再往上追"谁：只说还在你前面的
     obs, ratios = demo2_per_shape(program, table)
     out += print_observations(obs)
     obs = demo3_explain(program, table, ratios)
@@ -418,6 +419,21 @@ def edit_preview(program, table) -> tuple[str, bool]:
     return "先替你算过了，这一改让测试形状上" + "；".join(parts) + f"：{said}；", moves == {"慢"}
 
 
+def still_ahead(program, table, evolved) -> list[str]:
+    """演示 1 的表里，至少在一种划分的测试形状上比你快（按印出来的三位小数）的对手：按 M 查表、进化出的程序。
+    审读报过：从 04 进化出的程序抄来的文件两种划分都不比它们慢（1.282× 对 1.282×、1.261×；1.281× 对 1.209×、1.232×），
+    "可以试试"还说"想再往上追按 M 查表和进化出的程序"。"""
+    ahead = []
+    for name, prog in (("按 M 查表", None), ("进化出的程序", evolved)):
+        for how in SPLITS:
+            train, test = split_shapes(all_shapes(), how)
+            theirs = per_m_table(train, table) if prog is None else prog[how]
+            if shown(geomean_speedup(theirs, test, table)) > shown(geomean_speedup(program, test, table)):
+                ahead.append(name)
+                break
+    return ahead
+
+
 def beats_expert(program, table) -> bool:
     """两种划分的测试形状上都比专家快（和演示 1 观察 1 的判据一样）。"""
     return all(shown(geomean_speedup(program, split_shapes(all_shapes(), how)[1], table)) > 1 for how in SPLITS)
@@ -425,8 +441,14 @@ def beats_expert(program, table) -> bool:
 
 def edit_suggestion(a, program) -> tuple[str, str]:
     """"改一改再打分"的建议：改法的例子、先替学生算好的那一改的分数、README 的提示（已经赢了专家时说往上追）。"""
-    hint = ("想再往上追按 M 查表和进化出的程序，README 的\"打败专家\"练习最后两步有提示" if beats_expert(program, a.table)
-            else "怎样改得赢，README 的\"打败专家\"练习有提示")        # 学生报过：已经赢了，还说"怎样改得赢"
+    ahead = getattr(a, "ahead", None)                    # None：没跑演示 1（不知道谁还在前面）
+    if not beats_expert(program, a.table):
+        hint = "怎样改得赢，README 的\"打败专家\"练习有提示"      # 学生报过：已经赢了，还说"怎样改得赢"
+    elif ahead == []:
+        hint = ("两种划分的测试形状上你都已经不比按 M 查表和进化出的程序慢；再往上只剩逐形状最优（上限），"
+                "README 的\"打败专家\"练习第 4 步说怎样一条一条加规则")
+    else:
+        hint = f"想再往上追{'和'.join(ahead or ['按 M 查表', '进化出的程序'])}，README 的\"打败专家\"练习最后两步有提示"
     # 学生报过：--gpu a100 时照 README 那段改，BK=256 的配置在 A100 上启动不了，06 却照样指过去
     h100 = ("；那段是照 H100 写的，它的配置在 " + GPU.short + " 上不一定启动得了：先拿第 10 讲的 01_config_space.py "
             "加上同样的 --gpu 查一查" if smaller_than_h100() else "")

@@ -299,3 +299,31 @@ def test_demo3_prints_every_time_with_the_same_decimals(stdout):
     assert len(places) == 1, places
     (d,) = places
     assert (f"时间都印 {d} 位小数" in text) == (d > 1), text[:600]
+
+
+def test_the_edit_hint_chases_only_the_methods_still_ahead_in_the_table(tmp_path, table):
+    """审读报过：把 04 进化出的程序（种子 0、1000 个提议）抄成自己的文件，演示 1 的表里它在两种划分的测试形状上都
+    不比按 M 查表和进化出的慢（1.282× 对 1.261×、1.282×；1.281× 对 1.232×、1.209×），"可以试试"还说"想再往上追
+    按 M 查表和进化出的程序"。现在只点名表里（印出来的三位小数）至少一种划分上还比你快的。"""
+    from evolve import Evaluator, evolve, render
+    train, _ = split_shapes(all_shapes())
+    best = simplify(evolve(Evaluator(train, table), 1000, seed=0)["best"][0])
+    path = tmp_path / "copied_from_04.py"
+    path.write_text("from kernel_lab import Config  # noqa: F401\n\n" + render(best) + "\n", encoding="utf-8")
+    p = run_script(SCRIPT, str(path))
+    assert p.returncode == 0, p.stderr
+    t = find_table(section(p.stdout, "演示 1"), "划分", "方法")
+    c_te = t.col("测试形状")
+    ahead = set()
+    for rows in t.groups().values():
+        mine = number(rows[next(k for k in rows if k.startswith("你的启发式"))][c_te])
+        for key, name in (("按 M 查表", "按 M 查表"), ("进化出的", "进化出的程序")):
+            if number(rows[next(k for k in rows if k.startswith(key))][c_te]) > mine:
+                ahead.add(name)
+    tries = re.sub(r"\s+", "", p.stdout.split("可以试试：", 1)[1])
+    assert "你赢了专家" in p.stdout
+    if ahead:
+        chased = re.search(r"想再往上追(.*?)，README", tries)[1]
+        assert set(chased.split("和")) == ahead, (chased, ahead)
+    else:
+        assert "想再往上追" not in tries and "都已经不比按M查表和进化出的程序慢" in tries, tries
