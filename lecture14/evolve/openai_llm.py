@@ -100,6 +100,7 @@ REDIRECT = "LLM 服务器要转到别的地址（没跟过去）"
 BAD_HEADERS = "LLM 服务器回的响应头不合规矩"
 TRUNCATED = "LLM 回复没传完整"
 COMPRESSED = "LLM 回复是压缩过的（请求的是不压缩的，没解压）"
+TOOL_CALLS = "LLM 回的是工具调用（tool_calls），不是文字"   # content 是 null：服务器或模型模板把回答当成了调函数
 STREAMED = "LLM 回复是流式的（SSE），要的是一次给完的 JSON"   # 讲师报过：只会流式回答的服务器被说成"不是 JSON"
 _SSE = re.compile(rb"\s*(?::|(?:data|event|id|retry)\s*:)")   # SSE 的一行：字段名加冒号，或者以冒号开头的注释行
 
@@ -1146,7 +1147,7 @@ def compressed(headers) -> str | None:
 
 
 def _content(raw: bytes, content_type: str = ""):
-    """chat-completions 的回复正文 -> (回复文本, usage, 模型名)。读不懂抛 LLMError（BAD_JSON、NO_CONTENT；正文是
+    """chat-completions 的回复正文 -> (回复文本, usage, 模型名)。读不懂抛 LLMError（BAD_JSON、NO_CONTENT、TOOL_CALLS；正文是
     "data: …" 这样的 SSE 事件时是 STREAMED：请求里没要流式，服务器或代理照样流式地回）。"""
     try:
         data = loads(raw)
@@ -1161,8 +1162,15 @@ def _content(raw: bytes, content_type: str = ""):
         content = "".join(parts) if all(isinstance(p, str) for p in parts) else None
         if content is None:
             raise LLMError(NO_CONTENT)
-    elif content is None:
-        content = ""
+    elif content is None:                               # null：OpenAI 拒绝回答时话在 refusal 里，调工具时在 tool_calls 里
+        message = data["choices"][0]["message"]
+        refusal = message.get("refusal") if isinstance(message, dict) else None
+        if isinstance(refusal, str) and refusal:
+            content = refusal                           # 模型的原话：02 印出来，记作"没有 SEARCH/REPLACE 块"，不是"（空的）"
+        elif isinstance(message, dict) and (message.get("tool_calls") or message.get("function_call")):
+            raise LLMError(TOOL_CALLS)
+        else:
+            content = ""
     elif not isinstance(content, str):
         raise LLMError(NO_CONTENT)
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
