@@ -275,7 +275,8 @@ def test_a_stalled_run_suggests_the_step_that_last_raised_the_best_and_it_is_sho
     assert "换一个种子" not in tries and "提示词、回复、探针上的分数都会变" not in tries, tries
     assert f"第{k:,}个提议，{m[3]}改到{m[1]}×" in tries, tries
     cmd = [c for c in printed_02_commands(p.stdout)]
-    assert cmd[0] == f"python3 {SCRIPT} --after {k}", cmd
+    gpu = "" if TESTS_GPU == "h100" else f" --gpu {TESTS_GPU}"          # 别的 GPU 上命令带着 --gpu（照这次的设置）
+    assert cmd[0] == f"python3 {SCRIPT}{gpu} --after {k}", cmd
     q = run_script(SCRIPT, "--after", str(k), timeout=180)
     assert q.returncode == 0, q.stderr
     assert f"第{k:,}个：" in flat(section(q.stdout, "演示 1")), section(q.stdout, "演示 1")[:600]
