@@ -187,6 +187,16 @@ def test_05_more_budget_suggestion_says_when_it_changes_the_seed_count(seeds):
     assert (asked[1] != seeds) == (f"种子减到 {asked[1]} 个" in said), (said, cmd)
 
 
+@pytest.mark.parametrize("seeds", [1, 2, 5, 9])
+def test_04_more_budget_suggestion_says_when_it_changes_the_seed_count(seeds):
+    # 审读报过：默认运行（5 个种子）建议"--budget 4000 --seeds 2"，说明只说"给更多预算"
+    [(said, cmd)] = [item for item in m04.suggestions(m04.SEED, m04.BUDGET, seeds) if item[0].startswith("给更多预算")]
+    asked = re.search(r"--seeds (\d+)", cmd)
+    asked = int(asked[1]) if asked else m04.SEEDS
+    assert "--budget 4000" in cmd
+    assert (asked != seeds) == (f"种子减到 {asked} 个" in said), (said, cmd)
+
+
 def test_04_prefill_reason_follows_the_optimums_bottleneck(outputs):
     """审读报过：--knob L2_BW=1.54e+13 时 prefill 的最优卡在"算"上（第 13 讲同样的旋钮下也这么说），04 却照旧说它快是因为
     "每次从 L2 搬的字节能算更多次"。现在这个理由只在最优卡在"搬"上时说，否则说出它的瓶颈。"""
