@@ -91,7 +91,7 @@ def _glue(left: str, right: str) -> bool:
     last = left.split(" ")[-1]
     if last.startswith("--") and right[:1].isascii() and right[:1].isalnum():
         return True
-    if _command_glue(last, right):
+    if _command_glue(last, right) or _git_dir_glue(left.split(" "), right):
         return True
     if left[-1:].isdigit() and (UNIT.match(right) or right in MEASURE):
         return True
@@ -117,6 +117,15 @@ def _command_glue(last: str, right: str) -> bool:
                      or (last == "make" and right[:1].islower()) or (last == "git" and right == "checkout")
                      or (last.endswith("pip") and right == "install") or (last == "install" and right == "-r")
                      or (last.endswith(".py") and right == "--help"))
+
+
+def _git_dir_glue(words: list[str], right: str) -> bool:
+    """在仓库外面恢复专家文件的命令 git -C 仓库 checkout 文件（evolve.problem.restore_command）也不折开：git 和 -C、
+    -C 和仓库、仓库和 checkout（checkout 和文件 _command_glue 已经管了）。学生在 80 列里、从仓库的上一层运行时见过
+    "git -C repo⏎checkout lecture14/expert_heuristic.py"：只复制第一行，git 只印一段用法说明。"""
+    path = bool(re.fullmatch(r"[\w./-]+", right)) and right[:1].isascii()
+    return ((words[-1:] == ["git"] and right == "-C") or (words[-2:] == ["git", "-C"] and path)
+            or (len(words) >= 3 and words[-3:-1] == ["git", "-C"] and right == "checkout"))
 
 
 def _glued(toks: list[str]) -> list[str]:

@@ -119,6 +119,12 @@ def test_make_openevolve_after_the_test_setup_installs_nothing_again(tmp_path):
     ("07 要 OpenEvolve（可选的依赖）：在仓库根目录运行 make openevolve（它装好以后还会跑一次 OpenEvolve）", "make openevolve"),
     ("（改好再运行；写法见它开头的说明。想恢复讲义的原样：git checkout lecture14/expert_heuristic.py。）",
      "git checkout lecture14/expert_heuristic.py"),
+    # 学生在仓库外面（仓库的上一层）运行时，恢复的命令是 git -C repo checkout …（restore_command）：80 列里折成过
+    # "git -C repo⏎checkout lecture14/expert_heuristic.py"，只复制第一行就是一条 git 的用法说明
+    ("（改好再运行；写法见它开头的说明。想恢复讲义的原样：git -C repo checkout lecture14/expert_heuristic.py。）",
+     "git -C repo checkout lecture14/expert_heuristic.py"),
+    ("的是讲义的那份；恢复讲义的原样：git -C ../course/repo checkout lecture14/expert_heuristic.py。",
+     "git -C ../course/repo checkout lecture14/expert_heuristic.py"),
     ("或者 .venv/bin/pip install -r requirements-openevolve.txt；再运行一次", ".venv/bin/pip install -r requirements-openevolve.txt"),
     ("--budget 100001 太大了（运行 python3 lecture14/04_alphaevolve_tiling.py --help 看所有选项。）",
      "python3 lecture14/04_alphaevolve_tiling.py --help"),
