@@ -167,3 +167,18 @@ def test_the_restore_command_works_as_printed_from_inside_and_outside_the_repo(t
         done = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, (cwd, command, done.stderr)
         assert expert.read_text(encoding="utf-8") == good, (cwd, command)
+
+
+def test_a_missing_file_that_is_in_the_repo_root_says_where_it_is(tmp_path, monkeypatch):
+    """学生报过：在仓库的上一层（或者 lecture14/ 里）运行 06，给的 my_heuristic.py 在仓库根目录，只得到一句
+    "没有这个文件；检查路径"。文件在仓库根目录时说出它在哪、怎样写才读得到；哪里都没有时还是原来那句。"""
+    from evolve.problem import REPO, display_path, load_or_explain
+    monkeypatch.chdir(tmp_path)
+    name = os.path.join("lecture14", "expert_heuristic.py")           # 仓库根目录下有，tmp_path 下没有
+    program, said = load_or_explain(name)
+    assert program is None and said.startswith(f"{name}: 没有这个文件；检查路径"), said
+    there = os.path.join(REPO, name)
+    assert f"仓库根目录里有这个文件：写成 {display_path(there)}" in said, said
+    assert load_or_explain(there)[0] is not None                      # 照它说的写就读得到
+    program, said = load_or_explain("nope_heuristic.py")
+    assert program is None and said == "nope_heuristic.py: 没有这个文件；检查路径，路径相对于运行脚本时所在的目录。", said

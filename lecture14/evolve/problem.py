@@ -420,7 +420,12 @@ def load_or_explain(path: str) -> tuple[Program | None, str]:
     except IsADirectoryError:
         return None, f"{name}: 这是一个目录，要给一个 .py 文件。"
     except OSError as e:
-        return None, f"{name}: {os_words(e)}；检查路径，路径相对于运行脚本时所在的目录。"
+        said = f"{name}: {os_words(e)}；检查路径，路径相对于运行脚本时所在的目录"
+        there = os.path.join(REPO, path)
+        if e.errno == errno.ENOENT and not os.path.isabs(path) and os.path.isfile(there):
+            # 学生报过：在 lecture14/ 里、或者在仓库的上一层运行，my_heuristic.py 明明在仓库根目录，只得到"检查路径"
+            said += f"（仓库根目录里有这个文件：写成 {display_path(there)}，或者回到仓库根目录再运行）"
+        return None, said + "。"
 
 
 _OS_WORDS = {errno.ENOENT: "没有这个文件", errno.ENOTDIR: "路径里有一段不是目录", errno.ENAMETOOLONG: "路径太长",
