@@ -175,7 +175,9 @@ def wrap(text: str, width: int, indent: str = "") -> list[str]:
                 roles.append((False, False))
             continue
         if len(tok) > 1 and display_width(tok) > room and tok not in UNBREAKABLE:
-            todo.extend(tok[::-1])                         # 一整行都放不下的长词：只好按字符拆开
+            # 一整行都放不下：连起来的几段（_glued："git -C 仓库 checkout 文件"）先在它们之间的空格处拆回去，
+            # 一个词本身放不下才按字符拆（审读报过：很长的仓库路径把整条命令按字符折在了路径中间）
+            todo.extend(re.split("( +)", tok)[::-1] if " " in tok.strip(" ") else tok[::-1])
             continue
         role = _role(tok, quotes)
         quotes += tok.count('"')

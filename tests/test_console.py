@@ -130,6 +130,16 @@ def test_a_relative_path_may_start_a_line_so_the_colon_before_it_stays_behind():
             assert lines[0].startswith("注意："), (width, lines)
 
 
+def test_a_glued_command_longer_than_the_line_breaks_at_its_spaces_not_inside_a_path():
+    # 审读报过：git -C 很长的仓库路径 checkout 文件（连成一段）一行放不下时按字符折，折在了路径中间
+    path = "/home/student/courses/cs349e/mini-alphaevolve/repo"
+    text = f"（想恢复讲义的原样：git -C {path} checkout lecture14/expert_heuristic.py。）"
+    for width in range(40, 90):
+        lines = wrap(text, width, "  ")
+        words = [w for line in lines for w in line.split()]
+        assert path in words and any(w.startswith("lecture14/expert_heuristic.py") for w in words), (width, lines)
+
+
 def test_a_table_cell_never_splits_median():
     # 讲师报过：80 列里 04 演示 4 的成本表把"（88 个形状的中位数，最少–最多）"折成了"……的中"和"位数，……"
     cell = "来了一个新形状：第 13 讲代价模型引导的调优（88 个形状的中位数，最少–最多）"
