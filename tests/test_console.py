@@ -134,7 +134,7 @@ def test_a_glued_command_longer_than_the_line_breaks_at_its_spaces_not_inside_a_
     # 审读报过：git -C 很长的仓库路径 checkout 文件（连成一段）一行放不下时按字符折，折在了路径中间
     path = "/home/student/courses/cs349e/mini-alphaevolve/repo"
     text = f"（想恢复讲义的原样：git -C {path} checkout lecture14/expert_heuristic.py。）"
-    for width in range(40, 90):
+    for width in range(len(path) + 3, 90):                 # 路径本身放得进一行（续行缩进两格）的宽度
         lines = wrap(text, width, "  ")
         words = [w for line in lines for w in line.split()]
         assert path in words and any(w.startswith("lecture14/expert_heuristic.py") for w in words), (width, lines)
