@@ -92,9 +92,13 @@ os.environ[SESSION_VAR] = secrets.token_hex(8)         # 嵌套的测试会话�
 # 也不留下临时文件：这个会话的临时目录（pytest 的 tmp_path、session_dir、预热过的解释器的 socket）和它起的进程的
 # （TMPDIR 跟着环境传下去：OpenEvolve、脚本的 --svg 目录……）都在一个目录里，收尸人在会话结束时删掉它——pytest 被
 # SIGKILL 也一样（助教报过：杀掉的会话在 /tmp 里留下几十个 zygote-*、tests-svg07-*）。
+import atexit                                                   # noqa: E402
+import shutil                                                   # noqa: E402
 import tempfile                                                 # noqa: E402
 SESSION_TMP = tempfile.mkdtemp(prefix="tests-session-")
 os.environ["TMPDIR"] = tempfile.tempdir = SESSION_TMP
+# pytest 在收尸人起来之前就退出时（参数写错、--lf 配 -p no:cacheprovider 这类用法错误，退出码 4）也不留下这个空目录
+atexit.register(shutil.rmtree, SESSION_TMP, True)
 
 # 测试在哪块 GPU 上跑（lecture10/gpus.py）：TESTS_GPU=a100 make test 让这个进程里 import 的 kernel_lab、sched_lab、
 # evolve 和测试起的脚本（继承环境变量 MINI_ALPHAEVOLVE_GPU）都用 A100 的记录，引擎测试和"印出来的数对得上"的测试
@@ -308,7 +312,6 @@ def train():
 
 import functools                                                # noqa: E402
 import locale                                                   # noqa: E402
-import shutil                                                   # noqa: E402
 import subprocess                                               # noqa: E402
 import threading                                                # noqa: E402
 import time                                                     # noqa: E402

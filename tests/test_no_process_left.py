@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import SESSION_TMP, SOCKET_PATH_MAX, ahead, base_env, requested_nice, session_dir
+from conftest import ROOT, SESSION_TMP, SOCKET_PATH_MAX, ahead, base_env, requested_nice, session_dir, stop_group
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
@@ -258,3 +258,17 @@ def test_a_test_session_leaves_no_process_behind_however_it_ends(end):
     if end != "SIGKILL":
         from conftest import INTERRUPTED_SAID                # Ctrl-C：pytest 那段 KeyboardInterrupt 换成了这一句
         assert ("1 failed" if end == "fail" else INTERRUPTED_SAID) in output, output[-3000:]
+
+
+def test_a_session_that_stops_at_a_usage_error_leaves_no_temporary_directory(tmp_path):
+    # 自己量到的：pytest --lf -p no:cacheprovider（参数冲突，退出码 4）在 /tmp 里留下一个空的 tests-session-*：
+    # conftest 在 import 时建了它，收尸人还没起来 pytest 就退出了
+    p = subprocess.Popen([sys.executable, "-m", "pytest", "-q", os.path.join(ROOT, "tests"), "--no-such-option"],
+                         cwd=ROOT, env=dict(base_env(), TMPDIR=str(tmp_path)), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=120)
+    finally:
+        stop_group(p)
+    assert p.returncode == 4, err.decode(errors="replace")[-2000:]
+    assert not [name for name in os.listdir(tmp_path) if name.startswith("tests-session-")]
