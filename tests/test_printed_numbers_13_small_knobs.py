@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import sched_lab as sl
-from conftest import load_script
+from conftest import TESTS_GPU, load_script
 from printed import observations
 
 TM = load_script("lecture13/01_timing_model.py", "timing_01_small_knobs")
@@ -68,3 +68,14 @@ def test_stage_times_of_four_digits_get_thousands_separators(knobs):
     assert "流水线级数" in flat
     bare = re.findall(r"(?<![\d,.])\d{4,}(?![\d,.])→|→\d{4,}(?![\d,.])", flat)      # 四位以上、没有千位分隔符
     assert not bare, bare
+
+
+def test_the_decode_to_m128_time_is_not_said_to_rise_from_a_number_to_itself():
+    # 审读报过：--knob HBM_LATENCY=5e-05 时演示 1 第 2 句说"最优的时间只从 682.8 µs 涨到 682.8 µs"
+    flat = "".join(printed(TM.demo1_breakdown, knobs=dict(HBM_LATENCY=5e-05)).split())
+    assert "batch从1涨到128" in flat
+    assert not re.search(r"只从([\d,.]+)µs涨到\1µs", flat), flat
+    plain = "".join(printed(TM.demo1_breakdown).split())            # 讲义的旋钮：照旧"只从 a 涨到 b"（H100 上）
+    assert not re.search(r"只从([\d,.]+)µs涨到\1µs", plain)
+    if TESTS_GPU == "h100":
+        assert re.search(r"最优的时间只从([\d,.]+)µs涨到(?!\1µs)[\d,.]+µs", plain)
