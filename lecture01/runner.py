@@ -183,8 +183,12 @@ def replace_unencodable() -> None:
     13、14 讲的 01、04、06 都这样）。UTF-8 时什么也不改：标准输出逐字节不变。标准错误本来就是 backslashreplace。
     surrogateescape 也一样换掉：它只放过读文件名时留下的代理字符，汉字照样抛错（审读报过：LC_ALL=C PYTHONUTF8=0 时
     标准输出是 ascii + surrogateescape，01 在第一个汉字就抛 UnicodeEncodeError）。"""
-    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
-    if encoding not in ("utf8", "utf8sig") and getattr(sys.stdout, "errors", None) in ("strict", "surrogateescape"):
+    import codecs
+    try:                                                   # 别名（u8、UTF8……）都认：按 codecs 的正式名字比
+        encoding = codecs.lookup(getattr(sys.stdout, "encoding", None) or "ascii").name
+    except LookupError:
+        encoding = ""
+    if encoding not in ("utf-8", "utf-8-sig") and getattr(sys.stdout, "errors", None) in ("strict", "surrogateescape"):
         try:
             sys.stdout.reconfigure(errors="replace")
         except (AttributeError, ValueError):              # 不是 TextIOWrapper（被换掉了）：照旧

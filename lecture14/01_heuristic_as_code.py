@@ -431,6 +431,11 @@ def dead_rule_edit(program) -> str:
         lines = "、".join(map(str, dead[:3])) + (f" 等 {len(dead)} 条" if len(dead) > 3 else "")
         return (f"删掉演示 1 指出的死规则（第 {lines} 行的 if 和它下面的 return），再运行下面的命令，演示 1 就不再提"
                 + ("它" if len(dead) == 1 else "它们"))
+    return _add_dead_rule(program) + "，再看演示 1 怎样指出它是死规则"
+
+
+def _add_dead_rule(program) -> str:
+    """文件里还没有死规则时，怎样加一条（dead_rule_edit 的另一半）。"""
     if not program.rules:
         return ("在最后的 return 前面先加一条 if M <= 16: 规则，再在它后面加一条 if M <= 8: 规则（各配一个 Config；"
                 "第二条被第一条挡住，永远走不到）")
@@ -456,8 +461,7 @@ def main(argv=None):
              + ("" if is_expert_file(a.heuristic) else f"--heuristic {file_to_edit(a.heuristic)} ")   # 追踪的是这次的文件
              + "--shape 3000 {} {}".format(*NEW_LAYERS["405B/8 qkv"]))]),
         *copy_suggestion("用你自己的启发式文件：先复制一份专家启发式（只做一次：再做会覆盖你改过的文件）：", a.heuristic),
-        (f"在编辑器里打开 {file_to_edit(a.heuristic)}，{dead_rule_edit(program)}"
-         + ("" if dead_rules(program) else "，再看演示 1 怎样指出它是死规则") + "（06 会给你的文件打分）：",
+        (f"在编辑器里打开 {file_to_edit(a.heuristic)}，{dead_rule_edit(program)}（06 会给你的文件打分）：",
          f"python3 lecture14/01_heuristic_as_code.py --heuristic {file_to_edit(a.heuristic)}"),
         ("下一步，看一次提议的慢动作：", "python3 lecture14/02_llm_proposal.py"),
     ])

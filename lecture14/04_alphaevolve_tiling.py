@@ -520,9 +520,9 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
         # 占上限的比例按表里印出来的三位小数算（学生报过：表里 1.229× 和 1.285×，比例却印 95.7%，照表算是 95.6%）
         summary[how] = dict(train=med_tr, test=med_te, frac=round(med_te, 3) / round(o_te, 3), pmt=p_te,
                             pmt_frac=round(p_te, 3) / round(o_te, 3))
-        spread = lambda xs: f"{float(np.median(xs)):.3f}×" + (f" ({min(xs):.3f}–{max(xs):.3f})" if seeds > 1 else "")  # noqa: E731
+        spread = lambda med, xs: f"{med:.3f}×" + (f" ({min(xs):.3f}–{max(xs):.3f})" if seeds > 1 else "")  # noqa: E731
         rows.append([[label, "进化（中位数，最小–最大）" if seeds > 1 else f"进化（{of_seeds(1, short=True)}）",   # 审读报过：
-                      spread(trs), spread(tes)],       # --seeds 1 印"中位数，最小–最大"和"1.256× (1.256–1.256)"
+                      spread(med_tr, trs), spread(med_te, tes)],       # --seeds 1 印"中位数，最小–最大"和"1.256× (1.256–1.256)"
                      ["", "按 M 查表", f"{p_tr:.3f}×", f"{p_te:.3f}×"],
                      ["", "逐形状最优（上限）", f"{o_tr:.3f}×", f"{o_te:.3f}×", "100%"]])
     # 占上限的两对数（两种划分的进化、两种划分的查表）各按一样的小数位数印，和观察 2、3 的"小–大"（span）一样
