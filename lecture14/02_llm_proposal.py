@@ -299,7 +299,7 @@ def demo1_slow_motion(table, train, seed, after, stalled=None):
     # 三位小数分不出子程序和父程序时多印几位（一位同学读到"比父程序好"的子程序和父程序都印成 1.184×）
     # 助教报过：L40S 上"比父程序好"的子程序只好 1e-7，六位小数还是 1.125422 对 1.125422：位数印到分得出来为止
     d = apart_digits([result["score"], presult["score"], db.best[1]["score"]], 3, score_digits(len(train)))
-    note(f"⑥ 完整评估：{len(train)} 个训练形状上比专家快 {result['score']:.{d}f}×（自己用时间表重算：{full:.{d}f}×），"
+    note(f"⑥ 完整评估：{len(train)} 个训练形状上相对专家的加速比 {result['score']:.{d}f}×（自己用时间表重算：{full:.{d}f}×），"
           f"父程序 {presult['score']:.{d}f}×，到目前最好 {db.best[1]['score']:.{d}f}×。")
     isl = db.islands[island]
     rank = sum(1 for e in isl if -e[0] >= result["score"])                 # 分数一样时先来的排前面

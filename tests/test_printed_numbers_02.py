@@ -126,7 +126,7 @@ def test_demo1_child_checks_probe_and_full(stdout, step, table, train):
     obs = observations(text)
     m2 = find(r"子程序 ([+-][\d.]+)，父程序 ([+-][\d.]+)，差不到 ([\d.]+) 就算有希望", obs[0])
     assert (m2[1], m2[2]) == (m[1], m[2]) and float(m2[3]) == ev.probe_slack       # 读者：和 ⑤ 印的一样
-    m = find(r"⑥ 完整评估：(\d+) 个训练形状上比专家快 ([\d.]+)×（自己用时间表重算：([\d.]+)×），父程序 ([\d.]+)×，"
+    m = find(r"⑥ 完整评估：(\d+) 个训练形状上相对专家的加速比 ([\d.]+)×（自己用时间表重算：([\d.]+)×），父程序 ([\d.]+)×，"
              r"到目前最好 ([\d.]+)×", text)
     assert int(m[1]) == len(train)
     assert shows(m[2], math.exp(log_speedup(table, child, train))) and m[3] == m[2]
@@ -325,10 +325,21 @@ def test_the_full_evaluation_line_tells_the_child_from_its_parent(args):
     from conftest import run_script
     p = run_script("lecture14/02_llm_proposal.py", *args)
     line = re.sub(r"\n\s*", "", p.stdout.split("⑥", 1)[1].split("\n\n", 1)[0])
-    m = re.search(r"比专家快 ([\d.]+)×.*?父程序 ([\d.]+)×", line)
+    m = re.search(r"相对专家的加速比 ([\d.]+)×.*?父程序 ([\d.]+)×", line)
     assert m, line
     if "比父程序好" in p.stdout.split("⑥", 1)[0].split("演示 1", 1)[1].split("\n", 1)[0]:   # 标题说挑的是比父程序好的
         assert float(m[1]) > float(m[2]), line                                          # 印出来也看得出
+
+
+def test_a_child_slower_than_the_expert_is_not_said_to_be_faster_than_it():
+    # 02 --after 50 慢放的子程序 0.969×、父程序 0.964×：都比专家慢，⑥ 以前印"比专家快 0.969×"
+    p = run_script(SCRIPT, "--after", "50")
+    line = re.sub(r"\n\s*", "", p.stdout.split("⑥", 1)[1].split("\n\n", 1)[0])
+    m = re.search(r"相对专家的加速比 ([\d.]+)×", line)
+    assert m, line
+    score = float(m[1])
+    assert score < 1, f"--after 50 的子程序不再比专家慢（{score}），这个测试要换一个 --after：{line}"
+    assert not re.search(r"比专家快 0\.", re.sub(r"\n\s*", "", p.stdout)), line
 
 
 def test_kind_table_prints_a_score_just_above_the_parents_with_enough_digits(monkeypatch, table, train):
