@@ -46,7 +46,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 import numpy as np  # noqa: E402
 
 import sched_lab as sl  # noqa: E402
-from console import print_header, print_note, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
+from console import apart_digits, print_header, print_note, print_observations, print_table, print_try, wrap, wrap_width  # noqa: E402
 from console import FAILED, Charts, fmt, gpu_flag, missed_parts, missed_sentence  # noqa: E402
 from kernel_lab import GPU, VALID, Config, can_launch, problems  # noqa: E402
 from llama_shapes import LAYERS, TOKENS  # noqa: E402
@@ -529,13 +529,16 @@ def demo2_effects():
     four, w8, w16 = big.replace(warps=4), E(big, Mp, Np, Kp), E(big.replace(warps=16), Mp, Np, Kp)
     why4 = problems(four)
     m_r, t_r = parts(w16)["算"] / parts(w8)["算"], w16["time_us"] / w8["time_us"]
+    # 旋钮 WARP_TILE_HALF 很小时差别很小：位数印到看得出差别为止（以前印"从 1.00 降到 1.00，\"算\"多 0%"）
+    de = apart_digits([w8["mma_eff"], w16["mma_eff"]], 2)
+    more = lambda x, d: f"{100 * x:.{apart_digits([0.0, 100 * x], d)}f}%"   # noqa: E731  不等于 0 的差不印成 0%
     rows.append(["warp 数", label(*PREFILL), "warps 8 → 16（4 启动不了）", f"{us(w8['time_us'])} → {us(w16['time_us'])}",
                  f"{t_r:.3f}×"])
     bases.append(f"warp 数：{cfg(big)}，只改 warps")
     obs.append(verdict(not can_launch(four) and 1 < t_r < m_r and short(w8["bound"]) != "算" and t_r < 1.01,
                        f"warp 数：256×128 配 4 个 warp 启动不了——kernel_lab 说{why4[0] if why4 else '不出原因'}；16 个 warp 把每个 warp "
-                       f"的块减半，warp 块效率（小 warp 块每次浮点要多读共享内存，张量核吃不饱）从 {w8['mma_eff']:.2f} 降到 {w16['mma_eff']:.2f}，\"算\"多 {m_r - 1:.0%}，"
-                       f"但总时间只多 {t_r - 1:.2%}：\"算\"不是最大的一项。"
+                       f"的块减半，warp 块效率（小 warp 块每次浮点要多读共享内存，张量核吃不饱）从 {w8['mma_eff']:.{de}f} 降到 {w16['mma_eff']:.{de}f}，\"算\"多 {more(m_r - 1, 0)}，"
+                       f"但总时间只多 {more(t_r - 1, 2)}：\"算\"不是最大的一项。"
                        + ("这一点点差别就是 prefill 的最优是 8 个 warp、不是 16 个的原因。" if t_r - 1 >= sl.NEAR else
                           f"这一点点差别比 {sl.NEAR:.1%} 还小（比模型的精度还小，真机上分不出）：模型里 8 个 warp 略快，"
                           "但说不上 16 个就不好。"),
@@ -577,12 +580,14 @@ def demo2_effects():
     bases.append(f"MMA 路径：{cfg(fast)} 对 {cfg(slow)}（块数、每步搬的字节、每 warp 的累加器都一样）")
     math_share = math_bound_share()
     move, math_slow = parts(s)["搬"], parts(s)["算"]          # 32×64 变慢以后，"搬"还比"算"大多少
+    slowed = round(mma_r, 2) > 1                          # MMA_FALLBACK = 1（或更大）时 BM = 32 的"算"并没有变慢
     mma_why = (f"\"搬\"（{move:.0f} µs）比变慢以后的\"算\"（{math_slow:.0f} µs）" +
                ("还大得多。" if move >= 2 * math_slow else f"还大（{move / math_slow:.2f} 倍）。" if move > math_slow else
                 f"小：\"算\"成了最大的一项。"))
     obs.append(verdict(abs(mma_r * sl.MMA_FALLBACK - 1) < 0.01 and tr < 1.05 and math_share < 0.1,
-                       f"MMA 路径：BM = 32 不是 64 的倍数，用不上 wgmma，张量核效率乘 MMA_FALLBACK = {sl.MMA_FALLBACK}，"
-                       f"\"算\"变成 {mma_r:.2f} 倍；总时间却是 ×{tr:.3f}——" + mma_why +
+                       f"MMA 路径：BM = 32 不是 64 的倍数，用不上 wgmma，张量核效率乘 MMA_FALLBACK = {sl.MMA_FALLBACK}，" +
+                       (f"\"算\"变成 {mma_r:.2f} 倍；总时间{'却' if mma_r > tr * 1.05 else ''}是 ×{tr:.3f}——" + mma_why if slowed else
+                        f"也就是不变：\"算\"还是 {mma_r:.2f} 倍，总时间 ×{tr:.3f}。") +
                        f"在这个模型里张量核很少是瓶颈：{N_SHAPES} 个形状 × {len(VALID)} 个配置里，\"算\"是最大一项的只占 {math_share:.1%}。",
                        f"MMA 路径：算 ×{mma_r:.2f}（MMA_FALLBACK = {sl.MMA_FALLBACK}），总时间 ×{tr:.3f}；"
                        f"\"算\"是最大一项的占 {math_share:.1%}（讲义说 BM = 32 时\"算\"变成 1 / MMA_FALLBACK = "
