@@ -28,6 +28,7 @@ CS349E · 第 14 讲 · 07_openevolve.py —— 本讲的迷你循环和真的�
        没装时这个脚本说一句话、退出码 1）；本目录的 evolve、mock_llm_server.py、openevolve/；../lecture01 的 console。
 """
 
+import itertools
 import os
 import statistics
 import sys
@@ -82,8 +83,11 @@ def run_ours(table, train, test, seed: int, budget: int) -> dict:
     with MockServer(seed=seed, table=table, train=train) as s:
         llm = OpenAILLM(s.url, "mock", concurrency=1, seed=None)
         ev = Evaluator(train, table)
-        out = evolve(ev, budget, seed=seed, llm=llm,
-                     log_every=max(1, budget // 4), log=lambda t: progress(f"{OURS}，种子 {seed}：{t.strip()}"))
+        # 进度行和 OpenEvolve 的一个样（"k/n 个提议"）：evolve 每 every 个提议调一次 log，第 i 次就是第 i·every 个。
+        # 以前转印 evolve 自己的那行（带"完整评估……跑了几次内核"），84 列，80 列的终端里"内核"被拆在两行
+        every, calls = max(1, budget // 4), itertools.count(1)
+        out = evolve(ev, budget, seed=seed, llm=llm, log_every=every,
+                     log=lambda _: progress(f"{OURS}，种子 {seed}：{next(calls) * every}/{budget} 个提议"))
         stats = s.answerer
     best, res = out["best"]
     return dict(system=OURS, seed=seed, seconds=time.perf_counter() - t0, best=best, train=res["score"],

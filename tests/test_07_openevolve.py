@@ -18,7 +18,7 @@ import pytest
 from conftest import ROOT, TESTS_GPU, ahead, alive, base_env, descendants, load_script, piped_args, run_concurrently, run_script, session_dir, stop_group
 from printed import tables, unfold
 
-from console import FAILED
+from console import FAILED, display_width
 from evolve import geomean_speedup, oracle_speedup, parse, simplify, split_shapes
 
 SCRIPT = os.path.join(ROOT, "lecture14", "07_openevolve.py")
@@ -184,6 +184,12 @@ def test_07_table_matches_the_printed_best_programs_and_stdout_is_reproducible(t
         row = next(line for line in a.stdout.splitlines() if line.startswith(system) and line.split()[1] == seed)
         assert row.split()[2:5] == [f"{tr}×", f"{te}×", f"{float(tr) / o_tr:.0%}"]
     assert "OpenEvolve，种子 0：" in a.stderr and "用时（墙上时间" in a.stderr
+    # 两边的进度行一个样、一行放得进 80 列（以前本讲的循环那行 84 列，80 列的终端里"内核"拆在两行）
+    budget = run_07()[run_07().index("--budget") + 1]
+    lines = [line for line in a.stderr.splitlines() if re.match(r"(本讲的循环|OpenEvolve)，种子 \d+：", line)]
+    assert any(line.startswith("本讲的循环") for line in lines), a.stderr
+    assert all(re.fullmatch(rf"\S+，种子 \d+：\d+/{budget} 个提议", line) for line in lines), lines
+    assert all(display_width(line) <= 80 for line in lines), lines
 
 
 def test_07_without_openevolve_is_one_sentence_and_exit_1():
