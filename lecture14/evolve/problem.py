@@ -21,7 +21,7 @@ from llama_shapes import LAYERS, MODEL_OF, PROJECTIONS, TOKENS  # noqa: F401  �
 from sched_lab import time_valid
 
 from .program import Program, Rule, branch_index, choose, dead_rules, equivalent
-from .source import ProgramError, find_block, ignored_code, parse
+from .source import EmptyExpertError, ProgramError, find_block, ignored_code, parse
 
 LOG_QUANTUM = 2.0 ** -24           # log(时间) 的量化步长（约 6e-8，相对时间误差远小于模型本身的误差）
 
@@ -369,10 +369,10 @@ def display_path(path: str) -> str:
     return os.path.abspath(path) if up > 1 or rel == os.pardir else rel
 
 
-def with_restore(said: str) -> str:
-    """解析器的话里写死的恢复命令（source.py 不 import 这里：它只会写仓库根目录下的那一种）换成从当前目录照抄
-    就能跑的那一种（审读报过：清空专家文件后在仓库外面运行，印的 git checkout lecture14/… 跑不了）。"""
-    return said.replace(f"git checkout {os.path.relpath(STUDENT_EXPERT_FILE, REPO)}", restore_command())
+def with_restore(e: ProgramError) -> str:
+    """解析器的那句话；专家文件是空的时，里面的恢复命令（source.py 不 import 这里，只会写仓库根目录下的那一种）换成
+    从当前目录照抄就能跑的那一种（审读报过：清空专家文件后在仓库外面运行，印的 git checkout lecture14/… 跑不了）。"""
+    return str(EmptyExpertError(e.filename, e.lineno, restore_command()) if isinstance(e, EmptyExpertError) else e)
 
 
 def restore_command() -> str:
@@ -416,7 +416,7 @@ def load_or_explain(path: str) -> tuple[Program | None, str]:
     try:
         return load_heuristic(path), ""
     except ProgramError as e:
-        return None, f"{with_restore(str(e))}\n（改好再运行；写法见 {display_path(STUDENT_EXPERT_FILE)} 开头的说明。）"
+        return None, f"{with_restore(e)}\n（改好再运行；写法见 {display_path(STUDENT_EXPERT_FILE)} 开头的说明。）"
     except IsADirectoryError:
         return None, f"{name}: 这是一个目录，要给一个 .py 文件。"
     except OSError as e:
@@ -538,7 +538,7 @@ try:
     EXPERT: Program = load_heuristic()
 except (OSError, ProgramError) as e:            # 学生改坏了专家启发式：给一句清楚的话，不给一长串 traceback
     if isinstance(e, ProgramError):
-        _said = f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：\n{with_restore(str(e))}"
+        _said = f"专家启发式 {display_path(EXPERT_FILE)} 读不进来：\n{with_restore(e)}"
         if "git checkout" not in str(e):            # 和 01、06 读学生的文件时一样，说一句怎么办
             _said += (f"\n（改好再运行；写法见它开头的说明。想恢复讲义的原样：{restore_command()}。）"
                       if os.path.abspath(EXPERT_FILE) == STUDENT_EXPERT_FILE else "\n（改好再运行。）")

@@ -38,6 +38,19 @@ class ProgramError(ValueError):
         return ProgramError, (self.filename, self.lineno, self.message)
 
 
+class EmptyExpertError(ProgramError):
+    """学生把专家文件清空了（或者两条标记之间是空的）：照它写就是照空文件写，这句话告诉他怎么恢复。restore 是恢复
+    的命令；这里只会写仓库根目录下的那一种，evolve.problem 换成从当前目录照抄就能跑的（problem.restore_command）。"""
+
+    def __init__(self, filename: str, lineno: int, restore: str = "git checkout lecture14/expert_heuristic.py"):
+        super().__init__(filename, lineno, f"这个文件（或者两条标记之间）是空的：恢复讲义的那份用 {restore}（或者拷一份 "
+                                           "lecture14/evolve/lecture_expert.py 过来），再改")
+        self.restore = restore
+
+    def __reduce__(self):
+        return EmptyExpertError, (self.filename, self.lineno, self.restore)
+
+
 _ALLOWED = ("DSL 只允许：if 条件: return Config(...)（也可以用 elif / else），最后一句不带条件的 return Config(...)；"
             "条件是 M/N/K <= 整数（或 < 整数），用 and 连接")
 _THRESHOLD_BOUND = f"阈值要是 {-MAX_THRESHOLD:,} 到 {MAX_THRESHOLD:,} 之间的整数"
@@ -549,9 +562,7 @@ def _parse_ast(block: str, filename: str, offset: int = 0) -> Program:
     if fn is None:
         if not block.strip():
             if os.path.basename(filename) == "expert_heuristic.py":      # 学生把专家文件清空了：照它写就是照空文件写
-                raise ProgramError(filename, offset + 1, "这个文件（或者两条标记之间）是空的：恢复讲义的那份用 "
-                                                         "git checkout lecture14/expert_heuristic.py（或者拷一份 "
-                                                         "lecture14/evolve/lecture_expert.py 过来），再改")
+                raise EmptyExpertError(filename, offset + 1)
             raise ProgramError(filename, offset + 1, "这个文件（或者两条标记之间）是空的：照 "
                                                      "lecture14/expert_heuristic.py 的样子写一个 def choose_config(M, N, K):")
         raise ProgramError(filename, offset + 1, "找不到 def choose_config(M, N, K):（函数必须叫这个名字）")
