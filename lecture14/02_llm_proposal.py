@@ -240,8 +240,9 @@ def obs_database(predicted: int, actual: int | None, size: int, new_best: bool, 
                   ("预测的\"是不是新的最好\"和实际一样", new_best == was_best)])
 
 
-def demo1_slow_motion(table, train, seed, after, stalled=None):
-    """stalled：给一个 dict 时，这一段没有可慢放的一步就把最后一次刷新最好分数的那一步放进去（"可以试试"指过去）。"""
+def demo1_slow_motion(table, train, seed, after):
+    """返回 (观察, 演示 2 要的提示或 None, 停住时最后一次刷新最好分数的那一步 (第几个提议, 分数, 修改种类) 或 None)：
+    这一段没有可慢放的一步时，"可以试试"指向那一步。"""
     print_header(f"演示 1：一次提议的慢动作（种子 {seed} 的进化里，第 {after:,} 个提议起第一个比父程序好的）")
     run: dict = {}
     k, skipped = find_proposal(table, train, seed, after, run)
@@ -252,9 +253,7 @@ def demo1_slow_motion(table, train, seed, after, stalled=None):
     if k is None:
         print(f"第 {after:,}–{after + LOOK:,} 个提议里没有一个{'真的评估了、又' if skipped else ''}比父程序好的；"
               "换个 --after 或 --seed 再试。")
-        if stalled is not None:
-            stalled.update(zip(("k", "score", "op"), run["improvements"][-1]))
-        return [obs_stalled(run, after)], None                              # 就是上面找的那次进化，不再跑一遍
+        return [obs_stalled(run, after)], None, run["improvements"][-1]     # 就是上面找的那次进化，不再跑一遍
     ev, rec = Evaluator(train, table), Recorder()
     evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database,           # 前 k-1 步照常跑完
            **quietly_reported("演示 1：重跑到那一步之前", k - 1))
@@ -294,7 +293,7 @@ def demo1_slow_motion(table, train, seed, after, stalled=None):
     obs = [obs_probe(result["probe_score"], presult["probe_score"], ev.probe_slack, passed)]
     assert (ev.n_eval_probe, ev.n_eval_full) != before
     if not passed:
-        return obs, None
+        return obs, None, None
     full = geomean_speedup(child, train, table)
     # 三位小数分不出子程序和父程序时多印几位（一位同学读到"比父程序好"的子程序和父程序都印成 1.184×）
     # 助教报过：L40S 上"比父程序好"的子程序只好 1e-7，六位小数还是 1.125422 对 1.125422：位数印到分得出来为止
@@ -327,7 +326,7 @@ def demo1_slow_motion(table, train, seed, after, stalled=None):
                      f"这一步是{which}的原样重演：不经过这里、直接跑 {k:,} 个提议的进化，最好的程序和这里一样。"
                      "（MockLLM 和程序库共用一个带种子的随机数发生器，同一个种子走同一条路。）",
                      f"直接跑 {k:,} 个提议的进化，最好的程序和这里一样", "不一样"))
-    return obs, prompt
+    return obs, prompt, None
 
 
 # ---------------------------------------------------------------- 演示 2
@@ -709,8 +708,7 @@ def run_demos(a, llm=None) -> list:
              f"{LLM_TRIES} 次；回复只当 SEARCH/REPLACE 解析成 DSL，从不执行。")
     table = TimeTable()
     train, _ = split_shapes(all_shapes())
-    a.stalled = {}                                                     # 演示 1 这一段没有可慢放的一步时：最后一次刷新
-    obs, prompt = demo1_slow_motion(table, train, a.seed, a.after, a.stalled)
+    obs, prompt, a.stalled = demo1_slow_motion(table, train, a.seed, a.after)   # 停住时：最后一次刷新的那一步
     a.parent_shown = None                                              # "可以试试"拿演示 2 印的父程序分数和进化后期的比
     out = print_observations(obs)
     if llm is not None and prompt is not None:
@@ -758,12 +756,13 @@ def suggestions(a) -> list:
     说出他会看到什么（包括哪句观察在那里不成立）。"""
     other = 3 if a.seed != 3 else 4
     late = LATE if a.after < LATE else min(MAX_BUDGET, 2 * a.after)
-    last = getattr(a, "stalled", None) or {}
-    if last.get("k", 0) >= 1:             # 审读报过：--after 5000 停住了，还建议"--seed 3 --after 5000"，说提示词、回复、
+    last = getattr(a, "stalled", None)
+    if last is not None and last[0] >= 1:             # 审读报过：--after 5000 停住了，还建议"--seed 3 --after 5000"，说提示词、回复、
         #                                   探针上的分数都会变——种子 3 在那一段也停住了，什么都不印。最后一次刷新的那个提议
         #                                   比父程序好、又是第一次评估（比以前所有的都好），从它起找，第一个就是它
-        out = [(f"看这次进化最后一次刷新最好分数的那一步（第 {last['k']:,} 个提议，{last['op']} 改到 {last['score']:.3f}×）"
-                "的慢动作：从它起找，第一个比父程序好的就是它（下面的命令都在仓库根目录运行）：", command(a.seed, last["k"]))]
+        k, score, op = last
+        out = [(f"看这次进化最后一次刷新最好分数的那一步（第 {k:,} 个提议，{op} 改到 {score:.3f}×）"
+                "的慢动作：从它起找，第一个比父程序好的就是它（下面的命令都在仓库根目录运行）：", command(a.seed, k))]
     else:
         out = [("换一个种子，看另一次进化里的另一步（提示词、回复、探针上的分数都会变；下面的命令都在仓库根目录运行）：",
                 command(other, a.after))]
