@@ -796,3 +796,12 @@ def test_launch_problems_finds_each_shapes_branch_once(monkeypatch):
     # 说的还是对的：每个坏分支说的"有 k 个形状走这个分支"加起来，就是走坏分支的形状数
     said = sum(int(re.search(r"里有 (\d+) 个走这个分支", text).group(1)) for _, text in out if "里有" in text)
     assert said == sum(real(p, s.M, s.N, s.K) % 2 == 1 and real(p, s.M, s.N, s.K) < 2000 for s in shapes) > 0
+
+
+def test_dead_rules_names_the_covering_rule_by_its_place_in_the_program():
+    # 没有行号的程序（进化出来的、测试造的）：说"前面第几条"时数的是程序里的第几条规则，前面的空规则（M <= 0）也算一条。
+    # 以前数的是非空规则里的位置：第 2 条（M <= 100）挡住了第 3 条，却说成"前面第 1 条"——第 1 条是 M <= 0
+    p = Program((Rule((("M", 0),), A), Rule((("M", 100),), A), Rule((("M", 50),), B)), A)
+    notes = [text for _, text in dead_rules(p)]
+    assert len(notes) == 2
+    assert "前面第 2 条规则（if M <= 100:）" in notes[1]

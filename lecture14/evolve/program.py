@@ -459,8 +459,8 @@ def dead_rules(program: Program) -> list[tuple[int, str]]:
     for pos, (idx, r) in enumerate(live):
         first = _lowest(cover.covers(r.box()) & ((1 << pos) - 1))
         if first >= 0:
-            q = live[first][1]
-            where = f"第 {q.line} 行的规则" if q.line else f"前面第 {first + 1} 条规则"
+            q_idx, q = live[first]                            # first 是 live 里的位置；说给人听的是它在程序里第几条
+            where = f"第 {q.line} 行的规则" if q.line else f"前面第 {q_idx + 1} 条规则"
             cond = " and ".join(f"{f} <= {t}" for f, t in q.conds)
             if q.box() == r.box() and q.config == r.config:     # 学生贴表时常见：整条重复
                 text = f"这条规则永远用不到：它和{where}（if {cond}:）一模一样（条件、配置都一样），是重复的；删掉这条"
