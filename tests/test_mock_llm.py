@@ -264,3 +264,14 @@ def test_a_half_added_edit_kind_is_named_when_mock_llm_is_imported(tmp_path, ski
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 1 and len(lines) == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
     assert lines[0].startswith("lecture14/02_llm_proposal.py：evolve/mock_llm.py 的修改种类没有配齐：") and says in lines[0]
+
+
+def test_threshold_moves_an_off_list_m_to_its_two_neighbours():
+    # "换成邻近的 M"：t 不在 M_THRESHOLDS 里时（学生的文件写了 M <= 100），邻近的是它两边的 96 和 128。以前取的是
+    # searchsorted 下标的前一个和后一个：96 和 192，跳过了 128；M <= 0 时是 8（跳过了 1）
+    llm = MockLLM(Dice(0))
+    seen = lambda t: {llm._near_m(t) for _ in range(200)}  # noqa: E731
+    assert seen(100) == {96, 128}
+    assert seen(0) == {1}
+    assert seen(9000) == {8192}
+    assert seen(16) == {8, 32} and seen(8192) == {6144} and seen(1) == {8}   # 在表里的照旧：前一个和后一个

@@ -297,8 +297,10 @@ class MockLLM:
         return Program(rules, p.default), f"把第 {i + 1} 条规则的 {field} <= {t} 改成 {max(1, new)}"
 
     def _near_m(self, t: int) -> int:
-        k = int(np.searchsorted(M_THRESHOLDS, t))
-        options = [M_THRESHOLDS[j] for j in (k - 1, k + 1) if 0 <= j < len(M_THRESHOLDS) and M_THRESHOLDS[j] != t]
+        """M_THRESHOLDS 里紧挨着 t 的两个（比 t 小的最大的一个、比 t 大的最小的一个；t 在两头外面时只有一个）。
+        t 不在表里（学生的文件、--evolve 的起点写了 M <= 100）时也是它两边的 96 和 128，不是隔一个的 192。"""
+        lo, hi = bisect.bisect_left(M_THRESHOLDS, t), bisect.bisect_right(M_THRESHOLDS, t)
+        options = M_THRESHOLDS[max(0, lo - 1):lo] + M_THRESHOLDS[hi:hi + 1]
         return self.rng.pick(options)
 
     def _add_rule(self, pr: Prompt):
