@@ -64,7 +64,7 @@ MODEL = "mock"
 PORT = 8765
 HOST = "127.0.0.1"
 MAX_BODY = 1_000_000               # 一个请求的正文最多这么多字节（OpenEvolve 的提示约一万字节）
-REQUEST_SECONDS = 30.0             # 一个请求从连上到回完最多这么久，慢慢发的客户端到点就断开
+REQUEST_SECONDS = 30.0             # 一个请求从等它的第一行到回完最多这么久（连接上的每个请求各计一次），慢慢发的客户端到点就断开
 MAX_REQUESTS = 1_000_000           # 默认最多回答这么多个补全（测试里设得很小）
 BUG_LINGER = 5.0                   # MockLLM 出了程序错以后，命令行的服务器再回这么多秒"出了程序错误"的 500 才退出
 NO_PROGRAM = "（提示里没有读得懂的程序）"
@@ -321,12 +321,17 @@ class MockServer:
             def log_message(self, *args):
                 pass
 
-            def setup(self):
-                super().setup()
-                # 整个请求的时限：到点就关掉连接（读一半、写一半都停），不是每次读各等一遍
+            def handle_one_request(self):
+                # 整个请求的时限：从等它的第一行起到回完，到点就关掉连接（读一半、写一半都停），不是每次读各等一遍。
+                # 每个请求各计一次：HTTP/1.1 的连接不关，同一个连接上的下一个请求重新计时（以前整个连接只计一次，
+                # 客户端复用连接时——OpenEvolve 用的 httpx 就这样——连上 REQUEST_SECONDS 秒以后的请求被当场断开）
                 self._timer = threading.Timer(mock.request_seconds, self._expire)
                 self._timer.daemon = True
                 self._timer.start()
+                try:
+                    super().handle_one_request()
+                finally:
+                    self._timer.cancel()
 
             def _expire(self):
                 try:
@@ -336,21 +341,24 @@ class MockServer:
                     pass
 
             def finish(self):
-                self._timer.cancel()
                 try:
                     super().finish()
                 except OSError:
                     pass
 
+            def _route(self) -> str:
+                """请求的路径，不带查询串（--llm 的地址里写了 ?… 时，客户端每个请求都带着它）。"""
+                return self.path.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+
             def do_GET(self):
-                if self.path.rstrip("/") in ("/v1/models", "/models"):
+                if self._route() in ("/v1/models", "/models"):
                     return self._json(200, {"object": "list", "data": [{"id": MODEL, "object": "model",
                                                                         "owned_by": "mini-alphaevolve"}]})
                 return self._json(404, {"error": {"message": f"没有 {self.path[:80]!r}：只有 GET /v1/models 和 "
                                                               "POST /v1/chat/completions"}})
 
             def do_POST(self):
-                if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                if self._route() not in ("/v1/chat/completions", "/chat/completions"):
                     return self._json(404, {"error": {"message": "只有 POST /v1/chat/completions"}}, close=True)
                 length = self.headers.get("Content-Length")
                 if length is None or not length.isdigit():

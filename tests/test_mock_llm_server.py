@@ -419,3 +419,29 @@ def test_the_server_script_exits_1_with_the_traceback_when_mockllm_has_a_bug(tmp
         stop_group(p)
     assert "Traceback" in err and "ZeroDivisionError: 故意的错" in err, err
     assert err.rstrip().splitlines()[-1].startswith("MockLLM 服务器停下了：MockLLM 出了程序错误"), err
+
+
+def test_time_limit_is_per_request_on_a_kept_alive_connection(table):
+    # 同一个连接上一个接一个的请求（HTTP/1.1 不关连接，httpx 就这样复用）：每个都只用几毫秒，都该回答。以前时限从
+    # 连上起整个连接只计一次：连上 0.5 秒以后的请求没有回答就被断开（RemoteDisconnected）
+    import http.client
+    with M.MockServer(table=table, request_seconds=0.5) as s:
+        c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=5)
+        try:
+            for _ in range(4):
+                c.request("GET", "/v1/models")
+                r = c.getresponse()
+                assert r.status == 200 and json.loads(r.read())["data"][0]["id"] == "mock"
+                time.sleep(0.3)
+        finally:
+            c.close()
+
+
+def test_query_string_in_the_address_is_not_part_of_the_route(table):
+    # --llm 的地址带查询串（托管 API 常见的 ?api-version=…）时，客户端每个请求都带着它：服务器照样认得路径。
+    # 以前 GET /v1/models?… 和 POST /v1/chat/completions?… 都是 404，04 的四次调用全是"LLM 回 HTTP 404"
+    with M.MockServer(table=table) as s:
+        llm = OpenAILLM(s.url + "?api-version=1", "mock", api_key="", concurrency=1)
+        llm.check()
+        llm.propose(Prompt(render(EXPERT), EXPERT, 1.0, (), ()))
+        assert llm.calls[-1].error is None
