@@ -28,7 +28,7 @@ from evolve.diff import MAX_BLOCKS, TOO_MANY, DiffError, parse_diff
 from evolve.mock_llm import Prompt
 from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, COMPRESSED, GAVE_UP, NO_CONTENT, GIVE_UP_AFTER, REDIRECT, STREAMED, TIMEOUT_KIND, TOO_LONG,
                                TRUNCATED, Call, LLMError, OpenAILLM, ReplayLLM, ServerUnreachable, _Backend,
-                               _strip_thinking, shown)
+                               _strip_thinking, shown, MAX_REPLY_BYTES)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT_04 = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
@@ -1016,3 +1016,60 @@ def test_the_stub_edit_changes_the_program_even_when_the_rule_already_has_its_co
     reply = stub_edit("当前的程序：\n" + src)
     child = parse(apply_diff(src, parse_diff(reply)))
     assert parse_diff(reply) and child != parent, reply
+
+
+def _serve_once(payload_parts):
+    """127.0.0.1 上一个只回答一次的小服务器：读完请求，依次写出 payload_parts（字节串的可迭代对象），关掉。
+    返回 (端口, 线程, 监听的套接字)；调用者关掉套接字、等线程。"""
+    import socket
+    import threading
+    srv = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        try:
+            c, _ = srv.accept()
+        except OSError:
+            return
+        with c:
+            c.settimeout(10)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += c.recv(65536)
+            head, body = data.split(b"\r\n\r\n", 1)
+            length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
+            while len(body) < length:
+                body += c.recv(65536)
+            try:
+                for part in payload_parts:
+                    c.sendall(part)
+            except OSError:                                   # 客户端不读了、关了连接：正是要测的
+                pass
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return srv.getsockname()[1], t, srv
+
+
+def test_bytes_around_the_body_count_too():
+    # 正文只有 45 字节，可每一块的长度行带 6 万字节的"扩展"、后面跟 200 行 6 万字节的 trailer（一共约 15 MB）：
+    # http.client 读了就扔，以前照单全收、回 200（回复的上限只数正文）。现在从状态行起读的每个字节都算，是"回复太长"
+    body = json.dumps({"choices": [{"message": {"content": "hi"}}]}).encode()
+    ext = b";x=" + b"a" * 60_000
+
+    def parts():
+        yield (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+               b"Connection: close\r\n\r\n")
+        for i in range(len(body)):
+            yield b"1" + ext + b"\r\n" + body[i:i + 1] + b"\r\n"
+        yield b"0\r\n"
+        for _ in range(200):
+            yield b"X-Trailer: " + b"b" * 60_000 + b"\r\n"
+        yield b"\r\n"
+    port, t, srv = _serve_once(parts())
+    try:
+        llm = OpenAILLM(f"http://127.0.0.1:{port}/v1", "m", api_key="", timeout=30)
+        with pytest.raises(LLMError) as e:
+            llm._exchange("POST", "/chat/completions", b"{}", 30, MAX_REPLY_BYTES)
+        assert e.value.kind == TOO_LONG
+    finally:
+        srv.close()
+        t.join(10)

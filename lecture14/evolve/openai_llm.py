@@ -19,7 +19,8 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
 - 服务器说的一切都先当作不可信的输入：不跟转向（3xx：OpenAI 兼容接口不转向，跟过去会把密钥带给别人）；一个请求
   从查地址、连接到最后一个字节最多 timeout 秒（查地址和连主机的每个地址都只用剩下的时间，看门的计时器到点就关掉
   连接，一字节一字节地挤牙膏也拖不过去；连上时已经过了期限就一个字节也不发）；回复最多读
-  MAX_REPLY_BYTES 字节，再长就不读了；JSON 嵌得太深、长度头写得离谱、响应头不合规矩，都只是一次有名字的失败。
+  MAX_REPLY_BYTES 字节，再长就不读了（连同状态行、响应头、分块的长度行和扩展、trailer 一共最多读 2 × 上限 + WIRE_SLACK
+  字节：正文以外的字节也是读进来的）；JSON 嵌得太深、长度头写得离谱、响应头不合规矩，都只是一次有名字的失败。
   要印给人看的服务器文字先经过 shown()：控制字符写成 \\x1b 这样，太长的截断。录制文件里存的是原样的文字。
 - 429 和 5xx 按 Retry-After（没有就指数退避）重试几次（上一次调用已经失败了就不重试；一次调用里加起来要等
   MAX_WAIT 秒以上就不等，种类里说出来；等 WAIT_SAID 秒以上时往标准错误说一句）；回复已经开始传回来（2xx）以后断了
@@ -83,6 +84,7 @@ WAIT_SAID = 5.0                    # 重试前要等这么久以上时，往标�
 GIVE_UP_AFTER = 4                  # 连续这么多次调用失败（不管哪一种），就不再调用
 MAX_REPLY_BYTES = 1_000_000        # 一个回复最多读这么多字节：max_tokens 个 token 的回复连 JSON 的转义一起也远远用不了
 MAX_MODELS_BYTES = 8_000_000       # GET /models 的回复最多读这么多字节（托管的服务商列几百个模型，每个带说明）
+WIRE_SLACK = 1_000_000             # 一个回复从状态行起一共最多读 2 × 正文上限 + 这么多字节（响应头、分块的长度行等的余量）
 TEMPERATURE = 0.7
 MAX_TOKENS = 1024                  # 回复的 token 上限（要的是短回复；想得多的模型会用掉更多）
 CONCURRENCY = 2                    # 默认同时发几个请求（--llm-concurrency）
@@ -782,6 +784,10 @@ class OpenAILLM(_Backend):
         detail 是给人看的一句，已经 shown() 过）。"""
         deadline = time.monotonic() + timeout
         conn, target, extra = self._connection(timeout)
+        # 正文的上限只数正文：分块的长度行可以带 6 万字节的"扩展"、正文后面可以有成千上万行 trailer、状态行前面可以有
+        # 成千上万个 100 Continue，http.client 读了就扔，一个 45 字节的回复能让我们在期限内读上百 MB（审读量过）。
+        # 所以从状态行起读的每个字节都算（代理对 CONNECT 的回答也是）：一共最多 2 × limit + WIRE_SLACK
+        conn.response_class = functools.partial(_CappedResponse, cap=2 * limit + WIRE_SLACK)
         lock, state = threading.Lock(), {"done": False, "fired": False, "sock": None}
         # http.client 的 connect 给主机的每个地址各等整个 timeout（socket.create_connection），查地址（DNS）也不设期限：
         # 讲师报过，一个主机名有两个地址、第一个连不上时，3 秒的 --llm-timeout 过了 100 秒还没完。换成到期限为止的
@@ -809,7 +815,7 @@ class OpenAILLM(_Backend):
         timer = threading.Timer(timeout, stop)
         timer.daemon = True
         timer.start()
-        phase = "connect"
+        phase, r = "connect", None
         try:
             conn.connect()
             with lock:
@@ -865,6 +871,8 @@ class OpenAILLM(_Backend):
             timer.cancel()
             try:
                 conn.close()
+                if r is not None:                  # Connection: close 的回复把连接交给了 r（conn.close() 关不到它）：
+                    r.close()                      # 出错时不关，连接要等异常和它的 traceback 都没了才关（审读报过）
             except Exception:                      # noqa: BLE001
                 pass
 
@@ -1045,6 +1053,43 @@ def gave_up_sentence(kind: str, in_a_row: int) -> str:
     """决定不再调用 LLM 时，OpenAILLM 在标准错误上说的那句话（运行的最后 finish 另有一句，见 lost_llm）。"""
     return ((f"LLM：{kind}" if kind == MOCK_BUG else f"LLM：接连 {in_a_row} 次调用失败（最后一次是“{kind}”）")
             + f"，之后的提议不再问它，记作“{GAVE_UP}”。")
+
+
+class _CappedReader:
+    """HTTPResponse 读连接用的文件对象，套一层：读走的字节（readline、read、read1、readinto）一共超过 cap 就抛
+    LLMError(TOO_LONG)。peek 不拿走字节，不算。"""
+
+    def __init__(self, fp, cap: int):
+        self._fp, self._left = fp, cap
+
+    def _took(self, data):
+        self._left -= len(data) if isinstance(data, (bytes, bytearray)) else (data or 0)
+        if self._left < 0:
+            raise LLMError(TOO_LONG, "连同响应头、分块的长度行和 trailer 读了太多字节，没读完")
+        return data
+
+    def readline(self, *args):
+        return self._took(self._fp.readline(*args))
+
+    def read(self, *args):
+        return self._took(self._fp.read(*args))
+
+    def read1(self, *args):
+        return self._took(self._fp.read1(*args))
+
+    def readinto(self, b):
+        return self._took(self._fp.readinto(b))
+
+    def __getattr__(self, name):                      # peek、close、flush、fileno……照原样
+        return getattr(self._fp, name)
+
+
+class _CappedResponse(http.client.HTTPResponse):
+    """从状态行起一共最多读 cap 字节的 HTTPResponse（见 _exchange）。"""
+
+    def __init__(self, sock, *args, cap: int, **kwargs):
+        super().__init__(sock, *args, **kwargs)
+        self.fp = _CappedReader(self.fp, cap)
 
 
 def _connect_by(address, deadline: float, state: dict, lock) -> socket.socket:
