@@ -963,11 +963,15 @@ def _segment_cells(parts, top: float, width: int) -> list[int]:
 
 
 _NOT_IN_COMMAND = {"--svg", "--jobs"}      # 画图的命令里不写它们：写到哪里、几个进程并行，图都一样
+# 参数里的网址（--llm https://主机/v1?key=…）：用户名、密码、查询串、#… 不写进图里（托管 API 的密钥常放在查询串里；
+# 幻灯片上的图会离开这台机器）。和 evolve.openai_llm 印地址时一样写成 "…@"、"?…"
+_URL_SECRETS = re.compile(r"(?i)(https?://)([^/?#\s]*@)?([^?#\s]*)([?#]\S*)?")
 
 
 def command_line() -> str:
     """这次运行的命令（SVG 图的最下面印它）："python3 lecture14/05_ablations.py --quick --gpu a100"。脚本的路径相对于
-    仓库的根目录（从哪个目录运行都一样；仓库外面的拷贝只写文件名），参数照命令行上的样子，去掉 --svg、--jobs。"""
+    仓库的根目录（从哪个目录运行都一样；仓库外面的拷贝只写文件名），参数照命令行上的样子，去掉 --svg、--jobs；
+    参数里网址的用户名、密码、查询串写成 "…"（_URL_SECRETS）。"""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     rel = os.path.relpath(script, root) if script else ""
@@ -978,7 +982,8 @@ def command_line() -> str:
         if a in _NOT_IN_COMMAND:
             rest[:1] = []                                 # 连同它的值
         elif a.split("=", 1)[0] not in _NOT_IN_COMMAND:
-            args.append(shlex.quote(a))
+            args.append(shlex.quote(_URL_SECRETS.sub(
+                lambda m: m[1] + ("…@" if m[2] else "") + m[3] + ("?…" if m[4] else ""), a)))
     text = " ".join(["python3", shlex.quote(shown), *args])
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)   # 控制字符写成 \x..（XML 里放不下）
 

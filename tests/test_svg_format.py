@@ -335,3 +335,14 @@ def test_scatter_points_have_the_terminal_marks_shape_so_a_grey_print_tells_the_
     in_series = {id(e) for g in groups.values() for e in g.iter()}
     legend = [e for e in root.iter() if e.tag.endswith(("circle", "path")) and id(e) not in in_series]
     assert [shape_of(e) for e in legend] == [want[marks[name][0]] for name in names]
+
+
+@pytest.mark.parametrize("llm", [["--llm", "https://api.example.com/v1?key=sk-SECRETSECRET123"],
+                                 ["--llm=https://u:sk-SECRETSECRET123@api.example.com/v1#sk-SECRETSECRET123"]])
+def test_a_secret_in_the_llm_address_does_not_go_under_a_chart(monkeypatch, llm):
+    # 图最下面那行命令来自 sys.argv：--llm 地址的查询串、用户名和密码（托管 API 的密钥常放在那里）以前原样写进 SVG
+    # （标准输出、标准错误、录制文件里都没有它：那里的地址都去掉了查询串）
+    import console
+    monkeypatch.setattr("sys.argv", ["lecture14/04_alphaevolve_tiling.py", "--quick", *llm, "--model", "m"])
+    line = console.command_line()
+    assert "SECRET" not in line and "api.example.com/v1" in line and "--model m" in line
