@@ -93,7 +93,7 @@ def fmt(x: float, digits: int = 0, bounds=(), percent: bool = False) -> str:
     scale = 100.0 if percent else 1.0
     v = x * scale
     marks = [m for m in [b * scale for b in (*bounds, 0.0)] + ([scale] if percent else []) if m != v]
-    for d in range(digits, 7):
+    for d in range(digits, max(digits, 6) + 1):          # 要的位数本来就超过 6 位时照要的印（以前 d 没有定义）
         r = round(v, d)
         if all((r < b) == (v < b) and (r > b) == (v > b) for b in marks):
             break

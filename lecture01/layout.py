@@ -46,8 +46,12 @@ def display_width(s: str) -> int:
 
 @lru_cache(maxsize=4096)
 def _char_width(ch: str) -> int:
-    """一个字符占几列（display_width 的定义）；按字符缓存：课程印的不同字符只有几百个。"""
-    return 0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+    """一个字符占几列（display_width 的定义）；按字符缓存：课程印的不同字符只有几百个。组合字符看的是 Unicode 的类别
+    （Mn、Me：叠在前一个字上、不占地方），不只是规范组合类：泰文的 ั（U+0E31）、变体选择符 U+FE0F 的组合类是 0，
+    以前各算一列，表格在它们后面错开一格。"""
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
 
 
 def kind(ch: str) -> str:

@@ -38,6 +38,14 @@ def test_display_width():
     assert display_width("（M，") == 5              # 全角标点两列，M 一列
     assert display_width("e\u0301") == 1            # e + 组合重音：一列
     assert display_width("12.3 µs 1.2×") == 12      # µ、× 是窄字符
+    assert display_width("ดั้ง") == 2                # 泰文：ั（U+0E31）的规范组合类是 0，可它叠在 ด 上、不占地方
+    assert display_width("a\ufe0f") == 1            # 变体选择符：不占地方（以前这两个都多算一列，表格错开一格）
+
+
+def test_fmt_with_more_than_six_digits_prints_them():
+    from console import fmt
+    assert fmt(1.0, 7) == "1.0000000"              # 以前 digits > 6 时 UnboundLocalError（循环一次也没走，d 没有定义）
+    assert fmt(0.5, 8, percent=True) == "50.00000000%"
     assert display_width("") == 0
 
 
@@ -251,8 +259,9 @@ def test_print_try_keeps_the_command_whole(capsys):
 # ---------------------------------------------------------------- console.display_width 的捷径
 
 def _ref_display_width(s):
-    """原来的写法：逐个字符，组合字符 0 列、宽字符和全角字符 2 列，其余 1 列。"""
-    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+    """原来的写法：逐个字符，组合字符（规范组合类不是 0，或者类别是 Mn、Me）0 列、宽字符和全角字符 2 列，其余 1 列。"""
+    return sum(0 if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me")
+               else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
 
 
 # 纯 ASCII 直接取长度、其余按字符查缓存：和逐个字符算的一样（ASCII 全部 128 个、控制字符、汉字、全角、组合字符、emoji）
