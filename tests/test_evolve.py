@@ -317,3 +317,14 @@ def test_tiny_budgets_do_not_crash_or_claim_too_much(script, args):
     assert p.returncode == 0, p.stderr
     if script == S04:
         assert "看不出开头和后面" in p.stdout and "成功率比不出什么" in p.stdout
+
+
+def test_no_probes_means_every_program_is_fully_evaluated(table, train):
+    # n_probe=0：没有级联的第一级。以前空的探针数组是 float 的：evaluate_initial 除以 0，evaluate 拿 float 当下标
+    ev = Evaluator(train, table, n_probe=0)
+    first = ev.evaluate_initial(EXPERT)
+    assert len(ev.probe) == 0 and ev.bench_runs == ev.n_distinct
+    out = evolve(ev, 60, seed=3)
+    assert ev.n_eval_probe == 0 and ev.n_eval_full > 0
+    assert out["best"][1]["score"] >= first["score"]
+    assert ev.n_cached + ev.n_static_reject + ev.n_eval_full + sum(out["failed"].values()) == 60

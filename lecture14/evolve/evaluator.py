@@ -56,8 +56,9 @@ class Evaluator:
             first.setdefault((s.M, s.N, s.K), i)
         self.n_distinct = len(first)                               # 完整评估跑几次内核（重复的形状只跑一次）
         by_m = sorted(first.values(), key=lambda i: (self.train[i].M, self.train[i].name))
-        # 按 M 均匀取 n_probe 个；不同的形状比探针少时，每个形状只当一次探针
-        self.probe = np.unique([by_m[round(x)] for x in np.linspace(0, len(by_m) - 1, n_probe)])
+        # 按 M 均匀取 n_probe 个；不同的形状比探针少时，每个形状只当一次探针。n_probe = 0：没有探针，探针上的分数
+        # 都是 0（谁也不比谁差），每个程序都完整评估（以前空的探针是一个 float 数组，第一次评估就 IndexError）
+        self.probe = np.unique(np.array([by_m[round(x)] for x in np.linspace(0, len(by_m) - 1, n_probe)], dtype=np.intp))
         self.cache: dict[Program, dict] = {}
         self.n_cached = self.n_static_reject = self.n_eval_probe = self.n_eval_full = 0
         self.bench_runs = 0
@@ -126,7 +127,7 @@ class Evaluator:
     def _run(self, program: Program, parent: dict | None) -> dict:
         idx = self.chosen(program)
         p = self.probe
-        probe_score = float((self.log_expert[p] - self.log_t[p, idx[p]]).sum()) / len(p)
+        probe_score = float((self.log_expert[p] - self.log_t[p, idx[p]]).sum()) / max(1, len(p))
         self.bench_runs += len(p)
         if self._hopeless(probe_score, parent):
             self.n_eval_probe += 1
@@ -146,7 +147,7 @@ class Evaluator:
             np.minimum(self.best_known, log_prog, out=self.best_known)
             self.n_best_updates += 1
         if probe_score is None:
-            probe_score = float((self.log_expert[self.probe] - log_prog[self.probe]).sum()) / len(self.probe)
+            probe_score = float((self.log_expert[self.probe] - log_prog[self.probe]).sum()) / max(1, len(self.probe))
         return dict(status="full", score=math.exp(float((self.log_expert - log_prog).sum()) / len(log_prog)),
                     probe_score=probe_score, log_time=log_prog, choices=idx)
 
