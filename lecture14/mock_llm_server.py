@@ -368,8 +368,8 @@ class MockServer:
                 raw = self.rfile.read(int(length))
                 try:
                     body = json.loads(raw)
-                except ValueError:
-                    return self._json(400, {"error": {"message": "请求正文不是 JSON"}})
+                except (ValueError, RecursionError):       # 嵌了十万层的 JSON 是 RecursionError（以前连接断开、一句不回）
+                    return self._json(400, {"error": {"message": "请求正文不是 JSON（或者嵌得太深）"}})
                 text = _user_text(body)
                 if text is None:
                     return self._json(400, {"error": {"message": "messages 里要有一条 role 为 user 的消息"}})

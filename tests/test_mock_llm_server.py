@@ -445,3 +445,11 @@ def test_query_string_in_the_address_is_not_part_of_the_route(table):
         llm.check()
         llm.propose(Prompt(render(EXPERT), EXPERT, 1.0, (), ()))
         assert llm.calls[-1].error is None
+
+
+def test_a_deeply_nested_request_body_gets_a_400_not_a_dropped_connection(table):
+    with M.MockServer(table=table) as s:
+        body = b"[" * 100_000                                  # json.loads 抛的是 RecursionError，不是 ValueError
+        with socket.create_connection(("127.0.0.1", s.port), timeout=5) as c:
+            c.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+            assert c.recv(200).startswith(b"HTTP/1.1 400 ")
