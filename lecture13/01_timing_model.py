@@ -401,7 +401,8 @@ def demo1_breakdown():
                    f"可模型里专家和最优的瓶颈都是\"{pre_e['bound']}\"") + "，显存只占一小段："
                 f"最优 {cfg(pre['最优'][0])} 跑到 {pre_b['tflops']:.0f} TFLOPS（峰值的 "
                 f"{pct(pre_b['tflops'] * 1e12 / sl.PEAK_FLOPS)}），{pre_why}，"
-                f"{pre_e['tflops']:.0f} TFLOPS，慢 {slower(pre_e['time_us'], pre_b['time_us']):.2f}×。",
+                # 挨着 1 时多印一位（审读报过：WARP_TILE_HALF=25600 时 14,225.9 对 14,202.5 µs 印成"慢 1.00×"）
+                f"{pre_e['tflops']:.0f} TFLOPS，慢 {times(slower(pre_e['time_us'], pre_b['time_us']), 1.0)}×。",
                 f"prefill 的瓶颈：专家 {pre_bounds['专家']}、最优 {pre_bounds['最优']}；显存项 "
                 f"{us(parts(pre_e)['显存'])} / {us(parts(pre_b)['显存'])} µs，总时间 {us(pre_e['time_us'])} / "
                 f"{us(pre_b['time_us'])} µs（讲义说算术强度过了拐点、两者的瓶颈相同且是搬或算、显存项不到总时间的一半）。",
@@ -869,11 +870,20 @@ def suggestions(tolerance, med, med_random):
         g0, lo0, hi0 = pipeline_and_bad()
         with sl.knobs(LOAD_LATENCY_BUSY=new_busy):
             g1, lo1, hi1 = pipeline_and_bad()
+        # "流水线越不值钱"按印出来的倍数判断（审读报过：--knob HBM_LATENCY=5e-05 时"从 6.0× 变成 6.0×，坏例从慢
+        # 3.52–4.00× 变成 3.52–4.00×：延迟越短，流水线越不值钱"；LOAD_LATENCY_IDLE=7e-09 时坏例的上端反而从 2.56 变成 2.57）
+        pairs = [(float(f"{a:.{d}f}"), float(f"{b:.{d}f}")) for a, b, d in ((g0, g1, 1), (lo0, lo1, 2), (hi0, hi1, 2))]
+        if all(b == a for a, b in pairs):
+            cheaper = "印出来的倍数都没变，这次的模型里满载延迟短一些，看不出流水线值多少有变化"
+        elif all(b <= a for a, b in pairs):
+            cheaper = "延迟越短，流水线越不值钱"
+        else:
+            cheaper = "有的倍数变小、有的反而变大，这次的模型里说不上延迟越短、流水线就越不值钱"
         out.append((f"让满载时的加载延迟短一些：加上 --knob LOAD_LATENCY_BUSY={sl.knob_text(new_busy)}"
                     f"（{knob_now('LOAD_LATENCY_BUSY', '秒')}；不能小于 LOAD_LATENCY_IDLE = {sl.knob_text(idle)}，"
                     "否则 SM 越多延迟越短，多做活反而会变快，--knob 会拒绝）。"
                     f"这次先替你算了：演示 2 里 stages 1 比 4 慢的倍数从 {g0:.1f}× 变成 {g1:.1f}×，演示 1 的坏例从慢 "
-                    f"{lo0:.2f}–{hi0:.2f}× 变成 {lo1:.2f}–{hi1:.2f}×：延迟越短，流水线越不值钱；"
+                    f"{lo0:.2f}–{hi0:.2f}× 变成 {lo1:.2f}–{hi1:.2f}×：{cheaper}；"
                     f"{foresee(tolerance, {'LOAD_LATENCY_BUSY': new_busy})}：",
                     command(tolerance, {**now, "LOAD_LATENCY_BUSY": new_busy})))
     # 4. 换调优的停止条件（默认的 1% 放宽到 5%；已经是 5% 时改成 10%；比 5% 宽时收紧到 5%）
@@ -887,11 +897,16 @@ def suggestions(tolerance, med, med_random):
         if was == now:
             return f"还是 {now} 次"
         return f"从 {was} 次{'降到' if b < a else '变成'} {now} 次"
-    # 比的是次数，不是比例（助教在 A100 上量过：29 → 10 和 195 → 67 按比例一样，按次数随机顺序少跑得多）
+    # 比的是次数，不是比例（助教在 A100 上量过：29 → 10 和 195 → 67 按比例一样，按次数随机顺序少跑得多）；
+    # 按句子里印出来的中位数比（审读报过：--knob HBM_EFFICIENCY=0.088 时"中位数还是 9 次，随机顺序还是 2 次（合格的
+    # 配置多了，随机顺序少跑的次数更多）"——没舍入的随机中位数从 1.96 变成 1.89）
+    shown = lambda x, against: float(med_text(x, against).replace(",", ""))      # noqa: E731
+    g_was, g_now = shown(med, (med_random,)), shown(m2, (r2,))
+    r_was, r_now = shown(med_random, (med,)), shown(r2, (m2,))
     if looser:                      # 合格的配置多了：随机顺序少跑的次数多时说一句
-        why = "（合格的配置多了，随机顺序少跑的次数更多）" if med_random - r2 > med - m2 else ""
+        why = "（合格的配置多了，随机顺序少跑的次数更多）" if r_was - r_now > g_was - g_now else ""
     else:                           # 合格的配置少了：随机顺序多跑的次数多时说一句
-        why = "（合格的配置少了，随机顺序多跑的次数更多）" if r2 - med_random > m2 - med else ""
+        why = "（合格的配置少了，随机顺序多跑的次数更多）" if r_now - r_was > g_now - g_was else ""
     out.append((f"把调优的停止条件从最优的 {percent(tolerance)} 以内{'放宽' if looser else '收紧'}到 {percent(other)} 以内。"
                 f"这次先替你算了：guided_tune 的中位数{change(med, m2, (med_random,), (r2,))}，"
                 f"随机顺序{change(med_random, r2, (med,), (m2,))}{why}；"

@@ -519,3 +519,50 @@ def test_the_l2_share_per_sm_is_printed_with_the_digits_its_comparison_needs():
     # 审读报过：--knob L2_BW_PER_SM=5.85e10 时"L2_BW / L2_BW_PER_SM ≈ 132 个 < 132 个 SM"（其实 131.6）
     said = "".join(run_script("--knob", "L2_BW_PER_SM=5.85e10").stdout.split())
     assert "L2_BW/L2_BW_PER_SM≈131.6个<132个SM" in said, said[-3000:]
+
+
+# ---------------------------------------------------------------- 审读（h102）：结论照印出来的数说
+
+@pytest.mark.parametrize("knob", ["HBM_LATENCY=5e-05", "LOAD_LATENCY_IDLE=7e-09", "WARP_TILE_HALF=25600"])
+def test_latency_suggestion_says_pipelining_got_cheaper_only_when_the_printed_multiples_shrank(knob):
+    """审读报过：--knob HBM_LATENCY=5e-05 时第 3 条建议说"stages 1 比 4 慢的倍数从 6.0× 变成 6.0×，演示 1 的坏例从慢
+    3.52–4.00× 变成 3.52–4.00×：延迟越短，流水线越不值钱"；LOAD_LATENCY_IDLE=7e-09 时坏例的上端从 2.56 变成 2.57，
+    照样这么说。现在这句结论只在印出来的三个倍数都没变大、至少一个变小时才说。"""
+    p = run_script("--knob", knob)
+    assert p.returncode == 0, p.stderr
+    s = suggestion(p.stdout, LATENCY)
+    g = re.search(r"stages1比4慢的倍数从([\d.]+)×变成([\d.]+)×，演示1的坏例从慢([\d.]+)–([\d.]+)×变成([\d.]+)–([\d.]+)×：", s)
+    assert g, s
+    g0, g1, lo0, hi0, lo1, hi1 = (float(x) for x in g.groups())
+    pairs = [(g0, g1), (lo0, lo1), (hi0, hi1)]
+    claims = "延迟越短，流水线越不值钱" in s
+    assert claims == (all(b <= a for a, b in pairs) and any(b < a for a, b in pairs)), s
+
+
+def test_tolerance_suggestion_says_random_saves_more_only_when_its_printed_medians_say_so():
+    """审读报过：--knob HBM_EFFICIENCY=0.088 时"guided_tune 的中位数还是 9 次，随机顺序还是 2 次（合格的配置多了，随机
+    顺序少跑的次数更多）"——两个中位数印出来都没变（没舍入的随机中位数从 1.96 变成 1.89）。"""
+    p = run_script("--knob", "HBM_EFFICIENCY=0.088")
+    assert p.returncode == 0, p.stderr
+    s = suggestion(p.stdout, TOLERANCE)
+    m = re.search(r"中位数(?:从([\d.,]+)次(?:降到|变成)|还是)([\d.,]+)次，随机顺序(?:从([\d.,]+)次(?:降到|变成)|还是)([\d.,]+)次", s)
+    assert m, s
+    num = lambda x: float(x.replace(",", ""))                                            # noqa: E731
+    g_was, g_now = num(m.group(1) or m.group(2)), num(m.group(2))
+    r_was, r_now = num(m.group(3) or m.group(4)), num(m.group(4))
+    assert ("随机顺序少跑的次数更多" in s) == (r_was - r_now > g_was - g_now), s
+
+
+def test_prefill_slowdown_is_not_printed_as_one_when_the_printed_times_differ():
+    """审读报过：--knob WARP_TILE_HALF=25600 时演示 1 的 prefill 那句说"专家差得最多的一项是等……135 TFLOPS，慢 1.00×"，
+    表里专家 14,225.9 µs、最优 14,202.5 µs。慢几倍照表里印的时间算，印到看得出不是 1 的位数。"""
+    p = run_script("--knob", "WARP_TILE_HALF=25600")
+    assert p.returncode == 0, p.stderr
+    e = float(table_row(p.stdout, "8B gate_up M=8192", "专家")[1].replace(",", ""))
+    b = float(table_row(p.stdout, "8B gate_up M=8192", "最优")[1].replace(",", ""))
+    assert e != b
+    said = flat(printed.section(p.stdout, "演示 1："))
+    m = re.search(r"prefill（8Bgate_upM=8192）.*?TFLOPS，慢([\d.]+)×", said)
+    assert m, said[-3000:]
+    x = m.group(1)
+    assert float(x) != 1.0 and round(e / b, len(x.split(".")[1])) == float(x), (x, e, b)

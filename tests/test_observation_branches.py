@@ -647,3 +647,37 @@ def test_05_table_note_explains_only_columns_it_printed(table):
     assert "第N个提议时" not in note(out) and "第100个提议时" not in out.split("（每一格")[0], note(out)
     _, out = printed(A05.demo1_ablations, table, results(), 1000, 3)
     assert "第N个提议时：提出N个程序以后的最好训练分数" in note(out)
+
+
+# ---------------------------------------------------------------- 审读（h102）：05 的级联和成功率
+
+def test_05_no_cascade_fails_when_the_median_seed_cut_nothing_at_the_probes(table):
+    """审读报过（--budget 5 --seeds 3）："内核跑了完整系统的 1.17 倍……完整系统里中位数 0 个程序只跑 6 个探针形状就被
+    淘汰……省下的只来自这些程序"——两个中位数来自不同的种子，中位数那个种子什么也没省。"""
+    full = [result(t, probe=p) for t, p in ((1.27, 0), (1.28, 0), (1.29, 1))]
+    obs, out = ablations(table, results(full=full))
+    fails(claim(obs, WORDS["no_cascade"]), out, ["中位数不是 0 个"], ["只跑探针就被淘汰的程序中位数 0 个"])
+
+
+def test_05_no_cascade_does_not_say_none_were_free_when_one_seed_had_some(table):
+    """审读报过（--budget 5 --seeds 3）：一个种子有 1 个缓存命中，"不跑内核的提议"中位数是 0，句子说"这次没有本来就
+    不跑内核的提议"。"""
+    full = [result(t, cached=c, rejected={"single_field": 0}) for t, c in ((1.27, 0), (1.28, 0), (1.29, 3))]
+    obs, out = ablations(table, results(full=full))
+    said = claim(obs, WORDS["no_cascade"])
+    holds(said, out)
+    assert "这次没有本来就不跑内核的提议" not in flat(said.text) and "中位数是0个" in flat(said.text), said.text
+
+
+def test_05_demo2_prints_the_higher_rates_apart_from_targeted(table):
+    """审读报过（--budget 100000 --seeds 1）："targeted 的成功率 67/40,347（0.2%）……拿掉的是成功率排第 3 的那种修改
+    （完整系统里比它高的：crossover 4/498，1%；add_rule 1/432，0.2%"——比它高的和它印得一样。"""
+    tried = {"targeted": 40_347, "single_field": 29_903, "add_rule": 432, "crossover": 498}
+    accepted = {"targeted": 67, "single_field": 14, "add_rule": 1, "crossover": 4}
+    full = [result(t, tried=tried, accepted=accepted) for t in (1.27, 1.28, 1.29)]
+    obs, out = ablations(table, results(full=full))
+    said = flat(claim(obs, WORDS["ops"]).text)
+    t = re.search(r"targeted的成功率[\d,]+/[\d,]+（([\d.]+)%）", said)
+    higher = re.findall(r"(?:add_rule|crossover)[\d,]+/[\d,]+，([\d.]+)%", said)
+    assert t and len(higher) == 2, said
+    assert all(float(h) > float(t.group(1)) for h in higher), (t.group(1), higher, said)
