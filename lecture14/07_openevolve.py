@@ -57,7 +57,7 @@ ensure_numpy()
 
 import numpy as np  # noqa: E402
 
-from console import FAILED, Charts, check, gpu_flag, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import FAILED, MARKS, Charts, check, gpu_flag, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from evolve import Evaluator, TimeTable, evolve, geomean_speedup, oracle_speedup, render, split_shapes  # noqa: E402
 from evolve.openai_llm import OpenAILLM  # noqa: E402
 from mock_llm_server import MockServer  # noqa: E402
@@ -191,9 +191,12 @@ def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
     spread = round(max(max(r["train"] for r in runs) - min(r["train"] for r in runs) for runs in (ours, theirs)), 4)
     gap_train = round(abs(mo - mt), 4)
     if min(len(ours), len(theirs)) < 2:                     # 一个种子：不知道换个种子会差多少，谁高谁低说明不了什么
+        # 印出来一样时不说"这点差别"（审读报过：--budget 1 --seeds 1 时两边都是 1.000×，句子照样这么说）
+        same = score(mo) == score(mt) and score(to) == score(tt)
         obs.append(f"同样 {budget} 个提议、同一个 MockLLM，训练形状上本讲的循环 {score(mo)}×，OpenEvolve {score(mt)}×"
                    f"（测试形状上 {score(to)}× 对 {score(tt)}×）。每边只有 1 个种子，看不出换个种子会差多少，"
-                   "这点差别说明不了谁更好：多给几个种子（--seeds）再比。")
+                   + ("两边印出来一样，也说明不了两边一样好" if same else "这点差别说明不了谁更好")
+                   + "：多给几个种子（--seeds）再比。")
     elif gap_train <= spread:
         obs.append(f"同样 {budget} 个提议、同一个 MockLLM，训练形状上两边差不多：中位数本讲的循环 {score(mo)}×，OpenEvolve "
                    f"{score(mt)}×，相差 {score(gap_train)}，不比同一边换个种子的差别（最多 {spread:.3f}）大；"
@@ -267,10 +270,16 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
                "没有改动）加上读不懂、启动不了的（本讲在静态检查里拒掉；OpenEvolve 的 evaluator 给 0 分）。"
                "完整评估 = 在全部训练形状上评估过（本讲的循环另外有 "
                f"{'、'.join(str(r['cached']) for r in runs_ours)} 个提议直接查了缓存）。")
-    series = {}
-    for r in runs_ours + runs_theirs:
-        series[f"{r['system']} 种子 {r['seed']}"] = list(enumerate(r["history"]))
-    CHARTS.line("07_best_score", f"最好分数随提议数（训练形状，比专家快几倍；同一个 MockLLM，每边 {budget} 个提议）",
+    # 一张图最多画 len(MARKS) 条曲线：种子多了（--seeds 5 起，--help 允许到 20）每边画各种子的中位数（审读报过：
+    # --seeds 5 跑完两边以后印 ValueError 的 traceback，表和观察都没印出来）
+    many = len(runs_ours) + len(runs_theirs) > len(MARKS)
+    if many:
+        series = {f"{name} {len(runs)} 个种子的中位数": list(enumerate(np.median([r["history"] for r in runs], axis=0).tolist()))
+                  for name, runs in ((OURS, runs_ours), (THEIRS, runs_theirs))}
+    else:
+        series = {f"{r['system']} 种子 {r['seed']}": list(enumerate(r["history"])) for r in runs_ours + runs_theirs}
+    CHARTS.line("07_best_score", f"最好分数随提议数（训练形状，比专家快几倍；同一个 MockLLM，每边 {budget} 个提议"
+                + (f"；每边 {len(runs_ours)} 个种子，画的是各种子的中位数" if many else "") + "）",
                 series, refs=[(f"逐形状最优 {o_tr:.3f}×", o_tr)], x_label="第几个提议", y_label="最好分数", x_fmt="{:.0f}",
                 y_fmt="{:.2f}×", steps=True)
     for r in runs_theirs:
@@ -280,7 +289,8 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
             ks = r["curve_wrong"]
             print_note(f"注意：{THEIRS} 种子 {r['seed']} 的曲线上有 {len(ks)} 个提议（第 {ks[0]:,} 个起）的分数比它评估过的"
                        f"最好程序（{r['train']:.3f}×）还高：这些分数读自 OpenEvolve 的日志和 evolution_trace.jsonl，"
-                       "和 evaluator 记下的最好程序对不上，这条曲线不可信；表里的数是用本讲的 evolve 重新算的。")
+                       "和 evaluator 记下的最好程序对不上，" + ("画进中位数曲线的这个种子不可信" if many else "这条曲线不可信")
+                       + "；表里的数是用本讲的 evolve 重新算的。")
     print_header("两边各自最好的程序（训练形状上分数最高的那个种子）")
     for r in (max(runs_ours, key=lambda r: r["train"]), max(runs_theirs, key=lambda r: r["train"])):
         print_note(f"{r['system']}，种子 {r['seed']}（训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，{oe.rules_said(r['best'])}）：")

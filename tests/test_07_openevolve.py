@@ -473,3 +473,27 @@ def test_an_openevolve_run_whose_llm_calls_all_failed_is_an_error_not_a_row_in_t
     with pytest.raises(RuntimeError) as e:
         S07.run_theirs(table, train, test, 0, 4, None, "")
     assert str(e.value).startswith(said + "。") and "没有印比较的表" in str(e.value)
+
+
+def test_more_seeds_than_the_chart_has_marks_draws_medians_instead_of_crashing(table, capsys):
+    """审读报过：--seeds 5（--help 允许到 20）时两边都跑完，印图时一个 ValueError 的 traceback（"最多 8 条序列"），
+    表和观察都没印出来。种子多了，图上每边画各种子的中位数，标题这么说。"""
+    from console import MARKS
+    from evolve import EXPERT
+    train, test = split_shapes()
+    n = len(MARKS) // 2 + 1
+    ours = [dict(run(S07.OURS, k, 1.20 + k / 1000), best=EXPERT, history=[1.0, 1.1 + k / 100, 1.2 + k / 1000], curve_wrong=[])
+            for k in range(n)]
+    theirs = [dict(run(S07.THEIRS, k, 1.19 + k / 1000, full=70, chars=9000, others=5.0, seconds=30.0), best=EXPERT,
+                   history=[1.0, 1.05, 1.19 + k / 1000], curve_wrong=[]) for k in range(n)]
+    S07.print_results(ours, theirs, table, train, test, 2)
+    out = "".join(capsys.readouterr().out.split())
+    assert f"每边{n}个种子，画的是各种子的中位数" in out and "观察：" in out, out[-2000:]
+
+
+def test_one_seed_each_with_the_same_printed_scores_is_not_called_a_difference():
+    """审读报过（--budget 1 --seeds 1）：两边训练、测试都印着 1.000×，句子说"这点差别说明不了谁更好"。"""
+    said = texts([run(S07.OURS, 0, 1.0)], [run(S07.THEIRS, 0, 1.0)], budget=1)[1]
+    assert "这点差别" not in said and "1.000×，OpenEvolve 1.000×" in said, said
+    said = texts([run(S07.OURS, 0, 1.07)], [run(S07.THEIRS, 0, 1.061)], budget=5)[1]
+    assert "这点差别说明不了谁更好" in said, said
