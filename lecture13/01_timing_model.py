@@ -873,12 +873,14 @@ def suggestions(tolerance, med, med_random):
         # "流水线越不值钱"按印出来的倍数判断（审读报过：--knob HBM_LATENCY=5e-05 时"从 6.0× 变成 6.0×，坏例从慢
         # 3.52–4.00× 变成 3.52–4.00×：延迟越短，流水线越不值钱"；LOAD_LATENCY_IDLE=7e-09 时坏例的上端反而从 2.56 变成 2.57）
         pairs = [(float(f"{a:.{d}f}"), float(f"{b:.{d}f}")) for a, b, d in ((g0, g1, 1), (lo0, lo1, 2), (hi0, hi1, 2))]
-        if all(b == a for a, b in pairs):
+        down, up = any(b < a for a, b in pairs), any(b > a for a, b in pairs)
+        if not down and not up:
             cheaper = "印出来的倍数都没变，这次的模型里满载延迟短一些，看不出流水线值多少有变化"
-        elif all(b <= a for a, b in pairs):
+        elif not up:
             cheaper = "延迟越短，流水线越不值钱"
         else:
-            cheaper = "有的倍数变小、有的反而变大，这次的模型里说不上延迟越短、流水线就越不值钱"
+            cheaper = (f"{'有的倍数变小、有的' if down else '没有一个倍数变小，有的'}反而变大，"
+                       "这次的模型里说不上延迟越短、流水线就越不值钱")
         out.append((f"让满载时的加载延迟短一些：加上 --knob LOAD_LATENCY_BUSY={sl.knob_text(new_busy)}"
                     f"（{knob_now('LOAD_LATENCY_BUSY', '秒')}；不能小于 LOAD_LATENCY_IDLE = {sl.knob_text(idle)}，"
                     "否则 SM 越多延迟越短，多做活反而会变快，--knob 会拒绝）。"

@@ -523,12 +523,14 @@ def test_the_l2_share_per_sm_is_printed_with_the_digits_its_comparison_needs():
 
 # ---------------------------------------------------------------- 审读（h102）：结论照印出来的数说
 
-@pytest.mark.parametrize("knob", ["HBM_LATENCY=5e-05", "LOAD_LATENCY_IDLE=7e-09", "WARP_TILE_HALF=25600"])
-def test_latency_suggestion_says_pipelining_got_cheaper_only_when_the_printed_multiples_shrank(knob):
+@pytest.mark.parametrize("args", [("--knob", "HBM_LATENCY=5e-05"), ("--knob", "LOAD_LATENCY_IDLE=7e-09"),
+                                  ("--knob", "WARP_TILE_HALF=25600"), ("--gpu", "a100", "--knob", "L2_BW_PER_SM=9e9")])
+def test_latency_suggestion_says_pipelining_got_cheaper_only_when_the_printed_multiples_shrank(args):
     """审读报过：--knob HBM_LATENCY=5e-05 时第 3 条建议说"stages 1 比 4 慢的倍数从 6.0× 变成 6.0×，演示 1 的坏例从慢
     3.52–4.00× 变成 3.52–4.00×：延迟越短，流水线越不值钱"；LOAD_LATENCY_IDLE=7e-09 时坏例的上端从 2.56 变成 2.57，
-    照样这么说。现在这句结论只在印出来的三个倍数都没变大、至少一个变小时才说。"""
-    p = run_script("--knob", knob)
+    照样这么说；--gpu a100 --knob L2_BW_PER_SM=9e9 时坏例从 0.99–1.00× 变成 1.00–1.00×，没有一个变小。现在这句结论只在
+    印出来的三个倍数都没变大、至少一个变小时才说；"有的倍数变小"只在真有变小的时候说。"""
+    p = run_script(*args)
     assert p.returncode == 0, p.stderr
     s = suggestion(p.stdout, LATENCY)
     g = re.search(r"stages1比4慢的倍数从([\d.]+)×变成([\d.]+)×，演示1的坏例从慢([\d.]+)–([\d.]+)×变成([\d.]+)–([\d.]+)×：", s)
@@ -537,6 +539,7 @@ def test_latency_suggestion_says_pipelining_got_cheaper_only_when_the_printed_mu
     pairs = [(g0, g1), (lo0, lo1), (hi0, hi1)]
     claims = "延迟越短，流水线越不值钱" in s
     assert claims == (all(b <= a for a, b in pairs) and any(b < a for a, b in pairs)), s
+    assert ("有的倍数变小" in s) <= any(b < a for a, b in pairs), s
 
 
 def test_tolerance_suggestion_says_random_saves_more_only_when_its_printed_medians_say_so():
