@@ -586,11 +586,15 @@ def demo2_effects():
                ("还大得多。" if move >= 2 * math_slow else f"还大（{move / math_slow:.2f} 倍）。" if move > math_slow else
                 f"小：\"算\"成了最大的一项。"))
     obs.append(verdict(abs(mma_r * sl.MMA_FALLBACK - 1) < 0.01 and tr < 1.05 and math_share < 0.1,
-                       f"MMA 路径：BM = 32 不是 64 的倍数，用不上 wgmma，张量核效率乘 MMA_FALLBACK = {sl.MMA_FALLBACK}，" +
+                       (f"MMA 路径：BM = 32 不是 64 的倍数，用不上 wgmma，张量核效率乘 MMA_FALLBACK = {sl.MMA_FALLBACK}，"
+                        if sl.WGMMA else     # 审读报过：--gpu a100 --knob MMA_FALLBACK=1 时说"用不上 wgmma"，A100 根本没有 wgmma
+                        f"MMA 路径：{sl.GPU.short} 没有 wgmma，所有配置走同一条 mma 路径，MMA_FALLBACK = {sl.MMA_FALLBACK} "
+                        "不起作用，") +
                        (f"\"算\"变成 {mma_r:.2f} 倍；总时间{'却' if mma_r > tr * 1.05 else ''}是 ×{tr:.3f}——" + mma_why if slowed else
                         f"也就是不变：\"算\"还是 {mma_r:.2f} 倍，总时间 ×{tr:.3f}。") +
                        f"在这个模型里张量核很少是瓶颈：{N_SHAPES} 个形状 × {len(VALID)} 个配置里，\"算\"是最大一项的只占 {math_share:.1%}。",
-                       f"MMA 路径：算 ×{mma_r:.2f}（MMA_FALLBACK = {sl.MMA_FALLBACK}），总时间 ×{tr:.3f}；"
+                       f"MMA 路径：算 ×{mma_r:.2f}（MMA_FALLBACK = {sl.MMA_FALLBACK}"
+                       + ("" if sl.WGMMA else f"；{sl.GPU.short} 没有 wgmma，它不起作用") + f"），总时间 ×{tr:.3f}；"
                        f"\"算\"是最大一项的占 {math_share:.1%}（讲义说 BM = 32 时\"算\"变成 1 / MMA_FALLBACK = "
                        f"{1 / sl.MMA_FALLBACK:.2f} 倍，\"算\"是最大一项的不到 10%、总时间差不到 5%）。",
                        [(f"\"算\"变成 {1 / sl.MMA_FALLBACK:.2f} 倍", abs(mma_r * sl.MMA_FALLBACK - 1) < 0.01),

@@ -13,7 +13,7 @@ import pytest
 
 import sched_lab as sl
 from conftest import TESTS_GPU, load_script
-from printed import observations
+from printed import observations, section
 
 TM = load_script("lecture13/01_timing_model.py", "timing_01_small_knobs")
 
@@ -112,3 +112,14 @@ def test_a_fallback_that_does_not_slow_the_math_is_not_said_to_slow_it(value):
 def test_the_lectures_fallback_sentence_says_the_math_slowed():
     o = next(o for o in observations(printed(TM.demo2_effects)) if "MMA 路径" in o)
     assert "变慢以后" in "".join(o.split()), o
+
+
+@pytest.mark.parametrize("knobs", [(), ("--knob", "MMA_FALLBACK=1")])
+def test_on_a_gpu_without_wgmma_the_mma_sentence_says_so(knobs):
+    # 审读报过：--gpu a100 --knob MMA_FALLBACK=1 时第 6 句成立、说"BM = 32 不是 64 的倍数，用不上 wgmma"——A100 根本
+    # 没有 wgmma（所有配置走同一条 mma 路径）；默认旋钮时那句【本次不成立】也不说为什么
+    from conftest import run_script
+    p = run_script("lecture13/01_timing_model.py", "--gpu", "a100", *knobs)
+    assert p.returncode == 0, p.stderr
+    o = next(o for o in ("".join(o.split()) for o in observations(section(p.stdout, "演示 2"))) if "MMA路径" in o)
+    assert "用不上wgmma" not in o and "A100没有wgmma" in o, o
