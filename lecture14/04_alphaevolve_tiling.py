@@ -177,8 +177,12 @@ def demo1_problem(table, train, test):
     simp = simplify(EXPERT)
     if simp.n_rules() < EXPERT.n_rules():              # 和 01、06 一样说出来：贴进来的表里很多规则去掉也一样（只合并了
                                                        # 一条规则里重复的条件时规则数不变，不说：学生报过"其中 0 条……"）
-        print_note(f"其中 {EXPERT.n_rules() - simp.n_rules()} 条规则去掉也一样（走不到，或者它管的形状后面的分支给同样的"
-                   f"配置）：simplify 以后 {simp.n_rules()} 条，选的配置一个不差。进化从读到的 {EXPERT.n_rules()} 条出发。")
+        promoted = simp.default_line != EXPERT.default_line   # 一条 if True：它成了默认配置，既不是走不到、也不是去掉也一样
+        n_same = EXPERT.n_rules() - simp.n_rules() - promoted
+        said = ([f"其中 {n_same} 条规则去掉也一样（走不到，或者它管的形状后面的分支给同样的配置）"] if n_same else []) + (
+            [f"第 {simp.default_line} 行的规则没有条件，成了默认配置"] if promoted else [])
+        print_note(f"{'；'.join(said)}：simplify 以后 {simp.n_rules()} 条，选的配置一个不差。"
+                   f"进化从读到的 {EXPERT.n_rules()} 条出发。")
     for w in warnings[:MAX_WARNINGS]:
         print_note(f"注意：{w}")
     if len(warnings) > MAX_WARNINGS:                   # 贴进来一张几百条规则的表：不要印几百行"注意"

@@ -124,12 +124,14 @@ def demo1_scores(path, program, table, evolved, seed, budget):
     for line, text in view.ignored:                         # 第二个 EVOLVE 块、标记外面的 def：和 04 读专家文件时一样提醒
         print_note(f"注意：第 {line} 行：{text}")
     simp = simplify(program)
-    dead = removed_lines(program)
+    promoted = simp.default_line if simp.default_line != program.default_line else None   # if True：成了默认配置
+    dead = [ln for ln in removed_lines(program) if ln != promoted]                       # 它自己走得到，不算死规则
     where = ", ".join(map(str, dead[:MAX_NOTES])) + ("……" if len(dead) > MAX_NOTES else "")
+    said = ([f"其中 {len(dead)} 条规则是死的（第 {where} 行；走不到，或者去掉也一样）"] if dead else []) + (
+        [f"第 {promoted} 行的规则没有条件，成了默认配置（最后的 return 用不到）"] if promoted else [])
     print()
     print_note(f"读成 {program.n_rules()} 条规则 + 默认配置；" + (
-        f"其中 {len(dead)} 条规则是死的（第 {where} 行；走不到，或者去掉也一样），simplify 删掉后 {simp.n_rules()} 条。"
-        if dead else "没有死规则。"))
+        f"{'；'.join(said)}，simplify 删掉后 {simp.n_rules()} 条。" if said else "没有死规则。"))
     notes = dead_rules(program)
     for line, text in notes[:MAX_NOTES]:                    # 和读专家文件时给的提醒一样（evolve.program.dead_rules）
         print_note(f"第 {line} 行：{text}", "  ")
