@@ -59,3 +59,25 @@ def test_a_repeated_condition_is_not_called_zero_removable_rules(tmp_path):
     flat = "".join(line.strip() for line in r.stdout.splitlines())
     assert r.returncode == 0 and "if M <= 16 and M <= 32:" in flat, r.stderr[-500:]
     assert "条规则去掉也一样" not in flat and "其中 0 条" not in flat
+
+
+def test_an_if_true_rule_is_said_to_become_the_default_not_to_be_dead(tmp_path):
+    """学生报过：把 if M <= 16: 改成 if True:，04 说"其中 1 条规则去掉也一样……simplify 以后 0 条"，06 说"其中 1 条规则是
+    死的"——下一行却说所有形状都在这里返回。去掉它每个形状的配置都变；走不到的是最后的 return。01 早就说"成了默认配置"。"""
+    import os
+    from conftest import LECTURE_EXPERT, base_env, run_script_fresh
+    with open(LECTURE_EXPERT, encoding="utf-8") as f:
+        text = f.read()
+    assert text.count("    if M <= 16:\n") == 1
+    line = text[:text.index("    if M <= 16:\n")].count("\n") + 1
+    path = tmp_path / "expert.py"
+    path.write_text(text.replace("    if M <= 16:\n", "    if True:\n"), encoding="utf-8")
+    env = {**base_env(), "MINI_ALPHAEVOLVE_EXPERT": str(path)}
+    r04 = run_script_fresh(os.path.join("lecture14", "04_alphaevolve_tiling.py"), "--budget", "30", "--seeds", "1",
+                           "--jobs", "1", env=env, timeout=120)
+    r06 = run_script_fresh(os.path.join("lecture14", "06_your_heuristic.py"), str(path), "--quick", env=env, timeout=120)
+    for r in (r04, r06):
+        flat = "".join(r.stdout.split())
+        assert r.returncode == 0, r.stderr[-500:]
+        assert f"第{line}行的规则没有条件，成了默认配置" in flat, flat[:3000]
+        assert "条规则去掉也一样" not in flat and "条规则是死的" not in flat, flat[:3000]
