@@ -687,11 +687,14 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
             for k in range(steps + 1):
                 put(x0 + (x1 - x0) * k / steps, y0 + (y1 - y0) * k / steps, ch, code)
 
-    side = {}                                              # 行 → 右边的标签
+    side, ref_rows, merged = {}, {}, []                    # 行 → 右边的标签；行 → 画在那一行的参考线
     for label, kind, data in labels:
         if kind == "r":
             row = H - 1 - round(yaxis.pos(data))
             grid[row] = [(REF, None)] * P
+            if row in ref_rows:                            # 学生报过：两条参考线落在同一行，后一条的标签挪到上一行的
+                merged.append((ref_rows[row], label))      # 刻度旁，像是比另一条高；说一句
+            ref_rows.setdefault(row, label)
         else:
             trace(data, CURVE, None, True)
             row = H - 1 - round(yaxis.pos(data[-1][1]))
@@ -703,6 +706,8 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
     for name in order:                                                  # 衬底最先画；其余的第一条序列画在最上面
         trace(series[name], *marks[name], connect)
     hidden = _hidden_series(series, marks, drawn, grid, background)
+    hidden += [f"（参考线「{a}」和「{b}」相差不到一格，在图上是同一条线"
+               + ("；「" + b + "」的标签印在了旁边的一行。）" if inline else "。）") for a, b in merged]
     if connect:
         hidden += _hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt)
     else:                                                  # 散点：几个点落在同一格时记号比点少，说一句

@@ -190,6 +190,18 @@ def test_line_chart_reference_line_is_labelled_in_place():
     assert ref.endswith("╌ 上限 1.327×") and ref.count("╌") > 40
 
 
+
+def test_two_reference_lines_on_one_row_are_said_to_be_one_line():
+    # 学生报过（500 条规则的专家，04 --quick）：按 M 查表 2.776× 和逐形状最优 2.908× 落在同一行，只画出一条虚线，
+    # 按 M 查表的标签挪到了上一行的 3.00× 刻度旁，像是比上限还高，图下一句不说
+    refs = [("逐形状最优 2.908×", 2.908), ("按 M 查表 2.776×", 2.776)]
+    text = format_line("t", {"a": [(0, 1.0), (10, 2.5), (20, 2.7)]}, refs=refs, y_fmt="{:.2f}×", width=80)
+    flat = "".join(text.split())
+    assert "参考线「逐形状最优2.908×」和「按M查表2.776×」相差不到一格，在图上是同一条线" in flat, text
+    apart = format_line("t", {"a": [(0, 1.0), (10, 2.5), (20, 2.7)]}, refs=[refs[0], ("按 M 查表 1.5×", 1.5)],
+                        y_fmt="{:.2f}×", width=80)
+    assert "相差不到一格" not in apart, apart
+
 # ---------------------------------------------------------------- 边界情况
 
 @pytest.mark.parametrize("series", [{"a": [(3, 7)]}, {"a": [(0, 1.0), (1, 1.0), (2, 1.0)]}, {"a": [(0, 0), (0, 0)]},
