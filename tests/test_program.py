@@ -157,6 +157,11 @@ print("外面的代码不算")
     ("    if M <= 16:\n        return Config(BM=0, BN=64, BK=128, warps=4, stages=4, group=1)\n", 7, "正整数"),
     ("    if M <= 16:\n        x = 1\n        return Config(16, 64, 128, 4, 4, 1)\n", 7, "return"),
     ("    x = 1\n", 6, "没有变量"),                                                         # 别的语句：学生的说法
+    # 学生报过：写在 if 下面的 x = 1、pass、print(M) 只说"分支里只能有一句 return"，函数里的同一句有学生的说法
+    ("    if M <= 16:\n        x = 1\n", 7, "没有变量"),
+    ("    if M <= 16:\n        pass\n", 7, "用不着 pass"),
+    ("    if M <= 16:\n        print(M)\n", 7, "单独的表达式"),
+    ("    if M <= 16:\n        return Config(16, 64, 128, 4, 4, 1)\n        print(M)\n", 8, "return 之后"),
     ("    if M <= 16:\n        return A\n", 7, "Config("),
 ])
 def test_parse_errors(body, line, words):

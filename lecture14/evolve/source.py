@@ -599,7 +599,12 @@ def _statements(stmts, rules, fail, seg):
                 bad = st.body[0] if not isinstance(st.body[0], ast.Return) else st.body[1]
                 if isinstance(bad, ast.If):
                     fail(bad, "if 里面不能再套 if：把两个条件用 and 写在一起（if M <= 16 and N <= 4096:）")
-                fail(bad, "if 的分支里只能有一句 return Config(...)")
+                if bad is not st.body[0]:                     # 分支里 return 之后还有语句
+                    fail(bad, "if 的分支里 return 之后还有代码，永远执行不到：删掉它（分支里只能有一句 return Config(...)）")
+                # 学生报过：函数里的 x = 1、pass、print(M) 各有一句学生的话，写在 if 下面却只说"只能有一句 return"
+                words = _STATEMENT_WORDS.get(type(bad).__name__, "这里不能写这种语句")
+                fail(bad, words if isinstance(bad, ast.Pass) else
+                     f"{words}（这一行写的是 {seg(bad)}）；if 的分支里只能有一句 return Config(...)")
             rules.append(Rule(_conds(st.test, fail, seg), _config(st.body[0].value, st.body[0], fail, seg), st.lineno))
             stack.append((stmts, i + 1))                      # 先读 elif / else，再接着读后面的语句
             if st.orelse:
