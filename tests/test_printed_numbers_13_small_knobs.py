@@ -123,3 +123,25 @@ def test_on_a_gpu_without_wgmma_the_mma_sentence_says_so(knobs):
     assert p.returncode == 0, p.stderr
     o = next(o for o in ("".join(o.split()) for o in observations(section(p.stdout, "演示 2"))) if "MMA路径" in o)
     assert "用不上wgmma" not in o and "A100没有wgmma" in o, o
+
+
+@pytest.mark.h100_golden                     # H100 的旋钮上这几句的前提（别的 GPU 上观察可能不成立）
+def test_demo1_edges_of_the_knobs_print_no_empty_range_or_false_reason():
+    # 审读报过三处：旋钮调到头时图的标题说"最长一段的 1.00–1.00 倍"；HBM_EFFICIENCY=1（可达带宽就是峰值）时观察 1 还说
+    # "到不了 100%：屋顶线按峰值 3.35 TB/s 算"；WARP_TILE_HALF=25600 时显存占最优总时间的 37%，观察 3 说"显存只占一小段"
+    flat = "".join(printed(TM.demo1_breakdown, knobs=dict(HBM_EFFICIENCY=0.0088)).split())
+    assert not re.search(r"最长一段的([\d.]+)–\1倍", flat), flat
+    assert re.search(r"最长一段的[\d.]+倍", flat), flat
+    flat = "".join(printed(TM.demo1_breakdown, knobs=dict(HBM_EFFICIENCY=1.0)).split())
+    assert "到不了100%：启动开销占了" in flat and "屋顶线按峰值" not in flat, flat
+    out = printed(TM.demo1_breakdown, knobs=dict(WARP_TILE_HALF=25600))
+    o = next(o for o in ("".join(o.split()) for o in observations(out)) if o.startswith("prefill") or "prefill（" in o)
+    m = re.search(r"显存只占最优总时间的(\d+)%", o)
+    assert m and int(m[1]) > 25 and "一小段" not in o, o
+
+
+@pytest.mark.h100_golden                     # H100 的旋钮上这几句的前提（别的 GPU 上观察可能不成立）
+def test_demo1_keeps_the_lectures_wording_at_the_lectures_knobs():
+    flat = "".join(printed(TM.demo1_breakdown).split())
+    assert "显存只占一小段" in flat and re.search(r"最长一段的[\d.]+–[\d.]+倍", flat)
+    assert "到不了100%：屋顶线按峰值3.35TB/s算，启动开销又占了" in flat
