@@ -31,13 +31,12 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
 from layout import (BACKGROUND_MARK, CLOSING, FAILED, MARKS, OPENING, UNBREAKABLE, Axis, as_steps,  # noqa: F401
-                    display_width, extreme_note, finite, heat_edges, heat_levels, kind, nice_ticks, printed_ties,
-                    series_marks, tokens, wrap)
+                    display_width, extreme_note, finite, heat_edges, heat_levels, hidden_series, hidden_tails, kind,
+                    nice_ticks, printed_ties, series_marks, tokens, wrap)
 
 MIN_WIDTH, MAX_WIDTH, PIPE_WIDTH = 60, 160, 100    # 终端宽度的上下限；输出不是终端时用 100 列
 
@@ -705,11 +704,11 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
     order = [n for n in series if n == background] + [n for n in series if n != background][::-1]
     for name in order:                                                  # 衬底最先画；其余的第一条序列画在最上面
         trace(series[name], *marks[name], connect)
-    hidden = _hidden_series(series, marks, drawn, grid, background)
+    hidden = hidden_series(series, marks, drawn, grid, background)
     hidden += [f"（参考线「{a}」和「{b}」相差不到一格，在图上是同一条线"
                + ("；「" + b + "」的标签印在了旁边的一行。）" if inline else "。）") for a, b in merged]
     if connect:
-        hidden += _hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt)
+        hidden += hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt)
     else:                                                  # 散点：几个点落在同一格时记号比点少，说一句
         cells = [(H - 1 - round(yaxis.pos(y)), round(xaxis.pos(x))) for name in series if name != background
                  for x, y in series[name]]
@@ -748,67 +747,6 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
         legend, legend_painted = legend + extra, legend_painted + extra
     notes = [line for text in hidden for line in wrap(text, width, "  ")]
     return _at_least("\n".join(out + _legend(legend, legend_painted if on else legend, width) + notes), width)
-
-
-HIDDEN_GAP = 0.1        # 折线中间连着这么多（图宽的比例）被别的线盖住时说一句（几列看得出是交叉，更长的像是线断了）
-
-
-def _hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt) -> list[str]:
-    """看得见、但从某一列起到它的最后一列都被别的线盖住的折线（两条线后半段重合），各说一句从横轴上哪儿起、被哪条盖住：
-    不然学生以为这条线在那儿停了（或者以为另一条线结束得更高）。中间连着 HIDDEN_GAP 列以上被盖住的一段也说
-    （一位同学读 05 的图：▲ 没有级联 在 270–515 之间看不见，像是断了）。整条被盖住的由 _hidden_series 说。"""
-    out = []
-    for name in series:
-        ch = marks[name][0]
-        cells = drawn.get(ch, set()) if name != background else set()
-        seen = {c for r, c in cells if grid[r][c][0] == ch}
-        if not seen:
-            continue
-        cols = sorted({c for _, c in cells})
-        runs: list[list[int]] = []                       # 连着被盖住的几段列
-        for c in cols:
-            if c in seen:
-                continue
-            if runs and runs[-1][-1] == c - 1:
-                runs[-1].append(c)
-            else:
-                runs.append([c])
-        spans, over = [], Counter()                      # 这条线要说的几段：(横轴上的起点, 终点或 None＝到最后)
-        for run in runs:
-            tail = run[-1] == cols[-1]                   # 最后一列也被盖住了就说：不然像是这条线提前停了
-            if not tail and len(run) < HIDDEN_GAP * len(grid[0]):
-                continue
-            xs = [x for x, _ in series[name] if run[0] <= round(xaxis.pos(x)) <= run[-1]]
-            here = Counter(grid[r][c][0] for r, c in cells if run[0] <= c <= run[-1] and grid[r][c][0] != ch)
-            if xs and here:
-                spans.append((min(xs), None if tail else max(xs)))
-                over += here
-        if not spans:
-            continue
-        names = sorted((n for n in series if n != name and marks[n][0] in over), key=lambda n: -over[marks[n][0]])
-        where = "、".join(f"从 {x_fmt.format(a)} 起" if b is None else x_fmt.format(a) if x_fmt.format(a) == x_fmt.format(b)
-                         else f"{x_fmt.format(a)}–{x_fmt.format(b)}" for a, b in spans)    # 一个点不写成 "6–6"（审读报过）
-        by = "、".join(f"{marks[n][0]} {n}" for n in names)
-        if len(spans) == 1 and spans[0][1] is None:
-            out.append(f"（{ch} {name} 从横轴 {x_fmt.format(spans[0][0])} 起和 {by} 落在同一格，被盖住了，不是停了。）")
-        else:
-            gap = "" if where.endswith("起") else " "            # "0–18 和"：数字和汉字之间空一格，和别处一样
-            out.append(f"（{ch} {name} 在横轴 {where}{gap}和 {by} 落在同一格，被盖住了，不是断了。）")
-    return out
-
-
-def _hidden_series(series, marks, drawn, grid, background) -> list[str]:
-    """整条被别的序列盖住、图上一个记号也看不到的序列，各说一句（哪条、被哪几条盖住）：不然学生以为它没画。"""
-    out = []
-    for name in series:
-        ch = marks[name][0]
-        cells = drawn.get(ch, set()) if name != background else set()
-        if not cells or any(grid[r][c][0] == ch for r, c in cells):
-            continue
-        over = [n for n in series if n != name and any(grid[r][c][0] == marks[n][0] for r, c in cells)]
-        out.append(f"（图上看不到 {ch} {name}：它的每个点都和 {'、'.join(f'{marks[n][0]} {n}' for n in over)} "
-                   f"落在同一格，被盖住了。）")
-    return out
 
 
 def _legend(items: list[str], painted: list[str], width: int, label: str = "图例：") -> list[str]:

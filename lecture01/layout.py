@@ -10,6 +10,7 @@
     printed_ties / extreme_note    热力图下面"最大、最小"那一句：印出来一样的有几格、怎么说
     printed_value(v, fmt)          v 照 fmt 印出来再读回的数
     series_marks(names, background) 折线、散点每条序列的记号（●、○、◆……）：终端印它，SVG 画同样形状的点
+    hidden_series / hidden_tails   被别的序列整条、一段或后半段盖住的序列：图下说一句（终端和 SVG 都说）
 
 依赖方向只有一个：console 和 svg 都 import 这里，这里不 import 它们（console 写 SVG 文件时才 import svg）。
 只用标准库；导入时不打印任何东西。
@@ -20,6 +21,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections import Counter
 from functools import lru_cache
 
 OPENING = "（「『《【〔"                             # 不放在行尾的全角开括号
@@ -233,6 +235,73 @@ def series_marks(names, background=None) -> dict:
         else:
             out[name] = (own[k % len(own)], k)
             k += 1
+    return out
+
+
+HIDDEN_GAP = 0.1        # 折线中间连着这么多（图宽的比例）被别的线盖住时说一句（几列看得出是交叉，更长的像是线断了）
+
+
+def hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt, show=None, same="落在同一格",
+                 gap=HIDDEN_GAP) -> list[str]:
+    """看得见、但从某一列起到它的最后一列都被别的线盖住的折线（两条线后半段重合），各说一句从横轴上哪儿起、被哪条盖住：
+    不然学生以为这条线在那儿停了（或者以为另一条线结束得更高）。中间连着 gap（图宽的比例）以上被盖住的一段也说
+    （一位同学读 05 的图：▲ 没有级联 在 270–515 之间看不见，像是断了）。整条被盖住的由 hidden_series 说。
+    grid[行][列] 是 (画在那一格上面的记号, …)，drawn 是 记号 → 它画过的格子，xaxis.pos(x) 是 x 落在第几列（浮点）。
+    终端和 SVG 都用它：终端的格子是字符，SVG 的是几个像素（svg.COVER）；show(名字) 是句子里怎么称呼一条序列
+    （终端："● 完整系统"，SVG 的折线没有记号："「完整系统」"），same 是"重合"怎么说。"""
+    show = show or (lambda n: f"{marks[n][0]} {n}")
+    out = []
+    for name in series:
+        ch = marks[name][0]
+        cells = drawn.get(ch, set()) if name != background else set()
+        seen = {c for r, c in cells if grid[r][c][0] == ch}
+        if not seen:
+            continue
+        cols = sorted({c for _, c in cells})
+        runs: list[list[int]] = []                       # 连着被盖住的几段列
+        for c in cols:
+            if c in seen:
+                continue
+            if runs and runs[-1][-1] == c - 1:
+                runs[-1].append(c)
+            else:
+                runs.append([c])
+        spans, over = [], Counter()                      # 这条线要说的几段：(横轴上的起点, 终点或 None＝到最后)
+        for run in runs:
+            tail = run[-1] == cols[-1]                   # 最后一列也被盖住了就说：不然像是这条线提前停了
+            if not tail and len(run) < gap * len(grid[0]):
+                continue
+            xs = [x for x, _ in series[name] if run[0] <= round(xaxis.pos(x)) <= run[-1]]
+            here = Counter(grid[r][c][0] for r, c in cells if run[0] <= c <= run[-1] and grid[r][c][0] != ch)
+            if xs and here:
+                spans.append((min(xs), None if tail else max(xs)))
+                over += here
+        if not spans:
+            continue
+        names = sorted((n for n in series if n != name and marks[n][0] in over), key=lambda n: -over[marks[n][0]])
+        where = "、".join(f"从 {x_fmt.format(a)} 起" if b is None else x_fmt.format(a) if x_fmt.format(a) == x_fmt.format(b)
+                         else f"{x_fmt.format(a)}–{x_fmt.format(b)}" for a, b in spans)    # 一个点不写成 "6–6"（审读报过）
+        by = "、".join(show(n) for n in names)
+        if len(spans) == 1 and spans[0][1] is None:
+            out.append(f"（{show(name)} 从横轴 {x_fmt.format(spans[0][0])} 起和 {by} {same}，被盖住了，不是停了。）")
+        else:
+            space = "" if where.endswith("起") else " "          # "0–18 和"：数字和汉字之间空一格，和别处一样
+            out.append(f"（{show(name)} 在横轴 {where}{space}和 {by} {same}，被盖住了，不是断了。）")
+    return out
+
+
+def hidden_series(series, marks, drawn, grid, background, show=None, same="落在同一格") -> list[str]:
+    """整条被别的序列盖住、图上一个记号也看不到的序列，各说一句（哪条、被哪几条盖住）：不然学生以为它没画。
+    参数同 hidden_tails。"""
+    show = show or (lambda n: f"{marks[n][0]} {n}")
+    out = []
+    for name in series:
+        ch = marks[name][0]
+        cells = drawn.get(ch, set()) if name != background else set()
+        if not cells or any(grid[r][c][0] == ch for r, c in cells):
+            continue
+        over = [n for n in series if n != name and any(grid[r][c][0] == marks[n][0] for r, c in cells)]
+        out.append(f"（图上看不到 {show(name)}：它的每个点都和 {'、'.join(show(n) for n in over)} {same}，被盖住了。）")
     return out
 
 

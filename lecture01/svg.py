@@ -14,11 +14,12 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 from xml.sax.saxutils import escape, quoteattr
 
-from layout import (Axis, as_steps, display_width, extreme_note, finite, heat_edges, heat_levels, printed_ties,
-                    series_marks, wrap)
+from layout import (Axis, as_steps, display_width, extreme_note, finite, heat_edges, heat_levels, hidden_series,
+                    hidden_tails, printed_ties, series_marks, wrap)
 
 FONT = ("'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
         "'WenQuanYi Micro Hei', 'Noto Sans', 'DejaVu Sans', sans-serif")
@@ -31,6 +32,9 @@ HEAT = ("#f7f4e9", "#fde0a5", "#f9a35a", "#e0522f", "#a3171c")   # 热力图五�
 W, H = 760, 460                  # 折线 / 散点图的画布（像素）
 BOX = (78, 56, 520, 320)         # 绘图区：左、上、宽、高（右边留给参考线标签和图例）
 INSET = 8                        # 框比绘图区四边各大几像素：落在轴的两端的点（对数轴上正好是 10 的幂的数）不压在框线上
+Y_LABEL_X = 18                   # 竖着写的 y 轴名的基线（字在它左边约 11 像素、右边约 2 像素）
+COVER = 2                        # 看一条线被别的线盖住没有时的格子（像素，和线宽一样）：两条线落在同一格就算重合
+COVER_GAP = 0.05                 # 折线中间连着这么多（图宽的比例，约 26 像素）被盖住时图下说一句（终端是 1/10：格子粗）
 
 
 def n(v: float) -> str:
@@ -123,6 +127,9 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
         xs = ys = xs + ys
     xa, ya = Axis(xs, 61, log_x, x_fmt, 6), Axis(ys, 61, log_y, y_fmt, 5)
     L, T, PW, PH = BOX
+    # y 刻度宽（"1.0125×"）时绘图区往右挪：竖着的 y 轴名和刻度之间留 4 像素（审读报过：04 --budget 5 --seeds 1 的散点图
+    # 上"测试形状上比专家快"贴着"1.065×"）
+    L = max(L, math.ceil(Y_LABEL_X + 2 + 4 + max(text_width(lab, 12) for lab in ya.labels) + 6 + INSET))
 
     def px(x):
         return L + xa.pos(x) / (xa.cells - 1) * PW
@@ -144,7 +151,8 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
                  _text(L - F - 6, y + 4, lab, 12, "end", ' class="tick-y"')]
     body += [f'<rect x="{L - F}" y="{T - F}" width="{PW + 2 * F}" height="{PH + 2 * F}" fill="none" stroke="#444"/>',
              _text(L + PW / 2, T + PH + F + 42, x_label, 13, "middle"),
-             _text(18, T + PH / 2, y_label, 13, "middle", f' transform="rotate(-90 18 {n(T + PH / 2)})"')]
+             _text(Y_LABEL_X, T + PH / 2, y_label, 13, "middle",
+                   f' transform="rotate(-90 {Y_LABEL_X} {n(T + PH / 2)})"')]
     labels = []                                                  # 右边的标签：(y 像素, 文字, 颜色)
     for label, y in refs:
         body.append(f'<line class="ref" data-y="{y!r}" x1="{L - F}" y1="{n(py(y))}" x2="{L + PW + F}" y2="{n(py(y))}" '
@@ -180,6 +188,7 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
             body += [_point(shape, px(x), py(y), color, f' data-x="{float(x)!r}" data-y="{float(y)!r}"')
                      for x, y in pts]
         body.append("</g>")
+    notes = _covered(series, marks, order, background, connect, px, py, L, T, PW, PH, x_fmt)
     used = []
     for y, label, color in sorted(labels):                       # 标签挤在一起时往下错开
         y = max([y] + [u + 15 for u in used])
@@ -190,17 +199,57 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
     x = L
     for name in series:
         color = colors[name]
+        as_line = connect and len(series[name]) > 1              # 只有一个点的折线画成一个记号：图例也画记号
         if x > L and x + 34 + text_width(name, 12) > W - 10:        # 这一行放不下：图例换一行
             x, ly = L, ly + 20
         mark = (f'<line x1="{n(x)}" y1="{ly - 4}" x2="{n(x + 28)}" y2="{ly - 4}" stroke="{color}" stroke-width="2"'
-                f'{dashes[name]}/>' if connect else
+                f'{dashes[name]}/>' if as_line else
                 _point(marks[name][0], x + 9, ly - 4, color))
-        gap = 34 if connect else 24                              # 折线的图例画长一点，看得出线型
+        gap = 34 if as_line else 24                              # 折线的图例画长一点，看得出线型
         body += [mark, _text(x + gap, ly, name, 12)]
         x += gap + text_width(name, 12) + 22
     # 右边的标签（参考线、辅助线的名字）比画布宽时画布跟着加宽（审读报过："屋顶（峰值 989.4 TFLOPS）"的右括号被裁掉）
     width = int(max([W] + [L + PW + F + 6 + text_width(label, 12) + 10 for _, label, _ in labels]))
-    return _doc(width, max(H + 20, int(ly) + 16), kind, title, body, source)
+    # 被别的序列整条、一段或后半段盖住的：图例下面说一句，和终端一样（审读报过：07 --budget 5 --seeds 1 的图例里有
+    # "OpenEvolve 种子 0"，图上一笔也看不到；05 --gpu a100 的"没有级联"中间一段看不到，像是断了）
+    for text in notes:                                           # 续行往里缩一个字（SVG 不留行首的空格）
+        for k, line in enumerate(wrap(text, max(20, int((width - L - 22) / (12 * 0.6))))):
+            ly += 18
+            body.append(_text(L + (12 if k else 0), ly, line, 12, "start", ' class="note" fill="#333"'))
+    # 最下面一行字（图例或说明）和画图的命令之间留出和一行图例时一样的空（审读报过：两行图例时命令贴着图例）
+    return _doc(width, max(H + 20, int(ly) + 32), kind, title, body, source)
+
+
+def _covered(series, marks, order, background, connect, px, py, L, T, PW, PH, x_fmt) -> list[str]:
+    """图上被别的序列盖住的序列要说的话（layout.hidden_series / hidden_tails，和终端同一套判据）：按画的顺序把每条
+    序列描到 COVER 像素一格的格子上（后画的盖住先画的），整条、后半段或中间一长段（COVER_GAP）都落在别的序列的格子
+    里的，各说一句。折线按它的名字称呼（SVG 的折线靠颜色和线型分，没有 ● 这种记号），散点带上记号。"""
+    cols, rows = int(PW // COVER) + 1, int(PH // COVER) + 1
+    grid = [[(" ", None)] * cols for _ in range(rows)]
+    drawn: dict = {}
+
+    def put(x, y, ch):
+        c, r = round((x - L) / COVER), round((y - T) / COVER)
+        if 0 <= c < cols and 0 <= r < rows:
+            grid[r][c] = (ch, None)
+            drawn.setdefault(ch, set()).add((r, c))
+
+    for name in order:
+        ch, pts = marks[name][0], [(px(x), py(y)) for x, y in series[name]]
+        if not connect or len(pts) == 1:
+            for x, y in pts:
+                put(x, y, ch)
+            continue
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:]):             # 沿线段每半格取一个点
+            steps = int(max(abs(x1 - x0), abs(y1 - y0)) / COVER * 2) + 1
+            for k in range(steps + 1):
+                put(x0 + (x1 - x0) * k / steps, y0 + (y1 - y0) * k / steps, ch)
+    show = (lambda name: f"「{name}」") if connect else None
+    out = hidden_series(series, marks, drawn, grid, background, show, "重合")
+    if connect:
+        xaxis = SimpleNamespace(pos=lambda x: (px(x) - L) / COVER)
+        out += hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt, show, "重合", COVER_GAP)
+    return [t.replace(" 「", "「").replace("」 ", "」") for t in out]   # "和「完整系统」重合"：书名号两边不空格
 
 
 def line_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}", refs=(), log_x=False, log_y=False,
