@@ -369,6 +369,27 @@ def _reset_mid_body(s, out, path, body, n):
     out.sock.close()
 
 
+def _early_hints(s, out, path, body, n):
+    """一个能打上的修改（GET /models 时是模型列表），前面先送两个 102 Processing、一个 103 Early Hints（带头）。"""
+    info = b"HTTP/1.1 102 Processing\r\n\r\n" * 2 + b"HTTP/1.1 103 Early Hints\r\nLink: </x.css>; rel=preload\r\n\r\n"
+    if path.split("?")[0].endswith("/models"):
+        return out.write(info + whole(json.dumps({"data": [{"id": m} for m in s.model_ids]}).encode()))
+    out.write(info + whole(chat_body("给一个慢的形状加一条规则。\n" + stub_edit(_user(body)), n)))
+
+
+def _long_model(s, out, path, body, n):
+    """一个能打上的修改，只是 "model" 字段是 180 个 m、收到的密钥、再 200 个 x（OpenAI 的模型名不到 50 个字符）。"""
+    with s.lock:
+        key = s.received[-1][2].get("authorization", "").removeprefix("Bearer ")
+    data = json.loads(chat_body("给一个慢的形状加一条规则。\n" + stub_edit(_user(body)), n))
+    out.write(whole(json.dumps(dict(data, model="m" * 180 + key + "x" * 200)).encode()))
+
+
+def _many_names(s, out, path, body, n):
+    """GET /models：将近 8 MB 的模型列表，两百万个一个字母的模型名（没有要的那个）。"""
+    out.write(whole(b'{"data": [' + b",".join([b'"a"'] * 1_990_000) + b"]}"))
+
+
 MODES = {
     "list": _list,                            # GET /models：model_ids 里的模型
     "edit": _edit,                            # 一个能打上的修改
@@ -412,5 +433,9 @@ MODES = {
     "sse": _raw(SSE_REPLY),                   # 没要流式，照样流式地回（text/event-stream，"data: …" 事件）
     "sse_comment": _raw(SSE_COMMENT_REPLY),   # 同上，正文以 SSE 的注释行开头（": OPENROUTER PROCESSING"）
     "sse_as_json": _raw(whole(_SSE_BODY)),    # "data: …" 事件，响应头却说 application/json
+    "early_hints": _early_hints,              # 102、102、103（带一个 Link 头），然后才是真的回答
+    "hints_flood": _raw(b"HTTP/1.1 103 Early Hints\r\n\r\n" * 200_000),   # 5.6 MB 的 103，永远没有最终的回答
+    "long_model": _long_model,                # 回复的 model 字段有 400 多个字符（中间是收到的密钥）
+    "many_names": _many_names,                # GET /models：两百万个模型名
     "gzip_list": _gzip_list,                  # GET /models：gzip 压缩过的模型列表（请求说了 Accept-Encoding: identity）
 }

@@ -1073,3 +1073,61 @@ def test_bytes_around_the_body_count_too():
     finally:
         srv.close()
         t.join(10)
+
+
+# ---------------------------------------------------------------- 讲师的第 105 次复查（不可信的服务器：新的角度）
+
+LONG_KEY = "sk-proj-" + "Q7vXk2LmN9pR4sT6wY8zA1bC3dE5fG0hJ" * 5     # 真的密钥有 160 多个字符：抹密钥的花费和它的长度成正比
+
+
+def test_1xx_before_the_answer_is_skipped_like_100_continue():
+    """讲师报过：服务器（或 CDN）在回答前先送 102 Processing、103 Early Hints，每次调用都记成"LLM 回 HTTP 103"、
+    接连失败、放弃，开跑前的检查却放行。HTTP 的客户端要跳过最终回答之前的 1xx（http.client 只跳过 100）。"""
+    with HostileServer(chat="early_hints", models="early_hints") as s:
+        client(s.url).check()
+        kind, reply, _ = ask(client(s.url))
+    assert kind is None and "<<<<<<< SEARCH" in reply
+
+
+def test_a_flood_of_1xx_is_still_bounded():
+    with HostileServer(chat="hints_flood") as s:
+        kind, _, took = ask(client(s.url, timeout=10))
+    assert kind == TOO_LONG and took < 8
+
+
+def test_a_long_model_name_from_the_server_is_recorded_so_that_it_replays(tmp_path):
+    """讲师报过：服务器在回复的 model 字段里报了一个 400 多个字符的模型名，--record 照录，--replay 却说这一行"不是
+    --record 写的格式"（回放只认 MAX_NAME 个字符以内的模型名）：花钱录的文件放不了。"""
+    f = tmp_path / "run.jsonl"
+    with HostileServer(chat="long_model") as s:
+        rec = client(s.url, record=str(f))
+        kind, reply = rec.propose(prompt())
+        rec.close()
+    text = f.read_text(encoding="utf-8")
+    assert KEY not in text and KEY[:12] not in text
+    assert ReplayLLM(str(f)).propose(prompt()) == (kind, reply)
+
+
+@pytest.mark.parametrize("tail", ["\u200b", "\uff11", "\x1b[31mred\x07", "?x=\u00e9", "/\x7f"])
+def test_an_address_with_invisible_or_non_ascii_characters_is_one_sentence_before_anything_is_sent(tail):
+    """讲师报过：--llm 的路径里有零宽空格、全角的"１"（复制来的）或 ESC 序列，开跑前那句话说服务器"回的响应头不合规矩
+    （UnicodeEncodeError / InvalidURL）"——服务器一个字节也没收到；地址原样印出来，ESC 序列把终端的字变红。"""
+    with HostileServer() as s:
+        with pytest.raises(ValueError) as e:
+            client(s.url + tail)
+        assert not s.received
+    msg = str(e.value)
+    assert one_safe_line(msg) and "--llm" in msg and "U+" in msg and "响应头" not in msg, msg
+
+
+def test_a_huge_model_list_is_checked_within_the_start_up_bound():
+    """讲师报过：GET /models 回两百万个模型名（不到 8 MB），每个都抹一遍密钥，--llm-timeout 1 的开跑前检查用了
+    31 秒（README：最多 10 秒，--llm-timeout 更短就按它）。"""
+    with HostileServer(models="many_names") as s:
+        llm = client(s.url, api_key=LONG_KEY, timeout=1)
+        t = time.monotonic()
+        with pytest.raises(ServerUnreachable) as e:
+            llm.check()
+        took = time.monotonic() - t
+    msg = str(e.value)
+    assert one_safe_line(msg) and "没有模型" in msg and "1,990,000" in msg and took < 4, (took, msg)

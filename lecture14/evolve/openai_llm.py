@@ -617,6 +617,12 @@ class OpenAILLM(_Backend):
         if any(c.isspace() for c in base_url) or not u.hostname.isascii():   # 讲师报过：空格说成"响应头不合规矩
             raise ValueError(f"{names.address} {_said_url(base_url)} 里有空格或主机名里有 ASCII 以外的字符："  # （InvalidURL）"
                              "地址里不能有空格；中文之类的主机名要写成 xn-- 开头的写法（punycode）")
+        odd = next((c for c in base_url if not "!" <= c <= "~"), None)   # 路径、查询串里的控制字符、全角字、零宽空格：
+        if odd is not None:                        # http.client 发不出去，以前说成服务器"回的响应头不合规矩（UnicodeEncodeError）"，
+            raise ValueError(                      # 地址原样印到终端（ESC 序列照样起作用）
+                f"{names.address} {_said_url(base_url)} 里有控制字符或 ASCII 以外的字符（{shown(odd)}，U+{ord(odd):04X}；"
+                "多半是复制时带进来的全角字符或看不见的字符）：地址只能是看得见的 ASCII 字符，"
+                "路径和查询串里别的字符要写成 %xx（百分号编码）")
         if u.username is not None or u.password is not None:   # 讲师报过：http://user:pass@… 悄悄不发，服务器回 401
             raise ValueError(f"{names.address} {_said_url(base_url)} 里写了用户名或密码（@ 前面那段）：它们不会发给服务器；"
                              f"去掉它；密钥另外给：{names.key}")
@@ -748,6 +754,15 @@ class OpenAILLM(_Backend):
 
     def _redact(self, text: str) -> str:
         return redact(text, self._key)
+
+    def _shown_redacted(self, text: str, limit: int) -> str:
+        """服务器给的一段文字印出来的样子：先抹密钥再截短（截短以后密钥只剩半截，就抹不掉了；讲师报过截出半截密钥），
+        花的时间和 limit 成正比、和原文多长无关：只抹开头够长的一段（密钥要有连着的 _FRAGMENT 个字母、数字在印出来的
+        limit 个字符里才认得出，它们都在这一段里）。"""
+        scan = 4 * limit + 1000
+        if len(text) <= scan:
+            return shown(self._redact(text), limit)
+        return shown(self._redact(text[:scan])[:limit], limit) + f"…（共 {len(text):,} 个字符）"
 
     # ---- HTTP ----
     def _headers(self) -> dict:
@@ -944,14 +959,15 @@ class OpenAILLM(_Backend):
         if not isinstance(models, list):
             return                                  # 不是 OpenAI 的模型列表：查不了有没有这个模型，开跑
         names = [m.get("id") if isinstance(m, dict) else m for m in models]
-        names = [self._redact(n) if isinstance(n, str) else n for n in names]   # 先抹密钥再截短（讲师报过：截出半截密钥）
         odd = next((n for n in names if not isinstance(n, str)), None)
         if any(not isinstance(n, str) for n in names):
             raise ServerUnreachable(f"LLM 服务器 {where} 的 GET /models 里有不是字符串的模型名"
-                                    f"（{shown(self._redact(json.dumps(odd)), 60)}）",
+                                    f"（{self._shown_redacted(json.dumps(odd), 60)}）",
                                     f"它不像 OpenAI 兼容的接口；检查 {self.names.address}")
-        if names and self.model not in names and self._redact(self.model) not in names:
-            listed = "、".join(shown(n, 80) for n in names[:8]) + (f" 等 {len(names):,} 个" if len(names) > 8 else "")
+        # 只抹要印出来的那几个（讲师的复查报过：两百万个模型名个个抹一遍密钥，--llm-timeout 1 的开跑前检查用了 31 秒）；
+        # 有没有这个模型按原样比
+        if names and self.model not in set(names):
+            listed = "、".join(self._shown_redacted(n, 80) for n in names[:8]) + (f" 等 {len(names):,} 个" if len(names) > 8 else "")
             raise ServerUnreachable(f"LLM 服务器 {where} 上没有模型 {self.model}",
                                     f"它有：{listed}；用 {self.names.model} 选一个（ollama 要先 ollama pull）")
 
@@ -965,9 +981,12 @@ class OpenAILLM(_Backend):
             error, requests = e.kind, e.requests
         latency = round(time.perf_counter() - t0, 4)
         num = lambda v: v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 10**12 else None  # noqa: E731
+        # 服务器报的模型名最多录 MAX_NAME 个字符：回放只认这么长的（以前录下一个 300 个字符的模型名，回放说这一行
+        # "不是 --record 写的格式"，花钱录的文件放不了）。先抹密钥再截短（截短以后密钥只剩半截，就抹不掉了）
+        model = self._redact(model[:MAX_NAME * 4 + 1000]) if isinstance(model, str) else None
         return Call(n, text, None if reply is None else self._redact(reply), error, latency,
                     num(usage.get("prompt_tokens")), num(usage.get("completion_tokens")),
-                    self._redact(model) if isinstance(model, str) else None, requests)
+                    model if model is None or len(model) <= MAX_NAME else model[:MAX_NAME - 1] + "…", requests)
 
     def _request(self, n: int, text: str):
         with self._lock:
@@ -1090,6 +1109,16 @@ class _CappedResponse(http.client.HTTPResponse):
     def __init__(self, sock, *args, cap: int, **kwargs):
         super().__init__(sock, *args, **kwargs)
         self.fp = _CappedReader(self.fp, cap)
+
+    def _read_status(self):
+        """状态行；最终回答之前的 1xx（102 Processing、103 Early Hints……）连同它们的头读掉、跳过，和 100 Continue
+        一样（HTTP 的客户端要认得它们；http.client 只跳过 100：讲师报过，服务器或 CDN 先送一个 103，每次调用都记成
+        "LLM 回 HTTP 103"，开跑前的检查却放行）。101 换协议不跳：那是最终的回答。读掉的字节照样算进上限。"""
+        while True:
+            version, status, reason = super()._read_status()
+            if not 101 < status < 200:
+                return version, status, reason
+            http.client.parse_headers(self.fp)
 
 
 def _connect_by(address, deadline: float, state: dict, lock) -> socket.socket:
