@@ -44,7 +44,7 @@ from console import LISTING_LINES, apart_digits, fit_lines, listing  # noqa: E40
 from console import Charts, gpu_flag  # noqa: E402
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, TimeTable, all_shapes, choose,  # noqa: E402
                     evolve, geomean_speedup, parse, render, split_shapes)
-from evolve.loop import MAX_BUDGET, RUN_04  # noqa: E402
+from evolve.loop import MAX_BUDGET, RUN_04, TOO_MANY_CONDITIONS, TOO_MANY_RULES, size_limits, too_big  # noqa: E402
 from evolve.loop import ProgramDatabase  # noqa: E402
 from evolve.mock_llm import MISTAKE, OP_SAID, OPS, Dice, MockLLM, Prompt  # noqa: E402
 from evolve.problem import launch_problems, score_digits  # noqa: E402
@@ -141,10 +141,17 @@ def next_step(db, ev):
     return island, presult, prompt
 
 
+LIMITS = size_limits(EXPERT)        # 演示 1 的进化从专家出发：子程序比它多出的规则、条件的上限和进化循环里一样
+
+
 def apply_reply(src: str, reply: str):
-    """回复 → 子程序；打不上、解析不了返回 (None, 原因)。"""
+    """回复 → 子程序；打不上、解析不了、比起点多出的规则或条件太多（和进化循环同一关：evolve.loop.too_big）返回
+    (None, 原因)。"""
     try:
-        return parse(apply_diff(src, parse_diff(reply))), ""
+        child = parse(apply_diff(src, parse_diff(reply)))
+        big = too_big(child, LIMITS)
+        return (child, "") if big is None else (None, f"{big}（{child.n_rules():,} 条规则、{child.n_conditions():,} 个条件；"
+                                                        f"进化里最多 {LIMITS[0]:,} 条、{LIMITS[1]:,} 个）")
     except DiffError as e:                       # 原因的名字和进化循环记进 failed 的一样（DiffError.kind）
         return None, f"{getattr(e, 'kind', '') or 'SEARCH/REPLACE 打不上'}（{str(e).splitlines()[0]}）"
     except ProgramError as e:
@@ -615,6 +622,11 @@ REPLY_LINES, REPLY_LINE_CHARS = 80, 160   # 每个回复最多印这么多行、
 #                                           SEARCH/REPLACE 块，远用不了；模型的长"思考"截掉）
 
 
+# 真模型的回复走的关卡（和进化循环一样，evolve.loop._child 和评估器）；前三关停下时句子怎么说
+GATES = ["打 SEARCH/REPLACE", "解析成 DSL", "不比起点多出太多规则、条件", "静态检查", "探针", "完整评估"]
+GATE_SAID = [None, "改出来的文字解析成 DSL 时不认", "改出来的程序比起点多出的规则或条件超了上限"]
+
+
 def demo_real_llm(table, train, prompt, llm) -> list:
     """--llm 时：演示 1 那一步的提示原样交给真模型问 LLM_TRIES 次，每个回复走一遍同样的关卡（不进程序库）。"""
     print_header(f"演示 1（续）：同一个提示交给 {llm.model}，问 {LLM_TRIES} 次")
@@ -632,6 +644,7 @@ def demo_real_llm(table, train, prompt, llm) -> list:
     first = len(llm.calls) - LLM_TRIES
     rows, better, distinct, got = [], 0, set(), set()   # distinct：不同的结果（子程序，或失败的原因）；got：拿到的回复的
     at_parse: set = set()                               # 打上了 SEARCH/REPLACE、解析成 DSL 时失败的原因
+    at_size: set = set()                                # 解析成了 DSL、比起点多出的规则或条件太多
     for i, r in enumerate(replies):
         call = llm.calls[first + i]
         if call.reply is not None:
@@ -643,7 +656,9 @@ def demo_real_llm(table, train, prompt, llm) -> list:
         else:
             child, why = apply_reply(prompt.parent_src, r[1])
             key = child if child is not None else why.split("（")[0]
-            if child is None and reply_applies(prompt.parent_src, r[1]):
+            if child is None and key in (TOO_MANY_RULES, TOO_MANY_CONDITIONS):
+                at_size.add(key)                      # 解析成了 DSL，停在大小的上限
+            elif child is None and reply_applies(prompt.parent_src, r[1]):
                 at_parse.add(key)                     # 打上了，停在解析成 DSL
         distinct.add(key)
         if call.reply is not None:                    # 拿到了的回复（调用失败的不算"一种回答"：讲师报过）
@@ -669,26 +684,26 @@ def demo_real_llm(table, train, prompt, llm) -> list:
     answered = sum(llm.calls[first + i].reply is not None for i in range(LLM_TRIES))
     if answered == 0:                     # 讲师报过：4 次都失败，句子照样说"每一次都走同样的关卡""结果都一样"
         return [f"同一个提示问了 {llm.model} {LLM_TRIES} 次，一次回复也没拿到（" + "、".join(sorted(map(str, distinct)))
-                + "），所以没有回复走到关卡（打 SEARCH/REPLACE、解析成 DSL、静态检查、探针、完整评估）：这次看不出"
+                + "），所以没有回复走到关卡（" + "、".join(GATES) + "）：这次看不出"
                 "真模型的回复会怎样，先让服务器正常回答再跑。"]
     replies = "每一次的回复" if answered == LLM_TRIES else f"拿到的 {answered} 个回复（另 {LLM_TRIES - answered} 次调用失败）"
     children = [k for k in got if not isinstance(k, str)]         # 打出了子程序的（别的是失败的原因）
     if children:
-        gates = (f"{replies}都过同样的关卡（打 SEARCH/REPLACE、解析成 DSL、静态检查、探针、完整评估；停在哪一关见上表），"
-                 "回复从不被执行。")
+        gates = (f"{replies}都过同样的关卡（{'、'.join(GATES)}；停在哪一关见上表），回复从不被执行。")
     else:                                 # 讲师报过：4 个回复都没有 SEARCH/REPLACE 块，句子照样说走了静态检查、探针、完整评估
-        first_gate = sorted(k for k in got if k not in at_parse)
-        second_gate = sorted(k for k in got if k in at_parse)    # 讲师又报过：SEARCH/REPLACE 打上了、改出来的不是 DSL，
-        if not second_gate:                                      # 句子说"停在第一关……解析成 DSL 这次没用上"
-            gates = (f"{replies}都停在第一关：没打出子程序（{'、'.join(first_gate)}），后面的关卡（解析成 DSL、静态检查、探针、"
-                     "完整评估）这次没用上；回复从不被执行。")
-        elif not first_gate:
-            gates = (f"{replies}都过了第一关（SEARCH/REPLACE 打上了），停在第二关：改出来的文字解析成 DSL 时不认"
-                     f"（{'、'.join(second_gate)}），后面的关卡（静态检查、探针、完整评估）这次没用上；回复从不被执行。")
+        stopped = [sorted(k for k in got if k not in at_parse and k not in at_size),   # 每一关停下的（失败的原因）
+                   sorted(k for k in got if k in at_parse), sorted(k for k in got if k in at_size)]
+        last = max(i for i, keys in enumerate(stopped) if keys)
+        unused = f"后面的关卡（{'、'.join(GATES[last + 1:])}）这次没用上；回复从不被执行。"
+        if sum(bool(keys) for keys in stopped) == 1 and last == 0:
+            gates = f"{replies}都停在第一关：没打出子程序（{'、'.join(stopped[0])}），{unused}"
+        elif sum(bool(keys) for keys in stopped) == 1:      # 讲师又报过：SEARCH/REPLACE 打上了、改出来的不是 DSL，句子说
+            gates = (f"{replies}都过了{'第一关（SEARCH/REPLACE 打上了）' if last == 1 else '前两关（打上了、是 DSL）'}，"  # "停在
+                     f"停在第{'二' if last == 1 else '三'}关：{GATE_SAID[last]}（{'、'.join(stopped[last])}），{unused}")   # 第一关"
         else:
-            gates = (f"{replies}都没变成子程序：{'、'.join(first_gate)}停在第一关（打 SEARCH/REPLACE），"
-                     f"{'、'.join(second_gate)}停在第二关（解析成 DSL），后面的关卡（静态检查、探针、完整评估）这次没用上；"
-                     "回复从不被执行。")
+            gates = (f"{replies}都没变成子程序："
+                     + "，".join(f"{'、'.join(keys)}停在第{'一二三'[i]}关（{GATES[i]}）" for i, keys in enumerate(stopped) if keys)
+                     + f"，{unused}")
     if kinds > 1:
         same = (f"{answered} 个回复得到 {kinds} 种不同的结果（不同的子程序或失败的原因）：同一个提示每次不一定得到同样的修改，"
                 "所以进化靠的是很多次提议和留下好程序的程序库，而不是某一次回答。")

@@ -153,6 +153,10 @@ class StubServer(ServedInAThread):
                                "=======\n", "=======\n    # " + PAINT + "x" * LONG_COMMENT + "\n", 1),
                            "not_dsl": lambda: stub_edit(user).replace(   # 打得上，改出来的不是 DSL（讲师试过 import os）
                                "=======\n", "=======\n    import os\n", 1),
+                           "too_big": lambda: ("<<<<<<< SEARCH\ndef choose_config(M, N, K):\n=======\n"  # 打得上、是 DSL，
+                                               "def choose_config(M, N, K):\n" + "    if M <= 0:\n        return "  # 多出 70 条规则
+                                               "Config(BM=64, BN=64, BK=64, warps=4, stages=3, group=8)\n" * 70  # （讲师的复查
+                                               + ">>>>>>> REPLACE\n"),                                          # 试过一万条）
                            "empty": lambda: "",
                            "garbage": lambda: "I think bigger tiles would be faster, maybe?"}[mode]()
                 self._json(200, {"id": f"stub-{n}", "object": "chat.completion", "model": STUB_MODEL,

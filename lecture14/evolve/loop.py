@@ -55,6 +55,22 @@ MAX_ADDED_CONDITIONS = 3 * MAX_ADDED_RULES
 TOO_MANY_CONDITIONS = "子程序比起点多出的条件太多"
 
 
+def size_limits(start) -> tuple[int, int]:
+    """一次进化里子程序最多几条规则、几个条件：比起点 start 多 MAX_ADDED_RULES 条、MAX_ADDED_CONDITIONS 个。"""
+    return start.n_rules() + MAX_ADDED_RULES, start.n_conditions() + MAX_ADDED_CONDITIONS
+
+
+def too_big(program, limits: tuple[int, int]) -> str | None:
+    """program 超了 size_limits 给的上限时是记进 failed 的原因，否则 None。进化循环收下子程序之前查它；02 把同一个
+    提示交给真模型时，回复走的也是这一关（讲师报过：02 收下了一个多出一万条规则的回复，04 说"多出的规则太多"）。"""
+    max_rules, max_conditions = limits
+    if program.n_rules() > max_rules:
+        return TOO_MANY_RULES
+    if program.n_conditions() > max_conditions:
+        return TOO_MANY_CONDITIONS
+    return None
+
+
 # 岛里名次 r（从 0 数）的程序被挑中的权重 1/(r+1)；RANK_CDF[n] 是 n 个程序时的累积分布
 RANK_CDF = [None] + [list(np.cumsum(1 / np.arange(1, n + 1)) / sum(1 / np.arange(1, n + 1)))[:-1] for n in range(1, 65)]
 
@@ -121,8 +137,7 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     rng = Dice(seed)
     llm = MockLLM(rng) if llm is None else llm
     db = database(rng)
-    max_rules = start.n_rules() + MAX_ADDED_RULES             # 整次进化的上限（见 MAX_ADDED_RULES）
-    max_conditions = start.n_conditions() + MAX_ADDED_CONDITIONS
+    limits = size_limits(start)                              # 整次进化的上限（见 MAX_ADDED_RULES）
     first = evaluator.evaluate_initial(start)
     first.update(diff=None, parent=None)            # 缓存里的也是这个字典：以后再提出起点，不会被当成新程序
     for island in range(len(db.islands)):
@@ -147,7 +162,7 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     def apply(k, asked, reply) -> None:
         """第 k 个提议：把回复（或 LLM 抛的异常）变成子程序、评估、放进程序库。"""
         island, parent, presult, src, _ = asked
-        op, child = _child(reply, src, failed, max_rules, max_conditions)
+        op, child = _child(reply, src, failed, limits)
         tried[op] += 1
         if child is None:
             return
@@ -287,9 +302,9 @@ def _named(stage: str, e: BaseException) -> str:
     return _kind(e, f"{stage}（{type(e).__name__}）")
 
 
-def _child(reply, src: str, failed: Counter, max_rules: int, max_conditions: int):
-    """把一个回复变成子程序：打 SEARCH/REPLACE、解析、规则不超过 max_rules 条（MAX_ADDED_RULES）、条件不超过
-    max_conditions 个（MAX_ADDED_CONDITIONS）、确认写得回源码。
+def _child(reply, src: str, failed: Counter, limits: tuple[int, int]):
+    """把一个回复变成子程序：打 SEARCH/REPLACE、解析、规则和条件不超过 limits（size_limits：比起点多
+    MAX_ADDED_RULES 条、MAX_ADDED_CONDITIONS 个）、确认写得回源码。
     返回 (修改种类, (子程序, diff) 或 None)；没成的原因记进 failed。"""
     if isinstance(reply, Exception):
         failed[_named("LLM 调用出错", reply)] += 1
@@ -317,11 +332,9 @@ def _child(reply, src: str, failed: Counter, max_rules: int, max_conditions: int
     except Exception as e:
         failed[_named("子程序解析出错", e)] += 1
         return op, None
-    if program.n_rules() > max_rules:
-        failed[TOO_MANY_RULES] += 1
-        return op, None
-    if program.n_conditions() > max_conditions:
-        failed[TOO_MANY_CONDITIONS] += 1
+    big = too_big(program, limits)
+    if big is not None:
+        failed[big] += 1
         return op, None
     try:
         render(program)                             # 以后被挑作父程序时要写回源码：现在就确认写得出来
