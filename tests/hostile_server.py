@@ -398,6 +398,7 @@ MODES = {
     "blocks": _blocks,                        # 约 0.9 MB 的 SEARCH/REPLACE 块（一万多块）
     "flood": _flood,                          # 10 MB 的回复
     **{str(c): _redirect(c) for c in (301, 302, 303, 307, 308)},   # 转到 location
+    "304": _redirect(304),                    # 304 Not Modified 带一个 Location（不是转向：我们从不发带条件的请求）
     "ftp": _ftp,                              # 转到 ftp://
     "http500": _status(500),                  # 500，不带 Retry-After
     "retry_after": _status(429, ["Retry-After: 0.6"]),   # 429，让等 0.6 秒再试

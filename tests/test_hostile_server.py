@@ -94,6 +94,18 @@ def test_chat_redirect_is_a_counted_failure_and_the_other_origin_gets_nothing(st
     assert other.received == [] and backend.ledger()["failed"] == {REDIRECT: 1}
 
 
+def test_a_304_is_an_odd_status_not_a_redirect_and_the_location_gets_nothing():
+    # 讲师的复查报过：304 Not Modified 被记成"LLM 服务器要转到别的地址（没跟过去）"——304 不是转向
+    with HostileServer() as other, HostileServer(chat="304", location=other.url) as s:
+        backend = client(s.url)
+        backend.check()
+        kind, _, _ = ask(backend)
+    assert kind == "LLM 回 HTTP 304" and other.received == [], kind
+    with HostileServer() as other, HostileServer(models="304", location=other.url) as s:
+        client(s.url).check()                      # GET /models 回别的状态：服务器在，开跑（和别的没列出的状态一样）
+    assert other.received == []
+
+
 def test_http_to_an_https_port_is_one_sentence_before_the_run():
     """讲师报过：http:// 对着 https 的端口（它对每个请求回 400 "Client sent an HTTP request to an HTTPS server"），
     开跑前的检查照样通过，之后每个提议都是 HTTP 400。现在 GET /models 回 400 就停在开跑之前，说换成 https:// 试试。"""

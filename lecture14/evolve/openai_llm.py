@@ -99,6 +99,8 @@ GAVE_UP = "接连失败后没再调用 LLM"
 BAD_JSON = "LLM 回复不是 JSON"
 NO_CONTENT = "LLM 回复里没有 choices[0].message.content"
 REDIRECT = "LLM 服务器要转到别的地址（没跟过去）"
+REDIRECT_CODES = (300, 301, 302, 303, 307, 308)   # 转向；304 Not Modified 不是（讲师的复查报过：它被记成"要转到别的地址"，
+#                                                   我们从不发带条件的请求，304 只是一个不该有的状态码，记作 HTTP 304）
 BAD_HEADERS = "LLM 服务器回的响应头不合规矩"
 TRUNCATED = "LLM 回复没传完整"
 COMPRESSED = "LLM 回复是压缩过的（请求的是不压缩的，没解压）"
@@ -918,7 +920,7 @@ class OpenAILLM(_Backend):
             what = {TOO_LONG: "的回复太长", TRUNCATED: "的回复没传完整", BAD_HEADERS: "回的响应头不合规矩"}.get(e.kind, "出错了")
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models {what}（{e.detail}）",
                                     f"{self.names.address}要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）") from None
-        if 300 <= status < 400:
+        if status in REDIRECT_CODES:
             location = headers.get("Location")           # 先抹掉密钥再截短（截短以后密钥只剩半截，就抹不掉了）
             raise ServerUnreachable(*_redirect_sentence(where, status, None if location is None else
                                                         self._redact(location), self.names))
@@ -1026,7 +1028,7 @@ class OpenAILLM(_Backend):
                         time.sleep(self.backoff * 2 ** attempt)
                         continue
                     raise
-                if 300 <= status < 400:
+                if status in REDIRECT_CODES:
                     raise LLMError(REDIRECT)
                 if not 200 <= status < 300:
                     if status == 500 and headers.get(MOCK_BUG_HEADER) == "1":   # 它不再回答：不重试，马上不再调用
