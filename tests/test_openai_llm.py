@@ -1076,6 +1076,10 @@ def test_shown_lines_cuts_each_line_and_the_number_of_lines():
     assert shown_lines("x" * 200, 10) == "x" * 10 + "…（这一行共 200 个字符）"
     assert shown_lines("\n".join(map(str, range(100))), 10, 3) == "0\n1\n2\n…（一共 100 行，只印了前 3 行）"
     assert shown_lines("") == ""
+    # 讲师的复查报过：一行 \u202e\x00\ud800… 截到 160 个原文字符、转义以后印出来 894 列（限的是原文，不是印出来的）
+    line = shown_lines("\u202e\x00\ud800" * 1000)
+    assert line.endswith("…（这一行共 3,000 个字符）") and len(line.split("…")[0]) <= 160, line
+    assert "\\u202e\\x00\\ud800" in line
 
 
 def test_redacting_cuts_every_form_and_leaves_the_rest_of_the_text_as_it_was():

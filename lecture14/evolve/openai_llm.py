@@ -212,13 +212,27 @@ def loads(raw):
     return json.loads(raw, parse_int=_int)
 
 
-def shown(text, limit: int = 200, lines: bool = False) -> str:
-    """服务器给的文字（模型名、转向的地址、模型的回复……）印到终端之前：先截到 limit 个字符（截掉的写成
-    "…（共 N 个字符）"），再把控制字符换成看得见的转义（ESC 写成 \\x1b；lines=True 时保留换行和制表符）。
+def shown(text, limit: int | None = 200, lines: bool = False, whole: str = "共") -> str:
+    """服务器给的文字（模型名、转向的地址、模型的回复……）印到终端之前：把控制字符换成看得见的转义（ESC 写成 \\x1b；
+    lines=True 时保留换行和制表符），转义以后最多 limit 个字符（截掉的写成"…（共 N 个字符）"，N 是原文的字符数；
+    whole 换掉"共"；limit=None 时只转义、不截）。
     只管显示：录制文件里存的还是原样的文字。不是字符串的先 str()。花的时间和 limit 成正比，和原文多长无关。"""
     text = text if isinstance(text, str) else str(text)
-    cut = f"…（共 {len(text):,} 个字符）" if len(text) > limit else ""
-    return text[:limit].translate(_LINES if lines else _INLINE) + cut
+    table = _LINES if lines else _INLINE
+    if limit is None:
+        return text.translate(table)
+    if len(text) <= limit and not any(ord(c) in table for c in text):
+        return text                                 # 常见的情形：不长、没有要转义的字符
+    # 转义以后最多 limit 个字符（讲师的复查报过：160 个 \x00、\ud800 这样的字符转义以后有 894 列），转义的写法不拆开
+    out, n = [], 0
+    for c in text[:limit]:
+        piece = c.translate(table)
+        if n + len(piece) > limit:
+            break
+        out.append(piece)
+        n += len(piece)
+    cut = f"…（{whole} {len(text):,} 个字符）" if len(out) < len(text) else ""
+    return "".join(out) + cut
 
 
 def shown_lines(text, line_chars: int = 160, max_lines: int = 60) -> str:
@@ -228,8 +242,7 @@ def shown_lines(text, line_chars: int = 160, max_lines: int = 60) -> str:
     text = text if isinstance(text, str) else str(text)
     lines, out = text.split("\n", max_lines), []
     for line in lines[:max_lines]:
-        out.append(shown(line[:line_chars], line_chars, lines=True)
-                   + (f"…（这一行共 {len(line):,} 个字符）" if len(line) > line_chars else ""))
+        out.append(shown(line, line_chars, lines=True, whole="这一行共"))
     if len(lines) > max_lines:
         out.append(f"…（一共 {text.count(chr(10)) + 1:,} 行，只印了前 {max_lines} 行）")
     return "\n".join(out)
@@ -631,7 +644,7 @@ class OpenAILLM(_Backend):
         if u.port == 0:                            # http.client 把端口 0 当成"没写"，连的是 80：说一句，别悄悄换
             raise ValueError(f"{names.address} {_said_url(base_url)} 的端口是 0：端口要是 1 到 65535 的整数"
                              "（例如 http://127.0.0.1:11434/v1 的 11434）")
-        if not isinstance(model, str) or not model or shown(model, len(model)) != model or len(model) > MAX_NAME:
+        if not isinstance(model, str) or not model or shown(model, None) != model or len(model) > MAX_NAME:
             raise ValueError(f"{names.model} 要是一个不带控制字符、不超过 {MAX_NAME} 个字符的名字（例如 qwen2.5-coder:7b），"
                              + (f"不是 {shown(model, 100)}" if model else "不能是空的"))
         self.base_url = base_url.rstrip("/")
@@ -1499,7 +1512,7 @@ class ReplayLLM(_Backend):
 
 def _plain(text) -> bool:
     """text 是不是一个不带控制字符的非空字符串（--record 写进文件里、回放时要印出来的模型名和失败的种类都是）。"""
-    return isinstance(text, str) and text != "" and shown(text, len(text)) == text
+    return isinstance(text, str) and text != "" and shown(text, None) == text
 
 
 def _recorded_call(obj: dict, key: str | None = None) -> Call:

@@ -786,7 +786,7 @@ def _tame_replies(keys) -> None:
         for key in keys:
             text = redact(text, key)
         text = text.replace("\r\n", "\n")
-        return shown(text, len(text), lines=True)
+        return shown(text, None, lines=True)
     oe_openai.OpenAILLM._call_api = tamed
 
 
