@@ -401,6 +401,7 @@ MODES = {
     "304": _redirect(304),                    # 304 Not Modified 带一个 Location（不是转向：我们从不发带条件的请求）
     "ftp": _ftp,                              # 转到 ftp://
     "http500": _status(500),                  # 500，不带 Retry-After
+    "mock_bug": _status(500, ["X-MockLLM-Bug: 1"]),   # 500 带本讲 MockLLM 服务器出程序错时的那个头
     "retry_after": _status(429, ["Retry-After: 0.6"]),   # 429，让等 0.6 秒再试
     "reset_mid_body": _reset_mid_body,        # 200，正文传到一半被重置
     "status999": _status(999),                # HTTP 里没有的状态码

@@ -94,6 +94,21 @@ def test_chat_redirect_is_a_counted_failure_and_the_other_origin_gets_nothing(st
     assert other.received == [] and backend.ledger()["failed"] == {REDIRECT: 1}
 
 
+def test_only_a_server_on_this_machine_can_say_it_is_a_broken_mock_llm(monkeypatch):
+    # 讲师的复查报过：任何服务器带上 X-MockLLM-Bug: 1，一次 500 就不再问它，还让人去看 MockLLM 的终端。本讲的 MockLLM
+    # 服务器只在本机：别的地址带这个头，当普通的 500（重试）
+    import evolve.openai_llm as ol
+    with HostileServer(chat="mock_bug") as s:
+        backend = client(s.url, api_key=None)
+        backend.check()
+        kind, _, _ = ask(backend)
+        assert kind == ol.MOCK_BUG and s.posts() == 1                 # 本机：认得出，不重试
+        monkeypatch.setattr(ol, "is_loopback", lambda host: False)    # 假装服务器在别的机器上
+        backend = client(s.url, api_key=None)
+        kind, _, _ = ask(backend)
+    assert kind == "LLM 回 HTTP 500" and s.posts() == 1 + 3, (kind, s.posts())   # 普通的 500：重试 2 次
+
+
 def test_a_304_is_an_odd_status_not_a_redirect_and_the_location_gets_nothing():
     # 讲师的复查报过：304 Not Modified 被记成"LLM 服务器要转到别的地址（没跟过去）"——304 不是转向
     with HostileServer() as other, HostileServer(chat="304", location=other.url) as s:
