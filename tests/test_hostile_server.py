@@ -1158,3 +1158,14 @@ def test_a_huge_model_list_is_checked_within_the_start_up_bound():
         took = time.monotonic() - t
     msg = str(e.value)
     assert one_safe_line(msg) and "没有模型" in msg and "1,990,000" in msg and took < 4, (took, msg)
+
+
+def test_a_long_model_name_with_control_characters_is_said_to_be_as_long_as_it_is():
+    """复查报过：GET /models 里一个 5,000 个 ESC 的模型名（比 _shown_redacted 抹密钥的那一段长），印成
+    "\\x1b…\\x1b…（共 80 个字符）…（共 5,000 个字符）"：两个截断的说明，第一个说它只有 80 个字符。"""
+    with HostileServer(model_ids=("\x1b" * 5000, "y")) as s:
+        with pytest.raises(ServerUnreachable) as e:
+            client(s.url).check()
+    msg = str(e.value)
+    assert one_safe_line(msg) and msg.count("…（共") == 1 and "…（共 5,000 个字符）" in msg, msg
+    assert "共 80 个字符" not in msg, msg

@@ -212,16 +212,16 @@ def loads(raw):
     return json.loads(raw, parse_int=_int)
 
 
-def shown(text, limit: int | None = 200, lines: bool = False, whole: str = "共") -> str:
+def shown(text, limit: int | None = 200, lines: bool = False, whole: str = "共", total: int | None = None) -> str:
     """服务器给的文字（模型名、转向的地址、模型的回复……）印到终端之前：把控制字符换成看得见的转义（ESC 写成 \\x1b；
     lines=True 时保留换行和制表符），转义以后最多 limit 个字符（截掉的写成"…（共 N 个字符）"，N 是原文的字符数；
-    whole 换掉"共"；limit=None 时只转义、不截）。
+    whole 换掉"共"；limit=None 时只转义、不截）。total：text 只是一段 total 个字符的原文的开头时给（N 写它，总写截断）。
     只管显示：录制文件里存的还是原样的文字。不是字符串的先 str()。花的时间和 limit 成正比，和原文多长无关。"""
     text = text if isinstance(text, str) else str(text)
     table = _LINES if lines else _INLINE
     if limit is None:
         return text.translate(table)
-    if len(text) <= limit and not any(ord(c) in table for c in text):
+    if total is None and len(text) <= limit and not any(ord(c) in table for c in text):
         return text                                 # 常见的情形：不长、没有要转义的字符
     # 转义以后最多 limit 个字符（讲师的复查报过：160 个 \x00、\ud800 这样的字符转义以后有 894 列），转义的写法不拆开
     out, n = [], 0
@@ -231,7 +231,7 @@ def shown(text, limit: int | None = 200, lines: bool = False, whole: str = "共"
             break
         out.append(piece)
         n += len(piece)
-    cut = f"…（{whole} {len(text):,} 个字符）" if len(out) < len(text) else ""
+    cut = f"…（{whole} {len(text) if total is None else total:,} 个字符）" if len(out) < len(text) or total is not None else ""
     return "".join(out) + cut
 
 
@@ -777,7 +777,7 @@ class OpenAILLM(_Backend):
         scan = 4 * limit + 1000
         if len(text) <= scan:
             return shown(self._redact(text), limit)
-        return shown(self._redact(text[:scan])[:limit], limit) + f"…（共 {len(text):,} 个字符）"
+        return shown(self._redact(text[:scan]), limit, total=len(text))   # 只写一次"…（共 N 个字符）"，N 是整段的
 
     # ---- HTTP ----
     def _headers(self) -> dict:
