@@ -463,6 +463,7 @@ def test_an_api_base_with_a_query_is_refused_before_openevolve_sends_it_anywhere
     ("LLM generation failed: Request timed out.", "LLM 超时"),
     ("LLM generation failed: Connection error.", "连不上 LLM 服务器"),
     ("LLM generation failed: Error code: 307 - Temporary Redirect", REDIRECT),   # _careful_http 以后，转向是一次失败
+    ("LLM generation failed: Error code: 304 - Not Modified", "LLM 回 HTTP 304"),   # 和 --llm 一样：304 不是转向
     ("LLM generation failed: LLM endpoint returned a raw string instead of a chat completion (streaming responses "
      "are not supported): '<html>nope</html>'", BAD_JSON),
     ("LLM generation failed: \x1b[31msk-secret", "LLM 调用出错（别的原因，见 openevolve.log）"),   # 服务器的字不印

@@ -345,9 +345,10 @@ def failure_kind(error: str) -> str | None:
     if not error.startswith("LLM generation failed:"):
         return None
     why = error[len("LLM generation failed:"):].strip()
-    if re.match(r"Error code: 3\d\d\b", why):                # 转向：_careful_http 让它不跟过去（和 --llm 一样的叫法）
-        from evolve.openai_llm import REDIRECT
-        return REDIRECT
+    if (m := re.match(r"Error code: (3\d\d)\b", why)):     # 转向：_careful_http 让它不跟过去（和 --llm 一样的叫法：
+        from evolve.openai_llm import REDIRECT, REDIRECT_CODES   # 304 之类不是转向，是 "LLM 回 HTTP 304"，见 REDIRECT_CODES）
+        if int(m.group(1)) in REDIRECT_CODES:
+            return REDIRECT
     if why.startswith("Error code: 500"):                    # 本讲的 MockLLM 服务器出了程序错（讲师手动开的那个）
         from evolve.openai_llm import MOCK_BUG, MOCK_BUG_REPLY
         if why.partition(" - ")[2].strip() == MOCK_BUG_REPLY:
