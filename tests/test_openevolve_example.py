@@ -477,6 +477,16 @@ def test_openevolve_log_errors_are_read_as_failure_kinds(error, kind):
     assert runmod.failure_kind(error) == kind
 
 
+def test_only_a_server_on_this_machine_can_say_it_is_a_broken_mock_llm_under_openevolve():
+    # 审读报过：OpenEvolve 那条路上，任何服务器回一句 MockLLM 出了程序错误就停下运行，还让人去看 MockLLM 的终端
+    from evolve.openai_llm import MOCK_BUG, MOCK_BUG_REPLY
+    error = f"LLM generation failed: Error code: 500 - {MOCK_BUG_REPLY}"
+    assert runmod.failure_kind(error, local=True) == MOCK_BUG
+    assert runmod.failure_kind(error, local=False) == "LLM 回 HTTP 500"
+    assert runmod.only_local("http://127.0.0.1:8765/v1") and runmod.only_local("http://[::1]:8000/v1")
+    assert not runmod.only_local("http://192.0.2.7:8000/v1") and not runmod.only_local("https://api.example.com/v1")
+
+
 class _Noted(Exception):
     pass
 

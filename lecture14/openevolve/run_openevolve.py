@@ -338,10 +338,11 @@ _DONE = re.compile(_HEAD + rb"(?:\xe2\x8f\xb0 )?Iteration (\d+)[: ]")        # �
 _ERROR = re.compile(_HEAD + rb"Iteration (\d+) error: (.*)")
 
 
-def failure_kind(error: str) -> str | None:
+def failure_kind(error: str, local: bool = True) -> str | None:
     """OpenEvolve 日志里一个提议的 "Iteration N error: ……" 是哪种失败：LLM 调用失败时是种类的名字（和本讲的 --llm
     客户端同样的叫法：LLM 回 HTTP 500、LLM 超时、连不上 LLM 服务器……），别的（回复打不上、没改动）是 None。
-    只从 OpenEvolve 的固定说法里认种类，服务器写的文字（可能带密钥、控制字符）从不印出来。"""
+    只从 OpenEvolve 的固定说法里认种类，服务器写的文字（可能带密钥、控制字符）从不印出来。local：OpenEvolve 问的
+    服务器都在本机（only_local）——只有那时一个 500 才可能是本讲的 MockLLM 服务器出了程序错。"""
     if not error.startswith("LLM generation failed:"):
         return None
     why = error[len("LLM generation failed:"):].strip()
@@ -349,7 +350,7 @@ def failure_kind(error: str) -> str | None:
         from evolve.openai_llm import REDIRECT, REDIRECT_CODES   # 304 之类不是转向，是 "LLM 回 HTTP 304"，见 REDIRECT_CODES）
         if int(m.group(1)) in REDIRECT_CODES:
             return REDIRECT
-    if why.startswith("Error code: 500"):                    # 本讲的 MockLLM 服务器出了程序错（讲师手动开的那个）
+    if local and why.startswith("Error code: 500"):          # 本讲的 MockLLM 服务器出了程序错（讲师手动开的那个）
         from evolve.openai_llm import MOCK_BUG, MOCK_BUG_REPLY
         if why.partition(" - ")[2].strip() == MOCK_BUG_REPLY:
             return MOCK_BUG
@@ -427,7 +428,19 @@ def stall_seconds(config: str = CONFIG) -> float:
             + 2 * num(ev, "timeout", 300) + STALL_SLACK)
 
 
-def count_done(lines, seen: set, failed, streak: list) -> bool:
+def only_local(url: str | None) -> bool:
+    """OpenEvolve 要问的服务器（url，None 时是 config.yaml 里的每个 api_base）都在本机吗。本讲的 MockLLM 服务器只在
+    本机：别的机器上的服务器回的那句"MockLLM 出了程序错误"不算数（审读报过：任何服务器这样回一次，运行就停下，
+    还让人去看 MockLLM 的终端；--llm 的客户端也这样，见 openai_llm 的 MOCK_BUG_HEADER）。"""
+    from evolve.openai_llm import is_loopback
+    try:
+        bases = [url] if url is not None else [base for base, _, _ in configured_endpoints()]
+        return all(is_loopback(urllib.parse.urlsplit(b.strip()).hostname or "") for b in bases)
+    except (ValueError, AttributeError):
+        return False
+
+
+def count_done(lines, seen: set, failed, streak: list, local: bool = True) -> bool:
     """新读到的几行日志里做完的提议：记进 seen（提议号），LLM 调用失败的按种类记进 failed、接到 streak 后面，成功的
     清空 streak。同一次读到的每一行都数（审读报过：数到第 GIVE_UP_AFTER 个失败就不往下读，后面成功的几行没看见，
     跑完了的运行被说成"接连失败，停下了"）。返回有没有新做完的提议。"""
@@ -439,7 +452,7 @@ def count_done(lines, seen: set, failed, streak: list) -> bool:
         seen.add(m.group(1))
         new = True
         e = _ERROR.match(line)
-        kind = failure_kind(e.group(2).decode("utf-8", "replace")) if e else None
+        kind = failure_kind(e.group(2).decode("utf-8", "replace"), local) if e else None
         if kind:
             failed[kind] += 1
             streak.append(kind)
@@ -474,6 +487,7 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
                           + re.escape(MOCK_BUG_REPLY.encode()))
     if stall_limit is None:
         stall_limit = stall_seconds()
+    local = only_local(url)                              # MockLLM 的"出了程序错"只认本机的服务器说的
     refused = config_refusal()                           # 07 也经过这里：OpenEvolve 不拿密钥去连没检查过的地址
     if refused:
         raise RuntimeError(refused)
@@ -508,8 +522,8 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
             offset += cut
             last = time.monotonic()
             lines = chunk[:cut].splitlines()
-            bug_seen = any(mock_bug.match(line) for line in lines)
-            if count_done(lines, seen, failed, streak):
+            bug_seen = local and any(mock_bug.match(line) for line in lines)
+            if count_done(lines, seen, failed, streak, local):
                 quiet_since = None
             if progress and len(seen) != shown:
                 progress(min(len(seen), iterations), iterations)
