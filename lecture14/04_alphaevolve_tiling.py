@@ -583,7 +583,8 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
                  f"；讲义的设置是每种划分 {SEEDS} 个种子、每次 {BUDGET} 个提议，这次是 {seeds} 个、{budget} 个"
                  "（论断说的是讲义的设置）"),
               f"训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，{apart(gap)}"),
-        check(drop_m > drop_r and min(fracs) >= EVOLVED_SHARE,
+        # "掉得更多"要按模型分真的掉了（审读报过：按模型分 1.220× → 1.232× 涨了、随机分涨得更多，句子照样说"掉得更多"）
+        check(drop_m > max(drop_r, 0) and min(fracs) >= EVOLVED_SHARE,
               f"按模型分时，{nk_said}，训练到测试掉得更多"
               f"（{m['train']:.3f}× → {m['test']:.3f}×；随机分{'只掉' if drop_r >= 0 else '反而涨了'} {abs(drop_r):.3f}）。"
               f"按各自的上限算（测试分数 ÷ 逐形状最优的测试分数），两种划分都拿到 {span(*fracs, EVOLVED_SHARE)}。"
@@ -591,7 +592,7 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
               "讲义说按模型分时训练到测试掉得比随机分多，且两种划分在测试形状上都至少拿到各自上限的 85%",
               f"按模型分 {m['train']:.3f}× → {m['test']:.3f}×（{moved(drop_m)}），随机分 {r['train']:.3f}× → "
               f"{r['test']:.3f}×（{moved(drop_r)}），占上限 {span(*fracs, EVOLVED_SHARE)}",
-              [("按模型分时掉得比随机分多", drop_m > drop_r),
+              [("按模型分时训练到测试掉了、而且掉得比随机分多", drop_m > max(drop_r, 0)),
                (f"两种划分都至少拿到各自上限的 {EVOLVED_SHARE:.0%}", min(fracs) >= EVOLVED_SHARE)]),
         check(close <= 0.05 and min(r["pmt_frac"], m["pmt_frac"]) >= TABLE_SHARE,
               f"进化出的程序和按 M 查表在测试形状上差不多（以查表的分数为准，最多相差 {fmt(close * 100, 1, (5,))}%，"

@@ -266,6 +266,17 @@ def test_04_demo3_a_test_score_above_the_train_score_is_a_rise_not_a_negative_dr
     assert "掉 -" not in out
 
 
+def test_04_demo3_a_rise_in_both_splits_is_not_dropping_more(table):
+    """审读报过：按模型分 1.220× → 1.232×（涨了）、随机分涨得更多，句子照样说"训练到测试掉得更多（1.220× → 1.232×；
+    随机分反而涨了 0.037）"——按模型分根本没掉。"""
+    r, m = pmt_test(table, "random"), pmt_test(table, "by_model")
+    obs, out = demo3(table, {"random": (r / 1.03, r), "by_model": (m / 1.01, m)})
+    o = claim(obs, "85%")
+    fails(o, out, ["85%"], [f"{x3(m / 1.01)} → {x3(m)}（涨 "])
+    assert flat("没做到的是：按模型分时训练到测试掉了") in flat(out)
+    assert "掉得更多" not in out
+
+
 def test_04_demo3_close_to_table_fails(table):
     r, m = pmt_test(table, "random"), pmt_test(table, "by_model")
     obs, out = demo3(table, {"random": (r * 1.2, r * 1.2), "by_model": (m * 1.03, m)})
