@@ -56,7 +56,7 @@ from evolve.loop import ManyRuns  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
 from evolve.mock_llm import OP_SAID, OPS  # noqa: E402
 from evolve.problem import (EXPERT_FILE, distinct_sizes, edit_example, expert_changed_note, from_root,  # noqa: E402
-                            pair_projections, read_heuristic, score_digits, split_names)
+                            pair_projections, read_heuristic, score_digits, source_or_none, split_names)
 from evolve.program import apply_diff, equivalent, has_dead_rules  # noqa: E402
 from evolve import openai_llm  # noqa: E402
 from kernel_lab import MAX_REGS_PER_THREAD, VALID_INDEX, Config, problems, regs_per_thread  # noqa: E402
@@ -803,7 +803,7 @@ def suggestions(seed=SEED, budget=BUDGET, seeds=SEEDS):
     专家和种子、预算一起变了，比不出改专家的效果。"""
     changes = sched_lab.changed_knobs()
     out = [
-        (f"改专家启发式：用编辑器打开 lecture14/expert_heuristic.py，{edit_example(EXPERT, ':')}，"
+        (f"改专家启发式：用编辑器打开 lecture14/expert_heuristic.py，{edit_example(EXPERT, ':', source_or_none(EXPERT_FILE))}，"
          + ("或者把最后的默认配置换成 BN=256、warps=8，" if wider_default_launches() else "")
          + "存盘后在仓库根目录运行下面的命令，看所有\"比专家快\"的数字和观察怎么变；"
          "写错了会得到带行号的错误信息（git checkout lecture14/expert_heuristic.py 恢复原样）：",

@@ -45,7 +45,7 @@ from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_sh
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, RUN_04, SEEDS_04  # noqa: E402  （04 默认运行的种子和预算：同样的两个数时，"进化出的"就是那一次）
 from evolve.problem import (EXPERT_FILE, copy_suggestion, edit_example, edited_example, expert_changed_note, file_to_edit,  # noqa: E402
-                            from_root, load_or_explain, source_view, split_names)
+                            from_root, load_or_explain, source_or_none, source_view, split_names)
 from evolve.program import dead_rules, equivalent, removed_lines  # noqa: E402
 from sched_lab import GPU, SMS, explain, mma_parts  # noqa: E402
 
@@ -401,11 +401,11 @@ def run_demos(a, program) -> list:
     return out
 
 
-def edit_preview(program, table) -> tuple[str, bool]:
+def edit_preview(program, table, text=None) -> tuple[str, bool]:
     """"比如把 if M <= 16 改成 if M <= 64"那一改，先替学生算出两种划分的测试分数：这一改不一定更好（文档审读报过：
     这条建议挂着"练习有提示"，照着改，随机划分上反而输给了专家）。返回 (那半句话, 两种划分是不是都变慢了)；
     不是那种改法时是 ("", False)。"""
-    edited = edited_example(program)
+    edited = edited_example(program, text)
     if edited is None:
         return "", False
     parts, moves = [], set()
@@ -454,8 +454,9 @@ def edit_suggestion(a, program) -> tuple[str, str]:
     # 学生报过：--gpu a100 时照 README 那段改，BK=256 的配置在 A100 上启动不了，06 却照样指过去
     h100 = ("；那段是照 H100 写的，它的配置在 " + GPU.short + " 上不一定启动得了：先拿第 10 讲的 01_config_space.py "
             "加上同样的 --gpu 查一查" if smaller_than_h100() else "")
-    preview, slower = edit_preview(program, a.table)
-    example = edit_example(program)
+    text = source_or_none(a.file)                        # 建议照文件里写的说（if M < 17: 不说成"把 if M <= 16 改成"）
+    preview, slower = edit_preview(program, a.table, text)
+    example = edit_example(program, text=text)
     if slower:                                           # 审读报过：算出来两边都慢了，还建议这么改
         example, preview = "比如挪一条规则的阈值（if M <= 后面的数）、换一个配置，或者再加一条规则", ""
     return (f"在编辑器里打开 {file_to_edit(a.file)} 改，{example}（{preview}{hint}{h100}），"

@@ -334,6 +334,24 @@ def test_04_edit_suggestion_is_not_made_for_a_rule_that_changing_does_not_change
     assert any(choose(followed, s) != choose(EXPERT, s) for s in all_shapes())      # 讲义的专家：照着改真的变了
 
 
+def test_edit_suggestion_quotes_only_what_the_file_says(tmp_path):
+    """审读报过：文件里写的是 if M < 17:（解析出来和 M <= 16 一样），06 照样说"比如把 if M <= 16 改成 if M <= 64"——
+    文件里没有这一句。给了源码就照源码说；讲义的专家照旧这样建议，06 跑这个文件时也不这样说。"""
+    from evolve import parse
+    from evolve.problem import edit_example, edited_example
+    with open(LECTURE_EXPERT, encoding="utf-8") as f:
+        text = f.read()
+    lt17 = text.replace("    if M <= 16:\n", "    if M < 17:\n")
+    assert lt17 != text and parse(lt17) == parse(text)
+    assert edited_example(parse(text), text) is not None and "if M <= 16:" in edit_example(parse(text), ":", text)
+    assert edited_example(parse(lt17), lt17) is None and "if M <= 16" not in edit_example(parse(lt17), ":", lt17)
+    path = tmp_path / "lt17.py"
+    path.write_text(lt17, encoding="utf-8")
+    p = run_script("lecture14/06_your_heuristic.py", str(path), timeout=120)
+    flat = "".join(p.stdout.split())
+    assert p.returncode == 0 and "可以试试" in flat and "把ifM<=16改成" not in flat, p.stdout[-2000:]
+
+
 def test_edit_suggestion_for_a_file_with_only_a_default_does_not_mention_a_threshold():
     # 审读报过：只有一句默认 return 的文件，06 还说"比如挪一条规则的阈值"，可它没有规则、没有阈值
     from evolve import Program, all_shapes, choose

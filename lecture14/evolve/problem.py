@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -71,21 +72,25 @@ def from_root(path: str) -> str:
     return os.path.relpath(full, REPO) if full.startswith(REPO + os.sep) else full
 
 
-def edited_example(program) -> Program | None:
-    """edit_example 说"把 if M <= 16 改成 if M <= 64"时，改完的程序（脚本可以先替学生算出这一改的分数）；不这么说时 None。"""
+def edited_example(program, text: str | None = None) -> Program | None:
+    """edit_example 说"把 if M <= 16 改成 if M <= 64"时，改完的程序（脚本可以先替学生算出这一改的分数）；不这么说时 None。
+    text：程序的源码（给了就要那一行真的写着 M <= 16——审读报过：文件里写的是 if M < 17:，解析出来一样，照"把 if M <= 16
+    改成……"去找，文件里没有这一句）。"""
+    lines = None if text is None else text.split("\n")
     for i, r in enumerate(program.rules):
-        if r.conds == (("M", 16),):
+        if r.conds == (("M", 16),) and (lines is None or (0 < r.line <= len(lines)
+                                                          and re.search(r"\bM\s*<=\s*16\b", lines[r.line - 1]))):
             edited = Program(program.rules[:i] + (Rule((("M", 64),), r.config),) + program.rules[i + 1:], program.default)
             if any(choose(edited, s) != choose(program, s) for s in all_shapes()):
                 return edited
     return None
 
 
-def edit_example(program, colon: str = "") -> str:
+def edit_example(program, colon: str = "", text: str | None = None) -> str:
     """"可以试试"里"比如怎么改"：程序里还有专家起点的 if M <= 16 那一条、而且把它改成 64 真的会换掉某个形状的配置，
     才这么说（colon=":" 时照源码写"if M <= 16:"）；否则说别的改法（学生报过：文件里已经是 64，还让他把 16 改成 64；
     审读报过：前面有一条 if M <= 8192 挡住了它，照着改什么也不变）。"""
-    if edited_example(program) is not None:
+    if edited_example(program, text) is not None:
         return f"比如把 if M <= 16{colon} 改成 if M <= 64{colon}"
     if not program.rules:                      # 只有一句默认的 return：没有阈值可挪（审读报过）
         return f"比如在最后的 return 前面加一条规则（if M <= 16{colon} 下一行 return Config(...)），或者换一个配置"
@@ -335,6 +340,14 @@ def read_source(path: str) -> str:
         raise ProgramError(name, 1, f"文件比 {MAX_SOURCE_BYTES / 1e6:g} MB 还大，不像启发式（一万条规则约 1 MB）："
                                     "检查给的是不是那个 .py 文件")
     return decode_source(raw, name)
+
+
+def source_or_none(path: str) -> str | None:
+    """read_source，读不了（文件在读过以后没了、改坏了）时 None：给"可以试试"照源码措辞用，读不了就不照源码说。"""
+    try:
+        return read_source(path)
+    except (OSError, ProgramError):
+        return None
 
 
 def source_view(path: str) -> SourceView:
