@@ -426,6 +426,9 @@ def not_fewest(parents: dict, see: str = "") -> str:
     others = {k: v for k, v in parents.items() if k != "best"}
     if all(v <= mine for v in others.values()):
         return "并不比别的办法少" + (f"（{see}）" if see else "")
+    if not any(v < mine for v in others.values()):  # 只是并列最少（审读报过：--budget 2 --seeds 2 时它 1 个、岛屿模型
+        tied = "、".join(SHORT[k] for k, v in others.items() if v == mine)   # 也 1 个，句子说"并不是最少的"）
+        return f"并不比别的办法都少（{tied}也是 {cnt(mine)} 个" + (f"；{see}" if see else "") + "）"
     same = "、".join(f"{SHORT[k]} {cnt(v)} 个" for k, v in others.items() if v <= mine)
     return f"并不是四种办法里最少的（它 {cnt(mine)} 个，{same}" + (f"；{see}" if see else "") + "）"
 

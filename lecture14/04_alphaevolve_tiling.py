@@ -385,7 +385,8 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
         f"只涨了不到 0.001（印到三位小数都是 {res['score']:.3f}×）")) if gain_early is not None else ""
     obs = []
     if gain_early is None:
-        obs.append(f"预算只有 {budget} 个提议：\"开头\"是前 {EARLY} 个，要到第 {EARLY + 1} 个以后才有\"后面\"可比，"
+        # 审读报过：--budget 1 时说"开头是前 300 个"，这次根本没有 300 个提议
+        obs.append(f"讲义拿前 {EARLY} 个提议（\"开头\"）和之后的比，这次预算只有 {budget} 个提议，"
                    f"所以看不出开头和后面涨得一样不一样；最终训练形状上 "
                    f"{res['score']:.3f}×，上限 {o_train:.3f}×，是上限的 {pct(share)}（两个加速比之比）。")
     else:

@@ -208,6 +208,9 @@ def test_demo2_parent_counts_in_the_finding_match_the_table(run):
     finding = joined(observations(body)[0]).replace(" ", "")
     if "并不比别的办法少" in finding:
         assert all(v <= best for v in parents.values()), (best, parents, finding)
+    if "并不比别的办法都少" in finding:                                 # 并列最少：点名的那几种和它一样多
+        tied = re.search(r"并不比别的办法都少（(.+?)也是([\d.]+)个", finding)
+        assert tied and number(tied[2]) == best and min(parents.values()) == best, finding
     if "并不是四种办法里最少的" in finding:
         named = re.search(r"并不是四种办法里最少的（它([\d.]+)个，(.+?)[；）]", finding)
         assert named and number(named[1]) == best, finding
@@ -226,6 +229,10 @@ def test_greedy_verdict_does_not_say_no_fewer_when_two_policies_had_more_parents
     worst = dict(best=1.000, uniform=1.050, tournament=1.050, islands=1.050)
     parents = dict(best=1, uniform=1.5, tournament=1.5, islands=1)
     o = s03.obs_greedy(parents, scores, dict(best=2, islands=1), worst).text      # 这条本身不成立：看它成立时的话
-    assert "并不比别的办法少" not in o and "并不是四种办法里最少的（它 1 个，岛屿模型 1 个）" in o, o
+    # 审读报过：它 1 个、岛屿模型也 1 个是并列最少，不是"并不是最少的"
+    assert "并不比别的办法少" not in o and "并不是四种办法里最少的" not in o, o
+    assert "并不比别的办法都少（岛屿模型也是 1 个" in o, o
+    fewer = s03.obs_greedy(dict(best=1.5, uniform=2, tournament=2, islands=1), scores, dict(best=2, islands=1), worst).text
+    assert "并不是四种办法里最少的（它 1.5 个，岛屿模型 1 个）" in fewer, fewer
     assert "并不比别的办法少" in s03.obs_greedy(dict(parents, uniform=1, tournament=1), scores,
                                                dict(best=2, islands=1), worst).text

@@ -317,6 +317,10 @@ def test_tiny_budgets_do_not_crash_or_claim_too_much(script, args):
     assert p.returncode == 0, p.stderr
     if script == S04:
         assert "看不出开头和后面" in p.stdout and "成功率比不出什么" in p.stdout
+        # 审读报过：预算 1 时说"开头是前 300 个，要到第 301 个以后才有后面可比"，这次根本没有 300 个提议
+        budget = int(args[args.index("--budget") + 1])
+        flat = "".join(p.stdout.split())
+        assert f"讲义拿前300个提议（\"开头\"）和之后的比，这次预算只有{budget}个提议" in flat, flat[:3000]
 
 
 def test_no_probes_means_every_program_is_fully_evaluated(table, train):
