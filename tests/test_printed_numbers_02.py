@@ -325,17 +325,18 @@ def test_the_full_evaluation_line_tells_the_child_from_its_parent(args):
     from conftest import run_script
     p = run_script("lecture14/02_llm_proposal.py", *args)
     line = re.sub(r"\n\s*", "", p.stdout.split("⑥", 1)[1].split("\n\n", 1)[0])
-    m = re.search(r"相对专家的加速比 ([\d.]+)×.*?父程序 ([\d.]+)×", line)
+    m = re.search(r"相对专家的加速比 ?([\d.]+)×.*?父程序 ?([\d.]+)×", line)    # 折行处的空格拼回来时没了
     assert m, line
     if "比父程序好" in p.stdout.split("⑥", 1)[0].split("演示 1", 1)[1].split("\n", 1)[0]:   # 标题说挑的是比父程序好的
         assert float(m[1]) > float(m[2]), line                                          # 印出来也看得出
 
 
+@pytest.mark.h100_golden                 # H100 上种子 0 的轨迹：第 50 个提议起慢放的子程序比专家慢
 def test_a_child_slower_than_the_expert_is_not_said_to_be_faster_than_it():
     # 02 --after 50 慢放的子程序 0.969×、父程序 0.964×：都比专家慢，⑥ 以前印"比专家快 0.969×"
     p = run_script(SCRIPT, "--after", "50")
     line = re.sub(r"\n\s*", "", p.stdout.split("⑥", 1)[1].split("\n\n", 1)[0])
-    m = re.search(r"相对专家的加速比 ([\d.]+)×", line)
+    m = re.search(r"相对专家的加速比 ?([\d.]+)×", line)
     assert m, line
     score = float(m[1])
     assert score < 1, f"--after 50 的子程序不再比专家慢（{score}），这个测试要换一个 --after：{line}"
