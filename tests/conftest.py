@@ -214,7 +214,8 @@ def _lower_priority(p) -> None:
 
 
 def run_concurrently(*commands, cwd=ROOT, timeout=180, env=None):
-    """几条命令（参数列表）同时跑，各是独立的子进程（结果和一条条跑一样，只是在 2 核上快一些）；env 不给就继承；
+    """几条命令（参数列表）同时跑，各是独立的子进程（结果和一条条跑一样，只是在 2 核上快一些）；env 不给就继承
+    （后台线程里是会话开始时的环境，见 _full_env）；
     按顺序返回 subprocess.CompletedProcess（text，stdout 和 stderr 都收下）。每条命令在自己的进程组里跑，
     结束时（包括超时、出错）整组杀掉：不留下脚本的后台 worker。在后台线程里优先级低（_lower_priority）。"""
     import subprocess
@@ -223,7 +224,7 @@ def run_concurrently(*commands, cwd=ROOT, timeout=180, env=None):
     try:
         for c in commands:
             procs.append(subprocess.Popen(list(c), cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                          start_new_session=True, env=env))
+                                          start_new_session=True, env=_full_env(env)))
             _lower_priority(procs[-1])
         for p in procs:
             stdout, stderr = p.communicate(timeout=timeout)
@@ -366,10 +367,13 @@ _NOT_IN_KEY = {"PYTEST_CURRENT_TEST"}                  # pytest 自己的记号�
 
 def _full_env(env, session=False) -> dict:
     """子进程真正拿到的环境：给了就是它；没给时，测试里是此刻的 os.environ（和 subprocess 一样继承，测试
-    monkeypatch 过的也算），预跑（PREFETCH）是会话开始时的环境。"""
+    monkeypatch 过的也算），预跑（PREFETCH）和后台线程里（@ahead 的函数）是会话开始时的环境——那一刻前台的测试
+    也许正用 monkeypatch 改着 COLUMNS（一次干净克隆里的 CI 报过：后台跑的 run_openevolve.py 继承了前台测试的
+    COLUMNS，管道里印出 128 列的行）。run_script、run_script_fresh、run_concurrently、run_in_pty 都经过这里。"""
     if env is not None:
         return dict(env)
-    return dict(_BASE_ENV) if session else dict(os.environ)
+    background = threading.current_thread() is not threading.main_thread()
+    return dict(_BASE_ENV) if session or background else dict(os.environ)
 
 
 def _run_key(args, env: dict, cwd, instance=1):
@@ -1151,7 +1155,7 @@ def pytest_collection_finish(session):
 def run_in_pty(args, cols, env_extra=None, unset=("COLUMNS", "LINES"), cwd=ROOT, timeout=120, env=None,
                stderr_too=False):
     """python（sys.executable）带 args 在一个 cols 列宽的伪终端里跑：标准输出是终端（列数来自终端本身，环境是 env
-    （没给时是此刻的 os.environ）去掉 unset 列的变量，再加上 env_extra），标准错误单独收（stderr_too=True 时也写到
+    （没给时是此刻的 os.environ，后台线程里是会话开始时的环境：_full_env）去掉 unset 列的变量，再加上 env_extra），标准错误单独收（stderr_too=True 时也写到
     这个终端上，和学生看到的一样混在一起，CompletedProcess 的 stderr 是空的）。返回 CompletedProcess
     （stdout 是终端上的文字，换行统一成 \\n）。只在 Linux 上用（窗口大小用 ioctl 设）。和 run_script 一样：能交给
     预热过的解释器的就由它 fork 出来跑（终端的两端照样传过去），在后台线程里优先级低。"""
@@ -1159,7 +1163,7 @@ def run_in_pty(args, cols, env_extra=None, unset=("COLUMNS", "LINES"), cwd=ROOT,
     import pty
     import struct
     import termios
-    env = {k: v for k, v in (os.environ if env is None else env).items() if k not in unset}
+    env = {k: v for k, v in _full_env(env).items() if k not in unset}
     env.update(env_extra or {})
     command = [sys.executable, *map(str, args)]
     deadline = time.monotonic() + timeout

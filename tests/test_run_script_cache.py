@@ -44,6 +44,26 @@ def test_prefetched_runs_use_the_session_environment(monkeypatch):
     assert key == conftest._run_key(("a",), dict(conftest._BASE_ENV, PYTEST_CURRENT_TEST="t"), ROOT)
 
 
+def test_a_background_thread_never_inherits_a_foreground_monkeypatch(monkeypatch):
+    """干净克隆里的 CI 报过：后台线程里的 @ahead 函数（OpenEvolve 的那次运行）用 run_concurrently 起进程，继承了那一刻
+    前台测试 monkeypatch 的 COLUMNS，管道里印出 128 列的行，测试偶尔失败。后台线程里没给 env 的运行（run_script、
+    run_concurrently、run_in_pty 都一样）用会话开始时的环境；前台照旧继承此刻的 os.environ。"""
+    monkeypatch.setenv("COLUMNS", "128")
+    monkeypatch.setenv("RUN_SCRIPT_PROBE", "foreground")
+    probe = [sys.executable, "-c", "import os; print(os.environ.get('COLUMNS'), os.environ.get('RUN_SCRIPT_PROBE'))"]
+    seen = {}
+
+    def background():
+        seen["env"] = conftest._full_env(None)
+        seen["ran"] = conftest.run_concurrently(probe)[0].stdout.split()
+    t = threading.Thread(target=background)
+    t.start()
+    t.join(60)
+    assert "COLUMNS" not in seen["env"] and "RUN_SCRIPT_PROBE" not in seen["env"]
+    assert seen["ran"] == ["None", "None"]
+    assert conftest.run_concurrently(probe)[0].stdout.split() == ["128", "foreground"]       # 前台：照旧继承
+
+
 def test_ahead_computes_once_and_retries_after_an_error():
     calls = []
 
