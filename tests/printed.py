@@ -25,7 +25,10 @@ def continued_commands(text: str) -> list[str]:
 
 
 def width(ch: str) -> int:
-    return 0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+    """测试自己量的列宽（不用被测的 layout.display_width）：组合字符（Mn、Me，泰文的 ั、U+FE0F 也是）0 列，宽字符 2 列。"""
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
 
 
 def sections(text: str) -> dict[str, str]:

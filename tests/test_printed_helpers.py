@@ -97,3 +97,11 @@ def test_a_section_that_was_not_printed_is_not_a_failed_claim():
     with pytest.raises(SectionMissing) as e:
         section(text, "演示 2")
     assert not isinstance(e.value, AssertionError) and "演示 1：一" in str(e.value)
+
+
+def test_the_tests_own_width_agrees_with_layout_on_marks_of_category_mn():
+    # 审读报过：layout.display_width 把泰文的 ั（U+0E31）、U+FE0F 算 0 列以后，测试自己量列宽的 printed.width 还算 1 列
+    from layout import display_width
+    from printed import width
+    for text in ("ดั้ง", "✔\ufe0f", "e\u0301", "中文", "abc"):
+        assert sum(map(width, text)) == display_width(text), text
