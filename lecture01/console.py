@@ -706,7 +706,7 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
         trace(series[name], *marks[name], connect)
     hidden = hidden_series(series, marks, drawn, grid, background)
     hidden += [f"（参考线「{a}」和「{b}」相差不到一格，在图上是同一条线"
-               + ("；「" + b + "」的标签印在了旁边的一行。）" if inline else "。）") for a, b in merged]
+               + ("；「" + b + "」的标签印在了附近的另一行。）" if inline else "。）") for a, b in merged]
     if connect:
         hidden += hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt)
     else:                                                  # 散点：几个点落在同一格时记号比点少，说一句
