@@ -692,12 +692,12 @@ def demo3_guided(tolerance):
     lw = max(losers, key=lambda r: r["runs"] - r["random"]) if losers else worst
     observe([
         verdict(10 <= med <= 500 and 4 * mid_range >= 3 * len(res),
-                f"代价模型引导的调优一般要跑几十到几百次：中位数 {med:,.0f} 次（穷举的 {med / n:.1%}），"
+                f"代价模型引导的调优一般要跑几十到几百次：中位数 {med_text(med, (np.median(rnd),))} 次（穷举的 {med / n:.1%}），"
                 f"{len(res)} 个形状里 {mid_range} 个在 10–999 次之间"      # 学生报过"85 个（至少四分之三）在……"读着别扭
                 + ("（全部）" if mid_range == len(res) else f"（占 {mid_range / len(res):.0%}）") + f"；最少 {min(runs):,} 次"
                 f"（{label(easiest['name'], easiest['M'])}），最多 {max(runs):,} 次（{label(worst['name'], worst['M'])}）。"
                 f"穷举每个形状都是 {n:,} 次。",
-                f"中位数 {fmt(med, 0, (10, 500))} 次，10–999 次之间的形状 {mid_range} 个（讲义说中位数在 10 到 500 次之间、"
+                f"中位数 {med_text(med, (10, 500))} 次，10–999 次之间的形状 {mid_range} 个（讲义说中位数在 10 到 500 次之间、"
                 f"{len(res)} 个形状里至少 {-(-3 * len(res) // 4)} 个、也就是四分之三在 10–999 次之间）。",
                 [("中位数在 10 到 500 次之间", 10 <= med <= 500), ("至少四分之三的形状在 10–999 次之间", 4 * mid_range >= 3 * len(res))]),
         verdict(np.median(scores) <= 20 and in_first >= len(res) / 2 and first_s1 == len(res) and np.median(sf) < med,
@@ -713,13 +713,13 @@ def demo3_guided(tolerance):
                 [("分数种数中位数不超过 20", np.median(scores) <= 20), ("至少一半形状命中在并列第一里", in_first >= len(res) / 2),
                  ("第一个跑的都是 stages = 1", first_s1 == len(res)), ("同分先试大 stages 的中位数更小", np.median(sf) < med)]),
         verdict(med < np.median(rnd) and len(losers) > 0 and lw["ahead"] > lw["tied_ahead"] and lw["best_tiles"] < sl.SMS,
-                f"和随机顺序比：中位数 {fmt(med, 0, (np.median(rnd),))} 对 {fmt(np.median(rnd), 0, (med,))}，引导赢；但 {len(losers)} 个形状上它比随机顺序还慢，"
+                f"和随机顺序比：中位数 {med_text(med, (np.median(rnd),))} 对 {med_text(np.median(rnd), (med,))}，引导赢；但 {len(losers)} 个形状上它比随机顺序还慢，"
                 f"差得最多的是 {label(lw['name'], lw['M'])}（{lw['runs']:,} 次，随机期望 {lw['random']:,.0f} 次）：命中之前白跑的 "
                 f"{lw['runs'] - 1:,} 个配置里，{lw['ahead']:,} 个被简化模型打了比合格配置更好的分（另 {lw['tied_ahead']:,} 个同分、"
                 f"按 VALID 顺序排在前面）。那里真正的最优 {cfg(lw['best'])} 只切出 {lw['best_tiles']} 块、用不满 {sl.SMS} 个 SM，"
                 "简化模型假定所有 SM 平分 L2 带宽，不知道 SM 用得少时每个 SM 分到的更多、加载延迟也更短。"
                 "简化模型的盲区，就是要多跑的次数。",
-                f"引导中位数 {fmt(med, 0, (np.median(rnd),))}，随机 {fmt(np.median(rnd), 0, (med,))}；比随机慢的形状 {len(losers)} 个"
+                f"引导中位数 {med_text(med, (np.median(rnd),))}，随机 {med_text(np.median(rnd), (med,))}；比随机慢的形状 {len(losers)} 个"
                 + (f"；差得最多的 {label(lw['name'], lw['M'])} 跑了 {lw['runs']:,} 次，白跑的 {lw['runs'] - 1:,} 个里 {lw['ahead']:,} 个"
                    f"分数比合格配置好、{lw['tied_ahead']:,} 个同分而在 VALID 里靠前，最优切出 {lw['best_tiles']} 块"
                    if losers else "")

@@ -145,3 +145,29 @@ def test_demo1_keeps_the_lectures_wording_at_the_lectures_knobs():
     flat = "".join(printed(TM.demo1_breakdown).split())
     assert "显存只占一小段" in flat and re.search(r"最长一段的[\d.]+–[\d.]+倍", flat)
     assert "到不了100%：屋顶线按峰值3.35TB/s算，启动开销又占了" in flat
+
+
+def guided_medians_table(out):
+    """演示 3 下面那张"88 个形状上要跑几次"的表：引导、随机两行印出来的中位数。"""
+    from printed import find_table
+    t = find_table(out, "中位数占穷举")
+    return t.row("代价模型引导")[t.col("中位数")], t.row("随机顺序")[t.col("中位数")]
+
+
+@pytest.mark.parametrize("knobs", [dict(HBM_LATENCY=1e-05), {}])
+def test_guided_median_in_the_sentences_is_the_tables_median(knobs):
+    # 审读报过：--knob HBM_LATENCY=1e-05 时表里引导的中位数是 147.5（88 个形状，中间两个的平均），观察 1 说"中位数 148 次"、
+    # 观察 3 说"引导中位数 148"，观察 2 和"可以试试"却说 147.5
+    out = printed(TM.demo3_guided, TM.TOLERANCE, knobs=knobs)
+    guided, rnd = guided_medians_table(out)
+    obs = ["".join(o.split()) for o in observations(out)]
+    assert re.search(rf"中位数{re.escape(guided)}次（穷举的", obs[0]), (guided, obs[0])
+    assert re.search(rf"中位数{re.escape(guided)}(对|，随机){re.escape(rnd)}", obs[2]), (guided, rnd, obs[2])
+    assert f"中位数就从{guided}降到" in obs[1], (guided, obs[1])
+
+
+@pytest.mark.h100_golden                     # 前提（中位数是 x.5）是 H100 的数
+def test_the_half_median_premise_of_the_test_above():
+    with sl.knobs(HBM_LATENCY=1e-05):
+        med = guided_median(TM.TOLERANCE)
+    assert med != int(med), "测试的前提变了：这个旋钮下引导的中位数不再是 x.5，上面那个测试测不到印成整数的错"
