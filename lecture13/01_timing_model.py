@@ -475,7 +475,7 @@ def demo2_effects():
     st = [E(EXPERT_BIG.replace(stages=k), *shape(name, Mm)) for k in ks]
     ts = [e["time_us"] for e in st]
     rows.append(["流水线级数", label(name, Mm), "stages " + " / ".join(map(str, ks)) + cut,
-                 " / ".join(f"{t:.0f}" for t in ts), f"{ts[-1] / ts[0]:.2f}×"])
+                 " / ".join(f"{t:,.0f}" for t in ts), f"{ts[-1] / ts[0]:.2f}×"])      # 千分位：和句子里的 1,284 一样
     occ_name, occ_M = "70B/8 o", 8192
     o3, o4 = ((E(EXPERT_BIG.replace(stages=k), *shape(occ_name, occ_M)) if k in ks else None) for k in (3, 4))
     if o3 is not None and o4 is not None:
@@ -483,18 +483,26 @@ def demo2_effects():
                      f"stages 3 → 4（CTA/SM {o3['ctas_per_sm']} → {o4['ctas_per_sm']}）",
                      f"{us(o3['time_us'])} → {us(o4['time_us'])}", f"{o4['time_us'] / o3['time_us']:.2f}×"])
     waits = [parts(e)["等"] for e in st]
+    # "缩短的是等"：总时间少掉的至少一半是"等"少掉的（审读报过：--knob HBM_LATENCY=1e-05 时 1,284 → 217 µs，"等"只从
+    # 164 降到 27 µs，少掉的几乎全是"显存"1,280 → 213 µs，句子照样说"缩短的是等"）
+    drop = {k: parts(st[0])[k] - parts(st[-1])[k] for k in parts(st[0])}
+    mostly_wait = waits[0] - waits[-1] >= 0.5 * (ts[0] - ts[-1])
+    most = max(drop, key=drop.get)                  # 少掉最多的那一项：不是"等"时在判据后面印出来
+    most_said = ("" if most == "等" else
+                 f"，{most} {parts(st[0])[most]:,.0f} → {parts(st[-1])[most]:,.0f} µs")
     obs.append(verdict(ks == [1, 2, 3, 4] and all(x > y for x, y in zip(ts, ts[1:])) and ts[0] / ts[-1] >= 2
-                       and waits[0] > waits[-1],
+                       and mostly_wait,
                        f"流水线级数：{label(name, Mm)} 上 stages 从 1 到 4，时间 {ts[0]:,.0f} → {ts[-1]:,.0f} µs"
                        f"（快 {ts[0] / ts[-1]:.1f} 倍），缩短的是\"等\"（{waits[0]:,.0f} → {waits[-1]:,.0f} µs）：在路上的加载越多，"
                        "每一步越不用干等。",
                        f"stages {'–'.join(map(str, ks[::max(1, len(ks) - 1)]))} 的时间 "
                        + " / ".join(fmt(t, 1, ts[max(0, i - 1):i] + ts[i + 1:i + 2]) for i, t in enumerate(ts))   # 相邻的
                        + f" µs（1 级是 {ks[-1]} 级的 {times(ts[0] / ts[-1], 2)} 倍），"            # 两级印出来不会一样
-                       f"等 {waits[0]:,.0f} → {waits[-1]:,.0f} µs{cut_said}（讲义说 1–4 级都启动得了、逐级变快、1 级至少慢 2 倍、"
-                       "缩短的是等）。",
+                       f"等 {waits[0]:,.0f} → {waits[-1]:,.0f} µs{most_said}{cut_said}（讲义说 1–4 级都启动得了、逐级变快、"
+                       "1 级至少慢 2 倍、缩短的主要是等）。",
                        [("1–4 级都启动得了", ks == [1, 2, 3, 4]), ("逐级变快", all(x > y for x, y in zip(ts, ts[1:]))),
-                        ("1 级至少慢 2 倍", ts[0] / ts[-1] >= 2), ("缩短的是等", waits[0] > waits[-1])])
+                        ("1 级至少慢 2 倍", ts[0] / ts[-1] >= 2),
+                        ("缩短的主要是等（\"等\"少掉的至少是总时间少掉的一半）", mostly_wait)])
                + (verdict(o4["time_us"] > o3["time_us"] and o4["ctas_per_sm"] < o3["ctas_per_sm"],
                           f"但级数要占共享内存：{label(occ_name, occ_M)} 上 4 级让每个 SM 只放得下 {o4['ctas_per_sm']} 个 CTA"
                           f"（3 级是 {o3['ctas_per_sm']} 个），反而慢 {o4['time_us'] / o3['time_us'] - 1:.0%}。",

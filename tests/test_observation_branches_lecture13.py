@@ -194,6 +194,31 @@ def test_stages_and_occupancy_fail_with_a_slow_l2():
 
 
 @pytest.mark.h100_golden
+def test_stages_are_not_said_to_shorten_the_wait_when_memory_latency_is_what_shrank():
+    # 审读报过：--knob HBM_LATENCY=1e-05 时 8B o M=512 的 stages 1 → 4 从 1,284 降到 217 µs，"等"只从 164 降到 27 µs，
+    # 少掉的几乎全是"显存"（1,280 → 213 µs：在路上的字节多了，显存的延迟也藏住了），句子照样说"缩短的是'等'"
+    k = dict(HBM_LATENCY=1e-05)
+    with sl.knobs(**k):
+        one, four = (sl.explain(BIG.replace(stages=s), *S("8B o", 512)) for s in (1, 4))
+    drop = lambda name: one["parts_us"][name] - four["parts_us"][name]       # noqa: E731
+    wait = next(n for n in one["parts_us"] if n.startswith("等"))
+    mem = next(n for n in one["parts_us"] if n.startswith("显存"))
+    assert drop(wait) < 0.5 * (one["time_us"] - four["time_us"]) < drop(mem), "测试的前提（少掉的主要是显存）没做到"
+    failing(items(TM.demo2_effects, knobs=k), "stages 1–4", ["缩短的主要是等"],
+            [f"显存 {one['parts_us'][mem]:,.0f} → {four['parts_us'][mem]:,.0f} µs"])
+    table = "".join(items_text(TM.demo2_effects, knobs=k).split())
+    assert f"{one['time_us']:,.0f}/" in table, table                     # 表里的级数时间也带千分位，和句子里一样
+
+
+def items_text(demo, *args, knobs=None):
+    """和 items 一样跑一个演示，返回它印的全部文字。"""
+    buf = io.StringIO()
+    with sl.knobs(**(knobs or {})), redirect_stdout(buf):
+        demo(*args)
+    return buf.getvalue()
+
+
+@pytest.mark.h100_golden
 def test_group_fails_with_a_slow_per_sm_l2():
     k = dict(L2_BW_PER_SM=sl.L2_BW_PER_SM / 4)
     with sl.knobs(**k):
