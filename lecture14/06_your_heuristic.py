@@ -39,7 +39,7 @@ ensure_numpy()                      # 系统的 python3 没有 numpy：改用 ma
 
 from console import LISTING_LINES, check, fmt, listing, print_header, print_note, print_numbered, print_observations, print_table  # noqa: E402
 from console import WORD_BREAK as WB  # noqa: E402          # 表头里"要折优先在这里折"的记号（印出来没有它）
-from console import print_try, print_with_command  # noqa: E402
+from console import apart_digits, print_try, print_with_command  # noqa: E402
 from console import Charts, gpu_flag  # noqa: E402
 from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
@@ -329,12 +329,21 @@ def demo3_explain(program, table, ratios):
 
 def obs_evolve(start: float, end: float, from_expert: float):
     ok = end >= start
-    rel = "高于" if end > from_expert * (1 + SAME) else "低于" if end < from_expert * (1 - SAME) else "等于"
+    # 高于、低于按印出来的三位小数比；三位小数一样、其实不一样时，多印几位把两个数都说出来（审读报过：
+    # mixed.py --evolve --quick --seed 2 说"从专家出发是 1.229×，从你这里出发的结果低于它"，前半句刚印过"涨到 1.229×"）
+    if shown(end) != shown(from_expert):
+        rel = "高于它" if shown(end) > shown(from_expert) else "低于它"
+    elif abs(end / from_expert - 1) <= SAME:
+        rel = "等于它"
+    else:
+        d = apart_digits([end, from_expert], 4)
+        rel = (f"和它印到三位小数一样，多印几位才分得出{'高' if end > from_expert else '低'}一点"
+               f"（{end:.{d}f}× 对 {from_expert:.{d}f}×）")
     # 一位同学报过：从 04 进化出的最好程序出发，一次也没刷新，还说"从 1.256× 涨到 1.256×"
     moved = (f"从 {start:.3f}× 涨到 {end:.3f}×" if f"{end:.3f}" != f"{start:.3f}" else
              f"还是 {end:.3f}×，这个预算里一个更好的也没找到")
     return check(ok, f"从你的启发式出发，训练形状上{moved}（进化的最好分数只升不降）；"
-                       f"同样的种子和预算从专家出发是 {from_expert:.3f}×，从你这里出发的结果{rel}它。",
+                       f"同样的种子和预算从专家出发是 {from_expert:.3f}×，从你这里出发的结果{rel}。",
                  "进化以后的最好分数不低于起点", f"起点 {start:.3f}×，进化后 {end:.3f}×")
 
 

@@ -270,6 +270,21 @@ def test_evolve_says_rose_only_when_the_printed_score_rose():
     assert "从 1.200× 涨到 1.250×" in rose.text, rose.text
 
 
+def test_evolve_says_higher_or_lower_only_when_the_printed_scores_differ():
+    # 审读报过：mixed.py --evolve --quick --seed 2 说"从专家出发是 1.229×，从你这里出发的结果低于它"——前半句刚印过
+    # "涨到 1.229×"；真的数是 1.2287 对 1.2295。三位小数一样时多印几位把两个数说出来，一样的才说"等于"
+    from conftest import load_script
+    s06 = load_script("lecture14/06_your_heuristic.py", "yours_06_rel")
+    close = s06.obs_evolve(1.048, 1.22869, 1.22947).text
+    assert "低于它" not in close and "高于它" not in close and "等于它" not in close, close
+    assert "1.2287× 对 1.2295×" in close and "低一点" in close, close
+    up = s06.obs_evolve(1.008, 1.01125, 1.01112).text
+    assert "1.0112× 对 1.0111×" in up and "高一点" in up, up
+    assert "结果低于它" in s06.obs_evolve(0.167, 1.196, 1.223).text          # 印出来分得出高低：照旧
+    assert "结果高于它" in s06.obs_evolve(1.026, 1.243, 1.223).text
+    assert "结果等于它" in s06.obs_evolve(1.0, 1.2561, 1.2561).text
+
+
 def test_no_stray_space_after_a_closing_bracket_or_before_de(stdout):
     # 学生报过："和 04\n默认运行 的演示 2 / 3"、"最优配置的同一项（按 L2 总量算） 77.3 µs"
     from conftest import load_script
