@@ -740,10 +740,23 @@ def run_demos(a, llm=None) -> list:
 
 SCRIPT = "python3 lecture14/02_llm_proposal.py"
 LATE = 500          # "进化后期"：从第几个提议起找
+OTHER_SEEDS = 2     # "换一个种子"那条建议最多先替学生试几个种子（每个要跑一次 --after + LOOK 个提议的进化）
 
 
 def command(seed=SEED, after=AFTER) -> str:
     return SCRIPT + (f" --seed {seed}" if seed != SEED else "") + (f" --after {after}" if after != AFTER else "")
+
+
+def other_seed(table, train, seed, after) -> tuple[int, bool]:
+    """"换一个种子"那条建议用哪个种子：从 3 起（跳过这次的种子）先替学生试 OTHER_SEEDS 个，第一个在第 after–after+LOOK
+    个提议里真有一步可慢放的；返回 (种子, 找到了没有)，都没有时是第一个试的种子和 False。审读报过：--seed 4 --after 2400
+    建议"--seed 3 --after 2400"，说提示词、回复、探针上的分数都会变——种子 3 在那一段什么也找不到，演示 1、2 都不印。"""
+    tried = [s for s in range(3, 3 + OTHER_SEEDS + 1) if s != seed][:OTHER_SEEDS]
+    for s in tried:
+        k, _ = find_proposal(table, train, s, after, label=f"\"可以试试\"：先替你跑 --seed {s} --after {after}")
+        if k is not None:
+            return s, True
+    return tried[0], False
 
 
 def late_text(preview, late, here_shown, here_ok=None) -> str:
@@ -771,9 +784,10 @@ def late_text(preview, late, here_shown, here_ok=None) -> str:
 def suggestions(a) -> list:
     """"可以试试"：(说明, 命令)。只改说明里说的那一样，从来不是这次运行本身；进化后期那条先在这里替学生跑一遍，
     说出他会看到什么（包括哪句观察在那里不成立）。"""
-    other = 3 if a.seed != 3 else 4
     late = LATE if a.after < LATE else min(MAX_BUDGET, 2 * a.after)
     last = getattr(a, "stalled", None)
+    table = TimeTable()
+    train, _ = split_shapes(all_shapes())
     if last is not None and last[0] >= 1:             # 审读报过：--after 5000 停住了，还建议"--seed 3 --after 5000"，说提示词、回复、
         #                                   探针上的分数都会变——种子 3 在那一段也停住了，什么都不印。最后一次刷新的那个提议
         #                                   比父程序好、又是第一次评估（比以前所有的都好），从它起找，第一个就是它
@@ -781,11 +795,13 @@ def suggestions(a) -> list:
         out = [(f"看这次进化最后一次刷新最好分数的那一步（第 {k:,} 个提议，{op} 改到 {score:.3f}×）"
                 "的慢动作：从它起找，第一个比父程序好的就是它（下面的命令都在仓库根目录运行）：", command(a.seed, k))]
     else:
-        out = [("换一个种子，看另一次进化里的另一步（提示词、回复、探针上的分数都会变；下面的命令都在仓库根目录运行）：",
+        other, found = other_seed(table, train, a.seed, a.after)
+        out = [("换一个种子，看另一次进化里的另一步（提示词、回复、探针上的分数都会变；下面的命令都在仓库根目录运行）："
+                if found else
+                f"换一个种子，看另一次进化在同一段里怎样。先替你跑过了：种子 {other} 在第 {a.after:,}–{a.after + LOOK:,} 个提议里"
+                "没有一个比父程序好的，演示 1 会直说它停在了哪一步，演示 2 不印（下面的命令都在仓库根目录运行）：",
                 command(other, a.after))]
     if late > a.after and getattr(a, "parent_shown", True) is not None:   # 这次已经是停住的一段：不再建议更后的
-        table = TimeTable()
-        train, _ = split_shapes(all_shapes())
         preview = late_preview(table, train, a.seed, late)
         what = (f"看进化后期的一步（第 {late:,} 个提议起），演示 2 里各种修改比父程序好的比例怎么变" if preview is not None
                 else f"看进化更后期（第 {late:,} 个提议起）还找不找得到比父程序好的一步")
