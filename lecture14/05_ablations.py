@@ -585,7 +585,13 @@ def suggestions(budget, seeds) -> list:
     if more_budget > budget:
         # 种子数减到 2 个（不然要跑很久）：说出来（审读报过：--seeds 7 的运行建议的命令悄悄改成了 --seeds 2）
         fewer = f"、种子减到 {min(seeds, 2)} 个省时间" if seeds > 2 else ""
-        out.append((f"给更多预算（{more_budget:,} 个提议{fewer}，要跑得久一些，见 README 的\"计时\"），看完整系统还能涨多少、"
+        # 提议一共是这次的几倍：种子减少时可能不比这次多（审读报过：--seeds 9 时建议 4,000 × 2 个提议，比这次的
+        # 1,000 × 9 个还少，说明照样说"要跑得久一些"）
+        times = more_budget * min(seeds, 2) / (budget * seeds)
+        longer = ("要跑得久一些，见 README 的\"计时\"" if times > 1 else
+                  "提议一共和这次一样多，不比这次久" if times == 1 else
+                  f"提议一共是这次的 {fmt(times, 1, (1,))} 倍，不比这次久")
+        out.append((f"给更多预算（{more_budget:,} 个提议{fewer}，{longer}），看完整系统还能涨多少、"
                     "小模型和不进化各还能涨多少：", command(more_budget, min(seeds, 2))))
     more_seeds = 7 if seeds < 7 else min(MAX_SEEDS, 2 * seeds)
     if more_seeds > seeds:

@@ -212,3 +212,16 @@ def test_04_prefill_reason_follows_the_optimums_bottleneck(outputs):
         assert ("每次从L2搬的字节能算更多次" in said) == bound.startswith("搬"), (said, bound)
         if not bound.startswith("搬"):
             assert f"模型里它的瓶颈是{bound.replace(' ', '')}，不是从L2搬" in said, said
+
+
+@pytest.mark.parametrize("budget,seeds", [(1000, 3), (1000, 7), (1000, 8), (1000, 9), (3000, 3), (300, 2)])
+def test_05_more_budget_suggestion_says_longer_only_when_it_proposes_more(budget, seeds):
+    # 审读报过：05 --seeds 9 建议"--budget 4000 --seeds 2"，说"要跑得久一些"——4,000 × 2 个提议比这次的 1,000 × 9 个还少
+    # （在这台机器上量到 5 秒对 7 秒）
+    m05.set_small_targeted(m05.DEFAULT_SMALL_TARGETED)
+    [(said, cmd)] = [item for item in m05.suggestions(budget, seeds) if item[0].startswith("给更多预算")]
+    asked = settings_05(cmd.split()[2:])
+    more = asked[0] * asked[1] > budget * seeds
+    assert ("要跑得久一些" in said) == more, (budget, seeds, said, cmd)
+    if not more:
+        assert "不比这次久" in said, said
