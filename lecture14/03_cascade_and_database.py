@@ -329,8 +329,9 @@ def obs_cascade_saves(runs0, runs6, s0, s6, shares, caught, passed_worse, rest, 
     stopped = caught / (caught + passed_worse) if caught + passed_worse else 0.0
     ok = runs6 < 0.8 * runs0 and abs(s6 / s0 - 1) <= TIE and lo > 0.5
     return check(ok, f"级联省的是内核：{N_PROBE} 个探针时跑了 {cnt(runs6)} 次，不用级联 {cnt(runs0)} 次（省 {pct(1 - runs6 / runs0)}），"
-                       f"最后的分数差不多（{s6:.3f}× 对 {s0:.3f}×）。大多数子程序不比父程序好（跑过内核的子程序里占 {share_txt}，"
-                       f"每个种子各算）；探针拦下其中的 {cnt(caught)} 个（表里的\"探针淘汰\"减\"其中错杀\"），另外 {cnt(passed_worse)} 个过了探针、完整评估以后才知道"
+                       f"最后的分数差不多（{s6:.3f}× 对 {s0:.3f}×）。大多数子程序不比父程序好（跑过内核的子程序里占 {share_txt}"
+                       # 只有一个种子时不说"每个种子各算"（审读报过：--seeds 1 印"占 89%，每个种子各算"）
+                       f"{'，每个种子各算' if len(shares) > 1 else ''}）；探针拦下其中的 {cnt(caught)} 个（表里的\"探针淘汰\"减\"其中错杀\"），另外 {cnt(passed_worse)} 个过了探针、完整评估以后才知道"
                        f"不比父程序好{of_median(seeds)}——探针{'只' if stopped < 0.5 else ''}拦下了不比父程序好的 {pct(stopped)}。"
                        f"省下的内核来自拦下的子程序：每拦下一个，就省下它在其余 {rest} 个训练形状上本该跑的 {rest} 次"
                        f"（用不用级联是两次不同的进化，所以省下的总数不正好是拦下的个数 × {rest}）。",
@@ -626,7 +627,8 @@ def suggestions(a) -> list:
     if more_seeds > a.seeds:
         out.append((f"更多种子，看级联和程序库的结论稳不稳；{longer(a.budget, more_seeds)}（下面的命令都在仓库根目录运行）：",
                     SCRIPT + (f" --budget {a.budget}" if a.budget != BUDGET else "") + f" --seeds {more_seeds}"))
-    more_budget = 3000 if a.budget < 3000 else min(MAX_BUDGET, 3 * a.budget)
+    # 至少 3 倍（审读报过：--budget 2999 建议 --budget 3000，说"提议是这次的 1 倍，要跑得久一些"）
+    more_budget = 3000 if a.budget <= 1000 else min(MAX_BUDGET, 3 * a.budget)
     if more_budget > a.budget:
         out.append((f"更大的预算（{longer(more_budget, a.seeds)}）：贪心的办法会不会更早卡住？",
                     f"{SCRIPT} --budget {more_budget} --seeds {a.seeds}"))

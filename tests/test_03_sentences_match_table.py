@@ -236,3 +236,22 @@ def test_greedy_verdict_does_not_say_no_fewer_when_two_policies_had_more_parents
     assert "并不是四种办法里最少的（它 1.5 个，岛屿模型 1 个）" in fewer, fewer
     assert "并不比别的办法少" in s03.obs_greedy(dict(parents, uniform=1, tournament=1), scores,
                                                dict(best=2, islands=1), worst).text
+
+
+def test_one_seed_is_not_said_to_be_counted_seed_by_seed():
+    # 审读报过：03 --seeds 1 的演示 1 观察 1 说"跑过内核的子程序里占 89%，每个种子各算"——只有一个种子
+    one = s03.obs_cascade_saves(34452, 26180, 1.262, 1.256, [0.89], 197, 486, 38, 1)
+    assert "每个种子各算" not in one.text and "占 89%）" in one.text, one.text
+    two = s03.obs_cascade_saves(35288, 26642, 1.258, 1.253, [0.88, 0.89], 219.5, 485.5, 38, 2)
+    assert "占 88%–89%，每个种子各算）" in two.text, two.text
+
+
+@pytest.mark.parametrize("budget", [1000, 2000, 2999, 3000])
+def test_the_bigger_budget_suggestion_is_never_about_the_same_size(budget):
+    # 审读报过：03 --budget 2999 建议"--budget 3000"，说"更大的预算（提议是这次的 1 倍，要跑得久一些）"
+    import argparse
+    items = s03.suggestions(argparse.Namespace(budget=budget, seeds=2))
+    [(said, cmd)] = [x for x in items if x[0].startswith("更大的预算")]
+    times = float(re.search(r"提议是这次的 ([\d,.]+) 倍", said)[1].replace(",", ""))
+    asked = int(re.search(r"--budget (\d+)", cmd)[1])
+    assert times >= 3 and asked >= 3 * budget, (said, cmd)

@@ -844,8 +844,9 @@ def test_03_suggestions(defaults):
             out = run_pristine(c).stdout
         if "04_" in c:
             assert "演示 4" in out
-    # 学生报过：--budget 100 --seeds 4 的建议说"2 倍"（6 ÷ 4 = 1.5），--budget 2500 --seeds 5 说"1 倍"（1.2）
-    for budget, seeds, said in ((100, 4, ("1.5", "30")), (2500, 5, ("1.2", "1.2"))):
+    # 学生报过：--budget 100 --seeds 4 的建议说"2 倍"（6 ÷ 4 = 1.5），--budget 2500 --seeds 5 说"1 倍"（1.2）；
+    # 更大的预算现在至少是 3 倍（--budget 2999 建议 3000 时说"1 倍"），--budget 700 时是 3000 ÷ 700 ≈ 4.3 倍
+    for budget, seeds, said in ((100, 4, ("1.5", "30")), (700, 5, ("1.2", "4.3")), (2500, 5, ("1.2", "3"))):
         whats = [w for w, _ in s03.suggestions(s03.parse_args(["--budget", str(budget), "--seeds", str(seeds)]))]
         assert [f"提议是这次的 {x} 倍" in w for w, x in zip(whats, said)] == [True, True], whats
 
