@@ -401,6 +401,7 @@ def run_demos(a, program) -> list:
     out = print_observations(demo1_scores(a.file, program, table, evolved, a.seed, a.budget))
     a.ahead = still_ahead(program, table, evolved)       # "可以试试"说"再往上追"谁：只说还在你前面的
     obs, ratios = demo2_per_shape(program, table)
+    a.at_top = all(r <= 1 + SAME for r in ratios.values())     # 每个形状上都已经是最优："可以试试"不再说往上追
     out += print_observations(obs)
     obs = demo3_explain(program, table, ratios)
     if obs:
@@ -453,6 +454,12 @@ def beats_expert(program, table) -> bool:
 def edit_suggestion(a, program) -> tuple[str, str]:
     """"改一改再打分"的建议：改法的例子、先替学生算好的那一改的分数、README 的提示（已经赢了专家时说往上追）。"""
     ahead = getattr(a, "ahead", None)                    # None：没跑演示 1（不知道谁还在前面）
+    if getattr(a, "at_top", False):                     # 审读报过：88 个形状都已经是最优的文件，还说"再往上只剩逐形状
+        #                                                 最优……一条一条加规则"——它就在上限上，加规则快不了
+        return (f"在编辑器里打开 {file_to_edit(a.file)} 改：你的配置在全部 {len(all_shapes())} 个形状上都已经和逐形状最优"
+                "一样快，分数到了上限，再加规则也快不了；试试删掉几条规则、把条件合并得更宽，看用更少的规则能保住多少分数"
+                "——规则越少，越像规律而不是一张表。再打分：\"你的启发式\"那几行、演示 2 的输赢和演示 3 的形状都会跟着变：",
+                f"python3 lecture14/06_your_heuristic.py {file_to_edit(a.file)}")
     if not beats_expert(program, a.table):
         hint = "怎样改得赢，README 的\"打败专家\"练习有提示"      # 学生报过：已经赢了，还说"怎样改得赢"
     elif ahead == []:

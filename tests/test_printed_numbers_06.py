@@ -342,3 +342,22 @@ def test_the_edit_hint_chases_only_the_methods_still_ahead_in_the_table(tmp_path
         assert set(chased.split("和")) == ahead, (chased, ahead)
     else:
         assert "想再往上追" not in tries and "都已经不比按M查表和进化出的程序慢" in tries, tries
+
+
+def test_a_file_at_the_optimum_everywhere_is_not_told_to_keep_adding_rules(tmp_path, table):
+    """审读报过：一个在 88 个形状上都选最优配置的文件（每个形状一条规则），演示 1 说它拿到逐形状最优的 100%、演示 3 说
+    没有要拆的，"可以试试"却说"再往上只剩逐形状最优（上限），README 的练习第 4 步说怎样一条一条加规则"——它就在上限上。"""
+    rules = []
+    for s in sorted(all_shapes(), key=lambda s: (s.M, s.N, s.K)):      # 按 (M, N, K) 排好：每个形状走到自己那一条
+        c = table.oracle(s)[0]
+        rules.append(f"    if M <= {s.M} and N <= {s.N} and K <= {s.K}:\n        return {c!r}")
+    path = tmp_path / "oracle_table.py"
+    path.write_text("from kernel_lab import Config  # noqa: F401\n\n# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n"
+                    + "\n".join(rules) + "\n    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n"
+                    "# EVOLVE-BLOCK-END\n", encoding="utf-8")
+    p = run_script(SCRIPT, str(path))
+    assert p.returncode == 0, p.stderr
+    assert "没有要拆的" in section(p.stdout, "演示 3"), "测试的前提变了：这个文件不是在每个形状上都选最优配置"
+    tries = re.sub(r"\s+", "", p.stdout.split("可以试试：", 1)[1])
+    assert "再往上只剩逐形状最优" not in tries and "一条一条加规则" not in tries and "再加一条规则" not in tries, tries
+    assert "分数到了上限" in tries, tries
