@@ -495,8 +495,11 @@ def obs_mistakes(kinds: Counter, tried: int, failed: dict, rejected: int, in_db:
           and rejected + repeats == kinds["子程序启动不了"])
     fails = "、".join(f"{k} {v} 个" for k, v in sorted(kinds.items()) if k not in ("子程序启动不了", "没有错"))
     return check(ok, f"{tried} 个故意犯错的回复一个都没让循环崩：{fails}，记在 failed 里（共 {sum(failed.values())} 个，正好是它们）；"
-                       f"{kinds['子程序启动不了']} 个改出启动不了的配置，{rejected} 个被静态检查拒掉，{repeats} 个是以前提过的程序、直接查的缓存。"
-                       "没有一个进了程序库。",
+                       f"{kinds['子程序启动不了']} 个改出启动不了的配置，"
+                       # 一个都没有查缓存时不说"0 个是以前提过的程序"（审读报过：--seed 2 --after 300）
+                       + (f"{rejected} 个被静态检查拒掉，{repeats} 个是以前提过的程序、直接查的缓存。" if repeats else
+                          "都是第一次提、被静态检查拒掉的。")
+                       + "没有一个进了程序库。",
                  "分类合计 = 犯错的回复数，failed = 打不上 + 解析不了，启动不了 = 静态检查拒掉 + 查缓存，没有一个进程序库",
                  f"犯错 {tried} 个，分类 " + "、".join(f"{k} {v}" for k, v in sorted(kinds.items()))
                  + f"，failed 共 {sum(failed.values())}，静态检查拒掉 {rejected}，查缓存 {repeats}，进了程序库 {in_db}",

@@ -426,3 +426,16 @@ def test_a_tie_for_the_highest_rate_is_not_called_targeted_alone():
     stats["threshold"]["bad"] = 41                                          # 启动不了的也并列
     worst_tied = s02.obs_kinds(stats, True)
     assert not worst_tied.ok and "启动不了最多的是single_field、threshold并列" in "".join(str(worst_tied).split())
+
+
+def test_mistakes_sentence_does_not_count_zero_cache_hits():
+    # 审读报过：02 --seed 2 --after 300 的演示 3 观察 1 说"32 个改出启动不了的配置，32 个被静态检查拒掉，0 个是以前提过的
+    # 程序、直接查的缓存"——一个都没有的事不当成一类来说
+    from collections import Counter
+    from conftest import load_script
+    s02 = load_script("lecture14/02_llm_proposal.py", "mistakes_02_zero")
+    kinds = Counter({"SEARCH 找不到": 28, "子程序解析不了": 30, "子程序启动不了": 32})
+    none = s02.obs_mistakes(kinds, 90, {"a": 28, "b": 30}, 32, 0, 0)
+    assert none.ok and "0 个是以前提过的程序" not in none.text and "都是第一次提、被静态检查拒掉的" in none.text, none.text
+    some = s02.obs_mistakes(kinds, 90, {"a": 28, "b": 30}, 28, 0, 4)
+    assert some.ok and "28 个被静态检查拒掉，4 个是以前提过的程序、直接查的缓存" in some.text, some.text
