@@ -361,6 +361,50 @@ def test_strip_thinking_is_the_same_as_before():
         assert _strip_thinking(t) == re.sub(r"<think>.*?</think>", "", t, flags=re.S), t
 
 
+_FULLWIDTH = str.maketrans({c: chr(ord(c) + 0xFEE0) for c in map(chr, range(0x21, 0x7f))})
+_KEY_LETTERS = re.sub(r"[^0-9A-Za-z]", "", KEY)
+
+
+def _megabyte(unit: str) -> str:
+    """unit 重复到 1 MB 的 UTF-8（一个回复最多读 MAX_REPLY_BYTES 字节）。"""
+    return unit * (MAX_REPLY_BYTES // len(unit.encode()))
+
+
+@pytest.mark.quiet
+@pytest.mark.parametrize("unit", [KEY.translate(_FULLWIDTH) + " ",       # 全角的密钥，一遍又一遍
+                                  "ａｂｃ ",                              # 全角字，没有密钥
+                                  "a中",                                 # ASCII 和汉字一个隔一个
+                                  _KEY_LETTERS[4:12] + "Z",              # 密钥的一段（8 个字），十一万处
+                                  " ".join(KEY) + "\n"],                 # 空格隔开的密钥
+                         ids=["fullwidth_key", "fullwidth_text", "mixed", "key_pieces", "spaced_key"])
+def test_redacting_a_crafted_megabyte_reply_takes_a_small_fraction_of_a_second(unit):
+    """讲师的复查报过：抹一个特意凑的 1 MB 回复里的密钥要 2.7 秒 CPU（不归 --llm-timeout 管；录制时每个回复还要抹
+    两遍）：非 ASCII 的字逐个在 Python 里归一，找到的每一处逐个在 Python 里记。以前这几种各要 0.3–0.7 秒（这台机器、
+    1 MB），现在一两百分之一秒。"""
+    from evolve.openai_llm import redact
+    text = _megabyte(unit)
+    (took,) = _cpu_times(lambda t: redact(t, KEY), [text], repeat=1)
+    assert took < 0.2, took
+
+
+def test_a_text_made_of_key_pieces_is_all_key():
+    # 超过 MAX_PIECES 处密钥的碎片：整段都抹掉（逐处抹每处要一微秒上下）；不到时只抹那几处
+    from evolve.openai_llm import MAX_PIECES, redact
+    piece = _KEY_LETTERS[4:12] + "Z"
+    assert redact("前面 " + piece * MAX_PIECES, KEY) == "前面 " + "***Z" * MAX_PIECES
+    assert redact("前面 " + piece * (MAX_PIECES + 1), KEY) == "***"
+
+
+def test_characters_skipped_when_normalizing_have_no_letters_or_digits():
+    """_NO_LETTERS 里的字（汉字、谚文音节、第 2 到 16 平面）归一以后一个字母、数字也没有：抹密钥时不用一个个地算
+    （一个 1 MB 的回复里能有二十几万个不同的这种字）。一个个地查。"""
+    from evolve.openai_llm import _NO_LETTERS, _letters_of
+    ranges = [r.split("-") for r in re.findall(r".-.", _NO_LETTERS.pattern[1:-2])]
+    chars = [chr(c) for a, b in ranges for c in range(ord(a), ord(b) + 1)]
+    assert len(chars) > 1_000_000 and all(_NO_LETTERS.fullmatch(c) for c in chars[::997])
+    assert not any(_letters_of(chars))
+
+
 # ---------------------------------------------------------------- 4. 放弃的规则、不重试的状态码、坏响应头
 
 def run_against(table, train, chat, budget=30, **kw):
