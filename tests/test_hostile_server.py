@@ -27,7 +27,7 @@ from evolve import EXPERT, Evaluator, evolve, render
 from evolve.diff import MAX_BLOCKS, TOO_MANY, DiffError, parse_diff
 from evolve.mock_llm import Prompt
 from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, COMPRESSED, GAVE_UP, NO_CONTENT, GIVE_UP_AFTER, REDIRECT, STREAMED, TIMEOUT_KIND, TOO_LONG,
-                               TRUNCATED, Call, LLMError, OpenAILLM, ReplayLLM, ServerUnreachable, _Backend,
+                               TRUNCATED, Call, LLMError, OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, _Backend,
                                _strip_thinking, shown, MAX_REPLY_BYTES)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -533,8 +533,8 @@ def test_replay_file_with_control_characters_in_names_is_refused(tmp_path):
     call = json.loads(lines[1])
     call.update(reply=None, error="\x1b[31m假的失败")
     (tmp_path / "bad2.jsonl").write_text("\n".join([lines[0], json.dumps(call)]), encoding="utf-8")
-    with pytest.raises(ValueError, match="bad2.jsonl:2: "):
-        ReplayLLM(str(tmp_path / "bad2.jsonl"))
+    with pytest.raises(ReplayMismatch, match="bad2.jsonl:2: "):         # 调用的行：回放读到它时停下
+        ReplayLLM(str(tmp_path / "bad2.jsonl")).propose(prompt())
 
 
 @pytest.mark.parametrize("field, value", [("latency", -4.9), ("latency", float("nan")), ("latency", 1e300),
@@ -546,8 +546,8 @@ def test_replay_file_with_impossible_numbers_is_refused(tmp_path, field, value):
     call = json.loads(lines[1])
     call[field] = value
     (tmp_path / "bad.jsonl").write_text("\n".join([lines[0], json.dumps(call)]), encoding="utf-8")
-    with pytest.raises(ValueError, match="bad.jsonl:2: "):
-        ReplayLLM(str(tmp_path / "bad.jsonl"))
+    with pytest.raises(ReplayMismatch, match="bad.jsonl:2: "):          # 回放读到那一行时停下，一句话
+        ReplayLLM(str(tmp_path / "bad.jsonl")).propose(prompt())
 
 
 def test_model_argument_with_control_characters_is_refused():
@@ -997,6 +997,66 @@ def test_a_bad_address_is_said_without_its_password_or_query(url):
         client(url)
     msg = str(e.value)
     assert one_safe_line(msg) and KEY not in msg and ("?…" in msg or "…@" in msg), msg
+
+
+def _big_recording(f, calls: int, reply_chars: int) -> int:
+    """一个 --record 格式的文件：文件头、calls 次调用，每次的回复 reply_chars 个字符。返回文件的字节数。"""
+    import dataclasses
+    from evolve.openai_llm import FORMAT, SYSTEM_PROMPT, Call
+    from sched_lab import GPU
+    with open(f, "w", encoding="utf-8") as out:
+        out.write(json.dumps(dict(type="header", format=FORMAT, model="x", concurrency=2, gpu=GPU.key,
+                                  system_prompt=SYSTEM_PROMPT)) + "\n")
+        for n in range(calls):
+            call = Call(n=n, prompt=f"p{n}", reply="x" * reply_chars, error=None, latency=0.1, prompt_tokens=1,
+                        completion_tokens=1, model="x")
+            out.write(json.dumps(dict(type="call", **dataclasses.asdict(call))) + "\n")
+    return os.path.getsize(f)
+
+
+def test_replay_reads_a_big_recording_a_line_at_a_time(tmp_path):
+    """讲师的复查报过：--replay 开跑前把整个文件读进内存，320 MB 的录制文件要 21 秒、约 700 MB 内存（上限写的是 4 GB）。
+    现在开跑前只读文件头（和最后一个字节），回放时一次一行：内存里最多一行（6 MB 以内）。这里 24 MB 的文件：以前开跑前
+    要读进来 24 MB 以上（tracemalloc 量的峰值），现在是文件头那么多（系统提示约 3 KB）；每次调用照样回放出来，用不到的
+    行数得出来。"""
+    import tracemalloc
+    f = tmp_path / "big.jsonl"
+    size = _big_recording(f, 240, 100_000)
+    assert size > 24_000_000
+    tracemalloc.start()
+    try:
+        t = time.monotonic()
+        replay = ReplayLLM(str(f))
+        took = time.monotonic() - t
+        _, start_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        for n in range(100):                                   # 一次一行地读
+            assert replay._fetch(n, f"p{n}").reply == "x" * 100_000
+        _, replay_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert start_peak < 1_000_000 and took < 1.0, (start_peak, took)          # 以前 > 24 MB、零点几秒到一两秒
+    assert replay_peak < 2_000_000, replay_peak                  # 回放时：一行（100 KB）上下
+    replay.close()
+    assert replay.unused() == 140                                # 文件关了也数得出来（04、05 最后说一句）
+    with pytest.raises(ReplayMismatch, match="只录了 240 次"):
+        fresh = ReplayLLM(str(f))
+        for n in range(241):
+            fresh._fetch(n, f"p{n}")
+    fresh.close()
+
+
+def test_a_recording_bigger_than_the_cap_is_refused_before_reading_it(tmp_path):
+    # 整个文件最多 MAX_RECORD_BYTES：普通文件开跑前看大小就说（这里是一个稀疏文件，不占磁盘），不读它
+    from evolve.openai_llm import MAX_RECORD_BYTES
+    f = tmp_path / "huge.jsonl"
+    _big_recording(f, 1, 10)
+    with open(f, "r+b") as out:
+        out.truncate(MAX_RECORD_BYTES + 1)
+    t = time.monotonic()
+    with pytest.raises(ValueError, match=f"huge.jsonl 超过 {MAX_RECORD_BYTES / 1e9:g} GB"):
+        ReplayLLM(str(f))
+    assert time.monotonic() - t < 1.0
 
 
 def test_replay_of_a_file_with_calls_out_of_order_says_so(tmp_path):

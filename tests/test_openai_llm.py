@@ -872,9 +872,9 @@ def test_04_replay_on_another_gpu_names_the_gpu_not_a_code_change(tmp_path):
 
 
 def test_04_replay_of_a_file_that_is_not_a_recording_says_why_in_chinese(tmp_path):
-    """学生报过：--replay README.md 说的是"（JSONDecodeError）"——Python 异常的英文名字。"""
-    from evolve.openai_llm import FORMAT
-    head = json.dumps(dict(type="header", format=FORMAT, model="m", concurrency=1)).encode() + b"\n"
+    """学生报过：--replay README.md 说的是"（JSONDecodeError）"——Python 异常的英文名字。文件头以后的行回放读到它们时才读
+    （坏的第 2 行是跑到第一次调用时说的），录到一半被打断的最后一行开跑前就说。"""
+    head = recorded_04()[3].splitlines()[0].encode() + b"\n"               # 04 --budget 30 --seeds 1 录的文件头
     cases = [("notes.md", b"# hello\n", "notes.md:1: 这一行不是 --record 写的格式（不是 JSON）"),
              ("bin.jsonl", head + b'\xff\xfe\n', "bin.jsonl:2: 这一行不是 --record 写的格式（不是 UTF-8 的文字）"),
              ("list.jsonl", b"[1]\n", "list.jsonl:1: 这一行不是 --record 写的格式（不是 --record 写的那种 JSON 对象）"),
@@ -884,7 +884,7 @@ def test_04_replay_of_a_file_that_is_not_a_recording_says_why_in_chinese(tmp_pat
              ("other.jsonl", b'{"a": 1}\n' + b"x" * 100, "other.jsonl:1: 第一行不是 --record 写的文件头")]
     for name, data, says in cases:
         (tmp_path / name).write_bytes(data)
-        p = run_script(SCRIPT, "--replay", str(tmp_path / name), timeout=60)
+        p = run_04("--replay", str(tmp_path / name))
         assert p.returncode == 2 and says in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
         assert "Error" not in p.stderr and "Traceback" not in p.stderr
 

@@ -55,6 +55,7 @@ import os
 import re
 import socket
 import ssl
+import stat
 import statistics
 import sys
 import threading
@@ -379,6 +380,7 @@ def _strip_thinking(text: str) -> str:
 class _Backend:
     """OpenAILLM 和 ReplayLLM 共用的部分：按顺序编号的调用、成本账、并发。"""
     concurrency = 1
+    parallel = True                          # propose_many 开 concurrency 个线程同时问（False：按顺序一个一个地问）
     model = ""
 
     def __init__(self):
@@ -406,7 +408,7 @@ class _Backend:
             except BaseException as e:      # noqa: BLE001  回放对不上（ReplayMismatch）也要带回主线程
                 errors[i] = e
 
-        _run_threads(work, range(len(texts)), self.concurrency)
+        _run_threads(work, range(len(texts)), self.concurrency if self.parallel else 1)
         for e in errors:
             if isinstance(e, (ReplayMismatch, KeyboardInterrupt)):
                 raise e
@@ -1453,74 +1455,136 @@ class ReplayHeaderError(ValueError):
 
 class ReplayLLM(_Backend):
     """从 --record 录下的文件里按顺序回答，不联网。同样的参数回放，标准输出和录制时逐字节相同。
-    录制时的并发数（它决定提议怎样分批）、模型名从文件头里读。"""
+    录制时的并发数（它决定提议怎样分批）、模型名从文件头里读。文件一行一行地读，用到哪一行读到哪一行：开跑前只读
+    文件头（普通文件再看一眼最后一行：录到一半被打断的文件开跑前就说），内存里只有正在读的那一行（讲师的复查报过：
+    以前开跑前先把整个文件读进内存，320 MB 的录制文件要 21 秒、700 MB 内存）。后面哪一行不是 --record 写的，回放
+    读到那一行时停下（ReplayMismatch，一句话说是哪个文件的第几行）；这次用不到的行不读。"""
+    parallel = False                                     # 提议按顺序一个一个地读（不开线程；录制时怎样分批照旧）
 
     def __init__(self, path: str):
         super().__init__()
         self.path = path
-        self.records: list[tuple[int, Call]] = []          # (文件里的行号, 调用)
-        header, lineno, cut, seen, total = None, 0, False, False, 0
         # --record 写文件时抹掉了密钥；手改过的文件里要是有环境里的密钥，回放照样不印它（讲师报过）
-        key = os.environ.get("OPENAI_API_KEY")
-        bad = f"这一行不是 --record 写的格式（{{}}）；回放只认 --record 录下的 JSON Lines 文件"
+        self._key = os.environ.get("OPENAI_API_KEY")
+        self._lineno = self._bytes = self._read = 0       # 读到第几行、一共读了多少字节、读了几次调用
         try:
-            f = open(path, "rb")
+            self._file = open(path, "rb")
         except OSError as e:
             raise ValueError(f"{path}：读不了回放文件（{os_words(e)}）；检查路径，要的是 --record 录下的那个文件") from None
-        # 一行一行地读，每行、整个文件都有上限（讲师报过：--replay /dev/zero 一直读到被系统杀掉，
-        # 限了内存时是 MemoryError 的 traceback；拿错成几 GB 的模型文件也一样）
-        with f:
-            while True:
-                try:
-                    raw = f.readline(MAX_RECORD_LINE + 1)
-                except OSError as e:
-                    raise ValueError(f"{path}：读不了回放文件（{os_words(e)}）；要的是 --record 录下的那个文件") from None
-                if not raw:
-                    break
-                lineno += 1
-                total += len(raw)
-                if len(raw) > MAX_RECORD_LINE or total > MAX_RECORD_BYTES:
-                    what = (f"一行超过 {MAX_RECORD_LINE / 1e6:g} MB" if len(raw) > MAX_RECORD_LINE else
-                            f"文件超过 {MAX_RECORD_BYTES / 1e9:g} GB")
-                    raise ValueError(f"{path}:{lineno}: " + bad.format(what))
-                try:
-                    line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")   # 记事本另存时加的 BOM（讲师报过：
-                except UnicodeDecodeError:                                       # 说成"不是 JSON"）
-                    raise ValueError(f"{path}:{lineno}: " + bad.format("不是 UTF-8 的文字")) from None
-                if not line.strip():
-                    continue
-                seen = True
-                cut = not raw.endswith(b"\n")              # 最后一行后面没有换行：可能没写完
-                try:
-                    obj = loads(line)
-                    if not isinstance(obj, dict):
-                        raise TypeError
-                    if lineno == 1:                        # 文件头里的每段文字都可能被印出来（settings、gpu……）
-                        header = {k: redact(v, key) if isinstance(v, str) else v for k, v in obj.items()}
-                        self._check_header(path, header)   # 第一行就不对（拿错了文件）：不往下读
-                    elif obj.get("type") == "call":
-                        self.records.append((lineno, _recorded_call(obj, key)))
-                except (ValueError, KeyError, TypeError, RecursionError) as e:
-                    if cut and isinstance(e, json.JSONDecodeError):
-                        raise ValueError(f"{path}:{lineno}: 最后一行没写完（录的时候被打断了？）；重新 --record") from None
-                    if isinstance(e, ReplayHeaderError):
-                        raise ValueError(str(e)) from None
-                    why = ("嵌得太深" if isinstance(e, RecursionError) else "不是 JSON" if isinstance(e, json.JSONDecodeError)
-                           else "缺了该有的字段" if isinstance(e, KeyError) else "不是 --record 写的那种 JSON 对象")
-                    raise ValueError(f"{path}:{lineno}: " + bad.format(why)) from None
-        if not seen:
-            raise ValueError(f"{path} 是空的：回放要 --record 录下的文件（录的时候被打断了？重新 --record）")
-        self._check_header(path, header)
-        self.header = header
+        try:
+            self.header = self._header()
+        except BaseException:
+            self.close()
+            raise
+        header = self.header
         self.model = header["model"]
         self.concurrency = header.get("concurrency", 1)
         recorded_gpu = header.get("gpu")
         if isinstance(recorded_gpu, str) and recorded_gpu != GPU.key:   # 系统提示里有 GPU：先说真正的原因
+            self.close()
             raise ReplayMismatch(f"回放文件 {path} 是在 --gpu {shown(recorded_gpu, 20)} 下录的，这次是 --gpu {GPU.key}："
                                  f"加上 --gpu {shown(recorded_gpu, 20)} 再回放（提示里有 GPU 的数，换了 GPU 回复就对不上）。")
         if header.get("system_prompt") != SYSTEM_PROMPT:
+            self.close()
             raise ReplayMismatch(f"回放文件 {path} 录制时用的系统提示和现在的不一样（evolve/openai_llm.py 改过）："
                                  "录下的回复是对另一段提示说的，不能回放；用现在的代码重新 --record。")
+
+    def close(self) -> None:
+        self._file.close()
+
+    # ---- 一行一行地读（每行、整个文件都有上限：讲师报过，--replay /dev/zero 一直读到被系统杀掉，拿错成几 GB 的
+    #      模型文件也一样） ----
+    def _line(self) -> bytes:
+        """下一行（原样的字节，带着换行）；读完了是 b""。太长、文件太大、读不了：抛 ValueError（一句话）。"""
+        try:
+            raw = self._file.readline(MAX_RECORD_LINE + 1)
+        except (OSError, ValueError) as e:                # ValueError：文件已经关了
+            why = os_words(e) if isinstance(e, OSError) else "文件已经关了"
+            raise ValueError(f"{self.path}：读不了回放文件（{why}）；要的是 --record 录下的那个文件") from None
+        if raw:
+            self._lineno += 1
+            self._bytes += len(raw)
+            if len(raw) > MAX_RECORD_LINE or self._bytes > MAX_RECORD_BYTES:
+                raise self._bad(f"一行超过 {MAX_RECORD_LINE / 1e6:g} MB" if len(raw) > MAX_RECORD_LINE else
+                                f"文件超过 {MAX_RECORD_BYTES / 1e9:g} GB")
+        return raw
+
+    def _bad(self, why: str) -> ValueError:
+        return ValueError(f"{self.path}:{self._lineno}: 这一行不是 --record 写的格式（{why}）；回放只认 --record 录下的 "
+                          "JSON Lines 文件")
+
+    def _object(self, raw: bytes) -> dict | None:
+        """一行 -> JSON 对象；空行是 None。读不懂抛 ValueError（一句话：第几行、为什么）。"""
+        try:
+            line = raw.decode("utf-8-sig" if self._lineno == 1 else "utf-8")   # 记事本另存时加的 BOM（讲师报过：
+        except UnicodeDecodeError:                                            # 说成"不是 JSON"）
+            raise self._bad("不是 UTF-8 的文字") from None
+        if not line.strip():
+            return None
+        try:
+            obj = loads(line)
+        except (ValueError, RecursionError) as e:
+            if not raw.endswith(b"\n") and isinstance(e, ValueError):       # 最后一行后面没有换行：录的时候被打断了
+                raise ValueError(f"{self.path}:{self._lineno}: 最后一行没写完（录的时候被打断了？）；重新 --record") from None
+            raise self._bad("嵌得太深" if isinstance(e, RecursionError) else "不是 JSON") from None
+        if not isinstance(obj, dict):
+            raise self._bad("不是 --record 写的那种 JSON 对象")
+        return obj
+
+    def _header(self) -> dict:
+        """第一行：--record 写的文件头（文件头里的每段文字都可能被印出来：settings、gpu……先抹密钥）。"""
+        raw = self._line()
+        obj = self._object(raw) if raw else None
+        if obj is None:                                   # 第一行是空行：整个文件都是空行，就是空的
+            while raw and not raw.strip():
+                raw = self._line()
+            if not raw:
+                raise ValueError(f"{self.path} 是空的：回放要 --record 录下的文件（录的时候被打断了？重新 --record）")
+        header = None if obj is None else {k: redact(v, self._key) if isinstance(v, str) else v for k, v in obj.items()}
+        self._check_header(self.path, header)            # 第一行就不对（拿错了文件）：不往下读
+        self._check_last_line()
+        return header
+
+    def _check_last_line(self) -> None:
+        """普通文件：整个文件太大、最后一行没写完（录的时候被打断了）开跑前就说，不等回放到那里。只读文件末尾的一行
+        （最后一个字节是换行时只读它）。"""
+        try:
+            st = os.fstat(self._file.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size <= self._bytes:
+                return
+            if st.st_size > MAX_RECORD_BYTES:
+                raise ValueError(f"{self.path} 超过 {MAX_RECORD_BYTES / 1e9:g} GB，不是 --record 录下的文件（回放只认 "
+                                 f"--record 录下的 JSON Lines 文件，整个文件最多 {MAX_RECORD_BYTES / 1e9:g} GB）")
+            if os.pread(self._file.fileno(), 1, st.st_size - 1) == b"\n":   # 常见的情形：最后一行完整（坏不坏，
+                return                                                      # 回放读到时再说）
+            start = max(self._bytes, st.st_size - MAX_RECORD_LINE - 1)
+            tail = os.pread(self._file.fileno(), st.st_size - start, start)
+        except OSError:
+            return                                        # 读不了的，回放读到那里时说
+        if b"\n" not in tail and len(tail) > MAX_RECORD_LINE:
+            return                                        # 最后一行太长：回放读到时说
+        last = tail.rsplit(b"\n", 1)[-1]
+        try:
+            if last.strip():
+                loads(last.decode("utf-8"))
+            return
+        except (ValueError, RecursionError):
+            pass
+        with open(self.path, "rb") as f:                  # 说是第几行：数一遍换行（在 C 里；只在出错时）
+            lineno = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")) + 1
+        raise ValueError(f"{self.path}:{lineno}: 最后一行没写完（录的时候被打断了？）；重新 --record")
+
+    def _next_call(self) -> tuple[int, Call] | None:
+        """文件里的下一次调用：(行号, Call)；读完了是 None。不是 --record 写的行抛 ValueError（一句话）。"""
+        while raw := self._line():
+            obj = self._object(raw)
+            if obj is None or obj.get("type") != "call":
+                continue
+            try:
+                return self._lineno, _recorded_call(obj, self._key)
+            except (KeyError, TypeError) as e:
+                raise self._bad("缺了该有的字段" if isinstance(e, KeyError) else "不是 --record 写的那种 JSON 对象") from None
+        return None
 
     @staticmethod
     def _check_header(path: str, header) -> None:
@@ -1534,15 +1598,32 @@ class ReplayLLM(_Backend):
         """回放不联网，没什么要查的。"""
 
     def unused(self) -> int:
-        """文件里还有几次调用没用上（这次的预算比录制时小）。"""
-        return len(self.records) - len(self.calls)
+        """文件里还有几次调用没用上（这次的预算比录制时小）：数读到的地方后面还有几行（不是空行的；只数换行，不解析）。"""
+        left, content = 0, False
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._bytes)
+                while chunk := f.readline(1 << 16):
+                    content = content or bool(chunk.strip())
+                    if chunk.endswith(b"\n"):
+                        left, content = left + content, False
+        except OSError:
+            return 0
+        return left + content
 
     def _fetch(self, n: int, text: str) -> Call:
-        if n >= len(self.records):
-            raise ReplayMismatch(f"回放停在第 {n + 1} 次 LLM 调用：{self.path} 只录了 {len(self.records)} 次"
+        with self._lock:
+            got = None
+            try:
+                while self._read <= n and (got := self._next_call()) is not None:   # 按顺序：第 n 次调用是第 n 个
+                    self._read += 1
+            except ValueError as e:                   # 后面的一行坏了：读到它时停下，和开跑前说的是同一句
+                raise ReplayMismatch(str(e)) from None
+        if got is None:
+            raise ReplayMismatch(f"回放停在第 {n + 1} 次 LLM 调用：{self.path} 只录了 {self._read} 次"
                                  "（这次的 --budget、--seeds 比录制时大，或者代码改了，或者文件没录完整），用录制时的参数回放，"
                                  "或者重新 --record。")
-        lineno, call = self.records[n]
+        lineno, call = got
         if call.n != n:                               # 讲师报过：只有序号不对时说"录的是（没有这一行），现在是（没有这一行）"
             raise ReplayMismatch(f"回放停在第 {n + 1} 次 LLM 调用：{self.path} 第 {lineno} 行录的是第 {call.n + 1} 次调用，"
                                  "文件里的调用缺了、多了或者顺序乱了（改过这个文件？）；用 --record 重新录。")
@@ -1657,6 +1738,7 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = "", g
             raise SetupError(str(e)) from None
         recorded = replay.header.get("settings", "")
         if recorded != settings:
+            replay.close()
             raise SetupError(f"回放文件 {a.replay} 是用“{shown(recorded)}”录的，这次是“{settings}”："
                              "回放要用录制时的脚本和参数。")
         return replay
