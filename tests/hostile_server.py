@@ -385,6 +385,28 @@ def _long_model(s, out, path, body, n):
     out.write(whole(json.dumps(dict(data, model="m" * 180 + key + "x" * 200)).encode()))
 
 
+_TOOL_CALL = {"role": "assistant", "content": None,
+              "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "edit", "arguments": "{}"}}]}
+
+
+def _message(message: dict):
+    """200，一个 chat completion，choices[0].message 是 message（不是 {"content": 文字} 的那些）。"""
+    return _raw(whole(json.dumps({"object": "chat.completion", "model": "hostile",
+                                  "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}).encode()))
+
+
+def _gzip_bomb_500(s, out, path, body, n):
+    out.write(whole(_bomb(), 500, headers=["Content-Encoding: gzip"]))
+
+
+def _flood_500(s, out, path, body, n):
+    """500，正文是 10 MB（一块一块地写，对方不读了就停）。"""
+    out.write(head(500, "Whatever", length=FLOOD_BYTES))
+    piece = b"x" * 65536
+    for _ in range(FLOOD_BYTES // len(piece)):
+        out.write(piece)
+
+
 def _many_names(s, out, path, body, n):
     """GET /models：将近 8 MB 的模型列表，两百万个一个字母的模型名（没有要的那个）。"""
     out.write(whole(b'{"data": [' + b",".join([b'"a"'] * 1_990_000) + b"]}"))
@@ -440,4 +462,37 @@ MODES = {
     "long_model": _long_model,                # 回复的 model 字段有 400 多个字符（中间是收到的密钥）
     "many_names": _many_names,                # GET /models：两百万个模型名
     "gzip_list": _gzip_list,                  # GET /models：gzip 压缩过的模型列表（请求说了 Accept-Encoding: identity）
+    # 讲师的复查报过：下面这些在 make openevolve 里被说成"连不上 LLM 服务器"或 OpenEvolve 自己的话，--llm 说的不一样
+    "switch_101": _raw(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nhi"),
+    "huge_head": _raw(head(headers=["X-Long: " + "a" * 200_000], length=2) + b"{}"),       # 200 KB 的响应头
+    "wide_head": _raw(head(headers=[f"X-H{i}: " + "a" * 3000 for i in range(50)], length=2) + b"{}"),   # 50 个 3 KB 的
+    "long_chunk_line": _raw(head(headers=["Transfer-Encoding: chunked"]) + b"2;" + b"x" * 200_000 + b"\r\n{}\r\n0\r\n\r\n"),
+    "garbage_status": _raw(b"hello world\r\n\r\n"),                   # 状态行不是 HTTP 的
+    "header_without_colon": _raw(b"HTTP/1.1 200 OK\r\nno colon here\r\nContent-Length: 2\r\n\r\n{}"),
+    "gzip_transfer": _raw(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"),
+    "broken_400": _raw(head(400, "Bad", headers=["Transfer-Encoding: chunked"]) + b"zz\r\n"),   # 400，分块读不懂
+    "head_cut": _raw(b"HTTP/1.1 200 OK\r\nContent-Type: app"),        # 响应头没写完就关了连接
+    "tool_calls": _message(_TOOL_CALL),                                # content 是 null，调了工具
+    "tool_calls_empty": _message(dict(_TOOL_CALL, content="")),        # content 是 ""，调了工具（ollama 这样回）
+    "tool_calls_only": _message({k: v for k, v in _TOOL_CALL.items() if k != "content"}),   # 没有 content 这一项
+    "gzip_bomb_500": _gzip_bomb_500,          # 500，正文是 gzip 炸弹
+    "flood_500": _flood_500,                  # 500，正文 10 MB
 }
+
+# 同一个回答，--llm（evolve.openai_llm，test_hostile_server.py）和 make openevolve（OpenEvolve 用的 openai 库加上
+# run_openevolve 的保护，test_openevolve_example.py）说的是同一种失败：chat 模式 -> 种类（None：回复照常拿到）
+SAME_KIND = {"flood": "TOO_LONG", "gzip_bomb": "COMPRESSED", "half_json": "BAD_JSON", "not_json": "BAD_JSON",
+             "nested": "BAD_JSON", "empty_choices": "NO_CONTENT", "two_lengths": "BAD_HEADERS", "huge_length": "BAD_HEADERS",
+             "chunk_overflow": "TRUNCATED", "sse": "STREAMED", "sse_comment": "STREAMED", "sse_as_json": "STREAMED",
+             "many_headers": "BAD_HEADERS", "long_header": "BAD_HEADERS", "status999": "LLM 回 HTTP 999",
+             "switch_101": "LLM 回 HTTP 101", "huge_head": "BAD_HEADERS", "wide_head": "BAD_HEADERS",
+             "long_chunk_line": "TRUNCATED", "garbage_status": "BAD_HEADERS", "header_without_colon": "BAD_HEADERS",
+             "gzip_transfer": "BAD_HEADERS", "broken_400": "LLM 回 HTTP 400", "tool_calls": "TOOL_CALLS",
+             "tool_calls_empty": "TOOL_CALLS", "tool_calls_only": "TOOL_CALLS", "reset_mid_body": "TRUNCATED", "edit": None}
+
+
+def same_kind(mode: str):
+    """SAME_KIND 里 mode 的种类，名字换成 evolve.openai_llm 里那句话（"LLM 回 HTTP …" 原样）。"""
+    from evolve import openai_llm
+    kind = SAME_KIND[mode]
+    return kind if kind is None or kind.startswith("LLM 回 HTTP") else getattr(openai_llm, kind)

@@ -21,13 +21,13 @@ import pytest
 
 from printed import gave_up_at_the_end
 from conftest import ahead, base_env, run_script_fresh
-from hostile_server import ESCAPES, FLOOD_BYTES, HostileServer
+from hostile_server import ESCAPES, FLOOD_BYTES, SAME_KIND, HostileServer, same_kind
 
 from evolve import EXPERT, Evaluator, evolve, render
 from evolve.diff import MAX_BLOCKS, TOO_MANY, DiffError, parse_diff
 from evolve.mock_llm import Prompt
-from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, COMPRESSED, GAVE_UP, NO_CONTENT, GIVE_UP_AFTER, REDIRECT, STREAMED, TIMEOUT_KIND, TOO_LONG,
-                               TRUNCATED, Call, LLMError, OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, _Backend,
+from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, GAVE_UP, GIVE_UP_AFTER, REDIRECT, TIMEOUT_KIND, TOO_LONG,
+                               TRUNCATED, UNREACHABLE, Call, LLMError, OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, _Backend,
                                _strip_thinking, shown, MAX_REPLY_BYTES)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -240,13 +240,10 @@ def test_model_names_from_the_server_are_escaped_and_cut():
     assert "…（共 2,000,009 个字符）" in msg and len(msg) < 600
 
 
-CHAT_CASES = {"nested": BAD_JSON, "not_json": BAD_JSON, "huge_length": TOO_LONG, "chunk_overflow": TRUNCATED,
-              "many_headers": BAD_HEADERS, "long_header": BAD_HEADERS, "status999": "LLM 回 HTTP 999",
-              "flood": TOO_LONG, "gzip_bomb": COMPRESSED,        # 讲师报过：压缩过的回复被说成"不是 JSON"
-              "half_json": BAD_JSON, "empty_choices": NO_CONTENT,
-              "two_lengths": BAD_HEADERS,                        # 讲师报过：两个不一样的长度头，这里照读
-              "sse": STREAMED, "sse_comment": STREAMED,          # 讲师报过：只会流式回答的服务器被说成"不是 JSON"
-              "sse_as_json": STREAMED}
+# 和 make openevolve 同样的叫法（hostile_server.SAME_KIND，test_openevolve_example.py 对着 OpenEvolve 查同一张表）。
+# 讲师报过：压缩过的回复、只会流式回答的服务器被说成"不是 JSON"，两个不一样的长度头这里照读；审读报过：一行没有
+# 冒号的响应头、Transfer-Encoding: gzip, chunked、150 KB 的响应头、23 位的长度头，两边说法不同
+CHAT_CASES = {mode: same_kind(mode) for mode in SAME_KIND}
 
 
 @pytest.mark.parametrize("mode,kind", CHAT_CASES.items())
@@ -254,6 +251,18 @@ def test_bad_chat_replies_are_named_failures_and_not_retried(mode, kind):
     with HostileServer(chat=mode) as s:
         got, _, took = ask(client(s.url))
     assert got == kind and s.posts() == 1 and took < 2.5
+
+
+def test_a_head_cut_short_is_a_closed_connection_not_an_empty_reply():
+    # 审读报过：响应头写到一半就关了连接，http.client 当响应头读完了，空的正文被说成"LLM 回复不是 JSON"；
+    # make openevolve（httpcore）说"连不上"。现在两边都是"它没回答就关了连接"（连不上，会重试）
+    from evolve.openai_llm import SILENT_CLOSE
+    with HostileServer(chat="head_cut") as s:
+        backend = client(s.url, retries=0)
+        got, _, _ = ask(backend)
+        with HostileServer(models="head_cut") as m, pytest.raises(ServerUnreachable) as e:
+            client(m.url).check()
+    assert got == UNREACHABLE and SILENT_CLOSE in str(e.value), str(e.value)
 
 
 def test_a_compressed_model_list_names_the_compression_not_the_address():
@@ -436,7 +445,7 @@ def test_a_server_failing_everything_is_given_up_after_a_few_calls(table, train)
 
 
 def test_failures_of_different_kinds_in_a_row_also_give_up(table, train):
-    kinds = ["nested", "status999", "many_headers", "huge_length"]
+    kinds = ["nested", "status999", "many_headers", "flood"]
     out, backend, s, took, said = run_against(table, train, lambda n: kinds[n % 4])
     assert out["failed"] == {BAD_JSON: 1, "LLM 回 HTTP 999": 1, BAD_HEADERS: 1, TOO_LONG: 1, GAVE_UP: 26}
     assert s.posts() == 4 and took < 3

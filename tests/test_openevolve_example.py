@@ -31,9 +31,9 @@ sys.path.insert(0, os.path.join(ROOT, "lecture14"))
 from evolve import (EXPERT, Evaluator, ProgramError, best_single_config, evolve, geomean_speedup,  # noqa: E402
                     oracle_speedup, parse, per_m_table, render, split_shapes)
 from evolve.evaluator import PROBE_SLACK  # noqa: E402
-from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, COMPRESSED, MOCK_BUG, MOCK_BUG_REPLY, NO_CONTENT, STREAMED,  # noqa: E402
-                               REDIRECT, TOO_LONG, TRUNCATED)
+from evolve.openai_llm import BAD_JSON, COMPRESSED, MOCK_BUG, MOCK_BUG_REPLY, REDIRECT  # noqa: E402
 from evolve.problem import display_path, load_heuristic  # noqa: E402
+from hostile_server import SAME_KIND, same_kind  # noqa: E402
 
 HERE = os.path.join(ROOT, "lecture14", "openevolve")
 RUN = os.path.join(HERE, "run_openevolve.py")
@@ -472,7 +472,10 @@ def test_an_api_base_with_a_query_is_refused_before_openevolve_sends_it_anywhere
     ("LLM generation failed: 'utf-8' codec can't decode byte 0x8b in position 1: invalid start byte",
      BAD_JSON),                                                              # 旧的日志里这样说（现在是 COMPRESSED）
     ("No valid diffs found in response", None),                            # 回复来了，打不上：不是 LLM 调用失败
-    ("LLM returned None response", None)])
+    ("LLM returned None response", None),
+    # careful_kind 起的名字（讲师的复查报过：这两种以前是"连不上"、OpenEvolve 的 "None response"）
+    ("LLM generation failed: LLM 回 HTTP 101", "LLM 回 HTTP 101"),
+    ("LLM generation failed: LLM 回的是工具调用（tool_calls），不是文字", "LLM 回的是工具调用（tool_calls），不是文字")])
 def test_openevolve_log_errors_are_read_as_failure_kinds(error, kind):
     assert runmod.failure_kind(error) == kind
 
@@ -1363,19 +1366,18 @@ def test_07_refuses_such_a_config_before_running_either_side():
     assert "目录留着" not in p.stderr and "本讲的循环" not in p.stderr and os.listdir(scratch) == [], p.stderr
 
 
-# 和 --llm 客户端（test_hostile_server.py 的 CHAT_CASES）同样的叫法；长度头写了 23 位数时 h11 在 _careful_http 看到
-# 长度之前就拒了它（"bad Content-Length"），这里是"响应头不合规矩"，--llm 说"太长"：两边都是一次有名字的失败。
-CAREFUL_CASES = {"flood": TOO_LONG, "chunk_overflow": TRUNCATED, "huge_length": BAD_HEADERS, "gzip_bomb": COMPRESSED,
-                 "half_json": BAD_JSON, "not_json": BAD_JSON, "nested": BAD_JSON, "empty_choices": NO_CONTENT,
-                 "two_lengths": BAD_HEADERS, "sse": STREAMED, "sse_comment": STREAMED,
-                 "sse_as_json": STREAMED, "reset_mid_body": TRUNCATED,
-                 "edit": None}                                            # 讲师的复查报过后面这几种是"别的原因"、"连不上"
+# 和 --llm 客户端（test_hostile_server.py 的 CHAT_CASES）同一张表（hostile_server.SAME_KIND）。讲师的复查报过：
+# 响应头太长（h11 的 "Receive buffer too long"）、HTTP 101 被说成"连不上 LLM 服务器"；分块的长度行太长也是那句
+# h11 的话，要说成"没传完整"，不能和响应头太长混在一起；只有 tool_calls 的回复是 OpenEvolve 的 "None response"
+CAREFUL_CASES = {mode: same_kind(mode) for mode in SAME_KIND}
 
 
 @pytest.mark.parametrize("mode, kind", CAREFUL_CASES.items())
-def test_a_reply_that_arrives_but_is_too_long_or_cut_is_not_called_unreachable_under_openevolve(mode, kind, monkeypatch):
+def test_openevolve_names_each_bad_reply_as_the_llm_client_does(mode, kind, monkeypatch):
     """讲师报过：OpenEvolve 里一个回了 10 MB 的服务器被记作"读不懂"（截在 1 MB），分块长度溢出、长度头离谱的被记作
-    "连不上 LLM 服务器"——服务器明明答了。现在和 --llm 一样是"太长""没传完整""响应头不合规矩"。OpenEvolve 的
+    "连不上 LLM 服务器"——服务器明明答了；讲师的复查又报过响应头太长、HTTP 101（"连不上"）和只有 tool_calls 的
+    回复（OpenEvolve 的 "None response"）。现在和 --llm 一样是"太长""没传完整""响应头不合规矩""LLM 回 HTTP 101"
+    "LLM 回的是工具调用"（hostile_server.SAME_KIND：--llm 那边对着同一张表查）。OpenEvolve 的
     OpenAILLM 在这个进程里装上 run_openevolve 的保护（_careful_http、_tame_replies；测试完还原），对着 HostileServer
     调一次，失败的说明交给读日志的 failure_kind。"""
     import asyncio
@@ -1400,6 +1402,36 @@ def test_a_reply_that_arrives_but_is_too_long_or_cut_is_not_called_unreachable_u
             reply, got = None, runmod.failure_kind(f"LLM generation failed: {e}")
     assert got == kind, got
     assert (reply is not None) == (kind is None) and s.posts() == 1
+
+
+@pytest.mark.parametrize("mode", ["gzip_bomb_500", "flood_500", "broken_400"])
+def test_an_error_status_is_named_by_its_code_on_both_sides_whatever_its_body(mode, monkeypatch):
+    """审读报过：--llm 对不是 2xx 的回答只看状态码（"LLM 回 HTTP 500"，5xx 照样重试），make openevolve 却读它的正文：
+    压缩过的说成"回复是压缩过的"、10 MB 的说成"回复太长"、分块坏了的说成"响应头不合规矩"。现在两边都按状态码说；
+    压缩过的正文一个字也不读（不解压）。"""
+    import asyncio
+
+    import openai
+    from openevolve.config import LLMModelConfig
+    from openevolve.llm import openai as oe_openai
+
+    from evolve.mock_llm import Prompt
+    from evolve.openai_llm import LLMError, OpenAILLM
+    from hostile_server import HostileServer
+    monkeypatch.setattr(openai.OpenAI, "__init__", openai.OpenAI.__init__)          # 测试完还原
+    monkeypatch.setattr(oe_openai.OpenAILLM, "_call_api", oe_openai.OpenAILLM._call_api)
+    runmod._careful_http()
+    runmod._tame_replies(["sk-test"])
+    code = "400" if mode == "broken_400" else "500"
+    with HostileServer(chat=mode, max_seconds=20) as s:
+        llm = oe_openai.OpenAILLM(LLMModelConfig(api_base=s.url, api_key="sk-test", name="x", timeout=10, retries=0,
+                                                 retry_delay=0, max_tokens=100, temperature=0.7))
+        with pytest.raises(Exception) as e:
+            asyncio.run(llm.generate_with_context("system", [{"role": "user", "content": "当前的程序"}]))
+        ours = OpenAILLM(s.url, "x", api_key="sk-test-0123456789", timeout=10, retries=0, seed=0)
+        with pytest.raises(LLMError) as mine:
+            ours.propose(Prompt(render(EXPERT), EXPERT, 1.0, (), ()))
+    assert runmod.failure_kind(f"LLM generation failed: {e.value}") == mine.value.kind == f"LLM 回 HTTP {code}"
 
 
 @pytest.mark.parametrize("key, says", [

@@ -903,13 +903,20 @@ class OpenAILLM(_Backend):
             conn.request(method, target(endpoint), body=payload, headers={**self._headers(), **extra})
             r = conn.getresponse()
             status, headers = r.status, r.headers
+            # 响应头不合规矩：不管状态码，和 make openevolve 用的 h11 一样拒掉（审读报过：同一个服务器两边叫法不同）
+            if headers.defects:                    # 有一行不是"名字: 值"：http.client 把它和后面的头都当成了正文
+                raise LLMError(BAD_HEADERS, "有一行不是“名字: 值”的样子")
+            codings = [v.strip().lower() for v in headers.get_all("Transfer-Encoding") or []]
+            if codings and codings != ["chunked"]:  # gzip, chunked 之类：http.client 照读成一段没解码的正文
+                raise LLMError(BAD_HEADERS, f"Transfer-Encoding 写的是 {shown(', '.join(codings), 60)}（只认 chunked）")
+            lengths = [v.strip() for v in headers.get_all("Content-Length") or []]
+            if lengths and (len(set(lengths)) > 1 or not all(v.isascii() and v.isdigit() and len(v) <= 20 for v in lengths)):
+                # 讲师报过：12abc、-1、1e3、+94、两个不一样的长度，这里照读（http.client 当它没写），OpenEvolve 那边是
+                # "响应头不合规矩"：同一个服务器两处叫法不同。和 h11 一样，长度头只能是一个（或几个一样的）十进制数，
+                # 最多 20 位
+                raise LLMError(BAD_HEADERS, f"长度头 Content-Length 写的是 {shown(', '.join(lengths), 60)}")
             if not 200 <= status < 300:
                 return status, headers, b""
-            lengths = [v.strip() for v in headers.get_all("Content-Length") or []]
-            if lengths and (len(set(lengths)) > 1 or not all(v.isascii() and v.isdigit() for v in lengths)):
-                # 讲师报过：12abc、-1、1e3、+94、两个不一样的长度，这里照读（http.client 当它没写），OpenEvolve 那边是
-                # "响应头不合规矩"：同一个服务器两处叫法不同。和 h11 一样，长度头只能是一个（或几个一样的）十进制数
-                raise LLMError(BAD_HEADERS, f"长度头 Content-Length 写的是 {shown(', '.join(lengths), 60)}")
             if r.length is not None and r.length > limit:
                 raise LLMError(TOO_LONG, f"长度头说有 {shown(f'{r.length:,}', 40)} 字节，上限是 {limit:,}，没读")
             phase = "body"
@@ -1134,17 +1141,30 @@ def gave_up_sentence(kind: str, in_a_row: int) -> str:
             + f"，之后的提议不再问它，记作“{GAVE_UP}”。")
 
 
+MAX_HEAD_BYTES = 100 * 1024       # 状态行连响应头最多这么多字节（和 make openevolve 用的 httpcore、h11 一样：再多是
+#                                   "响应头不合规矩"；审读报过：150 KB 的响应头这里照读，OpenEvolve 那边拒掉）
+
+
 class _CappedReader:
     """HTTPResponse 读连接用的文件对象，套一层：读走的字节（readline、read、read1、readinto）一共超过 cap 就抛
-    LLMError(TOO_LONG)。peek 不拿走字节，不算。"""
+    LLMError(TOO_LONG)。peek 不拿走字节，不算。head 不是 None 时正在读状态行和响应头：它们最多 head 字节（超了抛
+    LLMError(BAD_HEADERS)），读到一半连接关了抛 RemoteDisconnected（不当作响应头读完了：http.client 会那样，再把空的
+    正文说成"不是 JSON"）。"""
 
     def __init__(self, fp, cap: int):
-        self._fp, self._left = fp, cap
+        self._fp, self._left, self.head = fp, cap, None
 
     def _took(self, data):
-        self._left -= len(data) if isinstance(data, (bytes, bytearray)) else (data or 0)
+        n = len(data) if isinstance(data, (bytes, bytearray)) else (data or 0)
+        self._left -= n
         if self._left < 0:
             raise LLMError(TOO_LONG, "连同响应头、分块的长度行和 trailer 读了太多字节，没读完")
+        if self.head is not None:
+            self.head -= n
+            if self.head < 0:
+                raise LLMError(BAD_HEADERS, f"状态行连响应头超过 {MAX_HEAD_BYTES // 1024} KB")
+            if not n:
+                raise http.client.RemoteDisconnected("响应头没读完，连接就关了")
         return data
 
     def readline(self, *args):
@@ -1170,11 +1190,18 @@ class _CappedResponse(http.client.HTTPResponse):
         super().__init__(sock, *args, **kwargs)
         self.fp = _CappedReader(self.fp, cap)
 
+    def begin(self):
+        try:
+            super().begin()
+        finally:
+            self.fp.head = None                       # 响应头读完了：以后是正文
+
     def _read_status(self):
         """状态行；最终回答之前的 1xx（102 Processing、103 Early Hints……）连同它们的头读掉、跳过，和 100 Continue
         一样（HTTP 的客户端要认得它们；http.client 只跳过 100：讲师报过，服务器或 CDN 先送一个 103，每次调用都记成
         "LLM 回 HTTP 103"，开跑前的检查却放行）。101 换协议不跳：那是最终的回答。读掉的字节照样算进上限。"""
         while True:
+            self.fp.head = MAX_HEAD_BYTES             # 每个回答（1xx 也是）的状态行连响应头各算各的，和 h11 一样
             version, status, reason = super()._read_status()
             if not 101 < status < 200:
                 return version, status, reason
@@ -1288,27 +1315,42 @@ def _content(raw: bytes, content_type: str = ""):
     except (ValueError, RecursionError):                 # UnicodeDecodeError 也是 ValueError；嵌得太深是 RecursionError
         raise LLMError(STREAMED if looks_streamed(raw, content_type) else BAD_JSON) from None
     try:
-        content = data["choices"][0]["message"]["content"]
+        message = data["choices"][0]["message"]
     except (KeyError, IndexError, TypeError):
         raise LLMError(NO_CONTENT) from None
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    return message_text(message), usage, data.get("model")
+
+
+def message_text(message) -> str:
+    """回复里的 choices[0].message（一个字典：服务器写了的那几项）-> 模型说的话。--llm 和 make openevolve（run_openevolve
+    的 _careful_http）都用它：同一个回复两边说法一样（讲师报过：content 是 null、只有 tool_calls 的回复，--llm 说"回的是
+    工具调用"，OpenEvolve 那边是它自己的 "LLM returned None response"、不算 LLM 调用失败）。
+    - content 分成几段（[{"type": "text", "text": …}]）：连起来；
+    - content 是 null 或空白：OpenAI 拒绝回答时话在 refusal 里（模型的原话：02 印出来，记作"没有 SEARCH/REPLACE 块"）；
+      调工具时在 tool_calls（旧的 function_call）里：抛 LLMError(TOOL_CALLS)——有的服务器（ollama）调工具时 content
+      是 ""，不是 null，一样；都没有就是它本来的样子（""：没有 SEARCH/REPLACE 块）；
+    - 没有 content、content 不是文字：抛 LLMError(NO_CONTENT)。"""
+    if not isinstance(message, dict):
+        raise LLMError(NO_CONTENT)
+    calls_tools = bool(message.get("tool_calls") or message.get("function_call"))
+    if "content" not in message and not calls_tools:
+        raise LLMError(NO_CONTENT)
+    content = message.get("content")
     if isinstance(content, list):                       # 有的服务器把内容分成几段：[{"type": "text", "text": ...}]
         parts = [p.get("text") if isinstance(p, dict) else None for p in content]
-        content = "".join(parts) if all(isinstance(p, str) for p in parts) else None
-        if content is None:
+        if not all(isinstance(p, str) for p in parts):
             raise LLMError(NO_CONTENT)
-    elif content is None:                               # null：OpenAI 拒绝回答时话在 refusal 里，调工具时在 tool_calls 里
-        message = data["choices"][0]["message"]
-        refusal = message.get("refusal") if isinstance(message, dict) else None
-        if isinstance(refusal, str) and refusal:
-            content = refusal                           # 模型的原话：02 印出来，记作"没有 SEARCH/REPLACE 块"，不是"（空的）"
-        elif isinstance(message, dict) and (message.get("tool_calls") or message.get("function_call")):
-            raise LLMError(TOOL_CALLS)
-        else:
-            content = ""
-    elif not isinstance(content, str):
+        content = "".join(parts)
+    if content is not None and not isinstance(content, str):
         raise LLMError(NO_CONTENT)
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    return content, usage, data.get("model")
+    if content is None or not content.strip():
+        refusal = message.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            return refusal
+        if calls_tools:
+            raise LLMError(TOOL_CALLS)
+    return content or ""
 
 
 NO_HOST = "找不到这个主机名，域名解析失败"            # net_words 的两种说法，_unreachable_advice 按它们给建议

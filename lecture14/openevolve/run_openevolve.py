@@ -360,8 +360,9 @@ def failure_kind(error: str, local: bool = True) -> str | None:
         return "LLM 超时"                                       # asyncio 的 TimeoutError 没有说明文字
     if why.startswith("Connection error"):
         return "连不上 LLM 服务器"
-    from evolve.openai_llm import BAD_HEADERS, BAD_JSON, COMPRESSED, NO_CONTENT, STREAMED, TOO_LONG, TRUNCATED
-    if why in (TOO_LONG, TRUNCATED, BAD_HEADERS, COMPRESSED, BAD_JSON, NO_CONTENT, STREAMED):          # careful_kind 起了名字的（回复来了，却太长、不完整、不合规矩）
+    from evolve.openai_llm import BAD_HEADERS, BAD_JSON, COMPRESSED, NO_CONTENT, STREAMED, TOO_LONG, TOOL_CALLS, TRUNCATED
+    if (why in (TOO_LONG, TRUNCATED, BAD_HEADERS, COMPRESSED, BAD_JSON, NO_CONTENT, STREAMED, TOOL_CALLS)   # careful_kind
+            or re.fullmatch(r"LLM 回 HTTP 1\d\d", why)):        # 起了名字的（回复来了，却太长、不完整、不合规矩、是 101……）
         return why
     if (why.startswith("LLM endpoint returned a raw string") or "JSON" in why or "Expecting value" in why
             or "codec can't decode" in why):                  # careful_kind 没认出来的（旧的日志）：和 --llm 一样的叫法
@@ -375,22 +376,25 @@ class CarefulFailure(Exception):
 
 
 def careful_kind(error: BaseException) -> str | None:
-    """openai 库抛的异常（和它的 __cause__、__context__ 链）是不是 _NAMED 里的一种：回复超过 MAX_REPLY_BYTES
-    （Capped 抛的 CarefulFailure）、正文没传完（h11 的 "incomplete"、"without sending complete message body"）、
-    长度头写得离谱（h11 的 "bad Content-Length"）。不然 openai 库把它们都说成 "Connection error."——讲师报过：
-    一个回了 10 MB 的服务器被记作"连不上"，或者截在 1 MB、记作"读不懂"。只看异常的类型和 h11 的固定说法，不看服务器写的字。"""
-    from evolve.openai_llm import BAD_HEADERS, BAD_JSON, NO_CONTENT, TRUNCATED
+    """openai 库抛的异常（和它的 __cause__、__context__ 链）是不是 --llm 客户端起了名字的一种：回复超过 MAX_REPLY_BYTES、
+    正文没传完、是工具调用……（_careful_http 抛的 CarefulFailure，正文读到一半出的错也在那里变成"没传完整"）；状态行、
+    响应头不合规矩（h11 在读到正文之前抛的 RemoteProtocolError：响应头太长、太多、写得离谱、状态行不是 HTTP 的）；
+    HTTP 101（换协议：我们没要，h11 不认它）。不然 openai 库把它们都说成 "Connection error."——讲师报过：一个回了
+    10 MB 的服务器被记作"连不上"，响应头 200 KB 的、回 101 的也是：服务器明明答了。只看异常的类型和 h11、httpcore 的
+    固定说法，不看服务器写的字。"""
+    from evolve.openai_llm import BAD_HEADERS, BAD_JSON, NO_CONTENT
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
         if isinstance(error, CarefulFailure):
             return str(error)
-        if type(error).__name__ in ("RemoteProtocolError", "LocalProtocolError"):
+        if type(error).__name__ == "RemoteProtocolError":          # 正文的错在 Capped 里就起了名字：这里是正文之前的
             said = str(error)
-            if "incomplete" in said or "without sending complete message body" in said:
-                return TRUNCATED
-            if re.search(r"content-length|transfer-encoding|header", said, re.I):   # h11 读响应头时的说法："bad
-                return BAD_HEADERS                                 # Content-Length"、"conflicting Content-Length headers"……
+            if said.startswith("Server disconnected without sending a response"):
+                return None                                        # 一个字没回就关了连接：和 --llm 一样是"连不上"
+            if "_SWITCH_UPGRADE" in said:                          # h11："Received server _SWITCH_UPGRADE event without
+                return "LLM 回 HTTP 101"                           # a pending proposal"，和 --llm 一样按状态码说
+            return BAD_HEADERS                                     # "Receive buffer too long"、"illegal status line"……
         if isinstance(error, (ValueError, RecursionError)) and (   # 回复不是 JSON：openai 库的 JSONDecodeError、嵌得太深，
                 type(error).__name__ == "JSONDecodeError" or isinstance(error, RecursionError)   # 或者 OpenEvolve 说
                 or str(error).startswith("LLM endpoint returned a raw string")):               # "raw string"（一页 HTML）
@@ -717,18 +721,28 @@ def _careful_http() -> None:
       讲师报过：一个挤牙膏的回复让读它的线程一直读下去，那个提议永远做不完，整个 make openevolve 被停下；现在它是
       一次"LLM 超时"，接着跑。响应头挤牙膏时这里管不到：STALL 的看门（stall_seconds）照样停下它、说一句。
     - openai 库自己不再重试（max_retries=0）：重试只由 OpenEvolve 按 config.yaml 的 retries 做。不然每次 OpenEvolve
-      的重试里 openai 库还要再试 retries 次，一个提议最多发 (retries + 1)² 个按次收钱的请求。"""
+      的重试里 openai 库还要再试 retries 次，一个提议最多发 (retries + 1)² 个按次收钱的请求。
+    - 同一个回答和 --llm 说成同一种失败（tests/hostile_server.py 的 SAME_KIND 对照）：响应头 h11 放行、http.client
+      不放行的（超过 100 个、一行超过 64 KB）也拒掉；正文读到一半出的错是"没传完整"（分块的长度行太长，h11 说的
+      "Receive buffer too long" 和响应头太长时一样，careful_kind 按它出在哪儿分开）；不是 2xx 的只按状态码算；
+      choices[0].message 按 message_text 变成文字（只有 tool_calls 的是"LLM 回的是工具调用"）。"""
     import importlib
 
     import openai
-    from evolve.openai_llm import COMPRESSED, MAX_REPLY_BYTES, STREAMED, TOO_LONG, TRUNCATED, compressed, looks_streamed
+    from evolve.openai_llm import (BAD_HEADERS, COMPRESSED, MAX_REPLY_BYTES, STREAMED, TOO_LONG, TRUNCATED, LLMError,
+                                   compressed, looks_streamed, message_text)
     http = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])   # httpx 或 httpx2
 
     class Capped(http.SyncByteStream):
-        def __init__(self, inner, deadline: float, limit: float, content_type: str = ""):
+        def __init__(self, inner, deadline: float, limit: float, content_type: str = "", status_only: bool = False,
+                     skip: bool = False):
             self.inner, self.deadline, self.limit, self.content_type = inner, deadline, limit, content_type
+            self.status_only, self.skip = status_only, skip
 
         def __iter__(self):
+            if self.status_only:                                     # 不是 2xx：只按状态码算（和 --llm 一样，见 careful）
+                yield from self._error_text()
+                return
             left, first = MAX_REPLY_BYTES, True
             try:
                 for chunk in self.inner:
@@ -742,11 +756,43 @@ def _careful_http() -> None:
                         if looks_streamed(chunk, self.content_type):
                             raise CarefulFailure(STREAMED)
                     yield chunk
-            except http.ReadError as e:                              # 响应头到了、正文传到一半连接被重置：服务器已经
-                raise CarefulFailure(TRUNCATED) from e               # 答了，和 --llm 一样是"回复没传完整"，不是"连不上"
+            except (http.ReadError, http.RemoteProtocolError) as e:  # 响应头到了、正文传到一半连接被重置，或者分块的
+                raise CarefulFailure(TRUNCATED) from e               # 长度行太长、读不懂（h11 说 "Receive buffer too long"，
+                #                                                      和响应头太长时一样）：服务器已经答了，和 --llm 一样是
+                #                                                      "回复没传完整"，不是"连不上"、也不是"响应头不合规矩"
+
+        def _error_text(self):
+            """不是 2xx 的回答的正文（openai 库把它放进 "Error code: 500 - …"）：读到上限、期限或者读坏了就停，不说别的。"""
+            left = 0 if self.skip else MAX_REPLY_BYTES
+            try:
+                for chunk in self.inner:
+                    if time.monotonic() > self.deadline or left <= 0:
+                        return
+                    left -= len(chunk)
+                    yield chunk[:max(0, left + len(chunk))]
+            except (http.ReadError, http.RemoteProtocolError):
+                return
 
         def close(self):
             self.inner.close()
+
+    def text_only(create):
+        """client.chat.completions.create 拿到回复以后：choices[0].message 按 --llm 的规矩变成文字（message_text）——
+        工具调用是一次"LLM 回的是工具调用（tool_calls），不是文字"（讲师报过：OpenEvolve 说 "LLM returned None
+        response"、不算 LLM 调用失败），拒绝回答的话照原样当回复，分成几段的连起来。"""
+        def wrapped(*args, **kwargs):
+            response = create(*args, **kwargs)
+            try:
+                message = response.choices[0].message
+                fields = {k: getattr(message, k) for k in message.model_fields_set}   # 服务器写了的那几项
+            except (AttributeError, IndexError, TypeError):
+                return response                                      # 读不懂的交给 OpenEvolve（careful_kind 起名字）
+            try:
+                message.content = message_text(fields)
+            except LLMError as e:
+                raise CarefulFailure(e.kind) from None
+            return response
+        return wrapped
 
     init = openai.OpenAI.__init__
 
@@ -758,6 +804,19 @@ def _careful_http() -> None:
             request.extensions["careful_start"] = time.monotonic()
 
         def careful(response):
+            start = response.request.extensions.get("careful_start", time.monotonic())
+            raw = response.headers.raw                        # h11 放行、http.client（--llm）不放行的响应头：一样拒掉
+            if len(raw) > 100 or any(len(k) + len(v) + 4 > 65536 for k, v in raw):   # 超过 100 个、一行超过 64 KB
+                response.close()
+                raise CarefulFailure(BAD_HEADERS)
+            if not 200 <= response.status_code < 300:         # 和 --llm 一样只按状态码算（"LLM 回 HTTP 500"）：正文只是
+                # openai 库那句话里的说明：太长的截断、读坏了的就到那里（审读量过：一个 400 的分块坏了，被说成"响应头
+                # 不合规矩"；10 MB 的 500 被说成"回复太长"），压缩过的一个字也不读（不解压，也就没有 gzip 炸弹）
+                skip = compressed(response.headers) is not None
+                if skip:
+                    response.headers["Content-Encoding"] = "identity"
+                response.stream = Capped(response.stream, start + limit, limit, status_only=True, skip=skip)
+                return
             if compressed(response.headers):                 # 不解压：和 --llm 一样是一次"回复是压缩过的"
                 response.close()
                 raise CarefulFailure(COMPRESSED)
@@ -765,13 +824,13 @@ def _careful_http() -> None:
             if length.isascii() and length.isdigit() and int(length) > MAX_REPLY_BYTES:
                 response.close()
                 raise CarefulFailure(TOO_LONG)
-            start = response.request.extensions.get("careful_start", time.monotonic())
             response.stream = Capped(response.stream, start + limit, limit, response.headers.get("content-type", ""))
         kwargs["max_retries"] = 0
         kwargs.setdefault("http_client", openai.DefaultHttpxClient(
             follow_redirects=False, headers={"Accept-Encoding": "identity"},
             event_hooks={"request": [started], "response": [careful]}))
         init(self, *args, **kwargs)
+        self.chat.completions.create = text_only(self.chat.completions.create)
     openai.OpenAI.__init__ = no_follow
 
 
