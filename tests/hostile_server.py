@@ -468,6 +468,7 @@ MODES = {
     "wide_head": _raw(head(headers=[f"X-H{i}: " + "a" * 3000 for i in range(50)], length=2) + b"{}"),   # 50 个 3 KB 的
     "long_chunk_line": _raw(head(headers=["Transfer-Encoding: chunked"]) + b"2;" + b"x" * 200_000 + b"\r\n{}\r\n0\r\n\r\n"),
     "garbage_status": _raw(b"hello world\r\n\r\n"),                   # 状态行不是 HTTP 的
+    "plus_status": _raw(b"HTTP/1.1 +200 OK\r\nContent-Length: 2\r\n\r\n{}"),   # 状态码写成 +200（int() 读得懂）
     "header_without_colon": _raw(b"HTTP/1.1 200 OK\r\nno colon here\r\nContent-Length: 2\r\n\r\n{}"),
     "gzip_transfer": _raw(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"),
     "broken_400": _raw(head(400, "Bad", headers=["Transfer-Encoding: chunked"]) + b"zz\r\n"),   # 400，分块读不懂
@@ -486,9 +487,10 @@ SAME_KIND = {"flood": "TOO_LONG", "gzip_bomb": "COMPRESSED", "half_json": "BAD_J
              "chunk_overflow": "TRUNCATED", "sse": "STREAMED", "sse_comment": "STREAMED", "sse_as_json": "STREAMED",
              "many_headers": "BAD_HEADERS", "long_header": "BAD_HEADERS", "status999": "LLM 回 HTTP 999",
              "switch_101": "LLM 回 HTTP 101", "huge_head": "BAD_HEADERS", "wide_head": "BAD_HEADERS",
-             "long_chunk_line": "TRUNCATED", "garbage_status": "BAD_HEADERS", "header_without_colon": "BAD_HEADERS",
+             "long_chunk_line": "TRUNCATED", "garbage_status": "BAD_HEADERS", "plus_status": "BAD_HEADERS", "header_without_colon": "BAD_HEADERS",
              "gzip_transfer": "BAD_HEADERS", "broken_400": "LLM 回 HTTP 400", "tool_calls": "TOOL_CALLS",
-             "tool_calls_empty": "TOOL_CALLS", "tool_calls_only": "TOOL_CALLS", "reset_mid_body": "TRUNCATED", "edit": None}
+             "tool_calls_empty": "TOOL_CALLS", "tool_calls_only": "TOOL_CALLS", "reset_mid_body": "TRUNCATED", "edit": None,
+             "huge_int": None, "usage_str": None}                     # 回复照收，那个数当作没报
 
 
 def same_kind(mode: str):

@@ -404,6 +404,21 @@ def test_a_text_made_of_key_pieces_is_all_key():
     assert redact("前面 " + piece * (MAX_PIECES + 1), KEY) == "***"
 
 
+def test_a_recorded_line_stays_json_whatever_the_key_pieces_in_it(tmp_path):
+    # 录制文件每段文字各抹各的：整段是密钥碎片的回复抹成 ***，这一行还是 JSON（不是整行变成 ***）；拆成两行的密钥
+    # 写进 JSON 是 "…\n…"，抹一整行时认不出，一段一段地抹认得出
+    from evolve.openai_llm import MAX_PIECES
+    f = tmp_path / "run.jsonl"
+    backend = client("http://127.0.0.1:9/v1", record=str(f))
+    pieces = (_KEY_LETTERS[4:12] + "Z") * (MAX_PIECES + 1)
+    split = KEY[:14] + "\n# part 2\n" + KEY[14:]
+    for n, reply in enumerate([pieces, split]):
+        backend._log(Call(n, "p", reply, None, 0.1, None, None, None))
+    backend.close()
+    lines = [json.loads(x) for x in f.read_text(encoding="utf-8").splitlines()]
+    assert lines[1]["reply"] == "***" and lines[2]["reply"] == "***\n# part 2\n***", lines[2]
+
+
 def test_characters_skipped_when_normalizing_have_no_letters_or_digits():
     """_NO_LETTERS 里的字（汉字、谚文音节、第 2 到 16 平面）归一以后一个字母、数字也没有：抹密钥时不用一个个地算
     （一个 1 MB 的回复里能有二十几万个不同的这种字）。一个个地查。"""

@@ -773,7 +773,10 @@ class OpenAILLM(_Backend):
             raise
 
     def _write(self, obj: dict) -> None:
-        text = self._redact(json.dumps(obj, ensure_ascii=False))
+        # 每段文字抹密钥（不是写好的一整行：写成 JSON 的换行 \n 会把拆成两行的密钥接上一个 n，认不出；整段都是密钥的
+        # 碎片时抹成 ***，这一行也还是 JSON）
+        obj = {k: self._redact(v) if isinstance(v, str) else v for k, v in obj.items()}
+        text = json.dumps(obj, ensure_ascii=False)
         # 服务器的 JSON 里可以有落单的代理项（"\ud800"）：UTF-8 写不出来，写成 JSON 的 \ud800 转义，读回来一字不差
         line = (_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n").encode("utf-8")
         self._record.write(line)
@@ -1141,6 +1144,7 @@ def gave_up_sentence(kind: str, in_a_row: int) -> str:
             + f"，之后的提议不再问它，记作“{GAVE_UP}”。")
 
 
+_STATUS_LINE = re.compile(rb"HTTP/[0-9]\.[0-9] [0-9]{3}(?: [^\r\n]*)?\r?\n")   # 状态行：协议版本、三位数的状态码、说明
 MAX_HEAD_BYTES = 100 * 1024       # 状态行连响应头最多这么多字节（和 make openevolve 用的 httpcore、h11 一样：再多是
 #                                   "响应头不合规矩"；审读报过：150 KB 的响应头这里照读，OpenEvolve 那边拒掉）
 
@@ -1153,6 +1157,7 @@ class _CappedReader:
 
     def __init__(self, fp, cap: int):
         self._fp, self._left, self.head = fp, cap, None
+        self.status_line = None                   # 状态行原样的字节（正在读响应头时读到的第一行）
 
     def _took(self, data):
         n = len(data) if isinstance(data, (bytes, bytearray)) else (data or 0)
@@ -1168,7 +1173,10 @@ class _CappedReader:
         return data
 
     def readline(self, *args):
-        return self._took(self._fp.readline(*args))
+        line = self._took(self._fp.readline(*args))
+        if self.head is not None and self.status_line is None:
+            self.status_line = line
+        return line
 
     def read(self, *args):
         return self._took(self._fp.read(*args))
@@ -1202,7 +1210,10 @@ class _CappedResponse(http.client.HTTPResponse):
         "LLM 回 HTTP 103"，开跑前的检查却放行）。101 换协议不跳：那是最终的回答。读掉的字节照样算进上限。"""
         while True:
             self.fp.head = MAX_HEAD_BYTES             # 每个回答（1xx 也是）的状态行连响应头各算各的，和 h11 一样
+            self.fp.status_line = None
             version, status, reason = super()._read_status()
+            if not _STATUS_LINE.fullmatch(self.fp.status_line):   # http.client 放行 "+200"、"0200"、"2_00"（int() 读得懂）：
+                raise http.client.BadStatusLine(repr(self.fp.status_line[:40]))   # h11（make openevolve）不放行
             if not 101 < status < 200:
                 return version, status, reason
             http.client.parse_headers(self.fp)

@@ -730,7 +730,7 @@ def _careful_http() -> None:
 
     import openai
     from evolve.openai_llm import (BAD_HEADERS, COMPRESSED, MAX_REPLY_BYTES, STREAMED, TOO_LONG, TRUNCATED, LLMError,
-                                   compressed, looks_streamed, message_text)
+                                   compressed, loads, looks_streamed, message_text)
     http = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])   # httpx 或 httpx2
 
     class Capped(http.SyncByteStream):
@@ -805,6 +805,9 @@ def _careful_http() -> None:
 
         def careful(response):
             start = response.request.extensions.get("careful_start", time.monotonic())
+            # 整数最多 100 位（更长的读成 ±inf，和 --llm 一样，见 openai_llm.loads）：审读报过，usage 里一个 5000 位的数
+            # 让 Python 的 json 抛 ValueError，OpenEvolve 丢了能用的回复（"别的原因"），--llm 照收
+            response.json = lambda **kwargs: loads(response.content)
             raw = response.headers.raw                        # h11 放行、http.client（--llm）不放行的响应头：一样拒掉
             if len(raw) > 100 or any(len(k) + len(v) + 4 > 65536 for k, v in raw):   # 超过 100 个、一行超过 64 KB
                 response.close()
