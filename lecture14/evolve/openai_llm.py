@@ -20,7 +20,8 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
   从查地址、连接到最后一个字节最多 timeout 秒（查地址和连主机的每个地址都只用剩下的时间，看门的计时器到点就关掉
   连接，一字节一字节地挤牙膏也拖不过去；连上时已经过了期限就一个字节也不发）；回复最多读
   MAX_REPLY_BYTES 字节，再长就不读了（连同状态行、响应头、分块的长度行和扩展、trailer 一共最多读 2 × 上限 + WIRE_SLACK
-  字节：正文以外的字节也是读进来的）；JSON 嵌得太深、长度头写得离谱、响应头不合规矩，都只是一次有名字的失败。
+  字节：正文以外的字节也是读进来的；状态行连响应头最多 MAX_HEAD_BYTES）；JSON 嵌得太深、长度头写得离谱、响应头不合规矩，
+  都只是一次有名字的失败，和 make openevolve（OpenEvolve 用的 h11）叫法一样。
   要印给人看的服务器文字先经过 shown()：控制字符写成 \\x1b 这样，太长的截断。录制文件里存的是原样的文字。
 - 429 和 5xx 按 Retry-After（没有就指数退避）重试几次（上一次调用已经失败了就不重试；一次调用里加起来要等
   MAX_WAIT 秒以上就不等，种类里说出来；等 WAIT_SAID 秒以上时往标准错误说一句）；回复已经开始传回来（2xx）以后断了
@@ -30,7 +31,7 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
 - check()：开跑之前看看服务器在不在（GET {base_url}/models），连不上、拒绝了我们、转向、回的东西读不懂、没有这个
   模型，都抛 ServerUnreachable（一句话），脚本印一行、退出码 2。
 - 录制和回放：record=文件名 时每次调用写一行 JSON（提示、回复、用时、token 数、模型名；没有密钥）。
-  ReplayLLM(文件名) 从文件里按顺序回答，不联网；提示和录的不一样（代码或参数改了）就抛 ReplayMismatch，
+  ReplayLLM(文件名) 从文件里按顺序回答（用到哪一行读到哪一行），不联网；提示和录的不一样（代码或参数改了）就抛 ReplayMismatch，
   它故意不是 Exception 的子类，进化循环不会把它当成一次失败的提议吞掉，而是整个运行停下来。
 - 成本账：ledger() 给出调用次数、失败次数（按种类）、token 数、总用时和用时的中位数。
 - 系统提示 SYSTEM_PROMPT：由 system_prompt() 从 kernel_lab 的网格和启动上限生成（教模型 DSL、配置网格、启动限制和
@@ -1520,6 +1521,7 @@ class ReplayLLM(_Backend):
         # --record 写文件时抹掉了密钥；手改过的文件里要是有环境里的密钥，回放照样不印它（讲师报过）
         self._key = os.environ.get("OPENAI_API_KEY")
         self._lineno = self._bytes = self._read = 0       # 读到第几行、一共读了多少字节、读了几次调用
+        self._unused = (-1, 0)                            # unused() 数过的：(从第几个字节数起, 几行)
         try:
             self._file = open(path, "rb")
         except OSError as e:
@@ -1651,7 +1653,10 @@ class ReplayLLM(_Backend):
         """回放不联网，没什么要查的。"""
 
     def unused(self) -> int:
-        """文件里还有几次调用没用上（这次的预算比录制时小）：数读到的地方后面还有几行（不是空行的；只数换行，不解析）。"""
+        """文件里还有几次调用没用上（这次的预算比录制时小）：数读到的地方后面还有几行（不是空行的；只数换行，不解析）。
+        数过一次就记下（04、05 问两次）。"""
+        if self._unused[0] == self._bytes:
+            return self._unused[1]
         left, content = 0, False
         try:
             with open(self.path, "rb") as f:
@@ -1662,6 +1667,7 @@ class ReplayLLM(_Backend):
                         left, content = left + content, False
         except OSError:
             return 0
+        self._unused = (self._bytes, left + content)
         return left + content
 
     def _fetch(self, n: int, text: str) -> Call:
