@@ -271,10 +271,10 @@ def hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt, show=None
             tail = run[-1] == cols[-1]                   # 最后一列也被盖住了就说：不然像是这条线提前停了
             if not tail and len(run) < gap * len(grid[0]):
                 continue
-            xs = [x for x, _ in series[name] if run[0] <= round(xaxis.pos(x)) <= run[-1]]
             here = Counter(grid[r][c][0] for r, c in cells if run[0] <= c <= run[-1] and grid[r][c][0] != ch)
-            if xs and here:
-                spans.append((min(xs), None if tail else max(xs)))
+            if here:
+                spans.append((_nearest_x(series[name], xaxis, run[0], 1), None if tail else
+                              _nearest_x(series[name], xaxis, run[-1], -1)))
                 over += here
         if not spans:
             continue
@@ -288,6 +288,16 @@ def hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt, show=None
             space = "" if where.endswith("起") else " "          # "0–18 和"：数字和汉字之间空一格，和别处一样
             out.append(f"（{show(name)} 在横轴 {where}{space}和 {by} {same}，被盖住了，不是断了。）")
     return out
+
+
+def _nearest_x(pts, xaxis, col: int, inward: int) -> float:
+    """被盖住的一段的一头（第 col 列）在横轴上是多少：落在这一列的数据点里最靠外的那个；这一列没有数据点时（台阶的
+    一整段横线只在两头有点），取列离它最近的数据点，一样近取往这一段里面的那个（inward：起点 1，终点 -1）。
+    审读报过：05 --budget 2 的线从 1 到 2 整段被盖住，图下说"在横轴 1"；盖住的一段两头都没有点时一句也不说。"""
+    here = [x for x, _ in pts if round(xaxis.pos(x)) == col]
+    if here:
+        return min(here) if inward > 0 else max(here)
+    return min((x for x, _ in pts), key=lambda x: (abs(xaxis.pos(x) - col), -inward * x))
 
 
 def hidden_series(series, marks, drawn, grid, background, show=None, same="落在同一格") -> list[str]:

@@ -611,6 +611,16 @@ def test_a_line_hidden_in_the_middle_is_said_to_be_covered_not_broken():
     assert "被盖住" not in format_line("t", {"a": a, "b": short}, width=70, color=False)
 
 
+def test_a_covered_stretch_is_named_from_end_to_end_even_without_points_inside():
+    """审读报过：05 --budget 2 里"没有逐形状反馈"从 1 到 2 整段都在"小模型"下面（台阶的横线只在两头有点），图下说
+    "在横轴 1"；一条线中间 2–8 整段被盖住、两头的竖线看得见时，一句也不说（被盖住的那几列里没有数据点）。"""
+    steps = {"完整系统": [(1, 1.016), (2, 1.053)], "小模型": [(1, 1.0), (2, 1.0)], "没有逐形状反馈": [(1, 1.0), (2, 1.059)]}
+    chart = format_line("t", steps, width=80, color=False, steps=True, y_fmt="{:.2f}×")
+    assert "（◆ 没有逐形状反馈 在横轴 1–2 和 ○ 小模型 落在同一格，被盖住了，不是断了。）" in chart, chart
+    dip = {"a": [(0, 1.0), (10, 1.0)], "b": [(0, 1.5), (2, 1.5), (2, 1.0), (8, 1.0), (8, 1.5), (10, 1.5)]}
+    chart = format_line("t", dip, width=60, color=False)
+    assert chart.split("\n")[-1] == "（○ b 在横轴 2–8 和 ● a 落在同一格，被盖住了，不是断了。）", chart
+
 def test_the_longest_segment_of_a_stacked_bar_is_the_largest_value():
     """一位同学在第 13 讲的图里数出来：70B/8 qkv M=128 专家的"搬"（46.6 µs）画了 11 格、"等"（47.7 µs，瓶颈）10 格，
     图却说"最长的一段就是瓶颈"。按累计值取整以后，最大的那段现在一定最长。"""

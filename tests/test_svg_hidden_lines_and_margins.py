@@ -45,6 +45,14 @@ def test_a_line_covered_to_its_end_says_from_where():
     assert len(said) == 1 and said[0].startswith("（「没有级联」从横轴 4") and "不是停了" in said[0], said
 
 
+def test_a_covered_stretch_is_named_from_end_to_end_even_without_points_inside():
+    # 05 --budget 2：从 1 到 2 整段被盖住，说的是"在横轴 1"；中间 2–8 被盖住、两头没有点在里面时什么也不说
+    steps = {"完整系统": [(1, 1.016), (2, 1.053)], "小模型": [(1, 1.0), (2, 1.0)], "没有逐形状反馈": [(1, 1.0), (2, 1.059)]}
+    said = notes(parse(svg.line_svg("t", steps, steps=True, y_fmt="{:.2f}×")))
+    assert said == ["（「没有逐形状反馈」在横轴 1–2 和「小模型」重合，被盖住了，不是断了。）"], said
+    dip = {"a": [(0, 1.0), (10, 1.0)], "b": [(0, 1.5), (2, 1.5), (2, 1.0), (8, 1.0), (8, 1.5), (10, 1.5)]}
+    assert notes(parse(svg.line_svg("t", dip))) == ["（「b」在横轴 2–8 和「a」重合，被盖住了，不是断了。）"]
+
 def test_the_notes_stay_on_the_canvas_and_the_command_below_them():
     same = [(x, 1.0) for x in range(10)]
     names = [f"一个相当长的序列名字 {k}" for k in range(4)]
