@@ -242,14 +242,17 @@ HIDDEN_GAP = 0.1        # 折线中间连着这么多（图宽的比例）被别
 
 
 def hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt, show=None, same="落在同一格",
-                 gap=HIDDEN_GAP) -> list[str]:
+                 gap=HIDDEN_GAP, tail_min=0, covered=None) -> list[str]:
     """看得见、但从某一列起到它的最后一列都被别的线盖住的折线（两条线后半段重合），各说一句从横轴上哪儿起、被哪条盖住：
     不然学生以为这条线在那儿停了（或者以为另一条线结束得更高）。中间连着 gap（图宽的比例）以上被盖住的一段也说
     （一位同学读 05 的图：▲ 没有级联 在 270–515 之间看不见，像是断了）。整条被盖住的由 hidden_series 说。
     grid[行][列] 是 (画在那一格上面的记号, …)，drawn 是 记号 → 它画过的格子，xaxis.pos(x) 是 x 落在第几列（浮点）。
     终端和 SVG 都用它：终端的格子是字符，SVG 的是几个像素（svg.COVER）；show(名字) 是句子里怎么称呼一条序列
-    （终端："● 完整系统"，SVG 的折线没有记号："「完整系统」"），same 是"重合"怎么说。"""
+    （终端："● 完整系统"，SVG 的折线没有记号："「完整系统」"），same 是"重合"怎么说；被盖住的尾巴不到 tail_min 列的
+    不说（SVG：一条线的末端碰上另一条线，那条线的白边总要盖住它最后一两个像素）。covered(名字, 被盖住的那些格子)
+    是"被盖住了"怎么说（SVG：只被白边外面那一圈盖着的还露出一道细边）。"""
     show = show or (lambda n: f"{marks[n][0]} {n}")
+    covered = covered or (lambda n, cells: "被盖住了")
     out = []
     for name in series:
         ch = marks[name][0]
@@ -266,13 +269,15 @@ def hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt, show=None
                 runs[-1].append(c)
             else:
                 runs.append([c])
-        spans, over = [], Counter()                      # 这条线要说的几段：(横轴上的起点, 终点或 None＝到最后)
+        spans, over, under = [], Counter(), set()        # 这条线要说的几段：(横轴上的起点, 终点或 None＝到最后)
         for run in runs:
             tail = run[-1] == cols[-1]                   # 最后一列也被盖住了就说：不然像是这条线提前停了
-            if not tail and len(run) < gap * len(grid[0]):
+            if len(run) < (tail_min if tail else gap * len(grid[0])):
                 continue
-            here = Counter(grid[r][c][0] for r, c in cells if run[0] <= c <= run[-1] and grid[r][c][0] != ch)
+            hid = {(r, c) for r, c in cells if run[0] <= c <= run[-1] and grid[r][c][0] != ch}
+            here = Counter(grid[r][c][0] for r, c in hid)
             if here:
+                under |= hid
                 spans.append((_nearest_x(series[name], xaxis, run[0], 1), None if tail else
                               _nearest_x(series[name], xaxis, run[-1], -1)))
                 over += here
@@ -283,10 +288,10 @@ def hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt, show=None
                          else f"{x_fmt.format(a)}–{x_fmt.format(b)}" for a, b in spans)    # 一个点不写成 "6–6"（审读报过）
         by = "、".join(show(n) for n in names)
         if len(spans) == 1 and spans[0][1] is None:
-            out.append(f"（{show(name)} 从横轴 {x_fmt.format(spans[0][0])} 起和 {by} {same}，被盖住了，不是停了。）")
+            out.append(f"（{show(name)} 从横轴 {x_fmt.format(spans[0][0])} 起和 {by} {same}，{covered(name, under)}，不是停了。）")
         else:
             space = "" if where.endswith("起") else " "          # "0–18 和"：数字和汉字之间空一格，和别处一样
-            out.append(f"（{show(name)} 在横轴 {where}{space}和 {by} {same}，被盖住了，不是断了。）")
+            out.append(f"（{show(name)} 在横轴 {where}{space}和 {by} {same}，{covered(name, under)}，不是断了。）")
     return out
 
 
@@ -300,10 +305,11 @@ def _nearest_x(pts, xaxis, col: int, inward: int) -> float:
     return min((x for x, _ in pts), key=lambda x: (abs(xaxis.pos(x) - col), -inward * x))
 
 
-def hidden_series(series, marks, drawn, grid, background, show=None, same="落在同一格") -> list[str]:
+def hidden_series(series, marks, drawn, grid, background, show=None, same="落在同一格", covered=None) -> list[str]:
     """整条被别的序列盖住、图上一个记号也看不到的序列，各说一句（哪条、被哪几条盖住）：不然学生以为它没画。
     参数同 hidden_tails。"""
     show = show or (lambda n: f"{marks[n][0]} {n}")
+    covered = covered or (lambda n, cells: "被盖住了")
     out = []
     for name in series:
         ch = marks[name][0]
@@ -311,7 +317,8 @@ def hidden_series(series, marks, drawn, grid, background, show=None, same="落�
         if not cells or any(grid[r][c][0] == ch for r, c in cells):
             continue
         over = [n for n in series if n != name and any(grid[r][c][0] == marks[n][0] for r, c in cells)]
-        out.append(f"（图上看不到 {show(name)}：它的每个点都和 {'、'.join(show(n) for n in over)} {same}，被盖住了。）")
+        out.append(f"（图上看不到 {show(name)}：它的每个点都和 {'、'.join(show(n) for n in over)} {same}，"
+                   f"{covered(name, cells)}。）")
     return out
 
 

@@ -33,7 +33,13 @@ W, H = 760, 460                  # 折线 / 散点图的画布（像素）
 BOX = (78, 56, 520, 320)         # 绘图区：左、上、宽、高（右边留给参考线标签和图例）
 INSET = 8                        # 框比绘图区四边各大几像素：落在轴的两端的点（对数轴上正好是 10 的幂的数）不压在框线上
 Y_LABEL_X = 18                   # 竖着写的 y 轴名的基线（字在它左边约 11 像素、右边约 2 像素）
-COVER = 2                        # 看一条线被别的线盖住没有时的格子（像素，和线宽一样）：两条线落在同一格就算重合
+LINE, CASING = 2, 4.5             # 折线宽 2 像素；每条折线先画一道 4.5 像素宽的白边（两边各宽出 1.25 像素），再画线
+# 审读报过：05 --quick 的"不进化"在"小模型"的虚线下面，图下说"被盖住了"，虚线的空隙里却一段段露出绿色；07 --budget 5
+# --seeds 1 说"看不到"的线在上面那条线的边上透出一道颜色（抗锯齿）。有了白边，盖住的就真的看不到
+COVER = 0.5                      # 看一条线、一个记号被盖住没有时的格子（像素）
+NEAR = (CASING - LINE) / 2       # 一条线离上面那条线不到这么多像素（1.25 像素）：整个落在上面那条的白边里，看不到
+RIM = 0.5                        # 再远不到这么多像素：只从白边外面露出不到半个像素的细边，图下照样说（说"最多露出一道细边"）
+STACK = 2                        # 两个记号的中心相距不到这么多像素：叠在一起，下面那个最多露出一点边
 COVER_GAP = 0.05                 # 折线中间连着这么多（图宽的比例，约 26 像素）被盖住时图下说一句（终端是 1/10：格子粗）
 
 
@@ -179,10 +185,12 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
     order = [name for name in series if name == background] + own[::-1]
     for name in order:                                                 # 衬底最先画；其余的第一条序列画在最上面（和终端一样）
         pts, color = series[name], colors[name]
+        line = " ".join(f"{n(px(x))},{n(py(y))}" for x, y in pts)
+        if connect and len(pts) > 1:                                   # 白边：盖住下面的线，虚线的空隙里也不露出来
+            body.append(f'<polyline class="casing" fill="none" stroke="white" stroke-width="{CASING}" points="{line}"/>')
         body.append(f'<g class="series" data-name={quoteattr(name)} fill="{color}" stroke="{color}">')
         if connect and len(pts) > 1:
-            body.append(f'<polyline fill="none" stroke-width="2"{dashes[name]} points="'
-                        + " ".join(f"{n(px(x))},{n(py(y))}" for x, y in pts) + '"/>')
+            body.append(f'<polyline fill="none" stroke-width="{LINE}"{dashes[name]} points="{line}"/>')
         else:
             shape = marks[name][0]          # 衬底也用终端的记号（○，灰色空心）：学生报过图例说 ○、图上却是实心点
             body += [_point(shape, px(x), py(y), color, f' data-x="{float(x)!r}" data-y="{float(y)!r}"')
@@ -220,36 +228,139 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
     return _doc(width, max(H + 20, int(ly) + 32), kind, title, body, source)
 
 
+class _Grid:
+    """layout.hidden_series / hidden_tails 要的 grid[行][列]，只存画过东西的格子（整个绘图区按 COVER 像素一格有几十万格）。"""
+
+    def __init__(self, cells: dict, cols: int):
+        self.cells, self.cols = cells, cols
+
+    def __getitem__(self, r):
+        return _Row(self.cells, r, self.cols)
+
+
+class _Row:
+    def __init__(self, cells, r, cols):
+        self.cells, self.r, self.cols = cells, r, cols
+
+    def __getitem__(self, c):
+        return self.cells.get((self.r, c), (" ", None))
+
+    def __len__(self):
+        return self.cols
+
+
 def _covered(series, marks, order, background, connect, px, py, L, T, PW, PH, x_fmt) -> list[str]:
     """图上被别的序列盖住的序列要说的话（layout.hidden_series / hidden_tails，和终端同一套判据）：按画的顺序把每条
-    序列描到 COVER 像素一格的格子上（后画的盖住先画的），整条、后半段或中间一长段（COVER_GAP）都落在别的序列的格子
-    里的，各说一句。折线按它的名字称呼（SVG 的折线靠颜色和线型分，没有 ● 这种记号），散点带上记号。"""
-    cols, rows = int(PW // COVER) + 1, int(PH // COVER) + 1
-    grid = [[(" ", None)] * cols for _ in range(rows)]
+    序列描到 COVER 像素一格的格子上（后画的盖住先画的），整条、后半段或中间一长段（COVER_GAP）都被盖住的，各说一句。
+    一条线盖住的是离它不到 NEAR 的格子（它的白边），一个记号盖住的是它的形状（_inside）：只露出一个角的记号不算看不到
+    （审读报过：05 --budget 1 说"图上看不到「没有级联」"，▲ 的两个角从 ● 下面露出来）。记号的中心和画在上面的
+    记号相距不到 STACK 的，另说一句（_stacked）。折线按它的名字称呼（SVG 的折线靠颜色和线型分，没有 ● 这种记号），
+    散点带上记号。"""
+    M = INSET                                                    # 记号可以伸出绘图区几个像素：格子也往外留出这么多
+    cols, rows = int((PW + 2 * M) / COVER) + 1, int((PH + 2 * M) / COVER) + 1
+    top: dict = {}                      # 画过的线、记号的每一格 → (现在最上面的记号, 怎么盖的：line、mark、full、rim)
+    where: dict = {}                    # 每一格里那一点真正的位置（像素）：算它离后画的线多远，不受格子取整的影响
     drawn: dict = {}
+    by_row: dict = {}                   # 行 → 这一行画过东西的列
 
-    def put(x, y, ch):
-        c, r = round((x - L) / COVER), round((y - T) / COVER)
-        if 0 <= c < cols and 0 <= r < rows:
-            grid[r][c] = (ch, None)
-            drawn.setdefault(ch, set()).add((r, c))
+    def cell(x, y):
+        return round((y - T + M) / COVER), round((x - L + M) / COVER)
 
+    def own(points, ch, how):
+        mine = drawn.setdefault(ch, set())
+        for x, y in points:
+            r, c = cell(x, y)
+            if 0 <= r < rows and 0 <= c < cols and (top.get((r, c), (None,))[0] != ch or (r, c) not in mine):
+                top[r, c], where[r, c] = (ch, how), (x, y)             # 一格里取最先落进来的那一点
+                mine.add((r, c))
+                by_row.setdefault(r, set()).add(c)
+
+    def casing(pts, ch):
+        """折线 pts 的白边盖住已经画过的格子：离线不到 NEAR 的整个盖住（full），再远不到 RIM 的还露出一道细边（rim）。"""
+        best: dict = {}
+        reach = NEAR + RIM
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+            r_lo, c_lo = cell(min(x0, x1) - reach - COVER, min(y0, y1) - reach - COVER)
+            r_hi, c_hi = cell(max(x0, x1) + reach + COVER, max(y0, y1) + reach + COVER)
+            dx, dy = x1 - x0, y1 - y0
+            for r in range(r_lo, r_hi + 1):
+                row = by_row.get(r)
+                if not row:
+                    continue
+                for c in (row if len(row) < c_hi - c_lo else range(c_lo, c_hi + 1)):
+                    if not c_lo <= c <= c_hi or c not in row or top[r, c][0] == ch:
+                        continue
+                    x, y = where[r, c]
+                    t = 0.0 if dx == dy == 0 else max(0.0, min(1.0, ((x - x0) * dx + (y - y0) * dy) / (dx * dx + dy * dy)))
+                    d = math.hypot(x - x0 - t * dx, y - y0 - t * dy)
+                    if d <= reach and d < best.get((r, c), math.inf):
+                        best[r, c] = d
+        for key, d in best.items():
+            if d <= NEAR or top[key][1] not in ("full", "mark"):       # 细边不把已经整个盖住的格子改成"露出细边"
+                top[key] = (ch, "full" if d <= NEAR else "rim")
+
+    centres = []                                                 # 画出来的每个记号：(中心 x, 中心 y, 序列名)，先画的在前
     for name in order:
         ch, pts = marks[name][0], [(px(x), py(y)) for x, y in series[name]]
         if not connect or len(pts) == 1:
-            for x, y in pts:
-                put(x, y, ch)
+            for x, y in pts:                                     # 记号：盖住它的形状里的格子
+                centres.append((x, y, name))
+                r0, c0 = cell(x, y)
+                reach = int(7 / COVER) + 1
+                shape = [(L - M + c * COVER, T - M + r * COVER) for r in range(r0 - reach, r0 + reach + 1)
+                         for c in range(c0 - reach, c0 + reach + 1)
+                         if _inside(ch, L - M + c * COVER - x, T - M + r * COVER - y)]
+                own(shape, ch, "mark")                           # 形状里的格子：盖住原来在那里的，也是它自己的
             continue
+        casing(pts, ch)
+        samples = []
         for (x0, y0), (x1, y1) in zip(pts, pts[1:]):             # 沿线段每半格取一个点
             steps = int(max(abs(x1 - x0), abs(y1 - y0)) / COVER * 2) + 1
-            for k in range(steps + 1):
-                put(x0 + (x1 - x0) * k / steps, y0 + (y1 - y0) * k / steps, ch)
-    show = (lambda name: f"「{name}」") if connect else None
-    out = hidden_series(series, marks, drawn, grid, background, show, "重合")
+            samples += [(x0 + (x1 - x0) * j / steps, y0 + (y1 - y0) * j / steps) for j in range(steps + 1)]
+        own(samples, ch, "line")
+    grid = _Grid(top, cols)
+    show = (lambda name: f"「{name}」") if connect else (lambda name: f"{marks[name][0]} {name}")
+
+    def covered(name, cells):                                    # 一段里有 CASING 那么长只被外面那一圈盖着：露出细边
+        rim = {c for r, c in cells if grid[r][c][1] == "rim"}
+        return "被盖住了" + ("（最多露出一道不到半个像素的细边）" if len(rim) >= CASING / COVER else "")
+    out = hidden_series(series, marks, drawn, grid, background, show, "重合", covered)
+    out = [t.replace("（图上看不到", "（图上几乎看不到") if "细边" in t else t for t in out]
+    out += _stacked(series, centres, background, out, show, connect)
     if connect:
-        xaxis = SimpleNamespace(pos=lambda x: (px(x) - L) / COVER)
-        out += hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt, show, "重合", COVER_GAP)
+        xaxis = SimpleNamespace(pos=lambda x: (px(x) - L + M) / COVER)
+        lines = {name: pts for name, pts in series.items() if len(pts) > 1}     # 只有一个点的画成记号，上面说过了
+        # 线的最后一小段碰上另一条线（台阶往上跳的那一竖）时，它的白边总要盖住这条线末尾一两个像素：不算被盖住的尾巴
+        out += hidden_tails(lines, marks, drawn, grid, background, xaxis, x_fmt, show, "重合", COVER_GAP,
+                            int(CASING / COVER), covered)
     return [t.replace(" 「", "「").replace("」 ", "」") for t in out]   # "和「完整系统」重合"：书名号两边不空格
+
+
+def _stacked(series, centres, background, said, show, connect) -> list[str]:
+    """叠在一起的记号（中心和画在它上面的某个记号相距不到 STACK 像素）要说的话：一条序列的每个点都叠在别的序列下面、
+    又不是整个看不到（hidden_series 说过了）时，说它只露出一点边角；散点图再像终端那样数一数几个点画成了几个记号
+    （审读报过：04 --budget 1 的散点图上 10 个种子只看得到 6 个记号，图下什么也没说；终端说了）。衬底不算。"""
+    under: dict = {}                                             # 序列 → 它每个点上面叠着的别的序列
+    buried, points = 0, 0
+    for i, (x, y, name) in enumerate(centres):
+        if name == background:
+            continue
+        points += 1
+        above = {other for x2, y2, other in centres[i + 1:] if math.hypot(x2 - x, y2 - y) < STACK}
+        buried += bool(above)
+        under.setdefault(name, []).append(above - {name})
+    out = []
+    for name in series:
+        tops = under.get(name)
+        if not tops or not all(tops) or any(show(name) in text for text in said):
+            continue
+        over = [other for other in series if any(other in t for t in tops)]
+        out.append(f"（{show(name)} 的每个点都叠在 {'、'.join(show(o) for o in over)} 下面（中心相距不到 {STACK} 像素），"
+                   "只露出一点边角。）")
+    if not connect and buried:
+        out.append(f"（{points} 个点在图上是 {points - buried} 个记号：有 {buried} 个叠在别的点下面（中心相距不到 {STACK} "
+                   "像素）。）")
+    return out
 
 
 def line_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}", refs=(), log_x=False, log_y=False,
@@ -261,19 +372,42 @@ def line_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}
                  connect=True, log_x=log_x, log_y=log_y, source=source)
 
 
+R_DOT, R_RING, R_SHAPE, STROKE = 4.5, 4, 5.5, 1.8   # 实心圆、空心圆的半径，菱形、三角、方块的"半径"，空心记号的描边
+CORNERS = {"◆": [(0, -R_SHAPE), (R_SHAPE, 0), (0, R_SHAPE), (-R_SHAPE, 0)],
+           "▲": [(0, -R_SHAPE), (R_SHAPE, 0.75 * R_SHAPE), (-R_SHAPE, 0.75 * R_SHAPE)],
+           "■": [(-0.8 * R_SHAPE, -0.8 * R_SHAPE), (0.8 * R_SHAPE, -0.8 * R_SHAPE), (0.8 * R_SHAPE, 0.8 * R_SHAPE),
+                 (-0.8 * R_SHAPE, 0.8 * R_SHAPE)]}
+SOLID = {"◇": "◆", "△": "▲", "□": "■"}
+
+
 def _point(mark: str, x: float, y: float, color: str, extra: str = "") -> str:
     """散点图的一个点，形状照终端的记号：●○ 圆、◆◇ 菱形、▲△ 三角、■□ 方块；空心的（○◇△□）白底、描边。
     圆是 <circle cx cy>，别的是 <path>，中心写在 data-cx、data-cy（测试和读图的人按它换算回数据）。"""
     hollow = mark in "○◇△□"
-    paint = f' fill="white" stroke="{color}" stroke-width="1.8"' if hollow else f' fill="{color}" stroke="none"'
+    paint = f' fill="white" stroke="{color}" stroke-width="{STROKE}"' if hollow else f' fill="{color}" stroke="none"'
     if mark in "●○":
-        return f'<circle cx="{n(x)}" cy="{n(y)}" r="{4 if hollow else 4.5}"{paint}{extra}/>'
-    r = 5.5
-    corners = {"◆": [(0, -r), (r, 0), (0, r), (-r, 0)], "▲": [(0, -r), (r, 0.75 * r), (-r, 0.75 * r)],
-               "■": [(-0.8 * r, -0.8 * r), (0.8 * r, -0.8 * r), (0.8 * r, 0.8 * r), (-0.8 * r, 0.8 * r)]}
-    solid = {"◇": "◆", "△": "▲", "□": "■"}.get(mark, mark)
-    d = "M" + " L".join(f"{n(x + dx)},{n(y + dy)}" for dx, dy in corners[solid]) + " Z"
+        return f'<circle cx="{n(x)}" cy="{n(y)}" r="{R_RING if hollow else R_DOT}"{paint}{extra}/>'
+    d = "M" + " L".join(f"{n(x + dx)},{n(y + dy)}" for dx, dy in CORNERS[SOLID.get(mark, mark)]) + " Z"
     return f'<path d="{d}" data-cx="{n(x)}" data-cy="{n(y)}"{paint}{extra}/>'
+
+
+def _inside(mark: str, dx: float, dy: float) -> bool:
+    """离记号中心 (dx, dy) 的一点在不在 _point 画出来的形状里（空心的连同描边的外半圈）。"""
+    edge = STROKE / 2 if mark in "○◇△□" else 0.0
+    if mark in "●○":
+        return math.hypot(dx, dy) <= (R_RING if mark == "○" else R_DOT) + edge
+    pts = CORNERS[SOLID.get(mark, mark)]
+    inside = False
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:] + pts[:1]):        # 射线法
+        if (y0 > dy) != (y1 > dy) and dx < x0 + (dy - y0) * (x1 - x0) / (y1 - y0):
+            inside = not inside
+    if inside or not edge:
+        return inside
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:] + pts[:1]):        # 描边：离某条边不到半个描边宽
+        t = max(0.0, min(1.0, ((dx - x0) * (x1 - x0) + (dy - y0) * (y1 - y0)) / ((x1 - x0) ** 2 + (y1 - y0) ** 2)))
+        if math.hypot(dx - x0 - t * (x1 - x0), dy - y0 - t * (y1 - y0)) <= edge:
+            return True
+    return False
 
 
 def scatter_svg(title, series, *, x_label="", y_label="", x_fmt="{:g}", y_fmt="{:g}", diagonal=False, curves=(),

@@ -6,6 +6,7 @@
 - y 刻度宽（"1.045×"）时竖着的 y 轴名贴着刻度（04 --budget 5 --seeds 1 的散点图），再宽一位就压上去。
 - 图例两行时，最下面画图的命令贴着第二行图例（07、13 的屋顶线）。"""
 
+import math
 import xml.etree.ElementTree as ET
 
 import svg
@@ -19,6 +20,18 @@ def parse(text):
 
 def notes(root):
     return [t.text for t in root.iter(NS + "text") if t.get("class") == "note"]
+
+
+def sentences(root):
+    """图下的说明，一句折成几行的接回一句（续行往里缩一个字）。"""
+    texts = [t for t in root.iter(NS + "text") if t.get("class") == "note"]
+    out = []
+    for t in texts:
+        if not out or float(t.get("x")) == min(float(u.get("x")) for u in texts):
+            out.append(t.text)
+        else:
+            out[-1] += t.text
+    return out
 
 
 def test_a_line_wholly_under_another_is_named_under_the_svg_chart():
@@ -94,3 +107,108 @@ def test_two_legend_rows_leave_room_above_the_command():
     assert len({t.get("y") for t in legend}) == 2
     source = next(t for t in root.iter(NS + "text") if t.get("class") == "source")
     assert float(source.get("y")) - max(float(t.get("y")) for t in legend) >= 30
+
+
+def _strokes(root):
+    """每条画出来的折线（文档顺序，后面的画在上面）：(所属序列名或 None, 颜色, 线宽, 虚线, 各点)。颜色、线宽可以继承自
+    外面的 <g>。"""
+    out = []
+
+    def walk(e, inherited, name):
+        if e.tag == NS + "g":
+            inherited = {**inherited, **{k: e.get(k) for k in ("stroke", "stroke-width") if e.get(k)}}
+            name = e.get("data-name") if e.get("class") == "series" else name
+        if e.tag == NS + "polyline" and e.get("class") != "curve":
+            attr = {**inherited, **{k: e.get(k) for k in ("stroke", "stroke-width") if e.get(k)}}
+            pts = [tuple(map(float, p.split(","))) for p in e.get("points").split()]
+            out.append((name, attr.get("stroke"), float(attr.get("stroke-width", 1)), e.get("stroke-dasharray"), pts))
+        for child in e:
+            walk(child, inherited, name)
+
+    walk(root, {}, None)
+    return out
+
+
+def _distance(p, pts):
+    """点 p 到折线 pts 的距离（像素）。"""
+    best = math.inf
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+        dx, dy = x1 - x0, y1 - y0
+        t = 0.0 if dx == dy == 0 else max(0.0, min(1.0, ((p[0] - x0) * dx + (p[1] - y0) * dy) / (dx * dx + dy * dy)))
+        best = min(best, math.hypot(p[0] - x0 - t * dx, p[1] - y0 - t * dy))
+    return best
+
+
+def test_a_line_the_notes_call_covered_is_under_an_opaque_stroke():
+    """审读报过：05 --quick 说"「不进化」在横轴 101–160 和「小模型」重合，被盖住了"，可"小模型"是虚线，空隙里一段段露出
+    绿色的"不进化"；07 --budget 5 --seeds 1 说"图上看不到「OpenEvolve 种子 0」"，它的颜色在上面那条实线的边上透出来
+    （两条一样宽的线叠在一起，抗锯齿的边上两种颜色掺在一起）。说被盖住的线，沿线每一点都要在后画的一道不带虚线的笔画
+    里面，而且那道笔画比它每边宽出至少半个像素。"""
+    up = [(x, 1.0 + (0.05 if x >= 40 else 0)) for x in range(0, 101)]
+    series = {"完整系统": [(x, 1.3) for x in range(0, 101)], "小模型": up, "不进化": list(up)}
+    root = parse(svg.line_svg("t", series, steps=True))
+    assert notes(root) == ["（图上看不到「不进化」：它的每个点都和「小模型」重合，被盖住了。）"], notes(root)
+    strokes = _strokes(root)
+    k = next(i for i, s in enumerate(strokes) if s[0] == "不进化" and s[1] != "white")
+    hidden = strokes[k]
+    solid = [s for s in strokes[k + 1:] if not s[3]]            # 后画的、不带虚线的笔画（白边或实线）
+    for a, b in zip(hidden[4], hidden[4][1:]):
+        for t in (0, 0.25, 0.5, 0.75, 1):
+            p = (a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]))
+            assert any(_distance(p, s[4]) + hidden[2] / 2 + 0.5 <= s[2] / 2 for s in solid), p
+    twin = parse(svg.line_svg("t", {"本讲的循环 种子 0": up, "OpenEvolve 种子 0": list(up)}, steps=True))
+    strokes = _strokes(twin)
+    k = next(i for i, s in enumerate(strokes) if s[0] == "OpenEvolve 种子 0" and s[1] != "white")
+    assert all(any(_distance(p, s[4]) + strokes[k][2] / 2 + 0.5 <= s[2] / 2 for s in strokes[k + 1:] if not s[3])
+               for p in strokes[k][4])
+
+
+def test_a_mark_with_a_corner_showing_is_not_called_invisible():
+    """审读报过（已知的一例）：05 --budget 1 的每条"线"只有一个点，画成记号；图下说"图上看不到「没有级联」"，可 ▲ 的
+    两个角从 ● 下面露出来（◇ 的角也从 ○ 下面露出来）。露出一点的不说看不到，说它叠在哪条下面、只露出一点边角。"""
+    one = {"完整系统": [(1, 1.0165)], "小模型（small LLM）": [(1, 1.0)], "不进化": [(1, 1.0279)],
+           "没有逐形状反馈": [(1, 1.0)], "没有级联": [(1, 1.0165)]}
+    said = sentences(parse(svg.line_svg("t", one, y_fmt="{:.2f}×")))
+    assert not any("看不到" in t for t in said), said
+    assert said == ["（「没有逐形状反馈」的每个点都叠在「小模型（small LLM）」下面（中心相距不到 2 像素），只露出一点边角。）",
+                    "（「没有级联」的每个点都叠在「完整系统」下面（中心相距不到 2 像素），只露出一点边角。）"], said
+    # 这两个记号真的露出来了：▲ 的底角在 ● 外面，◇ 的角在 ○（连描边）外面
+    assert not svg._inside("●", 5.5, 0.75 * 5.5) and svg._inside("▲", 5.4, 0.74 * 5.5)
+    assert svg._inside("◇", 6.0, 0) and not svg._inside("○", 6.0, 0)
+    apart = notes(parse(svg.line_svg("t", {"a": [(1, 1.0)], "b": [(1, 2.0)], "c": [(1, 1.5)]}, y_fmt="{:.2f}×")))
+    assert not apart                                            # 分得开的记号什么也不说
+    two = sentences(parse(svg.scatter_svg("t", {"甲": [(1, 1.0), (2, 2.0)], "乙": [(1, 1.0)]})))
+    assert two[0].startswith("（○ 乙 的每个点都叠在 ● 甲 下面")     # ○ 的描边从 ● 外面露出一圈
+
+
+def test_stacked_scatter_points_are_counted_under_the_svg_chart_like_in_the_terminal():
+    """审读报过：04 --budget 1 演示 3 的散点图，5 个种子两种划分一共 10 个点，其中 4 个空心圆、2 个实心圆都在
+    (1.000×, 1.000×)，图上只看得到 5 个记号（一个实心圆边上露出一圈橙色）；终端说"10 个点在图上是 5 个记号"，
+    SVG 什么也没说。"""
+    random_split = [(1.0, 1.0), (1.0111, 1.0074), (1.0, 1.0), (1.0165, 1.0431), (1.0585, 1.0622)]
+    by_model = [(1.0, 1.0), (1.0, 1.0), (1.0, 1.0), (1.0746, 1.0482), (1.0, 1.0)]
+    root = parse(svg.scatter_svg("t", {"配对随机对半分": random_split, "8B 训练、70B/8 测试": by_model}, diagonal=True,
+                                 x_fmt="{:.2f}×", y_fmt="{:.2f}×"))
+    said = sentences(root)
+    assert said == ["（10 个点在图上是 5 个记号：有 5 个叠在别的点下面（中心相距不到 2 像素）。）"], said
+    marks = [(float(e.get("cx")), float(e.get("cy"))) for e in root.iter(NS + "circle") if e.get("data-x")]
+    assert len(marks) == 10 and len(set(marks)) == 5              # 真的只有 5 个不同的位置
+    apart = parse(svg.scatter_svg("t", {"a": [(1.0, 1.0), (2.0, 2.0)], "b": [(1.5, 1.2)]}))
+    assert notes(apart) == []
+
+
+def test_a_line_that_shows_only_a_hairline_is_said_to_be_almost_covered():
+    """审读报过：05 --quick 的"不进化"在 101–160 之间比"小模型"低 1.26 像素：两条线几乎叠在一起，下面那条只从上面那条
+    的边上露出一丝，看着像没有这条线。离上面那条线的白边不到半个像素的说"最多露出一道不到半个像素的细边"；
+    离得更远、看得出是一条线的不说。"""
+    def chart(gap_px):
+        probe = parse(svg.line_svg("t", {"a": [(0, 1.0), (100, 1.0)], "c": [(0, 0.0), (100, 3.5)]}))
+        plot = next(g for g in probe.iter(NS + "g") if g.get("class") == "plot")
+        per_px = (float(plot.get("data-y-max")) - float(plot.get("data-y-min"))) / float(plot.get("data-height"))
+        low = 1.0 - gap_px * per_px
+        return parse(svg.line_svg("t", {"a": [(0, 1.0), (100, 1.0)], "c": [(0, 0.0), (100, 3.5)],
+                                        "b": [(0, 2.0), (40, 2.0), (40, low), (100, low)]}))
+    said = sentences(chart(1.5))              # b 的线（2 像素宽）比 a 的白边（4.5 像素宽）只多出 0.25 像素
+    assert said == ["（「b」从横轴 40 起和「a」重合，被盖住了（最多露出一道不到半个像素的细边），不是停了。）"], said
+    assert sentences(chart(0.5)) == ["（「b」从横轴 40 起和「a」重合，被盖住了，不是停了。）"]
+    assert sentences(chart(3.0)) == []        # 露出 1.75 像素：看得见
