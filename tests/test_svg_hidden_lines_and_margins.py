@@ -7,6 +7,7 @@
 - 图例两行时，最下面画图的命令贴着第二行图例（07、13 的屋顶线）。"""
 
 import math
+import re
 import xml.etree.ElementTree as ET
 
 import svg
@@ -212,3 +213,24 @@ def test_a_line_that_shows_only_a_hairline_is_said_to_be_almost_covered():
     assert said == ["（「b」从横轴 40 起和「a」重合，被盖住了（最多露出一道不到半个像素的细边），不是停了。）"], said
     assert sentences(chart(0.5)) == ["（「b」从横轴 40 起和「a」重合，被盖住了，不是停了。）"]
     assert sentences(chart(3.0)) == []        # 露出 1.75 像素：看得见
+
+
+def test_the_y_equals_x_label_keeps_clear_of_the_points():
+    """审读报过：04 --budget 300 --gpu a100 的散点图上一个种子的点压在斜线旁边"y = x"的"y"上（字总放在斜线 92% 处的
+    下面）。字的方框（顺着斜线转过去）离每个记号的中心都至少有一个记号的半径。"""
+    seeds = [(1.1414, 1.1470), (1.1466, 1.1503), (1.1476, 1.1415), (1.1519, 1.1557), (1.1418, 1.1290)]
+    others = [(1.145, 1.127), (1.1448, 1.106), (1.132, 1.091), (1.14, 1.085), (1.1415, 1.0625)]
+    for data in ({"配对随机对半分": seeds, "8B 训练、70B/8 测试": others},
+                 {"a": [(1.0 + k / 100, 1.0 + k / 100 - 0.004) for k in range(0, 11)]}):   # 斜线下面一串点
+        root = parse(svg.scatter_svg("t", data, diagonal=True, x_fmt="{:.2f}×", y_fmt="{:.2f}×"))
+        label = next(t for t in root.iter(NS + "text") if t.get("class") == "diagonal-label")
+        angle, ex, ey = (float(v) for v in re.search(r"rotate\(([-\d.]+) ([-\d.]+) ([-\d.]+)\)", label.get("transform")).groups())
+        assert (float(label.get("x")), float(label.get("y"))) == (ex, ey) and label.get("text-anchor") == "end"
+        a, w = math.radians(angle), svg.text_width(label.text, 12)
+        for e in root.iter():
+            if e.get("data-x") is None:
+                continue
+            x, y = float(e.get("cx") or e.get("data-cx")), float(e.get("cy") or e.get("data-cy"))
+            u = (x - ex) * math.cos(a) + (y - ey) * math.sin(a)       # 顺着字的方向（右端是 0）
+            v = -(x - ex) * math.sin(a) + (y - ey) * math.cos(a)      # 垂直于字（基线是 0，往下为正）
+            assert not (-w - 5 <= u <= 5 and -12 - 5 <= v <= 3 + 5), (data.keys(), x, y, u, v)
