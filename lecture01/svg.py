@@ -198,11 +198,19 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
                      for x, y in pts]
         body.append("</g>")
     notes = _covered(series, marks, order, background, connect, px, py, L, T, PW, PH, x_fmt)
-    used = []
-    for y, label, color in sorted(labels):                       # 标签挤在一起时往下错开
-        y = max([y] + [u + 15 for u in used])
-        used.append(y)
+    labels.sort()                                                # 标签挤在一起时上下错开 15 像素，都留在框的高度里：
+    at = [y for y, _, _ in labels]                               # 往下挤出框的整串往上挪（审读报过：三条靠近横轴的参考线，
+    for i in range(1, len(at)):                                  # 最下面那个标签挤到了横轴的刻度"1000"旁边）
+        at[i] = max(at[i], at[i - 1] + 15)
+    for i in range(len(at) - 1, -1, -1):
+        at[i] = min(at[i], T + PH + F if i == len(at) - 1 else at[i + 1] - 15)
+    for i in range(len(at)):
+        at[i] = max(at[i], T - F if i == 0 else at[i - 1] + 15)
+    for y, (_, label, color) in zip(at, labels):
         body.append(_text(L + PW + F + 6, y + 4, label, 12, "start", f' fill="{color}"'))
+    ref_ys = sorted((py(y), label) for label, y in refs)         # 两条参考线相距不到 2 像素：画出来是同一条线，和终端一样说一句
+    notes = [f"（参考线「{a}」和「{b}」相差不到 2 像素，在图上是同一条线。）"
+             for (ya, a), (yb, b) in zip(ref_ys, ref_ys[1:]) if yb - ya < 2] + notes
     body.append("</g>")
     ly = T + PH + F + 64                                         # 图例在下面
     x = L

@@ -234,3 +234,21 @@ def test_the_y_equals_x_label_keeps_clear_of_the_points():
             u = (x - ex) * math.cos(a) + (y - ey) * math.sin(a)       # 顺着字的方向（右端是 0）
             v = -(x - ex) * math.sin(a) + (y - ey) * math.cos(a)      # 垂直于字（基线是 0，往下为正）
             assert not (-w - 5 <= u <= 5 and -12 - 5 <= v <= 3 + 5), (data.keys(), x, y, u, v)
+
+
+def test_crowded_reference_labels_stay_beside_the_frame_and_one_drawn_line_is_said_to_be_one():
+    """三条几乎一样高、靠近横轴的参考线：以前标签一个个往下挤，最下面那个挤到了横轴刻度"1000"的旁边，离它的线 30 像素；
+    终端说"参考线……在图上是同一条线"，SVG 不说。标签上下错开、都在框的高度里，图下说哪几条画成了同一条线。"""
+    root = parse(svg.line_svg("t", {"a": [(0, 1.0), (1000, 1.3)]}, y_fmt="{:.2f}×",
+                              refs=[("r1 1.000×", 1.0), ("r2 1.001×", 1.001), ("r3 1.002×", 1.002)]))
+    plot = next(g for g in root.iter(NS + "g") if g.get("class") == "plot")
+    bottom = float(plot.get("data-top")) + float(plot.get("data-height")) + svg.INSET
+    labels = sorted(float(t.get("y")) for t in root.iter(NS + "text") if (t.text or "").startswith("r"))
+    assert len(labels) == 3 and all(b - a >= 15 for a, b in zip(labels, labels[1:])), labels
+    assert labels[-1] - 4 <= bottom, (labels, bottom)                  # 基线往上 4 像素是线的高度：不低于框的底边
+    ticks = [float(t.get("y")) for t in root.iter(NS + "text") if t.get("class") == "tick-x"]
+    assert min(ticks) - labels[-1] >= 12                               # 和横轴的刻度隔开一行字
+    assert notes(root) == ["（参考线「r3 1.002×」和「r2 1.001×」相差不到 2 像素，在图上是同一条线。）",
+                           "（参考线「r2 1.001×」和「r1 1.000×」相差不到 2 像素，在图上是同一条线。）"]
+    apart = parse(svg.line_svg("t", {"a": [(0, 1.0), (1000, 1.3)]}, refs=[("上限", 1.3), ("查表", 1.2)]))
+    assert notes(apart) == []
