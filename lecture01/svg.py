@@ -188,7 +188,8 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
         pts, color = series[name], colors[name]
         line = " ".join(f"{n(px(x))},{n(py(y))}" for x, y in pts)
         if connect and len(pts) > 1:                                   # 白边：盖住下面的线，虚线的空隙里也不露出来
-            body.append(f'<polyline class="casing" fill="none" stroke="white" stroke-width="{CASING}" points="{line}"/>')
+            body.append(f'<polyline class="casing" fill="none" stroke="white" stroke-width="{CASING}" '
+                        f'points="{line}"/>')
         body.append(f'<g class="series" data-name={quoteattr(name)} fill="{color}" stroke="{color}">')
         if connect and len(pts) > 1:
             body.append(f'<polyline fill="none" stroke-width="{LINE}"{dashes[name]} points="{line}"/>')
@@ -324,7 +325,8 @@ def _covered(series, marks, order, background, connect, px, py, L, T, PW, PH, x_
                     if not c_lo <= c <= c_hi or c not in row or top[r, c][0] == ch:
                         continue
                     x, y = where[r, c]
-                    t = 0.0 if dx == dy == 0 else max(0.0, min(1.0, ((x - x0) * dx + (y - y0) * dy) / (dx * dx + dy * dy)))
+                    t = ((x - x0) * dx + (y - y0) * dy) / (dx * dx + dy * dy) if dx or dy else 0.0
+                    t = max(0.0, min(1.0, t))                            # 线段上离这一点最近的地方
                     d = math.hypot(x - x0 - t * dx, y - y0 - t * dy)
                     if d <= reach and d < best.get((r, c), math.inf):
                         best[r, c] = d

@@ -169,13 +169,20 @@ def test_a_mark_with_a_corner_showing_is_not_called_invisible():
     两个角从 ● 下面露出来（◇ 的角也从 ○ 下面露出来）。露出一点的不说看不到，说它叠在哪条下面、只露出一点边角。"""
     one = {"完整系统": [(1, 1.0165)], "小模型（small LLM）": [(1, 1.0)], "不进化": [(1, 1.0279)],
            "没有逐形状反馈": [(1, 1.0)], "没有级联": [(1, 1.0165)]}
-    said = sentences(parse(svg.line_svg("t", one, y_fmt="{:.2f}×")))
+    root = parse(svg.line_svg("t", one, y_fmt="{:.2f}×"))
+    said = sentences(root)
     assert not any("看不到" in t for t in said), said
     assert said == ["（「没有逐形状反馈」的每个点都叠在「小模型（small LLM）」下面（中心相距不到 2 像素），只露出一点边角。）",
                     "（「没有级联」的每个点都叠在「完整系统」下面（中心相距不到 2 像素），只露出一点边角。）"], said
-    # 这两个记号真的露出来了：▲ 的底角在 ● 外面，◇ 的角在 ○（连描边）外面
-    assert not svg._inside("●", 5.5, 0.75 * 5.5) and svg._inside("▲", 5.4, 0.74 * 5.5)
-    assert svg._inside("◇", 6.0, 0) and not svg._inside("○", 6.0, 0)
+    # 这两个记号真的露出来了：▲、◇ 的角在画在上面的 ●、○（连描边的外半圈）外面
+    groups = {g.get("data-name"): g for g in root.iter(NS + "g") if g.get("class") == "series"}
+    for lower, upper in (("没有级联", "完整系统"), ("没有逐形状反馈", "小模型（small LLM）")):
+        circle = next(groups[upper].iter(NS + "circle"))
+        reach = float(circle.get("r")) + float(circle.get("stroke-width") or 0) / 2
+        path = next(groups[lower].iter(NS + "path")).get("d")
+        corners = [tuple(map(float, p.split(","))) for p in re.findall(r"[\d.]+,[\d.]+", path)]
+        cx, cy = float(circle.get("cx")), float(circle.get("cy"))
+        assert any(math.hypot(x - cx, y - cy) > reach + 0.5 for x, y in corners), (lower, corners, cx, cy, reach)
     apart = notes(parse(svg.line_svg("t", {"a": [(1, 1.0)], "b": [(1, 2.0)], "c": [(1, 1.5)]}, y_fmt="{:.2f}×")))
     assert not apart                                            # 分得开的记号什么也不说
     two = sentences(parse(svg.scatter_svg("t", {"甲": [(1, 1.0), (2, 2.0)], "乙": [(1, 1.0)]})))
@@ -224,7 +231,8 @@ def test_the_y_equals_x_label_keeps_clear_of_the_points():
                  {"a": [(1.0 + k / 100, 1.0 + k / 100 - 0.004) for k in range(0, 11)]}):   # 斜线下面一串点
         root = parse(svg.scatter_svg("t", data, diagonal=True, x_fmt="{:.2f}×", y_fmt="{:.2f}×"))
         label = next(t for t in root.iter(NS + "text") if t.get("class") == "diagonal-label")
-        angle, ex, ey = (float(v) for v in re.search(r"rotate\(([-\d.]+) ([-\d.]+) ([-\d.]+)\)", label.get("transform")).groups())
+        turn = re.search(r"rotate\(([-\d.]+) ([-\d.]+) ([-\d.]+)\)", label.get("transform"))
+        angle, ex, ey = (float(v) for v in turn.groups())
         assert (float(label.get("x")), float(label.get("y"))) == (ex, ey) and label.get("text-anchor") == "end"
         a, w = math.radians(angle), svg.text_width(label.text, 12)
         for e in root.iter():
