@@ -316,13 +316,17 @@ def test_demo3_prints_every_time_with_the_same_decimals(stdout):
     assert (f"时间都印 {d} 位小数" in text) == (d > 1), text[:600]
 
 
-def test_the_edit_hint_chases_only_the_methods_still_ahead_in_the_table(tmp_path, table):
+@pytest.mark.parametrize("budget", [1000, 100])
+def test_the_edit_hint_chases_only_the_methods_still_ahead_in_the_table(tmp_path, table, budget):
     """审读报过：把 04 进化出的程序（种子 0、1000 个提议）抄成自己的文件，演示 1 的表里它在两种划分的测试形状上都
     不比按 M 查表和进化出的慢（1.282× 对 1.261×、1.282×；1.281× 对 1.232×、1.209×），"可以试试"还说"想再往上追
     按 M 查表和进化出的程序"。现在只点名表里（印出来的三位小数）至少一种划分上还比你快的。"""
+    # 预算 100 的那份（H100 上两种都还比它快）让"想再往上追"那一支在讲义的数据上也跑到。助教报过：以前只有 1000 的
+    # 那份，讲义的数据上从不走这一支；加了一个模型（Qwen2.5-7B）才走到，测试拿表里带空格的"按 M 查表"去比去掉了空白的
+    # "按M查表"，以一个裸的 AssertionError 失败——06 印的其实是对的
     from evolve import Evaluator, evolve, render
     train, _ = split_shapes(all_shapes())
-    best = simplify(evolve(Evaluator(train, table), 1000, seed=0)["best"][0])
+    best = simplify(evolve(Evaluator(train, table), budget, seed=0)["best"][0])
     path = tmp_path / "copied_from_04.py"
     path.write_text("from kernel_lab import Config  # noqa: F401\n\n" + render(best) + "\n", encoding="utf-8")
     p = run_script(SCRIPT, str(path))
@@ -336,10 +340,12 @@ def test_the_edit_hint_chases_only_the_methods_still_ahead_in_the_table(tmp_path
             if number(rows[next(k for k in rows if k.startswith(key))][c_te]) > mine:
                 ahead.add(name)
     tries = re.sub(r"\s+", "", p.stdout.split("可以试试：", 1)[1])
+    if budget != 1000 and "你赢了专家" not in p.stdout:
+        pytest.skip(f"这块 GPU 上预算 {budget} 进化出的程序没赢专家：这条建议不说往上追")
     assert "你赢了专家" in p.stdout
     if ahead:
         chased = re.search(r"想再往上追(.*?)，README", tries)[1]
-        assert set(chased.split("和")) == ahead, (chased, ahead)
+        assert set(chased.split("和")) == {"".join(name.split()) for name in ahead}, (chased, ahead)   # 命令行那段去掉了空白
     else:
         assert "想再往上追" not in tries and "都已经不比按M查表和进化出的程序慢" in tries, tries
 
