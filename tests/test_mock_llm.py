@@ -266,6 +266,70 @@ def test_a_half_added_edit_kind_is_named_when_mock_llm_is_imported(tmp_path, ski
     assert lines[0].startswith("lecture14/02_llm_proposal.py：evolve/mock_llm.py 的修改种类没有配齐：") and says in lines[0]
 
 
+SWAP_METHOD = """
+    def _swap(self, pr):
+        p = pr.parent
+        if p.n_rules() < 2:
+            return None, "父程序不到两条规则"
+        return Program((p.rules[1], p.rules[0]) + p.rules[2:], p.default), "把前两条规则换个先后"
+
+"""
+
+
+def _copy_with_kind(tmp_path, ops=True, weight=True, said=True, method=SWAP_METHOD):
+    """课程目录拷一份，照 README 的"修改种类"加一种修改 swap，只做给了的那几步（method 是方法的源码，None 就不写）。"""
+    import shutil
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
+    src = tmp_path / "lecture14" / "evolve" / "mock_llm.py"
+    text = src.read_text(encoding="utf-8")
+    found = {name: re.search(rf"^{name} = \((.*?)\)(.*)$", text, re.M) for name in ("OPS", "OP_WEIGHTS")}
+    assert all(found.values()), "测试的前提变了：mock_llm.py 里找不到一行的 OPS = (…) 或 OP_WEIGHTS = (…)"
+    edits = ([(found["OPS"][0], f'OPS = ({found["OPS"][1]}, "swap"){found["OPS"][2]}')] if ops else []) \
+        + ([(found["OP_WEIGHTS"][0], f'OP_WEIGHTS = ({found["OP_WEIGHTS"][1]}, 0.05){found["OP_WEIGHTS"][2]}')] if weight else []) \
+        + ([("OP_SAID = {\n", 'OP_SAID = {\n    "swap": "交换前两条规则",\n')] if said else []) \
+        + ([("    # ---- 犯错 ----\n", method.lstrip("\n") + "    # ---- 犯错 ----\n")] if method else [])
+    for old, new in edits:
+        assert text.count(old) == 1, f"测试的前提变了：mock_llm.py 里找不到 {old!r}"
+        text = text.replace(old, new)
+    src.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("parts, says", [
+    (dict(ops=False, weight=False), "OPS 里没有 swap（OP_SAID 里有它的说明）"),
+    (dict(ops=False), "OPS 里没有 swap（OP_SAID 里有它的说明）；OP_WEIGHTS 有 7 个权重、OPS 有 6 种修改"),
+    (dict(method=SWAP_METHOD.replace("(self, pr)", "(self)")), "MockLLM._swap 要写成 def _swap(self, prompt)"),
+    (dict(said=False, method=None), "OP_SAID 里没有 swap 的一句说明；MockLLM 没有方法 _swap"),
+], ids=["only-said-and-method", "no-ops", "no-prompt-argument", "said-and-method-both-missing"])
+def test_every_missing_step_of_a_new_edit_kind_is_named_in_one_sentence(tmp_path, parts, says):
+    """助教报过：写了 OP_SAID 的一句和方法 _swap、忘了放进 OPS（和 OP_WEIGHTS），04 照常跑完、退出码 0，这种修改一次也
+    没被提出来，也没有一句话；只忘了 OPS 时说"OP_WEIGHTS 有 7 个权重、OPS 有 6 种修改"，没说是哪一种；方法少写了参数
+    prompt，04 跑到第一次抽中它才是一段 TypeError 的 traceback。现在 import 时一句话列出漏掉的每一步，点名那种修改。
+    （OPS 的数从现在的 mock_llm.OPS 来：这里的 6、7 照它算。）"""
+    import subprocess
+    _copy_with_kind(tmp_path, **parts)
+    says = says.replace("7 个权重、OPS 有 6 种", f"{len(mock_llm.OPS) + 1} 个权重、OPS 有 {len(mock_llm.OPS)} 种")
+    p = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--quick"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120, env=base_env())
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 1 and len(lines) == 1 and not p.stdout, (p.returncode, p.stderr[-2000:])
+    assert lines[0].startswith("lecture14/04_alphaevolve_tiling.py：evolve/mock_llm.py 的修改种类没有配齐：" + says + "（"), lines[0]
+
+
+def test_an_edit_kind_that_returns_only_the_child_is_named_in_one_sentence(tmp_path):
+    """README 说每种修改的方法返回 (子程序, 一句说明)。助教报过：只返回了子程序，04 是一段 traceback，最后一行
+    "TypeError: cannot unpack non-iterable Program object"，没说是哪种修改。现在一句话说是哪个方法、返回了什么、该返回什么。"""
+    import subprocess
+    _copy_with_kind(tmp_path, method=SWAP_METHOD.replace('return Program((p.rules[1], p.rules[0]) + p.rules[2:], p.default), "把前两条规则换个先后"',
+                                                        "return pr.parent"))
+    p = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--quick"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120, env=base_env())
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert lines[-1] == ("lecture14/04_alphaevolve_tiling.py：MockLLM._swap 返回的是 一个 Program（只有子程序）：每种修改的方法"
+                         "要返回 (子程序, 一句说明)，对这个父程序做不了时返回 (None, 一句为什么做不了)（见 README 的\"修改种类\"）。"), lines[-1]
+
+
 def test_threshold_moves_an_off_list_m_to_its_two_neighbours():
     # "换成邻近的 M"：t 不在 M_THRESHOLDS 里时（学生的文件写了 M <= 100），邻近的是它两边的 96 和 128。以前取的是
     # searchsorted 下标的前一个和后一个：96 和 192，跳过了 128；M <= 0 时是 8（跳过了 1）

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import inspect
 import math
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ from .program import Program, Rule, branch_index, format_diff, make_diff, render
 
 OPS = ("targeted", "single_field", "threshold", "add_rule", "remove_rule", "crossover")
 MISTAKE = "mistake"                # 故意犯错的回复单独记成这一种，不算进它本来想做的修改
+# 按位置和 OPS 一一对应：加一种修改，名字和权重放在同一个位置（放错了位置不会报错，只是权重给了别的种类）
 OP_WEIGHTS = (0.45, 0.20, 0.10, 0.08, 0.07, 0.10)
 # 每种修改一句话：02 演示 2、04 演示 2 的表下面照这个逐个解释。加一种修改，在这里也写一句（test_mock_llm 检查每种都有）
 OP_SAID = {
@@ -42,17 +44,15 @@ OP_SAID = {
 
 
 class KindsIncomplete(ImportError):
-    """加修改种类时漏了一步（OP_SAID、OP_WEIGHTS、MockLLM 的方法）。one_sentence：编号脚本只印这一句、退出码 1
-    （runner._excepthook；助教报过：方法名拼错时是 11 行的 traceback，那句话在最后）。"""
+    """加修改种类时漏了一步（OPS、OP_WEIGHTS、OP_SAID、MockLLM 的方法）。one_sentence：编号脚本只印这一句、退出码 1
+    （runner._excepthook；助教报过：方法名拼错时是 11 行的 traceback，那句话在最后）。文件末尾检查。"""
     one_sentence = True
 
 
-# 加修改种类的助教漏了哪一步，在这里就说清楚（不然 02、04 跑到表下面那段说明时才是一个 KeyError）
-_MISSING = ([f"OP_SAID 里没有 {op} 的一句说明" for op in OPS if op not in OP_SAID]
-            + ([f"OP_WEIGHTS 有 {len(OP_WEIGHTS)} 个权重、OPS 有 {len(OPS)} 种修改"] if len(OP_WEIGHTS) != len(OPS) else []))
-if _MISSING:
-    raise KindsIncomplete("evolve/mock_llm.py 的修改种类没有配齐：" + "；".join(_MISSING)
-                          + "（加一种修改要在 OPS、OP_WEIGHTS、OP_SAID 里各加一项，再写方法 _名字，见 README 的\"修改种类\"）。")
+class KindBroken(TypeError):
+    """一种修改的方法返回的不是 (子程序或 None, 一句说明)。one_sentence：编号脚本只印这一句、退出码 1（助教报过：
+    方法只返回了子程序，是一段 traceback，最后一行 cannot unpack non-iterable Program object，没说是哪种修改）。"""
+    one_sentence = True
 COND_FIELDS = (("M",), ("M", "N"), ("M", "N", "K"))   # 定向修改新加的规则管住哪些维度
 COND_WEIGHTS = (0.6, 0.3, 0.1)
 MISTAKE_RATE = 0.03                # 每次提议有 3% 的概率犯一个"LLM 式"的错
@@ -239,7 +239,7 @@ class MockLLM:
         parent = prompt.parent
         for _ in range(4):                                   # 偶尔改出来和父程序一样，换个想法再来
             op = OPS[bisect.bisect(self._op_cdf, rng.random())]
-            child, why = getattr(self, "_" + op)(prompt)
+            child, why = self._edit(op, prompt)
             if child is not None and child != parent:
                 break
         if child is None or child == parent:
@@ -257,8 +257,18 @@ class MockLLM:
         """op 这种修改对这个父程序做不了的原因（一句话，给学生看）；做得了返回 None。02 演示 2 用它说明一种修改为什么
         提了 200 次一次新修改都没有。它真的试一次这种修改，会用掉这个 MockLLM 的随机数：用一个单独的实例问
         （02 每次新建一个），别拿进化正在用的那个问。"""
-        child, why = getattr(self, "_" + op)(prompt)
+        child, why = self._edit(op, prompt)
         return why if child is None else None
+
+    def _edit(self, op: str, prompt: Prompt):
+        """调用修改 op 的方法 _op(prompt)，看它返回的是不是 (子程序或 None, 一句说明)；不是就说是哪一种、返回了什么。"""
+        out = getattr(self, "_" + op)(prompt)
+        if (type(out) is not tuple or len(out) != 2 or not isinstance(out[1], str)
+                or not (out[0] is None or isinstance(out[0], Program))):
+            shown = "一个 Program（只有子程序）" if isinstance(out, Program) else repr(out)
+            raise KindBroken(f"MockLLM._{op} 返回的是 {shown if len(shown) <= 80 else shown[:79] + '…'}：每种修改的方法要返回"
+                             " (子程序, 一句说明)，对这个父程序做不了时返回 (None, 一句为什么做不了)（见 README 的\"修改种类\"）")
+        return out
 
     # ---- 各种修改：返回 (子程序, 一句说明)；做不了返回 (None, 一句为什么做不了)（why_not 给学生看） ----
     def _targeted(self, pr: Prompt):
@@ -349,7 +359,30 @@ class MockLLM:
         return "换成大块\n" + format_diff(make_diff(pr.parent_src, "\n".join(lines) + "\n"))
 
 
-if [op for op in OPS if not callable(getattr(MockLLM, "_" + op, None))]:   # 加了修改种类、还没写它的方法
-    raise KindsIncomplete("evolve/mock_llm.py 的修改种类没有配齐：MockLLM 没有方法 "
-                          + "、".join("_" + op for op in OPS if not callable(getattr(MockLLM, "_" + op, None)))
-                          + "（每种修改一个方法 _名字(self, prompt)，返回 (子程序, 一句说明)，见 README 的\"修改种类\"）。")
+def _takes_a_prompt(method) -> bool:
+    """method 能不能照 MockLLM 的调法 method(self, prompt) 调用。"""
+    try:
+        inspect.signature(method).bind(None, None)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _kinds_missing() -> list[str]:
+    """加修改种类的助教漏了哪几步，每步一句（按 README 的顺序：OPS、OP_WEIGHTS、OP_SAID、方法）。不在 import 时说清楚，
+    02、04 要跑到表下面那段说明才是一个 KeyError；只写了说明和方法、没放进 OPS 的种类一次也不会被提出来，也没人说。"""
+    missing = [f"OPS 里没有 {op}（OP_SAID 里有它的说明）" for op in OP_SAID if op not in OPS]
+    if len(OP_WEIGHTS) != len(OPS):
+        missing.append(f"OP_WEIGHTS 有 {len(OP_WEIGHTS)} 个权重、OPS 有 {len(OPS)} 种修改")
+    missing += [f"OP_SAID 里没有 {op} 的一句说明" for op in OPS if op not in OP_SAID]
+    methods = {op: getattr(MockLLM, "_" + op, None) for op in OPS}
+    missing += [f"MockLLM 没有方法 _{op}" for op, m in methods.items() if not callable(m)]
+    missing += [f"MockLLM._{op} 要写成 def _{op}(self, prompt)" for op, m in methods.items()
+                if callable(m) and not _takes_a_prompt(m)]
+    return missing
+
+
+if _kinds_missing():
+    raise KindsIncomplete("evolve/mock_llm.py 的修改种类没有配齐：" + "；".join(_kinds_missing())
+                          + "（加一种修改要在 OPS、OP_WEIGHTS 的同一个位置各加一项、在 OP_SAID 里加一句，再写方法"
+                            " _名字(self, prompt)，返回 (子程序, 一句说明)，见 README 的\"修改种类\"）。")
