@@ -52,6 +52,18 @@ from kernel_lab import GPU, VALID, Config, can_launch, problems  # noqa: E402
 from llama_shapes import LAYERS, TOKENS  # noqa: E402
 
 CHARTS = Charts()   # 图的出口：印到终端；--svg DIR 时也写 SVG
+
+
+def real_tables() -> str:
+    """块的方向那句话的后半：真机上调好的表选什么。README 引的出处（vLLM、SGLang 公开的 Triton 调优表）是讲义那块
+    GPU（H100）的；换了 GPU 时说清楚出处是哪块的，不把它说成这块 GPU 的事实（助教报过：--gpu l40s 照样说"真机上调好的
+    表更常选 128×256"，L40S 没有 wgmma，README 给的理由在它上面不成立）。"""
+    import gpus
+    if GPU.key == gpus.DEFAULT:
+        return "真机上调好的表更常选 128×256（见 README）"
+    return f"README 引的真机调优表更常选 128×256，那是 {gpus.GPUS[gpus.DEFAULT].short} 的表，{GPU.short} 上没有对照"
+
+
 def percent(fraction_: float) -> str:
     """--tolerance 印成百分数，给了几位就印几位（0.001 → "0.1%"、0.015 → "1.5%"、0.999 → "99.9%"）。学生报过：
     一律取整，0.001 和 0 都印成"0%"（要跑的次数却不一样），0.999 印成"100% 以内"（--help 说要小于 1）。"""
@@ -579,7 +591,7 @@ def demo2_effects():
                        f"差在显存：group 最大 16，16 个行块一起走时 BM = 256 盖住 {16 * 256} 行，B（权重）只要读 "
                        f"{tl['b_reads']:.0f} 遍，128×256 要 {wd['b_reads']:.0f} 遍；从显存读进来的字节也要写进 L2，和 SM 搬的字节抢同一份"
                        f" L2 带宽（L2 总量 {us(wd['l2_total_us'])} → {us(tl['l2_total_us'])} µs），所以 256×128 快 {1 - orient_r:.1%}。"
-                       "讲义说 prefill 要 256×128，就是这个效应；真机上调好的表更常选 128×256（见 README）。",
+                       f"讲义说 prefill 要 256×128，就是这个效应；{real_tables()}。",
                        f"128×256 → 256×128：搬 {parts(wd)['搬']:,.0f} → {parts(tl)['搬']:,.0f} µs，B 读 {wd['b_reads']:.0f} → "
                        f"{tl['b_reads']:.0f} 遍，时间 ×{orient_r:.4f}，瓶颈 {short(tl['bound'])}（讲义说搬一样、B 少读一半、"
                        "快 0.5% 以上、瓶颈是搬）。",

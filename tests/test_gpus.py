@@ -381,6 +381,28 @@ def test_engine_tests_on_a_gpu_with_little_shared_memory_fail_only_as_lecture_cl
     assert re.search(r"\d+ passed", p.stdout) and "讲义在 H100 上的论断，这次引擎测试用的是 small" in p.stdout, p.stdout[-3000:]
 
 
+# 一块和 H100 数一模一样、只是名字不同的 GPU：讲义的每句观察都照样成立、照样印出来（A100 上很多句印成【本次不成立】，
+# 正好把只对 H100 才有出处的话藏起来了），换了 GPU 还把 H100 的事实说成这块 GPU 的，在这里看得出来
+TWIN_GPU = SMALL_GPU.replace(
+    """gpus.GPUS["small"] = dataclasses.replace(gpus.A100, key="small", name="Small-smem GPU", short="SMALL", sms=142,
+    peak_flops=362e12, hbm_bw=864e9, l2_bytes=96 * 2**20, smem_per_block=101376, smem_per_sm=102400)
+sys.argv = [script, "--gpu", "small", *args]""",
+    """gpus.GPUS["twin"] = dataclasses.replace(gpus.H100, key="twin", name="Twin GPU", short="TWIN")
+sys.argv = [script, "--gpu", "twin", *args]""")
+assert TWIN_GPU != SMALL_GPU
+PREFETCH += [(("-c", TWIN_GPU, ROOT, "lecture13/01_timing_model.py"), dict(env=ENV))]
+
+
+def test_13_01_does_not_pass_off_the_h100_tuning_tables_as_another_gpus():
+    """助教报过：--gpu l40s 时 13/01 演示 2 块的方向那句照样说"真机上调好的表更常选 128×256（见 README）"——README
+    引的是 vLLM、SGLang 的 H100 调优表，理由是 Hopper 的 wgmma，L40S 没有它。换了 GPU 时说那是 H100 的表。"""
+    twin = "".join(run_script("-c", TWIN_GPU, ROOT, "lecture13/01_timing_model.py", env=ENV, timeout=300).stdout.split())
+    assert "讲义说prefill要256×128，就是这个效应；README引的真机调优表更常选128×256，那是H100的表，TWIN上没有对照。" in twin
+    assert "真机上调好的表" not in twin
+    default = "".join(run_script("lecture13/01_timing_model.py", env=ENV).stdout.split())
+    assert "讲义说prefill要256×128，就是这个效应；真机上调好的表更常选128×256（见README）。" in default
+
+
 def test_a_mistyped_tests_gpu_is_one_sentence_naming_tests_gpu():
     """助教报过：TESTS_GPU=L40S 在收集时出错，说的是"命令行用 --gpu，或者设环境变量 MINI_ALPHAEVOLVE_GPU"——他设的是 TESTS_GPU。"""
     import subprocess
