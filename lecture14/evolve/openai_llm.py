@@ -28,6 +28,8 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
   不重试（种类是"回复没传完整"：服务器已经答了）；成本账里有真的发出去几个请求（重试也算）；状态码不在 100–599 里
   是协议错误，不重试。连续 GIVE_UP_AFTER 次调用失败（不管哪一种：连不上、超时、HTTP 错误、读不懂……），就不再
   调用：以后的提议立刻失败（种类 GAVE_UP），进化用已有的东西跑完（04、05 在这句后面说最好的程序不会丢）。
+- 调用等了 WAITING_SAID 秒还没回来（CPU 上的模型、排着队的服务器、不再回答的服务器）：每 WAITING_SAID 秒用 waiting
+  说一句在等哪个模型的第几次调用、等了多久、一个请求最多等多久。
 - check()：开跑之前看看服务器在不在（GET {base_url}/models），连不上、拒绝了我们、转向、回的东西读不懂、没有这个
   模型，都抛 ServerUnreachable（一句话），脚本印一行、退出码 2。
 - 录制和回放：record=文件名 时每次调用写一行 JSON（提示、回复、用时、token 数、模型名；没有密钥）。
@@ -84,6 +86,7 @@ RETRIES = 3                        # 429 / 5xx / 连不上时最多重试几次�
 BACKOFF = 1.0                      # 没有 Retry-After 时第 i 次重试前等 BACKOFF × 2^i 秒
 MAX_WAIT = 60.0                    # 一次调用里按 Retry-After 等的时间加起来要超过它，就不等了，算一次失败
 WAIT_SAID = 5.0                    # 重试前要等这么久以上时，往标准错误说一句（不然看着像卡住了）
+WAITING_SAID = 10.0                # 一个调用等了这么多秒还没回来，就往标准错误说一句在等谁、等了多久（以后每这么多秒一句）
 GIVE_UP_AFTER = 4                  # 连续这么多次调用失败（不管哪一种），就不再调用
 MAX_REPLY_BYTES = 1_000_000        # 一个回复最多读这么多字节：max_tokens 个 token 的回复连 JSON 的转义一起也远远用不了
 MAX_MODELS_BYTES = 8_000_000       # GET /models 的回复最多读这么多字节（托管的服务商列几百个模型，每个带说明）
@@ -651,10 +654,12 @@ class OpenAILLM(_Backend):
                  retries: int = RETRIES, backoff: float = BACKOFF, max_wait: float = MAX_WAIT,
                  temperature: float = TEMPERATURE, max_tokens: int = MAX_TOKENS, seed: int | None = 0,
                  concurrency: int = CONCURRENCY, record: str | None = None, give_up_after: int = GIVE_UP_AFTER,
-                 notify=None, names: Names = COMMAND_LINE):
+                 notify=None, names: Names = COMMAND_LINE, waiting=None):
         """api_key 不给就读环境变量 OPENAI_API_KEY。seed=None 时不发 seed；否则第 n 次调用发 seed + n。
         record：录制文件的路径（JSON Lines），None 不录。notify：决定不再调用时用一句话调它一次（None 不说）。
-        names：出错的那句话里怎么称呼地址和模型名（默认是命令行的 --llm、--model）。"""
+        names：出错的那句话里怎么称呼地址和模型名（默认是命令行的 --llm、--model）。
+        waiting：有调用等了 WAITING_SAID 秒还没回来时，每 WAITING_SAID 秒用一句话调它一次（None 不说；脚本传
+        runner.progress）。"""
         super().__init__()
         self.names = names
         try:
@@ -707,7 +712,10 @@ class OpenAILLM(_Backend):
         self.timeout, self.retries, self.backoff, self.max_wait = timeout, retries, backoff, max_wait
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.concurrency = max(1, int(concurrency))
-        self.give_up_after, self.notify = give_up_after, notify
+        self.give_up_after, self.notify, self.waiting = give_up_after, notify, waiting
+        self._in_flight: dict[int, float] = {}       # 正在等回复的调用：第几次 -> 开始的时刻（time.monotonic）
+        self._watcher = None                         # 报"还在等"的线程（第一次调用时才开，close 时停）
+        self._closed = threading.Event()
         self.record_stopped: str | None = None       # 录制半路写不进去时的那句话（_stop_recording）
         self.give_up_tail = ""                       # 放弃那句后面接的话（进化的 04、05："最好的程序不会丢"）
         self._failed_in_a_row = 0                  # 连续几次调用失败（不管哪一种）
@@ -748,6 +756,7 @@ class OpenAILLM(_Backend):
         return f"OpenAILLM({clean_url(self.base_url)!r}, model={self.model!r}, concurrency={self.concurrency})"
 
     def close(self) -> None:
+        self._closed.set()                           # 报"还在等"的线程停下
         if self._record is not None:
             try:
                 self._record.close()
@@ -1044,10 +1053,14 @@ class OpenAILLM(_Backend):
         """第 n 次调用：发请求（该重试就重试），返回 Call；失败的 Call 的 error 是种类。"""
         t0 = time.perf_counter()
         reply, usage, model, error, requests = None, {}, None, None, 0
+        self._begin(n)
         try:
             reply, usage, model, requests = self._request(n, text)
         except LLMError as e:
             error, requests = e.kind, e.requests
+        finally:
+            with self._lock:
+                self._in_flight.pop(n, None)
         latency = round(time.perf_counter() - t0, 4)
         num = lambda v: v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 10**12 else None  # noqa: E731
         # 服务器报的模型名最多录 MAX_NAME 个字符：回放只认这么长的（以前录下一个 300 个字符的模型名，回放说这一行
@@ -1056,6 +1069,37 @@ class OpenAILLM(_Backend):
         return Call(n, text, None if reply is None else self._redact(reply), error, latency,
                     num(usage.get("prompt_tokens")), num(usage.get("completion_tokens")),
                     model if model is None or len(model) <= MAX_NAME else model[:MAX_NAME - 1] + "…", requests)
+
+    # ---- 等得久时说一声（讲师报过：CPU 上的模型一个回复要几十秒，04、05、02 在标准错误上一声不吭，看着像卡住了）----
+    def _begin(self, n: int) -> None:
+        """第 n 次调用开始了：记下时刻；要报"还在等"的话，第一次调用时开那个线程（daemon：Ctrl-C 时不用等它）。"""
+        with self._lock:
+            self._in_flight[n] = time.monotonic()
+            if self.waiting is None or self._watcher is not None:
+                return
+            self._watcher = threading.Thread(target=self._watch, daemon=True, name="llm-waiting")
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        """每 WAITING_SAID / 10 秒看一眼：等得最久的调用等了 WAITING_SAID 秒以上、离上一句也有 WAITING_SAID 秒了，就说一句。"""
+        said = 0.0
+        while not self._closed.wait(WAITING_SAID / 10):
+            now = time.monotonic()
+            with self._lock:
+                waiting = sorted(self._in_flight.items())
+            if not waiting or now - min(t for _, t in waiting) < WAITING_SAID or now - said < WAITING_SAID:
+                continue
+            said = now
+            try:
+                self.waiting(self.waiting_sentence([n for n, _ in waiting], now - min(t for _, t in waiting)))
+            except Exception:                        # noqa: BLE001  标准错误关了之类：说不出来也不能让调用出错
+                pass
+
+    def waiting_sentence(self, calls: list[int], seconds: float) -> str:
+        """"还在等"的那句话：等的是哪个模型的第几次调用（从 1 数）、等得最久的已经多少秒、一个请求最多等多久。"""
+        which = "、".join(str(n + 1) for n in calls[:4]) + ("……" if len(calls) > 4 else "")
+        return (f"LLM：在等 {self.model} 回答第 {which} 次调用，已经等了 {seconds:.0f} 秒（一个请求最多等 "
+                f"{self.timeout:g} 秒，--llm-timeout 改；Ctrl-C 随时停下）")
 
     def _request(self, n: int, text: str):
         with self._lock:
@@ -1782,7 +1826,8 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = "", g
     """按 add_arguments 的参数建后端：没有 --llm、--replay 返回 None（用 MockLLM）；有就返回一个查过能连上的
     OpenAILLM（要录制的话已经开始录）或一个 ReplayLLM。参数不对、连不上、文件读不了：抛 SetupError（一句话）。
     settings 是脚本名和决定结果的参数（例如 "04 --seed 0 --budget 50 --seeds 1"）：录进文件头，回放时必须一样。
-    notify：决定不再调用、录制写不进去时说那一句话的函数（脚本给 runner.say：按终端宽度折行；evolve 不 import 第 1 讲）。
+    notify：决定不再调用、录制写不进去时说那一句话的函数（脚本给 runner.say：按终端宽度折行；evolve 不 import 第 1 讲）；
+    调用等了 WAITING_SAID 秒还没回来时"还在等"的那句也用它说。
     give_up_tail：决定不再调用的那句后面接的话（进化的 04、05 说最好的程序不会丢；02 不进化，不说）。
     give_up_after：接连几次失败就不再调用（0：从不；02 一共只问 LLM_TRIES 次，没有"之后的提议"可说）。"""
     given = [f"--{n.replace('_', '-')}" for n in ("model", "llm_concurrency", "llm_timeout", "record")
@@ -1818,7 +1863,8 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = "", g
         raise SetupError(f"录制文件 {shown(a.record, 100)} {what}：--record 要一个新的文件名（例如 run.jsonl）。")
     try:
         backend = OpenAILLM(a.llm, a.model, concurrency=a.llm_concurrency or CONCURRENCY,
-                            timeout=a.llm_timeout or TIMEOUT, notify=notify or _tell_stderr, give_up_after=give_up_after)
+                            timeout=a.llm_timeout or TIMEOUT, notify=notify or _tell_stderr, give_up_after=give_up_after,
+                            waiting=notify or _tell_stderr)
     except ValueError as e:
         raise SetupError(f"{e}。") from None
     backend.give_up_tail = give_up_tail
