@@ -868,7 +868,8 @@ def main(argv=None):
             llm.close()
     print_try(tries, None if llm is None else LLM_TRIES_NOTE)
     if isinstance(llm, openai_llm.ReplayLLM) and llm.unused():
-        say(f"（回放文件里还有 {llm.unused()} 次调用没用上：这次的预算比录制时小）")
+        say(f"（回放文件里还有 {llm.unused()} 次调用没用上：参数和录制时一样，问的次数却比录制时少——"
+            "录制之后代码改了，或者文件被改过）")
     CHARTS.report()
     took(start)
     openai_llm.finish(llm, say)

@@ -663,7 +663,8 @@ def run_with_llm(llm, budget, seeds):
     print_note("这一节比较 MockLLM 的两种修改（targeted 和 single_field）的成功率；真的 LLM 不报它做的是哪种修改，"
                "这次不印。不加 --llm 再跑一次就看得到。")
     if isinstance(llm, openai_llm.ReplayLLM) and llm.unused():
-        say(f"（回放文件里还有 {llm.unused()} 次调用没用上：这次的预算比录制时小）")
+        say(f"（回放文件里还有 {llm.unused()} 次调用没用上：参数和录制时一样，问的次数却比录制时少——"
+            "录制之后代码改了，或者文件被改过）")
     CHARTS.report()
     took(start)
 

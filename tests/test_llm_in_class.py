@@ -50,3 +50,75 @@ def test_a_slow_server_gets_a_line_saying_what_the_run_is_waiting_for(monkeypatc
         time.sleep(0.5)
         backend.close()
     assert said == []
+
+
+# ---------------------------------------------------------------- 录到一半被打断的文件
+
+def test_a_recording_stopped_by_ctrl_c_is_called_unfinished_when_replayed(tmp_path):
+    """讲师报过：在家录的时候按了 Ctrl-C（或者进程被杀掉），文件停在一整行上；课上回放时开跑什么也不说，演示 2 放到
+    一半才停，说的是"这次的 --budget、--seeds 比录制时大"——参数明明和录制时一样（回放先查过）。现在跑完的录制最后有
+    一行结束行：没有它的文件，回放开跑前就说没录完，放到录下的最后一次调用时说停在哪、为什么、怎么办；跑完的照样
+    逐字节相同。"""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    from conftest import ROOT, base_env, run_script_fresh, stop_group
+    script = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
+    args = ["--budget", "20", "--seeds", "1"]
+    f = tmp_path / "cut.jsonl"
+    with StubServer(lambda n, text: "slow", slow_seconds=0.2) as s:
+        p = subprocess.Popen([sys.executable, script, *args, "--llm", s.url, "--model", "stub", "--llm-concurrency", "1",
+                              "--record", str(f)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=base_env(), start_new_session=True)
+        try:
+            deadline = time.monotonic() + 60
+            while (not f.exists() or f.read_bytes().count(b"\n") < 4) and time.monotonic() < deadline and p.poll() is None:
+                time.sleep(0.05)
+            os.killpg(p.pid, signal.SIGINT)                         # 终端的 Ctrl-C 发给整个前台进程组
+            _, err = p.communicate(timeout=10)
+        finally:
+            stop_group(p)
+    assert p.returncode == 130 and err.strip().splitlines()[-1] == "已中断。", err
+    lines = f.read_text(encoding="utf-8").splitlines()
+    calls = len(lines) - 1
+    assert calls >= 3 and all(json.loads(x)["type"] == "call" for x in lines[1:])   # 录下的都是完整的行，没有结束行
+    rep = run_script_fresh(script, *args, "--replay", str(f), env=base_env(), timeout=120)
+    said = [x for x in rep.stderr.splitlines() if not x.startswith("演示")]
+    assert rep.returncode == 2 and "Traceback" not in rep.stderr, rep.stderr
+    assert said[0] == (f"（回放文件 {f} 没录完：最后没有录完时才写的结束行（录的时候按了 Ctrl-C、进程被杀掉了，或者磁盘满了）；"
+                       "录下的调用照样回放，用完了回放就停在那里，要放全程就重新 --record。）"), said
+    assert said[1].startswith(f"回放停在第 {calls + 1} 次 LLM 调用：{f} 只录了 {calls} 次调用、没录完（"), said
+    assert "--budget" not in said[1] and said[1].endswith("要放全程就重新 --record。") and len(said) == 2, said
+
+
+def test_a_finished_recording_ends_with_an_end_line_and_replays_without_a_word(tmp_path):
+    """跑完的录制（finish 之后）最后一行是 {"type": "end", "calls": N}；回放它什么也不多说，用完了还要就说它是录完了的、
+    这次问得比录制时多（不说"没录完"）；多出来的调用不把结束行算进去。"""
+    import json
+    from evolve import Evaluator, TimeTable, evolve, split_shapes
+    table, (train, _) = TimeTable(), split_shapes()
+    f = tmp_path / "run.jsonl"
+    said = []
+    with StubServer(lambda n, text: "edit") as s:
+        rec = openai_llm.from_arguments(command_line(s.url, record=str(f)), "04 test", notify=said.append)
+        evolve(Evaluator(train, table), 6, seed=0, llm=rec)
+        rec.close()                                                 # 脚本的 finally 先 close，最后才 finish
+        openai_llm.finish(rec, said.append)
+    lines = f.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0])["version"] == 2 and json.loads(lines[-1]) == {"type": "end", "calls": 6}
+    assert len(lines) == 1 + 6 + 1 and said == []
+    replay = openai_llm.from_arguments(command_line(None, model=None, llm_concurrency=None, llm_timeout=None,
+                                                    replay=str(f)), "04 test", notify=said.append)
+    assert said == [] and replay.complete is True
+    evolve(Evaluator(train, table), 4, seed=0, llm=replay)
+    assert replay.unused() == 2                                     # 还有两次调用没用上；结束行不算
+    replay.close()
+    replay = openai_llm.ReplayLLM(str(f))
+    try:
+        evolve(Evaluator(train, table), 8, seed=0, llm=replay)
+        raise AssertionError("回放该停在第 7 次调用")
+    except openai_llm.ReplayMismatch as e:
+        assert "第 7 次 LLM 调用" in str(e) and "只录了 6 次调用，是录完了的" in str(e) and "没录完" not in str(e), e
+    replay.close()

@@ -501,8 +501,9 @@ def test_04_record_then_replay_is_byte_identical_and_never_shows_the_key():
     row = next(line for line in rec.stdout.splitlines() if line.startswith("LLM：调用次数"))
     assert row.split()[-2:] == ["30", "次"]
     assert "LLM：stub（" in rec.stdout.splitlines()[1]
-    calls = [json.loads(x) for x in recorded.splitlines()[1:]]
+    calls = [json.loads(x) for x in recorded.splitlines()[1:-1]]
     assert len(calls) == 2 * 30                              # 演示 2 一次、演示 3 另一种划分一次，每次 30 个提议
+    assert json.loads(recorded.splitlines()[-1]) == {"type": "end", "calls": 60}   # 跑完了：最后是结束行
 
 
 def test_04_counts_a_reply_without_a_block_as_the_models_proposal_not_a_failed_call():
@@ -711,7 +712,7 @@ def test_05_runs_against_the_stub_and_replays_byte_identically():
     rec, rep, recorded = recorded_05()
     assert rep.returncode == 0, rep.stderr
     assert rep.stdout == rec.stdout and "小模型那一行没有跑" in rec.stdout
-    assert len(recorded.splitlines()) == 1 + 4 * 12
+    assert len(recorded.splitlines()) == 1 + 4 * 12 + 1          # 文件头、每次调用一行、结束行
 
 
 def test_05_with_an_llm_breaks_unused_proposals_down_by_kind():

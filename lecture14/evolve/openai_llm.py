@@ -32,7 +32,8 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
   说一句在等哪个模型的第几次调用、等了多久、一个请求最多等多久。
 - check()：开跑之前看看服务器在不在（GET {base_url}/models），连不上、拒绝了我们、转向、回的东西读不懂、没有这个
   模型，都抛 ServerUnreachable（一句话），脚本印一行、退出码 2。
-- 录制和回放：record=文件名 时每次调用写一行 JSON（提示、回复、用时、token 数、模型名；没有密钥）。
+- 录制和回放：record=文件名 时每次调用写一行 JSON（提示、回复、用时、token 数、模型名；没有密钥），脚本正常跑完时
+  （finish）最后写一行结束行：没有它的文件是录到一半被打断的，回放开跑前说一声，放到录下的最后一次调用为止。
   ReplayLLM(文件名) 从文件里按顺序回答（用到哪一行读到哪一行），不联网；提示和录的不一样（代码或参数改了）就抛 ReplayMismatch，
   它故意不是 Exception 的子类，进化循环不会把它当成一次失败的提议吞掉，而是整个运行停下来。
 - 成本账：ledger() 给出调用次数、失败次数（按种类）、token 数、总用时和用时的中位数。
@@ -97,6 +98,9 @@ CONCURRENCY = 2                    # 默认同时发几个请求（--llm-concurr
 MAX_CONCURRENCY = 64               # 最多同时发几个（和 --jobs 的上限一样；回放文件头里的也按它查）
 MAX_NAME = 200                     # 模型名最多几个字符（回放文件里的也是：印出来的一行话不能被它撑成几百行）
 FORMAT = "mini-alphaevolve-llm-transcript"
+VERSION = 2                        # 录制文件的版本。2：录完时最后一行是结束行 {"type": "end", "calls": N}（讲师报过：录的时候
+                                   # 按了 Ctrl-C 的文件，回放开跑时什么也不说，演示 2 放到一半才停，还说是 --budget 比录制时大）；
+                                   # 1：没有结束行，看不出录没录完
 
 # 失败的种类（LLMError.kind）；HTTP 错误是 f"LLM 回 HTTP {状态码}"（转向另有名字：REDIRECT）
 TIMEOUT_KIND = "LLM 超时"
@@ -767,13 +771,13 @@ class OpenAILLM(_Backend):
     # ---- 录制 ----
     def record_to(self, path: str, settings: str = "") -> None:
         """从现在起把每次调用录进 path（JSON Lines；第一行是文件头：脚本和参数 settings、模型、地址、并发数、
-        采样参数、GPU、系统提示）。path 已经有内容时抛 FileExistsError：开跑前查过，这里用"x"再挡一次（查和打开
+        采样参数、GPU、系统提示；录完时 end_recording 写最后的结束行）。path 已经有内容时抛 FileExistsError：开跑前查过，这里用"x"再挡一次（查和打开
         之间别的程序写了它，也不清空它：那可能是花钱录的）；空文件照写。"""
         empty = os.path.isfile(path) and os.path.getsize(path) == 0
         self._record = open(path, "wb" if empty else "xb")
         self._record_path, self._recorded = path, 0       # 写完整了的行一共多少字节（写到一半失败时截回这里）
         try:
-            self._write(dict(type="header", format=FORMAT, version=1, settings=settings, model=self.model,
+            self._write(dict(type="header", format=FORMAT, version=VERSION, settings=settings, model=self.model,
                              base_url=clean_url(self.base_url), concurrency=self.concurrency, temperature=self.temperature,
                              max_tokens=self.max_tokens, seed=self.seed, gpu=GPU.key, system_prompt=SYSTEM_PROMPT))
         except OSError:                                   # 连文件头都写不下（磁盘满了）：不留半截文件（讲师报过：
@@ -792,6 +796,28 @@ class OpenAILLM(_Backend):
         self._record.write(line)
         self._record.flush()
         self._recorded += len(line)
+
+    def end_recording(self) -> None:
+        """这次运行的调用都做完了（脚本最后的 finish 调它；Ctrl-C、出错时不调）：录制文件末尾写结束行，回放由它知道文件录完了。
+        录制已经停了（写不进去）就不写：那个文件本来就没录完。结束行写不进去时和录到一半写不进去一样（_stop_recording）。"""
+        path = getattr(self, "_record_path", None)
+        if path is None or self.record_stopped is not None:
+            return
+        line = (json.dumps(dict(type="end", calls=len(self.calls))) + "\n").encode("utf-8")
+        try:
+            if self._record is None:                     # 脚本的 finally 已经 close 了：接着文件末尾写
+                with open(path, "ab") as f:
+                    f.write(line)
+            else:
+                self._record.write(line)
+                self._record.flush()
+                self.close()
+        except OSError as e:
+            if self._record is None:                     # _cut_record 要关的文件已经关了：开一个空的给它关
+                self._record = open(os.devnull, "wb")
+            self._stop_recording(len(self.calls), e, end=True)
+            return
+        self._record_path = None                         # 只写一次
 
     def _cut_record(self) -> None:
         """录制文件写到一半失败了：关掉它，截回最后一整行（讲师报过：文件停在半行上——有时是半个汉字——回放一行都
@@ -814,12 +840,14 @@ class OpenAILLM(_Backend):
             except OSError as e:                     # 讲师报过：磁盘满了（ulimit -f）时整批提议算成"LLM 调用出错"、退出时
                 self._stop_recording(call.n, e)      # 两段 traceback。录制只是旁观：停下它，这次运行照常跑完
 
-    def _stop_recording(self, n: int, e: OSError) -> None:
-        """录制文件写不进去了：截回最后一整行、以后不再录，用 notify 说一句（录下的那部分回放得了，只能到那里）。"""
+    def _stop_recording(self, n: int, e: OSError, end: bool = False) -> None:
+        """录制文件写不进去了：截回最后一整行、以后不再录，用 notify 说一句（录下的那部分回放得了，只能到那里）。
+        end：写不进去的是最后的结束行（调用都录下了，回放会说它没录完）。"""
         path = self._record_path
         self._cut_record()
-        self.record_stopped = (f"录制文件 {path} 写不进去了（{os_words(e, writing=True)}）：从第 {n + 1} 次 LLM 调用起"
-                               "不再录，这次运行照常跑完；录下的文件不完整，回放只能回放到那里。")
+        self.record_stopped = (f"录制文件 {path} 写不进去了（{os_words(e, writing=True)}）：" +
+                               ("调用都录下了，只是最后的结束行没写上，回放时会说它没录完。" if end else
+                                f"从第 {n + 1} 次 LLM 调用起不再录，这次运行照常跑完；录下的文件不完整，回放只能回放到那里。"))
         if self.notify is not None:
             self.notify(self.record_stopped)
 
@@ -1576,6 +1604,9 @@ class ReplayLLM(_Backend):
             self.close()
             raise
         header = self.header
+        # 录完了吗：第 2 版的文件看最后一行——结束行 True，一次调用（或者只有文件头）False，读不懂的 None（回放读到
+        # 那一行时说它哪里不对，开跑前不多说一句）；第 1 版的看不出来（None）
+        self.complete = self._ends_with_end_line() if _version(header) >= 2 else None
         self.model = header["model"]
         self.concurrency = header.get("concurrency", 1)
         recorded_gpu = header.get("gpu")
@@ -1673,6 +1704,35 @@ class ReplayLLM(_Backend):
             lineno = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")) + 1
         raise ValueError(f"{self.path}:{lineno}: 最后一行没写完（录的时候被打断了？）；重新 --record")
 
+    def _ends_with_end_line(self) -> bool | None:
+        """最后一行（去掉末尾的空行）是 --record 录完时写的结束行：True；是一次调用、或者文件头后面什么也没有：False；
+        别的（读不懂、读不了、不是普通文件）：None。只读文件末尾的几 KB。"""
+        try:
+            st = os.fstat(self._file.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            start = max(self._bytes, st.st_size - 4096)
+            tail = os.pread(self._file.fileno(), st.st_size - start, start)
+        except OSError:
+            return None
+        if not tail.strip():                             # 只有文件头：一次调用也没录下
+            return False
+        last = tail.rstrip().rsplit(b"\n", 1)[-1]
+        if b"\n" not in tail.rstrip() and start > self._bytes:   # 末尾 4 KB 里没有换行：最后一行很长，只能是一次调用
+            return False if last.endswith(b"}") else None
+        try:
+            obj = loads(last.decode("utf-8"))
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(obj, dict):
+            return None
+        return True if obj.get("type") == "end" else False if obj.get("type") == "call" else None
+
+    def incomplete_said(self) -> str:
+        """文件没录完（第 2 版、没有结束行）时开跑前说的那句话（from_arguments 用 notify 说；回放照样开跑）。"""
+        return (f"（回放文件 {self.path} 没录完：最后没有录完时才写的结束行（录的时候按了 Ctrl-C、进程被杀掉了，或者磁盘满了）；"
+                "录下的调用照样回放，用完了回放就停在那里，要放全程就重新 --record。）")
+
     def _next_call(self) -> tuple[int, Call] | None:
         """文件里的下一次调用：(行号, Call)；读完了是 None。不是 --record 写的行抛 ValueError（一句话）。"""
         while raw := self._line():
@@ -1697,8 +1757,8 @@ class ReplayLLM(_Backend):
         """回放不联网，没什么要查的。"""
 
     def unused(self) -> int:
-        """文件里还有几次调用没用上（这次的预算比录制时小）：数读到的地方后面还有几行（不是空行的；只数换行，不解析）。
-        数过一次就记下（04、05 问两次）。"""
+        """文件里还有几次调用没用上（录制时问得比这次多）：数读到的地方后面还有几行（不是空行的；只数换行，不解析；
+        录完了的文件不数最后的结束行）。数过一次就记下（04、05 问两次）。"""
         if self._unused[0] == self._bytes:
             return self._unused[1]
         left, content = 0, False
@@ -1711,8 +1771,9 @@ class ReplayLLM(_Backend):
                         left, content = left + content, False
         except OSError:
             return 0
-        self._unused = (self._bytes, left + content)
-        return left + content
+        left = max(0, left + content - (self.complete is True))
+        self._unused = (self._bytes, left)
+        return left
 
     def _fetch(self, n: int, text: str) -> Call:
         with self._lock:
@@ -1723,9 +1784,15 @@ class ReplayLLM(_Backend):
             except ValueError as e:                   # 后面的一行坏了：读到它时停下，和开跑前说的是同一句
                 raise ReplayMismatch(str(e)) from None
         if got is None:
-            raise ReplayMismatch(f"回放停在第 {n + 1} 次 LLM 调用：{self.path} 只录了 {self._read} 次"
-                                 "（这次的 --budget、--seeds 比录制时大，或者代码改了，或者文件没录完整），用录制时的参数回放，"
-                                 "或者重新 --record。")
+            where = f"回放停在第 {n + 1} 次 LLM 调用：{self.path} 只录了 {self._read} 次调用"
+            if self.complete is False:                # 讲师报过：录的时候按了 Ctrl-C 的文件，说的是"--budget 比录制时大"
+                raise ReplayMismatch(f"{where}、没录完（文件最后没有录完时才写的结束行：录的时候按了 Ctrl-C、进程被杀掉了，"
+                                     "或者磁盘满了）；录下的只能回放到这里，要放全程就重新 --record。")
+            if self.complete:
+                raise ReplayMismatch(f"{where}，是录完了的：这次问得比录制时多（代码或参数和录制时不同）；用录制时的代码和参数"
+                                     "回放，或者重新 --record。")
+            raise ReplayMismatch(f"{where}（这次的 --budget、--seeds 比录制时大，或者代码改了，或者文件没录完整），"
+                                 "用录制时的参数回放，或者重新 --record。")
         lineno, call = got
         if call.n != n:                               # 讲师报过：只有序号不对时说"录的是（没有这一行），现在是（没有这一行）"
             raise ReplayMismatch(f"回放停在第 {n + 1} 次 LLM 调用：{self.path} 第 {lineno} 行录的是第 {call.n + 1} 次调用，"
@@ -1735,6 +1802,12 @@ class ReplayLLM(_Backend):
                                  f"（{_first_difference(call.prompt, text)}）：录制之后代码或参数变了，或者这个文件前面录的回复被改过"
                                  "（提示里的程序是由前面的回复改出来的）；用录制时的代码、参数和原来的文件回放，或者重新 --record。")
         return call
+
+
+def _version(header: dict) -> int:
+    """文件头里的版本号（没写、写得不对的当作 1）。"""
+    v = header.get("version", 1)
+    return v if type(v) is int else 1
 
 
 def _plain(text) -> bool:
@@ -1845,6 +1918,8 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = "", g
             replay.close()
             raise SetupError(f"回放文件 {a.replay} 是用“{shown(recorded)}”录的，这次是“{settings}”："
                              "回放要用录制时的脚本和参数。")
+        if replay.complete is False:
+            (notify or _tell_stderr)(replay.incomplete_said())
         return replay
     if a.llm is None:
         if given:
@@ -1937,13 +2012,16 @@ def lost_llm(calls, replay: bool = False) -> str | None:
 
 
 def finish(llm, tell=None) -> None:
-    """运行的最后（02、04、05 印完一切以后）：演示照常跑完了，但这次运行没做成它要做的事时，在标准错误上用 tell
+    """运行的最后（02、04、05 印完一切以后）：录制文件写上结束行（end_recording），再看这次运行做成了没有——
+    演示照常跑完了，但这次运行没做成它要做的事时，在标准错误上用 tell
     （脚本传 runner.say：按终端宽度折行；None 时原样印）再说一句、退出码 1（讲师报过：这两种时候退出码都是 0，
     写脚本在家录付费运行的人发现不了，上课时回放才知道）：
       - 录制半路写不进去了（_stop_recording）：--record 要的那个文件回放不了全程；
       - 没用上 LLM（lost_llm：接连失败、不再调用，或者调用全都失败）：结果里没有它的修改——和 make openevolve 接连
         失败时一样是退出码 1。回放这样一次录制时也一样（看的是录下的调用）。"""
     tell = tell or _tell_stderr
+    if isinstance(llm, OpenAILLM):                      # 调用都做完了：录制文件写上结束行（Ctrl-C、出错时不到这里）
+        llm.end_recording()
     said = getattr(llm, "record_stopped", None)
     if said:
         tell(f"（退出码 1：{said}）")
