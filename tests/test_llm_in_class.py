@@ -122,3 +122,24 @@ def test_a_finished_recording_ends_with_an_end_line_and_replays_without_a_word(t
     except openai_llm.ReplayMismatch as e:
         assert "第 7 次 LLM 调用" in str(e) and "只录了 6 次调用，是录完了的" in str(e) and "没录完" not in str(e), e
     replay.close()
+
+
+# ---------------------------------------------------------------- 限流
+
+def test_a_server_that_asks_to_wait_minutes_is_rate_limiting_not_misconfigured():
+    """讲师报过：服务器每次回 429、Retry-After: 120（超过一次调用肯等的 MAX_WAIT 秒），04 最后说"检查 LLM 服务器、地址、
+    模型名和密钥以后再跑"——地址、模型名、密钥都没错，是限流。现在这种"要等 … 秒以上（不等）"的 429 也说限流，
+    --llm（lost_llm）和 make openevolve（failure_summary）一样。"""
+    from evolve.openai_llm import RATE_LIMITED_ADVICE, Call, failure_summary, lost_llm
+    long_wait = f"LLM 回 HTTP 429，要等 {openai_llm.MAX_WAIT:g} 秒以上（不等）"
+    with StubServer(lambda n, text: "http429", retry_after="120") as s:
+        backend = openai_llm.OpenAILLM(s.url, "stub", timeout=10, backoff=0.01)
+        out = backend.propose_many([prompt_for()] * 4)
+    assert [e.kind for e in out] == [long_wait] * 4                 # 一次也没等：服务器让等的比 MAX_WAIT 长
+    said = lost_llm(backend.calls)
+    assert RATE_LIMITED_ADVICE in said and "检查 LLM 服务器" not in said, said
+    for streak, limited in (([long_wait] * 2 + ["LLM 回 HTTP 429"] * 2, True), ([long_wait] * 3 + ["LLM 回 HTTP 500"], False),
+                            (["LLM 回 HTTP 4290"] * 4, False)):
+        assert failure_summary(streak)[1] == limited, streak
+        said = lost_llm([Call(i, "p", None, k, 0.1, None, None, None) for i, k in enumerate(streak)])
+        assert (RATE_LIMITED_ADVICE in said) == limited, said

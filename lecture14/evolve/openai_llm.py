@@ -1961,6 +1961,7 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = "", g
     return backend
 
 
+RATE_LIMITED = "LLM 回 HTTP 429"                 # 限流的失败种类（让等太久时后面接"，要等 … 秒以上（不等）"）
 RATE_LIMITED_ADVICE = "多半是限流了，或者账户的额度用完了，等一会儿再跑，或者看看账户的额度"
 
 
@@ -1969,8 +1970,11 @@ def failure_summary(kinds) -> tuple[str, bool]:
     make openevolve（run_openevolve.streak_said）共用：同样的失败两边说法一样。"""
     from collections import Counter
     kinds = list(kinds)
+    # 429 让等 MAX_WAIT 秒以上、没等的（"LLM 回 HTTP 429，要等 60 秒以上（不等）"）也是限流：讲师报过，Retry-After: 120
+    # 的服务器被说成"检查 LLM 服务器、地址、模型名和密钥"
+    limited = lambda k: k == RATE_LIMITED or k.startswith(RATE_LIMITED + "，")      # noqa: E731
     return ("、".join(f"{k} ×{n}" for k, n in Counter(kinds).most_common()),
-            bool(kinds) and set(kinds) == {"LLM 回 HTTP 429"})
+            bool(kinds) and all(limited(k) for k in kinds))
 
 
 def lost_llm(calls, replay: bool = False) -> str | None:
