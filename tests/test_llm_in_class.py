@@ -143,3 +143,36 @@ def test_a_server_that_asks_to_wait_minutes_is_rate_limiting_not_misconfigured()
         assert failure_summary(streak)[1] == limited, streak
         said = lost_llm([Call(i, "p", None, k, 0.1, None, None, None) for i, k in enumerate(streak)])
         assert (RATE_LIMITED_ADVICE in said) == limited, said
+
+
+# ---------------------------------------------------------------- 想得多的模型的草稿
+
+DRAFT = "<<<<<<< SEARCH\n    if M <= 16:\n=======\n    if M <= 4:\n>>>>>>> REPLACE\n"      # 草稿里试过又放弃的
+ANSWER = "<<<<<<< SEARCH\n    if M <= 16:\n=======\n    if M <= 32:\n>>>>>>> REPLACE\n"     # 真正的回答
+
+
+def child(reply_text):
+    """回复走进化循环的那条路（去掉草稿、读 SEARCH/REPLACE、打到专家上）得到的子程序；用不上的回复是失败的种类。"""
+    from evolve.openai_llm import Call, _Backend
+    from evolve.program import apply_diff, parse_diff
+    from evolve.source import parse
+    r = _Backend._result(Call(0, "p", reply_text, None, 0.0, None, None, None))
+    if isinstance(r, Exception):
+        return r.kind
+    try:
+        return parse(apply_diff(render(EXPERT), parse_diff(r[1])))
+    except Exception as e:                                          # noqa: BLE001  和进化循环一样记成一次失败
+        return getattr(e, "kind", type(e).__name__)
+
+
+def test_drafts_of_a_thinking_model_are_not_taken_for_its_edit():
+    """讲师报过：DeepSeek-R1 这类模型的对话模板里已经写了开头的 <think>，回复里只有 </think>：草稿里试过的块被当成
+    修改先打上，真正的回答就"SEARCH 找不到"；max_tokens 用完、草稿没写完（只有 <think>）时，草稿里的块被当成了模型的
+    修改。现在这两种草稿都不算：前一种打上的是真正的回答，后一种是一个没有 SEARCH/REPLACE 块的回复。"""
+    from evolve.diff import NO_BLOCK
+    answered = child(ANSWER)
+    assert answered != EXPERT and "M <= 32" in render(answered)
+    assert child(f"<think>\n试试 M <= 4：\n{DRAFT}算了。\n</think>\n\n{ANSWER}") == answered    # 配对的：本来就不算
+    assert child(f"试试 M <= 4：\n{DRAFT}算了。\n</think>\n\n{ANSWER}") == answered            # 开头的 <think> 在模板里
+    assert child(f"<think>\n试试 M <= 4：\n{DRAFT}再想想，要是 N") == NO_BLOCK                   # 草稿没写完
+    assert child(f"{ANSWER}\n<think>以后再试 M <= 4：\n{DRAFT}") == answered                   # 回答后面又开了个头

@@ -372,16 +372,24 @@ def coverage(not_sent: int, proposals: int, model: str, what: str) -> tuple[bool
 
 def _strip_thinking(text: str) -> str:
     """想得多的模型（qwen3、deepseek-r1……）先在 <think>…</think> 里打草稿，草稿里的 SEARCH 块不算数。
-    每个 <think> 到它后面第一个 </think> 为止删掉；没有配对的 <think> 原样留着。用 str.find 一遍走完：花的时间和
-    回复的长度成正比（正则 <think>.*?</think> 在几十万个不配对的 <think> 上是平方级的）。"""
+    每个 <think> 到它后面第一个 </think> 为止删掉。还有两种草稿（讲师报过：草稿里的块被当成了修改，打上以后真正的
+    回答"SEARCH 找不到"）：
+      - 开头的 <think> 写在模型的对话模板里（DeepSeek-R1 这类）：回复里只有 </think>，它前面整段都是草稿；
+      - 草稿没写完（max_tokens 用完了）：最后一个 <think> 后面没有 </think>，后面整段都是草稿。
+    用 str.find 一遍走完：花的时间和回复的长度成正比（正则 <think>.*?</think> 在几十万个不配对的 <think> 上是平方级的）。"""
+    first_open, first_close = text.find("<think>"), text.find("</think>")
+    if first_close >= 0 and (first_open < 0 or first_close < first_open):
+        text = text[first_close + 8:]
     out, i = [], 0
     while True:
         start = text.find("<think>", i)
-        end = text.find("</think>", start + 7) if start >= 0 else -1
-        if end < 0:                                   # 后面再没有配对的了
+        if start < 0:
             out.append(text[i:])
             return "".join(out)
         out.append(text[i:start])
+        end = text.find("</think>", start + 7)
+        if end < 0:                                   # 没写完的草稿：后面都是
+            return "".join(out)
         i = end + 8
 
 
