@@ -497,3 +497,16 @@ def test_one_seed_each_with_the_same_printed_scores_is_not_called_a_difference()
     assert "这点差别" not in said and "1.000×，OpenEvolve 1.000×" in said, said
     said = texts([run(S07.OURS, 0, 1.07)], [run(S07.THEIRS, 0, 1.061)], budget=5)[1]
     assert "这点差别说明不了谁更好" in said, said
+
+
+def test_the_prompt_length_sentence_is_the_median_of_the_printed_column():
+    """讲师报过：--seeds 3 时观察说"OpenEvolve 的提示平均 8,792 个字符"，表里那一列是 8,952、8,792、8,725——照表算
+    平均是 8,823，8,792 其实是三个种子的中位数。现在句子说它是那一列的中位数，从表里印的整数算（两个种子落在半格上
+    照原样印 .5），倍数也是。"""
+    ours = [run(S07.OURS, i, 1.2, chars=c) for i, c in enumerate((4928.4, 4942.2, 4702.3))]
+    theirs = [run(S07.THEIRS, i, 1.2, full=70, chars=c, others=5.0, seconds=30.0)
+              for i, c in enumerate((8952.4, 8792.3, 8725.1))]
+    said = texts(ours, theirs)[3]
+    assert "OpenEvolve 的提示平均 8,792 个字符（表里那一列，种子的中位数），是本讲的 1.8 倍" in said, said
+    two = texts(GOOD_OURS, [dict(r, prompt_chars=c) for r, c in zip(GOOD_THEIRS, (9000.2, 9001.4))])[3]
+    assert "平均 9,000.5 个字符（表里那一列，种子的中位数）" in two, two
