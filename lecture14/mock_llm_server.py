@@ -472,7 +472,12 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     parent = STARTED_BY if a.parent is None else a.parent
     if not _alive(parent):                                    # 还没开起来，启动它的进程就没了：不留下来
-        return 0
+        if a.parent is not None:                              # 程序启动的（make openevolve、07）：那个程序已经不在了
+            return 0
+        # 手动开的：讲师报过，用 (python3 lecture14/mock_llm_server.py &) 开，它一声不响地退出了，04 只说"连不上"
+        print("MockLLM 服务器没开：启动它的进程（比如 ( … & ) 里的那个子 shell、开完就结束的脚本）已经没了，它不留在后台。"
+              "在一个开着的终端里运行它（用的时候另开一个终端），或者在用它的那个脚本里用 & 开、用完再停。", file=sys.stderr)
+        return 1
     bug = None
     try:
         with MockServer(seed=a.seed, port=a.port, max_requests=a.max_requests) as s:

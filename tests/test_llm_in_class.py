@@ -176,3 +176,23 @@ def test_drafts_of_a_thinking_model_are_not_taken_for_its_edit():
     assert child(f"试试 M <= 4：\n{DRAFT}算了。\n</think>\n\n{ANSWER}") == answered            # 开头的 <think> 在模板里
     assert child(f"<think>\n试试 M <= 4：\n{DRAFT}再想想，要是 N") == NO_BLOCK                   # 草稿没写完
     assert child(f"{ANSWER}\n<think>以后再试 M <= 4：\n{DRAFT}") == answered                   # 回答后面又开了个头
+
+
+# ---------------------------------------------------------------- MockLLM 服务器
+
+def test_a_mock_server_whose_shell_is_already_gone_says_so(monkeypatch, capsys):
+    """讲师报过：按 README 开 MockLLM 服务器时用了 (python3 lecture14/mock_llm_server.py &)，子 shell 马上结束，服务器
+    一声不响地退出（退出码 0，连地址都没印），04 只说"连不上 LLM 服务器……先启动它"。现在手动开的服务器说一句为什么
+    没开、该怎么开，退出码 1；程序用 --parent 启动的照旧安静地退出（那个程序已经不在了，没人看）。"""
+    import subprocess
+    import sys
+    from conftest import load_script
+    server = load_script("lecture14/mock_llm_server.py", "mock_llm_server_gone")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait(10)                                                   # 一个刚退出、已经收掉的进程号
+    monkeypatch.setattr(server, "STARTED_BY", dead.pid)
+    assert server.main(["--port", "0"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("MockLLM 服务器没开：启动它的进程") and "另开一个终端" in err, err
+    assert server.main(["--port", "0", "--parent", str(dead.pid)]) == 0
+    assert capsys.readouterr() == ("", "")
