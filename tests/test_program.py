@@ -600,6 +600,45 @@ def test_error_messages_use_student_words(line, words):
     assert words in e.message and not re.search(r"\b(Assign|Expr|Pass|For|If|UnaryOp)\b", e.message)
 
 
+@pytest.mark.parametrize("block, first", [
+    ("    for m in (16, 64):\n        if M <= m:\n            return Config(16, 64, 128, 4, 4, 1)\n", "for m in (16, 64):"),
+    ("    while M > 16:\n        M = M // 2\n", "while M > 16:"),
+    ("    try:\n        pass\n    except Exception:\n        pass\n", "try:"),
+    ("    def small(m):\n        return m <= 16\n", "def small(m):"),
+])
+def test_a_loop_or_block_is_quoted_by_its_own_line_not_run_together_with_its_body(block, first):
+    # 学生写了一个 for 循环：信息引的"这一行"是 "for m in (16, 64):         if M <= m:             return Con……"，
+    # 下面几行连同缩进的空格接成了一串（80 列里折成三行）。只引它自己那一行
+    e = parse_error(HEAD.split("    if")[0] + block + RET + END)
+    assert e.lineno == 3 and f"（这一行写的是 {first}）" in e.message, e.message
+    assert "   " not in e.message, e.message
+
+
+@pytest.mark.parametrize("cond, dim", [("M % 2 == 0", "M"), ("M + N <= 4096", "M"), ("M // 16 <= 1", "M"),
+                                       ("-M <= -16", "M"), ("N % 128 == 0", "N")])
+def test_arithmetic_on_a_dimension_says_conditions_cannot_compute(cond, dim):
+    # 学生写 if M % 2 == 0:，得到"比较的一边必须是 M、N 或 K"——M 明明就在左边。说 DSL 不能算、能写什么
+    e = parse_error(HEAD.replace("M <= 16", cond) + RET + END)
+    assert e.lineno == 3 and f"不能拿 {dim} 做运算" in e.message and cond in e.message, e.message
+    assert re.search(rf"比如 {dim} <= \d+", e.message) and "比较的一边" not in e.message, e.message
+
+
+@pytest.mark.parametrize("src", [
+    HEAD + '    "prefill below"\n' + RET + END,                                  # 规则之间
+    HEAD.replace("        return", '        "decode"\n        return') + RET + END,   # if 下面
+])
+def test_a_string_line_between_rules_says_to_write_a_comment(src):
+    # 学生把说明写成一行字符串：信息说"这一行只是一个单独的表达式（比如 print(...) 或一个函数调用）"，
+    # 学生写的不是表达式，是注释。说用 # 写注释
+    e = parse_error(src)
+    assert "# 开头的注释" in e.message and "单独的表达式" not in e.message, e.message
+
+
+def test_a_threshold_in_quotes_says_to_drop_the_quotes():
+    e = parse_error(HEAD.replace("M <= 16", 'M <= "16"') + RET + END)
+    assert e.lineno == 3 and "去掉引号" in e.message and "比如 M <= 16" in e.message, e.message
+
+
 def test_renamed_function_says_the_name():
     # 函数改了名字：说必须叫 choose_config
     e = parse_error(HEAD.replace("choose_config", "pick_config") + RET + END)

@@ -514,7 +514,10 @@ def _parse_ast(block: str, filename: str, offset: int = 0) -> Program:
             lines = text.split("\n")[node.lineno - 1:node.end_lineno]
             if len(lines) == 1:
                 return _clip(lines[0][node.col_offset:node.end_col_offset])
-            return _clip(" ".join([lines[0][node.col_offset:]] + lines[1:-1] + [lines[-1][:node.end_col_offset]]))
+            if isinstance(node, ast.stmt):                    # for / while / try / def……占好几行：只引"这一行"，
+                return _clip(lines[0][node.col_offset:].rstrip())   # 不把下面几行连同缩进的空格接成一串
+            parts = [lines[0][node.col_offset:]] + lines[1:-1] + [lines[-1][:node.end_col_offset]]
+            return _clip(" ".join(part.strip() for part in parts))   # 折成几行的表达式：接成一行，去掉缩进
         except Exception:                                     # noqa: BLE001  （位置信息缺了也只是少引一段原文）
             return "…"
 
@@ -584,6 +587,13 @@ def _is_docstring(node) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
+def _statement_words(node) -> str:
+    """DSL 不支持的一句，学生的话。单独一行字符串（学生当注释写的说明）说用 # 写注释，不说"单独的表达式"。"""
+    if _is_docstring(node):
+        return "单独一行字符串不是规则，说明文字要写成 # 开头的注释"
+    return _STATEMENT_WORDS.get(type(node).__name__, "这里不能写这种语句")
+
+
 def _statements(stmts, rules, fail, seg):
     """依次读 if/return；elif、else 拉平成一串 if（每个分支都是 return，拉平不改变行为）。
     读到不带条件的 return 就返回 (默认配置, 行号)；一直没读到返回 None。
@@ -602,7 +612,7 @@ def _statements(stmts, rules, fail, seg):
                 if bad is not st.body[0]:                     # 分支里 return 之后还有语句
                     fail(bad, "if 的分支里 return 之后还有代码，永远执行不到：删掉它（分支里只能有一句 return Config(...)）")
                 # 学生报过：函数里的 x = 1、pass、print(M) 各有一句学生的话，写在 if 下面却只说"只能有一句 return"
-                words = _STATEMENT_WORDS.get(type(bad).__name__, "这里不能写这种语句")
+                words = _statement_words(bad)
                 fail(bad, words if isinstance(bad, ast.Pass) else
                      f"{words}（这一行写的是 {seg(bad)}）；if 的分支里只能有一句 return Config(...)")
             rules.append(Rule(_conds(st.test, fail, seg), _config(st.body[0].value, st.body[0], fail, seg), st.lineno))
@@ -615,8 +625,7 @@ def _statements(stmts, rules, fail, seg):
                     fail(rest[j], "最后的 return 之后还有代码，永远执行不到；删掉它")
             return _config(st.value, st, fail, seg), st.lineno
         else:
-            words = _STATEMENT_WORDS.get(type(st).__name__, "这里不能写这种语句")
-            fail(st, f"{words}（这一行写的是 {seg(st)}）；{_ALLOWED}")
+            fail(st, f"{_statement_words(st)}（这一行写的是 {seg(st)}）；{_ALLOWED}")
     return None
 
 
@@ -637,6 +646,9 @@ def _conds(test, fail, seg) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
+_EXAMPLE = {"M": 16, "N": 4096, "K": 4096}                    # 出错信息里举例用的阈值（讲义的形状里常见的）
+
+
 def _compare(node, fail, seg) -> tuple[str, int]:
     if not isinstance(node, ast.Compare):
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -651,7 +663,13 @@ def _compare(node, fail, seg) -> tuple[str, int]:
     elif isinstance(right, ast.Name):                         # 16 >= M / 17 > M
         name, lit, upper, strict = right, left, ast.GtE, ast.Gt
     else:
-        fail(node, f"比较的一边必须是 M、N 或 K（写的是 {seg(node)}）")
+        # 学生报过：if M % 2 == 0: 得到"比较的一边必须是 M、N 或 K"——M 明明就在左边。M 在一个算式里时说不能算
+        dims = [n.id for side in (left, right) if isinstance(side, (ast.BinOp, ast.UnaryOp))
+                for n in ast.walk(side) if isinstance(n, ast.Name) and n.id in AXES]
+        if dims:
+            fail(node, f"条件里不能拿 {dims[0]} 做运算（写的是 {seg(node)}；%、+、-、*、// 都不行）：DSL 只能拿 M、N、K "
+                       f"本身和一个整数比大小，比如 {dims[0]} <= {_EXAMPLE[dims[0]]}，按大小分档写成几条规则")
+        fail(node, f"比较的一边必须是 M、N 或 K 本身，另一边是一个整数，比如 M <= 16（这里写的是 {seg(node)}）")
     if name.id not in AXES:
         fail(name, f"条件里只能出现 M、N、K，不能是 {_clip(name.id)}")
     if not isinstance(op, (upper, strict)):
@@ -661,7 +679,9 @@ def _compare(node, fail, seg) -> tuple[str, int]:
         fail(node, f"只能用 <= 或 < 比较（{name.id} <= 整数）；== != is in 都不行")
     t = _int_literal(lit)
     if t is None:
-        fail(lit, f"{name.id} 只能和整数字面量比较，不能和 {seg(lit)} 比较")
+        quoted = isinstance(lit, ast.Constant) and isinstance(lit.value, str)     # M <= "16"：去掉引号就对了
+        fail(lit, f"{name.id} 只能和一个写出来的整数比较，比如 {name.id} <= {_EXAMPLE[name.id]}，不能和 {seg(lit)} 比较"
+                  + ("（去掉引号）" if quoted else ""))
     t = t if isinstance(op, upper) else t - 1                 # M < 17 就是 M <= 16
     if not -MAX_THRESHOLD <= t <= MAX_THRESHOLD:
         fail(lit, f"阈值 {seg(lit)} 超出范围：{_THRESHOLD_BOUND}")
