@@ -540,7 +540,14 @@ def _int(text: str) -> int:
     try:
         return int(text.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' 不是整数") from None
+        pass
+    # 学生报过：--budget 1e3、--budget 1,000（照着印出来的"1,000 个提议"敲的）只得到"不是整数"：它是整数时说怎么写
+    try:
+        value = float(text.strip().replace(",", "").replace("，", ""))
+    except ValueError:
+        value = None
+    hint = f"，写成 {int(value)}" if value is not None and value.is_integer() and abs(value) < 1e18 else ""
+    raise argparse.ArgumentTypeError(f"'{text}' 不是整数{hint}") from None
 
 
 def positive_int(text: str) -> int:

@@ -50,6 +50,20 @@ def test_nonnegative_int_edges():
         rejects(nonnegative_int, junk)
 
 
+@pytest.mark.parametrize("typed, want", [("1e3", "1000"), ("1,000", "1000"), ("4E3", "4000"), ("2000.0", "2000")])
+def test_an_integer_typed_as_1e3_or_with_commas_is_refused_with_how_to_write_it(typed, want):
+    # 学生报过：--budget 1e3、照着印出来的"1,000 个提议"敲的 --budget 1,000 只得到"不是整数"，没说该怎么写
+    for check in (int_between(1, MAX_BUDGET), positive_int, nonnegative_int):
+        msg = rejects(check, typed)
+        assert f"'{typed}' 不是整数，写成 {want}" in msg, msg
+
+
+@pytest.mark.parametrize("typed", ["1.5", "inf", "nan", "1e30", "x", ""])
+def test_a_number_that_is_not_an_integer_gets_no_suggestion(typed):
+    msg = rejects(positive_int, typed)
+    assert msg == f"'{typed}' 不是整数", msg
+
+
 def test_fraction_edges():
     below_one = math.nextafter(1.0, 0.0)
     assert fraction("0") == 0.0 and fraction(repr(below_one)) == below_one and fraction("0.05") == 0.05
