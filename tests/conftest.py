@@ -83,6 +83,22 @@ LECTURE_EXPERT = os.path.join(ROOT, "lecture14", "evolve", "lecture_expert.py")
 STUDENT_EXPERT = os.path.join(ROOT, "lecture14", "expert_heuristic.py")
 os.environ["MINI_ALPHAEVOLVE_EXPERT"] = LECTURE_EXPERT
 
+
+def shipped_student_expert() -> str:
+    """lecture14/expert_heuristic.py 随仓库发的原文（git show HEAD:…）。查它的说明文字（给学生的命令、DSL 的写法）的
+    测试读这一份，不读学生正在改的那份：学生把它存成了 GBK、清空了，make test 里四个和它无关的测试变红
+    （UnicodeDecodeError、IndexError）。不是 git 仓库（或者文件还没提交）时读工作区里的文件。"""
+    import subprocess
+    try:
+        shown = subprocess.run(["git", "show", "HEAD:lecture14/expert_heuristic.py"], cwd=ROOT, capture_output=True,
+                               timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        shown = None
+    if shown is not None and shown.returncode == 0:
+        return shown.stdout.decode("utf-8")
+    with open(STUDENT_EXPERT, encoding="utf-8") as f:
+        return f.read()
+
 # 不留下进程（tests/reaper.py）：这个会话起的每个进程都从环境里继承一个记号 TESTS_SESSION=随机值；收尸人在会话结束时
 # ——pytest 被 SIGKILL 也一样——杀掉所有带这个记号的进程。pytest 自己 fork 出来的进程（进程池、multiprocessing 的
 # Process；没有 exec，/proc 里看不到记号）由内核在 pytest 死的时候杀掉（PR_SET_PDEATHSIG，见 _die_with_parent）。

@@ -174,7 +174,9 @@ def test_a_missing_file_that_is_in_the_repo_root_says_where_it_is(tmp_path, monk
     "没有这个文件；检查路径"。文件在仓库根目录时说出它在哪、怎样写才读得到；哪里都没有时还是原来那句。"""
     from evolve.problem import REPO, display_path, load_or_explain
     monkeypatch.chdir(tmp_path)
-    name = os.path.join("lecture14", "expert_heuristic.py")           # 仓库根目录下有，tmp_path 下没有
+    # 仓库根目录下有，tmp_path 下没有。用钉住的讲义专家，不用学生的 expert_heuristic.py：学生把它存成了 GBK，
+    # 这个和它无关的测试也变红（"照它说的写就读得到"读的是学生改坏的文件）
+    name = os.path.join("lecture14", "evolve", "lecture_expert.py")
     program, said = load_or_explain(name)
     assert program is None and said.startswith(f"{name}: 没有这个文件；检查路径"), said
     there = os.path.join(REPO, name)
@@ -182,3 +184,41 @@ def test_a_missing_file_that_is_in_the_repo_root_says_where_it_is(tmp_path, monk
     assert load_or_explain(there)[0] is not None                      # 照它说的写就读得到
     program, said = load_or_explain("nope_heuristic.py")
     assert program is None and said == "nope_heuristic.py: 没有这个文件；检查路径，路径相对于运行脚本时所在的目录。", said
+
+
+# 读学生这份原文的测试，学生改坏它时不该跟着变红（各拿它当说明文字、当"仓库里有的文件"的例子）
+READS_THE_TEXT = ["tests/test_readme_times.py::test_no_script_carries_its_own_time_estimate",
+                  "tests/test_suggestions.py::test_expert_docstring_gives_a_command_and_the_whole_dsl",
+                  "tests/test_student_expert.py::test_a_missing_file_that_is_in_the_repo_root_says_where_it_is"]
+
+
+@pytest.mark.parametrize("broken", ["gbk", "empty"])
+def test_a_student_file_saved_as_gbk_or_emptied_turns_only_its_own_test_red(tmp_path, broken):
+    """学生把 expert_heuristic.py 存成 GBK（或者清空了）再 make test：只有 test_student_expert_heuristic_parses 变红，
+    它说出运行脚本时的那句话。以前 READS_THE_TEXT 那几个也红（UnicodeDecodeError、IndexError、"照它说的写就读得到"）。
+    在项目的一份拷贝里做：git init、提交一次（随仓库发的样子），再改坏学生的文件。"""
+    import shutil
+    import subprocess
+    import sys
+    if shutil.which("git") is None:
+        pytest.skip("没有 git：随仓库发的那份要从 git 里读")
+    project = tmp_path / "project"
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14", "tests"):
+        shutil.copytree(os.path.join(ROOT, d), project / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
+    for f in ("pytest.ini", "README.md"):
+        shutil.copy(os.path.join(ROOT, f), project / f)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "shipped"]):
+        subprocess.run(git + args, cwd=project, check=True, capture_output=True, timeout=60)
+    expert = project / "lecture14" / "expert_heuristic.py"
+    text = expert.read_text(encoding="utf-8")
+    expert.write_bytes(text.encode("gbk") if broken == "gbk" else b"")
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}, "TESTS_NO_ZYGOTE": "1",
+           "TESTS_NO_PREFETCH": "1"}
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+                        "tests/test_student_expert.py::test_student_expert_heuristic_parses", *READS_THE_TEXT],
+                       cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    failed = re.findall(r"^FAILED (\S+)", p.stdout, re.M) or re.findall(r"^_+ (test_\w+) _+$", p.stdout, re.M)
+    assert failed and all("test_student_expert_heuristic_parses" in f for f in failed), p.stdout[-3000:]
+    assert f"1 failed, {len(READS_THE_TEXT)} passed" in p.stdout, p.stdout[-3000:]
+    assert "expert_heuristic.py:" in p.stdout and "Traceback" not in p.stdout, p.stdout[-3000:]
