@@ -667,7 +667,7 @@ def _compare(node, fail, seg) -> tuple[str, int]:
         dims = [n.id for side in (left, right) if isinstance(side, (ast.BinOp, ast.UnaryOp))
                 for n in ast.walk(side) if isinstance(n, ast.Name) and n.id in AXES]
         if dims:
-            fail(node, f"条件里不能拿 {dims[0]} 做运算（写的是 {seg(node)}；%、+、-、*、// 都不行）：DSL 只能拿 M、N、K "
+            fail(node, f"条件里不能拿 {dims[0]} 做运算（%、+、-、*、// 都不行，这里写的是 {seg(node)}）：DSL 只能拿 M、N、K "
                        f"本身和一个整数比大小，比如 {dims[0]} <= {_EXAMPLE[dims[0]]}，按大小分档写成几条规则")
         fail(node, f"比较的一边必须是 M、N 或 K 本身，另一边是一个整数，比如 M <= 16（这里写的是 {seg(node)}）")
     if name.id not in AXES:
