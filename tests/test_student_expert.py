@@ -12,14 +12,20 @@ from evolve import ProgramError, render
 from evolve.problem import EXPERT, load_heuristic
 
 
-def test_student_expert_heuristic_parses():
+def test_student_expert_heuristic_parses(request):
     message = None
     try:
         load_heuristic(STUDENT_EXPERT)
     except ProgramError as e:                        # 学生运行脚本时看到的同一句话
         message = str(e)
     if message is not None:
-        pytest.fail(f"lecture14/expert_heuristic.py 读不进来（和运行脚本时看到的一样）：\n{message}", pytrace=False)
+        # 和脚本一样按终端宽度折行、续行缩进两格（学生报过：80 列的终端里这一句是 248 列的一行，被终端从字中间截断）
+        from console import wrap
+        from layout import display_width
+        width = request.config.get_terminal_writer().fullwidth
+        said = "\n".join(part for line in f"lecture14/expert_heuristic.py 读不进来（和运行脚本时看到的一样）：\n{message}"
+                         .split("\n") for part in (wrap(line, width, "  ") if display_width(line) > width else [line]))
+        pytest.fail(said, pytrace=False)
 
 
 def test_tests_use_the_pinned_lecture_expert():
@@ -207,6 +213,7 @@ def test_a_student_file_saved_as_gbk_or_emptied_turns_only_its_own_test_red(tmp_
         shutil.copytree(os.path.join(ROOT, d), project / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
     for f in ("pytest.ini", "README.md"):
         shutil.copy(os.path.join(ROOT, f), project / f)
+    shutil.copy(LECTURE_EXPERT, project / "lecture14" / "expert_heuristic.py")   # 不管学生自己那份现在什么样
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "shipped"]):
         subprocess.run(git + args, cwd=project, check=True, capture_output=True, timeout=60)
@@ -214,7 +221,7 @@ def test_a_student_file_saved_as_gbk_or_emptied_turns_only_its_own_test_red(tmp_
     text = expert.read_text(encoding="utf-8")
     expert.write_bytes(text.encode("gbk") if broken == "gbk" else b"")
     env = {**{k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}, "TESTS_NO_ZYGOTE": "1",
-           "TESTS_NO_PREFETCH": "1"}
+           "TESTS_NO_PREFETCH": "1", "COLUMNS": "80"}                 # 学生的 80 列终端
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
                         "tests/test_student_expert.py::test_student_expert_heuristic_parses", *READS_THE_TEXT],
                        cwd=project, env=env, capture_output=True, text=True, timeout=120)
@@ -222,3 +229,5 @@ def test_a_student_file_saved_as_gbk_or_emptied_turns_only_its_own_test_red(tmp_
     assert failed and all("test_student_expert_heuristic_parses" in f for f in failed), p.stdout[-3000:]
     assert f"1 failed, {len(READS_THE_TEXT)} passed" in p.stdout, p.stdout[-3000:]
     assert "expert_heuristic.py:" in p.stdout and "Traceback" not in p.stdout, p.stdout[-3000:]
+    from layout import display_width                                 # 那一句按 80 列折了行，没有一行比终端宽
+    assert max(map(display_width, p.stdout.splitlines())) <= 80, p.stdout[-3000:]
