@@ -492,7 +492,7 @@ _STATEMENT_WORDS = {
     "AnnAssign": "DSL 没有变量：不能写 x: int = …",
     "Expr": "这一行只是一个单独的表达式（比如 print(...) 或一个函数调用），DSL 里不能这样写",
     "Pass": "DSL 里用不着 pass：每个 if 下面写一句 return Config(...)；不想要这条规则就把整个 if 删掉",
-    "For": "DSL 没有循环（for）", "While": "DSL 没有循环（while）", "AsyncFor": "DSL 没有循环（async for）",
+    "For": "DSL 没有 for 循环", "While": "DSL 没有 while 循环", "AsyncFor": "DSL 没有 async for 循环",
     "FunctionDef": "choose_config 里面不能再定义函数", "AsyncFunctionDef": "choose_config 里面不能再定义函数",
     "ClassDef": "DSL 里不能定义类", "Import": "DSL 用不到 import（程序只被读、不被执行）：删掉这一行",
     "ImportFrom": "DSL 用不到 import（程序只被读、不被执行）：删掉这一行",
