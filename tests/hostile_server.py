@@ -336,6 +336,16 @@ def _echo_key_edit(s, out, path, body, n):
     out.write(whole(chat_body("给一个慢的形状加一条规则。\n" + edit, n)))
 
 
+def _key_in_header(name: str):
+    """200，响应头 name 的值是收到的密钥，每 4 个字夹一个 ESC（印出来是 \\x1b，肉眼照样读得出密钥）；没有正文。"""
+    def mode(s, out, path, body, n):
+        with s.lock:
+            key = s.received[-1][2].get("authorization", "").removeprefix("Bearer ")
+        value = "\x1b".join(key[i:i + 4] for i in range(0, len(key), 4))
+        out.write(head(headers=[f"{name}: {value}"]))
+    return mode
+
+
 @functools.lru_cache(maxsize=1)
 def _bomb() -> bytes:
     """一个 gzip 压缩过的 chat completion：约 70 KB，解压出来是内容为 BOMB_BYTES 个 x 的合法回复。"""
@@ -460,6 +470,10 @@ MODES = {
     "early_hints": _early_hints,              # 102、102、103（带一个 Link 头），然后才是真的回答
     "hints_flood": _raw(b"HTTP/1.1 103 Early Hints\r\n\r\n" * 200_000),   # 5.6 MB 的 103，永远没有最终的回答
     "long_model": _long_model,                # 回复的 model 字段有 400 多个字符（中间是收到的密钥）
+    # 响应头里回显收到的密钥、每 4 个字夹一个 ESC（审读报过：开跑前的检查把它印了出来）
+    "key_in_transfer_encoding": _key_in_header("Transfer-Encoding"),
+    "key_in_content_length": _key_in_header("Content-Length"),
+    "key_in_content_encoding": _key_in_header("Content-Encoding"),
     "many_names": _many_names,                # GET /models：两百万个模型名
     "gzip_list": _gzip_list,                  # GET /models：gzip 压缩过的模型列表（请求说了 Accept-Encoding: identity）
     # 讲师的复查报过：下面这些在 make openevolve 里被说成"连不上 LLM 服务器"或 OpenEvolve 自己的话，--llm 说的不一样

@@ -240,6 +240,20 @@ def test_model_names_from_the_server_are_escaped_and_cut():
     assert "…（共 2,000,009 个字符）" in msg and len(msg) < 600
 
 
+@pytest.mark.parametrize("mode", ["key_in_transfer_encoding", "key_in_content_length", "key_in_content_encoding"])
+def test_a_key_echoed_in_a_response_header_is_not_printed_even_between_escapes(mode):
+    # 审读报过：服务器把收到的密钥写进 Transfer-Encoding（或长度头、Content-Encoding），每 4 个字夹一个 ESC，开跑前的
+    # 检查印出"Transfer-Encoding 写的是 sk-h\\x1bosti\\x1ble-t\\x1best-……"：先 shown() 再抹密钥，\\x1b 的 x、1、b 把
+    # 密钥拆散了，抹不掉；读的人跳过 \\x1b 照样读得出它。现在先抹再 shown
+    from evolve.openai_llm import _key_grams, normalized
+    with HostileServer(models=mode) as s:
+        with pytest.raises(ServerUnreachable) as e:
+            client(s.url).check()
+    msg = str(e.value)
+    read = normalized(msg.replace("\\x1b", ""))                  # 读的人看到的：跳过转义的 ESC
+    assert one_safe_line(msg) and not any(g in read for g in _key_grams(KEY)), msg
+
+
 # 和 make openevolve 同样的叫法（hostile_server.SAME_KIND，test_openevolve_example.py 对着 OpenEvolve 查同一张表）。
 # 讲师报过：压缩过的回复、只会流式回答的服务器被说成"不是 JSON"，两个不一样的长度头这里照读；审读报过：一行没有
 # 冒号的响应头、Transfer-Encoding: gzip, chunked、150 KB 的响应头、23 位的长度头，两边说法不同

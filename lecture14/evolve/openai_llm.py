@@ -903,7 +903,9 @@ class OpenAILLM(_Backend):
     def _exchange(self, method: str, endpoint: str, payload: bytes | None, timeout: float, limit: int):
         """一个 HTTP 请求，从连接到最后一个字节最多 timeout 秒，回复最多读 limit 字节，不跟转向。
         返回 (状态码, 响应头, 正文)；状态码不是 2xx 时不读正文（是 b""）。出错抛 LLMError（kind 是失败的种类，
-        detail 是给人看的一句，已经 shown() 过）。"""
+        detail 是给人看的一句，引用的服务器文字先抹密钥、再 shown()：反过来的话，shown 把夹在密钥中间的 ESC 写成
+        \\x1b，多出来的字母、数字把密钥拆散，抹不掉了，屏幕上却照样读得出它（审读量过：响应头里的密钥每 4 个字夹一个
+        ESC，开跑前的检查原样印出 sk-h\\x1bosti\\x1ble-t……）。"""
         deadline = time.monotonic() + timeout
         conn, target, extra = self._connection(timeout)
         # 正文的上限只数正文：分块的长度行可以带 6 万字节的"扩展"、正文后面可以有成千上万行 trailer、状态行前面可以有
@@ -957,13 +959,13 @@ class OpenAILLM(_Backend):
                 raise LLMError(BAD_HEADERS, "有一行不是“名字: 值”的样子")
             codings = [v.strip().lower() for v in headers.get_all("Transfer-Encoding") or []]
             if codings and codings != ["chunked"]:  # gzip, chunked 之类：http.client 照读成一段没解码的正文
-                raise LLMError(BAD_HEADERS, f"Transfer-Encoding 写的是 {shown(', '.join(codings), 60)}（只认 chunked）")
+                raise LLMError(BAD_HEADERS, f"Transfer-Encoding 写的是 {self._shown_redacted(', '.join(codings), 60)}（只认 chunked）")
             lengths = [v.strip() for v in headers.get_all("Content-Length") or []]
             if lengths and (len(set(lengths)) > 1 or not all(v.isascii() and v.isdigit() and len(v) <= 20 for v in lengths)):
                 # 讲师报过：12abc、-1、1e3、+94、两个不一样的长度，这里照读（http.client 当它没写），OpenEvolve 那边是
                 # "响应头不合规矩"：同一个服务器两处叫法不同。和 h11 一样，长度头只能是一个（或几个一样的）十进制数，
                 # 最多 20 位
-                raise LLMError(BAD_HEADERS, f"长度头 Content-Length 写的是 {shown(', '.join(lengths), 60)}")
+                raise LLMError(BAD_HEADERS, f"长度头 Content-Length 写的是 {self._shown_redacted(', '.join(lengths), 60)}")
             if not 200 <= status < 300:
                 return status, headers, b""
             if r.length is not None and r.length > limit:
@@ -1061,7 +1063,7 @@ class OpenAILLM(_Backend):
             return                                  # 别的状态（比如 …/v1 下面没有 /models）：至少服务器在，开跑
         if encoding := compressed(headers):         # 讲师报过：说成"不是 JSON……地址要指向 OpenAI 兼容的接口"，地址是对的
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models 的回答是压缩过的（Content-Encoding: "
-                                    f"{shown(encoding, 40)}），请求里说的是不压缩（Accept-Encoding: identity），不解压",
+                                    f"{self._shown_redacted(encoding, 40)}），请求里说的是不压缩（Accept-Encoding: identity），不解压",
                                     "压缩的是服务器或者中间的代理：关掉它们对这个地址的压缩再试")
         try:
             data = loads(raw)
