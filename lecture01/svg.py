@@ -300,14 +300,37 @@ def _covered(series, marks, order, background, connect, px, py, L, T, PW, PH, x_
     def cell(x, y):
         return round((y - T + M) / COVER), round((x - L + M) / COVER)
 
-    def own(points, ch, how):
+    def own(placed, ch, how):
+        """placed：[((行, 列), (x, y))]，ch 画上的每一点和它落在哪一格。"""
         mine = drawn.setdefault(ch, set())
-        for x, y in points:
-            r, c = cell(x, y)
+        for (r, c), (x, y) in placed:
             if 0 <= r < rows and 0 <= c < cols and (top.get((r, c), (None,))[0] != ch or (r, c) not in mine):
                 top[r, c], where[r, c] = (ch, how), (x, y)             # 一格里取最先落进来的那一点
                 mine.add((r, c))
                 by_row.setdefault(r, set()).add(c)
+
+    shapes: dict = {}                   # (记号, 中心) → mark_rows 的结果：叠在同一个位置的记号只算一次
+
+    def mark_rows(ch, x, y):
+        """记号 ch 画在 (x, y) 时盖住的格子（形状里的格点，_inside），一行一段：[(行, 左端的列, 右端的列)]。记号都是
+        凸的、左右对称，一行里盖住的格子连成一段，有的话中心那一列就在里面：每行从中心那一列往两边数到形状的边为止，
+        不用把方圆 7 像素的格子一个个试一遍（审读量过：04 --seeds 1000 的散点图，每个记号试 961 格，画图多花一秒多）。"""
+        if (ch, x, y) not in shapes:
+            r0, c0 = cell(x, y)
+            reach = int(7 / COVER) + 1
+            spans = []
+            for r in range(r0 - reach, r0 + reach + 1):
+                dy = T - M + r * COVER - y
+                hi = c0
+                while hi - c0 <= reach and _inside(ch, L - M + hi * COVER - x, dy):
+                    hi += 1
+                lo = c0 - 1
+                while c0 - lo <= reach and _inside(ch, L - M + lo * COVER - x, dy):
+                    lo -= 1
+                if lo + 1 <= hi - 1:
+                    spans.append((r, lo + 1, hi - 1))
+            shapes[ch, x, y] = spans
+        return shapes[ch, x, y]
 
     def casing(pts, ch):
         """折线 pts 的白边盖住已经画过的格子：离线不到 NEAR 的整个盖住（full），再远不到 RIM 的还露出一道细边（rim）。"""
@@ -338,21 +361,17 @@ def _covered(series, marks, order, background, connect, px, py, L, T, PW, PH, x_
     for name in order:
         ch, pts = marks[name][0], [(px(x), py(y)) for x, y in series[name]]
         if not connect or len(pts) == 1:
-            for x, y in pts:                                     # 记号：盖住它的形状里的格子
-                centres.append((x, y, name))
-                r0, c0 = cell(x, y)
-                reach = int(7 / COVER) + 1
-                shape = [(L - M + c * COVER, T - M + r * COVER) for r in range(r0 - reach, r0 + reach + 1)
-                         for c in range(c0 - reach, c0 + reach + 1)
-                         if _inside(ch, L - M + c * COVER - x, T - M + r * COVER - y)]
-                own(shape, ch, "mark")                           # 形状里的格子：盖住原来在那里的，也是它自己的
+            for x, y in pts:                                     # 记号：盖住它的形状里的格子（原来在那里的），
+                centres.append((x, y, name))                     # 那些格子也是它自己的
+                own((((r, c), (L - M + c * COVER, T - M + r * COVER)) for r, lo, hi in mark_rows(ch, x, y)
+                     for c in range(lo, hi + 1)), ch, "mark")
             continue
         casing(pts, ch)
         samples = []
         for (x0, y0), (x1, y1) in zip(pts, pts[1:]):             # 沿线段每半格取一个点
             steps = int(max(abs(x1 - x0), abs(y1 - y0)) / COVER * 2) + 1
             samples += [(x0 + (x1 - x0) * j / steps, y0 + (y1 - y0) * j / steps) for j in range(steps + 1)]
-        own(samples, ch, "line")
+        own([(cell(x, y), (x, y)) for x, y in samples], ch, "line")
     grid = _Grid(top, cols)
     show = (lambda name: f"「{name}」") if connect else (lambda name: f"{marks[name][0]} {name}")
 
@@ -375,13 +394,26 @@ def _stacked(series, centres, background, said, show, connect) -> list[str]:
     """叠在一起的记号（中心和画在它上面的某个记号相距不到 STACK 像素）要说的话：一条序列的每个点都叠在别的序列下面、
     又不是整个看不到（hidden_series 说过了）时，说它只露出一点边角；散点图再像终端那样数一数几个点画成了几个记号
     （审读报过：04 --budget 1 的散点图上 10 个种子只看得到 6 个记号，图下什么也没说；终端说了）。衬底不算。"""
+    # 从最后画的往前看，画过的中心按 STACK 像素一格分桶（格 → 序列 → 中心的集合）：相距不到 STACK 的只在相邻的格里，
+    # 每个点只看周围 9 格（审读量过：以前每个点和后画的每个点都比一次，04 --seeds 1000 的 2000 个点要比两百万次）
+    later: dict = {}
+    above_of = []                                                # 每个点上面叠着的序列（按 centres 倒着排）
+    for x, y, name in reversed(centres):
+        bx, by = math.floor(x / STACK), math.floor(y / STACK)
+        above = set()
+        for gx in (bx - 1, bx, bx + 1):
+            for gy in (by - 1, by, by + 1):
+                for other, spots in later.get((gx, gy), {}).items():
+                    if other not in above and any(math.hypot(x2 - x, y2 - y) < STACK for x2, y2 in spots):
+                        above.add(other)
+        above_of.append(above)
+        later.setdefault((bx, by), {}).setdefault(name, set()).add((x, y))
     under: dict = {}                                             # 序列 → 它每个点上面叠着的别的序列
     buried, points = 0, 0
-    for i, (x, y, name) in enumerate(centres):
+    for (x, y, name), above in zip(centres, reversed(above_of)):
         if name == background:
             continue
         points += 1
-        above = {other for x2, y2, other in centres[i + 1:] if math.hypot(x2 - x, y2 - y) < STACK}
         buried += bool(above)
         under.setdefault(name, []).append(above - {name})
     out = []

@@ -260,3 +260,64 @@ def test_crowded_reference_labels_stay_beside_the_frame_and_one_drawn_line_is_sa
                            "（参考线「r2 1.001×」和「r1 1.000×」相差不到 2 像素，在图上是同一条线。）"]
     apart = parse(svg.line_svg("t", {"a": [(0, 1.0), (1000, 1.3)]}, refs=[("上限", 1.3), ("查表", 1.2)]))
     assert notes(apart) == []
+
+
+def _seeds_like(n, seed=0):
+    """像 04 演示 3 的散点图：一半的点叠在 (1.000×, 1.000×)（预算小时没涨），另一半散开；两条序列轮流。"""
+    import random
+    rng = random.Random(seed)
+    pts = {"配对随机对半分": [], "8B 训练、70B/8 测试": []}
+    for k in range(n):
+        p = (1.0, 1.0) if k % 2 else (1 + 0.3 * rng.random(), 1 + 0.3 * rng.random())
+        pts["配对随机对半分" if k % 4 < 2 else "8B 训练、70B/8 测试"].append(p)
+    return pts
+
+
+def test_a_big_scatter_is_checked_for_covered_marks_in_time_linear_in_its_points(monkeypatch):
+    """审读量过：04 --seeds 1000 --svg 的散点图有 2000 个点。看谁叠在谁下面时每个点和后画的每个点都比一次（两百万次
+    距离，点数翻倍就是四倍），每个记号又把方圆 7 像素的 961 格一个个试一遍：画这张图从几十分之一秒涨到几秒。
+    现在每个点只和周围的点比、每个记号只试它盖住的格子加每行两头各一格：点数翻倍，花的也只翻倍。"""
+    import types
+    hypot, inside = [0], [0]
+    fake_math = types.SimpleNamespace(**{k: getattr(math, k) for k in dir(math) if not k.startswith("_")})
+    fake_math.hypot = lambda *a: hypot.__setitem__(0, hypot[0] + 1) or math.hypot(*a)
+    monkeypatch.setattr(svg, "math", fake_math)
+    real_inside = svg._inside
+    monkeypatch.setattr(svg, "_inside", lambda *a: inside.__setitem__(0, inside[0] + 1) or real_inside(*a))
+
+    def cost(n):
+        data = _seeds_like(n)
+        centres = [(50 + 500 * (x - 1), 400 - 300 * (y - 1), name) for name, pts in data.items() for x, y in pts]
+        hypot[0] = 0
+        svg._stacked(data, centres, None, [], lambda name: name, False)          # 只数"叠在一起"这一步的距离
+        stacked = hypot[0]
+        inside[0] = 0
+        svg.scatter_svg("t", data, diagonal=True, x_fmt="{:.2f}×", y_fmt="{:.2f}×")
+        return stacked, inside[0]
+
+    (s1, i1), (s2, i2) = cost(600), cost(1200)
+    assert s2 < 2.5 * max(s1, 1), (s1, s2)                        # 叠在一起的：以前是 4 倍（每对点都比）
+    assert i2 < 2.5 * i1 and i2 < 600 * 1200, (i1, i2)            # 每个记号以前试 961 格
+    said = sentences(parse(svg.scatter_svg("t", _seeds_like(1200), x_fmt="{:.2f}×", y_fmt="{:.2f}×")))
+    assert said[-1].startswith("（1200 个点在图上是 "), said          # 叠在一起的照样数出来
+
+
+def test_counting_stacked_marks_by_neighbourhood_agrees_with_comparing_every_pair():
+    # 上一个测试让 _stacked 只看周围的点：它找到的"上面叠着谁"和两两比较（定义）一模一样
+    import random
+    rng = random.Random(7)
+    names = ["a", "b", "c"]
+    for _ in range(200):
+        centres = [(round(rng.uniform(0, 12), rng.choice([0, 1, 2])), round(rng.uniform(0, 12), rng.choice([0, 1, 2])),
+                    rng.choice(names)) for _ in range(rng.randint(1, 40))]
+        buried = sum(any(math.hypot(x2 - x, y2 - y) < svg.STACK for x2, y2, _ in centres[i + 1:])
+                     for i, (x, y, _) in enumerate(centres))
+        said = svg._stacked({n: [] for n in names}, centres, None, [], lambda n: n, False)
+        counted = [t for t in said if "个点在图上是" in t]
+        assert counted == ([f"（{len(centres)} 个点在图上是 {len(centres) - buried} 个记号：有 {buried} 个叠在别的点下面"
+                             f"（中心相距不到 {svg.STACK} 像素）。）"] if buried else []), (centres, said)
+        for name in names:
+            mine = [i for i, c in enumerate(centres) if c[2] == name]
+            under = bool(mine) and all(any(o != name and math.hypot(x2 - centres[i][0], y2 - centres[i][1]) < svg.STACK
+                                           for x2, y2, o in centres[i + 1:]) for i in mine)
+            assert any(t.startswith(f"（{name} 的每个点都叠在") for t in said) == under, (centres, said)
