@@ -168,6 +168,7 @@ def test_stacked_bars_segments_and_legend():
 
 # ---------------------------------------------------------------- 点落在该落的地方
 
+
 def test_scatter_points_land_on_their_ticks():
     frame = format_scatter("t", {"a": [(0, 0), (10, 20)]}, width=60, height=11).split("\n")
     bottom = next(line for line in frame if "└" in line)
@@ -508,6 +509,7 @@ def test_integer_data_get_integer_ticks(xs):
 
 # ---------------------------------------------------------------- 整条被盖住的序列说一句
 
+
 def test_a_series_hidden_under_another_is_named_under_the_chart():
     """两条一样的线：后画的第一条把第二条整条盖住。图下说一句哪条看不到、被哪条盖住；看得到一个点的不说。"""
     from console import format_line
@@ -620,6 +622,7 @@ def test_a_covered_stretch_is_named_from_end_to_end_even_without_points_inside()
     dip = {"a": [(0, 1.0), (10, 1.0)], "b": [(0, 1.5), (2, 1.5), (2, 1.0), (8, 1.0), (8, 1.5), (10, 1.5)]}
     chart = format_line("t", dip, width=60, color=False)
     assert chart.split("\n")[-1] == "（○ b 在横轴 2–8 和 ● a 落在同一格，被盖住了，不是断了。）", chart
+
 
 def test_the_longest_segment_of_a_stacked_bar_is_the_largest_value():
     """一位同学在第 13 讲的图里数出来：70B/8 qkv M=128 专家的"搬"（46.6 µs）画了 11 格、"等"（47.7 µs，瓶颈）10 格，

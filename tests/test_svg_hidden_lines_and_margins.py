@@ -67,6 +67,7 @@ def test_a_covered_stretch_is_named_from_end_to_end_even_without_points_inside()
     dip = {"a": [(0, 1.0), (10, 1.0)], "b": [(0, 1.5), (2, 1.5), (2, 1.0), (8, 1.0), (8, 1.5), (10, 1.5)]}
     assert notes(parse(svg.line_svg("t", dip))) == ["（「b」在横轴 2–8 和「a」重合，被盖住了，不是断了。）"]
 
+
 def test_the_notes_stay_on_the_canvas_and_the_command_below_them():
     same = [(x, 1.0) for x in range(10)]
     names = [f"一个相当长的序列名字 {k}" for k in range(4)]

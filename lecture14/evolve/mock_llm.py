@@ -53,6 +53,8 @@ class KindBroken(TypeError):
     """一种修改的方法返回的不是 (子程序或 None, 一句说明)。one_sentence：编号脚本只印这一句、退出码 1（助教报过：
     方法只返回了子程序，是一段 traceback，最后一行 cannot unpack non-iterable Program object，没说是哪种修改）。"""
     one_sentence = True
+
+
 COND_FIELDS = (("M",), ("M", "N"), ("M", "N", "K"))   # 定向修改新加的规则管住哪些维度
 COND_WEIGHTS = (0.6, 0.3, 0.1)
 MISTAKE_RATE = 0.03                # 每次提议有 3% 的概率犯一个"LLM 式"的错
@@ -382,7 +384,7 @@ def _kinds_missing() -> list[str]:
     return missing
 
 
-if _kinds_missing():
-    raise KindsIncomplete("evolve/mock_llm.py 的修改种类没有配齐：" + "；".join(_kinds_missing())
+if _MISSING := _kinds_missing():
+    raise KindsIncomplete("evolve/mock_llm.py 的修改种类没有配齐：" + "；".join(_MISSING)
                           + "（加一种修改要在 OPS、OP_WEIGHTS 的同一个位置各加一项、在 OP_SAID 里加一句，再写方法"
                             " _名字(self, prompt)，返回 (子程序, 一句说明)，见 README 的\"修改种类\"）。")
