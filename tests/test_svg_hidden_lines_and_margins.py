@@ -322,3 +322,25 @@ def test_counting_stacked_marks_by_neighbourhood_agrees_with_comparing_every_pai
             under = bool(mine) and all(any(o != name and math.hypot(x2 - centres[i][0], y2 - centres[i][1]) < svg.STACK
                                            for x2, y2, o in centres[i + 1:]) for i in mine)
             assert any(t.startswith(f"（{name} 的每个点都叠在") for t in said) == under, (centres, said)
+
+
+def test_the_casing_of_a_long_step_line_is_measured_once_per_straight_stretch(monkeypatch):
+    """04、05 的台阶图每个提议一个点（--budget 100000：每条线几十万段）。白边盖住谁以前一小段一小段地量：两条叠在一起的
+    线，每一小段都要量它周围 9 格左右，花的和点数成正比（05 --budget 100000 的图多花几秒）。同一个方向接着走的横线、
+    竖线现在并成一段量：点数翻十倍，量的次数不变；说的话和一段一段量时一样。"""
+    import types
+    hypot = [0]
+    fake_math = types.SimpleNamespace(**{k: getattr(math, k) for k in dir(math) if not k.startswith("_")})
+    fake_math.hypot = lambda *a: hypot.__setitem__(0, hypot[0] + 1) or math.hypot(*a)
+    monkeypatch.setattr(svg, "math", fake_math)
+
+    def cost(n):
+        up = [(i, 1.0 if i < n // 2 else 1.05) for i in range(1, n + 1)]
+        hypot[0] = 0
+        root = parse(svg.line_svg("t", {"小模型": up, "不进化": list(up), "完整系统": [(i, 1.1) for i in range(1, n + 1)]},
+                                  steps=True))
+        return hypot[0], notes(root)
+
+    (small, said_small), (big, said_big) = cost(2000), cost(20000)
+    assert big < 2 * small, (small, big)                         # 以前是 10 倍（每一小段各量一遍）
+    assert said_small == said_big == ["（图上看不到「不进化」：它的每个点都和「小模型」重合，被盖住了。）"], said_big
