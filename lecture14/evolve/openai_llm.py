@@ -508,7 +508,8 @@ def redact(text: str, key: str | None) -> str:
     屏幕上还认得出是它（或它的一大段）的改写：见 _fragment_spans。很短的"密钥"（本机服务器常用的占位符，如 EMPTY）
     不算秘密，也不能抹：会把回复抹坏。花的时间和文本的长度成正比，每个字只在 C 里过几遍（str.replace、translate、
     encode、count），找到的每处密钥再花一微秒上下（最多 MAX_PIECES 处）：讲师的复查报过，以前逐字在 Python 里归一、
-    逐个记下找到的每处，一个特意凑的 1 MB 回复要 2.7 秒 CPU（--llm-timeout 管不到）；现在一两百分之一秒。"""
+    逐个记下找到的每处，一个特意凑的 1 MB 回复要 2.7 秒 CPU（--llm-timeout 管不到）；现在寻常的回复一两百分之一秒，
+    特意凑的（1 MB、上万段密钥碎片夹着 é）也不到半秒，随长度线性增长。"""
     if not key or len(key) < 8:
         return text
     forms = {key, urllib.parse.quote(key, safe=""), urllib.parse.quote_plus(key),
