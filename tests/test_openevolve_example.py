@@ -1457,3 +1457,16 @@ def test_a_failure_streak_through_a_proxy_names_the_proxy(monkeypatch):
     assert "LLM 回 HTTP 502" in kinds and "请求经环境变量 http_proxy（或 HTTP_PROXY）的代理 http://127.0.0.1:18998" in check
     monkeypatch.setattr(runmod, "VIA_PROXY", [])
     assert "代理" not in runmod.streak_said(["LLM 回 HTTP 502"] * 4)[1]
+
+
+def test_openevolve_reads_the_expert_as_it_was_when_the_run_started(tmp_path):
+    """学生报过：07 跑着的时候把 500 条规则的表贴进 expert_heuristic.py，之后起的 OpenEvolve 种子和它的评估进程读到
+    那张表（提示 36 万个字符），本讲的循环还是开跑时的专家。OpenEvolve 的子进程的环境里，专家是这个进程的 EXPERT
+    在输出目录里的一份拷贝：原来的文件之后怎么改，它都不变。"""
+    from evolve.problem import EXPERT_ENV, EXPERT_FILE
+    out, scratch = tmp_path / "out", tmp_path / "out" / "tmp"
+    scratch.mkdir(parents=True)
+    env = runmod.run_env(str(out), str(scratch))
+    snapshot = env[EXPERT_ENV]
+    assert os.path.dirname(snapshot) == str(out) and os.path.realpath(snapshot) != os.path.realpath(EXPERT_FILE)
+    assert load_heuristic(snapshot) == EXPERT

@@ -235,6 +235,16 @@ def child_env() -> dict:
     return env
 
 
+def run_env(output: str, scratch: str) -> dict:
+    """一次 OpenEvolve 运行的子进程的环境：child_env，临时文件放在 scratch，最好的程序写到 output 里；读的专家是这个
+    进程的 evolve.EXPERT 在 output 里的一份拷贝（EXPERT_SNAPSHOT），不是学生正在改的文件。学生报过：07 跑着的时候把
+    500 条规则的表贴进 expert_heuristic.py，之后起的 OpenEvolve 种子和它的评估进程读到那张表（提示 36 万个字符），
+    本讲的循环那边还是开跑时的专家——两边就不再是同一个起点、同一个打分的基准。"""
+    from evolve.problem import EXPERT_ENV
+    return dict(child_env(), TMPDIR=scratch,
+                **{BEST_ENV: os.path.join(output, BEST_FILE), EXPERT_ENV: starting_program(output, EXPERT_SNAPSHOT)})
+
+
 def need_openevolve(missing: str, then: str) -> None:
     """没装 OpenEvolve 时：仓库的 .venv 里装了就换成它重新运行（和 runner.ensure_numpy 一样），否则说一句话、退出码 1。
     missing 是那句话的开头；有 .venv 时再说一种装法（.venv/bin/pip），没有时只说 make openevolve（审读报过：新克隆的
@@ -500,8 +510,7 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
     log_path = os.path.join(output, "openevolve.log")
     scratch = os.path.join(output, "tmp")               # OpenEvolve 评估时写的临时文件：Ctrl-C（SIGKILL）时它删不了，
     os.makedirs(scratch, exist_ok=True)                 # 放在输出目录里，不留在 /tmp（审读报过：20 次 Ctrl-C 留下 5 个）
-    env = dict(child_env(), TMPDIR=scratch,
-               **{BEST_ENV: os.path.join(output, BEST_FILE)})
+    env = run_env(output, scratch)
     t0 = time.monotonic()
     with open(log_path, "wb") as log:
         p = procs.add(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
@@ -867,18 +876,22 @@ def _tame_replies(keys) -> None:
     oe_openai.OpenAILLM._call_api = tamed
 
 
-def starting_program(output: str) -> str:
+EXPERT_SNAPSHOT = "expert_at_start.py"     # output 里：开跑时的专家（run_openevolve 让 OpenEvolve 的进程读它）
+
+
+def starting_program(output: str, name: str = "initial_program.py") -> str:
     """OpenEvolve 从哪个程序出发：initial_program.py 的一份拷贝（在 output 里），EVOLVE 块换成这次运行的专家
     （evolve.EXPERT：lecture14/expert_heuristic.py，或者环境变量 MINI_ALPHAEVOLVE_EXPERT 指的文件）——和本讲的循环
     同一个起点、同一个打分的基准。学生报过：照练习改了 expert_heuristic.py，本讲的循环从改过的专家出发，OpenEvolve
-    还从讲义的专家出发（训练形状上 0.992×），07 却说"两边都从专家出发"。返回那份拷贝的路径。"""
+    还从讲义的专家出发（训练形状上 0.992×），07 却说"两边都从专家出发"。返回那份拷贝（output 里的 name）的路径；
+    同样的一份也是 OpenEvolve 的进程读的专家（EXPERT_SNAPSHOT）。"""
     from evolve import EXPERT, render
     from evolve.program import BLOCK_END, BLOCK_START
     with open(INITIAL, encoding="utf-8") as f:
         text = f.read()
     head, rest = text.split(BLOCK_START, 1)
     tail = rest.split(BLOCK_END, 1)[1].removeprefix("\n")
-    path = os.path.join(output, "initial_program.py")
+    path = os.path.join(output, name)
     with open(path, "w", encoding="utf-8") as f:
         f.write(head + render(EXPERT) + tail)                # render 自己带着 EVOLVE 块的两行标记
     return path
