@@ -241,6 +241,17 @@ def series_marks(names, background=None) -> dict:
 HIDDEN_GAP = 0.1        # 折线中间连着这么多（图宽的比例）被别的线盖住时说一句（几列看得出是交叉，更长的像是线断了）
 
 
+def _sayers(marks, show, covered):
+    """hidden_tails、hidden_series 的 show、covered 没给时的默认说法（终端的）：记号加名字、"被盖住了"。"""
+    return (show or (lambda n: f"{marks[n][0]} {n}")), (covered or (lambda n, cells: "被盖住了"))
+
+
+def _drawn_cells(name, marks, drawn, background):
+    """(name 的记号, 它画过的格子)；背景序列（画在最底下、本来就让别的盖着）算没画过。"""
+    ch = marks[name][0]
+    return ch, (drawn.get(ch, set()) if name != background else set())
+
+
 def hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt, show=None, same="落在同一格",
                  gap=HIDDEN_GAP, tail_min=0, covered=None) -> list[str]:
     """看得见、但从某一列起到它的最后一列都被别的线盖住的折线（两条线后半段重合），各说一句从横轴上哪儿起、被哪条盖住：
@@ -251,12 +262,10 @@ def hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt, show=None
     （终端："● 完整系统"，SVG 的折线没有记号："「完整系统」"），same 是"重合"怎么说；被盖住的尾巴不到 tail_min 列的
     不说（SVG：一条线的末端碰上另一条线，那条线的白边总要盖住它最后一两个像素）。covered(名字, 被盖住的那些格子)
     是"被盖住了"怎么说（SVG：只被白边外面那一圈盖着的还露出一道细边）。"""
-    show = show or (lambda n: f"{marks[n][0]} {n}")
-    covered = covered or (lambda n, cells: "被盖住了")
+    show, covered = _sayers(marks, show, covered)
     out = []
     for name in series:
-        ch = marks[name][0]
-        cells = drawn.get(ch, set()) if name != background else set()
+        ch, cells = _drawn_cells(name, marks, drawn, background)
         seen = {c for r, c in cells if grid[r][c][0] == ch}
         if not seen:
             continue
@@ -308,12 +317,10 @@ def _nearest_x(pts, xaxis, col: int, inward: int) -> float:
 def hidden_series(series, marks, drawn, grid, background, show=None, same="落在同一格", covered=None) -> list[str]:
     """整条被别的序列盖住、图上一个记号也看不到的序列，各说一句（哪条、被哪几条盖住）：不然学生以为它没画。
     参数同 hidden_tails。"""
-    show = show or (lambda n: f"{marks[n][0]} {n}")
-    covered = covered or (lambda n, cells: "被盖住了")
+    show, covered = _sayers(marks, show, covered)
     out = []
     for name in series:
-        ch = marks[name][0]
-        cells = drawn.get(ch, set()) if name != background else set()
+        ch, cells = _drawn_cells(name, marks, drawn, background)
         if not cells or any(grid[r][c][0] == ch for r, c in cells):
             continue
         over = [n for n in series if n != name and any(grid[r][c][0] == marks[n][0] for r, c in cells)]
