@@ -3,6 +3,8 @@
 
 
 import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -63,6 +65,26 @@ def test_gbk_file_says_save_as_utf8(tmp_path):
     assert "不是 UTF-8" in e.message and "另存为 UTF-8" in e.message and "GBK" in e.message
     with pytest.raises(ProgramError, match="不是 UTF-8"):
         read_heuristic(path)
+
+
+@pytest.mark.skipif(shutil.which("iconv") is None, reason="这台机器没有 iconv")
+@pytest.mark.parametrize("name", ["h.py", "我的 启发式.py"])
+def test_the_gbk_message_gives_a_command_that_converts_the_file_as_printed(tmp_path, monkeypatch, name):
+    # 那句话里"命令行："后面的命令，在学生运行脚本的目录里照抄给 shell：文件变成 UTF-8，读出来和原来的程序一样
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, HEAD + BODY + TAIL, encoding="gbk", name=name)
+    said = error(path).message
+    command = said.split("命令行：", 1)[1].rsplit("）", 1)[0]
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True, timeout=30)
+    assert load_heuristic(path) == GOOD and os.listdir(tmp_path) == [name]
+
+
+def test_a_file_only_partly_gbk_gets_no_iconv_command(tmp_path):
+    # 一半 GBK、一半 UTF-8：iconv 会转到半路停下，不给它
+    path = tmp_path / "h.py"
+    path.write_bytes("# 专家\n".encode("gbk") + (HEAD + BODY + TAIL).encode("utf-8"))
+    said = error(str(path)).message
+    assert "另存为 UTF-8" in said and "iconv" not in said
 
 
 @pytest.mark.parametrize("line, encoding, bad", [("# 第 1 行\n", "gbk", "B5 DA"), ("# café\n", "latin-1", "E9"),
