@@ -85,11 +85,20 @@ class StubServer(ServedInAThread):
     """with StubServer(script) as s: ... s.url 是 base_url，s.requests 是收到的请求 [(时刻, 路径, Authorization, 正文)]。"""
 
     def __init__(self, script, slow_seconds: float = 1.0, retry_after: str = "1", models=("stub",),
-                 stop_after: int | None = None, retry_after_500: str | None = None, max_requests: int = 5000):
+                 stop_after: int | None = None, retry_after_500: str | None = None, max_requests: int = 5000,
+                 hold=None, watch_close: bool = False):
         """retry_after：429 回复里的 Retry-After；retry_after_500：500 回复里也带上它（None 不带）。
         stop_after=k：第 k 个请求（从 0 数）来时不回答就断开，并且关掉服务器（模拟跑到一半服务器没了）。
-        max_requests：一共最多回答这么多个请求，再来的不回答就断开（测试里的请求有数，出了错也不会没完没了）。"""
+        max_requests：一共最多回答这么多个请求，再来的不回答就断开（测试里的请求有数，出了错也不会没完没了）。
+        hold(请求的 JSON 正文) -> 真：这个请求一直不回答，等到服务器关掉（最多 slow_seconds 秒）再不回答就断开——
+        请求里的 seed 是客户端的第几次调用（OpenAILLM 发 seed + n），按它挑，和请求到达的先后无关。
+        watch_close：回答了一个 POST 以后等客户端关掉连接（最多 slow_seconds 秒），关了就把它记进 delivered：
+        客户端读完了整个回复（OpenAILLM 读完最后一个字节才关连接）。"""
         self.max_requests = max_requests
+        self.hold, self.watch_close = hold, watch_close
+        self.delivered: list[int] = []          # watch_close 时：客户端读完了回复的 POST（第几个，从 0 数）
+        self.released = threading.Event()       # 服务器关了：hold 住的请求不再等
+        self._delivery = threading.Condition()
         self.retry_after_500 = retry_after_500
         self.script, self.slow_seconds, self.retry_after, self.models = script, slow_seconds, retry_after, models
         self.stop_after = stop_after
@@ -122,6 +131,10 @@ class StubServer(ServedInAThread):
                     return
                 user = body["messages"][-1]["content"]
                 mode = stub.script(n, user)
+                if stub.hold is not None and stub.hold(body):   # 一直不回答，服务器关掉时断开
+                    stub.released.wait(stub.slow_seconds)
+                    self.close_connection = True
+                    return
                 if stub.stop_after is not None and n >= stub.stop_after:
                     mode = "drop"
                     if n == stub.stop_after:
@@ -164,6 +177,8 @@ class StubServer(ServedInAThread):
                                               "finish_reason": "stop"}],
                                  "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": len(content) // 4,
                                            "total_tokens": len(user) // 4 + len(content) // 4}})
+                if stub.watch_close:
+                    stub._until_closed(self.connection, n)
 
             def _json(self, status, obj, headers=None):
                 self._raw(status, json.dumps(obj).encode(), headers)
@@ -197,6 +212,27 @@ class StubServer(ServedInAThread):
 
     def posts(self) -> int:
         return sum(1 for r in self.requests if r[3] is not None)
+
+    def stop(self) -> None:
+        self.released.set()
+        super().stop()
+
+    def _until_closed(self, sock, n: int) -> None:
+        """等客户端关掉这个连接（最多 slow_seconds 秒）；关了就把第 n 个 POST 记进 delivered。"""
+        sock.settimeout(self.slow_seconds)
+        try:
+            while sock.recv(65536):
+                pass
+        except OSError:
+            return
+        with self._delivery:
+            self.delivered.append(n)
+            self._delivery.notify_all()
+
+    def wait_delivered(self, count: int, timeout: float) -> bool:
+        """等到客户端读完了至少 count 个回复（watch_close）为止，最多 timeout 秒；返回等到了没有。"""
+        with self._delivery:
+            return self._delivery.wait_for(lambda: len(self.delivered) >= count, timeout)
 
 
 def free_port() -> int:
