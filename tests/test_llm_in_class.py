@@ -7,6 +7,8 @@
 import argparse
 import time
 
+import pytest
+
 from stub_llm_server import StubServer
 
 from evolve import EXPERT, render
@@ -91,6 +93,132 @@ def test_a_recording_stopped_by_ctrl_c_is_called_unfinished_when_replayed(tmp_pa
                        "录下的调用照样回放，用完了回放就停在那里，要放全程就重新 --record。）"), said
     assert said[1].startswith(f"回放停在第 {calls + 1} 次 LLM 调用：{f} 只录了 {calls} 次调用、没录完（"), said
     assert "--budget" not in said[1] and said[1].endswith("要放全程就重新 --record。") and len(said) == 2, said
+
+
+@pytest.mark.quiet                                  # 量 Ctrl-C 停得多快：conftest 让它最先跑
+@pytest.mark.parametrize("out", [1, 0], ids=["second_call_still_out", "first_call_still_out"])
+def test_ctrl_c_keeps_every_reply_of_the_batch_in_flight_that_had_come_back(tmp_path, out):
+    """讲师报过：对着付费的 API 录（--llm-concurrency 2），按 Ctrl-C 时同一批里已经回来的回复没进录制文件——钱付了，
+    文件里没有。以前一批调用要全回来才按顺序写进文件。现在每次调用一回来就写（前面的都写下了的话；不然先留着），
+    按 Ctrl-C 时留着的也写上。这里演示 2 的第一批是第 1、2 次调用，服务器一直不回答第 out + 1 次（按请求里的 seed 认），
+    另一次回答了、客户端读完关了连接以后才按 Ctrl-C：那一次在文件里，是完整的一行，只写一次，没有密钥；没有结束行，
+    回放开跑前说没录完，停在还没回来的那一次（退出码 2），不说"文件被改过"。Ctrl-C 照样一秒左右停下、退出码 130。"""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    from conftest import ROOT, base_env, run_script_fresh, stop_group
+    script = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
+    args = ["--budget", "20", "--seeds", "1"]
+    f = tmp_path / "cut.jsonl"
+    key = "sk-test-0123456789-never-print-me"
+    held = threading.Event()                                        # 一直不回答的那个请求到了
+    with StubServer(lambda n, text: "edit", hold=lambda body: body.get("seed") == out and not held.set(),
+                    watch_close=True, slow_seconds=60) as s:
+        p = subprocess.Popen([sys.executable, script, *args, "--llm", s.url, "--model", "stub", "--llm-concurrency", "2",
+                              "--record", str(f)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**base_env(), "OPENAI_API_KEY": key}, start_new_session=True)
+        try:
+            back = held.wait(60) and s.wait_delivered(1, timeout=60)   # 一次在路上，另一次的回复客户端读完了
+            t0 = time.monotonic()
+            os.killpg(p.pid, signal.SIGINT)                         # 终端的 Ctrl-C 发给整个前台进程组
+            _, err = p.communicate(timeout=10)
+            took = time.monotonic() - t0
+        finally:
+            stop_group(p)
+    assert back and s.posts() == 2, (back, s.posts())
+    assert p.returncode == 130 and took < 2.0, (p.returncode, took, err)
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "已中断。", err
+    raw = f.read_bytes()
+    assert raw.endswith(b"\n") and key.encode() not in raw
+    lines = [json.loads(x) for x in raw.decode("utf-8").splitlines()]
+    assert lines[0]["type"] == "header" and all(x["type"] == "call" for x in lines[1:])     # 没有结束行
+    assert [(x["n"], x["error"]) for x in lines[1:]] == [(1 - out, None)], lines[1:]        # 回来的那一次，只一次
+    assert "<<<<<<< SEARCH" in lines[1]["reply"]
+    rep = run_script_fresh(script, *args, "--replay", str(f), env=base_env(), timeout=120)
+    said = [x for x in rep.stderr.splitlines() if not x.startswith("演示")]
+    assert rep.returncode == 2 and "Traceback" not in rep.stderr, rep.stderr
+    assert said[0].startswith(f"（回放文件 {f} 没录完："), said                              # 开跑前就说
+    assert said[1].startswith(f"回放停在第 {out + 1} 次 LLM 调用：") and "没录完" in said[1], said
+    assert "改过这个文件" not in said[1] and said[1].endswith("要放全程就重新 --record。") and len(said) == 2, said
+
+
+def test_a_reply_still_being_read_when_ctrl_c_lands_is_recorded_too(tmp_path, monkeypatch):
+    """Ctrl-C 落在一个回复读着的时候（状态行是 2xx，正文读完了、还在解析）：主线程最多再等 READ_GRACE 秒，它读完了就录下，
+    然后才停。这里解析回复的那一步先给主线程发 SIGINT，等主线程进了 Ctrl-C 的收拾（_interrupted）才接着解析。"""
+    import json
+    import signal
+    import threading
+    f = tmp_path / "run.jsonl"
+    entered = threading.Event()
+    main = threading.main_thread().ident
+    real_content = openai_llm._content
+
+    def content_read_as_ctrl_c_lands(raw, content_type=""):
+        signal.pthread_kill(main, signal.SIGINT)
+        entered.wait(10)
+        return real_content(raw, content_type)
+
+    monkeypatch.setattr(openai_llm, "_content", content_read_as_ctrl_c_lands)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)   # 不用 conftest 的：它记下 Ctrl-C、停下整个会话
+    try:
+        with StubServer(lambda n, text: "edit") as s:
+            backend = openai_llm.OpenAILLM(s.url, "stub", timeout=10, record=str(f))
+            cleanup = getattr(backend, "_interrupted", lambda: None)
+            backend._interrupted = lambda: (entered.set(), cleanup())[1]
+            try:
+                backend.propose_many([prompt_for()])
+                raise AssertionError("Ctrl-C 该从 propose_many 里抛出来")
+            except KeyboardInterrupt:
+                pass
+            backend.close()
+    finally:
+        signal.signal(signal.SIGINT, old)
+    lines = [json.loads(x) for x in f.read_text(encoding="utf-8").splitlines()]
+    assert [(x["type"], x.get("n"), x.get("error")) for x in lines] == [("header", None, None), ("call", 0, None)], lines
+    assert "<<<<<<< SEARCH" in lines[1]["reply"]
+
+
+class _InterruptedWrite:
+    """录制文件的替身：第 at 次 write 时先写进去 part 个字节（None：整段），再像 Ctrl-C 落在那里一样抛 KeyboardInterrupt。"""
+
+    def __init__(self, f, at: int, part):
+        self._f, self._at, self._part, self._writes = f, at, part, 0
+
+    def write(self, data):
+        self._writes += 1
+        if self._writes != self._at:
+            return self._f.write(data)
+        self._f.write(data if self._part is None else data[:self._part])
+        raise KeyboardInterrupt
+
+    def __getattr__(self, name):
+        return getattr(self._f, name)
+
+
+def test_ctrl_c_in_the_middle_of_writing_a_line_leaves_no_half_line_and_nothing_twice(tmp_path):
+    """录制文件的一行写到一半时 Ctrl-C（被打断的 write）：截回上一个整行；一整行都写进去以后才被打断：留着它。
+    两种情形下再录同一次调用、再录下一次，文件里都是每次调用恰好一行完整的 JSON。"""
+    import json
+    from evolve.openai_llm import Call
+    for part in (100, None):
+        f = tmp_path / f"run{part}.jsonl"
+        backend = openai_llm.OpenAILLM("http://127.0.0.1:9/v1", "stub", record=str(f))
+        backend._record = _InterruptedWrite(backend._record, 1, part)
+        first = Call(0, "提示", "回复" * 100, None, 0.1, None, None, None)
+        try:
+            backend._log(first)
+            raise AssertionError("写的时候该被打断")
+        except KeyboardInterrupt:
+            pass
+        backend._log(first)                            # 库的用法：接住了 Ctrl-C，再录一遍、接着录
+        backend._log(Call(1, "提示", "又一个回复", None, 0.1, None, None, None))
+        backend.close()
+        raw = f.read_bytes()
+        lines = [json.loads(x) for x in raw.decode("utf-8").splitlines()]
+        assert raw.endswith(b"\n") and [x.get("n") for x in lines] == [None, 0, 1], (part, lines)
 
 
 def test_a_finished_recording_ends_with_an_end_line_and_replays_without_a_word(tmp_path):

@@ -32,8 +32,10 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
   说一句在等哪个模型的第几次调用、等了多久、一个请求最多等多久。
 - check()：开跑之前看看服务器在不在（GET {base_url}/models），连不上、拒绝了我们、转向、回的东西读不懂、没有这个
   模型，都抛 ServerUnreachable（一句话），脚本印一行、退出码 2。
-- 录制和回放：record=文件名 时每次调用写一行 JSON（提示、回复、用时、token 数、模型名；没有密钥），脚本正常跑完时
-  （finish）最后写一行结束行：没有它的文件是录到一半被打断的，回放开跑前说一声，放到录下的最后一次调用为止。
+- 录制和回放：record=文件名 时每次调用写一行 JSON（提示、回复、用时、token 数、模型名；没有密钥），一回来就写，按提议的
+  顺序（同时在路上的几个里，前面的还没回来时后面的先留着）；Ctrl-C 时已经回来的都写上（_interrupted），一行不会只写一半、
+  也不会写两遍。脚本正常跑完时（finish）最后写一行结束行：没有它的文件是录到一半被打断的，回放开跑前说一声，放到录下的
+  最后一次调用（或者 Ctrl-C 时还没回来的那一次）为止。
   ReplayLLM(文件名) 从文件里按顺序回答（用到哪一行读到哪一行），不联网；提示和录的不一样（代码或参数改了）就抛 ReplayMismatch，
   它故意不是 Exception 的子类，进化循环不会把它当成一次失败的提议吞掉，而是整个运行停下来。
 - 成本账：ledger() 给出调用次数、失败次数（按种类）、token 数、总用时和用时的中位数。
@@ -88,6 +90,7 @@ BACKOFF = 1.0                      # 没有 Retry-After 时第 i 次重试前等
 MAX_WAIT = 60.0                    # 一次调用里按 Retry-After 等的时间加起来要超过它，就不等了，算一次失败
 WAIT_SAID = 5.0                    # 重试前要等这么久以上时，往标准错误说一句（不然看着像卡住了）
 WAITING_SAID = 10.0                # 一个调用等了这么多秒还没回来，就往标准错误说一句在等谁、等了多久（以后每这么多秒一句）
+READ_GRACE = 0.2                   # Ctrl-C 时正在读回复正文的调用最多再等这么多秒读完、录下（之后一秒之内还要停下）
 GIVE_UP_AFTER = 4                  # 连续这么多次调用失败（不管哪一种），就不再调用
 MAX_REPLY_BYTES = 1_000_000        # 一个回复最多读这么多字节：max_tokens 个 token 的回复连 JSON 的转义一起也远远用不了
 MAX_MODELS_BYTES = 8_000_000       # GET /models 的回复最多读这么多字节（托管的服务商列几百个模型，每个带说明）
@@ -409,10 +412,14 @@ class _Backend:
 
     def propose(self, prompt) -> tuple[str, str]:
         """问一次，返回 (KIND, 回复文本)；失败抛 LLMError（.kind 是失败的种类）。"""
-        return self._answer(self._call(len(self.calls), prompt.text()))
+        r = self.propose_many([prompt])[0]
+        if isinstance(r, Exception):
+            raise r
+        return r
 
     def propose_many(self, prompts) -> list:
-        """几个提示一起问（最多 concurrency 个同时在路上）；返回的列表和 prompts 一一对应：(种类, 回复) 或 LLMError。"""
+        """几个提示一起问（最多 concurrency 个同时在路上）；返回的列表和 prompts 一一对应：(种类, 回复) 或 LLMError。
+        请求在后台线程里发（parallel）：主线程只等着，Ctrl-C 时由 _interrupted 收拾还在路上的这一批。"""
         base = len(self.calls)
         texts = [p.text() for p in prompts]
         calls: list = [None] * len(texts)
@@ -424,28 +431,28 @@ class _Backend:
             except BaseException as e:      # noqa: BLE001  回放对不上（ReplayMismatch）也要带回主线程
                 errors[i] = e
 
-        _run_threads(work, range(len(texts)), self.concurrency if self.parallel else 1)
-        for e in errors:
-            if isinstance(e, (ReplayMismatch, KeyboardInterrupt)):
-                raise e
-        out = []
-        for i in range(len(texts)):                 # 按提议的顺序记账、写录制文件
-            if errors[i] is not None:
-                raise errors[i]
-            self._log(calls[i])
-            out.append(self._result(calls[i]))
+        self._batch()
+        try:
+            _run_threads(work, range(len(texts)), self.concurrency if self.parallel else 1, threads=self.parallel)
+            for e in errors:
+                if isinstance(e, (ReplayMismatch, KeyboardInterrupt)):
+                    raise e
+            out = []
+            for i in range(len(texts)):             # 按提议的顺序记账
+                if errors[i] is not None:
+                    raise errors[i]
+                self._log(calls[i])
+                out.append(self._result(calls[i]))
+        except KeyboardInterrupt:
+            self._interrupted()
+            raise
         return out
 
-    def _call(self, n: int, text: str) -> Call:
-        call = self._fetch(n, text)
-        self._log(call)
-        return call
+    def _batch(self) -> None:
+        """一批调用要开始了（OpenAILLM：录制的准备）。"""
 
-    def _answer(self, call: Call) -> tuple[str, str]:
-        r = self._result(call)
-        if isinstance(r, Exception):
-            raise r
-        return r
+    def _interrupted(self) -> None:
+        """Ctrl-C 落在一批调用中间（主线程）：OpenAILLM 把已经回来的调用录下。"""
 
     @staticmethod
     def _result(call: Call):
@@ -468,10 +475,12 @@ class _Backend:
         raise NotImplementedError
 
 
-def _run_threads(work, items, workers: int) -> None:
-    """用 workers 个后台线程对每个 item 调 work(item)，等它们做完。线程是 daemon 的：Ctrl-C 时不用等在路上的请求。"""
+def _run_threads(work, items, workers: int, threads: bool = True) -> None:
+    """用 workers 个后台线程对每个 item 调 work(item)，等它们做完（threads=False：在这个线程里一个一个地做）。
+    线程是 daemon 的：Ctrl-C 时不用等在路上的请求；主线程只等着（每 0.1 秒醒一次），Ctrl-C 落在等的地方，
+    不会落在某个请求读回复、记账的半路上。"""
     items = list(items)
-    if workers <= 1 or len(items) <= 1:
+    if not threads:
         for i in items:
             work(i)
         return
@@ -734,6 +743,13 @@ class OpenAILLM(_Backend):
         self._failed_in_a_row = 0                  # 连续几次调用失败（不管哪一种）
         self.gave_up: str | None = None            # 决定不再调用时的那句话
         self._record = None
+        # 录制文件里的调用按提议的顺序，一次调用一回来就写（讲师报过：以前一批全回来才写，Ctrl-C 时这一批里已经回来、
+        # 付了钱的回复都没录下）。这几样都在 self._rec 下面改
+        self._rec = threading.Condition()
+        self._next_record = 0                        # 文件里下一行该是第几次调用
+        self._held: dict[int, bytes] = {}            # 回来了、它前面还有调用在路上的：写好的一行先留着
+        self._reading: set[int] = set()              # 正在读回复正文（状态行是 2xx）的调用：Ctrl-C 时等它们读完
+        self._cut = False                            # 录制被 Ctrl-C 截住了：不再写，也不写结束行
         if record is not None:
             self.record_to(record)
         # 只和这一个地方说话：协议、主机、端口、路径前缀都定死在这里，之后哪个请求都不换地方（不跟转向）
@@ -770,12 +786,13 @@ class OpenAILLM(_Backend):
 
     def close(self) -> None:
         self._closed.set()                           # 报"还在等"的线程停下
-        if self._record is not None:
-            try:
-                self._record.close()
-            except OSError:                          # 最后一点写不进去（磁盘满了）：录制文件本来就不完整了
-                pass
-            self._record = None
+        with self._rec:
+            if self._record is not None:
+                try:
+                    self._record.close()
+                except OSError:                      # 最后一点写不进去（磁盘满了）：录制文件本来就不完整了
+                    pass
+                self._record = None
 
     # ---- 录制 ----
     def record_to(self, path: str, settings: str = "") -> None:
@@ -783,7 +800,7 @@ class OpenAILLM(_Backend):
         采样参数、GPU、系统提示；录完时 end_recording 写最后的结束行）。path 已经有内容时抛 FileExistsError：开跑前查过，这里用"x"再挡一次（查和打开
         之间别的程序写了它，也不清空它：那可能是花钱录的）；空文件照写。"""
         empty = os.path.isfile(path) and os.path.getsize(path) == 0
-        self._record = open(path, "wb" if empty else "xb")
+        self._record = open(path, "wb" if empty else "xb", buffering=0)   # 不带缓冲：写了几个字节，文件里就是几个
         self._record_path, self._recorded = path, 0       # 写完整了的行一共多少字节（写到一半失败时截回这里）
         try:
             self._write(dict(type="header", format=FORMAT, version=VERSION, settings=settings, model=self.model,
@@ -796,21 +813,41 @@ class OpenAILLM(_Backend):
             raise
 
     def _write(self, obj: dict) -> None:
-        # 每段文字抹密钥（不是写好的一整行：写成 JSON 的换行 \n 会把拆成两行的密钥接上一个 n，认不出；整段都是密钥的
-        # 碎片时抹成 ***，这一行也还是 JSON）
+        self._append(self._line(obj))
+
+    def _line(self, obj: dict) -> bytes:
+        """录制文件的一行。每段文字抹密钥（不是写好的一整行：写成 JSON 的换行 \n 会把拆成两行的密钥接上一个 n，
+        认不出；整段都是密钥的碎片时抹成 ***，这一行也还是 JSON）。"""
         obj = {k: self._redact(v) if isinstance(v, str) else v for k, v in obj.items()}
         text = json.dumps(obj, ensure_ascii=False)
         # 服务器的 JSON 里可以有落单的代理项（"\ud800"）：UTF-8 写不出来，写成 JSON 的 \ud800 转义，读回来一字不差
-        line = (_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n").encode("utf-8")
-        self._record.write(line)
-        self._record.flush()
-        self._recorded += len(line)
+        return (_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n").encode("utf-8")
+
+    def _append(self, line: bytes) -> None:
+        """把完整的一行写到录制文件末尾。写到一半失败（磁盘满了）或者被打断（Ctrl-C）时截回上一个整行：不留半行；
+        整行都写进去以后才被打断的留着（不会再写一遍）。在 self._rec 下面调用（或者还没有别的线程的时候）。"""
+        end = self._recorded + len(line)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[self._record.write(view):]
+            self._recorded = end
+        except BaseException:
+            try:
+                if os.fstat(self._record.fileno()).st_size == end:
+                    self._recorded = end
+                else:
+                    self._record.truncate(self._recorded)
+                    self._record.seek(self._recorded)
+            except (OSError, ValueError):            # 截不了：_cut_record 按路径再截一次
+                pass
+            raise
 
     def end_recording(self) -> None:
         """这次运行的调用都做完了（脚本最后的 finish 调它；Ctrl-C、出错时不调）：录制文件末尾写结束行，回放由它知道文件录完了。
         录制已经停了（写不进去）就不写：那个文件本来就没录完。结束行写不进去时和录到一半写不进去一样（_stop_recording）。"""
         path = getattr(self, "_record_path", None)
-        if path is None or self.record_stopped is not None:
+        if path is None or self.record_stopped is not None or self._cut:
             return
         line = (json.dumps(dict(type="end", calls=len(self.calls))) + "\n").encode("utf-8")
         try:
@@ -818,13 +855,13 @@ class OpenAILLM(_Backend):
                 with open(path, "ab") as f:
                     f.write(line)
             else:
-                self._record.write(line)
-                self._record.flush()
+                with self._rec:
+                    self._append(line)
                 self.close()
         except OSError as e:
             if self._record is None:                     # _cut_record 要关的文件已经关了：开一个空的给它关
                 self._record = open(os.devnull, "wb")
-            self._stop_recording(len(self.calls), e, end=True)
+            self._tell(self._stop_recording(len(self.calls), e, end=True))
             return
         self._record_path = None                         # 只写一次
 
@@ -843,22 +880,85 @@ class OpenAILLM(_Backend):
 
     def _log(self, call: Call) -> None:
         super()._log(call)
-        if self._record is not None:
-            try:
-                self._write(dict(type="call", **asdict(call)))
-            except OSError as e:                     # 讲师报过：磁盘满了（ulimit -f）时整批提议算成"LLM 调用出错"、退出时
-                self._stop_recording(call.n, e)      # 两段 traceback。录制只是旁观：停下它，这次运行照常跑完
+        self._keep(call)                             # 做它的线程多半已经录下了：不再写
 
-    def _stop_recording(self, n: int, e: OSError, end: bool = False) -> None:
-        """录制文件写不进去了：截回最后一整行、以后不再录，用 notify 说一句（录下的那部分回放得了，只能到那里）。
-        end：写不进去的是最后的结束行（调用都录下了，回放会说它没录完）。"""
+    def _batch(self) -> None:
+        with self._rec:                              # 上一批半路出了程序错（不是 Ctrl-C）时留着的，不属于这一批
+            self._held.clear()
+
+    def _keep(self, call: Call) -> None:
+        """一次调用做完了（在做它的线程里；_log 再调一次也不会写两遍）：录进文件。文件里的调用按提议的顺序：它前面的
+        都录下了就马上写（连同留着、在等它的），不然写好这一行先留着，等前面的回来。"""
+        said = None
+        try:
+            with self._rec:
+                wanted = (self._record is not None and not self._cut and call.n >= self._next_record
+                          and call.n not in self._held)
+            line = self._line(dict(type="call", **asdict(call))) if wanted else None   # 抹密钥：不占着锁
+            with self._rec:
+                if line is not None and self._record is not None and not self._cut and call.n >= self._next_record:
+                    self._held[call.n] = line
+                    said = self._write_held()
+        finally:
+            with self._rec:
+                self._reading.discard(call.n)
+                self._rec.notify_all()
+        self._tell(said)
+
+    def _write_held(self) -> str | None:
+        """（在 self._rec 下面）留着的调用里，接得上文件末尾的按顺序写下；写不进去时停下录制，返回要说的那句话。"""
+        while self._next_record in self._held and self._record is not None:
+            before = self._recorded
+            try:
+                self._append(self._held.pop(self._next_record))
+            except OSError as e:                     # 讲师报过：磁盘满了（ulimit -f）时整批提议算成"LLM 调用出错"、退出时
+                return self._stop_recording(self._next_record, e)   # 两段 traceback。录制只是旁观：停下它，运行照常跑完
+            finally:
+                if self._recorded != before:         # 这一行整行写下了（写完才被 Ctrl-C 打断的也算）
+                    self._next_record += 1
+        return None
+
+    def _interrupted(self) -> None:
+        """Ctrl-C 落在一批调用中间（主线程）：正在读回复正文的调用最多再等 READ_GRACE 秒读完，然后把已经回来的都录下，
+        关上录制文件——以后回来的不再写，也不写结束行：文件看得出是被打断的。前面还有调用在路上时，回来了的写在
+        它后面（调用本来按提议的顺序；这样的文件只有被 Ctrl-C 截住的才有，回放放到还在路上的那一次为止）。
+        再按一次 Ctrl-C 只是不再等，回来了的照样录下。"""
+        with self._rec:
+            try:
+                deadline = time.monotonic() + READ_GRACE
+                while self._record is not None and self._reading and (left := deadline - time.monotonic()) > 0:
+                    self._rec.wait(left)
+            finally:
+                self._cut = True
+                try:
+                    for n in sorted(self._held):
+                        if self._record is None:
+                            break
+                        self._append(self._held[n])
+                except OSError:                      # 写不进去了（磁盘满了）：_append 截回了整行，不再写
+                    pass
+                finally:
+                    self._held.clear()
+                    if self._record is not None:
+                        try:
+                            self._record.close()
+                        except OSError:
+                            pass
+                        self._record = None
+
+    def _tell(self, said: str | None) -> None:
+        if said and self.notify is not None:
+            self.notify(said)
+
+    def _stop_recording(self, n: int, e: OSError, end: bool = False) -> str:
+        """录制文件写不进去了：截回最后一整行、以后不再录，返回要说的那句话（录下的那部分回放得了，只能到那里；
+        调用的人用 _tell 说：别在 self._rec 下面说）。end：写不进去的是最后的结束行（调用都录下了，回放会说它没录完）。"""
         path = self._record_path
         self._cut_record()
         self.record_stopped = (f"录制文件 {path} 写不进去了（{os_words(e, writing=True)}）：" +
                                ("调用都录下了，只是最后的结束行没写上，回放时会说它没录完。" if end else
                                 f"从第 {n + 1} 次 LLM 调用起不再录，这次运行照常跑完；录下的文件不完整，回放只能回放到那里。"))
-        if self.notify is not None:
-            self.notify(self.record_stopped)
+        return self.record_stopped
 
     def _redact(self, text: str) -> str:
         return redact(text, self._key)
@@ -901,8 +1001,10 @@ class OpenAILLM(_Backend):
         netloc = host if self._port == 80 else f"{host}:{self._port}"
         return conn, lambda endpoint: f"http://{netloc}{path(endpoint)}", extra
 
-    def _exchange(self, method: str, endpoint: str, payload: bytes | None, timeout: float, limit: int):
-        """一个 HTTP 请求，从连接到最后一个字节最多 timeout 秒，回复最多读 limit 字节，不跟转向。
+    def _exchange(self, method: str, endpoint: str, payload: bytes | None, timeout: float, limit: int,
+                  call: int | None = None):
+        """一个 HTTP 请求，从连接到最后一个字节最多 timeout 秒，回复最多读 limit 字节，不跟转向。call：这是第几次调用
+        （读 2xx 的正文时记进 _reading：Ctrl-C 时等它读完、录下）。
         返回 (状态码, 响应头, 正文)；状态码不是 2xx 时不读正文（是 b""）。出错抛 LLMError（kind 是失败的种类，
         detail 是给人看的一句，引用的服务器文字先抹密钥、再 shown()：反过来的话，shown 把夹在密钥中间的 ESC 写成
         \\x1b，多出来的字母、数字把密钥拆散，抹不掉了，屏幕上却照样读得出它（审读量过：响应头里的密钥每 4 个字夹一个
@@ -972,6 +1074,9 @@ class OpenAILLM(_Backend):
             if r.length is not None and r.length > limit:
                 raise LLMError(TOO_LONG, f"长度头说有 {shown(f'{r.length:,}', 40)} 字节，上限是 {limit:,}，没读")
             phase = "body"
+            if call is not None:
+                with self._rec:
+                    self._reading.add(call)
             chunks, total = [], 0
             while True:
                 left = deadline - time.monotonic()
@@ -1089,7 +1194,18 @@ class OpenAILLM(_Backend):
                                     f"它有：{listed}；用 {self.names.model} 选一个（ollama 要先 ollama pull）")
 
     def _fetch(self, n: int, text: str) -> Call:
-        """第 n 次调用：发请求（该重试就重试），返回 Call；失败的 Call 的 error 是种类。"""
+        """第 n 次调用：发请求（该重试就重试），录下（_keep），返回 Call；失败的 Call 的 error 是种类。"""
+        try:
+            call = self._ask(n, text)
+        except BaseException:
+            with self._rec:
+                self._reading.discard(n)
+                self._rec.notify_all()
+            raise
+        self._keep(call)
+        return call
+
+    def _ask(self, n: int, text: str) -> Call:
         t0 = time.perf_counter()
         reply, usage, model, error, requests = None, {}, None, None, 0
         self._begin(n)
@@ -1150,7 +1266,7 @@ class OpenAILLM(_Backend):
             body["seed"] = self.seed + n
         payload = json.dumps(body).encode()
         try:
-            out = self._attempts(payload)
+            out = self._attempts(payload, n)
         except LLMError as e:
             self._failed(e.kind)
             raise
@@ -1158,7 +1274,7 @@ class OpenAILLM(_Backend):
             self._failed_in_a_row = 0
         return out
 
-    def _attempts(self, payload: bytes):
+    def _attempts(self, payload: bytes, n: int | None = None):
         """发请求，429、5xx、连不上时重试（只在上一次调用没失败、还没决定放弃时）；返回 (回复, usage, 模型名, 发了几个
         请求)。失败抛的 LLMError 的 requests 是发了几个请求。一次调用里按 Retry-After 等的时间加起来不超过 max_wait 秒
         （讲师报过：每次都回 429、Retry-After: 59，一个提议一声不吭地等了 177 秒）；等 WAIT_SAID 秒以上时往标准错误说一句。
@@ -1172,7 +1288,7 @@ class OpenAILLM(_Backend):
                 sent += 1
                 try:
                     status, headers, raw = self._exchange("POST", "/chat/completions", payload, self.timeout,
-                                                          MAX_REPLY_BYTES)
+                                                          MAX_REPLY_BYTES, call=n)
                 except LLMError as e:
                     if e.kind == UNREACHABLE and not last:
                         time.sleep(self.backoff * 2 ** attempt)
@@ -1805,6 +1921,10 @@ class ReplayLLM(_Backend):
             raise ReplayMismatch(f"{where}（这次的 --budget、--seeds 比录制时大，或者代码改了，或者文件没录完整），"
                                  "用录制时的参数回放，或者重新 --record。")
         lineno, call = got
+        if call.n > n and self.complete is False:     # 被 Ctrl-C 截住的录制：第 n 次那时还在路上，后面回来了的录在它后面
+            raise ReplayMismatch(f"回放停在第 {n + 1} 次 LLM 调用：{self.path} 里没有这一次、没录完（录的时候按 Ctrl-C 时它"
+                                 f"还没回来；第 {lineno} 行起录的是那时已经回来、排在它后面的调用）；录下的只能回放到这里，"
+                                 "要放全程就重新 --record。")
         if call.n != n:                               # 讲师报过：只有序号不对时说"录的是（没有这一行），现在是（没有这一行）"
             raise ReplayMismatch(f"回放停在第 {n + 1} 次 LLM 调用：{self.path} 第 {lineno} 行录的是第 {call.n + 1} 次调用，"
                                  "文件里的调用缺了、多了或者顺序乱了（改过这个文件？）；用 --record 重新录。")
