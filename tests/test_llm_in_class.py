@@ -181,6 +181,46 @@ def test_a_reply_still_being_read_when_ctrl_c_lands_is_recorded_too(tmp_path, mo
     assert "<<<<<<< SEARCH" in lines[1]["reply"]
 
 
+def test_no_new_request_is_sent_after_ctrl_c(tmp_path, monkeypatch):
+    """托管的 API 按请求收钱：Ctrl-C 以后不再发新的请求。一批 4 个提示、2 个同时在路上（02 就这样问），第 1 次一直
+    不回答，第 2 次的回复正在读的时候按 Ctrl-C：主线程等它读完、录下的那一会儿，做完第 2 次的线程空了出来——
+    它不再去问第 3、4 次（以前会：提议还没分完就接着发）。"""
+    import signal
+    import threading
+    entered, held = threading.Event(), threading.Event()
+    main = threading.main_thread().ident
+    real_content = openai_llm._content
+    reader = []                                          # 读第 2 次回复的线程
+
+    def content_read_as_ctrl_c_lands(raw, content_type=""):
+        if not reader:
+            reader.append(threading.current_thread())
+            signal.pthread_kill(main, signal.SIGINT)
+            entered.wait(10)
+        return real_content(raw, content_type)
+
+    monkeypatch.setattr(openai_llm, "_content", content_read_as_ctrl_c_lands)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)   # 不用 conftest 的：它记下 Ctrl-C、停下整个会话
+    try:
+        with StubServer(lambda n, text: "edit", hold=lambda body: body.get("seed") == 0 and not held.set(),
+                        slow_seconds=30) as s:
+            backend = openai_llm.OpenAILLM(s.url, "stub", timeout=40, concurrency=2, record=str(tmp_path / "r.jsonl"))
+            cleanup = backend._interrupted
+            backend._interrupted = lambda: (entered.set(), cleanup())[1]
+            try:
+                backend.propose_many([prompt_for()] * 4)
+                raise AssertionError("Ctrl-C 该从 propose_many 里抛出来")
+            except KeyboardInterrupt:
+                pass
+            reader[0].join(10)                           # 空出来的那个线程做完了它还要做的
+            assert held.wait(10) and not reader[0].is_alive()
+            seeds = sorted(r[3]["seed"] for r in s.requests if r[3] is not None)
+            backend.close()
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert seeds == [0, 1], seeds
+
+
 class _InterruptedWrite:
     """录制文件的替身：第 at 次 write 时先写进去 part 个字节（None：整段），再像 Ctrl-C 落在那里一样抛 KeyboardInterrupt。"""
 

@@ -486,21 +486,27 @@ def _run_threads(work, items, workers: int, threads: bool = True) -> None:
         return
     todo = iter(items)
     lock = threading.Lock()
+    stopped: list = []                      # 主线程不等了（Ctrl-C）：没开始的不再开始
 
     def loop():
         while True:
             with lock:
-                i = next(todo, None)
+                i = None if stopped else next(todo, None)
             if i is None:
                 return
             work(i)
 
-    threads = [threading.Thread(target=loop, daemon=True) for _ in range(min(workers, len(items)))]
-    for t in threads:
+    pool = [threading.Thread(target=loop, daemon=True) for _ in range(min(workers, len(items)))]
+    for t in pool:
         t.start()
-    for t in threads:
-        while t.is_alive():
-            t.join(0.1)                     # 短短地等，主线程随时能收到 Ctrl-C
+    try:
+        for t in pool:
+            while t.is_alive():
+                t.join(0.1)                 # 短短地等，主线程随时能收到 Ctrl-C
+    except BaseException:
+        with lock:                          # Ctrl-C 以后空出来的线程不再接着发这一批里还没发的请求（托管的 API 按请求收钱）
+            stopped.append(True)
+        raise
 
 
 # ---------------------------------------------------------------- 真的服务器
