@@ -95,6 +95,34 @@ def test_a_recording_stopped_by_ctrl_c_is_called_unfinished_when_replayed(tmp_pa
     assert "--budget" not in said[1] and said[1].endswith("要放全程就重新 --record。") and len(said) == 2, said
 
 
+@pytest.mark.parametrize("cut_at", ["mid_json", "mid_character"])
+def test_a_recording_killed_in_the_middle_of_a_line_replays_every_whole_line_before_it(tmp_path, cut_at):
+    """helper 的审读报过：录的时候进程被 kill -9（正好在写一行），文件停在半行上，回放一行都不肯放（"最后一行没写完；
+    重新 --record"）——前面付过钱的调用都是完整的行。现在那半行不算：开跑前说没录完、说是第几行只写了一半，
+    录下的整行照样回放，放完停在半行那一次调用（退出码 2），标准输出和录制时那几次调用印的一样。"""
+    import os
+    from conftest import ROOT, base_env, run_script_fresh
+    script = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
+    args = ["--budget", "20", "--seeds", "1"]
+    full = tmp_path / "full.jsonl"
+    with StubServer(lambda n, text: "edit") as s:
+        rec = run_script_fresh(script, *args, "--llm", s.url, "--model", "stub", "--record", str(full),
+                               env=base_env(), timeout=120)
+    assert rec.returncode == 0, rec.stderr
+    lines = full.read_bytes().splitlines(keepends=True)          # 文件头、20 次调用、结束行
+    whole = 5                                                      # 前 5 次调用是整行，第 6 次写到一半
+    half = lines[whole + 1]
+    cut = len(half) // 2 if cut_at == "mid_json" else half.index("。".encode()) + 1   # 半个汉字
+    f = tmp_path / "killed.jsonl"
+    f.write_bytes(b"".join(lines[:whole + 1]) + half[:cut])
+    rep = run_script_fresh(script, *args, "--replay", str(f), env=base_env(), timeout=120)
+    said = [x for x in rep.stderr.splitlines() if not x.startswith("演示")]
+    assert rep.returncode == 2 and "Traceback" not in rep.stderr, rep.stderr
+    assert said[0].startswith(f"（回放文件 {f} 没录完：最后一行（第 {whole + 2} 行）只写了一半"), said
+    assert said[1].startswith(f"回放停在第 {whole + 1} 次 LLM 调用：{f} 只录了 {whole} 次调用、没录完（"), said
+    assert len(said) == 2, said
+
+
 @pytest.mark.quiet                                  # 量 Ctrl-C 停得多快：conftest 让它最先跑
 @pytest.mark.parametrize("out", [1, 0], ids=["second_call_still_out", "first_call_still_out"])
 def test_ctrl_c_keeps_every_reply_of_the_batch_in_flight_that_had_come_back(tmp_path, out):

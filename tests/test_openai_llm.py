@@ -874,13 +874,14 @@ def test_04_replay_on_another_gpu_names_the_gpu_not_a_code_change(tmp_path):
 
 def test_04_replay_of_a_file_that_is_not_a_recording_says_why_in_chinese(tmp_path):
     """学生报过：--replay README.md 说的是"（JSONDecodeError）"——Python 异常的英文名字。文件头以后的行回放读到它们时才读
-    （坏的第 2 行是跑到第一次调用时说的），录到一半被打断的最后一行开跑前就说。"""
+    （坏的第 2 行是跑到第一次调用时说的），只写了一半的文件头开跑前就说。"""
     head = recorded_04()[3].splitlines()[0].encode() + b"\n"               # 04 --budget 30 --seeds 1 录的文件头
     cases = [("notes.md", b"# hello\n", "notes.md:1: 这一行不是 --record 写的格式（不是 JSON）"),
              ("bin.jsonl", head + b'\xff\xfe\n', "bin.jsonl:2: 这一行不是 --record 写的格式（不是 UTF-8 的文字）"),
              ("list.jsonl", b"[1]\n", "list.jsonl:1: 这一行不是 --record 写的格式（不是 --record 写的那种 JSON 对象）"),
-             # 讲师报过：空文件、录到一半被打断的文件（最后一行没写完）也只说"不是 --record 写的格式"
-             ("empty.jsonl", b"", "empty.jsonl 是空的"), ("cut.jsonl", head + b'{"type": "ca', "cut.jsonl:2: 最后一行没写完"),
+             # 讲师报过：空文件、录到一半被打断的文件（最后一行没写完）也只说"不是 --record 写的格式"。连文件头都只写了
+             # 一半的没有可放的（文件头后面的半行不算，整行照样回放：test_llm_in_class.py）
+             ("empty.jsonl", b"", "empty.jsonl 是空的"), ("cut.jsonl", head[:len(head) // 2], "cut.jsonl:1: 最后一行没写完"),
              # 第一行就不是文件头（拿错了文件）：不往下读
              ("other.jsonl", b'{"a": 1}\n' + b"x" * 100, "other.jsonl:1: 第一行不是 --record 写的文件头")]
     for name, data, says in cases:

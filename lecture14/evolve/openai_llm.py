@@ -1727,6 +1727,8 @@ class ReplayLLM(_Backend):
         self._key = os.environ.get("OPENAI_API_KEY")
         self._lineno = self._bytes = self._read = 0       # 读到第几行、一共读了多少字节、读了几次调用
         self._unused = (-1, 0)                            # unused() 数过的：(从第几个字节数起, 几行)
+        self._end_at: int | None = None                   # 最后一行只写了一半时：它从第几个字节起（读到那里就当文件完了）
+        self.half_line: int | None = None                 # 那一行是第几行（incomplete_said 说）
         try:
             self._file = open(path, "rb")
         except OSError as e:
@@ -1739,7 +1741,8 @@ class ReplayLLM(_Backend):
         header = self.header
         # 录完了吗：第 2 版的文件看最后一行——结束行 True，一次调用（或者只有文件头）False，读不懂的 None（回放读到
         # 那一行时说它哪里不对，开跑前不多说一句）；第 1 版的看不出来（None）
-        self.complete = self._ends_with_end_line() if _version(header) >= 2 else None
+        self.complete = (False if self.half_line is not None else
+                         self._ends_with_end_line() if _version(header) >= 2 else None)
         self.model = header["model"]
         self.concurrency = header.get("concurrency", 1)
         recorded_gpu = header.get("gpu")
@@ -1758,7 +1761,9 @@ class ReplayLLM(_Backend):
     # ---- 一行一行地读（每行、整个文件都有上限：讲师报过，--replay /dev/zero 一直读到被系统杀掉，拿错成几 GB 的
     #      模型文件也一样） ----
     def _line(self) -> bytes:
-        """下一行（原样的字节，带着换行）；读完了是 b""。太长、文件太大、读不了：抛 ValueError（一句话）。"""
+        """下一行（原样的字节，带着换行）；读完了是 b""（只写了一半的最后一行不算）。太长、文件太大、读不了：抛 ValueError（一句话）。"""
+        if self._end_at is not None and self._bytes >= self._end_at:
+            return b""
         try:
             raw = self._file.readline(MAX_RECORD_LINE + 1)
         except (OSError, ValueError) as e:                # ValueError：文件已经关了
@@ -1809,8 +1814,9 @@ class ReplayLLM(_Backend):
         return header
 
     def _check_last_line(self) -> None:
-        """普通文件：整个文件太大、最后一行没写完（录的时候被打断了）开跑前就说，不等回放到那里。只读文件末尾的一行
-        （最后一个字节是换行时只读它）。"""
+        """普通文件：整个文件太大开跑前就说，不等回放到那里；最后一行只写了一半（录的时候进程被杀掉了，正在写那一行）
+        记下它在哪里（_end_at、half_line）：回放放到它前面那一行为止，开跑前说没录完（讲师的复查报过：以前整个文件
+        一行都不肯放，要再花钱录一遍）。只读文件末尾的一行（最后一个字节是换行时只读它）。"""
         try:
             st = os.fstat(self._file.fileno())
             if not stat.S_ISREG(st.st_mode) or st.st_size <= self._bytes:
@@ -1833,9 +1839,9 @@ class ReplayLLM(_Backend):
             return
         except (ValueError, RecursionError):
             pass
-        with open(self.path, "rb") as f:                  # 说是第几行：数一遍换行（在 C 里；只在出错时）
-            lineno = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")) + 1
-        raise ValueError(f"{self.path}:{lineno}: 最后一行没写完（录的时候被打断了？）；重新 --record")
+        with open(self.path, "rb") as f:                  # 说是第几行：数一遍换行（在 C 里；只在有半行时）
+            self.half_line = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")) + 1
+        self._end_at = st.st_size - len(last)
 
     def _ends_with_end_line(self) -> bool | None:
         """最后一行（去掉末尾的空行）是 --record 录完时写的结束行：True；是一次调用、或者文件头后面什么也没有：False；
@@ -1863,6 +1869,9 @@ class ReplayLLM(_Backend):
 
     def incomplete_said(self) -> str:
         """文件没录完（第 2 版、没有结束行）时开跑前说的那句话（from_arguments 用 notify 说；回放照样开跑）。"""
+        if self.half_line is not None:
+            return (f"（回放文件 {self.path} 没录完：最后一行（第 {self.half_line} 行）只写了一半（录的时候进程被杀掉了？），"
+                    "不算；它前面录下的调用照样回放，用完了回放就停在那里，要放全程就重新 --record。）")
         return (f"（回放文件 {self.path} 没录完：最后没有录完时才写的结束行（录的时候按了 Ctrl-C、进程被杀掉了，或者磁盘满了）；"
                 "录下的调用照样回放，用完了回放就停在那里，要放全程就重新 --record。）")
 
@@ -1898,7 +1907,7 @@ class ReplayLLM(_Backend):
         try:
             with open(self.path, "rb") as f:
                 f.seek(self._bytes)
-                while chunk := f.readline(1 << 16):
+                while (chunk := f.readline(1 << 16)) and (self._end_at is None or f.tell() <= self._end_at):
                     content = content or bool(chunk.strip())
                     if chunk.endswith(b"\n"):
                         left, content = left + content, False
