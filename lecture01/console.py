@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from layout import (BACKGROUND_MARK, CLOSING, FAILED, MARKS, OPENING, UNBREAKABLE, Axis, as_steps,  # noqa: F401
-                    display_width, extreme_note, finite, heat_edges, heat_levels, hidden_series, hidden_tails, kind,
-                    nice_ticks, printed_ties, series_marks, tokens, wrap)
+                    display_width, extremes_note, finite, heat_edges, heat_extremes, heat_levels, hidden_series,
+                    hidden_tails, kind, nice_ticks, series_marks, tokens, wrap)
 
 MIN_WIDTH, MAX_WIDTH, PIPE_WIDTH = 60, 160, 100    # 终端宽度的上下限；输出不是终端时用 100 列
 
@@ -808,7 +808,7 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
     values = [finite(r, f"热力图「{title}」的数据") for r in values]
     lo, hi, levels = heat_levels(values, log, fmt, span)
     flat = [(v, i, j) for i, r in enumerate(values) for j, v in enumerate(r)]
-    big, small = max(flat, key=lambda t: (t[0], -t[1], -t[2])), min(flat)     # 最大的、最小的（并列取第一个）
+    big, small = heat_extremes(flat, fmt)          # 最大的、最小的（并列取第一个；印出来都一样时是同一格）
     lw = max(display_width(s) for s in rows + [y_label]) + 1
     vw = max(display_width(fmt.format(lo)), display_width(fmt.format(hi)))
     cw = max(2, min(max(vw, max(map(display_width, cols))) + 1, (width - lw) // len(cols)))
@@ -838,9 +838,8 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
     scale = [f"{SHADES[k]} {fmt.format(edges[k])}–{fmt.format(edges[k + 1])}" for k in range(len(SHADES))]
     out += _legend(scale, [_paint(x[0], HEAT_COLORS[k], on) + x[1:] for k, x in enumerate(scale)], width,
                    "刻度（按比例分档，每档含下界）：" if log else "刻度（每档含下界）：")
-    note = lambda word, t: extreme_note(word, fmt.format(t[0]), f"{rows[t[1]]}，{x_label or '列'} = {cols[t[2]]}",  # noqa: E731
-                                        printed_ties(flat, t[0], fmt), "印出数值")
-    ext = note("最大", big) + "；" + note("最小", small) + "。"
+    ext = extremes_note(flat, big, small, fmt, lambda t: f"{rows[t[1]]}，{x_label or '列'} = {cols[t[2]]}",
+                        "印出数值") + "。"
     return _at_least("\n".join(out + wrap(ext, width, "  ")), width)
 
 

@@ -8,6 +8,7 @@
     finite(values, what)           图的数据转成 float，有 NaN、无穷大就报错
     heat_edges / heat_levels       热力图五档的边界、每格的档位（按印出来的数）
     printed_ties / extreme_note    热力图下面"最大、最小"那一句：印出来一样的有几格、怎么说
+    heat_extremes / extremes_note  标出哪一两格（最大、最小），那一整句；所有格子印出来都一样时只说这一件事
     printed_value(v, fmt)          v 照 fmt 印出来再读回的数
     series_marks(names, background) 折线、散点每条序列的记号（●、○、◆……）：终端印它，SVG 画同样形状的点
     hidden_series / hidden_tails   被别的序列整条、一段或后半段盖住的序列：图下说一句（终端和 SVG 都说）
@@ -217,6 +218,23 @@ def extreme_note(word: str, value: str, where: str, ties: int, marked: str) -> s
     if ties > 1:
         return f"{word} {value}：{ties} 格，{marked}的是 {where}"
     return f"{word} {value}：{where}" + (f"（{marked}）" if marked == "黑框" else "")
+
+
+def heat_extremes(flat, fmt: str) -> tuple:
+    """热力图要标出的最大、最小的格子（flat 是 (数, 行, 列) 的列表；并列取第一个）。所有格子照 fmt 印出来都一样时
+    （学生的文件处处是最优，88 格都是 1.00）两个都是最大的那一格：只标一格。终端和 SVG 都用它。"""
+    big, small = max(flat, key=lambda t: (t[0], -t[1], -t[2])), min(flat)
+    return (big, big) if fmt.format(big[0]) == fmt.format(small[0]) else (big, small)
+
+
+def extremes_note(flat, big, small, fmt: str, where, marked: str) -> str:
+    """热力图下面那一整句（不带句号）："最大 3.39：…；最小 1.00：…"。所有格子印出来都一样时只说这一件事："全部 88 格都是
+    1.00，印出数值的是 8B qkv，M = 1"（审读报过：处处最优的文件得到"最大 1.00：88 格……；最小 1.00：88 格……"，
+    对，可是说了两遍同一件事）。where(t)：格子 t 在哪（"8B qkv，M = 1"）；marked 同 extreme_note。"""
+    if fmt.format(big[0]) == fmt.format(small[0]):
+        return f"全部 {len(flat)} 格都是 {fmt.format(big[0])}，{marked}的是 {where(big)}"
+    note = lambda word, t: extreme_note(word, fmt.format(t[0]), where(t), printed_ties(flat, t[0], fmt), marked)  # noqa: E731
+    return note("最大", big) + "；" + note("最小", small)
 
 
 MARKS = "●○◆◇▲△■□"                   # 折线 / 散点的第 1、2、… 条序列用的记号

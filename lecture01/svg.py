@@ -18,8 +18,8 @@ from types import SimpleNamespace
 
 from xml.sax.saxutils import escape, quoteattr
 
-from layout import (Axis, as_steps, display_width, extreme_note, finite, heat_edges, heat_levels, hidden_series,
-                    hidden_tails, printed_ties, series_marks, wrap)
+from layout import (Axis, as_steps, display_width, extremes_note, finite, heat_edges, heat_extremes, heat_levels,
+                    hidden_series, hidden_tails, series_marks, wrap)
 
 FONT = ("'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
         "'WenQuanYi Micro Hei', 'Noto Sans', 'DejaVu Sans', sans-serif")
@@ -514,7 +514,7 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
     width, height = int(max(L + cw * len(cols) + 20, 560)), int(T + ch * len(rows) + 84 + (22 if marks_note else 0))
     body = [_text(L + cw * len(cols) / 2, T - 34, x_label, 13, "middle"), _text(8, T - 8, y_label, 13)]
     flat = [(v, i, j) for i, r in enumerate(values) for j, v in enumerate(r)]
-    big, small = max(flat, key=lambda t: (t[0], -t[1], -t[2])), min(flat)   # 和终端里一样：并列取第一个
+    big, small = heat_extremes(flat, fmt)                        # 和终端里一样：并列取第一个，都一样时只标一格
     body += [_text(L + cw * (j + 0.5), T - 8, c, 12, "middle") for j, c in enumerate(cols)]
     for i, name in enumerate(rows):
         y = T + ch * i
@@ -541,9 +541,8 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
         rule = "（按比例分档，每档含下界）" if log else "（每档含下界）"   # 按比例：每档的上界是下界的同一个倍数
         body.append(_text(x, y, rule, 11))
         x += text_width(rule, 11)
-    note = lambda word, t: extreme_note(word, fmt.format(t[0]), f"{rows[t[1]]}，{x_label or '列'} = {cols[t[2]]}",  # noqa: E731
-                                        printed_ties(flat, t[0], fmt), "黑框")   # 和终端里一样的说法
-    extremes = note("最大", big) + "；" + note("最小", small)
+    extremes = extremes_note(flat, big, small, fmt, lambda t: f"{rows[t[1]]}，{x_label or '列'} = {cols[t[2]]}",
+                             "黑框")                              # 和终端里一样的说法
     body.append(_text(L, y + 26, extremes, 12))
     if marks_note:
         body.append(_text(L, y + 48, marks_note, 12))

@@ -107,6 +107,21 @@ def test_heatmap_ties_are_counted_by_the_printed_value():
     assert "最小 1.00：3 格，黑框的是 a，M = x" in svg.heatmap_svg("t", ["a", "b"], ["x", "y"], values, x_label="M")
 
 
+def test_a_heatmap_whose_cells_all_print_the_same_says_that_once():
+    # 审读报过：处处最优的文件，06 的热力图下面说"最大 1.00：88 格，印出数值的是 8B qkv，M = 1；最小 1.00：88 格，
+    # 印出数值的是 8B qkv，M = 1"——对，可是同一件事说了两遍。span 给了更宽的刻度（06 用 04 专家那张的），所以不是
+    # "所有格子都是"的那种刻度；数也不全相等（1.004 照 {:.2f} 也印成 1.00）。
+    values = [[1.0, 1.004], [1.0, 1.002]]
+    text = format_heatmap("t", ["a", "b"], ["x", "y"], values, fmt="{:.2f}", x_label="M", width=100, span=(1.0, 3.0))
+    joined = "".join(line.strip() for line in text.split("\n"))
+    assert "全部 4 格都是 1.00，印出数值的是 a，M = y。" in joined and "最大" not in joined and "最小" not in joined, text
+    cells = [line[2:] for line in text.split("\n") if line[:2] in ("a ", "b ")]
+    assert len(cells) == 2 and re.findall(r"\d\.\d\d", "".join(cells)) == ["1.00"]     # 只有最大的那格印出数值
+    drawn = svg.heatmap_svg("t", ["a", "b"], ["x", "y"], values, x_label="M", span=(1.0, 3.0))
+    assert "全部 4 格都是 1.00，黑框的是 a，M = y" in drawn and "最大" not in drawn
+    assert drawn.count('class="extreme"') == 1                                         # 只框一格
+
+
 def test_heatmap_levels_and_extremes():
     values = [[1.0, 2.0, 3.0], [1.5, 4.0, 1.0]]
     text = format_heatmap("t", ["a", "b"], ["x", "y", "z"], values, fmt="{:.1f}", x_label="M", width=60)

@@ -12,6 +12,7 @@ import pytest
 from conftest import load_script, run_script
 from evolve import (EXPERT, LAYERS, TOKENS, VALID, Config, all_shapes, choose, parse,
                     per_m_table, simplify, split_shapes)
+from evolve.problem import read_heuristic
 from printed import find, find_table, number, numbers, observations, pct_shows, section, shows, \
     tables
 from reruns import watched
@@ -350,20 +351,41 @@ def test_the_edit_hint_chases_only_the_methods_still_ahead_in_the_table(tmp_path
         assert "想再往上追" not in tries and "都已经不比按M查表和进化出的程序慢" in tries, tries
 
 
-def test_a_file_at_the_optimum_everywhere_is_not_told_to_keep_adding_rules(tmp_path, table):
-    """审读报过：一个在 88 个形状上都选最优配置的文件（每个形状一条规则），演示 1 说它拿到逐形状最优的 100%、演示 3 说
-    没有要拆的，"可以试试"却说"再往上只剩逐形状最优（上限），README 的练习第 4 步说怎样一条一条加规则"——它就在上限上。"""
+@pytest.fixture(scope="module")
+def at_optimum(tmp_path_factory, table):
+    """一个在 88 个形状上都选最优配置的文件（每个形状一条规则）和 06 给它打分的那次运行（模块里的测试共用一次）。"""
     rules = []
     for s in sorted(all_shapes(), key=lambda s: (s.M, s.N, s.K)):      # 按 (M, N, K) 排好：每个形状走到自己那一条
         c = table.oracle(s)[0]
         rules.append(f"    if M <= {s.M} and N <= {s.N} and K <= {s.K}:\n        return {c!r}")
-    path = tmp_path / "oracle_table.py"
+    path = tmp_path_factory.mktemp("at_optimum") / "oracle_table.py"
     path.write_text("from kernel_lab import Config  # noqa: F401\n\n# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n"
                     + "\n".join(rules) + "\n    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n"
                     "# EVOLVE-BLOCK-END\n", encoding="utf-8")
     p = run_script(SCRIPT, str(path))
     assert p.returncode == 0, p.stderr
     assert "没有要拆的" in section(p.stdout, "演示 3"), "测试的前提变了：这个文件不是在每个形状上都选最优配置"
-    tries = re.sub(r"\s+", "", p.stdout.split("可以试试：", 1)[1])
+    return p.stdout, read_heuristic(str(path)).program
+
+
+def test_a_file_at_the_optimum_everywhere_is_not_told_to_keep_adding_rules(at_optimum):
+    """审读报过：一个在 88 个形状上都选最优配置的文件（每个形状一条规则），演示 1 说它拿到逐形状最优的 100%、演示 3 说
+    没有要拆的，"可以试试"却说"再往上只剩逐形状最优（上限），README 的练习第 4 步说怎样一条一条加规则"——它就在上限上。"""
+    tries = re.sub(r"\s+", "", at_optimum[0].split("可以试试：", 1)[1])
     assert "再往上只剩逐形状最优" not in tries and "一条一条加规则" not in tries and "再加一条规则" not in tries, tries
     assert "分数到了上限" in tries, tries
+
+
+def test_the_heatmap_of_a_file_at_the_optimum_everywhere_says_every_cell_is_one_once(at_optimum, table):
+    """审读报过：同一个文件，演示 2 的热力图下面说"最大 1.00：88 格，印出数值的是 8B qkv，M = 1；最小 1.00：88 格，
+    印出数值的是 8B qkv，M = 1"——对，可是同一件事说了两遍。现在只说一件事：全部几格都是 1.00。"""
+    stdout, program = at_optimum
+    text = section(stdout, "演示 2")
+    _, cells = grid(stdout)
+    ratio = {s: t_of(table, program, s) / table.times(s).min() for s in all_shapes()}
+    assert {f"{r:.2f}" for r in ratio.values()} == {"1.00"}, "测试的前提变了：不是每个形状都印成 1.00"
+    m = find(r"全部 (\d+) 格都是 ([\d.]+)，印出数值的是 (.+?)，M = (\d+)。", text)
+    assert int(m[1]) == len(cells) == len(ratio) and m[2] == "1.00"
+    first = min(ratio, key=lambda s: (-ratio[s], list(LAYERS).index(s.name), TOKENS.index(s.M)))   # 并列取第一格
+    assert (m[3], int(m[4])) == (first.name, first.M)
+    assert "最大 " not in text and "最小 " not in text, text

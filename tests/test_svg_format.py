@@ -215,8 +215,12 @@ def test_heatmap_ties_name_the_same_cell_in_both_forms(values, big, small):
     flat = [v for r in values for v in r]
     hi, lo = max(flat), min(flat)
     joined = "".join(line.strip() for line in text.split("\n"))
-    svg_note = next(t for t in texts(root) if t.startswith("最大"))
-    for word, (i, j), v in (("最大", big, hi), ("最小", small, lo)):
+    if hi == lo:                  # 全部一样：只说这一件事、只框一格（数不全一样、印出来一样的在 test_charts.py）
+        where = f"{rows[big[0]]}，M = {cols[big[1]]}"
+        assert f"全部 {len(flat)} 格都是 {hi:.2f}，黑框的是 {where}" in texts(root)
+        assert not any(t.startswith("最大") for t in texts(root))
+    svg_note = next((t for t in texts(root) if t.startswith("最大")), "")
+    for word, (i, j), v in (("最大", big, hi), ("最小", small, lo)) if hi > lo else ():
         n, where = flat.count(v), f"{rows[i]}，M = {cols[j]}"
         # 几格一样时先说几格、再说标出来的是哪一格（学生报过："…M = 1 等 12 格（黑框）"读着像 12 格都框了）
         name = f"{word} {v:.2f}：{n} 格，黑框的是 {where}" if n > 1 else f"{word} {v:.2f}：{where}（黑框）"
