@@ -70,6 +70,12 @@ def percent(fraction_: float) -> str:
     return f"{round(fraction_ * 100, 10):g}%"
 
 
+def reach(tolerance: float) -> str:
+    """调优停在哪："进入最优的 1% 以内"；--tolerance 0 时是"找到最优本身"（审读报过："进入最优的 0% 以内"，对，可读着
+    像没说：0% 以内就是和最优一样快）。和最优一样快的配置不止一个时，碰到哪一个都算。"""
+    return "找到最优本身" if tolerance == 0 else f"进入最优的 {percent(tolerance)} 以内"
+
+
 TOLERANCE = 0.01    # 演示 3：调优进入最优的多少以内就停（guided_tune 的 tolerance）；改成 0.05 看次数怎么降
 
 
@@ -657,7 +663,7 @@ def demo2_effects():
 # ---------------------------------------------------------------- 演示 3
 
 def demo3_guided(tolerance):
-    print_header(f"演示 3：代价模型引导的调优——{N_SHAPES} 个形状，进入最优的 {percent(tolerance)} 以内要跑几次")
+    print_header(f"演示 3：代价模型引导的调优——{N_SHAPES} 个形状，{reach(tolerance)}要跑几次")
     A = sl.VALID_ARRAYS
     n = len(VALID)
     res = []
@@ -688,8 +694,9 @@ def demo3_guided(tolerance):
                   bare(r["found"]), f"+{r['gap']:.2%}"] for r in picks])
     say(f"分数种数：代价模型 cheap_cost 给 {len(VALID):,} 个配置打出几种不同的分；并列第一：得分最好的有几个配置。"
           "引导 = guided_tune（平局按 VALID 的顺序）；先试大 stages = 同样的排序，但同分时先试 stages 大的；"
-          "随机 = 随机顺序的期望。这三列都是\"跑了几次才进入最优的 "
-          f"{percent(tolerance)} 以内\"。找到的配置和离最优是 guided_tune 的结果（BM,BN,BK,warps,stages,group）。")
+          "随机 = 随机顺序的期望。这三列都是\"跑了几次才"
+          f"{reach(tolerance)}\"" + ("（和最优一样快的配置不止一个时，碰到哪一个都算）" if tolerance == 0 else "")
+          + "。找到的配置和离最优是 guided_tune 的结果（BM,BN,BK,warps,stages,group）。")
 
     def stats(xs, against=()):
         """中位数印到和 against（下面观察 3 拿它比的那个中位数）分得出大小的位数，和句子里一样（学生报过：表里引导、
@@ -940,7 +947,9 @@ def suggestions(tolerance, med, med_random):
         why = "（合格的配置多了，随机顺序少跑的次数更多）" if r_was - r_now > g_was - g_now else ""
     else:                           # 合格的配置少了：随机顺序多跑的次数多时说一句
         why = "（合格的配置少了，随机顺序多跑的次数更多）" if r_now - r_was > g_now - g_was else ""
-    out.append((f"把调优的停止条件从最优的 {percent(tolerance)} 以内{'放宽' if looser else '收紧'}到 {percent(other)} 以内。"
+    since = f"最优的 {percent(tolerance)} 以内" if tolerance else reach(tolerance)     # "从最优的 1% 以内放宽到 5% 以内"
+    out.append((f"把调优的停止条件从{since}{'放宽' if looser else '收紧'}到{' ' if tolerance else '进入最优的 '}"
+                f"{percent(other)} 以内。"
                 f"这次先替你算了：guided_tune 的中位数{change(med, m2, (med_random,), (r2,))}，"
                 f"随机顺序{change(med_random, r2, (med,), (m2,))}{why}；"
                 f"{foresee(other, {}, '调优的停止条件')}：",

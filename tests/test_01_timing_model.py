@@ -461,7 +461,7 @@ def test_demo1_slowdowns_are_the_ratio_of_the_printed_times(args):
     assert f"慢{min(bad):.2f}–{max(bad):.2f}×" in said, said
 
 
-@pytest.mark.parametrize("given, said", [("0.001", "0.1%"), ("0.015", "1.5%"), ("0.999", "99.9%"), ("0", "0%")])
+@pytest.mark.parametrize("given, said", [("0.001", "0.1%"), ("0.015", "1.5%"), ("0.999", "99.9%")])
 def test_the_tolerance_is_said_with_the_digits_it_was_given(given, said):
     """学生报过：--tolerance 一律取整印成百分数：0.001 和 0 都是"进入最优的 0% 以内"（要跑的次数却不一样），0.999 是
     "100% 以内"（--help 说要小于 1），0.015 是"2%"。现在给了几位就印几位：标题和"可以试试"都是。"""
@@ -469,6 +469,24 @@ def test_the_tolerance_is_said_with_the_digits_it_was_given(given, said):
     assert p.returncode == 0, p.stderr
     flat = "".join(p.stdout.split())
     assert f"进入最优的{said}以内要跑几次" in flat and f"停止条件从最优的{said}以内" in flat, flat[-1500:]
+
+
+def test_a_zero_tolerance_is_said_as_finding_the_optimum_itself():
+    """审读报过：--tolerance 0 时标题说"进入最优的 0% 以内要跑几次"、"可以试试"说"从最优的 0% 以内放宽到 5% 以内"——
+    对，可读着像没说。0 就是找到最优本身（和最优一样快的配置不止一个时，碰到哪一个都算）：标题、表下的说明、
+    "可以试试"都这样说；guided_tune 找到的配置真的和最优一样快（表里"离最优"那列就是它）。"""
+    p = run_script("--tolerance", "0")
+    assert p.returncode == 0, p.stderr
+    flat = "".join(p.stdout.split())
+    assert "0%以内" not in flat, [line for line in p.stdout.splitlines() if "0% 以内" in line]
+    assert "找到最优本身要跑几次" in flat
+    assert "跑了几次才找到最优本身\"（和最优一样快的配置不止一个时，碰到哪一个都算）" in flat
+    assert "停止条件从找到最优本身放宽到进入最优的5%以内" in flat
+    import sched_lab as sl
+    from evolve import all_shapes
+    for s in all_shapes():
+        r = sl.guided_tune(s.M, s.N, s.K, 0)
+        assert r.time == r.optimum, (s, r)                          # 0 的意思：停在和最优一样快的配置上
 
 
 @pytest.mark.parametrize("tolerance", ["0.5", "0.01"])
