@@ -838,6 +838,12 @@ def foresee(tolerance, changes, what="模型"):
         return f"有 {len(then)} 句观察会标成不成立（{which(then)}），印出判据和真实的数——那正是{what}变了的地方"
     new = [x for x in then if x not in now]
     fixed = [x for x in now if x not in then]
+    if fixed == now:                # 这次不成立的全都会成立：说一遍是哪几句（审读报过，--tolerance 0："这次不成立的是
+        #                             1 句（演示 3 第 3 句）；1 句会变成成立（演示 3 第 3 句）"，同一句列了两遍）
+        said = f"这次不成立的 {len(now)} 句（{which(now)}）改了以后{'都' if len(now) > 1 else ''}会变成成立"
+        if not new:
+            return said + "，观察就都成立了"
+        return (said + f"；另外会新标成不成立 {len(new)} 句（{which(new)}），印出判据和真实的数——那正是{what}变了的地方")
     said = f"这次不成立的是 {len(now)} 句（{which(now)}）"
     if not new and not fixed:
         return said + "，改了以后还是这几句：这个改动不改变哪句观察成立"

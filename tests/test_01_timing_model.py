@@ -113,7 +113,8 @@ def _listed(text):
 
 def predicted_failures(s):
     """提示里预言的：[(演示号, 第几句)]；"观察都还成立"就是 []。s 是去掉空白的提示。这次已经有不成立的观察时，
-    提示说"这次不成立的是……；改了以后会新标成不成立……；……会变成成立"（或"改了以后还是这几句"）。"""
+    提示说"这次不成立的是……；改了以后会新标成不成立……；……会变成成立"（或"改了以后还是这几句"；这次不成立的全都会
+    成立时是"这次不成立的……改了以后会变成成立，观察就都成立了"或"……；另外会新标成不成立……"）。"""
     if "观察都还成立" in s:
         return []
     m = re.search(r"有(\d+)句观察会标成不成立（(.*?)）", s)
@@ -121,6 +122,12 @@ def predicted_failures(s):
         out = _listed(m.group(2))
         assert len(out) == int(m.group(1)), s
         return out
+    m = re.search(r"这次不成立的(\d+)句（(.*?)）改了以后都?会变成成立", s)      # 这次不成立的全都会成立
+    if m:
+        assert len(_listed(m.group(2))) == int(m.group(1)), s
+        new = re.search(r"另外会新标成不成立(\d+)句（(.*?)）", s)
+        assert bool(new) != ("观察就都成立了" in s), s
+        return _listed(new.group(2)) if new else []
     m = re.search(r"这次不成立的是(\d+)句（(.*?)）", s)
     assert m, s
     now = _listed(m.group(2))
@@ -487,6 +494,24 @@ def test_a_zero_tolerance_is_said_as_finding_the_optimum_itself():
     for s in all_shapes():
         r = sl.guided_tune(s.M, s.N, s.K, 0)
         assert r.time == r.optimum, (s, r)                          # 0 的意思：停在和最优一样快的配置上
+
+
+@pytest.mark.h100_golden                  # 要的是一次这样的运行：这次不成立的那几句，照建议改了以后全都成立
+@pytest.mark.parametrize("key", [PER_SM, LATENCY, TOLERANCE])
+def test_a_suggestion_that_makes_every_failed_sentence_hold_names_them_once(key):
+    """审读报过（--tolerance 0）："这次不成立的是 1 句（演示 3 第 3 句）；1 句会变成成立（演示 3 第 3 句）"——同一句
+    列了两遍。现在这次不成立的全都会成立时说一遍："这次不成立的 1 句（演示 3 第 3 句）改了以后会变成成立，观察就都
+    成立了"（另有新标成不成立的时是"……；另外会新标成不成立……"）；照印出来的命令跑，标成不成立的正好是说的那几句。"""
+    p = run_script("--tolerance", "0")
+    assert p.returncode == 0, p.stderr
+    now, s = printed_failures(p.stdout), suggestion(p.stdout, key)
+    assert now, "金标运行的前提变了：--tolerance 0 时没有不成立的观察"
+    lists = re.findall(r"（((?:演示\d第[\d、]+句，?)+)）", s)
+    assert _listed(lists[0]) == now and len(lists) == 1 + ("另外会新标成不成立" in s), s      # 这次不成立的只列一次
+    assert f"这次不成立的{len(now)}句（" in s and ("观察就都成立了" in s) != ("另外会新标成不成立" in s), s
+    (q, *_) = run_command(command_of(p.stdout, key))
+    assert q.returncode == 0 and printed_failures(q.stdout) == predicted_failures(s), q.stdout[-2000:]
+    assert not set(now) & set(printed_failures(q.stdout))
 
 
 @pytest.mark.parametrize("tolerance", ["0.5", "0.01"])
