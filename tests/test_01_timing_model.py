@@ -576,10 +576,14 @@ def test_latency_suggestion_says_pipelining_got_cheaper_only_when_the_printed_mu
     p = run_script(*args)
     assert p.returncode == 0, p.stderr
     s = suggestion(p.stdout, LATENCY)
-    g = re.search(r"stages1比4慢的倍数从([\d.]+)×变成([\d.]+)×，演示1的坏例从慢([\d.]+)–([\d.]+)×变成([\d.]+)–([\d.]+)×：", s)
+    # 印出来没变的说"还是"，两头一样的范围只印一个数（"从 1.0× 变成 1.0×""1.00–1.00×"也被审读报过）
+    g = re.search(r"stages1比4慢的倍数(?:从([\d.]+)×变成|还是)([\d.]+)×，演示1的坏例(?:从慢([\d.–]+)×变成|还是慢)([\d.–]+)×：", s)
     assert g, s
-    g0, g1, lo0, hi0, lo1, hi1 = (float(x) for x in g.groups())
-    pairs = [(g0, g1), (lo0, lo1), (hi0, hi1)]
+    ends = lambda r: [float(x) for x in r.split("–")] * (2 if "–" not in r else 1)     # noqa: E731  "1.00" → 两头都是它
+    g1, r1 = float(g[2]), ends(g[4])
+    g0, r0 = float(g[1] or g[2]), ends(g[3] or g[4])
+    assert g[1] != g[2] and g[3] != g[4], s                                            # 不说"从 x 变成 x"
+    pairs = [(g0, g1), (r0[0], r1[0]), (r0[1], r1[1])]
     claims = "延迟越短，流水线越不值钱" in s
     assert claims == (all(b <= a for a, b in pairs) and any(b < a for a, b in pairs)), s
     assert ("有的倍数变小" in s) <= any(b < a for a, b in pairs), s

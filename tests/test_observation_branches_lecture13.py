@@ -255,6 +255,50 @@ def test_warps_difference_below_the_model_precision_is_not_called_the_reason(mon
 
 
 @pytest.mark.h100_golden
+def test_sixteen_warps_are_not_called_slower_when_they_are_as_fast_to_rounding_error():
+    """审读报过：--knob L2_BW=2e11 时 8 和 16 个 warp 一样快（相对差 1e-15，浮点误差），第 4 句照样成立，说"总时间
+    只多 0.000000%……模型里 8 个 warp 略快"。现在"16 warp 更慢"要慢出 sched_lab.SAME 以外，这时就是不成立。"""
+    k = dict(L2_BW=2e11)
+    big = Config(256, 128, 64, 8, 4, 16)
+    with sl.knobs(**k):
+        e8, e16 = sl.explain(big, *S("8B gate_up", 8192)), sl.explain(big.replace(warps=16), *S("8B gate_up", 8192))
+    assert abs(e16["time_us"] / e8["time_us"] - 1) <= sl.SAME, "金标运行的前提变了：这样改了以后 8、16 个 warp 不一样快"
+    failing(items(TM.demo2_effects, knobs=k), "8 → 16 warp", ["16 warp 更慢"], ["总时间 ×1.0000"])
+
+
+@pytest.mark.h100_golden
+def test_stage_times_equal_to_rounding_error_are_printed_alike_and_not_called_faster():
+    """审读报过：--knob L2_BW=2e11 时 8B o M=512 四级的时间只差 1e-11（浮点误差），第 2 句为了让相邻两级印出来不一样，
+    印成"1,556.6 / 1,556.571476 / 1,556.57 / 1,556.6 µs"。一样快（相对差在 sched_lab.SAME 以内）的就印成一样的数，
+    "逐级变快"不成立。"""
+    k = dict(L2_BW=2e11)
+    with sl.knobs(**k):
+        ts = [t(BIG.replace(stages=s), "8B o", 512) for s in (1, 2, 3, 4)]
+    assert max(ts) / min(ts) - 1 <= sl.SAME, "金标运行的前提变了：这样改了以后四级不是一样快"
+    failing(items(TM.demo2_effects, knobs=k), "stages 1–4", ["逐级变快"], [], markers=2)
+    o = next(o for o in items(TM.demo2_effects, knobs=k) if "stages 1–4" in o).replace("\n", "")
+    printed = re.search(r"的时间 ([\d.,]+) / ([\d.,]+) / ([\d.,]+) / ([\d.,]+) µs", o).groups()
+    assert set(printed) == {f"{ts[0]:,.1f}"}, printed
+
+
+@pytest.mark.h100_golden
+def test_no_config_bound_by_compute_is_said_as_none_not_zero_percent():
+    """审读报过：--knob L2_BW=2e11 时 88 × 3744 个配置里没有一个"算"是最大的一项，第 6 句说"只占 0.0%"。现在说没有一个；
+    不是 0 的比例照判据的位数印，不印成 0.0%。"""
+    k = dict(L2_BW=2e11)
+    with sl.knobs(**k):
+        hits = 0
+        for name, (N, K) in LAYERS.items():
+            for M in TOKENS:
+                b = sl.breakdown(sl.VALID_ARRAYS, M, N, K)
+                hits += int(np.sum(b["t_math"] >= np.maximum.reduce([b["t_l2"], b["t_wait"], b["t_dram"]])))
+    assert hits == 0, "金标运行的前提变了：这样改了以后有配置的\"算\"是最大的一项"
+    [o] = [o for o in items(TM.demo2_effects, knobs=k) if "MMA 路径" in o]
+    flat = "".join(o.split())
+    assert FAILED not in o and "没有一个\"算\"是最大的一项" in flat and "0.0%" not in flat, o
+
+
+@pytest.mark.h100_golden
 def test_mid_sentence_does_not_call_an_equally_fast_expert_slower():
     # 审读时报过：--knob L2_BW=1.54e+13 时专家和最优一样快（86.5 = 86.5 µs），句子说"专家的瓶颈也是显存（慢 1.00×）"
     obs = "".join(items(TM.demo1_breakdown, knobs=dict(L2_BW=1.54e13)))

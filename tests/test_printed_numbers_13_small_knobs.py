@@ -129,6 +129,7 @@ def test_on_a_gpu_without_wgmma_the_mma_sentence_says_so(knobs):
 def test_demo1_edges_of_the_knobs_print_no_empty_range_or_false_reason():
     # 审读报过三处：旋钮调到头时图的标题说"最长一段的 1.00–1.00 倍"；HBM_EFFICIENCY=1（可达带宽就是峰值）时观察 1 还说
     # "到不了 100%：屋顶线按峰值 3.35 TB/s 算"；WARP_TILE_HALF=25600 时显存占最优总时间的 37%，观察 3 说"显存只占一小段"
+    # （改成"显存只占最优总时间的 37%"以后又报过：37% 说不上"只"——现在说"占 37%，不到一半"，判据就是不到一半）
     flat = "".join(printed(TM.demo1_breakdown, knobs=dict(HBM_EFFICIENCY=0.0088)).split())
     assert not re.search(r"最长一段的([\d.]+)–\1倍", flat), flat
     assert re.search(r"最长一段的[\d.]+倍", flat), flat
@@ -136,8 +137,8 @@ def test_demo1_edges_of_the_knobs_print_no_empty_range_or_false_reason():
     assert "到不了100%：启动开销占了" in flat and "屋顶线按峰值" not in flat, flat
     out = printed(TM.demo1_breakdown, knobs=dict(WARP_TILE_HALF=25600))
     o = next(o for o in ("".join(o.split()) for o in observations(out)) if o.startswith("prefill") or "prefill（" in o)
-    m = re.search(r"显存只占最优总时间的(\d+)%", o)
-    assert m and int(m[1]) > 25 and "一小段" not in o, o
+    m = re.search(r"显存占最优总时间的(\d+)%，不到一半", o)     # 又报过："只占 37%"：37% 说不上"只"
+    assert m and 25 < int(m[1]) < 50 and "一小段" not in o and "只占" not in o, o
 
 
 @pytest.mark.h100_golden                     # H100 的旋钮上这几句的前提（别的 GPU 上观察可能不成立）

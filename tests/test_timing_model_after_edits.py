@@ -32,6 +32,24 @@ def test_suggestions_after_doubling_l2_say_nothing_false():
     assert not no_self_change(text), no_self_change(text)
 
 
+@pytest.mark.parametrize("knobs", [dict(L2_BW=2e11), dict(HBM_LATENCY=1e-5)])
+def test_latency_suggestion_does_not_say_a_printed_number_changes_into_itself(knobs):
+    """审读报过：--knob L2_BW=2e11 时第 3 条建议说"stages 1 比 4 慢的倍数从 1.0× 变成 1.0×，演示 1 的坏例从慢
+    1.00–1.00× 变成 1.00–1.00×"。印出来没变的说"还是"，两头一样的范围只印一个数。"""
+    with sl.knobs(**knobs):
+        meds = tm.tuning_medians(tm.TOLERANCE)
+        text = next(t for t, _ in tm.suggestions(tm.TOLERANCE, *meds) if "LOAD_LATENCY_BUSY=" in t)
+        g0, lo0, hi0 = tm.pipeline_and_bad()
+        with sl.knobs(LOAD_LATENCY_BUSY=float(re.search(r"LOAD_LATENCY_BUSY=([\d.e+-]+)", text)[1])):
+            g1, lo1, hi1 = tm.pipeline_and_bad()
+    flat = "".join(text.split())
+    assert not re.search(r"从慢?([\d.–]+×)变成\1", flat) and not re.search(r"(\d\.\d\d)–\1×", flat), flat
+    if f"{g0:.1f}" == f"{g1:.1f}":                        # 独立算的倍数：印出来一样时说"还是"
+        assert f"慢的倍数还是{g1:.1f}×" in flat, flat
+    if (f"{lo0:.2f}", f"{hi0:.2f}") == (f"{lo1:.2f}", f"{hi1:.2f}"):
+        assert "演示1的坏例还是慢" in flat, flat
+
+
 @pytest.mark.parametrize("tolerance", [0.01, 0.05, 0.1, 0.3])
 def test_tolerance_suggestion_reads_as_a_sentence(tolerance):
     meds = tm.tuning_medians(tolerance)
