@@ -49,7 +49,7 @@ from evolve import (EXPERT, Evaluator, TimeTable, all_shapes, choose, evolve, ge
                     simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS  # noqa: E402
 from evolve.evaluator import N_PROBE  # noqa: E402
-from evolve.loop import ISLAND_SIZE, N_INSPIRATIONS, N_ISLANDS, ProgramDatabase  # noqa: E402
+from evolve.loop import ISLAND_SIZE, MIGRATE_EVERY, N_INSPIRATIONS, N_ISLANDS, ProgramDatabase  # noqa: E402
 from evolve.mock_llm import MockLLM  # noqa: E402
 from evolve.program import parse_diff  # noqa: E402
 from kernel_lab import VALID_INDEX  # noqa: E402
@@ -434,12 +434,25 @@ def not_fewest(parents: dict, see: str = "") -> str:
     return f"并不是四种办法里最少的（它 {cnt(mine)} 个，{same}" + (f"；{see}" if see else "") + "）"
 
 
+def too_short(budget: int | None) -> bool:
+    """这次进化短到岛屿模型一次都没迁移过（每 MIGRATE_EVERY 个提议一次）：四个岛各自进化、从没交换过程序，谈不上
+    谁早早收敛到局部最优（审读报过：--budget 5 时观察 1 照样说"这是一个发现……这样的陷阱也许不多"）。"""
+    return budget is not None and budget <= MIGRATE_EVERY        # 第 MIGRATE_EVERY 个提议之后那次迁移，后面没有提议用它
+
+
+def short_run(budget: int) -> str:
+    """too_short 时观察 1、2 说的那半句：只跑了几个提议、岛屿模型还没迁移过。"""
+    return (f"只跑了 {budget:,} 个提议，岛屿模型的迁移还没起过作用（每 {MIGRATE_EVERY} 个提议迁移一次，第一次在第 "
+            f"{MIGRATE_EVERY} 个之后：{N_ISLANDS} 个岛还没有哪个收到过别的岛迁来的程序）")
+
+
 def policy_finding(scores: dict, parents: dict, worst: dict | None = None,
-                   only_start: bool = False) -> str:
+                   only_start: bool = False, budget: int | None = None) -> str:
     """简单的办法和岛屿模型比：打平的、更好的、更差的各是谁（数据怎样就怎样说，不是一个要检验的论断）。
     worst（每种办法最差的种子）给了的话，中位数不比岛屿模型差、最差的种子却差 TIE 以上的办法另外点名。
     parents：每种办法当过父程序的不同程序（中位数）；"早早收敛"只在永远挑最好的真的最少时才拿来解释。
-    only_start：每种办法、每个种子当过父程序的都只有起点一个——挑法还没起作用，差别说明不了哪种办法好。"""
+    only_start：每种办法、每个种子当过父程序的都只有起点一个——挑法还没起作用，差别说明不了哪种办法好。
+    budget：每次进化几个提议；too_short 时不拿差别谈局部最优（差别只是短跑里谁先涨上去）。"""
     isl = scores["islands"]
     groups = {"打平": [], "更好": [], "更差": []}
     for k in ("best", "uniform", "tournament"):
@@ -462,6 +475,9 @@ def policy_finding(scores: dict, parents: dict, worst: dict | None = None,
     if only_start:          # 审读报过（--budget 1）：四种办法都只挑过起点，照样说"这是一个发现……这样的陷阱也许不多"
         text += ("不过这次四种办法当过父程序的都只有起点（专家启发式）一个（下一条）：挑出来的都是同一个父程序，"
                  "挑法还没起作用，上面的差别说明不了哪种办法好、也说明不了局部最优。")
+    elif too_short(budget):
+        text += (f"不过每种办法{short_run(budget)}；早早收敛到局部最优要跑得够久才看得出，这次太短：上面的差别只说明"
+                 f"短跑里谁先涨上去，说明不了这样的陷阱多不多（--budget 大于 {MIGRATE_EVERY}，迁移才起作用）。")
     elif simple and not stuck and not greedy_hurt:
         text += (f"{names}这样更简单的办法不比岛屿模型差，这是一个发现，不是失败："
                  f"岛屿模型防的是早早收敛到一个局部最优，在只有 {len(all_shapes())} 个形状、规则最多 8 条的问题上，"
@@ -484,36 +500,38 @@ def policy_finding(scores: dict, parents: dict, worst: dict | None = None,
     return text
 
 
-def greedy_verdict(scores: dict, worst: dict | None, parents: dict) -> str:
+def greedy_verdict(scores: dict, worst: dict | None, parents: dict, budget: int | None = None) -> str:
     """永远挑最好的和岛屿模型比，中位数和最差的种子都看（数据怎样就怎样说，不是一个要检验的论断）：中位数打平或更好、
     最差的种子也不比岛屿模型最差的种子差 TIE 以上，才说"没有吃亏"；中位数没吃亏、最差的种子吃了亏，两样都说出来。"""
+    here = "这么短的运行里" if too_short(budget) else "在这个问题上"      # 短跑说不上"这个问题"怎样
     if worst is None:                       # 只有一个种子：中位数、最差的种子都是它（学生报过：两个一样的数说两遍）
         one = f"{scores['best']:.3f}× 对岛屿模型 {scores['islands']:.3f}×；只有一个种子，差不到 {TIE:.0%} 算没吃亏"
-        return (f"在这个问题上，这样窄的搜索这一次没有吃亏（{one}）"
+        return (f"{here}，这样窄的搜索这一次没有吃亏（{one}）"
                 if scores["best"] / scores["islands"] - 1 >= -TIE else f"这一次，这样窄的搜索吃了亏（{one}）")
     med = f"中位数 {scores['best']:.3f}× 对岛屿模型 {scores['islands']:.3f}×"
     low = f"最差的种子 {worst['best']:.3f}× 对岛屿模型 {worst['islands']:.3f}×"
     med_ok = scores["best"] / scores["islands"] - 1 >= -TIE
     low_ok = worst["best"] / worst["islands"] - 1 >= -TIE
     if med_ok and low_ok:
-        return f"在这个问题上，这样窄的搜索没有吃亏（{med}，{low}；差不到 {TIE:.0%} 算没吃亏）"
+        return f"{here}，这样窄的搜索没有吃亏（{med}，{low}；差不到 {TIE:.0%} 算没吃亏）"
     if med_ok:
         uniform_hurt, narrowest = convergence_evidence(scores, parents, worst)
-        if uniform_hurt or not narrowest:        # 和观察 1 一样不下结论（审读报过：观察 1 说分不清，这里照样说"卡在了局部最优"）
-            return (f"看中位数，这样窄的搜索没有吃亏（{med}），但{low}，差了 {TIE:.0%} 以上；"
+        if uniform_hurt or not narrowest or too_short(budget):   # 和观察 1 一样不下结论（审读报过：观察 1 说分不清，
+            return (f"看中位数，这样窄的搜索没有吃亏（{med}），但{low}，差了 {TIE:.0%} 以上；"   # 这里照样说"卡在了局部最优"）
                     + ("最不贪心的均匀挑最差的种子也低了这么多，分不清是卡在了局部最优还是运气" if uniform_hurt else
-                       f"可它当过父程序的不同程序{not_fewest(parents)}，说明不了是卡在了局部最优"))
+                       f"可它当过父程序的不同程序{not_fewest(parents)}，说明不了是卡在了局部最优" if not narrowest else
+                       f"可这次{short_run(budget)}，太短，说明不了是卡在了局部最优"))
         return (f"看中位数，这样窄的搜索没有吃亏（{med}），但{low}，差了 {TIE:.0%} 以上：有的种子卡在了一个局部最优上、"
                 "再也没爬出来。贪心的代价在最差的那一次，不在中位数——岛屿模型防的就是这个")
-    return f"在这个问题上，这样窄的搜索吃了亏（{med}，{low}）"
+    return f"{here}，这样窄的搜索吃了亏（{med}，{low}）"
 
 
-def obs_greedy(parents: dict, scores: dict, flat: dict, worst: dict):
+def obs_greedy(parents: dict, scores: dict, flat: dict, worst: dict, budget: int | None = None):
     """永远挑最好的：当过父程序的不同程序最少（这是它的定义带来的，检验的是实现）；分数（中位数和最差的种子）和停滞的
     时间照数据说。worst：每种办法训练分数最差的种子（表里括号中的最小值）。"""
     others = [k for k in parents if k != "best"]
     ok = all(parents["best"] < parents[k] for k in others)
-    how = greedy_verdict(scores, worst, parents)
+    how = greedy_verdict(scores, worst, parents, budget)
     return check(ok, f"永远挑最好的最贪心：整次进化里只有 {cnt(parents['best'])} 个不同的程序当过父程序（其余三种 "
                      f"{cnt(min(parents[k] for k in others))} 个以上），最好分数最长 {cnt(flat['best'])} 个提议不动"
                      f"（岛屿模型 {cnt(flat['islands'])} 个）。{how}。",
@@ -540,7 +558,8 @@ def demo2_database(res, seeds, budget):
     scores = {p: round(v, 3) for p, v in g("score").items()}
     worst = {p: round(min(r["score"] for r in res["db", p]), 3) for p in POLICIES} if seeds > 1 else None
     only_start = all(r["parents"] == 1 for p in POLICIES for r in res["db", p])     # 谁都只挑过起点（预算 1 时）
-    return [policy_finding(scores, g("parents"), worst, only_start), obs_greedy(g("parents"), scores, g("flat"), worst)]
+    return [policy_finding(scores, g("parents"), worst, only_start, budget),
+            obs_greedy(g("parents"), scores, g("flat"), worst, budget)]
 
 
 # ---------------------------------------------------------------- 演示 3

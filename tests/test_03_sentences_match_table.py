@@ -223,6 +223,37 @@ def test_demo2_parent_counts_in_the_finding_match_the_table(run):
         assert "挑法还没起作用" in finding, finding
 
 
+@pytest.mark.parametrize("budget", ["5", "7"])
+def test_demo2_does_not_read_a_finding_about_local_optima_into_a_run_too_short_for_migration(budget):
+    """审读报过：--budget 5（6、7 也是）时演示 2 的观察 1 说"更简单的办法不比岛屿模型差，这是一个发现，不是失败：……
+    这样的陷阱也许不多"——岛屿模型一次都还没迁移过（每 MIGRATE_EVERY 个提议一次），谈不上谁早早收敛。现在它照表说
+    谁比谁好，再说这次太短、说明不了局部最优（tests/test_loop.py 检查迁移之前的提议真的没见过迁来的程序）。"""
+    from evolve.loop import MIGRATE_EVERY
+    assert int(budget) <= MIGRATE_EVERY
+    p = run_script(SCRIPT, "--budget", budget, timeout=60)
+    assert p.returncode == 0, p.stderr
+    finding, greedy = (joined(o) for o in observations(section(p.stdout, "演示 2")))
+    for claim in ("这是一个发现", "也许不多", "陷阱是有的", "再也没爬出来", "岛屿模型防的就是"):
+        assert claim not in finding and claim not in greedy, (claim, finding, greedy)
+    assert f"只跑了 {budget} 个提议，岛屿模型的迁移还没起过作用（每 {MIGRATE_EVERY} 个提议迁移一次" in finding, finding
+    assert "说明不了这样的陷阱多不多" in finding and "在这个问题上" not in greedy, (finding, greedy)
+
+
+def test_short_runs_do_not_blame_or_clear_local_optima_in_either_observation():
+    """同一件事在每个分支上（短跑里）：永远挑最好的吃了亏、最差的种子吃了亏，也不说"陷阱是有的""卡在了局部最优上"。"""
+    from evolve.loop import MIGRATE_EVERY
+    narrow = dict(best=2, uniform=3, tournament=3, islands=3)
+    hurt = dict(best=1.000, uniform=1.016, tournament=1.016, islands=1.021)
+    assert "陷阱是有的" in s03.policy_finding(hurt, narrow, None, budget=MIGRATE_EVERY + 1)      # 跑得够久：照旧
+    short = s03.policy_finding(hurt, narrow, None, budget=MIGRATE_EVERY)
+    assert "陷阱是有的" not in short and "这次太短" in short, short
+    scores = dict(best=1.250, uniform=1.252, tournament=1.252, islands=1.251)
+    worst = dict(best=1.20, uniform=1.25, tournament=1.25, islands=1.24)
+    assert "再也没爬出来" in str(s03.obs_greedy(narrow, scores, dict(best=3, islands=2), worst, MIGRATE_EVERY + 1))
+    o = str(s03.obs_greedy(narrow, scores, dict(best=3, islands=2), worst, MIGRATE_EVERY))
+    assert "再也没爬出来" not in o and "太短，说明不了是卡在了局部最优" in o, o
+
+
 def test_greedy_verdict_does_not_say_no_fewer_when_two_policies_had_more_parents():
     # 中位数没吃亏、最差的种子吃了亏、永远挑最好的父程序不是最少的：点名不比它多的那种，不说"并不比别的办法少"
     scores = dict(best=1.050, uniform=1.050, tournament=1.050, islands=1.050)

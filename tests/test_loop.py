@@ -105,6 +105,27 @@ def test_bad_proposals_are_counted_failures(table, train, name, reply):
     assert out["best"][0] == EXPERT
 
 
+@pytest.mark.parametrize("budget, used", [(MIGRATE_EVERY, 0), (MIGRATE_EVERY + 1, 1)])
+def test_no_proposal_sees_a_migration_until_the_budget_passes_migrate_every(table, train, budget, used):
+    """03 在 --budget ≤ MIGRATE_EVERY 时说"岛屿模型的迁移还没起过作用"：第 MIGRATE_EVERY 个提议之后才第一次迁移，
+    在那之前挑父程序（sample）的提议一个也没见过迁来的程序；多一个提议，就有一个提议在迁移之后挑父程序。"""
+    after = []
+
+    class Watched(loop.ProgramDatabase):
+        migrated = False
+
+        def migrate(self):
+            super().migrate()
+            self.migrated = True
+
+        def sample(self):
+            after.append(self.migrated)
+            return super().sample()
+
+    evolve(Evaluator(train, table), budget, seed=0, database=Watched)
+    assert len(after) == budget and sum(after) == used, (budget, sum(after))
+
+
 def add_rules(n):
     """回一段在父程序最前面加 n 条规则的 SEARCH/REPLACE（K <= 1、2、……：训练形状的 K 都比它们大，规则合法但从不命中）。"""
     head = "def choose_config(M, N, K):\n"
