@@ -266,8 +266,19 @@ def demo1_slow_motion(table, train, seed, after):
            **quietly_reported("演示 1：重跑到那一步之前", k - 1))
     db = rec.db
     island, presult, prompt = next_step(db, ev)                             # 第 k 步：我们自己一步一步地做
+    op, reply = rec.llm.propose(prompt)                                     # 先算完这一步（问、打补丁、评估），
+    child, why = apply_reply(prompt.parent_src, reply)                      # 再一段一段印：开头说父程序的分数时
+    assert child is not None, why                                           # 就知道⑥要印几位
+    before = (ev.n_eval_probe, ev.n_eval_full)
+    result = ev.evaluate(child, presult)
+    passed = result["status"] == "full"
+    # 三位小数分不出子程序和父程序时多印几位（一位同学读到"比父程序好"的子程序和父程序都印成 1.184×）
+    # 助教报过：L40S 上"比父程序好"的子程序只好 1e-7，六位小数还是 1.125422 对 1.125422：位数印到分得出来为止。
+    # 开头那句的父程序分数和⑥印得一样（审读报过：--seed 4 --after 50 时开头说父程序 1.102×，⑥说 1.1017×、
+    # 子程序 1.1020×——开头的数倒像是子程序的）；提示词①是模型收到的原文，照它自己的格式印三位
+    d = apart_digits([result["score"], presult["score"], db.best[1]["score"]], 3, score_digits(len(train))) if passed else 3
     note(f"进化循环已经跑了 {k - 1:,} 个提议。第 {k:,} 个：从 {len(db.islands)} 个岛里挑到第 {island + 1} 个岛，"
-          f"按名次加权挑出父程序（分数 {presult['score']:.3f}×），再从别的岛挑 {len(prompt.inspirations)} 个灵感程序。")
+          f"按名次加权挑出父程序（分数 {presult['score']:.{d}f}×），再从别的岛挑 {len(prompt.inspirations)} 个灵感程序。")
     short = shorten_programs(prompt.text())
     shown = fit_lines(short)
     print("\n① 提示词（真 LLM 会收到的原文）：\n" + "-" * 60 + "\n" + shown + "\n" + "-" * 60)
@@ -275,10 +286,7 @@ def demo1_slow_motion(table, train, seed, after):
         note(ELIDED)
     if shown != short:                                                      # 折过行就说：原文里那是一整行
         note(FOLDED)
-    op, reply = rec.llm.propose(prompt)
     print(f"\n② MockLLM 的回复（修改种类：{op}）：\n" + listing(reply))
-    child, why = apply_reply(prompt.parent_src, reply)
-    assert child is not None, why
     print("\n③ 打到父程序源码上，再读成程序（evolve.parse，不执行）：\n" + listing(render(child)) + "\n")
     bad = launch_problems(child, train)
     configs = [r.config for r in child.rules] + [child.default]
@@ -289,9 +297,6 @@ def demo1_slow_motion(table, train, seed, after):
            if not bad else "有启动不了的：" + "；".join(t for _, t in bad)))
     probe = sorted((ev.train[i] for i in ev.probe), key=lambda s: (s.M, s.name))   # 和取它们时一样按 M 排着印
     note(f"⑤ 探针：{len(probe)} 个探针形状（训练形状按 M 排好、均匀取的）：" + "，".join(s.label() for s in probe))
-    before = (ev.n_eval_probe, ev.n_eval_full)
-    result = ev.evaluate(child, presult)
-    passed = result["status"] == "full"
     changed = sum(choose(child, s) != choose(prompt.parent, s) for s in probe)
     moved = sum(choose(child, s) != choose(prompt.parent, s) for s in train)
     note(f"  这次修改让 {len(train)} 个训练形状里的 {moved} 个换了配置，探针形状里换了 {changed} 个。"
@@ -302,9 +307,6 @@ def demo1_slow_motion(table, train, seed, after):
     if not passed:
         return obs, None, None
     full = geomean_speedup(child, train, table)
-    # 三位小数分不出子程序和父程序时多印几位（一位同学读到"比父程序好"的子程序和父程序都印成 1.184×）
-    # 助教报过：L40S 上"比父程序好"的子程序只好 1e-7，六位小数还是 1.125422 对 1.125422：位数印到分得出来为止
-    d = apart_digits([result["score"], presult["score"], db.best[1]["score"]], 3, score_digits(len(train)))
     note(f"⑥ 完整评估：{len(train)} 个训练形状上相对专家的加速比 {result['score']:.{d}f}×（自己用时间表重算：{full:.{d}f}×），"
           f"父程序 {presult['score']:.{d}f}×，到目前最好 {db.best[1]['score']:.{d}f}×。")
     isl = db.islands[island]

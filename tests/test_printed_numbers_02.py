@@ -331,6 +331,19 @@ def test_the_full_evaluation_line_tells_the_child_from_its_parent(args):
         assert float(m[1]) > float(m[2]), line                                          # 印出来也看得出
 
 
+@pytest.mark.parametrize("args", [(), ("--seed", "4", "--after", "50")])
+def test_the_parent_score_is_printed_alike_at_the_start_of_demo1_and_in_step_six(args):
+    """审读报过：--seed 4 --after 50 时演示 1 开头说"挑出父程序（分数 1.102×）"，⑥ 为了分出子程序和父程序印四位：
+    "加速比 1.1020×……父程序 1.1017×"——开头那个数倒像是子程序的。同一个父程序分数，两处印得一样（位数跟着⑥）。"""
+    p = run_script(SCRIPT, *args)
+    assert p.returncode == 0, p.stderr
+    text = section(p.stdout, "演示 1")
+    start = find(r"按名次加权挑出父程序（分数 ([\d.]+)×）", text)[1]
+    child, parent = find(r"⑥ 完整评估：\d+ 个训练形状上相对专家的加速比 ([\d.]+)×（自己用时间表重算：[\d.]+×），"
+                         r"父程序 ([\d.]+)×", text).groups()
+    assert start == parent and child != parent, (start, parent, child)
+
+
 @pytest.mark.h100_golden                 # H100 上种子 0 的轨迹：第 50 个提议起慢放的子程序比专家慢
 def test_a_child_slower_than_the_expert_is_not_said_to_be_faster_than_it():
     # 02 --after 50 慢放的子程序 0.969×、父程序 0.964×：都比专家慢，⑥ 以前印"比专家快 0.969×"
