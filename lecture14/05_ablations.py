@@ -320,10 +320,11 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                         (f"第 {c0} 个提议时已有最终涨幅的 80% 以上", flat), ("一半以上的提议是缓存命中", mostly_cached)]))
     slower = early("no_feedback") < early("full")
     start_txt = (f"第 {c0} 个提议时 {e_txt('no_feedback')} 对 {e_txt('full')}"
-                 + (f"，开头{'慢一些' if slower else '反而不慢'}；开头差多少随种子变"
-                    + (f"，多跑几个种子才看得清（可以试试 {seeds_try}）" if seeds_try else
-                       f"，{seeds:,} 个种子的中位数" if seeds >= MAX_SEEDS else "，多跑几个种子才看得清")
-                    if c0 < budget else no_early))
+                 + f"，开头{'慢一些' if slower else '反而不慢'}；开头差多少随种子变"
+                 + (f"，多跑几个种子才看得清（可以试试 {seeds_try}）" if seeds_try else
+                    f"，{seeds:,} 个种子的中位数" if seeds >= MAX_SEEDS else "，多跑几个种子才看得清")
+                 if c0 < budget else   # 审读报过（--budget 20）："第 100 个提议时 — 对 —（预算只有 20 个提议……）"
+                 f"预算只有 {budget} 个提议，到不了第 {c0} 个，看不出开头和结尾的差别")
     tested = {name: round(med(name, "test"), 3) for name in VARIANTS}     # 表里"测试形状（中位数）"那一列印的数
     on_test = lambda name: (f"测试形状上是 {tested[name]:.3f}× 对 {tested['full']:.3f}×"         # noqa: E731
                             f"，相差 {diff(tested[name], tested['full'])}"

@@ -107,6 +107,21 @@ def test_at_the_seed_limit_the_start_sentence_does_not_ask_for_more_seeds(monkey
     assert "开头差多少随种子变" in flat and "多跑几个种子才看得清" not in flat and "3个种子的中位数" in flat
 
 
+def test_a_budget_short_of_the_first_checkpoint_is_said_in_words_not_as_dashes():
+    """审读报过：--budget 20 时观察 3 说"第 100 个提议时 — 对 —（预算只有 20 个提议，看不出开头和结尾的差别）"——
+    这次没有第 100 个提议，就直说到不了（成立、不成立两种写法都带着这半句）。"""
+    import io
+    from contextlib import redirect_stdout
+    from printed import observations
+    budget = ab.CHECKPOINTS[0] // 5
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        ab.run_ablations(budget, 1, 1, seeds_try=None)
+    o = "".join(next(o for o in observations(buf.getvalue()) if "没有逐形状反馈" in o).split())
+    assert f"预算只有{budget}个提议，到不了第{ab.CHECKPOINTS[0]}个，看不出开头和结尾的差别" in o, o
+    assert "—对—" not in o and f"第{ab.CHECKPOINTS[0]}个提议时" not in o, o
+
+
 def test_more_seeds_suggestion_attributes_similar_to_the_lecture():
     # 审读时报过：这次运行已经把"没有级联"标成【本次不成立】，建议还说"看'差不多'的两行"
     text = " ".join(t for t, _ in ab.suggestions(200, 7))
