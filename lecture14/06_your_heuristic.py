@@ -327,7 +327,8 @@ def demo3_explain(program, table, ratios):
 
 # ---------------------------------------------------------------- --evolve
 
-def obs_evolve(start: float, end: float, from_expert: float):
+def obs_evolve(start: float, end: float, from_expert: float, at_top: bool = False):
+    """at_top：你的文件在每个形状上都已经是最优（分数就是上限），进化不可能找到更好的。"""
     ok = end >= start
     # 高于、低于按印出来的三位小数比；三位小数一样、其实不一样时，多印几位把两个数都说出来（审读报过：
     # mixed.py --evolve --quick --seed 2 说"从专家出发是 1.229×，从你这里出发的结果低于它"，前半句刚印过"涨到 1.229×"）
@@ -341,13 +342,15 @@ def obs_evolve(start: float, end: float, from_expert: float):
                f"（{end:.{d}f}× 对 {from_expert:.{d}f}×）")
     # 一位同学报过：从 04 进化出的最好程序出发，一次也没刷新，还说"从 1.256× 涨到 1.256×"
     moved = (f"从 {start:.3f}× 涨到 {end:.3f}×" if f"{end:.3f}" != f"{start:.3f}" else
+             # 审读报过：每个形状都已经最优的文件也说"这个预算里一个更好的也没找到"，像是多给预算就能找到
+             f"还是 {end:.3f}×：你的文件在每个形状上都已经是最优，分数就是上限，进化找不到更好的" if at_top else
              f"还是 {end:.3f}×，这个预算里一个更好的也没找到")
     return check(ok, f"从你的启发式出发，训练形状上{moved}（进化的最好分数只升不降）；"
                        f"同样的种子和预算从专家出发是 {from_expert:.3f}×，从你这里出发的结果{rel}。",
                  "进化以后的最好分数不低于起点", f"起点 {start:.3f}×，进化后 {end:.3f}×")
 
 
-def demo_evolve(program, table, budget, seed, evolved_score):
+def demo_evolve(program, table, budget, seed, evolved_score, at_top=False):
     print_header(f"--evolve：从你的启发式出发进化（种子 {seed}，{budget} 个提议，配对随机对半分的训练形状）")
     train, test = split_shapes(all_shapes())
     ev = Evaluator(train, table)
@@ -362,7 +365,7 @@ def demo_evolve(program, table, budget, seed, evolved_score):
     print(f"训练形状：{start:.3f}× → {res['score']:.3f}×；测试形状：{geomean_speedup(program, test, table):.3f}× → "
           f"{geomean_speedup(best, test, table):.3f}×。最好分数刷新了 {len(out['improvements']) - 1} 次。")
     print(f"\n进化出的程序（删掉死规则后，{simp.n_rules()} 条规则；其中 {len(added)} 条是你的程序里没有的）：\n" + listing(render(simp)) + "\n")
-    return [obs_evolve(start, res["score"], evolved_score)]
+    return [obs_evolve(start, res["score"], evolved_score, at_top)]
 
 
 def parse_args(argv):
@@ -407,7 +410,7 @@ def run_demos(a, program) -> list:
     if obs:
         out += print_observations(obs)
     if a.evolve:
-        out += print_observations(demo_evolve(program, table, a.budget, a.seed, evolved_score))
+        out += print_observations(demo_evolve(program, table, a.budget, a.seed, evolved_score, a.at_top))
     return out
 
 
@@ -483,6 +486,10 @@ def edit_suggestion(a, program) -> tuple[str, str]:
 def evolve_suggestion(a) -> tuple[str, str]:
     """"再进化一次"的建议，跟着这次做了什么走：没进化过就先小预算；小预算进化过就给默认预算；都做过就换种子。"""
     cmd = f"python3 lecture14/06_your_heuristic.py {file_to_edit(a.file)} --evolve"
+    if getattr(a, "at_top", False):                 # 审读报过：每个形状都已经最优的文件，还建议"看进化还能加什么""多给
+        #                                             进化一些预算，看分数还能不能涨"——从它出发的进化一步也涨不了
+        return ("你的文件已经在上限上，从它出发的进化涨不了；看从专家出发的进化离上限有多近（04 的演示 2、3）：",
+                "python3 lecture14/04_alphaevolve_tiling.py")
     if not a.evolve:
         return f"看进化在你的启发式上还能加什么（预算 {QUICK_BUDGET}）：", cmd + " --quick"
     if a.budget < BUDGET:                           # 种子照这次的（审读时报过：--seed 2 的运行建议的命令丢了种子，一下改了两样）

@@ -365,7 +365,7 @@ def at_optimum(tmp_path_factory, table):
     p = run_script(SCRIPT, str(path))
     assert p.returncode == 0, p.stderr
     assert "没有要拆的" in section(p.stdout, "演示 3"), "测试的前提变了：这个文件不是在每个形状上都选最优配置"
-    return p.stdout, read_heuristic(str(path)).program
+    return p.stdout, read_heuristic(str(path)).program, path
 
 
 def test_a_file_at_the_optimum_everywhere_is_not_told_to_keep_adding_rules(at_optimum):
@@ -374,12 +374,30 @@ def test_a_file_at_the_optimum_everywhere_is_not_told_to_keep_adding_rules(at_op
     tries = re.sub(r"\s+", "", at_optimum[0].split("可以试试：", 1)[1])
     assert "再往上只剩逐形状最优" not in tries and "一条一条加规则" not in tries and "再加一条规则" not in tries, tries
     assert "分数到了上限" in tries, tries
+    # 也不建议从它出发进化（审读报过："看进化在你的启发式上还能加什么"——一步也涨不了）
+    assert "--evolve" not in tries and "还能加什么" not in tries and "从它出发的进化涨不了" in tries, tries
+
+
+def test_evolving_from_a_file_at_the_optimum_everywhere_is_not_told_a_bigger_budget_might_help(at_optimum, table):
+    """审读报过：同一个文件 --evolve 时观察说"还是 1.302×，这个预算里一个更好的也没找到"，"可以试试"说"多给进化一些
+    预算，看分数还能不能涨"——它在每个形状上都已经最优，训练分数就是上限。现在说是上限；分数确实没动。"""
+    _, program, path = at_optimum
+    p = run_script(SCRIPT, str(path), "--evolve", "--budget", "20")
+    assert p.returncode == 0, p.stderr
+    train, _ = split_shapes(all_shapes())
+    top = gm(table, None, train)                                           # 训练形状上的逐形状最优（上限）
+    assert abs(gm(table, program, train) / top - 1) < 1e-9, "测试的前提变了：这个文件在训练形状上不是上限"
+    o = "".join(observations(section(p.stdout, "--evolve"))[0].split())
+    m = re.search(r"训练形状上还是([\d.]+)×：你的文件在每个形状上都已经是最优，分数就是上限，进化找不到更好的", o)
+    assert m and shows(m[1], top), o
+    tries = re.sub(r"\s+", "", p.stdout.split("可以试试：", 1)[1])
+    assert "这个预算里一个更好的也没找到" not in o and "看分数还能不能涨" not in tries, tries
 
 
 def test_the_heatmap_of_a_file_at_the_optimum_everywhere_says_every_cell_is_one_once(at_optimum, table):
     """审读报过：同一个文件，演示 2 的热力图下面说"最大 1.00：88 格，印出数值的是 8B qkv，M = 1；最小 1.00：88 格，
     印出数值的是 8B qkv，M = 1"——对，可是同一件事说了两遍。现在只说一件事：全部几格都是 1.00。"""
-    stdout, program = at_optimum
+    stdout, program, _ = at_optimum
     text = section(stdout, "演示 2")
     _, cells = grid(stdout)
     ratio = {s: t_of(table, program, s) / table.times(s).min() for s in all_shapes()}
