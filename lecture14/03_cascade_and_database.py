@@ -640,7 +640,8 @@ def suggestions(a) -> list:
     # 印同样的字节；这次用了几秒在标准错误的最后一行
     # 一位小数（学生报过：6 ÷ 4 印成"2 倍"、1.2 印成"1 倍"）；整数倍不带 .0
     def longer(budget, seeds):
-        times = f"{budget * seeds / (a.budget * a.seeds):,.1f}".removesuffix(".0")
+        ratio = budget * seeds / (a.budget * a.seeds)     # 十倍以上取整（审读报过：--budget 7 时"这次的 428.6 倍"）
+        times = f"{ratio:,.1f}".removesuffix(".0") if ratio < 10 else f"{ratio:,.0f}"
         return f"提议是这次的 {times} 倍，要跑得久一些"
     more_seeds = 6 if a.seeds < 6 else min(MAX_SEEDS, 2 * a.seeds)
     if more_seeds > a.seeds:

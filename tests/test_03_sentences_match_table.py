@@ -286,3 +286,14 @@ def test_the_bigger_budget_suggestion_is_never_about_the_same_size(budget):
     times = float(re.search(r"提议是这次的 ([\d,.]+) 倍", said)[1].replace(",", ""))
     asked = int(re.search(r"--budget (\d+)", cmd)[1])
     assert times >= 3 and asked >= 3 * budget, (said, cmd)
+
+
+@pytest.mark.parametrize("budget, seeds", [(7, 2), (5, 2), (2000, 2), (1000, 5)])
+def test_how_many_times_longer_is_said_with_a_decimal_only_below_ten(budget, seeds):
+    # 审读报过：03 --budget 7 建议 --budget 3000，说"提议是这次的 428.6 倍"：十倍以上那一位小数没有意思
+    import argparse
+    for said, _ in s03.suggestions(argparse.Namespace(budget=budget, seeds=seeds)):
+        m = re.search(r"提议是这次的 ([\d,.]+) 倍", said)
+        if m:
+            times = float(m[1].replace(",", ""))
+            assert ("." in m[1]) <= (times < 10), said
