@@ -151,6 +151,18 @@ def test_a_missing_marker_says_which_line_to_add_back(tmp_path, drop):
     assert f"补上一行 # EVOLVE-BLOCK-{drop}" in e.message and "成对" in e.message, e.message
 
 
+def test_markers_in_the_wrong_order_say_so(tmp_path):
+    # 审读报过：两行标记的顺序反了（END 在 def 前面、START 在最后一行后面），信息说"有 START 却没有 END，在最后一行
+    # 后面补上一行 END"——文件里明明有 END，照着补上一行还是同一句话
+    text = (HEAD + BODY + TAIL).replace("# EVOLVE-BLOCK-START", "@@").replace("# EVOLVE-BLOCK-END", "# EVOLVE-BLOCK-START")
+    text = text.replace("@@", "# EVOLVE-BLOCK-END")
+    lines = text.split("\n")
+    end, start = lines.index("# EVOLVE-BLOCK-END") + 1, lines.index("# EVOLVE-BLOCK-START") + 1
+    e = error(write(tmp_path, text))
+    assert e.lineno == start and f"第 {end} 行" in e.message, e
+    assert "顺序反了" in e.message and "却没有" not in e.message, e.message
+
+
 @pytest.mark.parametrize("start,end", [("# EVOLVE-BLOCK-START", "# EVOLVE-BLOCK-END"),
                                        ("#EVOLVE-BLOCK-START", "  #  EVOLVE-BLOCK-END  （到这里）")])
 def test_source_view_lists_the_block_parse_reads(tmp_path, start, end):

@@ -129,6 +129,12 @@ def _block(source: str, filename: str) -> tuple[int, str]:
     begin = source.find("\n", start) + 1                      # 标记的下一行
     end = _marker(source, "EVOLVE-BLOCK-END", begin) if begin > 0 else -1
     if end < 0:
+        before = _marker(source, "EVOLVE-BLOCK-END")           # END 在 START 前面：不是少了一行，是顺序反了
+        if 0 <= before < start:                                # （审读报过：照"补上一行 END"做，还是同一句话）
+            raise ProgramError(filename, source.count("\n", 0, start) + 1,
+                               f"{BLOCK_END}（第 {source.count(chr(10), 0, before) + 1} 行）在 {BLOCK_START} 的前面："
+                               f"两行标记的顺序反了；把 {BLOCK_START} 挪到 def choose_config 那一行的前面、{BLOCK_END} "
+                               "挪到 choose_config 最后一行的后面")
         raise ProgramError(filename, source.count("\n", 0, start) + 1,
                            f"有 {BLOCK_START} 却没有 {BLOCK_END}：两行标记要成对，在 choose_config 最后一行的后面"
                            f"补上一行 {BLOCK_END}")
