@@ -639,6 +639,14 @@ def test_a_threshold_in_quotes_says_to_drop_the_quotes():
     assert e.lineno == 3 and "去掉引号" in e.message and "比如 M <= 16" in e.message, e.message
 
 
+@pytest.mark.parametrize("cond, read", [("M < -1000000000", "M <= -1000000001"), ("-1000000000 > N", "N <= -1000000001")])
+def test_a_strict_bound_just_past_the_range_says_what_it_reads_as(cond, read):
+    # 审读报过：if M < -1000000000: 得到"阈值 -1000000000 超出范围：阈值要是 -1,000,000,000 到 1,000,000,000 之间的整数"——
+    # 印出来的数就在那个范围里；超出的是它读成的 M <= -1000000001
+    e = parse_error(HEAD.replace("M <= 16", cond) + RET + END)
+    assert e.lineno == 3 and read in e.message and "超出范围" in e.message, e.message
+
+
 def test_renamed_function_says_the_name():
     # 函数改了名字：说必须叫 choose_config
     e = parse_error(HEAD.replace("choose_config", "pick_config") + RET + END)

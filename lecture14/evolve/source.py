@@ -688,9 +688,11 @@ def _compare(node, fail, seg) -> tuple[str, int]:
         quoted = isinstance(lit, ast.Constant) and isinstance(lit.value, str)     # M <= "16"：去掉引号就对了
         fail(lit, f"{name.id} 只能和一个写出来的整数比较，比如 {name.id} <= {_EXAMPLE[name.id]}，不能和 {seg(lit)} 比较"
                   + ("（去掉引号）" if quoted else ""))
-    t = t if isinstance(op, upper) else t - 1                 # M < 17 就是 M <= 16
+    written, t = t, (t if isinstance(op, upper) else t - 1)  # M < 17 就是 M <= 16
     if not -MAX_THRESHOLD <= t <= MAX_THRESHOLD:
-        fail(lit, f"阈值 {seg(lit)} 超出范围：{_THRESHOLD_BOUND}")
+        # 写出来的数在范围里、减 1 以后才出界（M < -1000000000）：说它读成了什么，免得"这个数明明在范围里"
+        read = f"（{seg(node)} 就是 {name.id} <= {t}）" if -MAX_THRESHOLD <= written <= MAX_THRESHOLD else ""
+        fail(lit, f"阈值 {seg(lit)} 超出范围{read}：{_THRESHOLD_BOUND}")
     return name.id, t
 
 
