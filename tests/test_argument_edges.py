@@ -74,6 +74,16 @@ def test_fraction_edges():
         rejects(fraction, junk)
 
 
+@pytest.mark.parametrize("typed, want", [("5%", "0.05"), ("1％", "0.01"), (" 12.5% ", "0.125")])
+def test_a_fraction_typed_as_a_percentage_is_refused_with_how_to_write_it(typed, want):
+    # 审读报过：13/01 --tolerance 5%（"放宽到 5% 以内"照着敲的）只得到"'5%' 不是小数"，没说该怎么写；
+    # --budget 1e3 早就会说"写成 1000"
+    msg = rejects(fraction, typed)
+    assert f"'{typed}' 不是小数，写成 {want}" in msg, msg
+    for out_of_range in ("150%", "nan%", "-5%", "x%", "%"):             # 照写了还是不收的，不给写法
+        assert rejects(fraction, out_of_range) == f"'{out_of_range}' 不是小数"
+
+
 def test_llm_concurrency_edges():
     assert _concurrency_arg("1") == 1 and _concurrency_arg("64") == 64
     for bad in ("0", "-1", "1.5", "x", ""):
