@@ -262,7 +262,6 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
     share = lambda name: pct(milli(name) / milli("full"), KEEPS) if milli("full") > 0 else "—"   # noqa: E731  占完整系统涨幅的多少
     c0 = CHECKPOINTS[0]                                  # "开头"：第 c0 个提议时（预算要比它多才看得出开头和结尾）
     early = lambda name: round(at(name, c0), 3) if c0 < budget else math.nan          # noqa: E731
-    no_early = "" if c0 < budget else f"（预算只有 {budget} 个提议，看不出开头和结尾的差别）"
     e_txt = lambda name: f"{early(name):.3f}×" if c0 < budget else "—"                    # noqa: E731
     # 相差几 %：挨着 ±SIMILAR 时多印一位（审读报过："相差 +2.0%；不到 2% …算差不多"，其实是 +1.97%）
     def diff(a, b):
@@ -312,12 +311,16 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                        "（那时已有最终涨幅的 80% 以上），且一半以上的提议是缓存命中",
                        f"不进化 {noevo:.3f}×（{lo['no_evolution']:.3f}–{hi['no_evolution']:.3f}），完整系统 {full:.3f}×"
                        f"（{lo['full']:.3f}–{hi['full']:.3f}）；掉得最多的是{worst_said}"
-                       f"；第 {c0} 个提议时 {e_txt('no_evolution')}{no_early}"
-                       f"（最终涨幅的 {pct(noevo_early_share, 0.8) if noevo_early_share == noevo_early_share else '—'}）；"
+                       + (f"；第 {c0} 个提议时 {e_txt('no_evolution')}"
+                          f"（最终涨幅的 {pct(noevo_early_share, 0.8) if noevo_early_share == noevo_early_share else '—'}）；"
+                          if c0 < budget else       # 学生报过（--budget 50）："第 100 个提议时 —（预算只有 50 个……）（最终涨幅的 —）"
+                          f"；预算只有 {budget} 个提议，到不了第 {c0} 个，看不出之后还涨不涨；") +
                        f"{cached_txt}（预算 {budget}）",
                        [("不进化每个种子都比完整系统低", hi["no_evolution"] < lo["full"]),
                         ("不进化是掉得最多的变体", worst == ["no_evolution"]),
-                        (f"第 {c0} 个提议时已有最终涨幅的 80% 以上", flat), ("一半以上的提议是缓存命中", mostly_cached)]))
+                        (f"第 {c0} 个提议时已有最终涨幅的 80% 以上"
+                         + ("" if c0 < budget else f"（预算只有 {budget} 个提议，看不出）"), flat),
+                        ("一半以上的提议是缓存命中", mostly_cached)]))
     slower = early("no_feedback") < early("full")
     start_txt = (f"第 {c0} 个提议时 {e_txt('no_feedback')} 对 {e_txt('full')}"
                  + f"，开头{'慢一些' if slower else '反而不慢'}；开头差多少随种子变"

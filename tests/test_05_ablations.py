@@ -120,6 +120,11 @@ def test_a_budget_short_of_the_first_checkpoint_is_said_in_words_not_as_dashes()
     o = "".join(next(o for o in observations(buf.getvalue()) if "没有逐形状反馈" in o).split())
     assert f"预算只有{budget}个提议，到不了第{ab.CHECKPOINTS[0]}个，看不出开头和结尾的差别" in o, o
     assert "—对—" not in o and f"第{ab.CHECKPOINTS[0]}个提议时" not in o, o
+    # 学生报过（--budget 50）：观察 2（不进化）也一样，"第 100 个提议时 —（预算只有 50 个……）（最终涨幅的 —）"，
+    # 没做到的那半句也不说看不出。现在直说到不了，没做到的那半句带着"看不出"
+    o2 = "".join(next(o for o in observations(buf.getvalue()) if "不进化" in o and "缓存命中" in o).split())
+    assert f"预算只有{budget}个提议，到不了第{ab.CHECKPOINTS[0]}个，看不出之后还涨不涨" in o2, o2
+    assert "—" not in o2 and f"第{ab.CHECKPOINTS[0]}个提议时已有最终涨幅的80%以上（预算只有{budget}个提议，看不出）" in o2, o2
 
 
 def test_more_seeds_suggestion_attributes_similar_to_the_lecture():
