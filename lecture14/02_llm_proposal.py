@@ -170,18 +170,24 @@ def reply_applies(src: str, reply: str) -> bool:
 SLOW = 1.0          # 一次进化跑了这么多秒还没完，才在标准错误上说做到哪（默认的几百个提议不到一秒，什么都不说）
 
 
-def quietly_reported(label: str, total: int) -> dict:
-    """evolve 的进度参数（log_every、log）：跑了 SLOW 秒以后，最多每秒一行"label：做完 k/total 个提议，还要约多久"，
-    写到标准错误。学生报过：--after 100000 印完标题后 43 秒什么都没有，像是卡住了（03、04、05 都说做到哪）。"""
+def evolve_reported(label: str, evaluator, total: int, **kw) -> dict:
+    """evolve(evaluator, total, **kw)，跑了 SLOW 秒以后在标准错误上说做到哪：最多每秒一行"label：做完 k/total 个提议，
+    还要约多久"，说过的话最后再说一句做完了（学生报过：屏幕上停在"做完 488/500"，像是半路停了）。学生报过：
+    --after 100000 印完标题后 43 秒什么都没有，像是卡住了（03、04、05 都说做到哪）。"""
     started, due = time.monotonic(), progress_gate()
     every = max(1, total // 200)
+    count = iter(range(every, total + every, every))
+    said = []
 
     def log(_line: str) -> None:
         done = min(total, next(count))
         if time.monotonic() - started >= SLOW and done < total and due(done, total):
+            said.append(done)
             progress(f"{label}：做完 {done:,}/{total:,} 个提议{time_left(done, total, started)}")
-    count = iter(range(every, total + every, every))
-    return dict(log_every=every, log=log)
+    out = evolve(evaluator, total, log_every=every, log=log, **kw)
+    if said:
+        progress(f"{label}：做完 {total:,}/{total:,} 个提议")
+    return out
 
 
 def find_proposal(table, train, seed, after, run=None, label="演示 1：找比父程序好的一步"):
@@ -190,7 +196,7 @@ def find_proposal(table, train, seed, after, run=None, label="演示 1：找比�
     没有可慢放的）。一个都找不到时 k 是 None。run：给一个 dict 就把那次进化（after + LOOK 个提议）的结果放进去。"""
     ev = Evaluator(train, table)
     rec = Recorder(ev)
-    out = evolve(ev, after + LOOK, seed=seed, llm=rec, database=rec.database, **quietly_reported(label, after + LOOK))
+    out = evolve_reported(label, ev, after + LOOK, seed=seed, llm=rec, database=rec.database)
     if run is not None:
         run.update(out)
     cached = rec.cached + [ev.n_cached]                    # 第 k 个提议之前、之后：cached[k - 1]、cached[k]
@@ -262,8 +268,7 @@ def demo1_slow_motion(table, train, seed, after):
               "换个 --after 或 --seed 再试。")
         return [obs_stalled(run, after)], None, run["improvements"][-1]     # 就是上面找的那次进化，不再跑一遍
     ev, rec = Evaluator(train, table), Recorder()
-    evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database,           # 前 k-1 步照常跑完
-           **quietly_reported("演示 1：重跑到那一步之前", k - 1))
+    evolve_reported("演示 1：重跑到那一步之前", ev, k - 1, seed=seed, llm=rec, database=rec.database)   # 前 k-1 步照常跑完
     db = rec.db
     island, presult, prompt = next_step(db, ev)                             # 第 k 步：我们自己一步一步地做
     op, reply = rec.llm.propose(prompt)                                     # 先算完这一步（问、打补丁、评估），
@@ -458,8 +463,7 @@ def late_preview(table, train, seed, after):
     if k is None:
         return None
     ev, rec = Evaluator(train, table), Recorder()
-    evolve(ev, k - 1, seed=seed, llm=rec, database=rec.database,
-           **quietly_reported(f"\"可以试试\"：--after {after} 重跑到那一步之前", k - 1))
+    evolve_reported(f"\"可以试试\"：--after {after} 重跑到那一步之前", ev, k - 1, seed=seed, llm=rec, database=rec.database)
     _, _, prompt = next_step(rec.db, ev)
     _, stats, d = kind_stats(table, train, prompt, seed)
     return dict(score=prompt.score, shown=f"{prompt.score:.{d}f}×", rules=prompt.parent.n_rules(), prompt=prompt, stats=stats,
