@@ -365,12 +365,21 @@ _KNOB_BOUNDS = {                   # 物理上的界：(下界, 上界)，含端
 }
 
 
+def not_a_knob(name: str) -> str:
+    """名字不是旋钮时的那句话；大小写、下划线不对的（l2_bw、L2BW）说是哪一个（学生报过：--bud 说了是 --budget，
+    --knob l2_bw 只列出十几个名字）。"""
+    key = lambda x: x.upper().replace("_", "").replace("-", "")          # noqa: E731
+    meant = [k for k in KNOBS if key(k) == key(name)]
+    return (f"{name} 不是 sched_lab 的校准旋钮" + (f"：是不是 {meant[0]}？旋钮的名字要照写大小写和下划线" if meant else "")
+            + f"（可以改的是 {'、'.join(KNOBS)}）")
+
+
 def knob_problem(changes: dict) -> str | None:
     """这组旋钮取值能不能用；不能用时返回一句话（哪个旋钮、允许什么），能用返回 None。
     除了各自的范围，还要求 LOAD_LATENCY_BUSY ≥ LOAD_LATENCY_IDLE（否则 SM 越多延迟越短，多做活反而变快）。"""
     for name, value in changes.items():
         if name not in KNOBS:
-            return f"{name} 不是 sched_lab 的校准旋钮（可以改的是 {'、'.join(KNOBS)}）"
+            return not_a_knob(name)
         try:
             x = float(value)
         except (TypeError, ValueError):
@@ -401,7 +410,7 @@ def parse_knobs(settings) -> dict[str, float]:
         if not eq or not name or not value:
             raise ValueError(f"'{text}' 要写成 名字=数值，例如 L2_BW={knob_text(2 * LECTURE_KNOBS['L2_BW'])}")
         if name not in KNOBS:
-            raise ValueError(f"{name} 不是 sched_lab 的校准旋钮（可以改的是 {'、'.join(KNOBS)}）")
+            raise ValueError(not_a_knob(name))
         if name in out:
             raise ValueError(f"{name} 给了两次，只能给一次")
         try:

@@ -771,6 +771,18 @@ def test_parse_knobs_says_what_is_wrong(settings, words):
             assert sched_lab.changed_knobs() == {}
 
 
+@pytest.mark.parametrize("typed, meant", [("l2_bw", "L2_BW"), ("L2BW", "L2_BW"), ("hbm-latency", "HBM_LATENCY"),
+                                           ("SMS", None)])
+def test_a_knob_typed_in_another_case_or_without_underscores_names_the_knob_meant(typed, meant):
+    # 学生报过：--bud 说了是 --budget，--knob l2_bw=2e11 只列出十几个名字。现在说是不是哪一个；真的没有的不猜
+    with pytest.raises(ValueError) as e:
+        sched_lab.parse_knobs([f"{typed}=1"])
+    said = str(e.value)
+    assert said.startswith(f"{typed} 不是 sched_lab 的校准旋钮") and "可以改的是" in said
+    assert (f"是不是 {meant}？" in said) if meant else "是不是" not in said, said
+    assert sched_lab.knob_problem({typed: 1.0}) == said
+
+
 def test_parse_knobs_reads_what_the_scripts_print():
     # 建议的命令里印 knob_text(exact_knob(x))：读回来正好是先替学生算时用的 exact_knob(x)
     for value in (2 * sched_lab.L2_BW, 1.23456789012345e13, 3 * 7.7e12 / 7):
