@@ -21,8 +21,10 @@ CS349E · 第 10 讲 · 01_config_space.py —— 矩阵乘法内核的配置空
 【依赖】只用标准库；本目录的 kernel_lab，../lecture01 的 console。
 """
 
+import argparse
 import math
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -87,6 +89,18 @@ def parse_config(values, ap):
 def verdict(c):
     """"能启动" 或 "启动不了"。"""
     return "能启动" if can_launch(c) else "启动不了"
+
+
+def smem_arg(text: str) -> int:
+    """--smem 的 argparse type：正整数（字节）。写成 163KB、227 KiB、164k 的说折成字节是多少（学生报过：只说"不是整数"）。"""
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError as e:
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(k|kb|kib)\s*", text, re.IGNORECASE)
+        if m is None or not float(m[1]) * 1024 >= 1 or not (float(m[1]) * 1024).is_integer():
+            raise
+        raise argparse.ArgumentTypeError(f"{e}：--smem 要的是字节数，{m[1]} KB 是 {int(float(m[1]) * 1024)}"
+                                         f"（{m[1]} × 1024）") from None
 
 
 def launchable_with_smem(limit):
@@ -295,7 +309,7 @@ def main(argv=None):
     ap = parser("第 10 讲 01：矩阵乘法内核的配置空间——6400 个组合，哪些能启动、为什么。")
     ap.add_argument("config", nargs="*", type=positive_int, metavar="BM BN BK warps stages group",
                     help="一个配置（6 个正整数），加到演示 3 表格的最后一行，例如 256 128 64 8 4 8")
-    ap.add_argument("--smem", type=positive_int, default=None, metavar="BYTES",
+    ap.add_argument("--smem", type=smem_arg, default=None, metavar="BYTES",
                     help=f"换一个每 CTA 的共享内存上限（字节）再数能启动的配置，例如 A100 的 166912"
                          f"（{GPU.short} 是 {MAX_SMEM_PER_BLOCK}）")
     Charts.add_argument(ap)

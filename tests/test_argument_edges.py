@@ -84,6 +84,18 @@ def test_a_fraction_typed_as_a_percentage_is_refused_with_how_to_write_it(typed,
         assert rejects(fraction, out_of_range) == f"'{out_of_range}' 不是小数"
 
 
+@pytest.mark.parametrize("typed, bytes_", [("163KB", 166912), ("227 KiB", 232448), ("164k", 167936)])
+def test_smem_typed_in_kilobytes_is_refused_with_the_byte_count_that_works(typed, bytes_):
+    # 审读报过：10/01 --smem 163KB 只说"'163KB' 不是整数"。现在说折成字节是多少；照那个数再跑，说的正是它
+    from conftest import run_script
+    p = run_script("lecture10/01_config_space.py", "--smem", typed)
+    assert p.returncode == 2 and f"--smem 要的是字节数，{typed.rstrip('KBkib ')} KB 是 {bytes_}" in p.stderr, p.stderr
+    q = run_script("lecture10/01_config_space.py", "--smem", str(bytes_))
+    assert q.returncode == 0 and f"共享内存上限 {bytes_:,} B" in "".join(q.stdout.split("\n")), q.stderr
+    m = load_script("lecture10/01_config_space.py", "m10_smem")
+    assert rejects(m.smem_arg, "0KB") == "'0KB' 不是整数" and rejects(m.smem_arg, "x") == "'x' 不是整数"
+
+
 def test_llm_concurrency_edges():
     assert _concurrency_arg("1") == 1 and _concurrency_arg("64") == 64
     for bad in ("0", "-1", "1.5", "x", ""):
