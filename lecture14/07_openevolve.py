@@ -228,13 +228,16 @@ def observations(ours: list[dict], theirs: list[dict], budget: int) -> list:
                      f"OpenEvolve 的提示平均 {n(pt)} 个字符（表里那一列，种子的中位数），是本讲的 {pt / po:.1f} 倍"
                      f"（两边都算上系统提示：本讲的 "
                      f"{so_:,.0f} 个字符，教 DSL、配置网格和启动上限；OpenEvolve 的 {st_:,.0f} 个）。多在用户消息里：除了"
-                     f"当前程序，平均还有 {nt:.1f} 个别的程序（最好的几个、多样的几个、灵感），本讲的只有 {no:.1f} 个灵感。"
+                     f"当前程序，平均还有 {nt:.1f} 个别的程序（最好的几个、多样的几个、灵感；和当前程序一模一样的不算），"
+                     f"本讲的只有 {no:.1f} 个灵感。"
                      "MockLLM 不在乎提示多长，真的模型按 token 收钱、读得也慢。",
                      f"OpenEvolve 的提示（系统提示加用户消息）至少是本讲的 {LONGER:g} 倍长，别的程序也更多",
                      f"OpenEvolve {n(pt)} 个字符、{nt:.1f} 个别的程序；本讲的 {n(po)} 个字符、{no:.1f} 个（种子的中位数）",
                      [(f"提示至少是本讲的 {LONGER:g} 倍长", pt >= LONGER * po), ("别的程序更多", nt > no)]))
     co, ct = median(ours, "crossover"), median(theirs, "crossover")
-    obs.append(f"MockLLM 从提示里别的程序借规则（crossover）的次数：本讲的循环 {co:.0f} 次，OpenEvolve {ct:.0f} 次"
+    # 审读报过（--budget 2）：上一句说"0.0 个别的程序"，这句说"从别的程序借规则 1 次"——借的那个灵感和当前程序一模一样
+    # （上一句不算它）。这里说的是 crossover 做了几次，不说借自"别的"程序
+    obs.append(f"MockLLM 做 crossover（从提示里的灵感抄一条规则）的次数：本讲的循环 {co:.0f} 次，OpenEvolve {ct:.0f} 次"
                f"（每边 {budget} 个提议，中位数）。")
     places = ms_places(ours + theirs, budget)                                    # 按标准错误上印的毫秒数
     so, st = per_proposal_ms(ours, budget, places) / 1000, per_proposal_ms(theirs, budget, places) / 1000
