@@ -249,6 +249,45 @@ def test_no_new_request_is_sent_after_ctrl_c(tmp_path, monkeypatch):
     assert seeds == [0, 1], seeds
 
 
+def test_no_new_request_is_sent_after_a_ctrl_c_that_lands_while_the_threads_are_starting(monkeypatch):
+    """Thread.start() 在主线程里等新线程开起来（一次能被 Ctrl-C 打断的等待）：一批刚开始、线程还在一个个开的时候按
+    Ctrl-C，KeyboardInterrupt 从 start() 里抛出来。以前那时还没进"Ctrl-C 以后不再开始新的请求"的 try：已经开起来的
+    线程接着把这一批里还没问的提示一个个问完（托管的 API 按请求收钱）。这里第一个线程开起来以后 start() 抛
+    KeyboardInterrupt（Ctrl-C 落在开第二个线程时），那个线程正在问的第 1 次由服务器压着，接住 Ctrl-C 以后才放它回来：
+    之后它不再问第 2、3、4 次。"""
+    import threading
+    import types
+    arrived, go = threading.Event(), threading.Event()
+    started = []
+
+    class CtrlCWhileStarting(threading.Thread):
+        def start(self):
+            super().start()
+            if threading.current_thread() is not threading.main_thread():
+                return                                   # 工作线程里开的（连接时查地址的线程）不算
+            started.append(self)
+            if len(started) == 1:
+                arrived.wait(10)                         # 第一个线程的请求到了服务器
+                raise KeyboardInterrupt                  # Ctrl-C 落在开第二个线程的时候
+
+    with StubServer(lambda n, text: "edit" if not arrived.set() and go.wait(10) else "drop") as s:
+        backend = openai_llm.OpenAILLM(s.url, "stub", timeout=20, concurrency=2)
+        monkeypatch.setattr(openai_llm, "threading", types.SimpleNamespace(**{**vars(threading),
+                                                                              "Thread": CtrlCWhileStarting}))
+        try:
+            backend.propose_many([prompt_for()] * 4)
+            raise AssertionError("Ctrl-C 该从 propose_many 里抛出来")
+        except KeyboardInterrupt:
+            pass
+        go.set()                                         # 第 1 次回来；以前那个线程接着问第 2、3、4 次
+        for t in started:
+            t.join(20)
+        assert not any(t.is_alive() for t in started)
+        seeds = sorted(r[3]["seed"] for r in s.requests if r[3] is not None)
+        backend.close()
+    assert seeds == [0], seeds
+
+
 class _InterruptedWrite:
     """录制文件的替身：第 at 次 write 时先写进去 part 个字节（None：整段），再像 Ctrl-C 落在那里一样抛 KeyboardInterrupt。"""
 

@@ -497,9 +497,9 @@ def _run_threads(work, items, workers: int, threads: bool = True) -> None:
             work(i)
 
     pool = [threading.Thread(target=loop, daemon=True) for _ in range(min(workers, len(items)))]
-    for t in pool:
-        t.start()
     try:
+        for t in pool:                      # 开线程也在 try 里：start() 等新线程开起来，Ctrl-C 也会落在这里（已经开起来的
+            t.start()                       # 线程以前接着把这一批问完）
         for t in pool:
             while t.is_alive():
                 t.join(0.1)                 # 短短地等，主线程随时能收到 Ctrl-C
