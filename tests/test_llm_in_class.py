@@ -327,6 +327,30 @@ def test_ctrl_c_in_the_middle_of_writing_a_line_leaves_no_half_line_and_nothing_
         lines = [json.loads(x) for x in raw.decode("utf-8").splitlines()]
         assert raw.endswith(b"\n") and [x.get("n") for x in lines] == [None, 0, 1], (part, lines)
 
+@pytest.mark.parametrize("part", [None, 100], ids=["after_a_whole_line", "in_the_middle_of_a_line"])
+def test_a_second_ctrl_c_while_the_held_replies_are_written_keeps_writing_them(tmp_path, part):
+    """第 1 次调用还在路上，第 2、3、4 次回来了、留着（文件里的调用按提议的顺序）。Ctrl-C 以后 _interrupted 把它们写在
+    后面；写第一行时又按了一次 Ctrl-C（一整行写进去以后、或者写到一半）：以前剩下的几行就丢了（钱付了，文件里没有）。
+    现在"再按一次"不打断写留着的回复：三次调用都在文件里，各一行、完整，写到一半的那行截回整行以后重写一遍。"""
+    import json
+    from evolve.openai_llm import Call
+    f = tmp_path / "run.jsonl"
+    backend = openai_llm.OpenAILLM("http://127.0.0.1:9/v1", "stub", record=str(f))
+    for n in (1, 2, 3):
+        backend._keep(Call(n, "提示", f"回复 {n}" * 50, None, 0.1, None, None, None))
+    assert f.read_bytes().count(b"\n") == 1                        # 只有文件头：都在等第 1 次
+    backend._record = _InterruptedWrite(backend._record, 1, part)   # 再按一次 Ctrl-C，落在写第一行的时候
+    try:
+        backend._interrupted()
+    except KeyboardInterrupt:                                      # 调它的地方反正要把第一次 Ctrl-C 抛出去
+        pass
+    backend.close()
+    raw = f.read_bytes()
+    lines = [json.loads(x) for x in raw.decode("utf-8").splitlines()]
+    assert raw.endswith(b"\n") and [x.get("n") for x in lines] == [None, 1, 2, 3], lines
+    assert [x["reply"] for x in lines[1:]] == [f"回复 {n}" * 50 for n in (1, 2, 3)]
+
+
 
 def test_a_finished_recording_ends_with_an_end_line_and_replays_without_a_word(tmp_path):
     """跑完的录制（finish 之后）最后一行是 {"type": "end", "calls": N}；回放它什么也不多说，用完了还要就说它是录完了的、

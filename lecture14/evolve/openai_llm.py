@@ -937,12 +937,7 @@ class OpenAILLM(_Backend):
             finally:
                 self._cut = True
                 try:
-                    for n in sorted(self._held):
-                        if self._record is None:
-                            break
-                        self._append(self._held[n])
-                except OSError:                      # 写不进去了（磁盘满了）：_append 截回了整行，不再写
-                    pass
+                    self._write_all_held()
                 finally:
                     self._held.clear()
                     if self._record is not None:
@@ -951,6 +946,24 @@ class OpenAILLM(_Backend):
                         except OSError:
                             pass
                         self._record = None
+
+    def _write_all_held(self) -> None:
+        """（在 self._rec 下面，Ctrl-C 以后）留着的调用按顺序都写下（写在还在路上的那次后面）。写的时候又按了 Ctrl-C
+        也写完：_append 留下的总是整行——那一行整行写下了就接着写下一行，截回去了就再写一遍（只再写一次）。写不进去了
+        （磁盘满了）就不再写。"""
+        for n in sorted(self._held):
+            for _ in range(2):
+                if self._record is None:
+                    return
+                before = self._recorded
+                try:
+                    self._append(self._held[n])
+                    break
+                except OSError:                      # 写不进去了（磁盘满了）：_append 截回了整行，不再写
+                    return
+                except KeyboardInterrupt:            # 再按一次 Ctrl-C（第一次的由调用的地方抛出去）
+                    if self._recorded != before:     # 整行写下以后才被打断：不再写一遍
+                        break
 
     def _tell(self, said: str | None) -> None:
         if said and self.notify is not None:
