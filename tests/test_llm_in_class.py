@@ -352,6 +352,22 @@ def test_a_second_ctrl_c_while_the_held_replies_are_written_keeps_writing_them(t
 
 
 
+def test_replies_still_held_when_the_recording_is_closed_are_written_and_no_end_line(tmp_path):
+    """Ctrl-C 连按两下：第二下可以落在 _interrupted 写下留着的回复之前（propose_many 接住第一下、还没调用它的时候，
+    或者它在等做别的调用的线程写完一行的时候），脚本的 finally 接着就 close。以前留着的回复（第 1 次还在路上，
+    第 2、3 次回来了）就这样丢了。现在 close 把它们写在后面；文件不算录完，之后 finish 也不写结束行。"""
+    import json
+    from evolve.openai_llm import Call
+    f = tmp_path / "run.jsonl"
+    backend = openai_llm.OpenAILLM("http://127.0.0.1:9/v1", "stub", record=str(f))
+    for n in (1, 2):
+        backend._keep(Call(n, "提示", f"回复 {n}", None, 0.1, None, None, None))
+    backend.close()
+    openai_llm.finish(backend)
+    lines = [json.loads(x) for x in f.read_text(encoding="utf-8").splitlines()]
+    assert [(x["type"], x.get("n")) for x in lines] == [("header", None), ("call", 1), ("call", 2)], lines
+
+
 def test_a_finished_recording_ends_with_an_end_line_and_replays_without_a_word(tmp_path):
     """跑完的录制（finish 之后）最后一行是 {"type": "end", "calls": N}；回放它什么也不多说，用完了还要就说它是录完了的、
     这次问得比录制时多（不说"没录完"）；多出来的调用不把结束行算进去。"""

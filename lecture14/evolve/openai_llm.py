@@ -793,6 +793,12 @@ class OpenAILLM(_Backend):
     def close(self) -> None:
         self._closed.set()                           # 报"还在等"的线程停下
         with self._rec:
+            if self._held and self._record is not None:   # 还留着回来了的调用：Ctrl-C 连按两下，第二下落在 _interrupted
+                self._cut = True                     # 写下它们之前（脚本的 finally 接着就 close）。照 _interrupted 那样
+                try:                                 # 写在还在路上的那次后面，不写结束行
+                    self._write_all_held()
+                finally:
+                    self._held.clear()
             if self._record is not None:
                 try:
                     self._record.close()
