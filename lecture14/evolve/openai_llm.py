@@ -970,6 +970,11 @@ class OpenAILLM(_Backend):
                 except KeyboardInterrupt:            # 再按一次 Ctrl-C（第一次的由调用的地方抛出去）
                     if self._recorded != before:     # 整行写下以后才被打断：不再写一遍
                         break
+                    try:
+                        if os.fstat(self._record.fileno()).st_size != self._recorded:
+                            return                   # 半行没截掉（_append 截不了）：不接着它写
+                    except (OSError, ValueError):
+                        return
 
     def _tell(self, said: str | None) -> None:
         if said and self.notify is not None:
