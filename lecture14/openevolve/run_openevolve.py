@@ -55,11 +55,41 @@ MOCK_MODEL = "mock"                            # config.yaml 里 MockLLM 的模�
 MOCK_KEY = "not-needed-for-the-mock"           # 对着 MockLLM 服务器时给 OpenEvolve 的 api_key（服务器不看它）
 
 
+_OE_CONFIG = "_mini_alphaevolve_openevolve_config"      # 单独载入的 openevolve/config.py 在 sys.modules 里的名字
+
+
+def oe_config():
+    """OpenEvolve 读 config.yaml 的那个模块（openevolve.config：load_config、Config、LLMModelConfig），不 import 整个
+    OpenEvolve：它的 __init__ 把 controller、openai 客户端都 import 进来，要 0.5 秒以上的 CPU，而开跑之前的检查只读配置
+    （make openevolve、07 的主进程都只做这个；OpenEvolve 的进程照常 import 它自己）。config.py 只用 yaml 和 dacite：
+    照它原样单独载入（同一个文件、同样的代码，读出来的一样），放在一个自己的名字下，不冒充 openevolve.config。
+    这个进程已经 import 过 openevolve（测试里），或者找不到那个文件：照常 from openevolve import config。"""
+    if "openevolve" in sys.modules or _OE_CONFIG in sys.modules:
+        return sys.modules.get(_OE_CONFIG) or importlib.import_module("openevolve.config")
+    try:
+        spec = importlib.util.find_spec("openevolve")
+    except (ImportError, ValueError):
+        spec = None
+    where = list(spec.submodule_search_locations or []) if spec is not None and spec.origin is not None else []
+    path = os.path.join(where[0], "config.py") if where else ""
+    if not os.path.isfile(path):
+        return importlib.import_module("openevolve.config")
+    own = importlib.util.spec_from_file_location(_OE_CONFIG, path)
+    module = importlib.util.module_from_spec(own)
+    sys.modules[_OE_CONFIG] = module                    # dataclass 的字符串注解按 __module__ 在 sys.modules 里找
+    try:
+        own.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[_OE_CONFIG]
+        raise
+    return module
+
+
 def _config():
     """OpenEvolve 自己读出来的 config.yaml（openevolve.config.load_config：引号、${VAR}、每个模型自己的 api_base 都照它
     的规矩；讲师报过：api_base: "http://…" 带引号时，这里按行读到的是带引号的文字，把能用的地址说成了不能用）。
     读不了（YAML 写错、${VAR} 引用的环境变量没设……）抛 ValueError（一句话）。"""
-    from openevolve.config import load_config
+    load_config = oe_config().load_config
     from evolve.openai_llm import shown
     try:
         return load_config(CONFIG)
@@ -113,7 +143,7 @@ def unknown_setting() -> str | None:
     import difflib
 
     import yaml
-    from openevolve.config import Config, LLMModelConfig
+    Config, LLMModelConfig = oe_config().Config, oe_config().LLMModelConfig
     try:
         with open(CONFIG, encoding="utf-8") as f:
             raw = yaml.safe_load(f)
