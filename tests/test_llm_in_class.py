@@ -5,6 +5,9 @@
 """
 
 import argparse
+import contextlib
+import signal
+import threading
 import time
 
 import pytest
@@ -173,25 +176,35 @@ def test_ctrl_c_keeps_every_reply_of_the_batch_in_flight_that_had_come_back(tmp_
     assert "改过这个文件" not in said[1] and said[1].endswith("要放全程就重新 --record。") and len(said) == 2, said
 
 
+@contextlib.contextmanager
+def ctrl_c_while_the_first_reply_is_parsed(monkeypatch):
+    """openai_llm 解析第一个读完的回复之前，先给主线程发 SIGINT，等测试 set 了 entered（主线程进了 Ctrl-C 的收拾）
+    才接着解析。给出 (entered, reader)：reader[0] 是解析它的线程。期间 SIGINT 用 Python 默认的处理（conftest 的
+    会记下 Ctrl-C、停下整个会话），出来时换回去。"""
+    entered, reader = threading.Event(), []
+    main, real_content = threading.main_thread().ident, openai_llm._content
+
+    def content_read_as_ctrl_c_lands(raw, content_type=""):
+        if not reader:
+            reader.append(threading.current_thread())
+            signal.pthread_kill(main, signal.SIGINT)
+            entered.wait(10)
+        return real_content(raw, content_type)
+
+    monkeypatch.setattr(openai_llm, "_content", content_read_as_ctrl_c_lands)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield entered, reader
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def test_a_reply_still_being_read_when_ctrl_c_lands_is_recorded_too(tmp_path, monkeypatch):
     """Ctrl-C 落在一个回复读着的时候（状态行是 2xx，正文读完了、还在解析）：主线程最多再等 READ_GRACE 秒，它读完了就录下，
     然后才停。这里解析回复的那一步先给主线程发 SIGINT，等主线程进了 Ctrl-C 的收拾（_interrupted）才接着解析。"""
     import json
-    import signal
-    import threading
     f = tmp_path / "run.jsonl"
-    entered = threading.Event()
-    main = threading.main_thread().ident
-    real_content = openai_llm._content
-
-    def content_read_as_ctrl_c_lands(raw, content_type=""):
-        signal.pthread_kill(main, signal.SIGINT)
-        entered.wait(10)
-        return real_content(raw, content_type)
-
-    monkeypatch.setattr(openai_llm, "_content", content_read_as_ctrl_c_lands)
-    old = signal.signal(signal.SIGINT, signal.default_int_handler)   # 不用 conftest 的：它记下 Ctrl-C、停下整个会话
-    try:
+    with ctrl_c_while_the_first_reply_is_parsed(monkeypatch) as (entered, _):
         with StubServer(lambda n, text: "edit") as s:
             backend = openai_llm.OpenAILLM(s.url, "stub", timeout=10, record=str(f))
             cleanup = getattr(backend, "_interrupted", lambda: None)
@@ -202,8 +215,6 @@ def test_a_reply_still_being_read_when_ctrl_c_lands_is_recorded_too(tmp_path, mo
             except KeyboardInterrupt:
                 pass
             backend.close()
-    finally:
-        signal.signal(signal.SIGINT, old)
     lines = [json.loads(x) for x in f.read_text(encoding="utf-8").splitlines()]
     assert [(x["type"], x.get("n"), x.get("error")) for x in lines] == [("header", None, None), ("call", 0, None)], lines
     assert "<<<<<<< SEARCH" in lines[1]["reply"]
@@ -213,23 +224,9 @@ def test_no_new_request_is_sent_after_ctrl_c(tmp_path, monkeypatch):
     """托管的 API 按请求收钱：Ctrl-C 以后不再发新的请求。一批 4 个提示、2 个同时在路上（02 就这样问），第 1 次一直
     不回答，第 2 次的回复正在读的时候按 Ctrl-C：主线程等它读完、录下的那一会儿，做完第 2 次的线程空了出来——
     它不再去问第 3、4 次（以前会：提议还没分完就接着发）。"""
-    import signal
     import threading
-    entered, held = threading.Event(), threading.Event()
-    main = threading.main_thread().ident
-    real_content = openai_llm._content
-    reader = []                                          # 读第 2 次回复的线程
-
-    def content_read_as_ctrl_c_lands(raw, content_type=""):
-        if not reader:
-            reader.append(threading.current_thread())
-            signal.pthread_kill(main, signal.SIGINT)
-            entered.wait(10)
-        return real_content(raw, content_type)
-
-    monkeypatch.setattr(openai_llm, "_content", content_read_as_ctrl_c_lands)
-    old = signal.signal(signal.SIGINT, signal.default_int_handler)   # 不用 conftest 的：它记下 Ctrl-C、停下整个会话
-    try:
+    held = threading.Event()
+    with ctrl_c_while_the_first_reply_is_parsed(monkeypatch) as (entered, reader):   # reader：读第 2 次回复的线程
         with StubServer(lambda n, text: "edit", hold=lambda body: body.get("seed") == 0 and not held.set(),
                         slow_seconds=30) as s:
             backend = openai_llm.OpenAILLM(s.url, "stub", timeout=40, concurrency=2, record=str(tmp_path / "r.jsonl"))
@@ -244,8 +241,6 @@ def test_no_new_request_is_sent_after_ctrl_c(tmp_path, monkeypatch):
             assert held.wait(10) and not reader[0].is_alive()
             seeds = sorted(r[3]["seed"] for r in s.requests if r[3] is not None)
             backend.close()
-    finally:
-        signal.signal(signal.SIGINT, old)
     assert seeds == [0, 1], seeds
 
 

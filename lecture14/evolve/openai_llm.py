@@ -794,17 +794,27 @@ class OpenAILLM(_Backend):
         self._closed.set()                           # 报"还在等"的线程停下
         with self._rec:
             if self._held and self._record is not None:   # 还留着回来了的调用：Ctrl-C 连按两下，第二下落在 _interrupted
-                self._cut = True                     # 写下它们之前（脚本的 finally 接着就 close）。照 _interrupted 那样
-                try:                                 # 写在还在路上的那次后面，不写结束行
-                    self._write_all_held()
-                finally:
-                    self._held.clear()
-            if self._record is not None:
-                try:
-                    self._record.close()
-                except OSError:                      # 最后一点写不进去（磁盘满了）：录制文件本来就不完整了
-                    pass
-                self._record = None
+                self._cut_here()                     # 写下它们之前（脚本的 finally 接着就 close）。照 _interrupted 那样
+            else:                                    # 写在还在路上的那次后面，不写结束行
+                self._close_file()
+
+    def _close_file(self) -> None:
+        """（在 self._rec 下面）关上录制文件。"""
+        if self._record is not None:
+            try:
+                self._record.close()
+            except OSError:                          # 最后一点写不进去（磁盘满了）：录制文件本来就不完整了
+                pass
+            self._record = None
+
+    def _cut_here(self) -> None:
+        """（在 self._rec 下面）录制停在这里：留着的调用写在还在路上的那次后面，关上文件，以后不再写、也不写结束行。"""
+        self._cut = True
+        try:
+            self._write_all_held()
+        finally:
+            self._held.clear()
+            self._close_file()
 
     # ---- 录制 ----
     def record_to(self, path: str, settings: str = "") -> None:
@@ -941,17 +951,7 @@ class OpenAILLM(_Backend):
                 while self._record is not None and self._reading and (left := deadline - time.monotonic()) > 0:
                     self._rec.wait(left)
             finally:
-                self._cut = True
-                try:
-                    self._write_all_held()
-                finally:
-                    self._held.clear()
-                    if self._record is not None:
-                        try:
-                            self._record.close()
-                        except OSError:
-                            pass
-                        self._record = None
+                self._cut_here()
 
     def _write_all_held(self) -> None:
         """（在 self._rec 下面，Ctrl-C 以后）留着的调用按顺序都写下（写在还在路上的那次后面）。写的时候又按了 Ctrl-C
