@@ -98,6 +98,29 @@ def test_a_recording_stopped_by_ctrl_c_is_called_unfinished_when_replayed(tmp_pa
     assert "--budget" not in said[1] and said[1].endswith("要放全程就重新 --record。") and len(said) == 2, said
 
 
+def test_an_unfinished_recording_that_holds_every_call_says_at_the_end_it_played_the_whole_run(tmp_path):
+    """helper 的压力测试报过：Ctrl-C 落在最后一次调用回来之后（02 在印结果的时候），文件有全部调用、只是没有结束行；
+    回放开跑前说"没录完……用完了回放就停在那里"，然后放完全程、退出码 0，一句也不说。现在最后说一句放完了全程；
+    标准输出和录制时逐字节相同。"""
+    import os
+    from conftest import ROOT, base_env, run_script_fresh
+    script = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
+    args = ["--budget", "12", "--seeds", "1"]
+    f = tmp_path / "run.jsonl"
+    with StubServer(lambda n, text: "edit") as s:
+        rec = run_script_fresh(script, *args, "--llm", s.url, "--model", "stub", "--record", str(f),
+                               env=base_env(), timeout=120)
+    assert rec.returncode == 0, rec.stderr
+    lines = f.read_bytes().splitlines(keepends=True)
+    assert b'"type": "end"' in lines[-1]
+    f.write_bytes(b"".join(lines[:-1]))                          # 没有结束行，调用都在
+    rep = run_script_fresh(script, *args, "--replay", str(f), env=base_env(), timeout=120)
+    said = [x for x in rep.stderr.splitlines() if x.startswith("（") and "没录完" in x]
+    assert rep.returncode == 0 and rep.stdout == rec.stdout, rep.stderr
+    assert said[0].startswith(f"（回放文件 {f} 没录完：") and len(said) == 2, rep.stderr
+    assert said[1] == f"（{f} 没录完，不过这次要的 {len(lines) - 2} 次调用都录下了：回放放完了全程。）", said
+
+
 @pytest.mark.parametrize("cut_at", ["mid_json", "mid_character"])
 def test_a_recording_killed_in_the_middle_of_a_line_replays_every_whole_line_before_it(tmp_path, cut_at):
     """helper 的审读报过：录的时候进程被 kill -9（正好在写一行），文件停在半行上，回放一行都不肯放（"最后一行没写完；

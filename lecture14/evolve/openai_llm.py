@@ -2192,7 +2192,9 @@ def finish(llm, tell=None) -> None:
     写脚本在家录付费运行的人发现不了，上课时回放才知道）：
       - 录制半路写不进去了（_stop_recording）：--record 要的那个文件回放不了全程；
       - 没用上 LLM（lost_llm：接连失败、不再调用，或者调用全都失败）：结果里没有它的修改——和 make openevolve 接连
-        失败时一样是退出码 1。回放这样一次录制时也一样（看的是录下的调用）。"""
+        失败时一样是退出码 1。回放这样一次录制时也一样（看的是录下的调用）。
+    回放一个没录完的文件（开跑前说过"用完了回放就停在那里"）却放完了全程时，说一句放完了（退出码 0；helper 的压力
+    测试报过：Ctrl-C 落在最后一次调用回来之后，文件有全部调用、没有结束行）。"""
     tell = tell or _tell_stderr
     if isinstance(llm, OpenAILLM):                      # 调用都做完了：录制文件写上结束行（Ctrl-C、出错时不到这里）
         llm.end_recording()
@@ -2204,6 +2206,8 @@ def finish(llm, tell=None) -> None:
     if lost:
         tell(f"（退出码 1：{lost}。）")
         sys.exit(1)
+    if isinstance(llm, ReplayLLM) and llm.complete is False:   # 开跑前说过没录完、用完了会停：没停就说一声
+        tell(f"（{llm.path} 没录完，不过这次要的 {len(llm.calls)} 次调用都录下了：回放放完了全程。）")
 
 
 def _tell_stderr(sentence: str) -> None:
