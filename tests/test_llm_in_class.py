@@ -98,20 +98,26 @@ def test_a_recording_stopped_by_ctrl_c_is_called_unfinished_when_replayed(tmp_pa
     assert "--budget" not in said[1] and said[1].endswith("要放全程就重新 --record。") and len(said) == 2, said
 
 
-def test_an_unfinished_recording_that_holds_every_call_says_at_the_end_it_played_the_whole_run(tmp_path):
-    """helper 的压力测试报过：Ctrl-C 落在最后一次调用回来之后（02 在印结果的时候），文件有全部调用、只是没有结束行；
-    回放开跑前说"没录完……用完了回放就停在那里"，然后放完全程、退出码 0，一句也不说。现在最后说一句放完了全程；
-    标准输出和录制时逐字节相同。"""
+def record_04(f, budget):
+    """04 --budget budget --seeds 1 对着桩服务器跑一次、录进文件 f：(脚本, 参数, 录制的运行, 文件的各行（带换行）)。"""
     import os
     from conftest import ROOT, base_env, run_script_fresh
     script = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
-    args = ["--budget", "12", "--seeds", "1"]
-    f = tmp_path / "run.jsonl"
+    args = ["--budget", str(budget), "--seeds", "1"]
     with StubServer(lambda n, text: "edit") as s:
         rec = run_script_fresh(script, *args, "--llm", s.url, "--model", "stub", "--record", str(f),
                                env=base_env(), timeout=120)
     assert rec.returncode == 0, rec.stderr
-    lines = f.read_bytes().splitlines(keepends=True)
+    return script, args, rec, f.read_bytes().splitlines(keepends=True)
+
+
+def test_an_unfinished_recording_that_holds_every_call_says_at_the_end_it_played_the_whole_run(tmp_path):
+    """helper 的压力测试报过：Ctrl-C 落在最后一次调用回来之后（02 在印结果的时候），文件有全部调用、只是没有结束行；
+    回放开跑前说"没录完……用完了回放就停在那里"，然后放完全程、退出码 0，一句也不说。现在最后说一句放完了全程；
+    标准输出和录制时逐字节相同。"""
+    from conftest import base_env, run_script_fresh
+    f = tmp_path / "run.jsonl"
+    script, args, rec, lines = record_04(f, 12)
     assert b'"type": "end"' in lines[-1]
     f.write_bytes(b"".join(lines[:-1]))                          # 没有结束行，调用都在
     rep = run_script_fresh(script, *args, "--replay", str(f), env=base_env(), timeout=120)
@@ -126,16 +132,8 @@ def test_a_recording_killed_in_the_middle_of_a_line_replays_every_whole_line_bef
     """helper 的审读报过：录的时候进程被 kill -9（正好在写一行），文件停在半行上，回放一行都不肯放（"最后一行没写完；
     重新 --record"）——前面付过钱的调用都是完整的行。现在那半行不算：开跑前说没录完、说是第几行只写了一半，
     录下的整行照样回放，放完停在半行那一次调用（退出码 2），标准输出和录制时那几次调用印的一样。"""
-    import os
-    from conftest import ROOT, base_env, run_script_fresh
-    script = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
-    args = ["--budget", "20", "--seeds", "1"]
-    full = tmp_path / "full.jsonl"
-    with StubServer(lambda n, text: "edit") as s:
-        rec = run_script_fresh(script, *args, "--llm", s.url, "--model", "stub", "--record", str(full),
-                               env=base_env(), timeout=120)
-    assert rec.returncode == 0, rec.stderr
-    lines = full.read_bytes().splitlines(keepends=True)          # 文件头、20 次调用、结束行
+    from conftest import base_env, run_script_fresh
+    script, args, _, lines = record_04(tmp_path / "full.jsonl", 20)   # 文件头、调用、结束行
     whole = 5                                                      # 前 5 次调用是整行，第 6 次写到一半
     half = lines[whole + 1]
     cut = len(half) // 2 if cut_at == "mid_json" else half.index("。".encode()) + 1   # 半个汉字
