@@ -531,6 +531,8 @@ def test_a_run_that_gave_up_on_the_llm_exits_1_when_recorded_and_when_replayed(t
     rep = run_04("--replay", str(f))
     assert gave_up_at_the_end(rec), rec.stderr[-2000:]
     assert gave_up_at_the_end(rep) and rep.stdout == rec.stdout, rep.stderr[-2000:]
+    # 录的那次在标准错误上说了服务器回 400 时的原话（tests/test_server_says_why.py）；录制文件里没有它，回放不说
+    assert "最后一次“LLM 回 HTTP 400”时服务器说：“bad request”" in rec.stderr and "服务器说" not in rep.stderr
     with StubServer(script("edit")) as s:                               # 没放弃的运行照旧是 0
         assert run_04("--llm", s.url, "--model", "stub").returncode == 0
 

@@ -26,7 +26,8 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
 - 429 和 5xx 按 Retry-After（没有就指数退避）重试几次（上一次调用已经失败了就不重试；一次调用里加起来要等
   MAX_WAIT 秒以上就不等，种类里说出来；等 WAIT_SAID 秒以上时往标准错误说一句）；回复已经开始传回来（2xx）以后断了
   不重试（种类是"回复没传完整"：服务器已经答了）；成本账里有真的发出去几个请求（重试也算）；状态码不在 100–599 里
-  是协议错误，不重试。连续 GIVE_UP_AFTER 次调用失败（不管哪一种：连不上、超时、HTTP 错误、读不懂……），就不再
+  是协议错误，不重试。不是 2xx 的回答只读正文的开头（ERROR_BODY_BYTES 字节、ERROR_READ_SECONDS 秒）：服务器说的原因
+  （server_words）放进放弃的那句、finish 的那句、开跑前检查的那句（失败的种类不变，录制文件里没有它）。连续 GIVE_UP_AFTER 次调用失败（不管哪一种：连不上、超时、HTTP 错误、读不懂……），就不再
   调用：以后的提议立刻失败（种类 GAVE_UP），进化用已有的东西跑完（04、05 在这句后面说最好的程序不会丢）。
 - 调用等了 WAITING_SAID 秒还没回来（CPU 上的模型、排着队的服务器、不再回答的服务器）：每 WAITING_SAID 秒用 waiting
   说一句在等哪个模型的第几次调用、等了多久、一个请求最多等多久。
@@ -93,6 +94,8 @@ WAITING_SAID = 10.0                # 一个调用等了这么多秒还没回来�
 READ_GRACE = 0.2                   # Ctrl-C 时正在读回复正文的调用最多再等这么多秒读完、录下（之后一秒之内还要停下）
 GIVE_UP_AFTER = 4                  # 连续这么多次调用失败（不管哪一种），就不再调用
 MAX_REPLY_BYTES = 1_000_000        # 一个回复最多读这么多字节：max_tokens 个 token 的回复连 JSON 的转义一起也远远用不了
+ERROR_BODY_BYTES = 16_384          # 不是 2xx 的回答，正文最多读这么多字节：只要里面服务器说的原因（server_words）
+ERROR_READ_SECONDS = 2.0           # 读它最多等这么多秒（挤牙膏的错误页不能把一次 429 拖成一次超时）
 MAX_MODELS_BYTES = 8_000_000       # GET /models 的回复最多读这么多字节（托管的服务商列几百个模型，每个带说明）
 WIRE_SLACK = 1_000_000             # 一个回复从状态行起一共最多读 2 × 正文上限 + 这么多字节（响应头、分块的长度行等的余量）
 TEMPERATURE = 0.7
@@ -748,6 +751,7 @@ class OpenAILLM(_Backend):
         self.give_up_tail = ""                       # 放弃那句后面接的话（进化的 04、05："最好的程序不会丢"）
         self._failed_in_a_row = 0                  # 连续几次调用失败（不管哪一种）
         self.gave_up: str | None = None            # 决定不再调用时的那句话
+        self.last_said: tuple[str, str] | None = None   # 最后一次 HTTP 错误时服务器说的原因：(种类, "服务器说：“…”")
         self._record = None
         # 录制文件里的调用按提议的顺序，一次调用一回来就写（讲师报过：以前一批全回来才写，Ctrl-C 时这一批里已经回来、
         # 付了钱的回复都没录下）。这几样都在 self._rec 下面改
@@ -1002,6 +1006,12 @@ class OpenAILLM(_Backend):
             return shown(self._redact(text), limit)
         return shown(self._redact(text[:scan]), limit, total=len(text))   # 只写一次"…（共 N 个字符）"，N 是整段的
 
+    def _server_said(self, raw: bytes, headers) -> str:
+        """不是 2xx 的回答里服务器说的原因，印出来的样子："服务器说：“…”"（抹了密钥、控制字符转义、最多 200 个字符）；
+        正文里没有就是 ""。"""
+        words = server_words(raw, headers.get("Content-Type", ""))
+        return f"服务器说：“{self._shown_redacted(words, 200)}”" if words else ""
+
     # ---- HTTP ----
     def _headers(self) -> dict:
         h = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -1035,7 +1045,8 @@ class OpenAILLM(_Backend):
                   call: int | None = None):
         """一个 HTTP 请求，从连接到最后一个字节最多 timeout 秒，回复最多读 limit 字节，不跟转向。call：这是第几次调用
         （读 2xx 的正文时记进 _reading：Ctrl-C 时等它读完、录下）。
-        返回 (状态码, 响应头, 正文)；状态码不是 2xx 时不读正文（是 b""）。出错抛 LLMError（kind 是失败的种类，
+        返回 (状态码, 响应头, 正文)；状态码不是 2xx 时正文只读开头（_error_body：最多 ERROR_BODY_BYTES 字节、
+        ERROR_READ_SECONDS 秒，里面是服务器说的原因）。出错抛 LLMError（kind 是失败的种类，
         detail 是给人看的一句，引用的服务器文字先抹密钥、再 shown()：反过来的话，shown 把夹在密钥中间的 ESC 写成
         \\x1b，多出来的字母、数字把密钥拆散，抹不掉了，屏幕上却照样读得出它（审读量过：响应头里的密钥每 4 个字夹一个
         ESC，开跑前的检查原样印出 sk-h\\x1bosti\\x1ble-t……）。"""
@@ -1099,8 +1110,8 @@ class OpenAILLM(_Backend):
                 # "响应头不合规矩"：同一个服务器两处叫法不同。和 h11 一样，长度头只能是一个（或几个一样的）十进制数，
                 # 最多 20 位
                 raise LLMError(BAD_HEADERS, f"长度头 Content-Length 写的是 {self._shown_redacted(', '.join(lengths), 60)}")
-            if not 200 <= status < 300:
-                return status, headers, b""
+            if not 200 <= status < 300:            # 正文只读开头一点、最多等 ERROR_READ_SECONDS 秒：里面是服务器说的原因
+                return status, headers, _error_body(r, state["sock"], min(deadline, time.monotonic() + ERROR_READ_SECONDS))
             if r.length is not None and r.length > limit:
                 raise LLMError(TOO_LONG, f"长度头说有 {shown(f'{r.length:,}', 40)} 字节，上限是 {limit:,}，没读")
             phase = "body"
@@ -1174,24 +1185,26 @@ class OpenAILLM(_Backend):
             location = headers.get("Location")           # 先抹掉密钥再截短（截短以后密钥只剩半截，就抹不掉了）
             raise ServerUnreachable(*_redirect_sentence(where, status, None if location is None else
                                                         self._redact(location), self.names))
+        said = "" if 200 <= status < 300 else self._server_said(raw, headers)   # 服务器说的原因（讲师报过：403 的
+        said = f"，{said}" if said else ""                                        # "这个项目没有权限用这个模型"没印出来）
         if status in (401, 403):
-            raise ServerUnreachable(f"LLM 服务器 {where} 拒绝了请求（HTTP {status}）", "检查" + (" " if self.names.key[:1].isascii() else "") + self.names.key)
+            raise ServerUnreachable(f"LLM 服务器 {where} 拒绝了请求（HTTP {status}）{said}", "检查" + (" " if self.names.key[:1].isascii() else "") + self.names.key)
         if not 100 <= status <= 599:
             raise ServerUnreachable(f"LLM 服务器 {where} 对 GET /models 回了不合规矩的状态码 {status}（HTTP 只有 100–599）",
                                     f"{self.names.address}要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）")
         if status == 407 or (self._proxy is not None and status in (502, 503, 504)):   # 代理回的：不是 LLM 服务器
             raise ServerUnreachable(                  # （讲师报过：407 照样开跑，四次调用都是 HTTP 407，一句也没提代理）
                 f"经{self.proxy_said() or '代理'} 连 LLM 服务器 {where} 时回了 HTTP {status}"
-                + ("（代理要用户名和密码）" if status == 407 else "（代理连不上它，或者它没回答）"),
+                + ("（代理要用户名和密码）" if status == 407 else "（代理连不上它，或者它没回答）") + said,
                 "代理的用户名、密码写在那个环境变量里（http://用户名:密码@主机:端口）；用不着代理的话这次运行不设它"
                 if status == 407 else f"检查 {self.names.address}和代理；用不着代理的话这次运行不设那个环境变量")
         if status == 404 and self._prefix in ("", "/"):   # 忘了 /v1（ollama 的 http://127.0.0.1:11434）：
             raise ServerUnreachable(                  # 每个请求都会是 404，整个运行一个提议也没问到（讲师报过）
-                f"LLM 服务器 {where} 在，但没有 GET /models（HTTP 404）",
+                f"LLM 服务器 {where} 在，但没有 GET /models（HTTP 404）{said}",
                 f"{self.names.address}通常以 /v1 结尾（例如 http://127.0.0.1:11434/v1）")
         if status == 400:                           # 不带正文的 GET 本来不会"请求不对"：常见的是 http:// 对着 https 的端口
             raise ServerUnreachable(                  # （讲师报过：它照样开跑，每个提议都是 HTTP 400）
-                f"LLM 服务器 {where} 对 GET /models 回了 HTTP 400（请求不对）",
+                f"LLM 服务器 {where} 对 GET /models 回了 HTTP 400（请求不对）{said}",
                 (f"那个端口可能说的是 https（收到明文 http 的请求就回 400）：把 {self.names.address}里的 http:// 换成 "
                  "https:// 试试；不然检查它是不是 OpenAI 兼容的接口（地址通常以 /v1 结尾）") if self._scheme == "http" else
                 f"{self.names.address}要指向 OpenAI 兼容的接口（地址通常以 /v1 结尾）")
@@ -1298,7 +1311,7 @@ class OpenAILLM(_Backend):
         try:
             out = self._attempts(payload, n)
         except LLMError as e:
-            self._failed(e.kind)
+            self._failed(e.kind, e.detail if e.kind.startswith("LLM 回 HTTP") else "")
             raise
         with self._lock:
             self._failed_in_a_row = 0
@@ -1327,6 +1340,7 @@ class OpenAILLM(_Backend):
                 if status in REDIRECT_CODES:
                     raise LLMError(REDIRECT)
                 if not 200 <= status < 300:
+                    said = self._server_said(raw, headers)
                     if (status == 500 and headers.get(MOCK_BUG_HEADER) == "1"   # 它不再回答：不重试，马上不再调用；
                             and is_loopback(self._host)):     # MockLLM 服务器只在本机（讲师的复查报过：别的服务器带上
                         #                                       这个头，一次 500 就不再问它，还让人去看 MockLLM 的终端）
@@ -1342,8 +1356,8 @@ class OpenAILLM(_Backend):
                             waited += wait
                             continue
                         if asked is not None and waited + asked > self.max_wait:   # 服务器让等太久：说出来
-                            raise LLMError(f"LLM 回 HTTP {status}，要等 {self.max_wait:g} 秒以上（不等）")
-                    raise LLMError(f"LLM 回 HTTP {status}")
+                            raise LLMError(f"LLM 回 HTTP {status}，要等 {self.max_wait:g} 秒以上（不等）", said)
+                    raise LLMError(f"LLM 回 HTTP {status}", said)
                 if compressed(headers):                  # 讲师报过：被说成"不是 JSON"，其实响应头说得明白
                     raise LLMError(COMPRESSED)
                 return (*_content(raw, headers.get("Content-Type", "")), sent)
@@ -1352,14 +1366,17 @@ class OpenAILLM(_Backend):
             e.requests = sent
             raise
 
-    def _failed(self, kind: str) -> None:
-        """一次调用失败了：连续失败够了 give_up_after 次，就决定以后不再调用（用 notify 说一句为什么）。"""
+    def _failed(self, kind: str, said: str = "") -> None:
+        """一次调用失败了：连续失败够了 give_up_after 次，就决定以后不再调用（用 notify 说一句为什么）。said：服务器
+        回 HTTP 错误时说的原因（_server_said 的那句；没有是 ""），记下最后一句（finish 在最后说）、放进那句话里。"""
         with self._lock:
+            if said:
+                self.last_said = (kind, said)
             self._failed_in_a_row += 1
             if self.gave_up is not None or (kind != MOCK_BUG and (not self.give_up_after
                                                                   or self._failed_in_a_row < self.give_up_after)):
                 return
-            self.gave_up = gave_up_sentence(kind, self._failed_in_a_row)
+            self.gave_up = gave_up_sentence(kind, self._failed_in_a_row, said)
             note = self.gave_up + self.give_up_tail
         if self.notify is not None:
             self.notify(note)
@@ -1368,9 +1385,11 @@ class OpenAILLM(_Backend):
 GAVE_UP_SAID = "没用上 LLM："                  # finish 最后那句的开头（tests/printed.gave_up_at_the_end 认它）
 
 
-def gave_up_sentence(kind: str, in_a_row: int) -> str:
-    """决定不再调用 LLM 时，OpenAILLM 在标准错误上说的那句话（运行的最后 finish 另有一句，见 lost_llm）。"""
-    return ((f"LLM：{kind}" if kind == MOCK_BUG else f"LLM：接连 {in_a_row} 次调用失败（最后一次是“{kind}”）")
+def gave_up_sentence(kind: str, in_a_row: int, said: str = "") -> str:
+    """决定不再调用 LLM 时，OpenAILLM 在标准错误上说的那句话（运行的最后 finish 另有一句，见 lost_llm）。said：最后那次
+    服务器说的原因（"服务器说：“…”"，_server_said 的；没有是 ""）。"""
+    return ((f"LLM：{kind}" if kind == MOCK_BUG else
+             f"LLM：接连 {in_a_row} 次调用失败（最后一次是“{kind}”{'，' + said if said else ''}）")
             + f"，之后的提议不再问它，记作“{GAVE_UP}”。")
 
 
@@ -1592,6 +1611,70 @@ def message_text(message) -> str:
         if calls_tools:
             raise LLMError(TOOL_CALLS)
     return content or ""
+
+
+def _error_body(r, sock, until: float) -> bytes:
+    """不是 2xx 的回答的正文开头：最多 ERROR_BODY_BYTES 字节，读到 until（time.monotonic）为止。读到一半断了、超时、
+    读不懂：有多少算多少——这次回答照样按状态码算，正文只用来说服务器给的原因（server_words）。"""
+    chunks, total = [], 0
+    try:
+        while total < ERROR_BODY_BYTES:
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            sock.settimeout(left)
+            data = r.read1(ERROR_BODY_BYTES - total)
+            if not data:
+                break
+            chunks.append(data)
+            total += len(data)
+    except Exception:                                   # noqa: BLE001  OSError、超时、分块读不懂、读得太多（LLMError）
+        pass
+    return b"".join(chunks)
+
+
+_TITLE = re.compile(r"<(title|h1)\b[^>]*>(.*?)</\1\s*>", re.I | re.S)
+_MESSAGE = re.compile(r'"message"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def server_words(raw: bytes, content_type: str = "") -> str | None:
+    """不是 2xx 的回答的正文里，服务器说的原因（原样的文字，空白并成一个空格；没抹密钥、没转义：印之前先
+    _shown_redacted）。讲师报过：付费 API 对每个请求都回 HTTP 400，说的是 "Unsupported parameter: 'max_tokens' is not
+    supported with this model"，04 只说"接连 4 次调用失败（最后一次是 LLM 回 HTTP 400）"、叫人检查服务器、地址、模型名
+    和密钥——原因就在正文里，被扔掉了。认得：OpenAI 兼容接口的 {"error": {"message": …}}（OpenAI、vLLM、ollama、
+    llama.cpp）、{"error": "…"}、{"message": …}、{"detail": …}（FastAPI 的字符串或 [{"msg": …}]）；JSON 只读到一半时
+    的第一个 "message"；代理、CDN 的 HTML 错误页的 <title>（没有就 <h1>）；别的文字的第一个不空的行。都没有是 None。"""
+    if not raw.strip():
+        return None
+    try:
+        data = loads(raw)
+    except (ValueError, RecursionError):
+        data = None
+    words = None
+    if isinstance(data, dict):
+        err = data.get("error")
+        detail = data.get("detail")
+        for v in ((err.get("message") if isinstance(err, dict) else err), data.get("message"), detail,
+                  detail[0].get("msg") if isinstance(detail, list) and detail and isinstance(detail[0], dict) else None):
+            if isinstance(v, str) and v.strip():
+                words = v
+                break
+    elif data is None:
+        text = raw.decode("utf-8", "replace")
+        if text.lstrip()[:1] in ("{", "["):             # 读到一半的 JSON（只读了开头 ERROR_BODY_BYTES 字节）：
+            m = _MESSAGE.search(text)                   # 第一个写完了的 "message"
+            try:
+                words = json.loads(m.group(1)) if m else None
+            except ValueError:
+                words = None
+        elif "html" in content_type.lower() or text.lstrip()[:1] == "<":
+            if m := _TITLE.search(text):
+                import html
+                words = html.unescape(re.sub(r"<[^>]*>", "", m.group(2)))
+        else:
+            words = next((line for line in text.splitlines() if line.strip()), None)
+    words = " ".join(words.split()) if isinstance(words, str) else ""
+    return words or None
 
 
 NO_HOST = "找不到这个主机名，域名解析失败"            # net_words 的两种说法，_unreachable_advice 按它们给建议
@@ -2147,12 +2230,14 @@ def failure_summary(kinds) -> tuple[str, bool]:
             bool(kinds) and all(limited(k) for k in kinds))
 
 
-def lost_llm(calls, replay: bool = False) -> str | None:
+def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None) -> str | None:
     """这次运行没用上 LLM 时的那句话（finish 在最后说，退出码 1），用上了是 None。只看按提议的顺序记下的调用（录制和
     回放记下的一模一样，所以两边的退出码一样；讲师报过：并发时按回复到达的顺序数"接连失败"，回放却按提议的顺序数，
     录制退出码 0、回放 1）。没用上：有提议因为接连失败没再问它（GAVE_UP），或者最后接连 GIVE_UP_AFTER 次调用都失败，
     或者这次的调用全都失败了（只有一两次也算：讲师报过，--budget 1 时两次都失败照样退出码 0），或者是本讲的 MockLLM
-    服务器出了程序错。replay：回放时的建议是重新录（回放改变不了录下的那次）。"""
+    服务器出了程序错。replay：回放时的建议是重新录（回放改变不了录下的那次）。said：(种类, "服务器说：“…”")，服务器
+    回 HTTP 错误时说的原因（OpenAILLM.last_said；录制文件里没有它，回放时是 None）：种类在最后接连失败的那几次里时，
+    那句话里带上它（讲师报过：原因就在服务器的回答里，这句话却只叫人检查服务器、地址、模型名和密钥）。"""
     calls = list(calls)
     not_sent = sum(c.error == GAVE_UP for c in calls)
     sent = [c for c in calls if c.error != GAVE_UP]
@@ -2174,6 +2259,8 @@ def lost_llm(calls, replay: bool = False) -> str | None:
         what = f"这次的 {len(sent):,} 次调用全都失败了（{kinds}），一个回复也没拿到"
     else:
         what = f"最后接连 {len(streak):,} 次调用都失败了（{kinds}）"
+    if said is not None and said[0] in streak:
+        what += f"；最后一次“{said[0]}”时{said[1]}"
     if replay:
         check = "这是录下的那一次：要一次用上模型的运行，等服务器好了重新 --record"
     elif bug:
@@ -2202,7 +2289,7 @@ def finish(llm, tell=None) -> None:
     if said:
         tell(f"（退出码 1：{said}）")
         sys.exit(1)
-    lost = lost_llm(getattr(llm, "calls", ()), replay=isinstance(llm, ReplayLLM))
+    lost = lost_llm(getattr(llm, "calls", ()), replay=isinstance(llm, ReplayLLM), said=getattr(llm, "last_said", None))
     if lost:
         tell(f"（退出码 1：{lost}。）")
         sys.exit(1)
