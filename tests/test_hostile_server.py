@@ -809,6 +809,60 @@ def test_an_unreachable_proxy_is_named_as_the_proxy_not_the_server(monkeypatch):
     assert one_safe_line(msg) and "代理不肯接通" in msg and "ollama serve" not in msg and KEY not in msg
 
 
+def test_through_an_https_proxy_the_key_stays_inside_the_tunnel(monkeypatch):
+    """README："https:// 经代理走 CONNECT 隧道，代理看不到密钥"。代理收到的是 CONNECT 主机:443 和它自己的
+    Proxy-Authorization（环境变量里代理的用户名、密码），没有 Authorization、没有密钥：密钥只在接通以后的 TLS 里面，
+    而这个"代理"接通以后就关了连接（TLS 握手没做完），密钥一个字节也没发。"""
+    import base64
+    import socket
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    srv.settimeout(5)
+    got = []
+
+    def serve():                                      # 只接一个连接：读 CONNECT、说接通、再读一点（TLS 的开头）、关掉
+        try:
+            conn, _ = srv.accept()
+        except OSError:
+            return
+        with conn:
+            conn.settimeout(3)
+            data = b""
+            try:
+                while b"\r\n\r\n" not in data and len(data) < 65536:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                data += conn.recv(65536)
+            except OSError:
+                pass
+            got.append(data)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    monkeypatch.setenv("https_proxy", f"http://me:pw@127.0.0.1:{srv.getsockname()[1]}")
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    try:
+        with pytest.raises(ServerUnreachable) as e:
+            client("https://api.example.invalid/v1").check()
+        t.join(5)
+    finally:
+        srv.close()
+    assert got, "代理没收到连接"
+    head, _, after = got[0].partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    assert lines[0].startswith("CONNECT api.example.invalid:443 HTTP/1."), lines
+    assert f"Proxy-Authorization: Basic {base64.b64encode(b'me:pw').decode()}" in lines, lines
+    assert not any(line.lower().startswith("authorization:") for line in lines), lines
+    assert KEY.encode() not in got[0] and b"Bearer" not in got[0]
+    assert one_safe_line(str(e.value)) and "https_proxy" in str(e.value)
+
+
 @pytest.mark.parametrize("url", ["http://[zz]:1/v1", "http://127.0.0.1:0/v1", "http://127.0.0.1:8765/my v1",
                                  "https://bücher.invalid/v1"])
 def test_an_odd_address_is_one_sentence_in_the_students_words(url):
