@@ -1,8 +1,8 @@
 """
-服务器回 HTTP 错误时说的原因（evolve.openai_llm）。讲师报过：付费 API 上的推理模型对每个请求都回 HTTP 400，正文里
-说 "Unsupported parameter: 'max_tokens' is not supported with this model"，04 只说"接连 4 次调用失败（最后一次是
-“LLM 回 HTTP 400”）……检查 LLM 服务器、地址、模型名和密钥以后再跑"：不是 2xx 的回答，正文一个字节也没读。现在读它的
-开头（最多 ERROR_BODY_BYTES 字节、ERROR_READ_SECONDS 秒），放弃的那句、最后退出码 1 的那句、开跑前检查的那句都带上
+服务器回 HTTP 错误时说的原因（evolve.openai_llm）。helper 的复查报过（照 OpenAI 的回答写的假服务器）：付费 API
+上的推理模型对每个请求都回 HTTP 400，正文里说 "Unsupported parameter: 'max_tokens' is not supported with this
+model"，04 只说"接连 4 次调用失败（最后一次是“LLM 回 HTTP 400”）……检查 LLM 服务器、地址、模型名和密钥以后
+再跑"：不是 2xx 的回答，正文一个字节也没读。现在读它的开头（最多 ERROR_BODY_BYTES 字节、ERROR_READ_SECONDS 秒），放弃的那句、最后退出码 1 的那句、开跑前检查的那句都带上
 服务器说的原因——抹掉密钥、控制字符转义、截短；失败的种类（计数、录制文件、回放）不变。
 服务器只听 127.0.0.1，每个测试最多回答几个请求，with 块结束就关。
 """

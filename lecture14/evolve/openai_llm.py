@@ -26,9 +26,10 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
 - 429 和 5xx 按 Retry-After（没有就指数退避）重试几次（上一次调用已经失败了就不重试；一次调用里加起来要等
   MAX_WAIT 秒以上就不等，种类里说出来；等 WAIT_SAID 秒以上时往标准错误说一句）；回复已经开始传回来（2xx）以后断了
   不重试（种类是"回复没传完整"：服务器已经答了）；成本账里有真的发出去几个请求（重试也算）；状态码不在 100–599 里
-  是协议错误，不重试。不是 2xx 的回答只读正文的开头（ERROR_BODY_BYTES 字节、ERROR_READ_SECONDS 秒）：服务器说的原因
-  （server_words）放进放弃的那句、finish 的那句、开跑前检查的那句（失败的种类不变，录制文件里没有它）。连续 GIVE_UP_AFTER 次调用失败（不管哪一种：连不上、超时、HTTP 错误、读不懂……），就不再
-  调用：以后的提议立刻失败（种类 GAVE_UP），进化用已有的东西跑完（04、05 在这句后面说最好的程序不会丢）。
+  是协议错误，不重试。不是 2xx 的回答只读正文的开头（ERROR_BODY_BYTES 字节、ERROR_READ_SECONDS 秒）：服务器说的
+  原因（server_words）放进放弃的那句、finish 的那句、开跑前检查的那句（失败的种类不变，录制文件里没有它）。
+  连续 GIVE_UP_AFTER 次调用失败（不管哪一种：连不上、超时、HTTP 错误、读不懂……），就不再调用：以后的提议立刻
+  失败（种类 GAVE_UP），进化用已有的东西跑完（04、05 在这句后面说最好的程序不会丢）。
 - 调用等了 WAITING_SAID 秒还没回来（CPU 上的模型、排着队的服务器、不再回答的服务器）：每 WAITING_SAID 秒用 waiting
   说一句在等哪个模型的第几次调用、等了多久、一个请求最多等多久。
 - check()：开跑之前看看服务器在不在（GET {base_url}/models），连不上、拒绝了我们、转向、回的东西读不懂、没有这个
@@ -55,6 +56,7 @@ import base64
 import email.utils
 import errno
 import functools
+import html
 import http.client
 import itertools
 import json
@@ -1185,8 +1187,8 @@ class OpenAILLM(_Backend):
             location = headers.get("Location")           # 先抹掉密钥再截短（截短以后密钥只剩半截，就抹不掉了）
             raise ServerUnreachable(*_redirect_sentence(where, status, None if location is None else
                                                         self._redact(location), self.names))
-        said = "" if 200 <= status < 300 else self._server_said(raw, headers)   # 服务器说的原因（讲师报过：403 的
-        said = f"，{said}" if said else ""                                        # "这个项目没有权限用这个模型"没印出来）
+        said = "" if 200 <= status < 300 else self._server_said(raw, headers)   # 服务器说的原因（401 的"密钥不对"、
+        said = f"，{said}" if said else ""                                        # 403 的"没有权限用这个模型"……）
         if status in (401, 403):
             raise ServerUnreachable(f"LLM 服务器 {where} 拒绝了请求（HTTP {status}）{said}", "检查" + (" " if self.names.key[:1].isascii() else "") + self.names.key)
         if not 100 <= status <= 599:
@@ -1639,7 +1641,7 @@ _MESSAGE = re.compile(r'"message"\s*:\s*("(?:[^"\\]|\\.)*")')
 
 def server_words(raw: bytes, content_type: str = "") -> str | None:
     """不是 2xx 的回答的正文里，服务器说的原因（原样的文字，空白并成一个空格；没抹密钥、没转义：印之前先
-    _shown_redacted）。讲师报过：付费 API 对每个请求都回 HTTP 400，说的是 "Unsupported parameter: 'max_tokens' is not
+    _shown_redacted）。helper 的复查报过：付费 API 对每个请求都回 HTTP 400，说的是 "Unsupported parameter: 'max_tokens' is not
     supported with this model"，04 只说"接连 4 次调用失败（最后一次是 LLM 回 HTTP 400）"、叫人检查服务器、地址、模型名
     和密钥——原因就在正文里，被扔掉了。认得：OpenAI 兼容接口的 {"error": {"message": …}}（OpenAI、vLLM、ollama、
     llama.cpp）、{"error": "…"}、{"message": …}、{"detail": …}（FastAPI 的字符串或 [{"msg": …}]）；JSON 只读到一半时
@@ -1669,7 +1671,6 @@ def server_words(raw: bytes, content_type: str = "") -> str | None:
                 words = None
         elif "html" in content_type.lower() or text.lstrip()[:1] == "<":
             if m := _TITLE.search(text):
-                import html
                 words = html.unescape(re.sub(r"<[^>]*>", "", m.group(2)))
         else:
             words = next((line for line in text.splitlines() if line.strip()), None)
@@ -2237,7 +2238,7 @@ def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None) -
     或者这次的调用全都失败了（只有一两次也算：讲师报过，--budget 1 时两次都失败照样退出码 0），或者是本讲的 MockLLM
     服务器出了程序错。replay：回放时的建议是重新录（回放改变不了录下的那次）。said：(种类, "服务器说：“…”")，服务器
     回 HTTP 错误时说的原因（OpenAILLM.last_said；录制文件里没有它，回放时是 None）：种类在最后接连失败的那几次里时，
-    那句话里带上它（讲师报过：原因就在服务器的回答里，这句话却只叫人检查服务器、地址、模型名和密钥）。"""
+    那句话里带上它（helper 的复查报过：原因就在服务器的回答里，这句话却只叫人检查服务器、地址、模型名和密钥）。"""
     calls = list(calls)
     not_sent = sum(c.error == GAVE_UP for c in calls)
     sent = [c for c in calls if c.error != GAVE_UP]
