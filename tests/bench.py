@@ -22,6 +22,9 @@ CS349E · 第 14 讲 · tests/bench.py —— 计时：迷你 AlphaEvolve 各部
     7. 很长的一行：学生或 LLM 的文件里一行有几万个空格（或几千个 and）时，读它（parse）的时间和行长成正比。几种行各在
        2 万和 8 万个字符时读（每个样本连读到约 50 毫秒，取最快的样本），报最慢的那种的时间比：线性是 4×，目标 ≤ 8×（几毫秒的事，量出来在 4–6× 之间抖）。正则回溯成平方级时是 16×（以前
        return Config( 后面 8 万个空格要 9 秒；单元测试只防卡死，不计时）。
+    8. LLM 服务器的错误正文：不是 2xx 的回答最多读 16 KB，从里面找服务器说的原因（server_words）。几种不怀好意的
+       正文（几千个没关上的 <title、一串反斜杠……）各在 4 KB 和 16 KB 时找，报最慢的那种的时间比：线性是 4×，
+       目标 ≤ 8×（以前一个正则在 16 KB 的 "<title>" × 2300 上回溯一秒）。
 【关于峰值内存】resource.getrusage(RUSAGE_CHILDREN).ru_maxrss 是"已经结束、被等待过的子孙进程里最大的那个"的
     峰值 RSS（不是整棵进程树的总和），04 脚本的工作进程也算在内。它只增不减、而且会把本进程以前的子进程也算进来，
     所以每次都隔一个小的"量具"进程去跑 04 脚本，量具只有这一个子进程。Linux 上单位是 KB，macOS 上是字节。
@@ -227,6 +230,29 @@ def long_line_ratios(n: int) -> dict:
             for name, make in LONG_LINES.items()}
 
 
+ERROR_BODIES = {                               # 名字 -> n 个字节左右的一段错误正文（代理、服务器回的 4xx/5xx，不可信）
+    "几千个没关上的 <title": lambda n: b"<html>" + b"<title" * (n // 6),
+    "几千个没关上的 <h1 ": lambda n: b"<" + b"<h1 " * (n // 4),
+    "<title> 里几千个 <": lambda n: b"<title>" + b"<" * n + b"</title>",
+    "几千个没写完的 \"message\"": lambda n: b"{" + b'"message":"' * (n // 11),
+    "一串反斜杠": lambda n: b'{"message": "' + b"\\" * (n // 2),
+}
+
+
+def error_body_ratios(n: int) -> dict:
+    """{哪种正文: (4 KB 时的秒数, 16 KB 时的秒数)}：从 LLM 服务器不是 2xx 的回答里找它说的原因（server_words；
+    正文最多读 ERROR_BODY_BYTES = 16 KB）。"""
+    from evolve.openai_llm import ERROR_BODY_BYTES, server_words
+
+    def seconds(body):
+        loops = max(1, int(0.05 / max(timed(lambda: server_words(body, "text/html")), 1e-6)))
+        return min(timed(lambda: [server_words(body, "text/html") for _ in range(loops)])
+                   for _ in range(max(n, 5))) / loops
+    return {name: (seconds(make(ERROR_BODY_BYTES // 4)[:ERROR_BODY_BYTES // 4]),
+                   seconds(make(ERROR_BODY_BYTES)[:ERROR_BODY_BYTES]))
+            for name, make in ERROR_BODIES.items()}
+
+
 # ---------------------------------------------------------------- 4. 每个演示
 
 def load_script():
@@ -351,6 +377,14 @@ def main(argv=None):
     longs = long_line_ratios(n)
     name, (short, long_) = max(longs.items(), key=lambda kv: kv[1][1] / kv[1][0])
     big_rows.append([f"很长的一行：{4 * LONG_LINE:,} 和 {LONG_LINE:,} 个字符的读取时间比（线性是 4×）",
+                     f"{long_ / short:.2f}×", "", f"最慢的一种：{name}，{ms(short)} → {ms(long_)}",
+                     f"≤ {LONG_RATIO_TARGET:g}×", verdict(long_ / short <= LONG_RATIO_TARGET)])
+
+    # 8. a hostile server's error page: finding the reason in it grows linearly with its size
+    progress("服务器的错误正文…")
+    bodies = error_body_ratios(n)
+    name, (short, long_) = max(bodies.items(), key=lambda kv: kv[1][1] / kv[1][0])
+    big_rows.append(["LLM 服务器的错误正文：16 KB 和 4 KB 的找原因时间比（线性是 4×）",
                      f"{long_ / short:.2f}×", "", f"最慢的一种：{name}，{ms(short)} → {ms(long_)}",
                      f"≤ {LONG_RATIO_TARGET:g}×", verdict(long_ / short <= LONG_RATIO_TARGET)])
 

@@ -90,6 +90,10 @@ def openai_error(message):
     (b'{"error": {"code": 500}}', "application/json", None),
     (b"   ", "text/plain", None),
     (b"<html><body>no title</body></html>", "text/html", None),
+    (b"<title>never closed <h1 class='e'>Bad <b>Gateway</b></h1>", "text/html", "Bad Gateway"),   # 没关上的 <title>：用 <h1>
+    (b"<titles>not a title</titles><TITLE lang=en>Too Many Requests</Title >", "text/html", "Too Many Requests"),
+    (b"<html>" + b"<title" * 2700, "text/html", None),     # 几千个没关上的标签（找原因的时间要线性：make bench 量）
+    (b"<title>" + b"<" * 16000 + b"</title>", "text/html", "<" * 16000),
 ])
 def test_the_servers_words_are_found_in_the_usual_error_bodies(body, content_type, words):
     assert server_words(body, content_type) == words
