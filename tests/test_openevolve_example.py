@@ -620,7 +620,7 @@ def test_counts_come_from_the_log_not_from_the_trace_that_skips_children(tmp_pat
             "Iteration 100: Program f - Metrics: combined_score=9.9000")
     assert oe._DONE.match(fake.encode()) is None and oe._PROGRAM.match(fake) is None and oe._METRICS.match(fake) is None
     assert res["trace"][0][1] == exact and res["trace"][1][1]["combined_score"] == 1.196
-    assert oe.count(res) == dict(full=2, probe=0, rejected=1, no_child=1)
+    assert oe.count(res) == dict(full=2, probe=0, rejected=1, eval_error=0, no_child=1)
 
 
 def test_the_openevolve_child_exits_at_once_if_its_parent_is_already_gone():
@@ -1235,14 +1235,28 @@ def test_config_yaml_settings_that_would_take_the_key_somewhere_unchecked_are_re
         runmod.run_openevolve(runmod.Processes(), "http://127.0.0.1:9/v1", 2, 0, str(tmp_path / "out07"))
 
 
+STUDENT_BLOCK = "    if M <= 128:\n        return Config(BM=64, BN=64, BK=256, warps=4, stages=3, group=8)\n"
+
+
 def _expert_run(tag: str, src: str):
-    """src 当这次运行的专家（MINI_ALPHAEVOLVE_EXPERT），make openevolve 跑 3 个提议：(src, 输出目录)。"""
+    """src 当这次运行的专家（MINI_ALPHAEVOLVE_EXPERT），make openevolve 在仓库的一份拷贝里跑 3 个提议：(src, 输出目录)；
+    那份拷贝的 initial_program.py 里，学生把自己的一条规则写进了 EVOLVE 块（STUDENT_BLOCK）。标准输出存在
+    输出目录旁边的 stdout.txt。"""
+    import shutil
     tmp = pathlib.Path(session_dir(tag))
     (tmp / "mine.py").write_text(src, encoding="utf-8")
-    p = subprocess.run([sys.executable, os.path.join(HERE, "run_openevolve.py"), "--iterations", "3", "--output",
-                        str(tmp / "out")], capture_output=True, text=True, timeout=240, cwd=ROOT,
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp / "repo" / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    initial = tmp / "repo" / "lecture14" / "openevolve" / "initial_program.py"
+    text = initial.read_text(encoding="utf-8")
+    head = "def choose_config(M, N, K):\n"
+    assert head in text
+    initial.write_text(text.replace(head, head + STUDENT_BLOCK, 1), encoding="utf-8")
+    p = subprocess.run([sys.executable, str(initial.parent / "run_openevolve.py"), "--iterations", "3", "--output",
+                        str(tmp / "out")], capture_output=True, text=True, timeout=240, cwd=str(tmp / "repo"),
                        env={**base_env(), "MINI_ALPHAEVOLVE_EXPERT": str(tmp / "mine.py")})
     assert p.returncode == 0, p.stderr[-2000:]
+    (tmp / "stdout.txt").write_text(p.stdout, encoding="utf-8")
     return src, tmp / "out"
 
 
@@ -1307,6 +1321,90 @@ def test_openevolve_starts_from_the_runs_expert_like_the_lectures_loop():
     with open(out / "openevolve.log", encoding="utf-8") as f:
         first = re.search(r"Evaluated program \S+ in [\d.]+s: combined_score=([\d.]+)", f.read())
     assert first and first[1] == "1.0000", first
+
+
+def test_make_openevolve_says_the_expert_and_initial_program_py_were_edited_and_starts_from_the_expert():
+    """学生报过：把自己的启发式写进 expert_heuristic.py 再 make openevolve，"比专家快 1.037×"的分母是他改过的那份，
+    04、06 开头都说一句，make openevolve 一个字没说；写进 initial_program.py 的 EVOLVE 块，make openevolve 悄悄不读它，
+    从专家出发。现在两件事都在标准输出的开头说，起点仍是这次运行的专家（和本讲的循环一样）。"""
+    src, out = edited_expert_run()
+    said = "".join((out.parent / "stdout.txt").read_text(encoding="utf-8").split())
+    assert said.index("注意：专家启发式") < said.index("最好的程序"), said[:600]
+    assert "比专家快几倍\"都以它为分母" in said and "MINI_ALPHAEVOLVE_EXPERT" in said
+    assert ("注意：lecture14/openevolve/initial_program.py的EVOLVE块不是讲义的专家（改过？）：makeopenevolve和07不读它"
+            in said), said[:1200]
+    assert "gitcheckoutlecture14/openevolve/initial_program.py" in said
+    with open(out / "initial_program.py", encoding="utf-8") as f:
+        start = f.read()
+    assert parse(start) == parse(src) and STUDENT_BLOCK not in start
+
+
+@pytest.mark.parametrize("edit", [
+    lambda t: t.replace("def choose_config(M, N, K):\n", "def choose_config(M, N, K):\n" + STUDENT_BLOCK, 1),
+    lambda t: t.replace("    if M <= 16:", "    if M <= 16", 1),                               # 语法错误
+    lambda t: t.replace("# EVOLVE-BLOCK-START", "# EVOLVE-BLOCK-STRAT"),                      # 标记拼错了
+    lambda t: t.replace("# EVOLVE-BLOCK-END", ""),
+    None])                                                                                   # 文件删了
+def test_an_edited_or_broken_initial_program_is_said_and_the_run_still_starts_from_the_expert(tmp_path, monkeypatch, edit):
+    """学生报过：initial_program.py 的标记改坏了，make openevolve 印了一段 traceback（ValueError: not enough values to
+    unpack）；改了 EVOLVE 块，什么也不说。现在起点总是这次运行的专家（拷贝里留着原来的说明，能留的时候），
+    initial_program_note 说一句。"""
+    with open(os.path.join(HERE, "initial_program.py"), encoding="utf-8") as f:
+        text = f.read()
+    path = tmp_path / "initial_program.py"
+    if edit is not None:
+        assert edit(text) != text
+        path.write_text(edit(text), encoding="utf-8")
+    monkeypatch.setattr(runmod, "INITIAL", str(path))
+    start = runmod.starting_program(str(tmp_path), "start.py")
+    with open(start, encoding="utf-8") as f:
+        assert parse(f.read()) == EXPERT
+    note = runmod.initial_program_note()
+    assert note.startswith("注意：") and "不读它" in note and "openevolve-run" in note, note
+    monkeypatch.undo()
+    assert runmod.initial_program_note() == ""                            # 仓库里的那份：讲义的专家，不说
+
+
+def test_a_broken_evaluator_is_one_sentence_with_its_line_before_anything_starts(tmp_path, monkeypatch, capsys):
+    """学生报过：evaluator.py 少了一个冒号，make openevolve 只说"OpenEvolve 出错退出：看日志的最后几行"；evaluate_stage2
+    里拼错一个变量名，每个完整评估都出错，make openevolve 却说那些程序"在探针级就停了"。现在开服务器、起 OpenEvolve
+    之前就一句话：文件:行、错在哪、怎么恢复（07 也经过 evaluator_problem）。"""
+    with open(os.path.join(HERE, "evaluator.py"), encoding="utf-8") as f:
+        text = f.read()
+    assert runmod.evaluator_problem() is None                             # 仓库里的那份没问题
+    cases = [("def evaluate_stage2(program_path: str):", "def evaluate_stage2(program_path: str)", "语法错误"),
+             ('    train = _speedup(s["ev"], program)', '    train = _speedup(s["ev"], progam)', "NameError"),
+             ("def evaluate(program_path: str):", "def evaluat(program_path: str):", "没有 evaluate 函数"),
+             ("_STATE: dict = {}", "_STATE: dict = {}\nx = 1 / 0", "ZeroDivisionError")]
+    for old, new, says in cases:
+        assert text.count(old) == 1, old
+        edited = text.replace(old, new)
+        path = tmp_path / "evaluator.py"
+        path.write_text(edited, encoding="utf-8")
+        monkeypatch.setattr(runmod, "EVALUATOR", str(path))
+        said = runmod.evaluator_problem()
+        assert said and says in said and "git checkout lecture14/openevolve/evaluator.py" in said, said
+        if "函数" not in says:                                             # 说的是改坏了的那一行
+            line = next(i for i, s in enumerate(edited.splitlines(), 1) if new.splitlines()[-1] in s)
+            assert f"evaluator.py:{line}:" in said, (line, said)
+        assert runmod.main(["--iterations", "2", "--output", str(tmp_path / "out")]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.strip() == said and "Traceback" not in err, err
+        assert not (tmp_path / "out").exists()                            # 服务器、OpenEvolve 都没起
+    assert sys.modules.get("openevolve.evaluation_result", "absent") is not None   # 载入时挡 OpenEvolve 的那一项拿掉了
+
+
+def test_proposals_whose_evaluation_raised_are_counted_as_evaluation_errors_not_as_stopped_at_the_probe():
+    """OpenEvolve 0.4.0 在 evaluator 的某一级抛了异常或超时时，记下的不是分数：stage1_passed = 0（连同 error）、
+    stage2_passed = 0（连同第一级的分数）、timeout。以前它们被数成"在探针级就停了""读不懂或启动不了"。"""
+    trace = [(1, dict(combined_score=1.1, launchable=1.0, full_evaluation=1.0)),
+             (2, dict(combined_score=1.05, probe_speedup=1.05, launchable=1.0, full_evaluation=0.0)),
+             (3, dict(combined_score=0.0, launchable=0.0, full_evaluation=0.0)),
+             (4, dict(combined_score=1.05, probe_speedup=1.05, launchable=1.0, full_evaluation=0.0, stage2_passed=0.0)),
+             (5, dict(stage1_passed=0.0, error=0.0)), (6, dict(error=0.0, timeout=True))]
+    c = runmod.count(dict(trace=trace, iterations=8))
+    assert c == dict(full=1, probe=1, rejected=1, eval_error=3, no_child=2) and sum(c.values()) == 8
+    assert "3 个评估出错（evaluator.py 抛了异常或超时" in runmod.eval_error_said(3) and runmod.eval_error_said(0) == ""
 
 
 def test_openai_environment_variables_other_than_the_key_do_not_reach_openevolve(monkeypatch):

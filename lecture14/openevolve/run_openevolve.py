@@ -916,15 +916,62 @@ def starting_program(output: str, name: str = "initial_program.py") -> str:
     还从讲义的专家出发（训练形状上 0.992×），07 却说"两边都从专家出发"。返回那份拷贝（output 里的 name）的路径；
     同样的一份也是 OpenEvolve 的进程读的专家（EXPERT_SNAPSHOT）。"""
     from evolve import EXPERT, render
-    from evolve.program import BLOCK_END, BLOCK_START
-    with open(INITIAL, encoding="utf-8") as f:
-        text = f.read()
-    head, rest = text.split(BLOCK_START, 1)
-    tail = rest.split(BLOCK_END, 1)[1].removeprefix("\n")
+    head, tail = _around_block()
     path = os.path.join(output, name)
     with open(path, "w", encoding="utf-8") as f:
         f.write(head + render(EXPERT) + tail)                # render 自己带着 EVOLVE 块的两行标记
     return path
+
+
+def _initial_text() -> str | None:
+    """initial_program.py 的原文；读不了（删了、不是 UTF-8）时是 None。"""
+    try:
+        with open(INITIAL, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _around_block() -> tuple[str, str]:
+    """initial_program.py 里 EVOLVE 块前后的文字（说明问题的注释），拷贝里原样留着。两行标记不全、文件读不了时是
+    ("", "")：起点只有 EVOLVE 块（学生报过：initial_program.py 的标记被改坏了，make openevolve 印了一段 traceback）。"""
+    from evolve.program import BLOCK_END, BLOCK_START
+    text = _initial_text()
+    if text is None or BLOCK_START not in text:
+        return "", ""
+    head, rest = text.split(BLOCK_START, 1)
+    if BLOCK_END not in rest:
+        return "", ""
+    return head, rest.split(BLOCK_END, 1)[1].removeprefix("\n")
+
+
+def initial_program_note() -> str:
+    """initial_program.py 的 EVOLVE 块不再是讲义的专家（学生改过、写坏了、标记没了）时的一句提醒；还是时空串。
+    make openevolve 和 07 从这次运行的专家出发（starting_program），不读那个块：学生报过，把自己的启发式写进
+    initial_program.py 再 make openevolve，OpenEvolve 悄悄从专家出发，最好的程序看着像是从他的程序进化来的。"""
+    from evolve import ProgramError, parse
+    from evolve.problem import EXPERT_FILE, LECTURE_EXPERT_FILE, display_path, load_heuristic
+    from evolve.program import BLOCK_END, BLOCK_START, equivalent
+    text = _initial_text()
+    try:
+        same = (text is not None and BLOCK_START in text and BLOCK_END in text.split(BLOCK_START, 1)[1]
+                and equivalent(parse(text), load_heuristic(LECTURE_EXPERT_FILE)))
+    except (OSError, ProgramError):
+        same = False
+    if same:
+        return ""
+    return (f"注意：{display_path(INITIAL)} 的 EVOLVE 块不是讲义的专家（改过？）：make openevolve 和 07 不读它，"
+            f"OpenEvolve 从这次运行的专家 {display_path(EXPERT_FILE)} 出发（和本讲的循环同一个起点、同一个分母）。"
+            "要让 OpenEvolve 从你写的程序出发，照 config.yaml 开头的写法直接运行 openevolve-run，把你的文件放在第一个参数；"
+            f"恢复原样：git checkout lecture14/openevolve/initial_program.py。")
+
+
+def start_notes() -> list[str]:
+    """开跑前在标准输出上说的话（make openevolve 和 07 都说）：专家改过（04、06 也说的那一句），initial_program.py
+    改过（make openevolve 和 07 不读它）。学生报过：改了 expert_heuristic.py 再 make openevolve，"比专家快 1.037×"
+    的分母是他改过的那份，04、06 都说了，这里一个字没说。"""
+    from evolve.problem import expert_changed_note
+    return [note for note in (expert_changed_note(), initial_program_note()) if note]
 
 
 CODE_ROOM = 10_000             # OpenEvolve 的子程序最多比起点长这么多个字符（本讲的循环最多多 64 条规则，一条不到 150 个字符）
@@ -1041,13 +1088,32 @@ def child(spec: dict) -> int:
 
 # ---------------------------------------------------------------- 一条命令
 
+def eval_failed(m: dict) -> bool:
+    """OpenEvolve 记下的 metrics 是不是"评估出错"：evaluator.py 的某一级抛了异常、超时，或者回的不是 metrics。
+    OpenEvolve 0.4.0 那时写 error、stage1_passed = 0、stage2_passed = 0 或 timeout（evaluator.py 的 _cascade_evaluate），
+    不是我们的 evaluator 给的分数。"""
+    return ("error" in m or m.get("timeout") in (True, 1.0)
+            or any(m.get(f"stage{i}_passed") == 0.0 for i in (1, 2, 3)))
+
+
 def count(res: dict) -> dict:
-    """一次运行的提议分成四类：full（完整评估）、probe（只过了探针级）、rejected（evaluator 给 0 分：读不懂、启动不了）、
-    no_child（没变成子程序：OpenEvolve 在评估之前就丢掉了）。四个数加起来是 iterations。"""
+    """一次运行的提议分成五类：full（完整评估）、probe（只过了探针级）、rejected（evaluator 给 0 分：读不懂、启动不了）、
+    eval_error（evaluator.py 出错或超时：OpenEvolve 记下的是它的错误，不是分数，eval_failed）、no_child（没变成子程序：
+    OpenEvolve 在评估之前就丢掉了）。五个数加起来是 iterations。学生报过：evaluator.py 里拼错一个变量名，每个完整评估
+    都出错，make openevolve 说它们"在探针级就停了"。"""
     ms = [m for _, m in res["trace"]]
+    broken = sum(map(eval_failed, ms))
+    ms = [m for m in ms if not eval_failed(m)]
     full = sum(m.get("full_evaluation") == 1.0 for m in ms)
     rejected = sum(m.get("launchable") != 1.0 for m in ms)
-    return dict(full=full, probe=len(ms) - full - rejected, rejected=rejected, no_child=res["iterations"] - len(ms))
+    return dict(full=full, probe=len(ms) - full - rejected, rejected=rejected, eval_error=broken,
+                no_child=res["iterations"] - len(ms) - broken)
+
+
+def eval_error_said(n: int) -> str:
+    """count 的 eval_error 不是 0 时接在提议数那句话里的一段（是 0 时空串）。"""
+    return (f"，{n} 个评估出错（evaluator.py 抛了异常或超时，不是程序的分数：日志里 \"Error in stage\"、"
+            "\"timed out\" 那几行说了是哪里）" if n else "")
 
 
 def no_child_said(c: dict, res: dict) -> str:
@@ -1094,6 +1160,55 @@ def kept_said(output: str, say) -> None:
     from evolve.problem import display_path
     say(f"停下之前完整评估过的最好程序（训练形状上比专家快 {score:.3f}×）存在 {display_path(os.path.join(output, BEST_FILE))}"
         + ("；下次 make openevolve 会清空这个目录，要留着就先复制走。" if os.path.abspath(output) == os.path.abspath(OUTPUT) else "。"))
+
+
+def evaluator_problem() -> str | None:
+    """evaluator.py 写坏了（学生改它）：一句话（文件:行: 哪里错、怎么办）；没问题时是 None。先编译（语法错误），再在
+    这个进程里载入它，对起点程序（starting_program）依次调用 OpenEvolve 会调用的 evaluate_stage1、evaluate_stage2、
+    evaluate。学生报过：evaluator.py 少了一个冒号，make openevolve 只说"OpenEvolve 出错退出：看日志的最后几行"；
+    evaluate_stage2 里拼错一个变量名，每个完整评估都出错，make openevolve 却说那些程序"在探针级就停了"。
+    载入时不 import OpenEvolve（要一秒多）：evaluator 的 _result 没有它就回同样内容的字典。"""
+    import tempfile
+    import traceback
+    import types
+
+    from evolve.openai_llm import shown
+    from evolve.problem import display_path
+    where = display_path(EVALUATOR)
+    fix = "改好它，或者 git checkout lecture14/openevolve/evaluator.py 恢复原样"
+    try:
+        with open(EVALUATOR, "rb") as f:
+            code = compile(f.read(), EVALUATOR, "exec")
+    except SyntaxError as e:
+        return f"{where}:{e.lineno or 1}: 语法错误（{shown(str(e.msg), 200)}），OpenEvolve 载入不了它：{fix}。"
+    except (OSError, ValueError) as e:
+        return f"{where}: 读不了这个文件（{shown(str(getattr(e, 'strerror', None) or e), 200)}）：{fix}。"
+    module = types.ModuleType("_mini_alphaevolve_oe_evaluator")
+    module.__file__ = EVALUATOR
+    step = "载入它的时候"
+    blocked = "openevolve" not in sys.modules and "openevolve.evaluation_result" not in sys.modules
+    if blocked:
+        sys.modules["openevolve.evaluation_result"] = None       # import 它就是 ImportError：走字典那条路
+    try:
+        with tempfile.TemporaryDirectory(prefix="mini_oe_check_") as tmp:
+            start = starting_program(tmp)
+            exec(code, module.__dict__)
+            if not callable(getattr(module, "evaluate", None)):
+                return f"{where}: 没有 evaluate 函数（OpenEvolve 载入 evaluator 时要它）：{fix}。"
+            for name in ("evaluate_stage1", "evaluate_stage2", "evaluate"):
+                fn = getattr(module, name, None)
+                if callable(fn):
+                    step = f"{name} 给起点程序打分时"
+                    fn(start)
+    except Exception as e:                                        # noqa: BLE001  学生改出来的任何错
+        lines = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == EVALUATOR]
+        line = f":{lines[-1]}" if lines else ""
+        return (f"{where}{line}: {step}出错（{type(e).__name__}: {shown(str(e), 200)}），OpenEvolve 评估时也会这样："
+                f"{fix}。")
+    finally:
+        if blocked:
+            sys.modules.pop("openevolve.evaluation_result", None)
+    return None
 
 
 def best_program(res: dict):
@@ -1240,6 +1355,12 @@ def main(argv=None) -> int:
         return 2
     for note in env_notes():                           # 不悄悄扔掉：说一声
         progress(note)
+    problem = evaluator_problem()                      # 学生改坏了 evaluator.py：开服务器、起 OpenEvolve 之前一句话
+    if problem:
+        say(problem)
+        return 2
+    for note in start_notes():                         # 专家改过、initial_program.py 改过（不读它）：和 04、06 一样先说
+        print_note(note)
     try:
         if mock:
             progress(f"开 MockLLM 服务器，再让 OpenEvolve {VERSION} 跑 {a.iterations} 个提议（进度在这里；Ctrl-C 随时停下）……")
@@ -1287,7 +1408,7 @@ def main(argv=None) -> int:
         print_note(returned_said(f"OpenEvolve {VERSION}", returned, tr))
     c = count(res)
     print_note(f"{a.iterations} 个提议：{c['full']} 个做了完整评估，{c['probe']} 个在探针级就停了，"
-               f"{c['rejected']} 个读不懂或启动不了（0 分），{no_child_said(c, res)}。")
+               f"{c['rejected']} 个读不懂或启动不了（0 分）{eval_error_said(c['eval_error'])}，{no_child_said(c, res)}。")
     print_note(f"OpenEvolve 的输出（日志、best/、evolution_trace.jsonl）在 {display_path(output)}。")
     print_try([("和本讲的迷你循环并排比：同一个问题、同一个 MockLLM、每边同样的预算，各跑两个种子：",
                 "python3 lecture14/07_openevolve.py")]
