@@ -110,8 +110,11 @@ def run_theirs(table, train, test, seed: int, budget: int, procs, workdir: str) 
     if res.get("gave_up"):                              # 它问的是本讲的 MockLLM：调用都失败时它那几行比不了什么
         raise RuntimeError(f"{res['gave_up']}。它问的是本讲的 MockLLM 服务器，这些调用本不该失败，一个可能的原因是装的 "
                            "OpenEvolve 不是 requirements-openevolve.txt 钉住的版本；没有印比较的表")
-    best, final, returned = oe.evaluated_best(res, os.path.join(workdir, f"seed{seed}"), train, table)
     c = oe.count(res)
+    if c["eval_error"]:                                 # evaluator.py 出错、超时：那些提议没有分数，并排比不了
+        raise RuntimeError(f"{THEIRS} 种子 {seed} 有 {c['eval_error']} 个提议评估出错（evaluator.py 抛了异常或超时，"
+                           f"不是程序的分数），没有印比较的表；日志里 \"Error in stage\"、\"timed out\" 那几行说了是哪里")
+    best, final, returned = oe.evaluated_best(res, os.path.join(workdir, f"seed{seed}"), train, table)
     history, top, by_iter = [1.0], 1.0, {}
     for k, m in res["trace"]:
         if m.get("full_evaluation") == 1.0:             # 训练形状上的分数：evaluate_stage2 才写 train_speedup
@@ -269,9 +272,12 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
     rows = [table_row(r, o_tr) for r in runs_ours + runs_theirs]
     print_table(["系统", "种子", "训练形状", "测试形状", "训练上占逐形状最优的", "失败的提议", "完整评估的程序",
                  "提示平均几个字符（系统+用户）"], rows)
-    print_note("本讲的循环那几行每次运行逐字节相同。OpenEvolve 那几行不保证：种子、程序名、哈希种子都固定了，只用一个 "
-               "worker，可它有时在几十个提议之后走上另一条路（原因在 OpenEvolve 内部），同一个种子两次运行的差别可以比"
-               "两个种子之间的还大。下面比较两边的那句观察说的是这一次的表。")
+    workers = oe_workers()
+    print_note("本讲的循环那几行每次运行逐字节相同。OpenEvolve 那几行不保证：种子、程序名、哈希种子都固定了，"
+               + ("只用一个 worker，可它有时在几十个提议之后走上另一条路（原因在 OpenEvolve 内部）" if workers == 1 else
+                  f"这次用 {workers} 个 worker（config.yaml 改过），讲义量过的是一个 worker：那时它也有时在几十个提议之后"
+                  "走上另一条路（原因在 OpenEvolve 内部）")
+               + "，同一个种子两次运行的差别可以比两个种子之间的还大。下面比较两边的那句观察说的是这一次的表。")
     print_note(f"上限（逐形状最优）：训练形状 {o_tr:.3f}×，测试形状 {o_te:.3f}×。失败的提议 = 没变成子程序的（回复打不上、"
                "没有改动）加上读不懂、启动不了的（本讲在静态检查里拒掉；OpenEvolve 的 evaluator 给 0 分）。"
                "完整评估 = 在全部训练形状上评估过（本讲的循环另外有 "
@@ -335,6 +341,16 @@ def per_proposal_ms(runs: list[dict], budget: int, places: int = 1) -> float:
     return float(statistics.median(round(r["seconds"] / budget * 1000, places) for r in runs))
 
 
+def oe_workers() -> int:
+    """OpenEvolve 用几个 worker 进程：config.yaml 的 evaluator.parallel_evaluations（照 OpenEvolve 自己的读法读）。
+    学生报过：把它改成 4 再跑 07，开头和表下面照样说"一个 worker"。"""
+    return int(oe._config().evaluator.parallel_evaluations)
+
+
+def workers_said(n: int) -> str:
+    return "一个 worker" if n == 1 else f"{n} 个 worker：config.yaml 的 evaluator.parallel_evaluations 是 {n}"
+
+
 def build_parser():
     ap = parser("本讲的迷你进化循环和 OpenEvolve 并排跑同一个问题（第 14 讲 07）。")
     ap.add_argument("--budget", type=int_between(1, MAX_BUDGET), default=BUDGET,
@@ -361,10 +377,17 @@ def main(argv=None):
         sys.exit(2)
     for note in oe.env_notes():                      # 不传给 OpenEvolve 的环境变量：和 make openevolve 一样说一声
         say(note)
+    problem = oe.evaluator_problem()                 # evaluator.py 改坏了：两边都还没跑就一句话（和 make openevolve 一样）
+    if problem:
+        say(problem)
+        sys.exit(2)
     import shutil
     import tempfile
-    print_note(f"设置：--budget {a.budget} --seeds {a.seeds}{gpu_flag()}（OpenEvolve {oe.VERSION}，一个 worker；LLM 是 MockLLM 服务器，"
-               f"没有真的语言模型；--jobs {a.jobs}：OpenEvolve 的种子同时跑几个，只影响快慢）")
+    workers = oe_workers()
+    print_note(f"设置：--budget {a.budget} --seeds {a.seeds}{gpu_flag()}（OpenEvolve {oe.VERSION}，{workers_said(workers)}；"
+               f"LLM 是 MockLLM 服务器，没有真的语言模型；--jobs {a.jobs}：OpenEvolve 的种子同时跑几个，只影响快慢）")
+    for note in oe.start_notes():                    # 专家改过、initial_program.py 改过：和 04、06、make openevolve 一样先说
+        print_note(note)
     table = TimeTable()
     train, test = split_shapes()
     procs = oe.Processes()

@@ -510,3 +510,41 @@ def test_the_prompt_length_sentence_is_the_median_of_the_printed_column():
     assert "OpenEvolve 的提示平均 8,792 个字符（表里那一列，种子的中位数），是本讲的 1.8 倍" in said, said
     two = texts(GOOD_OURS, [dict(r, prompt_chars=c) for r, c in zip(GOOD_THEIRS, (9000.2, 9001.4))])[3]
     assert "平均 9,000.5 个字符（表里那一列，种子的中位数）" in two, two
+
+
+def test_an_openevolve_run_whose_evaluations_raised_is_an_error_not_a_row_in_the_comparison(monkeypatch, table):
+    """evaluator.py 在某些程序上抛了异常或超时（OpenEvolve 记下 stage2_passed = 0 之类，不是分数）：07 以前把它们
+    数成"在探针级停下"，照样和本讲的循环比。现在是 07 的一句错误（main 说出来、退出码 1）。"""
+    from evolve import EXPERT, render
+    train, test = split_shapes()
+    trace = [(1, dict(combined_score=1.0, probe_speedup=1.0, launchable=1.0, full_evaluation=0.0, stage2_passed=0.0))]
+    monkeypatch.setattr(S07, "MockServer", FakeServer)
+    monkeypatch.setattr(S07.oe, "run_openevolve", lambda *a, **k: dict(trace=trace, iterations=2, best_code=render(EXPERT),
+                                                                          best_metrics={"combined_score": 1.0}))
+    with pytest.raises(RuntimeError) as e:
+        S07.run_theirs(table, train, test, 0, 2, None, "")
+    assert "1 个提议评估出错" in str(e.value) and "没有印比较的表" in str(e.value)
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_the_number_of_openevolve_workers_is_read_from_config_yaml_not_assumed(monkeypatch, tmp_path, table, capsys,
+                                                                             workers):
+    """学生报过：把 config.yaml 的 evaluator.parallel_evaluations 改成 4 再跑 07，开头和表下面照样说"一个 worker"。"""
+    from evolve import EXPERT
+    with open(S07.oe.CONFIG, encoding="utf-8") as f:
+        text = f.read()
+    assert "  parallel_evaluations: 1 " in text
+    (tmp_path / "config.yaml").write_text(text.replace("  parallel_evaluations: 1 ", f"  parallel_evaluations: {workers} "),
+                                          encoding="utf-8")
+    monkeypatch.setattr(S07.oe, "CONFIG", str(tmp_path / "config.yaml"))
+    assert S07.oe_workers() == workers
+    train, test = split_shapes()
+    extra = dict(best=EXPERT, history=[1.0] * 101, curve_wrong=[])
+    S07.print_results([dict(r, **extra) for r in GOOD_OURS], [dict(r, **extra) for r in GOOD_THEIRS], table, train, test, 100)
+    said = "".join(capsys.readouterr().out.split())
+    if workers == 1:
+        assert "只用一个worker" in said and "个worker（config" not in said
+    else:
+        assert "只用一个worker" not in said and f"这次用{workers}个worker（config.yaml改过）" in said, said[:2000]
+        assert f"{workers}个worker：config.yaml的evaluator.parallel_evaluations是{workers}" in "".join(
+            S07.workers_said(workers).split())
