@@ -495,6 +495,17 @@ def mistake_kind(src: str, reply: str) -> str:
     return "子程序启动不了" if bad else "没有错"
 
 
+def meant_is_clean(prompt: Prompt, s: int) -> bool:
+    """MockLLM(Dice(s)) 对这个提示本来想提的修改（不犯错时的回复）打得上、解析得了、启动得了：犯错率 0 和 1 的两个实例
+    抽的随机数一样（犯不犯错那一下照样抽），所以犯错的回复就是在这个子程序上犯了一个错。没有 SEARCH/REPLACE 块时
+    子程序就是父程序。演示 3 的例子只用这样的种子：犯错的回复里只有它要说的那一个错。"""
+    _, meant = MockLLM(Dice(s), mistake_rate=0.0).propose(prompt)
+    if not parse_diff(meant):
+        return not launch_problems(prompt.parent)
+    child, _ = apply_reply(prompt.parent_src, meant)
+    return child is not None and not launch_problems(child)
+
+
 def obs_mistakes(kinds: Counter, tried: int, failed: dict, rejected: int, in_db: int, repeats: int) -> str:
     n_fail = sum(v for k, v in kinds.items() if k not in ("子程序启动不了", "没有错"))
     ok = (sum(kinds.values()) == tried and kinds["没有错"] == 0 and sum(failed.values()) == n_fail and in_db == 0
@@ -577,7 +588,8 @@ def demo3_mistakes_and_valley(table, train, seed, prompt, whose="演示 1 的父
     while len(examples) < 3 and s < 100:                                    # 三种错各找一个例子
         llm = MockLLM(Dice(s), mistake_rate=1.0)
         _, reply = llm.propose(prompt)
-        examples.setdefault(mistake_kind(prompt.parent_src, reply), reply)
+        if meant_is_clean(prompt, s):       # 例子只犯它要说的那一个错（审读报过：种子 0 的"用 > 写条件"打在一个本来就
+            examples.setdefault(mistake_kind(prompt.parent_src, reply), reply)   # 启动不了的子程序上，一次两个错）
         s += 1
     for kind, reply in sorted(examples.items()):
         print(f"\n犯错的回复（对{whose}）——结果：{kind}\n" + listing(reply))

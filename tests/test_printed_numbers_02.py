@@ -12,7 +12,7 @@ import pytest
 
 from conftest import run_script
 from console import FAILED, fit_lines
-from evolve import EXPERT, VALID, Config, Evaluator, Program, choose, evolve, parse
+from evolve import EXPERT, VALID, Config, Evaluator, Program, choose, evolve, parse, render
 from evolve.loop import ProgramDatabase
 from evolve.mock_llm import MISTAKE, OPS, Dice, MockLLM
 from evolve.diff import DiffError, apply_diff, parse_diff
@@ -452,3 +452,27 @@ def test_mistakes_sentence_does_not_count_zero_cache_hits():
     assert none.ok and "0 个是以前提过的程序" not in none.text and "都是第一次提、被静态检查拒掉的" in none.text, none.text
     some = s02.obs_mistakes(kinds, 90, {"a": 28, "b": 30}, 28, 0, 4)
     assert some.ok and "28 个被静态检查拒掉，4 个是以前提过的程序、直接查的缓存" in some.text, some.text
+
+
+def test_demo3_each_mistake_example_makes_only_the_mistake_it_is_about(stdout, step):
+    """审读报过：演示 3 "用 > 写条件"的例子打在一个本来就启动不了的子程序上（MockLLM 这次想提的修改把默认分支换成了
+    256×128 / 4 warp），一个回复两个错，标题却只说"子程序解析不了"。现在每个例子：把它说的那个错改回去，子程序就打得上、
+    解析得了、启动得了；"启动不了"的例子里只有一个分支启动不了。"""
+    text = section(stdout, "演示 3")
+    parent_src = step["prompt"].parent_src
+    found = re.findall(r"犯错的回复（对演示 1 的父程序）——结果：([^\n]+)\n(.*?)(?=\n\n)", text, re.S)
+    assert {k for k, _ in found} == {"SEARCH 找不到", "子程序启动不了", "子程序解析不了"}, found
+
+    def configs(p):
+        return [r.config for r in p.rules] + [p.default]
+    for kind, reply in found:
+        if kind == "子程序解析不了":
+            search, replace = reply.split("=======\n")
+            fixed = replace.replace("    if M > 64:\n        return Config", "    return Config", 1) \
+                if "    if M > 64:\n        return Config" in replace else replace.replace("if M >", "if M <=", 1)
+            child = parse(apply_diff(parent_src, parse_diff(search + "=======\n" + fixed)))
+            assert not [c for c in configs(child) if overflow_kinds(c)], (reply, render(child))
+        elif kind == "子程序启动不了":
+            child = parse(apply_diff(parent_src, parse_diff(reply)))
+            bad = [c for c in configs(child) if overflow_kinds(c)]
+            assert bad == [Config(256, 128, 64, 4, 3, 8)], (reply, bad)
