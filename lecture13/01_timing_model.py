@@ -176,6 +176,12 @@ def slower(a_us, b_us):
     return float(us(a_us).replace(",", "")) / float(us(b_us).replace(",", ""))
 
 
+def tflops(x):
+    """TFLOPS：取整；不到 1 的（旋钮调到边上时 decode 只有 0.03 TFLOPS）印两位有效数字，不印成读不通的 "0"
+    （审读报过：HBM_EFFICIENCY=0.0088 时演示 1 的表里 decode 三行的 TFLOPS 都是 0；只多印一位时 0.073 印成 0.1）。"""
+    return f"{x:,.0f}" if x >= 1 else f"{x:.2g}"
+
+
 def num(x):
     """表格里的 µs：小于 100 留一位小数，大的取整（表窄一点）。"""
     return f"{x:.1f}" if x < 100 else f"{x:,.0f}"
@@ -278,7 +284,7 @@ def demo1_breakdown():
             e = sl.explain(c, M, N, K)
             ex[name, M, who] = (c, e)
             p = parts(e)
-            rows.append([f"{who} {bare(c)}", us(e["time_us"]), f"{e['tflops']:.0f}", pct(e["floor_us"] / e["time_us"]),
+            rows.append([f"{who} {bare(c)}", us(e["time_us"]), tflops(e["tflops"]), pct(e["floor_us"] / e["time_us"]),
                          f"{e['tiles']:,}", e["ctas_per_sm"], num(p["算"]), num(p["搬"]), num(e["l2_total_us"]), num(p["等"]),
                          num(p["显存"]), short(e["bound"])])
         print()
@@ -407,7 +413,7 @@ def demo1_breakdown():
                  ("读权重至少占总时间的 80%", mem_share >= 0.8)]),
         verdict(mid_ok,
                 f"M = 128 时算术强度 {mid_ai:.0f} FLOP/B，仍在拐点 {RIDGE:.0f} 的左边：最优配置的瓶颈还是显存，"
-                f"只有 {mid['最优']['tflops']:.0f} TFLOPS。batch 从 1 涨到 128，最优的时间"
+                f"只有 {tflops(mid['最优']['tflops'])} TFLOPS。batch 从 1 涨到 128，最优的时间"
                 + (f"只从 {us(dec['最优']['time_us'])} µs 涨到 {us(mid['最优']['time_us'])} µs"
                    if us(dec['最优']['time_us']) != us(mid['最优']['time_us']) else   # 审读报过（HBM_LATENCY=5e-05）：
                    f"印出来都是 {us(mid['最优']['time_us'])} µs，几乎没涨")       # "只从 682.8 µs 涨到 682.8 µs"
@@ -424,10 +430,10 @@ def demo1_breakdown():
                    f"可模型里专家和最优的瓶颈都是\"{pre_e['bound']}\"")
                 + ("，显存只占一小段：" if pre_mem <= 0.25 else      # 审读报过：WARP_TILE_HALF=25600 时显存占 37%，
                    f"，显存占最优总时间的 {pct(pre_mem, 0.5)}，不到一半：") +   # 又报过"只占 37%"：37% 说不上"只"
-                f"最优 {cfg(pre['最优'][0])} 跑到 {pre_b['tflops']:.0f} TFLOPS（峰值的 "
+                f"最优 {cfg(pre['最优'][0])} 跑到 {tflops(pre_b['tflops'])} TFLOPS（峰值的 "
                 f"{pct(pre_b['tflops'] * 1e12 / sl.PEAK_FLOPS)}），{pre_why}，"
                 # 挨着 1 时多印一位（审读报过：WARP_TILE_HALF=25600 时 14,225.9 对 14,202.5 µs 印成"慢 1.00×"）
-                f"{pre_e['tflops']:.0f} TFLOPS，慢 {times(slower(pre_e['time_us'], pre_b['time_us']), 1.0)}×。",
+                f"{tflops(pre_e['tflops'])} TFLOPS，慢 {times(slower(pre_e['time_us'], pre_b['time_us']), 1.0)}×。",
                 f"prefill 的瓶颈：专家 {pre_bounds['专家']}、最优 {pre_bounds['最优']}；显存项 "
                 f"{us(parts(pre_e)['显存'])} / {us(parts(pre_b)['显存'])} µs，总时间 {us(pre_e['time_us'])} / "
                 f"{us(pre_b['time_us'])} µs（讲义说算术强度过了拐点、两者的瓶颈相同且是搬或算、显存项不到总时间的一半）。",
@@ -901,11 +907,11 @@ def suggestions(tolerance, med, med_random):
         tf0, b0 = prefill_optimum()
         with sl.knobs(L2_BW=new_l2):
             tf1, b1 = prefill_optimum()
-        tflops = (f"从 {tf0:.0f} 变成 {tf1:.0f} TFLOPS" if f"{tf0:.0f}" != f"{tf1:.0f}" else f"还是 {tf0:.0f} TFLOPS")
+        said = (f"从 {tflops(tf0)} 变成 {tflops(tf1)} TFLOPS" if tflops(tf0) != tflops(tf1) else f"还是 {tflops(tf0)} TFLOPS")
         bound = f"瓶颈从{b0}变成{b1}" if b0 != b1 else f"瓶颈还是{b0}"
         l2 = {**now, "L2_BW": new_l2}
         out.append((f"把 L2 变快一倍：加上 --knob L2_BW={sl.knob_text(new_l2)}（{knob_now('L2_BW', 'B/s')}；--knob 只改那一次运行，"
-                    f"文件不动）。这次先替你算了：prefill（{label(*PREFILL)}）的最优{tflops}，{bound}；"
+                    f"文件不动）。这次先替你算了：prefill（{label(*PREFILL)}）的最优{said}，{bound}；"
                     f"{foresee(tolerance, {'L2_BW': new_l2})}。第二条命令用同一个模型跑第 14 讲，看它的结论还成不成立：",
                     (command(tolerance, l2), command(tolerance, l2, 'lecture14/04_alphaevolve_tiling.py'))))
     # 2. 一个 SM 从 L2 拉得快一倍

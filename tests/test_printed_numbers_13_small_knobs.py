@@ -172,3 +172,20 @@ def test_the_half_median_premise_of_the_test_above():
     with sl.knobs(HBM_LATENCY=1e-05):
         med = guided_median(TM.TOLERANCE)
     assert med != int(med), "测试的前提变了：这个旋钮下引导的中位数不再是 x.5，上面那个测试测不到印成整数的错"
+
+
+@pytest.mark.parametrize("knobs", [dict(HBM_EFFICIENCY=0.0088), dict(HBM_LATENCY=5e-05), dict(L2_BW=7.7e10)])
+def test_decode_tflops_in_demo1_table_is_not_printed_as_zero(knobs):
+    """审读报过：旋钮调到边上（HBM_EFFICIENCY=0.0088、HBM_LATENCY=5e-05、L2_BW=7.7e10）时 decode 只有几十 GFLOPS，
+    演示 1 的表里三行的 TFLOPS 都印成 0——时间是有限的数，TFLOPS 却是 0，读不通。现在取整成 0 的多印几位，
+    印出来的数（两位有效数字）和算出来的差不到 5%。"""
+    out = printed(TM.demo1_breakdown, knobs=knobs)
+    text = out.split("8B gate_up M=1（", 1)[1].split("\n\n", 2)[1]
+    rows = [line for line in text.splitlines() if line.startswith(("专家 ", "最优 ", "坏例 "))]
+    assert len(rows) == 3, text
+    with sl.knobs(**knobs):
+        for line in rows:
+            c = TM.Config(*(int(x) for x in line.split()[1].split(",")))
+            e = sl.explain(c, *TM.shape("8B gate_up", 1))
+            cell = line.split()[3]
+            assert e["tflops"] < 1 and abs(float(cell) / e["tflops"] - 1) < 0.05, (line, e["tflops"])
