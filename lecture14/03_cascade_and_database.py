@@ -435,15 +435,24 @@ def not_fewest(parents: dict, see: str = "") -> str:
 
 
 def too_short(budget: int | None) -> bool:
-    """这次进化短到岛屿模型一次都没迁移过（每 MIGRATE_EVERY 个提议一次）：四个岛各自进化、从没交换过程序，谈不上
-    谁早早收敛到局部最优（审读报过：--budget 5 时观察 1 照样说"这是一个发现……这样的陷阱也许不多"）。"""
-    return budget is not None and budget <= MIGRATE_EVERY        # 第 MIGRATE_EVERY 个提议之后那次迁移，后面没有提议用它
+    """这次进化短到岛屿模型的迁移还没起过作用：一次都没迁移过（每 MIGRATE_EVERY 个提议一次），或者第一次迁移之后还没
+    跑满一个迁移间隔——四个岛谈不上谁早早收敛到局部最优（审读报过：--budget 5 时观察 1 照样说"这是一个发现……这样的
+    陷阱也许不多"；--budget 101 时迁移过一次、之后只有 1 个提议，也照样这么说）。"""
+    return budget is not None and budget < 2 * MIGRATE_EVERY
 
 
 def short_run(budget: int) -> str:
-    """too_short 时观察 1、2 说的那半句：只跑了几个提议、岛屿模型还没迁移过。"""
-    return (f"只跑了 {budget:,} 个提议，岛屿模型的迁移还没起过作用（每 {MIGRATE_EVERY} 个提议迁移一次，第一次在第 "
-            f"{MIGRATE_EVERY} 个之后：{N_ISLANDS} 个岛还没有哪个收到过别的岛迁来的程序）")
+    """too_short 时观察 1、2 说的那半句：只跑了几个提议、岛屿模型还没迁移过，或者迁移之后没跑几个。"""
+    if budget <= MIGRATE_EVERY:                 # 第 MIGRATE_EVERY 个提议之后那次迁移，后面没有提议用它
+        return (f"只跑了 {budget:,} 个提议，岛屿模型的迁移还没起过作用（每 {MIGRATE_EVERY} 个提议迁移一次，第一次在第 "
+                f"{MIGRATE_EVERY} 个之后：{N_ISLANDS} 个岛还没有哪个收到过别的岛迁来的程序）")
+    return (f"只跑了 {budget:,} 个提议，岛屿模型只在第 {MIGRATE_EVERY} 个之后迁移过一次，之后只有 {budget - MIGRATE_EVERY:,} "
+            f"个提议，不满一个迁移间隔（{MIGRATE_EVERY} 个）")
+
+
+def long_enough() -> str:
+    """too_short 的判据，说给读者：--budget 多大才不算太短。"""
+    return f"--budget 至少 {2 * MIGRATE_EVERY}：第一次迁移之后再跑满 {MIGRATE_EVERY} 个提议，才看得出迁移起了什么作用"
 
 
 def policy_finding(scores: dict, parents: dict, worst: dict | None = None,
@@ -477,7 +486,7 @@ def policy_finding(scores: dict, parents: dict, worst: dict | None = None,
                  "挑法还没起作用，上面的差别说明不了哪种办法好、也说明不了局部最优。")
     elif too_short(budget):
         text += (f"不过每种办法{short_run(budget)}；早早收敛到局部最优要跑得够久才看得出，这次太短：上面的差别只说明"
-                 f"短跑里谁先涨上去，说明不了这样的陷阱多不多（--budget 大于 {MIGRATE_EVERY}，迁移才起作用）。")
+                 f"短跑里谁先涨上去，说明不了这样的陷阱多不多（{long_enough()}）。")
     elif simple and not stuck and not greedy_hurt:
         text += (f"{names}这样更简单的办法不比岛屿模型差，这是一个发现，不是失败："
                  f"岛屿模型防的是早早收敛到一个局部最优，在只有 {len(all_shapes())} 个形状、规则最多 8 条的问题上，"

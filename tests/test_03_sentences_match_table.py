@@ -244,14 +244,32 @@ def test_short_runs_do_not_blame_or_clear_local_optima_in_either_observation():
     from evolve.loop import MIGRATE_EVERY
     narrow = dict(best=2, uniform=3, tournament=3, islands=3)
     hurt = dict(best=1.000, uniform=1.016, tournament=1.016, islands=1.021)
-    assert "陷阱是有的" in s03.policy_finding(hurt, narrow, None, budget=MIGRATE_EVERY + 1)      # 跑得够久：照旧
-    short = s03.policy_finding(hurt, narrow, None, budget=MIGRATE_EVERY)
-    assert "陷阱是有的" not in short and "这次太短" in short, short
+    assert "陷阱是有的" in s03.policy_finding(hurt, narrow, None, budget=2 * MIGRATE_EVERY)      # 跑得够久：照旧
     scores = dict(best=1.250, uniform=1.252, tournament=1.252, islands=1.251)
     worst = dict(best=1.20, uniform=1.25, tournament=1.25, islands=1.24)
-    assert "再也没爬出来" in str(s03.obs_greedy(narrow, scores, dict(best=3, islands=2), worst, MIGRATE_EVERY + 1))
-    o = str(s03.obs_greedy(narrow, scores, dict(best=3, islands=2), worst, MIGRATE_EVERY))
-    assert "再也没爬出来" not in o and "太短，说明不了是卡在了局部最优" in o, o
+    assert "再也没爬出来" in str(s03.obs_greedy(narrow, scores, dict(best=3, islands=2), worst, 2 * MIGRATE_EVERY))
+    for budget in (MIGRATE_EVERY, MIGRATE_EVERY + 1, 2 * MIGRATE_EVERY - 1):    # 没迁移过；迁移过一次，之后不满一个间隔
+        short = s03.policy_finding(hurt, narrow, None, budget=budget)
+        assert "陷阱是有的" not in short and "这次太短" in short, short
+        o = str(s03.obs_greedy(narrow, scores, dict(best=3, islands=2), worst, budget))
+        assert "再也没爬出来" not in o and "太短，说明不了是卡在了局部最优" in o, o
+
+
+@pytest.mark.parametrize("budget", ["101", "150"])
+def test_demo2_does_not_read_a_finding_about_local_optima_into_one_migration_and_a_few_proposals(budget):
+    """审读报过：--budget 101（刚过迁移间隔 100）时演示 2 的观察 1 照样说"这是一个发现，不是失败：……这样的陷阱也许不多"
+    ——岛屿模型只在第 100 个提议之后迁移过一次，之后只有 1 个提议。第一次迁移之后不满一个迁移间隔的运行也算太短：
+    句子照表说谁比谁好，说迁移过一次、之后有几个提议，说明不了局部最优。"""
+    from evolve.loop import MIGRATE_EVERY
+    assert MIGRATE_EVERY < int(budget) < 2 * MIGRATE_EVERY
+    p = run_script(SCRIPT, "--budget", budget, timeout=60)
+    assert p.returncode == 0, p.stderr
+    finding, greedy = (joined(o) for o in observations(section(p.stdout, "演示 2")))
+    for claim in ("这是一个发现", "也许不多", "陷阱是有的", "再也没爬出来", "岛屿模型防的就是", "在这个问题上"):
+        assert claim not in finding and claim not in greedy, (claim, finding, greedy)
+    assert (f"只跑了 {budget} 个提议，岛屿模型只在第 {MIGRATE_EVERY} 个之后迁移过一次，之后只有 "
+            f"{int(budget) - MIGRATE_EVERY} 个提议") in finding, finding
+    assert f"--budget 至少 {2 * MIGRATE_EVERY}" in finding, finding
 
 
 def test_greedy_verdict_does_not_say_no_fewer_when_two_policies_had_more_parents():
