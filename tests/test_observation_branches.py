@@ -277,6 +277,22 @@ def test_04_demo3_a_rise_in_both_splits_is_not_dropping_more(table):
     assert "掉得更多" not in out
 
 
+@pytest.mark.parametrize("train, test, said, unsaid", [
+    (1.0, 1.0, "在训练形状上就没比专家快（1.000×）", "在训练形状上管用的规则"),        # 从一份很强的专家出发、--budget 1
+    (1.02, 0.995, "到了测试形状上并没有比专家快（0.995×）", "也管用"),
+    (1.02, 1.03, "在训练形状上管用的规则，对这些没见过的形状也管用", "没比专家快")])
+def test_04_demo3_rules_are_called_useful_only_when_they_beat_the_expert(table, train, test, said, unsaid):
+    """审读报过：专家换成一份按 M 查表的程序、--budget 1 --seeds 3 时，进化出的程序两边都是 1.000×，随机分那句照样说
+    "差不多好（测试比训练高 0.0%）……在训练形状上管用的规则，对这些没见过的形状也管用"——没有哪条规则比专家管用。
+    现在"管用"只在印出来的训练、测试分数都高于 1.000× 时说；两个分数一样时说"测试和训练一样"。"""
+    m = pmt_test(table, "by_model")
+    obs, out = demo3(table, {"random": (train, test), "by_model": (m * 1.03, m)})
+    o = claim(obs, "3%")
+    holds(o, out)
+    assert flat(said) in flat(o.text) and flat(unsaid) not in flat(o.text), o.text
+    assert ("测试和训练一样" in o.text) == (train == test) and "高 0.0%" not in flat(out)
+
+
 def test_04_demo3_close_to_table_fails(table):
     r, m = pmt_test(table, "random"), pmt_test(table, "by_model")
     obs, out = demo3(table, {"random": (r * 1.2, r * 1.2), "by_model": (m * 1.03, m)})
