@@ -487,8 +487,9 @@ def demo2_ops(results, seeds):
     print_header(f"演示 2：小模型少了什么——完整系统里两种修改的成功率（{seeds} 个种子合计）")
     total = lambda name, key, op: _total(results, name, key, op)                       # noqa: E731
     rate = lambda name, op: _rate(results, name, op)                                    # noqa: E731
+    # 一次没提过的种类，成功率是 0 ÷ 0，不是 0%（审读报过：--budget 1 时 single_field 一次没提，成功率印成 0%）
     rows = [[f"{VARIANTS[name][0]}：{op}", f"{total(name, 'tried', op):,}", f"{total(name, 'accepted', op):,}",
-             f"{total(name, 'static_reject', op):,}", pct(rate(name, op))]
+             f"{total(name, 'static_reject', op):,}", pct(rate(name, op)) if total(name, "tried", op) else "没提过"]
             for name, op in (("full", "targeted"), ("full", "single_field"), ("small", "single_field"))
             + ((("small", "targeted"),) if SMALL_TARGETED > 0 else ())]
     print_table(["修改的种类", "提出", "比父程序好", "启动不了（被拒）", "成功率（比父程序好 ÷ 提出）"], rows)

@@ -211,3 +211,18 @@ def test_one_program_and_one_point_are_said_in_the_singular():
     n = float(re.search(r"完整系统里(?:中位数)?([\d.]+)个程序只跑", flat).group(1))
     assert ("省下的是它本该跑的" in flat) == (n == 1) and ("省下的只来自这个程序" in flat) == (n == 1), flat
     assert "另外0个提议" not in flat
+
+
+def test_demo2_a_kind_never_proposed_has_no_success_rate_not_zero_percent():
+    """审读报过：--budget 1 --seeds 1 时完整系统只提了一个 targeted，single_field 一次没提，演示 2 的表里它的成功率
+    印成 0%——0 ÷ 0 不是 0%。现在提出 0 次的那一行成功率一格写"没提过"，提过的照样是百分数。"""
+    p = run_script(SCRIPT, "--budget", "1", "--seeds", "1", "--jobs", "1", timeout=120)
+    assert p.returncode == 0, p.stderr
+    t = find_table(section(p.stdout, "演示 2"), "修改的种类", "成功率")
+    rate = t.col("成功率")
+    assert any(number(r[t.col("提出")]) == 0 for r in t.rows), "测试的前提变了：--budget 1 时每种修改都提过了"
+    for r in t.rows:
+        if number(r[t.col("提出")]) == 0:
+            assert r[rate].strip() == "没提过", r
+        else:
+            assert r[rate].strip().endswith("%") and pct_shows(r[rate], number(r[t.col("比父程序好")]) / number(r[t.col("提出")])), r
