@@ -332,7 +332,9 @@ def _breakdown(c: ConfigArrays, M: int, N: int, K: int, key: tuple | None = None
     t = np.maximum(LAUNCH_OVERHEAD + np.maximum(t_core, t_dram), floor)
     return dict(time=t, t_sm=t_sm, t_l2_total=t_l2_total, t_core=t_core, t_dram=t_dram, t_math=t_math, t_l2=t_l2,
                 t_wait=t_wait, tiles=tiles, per_sm=per_sm, q=q, full_waves=full, last_wave=rest,
-                mma_eff=d["mma_eff"], dram_bytes=dram, b_reads=b_reads, bw=dram / t_dram, floor=floor, flops=flops)
+                mma_eff=d["mma_eff"], dram_bytes=dram, b_reads=b_reads, floor=floor, flops=flops,
+                # = dram / t_dram，但不绕一圈：卡在可达带宽上时正好是它（dram / (dram / x) 差最后一位，01 印出"可达的 100.000000%"）
+                bw=np.minimum(HBM_ACHIEVABLE, dram / np.maximum(t_a, t_b)))
 
 
 def time(configs, M: int, N: int, K: int) -> np.ndarray:

@@ -189,3 +189,16 @@ def test_decode_tflops_in_demo1_table_is_not_printed_as_zero(knobs):
             e = sl.explain(c, *TM.shape("8B gate_up", 1))
             cell = line.split()[3]
             assert e["tflops"] < 1 and abs(float(cell) / e["tflops"] - 1) < 0.05, (line, e["tflops"])
+
+
+def test_bandwidth_capped_at_the_achievable_is_exactly_the_achievable():
+    """审读报过：HBM_EFFICIENCY=0.0088 时演示 1 说"按 Little 定律最多拉得动 0.03 TB/s 显存带宽（可达的 0.03 TB/s 的
+    100.000000%）"——带宽卡在可达带宽上，算成 dram / (dram / 可达带宽) 差了最后一位，印的时候为了不和 100% 矛盾多印了
+    六位小数。现在卡在可达带宽上的 dram_TBps 正好等于它，印成 100%。"""
+    knobs = dict(HBM_EFFICIENCY=0.0088)
+    with sl.knobs(**knobs):
+        e = sl.explain(TM.Config(128, 128, 64, 4, 3, 8), *TM.shape("70B/8 qkv", 128))
+        assert e["dram_TBps"] * 1e12 == sl.HBM_BW * sl.HBM_EFFICIENCY
+    out = printed(TM.demo1_breakdown, knobs=knobs)
+    flat = out.replace("\n", "").replace(" ", "")
+    assert "可达的0.03TB/s的100%）" in flat and "100.0000" not in flat
