@@ -387,6 +387,9 @@ def nice_ticks(lo: float, hi: float, n: int = 5, integer: bool = False) -> tuple
     return step, [float(f"{k * step:.12g}") for k in range(a, b + 1)]    # 去掉 0.30000000000000004 这种尾巴
 
 
+DECIMALS = re.compile(r"\{:[^}]*\.[1-9]\d*[fe%]\}")   # 印出小数的格式（"{:.2f}×"）：轴上的量是连续的，不是计数
+
+
 class Axis:
     """一根轴：数据范围 → 0..cells-1 的格子坐标。对数轴先取 log10。刻度正好落在格子上（每段 per 格）。"""
 
@@ -397,8 +400,9 @@ class Axis:
             a, b = math.floor(min(vals) + LOG_SNAP), math.ceil(max(vals) - 1e-9)   # 比 10 的幂小一丁点的不多占一段
             b = max(b, a + 1)
             ticks = [float(k) for k in range(a, b + 1)]
-        else:
-            _, ticks = nice_ticks(min(vals), max(vals), n, integer=all(v == int(v) for v in vals))
+        else:                                              # 整数刻度只给计数（"第几个提议"）：印小数的量碰巧都是整数
+            counts = not DECIMALS.search(fmt) and all(v == int(v) for v in vals)    # 时不算（审读报过：专家处处最优，
+            _, ticks = nice_ticks(min(vals), max(vals), n, integer=counts)          # 分数都是 1.000×，轴从 0.00× 到 2.00×）
         self.lo, self.hi = ticks[0], ticks[-1]
         per = (cells - 1) / (len(ticks) - 1)
         self.per = max(1, round(per) if soft else int(per))   # 每段几格：soft（y 轴的高度）取最接近的，否则不超过给的格数

@@ -687,3 +687,39 @@ def test_the_terminal_diagonal_runs_corner_to_corner_like_the_svg(points):
     canvas = len(bottom) - bottom.index("└") - 1                                # 画布有几列
     top = rows[0][start:].split(" y = x")[0].rstrip()
     assert top.endswith(console.CURVE) and len(top) >= canvas - 1, (rows[0], canvas)   # 右上角
+
+
+def tick_labels(text):
+    """终端图的 (x 刻度, y 刻度从下往上)。"""
+    ys = [m[1] for line in plot_rows(text)[::-1] if (m := re.match(r"^ *(\S+) ┤", line))]
+    return text.split("\n")[text.split("\n").index(next(line for line in text.split("\n") if "└" in line)) + 1].split(), ys
+
+
+@pytest.mark.parametrize("kind", ["scatter", "line"])
+def test_a_speedup_that_is_exactly_one_everywhere_gets_an_axis_around_one_not_zero_to_two(kind):
+    """审读报过：专家在每个形状上都已经最优（一个形状一条规则的表），04 演示 3 的种子都在 1.000×、05 的曲线都在
+    1.000×：数碰巧都是整数，轴按"第几个提议"那样的整数刻度取成 0.00×–2.00×，一个点孤零零在正中，y = x 从 0 画起。
+    印小数的量（fmt 是 "{:.2f}×"）不是计数：轴贴着 1 撑开一点（0.95×–1.05×）。"""
+    pts = {"配对随机对半分": [(1.0, 1.0), (1.0, 1.0)], "8B 训练、70B/8 测试": [(1.0, 1.0)]}
+    if kind == "line":
+        pts = {"完整系统": [(k, 1.0) for k in range(0, 301, 50)]}
+    fn, draw = (format_scatter, svg.scatter_svg) if kind == "scatter" else (format_line, svg.line_svg)
+    opts = dict(diagonal=True, x_fmt="{:.2f}×") if kind == "scatter" else dict(refs=[("逐形状最优 1.000×", 1.0)])
+    _, _, f = plot_mapping(parse(draw("t", pts, y_fmt="{:.2f}×", **opts)))
+    assert 0.9 <= f["y-min"] < 1.0 < f["y-max"] <= 1.1, f
+    if kind == "scatter":
+        assert 0.9 <= f["x-min"] < 1.0 < f["x-max"] <= 1.1, f
+    else:
+        assert (f["x-min"], f["x-max"]) == (0, 300)                                  # 第几个提议：照样是整数刻度
+    xs, ys = tick_labels(fn("t", pts, y_fmt="{:.2f}×", width=80, color=False, **opts))
+    assert all(0.9 <= float(s.rstrip("×")) <= 1.1 for s in ys + (xs if kind == "scatter" else [])), (xs, ys)
+    assert "1.00×" in ys and len(ys) >= 2
+
+
+@pytest.mark.parametrize("fmt", ["{:g}", "{:.0f}", "{}"])
+def test_counts_printed_without_decimals_still_get_integer_ticks(fmt):
+    # 07 的"第几个提议"用 "{:.0f}"：只有一个提议时轴是 0–2，不是 0.5–1.5
+    from layout import Axis
+    assert Axis([1.0], 60, False, fmt, 6).ticks == [0.0, 1.0, 2.0]
+    assert all(t == int(t) for t in Axis([0, 5], 60, False, fmt, 6).ticks)
+

@@ -592,3 +592,30 @@ def test_the_lecture10_chart_says_smem_does_not_change_it():
     plain = cached_run("lecture10/01_config_space.py", timeout=60)
     assert given.returncode == plain.returncode == 0
     assert said in "".join(given.stdout.split()) and said not in "".join(plain.stdout.split())
+
+
+def test_an_expert_at_the_optimum_everywhere_gets_axes_around_one(tmp_path, table):
+    """审读报过：专家在每个形状上都已经最优（一个形状一条规则），04 演示 3 的种子、05 的曲线都在 1.000×，散点图和折线图的
+    轴却是 0.00×–2.00×（数碰巧都是整数，当成了"第几个提议"那样的计数）：点挤在正中，y = x 从 0 画起。轴贴着 1 撑开一点。"""
+    rules = [f"    if M <= {s.M} and N <= {s.N} and K <= {s.K}:\n        return {table.oracle(s)[0]!r}"
+             for s in sorted(all_shapes(), key=lambda s: (s.M, s.N, s.K))]
+    expert = tmp_path / "oracle_table.py"
+    expert.write_text("# EVOLVE-BLOCK-START\ndef choose_config(M, N, K):\n" + "\n".join(rules)
+                      + "\n    return Config(BM=128, BN=128, BK=64, warps=4, stages=3, group=8)\n# EVOLVE-BLOCK-END\n",
+                      encoding="utf-8")
+    env = {**_plain_env(), "MINI_ALPHAEVOLVE_EXPERT": str(expert)}
+    for script, name, title in [("lecture14/04_alphaevolve_tiling.py", "04_demo3_train_vs_test", "每个种子一点"),
+                                ("lecture14/05_ablations.py", "05_demo1_best_score_by_variant", "最好分数随提议增长")]:
+        d = tmp_path / name
+        r = run_script_fresh(script, "--budget", "5", "--seeds", "1", "--jobs", "1", "--svg", str(d), env=env,
+                             timeout=120)
+        assert r.returncode == 0, r.stderr
+        root = svg_root({session_name(n): (d / n).read_bytes() for n in os.listdir(d)}[f"{name}.svg"])
+        seeds = [float(c.get(k)) for c in root.iter(NS + "circle") if c.get("data-x") for k in ("data-x", "data-y")]
+        assert not name.startswith("04") or set(seeds) == {1.0}, f"测试的前提变了：种子不都在 1.000×：{seeds}"
+        plot = next(g for g in root.iter(NS + "g") if g.get("class") == "plot")
+        lo, hi = float(plot.get("data-y-min")), float(plot.get("data-y-max"))
+        assert 0.9 <= lo < 1.0 < hi <= 1.1, (name, lo, hi)
+        chart = r.stdout.split("\n" + title, 1)[1].split("图例：")[0]                # 终端里同一张图的 y 刻度也一样
+        printed = re.findall(r"^ *([\d.]+)× ┤", chart, re.M)
+        assert len(printed) >= 2 and all(0.9 <= float(v) <= 1.1 for v in printed), chart
