@@ -658,7 +658,7 @@ def _plot(title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curves=(), 
     right = max((display_width(lab) + 2 for lab, _, _ in labels), default=0)
     inline = width - left - right >= max(24, width // 2) and len(labels) <= yaxis.cells  # 放不下时标签挪到图例里
     xaxis = Axis(xs, width - left - (right if inline else 0), log_x, x_fmt,
-                  max(2, min(6, (width - left - right) // 12)))
+                  max(2, min(6, (width - left - right) // 12)), like=yaxis if same_range else None)
     H, P = yaxis.cells, xaxis.cells
     grid = [[(" ", None)] * P for _ in range(H)]
     if same_range:                                         # y = x（每个点 x = y 的那条辅助线）画满两根轴共有的范围，

@@ -391,12 +391,16 @@ DECIMALS = re.compile(r"\{:[^}]*\.[1-9]\d*[fe%]\}")   # 印出小数的格式（
 
 
 class Axis:
-    """一根轴：数据范围 → 0..cells-1 的格子坐标。对数轴先取 log10。刻度正好落在格子上（每段 per 格）。"""
+    """一根轴：数据范围 → 0..cells-1 的格子坐标。对数轴先取 log10。刻度正好落在格子上（每段 per 格）。
+    like：用另一根轴的刻度（散点画 y = x 时两根轴同一个范围；各自挑刻度时 n 不同，范围也会不同）。"""
 
-    def __init__(self, values: list[float], cells: int, log: bool, fmt: str, n: int, soft: bool = False):
+    def __init__(self, values: list[float], cells: int, log: bool, fmt: str, n: int, soft: bool = False,
+                 like: "Axis | None" = None):
         self.log = log
         vals = [math.log10(v) for v in values] if log else values
-        if log:                                            # 对数轴：刻度在 10 的整数次幂上（最大的数贴着顶也不多占一个数量级）
+        if like is not None:                               # 审读报过：专家很差时 04 的散点图 x 轴 17.50×–21.50×、
+            ticks = list(like.ticks)                       # y 轴 17.00×–22.00×，斜线到不了右上角
+        elif log:                                            # 对数轴：刻度在 10 的整数次幂上（最大的数贴着顶也不多占一个数量级）
             a, b = math.floor(min(vals) + LOG_SNAP), math.ceil(max(vals) - 1e-9)   # 比 10 的幂小一丁点的不多占一段
             b = max(b, a + 1)
             ticks = [float(k) for k in range(a, b + 1)]

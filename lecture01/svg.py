@@ -131,7 +131,8 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
         ys += [p[1] for p in pts]
     if same_range:
         xs = ys = xs + ys
-    xa, ya = Axis(xs, 61, log_x, x_fmt, 6), Axis(ys, 61, log_y, y_fmt, 5)
+    ya = Axis(ys, 61, log_y, y_fmt, 5)
+    xa = Axis(xs, 61, log_x, x_fmt, 6, like=ya if same_range else None)     # y = x：两根轴同一个范围、同样的刻度
     L, T, PW, PH = BOX
     # y 刻度宽（"1.0125×"）时绘图区往右挪：竖着的 y 轴名和刻度之间留 4 像素（审读报过：04 --budget 5 --seeds 1 的散点图
     # 上"测试形状上比专家快"贴着"1.065×"）

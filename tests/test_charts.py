@@ -723,3 +723,14 @@ def test_counts_printed_without_decimals_still_get_integer_ticks(fmt):
     assert Axis([1.0], 60, False, fmt, 6).ticks == [0.0, 1.0, 2.0]
     assert all(t == int(t) for t in Axis([0, 5], 60, False, fmt, 6).ticks)
 
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(pts=st.lists(st.tuples(st.floats(0.5, 40), st.floats(0.5, 40)), min_size=1, max_size=12))
+def test_a_diagonal_scatter_has_one_range_on_both_axes(pts):
+    """审读报过：专家很差时（一个配置通吃、比最优慢二三十倍）04 演示 3 的散点图 x 轴 17.50×–21.50×、y 轴 17.00×–22.00×：
+    两根轴各挑各的刻度（x 6 段、y 5 段），画着 y = x 的图两根轴却不一样，斜线到不了右上角。终端和 SVG 都一样检查。"""
+    _, _, f = plot_mapping(parse(svg.scatter_svg("t", {"a": pts}, diagonal=True, x_fmt="{:.2f}×", y_fmt="{:.2f}×")))
+    assert (f["x-min"], f["x-max"]) == (f["y-min"], f["y-max"]), f
+    xs, ys = tick_labels(format_scatter("t", {"a": pts}, diagonal=True, x_fmt="{:.2f}×", y_fmt="{:.2f}×", width=100,
+                                        color=False))
+    assert xs == ys, (xs, ys)
