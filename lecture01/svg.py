@@ -100,14 +100,59 @@ def title_lines(title: str, width: int) -> list[str]:
     return lines + ([cur.rstrip(" ")] if cur.strip() else [])
 
 
+def _shell_words(command: str) -> list[str]:
+    """命令按 shell 的词切开，引号里的空格不切（command_line 用 shlex.quote 拼的："'my script.py'"），词原样保留引号。"""
+    words, cur, quote = [], "", None
+    for ch in command:
+        if quote is None and ch == " ":
+            if cur:
+                words.append(cur)
+            cur = ""
+            continue
+        if ch in "'\"" and quote in (None, ch):
+            quote = None if quote == ch else ch
+        cur += ch
+    return words + ([cur] if cur else [])
+
+
+SOURCE_SIZE, SOURCE_INDENT = 11, 12   # 图下命令的字号；续行往里缩几像素
+
+
+def source_lines(command: str, width: float) -> list[str]:
+    """图下的命令折成每行放得进 width 像素宽的画布的几行（左右各留 10 像素，续行多缩 SOURCE_INDENT）：在词之间折开，
+    选项和它的值（--knob L2_BW=…）、python3 和脚本在一行，除了最后一行都以 " \\" 结尾（shell 的续行：照抄还是同一条
+    命令）。一个词本身比一行还宽时它自己一行（画布跟着加宽）。审读报过：06 给了一个很长的文件路径，命令一行印到底，
+    画布跟着加宽到 1,400 多像素，图缩在左半边、标题居中在整个画布上，离开了图。"""
+    room = (width - 20 - SOURCE_INDENT) / (SOURCE_SIZE * 0.6) - 2                 # 显示列；行尾留 " \\"
+    atoms: list[str] = []
+    for w in _shell_words(command):
+        glue = atoms and (atoms[-1] == "python3" or (atoms[-1].startswith("-") and " " not in atoms[-1]
+                                                      and "=" not in atoms[-1] and not w.startswith("-")))
+        atoms[-1:] = [f"{atoms[-1]} {w}"] if glue else [*atoms[-1:], w]
+    lines, cur = [], ""
+    for a in atoms:
+        if cur and display_width(cur) + 1 + display_width(a) > room:
+            lines.append(cur)
+            cur = a
+        else:
+            cur = f"{cur} {a}" if cur else a
+    lines.append(cur)
+    return [line + " \\" for line in lines[:-1]] + lines[-1:]
+
+
 def _doc(width, height, kind, title, body, source="") -> str:
     """整个文档：白底、标题（比画布宽就在短语之间折成几行，图整体往下挪）、正文；source 是画这张图的命令，
-    灰色小字印在最下面（幻灯片上的图离开了终端，A100 上、改了旋钮的和默认运行的图要分得出来）。"""
+    灰色小字印在最下面（幻灯片上的图离开了终端，A100 上、改了旋钮的和默认运行的图要分得出来），放不下就折成几行
+    （source_lines）。"""
     lines = title_lines(title, max(20, int((width - 40) / (17 * 0.6))))    # 按显示宽度折行（中文两列）
     shift = 22 * (len(lines) - 1)
     if source:
-        body = body + [_text(10, height + 4, source, 11, "start", ' class="source" fill="#777"')]
-        width, height = int(max(width, text_width(source, 11) + 20)), height + 14
+        said = source_lines(source, width)
+        body = body + [_text(10 + (SOURCE_INDENT if k else 0), height + 4 + 14 * k, line, SOURCE_SIZE, "start",
+                             ' class="source" fill="#777"') for k, line in enumerate(said)]
+        width = int(max([width] + [text_width(line, SOURCE_SIZE) + 20 + (SOURCE_INDENT if k else 0)
+                                   for k, line in enumerate(said)]))
+        height += 14 * len(said)
     height += shift
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" font-family={quoteattr(FONT)} data-chart="{kind}">')

@@ -312,6 +312,37 @@ def test_an_odd_argument_under_a_chart_is_quoted_and_the_svg_still_parses(monkey
     assert [t.text for t in q(root, "text") if t.get("class") == "source"] == [line]
 
 
+def _bash_words(text: str) -> list[str]:
+    """bash 读这段文字（可以是几行，用 " \\" 续行）得到的词：和照抄进终端时 bash 看到的一样。"""
+    import subprocess
+    r = subprocess.run(["bash", "-c", "set -- " + text + "\nprintf '%s\\0' \"$@\""], capture_output=True, timeout=10)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.decode().split("\0")[:-1]
+
+
+@pytest.mark.parametrize("draw", [lambda source: svg.line_svg("t", {"a": [(0, 1.0), (50, 1.15)]}, source=source),
+                                  lambda source: svg.bars_svg("t", ["寄存器/线程", "共享内存"], [640, 944], source=source),
+                                  lambda source: svg.heatmap_svg("t", ["a"], ["1", "16"], [[1.0, 1.6]], source=source)])
+def test_a_long_command_under_a_chart_wraps_between_arguments_and_leaves_the_canvas_alone(draw):
+    """审读报过：04 --budget 50 --seeds 1 --gpu a100 带四个 --knob 的图，最下面的命令一行印到底，画布从 760 加宽到
+    1,000 多像素：放进幻灯片时图缩在左半边、标题居中在整个画布上。现在命令在参数之间折开（--knob 和它的值在一行），
+    除了最后一行都以 " \\" 结尾：每行都在原来的画布里，整段照抄给 bash 还是同一条命令。"""
+    short = parse(draw("python3 lecture14/04_alphaevolve_tiling.py"))
+    command = ("python3 lecture14/04_alphaevolve_tiling.py --budget 50 --seeds 1 --gpu a100 --knob L2_BW=1.54e+13 "
+               "--knob LOAD_LATENCY_BUSY=9e-07 --knob HBM_EFFICIENCY=0.85 --knob MMA_FALLBACK=0.6 'my 启发式.py'")
+    root = parse(draw(command))
+    width = float(root.get("viewBox").split()[2])
+    assert width == float(short.get("viewBox").split()[2])                          # 画布没有因为命令加宽
+    lines = [t for t in q(root, "text") if t.get("class") == "source"]
+    assert len(lines) >= 2
+    for t in lines:
+        assert float(t.get("x")) + svg.text_width(t.text, float(t.get("font-size"))) <= width - 10, t.text
+        assert not re.search(r"--knob \\?$|^[^-]*=", t.text), t.text                # 选项和它的值不分开
+    assert [t.text.endswith(" \\") for t in lines] == [True] * (len(lines) - 1) + [False]
+    assert _bash_words("\n".join(t.text for t in lines)) == _bash_words(command)    # 照抄还是同一条命令
+    assert float(lines[-1].get("y")) + 4 <= float(root.get("viewBox").split()[3])    # 最后一行也在画布里
+
+
 def test_scatter_points_have_the_terminal_marks_shape_so_a_grey_print_tells_the_series_apart():
     """讲义的讲义印成黑白时：散点图的几条序列以前只差颜色（全是实心圆；13 的屋顶线上四个标出来的形状分不出）。
     现在每条序列的点和终端里的记号同形：●○ 实心、空心的圆，◆◇ 菱形，▲△ 三角，■□ 方块；衬底是灰色的实心圆。
