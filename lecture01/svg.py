@@ -264,14 +264,13 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
     for name in series:
         color = colors[name]
         as_line = connect and len(series[name]) > 1              # 只有一个点的折线画成一个记号：图例也画记号
-        if x > L and x + 34 + text_width(name, 12) > W - 10:        # 这一行放不下：图例换一行
-            x, ly = L, ly + 20
+        gap = 34 if as_line else 24                              # 折线的图例画长一点，看得出线型
+        x, ly, lines, after, last = _legend_place(x, ly, L, W - 10, gap, 22, name)
         mark = (f'<line x1="{n(x)}" y1="{ly - 4}" x2="{n(x + 28)}" y2="{ly - 4}" stroke="{color}" stroke-width="2"'
                 f'{dashes[name]}/>' if as_line else
                 _point(marks[name][0], x + 9, ly - 4, color))
-        gap = 34 if as_line else 24                              # 折线的图例画长一点，看得出线型
-        body += [mark, _text(x + gap, ly, name, 12)]
-        x += gap + text_width(name, 12) + 22
+        body += [mark] + [_text(x + gap, ly + 18 * k, line, 12) for k, line in enumerate(lines)]
+        x, ly = after, last
     # 右边的标签（参考线、辅助线的名字）比画布宽时画布跟着加宽（审读报过："屋顶（峰值 989.4 TFLOPS）"的右括号被裁掉）
     width = int(max([W] + [L + PW + F + 6 + text_width(label, 12) + 10 for _, label, _ in labels]))
     # 被别的序列整条、一段或后半段盖住的：图例下面说一句，和终端一样（审读报过：07 --budget 5 --seeds 1 的图例里有
@@ -282,6 +281,19 @@ def _plot(kind, title, series, *, x_label, y_label, x_fmt, y_fmt, refs=(), curve
             body.append(_text(L + (12 if k else 0), ly, line, 12, "start", ' class="note" fill="#333"'))
     # 最下面一行字（图例或说明）和画图的命令之间留出和一行图例时一样的空（审读报过：两行图例时命令贴着图例）
     return _doc(width, max(H + 20, int(ly) + 32), kind, title, body, source)
+
+
+def _legend_place(x, y, left, right, gap, sep, name) -> tuple:
+    """图例的一项（记号或色块占 gap 像素，后面是名字）放在哪：这一行放不下（又不在行首）就换一行；名字比一整行还长
+    就按显示宽度折成几行，这一项独占那几行（审读报过：很长的序列名、横条的段名一行印到底，伸出画布被裁掉；
+    横条图的图例从不换行，段名长一点第四项就在画布外面）。sep 是两项之间的空。
+    返回 (这一项的 x, 第一行的 y, 名字的各行, 下一项的 x, 这一项最后一行的 y)。"""
+    if x > left and x + gap + text_width(name, 12) > right:
+        x, y = left, y + 20
+    lines = wrap(name, max(4, int((right - x - gap) / (12 * 0.6))))
+    if len(lines) > 1:
+        return x, y, lines, right, y + 18 * (len(lines) - 1)          # 下一项从新的一行起
+    return x, y, lines, x + gap + text_width(name, 12) + sep, y
 
 
 class _Grid:
@@ -623,7 +635,9 @@ def bars_svg(title, labels, values, *, segments=None, fmt="{:g}", relative=False
     if segments:
         x, y = L, T + (BH + 10) * len(labels) + 20
         for k, s in enumerate(segments):
-            body += [f'<rect x="{n(x)}" y="{y - 11}" width="14" height="14" fill="{PALETTE[k % len(PALETTE)]}"/>',
-                     _text(x + 18, y, s, 12)]
-            x += 18 + text_width(s, 12) + 18
+            x, y, lines, after, last = _legend_place(x, y, L, width - 10, 18, 18, s)
+            body += [f'<rect x="{n(x)}" y="{y - 11}" width="14" height="14" fill="{PALETTE[k % len(PALETTE)]}"/>']
+            body += [_text(x + 18, y + 18 * j, line, 12) for j, line in enumerate(lines)]
+            x, y = after, last
+        height = max(height, int(y) + 30)                        # 图例换了行：画布跟着加高
     return _doc(width, height, "bars", title, body, source)

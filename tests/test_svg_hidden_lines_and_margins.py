@@ -344,3 +344,46 @@ def test_the_casing_of_a_long_step_line_is_measured_once_per_straight_stretch(mo
     (small, said_small), (big, said_big) = cost(2000), cost(20000)
     assert big < 2 * small, (small, big)                         # 以前是 10 倍（每一小段各量一遍）
     assert said_small == said_big == ["（图上看不到「不进化」：它的每个点都和「小模型」重合，被盖住了。）"], said_big
+
+
+def _text_boxes(root):
+    """每段没转过的字的 (左, 上, 右, 下)，按 svg.text_width 估宽、字号当高；外层 <g> 的 translate(0 y) 算进去。"""
+    boxes = []
+
+    def walk(e, dy):
+        for c in e:
+            m = re.fullmatch(r"translate\(0 ([\d.]+)\)", c.get("transform", ""))
+            if c.tag == NS + "text" and c.text and "rotate" not in c.get("transform", ""):
+                x, y, size = float(c.get("x")), float(c.get("y")) + dy, float(c.get("font-size"))
+                w = svg.text_width(c.text, size)
+                left = {"start": x, "middle": x - w / 2, "end": x - w}[c.get("text-anchor", "start")]
+                boxes.append((left, y - 0.8 * size, left + w, y + 0.2 * size, c.text))
+            walk(c, dy + (float(m[1]) if c.tag == NS + "g" and m else 0))
+    walk(root, 0)
+    return boxes
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(names=st.lists(st.text(st.sampled_from("训练测试形状的很长名字 ab（）、，7"), min_size=1, max_size=120),
+                      min_size=1, max_size=5, unique=True))
+def test_legend_names_of_any_length_stay_on_the_canvas_and_apart(names):
+    """审读报过：序列名、横条的段名长一点（改编课程时加模型、换说法），图例一行印到底：一个名字比整行还长时伸出画布
+    被裁掉；横条图的图例从不换行，第四个段名整个在画布外面。现在放不下就换行，一个名字比整行还长就折成几行。
+    每段字都在画布里，图例的字互不重叠（折线、散点、堆叠横条）。"""
+    names = [s for s in names if s.strip()] or ["a"]
+    drawn = [svg.line_svg("t", {s: [(0, 1.0 + k / 10), (5, 1.1 + k / 10)] for k, s in enumerate(names)}, source="python3 x.py"),
+             svg.scatter_svg("t", {s: [(k, 1.0 + k / 10)] for k, s in enumerate(names)}),
+             svg.bars_svg("t", ["a", "b"], [[1] * len(names), [2] * len(names)], segments=names, source="python3 x.py")]
+    for text in drawn:
+        root = parse(text)
+        width, height = (float(v) for v in root.get("viewBox").split()[2:])
+        boxes = _text_boxes(root)
+        for b in boxes:
+            assert b[0] >= 0 and b[2] <= width and b[1] >= 0 and b[3] <= height, (b, width, height)
+        legend = [b for b in boxes if any(b[4] in s for s in names)]               # 图例的字（名字或折开的一段）
+        for i, a in enumerate(legend):
+            for b in legend[i + 1:]:
+                assert not (a[0] < b[2] - 1 and b[0] < a[2] - 1 and a[1] < b[3] - 1 and b[1] < a[3] - 1), (a, b)
