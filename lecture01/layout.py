@@ -400,7 +400,7 @@ class Axis:
         vals = [math.log10(v) for v in values] if log else values
         if like is not None:                               # 审读报过：专家很差时 04 的散点图 x 轴 17.50×–21.50×、
             ticks = list(like.ticks)                       # y 轴 17.00×–22.00×，斜线到不了右上角
-        elif log:                                            # 对数轴：刻度在 10 的整数次幂上（最大的数贴着顶也不多占一个数量级）
+        elif log:                                          # 对数轴：刻度在 10 的整数次幂上（最大的数贴着顶也不多占一个数量级）
             a, b = math.floor(min(vals) + LOG_SNAP), math.ceil(max(vals) - 1e-9)   # 比 10 的幂小一丁点的不多占一段
             b = max(b, a + 1)
             ticks = [float(k) for k in range(a, b + 1)]
