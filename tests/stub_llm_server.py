@@ -59,6 +59,26 @@ def stub_edit(user_text: str, blocks: int = 1) -> str:
     return format_diff(diff)
 
 
+MAX_TOKENS_REFUSED = ("Unsupported parameter: 'max_tokens' is not supported with this model. "
+                      "Use 'max_completion_tokens' instead.")
+
+
+def openai_error(message: str, param: str | None, code: str | None) -> dict:
+    """OpenAI 的 HTTP 400 的正文。"""
+    return {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
+
+
+def reasoning_model(body: dict):
+    """像 OpenAI 的推理模型（o 系列、gpt-5 一族）那样看请求的参数：收下是 None，不收是 HTTP 400 的正文（OpenAI 的原话：
+    先说 max_tokens，它改好了再说 temperature）。StubServer(reject=reasoning_model)。"""
+    if "max_tokens" in body:
+        return openai_error(MAX_TOKENS_REFUSED, "max_tokens", "unsupported_parameter")
+    if body.get("temperature", 1) != 1:
+        return openai_error(f"Unsupported value: 'temperature' does not support {body['temperature']} with this model. "
+                            "Only the default (1) value is supported.", "temperature", "unsupported_value")
+    return None
+
+
 class ServedInAThread:
     """测试服务器共用的开、关：self.server（127.0.0.1 上的 socketserver）由一个守护线程服务；stop() 关掉它（哪个线程
     调用、调用几次都行）；with 块结束时也关掉。子类在 __init__ 里设 self.lock、self.server = None，__enter__ 里建好
@@ -86,15 +106,17 @@ class StubServer(ServedInAThread):
 
     def __init__(self, script, slow_seconds: float = 1.0, retry_after: str = "1", models=("stub",),
                  stop_after: int | None = None, retry_after_500: str | None = None, max_requests: int = 5000,
-                 hold=None, watch_close: bool = False):
+                 hold=None, watch_close: bool = False, reject=None):
         """retry_after：429 回复里的 Retry-After；retry_after_500：500 回复里也带上它（None 不带）。
         stop_after=k：第 k 个请求（从 0 数）来时不回答就断开，并且关掉服务器（模拟跑到一半服务器没了）。
         max_requests：一共最多回答这么多个请求，再来的不回答就断开（测试里的请求有数，出了错也不会没完没了）。
         hold(请求的 JSON 正文) -> 真：这个请求一直不回答，等到服务器关掉（最多 slow_seconds 秒）再不回答就断开——
         请求里的 seed 是客户端的第几次调用（OpenAILLM 发 seed + n），按它挑，和请求到达的先后无关。
         watch_close：回答了一个 POST 以后等客户端关掉连接（最多 slow_seconds 秒），关了就把它记进 delivered：
-        客户端读完了整个回复（OpenAILLM 读完最后一个字节才关连接）。"""
-        self.max_requests = max_requests
+        客户端读完了整个回复（OpenAILLM 读完最后一个字节才关连接）。
+        reject(请求的 JSON 正文) -> HTTP 400 的正文（一个字典）或 None：先看它，是字典就回 400（比如 reasoning_model：
+        不收 max_tokens 的推理模型），None 才按剧本回答。"""
+        self.max_requests, self.reject = max_requests, reject
         self.hold, self.watch_close = hold, watch_close
         self.delivered: list[int] = []          # watch_close 时：客户端读完了回复的 POST（第几个，从 0 数）
         self.released = threading.Event()       # 服务器关了：hold 住的请求不再等
@@ -129,6 +151,8 @@ class StubServer(ServedInAThread):
                 if len(stub.requests) > stub.max_requests:
                     self.close_connection = True
                     return
+                if stub.reject is not None and (refusal := stub.reject(body)) is not None:
+                    return self._json(400, refusal)
                 user = body["messages"][-1]["content"]
                 mode = stub.script(n, user)
                 if stub.hold is not None and stub.hold(body):   # 一直不回答，服务器关掉时断开

@@ -1,8 +1,8 @@
 """
 服务器回 HTTP 错误时说的原因（evolve.openai_llm）。helper 的复查报过（照 OpenAI 的回答写的假服务器）：付费 API
 上的推理模型对每个请求都回 HTTP 400，正文里说 "Unsupported parameter: 'max_tokens' is not supported with this
-model"，04 只说"接连 4 次调用失败（最后一次是“LLM 回 HTTP 400”）……检查 LLM 服务器、地址、模型名和密钥以后
-再跑"：不是 2xx 的回答，正文一个字节也没读。现在读它的开头（最多 ERROR_BODY_BYTES 字节、ERROR_READ_SECONDS 秒），放弃的那句、最后退出码 1 的那句、开跑前检查的那句都带上
+model"（现在客户端认得这句话、换成推理模型的参数：tests/test_reasoning_model.py），04 只说"接连 4 次调用失败
+（最后一次是“LLM 回 HTTP 400”）……检查 LLM 服务器、地址、模型名和密钥以后再跑"：不是 2xx 的回答，正文一个字节也没读。现在读它的开头（最多 ERROR_BODY_BYTES 字节、ERROR_READ_SECONDS 秒），放弃的那句、最后退出码 1 的那句、开跑前检查的那句都带上
 服务器说的原因——抹掉密钥、控制字符转义、截短；失败的种类（计数、录制文件、回放）不变。
 服务器只听 127.0.0.1，每个测试最多回答几个请求，with 块结束就关。
 """
@@ -100,7 +100,9 @@ def test_the_servers_words_are_found_in_the_usual_error_bodies(body, content_typ
 
 
 def test_a_server_refusing_every_call_says_why_when_the_run_gives_up_and_at_the_end(capsys):
-    # 放弃的那句（标准错误）和最后退出码 1 的那句都带着服务器的原话；服务器回显的密钥抹掉、ESC 转义；失败的种类照旧
+    # 放弃的那句（标准错误）和最后退出码 1 的那句都带着服务器的原话；服务器回显的密钥抹掉、ESC 转义；失败的种类照旧。
+    # 这句话是推理模型的：第一次被拒时换成推理模型的参数、重发一次（tests/test_reasoning_model.py），这个服务器换了
+    # 以后还这样说，就是普通的失败
     said = []
     message = MAX_TOKENS_400 + f" (key {KEY})\x1b[2J"
     with Refusing(400, openai_error(message)) as s:
@@ -110,6 +112,7 @@ def test_a_server_refusing_every_call_says_why_when_the_run_gives_up_and_at_the_
         backend.close()
     assert [e.kind for e in out] == ["LLM 回 HTTP 400"] * 4 + [openai_llm.GAVE_UP]
     assert [c.error for c in backend.calls] == [e.kind for e in out]           # 录进文件的种类不变
+    assert [c.requests for c in backend.calls] == [2, 1, 1, 1, 0] and s.seen == 5   # 换参数只重发一次，不来回换
     gave_up = [x for x in said if "接连 4 次调用失败" in x]
     assert len(gave_up) == 1 and f"服务器说：“{MAX_TOKENS_400} (key ***)\\x1b[2J”" in gave_up[0], said
     with pytest.raises(SystemExit) as e:

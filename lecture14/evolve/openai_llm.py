@@ -13,6 +13,14 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
                                        temperature、max_tokens、seed（服务器支持的话同样的请求给同样的回复）
     读 choices[0].message.content 和 usage（prompt_tokens、completion_tokens，服务器给了才有）
 
+- 推理模型（OpenAI 的 o 系列、gpt-5 一族）：不收 max_tokens、只收默认的 temperature，对上面那样的请求回 HTTP 400
+  （{"error": {"param": "max_tokens", "code": "unsupported_parameter", …}}，temperature 是 "unsupported_value"；
+  rejected_parameter 认它们）。认出来以后这次运行以后的请求都发 REASONING_PARAMS（max_completion_tokens，推理 token
+  也算在里面，所以给得多；不发 temperature，用模型默认的），被拒的调用换了参数重发一次（算进请求数，不算失败），
+  标准错误上说一句（switch_sentence，只说一次）；几个调用同时被拒只换一次；换了以后还被拒是一次普通的失败，不来回换。
+  别的 400、别的服务器（ollama、llama.cpp、vLLM）照旧收到 temperature、max_tokens。helper 的复查照 OpenAI 的回答写了
+  假服务器：以前这样的模型每个请求都被拒，一个提议也用不上。
+
 - 密钥：环境变量 OPENAI_API_KEY 有就放进 Authorization 头（本机的服务器不需要）；只发给 --llm 那个地址（协议、主机、
   端口都一样），而且只经 https:// 或明文发给本机（别的机器的 http:// 地址带着它时一句话、一个字节都不发）；不打印、
   不记日志、不写进文件，服务器回的回复里要是出现了它，也先抹掉。
@@ -34,7 +42,8 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
   说一句在等哪个模型的第几次调用、等了多久、一个请求最多等多久。
 - check()：开跑之前看看服务器在不在（GET {base_url}/models），连不上、拒绝了我们、转向、回的东西读不懂、没有这个
   模型，都抛 ServerUnreachable（一句话），脚本印一行、退出码 2。
-- 录制和回放：record=文件名 时每次调用写一行 JSON（提示、回复、用时、token 数、模型名；没有密钥），一回来就写，按提议的
+- 录制和回放：record=文件名 时每次调用写一行 JSON（提示、回复、用时、token 数、模型名、发了几个请求；换成推理模型的
+  参数的调用另有 params（发的是哪组）、被拒过重发了的另有 resent（见 VERSION）；没有密钥），一回来就写，按提议的
   顺序（同时在路上的几个里，前面的还没回来时后面的先留着）；Ctrl-C 时已经回来的都写上（_interrupted），一行不会只写一半、
   也不会写两遍。脚本正常跑完时（finish）最后写一行结束行：没有它的文件是录到一半被打断的，回放开跑前说一声，放到录下的
   最后一次调用（或者 Ctrl-C 时还没回来的那一次）为止。
@@ -95,18 +104,30 @@ WAIT_SAID = 5.0                    # 重试前要等这么久以上时，往标�
 WAITING_SAID = 10.0                # 一个调用等了这么多秒还没回来，就往标准错误说一句在等谁、等了多久（以后每这么多秒一句）
 READ_GRACE = 0.2                   # Ctrl-C 时正在读回复正文的调用最多再等这么多秒读完、录下（之后一秒之内还要停下）
 GIVE_UP_AFTER = 4                  # 连续这么多次调用失败（不管哪一种），就不再调用
-MAX_REPLY_BYTES = 1_000_000        # 一个回复最多读这么多字节：max_tokens 个 token 的回复连 JSON 的转义一起也远远用不了
+MAX_REPLY_BYTES = 1_000_000        # 一个回复最多读这么多字节：max_tokens（推理模型：max_completion_tokens）个 token 的回复
+                                   # 连 JSON 的转义一起也远远用不了
 ERROR_BODY_BYTES = 16_384          # 不是 2xx 的回答，正文最多读这么多字节：只要里面服务器说的原因（server_words）
 ERROR_READ_SECONDS = 2.0           # 读它最多等这么多秒（挤牙膏的错误页不能把一次 429 拖成一次超时）
 MAX_MODELS_BYTES = 8_000_000       # GET /models 的回复最多读这么多字节（托管的服务商列几百个模型，每个带说明）
 WIRE_SLACK = 1_000_000             # 一个回复从状态行起一共最多读 2 × 正文上限 + 这么多字节（响应头、分块的长度行等的余量）
 TEMPERATURE = 0.7
 MAX_TOKENS = 1024                  # 回复的 token 上限（要的是短回复；想得多的模型会用掉更多）
+# OpenAI 的推理模型（o 系列、gpt-5 一族）不收 max_tokens、只收默认的 temperature（1），每个请求都回 HTTP 400（见
+# rejected_parameter）。认出这样的回答以后换成它们的参数（switch_sentence）：max_completion_tokens 代替 max_tokens，不发
+# temperature。max_completion_tokens 把看不见的推理 token 也算在里面（OpenAI 的 reasoning 指南：用完了，回复是空的、
+# finish_reason 是 "length"；它建议开始时留至少 25,000 个），1024 个常常全用在推理上，所以给得多：只是上限，按用掉的收钱
+MAX_COMPLETION_TOKENS = 25_000
+REASONING_PARAMS = {"max_completion_tokens": MAX_COMPLETION_TOKENS}   # 换了以后代替 temperature、max_tokens 发的
+SWITCHABLE = ("max_tokens", "temperature")   # 服务器说这两个不支持时换（别的参数、别的 400 是一次普通的失败）
 CONCURRENCY = 2                    # 默认同时发几个请求（--llm-concurrency）
 MAX_CONCURRENCY = 64               # 最多同时发几个（和 --jobs 的上限一样；回放文件头里的也按它查）
 MAX_NAME = 200                     # 模型名最多几个字符（回放文件里的也是：印出来的一行话不能被它撑成几百行）
 FORMAT = "mini-alphaevolve-llm-transcript"
-VERSION = 2                        # 录制文件的版本。2：录完时最后一行是结束行 {"type": "end", "calls": N}（讲师报过：录的时候
+VERSION = 3                        # 录制文件的版本。3：调用那一行可以多两项——"params"（这次调用最后一个请求发的采样参数不是
+                                   # 文件头里的 temperature、max_tokens 时，是它发的那组，例如 {"max_completion_tokens": 25000}）
+                                   # 和 "resent"（服务器说不支持哪个参数、换了参数重发了一次：max_tokens 或 temperature）；
+                                   # 没有这两项的行（也是 2、1 版的每一行）发的是文件头里的那组。
+                                   # 2：录完时最后一行是结束行 {"type": "end", "calls": N}（讲师报过：录的时候
                                    # 按了 Ctrl-C 的文件，回放开跑时什么也不说，演示 2 放到一半才停，还说是 --budget 比录制时大）；
                                    # 1：没有结束行，看不出录没录完
 
@@ -330,7 +351,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")       # 落单的代理项（见 Open
 @dataclass
 class Call:
     """一次调用：第几次（从 0 数）、提示、回复（失败是 None）、失败的种类、用时（秒）、token 数、服务器报的模型名、
-    真的发出去几个 HTTP 请求（重试也算；接连失败以后没再问的是 0；早先录的文件里没有这一项，当作 1）。"""
+    真的发出去几个 HTTP 请求（重试、换参数后的重发也算；接连失败以后没再问的是 0；早先录的文件里没有这一项，当作 1）、
+    最后一个请求发的采样参数不是 temperature、max_tokens 时发的那组（params，例如 REASONING_PARAMS；None 是
+    temperature、max_tokens）、服务器说不支持哪个参数、换了参数重发过（resent，SWITCHABLE 里的一个；None 是没有）。"""
     n: int
     prompt: str
     reply: str | None
@@ -340,6 +363,18 @@ class Call:
     completion_tokens: int | None
     model: str | None
     requests: int = 1
+    params: dict | None = None
+    resent: str | None = None
+
+
+def call_line(call: Call) -> dict:
+    """录制文件里一次调用的那一行（抹密钥之前）：Call 的每一项；params、resent 只在有的时候写（没换过参数的运行，
+    每一行和第 2 版的一样）。"""
+    line = dict(type="call", **asdict(call))
+    for optional in ("params", "resent"):
+        if line[optional] is None:
+            del line[optional]
+    return line
 
 
 def ledger(calls) -> dict:
@@ -754,6 +789,7 @@ class OpenAILLM(_Backend):
         self._failed_in_a_row = 0                  # 连续几次调用失败（不管哪一种）
         self.gave_up: str | None = None            # 决定不再调用时的那句话
         self.last_said: tuple[str, str] | None = None   # 最后一次 HTTP 错误时服务器说的原因：(种类, "服务器说：“…”")
+        self.switched: str | None = None           # 换成推理模型的参数时说的那句话（_switch；以后的请求都发 REASONING_PARAMS）
         self._record = None
         # 录制文件里的调用按提议的顺序，一次调用一回来就写（讲师报过：以前一批全回来才写，Ctrl-C 时这一批里已经回来、
         # 付了钱的回复都没录下）。这几样都在 self._rec 下面改
@@ -922,7 +958,7 @@ class OpenAILLM(_Backend):
             with self._rec:
                 wanted = (self._record is not None and not self._cut and call.n >= self._next_record
                           and call.n not in self._held)
-            line = self._line(dict(type="call", **asdict(call))) if wanted else None   # 抹密钥：不占着锁
+            line = self._line(call_line(call)) if wanted else None   # 抹密钥：不占着锁
             with self._rec:
                 if line is not None and self._record is not None and not self._cut and call.n >= self._next_record:
                     self._held[call.n] = line
@@ -1253,9 +1289,10 @@ class OpenAILLM(_Backend):
     def _ask(self, n: int, text: str) -> Call:
         t0 = time.perf_counter()
         reply, usage, model, error, requests = None, {}, None, None, 0
+        how: dict = {"params": None, "resent": None}     # _attempts 填：最后一个请求发的参数、换参数重发过没有
         self._begin(n)
         try:
-            reply, usage, model, requests = self._request(n, text)
+            reply, usage, model, requests = self._request(n, text, how)
         except LLMError as e:
             error, requests = e.kind, e.requests
         finally:
@@ -1268,7 +1305,8 @@ class OpenAILLM(_Backend):
         model = self._redact(model[:MAX_NAME * 4 + 1000]) if isinstance(model, str) else None
         return Call(n, text, None if reply is None else self._redact(reply), error, latency,
                     num(usage.get("prompt_tokens")), num(usage.get("completion_tokens")),
-                    model if model is None or len(model) <= MAX_NAME else model[:MAX_NAME - 1] + "…", requests)
+                    model if model is None or len(model) <= MAX_NAME else model[:MAX_NAME - 1] + "…", requests,
+                    how["params"], how["resent"])
 
     # ---- 等得久时说一声（讲师报过：CPU 上的模型一个回复要几十秒，04、05、02 在标准错误上一声不吭，看着像卡住了）----
     def _begin(self, n: int) -> None:
@@ -1301,17 +1339,21 @@ class OpenAILLM(_Backend):
         return (f"LLM：在等 {self.model} 回答第 {which} 次调用，已经等了 {seconds:.0f} 秒（一个请求最多等 "
                 f"{self.timeout:g} 秒，--llm-timeout 改；Ctrl-C 随时停下）")
 
-    def _request(self, n: int, text: str):
+    def _request(self, n: int, text: str, how: dict | None = None):
         with self._lock:
             if self.gave_up is not None:
                 raise LLMError(GAVE_UP)
-        body = dict(model=self.model, temperature=self.temperature, max_tokens=self.max_tokens,
-                    messages=[dict(role="system", content=SYSTEM_PROMPT), dict(role="user", content=text)])
-        if self.seed is not None:
-            body["seed"] = self.seed + n
-        payload = json.dumps(body).encode()
+
+        def payload(reasoning: bool) -> bytes:
+            """请求的正文：本机的服务器都认的 temperature、max_tokens，或者（换过以后）推理模型的 REASONING_PARAMS。"""
+            params = REASONING_PARAMS if reasoning else dict(temperature=self.temperature, max_tokens=self.max_tokens)
+            body = dict(model=self.model, **params,
+                        messages=[dict(role="system", content=SYSTEM_PROMPT), dict(role="user", content=text)])
+            if self.seed is not None:
+                body["seed"] = self.seed + n
+            return json.dumps(body).encode()
         try:
-            out = self._attempts(payload, n)
+            out = self._attempts(payload, n, how)
         except LLMError as e:
             self._failed(e.kind, e.detail if e.kind.startswith("LLM 回 HTTP") else "")
             raise
@@ -1319,24 +1361,33 @@ class OpenAILLM(_Backend):
             self._failed_in_a_row = 0
         return out
 
-    def _attempts(self, payload: bytes, n: int | None = None):
+    def _attempts(self, payload, n: int | None = None, how: dict | None = None):
         """发请求，429、5xx、连不上时重试（只在上一次调用没失败、还没决定放弃时）；返回 (回复, usage, 模型名, 发了几个
         请求)。失败抛的 LLMError 的 requests 是发了几个请求。一次调用里按 Retry-After 等的时间加起来不超过 max_wait 秒
         （讲师报过：每次都回 429、Retry-After: 59，一个提议一声不吭地等了 177 秒）；等 WAIT_SAID 秒以上时往标准错误说一句。
         回复开始传回来（状态行是 2xx）以后断了不重试：服务器已经答了、也许已经收了钱（讲师报过：200 传到一半被重置，
-        记成"连不上"、又发了三次）。"""
-        sent, waited = 0, 0.0
+        记成"连不上"、又发了三次）。
+        payload(reasoning) 是请求的正文：每个请求发的时候按那时的参数（别的调用刚换过的话，重试也用新的）。服务器回的
+        HTTP 400 说 max_tokens、temperature 不支持（rejected_parameter），而这个请求发的是它们：换成推理模型的参数
+        （_switch，只换一次），这次调用用新参数重发一次——不算重试、不算失败，发出去的请求照样数；发的已经是新参数
+        还被拒，就是一次普通的失败（不会来回换）。how：这里填上最后一个请求发的参数（"params"，旧的是 None）
+        和重发过没有（"resent"：服务器说不支持的那个参数），录进文件。"""
+        how = {} if how is None else how
+        sent, waited, attempt, resent = 0, 0.0, 0, False
         try:
-            for attempt in range(self.retries + 1):
+            while True:
                 with self._lock:
                     last = attempt == self.retries or self._failed_in_a_row > 0 or self.gave_up is not None
+                    reasoning = self.switched is not None
                 sent += 1
+                how["params"] = dict(REASONING_PARAMS) if reasoning else None
                 try:
-                    status, headers, raw = self._exchange("POST", "/chat/completions", payload, self.timeout,
+                    status, headers, raw = self._exchange("POST", "/chat/completions", payload(reasoning), self.timeout,
                                                           MAX_REPLY_BYTES, call=n)
                 except LLMError as e:
                     if e.kind == UNREACHABLE and not last:
                         time.sleep(self.backoff * 2 ** attempt)
+                        attempt += 1
                         continue
                     raise
                 if status in REDIRECT_CODES:
@@ -1347,6 +1398,11 @@ class OpenAILLM(_Backend):
                             and is_loopback(self._host)):     # MockLLM 服务器只在本机（讲师的复查报过：别的服务器带上
                         #                                       这个头，一次 500 就不再问它，还让人去看 MockLLM 的终端）
                         raise LLMError(MOCK_BUG)
+                    rejected = rejected_parameter(status, raw) if not (reasoning or resent) else None
+                    if rejected is not None and self.gave_up is None:   # 推理模型不收 max_tokens、temperature：
+                        self._switch(rejected, said)                   # 换参数（只换一次），这次调用重发一次
+                        how["resent"], resent = rejected, True
+                        continue
                     if status == 429 or 500 <= status <= 599:       # 100–599 以外的状态码是协议错误：不重试
                         asked = _retry_after(headers.get("Retry-After"))
                         wait = self.backoff * 2 ** attempt if asked is None else asked
@@ -1356,6 +1412,7 @@ class OpenAILLM(_Backend):
                                             f"一次调用最多重试 {self.retries} 次、一共最多等 {self.max_wait:g} 秒）")
                             time.sleep(wait)
                             waited += wait
+                            attempt += 1
                             continue
                         if asked is not None and waited + asked > self.max_wait:   # 服务器让等太久：说出来
                             raise LLMError(f"LLM 回 HTTP {status}，要等 {self.max_wait:g} 秒以上（不等）", said)
@@ -1363,10 +1420,19 @@ class OpenAILLM(_Backend):
                 if compressed(headers):                  # 讲师报过：被说成"不是 JSON"，其实响应头说得明白
                     raise LLMError(COMPRESSED)
                 return (*_content(raw, headers.get("Content-Type", "")), sent)
-            raise AssertionError("unreachable")
         except LLMError as e:
             e.requests = sent
             raise
+
+    def _switch(self, rejected: str, said: str) -> None:
+        """服务器说不支持 rejected（max_tokens 或 temperature）：以后的请求都发推理模型的参数（REASONING_PARAMS，不发
+        temperature）。几个调用同时被拒时只换一次、只说一次（用 notify，在标准错误上）。"""
+        with self._lock:
+            if self.switched is not None:
+                return
+            self.switched = switch_sentence(self.model, rejected, said)
+        if self.notify is not None:
+            self.notify(self.switched)
 
     def _failed(self, kind: str, said: str = "") -> None:
         """一次调用失败了：连续失败够了 give_up_after 次，就决定以后不再调用（用 notify 说一句为什么）。said：服务器
@@ -1385,6 +1451,46 @@ class OpenAILLM(_Backend):
 
 
 GAVE_UP_SAID = "没用上 LLM："                  # finish 最后那句的开头（tests/printed.gave_up_at_the_end 认它）
+
+
+def rejected_parameter(status: int, raw: bytes) -> str | None:
+    """服务器的回答是不是 OpenAI 的推理模型（o 系列、gpt-5 一族）对本机服务器那组参数的拒绝：HTTP 400，正文是
+    {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use
+    'max_completion_tokens' instead.", "param": "max_tokens", "code": "unsupported_parameter", …}}，或者 temperature 的
+    {"error": {"message": "Unsupported value: 'temperature' does not support 0.7 with this model. Only the default (1)
+    value is supported.", "param": "temperature", "code": "unsupported_value", …}}（helper 的复查照 OpenAI 的回答写了
+    假服务器：这样的模型以前一个提议也用不上）。param 和 code 都对得上，或者（转手的代理常把它们丢掉）message 以
+    "Unsupported parameter: 'max_tokens'"、"Unsupported value: 'temperature'" 这样开头：是哪个参数；别的 400（别的参数、
+    请求太长……）、别的状态码是 None。"""
+    if status != 400:
+        return None
+    try:
+        data = loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return None
+    param, message = error.get("param"), error.get("message")
+    if param in SWITCHABLE and error.get("code") in ("unsupported_parameter", "unsupported_value"):
+        return param
+    m = _UNSUPPORTED.match(message) if isinstance(message, str) else None
+    return m.group(1) if m else None
+
+
+_UNSUPPORTED = re.compile(r"\s*Unsupported (?:parameter|value): '(max_tokens|temperature)'")
+
+
+def _params_said(params: dict) -> str:
+    return "、".join(f"{k}={v:,}" for k, v in params.items())
+
+
+def switch_sentence(model: str, rejected: str, said: str = "") -> str:
+    """换成推理模型的参数时在标准错误上说的那一句。said：服务器说的原因（"服务器说：“…”"，_server_said 的）。"""
+    new = _params_said(REASONING_PARAMS)
+    return (f"（LLM：{model} 不收 {rejected}（HTTP 400{'，' + said if said else ''}），当它是推理模型：以后的请求改发 {new}"
+            "（推理用的 token 也算在里面）、不发 max_tokens 和 temperature（用模型默认的），被拒的请求换了参数各重发一次"
+            "（算进发出去的请求，不算失败的提议）。）")
 
 
 def gave_up_sentence(kind: str, in_a_row: int, said: str = "") -> str:
@@ -1836,6 +1942,7 @@ class ReplayLLM(_Backend):
     以前开跑前先把整个文件读进内存，320 MB 的录制文件要 21 秒、700 MB 内存）。后面哪一行不是 --record 写的，回放
     读到那一行时停下（ReplayMismatch，一句话说是哪个文件的第几行）；这次用不到的行不读。"""
     parallel = False                                     # 提议按顺序一个一个地读（不开线程；录制时怎样分批照旧）
+    notify = None                                        # 说"录制时换过参数"的那句（from_arguments 给；None 不说）
 
     def __init__(self, path: str):
         super().__init__()
@@ -1846,6 +1953,7 @@ class ReplayLLM(_Backend):
         self._unused = (-1, 0)                            # unused() 数过的：(从第几个字节数起, 几行)
         self._end_at: int | None = None                   # 最后一行只写了一半时：它从第几个字节起（读到那里就当文件完了）
         self.half_line: int | None = None                 # 那一行是第几行（incomplete_said 说）
+        self._switch_said = False                         # 录制时换过参数的那句说过了
         try:
             self._file = open(path, "rb")
         except OSError as e:
@@ -2064,6 +2172,12 @@ class ReplayLLM(_Backend):
             raise ReplayMismatch(f"回放停在第 {n + 1} 次 LLM 调用：这次的提示和 {self.path} 第 {lineno} 行录下的不一样"
                                  f"（{_first_difference(call.prompt, text)}）：录制之后代码或参数变了，或者这个文件前面录的回复被改过"
                                  "（提示里的程序是由前面的回复改出来的）；用录制时的代码、参数和原来的文件回放，或者重新 --record。")
+        if call.params and not self._switch_said:      # 录制时换过参数（推理模型）：和录制时一样，说一次
+            self._switch_said = True
+            if self.notify is not None:
+                self.notify(f"（回放：录制时 {self.model} 被当作推理模型，从第 {n + 1} 次调用起发的是 "
+                            f"{_params_said(call.params)}、不发 max_tokens 和 temperature，被拒的请求换了参数重发过"
+                            "（算在发出去的请求里）；回放照录下的回答，不联网。）")
         return call
 
 
@@ -2078,10 +2192,15 @@ def _plain(text) -> bool:
     return isinstance(text, str) and text != "" and shown(text, None) == text
 
 
+_PARAM_NAME = re.compile(r"[a-z_]{1,40}")          # 录制文件里 params 的键：回放时会印出来
+
+
 def _recorded_call(obj: dict, key: str | None = None) -> Call:
     """录制文件里的一行 -> Call（提示、回复、模型名、失败的种类里的密钥 key 抹掉：回放时它们都可能被印出来）。
     字段的类型不对、失败的种类超过 MAX_NAME 个字符（不是 --record 写的）抛 TypeError。"""
-    c = Call(**{k: obj[k] for k in Call.__dataclass_fields__ if k != "requests"}, requests=obj.get("requests", 1))
+    optional = {"requests": 1, "params": None, "resent": None}          # 早先（第 1、2 版）录的文件里没有它们
+    c = Call(**{k: obj[k] for k in Call.__dataclass_fields__ if k not in optional},
+             **{k: obj.get(k, default) for k, default in optional.items()})
     count = lambda v: v is None or (type(v) is int and 0 <= v < 10**12)  # noqa: E731  讲师报过："-7 个 token"、几十位的数
     if not (type(c.n) is int and isinstance(c.prompt, str) and (c.reply is None or isinstance(c.reply, str))
             and (c.error is None or (_plain(c.error) and len(c.error) <= MAX_NAME))   # 种类是一句短话：印在表里
@@ -2090,6 +2209,9 @@ def _recorded_call(obj: dict, key: str | None = None) -> Call:
             and (c.model is None or len(c.model) <= MAX_NAME)
             and count(c.prompt_tokens) and count(c.completion_tokens)
             and type(c.requests) is int and 0 <= c.requests <= 1000
+            and (c.params is None or (type(c.params) is dict and 0 < len(c.params) <= 4 and all(   # 发出去的采样参数
+                _PARAM_NAME.fullmatch(k) and type(v) in (int, float) for k, v in c.params.items())))
+            and (c.resent is None or c.resent in SWITCHABLE)
             and (c.model is None or isinstance(c.model, str))):
         raise TypeError
     for field in ("prompt", "reply", "model", "error"):
@@ -2183,6 +2305,7 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = "", g
                              "回放要用录制时的脚本和参数。")
         if replay.complete is False:
             (notify or _tell_stderr)(replay.incomplete_said())
+        replay.notify = notify or _tell_stderr
         return replay
     if a.llm is None:
         if given:
