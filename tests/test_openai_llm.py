@@ -1063,6 +1063,20 @@ def test_a_user_and_password_in_the_address_are_refused_not_dropped():
         assert "写了用户名或密码" in msg and "OPENAI_API_KEY" in msg and "hunter2" not in msg and "alice" not in msg, msg
 
 
+def test_an_address_pasted_with_the_endpoint_says_where_to_cut_it_before_any_request():
+    """helper 的复查报过：--llm 写成整个接口地址 …/v1/chat/completions，开跑前的检查（GET …/chat/completions/models，
+    前缀下的 404 照样开跑）没拦住，四次调用都是 HTTP 404。现在开跑前一句话、退出码 2，说该写到哪里，
+    服务器一个请求也没收到；照那句话改了的地址能跑。"""
+    with StubServer(script("edit")) as s:
+        for tail in ("/chat/completions", "/chat/completions/", "/Chat/Completions", "/completions", "/models"):
+            p = run_04("--llm", s.url + tail, "--model", "stub")
+            assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+            assert f"写到了接口 {tail.rstrip('/').lower()}：地址只写到它前面（{s.url}，" in p.stderr, p.stderr
+        asked = len(s.requests)
+        assert asked == 0
+        assert run_04("--llm", s.url, "--model", "stub").returncode == 0       # 照说的改：能跑
+
+
 def test_02_prints_each_reply_line_cut_to_fit_a_terminal():
     """讲师报过：模型一行 4,030 个字符的"思考"，02 整行印出来，80 列的终端里占五十几行。每行截到 160 个字符，
     说这一行原来多长；控制字符照样转义。"""

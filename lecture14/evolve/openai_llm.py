@@ -705,6 +705,9 @@ def _merged(spans) -> list[list[int]]:
     return out
 
 
+ENDPOINTS = ("/chat/completions", "/completions", "/models")   # 接在 --llm 后面的接口：--llm 本身不该以它们结尾
+
+
 def clean_url(url: str) -> str:
     """去掉地址里的用户名、密码、路径里的“;参数”、查询串和“#…”（录进文件、印出来的只有这个）。"""
     u = urllib.parse.urlsplit(url)
@@ -761,6 +764,11 @@ class OpenAILLM(_Backend):
         if u.port == 0:                            # http.client 把端口 0 当成"没写"，连的是 80：说一句，别悄悄换
             raise ValueError(f"{names.address} {_said_url(base_url)} 的端口是 0：端口要是 1 到 65535 的整数"
                              "（例如 http://127.0.0.1:11434/v1 的 11434）")
+        endpoint = next((e for e in ENDPOINTS if u.path.rstrip("/").lower().endswith(e)), None)
+        if endpoint is not None:                   # helper 的复查报过：贴了整个接口地址 …/v1/chat/completions，开跑前的
+            base = clean_url(base_url)              # 检查没拦住（前缀下 404 照样开跑），四次调用都是 HTTP 404
+            raise ValueError(f"{names.address} {shown(base, 100)} 写到了接口 {endpoint}：地址只写到它前面"
+                             f"（{shown(base[:len(base) - len(endpoint)] or base, 100)}，通常以 /v1 结尾），{endpoint} 由这里接上")
         if not isinstance(model, str) or not model or shown(model, None) != model or len(model) > MAX_NAME:
             raise ValueError(f"{names.model} 要是一个不带控制字符、不超过 {MAX_NAME} 个字符的名字（例如 qwen2.5-coder:7b），"
                              + (f"不是 {shown(model, 100)}" if model else "不能是空的"))
