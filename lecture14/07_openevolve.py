@@ -21,7 +21,8 @@ CS349E · 第 14 讲 · 07_openevolve.py —— 本讲的迷你循环和真的�
        python3 lecture14/07_openevolve.py --budget 1000 --seeds 3 （和 04 的预算一样，更慢）
        代价：默认两边一共 2 × 2 × 150 = 600 个提议，其中 OpenEvolve 300 个；--budget 1000 --seeds 3 一共 6,000 个，
        OpenEvolve 3,000 个，用时是默认的十倍左右——用时几乎全在 OpenEvolve 那边，和它的提议数成正比
-       （OpenEvolve 每个提议的墙上时间是本讲循环的十倍以上；两种设置量到的秒数见 README 的"更进一步"一节）。
+       （OpenEvolve 每个提议的墙上时间，空闲的 2 核机器上量到本讲循环的十几到几十倍，机器忙时低到 7.7 倍；脚本的观察只要求
+       至少常数 SLOWER 那么多倍。两种设置量到的秒数见 README 的"更进一步"一节）。
        OpenEvolve 的几个种子默认两个同时跑（--jobs，只影响快慢）。进度印到标准错误；Ctrl-C 一秒内停下，
        OpenEvolve 和它的 worker 进程、服务器都结束。--svg DIR 把图另存成 SVG。
 【依赖】numpy；OpenEvolve（可选的依赖：make openevolve 或 .venv/bin/pip install -r requirements-openevolve.txt，
