@@ -351,7 +351,7 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                        "这和论文里\"提示里不给上下文\"的消融只是大致对应：真的 LLM 要从提示里读出哪里慢、为什么慢，拿掉的东西也比这多。",
                        f"这一条的判据是：没有逐形状反馈，训练形状上的最终分数（中位数）和完整系统相差不到 {SIMILAR:.0%}，"
                        "涨幅至少是完整系统的一半",
-                       f"最终 {nofb:.3f}× 对 {full:.3f}×，相差 {fmt((nofb / full - 1) * 100, 1, (-SIMILAR * 100, SIMILAR * 100))}%"
+                       f"最终 {nofb:.3f}× 对 {full:.3f}×，相差 {diff(nofb, full)}"
                        f"，涨幅是完整系统的 {share('no_feedback')}；{start_txt}",
                        [(f"分数相差不到 {SIMILAR:.0%}", near("no_feedback")[0]),
                         ("涨幅至少是完整系统的一半", near("no_feedback")[1])]))
@@ -383,7 +383,7 @@ def demo1_ablations(table, results, budget, seeds, seeds_try=None):
                        f"真实系统里每跑一次内核都要上 GPU/TPU（04 的演示 4），级联省下的内核运行（不用级联那次的 {pct(1 - 1 / cost)}）就是机器时间。",
                        f"这一条的判据是：没有级联，训练形状上的分数（中位数）和完整系统相差不到 {SIMILAR:.0%}，涨幅至少是"
                        "完整系统的一半，内核多跑 10% 以上，完整系统里有程序只跑探针就被淘汰（中位数不是 0 个）",
-                       f"{nocas:.3f}× 对 {full:.3f}×（相差 {fmt((nocas / full - 1) * 100, 1, (-SIMILAR * 100, SIMILAR * 100))}%，"
+                       f"{nocas:.3f}× 对 {full:.3f}×（相差 {diff(nocas, full)}，"
                        f"涨幅是完整系统的 {share('no_cascade')}），"
                        f"内核 {median_count(med('no_cascade', 'runs'))} 次对 {median_count(med('full', 'runs'))} 次（{fmt(cost, 2, (1.1,))} 倍），"
                        f"完整系统里只跑探针就被淘汰的程序{'中位数' if seeds > 1 else ''} {median_count(probe_only)} 个",

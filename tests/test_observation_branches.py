@@ -629,6 +629,14 @@ def test_05_feedback_that_lost_on_every_seed_is_not_called_harmless(table):
     assert "伤不到训练形状上最后的分数" in flat(claim(obs, WORDS["no_feedback"]).text)
 
 
+def test_05_a_difference_above_the_full_system_is_signed_also_when_the_claim_fails(table):
+    # helper 的复查报过：成立时"相差 +1.3%"带正号，不成立时"这次：……相差 2.4%"不带，读着像是低了
+    higher = [result(t) for t in (1.30, 1.31, 1.32)]                                    # 完整系统 1.27–1.29：高 2.3%
+    obs, out = ablations(table, results(no_feedback=higher, no_cascade=higher))
+    for word in ("no_feedback", "no_cascade"):
+        fails(claim(obs, WORDS[word]), out, ["相差不到 2%"], ["1.310× 对 1.280×", "相差 +2.3%"])
+
+
 def test_05_exactly_half_the_gain_is_half(table):
     # 审读报过：1.015× 对 1.030×，印着"涨幅是完整系统的 50%"，判据"涨幅至少是完整系统的一半"却不成立（浮点的 0.4999…）
     res = results(full=[result(t) for t in (1.029, 1.030, 1.031)],
