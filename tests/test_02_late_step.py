@@ -172,10 +172,13 @@ def test_a_late_step_that_finds_nothing_is_not_offered_as_showing_demo_2():
     演示 3 还说"对演示 1 的父程序"，可演示 1 没印父程序。"""
     p = run_script(SCRIPT, "--after", "2000", timeout=180)
     assert p.returncode == 0
-    text = flat(unfold(p.stdout).split("可以试试：", 1)[1])
-    if "没有一个比父程序好的，演示1会直说，演示2不印" in text:
-        item = text.split("演示2不印")[0].rsplit("2.", 1)[1]
-        assert "比例怎么变" not in item and "还找不找得到比父程序好的一步" in item
+    # "可以试试"逐条看（助教报过：加了一块 L40S，那里换种子的第 1 条也说"演示 2 不印"，以前按"2."切文字找第 2 条，
+    # 找不到就是 IndexError，报成"讲义论断的测试没跑完……先当测试或引擎的问题查"）
+    items = [flat(x) for x in re.split(r"^  \d+\. ", unfold(p.stdout).split("\n可以试试：\n", 1)[1], flags=re.M)[1:]]
+    for item in items:
+        if "没有一个比父程序好的" in item and "演示2不印" in item:
+            assert "比例怎么变" not in item, item
+            assert "还找不找得到比父程序好的一步" in item or "--seed" in item, item          # 更后期的那条，或换种子的那条
     if "父程序就是演示 1 的那个" not in p.stdout:                   # 演示 1 没找到父程序
         assert "对演示 1 的父程序" not in p.stdout and "对专家启发式" in p.stdout
 

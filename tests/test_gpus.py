@@ -455,3 +455,48 @@ def test_a_knob_value_on_another_gpu_is_called_that_gpus_record_not_the_lectures
     needle = "".join(f"（lecture10/gpus.py 里 {g.short} 用 {said}）".split())      # 折行处的空格不算
     for text in (ok.stdout, bad.stderr):
         assert needle in "".join(text.split()) and "讲义用" not in text, text[:600]
+
+
+# 一块照数据手册写的 L40S 式记录（和 A100 不同的不只是共享内存：SM 数、峰值、GDDR6 的带宽、96 MB L2、每 SM 1536 个线程、
+# 24 个 CTA；L2_BW 按 H100 的 L2/HBM 带宽比换算），助教照 README 加在 gpus.py 末尾的样子
+L40S_LIKE = ("\nimport dataclasses as _dc  # noqa: E402\n"
+             "GPUS['l40s'] = _dc.replace(A100, key='l40s', name='L40S-like', short='L40S', sms=142, peak_flops=362.05e12, "
+             "hbm_bw=864e9, hbm='GDDR6', l2_bytes=96 * 2**20, smem_per_block=99 * 1024, smem_per_sm=100 * 1024, "
+             "max_threads_per_sm=1536, max_blocks_per_sm=24, "
+             "knobs=dict(_H100_KNOBS, L2_BW=round(_H100_KNOBS['L2_BW'] / 3.35e12 * 864e9, -10)))\n")
+# 助教照 README 加了这块 GPU、跑 TESTS_GPU=l40s（TESTS_GPU_CLAIMS=1）时，这几个测试失败得像测试或引擎坏了：
+#   13 的中位数那句在 L40S 上照实印成了【本次不成立】，测试用 re.search 找成立时的句子，是一个裸的 AssertionError；
+#   02 --after 2000 的"可以试试"第 1 条也说"演示 2 不印"，测试按"2."切文字找第 2 条，IndexError（"先当测试或引擎的问题查"）
+LABELLED_ON_L40S = ["tests/test_printed_numbers_13_small_knobs.py::test_guided_median_in_the_sentences_is_the_tables_median",
+                    "tests/test_02_late_step.py::test_a_late_step_that_finds_nothing_is_not_offered_as_showing_demo_2"]
+
+
+@pytest.mark.parametrize("claims", [False, True], ids=["tests_gpu", "tests_gpu_claims"])
+def test_on_an_l40s_like_gpu_the_suite_tells_a_broken_claim_from_a_broken_test(tmp_path, claims):
+    """TESTS_GPU=l40s 时这几个测试通过或跳过（说明原因）；再加 TESTS_GPU_CLAIMS=1 时，失败的第一行说是讲义的哪句话不成立，
+    不是裸的 AssertionError，也不是"没跑完"。"""
+    import shutil
+    import subprocess
+    import sys
+    for d in ("lecture01", "lecture13", "lecture14"):
+        os.symlink(os.path.join(ROOT, d), tmp_path / d)
+    shutil.copytree(os.path.join(ROOT, "lecture10"), tmp_path / "lecture10", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(tmp_path / "lecture10" / "gpus.py", "a", encoding="utf-8") as f:
+        f.write(L40S_LIKE)
+    (tmp_path / "tests").mkdir()
+    for f in ("conftest.py", "zygote.py", "reaper.py", "printed.py", "test_printed_numbers_13_small_knobs.py",
+              "test_02_late_step.py"):
+        shutil.copy(os.path.join(ROOT, "tests", f), tmp_path / "tests" / f)
+    shutil.copy(os.path.join(ROOT, "pytest.ini"), tmp_path / "pytest.ini")
+    env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")},
+           "TESTS_GPU": "l40s", "TESTS_NO_ZYGOTE": "1", "TESTS_NO_PREFETCH": "1", **({"TESTS_GPU_CLAIMS": "1"} if claims else {})}
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *LABELLED_ON_L40S],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    failures = re.findall(r"^_{3,} (test_\S+) _{3,}\n(.*)$", p.stdout, re.M)
+    if not claims:
+        assert p.returncode == 0 and not failures, p.stdout[-3000:]
+        assert "在 l40s 上印成了【本次不成立】" in p.stdout, p.stdout[-3000:]     # 中位数那句：跳过，说是哪块 GPU 上不成立
+    else:
+        assert failures, p.stdout[-3000:]                                       # 中位数那句在 L40S 上确实不成立
+        unlabelled = [(name, first) for name, first in failures if not first.startswith("讲义论断不成立")]
+        assert not unlabelled, p.stdout[-3000:]

@@ -13,7 +13,7 @@ import pytest
 
 import sched_lab as sl
 from conftest import TESTS_GPU, load_script
-from printed import observations, section
+from printed import find, observations, section
 
 TM = load_script("lecture13/01_timing_model.py", "timing_01_small_knobs")
 
@@ -159,12 +159,15 @@ def guided_medians_table(out):
 def test_guided_median_in_the_sentences_is_the_tables_median(knobs):
     # 审读报过：--knob HBM_LATENCY=1e-05 时表里引导的中位数是 147.5（88 个形状，中间两个的平均），观察 1 说"中位数 148 次"、
     # 观察 3 说"引导中位数 148"，观察 2 和"可以试试"却说 147.5
+    # 助教报过：加了一块 L40S，TESTS_GPU=l40s 时这里是一个裸的 AssertionError——第 1 句在那块 GPU 上照实印成了
+    # 【本次不成立】，没有"（穷举的"。每句单独交给 find：印成不成立时说是哪句（换了 GPU 时跳过），不像引擎算错了
     out = printed(TM.demo3_guided, TM.TOLERANCE, knobs=knobs)
     guided, rnd = guided_medians_table(out)
-    obs = ["".join(o.split()) for o in observations(out)]
-    assert re.search(rf"中位数{re.escape(guided)}次（穷举的", obs[0]), (guided, obs[0])
-    assert re.search(rf"中位数{re.escape(guided)}(对|，随机){re.escape(rnd)}", obs[2]), (guided, rnd, obs[2])
-    assert f"中位数就从{guided}降到" in obs[1], (guided, obs[1])
+    obs = observations(out)
+    g, r = re.escape(guided), re.escape(rnd)
+    find(rf"中位数 {g} 次（穷举的", obs[0])
+    find(rf"中位数 {g} (对|，随机) {r}", obs[2])
+    find(rf"中位数就从 {g} 降到", obs[1])
 
 
 @pytest.mark.h100_golden                     # 前提（中位数是 x.5）是 H100 的数
