@@ -723,7 +723,11 @@ def test_a_reply_that_never_ends_stops_openevolve_after_the_stall_limit():
     （"第 1 个提议等了 150 秒"）。现在一个提议等了 stall_seconds() 秒还没做完就停下它，一句话说清楚。"""
     stopped, seconds = endless_reply_run()
     msg = str(stopped)
-    assert stopped is not None and "第 1 个提议等了 3 秒还没做完" in msg and "\n" not in msg and "openevolve.log" in msg, msg
+    # 句子里的秒数是真的等了多久（四舍五入）：到了 3 秒的上限才停，机器忙时读日志的那一圈慢，印出来可能是 4 秒
+    # （助教报过：两套测试同时跑、负载 7 时这里要的"等了 3 秒"是"等了 4 秒"，测试失败）
+    waited = re.search(r"第 1 个提议等了 (\d+) 秒还没做完", msg)
+    assert stopped is not None and waited and 3 <= int(waited[1]) <= seconds + 1, msg
+    assert "\n" not in msg and "openevolve.log" in msg, msg
     assert seconds < 30
 
 
