@@ -9,8 +9,11 @@ kernel_lab（哪些配置能启动）和 sched_lab（解析模型的时间）都
     problem(text)           这个名字能不能用：能用返回 None，不能用返回一句话（有哪些、怎样选）。
 
 加一块 GPU：照 A100 写一条 GPU(...)，数据手册的数写出处（sources）；没在它上面校准过的旋钮照抄一块已有的，
-并在 knob_note 里说明；然后放进 GPUS。tests/test_gpus.py 检查每条记录的字段齐全、单位合理，并用 --gpu 把
-每个编号脚本在 A100 上跑一遍（--gpu h100 和默认逐字节相同）；TESTS_GPU=a100 make test 把整套测试换到 A100。
+并在 knob_note 里说明；然后放进 GPUS。
+读进来时每条记录都查一遍（record_problems：旋钮齐不齐、名字对不对，数的单位像不像——共享内存、L2 按字节，带宽 B/s，
+峰值 FLOP/s）：写错了，编号脚本和 make test 只说一句话，哪条记录、哪个字段、要什么。
+tests/test_gpus.py 检查每条记录的字段齐全、单位合理，并用 --gpu 把每个编号脚本在 A100 上跑一遍（--gpu h100 和默认
+逐字节相同）；TESTS_GPU=a100 make test 把整套测试换到 A100。
 
 只用标准库，import 时不打印任何东西。
 """
@@ -76,6 +79,58 @@ A100 = GPU(
              "CUDA C++ Programming Guide, compute capability 8.0 的表（寄存器 64K/SM、255/线程，2048 线程、32 个 CTA/SM）"))
 
 GPUS: dict[str, GPU] = {g.key: g for g in (H100, A100)}
+
+
+# ---- 每条记录读进来时检查一遍：助教加的那条漏了旋钮（以前是 sched_lab 里的 KeyError 和一段 traceback）、单位写错了
+# （共享内存写成 99 KB 的 99：以前 04 说学生的 expert_heuristic.py 第 35 行"不能启动：共享内存 81,920 B > 99 B"）----
+KNOB_NAMES = tuple(_H100_KNOBS)    # 每条记录都要有的【估计】旋钮（sched_lab.KNOBS 去掉由 L2 导出的 L2_USABLE）
+# 字段的合理范围和单位：出了范围多半是单位写错了（KB 写成了数、GB/s 写成了数）
+RANGES = dict(sms=(1, 1000, "1 到 1000 之间"), peak_flops=(1e13, 1e16, "1e13 到 1e16 FLOP/s 之间"),
+              hbm_bw=(1e11, 1e14, "1e11 到 1e14 B/s 之间"), l2_bytes=(2**20, 2**30, "1 MB 到 1 GB 之间，按字节写"),
+              smem_per_block=(16 * 1024, 2**20, "16 KB 到 1 MB 之间，按字节写"),
+              smem_per_sm=(16 * 1024, 2**20, "16 KB 到 1 MB 之间，按字节写"), regs_per_sm=(16384, 2**20, "16,384 到 1,048,576 之间"),
+              max_regs_per_thread=(63, 1024, "63 到 1024 之间"), max_threads_per_block=(256, 4096, "256 到 4096 之间"),
+              max_threads_per_sm=(256, 8192, "256 到 8192 之间"), max_blocks_per_sm=(1, 256, "1 到 256 之间"))
+
+
+class RecordProblem(ValueError):
+    """GPUS 里一条记录写得不对。one_sentence：编号脚本只印这一句、退出码 1（lecture01/runner.py），没有 traceback。"""
+    one_sentence = True
+
+
+def record_problems(g: GPU) -> list[str]:
+    """这条记录哪里不对，每处一句；没问题返回空列表。"""
+    out = []
+    for name, (lo, hi, allowed) in RANGES.items():
+        v = getattr(g, name)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+            h = getattr(H100, name)
+            out.append(f"{name} 是 {v!r}，要在 {allowed}（单位写错了？H100 的是 {h:,}）" if isinstance(h, int) else
+                       f"{name} 是 {v!r}，要在 {allowed}（单位写错了？H100 的是 {h:g}）")
+    if not out and g.smem_per_block > g.smem_per_sm:
+        out.append(f"smem_per_block（{g.smem_per_block:,}）比 smem_per_sm（{g.smem_per_sm:,}）还大")
+    missing = [k for k in KNOB_NAMES if k not in g.knobs]
+    unknown = [k for k in g.knobs if k not in KNOB_NAMES]
+    if missing:
+        out.append(f"knobs 少了 {', '.join(missing)}（没在这块 GPU 上校准的照抄一块已有的，在 knob_note 里说明）")
+    if unknown:
+        out.append(f"knobs 里的 {', '.join(unknown)} 不是旋钮的名字（有的是 {', '.join(KNOB_NAMES)}）")
+    bad = [k for k, v in g.knobs.items() if k in KNOB_NAMES and (isinstance(v, bool) or not isinstance(v, (int, float))
+                                                                  or not 0 < v < float("inf"))]
+    if bad:
+        out.append(f"knobs 的 {', '.join(bad)} 不是正数")
+    return out
+
+
+def check_records(records: dict[str, GPU]) -> None:
+    """每条记录都没问题就什么也不做；否则抛 RecordProblem，一句话说哪条记录、哪里不对。"""
+    said = [f"{key} 的 " + "；".join(p) for key, g in records.items() if (p := record_problems(g))]
+    if said:
+        raise RecordProblem("lecture10/gpus.py 的 GPU 记录不对：" + "。".join(said)
+                            + "。加一块 GPU 照 A100 的那条写（见 lecture10/gpus.py 开头和 README 的\"改编这门课\"）")
+
+
+check_records(GPUS)
 
 
 def problem(text: str | None) -> str | None:

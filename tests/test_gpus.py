@@ -500,3 +500,52 @@ def test_on_an_l40s_like_gpu_the_suite_tells_a_broken_claim_from_a_broken_test(t
         assert failures, p.stdout[-3000:]                                       # 中位数那句在 L40S 上确实不成立
         unlabelled = [(name, first) for name, first in failures if not first.startswith("讲义论断不成立")]
         assert not unlabelled, p.stdout[-3000:]
+
+
+def test_the_shipped_records_pass_the_record_check():
+    assert all(not gpus.record_problems(g) for g in gpus.GPUS.values())
+    assert set(gpus.KNOB_NAMES) == set(sched_lab.KNOBS) - {"L2_USABLE"}    # 检查用的名字就是模型读的那些
+
+
+# 助教照 README 加 L40S 时写错的两处：共享内存按 KB 写成了 99、100（应该是字节），旋钮只写了换算过的 L2_BW（没照抄其余的）。
+# 以前：04 说学生的 expert_heuristic.py 第 35 行"不能启动：共享内存 81,920 B > 99 B（0 KB）"（让学生去改一个没错的文件）；
+# 单位对了、旋钮缺一个时，每个脚本是 sched_lab 里 KeyError: 'HBM_EFFICIENCY' 的一段 traceback；TESTS_GPU=l40s 的
+# make test 是几十行"ImportError while loading conftest"
+BROKEN_L40S = ("L40S = dataclasses.replace(A100, key='l40s', name='L40S-like', short='L40S', smem_per_block=99, "
+               "smem_per_sm=100, knobs=dict(L2_BW=1.99e12))\n")
+
+
+def add_record_like_the_readme_says(path, record):
+    """gpus.py 里在 GPUS 那行前面加一条记录、把它放进 GPUS（README：照 A100 写一条 GPU(...) 放进 GPUS）。"""
+    text = path.read_text(encoding="utf-8")
+    m = re.search(r"^GPUS: dict\[str, GPU\] = \{g\.key: g for g in \((.*)\)\}$", text, re.M)
+    assert m, "lecture10/gpus.py 里找不到 GPUS = {g.key: g for g in (...)} 那一行"
+    path.write_text(text[:m.start()] + "import dataclasses  # noqa: E402\n" + record + text[m.start():m.end(1)] + ", L40S"
+                    + text[m.end(1):], encoding="utf-8")
+
+
+def test_a_gpu_record_written_wrong_is_one_sentence_naming_the_record_and_the_fields(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+    for d in ("lecture01", "lecture13", "lecture14"):
+        os.symlink(os.path.join(ROOT, d), tmp_path / d)
+    shutil.copytree(os.path.join(ROOT, "lecture10"), tmp_path / "lecture10", ignore=shutil.ignore_patterns("__pycache__"))
+    add_record_like_the_readme_says(tmp_path / "lecture10" / "gpus.py", BROKEN_L40S)
+    env = {k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")}
+    for args in (["lecture14/04_alphaevolve_tiling.py", "--gpu", "l40s", "--quick"], ["lecture10/01_config_space.py"]):
+        p = subprocess.run([sys.executable, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        said = p.stderr.strip()
+        assert p.returncode == 1 and not p.stdout and "Traceback" not in said and len(said.splitlines()) == 1, said
+        assert said.startswith(f"{args[0]}：lecture10/gpus.py 的 GPU 记录不对：l40s 的 smem_per_block 是 99"), said
+        assert "expert_heuristic.py" not in said and "knobs 少了 HBM_EFFICIENCY" in said, said
+    # make test 换到这块 GPU：同一句话，pytest 的用法错误（退出码 4），没有 conftest 的 traceback
+    (tmp_path / "tests").mkdir()
+    for f in ("conftest.py", "zygote.py", "reaper.py", "printed.py", "test_readme_gpus.py"):
+        shutil.copy(os.path.join(ROOT, "tests", f), tmp_path / "tests" / f)
+    shutil.copy(os.path.join(ROOT, "pytest.ini"), tmp_path / "pytest.ini")
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=tmp_path,
+                       env={**env, "TESTS_GPU": "l40s", "TESTS_NO_ZYGOTE": "1"}, capture_output=True, text=True, timeout=120)
+    said = p.stdout + p.stderr
+    assert p.returncode == 4 and "lecture10/gpus.py 的 GPU 记录不对：l40s 的" in said, said[-2000:]
+    assert "Traceback" not in said and "ImportError while loading conftest" not in said, said[-2000:]
