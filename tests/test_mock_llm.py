@@ -330,6 +330,31 @@ def test_an_edit_kind_that_returns_only_the_child_is_named_in_one_sentence(tmp_p
                          "要返回 (子程序, 一句说明)，对这个父程序做不了时返回 (None, 一句为什么做不了)（见 README 的\"修改种类\"）。"), lines[-1]
 
 
+STAGES_PLUS_ONE = """
+    def _swap(self, pr):
+        from .program import Rule as _Rule
+        p = pr.parent
+        if not p.rules:
+            return None, "父程序没有规则"
+        r = p.rules[0]
+        return Program((_Rule(r.conds, r.config.replace(stages=r.config.stages + 1)),) + p.rules[1:], p.default), "第一条规则多一级流水线"
+
+"""
+
+
+def test_an_edit_kind_that_writes_a_value_off_the_grid_is_named_in_one_sentence(tmp_path):
+    """助教报过：照 README 加了一种修改（流水线加一级），写成 stages + 1：4 级的分支改出 stages=5。评估器把它和真的启动
+    不了的配置一起拒掉，02、04 的表里这种修改"启动不了"的比例很高，看着像是讲义说的"挪进资源超限的地方"，其实是方法写错了。
+    现在第一次改出网格外的值就一句话说是哪个方法、哪个字段（退出码 1）；启动不了、但在网格上的照旧交给静态检查。"""
+    import subprocess
+    _copy_with_kind(tmp_path, method=STAGES_PLUS_ONE)
+    p = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--quick"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120, env=base_env())
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert lines[-1].startswith("lecture14/04_alphaevolve_tiling.py：MockLLM._swap 改出的配置里 stages=5 不在候选值 (1, 2, 3, 4) 里：")
+
+
 def test_threshold_moves_an_off_list_m_to_its_two_neighbours():
     # "换成邻近的 M"：t 不在 M_THRESHOLDS 里时（学生的文件写了 M <= 100），邻近的是它两边的 96 和 128。以前取的是
     # searchsorted 下标的前一个和后一个：96 和 192，跳过了 128；M <= 0 时是 8（跳过了 1）

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from kernel_lab import GRID, MAX_SMEM_PER_BLOCK, VALID_INDEX, Config
+from kernel_lab import GRID, MAX_SMEM_PER_BLOCK, VALID_INDEX, Config, off_grid
 from sched_lab import SMS
 
 from .program import Program, Rule, branch_index, format_diff, make_diff, render, rule_with_config
@@ -270,6 +270,12 @@ class MockLLM:
             shown = "一个 Program（只有子程序）" if isinstance(out, Program) else repr(out)
             raise KindBroken(f"MockLLM._{op} 返回的是 {shown if len(shown) <= 80 else shown[:79] + '…'}：每种修改的方法要返回"
                              " (子程序, 一句说明)，对这个父程序做不了时返回 (None, 一句为什么做不了)（见 README 的\"修改种类\"）")
+        # 助教报过：加的 stages 修改写成了 stages + 1，4 级的分支改出 stages=5；评估器把它和真的启动不了的配置一起拒掉，
+        # 02、04 的表里算成"启动不了"，看不出是方法写错了。字段的值只能是候选网格上的（启动不了的可以：静态检查会拒）
+        bad = out[0] is not None and next((m for c in _configs(out[0]) if c not in VALID_INDEX for m in off_grid(c)), None)
+        if bad:
+            raise KindBroken(f"MockLLM._{op} 改出的配置里 {bad}：每种修改只能把字段换成候选网格（kernel_lab.GRID）上的值，"
+                             "启动不了的可以（静态检查会拒掉，算作启动不了），网格外的值是这个方法写错了（见 README 的\"修改种类\"）")
         return out
 
     # ---- 各种修改：返回 (子程序, 一句说明)；做不了返回 (None, 一句为什么做不了)（why_not 给学生看） ----
