@@ -274,7 +274,8 @@ def test_a_stalled_run_suggests_the_step_that_last_raised_the_best_and_it_is_sho
     demo1 = flat(section(p.stdout, "演示 1"))
     m = re.search(r"最好的程序（([\d.]+)×）是第([\d,]+)个提议（(\w+)）找到的", demo1)
     if m is None:
-        pytest.skip("这块 GPU 上种子 0 的进化在第 2000–2400 个提议里还有比父程序好的一步：这条建议不出现")
+        # 助教报过：GPU 没换、数据里加了一个模型时也跳过，原因却说"这块 GPU 上"：说这次的运行，不猜为什么
+        pytest.skip(f"这次（TESTS_GPU={TESTS_GPU}）种子 0 的进化在第 2000–2400 个提议里还有比父程序好的一步：这条建议不出现")
     k = int(m[2].replace(",", ""))
     tries = flat(unfold(p.stdout).split("可以试试：", 1)[1])
     assert "换一个种子" not in tries and "提示词、回复、探针上的分数都会变" not in tries, tries

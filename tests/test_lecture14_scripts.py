@@ -869,9 +869,10 @@ def test_06_suggestions(project, defaults, no_numpy_path):
     # 随机划分上反而输给了专家；现在它先说这一改的分数，不一定更好）
     said = re.findall(r"从([\d.]+)×变成([\d.]+)×", "".join(unfold(base).split("可以试试：\n", 1)[1].split()))
     scored = re.search(r"的测试形状上([\d.]+)×；[^。]*?的测试形状上([\d.]+)×", "".join(out.split()))
-    if said or TESTS_GPU == "h100":
+    if said:
         assert len(said) == 2 and scored and [a for _, a in said] == [scored[1], scored[2]], (said, scored)
-    else:                                  # 别的 GPU 上这一改可能两边都慢：06 不再建议它（助教在 A100 上见过），只给改法
+    else:                                  # 这一改可能两边都慢：06 不再建议它，只给改法（助教在 A100 上见过；H100 上数据里
+        #                                    加了一个模型时也这样——以前这里认定 H100 上一定有那两个分数，是裸的 AssertionError）
         assert scored and float(scored[1]) < 1 and float(scored[2]) < 1, scored
         assert "比如挪一条规则的阈值" in "".join(unfold(base).split("可以试试：\n", 1)[1].split())
     evo = run_printed(cmds[2], project, no_numpy_path).stdout
@@ -1264,4 +1265,5 @@ def test_04_small_runs_say_what_their_numbers_show():
     assert m and (m[3] == "两种都") == (max(int(m[1]), int(m[2])) < 20), small[:3000]
     one = "".join(run_script("lecture14/04_alphaevolve_tiling.py", "--seeds", "1").stdout.split())
     assert "几个种子的中位数" not in one
-    assert "演示3只有一个种子" in one or ("我们的迷你版比专家快" not in one and TESTS_GPU != "h100")   # 别的 GPU 上那句可能不成立
+    # 那句不成立时（别的 GPU、数据里加了模型：助教报过，以前这里认定 H100 上它一定成立）印的是判据，没有"几个种子"可说
+    assert "演示3只有一个种子" in one or "【本次不成立】讲义说迷你版在测试形状上比专家快" in one, one[-3000:]

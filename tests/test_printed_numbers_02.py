@@ -280,11 +280,15 @@ def test_demo3_mistake_run(stdout, mistakes):
     obs = observations(text)[0]
     m = find(r"(\d+) 个故意犯错的回复一个都没让循环崩", obs)
     assert int(m[1]) == len(bad)
-    m = find(r"记在 failed 里（共 (\d+) 个，正好是它们）；(\d+) 个改出启动不了的配置，(\d+) 个被静态检查拒掉，(\d+) 个是以前提过的程序", obs)
+    # 两种说法：有查缓存的（"… 个被静态检查拒掉，… 个是以前提过的程序"），一个都没有（"都是第一次提、被静态检查拒掉的"）。
+    # 助教报过：数据里加了一个模型，这次的 mistake 一个都没查缓存，这里只认第一种说法，是裸的 AssertionError
+    m = find(r"记在 failed 里（共 (\d+) 个，正好是它们）；(\d+) 个改出启动不了的配置，"
+             r"(?:(\d+) 个被静态检查拒掉，(\d+) 个是以前提过的程序|都是第一次提、被静态检查拒掉的)", obs)
     fails = sum(v for k, v in kinds.items() if k != "子程序启动不了")
     assert int(m[1]) == sum(out["failed"].values()) == fails
-    assert int(m[2]) == number(cell["子程序启动不了"]) and int(m[3]) == number(cell["静态检查拒掉的 mistake"])
-    assert int(m[3]) + int(m[4]) == int(m[2])                                             # 读者：拒掉的 + 查缓存的
+    rejected, repeats = (int(m[3]), int(m[4])) if m[3] else (int(m[2]), 0)
+    assert int(m[2]) == number(cell["子程序启动不了"]) and rejected == number(cell["静态检查拒掉的 mistake"])
+    assert rejected + repeats == int(m[2])                                                # 读者：拒掉的 + 查缓存的
 
 
 @pytest.mark.h100_claim                 # 讲义在 H100 上印的那句话（换了 GPU 它可能标着【本次不成立】）
