@@ -117,7 +117,11 @@ def test_a_budget_short_of_the_first_checkpoint_is_said_in_words_not_as_dashes()
     buf = io.StringIO()
     with redirect_stdout(buf):
         ab.run_ablations(budget, 1, 1, seeds_try=None)
-    o = "".join(next(o for o in observations(buf.getvalue()) if "没有逐形状反馈" in o).split())
+    # 观察 3 是以"没有逐形状反馈"开头的那句（不成立时在"这一条的判据是："后面）。助教报过：加了 L40S、或加了一种修改，
+    # 观察 2 不成立时列出的变体里也有"没有逐形状反馈"，以前按"含有"挑，挑到的是观察 2，一个裸的 AssertionError
+    def about(o, head):
+        return o.replace("【本次不成立】", "").strip().removeprefix("这一条的判据是：").startswith(head)
+    o = "".join(next(o for o in observations(buf.getvalue()) if about(o, "没有逐形状反馈")).split())
     assert f"预算只有{budget}个提议，到不了第{ab.CHECKPOINTS[0]}个，看不出开头和结尾的差别" in o, o
     assert "—对—" not in o and f"第{ab.CHECKPOINTS[0]}个提议时" not in o, o
     # 学生报过（--budget 50）：观察 2（不进化）也一样，"第 100 个提议时 —（预算只有 50 个……）（最终涨幅的 —）"，

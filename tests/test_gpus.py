@@ -467,8 +467,12 @@ L40S_LIKE = ("\nimport dataclasses as _dc  # noqa: E402\n"
 # 助教照 README 加了这块 GPU、跑 TESTS_GPU=l40s（TESTS_GPU_CLAIMS=1）时，这几个测试失败得像测试或引擎坏了：
 #   13 的中位数那句在 L40S 上照实印成了【本次不成立】，测试用 re.search 找成立时的句子，是一个裸的 AssertionError；
 #   02 --after 2000 的"可以试试"第 1 条也说"演示 2 不印"，测试按"2."切文字找第 2 条，IndexError（"先当测试或引擎的问题查"）
+#   13 的 LOAD_LATENCY_BUSY 那条"可以试试"在 L40S 上不印（不适用），测试是一个裸的 StopIteration；
+#   05 观察 2 不成立时列出的变体里有"没有逐形状反馈"，按"含有"挑观察 3 挑错了，裸的 AssertionError
 LABELLED_ON_L40S = ["tests/test_printed_numbers_13_small_knobs.py::test_guided_median_in_the_sentences_is_the_tables_median",
-                    "tests/test_02_late_step.py::test_a_late_step_that_finds_nothing_is_not_offered_as_showing_demo_2"]
+                    "tests/test_02_late_step.py::test_a_late_step_that_finds_nothing_is_not_offered_as_showing_demo_2",
+                    "tests/test_timing_model_after_edits.py::test_latency_suggestion_does_not_say_a_printed_number_changes_into_itself",
+                    "tests/test_05_ablations.py::test_a_budget_short_of_the_first_checkpoint_is_said_in_words_not_as_dashes"]
 
 
 @pytest.mark.parametrize("claims", [False, True], ids=["tests_gpu", "tests_gpu_claims"])
@@ -484,20 +488,19 @@ def test_on_an_l40s_like_gpu_the_suite_tells_a_broken_claim_from_a_broken_test(t
     with open(tmp_path / "lecture10" / "gpus.py", "a", encoding="utf-8") as f:
         f.write(L40S_LIKE)
     (tmp_path / "tests").mkdir()
-    for f in ("conftest.py", "zygote.py", "reaper.py", "printed.py", "test_printed_numbers_13_small_knobs.py",
-              "test_02_late_step.py"):
+    for f in ("conftest.py", "zygote.py", "reaper.py", "printed.py", *{t.split("::")[0].split("/")[1] for t in LABELLED_ON_L40S}):
         shutil.copy(os.path.join(ROOT, "tests", f), tmp_path / "tests" / f)
     shutil.copy(os.path.join(ROOT, "pytest.ini"), tmp_path / "pytest.ini")
     env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")},
            "TESTS_GPU": "l40s", "TESTS_NO_ZYGOTE": "1", "TESTS_NO_PREFETCH": "1", **({"TESTS_GPU_CLAIMS": "1"} if claims else {})}
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *LABELLED_ON_L40S],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    failures = re.findall(r"^_{3,} (test_\S+) _{3,}\n(.*)$", p.stdout, re.M)
+    failures = re.findall(r"^_+ (test_\S+) _+\n(.*)$", p.stdout, re.M)
     if not claims:
-        assert p.returncode == 0 and not failures, p.stdout[-3000:]
+        assert p.returncode == 0 and not failures and " error" not in p.stdout, p.stdout[-3000:]
         assert "在 l40s 上印成了【本次不成立】" in p.stdout, p.stdout[-3000:]     # 中位数那句：跳过，说是哪块 GPU 上不成立
     else:
-        assert failures, p.stdout[-3000:]                                       # 中位数那句在 L40S 上确实不成立
+        assert failures and " error" not in p.stdout, p.stdout[-3000:]          # 中位数那句在 L40S 上确实不成立
         unlabelled = [(name, first) for name, first in failures if not first.startswith("讲义论断不成立")]
         assert not unlabelled, p.stdout[-3000:]
 

@@ -38,7 +38,10 @@ def test_latency_suggestion_does_not_say_a_printed_number_changes_into_itself(kn
     1.00–1.00× 变成 1.00–1.00×"。印出来没变的说"还是"，两头一样的范围只印一个数。"""
     with sl.knobs(**knobs):
         meds = tm.tuning_medians(tm.TOLERANCE)
-        text = next(t for t, _ in tm.suggestions(tm.TOLERANCE, *meds) if "LOAD_LATENCY_BUSY=" in t)
+        texts = [t for t, _ in tm.suggestions(tm.TOLERANCE, *meds) if "LOAD_LATENCY_BUSY=" in t]
+        if not texts and sl.GPU.key != "h100":        # 助教报过：L40S 上 13/01 不印这条（不适用），这里是一个裸的 StopIteration
+            pytest.skip(f"{sl.GPU.short} 上没印这条\"可以试试\"（--knob LOAD_LATENCY_BUSY=）：这块 GPU 上它不适用")
+        text = texts[0]
         g0, lo0, hi0 = tm.pipeline_and_bad()
         with sl.knobs(LOAD_LATENCY_BUSY=float(re.search(r"LOAD_LATENCY_BUSY=([\d.e+-]+)", text)[1])):
             g1, lo1, hi1 = tm.pipeline_and_bad()
