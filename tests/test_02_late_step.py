@@ -42,7 +42,17 @@ def idle_kinds(stdout):
     """演示 2 第二张表里"和父程序一模一样"是 100% 的种类。"""
     t = find_table(section(stdout, "演示 2"), "和父程序一模一样")
     col = t.col("和父程序一模一样")
-    return [r[0] for r in t.rows if r[col] == "100%"]
+    return [r[0] for r in t.rows if float(r[col].rstrip("%")) == 100]        # 有一格要小数时整列印一位小数：100.0%
+
+
+def test_idle_kinds_reads_a_column_printed_with_one_decimal():
+    # 助教报过：加了一种修改（stages）以后，--after 500 的表里有一格是 0.5%，整列印成 100.0%、0.0%；这里只认 "100%"，
+    # 读不出 add_rule、crossover，test_late_suggestion_says_what_the_student_will_see 说 02 的建议和运行对不上——其实对得上
+    bar = "=" * 30
+    text = (f"{bar}\n演示 2：同一个父程序\n{bar}\n\n修改的种类  和父程序一模一样\n----------  ----------------\n"
+            "targeted                0.5%\nadd_rule              100.0%\ncrossover             100.0%\n")
+    assert idle_kinds(text) == ["add_rule", "crossover"]
+    assert idle_kinds(text.replace("100.0%", "100%").replace("0.5%", "0%")) == ["add_rule", "crossover"]
 
 
 def parent(stdout):
