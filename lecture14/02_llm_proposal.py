@@ -669,7 +669,9 @@ def demo_real_llm(table, train, prompt, llm) -> list:
     for i, r in enumerate(replies):
         call = llm.calls[first + i]
         if call.reply is not None:
-            print(f"\n第 {i + 1} 次回复（{call.latency:.1f} 秒）：\n"       # 服务器的文字：控制字符转义，太长的截断
+            cut = (f"，到了 token 上限（{openai_llm.sent_limit(call, llm.max_tokens)}）、被截断"   # 想得多的模型常把上限
+                   if call.cut_off is not None else "")                                     # 全用在草稿上
+            print(f"\n第 {i + 1} 次回复（{call.latency:.1f} 秒{cut}）：\n"       # 服务器的文字：控制字符转义，太长的截断
                   + (openai_llm.shown_lines(call.reply.rstrip("\n"), REPLY_LINE_CHARS, REPLY_LINES) or "（空的）"))
         if isinstance(r, Exception):
             outcome = getattr(r, "kind", type(r).__name__)
@@ -740,7 +742,8 @@ def run_demos(a, llm=None) -> list:
     """三个演示按顺序印出来，返回所有观察（测试从这份数据数有几句不成立）。"""
     print(f"设置：--seed {a.seed} --after {a.after}{gpu_flag()}")
     if llm is not None:
-        note(f"LLM：{llm.model}（OpenAI 兼容接口，同时最多 {llm.concurrency} 个请求）——演示 1 之后把同一个提示问它 "
+        note(f"LLM：{llm.model}（OpenAI 兼容接口，同时最多 {llm.concurrency} 个请求{openai_llm.limit_said(llm)}）——"
+             "演示 1 之后把同一个提示问它 "
              f"{LLM_TRIES} 次；回复只当 SEARCH/REPLACE 解析成 DSL，从不执行。")
     table = TimeTable()
     train, _ = split_shapes(all_shapes())

@@ -646,7 +646,7 @@ def demo4_cost(table, out, ev, train, test, shapes, budget, book=None, seeds: in
             [f"来了一个新形状：第 13 讲代价模型引导的调优（{len(tune)} 个形状的中位数，最少–最多）",
              f"{med_tune:,} ({min(tune):,}–{max(tune):,}){R}"]]
     if book is not None:
-        rows += llm_cost_rows(book, failed, budget)
+        rows += llm_cost_rows(book, failed, budget, out["failed"].get(openai_llm.CUT_OFF, 0))
     print_table(["项目", "个数（提出的程序 / 跑的内核）"], rows)
     print_note(f"（探针形状：完整评估之前先跑的 {N_PROBE} 个训练形状；在它们上面明显比父程序慢的程序就不再跑其余的形状——级联。）")
     landed = failed + ev.n_cached + ev.n_static_reject + ev.n_eval_probe + ev.n_eval_full
@@ -693,8 +693,9 @@ def token_text(book, key: str) -> str:
     return f"{n:,} 个 token" + (f"（拿到回复的 {answered:,} 次调用里只有 {reported:,} 次报了）" if reported < answered else "")
 
 
-def llm_cost_rows(book, failed, budget):
-    """用真的 LLM 时成本表多出的几行：调用次数（真的发出去的）、token、用时、没用上的提议。"""
+def llm_cost_rows(book, failed, budget, cut_failed=0):
+    """用真的 LLM 时成本表多出的几行：调用次数（真的发出去的）、token、用时、没用上的提议；有回复到了 token 上限、
+    被截断时多一行（几次、其中几次的修改没写完：cut_failed，进化循环记下的；没有被截断的运行印出来和以前一样）。"""
     tok = lambda key: token_text(book, key)  # noqa: E731
     skipped = f"（另 {book['not_sent']:,} 个提议没问：接连失败以后不再调用）" if book["not_sent"] else ""
     # 讲师报过：服务器回 429、5xx 或连不上时一次调用会重试，托管的 API 按请求收钱：重试过时多印一行真的发了几个请求
@@ -705,6 +706,8 @@ def llm_cost_rows(book, failed, budget):
             ["LLM：回复（输出）", tok("completion")],
             ["LLM：等回复的时间合计（并发时几个请求的时间叠在一起算）", f"{book['latency_total']:.1f} 秒"],
             ["LLM：每次调用的时间（中位数）", f"{book['latency_median']:.2f} 秒"],
+            *([[f"LLM：回复到了 token 上限、被截断（{'、'.join(book['cut_limits'])}）",
+                f"{book['cut_off']:,} 次（修改没写完的 {cut_failed:,} 次）"]] if book["cut_off"] else []),
             ["LLM：没用上的提议（调用失败、没调用、回复打不上或解析不了）", f"{failed:,} 个（{pct(failed / max(1, budget))}）"]]
 
 
@@ -721,7 +724,20 @@ def llm_cost_observation(book, out, ev, failed, budget):
             + (f"{budget:,} 个提议里 {failed:,} 个（{pct(failed / max(1, budget))}）没用上，最多的原因是“{worst[0]}”"
                f"（{worst[1]:,} 次）" + (f"；其中 {book['not_sent']:,} 个根本没问 LLM（接连失败以后不再调用）"
                                         if book["not_sent"] else "") + "。"
-               if worst else f"{budget:,} 个回复都用上了（打得上、解析得了）。"))
+               if worst else f"{budget:,} 个回复都用上了（打得上、解析得了）。")
+            + cut_said(book, out))
+
+
+def cut_said(book, out) -> str:
+    """成本观察的最后一句：有回复到了 token 上限、被截断时，几次、几个因此没用上、上限是多少、怎样调高（数都来自这次
+    运行：book 是演示 2 那次进化的成本账，out 是它的结果）；没有被截断的是 ""。"""
+    if not book["cut_off"]:
+        return ""
+    cut, lost = book["cut_off"], out["failed"].get(openai_llm.CUT_OFF, 0)
+    return (f"{book['calls']:,} 次调用里 {cut:,} 次的回复到了 token 上限、被截断（"
+            + ("修改都没写完、都没用上" if lost == cut else "修改都是完整的、照样用了" if not lost else
+               f"{lost:,} 个的修改没写完、没用上，{cut - lost:,} 个的修改是完整的、照样用了")
+            + "）：" + openai_llm.cut_off_advice(book) + "。")
 
 
 class SequentialRuns:

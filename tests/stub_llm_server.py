@@ -16,7 +16,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STUB_MODEL = "test-stub (scripted replies, not a language model)"
 MODES = ("edit", "chatter", "fenced", "two_blocks", "thinking", "painted", "commented", "empty", "garbage", "bad_json",
-         "no_content", "http500", "http429", "http400", "slow", "drop")
+         "no_content", "http500", "http429", "http400", "slow", "drop", "cut_empty", "cut_thinking", "cut_edit", "cut_tail",
+         "thinker")
+# 回复到了 token 上限、被截断（finish_reason 是 cut_reason，默认 "length"；usage 的 completion_tokens 是请求给的上限），
+# 照本机和托管的服务器对想得多的模型的样子：
+#   cut_empty     content 是 null，草稿在 reasoning_content 里（vLLM 的 reasoning parser、llama.cpp 的
+#                 --reasoning-format；ollama 的 content 是 ""、草稿在 reasoning 里；OpenAI 的推理模型 content 是 ""）
+#   cut_thinking  content 是没写完的 <think> 草稿（草稿里还有一个块；服务器不分开草稿时）
+#   cut_edit      修改写到一半：SEARCH/REPLACE 块没有结束
+#   cut_tail      修改是完整的，截断的是后面的一句说明（这样的回复照样能用）
+#   thinker       想得多的模型：先在 <think> 里写 think_tokens 个 token 的草稿再写修改；请求给的上限（max_tokens 或
+#                 max_completion_tokens）不够草稿加修改时，回复是没写完的草稿（cut_reason），够了就是完整的回复（"stop"）
+CUT_DRAFT = "Okay, so I need to find a tiling for the slow shapes. Let me think about BM first. " * 40
+DRAFT_WORDS = "Let me check the registers of this tile first. "      # thinker 的草稿：一句算 10 个 token
+THINKER_EDIT_TOKENS = 200                                          # thinker 写修改要的 token（草稿之外）
 # "painted" 的回复开头：清屏、变红、C1 的 CSI、DEL、回车、倒着写的双向控制符、落单的代理项（JSON 里写成 \ud800）
 ESCAPES = "\x1b[2J\x1b[31m红了\x9b31m\x7f\r\u202eevil\u202c\ud800"
 # "commented" 的修改在 REPLACE 里多一行注释：控制字符加上 LONG_COMMENT 个字符。回车、落单的代理项除外：回车在
@@ -106,7 +119,8 @@ class StubServer(ServedInAThread):
 
     def __init__(self, script, slow_seconds: float = 1.0, retry_after: str = "1", models=("stub",),
                  stop_after: int | None = None, retry_after_500: str | None = None, max_requests: int = 5000,
-                 hold=None, watch_close: bool = False, reject=None):
+                 hold=None, watch_close: bool = False, reject=None, cut_reason: str = "length",
+                 think_tokens: int = 2000):
         """retry_after：429 回复里的 Retry-After；retry_after_500：500 回复里也带上它（None 不带）。
         stop_after=k：第 k 个请求（从 0 数）来时不回答就断开，并且关掉服务器（模拟跑到一半服务器没了）。
         max_requests：一共最多回答这么多个请求，再来的不回答就断开（测试里的请求有数，出了错也不会没完没了）。
@@ -115,8 +129,11 @@ class StubServer(ServedInAThread):
         watch_close：回答了一个 POST 以后等客户端关掉连接（最多 slow_seconds 秒），关了就把它记进 delivered：
         客户端读完了整个回复（OpenAILLM 读完最后一个字节才关连接）。
         reject(请求的 JSON 正文) -> HTTP 400 的正文（一个字典）或 None：先看它，是字典就回 400（比如 reasoning_model：
-        不收 max_tokens 的推理模型），None 才按剧本回答。"""
-        self.max_requests, self.reject = max_requests, reject
+        不收 max_tokens 的推理模型），None 才按剧本回答。
+        cut_reason：cut_* 的回复里的 finish_reason（"length"；Mistral 的上下文满了是 "model_length"）。
+        think_tokens：thinker 打草稿要用的 token 数。"""
+        self.think_tokens = think_tokens
+        self.max_requests, self.reject, self.cut_reason = max_requests, reject, cut_reason
         self.hold, self.watch_close = hold, watch_close
         self.delivered: list[int] = []          # watch_close 时：客户端读完了回复的 POST（第几个，从 0 数）
         self.released = threading.Event()       # 服务器关了：hold 住的请求不再等
@@ -195,12 +212,30 @@ class StubServer(ServedInAThread):
                                                "Config(BM=64, BN=64, BK=64, warps=4, stages=3, group=8)\n" * 70  # （讲师的复查
                                                + ">>>>>>> REPLACE\n"),                                          # 试过一万条）
                            "empty": lambda: "",
-                           "garbage": lambda: "I think bigger tiles would be faster, maybe?"}[mode]()
+                           "garbage": lambda: "I think bigger tiles would be faster, maybe?",
+                           "cut_empty": lambda: None,
+                           "cut_thinking": lambda: "<think>\n" + THINKING[len("<think>\n"):-len("</think>\n")] + CUT_DRAFT,
+                           "cut_edit": lambda: "给一个慢的形状加一条规则。\n" + stub_edit(user).split("=======\n")[0]
+                           + "=======\n    if M <= ",
+                           "cut_tail": lambda: "给一个慢的形状加一条规则。\n" + stub_edit(user) + "\nThis should help the",
+                           "thinker": lambda: None}[mode]()                  # 下面按请求给的上限写
+                limit = body.get("max_completion_tokens", body.get("max_tokens", 0))
+                cut = mode.startswith("cut_")
+                if mode == "thinker":
+                    draft = DRAFT_WORDS * (stub.think_tokens // 10)
+                    cut = limit < stub.think_tokens + THINKER_EDIT_TOKENS
+                    content = ("<think>\n" + draft[:limit * len(DRAFT_WORDS) // 10] if cut else
+                               "<think>\n" + draft + "\n</think>\n" + stub_edit(user))
+                message = {"role": "assistant", "content": content}
+                if mode == "cut_empty":
+                    message["reasoning_content"] = CUT_DRAFT
+                written = limit if cut else (stub.think_tokens + THINKER_EDIT_TOKENS if mode == "thinker" else
+                                             len(content) // 4)
                 self._json(200, {"id": f"stub-{n}", "object": "chat.completion", "model": STUB_MODEL,
-                                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                              "finish_reason": "stop"}],
-                                 "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": len(content) // 4,
-                                           "total_tokens": len(user) // 4 + len(content) // 4}})
+                                 "choices": [{"index": 0, "message": message,
+                                              "finish_reason": stub.cut_reason if cut else "stop"}],
+                                 "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": written,
+                                           "total_tokens": len(user) // 4 + written}})
                 if stub.watch_close:
                     stub._until_closed(self.connection, n)
 

@@ -90,7 +90,8 @@ def test_ledger_median_of_an_even_count_and_empty():
     assert ledger([call(0, latency=1.0), call(1, latency=4.0)])["latency_median"] == 2.5
     empty = ledger([])
     assert empty == dict(calls=0, answered=0, not_sent=0, failed={}, requests=0, prompt_tokens=None, completion_tokens=None, prompt_reported=0,
-                         completion_reported=0, latency_total=0, latency_median=0.0)
+                         completion_reported=0, latency_total=0, latency_median=0.0,
+                         cut_off=0, cut_unusable=0, cut_limits=[], cut_top=0, cut_reasons=[])
 
 
 def test_ledger_does_not_count_proposals_that_were_never_sent():

@@ -20,7 +20,7 @@ from stub_llm_server import MODES, STUB_MODEL, StubServer, free_port
 
 from evolve import EXPERT, Evaluator, evolve, render
 from evolve.mock_llm import Prompt
-from evolve.openai_llm import (BAD_JSON, GAVE_UP, KIND, NO_CONTENT, SYSTEM_PROMPT, TIMEOUT_KIND, UNREACHABLE, LLMError,
+from evolve.openai_llm import (BAD_JSON, CUT_OFF, GAVE_UP, KIND, NO_CONTENT, SYSTEM_PROMPT, TIMEOUT_KIND, UNREACHABLE, LLMError,
                                OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, _example, ledger, redact)
 from evolve.diff import NO_BLOCK
 from evolve.program import apply_diff, parse_diff
@@ -294,9 +294,14 @@ def test_loop_survives_every_kind_of_reply(table, train, concurrency):
     assert set(book["failed"]) == {BAD_JSON, NO_CONTENT, "LLM 回 HTTP 500", "LLM 回 HTTP 429"}
     for kind, n in book["failed"].items():                   # 后端的每种失败都按它的名字记进循环的失败计数
         assert out["failed"][kind] == n
-    # 空回复和乱写的回复记作"没有 SEARCH/REPLACE 块"：它们的个数对着桩服务器收到的请求数出来
+    # 空回复和乱写的回复记作"没有 SEARCH/REPLACE 块"，到了 token 上限、修改没写完的记作被截断（写完了的 cut_tail
+    # 照样用）：它们的个数对着桩服务器收到的请求数出来
     no_block = sum(every_mode(n, "") in ("empty", "garbage") for n in range(s.posts()))
     assert out["failed"][NO_BLOCK] == no_block > 0
+    cut = sum(every_mode(n, "") in ("cut_empty", "cut_thinking", "cut_edit", "thinker")   # thinker：1,024 不够它打草稿
+              for n in range(s.posts()))
+    assert out["failed"][CUT_OFF] == cut > 0 and book["cut_off"] == cut + sum(every_mode(n, "") == "cut_tail"
+                                                                               for n in range(s.posts()))
     assert book["prompt_tokens"] > 0 and book["completion_tokens"] > 0
     assert ev.n_eval_probe + ev.n_eval_full > 0             # 能打上的修改真的被评估过（至少跑了探针；换了 GPU 也成立）
 
@@ -376,7 +381,8 @@ def test_ledger_adds_up():
              Call(2, "c", "y", None, 1.0, 20, 4, "m")]
     book = ledger(calls)                              # 第二次调用重试了三次：真的发出去 1 + 4 + 1 个请求
     assert book == dict(calls=3, answered=2, not_sent=0, failed={"LLM 超时": 1}, requests=6, prompt_tokens=30, completion_tokens=7,
-                        prompt_reported=2, completion_reported=2, latency_total=3.5, latency_median=1.0)
+                        prompt_reported=2, completion_reported=2, latency_total=3.5, latency_median=1.0,
+                        cut_off=0, cut_unusable=0, cut_limits=[], cut_top=0, cut_reasons=[])   # 没有被截断的（见 test_cut_off.py）
     assert ledger(calls[1:2])["prompt_tokens"] is None
 
 
@@ -513,7 +519,8 @@ def test_04_counts_a_reply_without_a_block_as_the_models_proposal_not_a_failed_c
     rec, _, _, recorded = recorded_04()
     calls = [json.loads(x) for x in recorded.splitlines()[1:31]]            # 演示 2 的 30 次调用
     errors = sum(c.get("error") is not None for c in calls)
-    no_block = sum(c.get("error") is None and not parse_diff(c.get("reply") or "") for c in calls)
+    no_block = sum(c.get("error") is None and c.get("cut_off") is None and not parse_diff(c.get("reply") or "")
+                   for c in calls)                                  # 被截断的另算（test_cut_off.py）
     assert no_block > 0, "测试的前提变了：桩服务器的回复里没有不带块的"
     t = find_table(section(rec.stdout, "演示 2"), "修改的种类", "提出")
     proposed = {r[0]: int(r[t.col("提出")].replace(",", "")) for r in t.rows if r[0]}

@@ -243,7 +243,7 @@ def test_04_uses_a_reasoning_model_and_the_replay_is_byte_identical():
         text = fh.read()
     assert KEY not in text
     lines = [json.loads(x) for x in text.splitlines()]
-    assert lines[0]["version"] == 3 and lines[0]["max_tokens"] == openai_llm.MAX_TOKENS
+    assert lines[0]["version"] == openai_llm.VERSION and lines[0]["max_tokens"] == openai_llm.MAX_TOKENS
     calls = [x for x in lines if x["type"] == "call"]
     assert len(calls) == 60 and all(c["params"] == REASONING_PARAMS for c in calls)
     assert sum(c.get("resent") == "max_tokens" for c in calls) == refused

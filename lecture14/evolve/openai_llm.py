@@ -20,6 +20,11 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
   标准错误上说一句（switch_sentence，只说一次）；几个调用同时被拒只换一次；换了以后还被拒是一次普通的失败，不来回换。
   别的 400、别的服务器（ollama、llama.cpp、vLLM）照旧收到 temperature、max_tokens。helper 的复查照 OpenAI 的回答写了
   假服务器：以前这样的模型每个请求都被拒，一个提议也用不上。
+- 回复到了 token 上限、被截断（choices[0].finish_reason 是 CUT_REASONS 里的一个，"length" 最常见）：想得多的模型常把
+  上限全用在草稿上。修改写完了的照样用；没写完的（空的、没写完的 <think>、写到一半的块）记作 CUT_OFF，不是"没有
+  SEARCH/REPLACE 块"。第一次遇到时 notify 说一声；成本账（ledger 的 cut_*）、finish 最后的那句（cut_off_sentence）说
+  几次、上限是多少（sent_limit）、怎样调高：--llm-max-tokens N（max_tokens 和换了以后的 max_completion_tokens 都是 N；
+  录进文件头，回放从那里读）。
 
 - 密钥：环境变量 OPENAI_API_KEY 有就放进 Authorization 头（本机的服务器不需要）；只发给 --llm 那个地址（协议、主机、
   端口都一样），而且只经 https:// 或明文发给本机（别的机器的 http:// 地址带着它时一句话、一个字节都不发）；不打印、
@@ -43,7 +48,7 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
 - check()：开跑之前看看服务器在不在（GET {base_url}/models），连不上、拒绝了我们、转向、回的东西读不懂、没有这个
   模型，都抛 ServerUnreachable（一句话），脚本印一行、退出码 2。
 - 录制和回放：record=文件名 时每次调用写一行 JSON（提示、回复、用时、token 数、模型名、发了几个请求；换成推理模型的
-  参数的调用另有 params（发的是哪组）、被拒过重发了的另有 resent（见 VERSION）；没有密钥），一回来就写，按提议的
+  参数的调用另有 params（发的是哪组）、被拒过重发了的另有 resent、被截断的另有 cut_off（见 VERSION）；没有密钥），一回来就写，按提议的
   顺序（同时在路上的几个里，前面的还没回来时后面的先留着）；Ctrl-C 时已经回来的都写上（_interrupted），一行不会只写一半、
   也不会写两遍。脚本正常跑完时（finish）最后写一行结束行：没有它的文件是录到一半被打断的，回放开跑前说一声，放到录下的
   最后一次调用（或者 Ctrl-C 时还没回来的那一次）为止。
@@ -87,7 +92,7 @@ from kernel_lab import (BYTES, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, MA
                         MIN_ACC_PER_WARP, REG_OVERHEAD, REGS_PER_SM, WARP, Config, regs_per_thread)
 from sched_lab import GPU, SMS
 
-from .diff import NO_BLOCK, DiffError, format_diff, make_diff, parse_diff
+from .diff import MALFORMED, NO_BLOCK, DiffError, format_diff, make_diff, parse_diff
 from .problem import os_words
 from .program import Program, Rule, render
 
@@ -118,12 +123,26 @@ MAX_TOKENS = 1024                  # 回复的 token 上限（要的是短回复
 # finish_reason 是 "length"；它建议开始时留至少 25,000 个），1024 个常常全用在推理上，所以给得多：只是上限，按用掉的收钱
 MAX_COMPLETION_TOKENS = 25_000
 REASONING_PARAMS = {"max_completion_tokens": MAX_COMPLETION_TOKENS}   # 换了以后代替 temperature、max_tokens 发的
+MAX_LLM_TOKENS = 100_000           # --llm-max-tokens 最多这么多（OpenAI 的推理模型一次最多输出 10 万上下；回复照样最多读
+#                                    MAX_REPLY_BYTES：本机的服务器把草稿也放在回复里）
+# 回复到了 token 上限、被截断：choices[0].finish_reason 是这几个之一（不分大小写）。OpenAI、ollama（done_reason）、
+# llama.cpp 的 server（n_predict 用完）、vLLM 都说 "length"；想得多的模型（qwen3、deepseek-r1、OpenAI 的推理模型）常把
+# 上限全用在草稿上：content 是空的（草稿在 reasoning_content / reasoning 里，或者根本看不见），或者是没写完的
+# <think>…，或者修改写到一半。"max_tokens" 是 Anthropic、Gemini 原生的说法（有的代理原样转过来），"model_length" 是
+# Mistral 的（提示加回复超了模型的上下文窗口）。讲师报过：这样的回复以前记作"没有 SEARCH/REPLACE 块"（或块不完整），
+# 两百个失败的提议看不出是上限的事
+CUT_REASONS = ("length", "max_tokens", "model_length")
+CUT_OFF = "回复到了 token 上限、被截断"   # 截断了、修改没写完的回复记进失败的种类（写完了的照样用）
 SWITCHABLE = ("max_tokens", "temperature")   # 服务器说这两个不支持时换（别的参数、别的 400 是一次普通的失败）
 CONCURRENCY = 2                    # 默认同时发几个请求（--llm-concurrency）
 MAX_CONCURRENCY = 64               # 最多同时发几个（和 --jobs 的上限一样；回放文件头里的也按它查）
 MAX_NAME = 200                     # 模型名最多几个字符（回放文件里的也是：印出来的一行话不能被它撑成几百行）
 FORMAT = "mini-alphaevolve-llm-transcript"
-VERSION = 3                        # 录制文件的版本。3：调用那一行可以多两项——"params"（这次调用最后一个请求发的采样参数不是
+VERSION = 4                        # 录制文件的版本。4：调用那一行可以多一项 "cut_off"（回复到了 token 上限、被截断时
+                                   # 服务器的 finish_reason，例如 "length"；没写的是没被截断，也是 1–3 版的每一行），
+                                   # 文件头多一项 max_completion_tokens（换成推理模型的参数以后发的上限；文件头的
+                                   # max_tokens 是 --llm-max-tokens 给的或默认的 1024）。
+                                   # 3：调用那一行可以多两项——"params"（这次调用最后一个请求发的采样参数不是
                                    # 文件头里的 temperature、max_tokens 时，是它发的那组，例如 {"max_completion_tokens": 25000}）
                                    # 和 "resent"（服务器说不支持哪个参数、换了参数重发了一次：max_tokens 或 temperature）；
                                    # 没有这两项的行（也是 2、1 版的每一行）发的是文件头里的那组。
@@ -177,9 +196,10 @@ class LLMError(Exception):
 
 
 class ReplyUnusable(LLMError):
-    """调用成功、拿到了回复，但回复里一个 SEARCH/REPLACE 块也没有（空的、只有闲聊、整个函数照抄一遍）。进化循环
-    把这个提议记在 op（KIND）那一行、失败的种类是 kind（diff.NO_BLOCK），不记成"（LLM 出错）"：讲师报过，模型
-    回了整段 Python，04 的表却说调用本身失败、观察说"拿到回复的提议 0 个"。"""
+    """调用成功、拿到了回复，但回复里一个 SEARCH/REPLACE 块也没有（空的、只有闲聊、整个函数照抄一遍；种类是
+    diff.NO_BLOCK），或者回复到了 token 上限、被截断，修改没写完（CUT_OFF）。进化循环把这个提议记在 op（KIND）那一行、
+    失败的种类是 kind，不记成"（LLM 出错）"：讲师报过，模型回了整段 Python，04 的表却说调用本身失败、观察说
+    "拿到回复的提议 0 个"。"""
     op = KIND
 
     def __reduce__(self):
@@ -353,7 +373,8 @@ class Call:
     """一次调用：第几次（从 0 数）、提示、回复（失败是 None）、失败的种类、用时（秒）、token 数、服务器报的模型名、
     真的发出去几个 HTTP 请求（重试、换参数后的重发也算；接连失败以后没再问的是 0；早先录的文件里没有这一项，当作 1）、
     最后一个请求发的采样参数不是 temperature、max_tokens 时发的那组（params，例如 REASONING_PARAMS；None 是
-    temperature、max_tokens）、服务器说不支持哪个参数、换了参数重发过（resent，SWITCHABLE 里的一个；None 是没有）。"""
+    temperature、max_tokens）、服务器说不支持哪个参数、换了参数重发过（resent，SWITCHABLE 里的一个；None 是没有）、
+    回复到了 token 上限、被截断时服务器的 finish_reason（cut_off，CUT_REASONS 里的一个，原样；None 是没被截断）。"""
     n: int
     prompt: str
     reply: str | None
@@ -365,24 +386,26 @@ class Call:
     requests: int = 1
     params: dict | None = None
     resent: str | None = None
+    cut_off: str | None = None
 
 
 def call_line(call: Call) -> dict:
-    """录制文件里一次调用的那一行（抹密钥之前）：Call 的每一项；params、resent 只在有的时候写（没换过参数的运行，
-    每一行和第 2 版的一样）。"""
+    """录制文件里一次调用的那一行（抹密钥之前）：Call 的每一项；params、resent、cut_off 只在有的时候写（没换过参数、
+    没被截断的运行，每一行和第 2 版的一样）。"""
     line = dict(type="call", **asdict(call))
-    for optional in ("params", "resent"):
+    for optional in ("params", "resent", "cut_off"):
         if line[optional] is None:
             del line[optional]
     return line
 
 
-def ledger(calls) -> dict:
+def ledger(calls, max_tokens: int = MAX_TOKENS) -> dict:
     """一串调用的成本账：calls（真的发出去的请求）、not_sent（接连失败以后没再问、直接记成 GAVE_UP 的提议）、
     answered（拿到回复的调用）、requests（真的发出去的 HTTP 请求，重试也算：托管的 API 按请求收钱）、
     failed={种类: 次数}（没发出去的也在里面，记作 GAVE_UP）、prompt_tokens、completion_tokens（服务器没报就是 None；
     只有几次报了时是那几次的和）、prompt_reported、completion_reported（几次调用报了这个数）、latency_total、
-    latency_median（秒；只算发出去的）。"""
+    latency_median（秒；只算发出去的），和被截断的回复（cut_offs：几次、其中几次没用上、上限、服务器说的 finish_reason；
+    max_tokens 是没换成推理模型的参数时发的上限）。"""
     calls = list(calls)
     failed: dict[str, int] = {}
     for c in calls:
@@ -399,7 +422,49 @@ def ledger(calls) -> dict:
                 prompt_tokens=tokens("prompt_tokens"),
                 completion_tokens=tokens("completion_tokens"), prompt_reported=reported("prompt_tokens"),
                 completion_reported=reported("completion_tokens"), latency_total=sum(lat),
-                latency_median=statistics.median(lat) if lat else 0.0)
+                latency_median=statistics.median(lat) if lat else 0.0, **cut_offs(calls, max_tokens))
+
+
+def _limit(call: Call, max_tokens: int = MAX_TOKENS) -> tuple[str, int]:
+    """这次调用的回复上限：("max_completion_tokens", 25000)（换成了推理模型的参数）或 ("max_tokens", 1024)（max_tokens：
+    没换时发的那个数，--llm-max-tokens 或默认的）。"""
+    params = call.params or {}
+    if "max_completion_tokens" in params:
+        return "max_completion_tokens", params["max_completion_tokens"]
+    return "max_tokens", max_tokens
+
+
+def sent_limit(call: Call, max_tokens: int = MAX_TOKENS) -> str:
+    """这次调用的回复上限，照发出去的参数写："max_completion_tokens=25,000" 或 "max_tokens=1,024"（见 _limit）。"""
+    return _params_said(dict([_limit(call, max_tokens)]))
+
+
+def cut_offs(calls, max_tokens: int = MAX_TOKENS) -> dict:
+    """被截断的回复（Call.cut_off）：cut_off（几次）、cut_unusable（其中修改没写完、记作 CUT_OFF 的几次：别的修改是
+    完整的，照样用）、cut_limits（那几次的上限，sent_limit 的写法，不重复、按出现的先后）、cut_top（其中最大的那个数；
+    没有被截断的是 0）、cut_reasons（服务器说的 finish_reason，不重复、按出现的先后）。"""
+    cut = [c for c in calls if c.cut_off is not None and c.reply is not None]
+    unusable = sum(isinstance(r, ReplyUnusable) and r.kind == CUT_OFF for r in map(_Backend._result, cut))
+    return dict(cut_off=len(cut), cut_unusable=unusable,
+                cut_limits=list(dict.fromkeys(sent_limit(c, max_tokens) for c in cut)),
+                cut_top=max((_limit(c, max_tokens)[1] for c in cut), default=0),
+                cut_reasons=list(dict.fromkeys(c.cut_off for c in cut)))
+
+
+def cut_off_advice(book: dict, replay: bool = False) -> str:
+    """被截断了该怎么办（一句话的后半，04 的成本账和 finish 的那句共用）：上限是多少、怎样调高——建议的 --llm-max-tokens
+    是被截断时最大的那个上限的 4 倍（最多 MAX_LLM_TOKENS）。book：cut_offs 的（或者带着它的成本账）。"""
+    limits, reasons, top = book["cut_limits"], book["cut_reasons"], book["cut_top"]
+    more = None if top >= MAX_LLM_TOKENS else min(MAX_LLM_TOKENS, 4 * top)
+    window = ("（finish_reason 是 model_length 的，是提示加回复超了模型的上下文窗口：调高上限也没用）"
+              if any(r.lower() == "model_length" for r in reasons) else "")
+    if more is None:
+        how = f"上限已经是 --llm-max-tokens 最大的 {MAX_LLM_TOKENS:,}：换一个想得少一些的模型"
+    else:
+        how = (("重新 --record 时" if replay else "跑的时候") + f"加上 --llm-max-tokens {more}（这次的 4 倍；"
+               "本机的模型只是更慢，托管的 API 按用掉的 token 收钱）")
+    return (f"{'录的时候' if replay else '这次'}的上限是 {'、'.join(limits)}（想得多的模型把草稿也算在里面）{window}；"
+            f"要让它写完，{how}")
 
 
 def coverage(not_sent: int, proposals: int, model: str, what: str) -> tuple[bool, str, str, str]:
@@ -441,14 +506,17 @@ class _Backend:
     concurrency = 1
     parallel = True                          # propose_many 开 concurrency 个线程同时问（False：按顺序一个一个地问）
     model = ""
+    max_tokens = MAX_TOKENS                  # 没换成推理模型的参数时，请求里的 max_tokens（--llm-max-tokens）
+    notify = None                            # 第一次有回复被截断时说一声的函数（None 不说）
 
     def __init__(self):
         self.calls: list[Call] = []          # 按提议的顺序
         self._lock = threading.Lock()
+        self._cut_said = False               # 第一次被截断的那句说过了
 
     def ledger(self, start: int = 0, stop: int | None = None) -> dict:
         """第 start 到 stop 次调用（不含 stop）的成本账，见模块的 ledger()。"""
-        return ledger(self.calls[start:stop])
+        return ledger(self.calls[start:stop], self.max_tokens)
 
     def propose(self, prompt) -> tuple[str, str]:
         """问一次，返回 (KIND, 回复文本)；失败抛 LLMError（.kind 是失败的种类）。"""
@@ -497,19 +565,32 @@ class _Backend:
     @staticmethod
     def _result(call: Call):
         """一次调用的结果：(KIND, 回复) 或 LLMError。回复里一个 SEARCH/REPLACE 块都没有（空的、只有闲聊）也是失败，
-        种类是 diff.NO_BLOCK——MockLLM 不回块表示"子程序就是父程序"，真模型不回块只是没按要求回答。"""
+        种类是 diff.NO_BLOCK——MockLLM 不回块表示"子程序就是父程序"，真模型不回块只是没按要求回答。
+        回复到了 token 上限、被截断（call.cut_off）：块都写完了的照样用（截掉的是后面的说明；打不打得上、是不是 DSL
+        由进化循环照常查），没有块（草稿用完了上限：空的、没写完的 <think>）或者最后一块没写完的，种类是 CUT_OFF——
+        原因是上限，不是模型不会写（讲师报过：两百个这样的提议都记作"没有 SEARCH/REPLACE 块"）。"""
         if call.error is not None:
             return LLMError(call.error)
         reply = _strip_thinking(call.reply)
         try:
             parse_diff(reply, empty_ok=False)
         except DiffError as e:
+            if call.cut_off is not None and e.kind in (NO_BLOCK, MALFORMED):
+                return ReplyUnusable(CUT_OFF)
             if e.kind == NO_BLOCK:
                 return ReplyUnusable(NO_BLOCK)
         return KIND, reply
 
     def _log(self, call: Call) -> None:
+        """按提议的顺序记下一次调用（录制和回放记得一样）。第一次有回复到了 token 上限、被截断时，用 notify 说一声：
+        不用等到运行的最后（finish）才知道——每个这样的回复都按上限收了钱、等了时间，看到了可以先 Ctrl-C 调高再跑。"""
         self.calls.append(call)
+        if call.cut_off is not None and call.reply is not None and not self._cut_said:
+            self._cut_said = True
+            if self.notify is not None:
+                self.notify(f"（LLM：第 {call.n + 1} 次调用的回复到了 token 上限（{sent_limit(call, self.max_tokens)}，"
+                            f"finish_reason 是 “{shown(call.cut_off, 20)}”）、被截断；修改没写完的记作“{CUT_OFF}”，"
+                            "运行的最后说一共几次、怎样调高上限。）")
 
     def _fetch(self, n: int, text: str) -> Call:
         raise NotImplementedError
@@ -723,10 +804,12 @@ class OpenAILLM(_Backend):
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = TIMEOUT,
                  retries: int = RETRIES, backoff: float = BACKOFF, max_wait: float = MAX_WAIT,
-                 temperature: float = TEMPERATURE, max_tokens: int = MAX_TOKENS, seed: int | None = 0,
+                 temperature: float = TEMPERATURE, max_tokens: int = MAX_TOKENS,
+                 max_completion_tokens: int = MAX_COMPLETION_TOKENS, seed: int | None = 0,
                  concurrency: int = CONCURRENCY, record: str | None = None, give_up_after: int = GIVE_UP_AFTER,
                  notify=None, names: Names = COMMAND_LINE, waiting=None):
         """api_key 不给就读环境变量 OPENAI_API_KEY。seed=None 时不发 seed；否则第 n 次调用发 seed + n。
+        max_tokens：请求里的 max_tokens；max_completion_tokens：换成推理模型的参数以后发的上限（--llm-max-tokens 两个都给）。
         record：录制文件的路径（JSON Lines），None 不录。notify：决定不再调用时用一句话调它一次（None 不说）。
         names：出错的那句话里怎么称呼地址和模型名（默认是命令行的 --llm、--model）。
         waiting：有调用等了 WAITING_SAID 秒还没回来时，每 WAITING_SAID 秒用一句话调它一次（None 不说；脚本传
@@ -787,6 +870,8 @@ class OpenAILLM(_Backend):
                              f"别的机器上不要密钥的服务器（ollama 之类），{names.no_key}")
         self.timeout, self.retries, self.backoff, self.max_wait = timeout, retries, backoff, max_wait
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
+        self.max_completion_tokens = max_completion_tokens
+        self.reasoning_params = {"max_completion_tokens": max_completion_tokens}   # 换成推理模型的参数以后发的那组
         self.concurrency = max(1, int(concurrency))
         self.give_up_after, self.notify, self.waiting = give_up_after, notify, waiting
         self._in_flight: dict[int, float] = {}       # 正在等回复的调用：第几次 -> 开始的时刻（time.monotonic）
@@ -869,7 +954,8 @@ class OpenAILLM(_Backend):
     # ---- 录制 ----
     def record_to(self, path: str, settings: str = "") -> None:
         """从现在起把每次调用录进 path（JSON Lines；第一行是文件头：脚本和参数 settings、模型、地址、并发数、
-        采样参数、GPU、系统提示；录完时 end_recording 写最后的结束行）。path 已经有内容时抛 FileExistsError：开跑前查过，这里用"x"再挡一次（查和打开
+        采样参数（max_tokens、换成推理模型的参数以后的 max_completion_tokens）、GPU、系统提示；录完时 end_recording
+        写最后的结束行）。path 已经有内容时抛 FileExistsError：开跑前查过，这里用"x"再挡一次（查和打开
         之间别的程序写了它，也不清空它：那可能是花钱录的）；空文件照写。"""
         empty = os.path.isfile(path) and os.path.getsize(path) == 0
         self._record = open(path, "wb" if empty else "xb", buffering=0)   # 不带缓冲：写了几个字节，文件里就是几个
@@ -877,7 +963,8 @@ class OpenAILLM(_Backend):
         try:
             self._write(dict(type="header", format=FORMAT, version=VERSION, settings=settings, model=self.model,
                              base_url=clean_url(self.base_url), concurrency=self.concurrency, temperature=self.temperature,
-                             max_tokens=self.max_tokens, seed=self.seed, gpu=GPU.key, system_prompt=SYSTEM_PROMPT))
+                             max_tokens=self.max_tokens, max_completion_tokens=self.max_completion_tokens, seed=self.seed,
+                             gpu=GPU.key, system_prompt=SYSTEM_PROMPT))
         except OSError:                                   # 连文件头都写不下（磁盘满了）：不留半截文件（讲师报过：
             self._cut_record()                            # 重跑同一个名字时被当成"已经有了、可能是花钱录的"）
             if not empty:
@@ -1296,11 +1383,11 @@ class OpenAILLM(_Backend):
 
     def _ask(self, n: int, text: str) -> Call:
         t0 = time.perf_counter()
-        reply, usage, model, error, requests = None, {}, None, None, 0
+        reply, usage, model, cut, error, requests = None, {}, None, None, None, 0
         how: dict = {"params": None, "resent": None}     # _attempts 填：最后一个请求发的参数、换参数重发过没有
         self._begin(n)
         try:
-            reply, usage, model, requests = self._request(n, text, how)
+            reply, usage, model, cut, requests = self._request(n, text, how)
         except LLMError as e:
             error, requests = e.kind, e.requests
         finally:
@@ -1314,7 +1401,7 @@ class OpenAILLM(_Backend):
         return Call(n, text, None if reply is None else self._redact(reply), error, latency,
                     num(usage.get("prompt_tokens")), num(usage.get("completion_tokens")),
                     model if model is None or len(model) <= MAX_NAME else model[:MAX_NAME - 1] + "…", requests,
-                    how["params"], how["resent"])
+                    how["params"], how["resent"], cut)
 
     # ---- 等得久时说一声（讲师报过：CPU 上的模型一个回复要几十秒，04、05、02 在标准错误上一声不吭，看着像卡住了）----
     def _begin(self, n: int) -> None:
@@ -1353,8 +1440,8 @@ class OpenAILLM(_Backend):
                 raise LLMError(GAVE_UP)
 
         def payload(reasoning: bool) -> bytes:
-            """请求的正文：本机的服务器都认的 temperature、max_tokens，或者（换过以后）推理模型的 REASONING_PARAMS。"""
-            params = REASONING_PARAMS if reasoning else dict(temperature=self.temperature, max_tokens=self.max_tokens)
+            """请求的正文：本机的服务器都认的 temperature、max_tokens，或者（换过以后）推理模型的参数 reasoning_params。"""
+            params = self.reasoning_params if reasoning else dict(temperature=self.temperature, max_tokens=self.max_tokens)
             body = dict(model=self.model, **params,
                         messages=[dict(role="system", content=SYSTEM_PROMPT), dict(role="user", content=text)])
             if self.seed is not None:
@@ -1370,8 +1457,9 @@ class OpenAILLM(_Backend):
         return out
 
     def _attempts(self, payload, n: int | None = None, how: dict | None = None):
-        """发请求，429、5xx、连不上时重试（只在上一次调用没失败、还没决定放弃时）；返回 (回复, usage, 模型名, 发了几个
-        请求)。失败抛的 LLMError 的 requests 是发了几个请求。一次调用里按 Retry-After 等的时间加起来不超过 max_wait 秒
+        """发请求，429、5xx、连不上时重试（只在上一次调用没失败、还没决定放弃时）；返回 (回复, usage, 模型名, 被截断时的
+        finish_reason, 发了几个请求)。失败抛的 LLMError 的 requests 是发了几个请求。一次调用里按 Retry-After 等的时间
+        加起来不超过 max_wait 秒
         （讲师报过：每次都回 429、Retry-After: 59，一个提议一声不吭地等了 177 秒）；等 WAIT_SAID 秒以上时往标准错误说一句。
         回复开始传回来（状态行是 2xx）以后断了不重试：服务器已经答了、也许已经收了钱（讲师报过：200 传到一半被重置，
         记成"连不上"、又发了三次）。
@@ -1388,7 +1476,7 @@ class OpenAILLM(_Backend):
                     last = attempt == self.retries or self._failed_in_a_row > 0 or self.gave_up is not None
                     reasoning = self.switched is not None
                 sent += 1
-                how["params"] = dict(REASONING_PARAMS) if reasoning else None
+                how["params"] = dict(self.reasoning_params) if reasoning else None
                 try:
                     status, headers, raw = self._exchange("POST", "/chat/completions", payload(reasoning), self.timeout,
                                                           MAX_REPLY_BYTES, call=n)
@@ -1438,7 +1526,7 @@ class OpenAILLM(_Backend):
         with self._lock:
             if self.switched is not None:
                 return
-            self.switched = switch_sentence(self.model, rejected, said)
+            self.switched = switch_sentence(self.model, rejected, said, self.reasoning_params)
         if self.notify is not None:
             self.notify(self.switched)
 
@@ -1493,9 +1581,10 @@ def _params_said(params: dict) -> str:
     return "、".join(f"{k}={v:,}" for k, v in params.items())
 
 
-def switch_sentence(model: str, rejected: str, said: str = "") -> str:
-    """换成推理模型的参数时在标准错误上说的那一句。said：服务器说的原因（"服务器说：“…”"，_server_said 的）。"""
-    new = _params_said(REASONING_PARAMS)
+def switch_sentence(model: str, rejected: str, said: str = "", params: dict | None = None) -> str:
+    """换成推理模型的参数时在标准错误上说的那一句。said：服务器说的原因（"服务器说：“…”"，_server_said 的）。
+    params：换成的参数（默认 REASONING_PARAMS；--llm-max-tokens 给了时是它给的上限）。"""
+    new = _params_said(REASONING_PARAMS if params is None else params)
     return (f"（LLM：{model} 不收 {rejected}（HTTP 400{'，' + said if said else ''}），当它是推理模型：以后的请求改发 {new}"
             "（推理用的 token 也算在里面）、不发 max_tokens 和 temperature（用模型默认的），被拒的请求换了参数各重发一次"
             "（算进发出去的请求，不算失败的提议）。）")
@@ -1684,18 +1773,24 @@ def compressed(headers) -> str | None:
 
 
 def _content(raw: bytes, content_type: str = ""):
-    """chat-completions 的回复正文 -> (回复文本, usage, 模型名)。读不懂抛 LLMError（BAD_JSON、NO_CONTENT、TOOL_CALLS；正文是
-    "data: …" 这样的 SSE 事件时是 STREAMED：请求里没要流式，服务器或代理照样流式地回）。"""
+    """chat-completions 的回复正文 -> (回复文本, usage, 模型名, 被截断时的 finish_reason)。读不懂抛 LLMError（BAD_JSON、
+    NO_CONTENT、TOOL_CALLS；正文是 "data: …" 这样的 SSE 事件时是 STREAMED：请求里没要流式，服务器或代理照样流式地回）。"""
     try:
         data = loads(raw)
     except (ValueError, RecursionError):                 # UnicodeDecodeError 也是 ValueError；嵌得太深是 RecursionError
         raise LLMError(STREAMED if looks_streamed(raw, content_type) else BAD_JSON) from None
     try:
-        message = data["choices"][0]["message"]
+        choice = data["choices"][0]
+        message = choice["message"]
     except (KeyError, IndexError, TypeError):
         raise LLMError(NO_CONTENT) from None
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    return message_text(message), usage, data.get("model")
+    return message_text(message), usage, data.get("model"), cut_reason(choice.get("finish_reason"))
+
+
+def cut_reason(finish_reason) -> str | None:
+    """choices[0].finish_reason 说回复到了 token 上限、被截断（CUT_REASONS，不分大小写）时是它（原样），不然 None。"""
+    return finish_reason if isinstance(finish_reason, str) and finish_reason.lower() in CUT_REASONS else None
 
 
 def message_text(message) -> str:
@@ -1978,6 +2073,7 @@ class ReplayLLM(_Backend):
                          self._ends_with_end_line() if _version(header) >= 2 else None)
         self.model = header["model"]
         self.concurrency = header.get("concurrency", 1)
+        self.max_tokens = header.get("max_tokens", MAX_TOKENS)   # 被截断的回复，句子里说上限是多少（_check_header 查过）
         recorded_gpu = header.get("gpu")
         if isinstance(recorded_gpu, str) and recorded_gpu != GPU.key:   # 系统提示里有 GPU：先说真正的原因
             self.close()
@@ -2122,10 +2218,12 @@ class ReplayLLM(_Backend):
 
     @staticmethod
     def _check_header(path: str, header) -> None:
-        """第一行是 --record 写的文件头吗（格式、模型名、并发数）；不是抛 ReplayHeaderError（一句话）。"""
+        """第一行是 --record 写的文件头吗（格式、模型名、并发数、token 上限）；不是抛 ReplayHeaderError（一句话）。"""
         model, concurrency = (header.get("model"), header.get("concurrency", 1)) if isinstance(header, dict) else (0, 0)
+        limits = [header.get(k, MAX_TOKENS) for k in ("max_tokens", "max_completion_tokens")] if isinstance(header, dict) else [0]
         if (not isinstance(header, dict) or header.get("format") != FORMAT or not _plain(model)
-                or len(model) > MAX_NAME or type(concurrency) is not int or not 1 <= concurrency <= MAX_CONCURRENCY):
+                or len(model) > MAX_NAME or type(concurrency) is not int or not 1 <= concurrency <= MAX_CONCURRENCY
+                or not all(type(n) is int and 1 <= n <= MAX_LLM_TOKENS for n in limits)):   # 句子里会印出来
             raise ReplayHeaderError(f"{path}:1: 第一行不是 --record 写的文件头；回放只认 --record 录下的 JSON Lines 文件")
 
     def check(self) -> None:
@@ -2206,7 +2304,7 @@ _PARAM_NAME = re.compile(r"[a-z_]{1,40}")          # 录制文件里 params 的�
 def _recorded_call(obj: dict, key: str | None = None) -> Call:
     """录制文件里的一行 -> Call（提示、回复、模型名、失败的种类里的密钥 key 抹掉：回放时它们都可能被印出来）。
     字段的类型不对、失败的种类超过 MAX_NAME 个字符（不是 --record 写的）抛 TypeError。"""
-    optional = {"requests": 1, "params": None, "resent": None}          # 早先（第 1、2 版）录的文件里没有它们
+    optional = {"requests": 1, "params": None, "resent": None, "cut_off": None}   # 早先（第 1–3 版）录的文件里没有它们
     c = Call(**{k: obj[k] for k in Call.__dataclass_fields__ if k not in optional},
              **{k: obj.get(k, default) for k, default in optional.items()})
     count = lambda v: v is None or (type(v) is int and 0 <= v < 10**12)  # noqa: E731  讲师报过："-7 个 token"、几十位的数
@@ -2220,6 +2318,7 @@ def _recorded_call(obj: dict, key: str | None = None) -> Call:
             and (c.params is None or (type(c.params) is dict and 0 < len(c.params) <= 4 and all(   # 发出去的采样参数
                 _PARAM_NAME.fullmatch(k) and type(v) in (int, float) for k, v in c.params.items())))
             and (c.resent is None or c.resent in SWITCHABLE)
+            and (c.cut_off is None or (c.reply is not None and cut_reason(c.cut_off) is not None))
             and (c.model is None or isinstance(c.model, str))):
         raise TypeError
     for field in ("prompt", "reply", "model", "error"):
@@ -2273,8 +2372,19 @@ def _seconds_arg(text: str) -> float:
     return x
 
 
+def _tokens_arg(text: str) -> int:
+    import argparse
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_LLM_TOKENS:
+        raise argparse.ArgumentTypeError(f"要是 1 到 {MAX_LLM_TOKENS:,} 的整数（例如 4096），收到的是 {text}")
+    return n
+
+
 def add_arguments(ap) -> None:
-    """给脚本的 ArgumentParser 加上 --llm、--model、--llm-concurrency、--record、--replay。"""
+    """给脚本的 ArgumentParser 加上 --llm、--model、--llm-concurrency、--llm-timeout、--llm-max-tokens、--record、--replay。"""
     g = ap.add_argument_group("换成真的语言模型（不加这些参数就用 MockLLM，不联网，输出逐字节不变）")
     g.add_argument("--llm", metavar="BASE_URL",
                    help="OpenAI 兼容接口的地址，例如 http://127.0.0.1:11434/v1（ollama）；密钥从环境变量 OPENAI_API_KEY 读")
@@ -2284,6 +2394,10 @@ def add_arguments(ap) -> None:
     g.add_argument("--llm-timeout", type=_seconds_arg, metavar="SECONDS", default=None,
                    help=f"一个请求从查地址、连接到收完最后一个字节最多几秒，超过就算一次超时（至少 {MIN_TIMEOUT:g}，"
                         f"最多 {MAX_TIMEOUT:g}，默认 {TIMEOUT:g}；429、5xx 时的重试各算一个请求）")
+    g.add_argument("--llm-max-tokens", type=_tokens_arg, metavar="N", default=None,
+                   help=f"一个回复最多几个 token（请求里的 max_tokens，默认 {MAX_TOKENS:,}；认出是 OpenAI 的推理模型、换成 "
+                        f"max_completion_tokens 以后默认 {MAX_COMPLETION_TOKENS:,}，给了就两个都是 N）。想得多的模型把草稿也算在"
+                        f"里面：回复常被截断时调高；1 到 {MAX_LLM_TOKENS:,}")
     g.add_argument("--record", metavar="FILE.jsonl", help="把每次调用（提示、回复、用时、token 数）录进这个文件，不含密钥")
     g.add_argument("--replay", metavar="FILE.jsonl", help="不联网，按 --record 录下的文件回答；标准输出和录制时逐字节相同")
 
@@ -2296,12 +2410,12 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = "", g
     调用等了 WAITING_SAID 秒还没回来时"还在等"的那句也用它说。
     give_up_tail：决定不再调用的那句后面接的话（进化的 04、05 说最好的程序不会丢；02 不进化，不说）。
     give_up_after：接连几次失败就不再调用（0：从不；02 一共只问 LLM_TRIES 次，没有"之后的提议"可说）。"""
-    given = [f"--{n.replace('_', '-')}" for n in ("model", "llm_concurrency", "llm_timeout", "record")
+    given = [f"--{n.replace('_', '-')}" for n in ("model", "llm_concurrency", "llm_timeout", "llm_max_tokens", "record")
              if getattr(a, n, None) is not None]
     if a.replay is not None:
         if a.llm is not None or given:
             raise SetupError(f"--replay 从文件回答、不联网，不能再加 --llm 或 {'、'.join(given) or '--model'}"
-                             "（模型和并发数都从录制文件里读）。")
+                             "（模型、并发数和 token 上限都从录制文件里读）。")
         try:
             replay = ReplayLLM(a.replay)
         except (ReplayMismatch, ValueError) as e:
@@ -2331,9 +2445,11 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = "", g
         what = "是一个目录" if os.path.isdir(a.record) else "不是普通的文件（设备、管道之类）"
         raise SetupError(f"录制文件 {shown(a.record, 100)} {what}：--record 要一个新的文件名（例如 run.jsonl）。")
     try:
+        limit = getattr(a, "llm_max_tokens", None)
         backend = OpenAILLM(a.llm, a.model, concurrency=a.llm_concurrency or CONCURRENCY,
                             timeout=a.llm_timeout or TIMEOUT, notify=notify or _tell_stderr, give_up_after=give_up_after,
-                            waiting=notify or _tell_stderr)
+                            waiting=notify or _tell_stderr, max_tokens=limit or MAX_TOKENS,
+                            max_completion_tokens=limit or MAX_COMPLETION_TOKENS)
     except ValueError as e:
         raise SetupError(f"{e}。") from None
     backend.give_up_tail = give_up_tail
@@ -2422,10 +2538,15 @@ def finish(llm, tell=None) -> None:
       - 没用上 LLM（lost_llm：接连失败、不再调用，或者调用全都失败）：结果里没有它的修改——和 make openevolve 接连
         失败时一样是退出码 1。回放这样一次录制时也一样（看的是录下的调用）。
     回放一个没录完的文件（开跑前说过"用完了回放就停在那里"）却放完了全程时，说一句放完了（退出码 0；helper 的压力
-    测试报过：Ctrl-C 落在最后一次调用回来之后，文件有全部调用、没有结束行）。"""
+    测试报过：Ctrl-C 落在最后一次调用回来之后，文件有全部调用、没有结束行）。
+    有回复到了 token 上限、被截断时（cut_off_sentence），先说一共几次、几个因此没用上、上限是多少、怎样调高（退出码
+    不变：拿到了回复，和"没有 SEARCH/REPLACE 块"的回复一样不算调用失败）。"""
     tell = tell or _tell_stderr
     if isinstance(llm, OpenAILLM):                      # 调用都做完了：录制文件写上结束行（Ctrl-C、出错时不到这里）
         llm.end_recording()
+    cut = cut_off_sentence(getattr(llm, "calls", ()), getattr(llm, "max_tokens", MAX_TOKENS), isinstance(llm, ReplayLLM))
+    if cut:
+        tell(cut)
     said = getattr(llm, "record_stopped", None)
     if said:
         tell(f"（退出码 1：{said}）")
@@ -2438,15 +2559,39 @@ def finish(llm, tell=None) -> None:
         tell(f"（{llm.path} 没录完，不过这次要的 {len(llm.calls)} 次调用都录下了：回放放完了全程。）")
 
 
+def cut_off_sentence(calls, max_tokens: int = MAX_TOKENS, replay: bool = False) -> str | None:
+    """运行的最后（finish）说被截断的回复的那一句；没有被截断的是 None。讲师报过：想得多的模型把上限全用在草稿上，
+    两百个提议都记作"没有 SEARCH/REPLACE 块"，看不出原因是上限、也不知道怎么调。"""
+    calls = list(calls)
+    book = cut_offs(calls, max_tokens)
+    if not book["cut_off"]:
+        return None
+    n, unusable = book["cut_off"], book["cut_unusable"]
+    sent = sum(c.error != GAVE_UP for c in calls)
+    used = (f"其中 {unusable:,} 个修改没写完、没用上（记作“{CUT_OFF}”）" if unusable else
+            "修改都是完整的、照样用了（截掉的是后面的话）")
+    used += f"，{n - unusable:,} 个的修改是完整的、照样用了" if unusable and n > unusable else ""
+    reasons = "、".join(f"“{shown(r, 20)}”" for r in book["cut_reasons"])
+    return (f"（LLM：{sent:,} 次调用里 {n:,} 次的回复到了 token 上限、被截断（finish_reason 是 {reasons}），{used}。"
+            + cut_off_advice(book, replay) + "。）")
+
+
 def _tell_stderr(sentence: str) -> None:
     """决定不再调用 LLM 时说的那一句：印到标准错误（标准输出要和回放时逐字节相同）。"""
     print(sentence, file=sys.stderr, flush=True)
 
 
 def describe(backend) -> str:
-    """脚本第二行印的 LLM 设置：录制和回放印出来一样（模型名、并发数；不印地址和文件名）。"""
-    return (f"LLM：{backend.model}（OpenAI 兼容接口，同时最多 {backend.concurrency} 个请求）——"
+    """脚本第二行印的 LLM 设置：录制和回放印出来一样（模型名、并发数、给了 --llm-max-tokens 时的上限；不印地址和文件名）。"""
+    return (f"LLM：{backend.model}（OpenAI 兼容接口，同时最多 {backend.concurrency} 个请求{limit_said(backend)}）——"
             "每个提议问它一次，回复只当 SEARCH/REPLACE 解析成 DSL，从不执行。")
+
+
+def limit_said(backend) -> str:
+    """回复的 token 上限不是默认的 MAX_TOKENS 时（--llm-max-tokens）："，回复最多 4,096 个 token"；默认的是 ""
+    （没给这个参数的运行印出来和以前一样）。"""
+    n = getattr(backend, "max_tokens", MAX_TOKENS)
+    return "" if n == MAX_TOKENS else f"，回复最多 {n:,} 个 token"
 
 
 if __name__ == "__main__":                              # 印出系统提示（README 的"用真的语言模型"说怎么运行）
