@@ -123,14 +123,16 @@ MAX_TOKENS = 1024                  # 回复的 token 上限（要的是短回复
 # finish_reason 是 "length"；它建议开始时留至少 25,000 个），1024 个常常全用在推理上，所以给得多：只是上限，按用掉的收钱
 MAX_COMPLETION_TOKENS = 25_000
 REASONING_PARAMS = {"max_completion_tokens": MAX_COMPLETION_TOKENS}   # 换了以后代替 temperature、max_tokens 发的
-MAX_LLM_TOKENS = 100_000           # --llm-max-tokens 最多这么多（OpenAI 的推理模型一次最多输出 10 万上下；回复照样最多读
-#                                    MAX_REPLY_BYTES：本机的服务器把草稿也放在回复里）
-# 回复到了 token 上限、被截断：choices[0].finish_reason 是这几个之一（不分大小写）。OpenAI、ollama（done_reason）、
-# llama.cpp 的 server（n_predict 用完）、vLLM 都说 "length"；想得多的模型（qwen3、deepseek-r1、OpenAI 的推理模型）常把
-# 上限全用在草稿上：content 是空的（草稿在 reasoning_content / reasoning 里，或者根本看不见），或者是没写完的
-# <think>…，或者修改写到一半。"max_tokens" 是 Anthropic、Gemini 原生的说法（有的代理原样转过来），"model_length" 是
-# Mistral 的（提示加回复超了模型的上下文窗口）。讲师报过：这样的回复以前记作"没有 SEARCH/REPLACE 块"（或块不完整），
-# 两百个失败的提议看不出是上限的事
+MAX_LLM_TOKENS = 100_000           # --llm-max-tokens 最多这么多（OpenAI 的 o3、o4-mini 一次最多输出 100,000 个：它的模型页；
+#                                    回复照样最多读 MAX_REPLY_BYTES：本机的服务器把草稿也放在回复里，10 万个 token 的英文
+#                                    草稿约 40 万字节）
+# 回复到了 token 上限、被截断：choices[0].finish_reason 是这几个之一（不分大小写）。OpenAI、ollama（openai/openai.go：
+# finish_reason 就是 done_reason，num_predict 用完是 "length"）、llama.cpp 的 server（to_json_oaicompat_chat：不是停在
+# EOS 或停止词上就是 "length"）、vLLM（reasoning parser 没等到 </think> 时整段都是 reasoning_content、content 是 null）
+# 都说 "length"；想得多的模型（qwen3、deepseek-r1、OpenAI 的推理模型）常把上限全用在草稿上：content 是空的（草稿在
+# reasoning_content / reasoning 里，或者根本看不见），或者是没写完的 <think>…，或者修改写到一半。"max_tokens" 是
+# Anthropic、Gemini 原生的说法（有的代理原样转过来），"model_length" 是 Mistral 的（提示加回复超了模型的上下文窗口）。
+# 以前这样的回复记作"没有 SEARCH/REPLACE 块"（或块不完整）：两百个失败的提议，看不出是上限的事、也没有参数能调
 CUT_REASONS = ("length", "max_tokens", "model_length")
 CUT_OFF = "回复到了 token 上限、被截断"   # 截断了、修改没写完的回复记进失败的种类（写完了的照样用）
 SWITCHABLE = ("max_tokens", "temperature")   # 服务器说这两个不支持时换（别的参数、别的 400 是一次普通的失败）
@@ -568,7 +570,7 @@ class _Backend:
         种类是 diff.NO_BLOCK——MockLLM 不回块表示"子程序就是父程序"，真模型不回块只是没按要求回答。
         回复到了 token 上限、被截断（call.cut_off）：块都写完了的照样用（截掉的是后面的说明；打不打得上、是不是 DSL
         由进化循环照常查），没有块（草稿用完了上限：空的、没写完的 <think>）或者最后一块没写完的，种类是 CUT_OFF——
-        原因是上限，不是模型不会写（讲师报过：两百个这样的提议都记作"没有 SEARCH/REPLACE 块"）。"""
+        原因是上限（以前两百个这样的提议都记作"没有 SEARCH/REPLACE 块"）。"""
         if call.error is not None:
             return LLMError(call.error)
         reply = _strip_thinking(call.reply)
@@ -2560,8 +2562,8 @@ def finish(llm, tell=None) -> None:
 
 
 def cut_off_sentence(calls, max_tokens: int = MAX_TOKENS, replay: bool = False) -> str | None:
-    """运行的最后（finish）说被截断的回复的那一句；没有被截断的是 None。讲师报过：想得多的模型把上限全用在草稿上，
-    两百个提议都记作"没有 SEARCH/REPLACE 块"，看不出原因是上限、也不知道怎么调。"""
+    """运行的最后（finish）说被截断的回复的那一句；没有被截断的是 None：想得多的模型把上限全用在草稿上时，只看失败的
+    种类看不出原因是上限、也不知道怎么调。"""
     calls = list(calls)
     book = cut_offs(calls, max_tokens)
     if not book["cut_off"]:
