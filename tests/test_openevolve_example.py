@@ -1509,6 +1509,34 @@ def test_openevolve_names_each_bad_reply_as_the_llm_client_does(mode, kind, monk
     assert (reply is not None) == (kind is None) and s.posts() == 1
 
 
+def test_a_wide_response_head_is_refused_by_its_total_size_however_it_arrives(monkeypatch):
+    """helper 报过：wide_head（50 个 3 KB 的响应头，共 150 KB）有时被放行——h11 只在响应头还没到齐、缓冲里已经超过
+    100 KB 时才抛，几次读碰巧在 99 KB 之后一次读齐，它就照收。_careful_http 自己按总长拒掉（和 --llm 的
+    MAX_HEAD_BYTES 一样）。这里把 httpcore 的上限调到 10 MB，造出"一次到齐"的那条路。"""
+    import asyncio
+    import importlib
+
+    import openai
+    from openevolve.config import LLMModelConfig
+    from openevolve.llm import openai as oe_openai
+
+    from hostile_server import HostileServer
+    core = openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0].replace("httpx", "httpcore")
+    for side, name in (("_sync", "HTTP11Connection"), ("_async", "AsyncHTTP11Connection")):
+        monkeypatch.setattr(getattr(importlib.import_module(f"{core}.{side}.http11"), name), "MAX_INCOMPLETE_EVENT_SIZE",
+                            10_000_000)
+    monkeypatch.setattr(openai.OpenAI, "__init__", openai.OpenAI.__init__)          # 测试完还原
+    monkeypatch.setattr(oe_openai.OpenAILLM, "_call_api", oe_openai.OpenAILLM._call_api)
+    runmod._careful_http()
+    runmod._tame_replies(["sk-test"])
+    with HostileServer(chat="wide_head", max_seconds=20) as s:
+        llm = oe_openai.OpenAILLM(LLMModelConfig(api_base=s.url, api_key="sk-test", name="x", timeout=10, retries=0,
+                                                 retry_delay=0, max_tokens=100, temperature=0.7))
+        with pytest.raises(Exception) as e:
+            asyncio.run(llm.generate_with_context("system", [{"role": "user", "content": "当前的程序"}]))
+    assert runmod.failure_kind(f"LLM generation failed: {e.value}") == same_kind("wide_head")
+
+
 @pytest.mark.parametrize("mode", ["gzip_bomb_500", "flood_500", "broken_400"])
 def test_an_error_status_is_named_by_its_code_on_both_sides_whatever_its_body(mode, monkeypatch):
     """审读报过：--llm 对不是 2xx 的回答只看状态码（"LLM 回 HTTP 500"，5xx 照样重试），make openevolve 却读它的正文：

@@ -768,7 +768,8 @@ def _careful_http() -> None:
     import importlib
 
     import openai
-    from evolve.openai_llm import (BAD_HEADERS, COMPRESSED, MAX_REPLY_BYTES, STREAMED, TOO_LONG, TRUNCATED, LLMError,
+    from evolve.openai_llm import (BAD_HEADERS, COMPRESSED, MAX_HEAD_BYTES, MAX_REPLY_BYTES, STREAMED, TOO_LONG, TRUNCATED,
+                                   LLMError,
                                    compressed, loads, looks_streamed, message_text)
     http = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])   # httpx 或 httpx2
 
@@ -848,8 +849,9 @@ def _careful_http() -> None:
             # 让 Python 的 json 抛 ValueError，OpenEvolve 丢了能用的回复（"别的原因"），--llm 照收
             response.json = lambda **kwargs: loads(response.content)
             raw = response.headers.raw                        # h11 放行、http.client（--llm）不放行的响应头：一样拒掉
-            if len(raw) > 100 or any(len(k) + len(v) + 4 > 65536 for k, v in raw):   # 超过 100 个、一行超过 64 KB
-                response.close()
+            if (len(raw) > 100 or any(len(k) + len(v) + 4 > 65536 for k, v in raw)   # 超过 100 个、一行超过 64 KB、
+                    or sum(len(k) + len(v) + 4 for k, v in raw) > MAX_HEAD_BYTES):  # 加起来超过 100 KB（h11 只在响应头
+                response.close()                                   # 分几次到时才查，一次到齐的 150 KB 放行：helper 报过时有时无）
                 raise CarefulFailure(BAD_HEADERS)
             if not 200 <= response.status_code < 300:         # 和 --llm 一样只按状态码算（"LLM 回 HTTP 500"）：正文只是
                 # openai 库那句话里的说明：太长的截断、读坏了的就到那里（审读量过：一个 400 的分块坏了，被说成"响应头
