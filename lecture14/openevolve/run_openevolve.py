@@ -769,8 +769,7 @@ def _careful_http() -> None:
 
     import openai
     from evolve.openai_llm import (BAD_HEADERS, COMPRESSED, MAX_HEAD_BYTES, MAX_REPLY_BYTES, STREAMED, TOO_LONG, TRUNCATED,
-                                   LLMError,
-                                   compressed, loads, looks_streamed, message_text)
+                                   LLMError, compressed, loads, looks_streamed, message_text)
     http = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])   # httpx 或 httpx2
 
     class Capped(http.SyncByteStream):
