@@ -366,7 +366,7 @@ def test_04_demo4_fails(table, halves):
     exhaustive = len(VALID) * len({(s.M, s.N, s.K) for s in halves[0]})      # 一样大的形状只穷举一次
     obs, out = demo4(table, halves, exhaustive, EXPERT)             # 跑得和穷举一样多；最好的程序就是专家
     fails(claim(obs, "1%"), out, ["1%"], [f"进化跑了 {exhaustive:,} 次，穷举训练形状 {exhaustive:,} 次", "100%"])
-    fails(claim(obs, "1.25–1.45×"), out, ["1.3–1.4×", "1.25–1.45×"], ["比专家快 1.00×"])
+    fails(claim(obs, "1.25–1.45×"), out, ["1.3–1.4×", "1.25–1.45×"], ["比专家快 1.000×"])
     obs, out = demo4(table, halves, exhaustive // 200, EXPERT)      # 少于穷举的 1%
     fails(claim(obs, "1%"), out, ["1%"], [f"进化跑了 {exhaustive // 200:,} 次", "0.5%"])
 

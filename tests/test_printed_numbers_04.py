@@ -353,6 +353,20 @@ def test_demo4_observations(stdout, run, table):
     assert shows(find(r"比专家快 ([\d.]+)×", obs)[1], geomean_speedup(out["best"][0], test, table))
 
 
+
+def test_prose_prints_the_tables_speedups_with_the_tables_digits(stdout):
+    """讲师审读报过：演示 1 的表里逐形状最优在测试形状上是 1.346×，观察 4 说"比专家快 1.35×"；演示 2 说最好的程序在
+    测试形状上 1.282×，演示 4 的观察 3 说"我们的迷你版比专家快 1.28×"——同一个数印成两样，像是两个数。"""
+    one = section(stdout, "演示 1")
+    t = find_table(one, "方法", "测试形状")
+    test = next(i for i, h in enumerate(t.headers) if h.startswith("测试形状"))
+    upper = t.row("逐形状最优")[test]
+    said = find(r"逐形状最优在测试形状上比专家快 ([\d.]+×)", "\n".join(observations(one)))[1]
+    assert said == upper, (said, upper)
+    best = find(r"最好的程序：训练形状 [\d.]+×，测试形状 ([\d.]+×)", section(stdout, "演示 2"))[1]
+    said = find(r"比专家快 ([\d.]+×)", "\n".join(observations(section(stdout, "演示 4"))))[1]
+    assert said == best, (said, best)
+
 def test_the_split_description_accounts_for_the_test_shapes_without_a_neighbour(stdout):
     # 一位同学算过：演示 1 说"相邻的 M 两两配对"，照这个说法 44 个测试形状都该有相邻 M 的训练形状，演示 3 却说
     # "44 个里有 40 个"。少的 4 个都在落单的最大 M 上：演示 1 现在说出落单的那个 M
