@@ -141,6 +141,19 @@ def next_step(db, ev):
     return island, presult, prompt
 
 
+def step_digits(result, presult, db, island, train) -> int:
+    """演示 1 慢放的这一步的分数印几位小数：开头那句的父程序、⑥、⑦ 和演示 2 的"父程序……分数"都用它，同一个分数
+    处处印得一样（讲师审读报过：--after 1000 时⑥说子程序 1.2587×、⑦说 1.259，演示 1 说父程序 1.2564×、演示 2 说
+    1.256×）。三位分不出子程序、父程序和到目前最好的，或者分不出子程序和岛上的哪个程序（⑦要看得出名次）时多印。"""
+    if result["status"] != "full":
+        return 3
+    d = apart_digits([result["score"], presult["score"], db.best[1]["score"]], 3, score_digits(len(train)))
+    mine = result["score"]
+    while d < 10 and any(f"{-e[0]:.{d}f}" == f"{mine:.{d}f}" and -e[0] != mine for e in db.islands[island]):
+        d += 1
+    return d
+
+
 LIMITS = size_limits(EXPERT)        # 演示 1 的进化从专家出发：子程序比它多出的规则、条件的上限和进化循环里一样
 
 
@@ -254,8 +267,8 @@ def obs_database(predicted: int, actual: int | None, size: int, new_best: bool, 
 
 
 def demo1_slow_motion(table, train, seed, after):
-    """返回 (观察, 演示 2 要的提示或 None, 停住时最后一次刷新最好分数的那一步 (第几个提议, 分数, 修改种类) 或 None)：
-    这一段没有可慢放的一步时，"可以试试"指向那一步。"""
+    """返回 (观察, 演示 2 要的提示或 None, 停住时最后一次刷新最好分数的那一步 (第几个提议, 分数, 修改种类) 或 None,
+    这一步的分数印几位小数)：这一段没有可慢放的一步时，"可以试试"指向那一步。"""
     print_header(f"演示 1：一次提议的慢动作（种子 {seed} 的进化里，第 {after:,} 个提议起第一个比父程序好的）")
     run: dict = {}
     k, skipped = find_proposal(table, train, seed, after, run)
@@ -266,7 +279,7 @@ def demo1_slow_motion(table, train, seed, after):
     if k is None:
         print(f"第 {after:,}–{after + LOOK:,} 个提议里没有一个{'真的评估了、又' if skipped else ''}比父程序好的；"
               "换个 --after 或 --seed 再试。")
-        return [obs_stalled(run, after)], None, run["improvements"][-1]     # 就是上面找的那次进化，不再跑一遍
+        return [obs_stalled(run, after)], None, run["improvements"][-1], 3     # 就是上面找的那次进化，不再跑一遍
     ev, rec = Evaluator(train, table), Recorder()
     evolve_reported("演示 1：重跑到那一步之前", ev, k - 1, seed=seed, llm=rec, database=rec.database)   # 前 k-1 步照常跑完
     db = rec.db
@@ -281,7 +294,7 @@ def demo1_slow_motion(table, train, seed, after):
     # 助教报过：L40S 上"比父程序好"的子程序只好 1e-7，六位小数还是 1.125422 对 1.125422：位数印到分得出来为止。
     # 开头那句的父程序分数和⑥印得一样（审读报过：--seed 4 --after 50 时开头说父程序 1.102×，⑥说 1.1017×、
     # 子程序 1.1020×——开头的数倒像是子程序的）；提示词①是模型收到的原文，照它自己的格式印三位
-    d = apart_digits([result["score"], presult["score"], db.best[1]["score"]], 3, score_digits(len(train))) if passed else 3
+    d = step_digits(result, presult, db, island, train)
     note(f"进化循环已经跑了 {k - 1:,} 个提议。第 {k:,} 个：从 {len(db.islands)} 个岛里挑到第 {island + 1} 个岛，"
           f"按名次加权挑出父程序（分数 {presult['score']:.{d}f}×），再从别的岛挑 {len(prompt.inspirations)} 个灵感程序。")
     short = shorten_programs(prompt.text())
@@ -310,17 +323,14 @@ def demo1_slow_motion(table, train, seed, after):
     obs = [obs_probe(result["probe_score"], presult["probe_score"], ev.probe_slack, passed)]
     assert (ev.n_eval_probe, ev.n_eval_full) != before
     if not passed:
-        return obs, None, None
+        return obs, None, None, d
     full = geomean_speedup(child, train, table)
     note(f"⑥ 完整评估：{len(train)} 个训练形状上相对专家的加速比 {result['score']:.{d}f}×（自己用时间表重算：{full:.{d}f}×），"
           f"父程序 {presult['score']:.{d}f}×，到目前最好 {db.best[1]['score']:.{d}f}×。")
     isl = db.islands[island]
     rank = sum(1 for e in isl if -e[0] >= result["score"])                 # 分数一样时先来的排前面
     was_best = result["score"] > db.best[1]["score"]
-    mine = result["score"]
-    d = 3                                   # 子程序和岛上哪个程序印出来一样、其实不一样时多印几位，排名看得出来
-    while d < 10 and any(f"{-e[0]:.{d}f}" == f"{mine:.{d}f}" and -e[0] != mine for e in isl):
-        d += 1
+    mine = result["score"]                  # d：子程序和岛上哪个程序印出来一样、其实不一样时已经多印了几位（step_digits）
     note(f"⑦ 程序库：第 {island + 1} 个岛在放进子程序之前有 {len(isl)} 个程序（分数 "
           + "、".join(f"{-e[0]:.{d}f}" for e in isl) + f"），子程序（{mine:.{d}f}）按分数该排第 {rank + 1} 名"
           + ("（分数一样时先来的排前面）" if any(-e[0] == mine for e in isl) else "")
@@ -340,7 +350,7 @@ def demo1_slow_motion(table, train, seed, after):
                      f"这一步是{which}的原样重演：不经过这里、直接跑 {k:,} 个提议的进化，最好的程序和这里一样。"
                      "（MockLLM 和程序库共用一个带种子的随机数发生器，同一个种子走同一条路。）",
                      f"直接跑 {k:,} 个提议的进化，最好的程序和这里一样", "不一样"))
-    return obs, prompt, None
+    return obs, prompt, None, d
 
 
 # ---------------------------------------------------------------- 演示 2
@@ -390,8 +400,9 @@ def obs_kinds(stats: dict, valley: bool = True):
                   ("改出启动不了的配置最多的是 single_field（没有并列的）", worsts == ["single_field"])])
 
 
-def kind_stats(table, train, prompt, seed):
-    """每种修改从 prompt 的父程序提 PER_KIND 次：(第一次提议那张表的行, {种类: 计数}, 分数印几位小数)。"""
+def kind_stats(table, train, prompt, seed, digits: int = 3):
+    """每种修改从 prompt 的父程序提 PER_KIND 次：(第一次提议那张表的行, {种类: 计数}, 分数印几位小数)。digits：至少印
+    几位（演示 1 印这个父程序用的位数，step_digits）。"""
     parent_score = prompt.score
     rows, stats, cache = [], {}, {}
     for op in OPS:
@@ -412,7 +423,7 @@ def kind_stats(table, train, prompt, seed):
                 rows.append([op, what, "否" if not ok else "是", score if ok else None, verdict_txt])
     # 比父程序好（差）一点点时多印几位：不印成"1.139× 更好"、父程序也是 1.139×。整列（和上面那句父程序的分数）用同样的
     # 位数（学生报过：single_field 印成 1.19526× 更差，父程序和别的行还是 1.195×）
-    d = max([apart_digits([r[3], parent_score], 3, score_digits(len(train))) for r in rows if r[3] is not None] + [3])
+    d = max([apart_digits([r[3], parent_score], 3, score_digits(len(train))) for r in rows if r[3] is not None] + [digits])
     for r in rows:
         r[3] = "" if r[3] is None else f"{r[3]:.{d}f}×"
     return rows, stats, d
@@ -436,11 +447,11 @@ def nothing_new_note(stats: dict, prompt) -> str | None:
                              for why, ops in groups.items()) + "。）")
 
 
-def demo2_each_kind(table, train, prompt, seed):
-    """演示 2。返回 (观察, 父程序的分数印成的样子)。"""
+def demo2_each_kind(table, train, prompt, seed, digits: int = 3):
+    """演示 2。返回 (观察, 父程序的分数印成的样子)。digits：演示 1 印这个父程序用的位数，这里至少也印这么多。"""
     print_header("演示 2：同一个父程序，每种修改各提一次（再各提 200 次看比例）")
     parent_score = prompt.score
-    rows, stats, d = kind_stats(table, train, prompt, seed)
+    rows, stats, d = kind_stats(table, train, prompt, seed, digits)
     shown = f"{parent_score:.{d}f}×"                       # "可以试试"说"这次"时照这里印的样子（助教报过：1.02641× 对 1.026×）
     print(f"父程序就是演示 1 的那个（{prompt.parent.n_rules()} 条规则，分数 {shown}）。")
     print_table(["修改的种类", "第一次提议说了什么", "能启动", "分数", "比父程序"], rows)
@@ -464,8 +475,11 @@ def late_preview(table, train, seed, after):
         return None
     ev, rec = Evaluator(train, table), Recorder()
     evolve_reported(f"\"可以试试\"：--after {after} 重跑到那一步之前", ev, k - 1, seed=seed, llm=rec, database=rec.database)
-    _, _, prompt = next_step(rec.db, ev)
-    _, stats, d = kind_stats(table, train, prompt, seed)
+    island, presult, prompt = next_step(rec.db, ev)
+    _, reply = rec.llm.propose(prompt)                                      # 演示 1 接着做的那一步：印几位小数要看它
+    child, _ = apply_reply(prompt.parent_src, reply)
+    digits = step_digits(ev.evaluate(child, presult), presult, rec.db, island, train) if child is not None else 3
+    _, stats, d = kind_stats(table, train, prompt, seed, digits)
     return dict(score=prompt.score, shown=f"{prompt.score:.{d}f}×", rules=prompt.parent.n_rules(), prompt=prompt, stats=stats,
                 idle=[op for op, s in stats.items() if s["same"] == s["n"]], kinds=obs_kinds(stats, valley_holds(valley_rows(train, table))))
 
@@ -747,14 +761,14 @@ def run_demos(a, llm=None) -> list:
              f"{LLM_TRIES} 次；回复只当 SEARCH/REPLACE 解析成 DSL，从不执行。")
     table = TimeTable()
     train, _ = split_shapes(all_shapes())
-    obs, prompt, a.stalled = demo1_slow_motion(table, train, a.seed, a.after)   # 停住时：最后一次刷新的那一步
+    obs, prompt, a.stalled, digits = demo1_slow_motion(table, train, a.seed, a.after)   # 停住时：最后一次刷新的那一步
     a.parent_shown = None                                              # "可以试试"拿演示 2 印的父程序分数和进化后期的比
     out = print_observations(obs)
     if llm is not None and prompt is not None:
         out += print_observations(demo_real_llm(table, train, prompt, llm))
     a.kinds_ok = None                                                  # 这次演示 2 的观察 1 成不成立（没印演示 2 就是 None）
     if prompt is not None:
-        kinds, a.parent_shown = demo2_each_kind(table, train, prompt, a.seed)
+        kinds, a.parent_shown = demo2_each_kind(table, train, prompt, a.seed, digits)
         a.kinds_ok = kinds[0].ok
         out += print_observations(kinds)
         return out + print_observations(demo3_mistakes_and_valley(table, train, a.seed, prompt))

@@ -326,3 +326,22 @@ def test_the_premise_of_the_other_seed_test_above():   # 一个没有标记的�
     """金标运行：上一个测试要测"试过的种子都找不到时照实说"那一支，要种子 3、5 在第 2,400–2,800 个提议里都找不到一步。"""
     _, shown, _ = other_seed_suggestion_run()
     assert not shown, "测试的前提变了：种子 3、5 在这一段里找得到一步，上一个测试测不到照实说的那一支"
+
+
+def test_one_step_prints_each_score_the_same_way_everywhere(outputs):
+    """讲师审读报过：--after 1000 时演示 1 开头说父程序 1.2564×、演示 2 说它 1.256×；⑥说子程序 1.2587×、⑦说 1.259
+    （岛上七个程序都印成 1.256，看不出名次从哪来）；默认运行反过来，⑥说 1.087×、⑦说 1.0873。同一个分数在开头那句、
+    ⑥、⑦、演示 2 的第一句里印成同样的字（位数由这一步里最需要多印的那处定），⑦岛上的分数也印到同样的位数。"""
+    for name, out in outputs.items():
+        one = flat(section(out, "演示 1"))
+        if "⑥" not in one:                                    # 这一段没有可慢放的一步（不印⑥⑦、演示 2）
+            continue
+        opening = find(r"按名次加权挑出父程序（分数([\d.]+)×）", one)[1]
+        m = find(r"⑥完整评估：\d+个训练形状上相对专家的加速比([\d.]+)×（自己用时间表重算：([\d.]+)×），"
+                 r"父程序([\d.]+)×，到目前最好([\d.]+)×", one)
+        island = find(r"⑦程序库：第\d+个岛在放进子程序之前有\d+个程序（分数([\d.、]+)），子程序（([\d.]+)）", one)
+        assert opening == m[3], (name, opening, m[3])
+        assert m[1] == m[2] == island[2], (name, m[1], island[2])
+        digits = {len(x.split(".")[1]) for x in [opening, *m.groups(), *island[1].split("、"), island[2]]}
+        assert len(digits) == 1, (name, opening, m.groups(), island.groups())
+        assert parent(out)[1] == opening, (name, parent(out)[1], opening)
