@@ -36,7 +36,7 @@ from functools import lru_cache
 
 from layout import (BACKGROUND_MARK, CLOSING, FAILED, MARKS, OPENING, UNBREAKABLE, Axis, as_steps,  # noqa: F401
                     display_width, extremes_note, finite, heat_edges, heat_extremes, heat_levels, hidden_series,
-                    hidden_tails, kind, nice_ticks, series_marks, tokens, wrap)
+                    hidden_tails, kind, nice_ticks, series_marks, tokens, wrap, wrap_command)
 
 MIN_WIDTH, MAX_WIDTH, PIPE_WIDTH = 60, 160, 100    # 终端宽度的上下限；输出不是终端时用 100 列
 
@@ -539,43 +539,14 @@ def print_try(items: list[tuple[str, str | tuple[str, ...]]], note: str | None =
             print("\n".join(command_lines(c, wrap_width(), display_width(f"  {i}. ") + 2)))
 
 
-def _break_points(command: str) -> list[str]:
-    """命令按能折行的空格切成几段：引号外面的空格；make 的 ARGS="…" 里面的空格也行（make 把 ARGS 按空白再切开，
-    续行多出来的空格不改变它）。别的引号里面的空格不折：续行会在那里多出空格，改了参数本身。"""
-    pieces, cur, quote, args_quote = [], "", None, False
-    for k, ch in enumerate(command):
-        if quote is None and ch in "'\"":
-            quote, args_quote = ch, ch == '"' and cur.endswith("ARGS=")
-        elif ch == quote:
-            quote = None
-        if ch == " " and (quote is None or args_quote) and cur:
-            pieces.append(cur)
-            cur = ""
-        elif ch != " " or cur:
-            cur += ch
-    return pieces + ([cur] if cur else [])
-
-
 def command_lines(command: str, width: int, indent: int) -> list[str]:
-    """一条要照抄的命令印成几行：缩进 indent 列放得下就一行；放不下就在参数之间折开，除了最后一行都以 " \\" 结尾
-    （shell 的续行：整段复制到终端里是同一条命令），续行再多缩进 2 列。一个参数本身比一行还宽时，让终端去折它。"""
+    """一条要照抄的命令印成几行：缩进 indent 列放得下就一行；放不下就在参数之间折开（layout.wrap_command），除了
+    最后一行都以 " \\" 结尾（shell 的续行：整段复制到终端里是同一条命令），续行再多缩进 2 列。一个参数本身比一行
+    还宽时，让终端去折它。"""
     if indent + display_width(command) <= width:
         return [" " * indent + command]
-    atoms: list[str] = []            # 选项和它的值（--knob L2_BW=…）、python3 和脚本、&& 和下一条命令尽量在同一行
-    for piece in _break_points(command):
-        glue = atoms and (atoms[-1].split()[-1] in ("&&", "python3", "make")
-                          or atoms[-1].startswith("-") and " " not in atoms[-1] and not piece.startswith("-"))
-        atoms[-1:] = [f"{atoms[-1]} {piece}"] if glue else [*atoms[-1:], piece]
-    lines, cur = [], ""
-    for piece in atoms:
-        room = width - (indent + (2 if lines else 0)) - 2                      # 行尾留 " \\"
-        if cur and display_width(cur) + 1 + display_width(piece) > room:
-            lines.append(cur)
-            cur = piece
-        else:
-            cur = f"{cur} {piece}" if cur else piece
-    lines.append(cur)
-    return [" " * (indent + (2 if k else 0)) + line + (" \\" if k < len(lines) - 1 else "") for k, line in enumerate(lines)]
+    lines = wrap_command(command, width - indent - 2, width - indent - 4)     # 行尾留 " \\"；续行多缩进 2 列
+    return [" " * (indent + (2 if k else 0)) + line for k, line in enumerate(lines)]
 
 
 # ================================================================ 图：折线、散点、热力图、条形图

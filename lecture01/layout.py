@@ -204,6 +204,45 @@ def wrap(text: str, width: int, indent: str = "") -> list[str]:
     return lines
 
 
+def _break_points(command: str) -> list[str]:
+    """命令按能折行的空格切成几段：引号外面的空格；make 的 ARGS="…" 里面的空格也行（make 把 ARGS 按空白再切开，
+    续行多出来的空格不改变它）。别的引号里面的空格不折：续行会在那里多出空格，改了参数本身。引号原样保留。"""
+    pieces, cur, quote, args_quote = [], "", None, False
+    for ch in command:
+        if quote is None and ch in "'\"":
+            quote, args_quote = ch, ch == '"' and cur.endswith("ARGS=")
+        elif ch == quote:
+            quote = None
+        if ch == " " and (quote is None or args_quote) and cur:
+            pieces.append(cur)
+            cur = ""
+        elif ch != " " or cur:
+            cur += ch
+    return pieces + ([cur] if cur else [])
+
+
+def wrap_command(command: str, room: float, rest: float | None = None) -> list[str]:
+    """一条要照抄的命令折成几行（终端的"可以试试"和图下的命令都用它）：第一行最多 room 列、续行最多 rest 列（不给就
+    也是 room；都不含行尾的 " \\"），在参数之间折开，除了最后一行都以 " \\" 结尾（shell 的续行：整段复制到终端里
+    是同一条命令）。选项和它的值（--knob L2_BW=…）、python3 和脚本、make 和目标、&& 和下一条命令尽量在同一行；
+    一个参数本身比一行还宽时它自己一行（引号里的词折开就不是同一条命令了）。返回的行不带缩进。"""
+    atoms: list[str] = []
+    for piece in _break_points(command):
+        glue = atoms and (atoms[-1].split()[-1] in ("&&", "python3", "make")
+                          or (atoms[-1].startswith("-") and " " not in atoms[-1] and "=" not in atoms[-1]
+                              and not piece.startswith("-")))
+        atoms[-1:] = [f"{atoms[-1]} {piece}"] if glue else [*atoms[-1:], piece]
+    lines, cur = [], ""
+    for piece in atoms:
+        if cur and display_width(cur) + 1 + display_width(piece) > (rest if lines and rest is not None else room):
+            lines.append(cur)
+            cur = piece
+        else:
+            cur = f"{cur} {piece}" if cur else piece
+    lines.append(cur)
+    return [line + " \\" for line in lines[:-1]] + lines[-1:]
+
+
 def printed_ties(flat, value: float, fmt: str) -> int:
     """热力图里印出来和 value 一样的格子有几个（flat 是 (数, 行, 列) 的列表）：1.002 和 1.003 照 {:.2f} 都印成 1.00，
     算并列（审读报过：只数正好相等的，"最小 1.00：14 格"，印着 1.00 的有 20 格）。终端和 SVG 都用它。"""

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from xml.sax.saxutils import escape, quoteattr
 
 from layout import (Axis, as_steps, display_width, extremes_note, finite, heat_edges, heat_extremes, heat_levels,
-                    hidden_series, hidden_tails, series_marks, wrap)
+                    hidden_series, hidden_tails, series_marks, wrap, wrap_command)
 
 FONT = ("'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
         "'WenQuanYi Micro Hei', 'Noto Sans', 'DejaVu Sans', sans-serif")
@@ -100,21 +100,6 @@ def title_lines(title: str, width: int) -> list[str]:
     return lines + ([cur.rstrip(" ")] if cur.strip() else [])
 
 
-def _shell_words(command: str) -> list[str]:
-    """命令按 shell 的词切开，引号里的空格不切（command_line 用 shlex.quote 拼的："'my script.py'"），词原样保留引号。"""
-    words, cur, quote = [], "", None
-    for ch in command:
-        if quote is None and ch == " ":
-            if cur:
-                words.append(cur)
-            cur = ""
-            continue
-        if ch in "'\"" and quote in (None, ch):
-            quote = None if quote == ch else ch
-        cur += ch
-    return words + ([cur] if cur else [])
-
-
 SOURCE_SIZE, SOURCE_INDENT = 11, 12   # 图下命令的字号；续行往里缩几像素
 
 
@@ -123,21 +108,7 @@ def source_lines(command: str, width: float) -> list[str]:
     选项和它的值（--knob L2_BW=…）、python3 和脚本在一行，除了最后一行都以 " \\" 结尾（shell 的续行：照抄还是同一条
     命令）。一个词本身比一行还宽时它自己一行（画布跟着加宽：引号里的词折开就不是同一条命令了）。审读报过：04 带着
     --gpu a100 和四个 --knob，命令一行印到底，画布从 760 加宽到 1,201 像素，图缩在左半边、标题居中在整个画布上。"""
-    room = (width - 20 - SOURCE_INDENT) / (SOURCE_SIZE * 0.6) - 2                 # 显示列；行尾留 " \\"
-    atoms: list[str] = []
-    for w in _shell_words(command):
-        glue = atoms and (atoms[-1] == "python3" or (atoms[-1].startswith("-") and " " not in atoms[-1]
-                                                      and "=" not in atoms[-1] and not w.startswith("-")))
-        atoms[-1:] = [f"{atoms[-1]} {w}"] if glue else [*atoms[-1:], w]
-    lines, cur = [], ""
-    for a in atoms:
-        if cur and display_width(cur) + 1 + display_width(a) > room:
-            lines.append(cur)
-            cur = a
-        else:
-            cur = f"{cur} {a}" if cur else a
-    lines.append(cur)
-    return [line + " \\" for line in lines[:-1]] + lines[-1:]
+    return wrap_command(command, (width - 20 - SOURCE_INDENT) / (SOURCE_SIZE * 0.6) - 2)   # 显示列；行尾留 " \\"
 
 
 def _doc(width, height, kind, title, body, source="") -> str:
