@@ -114,6 +114,44 @@ class ServedInAThread:
         self.stop()
 
 
+class CannedServer(ServedInAThread):
+    """with CannedServer(status, body) as s: ... 127.0.0.1 上每个请求（GET 和 POST）都回同一个回答（status、body 字节、
+    content_type），最多回答 max_requests 个（再来的关掉连接）；s.url 是 base_url，s.seen 是收到了几个请求。"""
+
+    def __init__(self, status: int, body: bytes, content_type: str = "application/json", max_requests: int = 10):
+        self.status, self.body, self.content_type, self.max_requests = status, body, content_type, max_requests
+        self.seen, self.lock, self.server = 0, threading.Lock(), None
+
+    def __enter__(self):
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def _answer(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with outer.lock:
+                    outer.seen += 1
+                    over = outer.seen > outer.max_requests
+                if over:
+                    self.close_connection = True
+                    return
+                self.send_response(outer.status)
+                self.send_header("Content-Type", outer.content_type)
+                self.send_header("Content-Length", str(len(outer.body)))
+                self.end_headers()
+                self.wfile.write(outer.body)
+
+            do_GET = do_POST = _answer
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        self._serve(server)
+        self.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        return self
+
+
 class StubServer(ServedInAThread):
     """with StubServer(script) as s: ... s.url 是 base_url，s.requests 是收到的请求 [(时刻, 路径, Authorization, 正文)]。"""
 

@@ -11,7 +11,6 @@ import json
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -19,6 +18,7 @@ from evolve import EXPERT, render
 from evolve import openai_llm
 from evolve.mock_llm import Prompt
 from evolve.openai_llm import OpenAILLM, ServerUnreachable, server_words
+from stub_llm_server import CannedServer
 
 KEY = "sk-test-0123456789-never-print-me"
 MAX_TOKENS_400 = ("Unsupported parameter: 'max_tokens' is not supported with this model. "
@@ -27,44 +27,6 @@ MAX_TOKENS_400 = ("Unsupported parameter: 'max_tokens' is not supported with thi
 
 def prompt_for(program=EXPERT):
     return Prompt(render(program), program, 1.0, (), ())
-
-
-class Refusing:
-    """每个请求（GET /models 和 POST）都回 status 和 body（bytes），最多 max_requests 个。"""
-
-    def __init__(self, status, body: bytes, content_type="application/json", max_requests=10):
-        self.status, self.body, self.content_type, self.max_requests, self.seen = status, body, content_type, max_requests, 0
-
-    def __enter__(self):
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def _answer(self):
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                outer.seen += 1
-                if outer.seen > outer.max_requests:
-                    self.close_connection = True
-                    return
-                self.send_response(outer.status)
-                self.send_header("Content-Type", outer.content_type)
-                self.send_header("Content-Length", str(len(outer.body)))
-                self.end_headers()
-                self.wfile.write(outer.body)
-
-            do_GET = do_POST = _answer
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, kwargs=dict(poll_interval=0.05), daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def openai_error(message):
@@ -105,7 +67,7 @@ def test_a_server_refusing_every_call_says_why_when_the_run_gives_up_and_at_the_
     # 以后还这样说，就是普通的失败
     said = []
     message = MAX_TOKENS_400 + f" (key {KEY})\x1b[2J"
-    with Refusing(400, openai_error(message)) as s:
+    with CannedServer(400, openai_error(message)) as s:
         backend = OpenAILLM(s.url, "stub", api_key=KEY, timeout=10, backoff=0.01, concurrency=1,
                              notify=said.append)
         out = backend.propose_many([prompt_for()] * 5)
@@ -125,7 +87,7 @@ def test_a_server_refusing_every_call_says_why_when_the_run_gives_up_and_at_the_
 def test_a_refusal_at_the_start_up_check_says_why():
     # 开跑前的检查：401、403 的那句话带上服务器的原话（密钥抹掉）
     message = f"Incorrect API key provided: {KEY}. You can find your API key at https://platform.openai.com/account."
-    with Refusing(401, openai_error(message)) as s:
+    with CannedServer(401, openai_error(message)) as s:
         backend = OpenAILLM(s.url, "stub", api_key=KEY, timeout=10)
         with pytest.raises(ServerUnreachable) as e:
             backend.check()

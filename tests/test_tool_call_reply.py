@@ -6,8 +6,6 @@ content 是 null 的回复（讲师在家对着自己的服务器试过）：模
 """
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -15,6 +13,7 @@ from evolve import EXPERT, render
 from evolve.diff import NO_BLOCK
 from evolve.mock_llm import Prompt
 from evolve.openai_llm import TOOL_CALLS, LLMError, OpenAILLM
+from stub_llm_server import CannedServer
 
 MESSAGES = {
     "tool_calls": {"role": "assistant", "content": None,
@@ -25,40 +24,11 @@ MESSAGES = {
 }
 
 
-class OneMessage:
-    def __init__(self, message, max_requests=5):
-        self.message, self.max_requests, self.posts = message, max_requests, 0
-
-    def __enter__(self):
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                outer.posts += 1
-                if outer.posts > outer.max_requests:
-                    self.close_connection = True
-                    return
-                body = json.dumps({"object": "chat.completion", "model": "t",
-                                   "choices": [{"index": 0, "message": outer.message, "finish_reason": "stop"}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, kwargs=dict(poll_interval=0.05), daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+def one_message(message, max_requests=5):
+    """127.0.0.1 上每个请求都回 message 这一条回复的服务器（stub_llm_server.CannedServer）。"""
+    body = json.dumps({"object": "chat.completion", "model": "t",
+                       "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).encode()
+    return CannedServer(200, body, max_requests=max_requests)
 
 
 def ask(url):
@@ -71,19 +41,19 @@ def ask(url):
 
 @pytest.mark.parametrize("shape", ["tool_calls", "function_call"])
 def test_a_tool_call_is_a_named_call_failure_not_an_empty_reply(shape):
-    with OneMessage(MESSAGES[shape]) as s:
+    with one_message(MESSAGES[shape]) as s:
         e, book, call = ask(s.url)
-    assert e.kind == TOOL_CALLS and book["failed"] == {TOOL_CALLS: 1} and s.posts == 1 and call.reply is None
+    assert e.kind == TOOL_CALLS and book["failed"] == {TOOL_CALLS: 1} and s.seen == 1 and call.reply is None
 
 
 def test_a_refusal_keeps_the_models_words():
-    with OneMessage(MESSAGES["refusal"]) as s:
+    with one_message(MESSAGES["refusal"]) as s:
         e, book, call = ask(s.url)
-    assert e.kind == NO_BLOCK and book["failed"] == {} and s.posts == 1
+    assert e.kind == NO_BLOCK and book["failed"] == {} and s.seen == 1
     assert call.reply == "I can't help with kernels."      # 录下的、02 印出来的是模型的原话，不是"（空的）"
 
 
 def test_plain_null_content_is_still_an_empty_reply():
-    with OneMessage(MESSAGES["null"]) as s:
+    with one_message(MESSAGES["null"]) as s:
         e, book, call = ask(s.url)
     assert e.kind == NO_BLOCK and book["failed"] == {} and call.reply == ""
