@@ -5,7 +5,8 @@ OpenAI 都这样说），回复是空的（草稿在 reasoning_content 里）、
 "没有 SEARCH/REPLACE 块"（或"块不完整"），讲师看见两百个失败的提议，不知道原因是上限、也没有办法调。现在它们是自己的一种
 失败（evolve.openai_llm.CUT_OFF），修改写完了的照样用；第一次遇到时标准错误上说一声，04 的成本表、观察和运行最后的那句话
 说几次、上限是多少、怎样调高（--llm-max-tokens N，录进文件头，回放从那里读）；录制文件第 4 版的调用行写着 cut_off，
-早先的文件照旧回放。
+早先的文件照旧回放。修改没写完的回复和调用失败一样算进"接连失败"（第 5 版起）：总是写不完的模型问 GIVE_UP_AFTER 次
+就不再问（不然一千个提议每个都按上限收钱），放弃的那句和最后那句说怎样调高上限、退出码 1；1–4 版的录制照旧回放。
 假服务器是 tests/stub_llm_server.py 的桩（cut_* 和 thinker 几种回答），只听 127.0.0.1，每个测试最多回答有数的几个请求。
 """
 
@@ -15,14 +16,15 @@ import re
 
 import pytest
 from conftest import ahead, base_env, run_script, run_script_fresh, session_dir
-from printed import find_table, observations, section
+from printed import find_table, gave_up_at_the_end, observations, section
 from stub_llm_server import THINKER_EDIT_TOKENS, StubServer, reasoning_model
 
 from evolve import EXPERT, Evaluator, evolve, render
 from evolve import openai_llm
 from evolve.diff import MALFORMED, NO_BLOCK, DiffError, parse_diff
 from evolve.mock_llm import Prompt
-from evolve.openai_llm import CUT_OFF, KIND, Call, OpenAILLM, ReplyUnusable, cut_off_sentence
+from evolve.openai_llm import (CUT_OFF, GAVE_UP, GAVE_UP_SAID, GIVE_UP_AFTER, KIND, Call, OpenAILLM, ReplyUnusable,
+                               cut_off_sentence, lost_llm)
 from evolve.program import apply_diff
 from evolve.source import parse
 
@@ -136,6 +138,87 @@ def test_the_loop_counts_cut_off_proposals_in_the_llm_row(table, train, reason):
         assert out["failed"][NO_BLOCK] == count("cut_empty", "cut_thinking") and out["failed"][MALFORMED] == count("cut_edit")
 
 
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_a_model_that_is_always_cut_off_is_asked_at_most_give_up_after_times(table, train, concurrency):
+    # 修改总是写不完（草稿用完了上限）：和调用失败一样算进"接连失败"，问 GIVE_UP_AFTER 次（加上同时在路上的）就不再问，
+    # 其余的提议记作 GAVE_UP；放弃的那句说原因是上限、怎样调高（以前 40 个提议问了 40 次，每次都按上限收钱）
+    said = []
+    with StubServer(cycle("cut_empty", "cut_thinking", "cut_edit"), max_requests=40) as s:
+        backend = OpenAILLM(s.url, "stub", concurrency=concurrency, notify=said.append, **FAST)
+        out = evolve(Evaluator(train, table), 40, seed=0, llm=backend)
+        backend.close()
+    asked = s.posts()
+    assert GIVE_UP_AFTER <= asked <= GIVE_UP_AFTER + concurrency - 1, asked
+    assert out["failed"] == {CUT_OFF: asked, GAVE_UP: 40 - asked}
+    assert backend.ledger()["not_sent"] == 40 - asked
+    gave_up = [x for x in said if GAVE_UP in x]
+    assert gave_up == [f"LLM：接连 {GIVE_UP_AFTER} 次调用失败（最后一次是“{CUT_OFF}”），之后的提议不再问它，记作“{GAVE_UP}”。"
+                       f"其中 {GIVE_UP_AFTER} 次是回复到了 token 上限、被截断，修改没写完：这次的上限是 {LIMIT}（想得多的"
+                       f"模型把草稿也算在里面）；要让它写完，跑的时候加上 {RAISE}（这次的 4 倍；本机的模型只是更慢，"
+                       "托管的 API 按用掉的 token 收钱）。"], said
+    lost = lost_llm(backend.calls, max_tokens=backend.max_tokens)
+    assert lost is not None and lost.startswith(GAVE_UP_SAID) and f"之后 {40 - asked} 个提议没再问它" in lost
+    assert f"{CUT_OFF} ×{asked}" in lost and f"跑的时候加上 {RAISE}（" in lost
+    assert "检查 LLM 服务器" not in lost                     # 服务器好好的：是上限不够
+
+
+def test_cut_offs_between_usable_replies_never_give_up(table, train):
+    # 接连 GIVE_UP_AFTER - 1 次修改没写完，然后一个能用的（写完了的修改，被截断了的也算）：从头数起，每个提议都问了。
+    # 一次一个：桩按请求到的先后给回答，并发时同一批里谁先到不一定（并发时按提议的顺序数，见下一个测试）
+    concurrency = 1
+    run = ["cut_empty", "cut_edit", "cut_thinking"][:GIVE_UP_AFTER - 1]
+    modes = (*run, "cut_tail", *run, "edit")
+    said = []
+    with StubServer(cycle(*modes), max_requests=32) as s:
+        backend = OpenAILLM(s.url, "stub", concurrency=concurrency, notify=said.append, **FAST)
+        out = evolve(Evaluator(train, table), 32, seed=0, llm=backend)
+        backend.close()
+    assert s.posts() == 32 and GAVE_UP not in out["failed"] and out["failed"][CUT_OFF] == 24
+    assert not any(GAVE_UP in x for x in said) and lost_llm(backend.calls) is None
+    assert sum(map(openai_llm.unfinished, backend.calls)) == 24
+
+
+def test_failures_in_a_row_are_counted_in_proposal_order_while_calls_are_in_flight():
+    # 五个同时在路上：第 3 个能用、回来得最晚，其余四个修改没写完、先回来。按回来的先后是接连 4 次，按提议的顺序只有
+    # 2 次（第 3 个把前面的断开）：不放弃——和 lost_llm、回放数的一样。下一批又是两个没写完的：按提议的顺序接上后面
+    # 那 2 次，凑够 4 次才放弃，再下一批没再问
+    said = []
+    marked = lambda mode: prompt_for(f" #{mode}#")                                        # noqa: E731
+    script = lambda n, text: re.search(r"#(\w+)#", text).group(1)                        # noqa: E731
+    with StubServer(script, slow_seconds=0.5, max_requests=10) as s:
+        backend = OpenAILLM(s.url, "stub", concurrency=5, notify=said.append, **FAST)
+        first = backend.propose_many([marked(m) for m in ("cut_empty", "cut_edit", "slow", "cut_thinking", "cut_empty")])
+        assert not any(GAVE_UP in x for x in said), said
+        second = backend.propose_many([marked("cut_edit"), marked("cut_empty")])
+        third = backend.propose_many([marked("edit")])
+        backend.close()
+    assert [r.kind if isinstance(r, Exception) else r[0] for r in first + second] == [CUT_OFF] * 2 + [KIND] + [CUT_OFF] * 4
+    assert isinstance(third[0], Exception) and third[0].kind == GAVE_UP and s.posts() == 7
+    assert [x for x in said if GAVE_UP in x][0].startswith(f"LLM：接连 {GIVE_UP_AFTER} 次调用失败（最后一次是“{CUT_OFF}”）")
+    assert lost_llm(backend.calls) is not None and lost_llm(backend.calls[:-1]) is not None
+
+
+def test_the_closing_sentence_counts_unfinished_cut_offs_only_from_version_5():
+    # 最后接连 GIVE_UP_AFTER 次修改没写完（或者调用全都是这样）：没用上 LLM，说怎样调高上限；cut_counts=False（回放
+    # 1–4 版的录制）照旧不数；中间夹着别的失败时两样都说
+    edit = "<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n"
+    ok = Call(0, "p", edit, None, 1.0, 1, 1, "m")
+    cuts = [ok] + [cut_call(i + 1) for i in range(GIVE_UP_AFTER)]
+    said = lost_llm(cuts)
+    assert said == (f"{GAVE_UP_SAID}最后接连 {GIVE_UP_AFTER} 次调用都失败了（{CUT_OFF} ×{GIVE_UP_AFTER}）；"
+                    f"其中 {GIVE_UP_AFTER} 次是回复到了 token 上限、被截断，修改没写完：这次的上限是 {LIMIT}（想得多的"
+                    f"模型把草稿也算在里面）；要让它写完，跑的时候加上 {RAISE}（这次的 4 倍；本机的模型只是更慢，"
+                    "托管的 API 按用掉的 token 收钱）")
+    assert lost_llm(cuts, cut_counts=False) is None
+    assert lost_llm(cuts[:-1]) is None                                            # 差一次：不算
+    assert lost_llm(cuts + [cut_call(9, edit)]) is None                            # 被截断、修改写完了：能用，从头数
+    assert f"重新 --record 时加上 {RAISE}" in lost_llm(cuts, replay=True)
+    both = lost_llm([cut_call(0), cut_call(1)])                                    # --budget 1：两次都没写完
+    assert both.startswith(f"{GAVE_UP_SAID}这次的 2 次调用全都失败了（{CUT_OFF} ×2）") and RAISE in both
+    mixed = lost_llm([ok, cut_call(1), Call(2, "p", None, "LLM 超时", 1.0, None, None, None), cut_call(3), cut_call(4)])
+    assert "检查 LLM 服务器、地址、模型名和密钥以后再跑；其中 3 次是回复到了 token 上限" in mixed
+
+
 # ---------------------------------------------------------------- 最后那句话：几次、上限、怎样调高
 
 def cut_call(n, reply="", params=None, reason="length"):
@@ -189,8 +272,7 @@ def cut_04():
 def thinker_04():
     """04 对着一个每次都要 2,000 个 token 打草稿的桩跑（默认的上限 1,024 不够）；再照最后那句话加上它建议的
     --llm-max-tokens 跑一次、录下、回放：(不够的运行, 建议的参数, 照做的运行, 照做时服务器收到的正文, 照做的回放, 录制文件)。"""
-    with StubServer(cycle("thinker"), max_requests=200) as s:
-        short = run_04("--llm", s.url, "--model", "stub")
+    short, _, _ = short_04()
     found = re.search(r"加上 (--llm-max-tokens \d+)（", short.stderr)
     advice = found.group(1).split() if found else []
     f = os.path.join(session_dir("thinker04"), "run.jsonl")
@@ -200,7 +282,17 @@ def thinker_04():
     return short, advice, raised, bodies, run_04("--replay", f), f
 
 
-PREFETCH = [cut_04, thinker_04]
+@ahead
+def short_04():
+    """04 对着每次都要 2,000 个 token 打草稿的桩跑（默认的上限 1,024 不够，修改从来写不完）、录下；服务器关掉以后回放：
+    (录制的运行, 服务器收到了几个请求, 录制文件)。"""
+    f = os.path.join(session_dir("short04"), "run.jsonl")
+    with StubServer(cycle("thinker"), max_requests=200) as s:
+        short = run_04("--llm", s.url, "--model", "stub", "--record", f)
+    return short, s.posts(), f
+
+
+PREFETCH = [cut_04, short_04, thinker_04]
 
 
 def test_04_counts_cut_off_replies_and_the_replay_is_byte_identical():
@@ -208,7 +300,7 @@ def test_04_counts_cut_off_replies_and_the_replay_is_byte_identical():
     assert rec.returncode == 0 and rep.returncode == 0, rec.stderr[-2000:] + rep.stderr[-2000:]
     assert rep.stdout == rec.stdout
     header, calls = recorded_calls(f)
-    assert header["version"] == openai_llm.VERSION == 4
+    assert header["version"] == openai_llm.VERSION == 5
     assert (header["max_tokens"], header["max_completion_tokens"]) == (openai_llm.MAX_TOKENS, openai_llm.MAX_COMPLETION_TOKENS)
     assert all(c.get("cut_off") in (None, "length") for c in calls)         # 只有被截断的那几行写着它
     demo2 = calls[:30]                                       # 演示 2 的那次进化（演示 4 的成本账）
@@ -240,9 +332,10 @@ def test_the_raise_the_run_suggests_works_as_printed():
     # 每次都要 2,000 个 token 打草稿的模型：1,024 个全用在草稿上，30 个提议都没用上；照最后那句话加上它建议的参数，
     # 每个请求发的都是那个上限，回复都写完了，什么也不说；录下的文件头记着它，回放逐字节相同，第二行说上限是多少
     short, advice, raised, bodies, rep, f = thinker_04()
-    assert short.returncode == 0, short.stderr[-2000:]
+    _, asked, _ = short_04()
+    assert short.returncode == 1, short.stderr[-2000:]          # 没写完的接连 GIVE_UP_AFTER 次：不再问（见下一个测试）
     cells = {r[0].strip(): r[-1] for r in find_table(section(short.stdout, "演示 4"), "项目").rows}
-    assert cells[f"其中 {CUT_OFF}"] == "30 个程序"
+    assert cells[f"其中 {CUT_OFF}"] == f"{asked} 个程序"
     assert advice == RAISE.split() and 4 * openai_llm.MAX_TOKENS >= 2000 + THINKER_EDIT_TOKENS
     assert raised.returncode == 0 and rep.returncode == 0, raised.stderr[-2000:] + rep.stderr[-2000:]
     assert bodies and all(b["max_tokens"] == 4096 for b in bodies)
@@ -257,6 +350,28 @@ def test_the_raise_the_run_suggests_works_as_printed():
     again = run_04("--replay", f, "--llm-max-tokens", "8192")                # 上限从录制文件里读
     assert again.returncode == 2 and "Traceback" not in again.stderr
     assert "不能再加 --llm 或 --llm-max-tokens（模型、并发数和 token 上限都从录制文件里读）" in again.stderr
+
+
+def test_04_stops_asking_a_model_that_is_always_cut_off_and_says_how_to_raise_the_limit():
+    # 每个修改都写不完：问了 GIVE_UP_AFTER 次（加上同时在路上的一个）就不再问，其余 56 个提议记作 GAVE_UP（以前 60 个
+    # 都问、每个都按上限收钱）；放弃的那句和最后那句（退出码 1）说原因是上限、加上哪个参数。回放逐字节相同、退出码也是 1
+    short, asked, f = short_04()
+    assert GIVE_UP_AFTER <= asked <= GIVE_UP_AFTER + 1, asked
+    header, calls = recorded_calls(f)
+    assert header["version"] == openai_llm.VERSION and len(calls) == 60
+    assert sum(c["error"] == GAVE_UP for c in calls) == 60 - asked
+    rep = run_04("--replay", f)
+    assert rep.stdout == short.stdout and rep.returncode == short.returncode == 1, rep.stderr[-2000:]
+    for p, when, how in ((short, "这次", "跑的时候"), (rep, "录的时候", "重新 --record 时")):
+        assert gave_up_at_the_end(p), p.stderr[-2000:]
+        flat = squeezed(p.stderr).rsplit(squeezed("（退出码 1："), 1)[-1]
+        assert squeezed(f"之后 {60 - asked} 个提议没再问它") in flat
+        assert squeezed(f"其中 {GIVE_UP_AFTER} 次是回复到了 token 上限、被截断，修改没写完：{when}的上限是 {LIMIT}") in flat
+        assert squeezed(f"{how}加上 {RAISE}（") in flat and squeezed("检查 LLM 服务器") not in flat
+    assert squeezed(f"之后的提议不再问它，记作“{GAVE_UP}”。其中 {GIVE_UP_AFTER} 次是回复到了 token 上限") in squeezed(short.stderr)
+    # 照最后那句改：加上它说的参数（thinker_04 跑的那次：每个修改都写完了、退出码 0）
+    found = re.findall(r"加上 (--llm-max-tokens \d+)（", short.stderr)
+    assert found and set(found) == {RAISE}
 
 
 @pytest.mark.parametrize("value", ["0", "abc", "100001", "4096.5"])
@@ -326,6 +441,51 @@ def test_a_version_3_recording_still_replays_as_it_did(tmp_path):
         rec = run_04("--llm", s.url, "--model", "stub", "--record", str(plain))
     again = run_04("--replay", str(as_version_3(plain, tmp_path / "plain_v3.jsonl")))
     assert rec.returncode == 0 and again.returncode == 0 and again.stdout == rec.stdout, again.stderr[-2000:]
+
+
+def as_version(f, out, version):
+    """录制文件 f 的文件头改成第 version 版存进 out（第 4、5 版的行写法一样：第 4 版的代码录下的就是这样）。"""
+    with open(f, encoding="utf-8") as src:
+        lines = src.read().splitlines()
+    head = json.loads(lines[0])
+    head["version"] = version
+    out.write_text("\n".join([json.dumps(head, ensure_ascii=False)] + lines[1:]) + "\n", encoding="utf-8")
+    return out
+
+
+@ahead
+def cut_02():
+    """02 对着修改总是写不完的桩问 4 次（02 从不放弃：一共只问这几次）、录下：(录制的运行, 录制文件)。"""
+    f = os.path.join(session_dir("cut02"), "run.jsonl")
+    with StubServer(cycle("cut_empty", "cut_edit"), max_requests=8) as s:
+        rec = run_script_fresh(os.path.join(ROOT, "lecture14", "02_llm_proposal.py"), "--llm", s.url, "--model", "stub",
+                               "--record", f, env=base_env(), timeout=120)
+    return rec, f
+
+
+PREFETCH.append(cut_02)
+
+
+def test_a_recording_from_before_version_5_replays_as_it_did(tmp_path):
+    # 02 问的 4 次都没写完：第 5 版起算"没用上 LLM"（退出码 1，说怎样调高）；同样的调用录在第 4 版的文件里（第 4 版的代码
+    # 录下的就是这些行：02 从不放弃），回放和那时一样——退出码 0，只说被截断的那句。标准输出三次逐字节相同
+    rec, f = cut_02()
+    script = os.path.join(ROOT, "lecture14", "02_llm_proposal.py")
+    assert gave_up_at_the_end(rec), rec.stderr[-2000:]
+    assert squeezed(f"这次的 4 次调用全都失败了（{CUT_OFF} ×4）") in squeezed(rec.stderr), rec.stderr[-2000:]
+    rep = run_script_fresh(script, "--replay", f, env=base_env(), timeout=120)
+    assert rep.returncode == 1 and rep.stdout == rec.stdout and gave_up_at_the_end(rep), rep.stderr[-2000:]
+    assert squeezed(f"重新 --record 时加上 {RAISE}（") in squeezed(rep.stderr.rsplit("（退出码 1：", 1)[-1])
+    old = run_script_fresh(script, "--replay", str(as_version(f, tmp_path / "v4.jsonl", 4)), env=base_env(), timeout=120)
+    assert old.returncode == 0 and old.stdout == rec.stdout, old.stderr[-2000:]
+    assert GAVE_UP_SAID not in old.stderr and "退出码" not in old.stderr
+    assert "（LLM：4 次调用里 4 次的回复到了 token 上限、被截断" in old.stderr      # 第 4 版时说的那句照旧
+    # 04：修改总是写不完的那次录制当作第 4 版回放：录下的 GAVE_UP 照旧是放弃了的提议，退出码照样 1，只是最后那句
+    # 不把被截断的算进接连失败（第 4 版的代码不这样录，但回放只看录下的行：标准输出照样逐字节相同）
+    short, asked, f4 = short_04()
+    old4 = run_04("--replay", str(as_version(f4, tmp_path / "short_v4.jsonl", 4)))
+    assert old4.stdout == short.stdout and old4.returncode == 1 and gave_up_at_the_end(old4), old4.stderr[-2000:]
+    assert squeezed("其中 4 次是回复到了 token 上限") not in squeezed(old4.stderr.rsplit("（退出码 1：", 1)[-1])
 
 
 # ---------------------------------------------------------------- 02、05

@@ -41,8 +41,10 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
   不重试（种类是"回复没传完整"：服务器已经答了）；成本账里有真的发出去几个请求（重试也算）；状态码不在 100–599 里
   是协议错误，不重试。不是 2xx 的回答只读正文的开头（ERROR_BODY_BYTES 字节、ERROR_READ_SECONDS 秒）：服务器说的
   原因（server_words）放进放弃的那句、finish 的那句、开跑前检查的那句（失败的种类不变，录制文件里没有它）。
-  连续 GIVE_UP_AFTER 次调用失败（不管哪一种：连不上、超时、HTTP 错误、读不懂……），就不再调用：以后的提议立刻
-  失败（种类 GAVE_UP），进化用已有的东西跑完（04、05 在这句后面说最好的程序不会丢）。
+  连续 GIVE_UP_AFTER 次调用失败（不管哪一种：连不上、超时、HTTP 错误、读不懂……，回复到了 token 上限、修改没写完的
+  CUT_OFF 也算：每个都按上限收了钱，总是写不完的模型不该被问上一千次），就不再调用：以后的提议立刻
+  失败（种类 GAVE_UP），进化用已有的东西跑完（04、05 在这句后面说最好的程序不会丢）。能用的回复（写完了的修改，
+  被截断的也算）让这一串从头数起。接连的是被截断时，放弃的那句和 finish 的那句说怎样调高上限（cut_off_advice）。
 - 调用等了 WAITING_SAID 秒还没回来（CPU 上的模型、排着队的服务器、不再回答的服务器）：每 WAITING_SAID 秒用 waiting
   说一句在等哪个模型的第几次调用、等了多久、一个请求最多等多久。
 - check()：开跑之前看看服务器在不在（GET {base_url}/models），连不上、拒绝了我们、转向、回的东西读不懂、没有这个
@@ -140,7 +142,10 @@ CONCURRENCY = 2                    # 默认同时发几个请求（--llm-concurr
 MAX_CONCURRENCY = 64               # 最多同时发几个（和 --jobs 的上限一样；回放文件头里的也按它查）
 MAX_NAME = 200                     # 模型名最多几个字符（回放文件里的也是：印出来的一行话不能被它撑成几百行）
 FORMAT = "mini-alphaevolve-llm-transcript"
-VERSION = 4                        # 录制文件的版本。4：调用那一行可以多一项 "cut_off"（回复到了 token 上限、被截断时
+VERSION = 5                        # 录制文件的版本。5：行的写法和 4 一样；回复到了 token 上限、修改没写完的调用（CUT_OFF）
+                                   # 算进"接连失败"（录的时候照它放弃，lost_llm 照它定退出码）。1–4 版录下的运行不这样数
+                                   # （录的时候也没这样放弃），回放照旧不数（cut_counts）：退出码和标准错误和以前一样。
+                                   # 4：调用那一行可以多一项 "cut_off"（回复到了 token 上限、被截断时
                                    # 服务器的 finish_reason，例如 "length"；没写的是没被截断，也是 1–3 版的每一行），
                                    # 文件头多一项 max_completion_tokens（换成推理模型的参数以后发的上限；文件头的
                                    # max_tokens 是 --llm-max-tokens 给的或默认的 1024）。
@@ -446,11 +451,27 @@ def cut_offs(calls, max_tokens: int = MAX_TOKENS) -> dict:
     完整的，照样用）、cut_limits（那几次的上限，sent_limit 的写法，不重复、按出现的先后）、cut_top（其中最大的那个数；
     没有被截断的是 0）、cut_reasons（服务器说的 finish_reason，不重复、按出现的先后）。"""
     cut = [c for c in calls if c.cut_off is not None and c.reply is not None]
-    unusable = sum(isinstance(r, ReplyUnusable) and r.kind == CUT_OFF for r in map(_Backend._result, cut))
+    unusable = sum(map(unfinished, cut))
     return dict(cut_off=len(cut), cut_unusable=unusable,
                 cut_limits=list(dict.fromkeys(sent_limit(c, max_tokens) for c in cut)),
                 cut_top=max((_limit(c, max_tokens)[1] for c in cut), default=0),
                 cut_reasons=list(dict.fromkeys(c.cut_off for c in cut)))
+
+
+def unfinished(call: Call) -> bool:
+    """这次调用的回复到了 token 上限、修改没写完（_result 记作 CUT_OFF 的）：和调用失败一样算进"接连失败"（第 5 版起）。"""
+    if call.cut_off is None or call.reply is None:
+        return False
+    r = _Backend._result(call)
+    return isinstance(r, ReplyUnusable) and r.kind == CUT_OFF
+
+
+CUTS_COUNTED = 5                   # 从第几版录制文件起，被截断、修改没写完的回复算进"接连失败"（见 VERSION）
+
+
+def cut_streak_said(cut: list, max_tokens: int = MAX_TOKENS, replay: bool = False) -> str:
+    """接连失败里有被截断、修改没写完的回复（cut：那几次调用）时，放弃的那句和 finish 的那句说的原因和办法。"""
+    return (f"其中 {len(cut):,} 次是回复到了 token 上限、被截断，修改没写完：" + cut_off_advice(cut_offs(cut, max_tokens), replay))
 
 
 def cut_off_advice(book: dict, replay: bool = False) -> str:
@@ -510,6 +531,7 @@ class _Backend:
     model = ""
     max_tokens = MAX_TOKENS                  # 没换成推理模型的参数时，请求里的 max_tokens（--llm-max-tokens）
     notify = None                            # 第一次有回复被截断时说一声的函数（None 不说）
+    cut_counts = True                        # 被截断、修改没写完的回复算进"接连失败"（ReplayLLM 照录制文件的版本）
 
     def __init__(self):
         self.calls: list[Call] = []          # 按提议的顺序
@@ -881,7 +903,13 @@ class OpenAILLM(_Backend):
         self._closed = threading.Event()
         self.record_stopped: str | None = None       # 录制半路写不进去时的那句话（_stop_recording）
         self.give_up_tail = ""                       # 放弃那句后面接的话（进化的 04、05："最好的程序不会丢"）
-        self._failed_in_a_row = 0                  # 连续几次调用失败（不管哪一种）
+        # 接连失败按提议的顺序数（和 lost_llm、回放数的一样）：同时在路上的几个，后面的先回来时先留着（_outcomes），
+        # 等前面的回来再数（以前按回来的先后数：第 3 个能用的回复比第 4 个没写完的晚回来，就算成了接连 4 次失败）
+        self._failed_in_a_row = 0                  # 连续几次调用失败（不管哪一种，被截断、修改没写完的也算）
+        self._cut_in_a_row: list[Call] = []        # 其中被截断、修改没写完的那几次（放弃的那句说怎样调高上限）
+        self._settled = 0                          # 按提议的顺序数到了第几次调用
+        self._outcomes: dict[int, tuple] = {}      # 回来了、还没数的：第几次 -> (失败的种类或 None, 服务器说的, 被截断的 Call)
+        self._last_failed = False                  # 最后回来的那次调用失败了（没拿到回复）：之后的调用不重试
         self.gave_up: str | None = None            # 决定不再调用时的那句话
         self.last_said: tuple[str, str] | None = None   # 最后一次 HTTP 错误时服务器说的原因：(种类, "服务器说：“…”")
         self.switched: str | None = None           # 换成推理模型的参数时说的那句话（_switch；以后的请求都发 REASONING_PARAMS）
@@ -1046,6 +1074,9 @@ class OpenAILLM(_Backend):
     def _batch(self) -> None:
         with self._rec:                              # 上一批半路出了程序错（不是 Ctrl-C）时留着的，不属于这一批
             self._held.clear()
+        with self._lock:                             # 接连失败从这一批的第一次调用接着数（上一批半路出了程序错时
+            self._settled = len(self.calls)          # 没记下的那几次不算）
+            self._outcomes.clear()
 
     def _keep(self, call: Call) -> None:
         """一次调用做完了（在做它的线程里；_log 再调一次也不会写两遍）：录进文件。文件里的调用按提议的顺序：它前面的
@@ -1400,10 +1431,14 @@ class OpenAILLM(_Backend):
         # 服务器报的模型名最多录 MAX_NAME 个字符：回放只认这么长的（以前录下一个 300 个字符的模型名，回放说这一行
         # "不是 --record 写的格式"，花钱录的文件放不了）。先抹密钥再截短（截短以后密钥只剩半截，就抹不掉了）
         model = self._redact(model[:MAX_NAME * 4 + 1000]) if isinstance(model, str) else None
-        return Call(n, text, None if reply is None else self._redact(reply), error, latency,
+        call = Call(n, text, None if reply is None else self._redact(reply), error, latency,
                     num(usage.get("prompt_tokens")), num(usage.get("completion_tokens")),
                     model if model is None or len(model) <= MAX_NAME else model[:MAX_NAME - 1] + "…", requests,
                     how["params"], how["resent"], cut)
+        if error is None:                            # 拿到了回复：修改没写完（被截断）是一次失败，能用的让这一串从头数起
+            cut_short = unfinished(call)             # （照录下的那一行判断，和 lost_llm 回放时数的一样）
+            self._failed(n, CUT_OFF if cut_short else None, cut=call if cut_short else None)
+        return call
 
     # ---- 等得久时说一声（讲师报过：CPU 上的模型一个回复要几十秒，04、05、02 在标准错误上一声不吭，看着像卡住了）----
     def _begin(self, n: int) -> None:
@@ -1450,13 +1485,10 @@ class OpenAILLM(_Backend):
                 body["seed"] = self.seed + n
             return json.dumps(body).encode()
         try:
-            out = self._attempts(payload, n, how)
+            return self._attempts(payload, n, how)   # 拿到了回复：算不算失败，_ask 看过回复再定
         except LLMError as e:
-            self._failed(e.kind, e.detail if e.kind.startswith("LLM 回 HTTP") else "")
+            self._failed(n, e.kind, e.detail if e.kind.startswith("LLM 回 HTTP") else "")
             raise
-        with self._lock:
-            self._failed_in_a_row = 0
-        return out
 
     def _attempts(self, payload, n: int | None = None, how: dict | None = None):
         """发请求，429、5xx、连不上时重试（只在上一次调用没失败、还没决定放弃时）；返回 (回复, usage, 模型名, 被截断时的
@@ -1475,7 +1507,7 @@ class OpenAILLM(_Backend):
         try:
             while True:
                 with self._lock:
-                    last = attempt == self.retries or self._failed_in_a_row > 0 or self.gave_up is not None
+                    last = attempt == self.retries or self._last_failed or self.gave_up is not None
                     reasoning = self.switched is not None
                 sent += 1
                 how["params"] = dict(self.reasoning_params) if reasoning else None
@@ -1532,18 +1564,36 @@ class OpenAILLM(_Backend):
         if self.notify is not None:
             self.notify(self.switched)
 
-    def _failed(self, kind: str, said: str = "") -> None:
-        """一次调用失败了：连续失败够了 give_up_after 次，就决定以后不再调用（用 notify 说一句为什么）。said：服务器
-        回 HTTP 错误时说的原因（_server_said 的那句；没有是 ""），记下最后一句（finish 在最后说）、放进那句话里。"""
+    def _failed(self, n: int, kind: str | None, said: str = "", cut: Call | None = None) -> None:
+        """第 n 次调用回来了：kind 是失败的种类（None：拿到了能用的回复）。按提议的顺序数（前面还有调用在路上时先留着），
+        连续失败够了 give_up_after 次，就决定以后不再调用（用 notify 说一句为什么）；MockLLM 服务器出了程序错马上不再调用。
+        said：服务器回 HTTP 错误时说的原因（_server_said 的那句；没有是 ""），记下最后一句（finish 在最后说）、放进那句话里。
+        cut：回复到了 token 上限、修改没写完的那次调用（kind 是 CUT_OFF）：接连的里面有它们时，那句话说怎样调高上限。"""
+        note = None
         with self._lock:
             if said:
                 self.last_said = (kind, said)
-            self._failed_in_a_row += 1
-            if self.gave_up is not None or (kind != MOCK_BUG and (not self.give_up_after
-                                                                  or self._failed_in_a_row < self.give_up_after)):
+            self._last_failed = kind is not None and cut is None     # 拿到了回复（没写完也是）：服务器在答，照常重试
+            self._outcomes[n] = (kind, said, cut)
+            while self._settled in self._outcomes:
+                kind_n, said_n, cut_n = self._outcomes.pop(self._settled)
+                self._settled += 1
+                if kind_n is None:
+                    self._failed_in_a_row, self._cut_in_a_row = 0, []
+                    continue
+                self._failed_in_a_row += 1
+                if cut_n is not None:
+                    self._cut_in_a_row.append(cut_n)
+                if self.gave_up is None and self.give_up_after and self._failed_in_a_row >= self.give_up_after:
+                    self.gave_up = gave_up_sentence(kind_n, self._failed_in_a_row, said_n,
+                                                    cut_streak_said(self._cut_in_a_row, self.max_tokens)
+                                                    if self._cut_in_a_row else "")
+                    note = self.gave_up + self.give_up_tail
+            if kind == MOCK_BUG and self.gave_up is None:
+                self.gave_up = gave_up_sentence(kind, self._failed_in_a_row, said)
+                note = self.gave_up + self.give_up_tail
+            if note is None:
                 return
-            self.gave_up = gave_up_sentence(kind, self._failed_in_a_row, said)
-            note = self.gave_up + self.give_up_tail
         if self.notify is not None:
             self.notify(note)
 
@@ -1592,12 +1642,13 @@ def switch_sentence(model: str, rejected: str, said: str = "", params: dict | No
             "（算进发出去的请求，不算失败的提议）。）")
 
 
-def gave_up_sentence(kind: str, in_a_row: int, said: str = "") -> str:
+def gave_up_sentence(kind: str, in_a_row: int, said: str = "", cut: str = "") -> str:
     """决定不再调用 LLM 时，OpenAILLM 在标准错误上说的那句话（运行的最后 finish 另有一句，见 lost_llm）。said：最后那次
-    服务器说的原因（"服务器说：“…”"，_server_said 的；没有是 ""）。"""
+    服务器说的原因（"服务器说：“…”"，_server_said 的；没有是 ""）。cut：接连失败里有被截断、修改没写完的回复时
+    说的原因和办法（cut_streak_said 的；没有是 ""）。"""
     return ((f"LLM：{kind}" if kind == MOCK_BUG else
              f"LLM：接连 {in_a_row} 次调用失败（最后一次是“{kind}”{'，' + said if said else ''}）")
-            + f"，之后的提议不再问它，记作“{GAVE_UP}”。")
+            + f"，之后的提议不再问它，记作“{GAVE_UP}”。" + (f"{cut}。" if cut else ""))
 
 
 _STATUS_LINE = re.compile(rb"HTTP/[0-9]\.[0-9] [0-9]{3}(?: [^\r\n]*)?\r?\n")   # 状态行：协议版本、三位数的状态码、说明
@@ -2076,6 +2127,8 @@ class ReplayLLM(_Backend):
         self.model = header["model"]
         self.concurrency = header.get("concurrency", 1)
         self.max_tokens = header.get("max_tokens", MAX_TOKENS)   # 被截断的回复，句子里说上限是多少（_check_header 查过）
+        # 被截断、修改没写完的回复算不算"接连失败"：照录的时候那一版的代码（1–4 版录的时候不算，也没为它们放弃）
+        self.cut_counts = _version(header) >= CUTS_COUNTED
         recorded_gpu = header.get("gpu")
         if isinstance(recorded_gpu, str) and recorded_gpu != GPU.key:   # 系统提示里有 GPU：先说真正的原因
             self.close()
@@ -2489,22 +2542,29 @@ def failure_summary(kinds) -> tuple[str, bool]:
             bool(kinds) and all(limited(k) for k in kinds))
 
 
-def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None) -> str | None:
+def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None, cut_counts: bool = True,
+             max_tokens: int = MAX_TOKENS) -> str | None:
     """这次运行没用上 LLM 时的那句话（finish 在最后说，退出码 1），用上了是 None。只看按提议的顺序记下的调用（录制和
     回放记下的一模一样，所以两边的退出码一样；讲师报过：并发时按回复到达的顺序数"接连失败"，回放却按提议的顺序数，
     录制退出码 0、回放 1）。没用上：有提议因为接连失败没再问它（GAVE_UP），或者最后接连 GIVE_UP_AFTER 次调用都失败，
     或者这次的调用全都失败了（只有一两次也算：讲师报过，--budget 1 时两次都失败照样退出码 0），或者是本讲的 MockLLM
     服务器出了程序错。replay：回放时的建议是重新录（回放改变不了录下的那次）。said：(种类, "服务器说：“…”")，服务器
     回 HTTP 错误时说的原因（OpenAILLM.last_said；录制文件里没有它，回放时是 None）：种类在最后接连失败的那几次里时，
-    那句话里带上它（helper 的复查报过：原因就在服务器的回答里，这句话却只叫人检查服务器、地址、模型名和密钥）。"""
+    那句话里带上它（helper 的复查报过：原因就在服务器的回答里，这句话却只叫人检查服务器、地址、模型名和密钥）。
+    cut_counts：回复到了 token 上限、修改没写完的调用（unfinished）也算失败（第 5 版起的录制和 --llm 的运行；回放 1–4 版
+    的文件是 False，和录的时候一样）：接连失败里有它们时，那句话说怎样调高上限（max_tokens：没换成推理模型的参数时
+    发的上限）。"""
     calls = list(calls)
     not_sent = sum(c.error == GAVE_UP for c in calls)
     sent = [c for c in calls if c.error != GAVE_UP]
-    streak = []
+    streak, cut = [], []
     for c in reversed(sent):                           # 最后接连失败的那几次
-        if c.error is None:
+        if c.error is None and not (cut_counts and unfinished(c)):
             break
-        streak.append(c.error)
+        streak.append(c.error or CUT_OFF)
+        if c.error is None:
+            cut.append(c)
+    cut.reverse()
     bug = any(c.error == MOCK_BUG for c in sent)
     if not (not_sent or bug or len(streak) >= GIVE_UP_AFTER or (sent and len(streak) == len(sent))):
         return None
@@ -2520,7 +2580,9 @@ def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None) -
         what = f"最后接连 {len(streak):,} 次调用都失败了（{kinds}）"
     if said is not None and said[0] in streak:
         what += f"；最后一次“{said[0]}”时{said[1]}"
-    if replay:
+    if cut and len(cut) == len(streak):             # 全是被截断的：服务器好好的，是上限不够
+        check = cut_streak_said(cut, max_tokens, replay)
+    elif replay:
         check = "这是录下的那一次：要一次用上模型的运行，等服务器好了重新 --record"
     elif bug:
         check = "本讲的 MockLLM 服务器出了程序错，traceback 在开它的终端里"
@@ -2528,6 +2590,8 @@ def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None) -
         check = RATE_LIMITED_ADVICE
     else:
         check = "检查 LLM 服务器、地址、模型名和密钥以后再跑"
+    if cut and len(cut) < len(streak):
+        check += "；" + cut_streak_said(cut, max_tokens, replay)
     return f"{GAVE_UP_SAID}{what}；{check}"
 
 
@@ -2541,8 +2605,8 @@ def finish(llm, tell=None) -> None:
         失败时一样是退出码 1。回放这样一次录制时也一样（看的是录下的调用）。
     回放一个没录完的文件（开跑前说过"用完了回放就停在那里"）却放完了全程时，说一句放完了（退出码 0；helper 的压力
     测试报过：Ctrl-C 落在最后一次调用回来之后，文件有全部调用、没有结束行）。
-    有回复到了 token 上限、被截断时（cut_off_sentence），先说一共几次、几个因此没用上、上限是多少、怎样调高（退出码
-    不变：拿到了回复，和"没有 SEARCH/REPLACE 块"的回复一样不算调用失败）。"""
+    有回复到了 token 上限、被截断时（cut_off_sentence），先说一共几次、几个因此没用上、上限是多少、怎样调高（修改没写完的
+    算进"接连失败"：最后接连 GIVE_UP_AFTER 次、或者全都是这样，就是没用上 LLM，退出码 1；回放 1–4 版的录制照旧不算）。"""
     tell = tell or _tell_stderr
     if isinstance(llm, OpenAILLM):                      # 调用都做完了：录制文件写上结束行（Ctrl-C、出错时不到这里）
         llm.end_recording()
@@ -2553,7 +2617,8 @@ def finish(llm, tell=None) -> None:
     if said:
         tell(f"（退出码 1：{said}）")
         sys.exit(1)
-    lost = lost_llm(getattr(llm, "calls", ()), replay=isinstance(llm, ReplayLLM), said=getattr(llm, "last_said", None))
+    lost = lost_llm(getattr(llm, "calls", ()), replay=isinstance(llm, ReplayLLM), said=getattr(llm, "last_said", None),
+                    cut_counts=getattr(llm, "cut_counts", True), max_tokens=getattr(llm, "max_tokens", MAX_TOKENS))
     if lost:
         tell(f"（退出码 1：{lost}。）")
         sys.exit(1)
