@@ -1,18 +1,18 @@
 """
 =============================================================================
-CS349E · 第 10 讲 · 01_config_space.py —— 矩阵乘法内核的配置空间：6400 个组合，哪些能启动、为什么
+CS349E · 第 10 讲 · 01_config_space.py —— 矩阵乘法内核的配置空间：6,400 个组合，哪些能启动、为什么
 =============================================================================
 
 【这个脚本要回答的问题】
     一个 Triton 式矩阵乘法内核有 6 个旋钮 (BM, BN, BK, warps, stages, group)。候选网格上一共多少个组合？
-    寄存器、共享内存这些硬件上限挡掉了哪些？第 14 讲的进化说"在 3744 个配置里挑"，这个数是怎么来的？
+    寄存器、共享内存这些硬件上限挡掉了哪些？第 14 讲的进化说"在 3,744 个配置里挑"，这个数是怎么来的？
       演示 1：候选网格——每个字段的取值、组合总数、能启动的个数。
       演示 2：每种资源各挡掉多少组合；按块大小 BM×BN 数能启动的配置。
       演示 3：几个例子：每线程寄存器、共享内存、每个 SM 驻留几个 CTA，能不能启动，启动不了的原因。
 
 【关于数字】寄存器和共享内存是 kernel_lab 的资源模型按公式算出来的（H100 的上限；"累加器 + 40 个"是估计），
     不是编译器报告的数字。这里只看能不能启动，不看快慢——快慢是第 13 讲的事。
-    五条规则里三条是硬件的启动上限（每个 CTA 的寄存器 65,536、共享内存 227 KB、线程 1024：CUDA 编程指南的计算能力表），
+    五条规则里三条是硬件的启动上限（每个 CTA 的寄存器 65,536、共享内存 227 KB、线程 1,024：CUDA 编程指南的计算能力表），
     两条是这个模型的约定：超过 255 个寄存器/线程在真机上不会启动失败，ptxas 把多的溢出到本地内存（triton-lang/triton#5572），
     内核变慢但照样跑；"每个 warp 至少 256 个累加器"是模型的选择。kernel_lab 开头的说明写得更细；演示 2 的表下面印的是同一句话。
     "专家"是第 14 讲讲义的专家（lecture14/evolve/lecture_expert.py 钉住的那份）给大 M 的配置，不随学生改的 expert_heuristic.py 变。
@@ -115,11 +115,11 @@ def launches_with_smem(c, limit) -> bool:
 
 def demo1_grid(total, smem=None):
     """每个字段的候选值、组合总数、能启动的个数；给了 smem 就再数一遍换了共享内存上限以后的。"""
-    print_header(f"演示 1：候选网格——{len(FIELDS)} 个字段、{total} 个组合、{len(VALID)} 个能启动")
+    print_header(f"演示 1：候选网格——{len(FIELDS)} 个字段、{total:,} 个组合、{len(VALID):,} 个能启动")
     print_table(["字段", "含义", "候选值", "个数"], [[f, MEANING[f], GRID[f], len(GRID[f])] for f in FIELDS])
     print()
-    print_note(f"组合总数 = {' × '.join(str(len(v)) for v in GRID.values())} = {total}；"
-               f"能启动的（kernel_lab.VALID）{len(VALID)} 个，占 {len(VALID) / total:.1%}。")
+    print_note(f"组合总数 = {' × '.join(str(len(v)) for v in GRID.values())} = {total:,}；"
+               f"能启动的（kernel_lab.VALID）{len(VALID):,} 个，占 {len(VALID) / total:.1%}。")
     if smem is not None:
         n = len(launchable_with_smem(smem))
         # 上限比一个 SM 的共享内存（减去每个 CTA 保留的）还大时，多出来的配置在这块 GPU 的 SM 上一个也放不下：
@@ -130,9 +130,9 @@ def demo1_grid(total, smem=None):
                   f"假想 GPU" if smem > room else "")
         kb = f"{smem / 1024:,.0f}" if smem >= 10 * 1024 else f"{smem / 1024:.2g}"   # 审读时报过："100 B（0 KB）"
         print_note(f"换成 --smem 给的共享内存上限 {smem:,} B（{kb} KB；{GPU.short} 是 {MAX_SMEM_PER_BLOCK:,} B"
-                   f"{beyond}）、其余上限照旧：能启动的 {n} 个，占 {n / total:.1%}，"
-                   + (f"和 {GPU.short} 的 {len(VALID)} 个一样多。" if n == len(VALID) else
-                      f"比 {GPU.short} 的 {len(VALID)} 个{'少' if n < len(VALID) else '多'} {abs(len(VALID) - n)} 个。")
+                   f"{beyond}）、其余上限照旧：能启动的 {n:,} 个，占 {n / total:.1%}，"
+                   + (f"和 {GPU.short} 的 {len(VALID):,} 个一样多。" if n == len(VALID) else
+                      f"比 {GPU.short} 的 {len(VALID):,} 个{'少' if n < len(VALID) else '多'} {abs(len(VALID) - n):,} 个。")
                    + lecture14_count())
 
 
@@ -140,8 +140,8 @@ def lecture14_count() -> str:
     """第 14 讲用的配置数是哪块 GPU 的（审读时报过：--gpu a100 时说"第 14 讲的 3492 是 A100 的数"，第 14 讲默认在 H100 上）。"""
     import gpus
     if GPU.key == gpus.DEFAULT:
-        return f"第 14 讲的 {len(VALID)} 是 {GPU.short} 的数。"          # 和这一段别的个数一样，不加千分位
-    return (f"第 14 讲的脚本加 --gpu {GPU.key} 时用的就是这 {len(VALID)} 个（不加时用的是 {gpus.GPUS[gpus.DEFAULT].short} "
+        return f"第 14 讲的 {len(VALID):,} 是 {GPU.short} 的数。"        # 和这一段别的个数一样，带千分位
+    return (f"第 14 讲的脚本加 --gpu {GPU.key} 时用的就是这 {len(VALID):,} 个（不加时用的是 {gpus.GPUS[gpus.DEFAULT].short} "
             "的）。")
 
 
@@ -150,15 +150,15 @@ def demo2_rejections(total, smem=None):
     print_header("演示 2：每种资源挡掉多少组合")
     counts = rejection_counts()
     bad = total - len(VALID)
-    print_table(["资源", "规则（满足才能启动）", "挡掉的组合", "占全部"],      # 个数照本讲的写法不加千分位（str：
-                [[k, RULE[k], str(n), f"{n / total:.1%}"] for k, n in counts.items()]   # 表格给整数加），和下面
-                + [["至少超一种", "", str(bad), f"{bad / total:.1%}"]])               # 句子里的 2656 一样
+    print_table(["资源", "规则（满足才能启动）", "挡掉的组合", "占全部"],      # 个数带千分位（表格给整数加），
+                [[k, RULE[k], n, f"{n / total:.1%}"] for k, n in counts.items()]        # 和下面句子里的 2,656 一样
+                + [["至少超一种", "", bad, f"{bad / total:.1%}"]])                    # （学生报过：表里印 2656，旁边印 1,024）
     print_note(LIMITS_NOTE)
     # 学生报过：--smem 166912 时图上还是 H100 的 2656，图里没有一句说明（--smem 只改演示 1 的最后一句和演示 3 的那一行）
     limits = (f"；按 {GPU.short} 的上限（{MAX_SMEM_PER_BLOCK:,} B 共享内存）数的，--smem 不改这张图" if smem is not None
               else "")
-    CHARTS.bars("10_rejections_by_resource", f"每种资源挡掉多少组合（{total} 个组合里 {bad} 个启动不了；"
-                f"一个组合可以同时超几种，所以各条加起来比它多{limits}）", list(counts), list(counts.values()), fmt="{}")
+    CHARTS.bars("10_rejections_by_resource", f"每种资源挡掉多少组合（{total:,} 个组合里 {bad:,} 个启动不了；"
+                f"一个组合可以同时超几种，所以各条加起来比它多{limits}）", list(counts), list(counts.values()), fmt="{:,}")
     tiles = {(bm, bn): sum(c.BM == bm and c.BN == bn for c in VALID) for bm in GRID["BM"] for bn in GRID["BN"]}
     print_table([""] + [f"BN = {bn}" for bn in GRID["BN"]],
                 [[f"BM = {bm}"] + [str(tiles[bm, bn]) for bn in GRID["BN"]] for bm in GRID["BM"]])
@@ -172,13 +172,13 @@ def demo2_rejections(total, smem=None):
     big = Config(GRID["BM"][-1], GRID["BN"][-1], GRID["BK"][0], GRID["warps"][-1], GRID["stages"][0], 1)
     big_fewer = big.replace(warps=GRID["warps"][-2])
     by_count = {k: sum(x == k for x in over) for k in sorted(set(over)) if k > 1}
-    how = "、".join(f"{n} 个超了 {k} 种" for k, n in by_count.items())
-    obs = [f"第一张表各行加起来是 {sum(counts.values())}，比启动不了的 {bad} 个多 {sum(counts.values()) - bad}："
-           f"有 {multi} 个组合同时超了不止一种资源（{how}），超几种就在几行里各算一次"
-           f"（多算 {extra} 次）。"]
+    how = "、".join(f"{n:,} 个超了 {k} 种" for k, n in by_count.items())
+    obs = [f"第一张表各行加起来是 {sum(counts.values()):,}，比启动不了的 {bad:,} 个多 {sum(counts.values()) - bad:,}："
+           f"有 {multi:,} 个组合同时超了不止一种资源（{how}），超几种就在几行里各算一次"
+           f"（多算 {extra:,} 次）。"]
     if counts["线程/CTA"] == 0:
         obs.append(f"\"线程/CTA\" 这条规则在这个网格上一个也没挡掉：warps 最多 {max(GRID['warps'])}，"
-                   f"也就是 {WARP * max(GRID['warps'])} 个线程，不到 {MAX_THREADS_PER_BLOCK}。")
+                   f"也就是 {WARP * max(GRID['warps']):,} 个线程，不到 {MAX_THREADS_PER_BLOCK:,}。")
     obs.append(f"第二张表里是 0 的块大小：{'、'.join(dead) or '没有'}。"
                f"最小的 {small.BM}×{small.BN} 配最少的 {small.warps} 个 warp，"
                f"每个 warp 只分到 {acc_per_warp(small)} 个累加器（要 ≥ {MIN_ACC_PER_WARP}，{verdict(small)}）；最大的 {big.BM}×{big.BN} 配 {big.warps} 个 warp，"
@@ -188,7 +188,7 @@ def demo2_rejections(total, smem=None):
     if all(can_launch(c) == can_launch(c.replace(group=GRID["group"][0])) for c in all_configs()):
         n = len(GRID["group"])
         obs.append(f"group 不占任何资源：同一个 (BM, BN, BK, warps, stages) 换哪种 group 结论都一样，"
-                   f"所以 {len(VALID)} = {n} × {len(VALID) // n}。group 只影响快慢（L2 复用），那是第 13 讲的事。")
+                   f"所以 {len(VALID):,} = {n} × {len(VALID) // n:,}。group 只影响快慢（L2 复用），那是第 13 讲的事。")
     note = other_gpu_note()
     if note:
         obs.append(note)
@@ -207,7 +207,7 @@ def other_gpu_note():
     lost = [c for c in on_ref if not can_launch(c)]
     on_ref_set = set(on_ref)               # 一次建好：在推导式里每次新建一个集合是 6400 × 3744 次哈希
     gained = [c for c in VALID if c not in on_ref_set]
-    head = f"换成 {GPU.short} 以后能启动的是 {len(VALID)} 个，讲义的 {ref.short} 上是 {len(on_ref)} 个："
+    head = f"换成 {GPU.short} 以后能启动的是 {len(VALID):,} 个，讲义的 {ref.short} 上是 {len(on_ref):,} 个："
     limits = f"每个 CTA 最多 {MAX_SMEM_PER_BLOCK:,} B 共享内存，{ref.short} 是 {ref.smem_per_block:,} B"
     others = "别的启动上限（寄存器、每个 CTA 的线程数）两块 GPU 一样"
     if not lost and not gained:            # 助教报过：H200 上说"少掉的 0 个全是共享内存超了"
@@ -215,9 +215,9 @@ def other_gpu_note():
                 f"在 {GPU.short} 上每个分支照样启动得了。")
     if lost:
         only_smem = all(overflow_kinds(c) == ["共享内存"] for c in lost)
-        return (head + f"少掉的 {len(lost)} 个{'全是' if only_smem else '不全是'}共享内存超了（{limits}），{others}。"
+        return (head + f"少掉的 {len(lost):,} 个{'全是' if only_smem else '不全是'}共享内存超了（{limits}），{others}。"
                 + f"第 14 讲在 {ref.short} 上进化出的启发式里要是有这样的配置，在 {GPU.short} 上就启动不了。")
-    return (head + f"多出的 {len(gained)} 个在 {ref.short} 上共享内存超了（{limits}），{others}。"
+    return (head + f"多出的 {len(gained):,} 个在 {ref.short} 上共享内存超了（{limits}），{others}。"
             f"第 14 讲在 {ref.short} 上进化出的启发式，在 {GPU.short} 上每个分支照样启动得了。")
 
 
@@ -269,12 +269,12 @@ def demo3_examples(extra, smem=None):
         f"共享内存 = stages × (BM + BN) × BK × 2 B：{deep.stages} 级、{deep.BM}×{deep.BN}、BK = {deep.BK} 要 "
         f"{smem_bytes(deep):,} B（上限 {MAX_SMEM_PER_BLOCK:,} B，{verdict(deep)}）；BK 减半是 {smem_bytes(fits):,} B"
         f"（{verdict(fits)}），每个 SM 驻留 {ctas_per_sm(fits)} 个 CTA（讲义专家的块是 {ctas_per_sm(EXPERT_BIG)} 个）。"
-        f"同样的 BK、warps、stages 下块越大，每个 SM 上同时跑的 CTA 只会一样多或更少（{len(VALID)} 个能启动的配置里没有例外），"
+        f"同样的 BK、warps、stages 下块越大，每个 SM 上同时跑的 CTA 只会一样多或更少（{len(VALID):,} 个能启动的配置里没有例外），"
         "这是不是更快要等第 13 讲的模型来算。",
         f"讲义说 {deep.stages} 级、{deep.BM}×{deep.BN}、BK = {deep.BK} 的共享内存超了上限、BK 减半就放得下；"
         "同样的 BK、warps、stages 下块越大，每个 SM 上同时跑的 CTA 只会一样多或更少",
         f"BK = {deep.BK} 要 {smem_bytes(deep):,} B，BK = {fits.BK} 要 {smem_bytes(fits):,} B，上限 {MAX_SMEM_PER_BLOCK:,} B；"
-        + (f"块更大、CTA 反而更多的配置对有 {len(exceptions)} 对，例如 {exceptions[0][0].BM}×{exceptions[0][0].BN} 和 "
+        + (f"块更大、CTA 反而更多的配置对有 {len(exceptions):,} 对，例如 {exceptions[0][0].BM}×{exceptions[0][0].BN} 和 "
            f"{exceptions[0][1].BM}×{exceptions[0][1].BN}（BK {exceptions[0][0].BK}、{exceptions[0][0].warps} warp、"
            f"{exceptions[0][0].stages} 级）" if exceptions else "块更大、CTA 反而更多的配置对一对也没有"),
         [(f"BK = {deep.BK} 的共享内存超了上限", not can_launch(deep)), ("BK 减半就放得下", can_launch(fits)),
@@ -306,7 +306,7 @@ def bigger_tiles_fewer_ctas():
 
 
 def main(argv=None):
-    ap = parser("第 10 讲 01：矩阵乘法内核的配置空间——6400 个组合，哪些能启动、为什么。")
+    ap = parser("第 10 讲 01：矩阵乘法内核的配置空间——6,400 个组合，哪些能启动、为什么。")
     ap.add_argument("config", nargs="*", type=positive_int, metavar="BM BN BK warps stages group",
                     help="一个配置（6 个正整数），加到演示 3 表格的最后一行，例如 256 128 64 8 4 8")
     ap.add_argument("--smem", type=smem_arg, default=None, metavar="BYTES",

@@ -156,7 +156,7 @@ def test_10_01_compares_launchable_configs_with_the_lecture_gpu_whichever_way_th
     said = mod.other_gpu_note()
     on_ref = {c for c in kernel_lab.all_configs() if not [p for p in kernel_lab.problems(c) if "共享内存" not in p]
               and kernel_lab.smem_bytes(c) <= ref.smem_per_block}
-    assert said.startswith(f"换成 {kernel_lab.GPU.short} 以后能启动的是 {len(kernel_lab.VALID)} 个，讲义的 REF 上是 {len(on_ref)} 个：")
+    assert said.startswith(f"换成 {kernel_lab.GPU.short} 以后能启动的是 {len(kernel_lab.VALID):,} 个，讲义的 REF 上是 {len(on_ref):,} 个：")
     assert says in said and not re.search(r"(?<![\d,])0 个", said), said
     from test_prose_parentheses import stacked
     assert not stacked(said), said                                  # 三种说法都不叠括号
@@ -339,7 +339,7 @@ def test_the_config_space_smem_suggestion_says_fewer_or_more_as_it_will_be(gpu):
     assert m and cmd, tail
     q = run_script("lecture10/01_config_space.py", *cmd[1].split(), env=ENV)
     assert q.returncode == 0, q.stderr
-    said = re.search(r"比\w+的\d+个(多|少)\d+个", "".join(q.stdout.split()))
+    said = re.search(r"比\w+的[\d,]+个(多|少)[\d,]+个", "".join(q.stdout.split()))
     assert said and said[1] == m[1], (said and said[0], m[0])
 
 

@@ -141,7 +141,7 @@ def run_script(*args):
 def test_config_space_script_runs():
     out = run_script()
     assert out.returncode == 0, out.stderr
-    assert str(len(VALID)) in out.stdout and "6400" in out.stdout
+    assert f"{len(VALID):,} 个能启动" in out.stdout and "6,400 个组合" in out.stdout
 
 
 def test_config_space_script_takes_a_config():
@@ -158,13 +158,14 @@ def test_the_rejection_rows_add_up_and_the_sentence_says_by_how_much():
     from conftest import run_script
     r = run_script("lecture10/01_config_space.py")
     flat = "".join(r.stdout.split())
-    m = re.search(r"各行加起来是(\d+)，比启动不了的(\d+)个多(\d+)：有(\d+)个组合同时超了不止一种资源（(.*?)），"
-                  r"超几种就在几行里各算一次（多算(\d+)次）", flat)
+    m = re.search(r"各行加起来是([\d,]+)，比启动不了的([\d,]+)个多([\d,]+)：有([\d,]+)个组合同时超了不止一种资源（(.*?)），"
+                  r"超几种就在几行里各算一次（多算([\d,]+)次）", flat)
     assert m, flat[:3000]
-    total, bad, more, multi, how, extra = int(m[1]), int(m[2]), int(m[3]), int(m[4]), m[5], int(m[6])
+    count = lambda s: int(s.replace(",", ""))                       # noqa: E731   个数带千分位（3,120）
+    total, bad, more, multi, how, extra = count(m[1]), count(m[2]), count(m[3]), count(m[4]), m[5], count(m[6])
     over = [len(problems(c)) for c in all_configs()]
     assert bad == sum(k > 0 for k in over) and total == sum(over) and more == total - bad == extra
-    parts = [(int(n), int(k)) for n, k in re.findall(r"(\d+)个超了(\d+)种", how)]
+    parts = [(count(n), int(k)) for n, k in re.findall(r"([\d,]+)个超了(\d+)种", how)]
     assert sum(n for n, _ in parts) == multi and sum(n * (k - 1) for n, k in parts) == extra
 
 

@@ -177,7 +177,7 @@ def test_launch_limits_are_told_as_hardware_or_model_convention_where_the_valley
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     numbers_section = readme.split("## 数字是什么")[1].split("\n## ")[0]
-    for word in ("65,536", "227 KB", "1024", "triton-lang/triton#5572", "约定", "255"):
+    for word in ("65,536", "227 KB", "1,024", "triton-lang/triton#5572", "约定", "255"):
         assert word in numbers_section, word
 
 

@@ -197,7 +197,7 @@ def test_lecture10_a100_suggestion_counts_independently():
     assert len(m.launchable_with_smem(a100)) == expect < len(VALID)
     p = run_script("lecture10/01_config_space.py", "--smem", str(a100))
     flat = "".join(p.stdout.split())                      # 句子按 100 列折行，折行处的空格不算
-    assert p.returncode == 0 and f"能启动的{expect}个" in flat and "Traceback" not in p.stderr
+    assert p.returncode == 0 and f"能启动的{expect:,}个" in flat and "Traceback" not in p.stderr
 
 
 def test_without_numpy_and_without_venv_one_sentence_and_exit_1(tmp_path, no_numpy_path):
