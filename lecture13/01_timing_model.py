@@ -11,7 +11,7 @@ CS349E · 第 13 讲 · 01_timing_model.py —— 一个 GEMM 在 H100（或 --g
              每个拆成 算 / 搬 / 等 / 显存 四项，看哪一项是瓶颈。
       演示 2：每种效应一个实验——波次量化、流水线级数、group、warp 数、MMA 路径、L2 算术强度，
              每个实验只改一个旋钮，一行结果。
-      演示 3：代价模型引导的调优——88 个形状上各要"跑"几次才进入最优的 1% 以内，和穷举的 3744 次、
+      演示 3：代价模型引导的调优——88 个形状上各要"跑"几次才进入最优的 1% 以内，和穷举的 3,744 次、
              随机顺序比；为什么是几十到几百次。
 
 【关于数字】全部来自 sched_lab 的解析模型（默认是 H100 SXM5 的手册参数，--gpu a100 换成 A100-80GB；加上标了【估计】的校准旋钮），不是在 GPU 上量的。
@@ -445,10 +445,10 @@ def demo1_breakdown():
                 f"{few_e['tiles']} 个 CTA：{sl.SMS} 个 SM 里 {sl.SMS - few_e['tiles']} 个闲着；每个 CTA 要沿 K = "
                 f"{LAYERS[FEW_CTAS[0]][1]} 独自走 {LAYERS[FEW_CTAS[0]][1] // few_c.BK} 步，"
                 + few_why +
-                f"最优的 {few_bc.BM}×{few_bc.BN} 块切出 {few_b['tiles']} 个 CTA，快 {few_ratio:.1f}×。",
+                f"最优的 {few_bc.BM}×{few_bc.BN} 块切出 {few_b['tiles']:,} 个 CTA，快 {few_ratio:.1f}×。",
                 f"{label(*FEW_CTAS)}：专家 {few_e['tiles']} 个 CTA、按 Little 定律最多拉得动 {few_e['dram_TBps']:.2f} TB/s "
                 f"显存带宽（可达的 {achievable / 1e12:.2f} TB/s 的 {pct(few_e['dram_TBps'] * 1e12 / achievable, 0.5)}），"
-                f"最优 {few_b['tiles']} 个 CTA，专家慢 {times(few_ratio, 1.0, 1.5)}×（讲义说专家只有 10 个 CTA、带宽不到可达的一半、"
+                f"最优 {few_b['tiles']:,} 个 CTA，专家慢 {times(few_ratio, 1.0, 1.5)}×（讲义说专家只有 10 个 CTA、带宽不到可达的一半、"
                 "最优的 CTA 至少多 4 倍、快 1.5 倍以上）。",
                 [("专家只有 10 个 CTA", few_e["tiles"] == 10), ("带宽不到可达的一半", few_e["dram_TBps"] * 1e12 < 0.5 * achievable),
                  ("最优的 CTA 至少多 4 倍", few_b["tiles"] >= 4 * few_e["tiles"]), ("快 1.5 倍以上", few_ratio >= 1.5)]),
@@ -639,7 +639,7 @@ def demo2_effects():
                         "不起作用，") +
                        (f"\"算\"变成 {mma_r:.2f} 倍；总时间{'却' if mma_r > tr * 1.05 else ''}是 ×{tr:.3f}——" + mma_why if slowed else
                         f"也就是不变：\"算\"还是 {mma_r:.2f} 倍，总时间 ×{tr:.3f}。") +
-                       f"在这个模型里张量核很少是瓶颈：{N_SHAPES} 个形状 × {len(VALID)} 个配置里，"
+                       f"在这个模型里张量核很少是瓶颈：{N_SHAPES} 个形状 × {len(VALID):,} 个配置里，"
                        + (f"\"算\"是最大一项的只占 {fmt(math_share, 1, (0.1,), percent=True)}。" if math_share else
                           "没有一个\"算\"是最大的一项。"),          # 审读报过（L2_BW=2e11）："只占 0.0%"，其实一个都没有
                        f"MMA 路径：算 ×{mma_r:.2f}（MMA_FALLBACK = {sl.MMA_FALLBACK}"
@@ -746,7 +746,7 @@ def demo3_guided(tolerance):
         verdict(np.median(scores) <= 20 and in_first >= len(res) / 2 and first_s1 == len(res) and np.median(sf) < med,
                 ("为什么不是几次" if med >= 10 else "为什么不是一次就中") + f"：简化模型只看分块（BM、BN{'、是否走 wgmma' if GPU.wgmma else ''}）、波次和唯一字节，"
                 "不知道 stages、group、"
-                f"warp 块大小，K 被 BK 整除时也看不出 BK——{len(VALID)} 个配置只被打出 {min(scores)}–{max(scores)} 种分数"
+                f"warp 块大小，K 被 BK 整除时也看不出 BK——{len(VALID):,} 个配置只被打出 {min(scores)}–{max(scores)} 种分数"
                 f"（中位数 {np.median(scores):.0f}）。{in_first} 个形状上命中的配置就在并列第一的那一堆里；"
                 f"平局按 VALID 的顺序试，{first_s1} 个形状上第一个跑的都是 stages = 1——最浅的流水线（不预取下一块，只靠别的 warp 顶着）。"
                 f"只把平局改成先试 stages 大的，中位数就从 {med_text(med)} 降到 {med_text(np.median(sf))}。",
@@ -759,7 +759,7 @@ def demo3_guided(tolerance):
                 f"和随机顺序比：中位数 {med_text(med, (np.median(rnd),))} 对 {med_text(np.median(rnd), (med,))}，引导赢；但 {len(losers)} 个形状上它比随机顺序还慢，"
                 f"差得最多的是 {label(lw['name'], lw['M'])}（{lw['runs']:,} 次，随机期望 {lw['random']:,.0f} 次）：命中之前白跑的 "
                 f"{lw['runs'] - 1:,} 个配置里，{lw['ahead']:,} 个被简化模型打了比合格配置更好的分（另 {lw['tied_ahead']:,} 个同分、"
-                f"按 VALID 顺序排在前面）。那里真正的最优 {cfg(lw['best'])} 只切出 {lw['best_tiles']} 块、用不满 {sl.SMS} 个 SM，"
+                f"按 VALID 顺序排在前面）。那里真正的最优 {cfg(lw['best'])} 只切出 {lw['best_tiles']:,} 块、用不满 {sl.SMS} 个 SM，"
                 "简化模型假定所有 SM 平分 L2 带宽，不知道 SM 用得少时每个 SM 分到的更多、加载延迟也更短。"
                 "简化模型的盲区，就是要多跑的次数。",
                 f"引导中位数 {med_text(med, (np.median(rnd),))}，随机 {med_text(np.median(rnd), (med,))}；比随机慢的形状 {len(losers)} 个"
