@@ -76,8 +76,8 @@ MAX_TOKENS_REFUSED = ("Unsupported parameter: 'max_tokens' is not supported with
                       "Use 'max_completion_tokens' instead.")
 
 
-def openai_error(message: str, param: str | None, code: str | None) -> dict:
-    """OpenAI 的 HTTP 400 的正文。"""
+def openai_error(message: str, param: str | None = None, code: str | None = None) -> dict:
+    """OpenAI 的 HTTP 错误的正文（json.dumps 以后发出去）。"""
     return {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
 
 

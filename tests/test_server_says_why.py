@@ -19,6 +19,7 @@ from evolve import openai_llm
 from evolve.mock_llm import Prompt
 from evolve.openai_llm import OpenAILLM, ServerUnreachable, server_words
 from stub_llm_server import CannedServer
+from stub_llm_server import openai_error as stub_error
 
 KEY = "sk-test-0123456789-never-print-me"
 MAX_TOKENS_400 = ("Unsupported parameter: 'max_tokens' is not supported with this model. "
@@ -30,7 +31,8 @@ def prompt_for(program=EXPERT):
 
 
 def openai_error(message):
-    return json.dumps({"error": {"message": message, "type": "invalid_request_error", "param": None}}).encode()
+    """OpenAI 的错误正文（stub_llm_server.openai_error），发出去的字节。"""
+    return json.dumps(stub_error(message)).encode()
 
 
 @pytest.mark.parametrize("body, content_type, words", [
