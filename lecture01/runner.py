@@ -258,14 +258,29 @@ def _stderr_width() -> int | None:
         return None
 
 
+COMMAND_INDENT = "    "   # say 的一行以它开头：那是一条要照抄的命令（和 evolve.program.COMMAND_INDENT 同一个约定）
+
+
+def _fold(line: str, width: int) -> list[str]:
+    """say 的一行在 width 列的终端里印成几行：说明按显示宽度折、续行缩进两格；COMMAND_INDENT 开头的命令行在参数之间
+    折开，除了最后一行都以 " \\" 结尾（shell 的续行，和"可以试试"的命令一样：整段复制到终端里是同一条命令）。"""
+    from layout import display_width, wrap, wrap_command   # 只用标准库；用到时才 import，runner 本身照旧最先、最轻
+    if display_width(line) <= width:
+        return [line]
+    if line.startswith(COMMAND_INDENT) and line.strip():
+        indent = len(COMMAND_INDENT)
+        lines = wrap_command(line.strip(), width - indent - 2, width - indent - 4)    # 行尾留 " \\"；续行多缩进 2 列
+        return [" " * (indent + (2 if k else 0)) + part for k, part in enumerate(lines)]
+    return wrap(line, width, "  ")
+
+
 def say(text: str) -> None:
     """一句话（报错、提醒）写到标准错误（标准输出逐字节不变）。标准错误是终端时，比终端宽的行按显示宽度（中文两列）
-    折成几行、续行缩进两格：80 列的终端里也不会被终端从中间截断；管道、重定向里原样一行（测试和日志按行读）。"""
+    折成几行、续行缩进两格：80 列的终端里也不会被终端从中间截断；管道、重定向里原样一行（测试和日志按行读）。
+    COMMAND_INDENT 开头的一行是要照抄的命令，折的时候按 shell 的续行折（_fold）。"""
     width = _stderr_width()
     if width is not None and len(text) * 2 > width:        # 最多每个字两列：短的一行不用量
-        from layout import display_width, wrap             # 只用标准库；用到时才 import，runner 本身照旧最先、最轻
-        text = "\n".join(part for line in text.split("\n")
-                         for part in (wrap(line, width, "  ") if display_width(line) > width else [line]))
+        text = "\n".join(part for line in text.split("\n") for part in _fold(line, width))
     try:
         sys.stderr.write(text + "\n")                      # 一次写完一整行：几个进程同时报进度也不会串行
         sys.stderr.flush()

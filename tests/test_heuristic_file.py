@@ -5,9 +5,11 @@
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
+from conftest import LECTURE_EXPERT, ROOT, run_in_pty
 from console import display_width
 from evolve.problem import EXPERT_FILE, Heuristic, display_path, load_heuristic, read_heuristic
 from evolve.program import Program, Rule
@@ -70,13 +72,45 @@ def test_gbk_file_says_save_as_utf8(tmp_path):
 @pytest.mark.skipif(shutil.which("iconv") is None, reason="这台机器没有 iconv")
 @pytest.mark.parametrize("name", ["h.py", "我的 启发式.py"])
 def test_the_gbk_message_gives_a_command_that_converts_the_file_as_printed(tmp_path, monkeypatch, name):
-    # 那句话里"命令行："后面的命令，在学生运行脚本的目录里照抄给 shell：文件变成 UTF-8，读出来和原来的程序一样
+    # 那句话后面单独一行的命令，在学生运行脚本的目录里照抄给 shell：文件变成 UTF-8，读出来和原来的程序一样
     monkeypatch.chdir(tmp_path)
     path = write(tmp_path, HEAD + BODY + TAIL, encoding="gbk", name=name)
     said = error(path).message
-    command = said.split("命令行：", 1)[1].rsplit("）", 1)[0]
+    command = said.split("\n    ", 1)[1]
+    assert "\n" not in command and command.startswith("iconv ") and not command.endswith("。"), said
     subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True, timeout=30)
     assert load_heuristic(path) == GOOD and os.listdir(tmp_path) == [name]
+
+
+GBK_RUNS = [("06", ["lecture14/06_your_heuristic.py", "mine.py"], {}),
+            ("04", ["lecture14/04_alphaevolve_tiling.py", "--budget", "5", "--seeds", "1"], {"expert": "mine.py"})]
+
+
+@pytest.mark.skipif(shutil.which("iconv") is None, reason="这台机器没有 iconv")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端的窗口大小用 Linux 的 ioctl 设")
+@pytest.mark.parametrize("cols", [80, 50])
+@pytest.mark.parametrize("script, args, how", GBK_RUNS, ids=[r[0] for r in GBK_RUNS])
+def test_the_gbk_command_copied_from_a_narrow_terminal_converts_the_file(tmp_path, script, args, how, cols):
+    """学生在 80 列的终端里报过：GBK 的那句话把 iconv 命令嵌在句子里，折成三行（"命令行：iconv -f GBK -t UTF-8"
+    一行、文件名在下一行）；照抄第一行，iconv 没有文件名，等着从键盘读。现在命令单独一行，放不下时按 shell 的续行
+    折开：把终端上印的那几行原样交给 bash，文件变成 UTF-8，程序和原来的一样。06 读学生的文件、04 读专家文件
+    （环境变量指向的那份；走的是 evolve.problem 模块载入时的那条路）。"""
+    mine = tmp_path / "a folder with a long name" / "mine.py"
+    mine.parent.mkdir()
+    mine.write_bytes((HEAD + BODY + TAIL).encode("gbk"))
+    env = {"NO_COLOR": "1", "MINI_ALPHAEVOLVE_EXPERT": str(mine) if how.get("expert") else LECTURE_EXPERT}
+    argv = [os.path.join(ROOT, args[0]), *[str(mine) if a == "mine.py" else a for a in args[1:]]]
+    term = run_in_pty(argv, cols, env, cwd=str(mine.parent), timeout=120, stderr_too=True)
+    assert term.returncode == 1 and "Traceback" not in term.stdout, term.stdout
+    lines = term.stdout.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.strip().startswith("iconv ")]
+    assert len(starts) == 1 and lines[starts[0]].startswith("    iconv "), term.stdout
+    command = [lines[starts[0]]]
+    while command[-1].endswith(" \\"):                          # shell 的续行：照原样拼给 bash
+        command.append(lines[starts[0] + len(command)])
+    assert all(display_width(line) <= cols for line in command), command
+    subprocess.run(["bash", "-c", "\n".join(command)], cwd=mine.parent, check=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert load_heuristic(str(mine)) == GOOD and sorted(os.listdir(mine.parent)) == ["mine.py"]
 
 
 def test_a_file_only_partly_gbk_gets_no_iconv_command(tmp_path):

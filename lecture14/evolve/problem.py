@@ -22,7 +22,7 @@ from kernel_lab import VALID, VALID_INDEX, Config, off_grid, one_field_fixes, pr
 from llama_shapes import LAYERS, MODEL_OF, PROJECTIONS, TOKENS  # noqa: F401  （投影的 (N, K)、所属模型和 M，第 13 讲定义）
 from sched_lab import time_valid
 
-from .program import Program, Rule, branch_index, choose, dead_rules, equivalent
+from .program import COMMAND_INDENT, Program, Rule, branch_index, choose, dead_rules, equivalent
 from .source import EmptyExpertError, ProgramError, find_block, ignored_code, parse
 
 LOG_QUANTUM = 2.0 ** -24           # log(时间) 的量化步长（约 6e-8，相对时间误差远小于模型本身的误差）
@@ -471,22 +471,24 @@ def decode_source(raw: bytes, name: str) -> str:
         bad = raw[e.start:end].hex(" ").upper()
         try:
             raw.decode("gbk")
-            guess, shell = "看起来是 GBK（中文 Windows 的记事本、老的编辑器常用它）", gbk_to_utf8_command(name)
+            guess = "看起来是 GBK（中文 Windows 的记事本、老的编辑器常用它）"
+            shell = f"；也可以照抄下面这条命令转换：\n{COMMAND_INDENT}{gbk_to_utf8_command(name)}"
         except UnicodeDecodeError:                       # 整个文件不是 GBK（比如一半 UTF-8）：不给 iconv，它会半路停下
             guess, shell = "可能是 GBK、Latin-1 之类的编码", ""
         raise ProgramError(name, line, f"这个文件不是 UTF-8 编码（第 {line} 行有 UTF-8 读不了的字节 {bad}），"
                                        f"{guess}：请在编辑器里把它另存为 UTF-8（VS Code：点右下角的编码 → "
-                                       f"「通过编码保存」→ UTF-8；记事本：另存为时编码选 UTF-8{shell}），再重新运行") from None
+                                       f"「通过编码保存」→ UTF-8；记事本：另存为时编码选 UTF-8），再重新运行{shell}") from None
     if text.startswith("\ufeff"):
         text = text[1:]
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def gbk_to_utf8_command(name: str) -> str:
-    """把 GBK 文件就地转成 UTF-8 的命令（接在编辑器的说法后面，"；命令行：…"）：从学生运行脚本的目录照抄就能跑
-    （name 是 display_path 的写法，带空格、中文时加引号）。先写到旁边的文件、转成功了才换掉原文件。"""
+    """把 GBK 文件就地转成 UTF-8 的命令：从学生运行脚本的目录照抄就能跑（name 是 display_path 的写法，带空格、中文时
+    加引号）。先写到旁边的文件、转成功了才换掉原文件。出错信息里它单独一行（COMMAND_INDENT 开头）：学生报过，嵌在
+    句子里时 80 列的终端把它折成三行，照抄的第一行 "iconv -f GBK -t UTF-8" 没有文件名，等着从键盘读。"""
     q, tmp = shlex.quote(name), shlex.quote(name + ".utf8")
-    return f"；命令行：iconv -f GBK -t UTF-8 {q} > {tmp} && mv {tmp} {q}"
+    return f"iconv -f GBK -t UTF-8 {q} > {tmp} && mv {tmp} {q}"
 
 
 def first_cover(corners, mnk: np.ndarray) -> np.ndarray:

@@ -429,10 +429,16 @@ def empty_lines(program: Program) -> list[int]:
     return [r.line for r in program.rules if r.conds and min(r._box[:3]) < 1]
 
 
+COMMAND_INDENT = "    "   # 出错信息里以它开头的一行是一条要照抄的命令（句子里放不下一整条命令：80 列的终端会把它折断）：
+#                          full_stop 不给它加句号；runner.say 在终端里按 shell 的续行折它（第 1 讲不 import 这里，照写一遍）
+
+
 def full_stop(message: str) -> str:
     """每一行说明都以句号（或问号、叹号、省略号、冒号）结尾（学生报过："……再重新运行"、"……最稳妥）"、
-    "……把它挪到那条前面"后面没有句号）。出错信息（ProgramError）和读文件时的提醒都经过这里。"""
-    return "\n".join(line if not line.strip() or line.rstrip().endswith(("。", "？", "！", "…", "：")) else line.rstrip() + "。"
+    "……把它挪到那条前面"后面没有句号）。出错信息（ProgramError）和读文件时的提醒都经过这里。COMMAND_INDENT 开头的
+    命令行不加：句号会成为命令的一部分。"""
+    return "\n".join(line if not line.strip() or line.startswith(COMMAND_INDENT)
+                     or line.rstrip().endswith(("。", "？", "！", "…", "：")) else line.rstrip() + "。"
                      for line in message.split("\n"))
 
 
