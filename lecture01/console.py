@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from layout import (BACKGROUND_MARK, CLOSING, FAILED, MARKS, OPENING, UNBREAKABLE, Axis, as_steps,  # noqa: F401
-                    display_width, extremes_note, finite, heat_edges, heat_extremes, heat_levels, hidden_series,
-                    hidden_tails, kind, nice_ticks, series_marks, tokens, wrap, wrap_command)
+                    display_width, extremes_note, finite, grouped, heat_edges, heat_extremes, heat_levels,
+                    hidden_series, hidden_tails, kind, nice_ticks, series_marks, tokens, wrap, wrap_command)
 
 MIN_WIDTH, MAX_WIDTH, PIPE_WIDTH = 60, 160, 100    # 终端宽度的上下限；输出不是终端时用 100 列
 
@@ -776,7 +776,7 @@ def format_heatmap(title: str, rows: list[str], cols: list[str], values: list[li
     on = use_color() if color is None else color
     if not rows or not cols or len(values) != len(rows) or any(len(r) != len(cols) for r in values):
         raise ValueError(f"热力图「{title}」要 {len(rows)} 行 × {len(cols)} 列的数")
-    values = [finite(r, f"热力图「{title}」的数据") for r in values]
+    values, fmt = [finite(r, f"热力图「{title}」的数据") for r in values], grouped(fmt)   # 千分位：和表格一样
     lo, hi, levels = heat_levels(values, log, fmt, span)
     flat = [(v, i, j) for i, r in enumerate(values) for j, v in enumerate(r)]
     big, small = heat_extremes(flat, fmt)          # 最大的、最小的（并列取第一个；印出来都一样时是同一格）
@@ -819,7 +819,7 @@ def format_bars(title: str, labels: list[str], values: list, *, segments: list[s
                 color: bool | None = None) -> str:
     """横条。values[i] 是一个数，或（给了 segments 时）一串数：画成 █ ▓ ▒ ░ 堆起来的横条，下面是图例。条尾印总数
     （按 fmt），给了 notes 就印 notes[i]。relative=True：每条按自己的总数画满整条，看的是各段的比例（总数差几个数量级时用）。"""
-    width = width or chart_width()
+    width, fmt = width or chart_width(), grouped(fmt)                   # 千分位：和表格一样
     on = use_color() if color is None else color
     if len(labels) != len(values) or not labels:
         raise ValueError(f"横条图「{title}」要一样多的标签和数（{len(labels)} 个标签，{len(values)} 组数）")

@@ -5,6 +5,7 @@
     wrap(text, width, indent)      按显示宽度折行；"【本次不成立】"永远不拆开
     tokens(text) / kind(ch)        折行用的小段和字符种类（console 折表头时也用）
     Axis(values, cells, ...)       一根轴：数据 → 格子坐标，整刻度
+    grouped(fmt)                   格式加上千分位：刻度、热力图、横条上的数和表格一样印成 1,000
     finite(values, what)           图的数据转成 float，有 NaN、无穷大就报错
     heat_edges / heat_levels       热力图五档的边界、每格的档位（按印出来的数）
     printed_ties / extreme_note    热力图下面"最大、最小"那一句：印出来一样的有几格、怎么说
@@ -320,6 +321,7 @@ def hidden_tails(series, marks, drawn, grid, background, xaxis, x_fmt, show=None
     不说（SVG：一条线的末端碰上另一条线，那条线的白边总要盖住它最后一两个像素）。covered(名字, 被盖住的那些格子)
     是"被盖住了"怎么说（SVG：只被白边外面那一圈盖着的还露出一道细边）。"""
     show, covered = _sayers(marks, show, covered)
+    x_fmt = grouped(x_fmt)                               # "从 1,000 起"：和刻度、表格一样带千分位
     out = []
     for name in series:
         ch, cells = _drawn_cells(name, marks, drawn, background)
@@ -426,6 +428,23 @@ def nice_ticks(lo: float, hi: float, n: int = 5, integer: bool = False) -> tuple
     return step, [float(f"{k * step:.12g}") for k in range(a, b + 1)]    # 去掉 0.30000000000000004 这种尾巴
 
 
+_FIELD = re.compile(r"\{(?::([^{}]*))?\}")
+_SPEC = re.compile(r"((?:.?[<>=^])?[-+ ]?z?#?0?\d*)((?:\.\d+)?[eEfFgGd%]?)")
+
+
+def grouped(fmt: str) -> str:
+    """fmt 加上千分位（"{:g}" → "{:,g}"、"{:.2f}×" → "{:,.2f}×"、"{}" → "{:,}"）：图的刻度、热力图的格子、横条尾巴上的数
+    和表格、句子一样印成 1,000、10,000（console.fmt 和表格里的计数都带千分位）。学生报过：04 --budget 4000 的表里
+    "第几个提议"是 1,235、1,559，下面那张图的横轴却是 1000 1500 2000。已经有千分位（"{:,}"）或不是数的格式原样返回。"""
+    def add(m: re.Match) -> str:
+        spec = m[1] or ""
+        parts = _SPEC.fullmatch(spec)
+        if parts is None or "," in spec or "_" in spec:
+            return m[0]
+        return "{:" + parts[1] + "," + parts[2] + "}"
+    return _FIELD.sub(add, fmt)
+
+
 DECIMALS = re.compile(r"\{:[^}]*\.[1-9]\d*[fe%]\}")   # 印出小数的格式（"{:.2f}×"）：轴上的量是连续的，不是计数
 
 
@@ -451,7 +470,7 @@ class Axis:
         self.per = max(1, round(per) if soft else int(per))   # 每段几格：soft（y 轴的高度）取最接近的，否则不超过给的格数
         self.cells = self.per * (len(ticks) - 1) + 1
         self.ticks = ticks
-        self.labels = _distinct_labels(fmt, [10.0 ** t if log else t for t in ticks])
+        self.labels = _distinct_labels(grouped(fmt), [10.0 ** t if log else t for t in ticks])
 
     def pos(self, v: float) -> float:
         """数据值 → 格子坐标（浮点，0 是轴的起点）。"""

@@ -18,8 +18,8 @@ from types import SimpleNamespace
 
 from xml.sax.saxutils import escape, quoteattr
 
-from layout import (Axis, as_steps, display_width, extremes_note, finite, heat_edges, heat_extremes, heat_levels,
-                    hidden_series, hidden_tails, series_marks, wrap, wrap_command)
+from layout import (Axis, as_steps, display_width, extremes_note, finite, grouped, heat_edges, heat_extremes,
+                    heat_levels, hidden_series, hidden_tails, series_marks, wrap, wrap_command)
 
 FONT = ("'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
         "'WenQuanYi Micro Hei', 'Noto Sans', 'DejaVu Sans', sans-serif")
@@ -533,7 +533,7 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
                 marks_note="", source="", span=None, **_) -> str:
     """热力图（参数同 console.format_heatmap）：每格的颜色按五档，格子里印数值，下面是刻度。marks 里的格子 (行, 列)
     在数值后面加 *，marks_note 是最下面说 * 是什么的一行（终端里的热力图不印每格的数，* 在它上面那张表里）。"""
-    values = [finite(r, f"热力图「{title}」的数据") for r in values]
+    values, fmt = [finite(r, f"热力图「{title}」的数据") for r in values], grouped(fmt)
     lo, hi, levels = heat_levels(values, log, fmt, span)
     marks = set(marks)
     label = lambda i, j: fmt.format(values[i][j]) + ("*" if (i, j) in marks else "")   # noqa: E731
@@ -582,6 +582,7 @@ def heatmap_svg(title, rows, cols, values, *, fmt="{:.2f}", x_label="", y_label=
 
 def bars_svg(title, labels, values, *, segments=None, fmt="{:g}", relative=False, notes=None, source="", **_) -> str:
     """横条 / 堆叠横条（参数同 console.format_bars）。"""
+    fmt = grouped(fmt)
     parts = [[v] if segments is None else list(v) for v in values]
     finite([v for p in parts for v in p], f"横条图「{title}」的数据")
     totals = [sum(p) for p in parts]                             # 整数加起来还是整数，和终端里印的一样

@@ -734,3 +734,36 @@ def test_a_diagonal_scatter_has_one_range_on_both_axes(pts):
     xs, ys = tick_labels(format_scatter("t", {"a": pts}, diagonal=True, x_fmt="{:.2f}×", y_fmt="{:.2f}×", width=100,
                                         color=False))
     assert xs == ys, (xs, ys)
+
+
+def test_ticks_and_numbers_on_charts_have_thousands_separators_like_the_tables():
+    """审读报过：04 --budget 4000 的表里"第几个提议"印成 1,235、1,559（表格、console.fmt 的数都带千分位），紧接着的
+    那张图横轴却是 1000 1500 2000 … 4000；13/01 的屋顶线 1000 ┤、横轴 10000，句子里是 2,493 FLOP/B。图上的刻度、
+    "从横轴 … 起"那句、热力图和横条上的数也带千分位：终端和 SVG 一样。"""
+    best = [(k, 1 + 0.2 * (1 - math.exp(-k / 900))) for k in range(0, 4001, 50)]
+    late = [(k, 1.3 - k / 40000) for k in range(0, 1000, 50)] + best[20:]          # 从 1,000 起和上一条重合
+    text = format_line("t", {"完整系统": best, "没有级联": late}, x_fmt="{:g}", y_fmt="{:.2f}×", width=100, color=False)
+    xs, _ = tick_labels(text)
+    assert "4,000" in xs and all(re.fullmatch(r"\d{1,3}(,\d{3})*", s) for s in xs), xs
+    assert re.search(r"从横轴 1,\d{3} 起", text), text
+    root = parse(svg.line_svg("t", {"完整系统": best, "没有级联": late}, y_fmt="{:.2f}×"))
+    sx = [t.text for t in q(root, "text") if t.get("class") == "tick-x"]
+    assert "4,000" in sx and all(re.fullmatch(r"\d{1,3}(,\d{3})*", s) for s in sx), sx
+    assert any(re.search(r"横轴 1,\d{3} 起", t.text or "") for t in q(root, "text")), [t.text for t in q(root, "text")]
+    roof = [(1.0, 3.0), (2500.0, 650.0), (9000.0, 989.4)]                           # 对数轴：10 的幂
+    xs, ys = tick_labels(format_scatter("屋顶线", {"点": roof}, log_x=True, log_y=True, width=100, color=False))
+    assert (xs[-2:], ys[-1]) == (["1,000", "10,000"], "1,000"), (xs, ys)
+    heat = format_heatmap("h", ["a"], ["1", "2"], [[1000.0, 12345.0]], fmt="{:.0f}", width=80, color=False)
+    assert "12,345" in heat and "12345" not in heat, heat
+    bars = format_bars("b", ["x", "y"], [1280, 640], width=80, color=False)
+    assert "1,280" in bars and "1280" not in bars, bars
+    assert "1,280" in svg.bars_svg("b", ["x", "y"], [1280, 640]) and "12,345" in svg.heatmap_svg(
+        "h", ["a"], ["1", "2"], [[1000.0, 12345.0]], fmt="{:.0f}")
+
+
+@pytest.mark.parametrize("fmt,grouped", [("{:g}", "{:,g}"), ("{:.2f}×", "{:,.2f}×"), ("{:.0f}", "{:,.0f}"),
+                                         ("{:,}", "{:,}"), ("{}", "{:,}"), ("{:>8.1f} µs", "{:>8,.1f} µs"),
+                                         ("{:x}", "{:x}"), ("{:s}", "{:s}")])
+def test_grouped_adds_the_thousands_separator_to_number_formats_only(fmt, grouped):
+    import layout
+    assert layout.grouped(fmt) == grouped

@@ -538,6 +538,21 @@ def test_readme_lists_every_svg_the_scripts_draw():
     assert len(drawn) >= 9 and not [d for d in sorted(drawn) if f"`{d}.svg`" not in readme], drawn
 
 
+@pytest.mark.h100_only                      # README 印的是 H100 上默认运行的图
+def test_the_readme_chart_is_what_the_default_04_run_prints():
+    """README 的"图和 SVG"印了一张 04 演示 2 的图（"默认参数的一次运行"）：和默认运行印的那张逐字相同。图的刻度
+    改成带千分位（1,000）以后，README 里还是旧的 1000（同一屏上的表格印 1,000 个程序）。"""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    shown = readme.split("04 演示 2 的图印出来是这样", 1)[1].split("```\n", 2)[1].rstrip("\n")
+    r = cached_run("lecture14/04_alphaevolve_tiling.py", timeout=180)
+    assert r.returncode == 0, r.stderr
+    title = shown.split("\n", 1)[0]
+    printed = r.stdout.split("\n" + title + "\n", 1)[1]
+    printed = title + "\n" + printed[:printed.index("\n图例：")] + "\n" + printed[printed.index("图例："):].split("\n")[0]
+    assert shown == printed
+
+
 def _legend(stdout: str, title_start: str) -> str:
     """印出来的热力图（标题以 title_start 开头）下面那行刻度。"""
     after = stdout.split(title_start, 1)[1]

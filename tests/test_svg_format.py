@@ -129,9 +129,10 @@ def reader(ticks: dict, log: bool):
 
 
 def svg_ticks(root):
+    """SVG 的 x、y 刻度标签（印着的字，千分位去掉："1,000" → "1000"）和绘图区。"""
     plot = next(e for e in q(root, "g") if e.get("class") == "plot")
-    xs = [t.text for t in q(plot, "text") if t.get("class") == "tick-x"]
-    ys = [t.text for t in q(plot, "text") if t.get("class") == "tick-y"]
+    xs = [t.text.replace(",", "") for t in q(plot, "text") if t.get("class") == "tick-x"]
+    ys = [t.text.replace(",", "") for t in q(plot, "text") if t.get("class") == "tick-y"]
     return xs, ys, plot
 
 
