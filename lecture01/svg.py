@@ -106,7 +106,8 @@ SOURCE_SIZE, SOURCE_INDENT = 11, 12   # 图下命令的字号；续行往里缩�
 def source_lines(command: str, width: float) -> list[str]:
     """图下的命令折成每行放得进 width 像素宽的画布的几行（左右各留 10 像素，续行多缩 SOURCE_INDENT）：在词之间折开，
     选项和它的值（--knob L2_BW=…）、python3 和脚本在一行，除了最后一行都以 " \\" 结尾（shell 的续行：照抄还是同一条
-    命令）。一个词本身比一行还宽时它自己一行（画布跟着加宽：引号里的词折开就不是同一条命令了）。审读报过：04 带着
+    命令）。一个词本身比一行还宽时它自己一行，字缩小到放得下（_doc；引号里的词折开就不是同一条命令了，画布加宽又让
+    图缩在左边）。审读报过：04 带着
     --gpu a100 和四个 --knob，命令一行印到底，画布从 760 加宽到 1,201 像素，图缩在左半边、标题居中在整个画布上。"""
     return wrap_command(command, (width - 20 - SOURCE_INDENT) / (SOURCE_SIZE * 0.6) - 2)   # 显示列；行尾留 " \\"
 
@@ -119,10 +120,10 @@ def _doc(width, height, kind, title, body, source="") -> str:
     shift = 22 * (len(lines) - 1)
     if source:
         said = source_lines(source, width)
-        body = body + [_text(10 + (SOURCE_INDENT if k else 0), height + 4 + 14 * k, line, SOURCE_SIZE, "start",
-                             ' class="source" fill="#777"') for k, line in enumerate(said)]
-        width = int(max([width] + [text_width(line, SOURCE_SIZE) + 20 + (SOURCE_INDENT if k else 0)
-                                   for k, line in enumerate(said)]))
+        for k, line in enumerate(said):                          # 一个参数本身比一行还宽（很长的路径）：这一行的字
+            x = 10 + (SOURCE_INDENT if k else 0)                 # 缩小到放得下，画布不加宽（以前加宽，整张图缩在
+            size = min(SOURCE_SIZE, math.floor(SOURCE_SIZE * (width - 10 - x) / text_width(line, SOURCE_SIZE) * 100) / 100)
+            body = body + [_text(x, height + 4 + 14 * k, line, size, "start", ' class="source" fill="#777"')]  # 左半边）
         height += 14 * len(said)
     height += shift
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '

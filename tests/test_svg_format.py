@@ -344,6 +344,28 @@ def test_a_long_command_under_a_chart_wraps_between_arguments_and_leaves_the_can
     assert float(lines[-1].get("y")) + 4 <= float(root.get("viewBox").split()[3])    # 最后一行也在画布里
 
 
+@pytest.mark.parametrize("draw", [lambda source: svg.line_svg("t", {"a": [(0, 1.0), (50, 1.15)]}, source=source),
+                                  lambda source: svg.bars_svg("t", ["寄存器/线程", "共享内存"], [640, 944], source=source),
+                                  lambda source: svg.heatmap_svg("t", ["a"], ["1", "16"], [[1.0, 1.6]], source=source)])
+def test_one_argument_longer_than_a_line_shrinks_its_line_and_leaves_the_canvas_alone(draw):
+    """审读报过：06 交给它一个很长的路径（'/home/…/my heuristic.py'，引号里的一个参数就比一行宽）时，图下的命令在参数
+    之间折开了，那个参数自己一行，画布却照它加宽：放进幻灯片时图缩在左半边、标题居中在整个画布上。引号里的词折开
+    就不是同一条命令了：那一行的字缩小到放得下，别的行照旧，整段照抄给 bash 还是同一条命令。"""
+    short = parse(draw("python3 lecture14/06_your_heuristic.py"))
+    path = "'/home/student/" + "a very long directory name/" * 6 + "my 启发式.py'"
+    command = f"python3 lecture14/06_your_heuristic.py {path} --evolve --quick"
+    root = parse(draw(command))
+    width = float(root.get("viewBox").split()[2])
+    assert width == float(short.get("viewBox").split()[2])                          # 画布没有因为这个参数加宽
+    lines = [t for t in q(root, "text") if t.get("class") == "source"]
+    assert [t.text for t in lines] == ["python3 lecture14/06_your_heuristic.py \\", path + " \\", "--evolve --quick"]
+    sizes = [float(t.get("font-size")) for t in lines]
+    assert sizes[0] == sizes[2] == svg.SOURCE_SIZE and 0 < sizes[1] < svg.SOURCE_SIZE, sizes    # 只缩那一行
+    for t in lines:
+        assert float(t.get("x")) + svg.text_width(t.text, float(t.get("font-size"))) <= width - 10, t.text
+    assert _bash_words("\n".join(t.text for t in lines)) == _bash_words(command)    # 照抄还是同一条命令
+
+
 def test_scatter_points_have_the_terminal_marks_shape_so_a_grey_print_tells_the_series_apart():
     """讲义的讲义印成黑白时：散点图的几条序列以前只差颜色（全是实心圆；13 的屋顶线上四个标出来的形状分不出）。
     现在每条序列的点和终端里的记号同形：●○ 实心、空心的圆，◆◇ 菱形，▲△ 三角，■□ 方块；衬底是灰色的实心圆。
