@@ -29,6 +29,7 @@ from evolve.mock_llm import OPS, Dice, MockLLM
 from evolve.problem import per_m_table
 from evolve.program import format_diff, make_diff
 from kernel_lab import Config
+from sched_lab import roofline
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -413,6 +414,32 @@ def test_enough_shapes_use_all_probes(table, train):
     assert len(ev.probe) == N_PROBE == len(set(ev.probe.tolist()))
     ev.evaluate_initial(EXPERT)
     assert ev.bench_runs == len({(s.M, s.N, s.K) for s in train})                      # 一样大的形状只跑一次（加了模型时可能有）
+
+
+def test_probes_are_spread_evenly_over_m(table, train):
+    # evaluator 的说明和 03 的句子："按 M 均匀取"：不同的训练形状按 M 排好，等距取 N_PROBE 个，从最小的 M（decode）
+    # 到最大的 M（prefill）
+    ev = Evaluator(train, table)
+    ms = sorted(m for m, _, _ in {(s.M, s.N, s.K) for s in train})
+    spread = [ms[round(x)] for x in np.linspace(0, len(ms) - 1, N_PROBE)]
+    assert sorted(ev.train[i].M for i in ev.probe) == spread
+    assert spread[0] == min(ms) and spread[-1] == max(ms)
+
+
+def test_feedback_compares_with_the_best_time_seen_on_each_shape(table, train):
+    # 提示里"比见过的最好慢几倍"：对着这个评估器完整评估过的所有程序里、这个形状上最快的那个，不只是专家
+    ev = Evaluator(train, table)
+    start = ev.evaluate_initial(EXPERT)
+    others = [ev.evaluate(strong_program(table, train)), ev.evaluate(WEAK)]
+    assert all(r["status"] == "full" for r in others)                        # 前提：没有父程序，都完整评估
+    seen = np.minimum.reduce([start["log_time"]] + [r["log_time"] for r in others])
+    assert (seen < start["log_time"]).any()                                  # 前提：有形状上别的程序比专家快
+    fb = ev.feedback(start, len(train))
+    for s, to_floor, to_best, _ in fb:
+        i = ev.train.index(s)
+        assert to_best == pytest.approx(math.exp(start["log_time"][i] - seen[i]), rel=1e-9), s.label()
+        assert to_floor == pytest.approx(math.exp(start["log_time"][i]) / roofline(s.M, s.N, s.K), rel=1e-9), s.label()
+    assert any(to_best > 1 for _, _, to_best, _ in fb)                       # 专家在某个 M 上确实被比下去了
 
 
 # ---------------------------------------------------------------- issue 7 §6：随便回什么的 LLM
