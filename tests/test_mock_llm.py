@@ -129,7 +129,7 @@ def test_common_sense_configs_launch_everywhere(monkeypatch):
 def test_common_sense_follows_its_rules():
     # 不随机微调的那一半：块的行数盖住 M，decode 用 16 行；CTA 数不少于 SM 数的一半时 BN 尽量大；group 8
     from sched_lab import SMS
-    for M, N, K in [(1, 4096, 4096), (16, 28672, 4096), (64, 8192, 1024), (8192, 4096, 14336)]:
+    for M, N, K in [(1, 4096, 4096), (16, 28672, 4096), (64, 8192, 1024), (128, 1280, 8192), (8192, 4096, 14336)]:
         configs = [common_sense_config(M, N, K, Dice(seed)) for seed in range(40)]
         base = max(set(configs), key=configs.count)                   # 最常见的就是没微调的
         assert base.group == 8
@@ -353,6 +353,22 @@ def test_an_edit_kind_that_writes_a_value_off_the_grid_is_named_in_one_sentence(
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
     assert lines[-1].startswith("lecture14/04_alphaevolve_tiling.py：MockLLM._swap 改出的配置里 stages=5 不在候选值 (1, 2, 3, 4) 里：")
+
+
+def test_threshold_moves_m_to_a_neighbouring_m_and_n_or_k_by_a_factor_of_two():
+    # 挪阈值（threshold）：M 的阈值换成 M_THRESHOLDS 里紧挨着它的一个（_near_m），N、K 的阈值减半或加倍
+    rule = mock_llm.Rule((("M", 128), ("N", 4096), ("K", 1024)), Config(128, 128, 64, 4, 3, 8))
+    parent = Program((rule,), Config(16, 64, 128, 4, 4, 1))
+    pr = Prompt(render(parent), parent, 1.0, (), ())
+    llm = MockLLM(Dice(3))
+    moved = {"M": set(), "N": set(), "K": set()}
+    for _ in range(300):
+        child, why = llm._threshold(pr)
+        new = dict(child.rules[0].conds)
+        changed = [f for f, t in rule.conds if new[f] != t]
+        assert len(changed) == 1 and child.default == parent.default, why
+        moved[changed[0]].add(new[changed[0]])
+    assert moved == {"M": {96, 192}, "N": {2048, 8192}, "K": {512, 2048}}
 
 
 def test_threshold_moves_an_off_list_m_to_its_two_neighbours():
