@@ -130,8 +130,11 @@ def test_01_gives_each_removed_rule_its_own_reason(tmp_path):
                                  "group=8)\n    if M <= 32:\n        return Config(BM=64, BN=64, BK=64, warps=4, "
                                  "stages=3, group=8)\n" + first), encoding="utf-8")
     program = read_heuristic(str(path)).program
-    empty, blocked = empty_lines(program), sorted(set(unreachable_lines(program)) - set(empty_lines(program)))
-    assert len(empty) == 1 and len(blocked) == 1                     # 数据：一条空的、一条被挡住的
+    lines = path.read_text(encoding="utf-8").splitlines()
+    # 行号从文件本身数出来（if M <= 0 那一行、原来的 if M <= 16 那一行），不从被测的 empty_lines 来：它坏了时说它坏了
+    empty, blocked = [lines.index("    if M <= 0:") + 1], [lines.index(first.rstrip("\n")) + 1]
+    assert empty_lines(program) == empty, "evolve.program.empty_lines 没认出 M <= 0 那条空规则"
+    assert sorted(set(unreachable_lines(program)) - set(empty)) == blocked, "unreachable_lines 没认出被 M <= 32 挡住的那条"
     r = run_script("lecture14/01_heuristic_as_code.py", "--heuristic", str(path), timeout=120)
     assert r.returncode == 0, r.stderr
     said = "".join(r.stdout.split("simplify（")[1].split("\n\n")[0].split())       # 折行的句子拼回去
