@@ -4,6 +4,7 @@ common_sense_config 给的配置在所有形状、很多种子下都能启动（
 定向修改按说好的权重加出只管 M、管 M 和 N、管 M、N、K 的规则，阈值就是那个慢形状的维度。
 """
 
+import functools
 import math
 import os
 import re
@@ -380,3 +381,95 @@ def test_threshold_moves_an_off_list_m_to_its_two_neighbours():
     assert seen(0) == {1}
     assert seen(9000) == {8192}
     assert seen(16) == {8, 32} and seen(8192) == {6144} and seen(1) == {8}   # 在表里的照旧：前一个和后一个
+
+
+
+# ---------------------------------------------------------------- 每种修改做的是它那句说明（OP_SAID）说的事
+
+def _edit_kind_prompt():
+    """两条规则的父程序、一个带两条别的规则的灵感程序、一个反馈形状：六种修改都做得了。"""
+    r1 = mock_llm.Rule((("M", 16),), Config(16, 64, 128, 4, 4, 1))
+    r2 = mock_llm.Rule((("M", 128), ("N", 4096)), Config(64, 64, 128, 4, 3, 8))
+    parent = Program((r1, r2), Config(128, 128, 64, 4, 3, 8))
+    donor = Program((mock_llm.Rule((("M", 64),), Config(32, 64, 128, 4, 3, 8)),
+                     mock_llm.Rule((("M", 512), ("K", 4096)), Config(128, 64, 64, 4, 3, 8))), Config(128, 128, 64, 4, 3, 8))
+    s = next(s for s in all_shapes() if s.M == 256)
+    return Prompt(render(parent), parent, 1.0, ((s, 2.0, 1.5, parent.default),), ((render(donor), donor, 1.1),))
+
+
+def _configs(p):
+    return [r.config for r in p.rules] + [p.default]
+
+
+def _added(parent, child):
+    """child 比 parent 多一条规则、其余原样按原来的顺序：返回多出的那条；不是这样返回 None。"""
+    if child.n_rules() != parent.n_rules() + 1 or child.default != parent.default:
+        return None
+    for i, r in enumerate(child.rules):
+        if child.rules[:i] + child.rules[i + 1:] == parent.rules:
+            return r
+    return None
+
+
+def _removes_one_rule(pr, c):                 # "删一条规则"：其余的规则、默认配置原样
+    return c.default == pr.parent.default and any(pr.parent.rules[:i] + pr.parent.rules[i + 1:] == c.rules
+                                                  for i in range(pr.parent.n_rules()))
+
+
+def _adds_an_m_rule_with_an_existing_config(pr, c):     # "复制一个配置、套上新条件，加一条规则"
+    r = _added(pr.parent, c)
+    return r is not None and [f for f, _ in r.conds] == ["M"] and r.config in _configs(pr.parent)
+
+
+def _copies_a_rule_of_the_inspiration(pr, c):           # "从灵感程序抄一条规则"
+    r = _added(pr.parent, c)
+    return r is not None and r in pr.inspirations[0][1].rules
+
+
+def _moves_one_threshold(pr, c):                         # "挪一条规则的阈值"：一个条件的数变了，别的都不动
+    if c.n_rules() != pr.parent.n_rules() or _configs(c) != _configs(pr.parent):
+        return False
+    conds = [(x, y) for a, b in zip(pr.parent.rules, c.rules) for x, y in zip(a.conds, b.conds)]
+    return (all(len(a.conds) == len(b.conds) for a, b in zip(pr.parent.rules, c.rules))
+            and all(x[0] == y[0] for x, y in conds) and sum(x != y for x, y in conds) == 1)
+
+
+def _moves_one_field_to_a_neighbour(pr, c):              # "只把一个字段挪到相邻的候选值"
+    if [r.conds for r in c.rules] != [r.conds for r in pr.parent.rules]:
+        return False
+    diffs = [(a, b) for a, b in zip(_configs(pr.parent), _configs(c)) if a != b]
+    if len(diffs) != 1:
+        return False
+    (a, b), = diffs
+    fields = [f for f in GRID if getattr(a, f) != getattr(b, f)]
+    return len(fields) == 1 and getattr(b, fields[0]) in mock_llm._neighbors(fields[0], getattr(a, fields[0]))
+
+
+def _gives_the_slow_shape_a_common_sense_config(pr, c):  # "按内核常识一次改好几个字段……去修反馈里列出的一个慢形状"
+    from evolve.program import choose
+    s = pr.feedback[0][0]
+    return c.n_rules() in (pr.parent.n_rules(), pr.parent.n_rules() + 1) and choose(c, s) in _common_sense(s.M, s.N, s.K)
+
+
+@functools.lru_cache(maxsize=None)
+def _common_sense(M, N, K):
+    """common_sense_config 对这个形状给得出的配置（不微调的和各种微调的；300 个种子足够把它们都摸到）。"""
+    return frozenset(common_sense_config(M, N, K, Dice(k)) for k in range(300))
+
+
+EDIT_DOES = {"remove_rule": _removes_one_rule, "add_rule": _adds_an_m_rule_with_an_existing_config,
+             "crossover": _copies_a_rule_of_the_inspiration, "threshold": _moves_one_threshold,
+             "single_field": _moves_one_field_to_a_neighbour, "targeted": _gives_the_slow_shape_a_common_sense_config}
+
+
+@pytest.mark.parametrize("op", [op for op in mock_llm.OPS if op in EDIT_DOES])   # 新加的种类：这里没有它的检查，不管它
+def test_each_edit_kind_does_what_its_sentence_says(op):
+    # 02、04 的表下面印着每种修改的一句说明（mock_llm.OP_SAID）：对一个六种修改都做得了的父程序各提 200 次，
+    # 改出来的子程序和父程序的差别正是那句话说的
+    pr = _edit_kind_prompt()
+    llm = MockLLM(Dice(6))
+    children = [llm._edit(op, pr)[0] for _ in range(200)]
+    new = [c for c in children if c is not None and c != pr.parent]
+    assert len(new) >= 100, f"{op}（{mock_llm.OP_SAID[op]}）：200 次里只有 {len(new)} 次改出了和父程序不同的子程序"
+    wrong = [render(c) for c in new if not EDIT_DOES[op](pr, c)]
+    assert not wrong, f"{op} 说的是“{mock_llm.OP_SAID[op]}”，改出的 {len(wrong)} 个子程序不是这样，例如：\n{wrong[0]}"
