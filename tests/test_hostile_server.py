@@ -1315,9 +1315,11 @@ def test_1xx_before_the_answer_is_skipped_like_100_continue():
 
 
 def test_a_flood_of_1xx_is_still_bounded():
+    # 5.6 MB 的 103、永远没有最终的回答：停下它的是读的字节数的上限（TOO_LONG），不是计时器。期限给得很宽：
+    # 机器忙的时候（负载 25 上量过）读完 2 MB 的 103 要 10 秒以上，以前的 10 秒期限先到，测试说"LLM 超时"，像是上限没起作用
     with HostileServer(chat="hints_flood") as s:
-        kind, _, took = ask(client(s.url, timeout=10))
-    assert kind == TOO_LONG and took < 8
+        kind, _, took = ask(client(s.url, timeout=50))
+    assert kind == TOO_LONG, (kind, f"{took:.1f} 秒")
 
 
 def test_a_long_model_name_from_the_server_is_recorded_so_that_it_replays(tmp_path):
