@@ -262,9 +262,11 @@ CHAT_CASES = {mode: same_kind(mode) for mode in SAME_KIND}
 
 @pytest.mark.parametrize("mode,kind", CHAT_CASES.items())
 def test_bad_chat_replies_are_named_failures_and_not_retried(mode, kind):
+    # 不重试看的是服务器收到几个 POST；没卡住看的是种类不是超时（client 的期限 3 秒）。以前还要求 2.5 秒以内：
+    # 负载 25 的机器上 gzip_bomb 用了 2.66 秒，测试说这个种类的失败坏了，其实什么都没坏
     with HostileServer(chat=mode) as s:
         got, _, took = ask(client(s.url))
-    assert got == kind and s.posts() == 1 and took < 2.5
+    assert got == kind and s.posts() == 1, (got, s.posts(), f"{took:.2f} 秒")
 
 
 def test_a_head_cut_short_is_a_closed_connection_not_an_empty_reply():
