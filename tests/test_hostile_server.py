@@ -262,10 +262,10 @@ CHAT_CASES = {mode: same_kind(mode) for mode in SAME_KIND}
 
 @pytest.mark.parametrize("mode,kind", CHAT_CASES.items())
 def test_bad_chat_replies_are_named_failures_and_not_retried(mode, kind):
-    # 不重试看的是服务器收到几个 POST；没卡住看的是种类不是超时（client 的期限 3 秒）。以前还要求 2.5 秒以内：
-    # 负载 25 的机器上 gzip_bomb 用了 2.66 秒，测试说这个种类的失败坏了，其实什么都没坏
+    # 不重试看的是服务器收到几个 POST。这些回复都不是超时（SAME_KIND 里没有），期限给得很宽：以前是 3 秒、还要求
+    # 2.5 秒以内，负载 25 的机器上 gzip_bomb 用了 2.66 秒、3.05 秒（超时），测试说这个种类的失败坏了，其实什么都没坏
     with HostileServer(chat=mode) as s:
-        got, _, took = ask(client(s.url))
+        got, _, took = ask(client(s.url, timeout=30))
     assert got == kind and s.posts() == 1, (got, s.posts(), f"{took:.2f} 秒")
 
 
