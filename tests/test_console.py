@@ -49,6 +49,19 @@ def test_fmt_with_more_than_six_digits_prints_them():
     assert display_width("") == 0
 
 
+def test_fmt_never_rounds_a_number_onto_or_across_the_bound_it_is_judged_by():
+    # fmt 的说明：四舍五入以后和判据的界（或 0、100%）的大小关系变了就多印一位——判据"至少 75%"、量到 74.96% 时
+    # 印成"75%"，读的人以为成立，旁边却是【本次不成立】。两个方向都查：差一点够不着、差一点超过
+    from console import fmt
+    assert fmt(0.7496, 0, (0.75,), percent=True) == "74.96%"      # 判据 >= 75%：不能印成 75%
+    assert fmt(0.7504, 0, (0.75,), percent=True) == "75.04%"      # 正好超过一点：也不印成 75%（和界相等）
+    assert fmt(1.0104, 2, (1.01,)) == "1.0104"                     # 判据 <= 1.01：不能印成 1.01
+    assert fmt(1.0096, 2, (1.01,)) == "1.0096"
+    assert fmt(0.004, 0, percent=True) == "0.4%"                    # 不是 0%
+    assert fmt(0.9996, 0, percent=True) == "99.96%"                 # 不是 100%
+    assert fmt(0.8, 0, (0.75,), percent=True) == "80%"             # 离界远：照要的位数
+
+
 ROWS = [["8B gate_up M=128", "(256, 128, 64, 8, 4, 8)", "12.3 µs", 1.5, 1234],
         ["形状", "专家启发式", "0（手写）", -0.25, "…"],
         ["70B/8 qkv", "ascii", "85%", "+3.1", "1,234"]]
