@@ -288,6 +288,53 @@ def say(text: str) -> None:
         pass
 
 
+def rerun_command(option: str, value: str, argv: list[str] | None = None) -> str | None:
+    """这次运行的命令，option 换成（或者加上）value，照抄就能在仓库根目录再跑一次：写成 "python3 脚本 参数…"（脚本相对于
+    仓库的根目录，和"可以试试"一样），每个参数照命令行上的样子（shell 的引号）。--record 已经录进了这次的文件（--record
+    不覆盖已有的文件）：换成旁边一个还没有的文件名（run.jsonl → run-2.jsonl）。标准错误是终端时按它的宽度在参数之间折成
+    几行（shell 的续行，行尾 " \\"），缩进 4 格，和 say 一起印也不会被折断；不是终端时一行。参数里的网址带着查询串、
+    "#…"（托管 API 的密钥常放在查询串里）时不印命令，是 None（openai_llm 那时只说加上哪个参数）。
+    讲师报过：运行最后只说"加上 --llm-max-tokens 4096"，照抄不成一条命令。"""
+    import re
+    import shlex
+    argv = list(sys.argv if argv is None else argv)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = os.path.abspath(argv[0]) if argv and argv[0] else ""
+    rel = os.path.relpath(script, root) if script else ""
+    words = ["python3", rel if rel and not rel.startswith(os.pardir) else script]
+    rest, replaced = argv[1:], False
+    while rest:
+        a = rest.pop(0)
+        name, eq, given = a.partition("=")
+        if name in (option, "--record") and name.startswith("--") and (eq or rest):
+            old = given if eq else rest.pop(0)
+            new = value if name == option else _fresh_name(old)
+            replaced |= name == option
+            words += [name, new]
+            continue
+        if re.search(r"(?i)https?://\S*[?#]", a):
+            return None
+        words.append(a)
+    if not replaced:
+        words += [option, value]
+    command = " ".join(shlex.quote(w) for w in words)
+    width = _stderr_width()
+    if width is None:
+        return "    " + command
+    from layout import wrap_command
+    lines = wrap_command(command, width - 4 - 2, width - 6 - 2)
+    return "\n".join(("      " if k else "    ") + line for k, line in enumerate(lines))
+
+
+def _fresh_name(path: str) -> str:
+    """path 旁边一个还没有的文件名：run.jsonl → run-2.jsonl（有了就 run-3.jsonl……）。"""
+    stem, ext = os.path.splitext(path)
+    k = 2
+    while os.path.lexists(f"{stem}-{k}{ext}"):
+        k += 1
+    return f"{stem}-{k}{ext}"
+
+
 def progress(text: str) -> None:
     """一行进度（"第 200 个提议……"），写到标准错误，和 say 一样按终端宽度折行。"""
     say(text)

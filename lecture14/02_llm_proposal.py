@@ -35,7 +35,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
 from runner import (int_between, ensure_numpy, nonnegative_int, parser, progress, progress_gate, run, say,  # noqa: E402
-                    time_left, took)
+                    time_left, rerun_command, took)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -877,7 +877,7 @@ def main(argv=None):
     print_try(suggestions(a))
     CHARTS.report()
     took(start)
-    openai_llm.finish(llm, say)
+    openai_llm.finish(llm, say, rerun_command)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
 from runner import (int_between, ensure_numpy, heartbeat, nonnegative_int, on_interrupt, parser, say, time_left,  # noqa: E402
-                    progress, progress_gate, run, sigint_ignored, took)
+                    progress, progress_gate, rerun_command, run, sigint_ignored, took)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -461,6 +461,13 @@ def demo2_one_run(table, train, test, seed, budget, llm=None):
     return out, ev, obs
 
 
+def gave_up_why(llm) -> str:
+    """为什么不再问 LLM（按提议的顺序记下的调用数出来：录制和回放一样）："接连 4 次调用的回复都到了 token 上限、被截断，
+    修改没写完"、"接连 4 次调用失败（LLM 回 HTTP 500 ×4）"。讲师报过：观察只说"接连失败以后不再调用"，看不出原因。"""
+    return openai_llm.gave_up_why(llm.calls, getattr(llm, "cut_counts", True), getattr(llm, "give_up_after",
+                                                                                   openai_llm.GIVE_UP_AFTER)) or "接连失败"
+
+
 def llm_sentence(out, llm):
     """用真的 LLM 时代替 targeted / single_field 那句：它不报修改的种类，只能说它自己那一行。"""
     kind = openai_llm.KIND
@@ -472,7 +479,7 @@ def llm_sentence(out, llm):
                  said + "MockLLM 的 targeted 和 single_field 的对比，不加 --llm 再跑一次就看得到。",
                  "看一个模型改得好不好，要拿到它的回复、每个提议都问到它（没有接连失败以后不再调用的）",
                  f"拿到回复的提议 {n:,} 个" + (f"（{rate_text(acc, n)}比父程序好）" if n else "")   # 讲师报过："0/0（0%）"
-                 + (f"，{skipped:,} 个提议没问 {llm.model}（接连失败以后不再调用）" if skipped else ""),
+                 + (f"，{skipped:,} 个提议没问 {llm.model}（{gave_up_why(llm)}，之后不再调用）" if skipped else ""),
                  [("拿到了它的回复", n > 0), ("每个提议都问到了它", skipped == 0)])
 
 
@@ -514,8 +521,8 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
     rows, summary = [], {}
     done = dict(zip(keys, wait_for(runs, len(reused))))               # (划分, 种子) → (训练分数, 测试分数, 程序)
     llm = getattr(runs, "llm", None)                     # 真的 LLM：演示 2、3 的进化都问它，比之前先看每个提议问到没有
-    asked = [] if llm is None else [check(*openai_llm.coverage(
-        llm.ledger()["not_sent"], len(llm.calls), llm.model, "两种划分"))]
+    asked = [] if llm is None else [check(*openai_llm.coverage(       # 原因只说一次：演示 2 没说过（放弃在演示 3 里）才说
+        llm.ledger()["not_sent"], len(llm.calls), llm.model, "两种划分", None if getattr(runs, "demo2_skipped", False) else gave_up_why(llm)))]
     done.update(reused)                                  # 演示 2 那一次（同样的划分、种子、预算）不用再跑
     for how, label in SPLITS.items():
         train, test = split_shapes(shapes, how)
@@ -791,6 +798,7 @@ def run_lecture(seed, budget, seeds, jobs, lap=lambda stage: None, llm=None):
     reused = ({("random", seed): (res["score"], geomean_speedup(best, test, table), best)}
               if seed < seeds else {})          # --seed 3 --seeds 2：演示 3 的种子是 0、1，用不上演示 2 的那一次
     lap("演示 2：一次进化")
+    runs.demo2_skipped = bool(out["failed"].get(openai_llm.GAVE_UP, 0))   # 演示 2 的观察已经说了为什么不再问 LLM
     observations["演示 3"] = demo3_generalization(table, shapes, budget, seeds, runs, keys, reused)
     lap("演示 3：泛化（后台已经跑了一阵，这里只剩等待）")
     observations["演示 4"] = demo4_cost(table, out, ev, train, test, shapes, budget, book, seeds)
@@ -901,7 +909,7 @@ def main(argv=None):
             "录制之后代码改了，或者文件被改过）")
     CHARTS.report()
     took(start)
-    openai_llm.finish(llm, say)
+    openai_llm.finish(llm, say, rerun_command)
 
 
 if __name__ == "__main__":

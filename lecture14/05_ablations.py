@@ -36,7 +36,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
 from runner import (int_between, ensure_numpy, fraction, heartbeat, ignore_sigint, parser, progress, say, time_left,  # noqa: E402
-                    progress_gate, run, sigint_ignored, took)
+                    progress_gate, rerun_command, run, sigint_ignored, took)
 
 ensure_numpy()                      # 系统的 python3 没有 numpy：改用 make run 建的 .venv 重新运行，或者说一句怎么办
 
@@ -448,7 +448,8 @@ def demo1_llm(table, results, budget, seeds, llm):
              f"{med(n, 'runs') / med('full', 'runs'):.2f} 倍" for n in LLM_VARIANTS[1:]]
     calls = sum(total(n, "calls") for n in LLM_VARIANTS)
     covered = check(*openai_llm.coverage(sum(total(n, "not_sent") for n in LLM_VARIANTS),
-                                         budget * seeds * len(LLM_VARIANTS), llm.model, "几个变体"))
+                                         budget * seeds * len(LLM_VARIANTS), llm.model, "几个变体",
+                                         openai_llm.gave_up_why(llm.calls, getattr(llm, "cut_counts", True))))
     compared = (f"和完整系统（训练形状 {full:.3f}×）比：" + "；".join(lines) + f"。每个变体只有 {seeds} 个种子，"
                 "差几个百分点可能只是种子和模型采样的噪声；真的 LLM 每次回答都不一样，要比出哪个部件重要，得多跑几个种子。"
                 if covered.ok else           # 讲师报过：大半没问到 LLM 时，照样把差别说成"种子和采样的噪声"
@@ -640,7 +641,7 @@ def main(argv=None):
         finally:
             if hasattr(llm, "close"):
                 llm.close()
-        openai_llm.finish(llm, say)
+        openai_llm.finish(llm, say, rerun_command)
         return
     print_note(f"设置：--budget {budget} --seeds {seeds} --small-targeted {a.small_targeted:g}{gpu_flag()}"
                f"（--jobs {a.jobs} 只影响快慢，不影响结果）")

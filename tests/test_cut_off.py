@@ -13,9 +13,10 @@ OpenAI 都这样说），回复是空的（草稿在 reasoning_content 里）、
 import json
 import os
 import re
+import subprocess
 
 import pytest
-from conftest import ahead, base_env, run_script, run_script_fresh, session_dir
+from conftest import ROOT, ahead, base_env, no_numpy_bin, run_script, run_script_fresh, session_dir, stop_group
 from printed import find_table, gave_up_at_the_end, observations, section
 from stub_llm_server import THINKER_EDIT_TOKENS, StubServer, reasoning_model
 
@@ -28,7 +29,6 @@ from evolve.openai_llm import (CUT_OFF, GAVE_UP, GAVE_UP_SAID, GIVE_UP_AFTER, KI
 from evolve.program import apply_diff
 from evolve.source import parse
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
 FAST = dict(timeout=10, retries=0, seed=0)
 LIMIT = f"max_tokens={openai_llm.MAX_TOKENS:,}"          # 默认的上限，句子里的写法
@@ -141,7 +141,8 @@ def test_the_loop_counts_cut_off_proposals_in_the_llm_row(table, train, reason):
 @pytest.mark.parametrize("concurrency", [1, 2])
 def test_a_model_that_is_always_cut_off_is_asked_at_most_give_up_after_times(table, train, concurrency):
     # 修改总是写不完（草稿用完了上限）：和调用失败一样算进"接连失败"，问 GIVE_UP_AFTER 次（加上同时在路上的）就不再问，
-    # 其余的提议记作 GAVE_UP；放弃的那句说原因是上限、怎样调高（以前 40 个提议问了 40 次，每次都按上限收钱）
+    # 其余的提议记作 GAVE_UP；放弃的那句说原因是上限（以前 40 个提议问了 40 次，每次都按上限收钱），怎样调高只在运行
+    # 最后那句（lost_llm）里说一次
     said = []
     with StubServer(cycle("cut_empty", "cut_thinking", "cut_edit"), max_requests=40) as s:
         backend = OpenAILLM(s.url, "stub", concurrency=concurrency, notify=said.append, **FAST)
@@ -152,10 +153,9 @@ def test_a_model_that_is_always_cut_off_is_asked_at_most_give_up_after_times(tab
     assert out["failed"] == {CUT_OFF: asked, GAVE_UP: 40 - asked}
     assert backend.ledger()["not_sent"] == 40 - asked
     gave_up = [x for x in said if GAVE_UP in x]
-    assert gave_up == [f"LLM：接连 {GIVE_UP_AFTER} 次调用失败（最后一次是“{CUT_OFF}”），之后的提议不再问它，记作“{GAVE_UP}”。"
-                       f"其中 {GIVE_UP_AFTER} 次是回复到了 token 上限、被截断，修改没写完：这次的上限是 {LIMIT}（想得多的"
-                       f"模型把草稿也算在里面）；要让它写完，跑的时候加上 {RAISE}（这次的 4 倍；本机的模型只是更慢，"
-                       "托管的 API 按用掉的 token 收钱）。"], said
+    assert gave_up == [f"LLM：接连 {GIVE_UP_AFTER} 次调用的回复都到了 token 上限、被截断，修改没写完，之后的提议不再问它，"
+                       f"记作“{GAVE_UP}”。"], said
+    assert not any("--llm-max-tokens" in x for x in said), said
     lost = lost_llm(backend.calls, max_tokens=backend.max_tokens)
     assert lost is not None and lost.startswith(GAVE_UP_SAID) and f"之后 {40 - asked} 个提议没再问它" in lost
     assert f"{CUT_OFF} ×{asked}" in lost and f"跑的时候加上 {RAISE}（" in lost
@@ -194,7 +194,7 @@ def test_failures_in_a_row_are_counted_in_proposal_order_while_calls_are_in_flig
         backend.close()
     assert [r.kind if isinstance(r, Exception) else r[0] for r in first + second] == [CUT_OFF] * 2 + [KIND] + [CUT_OFF] * 4
     assert isinstance(third[0], Exception) and third[0].kind == GAVE_UP and s.posts() == 7
-    assert [x for x in said if GAVE_UP in x][0].startswith(f"LLM：接连 {GIVE_UP_AFTER} 次调用失败（最后一次是“{CUT_OFF}”）")
+    assert [x for x in said if GAVE_UP in x][0].startswith(f"LLM：接连 {GIVE_UP_AFTER} 次调用的回复都到了 token 上限、被截断")
     assert lost_llm(backend.calls) is not None and lost_llm(backend.calls[:-1]) is not None
 
 
@@ -206,9 +206,8 @@ def test_the_closing_sentence_counts_unfinished_cut_offs_only_from_version_5():
     cuts = [ok] + [cut_call(i + 1) for i in range(GIVE_UP_AFTER)]
     said = lost_llm(cuts)
     assert said == (f"{GAVE_UP_SAID}最后接连 {GIVE_UP_AFTER} 次调用都失败了（{CUT_OFF} ×{GIVE_UP_AFTER}）；"
-                    f"其中 {GIVE_UP_AFTER} 次是回复到了 token 上限、被截断，修改没写完：这次的上限是 {LIMIT}（想得多的"
-                    f"模型把草稿也算在里面）；要让它写完，跑的时候加上 {RAISE}（这次的 4 倍；本机的模型只是更慢，"
-                    "托管的 API 按用掉的 token 收钱）")
+                    f"这次的上限是 {LIMIT}（想得多的模型把草稿也算在里面）；要让它写完，跑的时候加上 {RAISE}（这次的 4 倍；"
+                    "本机的模型只是更慢，托管的 API 按用掉的 token 收钱）")
     assert lost_llm(cuts, cut_counts=False) is None
     assert lost_llm(cuts[:-1]) is None                                            # 差一次：不算
     assert lost_llm(cuts + [cut_call(9, edit)]) is None                            # 被截断、修改写完了：能用，从头数
@@ -216,7 +215,7 @@ def test_the_closing_sentence_counts_unfinished_cut_offs_only_from_version_5():
     both = lost_llm([cut_call(0), cut_call(1)])                                    # --budget 1：两次都没写完
     assert both.startswith(f"{GAVE_UP_SAID}这次的 2 次调用全都失败了（{CUT_OFF} ×2）") and RAISE in both
     mixed = lost_llm([ok, cut_call(1), Call(2, "p", None, "LLM 超时", 1.0, None, None, None), cut_call(3), cut_call(4)])
-    assert "检查 LLM 服务器、地址、模型名和密钥以后再跑；其中 3 次是回复到了 token 上限" in mixed
+    assert f"检查 LLM 服务器、地址、模型名和密钥以后再跑；这次的上限是 {LIMIT}" in mixed
 
 
 # ---------------------------------------------------------------- 最后那句话：几次、上限、怎样调高
@@ -268,31 +267,41 @@ def cut_04():
     return rec, run_04("--replay", f), f
 
 
-@ahead
-def thinker_04():
-    """04 对着一个每次都要 2,000 个 token 打草稿的桩跑（默认的上限 1,024 不够）；再照最后那句话加上它建议的
-    --llm-max-tokens 跑一次、录下、回放：(不够的运行, 建议的参数, 照做的运行, 照做时服务器收到的正文, 照做的回放, 录制文件)。"""
-    short, _, _ = short_04()
-    found = re.search(r"加上 (--llm-max-tokens \d+)（", short.stderr)
-    advice = found.group(1).split() if found else []
-    f = os.path.join(session_dir("thinker04"), "run.jsonl")
-    with StubServer(cycle("thinker"), max_requests=200) as s:
-        raised = run_04("--llm", s.url, "--model", "stub", *advice, "--record", f)
-    bodies = [r[3] for r in s.requests if r[3] is not None]
-    return short, advice, raised, bodies, run_04("--replay", f), f
+FOLLOW = "照抄下面这条命令。）\n"            # 最后那句的结尾：命令另起一行跟在后面（openai_llm.finish）
+
+
+def printed_command(stderr: str) -> str:
+    """运行最后那句话后面跟着的命令（照印出来的样子，可能按 shell 的续行折成几行）；没有是 ""。"""
+    return stderr.rsplit(FOLLOW, 1)[1].rstrip("\n") if FOLLOW in stderr else ""
 
 
 @ahead
 def short_04():
-    """04 对着每次都要 2,000 个 token 打草稿的桩跑（默认的上限 1,024 不够，修改从来写不完）、录下；服务器关掉以后回放：
-    (录制的运行, 服务器收到了几个请求, 录制文件)。"""
+    """04 对着一个每次都要 2,000 个 token 打草稿的桩跑（默认的上限 1,024 不够，修改从来写不完）、录下；再对着同一个桩，
+    把最后那句话印的命令照印出来的样子交给 shell、在仓库根目录跑（PATH 上的 python3 没有 numpy）；服务器关掉以后
+    回放两个录制文件：dict(short=不够的运行, asked=它发了几个请求, file=它的录制文件, command=印出来的命令,
+    raised=照抄的运行, bodies=照抄时服务器收到的正文, raised_file=照抄的那次录下的文件, replay=回放不够的那次,
+    raised_replay=回放照抄的那次)。"""
     f = os.path.join(session_dir("short04"), "run.jsonl")
+    env = dict(base_env(), PATH=f"{no_numpy_bin()}{os.pathsep}{base_env()['PATH']}")
     with StubServer(cycle("thinker"), max_requests=200) as s:
         short = run_04("--llm", s.url, "--model", "stub", "--record", f)
-    return short, s.posts(), f
+        asked = s.posts()
+        command = printed_command(short.stderr)
+        p = subprocess.Popen(["bash", "-c", command or "exit 99"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=180)
+        finally:                                    # 超时也不留下还在跑的脚本
+            stop_group(p)
+        raised = subprocess.CompletedProcess(command, p.returncode, out, err)
+        bodies = [r[3] for r in s.requests if r[3] is not None][asked:]
+    raised_file = f.replace("run.jsonl", "run-2.jsonl")
+    return dict(short=short, asked=asked, file=f, command=command, raised=raised, bodies=bodies, raised_file=raised_file,
+                replay=run_04("--replay", f), raised_replay=run_04("--replay", raised_file))
 
 
-PREFETCH = [cut_04, short_04, thinker_04]
+PREFETCH = [cut_04, short_04]
 
 
 def test_04_counts_cut_off_replies_and_the_replay_is_byte_identical():
@@ -325,53 +334,66 @@ def test_04_counts_cut_off_replies_and_the_replay_is_byte_identical():
         assert (f"（LLM：{len(calls)} 次调用里 {len(every)} 次的回复到了 token 上限、被截断（finish_reason 是 “length”），"
                 f"其中 {gone} 个修改没写完、没用上（记作“{CUT_OFF}”），{len(every) - gone} 个的修改是完整的、照样用了。{when}"
                 ) in p.stderr, p.stderr[-3000:]
-    assert f"跑的时候加上 {RAISE}" in rec.stderr and f"重新 --record 时加上 {RAISE}" in rep.stderr
+    # 没有放弃（被截断的夹在能用的中间）：办法在被截断的那句里说一次，后面跟着照抄就能跑的命令；回放时说重新录
+    assert squeezed(f"要让它写完，加上 {RAISE} 再跑（") in squeezed(rec.stderr) and printed_command(rec.stderr).endswith(RAISE)
+    assert f"重新 --record 时加上 {RAISE}" in rep.stderr and not printed_command(rep.stderr)
 
 
 def test_the_raise_the_run_suggests_works_as_printed():
-    # 每次都要 2,000 个 token 打草稿的模型：1,024 个全用在草稿上，30 个提议都没用上；照最后那句话加上它建议的参数，
-    # 每个请求发的都是那个上限，回复都写完了，什么也不说；录下的文件头记着它，回放逐字节相同，第二行说上限是多少
-    short, advice, raised, bodies, rep, f = thinker_04()
-    _, asked, _ = short_04()
+    # 每次都要 2,000 个 token 打草稿的模型：1,024 个全用在草稿上，30 个提议都没用上；最后那句话后面跟着一条命令：
+    # 这次的命令加上 --llm-max-tokens 4096、--record 换成旁边的新文件名。照印出来的样子交给 shell（没有 numpy 的
+    # python3）：每个请求发的都是那个上限，回复都写完了，什么也不说；录下的文件头记着它，回放逐字节相同，第二行说上限
+    run = short_04()
+    short, raised, command = run["short"], run["raised"], run["command"]
     assert short.returncode == 1, short.stderr[-2000:]          # 没写完的接连 GIVE_UP_AFTER 次：不再问（见下一个测试）
     cells = {r[0].strip(): r[-1] for r in find_table(section(short.stdout, "演示 4"), "项目").rows}
-    assert cells[f"其中 {CUT_OFF}"] == f"{asked} 个程序"
-    assert advice == RAISE.split() and 4 * openai_llm.MAX_TOKENS >= 2000 + THINKER_EDIT_TOKENS
+    assert cells[f"其中 {CUT_OFF}"] == f"{run['asked']} 个程序"
+    assert command.startswith("    python3 lecture14/04_alphaevolve_tiling.py --budget 30 --seeds 1 --jobs 1 --llm "), command
+    assert command.endswith(f" --model stub --record {run['raised_file']} {RAISE}"), command
+    assert 4 * openai_llm.MAX_TOKENS >= 2000 + THINKER_EDIT_TOKENS
+    rep = run["raised_replay"]
     assert raised.returncode == 0 and rep.returncode == 0, raised.stderr[-2000:] + rep.stderr[-2000:]
-    assert bodies and all(b["max_tokens"] == 4096 for b in bodies)
+    assert run["bodies"] and all(b["max_tokens"] == 4096 for b in run["bodies"])
     for text in (raised.stdout, raised.stderr, rep.stderr):
         assert "token 上限" not in text and CUT_OFF not in text
     assert rep.stdout == raised.stdout
     assert "同时最多 2 个请求，回复最多 4,096 个 token）" in raised.stdout.splitlines()[1]
     assert "回复最多" not in short.stdout.splitlines()[1]                  # 没给这个参数：第二行和以前一样
-    header, calls = recorded_calls(f)
+    header, calls = recorded_calls(run["raised_file"])
     assert (header["max_tokens"], header["max_completion_tokens"]) == (4096, 4096) and len(calls) == 60
     assert not any("cut_off" in c for c in calls)
-    again = run_04("--replay", f, "--llm-max-tokens", "8192")                # 上限从录制文件里读
+    again = run_04("--replay", run["raised_file"], "--llm-max-tokens", "8192")   # 上限从录制文件里读
     assert again.returncode == 2 and "Traceback" not in again.stderr
     assert "不能再加 --llm 或 --llm-max-tokens（模型、并发数和 token 上限都从录制文件里读）" in again.stderr
 
 
-def test_04_stops_asking_a_model_that_is_always_cut_off_and_says_how_to_raise_the_limit():
+def test_04_stops_asking_a_model_that_is_always_cut_off_and_says_how_to_raise_the_limit_once():
     # 每个修改都写不完：问了 GIVE_UP_AFTER 次（加上同时在路上的一个）就不再问，其余 56 个提议记作 GAVE_UP（以前 60 个
-    # 都问、每个都按上限收钱）；放弃的那句和最后那句（退出码 1）说原因是上限、加上哪个参数。回放逐字节相同、退出码也是 1
-    short, asked, f = short_04()
+    # 都问、每个都按上限收钱）。放弃的那句说原因是上限；上限是多少、怎样调高在运行最后那句（退出码 1）里说一次，
+    # 后面跟着照抄就能跑的命令（讲师报过：标准错误上说了三遍，只有半截参数；上一个测试照抄它）。回放逐字节相同、
+    # 退出码也是 1，说的是重新 --record 时加上哪个参数。标准输出的观察说为什么不再问（讲师报过：只说"接连失败以后不再调用"）
+    run = short_04()
+    short, asked, rep = run["short"], run["asked"], run["replay"]
     assert GIVE_UP_AFTER <= asked <= GIVE_UP_AFTER + 1, asked
-    header, calls = recorded_calls(f)
+    header, calls = recorded_calls(run["file"])
     assert header["version"] == openai_llm.VERSION and len(calls) == 60
     assert sum(c["error"] == GAVE_UP for c in calls) == 60 - asked
-    rep = run_04("--replay", f)
     assert rep.stdout == short.stdout and rep.returncode == short.returncode == 1, rep.stderr[-2000:]
-    for p, when, how in ((short, "这次", "跑的时候"), (rep, "录的时候", "重新 --record 时")):
+    for p, when, how in ((short, "这次", "再跑"), (rep, "录的时候", "重新 --record 时加上")):
         assert gave_up_at_the_end(p), p.stderr[-2000:]
         flat = squeezed(p.stderr).rsplit(squeezed("（退出码 1："), 1)[-1]
         assert squeezed(f"之后 {60 - asked} 个提议没再问它") in flat
-        assert squeezed(f"其中 {GIVE_UP_AFTER} 次是回复到了 token 上限、被截断，修改没写完：{when}的上限是 {LIMIT}") in flat
-        assert squeezed(f"{how}加上 {RAISE}（") in flat and squeezed("检查 LLM 服务器") not in flat
-    assert squeezed(f"之后的提议不再问它，记作“{GAVE_UP}”。其中 {GIVE_UP_AFTER} 次是回复到了 token 上限") in squeezed(short.stderr)
-    # 照最后那句改：加上它说的参数（thinker_04 跑的那次：每个修改都写完了、退出码 0）
-    found = re.findall(r"加上 (--llm-max-tokens \d+)（", short.stderr)
-    assert found and set(found) == {RAISE}
+        assert squeezed(f"（最后几次：{CUT_OFF} ×{GIVE_UP_AFTER}），") in flat and squeezed(f"；{when}的上限是 {LIMIT}") in flat
+        assert squeezed(how) in flat and squeezed("检查 LLM 服务器") not in flat
+        assert p.stderr.count("--llm-max-tokens 4096") == 1 + (p is short), p.stderr     # 办法一次（录制时另有命令里的那个）
+        assert p.stderr.count("上限是") == 1 and p.stderr.count("想得多的模型") == 1, p.stderr
+    assert squeezed(f"LLM：接连 {GIVE_UP_AFTER} 次调用的回复都到了 token 上限、被截断，修改没写完，之后的提议不再问它，"
+                    f"记作“{GAVE_UP}”。") in squeezed(short.stderr)
+    assert printed_command(short.stderr) and not printed_command(rep.stderr)          # 回放：办法是重新录，没有命令
+    said = squeezed(observations(section(short.stdout, "演示 2"))[1])
+    assert squeezed(f"个提议没问 stub（接连 {GIVE_UP_AFTER} 次调用的回复都到了 token 上限、被截断，修改没写完，之后不再调用）") \
+        in said, said
+    assert squeezed("接连失败以后不再调用，") in squeezed(observations(section(short.stdout, "演示 3"))[0])   # 原因说过一次了
 
 
 @pytest.mark.parametrize("value", ["0", "abc", "100001", "4096.5"])
@@ -482,10 +504,47 @@ def test_a_recording_from_before_version_5_replays_as_it_did(tmp_path):
     assert "（LLM：4 次调用里 4 次的回复到了 token 上限、被截断" in old.stderr      # 第 4 版时说的那句照旧
     # 04：修改总是写不完的那次录制当作第 4 版回放：录下的 GAVE_UP 照旧是放弃了的提议，退出码照样 1，只是最后那句
     # 不把被截断的算进接连失败（第 4 版的代码不这样录，但回放只看录下的行：标准输出照样逐字节相同）
-    short, asked, f4 = short_04()
-    old4 = run_04("--replay", str(as_version(f4, tmp_path / "short_v4.jsonl", 4)))
+    run = short_04()
+    short = run["short"]
+    old4 = run_04("--replay", str(as_version(run["file"], tmp_path / "short_v4.jsonl", 4)))
     assert old4.stdout == short.stdout and old4.returncode == 1 and gave_up_at_the_end(old4), old4.stderr[-2000:]
-    assert squeezed("其中 4 次是回复到了 token 上限") not in squeezed(old4.stderr.rsplit("（退出码 1：", 1)[-1])
+    assert squeezed("上限是") not in squeezed(old4.stderr.rsplit("（退出码 1：", 1)[-1])    # 第 4 版：原因不是上限
+
+
+def test_why_the_run_stopped_asking_is_counted_in_proposal_order():
+    # 观察里说的原因：放弃之前接连失败的那几次（按提议的顺序，和放弃时数的一样）；同时在路上、放弃以后才回来的能用的
+    # 回复不打断它；没放弃过是 None；第 4 版的录制（cut_counts=False）被截断的不算失败
+    edit = "<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n"
+    ok = lambda n: Call(n, "p", edit, None, 1.0, 1, 1, "m")                          # noqa: E731
+    bad = lambda n, kind="LLM 回 HTTP 500": Call(n, "p", None, kind, 1.0, None, None, None)   # noqa: E731
+    why = openai_llm.gave_up_why
+    cuts = [ok(0)] + [cut_call(i + 1) for i in range(GIVE_UP_AFTER)] + [ok(5), bad(6, GAVE_UP)]
+    assert why(cuts) == f"接连 {GIVE_UP_AFTER} 次调用的回复都到了 token 上限、被截断，修改没写完"
+    mixed = [bad(0), cut_call(1), bad(2, "LLM 超时"), bad(3), bad(4, GAVE_UP)]
+    assert why(mixed) == f"接连 {GIVE_UP_AFTER} 次调用失败（LLM 回 HTTP 500 ×2、{CUT_OFF} ×1、LLM 超时 ×1）"
+    assert why(mixed[:4]) is None and why([ok(0)]) is None
+    v4 = [cut_call(0), bad(1), bad(2), bad(3), bad(4), bad(5, GAVE_UP)]
+    assert why(v4, cut_counts=False) == f"接连 {GIVE_UP_AFTER} 次调用失败（LLM 回 HTTP 500 ×{GIVE_UP_AFTER}）"
+
+
+def test_the_rerun_command_changes_one_option_and_never_overwrites_the_recording(tmp_path, monkeypatch):
+    import runner
+    monkeypatch.setattr(runner, "_stderr_width", lambda: None)
+    script = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.jsonl").write_text("x")
+    (tmp_path / "run-2.jsonl").write_text("x")
+    argv = [script, "--llm", "http://127.0.0.1:9/v1", "--model", "qwen3:8b it", "--record", "run.jsonl", "--llm-max-tokens=2000"]
+    assert runner.rerun_command("--llm-max-tokens", "8000", argv) == (
+        "    python3 lecture14/04_alphaevolve_tiling.py --llm http://127.0.0.1:9/v1 --model 'qwen3:8b it' "
+        "--record run-3.jsonl --llm-max-tokens 8000")
+    assert runner.rerun_command("--llm-max-tokens", "4096", [script, "--budget", "5"]).endswith(
+        "04_alphaevolve_tiling.py --budget 5 --llm-max-tokens 4096")
+    assert runner.rerun_command("--llm-max-tokens", "4096", [script, "--llm", "https://h/v1?key=sk-1"]) is None
+    monkeypatch.setattr(runner, "_stderr_width", lambda: 60)                       # 终端：按 shell 的续行折开
+    folded = runner.rerun_command("--llm-max-tokens", "8000", argv).split("\n")
+    assert len(folded) > 1 and all(len(line) <= 60 for line in folded)
+    assert all(line.endswith(" \\") for line in folded[:-1]) and folded[-1].endswith("--llm-max-tokens 8000")
 
 
 # ---------------------------------------------------------------- 02、05

@@ -469,36 +469,79 @@ def unfinished(call: Call) -> bool:
 CUTS_COUNTED = 5                   # 从第几版录制文件起，被截断、修改没写完的回复算进"接连失败"（见 VERSION）
 
 
-def cut_streak_said(cut: list, max_tokens: int = MAX_TOKENS, replay: bool = False) -> str:
-    """接连失败里有被截断、修改没写完的回复（cut：那几次调用）时，放弃的那句和 finish 的那句说的原因和办法。"""
-    return (f"其中 {len(cut):,} 次是回复到了 token 上限、被截断，修改没写完：" + cut_off_advice(cut_offs(cut, max_tokens), replay))
+def raised_limit(book: dict) -> int | None:
+    """建议的 --llm-max-tokens：被截断时最大的那个上限的 4 倍（最多 MAX_LLM_TOKENS）；已经是最大的了是 None。"""
+    top = book["cut_top"]
+    return None if top >= MAX_LLM_TOKENS else min(MAX_LLM_TOKENS, 4 * top)
 
 
-def cut_off_advice(book: dict, replay: bool = False) -> str:
+def cut_off_advice(book: dict, replay: bool = False, command: bool = False) -> str:
     """被截断了该怎么办（一句话的后半，04 的成本账和 finish 的那句共用）：上限是多少、怎样调高——建议的 --llm-max-tokens
-    是被截断时最大的那个上限的 4 倍（最多 MAX_LLM_TOKENS）。book：cut_offs 的（或者带着它的成本账）。"""
-    limits, reasons, top = book["cut_limits"], book["cut_reasons"], book["cut_top"]
-    more = None if top >= MAX_LLM_TOKENS else min(MAX_LLM_TOKENS, 4 * top)
+    是 raised_limit。book：cut_offs 的（或者带着它的成本账）。command：这句话后面另起一行跟着一条照抄就能跑的命令
+    （raise_command；讲师报过：运行最后只有半截参数"加上 --llm-max-tokens 4096"，照抄不成一条命令）。"""
+    limits, reasons = book["cut_limits"], book["cut_reasons"]
+    more = raised_limit(book)
     window = ("（finish_reason 是 model_length 的，是提示加回复超了模型的上下文窗口：调高上限也没用）"
               if any(r.lower() == "model_length" for r in reasons) else "")
+    why = "（这次的 4 倍；本机的模型只是更慢，托管的 API 按用掉的 token 收钱）"
     if more is None:
         how = f"上限已经是 --llm-max-tokens 最大的 {MAX_LLM_TOKENS:,}：换一个想得少一些的模型"
+    elif command and not replay:
+        how = f"加上 --llm-max-tokens {more} 再跑{why}，照抄下面这条命令"
     else:
-        how = (("重新 --record 时" if replay else "跑的时候") + f"加上 --llm-max-tokens {more}（这次的 4 倍；"
-               "本机的模型只是更慢，托管的 API 按用掉的 token 收钱）")
+        how = ("重新 --record 时" if replay else "跑的时候") + f"加上 --llm-max-tokens {more}{why}"
     return (f"{'录的时候' if replay else '这次'}的上限是 {'、'.join(limits)}（想得多的模型把草稿也算在里面）{window}；"
             f"要让它写完，{how}")
 
 
-def coverage(not_sent: int, proposals: int, model: str, what: str) -> tuple[bool, str, str, str]:
+def raise_command(book: dict, replay: bool = False, rerun=None) -> str | None:
+    """调高上限的那条命令：rerun("--llm-max-tokens", 建议的值)（脚本传 runner.rerun_command：这次运行的命令换上这个值，
+    已经按标准错误的宽度排好）；回放（办法是重新录）、已经是最大的上限、没给 rerun、排不出（比如地址带着查询串）时是 None。"""
+    more = raised_limit(book)
+    if replay or more is None or rerun is None:
+        return None
+    return rerun("--llm-max-tokens", str(more))
+
+
+def gave_up_why(calls, cut_counts: bool = True, give_up_after: int = GIVE_UP_AFTER) -> str | None:
+    """接连失败、不再调用 LLM 的原因（照按提议的顺序记下的调用数，和 _failed 决定放弃时数的一样；录制和回放一样）：
+    "接连 4 次调用的回复都到了 token 上限、被截断，修改没写完" 或 "接连 4 次调用失败（LLM 回 HTTP 500 ×4）"；
+    没有放弃过（没有 GAVE_UP 的提议）是 None。04、05 的观察在"没问它"后面说它（讲师报过：标准输出只说"接连失败以后
+    不再调用"，看不出是服务器坏了还是上限不够）。cut_counts：修改没写完的算失败（回放 1–4 版的录制是 False）。"""
+    calls = list(calls)
+    if not any(c.error == GAVE_UP for c in calls):
+        return None
+    for counts in dict.fromkeys((cut_counts, True)):    # 1–4 版的文件数不出来（测试拿新录的改成旧版本）时按第 5 版数
+        streak: list[str] = []
+        for c in calls:
+            if c.error == GAVE_UP:
+                break
+            if c.error is None and not (counts and unfinished(c)):
+                streak = []
+                continue
+            streak.append(c.error or CUT_OFF)
+            if c.error == MOCK_BUG or (give_up_after and len(streak) >= give_up_after):
+                break
+        if streak and (streak[-1] == MOCK_BUG or len(streak) >= give_up_after):
+            break
+    else:
+        return None
+    if all(k == CUT_OFF for k in streak):
+        return f"接连 {len(streak):,} 次调用的回复都到了 token 上限、被截断，修改没写完"
+    return f"接连 {len(streak):,} 次调用失败（{failure_summary(streak)[0]}）"
+
+
+def coverage(not_sent: int, proposals: int, model: str, what: str, why: str | None = None) -> tuple[bool, str, str, str]:
     """"每个提议都问到了模型"这句观察的四样东西（console.check 的参数：成立吗、成立时的话、判据、量到的）。
-    not_sent：接连失败以后没再问、记作 GAVE_UP 的提议数；proposals：一共几个提议；what：比的是什么（"两种划分"）。
+    not_sent：接连失败以后没再问、记作 GAVE_UP 的提议数；proposals：一共几个提议；what：比的是什么（"两种划分"）；
+    why：为什么不再问（gave_up_why 的；前面的观察已经说过时是 None）。
     讲师报过：服务器中途开始回 400，之后的提议都没问，05 照样把几个变体的分数差说成拿掉部件的后果。"""
     return (not_sent == 0,
             f"这次的 {proposals:,} 个提议都问了 {model}（没有接连失败以后不再问的），{what}比的是它的修改。",
             f"比{what}，要每个提议都问到 LLM（没有接连失败以后不再调用的）",
-            f"{proposals:,} 个提议里 {not_sent:,} 个（{not_sent / max(1, proposals):.0%}）没问 {model}（接连失败以后不再调用，"
-            f"记作“{GAVE_UP}”）：那些提议没有 LLM 的修改，{what}的差别说明不了什么")
+            f"{proposals:,} 个提议里 {not_sent:,} 个（{not_sent / max(1, proposals):.0%}）没问 {model}（"
+            + (f"{why}，之后不再调用" if why else "接连失败以后不再调用")
+            + f"，记作“{GAVE_UP}”）：那些提议没有 LLM 的修改，{what}的差别说明不了什么")
 
 
 def _strip_thinking(text: str) -> str:
@@ -906,7 +949,7 @@ class OpenAILLM(_Backend):
         # 接连失败按提议的顺序数（和 lost_llm、回放数的一样）：同时在路上的几个，后面的先回来时先留着（_outcomes），
         # 等前面的回来再数（以前按回来的先后数：第 3 个能用的回复比第 4 个没写完的晚回来，就算成了接连 4 次失败）
         self._failed_in_a_row = 0                  # 连续几次调用失败（不管哪一种，被截断、修改没写完的也算）
-        self._cut_in_a_row: list[Call] = []        # 其中被截断、修改没写完的那几次（放弃的那句说怎样调高上限）
+        self._cut_in_a_row: list[Call] = []        # 其中被截断、修改没写完的那几次（放弃的那句说原因是上限）
         self._settled = 0                          # 按提议的顺序数到了第几次调用
         self._outcomes: dict[int, tuple] = {}      # 回来了、还没数的：第几次 -> (失败的种类或 None, 服务器说的, 被截断的 Call)
         self._last_failed = False                  # 最后回来的那次调用失败了（没拿到回复）：之后的调用不重试
@@ -1585,9 +1628,7 @@ class OpenAILLM(_Backend):
                 if cut_n is not None:
                     self._cut_in_a_row.append(cut_n)
                 if self.gave_up is None and self.give_up_after and self._failed_in_a_row >= self.give_up_after:
-                    self.gave_up = gave_up_sentence(kind_n, self._failed_in_a_row, said_n,
-                                                    cut_streak_said(self._cut_in_a_row, self.max_tokens)
-                                                    if self._cut_in_a_row else "")
+                    self.gave_up = gave_up_sentence(kind_n, self._failed_in_a_row, said_n, len(self._cut_in_a_row))
                     note = self.gave_up + self.give_up_tail
             if kind == MOCK_BUG and self.gave_up is None:
                 self.gave_up = gave_up_sentence(kind, self._failed_in_a_row, said)
@@ -1642,13 +1683,19 @@ def switch_sentence(model: str, rejected: str, said: str = "", params: dict | No
             "（算进发出去的请求，不算失败的提议）。）")
 
 
-def gave_up_sentence(kind: str, in_a_row: int, said: str = "", cut: str = "") -> str:
+def gave_up_sentence(kind: str, in_a_row: int, said: str = "", cut: int = 0) -> str:
     """决定不再调用 LLM 时，OpenAILLM 在标准错误上说的那句话（运行的最后 finish 另有一句，见 lost_llm）。said：最后那次
-    服务器说的原因（"服务器说：“…”"，_server_said 的；没有是 ""）。cut：接连失败里有被截断、修改没写完的回复时
-    说的原因和办法（cut_streak_said 的；没有是 ""）。"""
-    return ((f"LLM：{kind}" if kind == MOCK_BUG else
-             f"LLM：接连 {in_a_row} 次调用失败（最后一次是“{kind}”{'，' + said if said else ''}）")
-            + f"，之后的提议不再问它，记作“{GAVE_UP}”。" + (f"{cut}。" if cut else ""))
+    服务器说的原因（"服务器说：“…”"，_server_said 的；没有是 ""）。cut：接连失败里几次是被截断、修改没写完的回复。
+    这句只说原因；怎样调高上限只在运行最后那句里说一次，带一条照抄就能跑的命令（讲师报过：同一个办法在标准错误上
+    说了三遍；第一次被截断时那句已经说了"运行的最后说怎样调高上限"）。"""
+    if kind == MOCK_BUG:
+        what = f"LLM：{kind}"
+    elif cut and cut == in_a_row:
+        what = f"LLM：接连 {in_a_row} 次调用的回复都到了 token 上限、被截断，修改没写完"
+    else:
+        what = (f"LLM：接连 {in_a_row} 次调用失败（" + (f"其中 {cut} 次是回复到了 token 上限、被截断；" if cut else "")
+                + f"最后一次是“{kind}”{'，' + said if said else ''}）")
+    return what + f"，之后的提议不再问它，记作“{GAVE_UP}”。"
 
 
 _STATUS_LINE = re.compile(rb"HTTP/[0-9]\.[0-9] [0-9]{3}(?: [^\r\n]*)?\r?\n")   # 状态行：协议版本、三位数的状态码、说明
@@ -2543,7 +2590,7 @@ def failure_summary(kinds) -> tuple[str, bool]:
 
 
 def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None, cut_counts: bool = True,
-             max_tokens: int = MAX_TOKENS) -> str | None:
+             max_tokens: int = MAX_TOKENS, command: bool = False) -> str | None:
     """这次运行没用上 LLM 时的那句话（finish 在最后说，退出码 1），用上了是 None。只看按提议的顺序记下的调用（录制和
     回放记下的一模一样，所以两边的退出码一样；讲师报过：并发时按回复到达的顺序数"接连失败"，回放却按提议的顺序数，
     录制退出码 0、回放 1）。没用上：有提议因为接连失败没再问它（GAVE_UP），或者最后接连 GIVE_UP_AFTER 次调用都失败，
@@ -2552,19 +2599,13 @@ def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None, c
     回 HTTP 错误时说的原因（OpenAILLM.last_said；录制文件里没有它，回放时是 None）：种类在最后接连失败的那几次里时，
     那句话里带上它（helper 的复查报过：原因就在服务器的回答里，这句话却只叫人检查服务器、地址、模型名和密钥）。
     cut_counts：回复到了 token 上限、修改没写完的调用（unfinished）也算失败（第 5 版起的录制和 --llm 的运行；回放 1–4 版
-    的文件是 False，和录的时候一样）：接连失败里有它们时，那句话说怎样调高上限（max_tokens：没换成推理模型的参数时
-    发的上限）。"""
+    的文件是 False，和录的时候一样）：接连失败里有它们时，那句话说上限是多少、怎样调高（max_tokens：没换成推理模型的参数时
+    发的上限；command：这句后面另起一行跟着照抄就能跑的命令，见 cut_off_advice）——种类的清单里已经数了几次被截断，
+    不再说一遍。"""
     calls = list(calls)
     not_sent = sum(c.error == GAVE_UP for c in calls)
     sent = [c for c in calls if c.error != GAVE_UP]
-    streak, cut = [], []
-    for c in reversed(sent):                           # 最后接连失败的那几次
-        if c.error is None and not (cut_counts and unfinished(c)):
-            break
-        streak.append(c.error or CUT_OFF)
-        if c.error is None:
-            cut.append(c)
-    cut.reverse()
+    streak, cut = _last_streak(sent, cut_counts)
     bug = any(c.error == MOCK_BUG for c in sent)
     if not (not_sent or bug or len(streak) >= GIVE_UP_AFTER or (sent and len(streak) == len(sent))):
         return None
@@ -2580,8 +2621,9 @@ def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None, c
         what = f"最后接连 {len(streak):,} 次调用都失败了（{kinds}）"
     if said is not None and said[0] in streak:
         what += f"；最后一次“{said[0]}”时{said[1]}"
+    advice = cut_off_advice(cut_offs(cut, max_tokens), replay, command) if cut else ""
     if cut and len(cut) == len(streak):             # 全是被截断的：服务器好好的，是上限不够
-        check = cut_streak_said(cut, max_tokens, replay)
+        check = advice
     elif replay:
         check = "这是录下的那一次：要一次用上模型的运行，等服务器好了重新 --record"
     elif bug:
@@ -2591,11 +2633,23 @@ def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None, c
     else:
         check = "检查 LLM 服务器、地址、模型名和密钥以后再跑"
     if cut and len(cut) < len(streak):
-        check += "；" + cut_streak_said(cut, max_tokens, replay)
+        check += "；" + advice
     return f"{GAVE_UP_SAID}{what}；{check}"
 
 
-def finish(llm, tell=None) -> None:
+def _last_streak(sent, cut_counts: bool = True) -> tuple[list[str], list]:
+    """发出去的调用里最后接连失败的那几次：(它们的种类，按先后, 其中被截断、修改没写完的那几次调用)。"""
+    streak, cut = [], []
+    for c in reversed(sent):
+        if c.error is None and not (cut_counts and unfinished(c)):
+            break
+        streak.append(c.error or CUT_OFF)
+        if c.error is None:
+            cut.append(c)
+    return streak[::-1], cut[::-1]
+
+
+def finish(llm, tell=None, rerun=None) -> None:
     """运行的最后（02、04、05 印完一切以后）：录制文件写上结束行（end_recording），再看这次运行做成了没有——
     演示照常跑完了，但这次运行没做成它要做的事时，在标准错误上用 tell
     （脚本传 runner.say：按终端宽度折行；None 时原样印）再说一句、退出码 1（讲师报过：这两种时候退出码都是 0，
@@ -2606,29 +2660,41 @@ def finish(llm, tell=None) -> None:
     回放一个没录完的文件（开跑前说过"用完了回放就停在那里"）却放完了全程时，说一句放完了（退出码 0；helper 的压力
     测试报过：Ctrl-C 落在最后一次调用回来之后，文件有全部调用、没有结束行）。
     有回复到了 token 上限、被截断时（cut_off_sentence），先说一共几次、几个因此没用上、上限是多少、怎样调高（修改没写完的
-    算进"接连失败"：最后接连 GIVE_UP_AFTER 次、或者全都是这样，就是没用上 LLM，退出码 1；回放 1–4 版的录制照旧不算）。"""
+    算进"接连失败"：最后接连 GIVE_UP_AFTER 次、或者全都是这样，就是没用上 LLM，退出码 1；回放 1–4 版的录制照旧不算）。
+    上限是多少、怎样调高只说一次：没用上 LLM 的原因里有被截断的时候在退出码 1 的那句里说（运行的最后一句，讲师读的
+    就是它），不然在被截断的那句里说；照抄就能跑的命令另起一行、放在那句后面。rerun(参数, 值)：这次运行的命令把那个
+    参数换成这个值（脚本传 runner.rerun_command；None 时只说加上哪个参数）。"""
     tell = tell or _tell_stderr
     if isinstance(llm, OpenAILLM):                      # 调用都做完了：录制文件写上结束行（Ctrl-C、出错时不到这里）
         llm.end_recording()
-    cut = cut_off_sentence(getattr(llm, "calls", ()), getattr(llm, "max_tokens", MAX_TOKENS), isinstance(llm, ReplayLLM))
-    if cut:
-        tell(cut)
+    calls, replay = getattr(llm, "calls", ()), isinstance(llm, ReplayLLM)
+    limit, counts, last = getattr(llm, "max_tokens", MAX_TOKENS), getattr(llm, "cut_counts", True), getattr(llm, "last_said", None)
     said = getattr(llm, "record_stopped", None)
+    lost = None if said else lost_llm(calls, replay=replay, said=last, cut_counts=counts, max_tokens=limit)
+    streak_cut = _last_streak([c for c in calls if c.error != GAVE_UP], counts)[1] if lost else []
+    book = cut_offs(streak_cut or calls, limit)
+    command = raise_command(book, replay, rerun) if book["cut_off"] else None
+    if streak_cut:                                      # 上限和办法在最后那句里说（带着命令）
+        lost = lost_llm(calls, replay=replay, said=last, cut_counts=counts, max_tokens=limit, command=bool(command))
+    cut = cut_off_sentence(calls, limit, replay, advice=not streak_cut, command=bool(command))
+    then = f"\n{command}" if command else ""
+    if cut:
+        tell(cut + ("" if streak_cut else then))
     if said:
         tell(f"（退出码 1：{said}）")
         sys.exit(1)
-    lost = lost_llm(getattr(llm, "calls", ()), replay=isinstance(llm, ReplayLLM), said=getattr(llm, "last_said", None),
-                    cut_counts=getattr(llm, "cut_counts", True), max_tokens=getattr(llm, "max_tokens", MAX_TOKENS))
     if lost:
-        tell(f"（退出码 1：{lost}。）")
+        tell(f"（退出码 1：{lost}。）" + (then if streak_cut else ""))
         sys.exit(1)
     if isinstance(llm, ReplayLLM) and llm.complete is False:   # 开跑前说过没录完、用完了会停：没停就说一声
         tell(f"（{llm.path} 没录完，不过这次要的 {len(llm.calls)} 次调用都录下了：回放放完了全程。）")
 
 
-def cut_off_sentence(calls, max_tokens: int = MAX_TOKENS, replay: bool = False) -> str | None:
+def cut_off_sentence(calls, max_tokens: int = MAX_TOKENS, replay: bool = False, advice: bool = True,
+                     command: bool = False) -> str | None:
     """运行的最后（finish）说被截断的回复的那一句；没有被截断的是 None：想得多的模型把上限全用在草稿上时，只看失败的
-    种类看不出原因是上限、也不知道怎么调。"""
+    种类看不出原因是上限、也不知道怎么调。advice=False：上限和怎样调高留给后面退出码 1 的那句（lost_llm）说。
+    command：见 cut_off_advice。"""
     calls = list(calls)
     book = cut_offs(calls, max_tokens)
     if not book["cut_off"]:
@@ -2640,7 +2706,7 @@ def cut_off_sentence(calls, max_tokens: int = MAX_TOKENS, replay: bool = False) 
     used += f"，{n - unusable:,} 个的修改是完整的、照样用了" if unusable and n > unusable else ""
     reasons = "、".join(f"“{shown(r, 20)}”" for r in book["cut_reasons"])
     return (f"（LLM：{sent:,} 次调用里 {n:,} 次的回复到了 token 上限、被截断（finish_reason 是 {reasons}），{used}。"
-            + cut_off_advice(book, replay) + "。）")
+            + (cut_off_advice(book, replay, command) + "。）" if advice else "）"))
 
 
 def _tell_stderr(sentence: str) -> None:
