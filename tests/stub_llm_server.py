@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 STUB_MODEL = "test-stub (scripted replies, not a language model)"
 MODES = ("edit", "chatter", "fenced", "two_blocks", "thinking", "painted", "commented", "empty", "garbage", "bad_json",
          "no_content", "http500", "http429", "http400", "slow", "drop", "cut_empty", "cut_thinking", "cut_edit", "cut_tail",
-         "thinker")
+         "thinker", "reasoner")
 # 回复到了 token 上限、被截断（finish_reason 是 cut_reason，默认 "length"；usage 的 completion_tokens 是请求给的上限），
 # 照本机和托管的服务器对想得多的模型的样子：
 #   cut_empty     content 是 null，草稿在 reasoning_content 里（vLLM 的 reasoning parser、llama.cpp 的
@@ -27,6 +27,9 @@ MODES = ("edit", "chatter", "fenced", "two_blocks", "thinking", "painted", "comm
 #   cut_tail      修改是完整的，截断的是后面的一句说明（这样的回复照样能用）
 #   thinker       想得多的模型：先在 <think> 里写 think_tokens 个 token 的草稿再写修改；请求给的上限（max_tokens 或
 #                 max_completion_tokens）不够草稿加修改时，回复是没写完的草稿（cut_reason），够了就是完整的回复（"stop"）
+#   reasoner      OpenAI 的推理模型（o 系列、gpt-5）：推理用 think_tokens 个看不见的 token；上限不够推理加修改时 content 是 ""、
+#                 finish_reason 是 cut_reason、usage 说上限全用在了推理上（completion_tokens_details.reasoning_tokens），
+#                 够了就是修改（和 reject=reasoning_model 一起用：它不收 max_tokens、temperature）
 CUT_DRAFT = "Okay, so I need to find a tiling for the slow shapes. Let me think about BM first. " * 40
 DRAFT_WORDS = "Let me check the registers of this tile first. "      # thinker 的草稿：一句算 10 个 token
 THINKER_EDIT_TOKENS = 200                                          # thinker 写修改要的 token（草稿之外）
@@ -256,7 +259,7 @@ class StubServer(ServedInAThread):
                            "cut_edit": lambda: "给一个慢的形状加一条规则。\n" + stub_edit(user).split("=======\n")[0]
                            + "=======\n    if M <= ",
                            "cut_tail": lambda: "给一个慢的形状加一条规则。\n" + stub_edit(user) + "\nThis should help the",
-                           "thinker": lambda: None}[mode]()                  # 下面按请求给的上限写
+                           "thinker": lambda: None, "reasoner": lambda: None}[mode]()   # 下面按请求给的上限写
                 limit = body.get("max_completion_tokens", body.get("max_tokens", 0))
                 cut = mode.startswith("cut_")
                 if mode == "thinker":
@@ -264,16 +267,22 @@ class StubServer(ServedInAThread):
                     cut = limit < stub.think_tokens + THINKER_EDIT_TOKENS
                     content = ("<think>\n" + draft[:limit * len(DRAFT_WORDS) // 10] if cut else
                                "<think>\n" + draft + "\n</think>\n" + stub_edit(user))
+                if mode == "reasoner":
+                    cut = limit < stub.think_tokens + THINKER_EDIT_TOKENS
+                    content = "" if cut else stub_edit(user)
                 message = {"role": "assistant", "content": content}
                 if mode == "cut_empty":
                     message["reasoning_content"] = CUT_DRAFT
-                written = limit if cut else (stub.think_tokens + THINKER_EDIT_TOKENS if mode == "thinker" else
-                                             len(content) // 4)
+                written = limit if cut else (stub.think_tokens + THINKER_EDIT_TOKENS if mode in ("thinker", "reasoner")
+                                             else len(content) // 4)
+                usage = {"prompt_tokens": len(user) // 4, "completion_tokens": written,
+                         "total_tokens": len(user) // 4 + written}
+                if mode == "reasoner":
+                    usage["completion_tokens_details"] = {"reasoning_tokens": min(written, stub.think_tokens)}
                 self._json(200, {"id": f"stub-{n}", "object": "chat.completion", "model": STUB_MODEL,
                                  "choices": [{"index": 0, "message": message,
                                               "finish_reason": stub.cut_reason if cut else "stop"}],
-                                 "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": written,
-                                           "total_tokens": len(user) // 4 + written}})
+                                 "usage": usage})
                 if stub.watch_close:
                     stub._until_closed(self.connection, n)
 

@@ -546,6 +546,71 @@ def test_openevolve_against_a_failing_server_counts_the_failures_by_kind_and_sto
         assert f"接连{n}个提议都失败就停下它" in "".join(f.read().split())
 
 
+@ahead(waits=True)
+def reasoning_model_runs():
+    """make openevolve 对着一个像 OpenAI 推理模型（gpt-5-mini）的桩：不收 max_tokens、temperature（reasoning_model），推理要
+    2,000 个看不见的 token，上限不够时 content 是 ""、finish_reason 是 "length"（stub 的 reasoner）。在仓库的一份拷贝里
+    照 README 改 config.yaml 的 api_base 和 name，max_tokens 改回以前的 1024，跑 12 个提议；再照停下时那句话说的改
+    max_tokens，跑 3 个。返回 (第一次, 第二次, 两次之间那句话建议的值, 每次服务器收到的正文)。"""
+    import shutil
+
+    from stub_llm_server import StubServer, reasoning_model
+    root = pathlib.Path(session_dir("oe_reasoner"))
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), root / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    cfg = root / "lecture14" / "openevolve" / "config.yaml"
+    script = str(root / "lecture14" / "openevolve" / "run_openevolve.py")
+    runs, bodies = [], []
+    with StubServer(lambda n, text: "reasoner", models=("gpt-5-mini",), reject=reasoning_model, max_requests=200) as s:
+        text = cfg.read_text(encoding="utf-8")
+        text = (text.replace("  api_base: http://127.0.0.1:8765/v1\n", f"  api_base: {s.url}\n")
+                .replace("    - name: mock\n", "    - name: gpt-5-mini\n"))
+        cfg.write_text(re.sub(r"(?m)^  max_tokens: \d+", "  max_tokens: 1024", text), encoding="utf-8")
+        suggested = None
+        for iterations, out in (("12", "a"), ("3", "b")):
+            if out == "b":
+                found = re.search(r"把 config\.yaml 的 max_tokens 从 [\d,]+ 调到 (\d+)", runs[0].stderr)
+                suggested = found and found.group(1)
+                cfg.write_text(re.sub(r"(?m)^  max_tokens: \d+", f"  max_tokens: {suggested}",
+                                      cfg.read_text(encoding="utf-8")), encoding="utf-8")
+            seen = len(s.requests)
+            (p,) = run_concurrently([sys.executable, script, "--iterations", iterations, "--output", str(root / out)],
+                                    timeout=240, env=base_env(), cwd=str(root))
+            runs.append(p)
+            bodies.append([r[3] for r in s.requests[seen:] if r[3] is not None])
+    return runs[0], runs[1], suggested, bodies
+
+
+PREFETCH.append(reasoning_model_runs)
+
+
+def test_openevolve_with_a_reasoning_model_counts_cut_off_replies_and_says_how_to_raise_max_tokens():
+    """helper 照 OpenAI 的推理模型写的假服务器报过：config.yaml 的 max_tokens: 1024，OpenEvolve 0.4.0 对 gpt-5 这样的名字把它
+    当作 max_completion_tokens 发，推理把它全用掉，回复是空的；OpenEvolve 不看 finish_reason，make openevolve 说 20 个提议
+    "回复打不上、没改动"，退出码 0。现在被截断、修改没写完的回复是一次"回复到了 token 上限、被截断"，接连 4 个就停下，
+    那句话说把 max_tokens 调到多少；照它改了 config.yaml，修改都写完了。"""
+    from evolve.openai_llm import CUT_OFF
+    short, raised, suggested, (before, after) = reasoning_model_runs()
+    assert before and all(b.get("max_completion_tokens") == 1024 and "max_tokens" not in b and "temperature" not in b
+                          for b in before), (before[:2], short.stderr[-2000:])   # OpenEvolve 0.4.0 对 gpt-5 名字发的
+    assert short.returncode == 1 and "Traceback" not in short.stderr, short.stderr[-2000:]
+    said = [line for line in short.stderr.splitlines() if "停下了" in line]
+    assert said and f"接连 {runmod.GIVE_UP_AFTER} 个提议都是 LLM 调用失败（{CUT_OFF} ×{runmod.GIVE_UP_AFTER}）" in said[0], said
+    assert "把 config.yaml 的 max_tokens 从 1,024 调到 4096（" in said[0] and "检查 LLM 服务器" not in said[0], said
+    assert short.stderr.count("max_tokens 从") == 1, short.stderr                 # 办法说一次
+    assert suggested == "4096"
+    assert raised.returncode == 0 and CUT_OFF not in raised.stdout + raised.stderr, raised.stderr[-2000:]
+    assert after and all(b.get("max_completion_tokens") == 4096 for b in after)
+    assert "3 个提议：0 个做了完整评估" not in raised.stdout, raised.stdout[-1500:]
+
+
+def test_the_shipped_config_leaves_a_reasoning_model_room_to_write():
+    # OpenAI 的 reasoning 指南：开始时至少留 25,000 个（和 --llm 换成推理模型的参数以后的上限一样）
+    from evolve.openai_llm import MAX_COMPLETION_TOKENS
+    assert runmod._config().llm.max_tokens >= MAX_COMPLETION_TOKENS
+    assert all(name.lower().startswith(runmod.OE_REASONING_PREFIXES) for name in ("gpt-5-mini", "o3", "o4-mini"))
+
+
 def test_a_budget_of_exactly_give_up_after_failing_proposals_ends_the_same_way_every_time():
     # 讲师报过：--iterations 正好 GIVE_UP_AFTER、每个提议都失败时，同一条命令有时"接连失败，停下了"（退出码 1）、
     # 有时跑完（退出码 0）：看读到最后一行日志时 OpenEvolve 退出了没有。现在只看数出来的：还有没做的提议才停下

@@ -545,6 +545,17 @@ def coverage(not_sent: int, proposals: int, model: str, what: str, why: str | No
             + f"，记作“{GAVE_UP}”）：那些提议没有 LLM 的修改，{what}的差别说明不了什么")
 
 
+def unfinished_edit(reply: str) -> bool:
+    """一个被截断的回复（finish_reason 是 CUT_REASONS 之一）里修改没写完吗：去掉 <think> 草稿以后一个块也没有（草稿用完了
+    上限：空的、没写完的 <think>），或者最后一块没写完。--llm（_result 记作 CUT_OFF）和 make openevolve（run_openevolve
+    的 _careful_http：OpenEvolve 自己不看 finish_reason）用同一个判断。"""
+    try:
+        parse_diff(_strip_thinking(reply), empty_ok=False)
+    except DiffError as e:
+        return e.kind in (NO_BLOCK, MALFORMED)
+    return False
+
+
 def _strip_thinking(text: str) -> str:
     """想得多的模型（qwen3、deepseek-r1……）先在 <think>…</think> 里打草稿，草稿里的 SEARCH 块不算数。
     每个 <think> 到它后面第一个 </think> 为止删掉。还有两种草稿（讲师报过：草稿里的块被当成了修改，打上以后真正的
@@ -640,11 +651,11 @@ class _Backend:
         if call.error is not None:
             return LLMError(call.error)
         reply = _strip_thinking(call.reply)
+        if call.cut_off is not None and unfinished_edit(call.reply):
+            return ReplyUnusable(CUT_OFF)
         try:
             parse_diff(reply, empty_ok=False)
         except DiffError as e:
-            if call.cut_off is not None and e.kind in (NO_BLOCK, MALFORMED):
-                return ReplyUnusable(CUT_OFF)
             if e.kind == NO_BLOCK:
                 return ReplyUnusable(NO_BLOCK)
         return KIND, reply

@@ -400,8 +400,9 @@ def failure_kind(error: str, local: bool = True) -> str | None:
         return "LLM 超时"                                       # asyncio 的 TimeoutError 没有说明文字
     if why.startswith("Connection error"):
         return "连不上 LLM 服务器"
-    from evolve.openai_llm import BAD_HEADERS, BAD_JSON, COMPRESSED, NO_CONTENT, STREAMED, TOO_LONG, TOOL_CALLS, TRUNCATED
-    if (why in (TOO_LONG, TRUNCATED, BAD_HEADERS, COMPRESSED, BAD_JSON, NO_CONTENT, STREAMED, TOOL_CALLS)   # careful_kind
+    from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, COMPRESSED, CUT_OFF, NO_CONTENT, STREAMED, TOO_LONG, TOOL_CALLS,
+                                   TRUNCATED)
+    if (why in (TOO_LONG, TRUNCATED, BAD_HEADERS, COMPRESSED, BAD_JSON, NO_CONTENT, STREAMED, TOOL_CALLS, CUT_OFF)   # careful_kind
             or re.fullmatch(r"LLM 回 HTTP 1\d\d", why)):        # 起了名字的（回复来了，却太长、不完整、不合规矩、是 101……）
         return why
     if (why.startswith("LLM endpoint returned a raw string") or "JSON" in why or "Expecting value" in why
@@ -618,12 +619,40 @@ VIA_PROXY: list[str] = []      # 开跑前的检查经过的代理（"环境变�
 
 def streak_said(streak: list) -> tuple[str, str]:
     """接连失败的那几个提议：(按种类数的"LLM 回 HTTP 500 ×4"，该查什么)。和 --llm 同一个说法（openai_llm.failure_summary）。
-    请求经环境里的代理时也说（讲师报过：代理回 502，句子只让人查 LLM 服务器）。"""
-    from evolve.openai_llm import RATE_LIMITED_ADVICE, failure_summary
+    请求经环境里的代理时也说（讲师报过：代理回 502，句子只让人查 LLM 服务器）。全是回复到了 token 上限、被截断的：
+    服务器好好的，说调大 config.yaml 的 max_tokens（raise_max_tokens）；夹着别的失败时两样都说。"""
+    from evolve.openai_llm import CUT_OFF, RATE_LIMITED_ADVICE, failure_summary
     kinds, rate_limited = failure_summary(streak)
     via = f"（请求经{'、'.join(dict.fromkeys(VIA_PROXY))}，也查查它）" if VIA_PROXY else ""
+    if streak and all(k == CUT_OFF for k in streak):
+        return kinds, raise_max_tokens()
     # 讲师报过：429 也让人查地址、密钥；又报过：三个冒号、"改小 --iterations"没用
-    return kinds, (RATE_LIMITED_ADVICE if rate_limited else "检查 LLM 服务器和 config.yaml 的 api_base、name、密钥") + via
+    check = (RATE_LIMITED_ADVICE if rate_limited else "检查 LLM 服务器和 config.yaml 的 api_base、name、密钥") + via
+    return kinds, check + (f"；{raise_max_tokens()}" if CUT_OFF in streak else "")
+
+
+# OpenEvolve 0.4.0（openevolve/llm/openai.py 的 OPENAI_REASONING_MODEL_PREFIXES）：模型名（不分大小写）以这些开头时
+# 发 max_completion_tokens = config.yaml 的 max_tokens、不发 temperature；别的模型名发 max_tokens 和 temperature
+OE_REASONING_PREFIXES = ("o1", "o3", "o4-", "gpt-5", "gpt-oss-120b", "gpt-oss-20b")
+
+
+def raise_max_tokens() -> str:
+    """回复到了 token 上限、被截断时的办法：config.yaml 的 max_tokens 现在是多少、调到多少（4 倍，最多 --llm-max-tokens
+    的上限）。OpenEvolve 对推理模型把它当作 max_completion_tokens 发，推理用的 token 也算在里面。"""
+    from evolve.openai_llm import MAX_LLM_TOKENS
+    try:
+        llm = _config().llm
+        limits = sorted({m.max_tokens or llm.max_tokens for m in llm.models} - {None}) or [llm.max_tokens]
+    except (ValueError, AttributeError):
+        limits = []
+    top = max([n for n in limits if isinstance(n, int)], default=0)
+    if not top:
+        return "调大 config.yaml 的 max_tokens（推理模型把推理用的 token 也算在里面）"
+    more = min(MAX_LLM_TOKENS, 4 * top)
+    how = (f"把 config.yaml 的 max_tokens 从 {top:,} 调到 {more}（4 倍；只是上限，托管的 API 按用掉的 token 收钱）"
+           if more > top else f"config.yaml 的 max_tokens 已经是 {top:,}：换一个想得少一些的模型")
+    return ("想得多的模型把草稿也算在上限里（OpenEvolve 对以 o1、o3、o4-、gpt-5、gpt-oss 开头的模型名把 max_tokens 当作 "
+            f"max_completion_tokens 发，推理用的 token 也算在里面）：{how}")
 
 
 _PROGRAM = re.compile(_HEAD.decode() + r"Iteration (\d+): Program \S+")
@@ -768,8 +797,9 @@ def _careful_http() -> None:
     import importlib
 
     import openai
-    from evolve.openai_llm import (BAD_HEADERS, COMPRESSED, MAX_HEAD_BYTES, MAX_REPLY_BYTES, STREAMED, TOO_LONG, TRUNCATED,
-                                   LLMError, compressed, loads, looks_streamed, message_text)
+    from evolve.openai_llm import (BAD_HEADERS, COMPRESSED, CUT_OFF, MAX_HEAD_BYTES, MAX_REPLY_BYTES, STREAMED, TOO_LONG,
+                                   TRUNCATED, LLMError, compressed, cut_reason, loads, looks_streamed, message_text,
+                                   unfinished_edit)
     http = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])   # httpx 或 httpx2
 
     class Capped(http.SyncByteStream):
@@ -818,11 +848,17 @@ def _careful_http() -> None:
     def text_only(create):
         """client.chat.completions.create 拿到回复以后：choices[0].message 按 --llm 的规矩变成文字（message_text）——
         工具调用是一次"LLM 回的是工具调用（tool_calls），不是文字"（讲师报过：OpenEvolve 说 "LLM returned None
-        response"、不算 LLM 调用失败），拒绝回答的话照原样当回复，分成几段的连起来。"""
+        response"、不算 LLM 调用失败），拒绝回答的话照原样当回复，分成几段的连起来。
+        回复到了 token 上限、被截断（finish_reason 是 "length" 这类）而修改没写完时，是一次"回复到了 token 上限、被截断"
+        （和 --llm 的 CUT_OFF 同一个判断，unfinished_edit）：OpenEvolve 0.4.0 只取 message.content、从不看 finish_reason，
+        推理模型把 config.yaml 的 max_tokens 全用在推理上时回的是空的 content，它说成"没有 SEARCH/REPLACE"
+        （No valid diffs），make openevolve 说"回复打不上、没改动"，跑完、退出码 0（helper 照 OpenAI 的推理模型写的假服务器
+        报过）。现在按种类数、接连 4 个就停下，那句话说调大 config.yaml 的 max_tokens。修改写完了的照样交给 OpenEvolve。"""
         def wrapped(*args, **kwargs):
             response = create(*args, **kwargs)
             try:
-                message = response.choices[0].message
+                choice = response.choices[0]
+                message = choice.message
                 fields = {k: getattr(message, k) for k in message.model_fields_set}   # 服务器写了的那几项
             except (AttributeError, IndexError, TypeError):
                 return response                                      # 读不懂的交给 OpenEvolve（careful_kind 起名字）
@@ -830,6 +866,8 @@ def _careful_http() -> None:
                 message.content = message_text(fields)
             except LLMError as e:
                 raise CarefulFailure(e.kind) from None
+            if cut_reason(getattr(choice, "finish_reason", None)) and unfinished_edit(message.content):
+                raise CarefulFailure(CUT_OFF)
             return response
         return wrapped
 
@@ -1125,8 +1163,11 @@ def no_child_said(c: dict, res: dict) -> str:
     if not n_failed:
         return f"{c['no_child']} 个没变成子程序（回复打不上、没改动……）"
     kinds = "、".join(f"{k} ×{n}" for k, n in sorted(failed.items(), key=lambda kv: (-kv[1], kv[0])))
+    from evolve.openai_llm import CUT_OFF
+    advice = raise_max_tokens() if failed.get(CUT_OFF) else ""      # 怎样调高只说一次：最后那句说了就不在这里说
     return (f"{c['no_child']} 个没变成子程序：{n_failed} 个是 LLM 调用失败（{kinds}；详细的在 OpenEvolve 的日志里）"
-            + (f"，{rest} 个是回复打不上、没改动……" if rest else ""))
+            + (f"，{rest} 个是回复打不上、没改动……" if rest else "")
+            + (f"；被截断的那些：{advice}" if advice and advice not in res.get("gave_up", "") else ""))
 
 
 def _kept(output: str) -> dict | None:
