@@ -270,9 +270,9 @@ def test_propose_many_keeps_proposal_order_under_concurrency():
 
 def every_mode(n, text):
     """除了 slow（慢）、drop 以外的每种回答方式轮流来，"edit" 多一些让进化有进展。算失败的几种（坏 JSON、
-    没有 content、500、429，和修改没写完的被截断的回复：thinker 打草稿用完了 1,024 的上限）和能用的隔开排：连续几次
+    没有 content、500、429，和修改没写完的被截断的回复：thinker 打草稿、reasoner 推理用完了 1,024 的上限）和能用的隔开排：连续几次
     失败，后端就不再调用了（那是另一个测试的事；并发时同一批里谁先到不一定，隔开排的打乱了也连不上 4 个）。"""
-    failing = ["bad_json", "no_content", "http500", "http429", "cut_empty", "cut_thinking", "cut_edit", "thinker"]
+    failing = ["bad_json", "no_content", "http500", "http429", "cut_empty", "cut_thinking", "cut_edit", "thinker", "reasoner"]
     answering = [m for m in MODES if m not in failing + ["slow", "drop", "http400"]] + ["edit"] * 4   # 400 另有测试
     assert len(answering) >= len(failing) and set(failing) <= set(MODES)
     modes = [m for pair in zip(answering, failing) for m in pair] + answering[len(failing):]
@@ -299,7 +299,7 @@ def test_loop_survives_every_kind_of_reply(table, train, concurrency):
     # 照样用）：它们的个数对着桩服务器收到的请求数出来
     no_block = sum(every_mode(n, "") in ("empty", "garbage") for n in range(s.posts()))
     assert out["failed"][NO_BLOCK] == no_block > 0
-    cut = sum(every_mode(n, "") in ("cut_empty", "cut_thinking", "cut_edit", "thinker")   # thinker：1,024 不够它打草稿
+    cut = sum(every_mode(n, "") in ("cut_empty", "cut_thinking", "cut_edit", "thinker", "reasoner")   # 1,024 不够它们想
               for n in range(s.posts()))
     assert out["failed"][CUT_OFF] == cut > 0 and book["cut_off"] == cut + sum(every_mode(n, "") == "cut_tail"
                                                                                for n in range(s.posts()))
