@@ -357,7 +357,7 @@ def demo1_slow_motion(table, train, seed, after):
 
 def one_kind(op: str, seed: int) -> MockLLM:
     """只会做 op 这一种修改、从不犯错的 MockLLM。"""
-    return MockLLM(Dice(seed), mistake_rate=0.0, op_weights=tuple(float(o == op) for o in OPS))
+    return MockLLM(Dice(seed), mistake_rate=0.0, op_weights={o: float(o == op) for o in OPS})
 
 
 def outcome(prompt, reply, train, table, cache):

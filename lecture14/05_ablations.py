@@ -62,7 +62,7 @@ KEEPS = 0.5                  # 而且保住了完整系统这么多的涨幅，�
                              # 1.6%，拿掉反馈的一点没涨，相差 -1.6% 却算"差不多"、说"伤不到"）
 CHARTS = Charts()            # 图的出口：印到终端；--svg DIR 时每张图也写成 DIR 里的一个 SVG 文件
 
-FULL_TARGETED = OP_WEIGHTS[OPS.index("targeted")]     # 完整系统的 targeted 权重
+FULL_TARGETED = OP_WEIGHTS["targeted"]     # 完整系统的 targeted 权重
 LOCAL_OPS = "、".join(op for op in OPS if op != "targeted")   # 别的修改种类：都是局部的小修改（加一种修改，这里跟着变）
 
 
@@ -104,7 +104,7 @@ def rate_text(hits, tried, digits=None):
 def small_llm_weights(targeted=None):
     """小模型的修改种类权重：targeted 的权重换成参数 targeted（默认 SMALL_TARGETED），其余和 OP_WEIGHTS 一样。"""
     targeted = SMALL_TARGETED if targeted is None else targeted
-    return tuple(targeted if op == "targeted" else w for op, w in zip(OPS, OP_WEIGHTS))
+    return dict(OP_WEIGHTS, targeted=targeted)
 
 
 def set_small_targeted(weight):
@@ -617,7 +617,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
     ap.add_argument("--small-targeted", type=fraction, default=SMALL_TARGETED, metavar="W",
                     help=f"小模型的 targeted 权重，0 ≤ W < 1（默认 {SMALL_TARGETED:g}；完整系统是 "
-                         f"{OP_WEIGHTS[OPS.index('targeted')]:g}）")
+                         f"{OP_WEIGHTS['targeted']:g}）")
     openai_llm.add_arguments(ap)
     Charts.add_argument(ap)
     a = ap.parse_args(argv)

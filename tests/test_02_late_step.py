@@ -244,7 +244,7 @@ def test_a_new_edit_kind_says_why_it_proposed_nothing_new(monkeypatch):
         return Program(rules, p.default), f"对调第 {i + 1}、{i + 2} 条规则"
     monkeypatch.setattr(mock_llm.MockLLM, "_swap_rules", _swap_rules, raising=False)
     monkeypatch.setattr(mock_llm, "OPS", mock_llm.OPS + ("swap_rules",))
-    monkeypatch.setattr(mock_llm, "OP_WEIGHTS", mock_llm.OP_WEIGHTS + (0.1,))
+    monkeypatch.setattr(mock_llm, "OP_WEIGHTS", dict(mock_llm.OP_WEIGHTS, swap_rules=0.1))
     monkeypatch.setattr(s02, "OPS", mock_llm.OPS)
     one = Prompt("", Program(EXPERT.rules[:1], EXPERT.default), 1.0, (), ())
     assert s02.why_nothing_new("swap_rules", one) == "父程序不到 2 条规则，没有两条可以对调"

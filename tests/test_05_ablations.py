@@ -141,7 +141,7 @@ def test_a_small_model_with_the_full_systems_weight_is_the_full_system():
     """学生报过：--small-targeted 0.45（和完整系统一样）时变体表说"这一行就是完整系统的设置"，可两行的分数、内核次数
     都不一样（小模型用自己的随机数流）。现在权重一样时小模型就是完整系统：两行一个数都不差。"""
     from printed import find_table, section
-    full = ab.OP_WEIGHTS[ab.OPS.index("targeted")]
+    full = ab.OP_WEIGHTS["targeted"]
     p = cached_run("lecture14/05_ablations.py", "--small-targeted", f"{full:g}", "--quick", timeout=120)
     assert p.returncode == 0, p.stderr
     t = find_table(section(p.stdout, "演示 1"), "变体", "训练形状")

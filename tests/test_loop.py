@@ -25,7 +25,7 @@ from evolve import EXPERT, Evaluator, Program, Rule, evolve, geomean_speedup, pa
 from evolve.evaluator import N_PROBE
 from conftest import alive, launchable, stop_group
 from evolve.loop import MIGRATE_EVERY, ManyRuns
-from evolve.mock_llm import OPS, Dice, MockLLM
+from evolve.mock_llm import OP_WEIGHTS, OPS, Dice, MockLLM
 from evolve.problem import per_m_table
 from evolve.program import format_diff, make_diff
 from kernel_lab import Config
@@ -287,16 +287,28 @@ def test_evaluation_error_is_a_failure_and_counters_are_restored(table, train):
 
 # 修改的种类从数据来（mock_llm.OPS）：助教加一种修改（README"改编这门课"）时这里不用跟着改
 K = len(OPS)
+ALL = dict.fromkeys(OPS, 1.0)
 
 
-@pytest.mark.parametrize("weights,match", [((0,) * K, "全是 0"), ((1, -1) + (1,) * (K - 2), "负数"),
-                                           ((1, 1, 1), "3 个"), ((1,) * (K + 1), f"{K + 1} 个"),
-                                           ((1,) * (K - 1) + (math.nan,), "负数"), ("abcdef"[:K] + "x" * (K - 6), "收到的是")])
+@pytest.mark.parametrize("weights,match", [
+    (dict.fromkeys(OPS, 0), "全是 0"), (dict(ALL, **{OPS[1]: -1}), f"{OPS[1]}: -1"),
+    (dict(ALL, **{OPS[-1]: math.nan}), f"{OPS[-1]}: nan"), (dict(ALL, **{OPS[0]: "x"}), f"{OPS[0]}: 'x'"),
+    ({op: 1 for op in OPS[:-1]}, f"没有 {OPS[-1]} 的权重"), (dict(ALL, swpa=1), "'swpa' 不是 OPS 里的修改种类"),
+    ((1,) * K, "要按名字给权重"), ("abcdef", "要按名字给权重")],
+    ids=["all-zero", "negative", "nan", "not-a-number", "missing-name", "extra-name", "a-tuple", "a-string"])
 def test_mock_llm_rejects_bad_weights(weights, match):
-    # 全 0、负数、个数不对、NaN：一句清楚的 ValueError，说出要什么（len(OPS) 个非负数、对应哪几种修改）
-    with pytest.raises(ValueError, match=match) as e:
+    # 全 0、负数、NaN、不是数、少了或多了名字、按位置给的元组（README 说按名字给：以前的元组在 OPS 中间加一种修改时
+    # 悄悄错位）：一句清楚的 ValueError，说出哪个名字、要什么
+    with pytest.raises(ValueError, match=re.escape(match)):
         MockLLM(Dice(0), op_weights=weights)
-    assert OPS[0] in str(e.value) and f"{K} 个非负数" in str(e.value)
+
+
+def test_mock_llm_weights_are_paired_by_name_not_by_position():
+    # 同样的权重、不同的先后：抽修改种类的分布一样（按 OPS 的顺序排）
+    forward = MockLLM(Dice(0), op_weights={op: i + 1 for i, op in enumerate(OPS)})
+    backward = MockLLM(Dice(0), op_weights={op: i + 1 for i, op in reversed(list(enumerate(OPS)))})
+    assert np.array_equal(forward._op_cdf, backward._op_cdf)
+    assert np.array_equal(MockLLM(Dice(0))._op_cdf, MockLLM(Dice(0), op_weights=dict(reversed(OP_WEIGHTS.items())))._op_cdf)
 
 
 @pytest.mark.parametrize("rate", [-0.1, 1.5, math.nan, "x"])

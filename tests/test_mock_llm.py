@@ -231,10 +231,10 @@ def test_a_half_added_edit_kind_is_named_when_mock_llm_is_imported(tmp_path, ski
         shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
     src = tmp_path / "lecture14" / "evolve" / "mock_llm.py"
     text = src.read_text(encoding="utf-8")
-    # 从 mock_llm.py 里现在的 OPS、OP_WEIGHTS 行改（助教报过：写死了最后一种是 crossover，照 README 加了一种就失败）
-    ops, weights = (re.search(rf"^{name} = \((.*)\)$", text, re.M) for name in ("OPS", "OP_WEIGHTS"))
-    assert ops and weights, "测试的前提变了：mock_llm.py 里找不到一行的 OPS = (…) 或 OP_WEIGHTS = (…)"
-    edits = [(ops[0], f'OPS = ({ops[1]}, "swap")'), (weights[0], f"OP_WEIGHTS = ({weights[1]}, 0.0)")]
+    # 从 mock_llm.py 里现在的 OPS 行改（助教报过：写死了最后一种是 crossover，照 README 加了一种就失败）
+    ops = re.search(r"^OPS = \((.*)\)$", text, re.M)
+    assert ops and "OP_WEIGHTS = {" in text, "测试的前提变了：mock_llm.py 里找不到一行的 OPS = (…) 或 OP_WEIGHTS = {…}"
+    edits = [(ops[0], f'OPS = ({ops[1]}, "swap")'), ("OP_WEIGHTS = {", 'OP_WEIGHTS = {"swap": 0.0, ')]
     if skip == "method":
         edits.append(("OP_SAID = {\n", 'OP_SAID = {\n    "swap": "交换两条规则",\n'))
     for old, new in edits:
@@ -245,26 +245,27 @@ def test_a_half_added_edit_kind_is_named_when_mock_llm_is_imported(tmp_path, ski
     p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
                        env=base_env())
     last = p.stderr.strip().splitlines()[-1]
-    assert p.returncode == 1 and last.startswith("evolve.mock_llm.KindsIncomplete: evolve/mock_llm.py 的修改种类没有配齐：") \
-        and says in last, p.stderr[-2000:]
+    # 文件名从运行命令的目录看（助教报过：以前说 evolve/mock_llm.py，在仓库根目录照着打不开）
+    assert p.returncode == 1 and last.startswith("evolve.mock_llm.KindsIncomplete: lecture14/evolve/mock_llm.py 的修改种类"
+                                                 "没有配齐：") and says in last, p.stderr[-2000:]
     # 编号脚本：只有那一句（助教报过：11 行的 traceback，那句话在最后），退出码 1
     p = subprocess.run([sys.executable, "lecture14/01_heuristic_as_code.py"], cwd=tmp_path, capture_output=True, text=True,
                        timeout=60, env=base_env())
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 1 and len(lines) == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
-    assert lines[0].startswith("lecture14/01_heuristic_as_code.py：evolve/mock_llm.py 的修改种类没有配齐：") and says in lines[0]
+    assert lines[0].startswith("lecture14/01_heuristic_as_code.py：lecture14/evolve/mock_llm.py 的修改种类没有配齐：") and says in lines[0]
     # README 列出的 MockLLM 服务器也一样（助教的复查报过：编号脚本一句话，它还是一段 traceback）
     p = subprocess.run([sys.executable, "lecture14/mock_llm_server.py", "--help"], cwd=tmp_path, capture_output=True,
                        text=True, timeout=60, env=base_env())
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 1 and len(lines) == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
-    assert lines[0].startswith("lecture14/mock_llm_server.py：evolve/mock_llm.py 的修改种类没有配齐：") and says in lines[0]
+    assert lines[0].startswith("lecture14/mock_llm_server.py：lecture14/evolve/mock_llm.py 的修改种类没有配齐：") and says in lines[0]
     # README 印系统提示的命令也一样（助教报过：原来那条 python -m evolve.openai_llm 是一段 traceback）
     p = subprocess.run([sys.executable, "lecture14/02_llm_proposal.py", "--system-prompt"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=60, env=base_env())
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 1 and len(lines) == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
-    assert lines[0].startswith("lecture14/02_llm_proposal.py：evolve/mock_llm.py 的修改种类没有配齐：") and says in lines[0]
+    assert lines[0].startswith("lecture14/02_llm_proposal.py：lecture14/evolve/mock_llm.py 的修改种类没有配齐：") and says in lines[0]
 
 
 SWAP_METHOD = """
@@ -277,17 +278,21 @@ SWAP_METHOD = """
 """
 
 
-def _copy_with_kind(tmp_path, ops=True, weight=True, said=True, method=SWAP_METHOD):
-    """课程目录拷一份，照 README 的"修改种类"加一种修改 swap，只做给了的那几步（method 是方法的源码，None 就不写）。"""
+def _copy_with_kind(tmp_path, ops=True, weight=True, said=True, method=SWAP_METHOD, at=None, weight_text='"swap": 0.05'):
+    """课程目录拷一份，照 README 的"修改种类"加一种修改 swap，只做给了的那几步（method 是方法的源码，None 就不写）。
+    at：swap 放在 OPS 的第几个位置（None 是最后）；weight_text 是加进 OP_WEIGHTS 的那一项（放在最前面：按名字配，
+    和 OPS 的先后无关）。"""
     import shutil
     for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
         shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
     src = tmp_path / "lecture14" / "evolve" / "mock_llm.py"
     text = src.read_text(encoding="utf-8")
-    found = {name: re.search(rf"^{name} = \((.*?)\)(.*)$", text, re.M) for name in ("OPS", "OP_WEIGHTS")}
-    assert all(found.values()), "测试的前提变了：mock_llm.py 里找不到一行的 OPS = (…) 或 OP_WEIGHTS = (…)"
-    edits = ([(found["OPS"][0], f'OPS = ({found["OPS"][1]}, "swap"){found["OPS"][2]}')] if ops else []) \
-        + ([(found["OP_WEIGHTS"][0], f'OP_WEIGHTS = ({found["OP_WEIGHTS"][1]}, 0.05){found["OP_WEIGHTS"][2]}')] if weight else []) \
+    found = re.search(r"^OPS = \((.*?)\)(.*)$", text, re.M)
+    assert found and "OP_WEIGHTS = {" in text, "测试的前提变了：mock_llm.py 里找不到一行的 OPS = (…) 或 OP_WEIGHTS = {…}"
+    names = [n.strip() for n in found[1].split(",")]
+    names.insert(len(names) if at is None else at, '"swap"')
+    edits = ([(found[0], f'OPS = ({", ".join(names)}){found[2]}')] if ops else []) \
+        + ([("OP_WEIGHTS = {", "OP_WEIGHTS = {" + weight_text + ", ")] if weight else []) \
         + ([("OP_SAID = {\n", 'OP_SAID = {\n    "swap": "交换前两条规则",\n')] if said else []) \
         + ([("    # ---- 犯错 ----\n", method.lstrip("\n") + "    # ---- 犯错 ----\n")] if method else [])
     for old, new in edits:
@@ -298,23 +303,76 @@ def _copy_with_kind(tmp_path, ops=True, weight=True, said=True, method=SWAP_METH
 
 @pytest.mark.parametrize("parts, says", [
     (dict(ops=False, weight=False), "OPS 里没有 swap（OP_SAID 里有它的说明）"),
-    (dict(ops=False), "OPS 里没有 swap（OP_SAID 里有它的说明）；OP_WEIGHTS 有 7 个权重、OPS 有 6 种修改"),
+    (dict(ops=False), "OPS 里没有 swap（OP_SAID 里有它的说明）；OP_WEIGHTS 里的 'swap' 不是 OPS 里的修改种类"),
+    (dict(weight=False), "OP_WEIGHTS 里没有 swap 的权重"),
+    (dict(weight_text='"swpa": 0.05'), "OP_WEIGHTS 里没有 swap 的权重；OP_WEIGHTS 里的 'swpa' 不是 OPS 里的修改种类"),
+    (dict(weight_text='"swap": -1'), "OP_WEIGHTS 的权重要是有限的非负数，这几个不是：swap: -1"),
     (dict(method=SWAP_METHOD.replace("(self, pr)", "(self)")), "MockLLM._swap 要写成 def _swap(self, prompt)"),
     (dict(said=False, method=None), "OP_SAID 里没有 swap 的一句说明；MockLLM 没有方法 _swap"),
-], ids=["only-said-and-method", "no-ops", "no-prompt-argument", "said-and-method-both-missing"])
+], ids=["only-said-and-method", "no-ops", "no-weight", "misspelt-weight", "negative-weight", "no-prompt-argument",
+        "said-and-method-both-missing"])
 def test_every_missing_step_of_a_new_edit_kind_is_named_in_one_sentence(tmp_path, parts, says):
     """助教报过：写了 OP_SAID 的一句和方法 _swap、忘了放进 OPS（和 OP_WEIGHTS），04 照常跑完、退出码 0，这种修改一次也
     没被提出来，也没有一句话；只忘了 OPS 时说"OP_WEIGHTS 有 7 个权重、OPS 有 6 种修改"，没说是哪一种；方法少写了参数
-    prompt，04 跑到第一次抽中它才是一段 TypeError 的 traceback。现在 import 时一句话列出漏掉的每一步，点名那种修改。
-    （OPS 的数从现在的 mock_llm.OPS 来：这里的 6、7 照它算。）"""
+    prompt，04 跑到第一次抽中它才是一段 TypeError 的 traceback。现在 import 时一句话列出漏掉的每一步，点名那种修改；
+    OP_WEIGHTS 按名字给权重，少了、拼错了、不是非负数的也点名。"""
     import subprocess
     _copy_with_kind(tmp_path, **parts)
-    says = says.replace("7 个权重、OPS 有 6 种", f"{len(mock_llm.OPS) + 1} 个权重、OPS 有 {len(mock_llm.OPS)} 种")
     p = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--quick"], cwd=tmp_path, capture_output=True,
                        text=True, timeout=120, env=base_env())
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 1 and len(lines) == 1 and not p.stdout, (p.returncode, p.stderr[-2000:])
-    assert lines[0].startswith("lecture14/04_alphaevolve_tiling.py：evolve/mock_llm.py 的修改种类没有配齐：" + says + "（"), lines[0]
+    assert lines[0].startswith("lecture14/04_alphaevolve_tiling.py：lecture14/evolve/mock_llm.py 的修改种类没有配齐："
+                               + says), lines[0]
+
+
+def test_a_kind_added_in_the_middle_of_ops_gets_its_own_weight_and_the_others_keep_theirs(tmp_path):
+    """README 的"修改种类"：OP_WEIGHTS 按名字给权重。助教报过：以前它是和 OPS 按位置对应的元组，在 OPS 中间加一种
+    修改、权重照常加在末尾，不报错，权重悄悄挪给了别的种类。这里照 README 把 swap 放在 OPS 的第 2 个位置、它的权重
+    写在 OP_WEIGHTS 的最前面：每种修改被抽到的概率仍是它自己名字的权重；04 照常跑完，swap 真的被提出来。"""
+    import json
+    import subprocess
+    _copy_with_kind(tmp_path, at=1, weight_text='"swap": 0.05')
+    code = ("import sys, json; sys.path[:0] = ['lecture01', 'lecture10', 'lecture13', 'lecture14']\n"
+            "import numpy as np, evolve.mock_llm as m\n"
+            "llm = m.MockLLM(m.Dice(0))\n"
+            "p = np.diff(np.concatenate([[0.0], llm._op_cdf, [1.0]]))\n"
+            "print(json.dumps(dict(ops=list(m.OPS), p=p.tolist(), w=m.OP_WEIGHTS)))")
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                       env=base_env())
+    assert p.returncode == 0, p.stderr[-2000:]
+    got = json.loads(p.stdout)
+    assert got["ops"][1] == "swap" and got["ops"][0] == mock_llm.OPS[0], got["ops"]
+    total = sum(got["w"].values())
+    probs = dict(zip(got["ops"], got["p"]))
+    assert probs.keys() == got["w"].keys()
+    for op, w in got["w"].items():
+        assert probs[op] == pytest.approx(w / total), (op, probs, got["w"])
+    assert got["w"]["swap"] == 0.05 and all(got["w"][op] == w for op, w in mock_llm.OP_WEIGHTS.items())
+    p = subprocess.run([sys.executable, "lecture14/04_alphaevolve_tiling.py", "--quick"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120, env=base_env())
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert re.search(r"^swap +\d", p.stdout, re.M), "04 演示 2 的修改种类表里没有 swap 这一行"
+
+
+def test_a_half_added_kind_names_the_file_from_where_the_command_was_run(tmp_path):
+    """助教报过：那句话说 evolve/mock_llm.py（从 lecture14/ 看的），在仓库根目录运行的助教照着打不开。现在文件名从运行
+    命令的目录看：在仓库根目录是 lecture14/evolve/mock_llm.py，在 lecture14/ 里（讲师原来的 04 就在那里跑）是
+    evolve/mock_llm.py，在别处是绝对路径——每一种都真的打得开。"""
+    import subprocess
+    _copy_with_kind(tmp_path, ops=False, weight=False)
+    far = tmp_path / "a" / "b"                          # 离得远（往上两层以上）：绝对路径
+    far.mkdir(parents=True)
+    for cwd in (tmp_path, tmp_path / "lecture14", tmp_path / "lecture14" / "evolve", far):
+        code = (f"import sys; sys.path[:0] = {[str(tmp_path / d) for d in ('lecture01', 'lecture10', 'lecture13', 'lecture14')]!r}"
+                "; import evolve.mock_llm")
+        p = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=60,
+                           env=base_env())
+        last = p.stderr.strip().splitlines()[-1]
+        said = re.match(r"evolve\.mock_llm\.KindsIncomplete: (\S+) 的修改种类没有配齐：", last)
+        assert p.returncode == 1 and said, p.stderr[-2000:]
+        assert (cwd / said[1]).resolve() == (tmp_path / "lecture14" / "evolve" / "mock_llm.py").resolve(), (cwd, said[1])
+        assert os.path.isabs(said[1]) == (cwd == far), (cwd, said[1])
 
 
 def test_an_edit_kind_that_returns_only_the_child_is_named_in_one_sentence(tmp_path):

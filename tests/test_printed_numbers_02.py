@@ -168,7 +168,7 @@ def kinds(step, table, train):
     parent_score = math.exp(log_speedup(table, prompt.parent, train))
     scores, out = {}, {}
     for op in OPS:
-        llm = MockLLM(Dice(SEED), mistake_rate=0.0, op_weights=tuple(float(o == op) for o in OPS))
+        llm = MockLLM(Dice(SEED), mistake_rate=0.0, op_weights={o: float(o == op) for o in OPS})
         n = dict(better=0, bad=0, same=0, first=None)
         for j in range(PER_KIND):
             _, reply = llm.propose(prompt)

@@ -10,7 +10,7 @@ import pytest
 
 from evolve import Evaluator, all_shapes, evolve, geomean_speedup, oracle_speedup, split_shapes
 from evolve.evaluator import N_PROBE
-from evolve.mock_llm import OP_WEIGHTS, OPS, Dice, MockLLM
+from evolve.mock_llm import OP_WEIGHTS, Dice, MockLLM
 from printed import find, find_table, number, observations, pct_shows, section, shows
 from test_05_ablations import ab
 from conftest import run_script
@@ -30,7 +30,7 @@ def variant(name, train, table, seed):
     if name == "no_cascade":
         return Evaluator(train, table, probe_slack=math.inf), {}
     if name == "small":
-        weights = tuple(ab.SMALL_TARGETED if op == "targeted" else w for op, w in zip(OPS, OP_WEIGHTS))
+        weights = dict(OP_WEIGHTS, targeted=ab.SMALL_TARGETED)
         return Evaluator(train, table), dict(llm=MockLLM(Dice(seed), op_weights=weights))
     if name == "no_evolution":
         return Evaluator(train, table), dict(database=ab.StartOnlyDatabase)

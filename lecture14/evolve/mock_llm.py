@@ -20,6 +20,8 @@ import bisect
 import functools
 import inspect
 import math
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,8 +32,11 @@ from .program import Program, Rule, branch_index, format_diff, make_diff, render
 
 OPS = ("targeted", "single_field", "threshold", "add_rule", "remove_rule", "crossover")
 MISTAKE = "mistake"                # 故意犯错的回复单独记成这一种，不算进它本来想做的修改
-# 按位置和 OPS 一一对应：加一种修改，名字和权重放在同一个位置（放错了位置不会报错，只是权重给了别的种类）
-OP_WEIGHTS = (0.45, 0.20, 0.10, 0.08, 0.07, 0.10)
+# 每种修改被抽到的相对权重，按名字写（和 OPS 的先后无关；抽的时候按 OPS 的顺序排）。加一种修改就在这里加一项
+# "名字": 权重；少了 OPS 里的哪个名字、多了不在 OPS 里的名字，import 时一句话说出来（助教报过：以前是和 OPS 按位置
+# 对应的元组，在中间加一种修改、权重放错了位置不报错，只是权重悄悄给了别的种类）
+OP_WEIGHTS = {"targeted": 0.45, "single_field": 0.20, "threshold": 0.10, "add_rule": 0.08, "remove_rule": 0.07,
+              "crossover": 0.10}
 # 每种修改一句话：02 演示 2、04 演示 2 的表下面照这个逐个解释。加一种修改，在这里也写一句（test_mock_llm 检查每种都有）
 OP_SAID = {
     "targeted": "按内核常识一次改好几个字段（块大小、warp、流水线），去修反馈里列出的一个慢形状",
@@ -44,8 +49,8 @@ OP_SAID = {
 
 
 class KindsIncomplete(ImportError):
-    """加修改种类时漏了一步（OPS、OP_WEIGHTS、OP_SAID、MockLLM 的方法）。one_sentence：编号脚本只印这一句、退出码 1
-    （runner._excepthook；助教报过：方法名拼错时是 11 行的 traceback，那句话在最后）。文件末尾检查。"""
+    """加修改种类时漏了一步或写错了（OPS、OP_WEIGHTS 的名字和权重、OP_SAID、MockLLM 的方法）。one_sentence：编号脚本
+    只印这一句、退出码 1（runner._excepthook；助教报过：方法名拼错时是 11 行的 traceback，那句话在最后）。文件末尾检查。"""
     one_sentence = True
 
 
@@ -197,20 +202,35 @@ def _insert(p: Program, i: int, rule: Rule) -> Program:
     return Program(p.rules[:i] + (rule,) + p.rules[i:], p.default)
 
 
+def _weight_problems(op_weights, name: str = "op_weights") -> list[str]:
+    """op_weights（{修改种类的名字: 权重}）哪里不对，每处一句；没问题返回空列表。名字要和 OPS 一一对应，
+    权重是有限的非负数、至少一个大于 0。"""
+    if not isinstance(op_weights, Mapping):
+        return [f"{name} 要按名字给权重（{{名字: 非负数}}，名字是 {', '.join(OPS)}），收到的是 {op_weights!r}"]
+    out = [f"{name} 里没有 {op} 的权重" for op in OPS if op not in op_weights]
+    out += [f"{name} 里的 {k!r} 不是 OPS 里的修改种类（有的是 {', '.join(OPS)}）" for k in op_weights if k not in OPS]
+    bad = []
+    for k, w in op_weights.items():
+        try:
+            ok = not isinstance(w, bool) and math.isfinite(float(w)) and float(w) >= 0
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            bad.append(f"{k}: {w!r}")
+    if bad:
+        out.append(f"{name} 的权重要是有限的非负数，这几个不是：{', '.join(bad)}")
+    elif not out and sum(float(op_weights[op]) for op in OPS) <= 0:
+        out.append(f"{name} 的权重全是 0（至少一个要大于 0）")
+    return out
+
+
 def _check_weights(op_weights) -> tuple[float, ...]:
-    """op_weights 要和 OPS 一样多、都是有限的非负数、至少一个大于 0；否则抛 ValueError，说清楚要什么。"""
-    what = f"op_weights 要是 {len(OPS)} 个非负数，依次对应 {', '.join(OPS)}，而且至少一个大于 0"
-    try:
-        weights = tuple(float(w) for w in op_weights)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what}；收到的是 {op_weights!r}") from None
-    if len(weights) != len(OPS):
-        raise ValueError(f"{what}；收到的是 {len(weights)} 个：{op_weights!r}")
-    if not all(math.isfinite(w) and w >= 0 for w in weights):
-        raise ValueError(f"{what}；收到的里有负数或不是有限的数：{op_weights!r}")
-    if sum(weights) <= 0:
-        raise ValueError(f"{what}；收到的全是 0：{op_weights!r}")
-    return weights
+    """op_weights（{修改种类的名字: 权重}）按 OPS 的顺序排成元组；名字和 OPS 对不上、权重不是有限的非负数、全是 0 时
+    抛 ValueError，一句话说哪里不对、要什么。"""
+    said = _weight_problems(op_weights)
+    if said:
+        raise ValueError("；".join(said))
+    return tuple(float(op_weights[op]) for op in OPS)
 
 
 class MockLLM:
@@ -221,9 +241,10 @@ class MockLLM:
     # 04 退出码 0，表里多一行"（LLM 出错）17"，原因 AttributeError 哪里都没印）。
     bugs_are_fatal = True
 
-    def __init__(self, rng: Dice, mistake_rate: float = MISTAKE_RATE, op_weights=OP_WEIGHTS):
-        """op_weights 和 OPS 一一对应；把 targeted 的权重设成 0，就是一个没有内核常识的"小模型"（05 脚本的消融）。"""
-        weights = _check_weights(op_weights)
+    def __init__(self, rng: Dice, mistake_rate: float = MISTAKE_RATE, op_weights=None):
+        """op_weights 是 {修改种类的名字: 权重}，不给就是 OP_WEIGHTS；把 targeted 的权重设成 0
+        （dict(OP_WEIGHTS, targeted=0)），就是一个没有内核常识的"小模型"（05 脚本的消融）。"""
+        weights = _check_weights(OP_WEIGHTS if op_weights is None else op_weights)
         try:
             ok = 0 <= float(mistake_rate) <= 1
         except (TypeError, ValueError):
@@ -380,8 +401,7 @@ def _kinds_missing() -> list[str]:
     """加修改种类的助教漏了哪几步，每步一句（按 README 的顺序：OPS、OP_WEIGHTS、OP_SAID、方法）。不在 import 时说清楚，
     02、04 要跑到表下面那段说明才是一个 KeyError；只写了说明和方法、没放进 OPS 的种类一次也不会被提出来，也没人说。"""
     missing = [f"OPS 里没有 {op}（OP_SAID 里有它的说明）" for op in OP_SAID if op not in OPS]
-    if len(OP_WEIGHTS) != len(OPS):
-        missing.append(f"OP_WEIGHTS 有 {len(OP_WEIGHTS)} 个权重、OPS 有 {len(OPS)} 种修改")
+    missing += _weight_problems(OP_WEIGHTS, "OP_WEIGHTS")
     missing += [f"OP_SAID 里没有 {op} 的一句说明" for op in OPS if op not in OP_SAID]
     methods = {op: getattr(MockLLM, "_" + op, None) for op in OPS}
     missing += [f"MockLLM 没有方法 _{op}" for op, m in methods.items() if not callable(m)]
@@ -390,7 +410,19 @@ def _kinds_missing() -> list[str]:
     return missing
 
 
+def _shown_file() -> str:
+    """这个文件的名字，从运行命令的目录看（助教报过：以前写死 evolve/mock_llm.py，是从 lecture14/ 看的，在仓库根目录
+    运行的助教照着打不开）：在当前目录下面或上一层就写相对路径，再远写绝对路径（和 problem.display_path 一样）。"""
+    path = os.path.abspath(__file__)
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:                                  # Windows 上不在同一个盘
+        return path
+    up = rel.split(os.sep).count(os.pardir)
+    return path if up > 1 else rel.replace(os.sep, "/")
+
+
 if _MISSING := _kinds_missing():
-    raise KindsIncomplete("evolve/mock_llm.py 的修改种类没有配齐：" + "；".join(_MISSING)
-                          + "（加一种修改要在 OPS、OP_WEIGHTS 的同一个位置各加一项、在 OP_SAID 里加一句，再写方法"
-                            " _名字(self, prompt)，返回 (子程序, 一句说明)，见 README 的\"修改种类\"）。")
+    raise KindsIncomplete(f"{_shown_file()} 的修改种类没有配齐：" + "；".join(_MISSING)
+                          + "（加一种修改要在 OPS 里加名字、在 OP_WEIGHTS 里加一项 \"名字\": 权重、在 OP_SAID 里加一句，"
+                            "再写方法 _名字(self, prompt)，返回 (子程序, 一句说明)，见 README 的\"修改种类\"）。")
