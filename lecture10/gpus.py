@@ -10,8 +10,9 @@ kernel_lab（哪些配置能启动）和 sched_lab（解析模型的时间）都
 
 加一块 GPU：照 A100 写一条 GPU(...)，数据手册的数写出处（sources）；没在它上面校准过的旋钮照抄一块已有的，
 并在 knob_note 里说明；然后放进 GPUS。
-读进来时每条记录都查一遍（record_problems：旋钮齐不齐、名字对不对，数的单位像不像——共享内存、L2 按字节，带宽 B/s，
-峰值 FLOP/s）：写错了，编号脚本和 make test 只说一句话，哪条记录、哪个字段、要什么。
+读进来时每条记录都查一遍（GPU(...) 的字段名对不对、齐不齐；record_problems：旋钮齐不齐、名字对不对，数的单位像不像
+——共享内存、L2 按字节，带宽 B/s，峰值 FLOP/s；check_records：key 有没有重、写好的记录是不是都在 GPUS 里）：写错了，
+编号脚本和 make test 只说一句话，哪条记录、哪个字段、要什么（文件名从运行命令的目录看）。
 tests/test_gpus.py 检查每条记录的字段齐全、单位合理，并用 --gpu 把每个编号脚本在 A100 上跑一遍（--gpu h100 和默认
 逐字节相同）；TESTS_GPU=a100 make test 把整套测试换到 A100。
 
@@ -21,7 +22,8 @@ tests/test_gpus.py 检查每条记录的字段齐全、单位合理，并用 --g
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import sys
+from dataclasses import MISSING, dataclass, field, fields
 
 ENV = "MINI_ALPHAEVOLVE_GPU"
 DEFAULT = "h100"
@@ -48,6 +50,54 @@ class GPU:
     knobs: dict = field(compare=False)          # 【估计】校准旋钮（名字见 sched_lab.KNOBS，不含由 L2 导出的 L2_USABLE）
     knob_note: str = ""            # 旋钮是在哪块 GPU 上校准的；没校准的是哪几个、用的是什么
     sources: tuple[str, ...] = ()  # 数据手册的数从哪来
+
+
+class RecordProblem(ValueError):
+    """GPUS 里一条记录写得不对。one_sentence：编号脚本只印这一句、退出码 1（lecture01/runner.py），没有 traceback。"""
+    one_sentence = True
+
+
+def shown_path(path: str) -> str:
+    """给人看的文件名，从运行命令的目录看（照着打得开）：在当前目录下面或上一层就写相对路径，再远写绝对路径
+    （和 evolve.problem.display_path 一样；助教报过：写死的 lecture10/gpus.py 在 lecture14/ 里运行时打不开）。"""
+    path = os.path.abspath(path)
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:                                  # Windows 上不在同一个盘
+        return path
+    return path if rel.split(os.sep).count(os.pardir) > 1 else rel.replace(os.sep, "/")
+
+
+def how_to_add() -> str:
+    return f"加一块 GPU 照 A100 的那条写（见 {shown_path(__file__)} 开头和 README 的\"改编这门课\"）"
+
+
+_FIELDS = tuple(f.name for f in fields(GPU))
+_REQUIRED = tuple(f.name for f in fields(GPU) if f.default is MISSING and f.default_factory is MISSING)
+_dataclass_init = GPU.__init__
+
+
+def _checked_init(self, *args, **kwargs):
+    """GPU(...) 的字段名拼错了、漏了一个时，一句话说是哪条记录（文件:行、key）、哪个字段，而不是 dataclass 的
+    TypeError 和一段 traceback（助教报过：max_blocks_per_sm 写成 max_block_per_sm，每个编号脚本是 15 行 traceback）。"""
+    unknown = [k for k in kwargs if k not in _FIELDS]
+    given = set(_FIELDS[:len(args)]) | set(kwargs)
+    missing = [n for n in _REQUIRED if n not in given]
+    if unknown or missing or len(args) > len(_FIELDS):
+        frame = sys._getframe(1)
+        while frame.f_back is not None and os.path.basename(frame.f_code.co_filename) == "dataclasses.py":
+            frame = frame.f_back                        # dataclasses.replace(...) 里调的：说调 replace 的那一行
+        key = kwargs.get("key", args[0] if args else None)
+        said = ([f"{', '.join(unknown)} 不是 GPU 的字段"] if unknown else []) \
+            + ([f"少了 {', '.join(missing)}"] if missing else []) \
+            + ([f"按位置给了 {len(args)} 个值（GPU 只有 {len(_FIELDS)} 个字段）"] if len(args) > len(_FIELDS) else [])
+        raise RecordProblem(f"{shown_path(frame.f_code.co_filename)}:{frame.f_lineno} 的 GPU 记录"
+                            + (f" {key}" if isinstance(key, str) else "") + " 不对：" + "；".join(said)
+                            + f"（字段有 {', '.join(_FIELDS)}）。{how_to_add()}")
+    _dataclass_init(self, *args, **kwargs)
+
+
+GPU.__init__ = _checked_init
 
 
 # 校准旋钮：在 H100 上定的（见 sched_lab 的模块说明：要 prefill 的最优是 256×128 / 8 warp / 4 级，等等）
@@ -93,11 +143,6 @@ RANGES = dict(sms=(1, 1000, "1 到 1000 之间"), peak_flops=(1e13, 1e16, "1e13 
               max_threads_per_sm=(256, 8192, "256 到 8192 之间"), max_blocks_per_sm=(1, 256, "1 到 256 之间"))
 
 
-class RecordProblem(ValueError):
-    """GPUS 里一条记录写得不对。one_sentence：编号脚本只印这一句、退出码 1（lecture01/runner.py），没有 traceback。"""
-    one_sentence = True
-
-
 def record_problems(g: GPU) -> list[str]:
     """这条记录哪里不对，每处一句；没问题返回空列表。"""
     out = []
@@ -122,15 +167,23 @@ def record_problems(g: GPU) -> list[str]:
     return out
 
 
-def check_records(records: dict[str, GPU]) -> None:
-    """每条记录都没问题就什么也不做；否则抛 RecordProblem，一句话说哪条记录、哪里不对。"""
+def check_records(records: dict[str, GPU], written: dict | None = None) -> None:
+    """每条记录都没问题就什么也不做；否则抛 RecordProblem，一句话说哪条记录、哪里不对。written 是写在文件里的记录
+    （变量名 → GPU）：照 A100 抄了一条、忘了改 key（和 GPUS 里已有的重了，那条被悄悄盖掉），或者写好了没放进 GPUS，
+    也说出来。"""
     said = [f"{key} 的 " + "；".join(p) for key, g in records.items() if (p := record_problems(g))]
+    written = written or {}
+    for key in dict.fromkeys(g.key for g in written.values()):
+        names = [name for name, g in written.items() if g.key == key]
+        if len(names) > 1:
+            said.append(f"{'、'.join(names)} 的 key 都是 {key!r}（每条记录要有自己的 key，--gpu 用它；照抄的那条要改）")
+    said += [f"{name} 写好了，却没放进 GPUS（GPUS 那行的括号里加上 {name}）" for name, g in written.items()
+             if g.key not in records and sum(o.key == g.key for o in written.values()) == 1]
     if said:
-        raise RecordProblem("lecture10/gpus.py 的 GPU 记录不对：" + "。".join(said)
-                            + "。加一块 GPU 照 A100 的那条写（见 lecture10/gpus.py 开头和 README 的\"改编这门课\"）")
+        raise RecordProblem(f"{shown_path(__file__)} 的 GPU 记录不对：" + "。".join(said) + "。" + how_to_add())
 
 
-check_records(GPUS)
+check_records(GPUS, {name: g for name, g in globals().items() if isinstance(g, GPU)})
 
 
 def problem(text: str | None) -> str | None:

@@ -552,3 +552,42 @@ def test_a_gpu_record_written_wrong_is_one_sentence_naming_the_record_and_the_fi
     said = p.stdout + p.stderr
     assert p.returncode == 4 and "lecture10/gpus.py 的 GPU 记录不对：l40s 的" in said, said[-2000:]
     assert "Traceback" not in said and "ImportError while loading conftest" not in said, said[-2000:]
+
+
+# 助教照 A100 抄一条记录时另外几种写法上的错：字段名拼错、漏了一个字段（以前每个编号脚本是 dataclass 的 TypeError 和
+# 15 行 traceback）、抄了没改 key（和 A100 重了：GPUS 里 A100 被悄悄盖掉，--gpu a100 跑的是新的那块）、写好了没放进 GPUS
+COPIED_WRONG = {
+    "misspelt-field": (("max_blocks_per_sm=32,\n    wgmma=False", "max_block_per_sm=32,\n    wgmma=False"),
+                       r"gpus\.py:(\d+) 的 GPU 记录 a100 不对：max_block_per_sm 不是 GPU 的字段；少了 max_blocks_per_sm（字段有 "),
+    "missing-field": (("    wgmma=False,\n    knobs", "    knobs"), r"gpus\.py:(\d+) 的 GPU 记录 a100 不对：少了 wgmma（字段有 "),
+    "same-key": (('key="a100", name="A100-80GB SXM4"', 'key="h100", name="A100-80GB SXM4"'),
+                 r"gpus\.py 的 GPU 记录不对：H100、A100 的 key 都是 'h100'"),
+    "not-in-gpus": (("{g.key: g for g in (H100, A100)}", "{g.key: g for g in (H100,)}"),
+                    r"gpus\.py 的 GPU 记录不对：A100 写好了，却没放进 GPUS"),
+}
+
+
+@pytest.mark.parametrize("case", list(COPIED_WRONG))
+def test_a_gpu_record_copied_wrong_is_one_sentence_naming_a_file_you_can_open(tmp_path, case):
+    import shutil
+    import subprocess
+    import sys
+    (old, new), says = COPIED_WRONG[case]
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):       # 拷贝，不是链接：在 lecture14/ 里运行时 .. 是这里
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
+    path = tmp_path / "lecture10" / "gpus.py"
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"测试的前提变了：lecture10/gpus.py 里找不到 {old!r}"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")}
+    # 在仓库根目录和在 lecture14/ 里（讲师原来的 04 在那里跑）：说的文件名从那里打得开，行号是那条记录
+    for cwd, script in ((tmp_path, "lecture10/01_config_space.py"), (tmp_path / "lecture14", "01_heuristic_as_code.py")):
+        p = subprocess.run([sys.executable, script], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+        said = p.stderr.strip()
+        assert p.returncode == 1 and not p.stdout and "Traceback" not in said and len(said.splitlines()) == 1, said
+        m = re.match(rf"{re.escape(script)}：(\S*?gpus\.py)(?::\d+)? 的 GPU 记录", said)
+        assert m and re.search(says, said), said
+        assert (cwd / m[1]).resolve() == path.resolve(), said
+        line = re.search(says, said).groups()
+        if line:
+            assert "GPU(" in path.read_text(encoding="utf-8").splitlines()[int(line[0]) - 1], said
