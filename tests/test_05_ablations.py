@@ -163,3 +163,41 @@ def test_a_lower_median_without_feedback_is_not_said_to_do_no_harm():
         assert "伤不到" not in o and "伤得不多" in o, o
     else:
         pytest.skip(f"这次 --quick 没有反馈的中位数不比完整系统低（{m[1]}× 对 {m[2]}×），这个测试的前提变了")
+
+
+SMART = '''
+    def _smart(self, pr):
+        return None, "这个测试里它什么也不做"
+
+'''
+
+
+@pytest.mark.parametrize("in_small", [True, False], ids=["kept-in-small-model", "zeroed-in-small-model"])
+def test_a_new_kind_zeroed_in_the_small_model_is_not_listed_among_what_it_can_do(tmp_path, in_small):
+    """README 的"修改种类"：新加的种类带着内核常识时，在 05 的 small_llm_weights 里把它的权重设成 0。助教报过：照做了，
+    05 的观察 1 仍说小模型"只会局部的小修改（……、smart）"——那个列表照 OPS 列出全部。现在照小模型的权重列。"""
+    import re
+    import shutil
+    import subprocess
+    import sys
+    from conftest import ROOT, base_env
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
+    edits = {"lecture14/evolve/mock_llm.py": [
+                 ('"crossover")\n', '"crossover", "smart")\n'), ("OP_WEIGHTS = {", 'OP_WEIGHTS = {"smart": 0.05, '),
+                 ("OP_SAID = {\n", 'OP_SAID = {\n    "smart": "带内核常识的新修改（测试用）",\n'),
+                 ("    # ---- 犯错 ----\n", SMART.lstrip("\n") + "    # ---- 犯错 ----\n")],
+             "lecture14/05_ablations.py": [] if in_small else [
+                 ("return dict(OP_WEIGHTS, targeted=targeted)", "return dict(OP_WEIGHTS, targeted=targeted, smart=0)")]}
+    for name, pairs in edits.items():
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        for old, new in pairs:
+            assert text.count(old) == 1, f"测试的前提变了：{name} 里找不到 {old!r}"
+            text = text.replace(old, new)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    p = subprocess.run([sys.executable, "lecture14/05_ablations.py", "--quick"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=180, env=base_env())
+    assert p.returncode == 0, p.stderr[-2000:]
+    listed = re.search(r"局部的小修改（([^）]*)）", "".join(p.stdout.split()))
+    assert listed, "测试的前提变了：05 --quick 的观察 1 这次没说小模型会哪些局部的小修改"
+    assert ("smart" in listed[1].split("、")) == in_small and "single_field" in listed[1], listed[1]
