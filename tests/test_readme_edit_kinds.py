@@ -35,7 +35,7 @@ def stale(readme_text: str, module_doc: str, ops) -> list[str]:
         out.append(f"README“数字是什么”说的是 {shown}，OPS 是 {'、'.join(ops)}")
     listed = re.findall(r"^  ([a-z_]+) {2,}\S", module_doc, re.M)
     if listed != list(ops):
-        out.append(f"evolve/mock_llm.py 开头的列表是 {'、'.join(listed)}，OPS 是 {'、'.join(ops)}")
+        out.append(f"lecture14/evolve/mock_llm.py 开头的列表是 {'、'.join(listed)}，OPS 是 {'、'.join(ops)}")
     return out
 
 
