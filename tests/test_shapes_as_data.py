@@ -177,6 +177,7 @@ QWEN14 = (Projection("Qwen2.5-14B", "qkv", (40 + 2 * 8) * 128, 5120), Projection
 NEW_MODEL = next(m for m in (QWEN14, EXTRA) if m[0].model not in {p.model for p in PROJECTIONS})
 
 
+@pytest.mark.timeout(300)       # 里面新起一个 pytest、不用预热过的解释器：空闲时约 55 秒，负载 10 以上时超过 60 秒的上限
 def test_tests_that_read_the_output_say_a_new_model_broke_a_lecture_claim_not_the_engine(tmp_path):
     import subprocess
     import sys
