@@ -268,7 +268,8 @@ def obs_database(predicted: int, actual: int | None, size: int, new_best: bool, 
 
 def demo1_slow_motion(table, train, seed, after):
     """返回 (观察, 演示 2 要的提示或 None, 停住时最后一次刷新最好分数的那一步 (第几个提议, 分数, 修改种类) 或 None,
-    这一步的分数印几位小数)：这一段没有可慢放的一步时，"可以试试"指向那一步。"""
+    演示 2 的 kind_stats 或 None)：这一段没有可慢放的一步时，"可以试试"指向那一步。演示 2 只在这一步通过了探针时印，
+    它那张表要的小数位数这里先算好：同一个父程序的分数两个演示印得一样。"""
     print_header(f"演示 1：一次提议的慢动作（种子 {seed} 的进化里，第 {after:,} 个提议起第一个比父程序好的）")
     run: dict = {}
     k, skipped = find_proposal(table, train, seed, after, run)
@@ -279,7 +280,7 @@ def demo1_slow_motion(table, train, seed, after):
     if k is None:
         print(f"第 {after:,}–{after + LOOK:,} 个提议里没有一个{'真的评估了、又' if skipped else ''}比父程序好的；"
               "换个 --after 或 --seed 再试。")
-        return [obs_stalled(run, after)], None, run["improvements"][-1], 3     # 就是上面找的那次进化，不再跑一遍
+        return [obs_stalled(run, after)], None, run["improvements"][-1], None  # 就是上面找的那次进化，不再跑一遍
     ev, rec = Evaluator(train, table), Recorder()
     evolve_reported("演示 1：重跑到那一步之前", ev, k - 1, seed=seed, llm=rec, database=rec.database)   # 前 k-1 步照常跑完
     db = rec.db
@@ -295,6 +296,10 @@ def demo1_slow_motion(table, train, seed, after):
     # 开头那句的父程序分数和⑥印得一样（审读报过：--seed 4 --after 50 时开头说父程序 1.102×，⑥说 1.1017×、
     # 子程序 1.1020×——开头的数倒像是子程序的）；提示词①是模型收到的原文，照它自己的格式印三位
     d = step_digits(result, presult, db, island, train)
+    # 演示 2 那张表（同一个父程序，每种修改的第一次提议）分不出父程序和哪一行时多印几位：先算好，这里的父程序、⑥、⑦
+    # 也印那么多位（助教报过：L40S 上演示 1 说父程序 1.043×、演示 2 说 1.0430×）。没通过探针就没有演示 2。
+    kinds = kind_stats(table, train, prompt, seed, d) if passed else None
+    d = kinds[2] if kinds else d
     note(f"进化循环已经跑了 {k - 1:,} 个提议。第 {k:,} 个：从 {len(db.islands)} 个岛里挑到第 {island + 1} 个岛，"
           f"按名次加权挑出父程序（分数 {presult['score']:.{d}f}×），再从别的岛挑 {len(prompt.inspirations)} 个灵感程序。")
     short = shorten_programs(prompt.text())
@@ -323,7 +328,7 @@ def demo1_slow_motion(table, train, seed, after):
     obs = [obs_probe(result["probe_score"], presult["probe_score"], ev.probe_slack, passed)]
     assert (ev.n_eval_probe, ev.n_eval_full) != before
     if not passed:
-        return obs, None, None, d
+        return obs, None, None, None
     full = geomean_speedup(child, train, table)
     note(f"⑥ 完整评估：{len(train)} 个训练形状上相对专家的加速比 {result['score']:.{d}f}×（自己用时间表重算：{full:.{d}f}×），"
           f"父程序 {presult['score']:.{d}f}×，到目前最好 {db.best[1]['score']:.{d}f}×。")
@@ -350,7 +355,7 @@ def demo1_slow_motion(table, train, seed, after):
                      f"这一步是{which}的原样重演：不经过这里、直接跑 {k:,} 个提议的进化，最好的程序和这里一样。"
                      "（MockLLM 和程序库共用一个带种子的随机数发生器，同一个种子走同一条路。）",
                      f"直接跑 {k:,} 个提议的进化，最好的程序和这里一样", "不一样"))
-    return obs, prompt, None, d
+    return obs, prompt, None, kinds
 
 
 # ---------------------------------------------------------------- 演示 2
@@ -447,11 +452,12 @@ def nothing_new_note(stats: dict, prompt) -> str | None:
                              for why, ops in groups.items()) + "。）")
 
 
-def demo2_each_kind(table, train, prompt, seed, digits: int = 3):
-    """演示 2。返回 (观察, 父程序的分数印成的样子)。digits：演示 1 印这个父程序用的位数，这里至少也印这么多。"""
+def demo2_each_kind(table, train, prompt, seed, kinds=None):
+    """演示 2。返回 (观察, 父程序的分数印成的样子)。kinds：演示 1 已经算好的 kind_stats（它印父程序用的就是那个位数）；
+    没给时这里算，至少印三位。"""
     print_header("演示 2：同一个父程序，每种修改各提一次（再各提 200 次看比例）")
     parent_score = prompt.score
-    rows, stats, d = kind_stats(table, train, prompt, seed, digits)
+    rows, stats, d = kinds or kind_stats(table, train, prompt, seed)
     shown = f"{parent_score:.{d}f}×"                       # "可以试试"说"这次"时照这里印的样子（助教报过：1.02641× 对 1.026×）
     print(f"父程序就是演示 1 的那个（{prompt.parent.n_rules()} 条规则，分数 {shown}）。")
     print_table(["修改的种类", "第一次提议说了什么", "能启动", "分数", "比父程序"], rows)
@@ -761,16 +767,16 @@ def run_demos(a, llm=None) -> list:
              f"{LLM_TRIES} 次；回复只当 SEARCH/REPLACE 解析成 DSL，从不执行。")
     table = TimeTable()
     train, _ = split_shapes(all_shapes())
-    obs, prompt, a.stalled, digits = demo1_slow_motion(table, train, a.seed, a.after)   # 停住时：最后一次刷新的那一步
+    obs, prompt, a.stalled, kinds = demo1_slow_motion(table, train, a.seed, a.after)   # 停住时：最后一次刷新的那一步
     a.parent_shown = None                                              # "可以试试"拿演示 2 印的父程序分数和进化后期的比
     out = print_observations(obs)
     if llm is not None and prompt is not None:
         out += print_observations(demo_real_llm(table, train, prompt, llm))
     a.kinds_ok = None                                                  # 这次演示 2 的观察 1 成不成立（没印演示 2 就是 None）
     if prompt is not None:
-        kinds, a.parent_shown = demo2_each_kind(table, train, prompt, a.seed, digits)
-        a.kinds_ok = kinds[0].ok
-        out += print_observations(kinds)
+        said, a.parent_shown = demo2_each_kind(table, train, prompt, a.seed, kinds)
+        a.kinds_ok = said[0].ok
+        out += print_observations(said)
         return out + print_observations(demo3_mistakes_and_valley(table, train, a.seed, prompt))
     return out + print_observations(demo3_mistakes_and_valley(table, train, a.seed, expert_prompt(table, train),
                                                                whose="专家启发式，演示 1 这次没找到父程序"))
