@@ -293,7 +293,10 @@ class MockLLM:
                              " (子程序, 一句说明)，对这个父程序做不了时返回 (None, 一句为什么做不了)（见 README 的\"修改种类\"）")
         # 助教报过：加的 stages 修改写成了 stages + 1，4 级的分支改出 stages=5；评估器把它和真的启动不了的配置一起拒掉，
         # 02、04 的表里算成"启动不了"，看不出是方法写错了。字段的值只能是候选网格上的（启动不了的可以：静态检查会拒）
-        bad = out[0] is not None and next((m for c in _configs(out[0]) if c not in VALID_INDEX for m in off_grid(c)), None)
+        # 先看 config_indices（Program 建好时查过的 VALID 下标，-1 是启动不了）：全都能启动就一定在网格上，不用逐个配置
+        # 求哈希、查字典——每个提议都走这里，几乎总是这种情形
+        bad = (out[0] is not None and min(out[0].config_indices) < 0
+               and next((m for c in _configs(out[0]) if c not in VALID_INDEX for m in off_grid(c)), None))
         if bad:
             raise KindBroken(f"MockLLM._{op} 改出的配置里 {bad}：每种修改只能把字段换成候选网格（kernel_lab.GRID）上的值，"
                              "启动不了的可以（静态检查会拒掉，算作启动不了），网格外的值是这个方法写错了（见 README 的\"修改种类\"）")
