@@ -69,6 +69,55 @@ def test_a_changed_environment_is_seen_at_import(tmp_path):
     assert warm.returncode == 0 and "BM=64, BN=64, BK=32" in warm.stdout.decode("utf-8")
 
 
+def test_a_changed_variable_read_only_when_running_is_seen_without_a_reimport():
+    # http_proxy 不在 IMPORT_ENV 里：课程模块不重新 import，fork 出来的脚本照样在用的时候读到它（连不上时说经哪个代理）
+    env = dict(os.environ, http_proxy="http://127.0.0.1:9")
+    env.pop("HTTP_PROXY", None)
+    warm, cold = both(("lecture14/04_alphaevolve_tiling.py", "--budget", "2", "--seeds", "1", "--llm",
+                       "http://192.0.2.7:8000/v1", "--model", "m"), env=env)
+    assert_same(warm, cold)
+    assert warm.returncode == 2 and "http://127.0.0.1:9".encode() in warm.stderr, warm.stderr.decode()[-500:]
+
+
+# 在一个新解释器里照 tests/zygote.py 那样 import 课程模块（runpy 执行它的开头，不开 socket），记下课程模块的代码
+# 读了哪些环境变量：从读的那一帧往外找，先碰到 lecture*/ 下的文件就记下（课程模块自己读的，或者它调用的函数读的）；
+# 先碰到别的模块的模块级代码（课程模块 import 的标准库在 import 时读的，比如 xml.sax 读 PY_SAX_PARSER）不记：
+# 那些模块重新 import 课程模块时也不重新 import，变量变了也不会再读
+IMPORT_PROBE = """
+import os, runpy, sys
+zygote, lectures = sys.argv[1], sys.argv[2:]
+reads = set()
+getitem = os._Environ.__getitem__
+def recorded(self, key):
+    f = sys._getframe(1)
+    while f is not None:
+        if os.path.abspath(f.f_code.co_filename).startswith(tuple(d + os.sep for d in lectures)):
+            reads.add(key)
+            break
+        if f.f_code.co_name == "<module>":
+            break
+        f = f.f_back
+    return getitem(self, key)
+os._Environ.__getitem__ = recorded
+g = runpy.run_path(zygote, run_name="zygote_probe")
+print(repr((sorted(reads), sorted(g["IMPORT_ENV"]), sorted(g["PROJECT"]))))
+"""
+
+
+def test_the_variables_the_lecture_modules_read_at_import_are_the_ones_the_zygote_watches():
+    """预热过的解释器只在 IMPORT_ENV 里的变量变了时重新 import 课程模块：课程模块 import 时读的变量都得在里面
+    （有人在模块开头加了一句 os.environ.get("别的变量")，这里失败：把它加进 tests/zygote.py 的 IMPORT_ENV）。"""
+    import subprocess
+    lectures = [os.path.join(ROOT, d) for d in ("lecture01", "lecture10", "lecture13", "lecture14")]
+    p = subprocess.run([sys.executable, "-c", IMPORT_PROBE, os.path.join(ROOT, "tests", "zygote.py"), *lectures],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120, start_new_session=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    reads, watched, project = eval(p.stdout.strip().splitlines()[-1])          # noqa: S307  （自己印的 repr）
+    assert {"evolve.problem", "kernel_lab", "runner"} <= set(project), project    # 真的 import 了课程模块
+    assert "MINI_ALPHAEVOLVE_EXPERT" in reads, reads                               # 真的记下了读（evolve.problem 读它）
+    assert set(reads) <= set(watched), sorted(set(reads) - set(watched))
+
+
 @pytest.mark.parametrize("code", [
     "import sys; print(sys.argv, sys.path[0] == '', __name__)",
     "print('before'); raise ValueError('boom')",

@@ -13,8 +13,8 @@
 跑脚本的进程尽量和 "python 脚本 参数..." 一样：sys.argv、sys.path[0]（脚本所在目录）、__main__ 里的 __file__、
 工作目录、环境变量、信号处理、退出码（SystemExit、没接住的异常、Ctrl-C）、退出时的 threading / atexit 清理、
 标准输出是终端时（conftest.run_in_pty 传来伪终端）按行缓冲。
-环境和这个进程启动时不同（除了 SAFE_ENV 里列的）时，先把课程模块从 sys.modules 里拿掉，让脚本重新 import
-（evolve.problem 在 import 时读 MINI_ALPHAEVOLVE_EXPERT）；命令行上有 --gpu 时也这样（runner 在 import 时据它选 GPU，
+课程模块 import 时读的环境变量（IMPORT_ENV）和这个进程启动时不同时，先把课程模块从 sys.modules 里拿掉，让脚本重新
+import（evolve.problem 在 import 时读 MINI_ALPHAEVOLVE_EXPERT）；命令行上有 --gpu 时也这样（runner 在 import 时据它选 GPU，
 kernel_lab 在 import 时读那块 GPU 的记录）。影响解释器启动本身的环境变量（PYTHON*、LANG、LC_*、
 numpy / BLAS 的线程设置）不同的请求，conftest 不发到这里，照旧起新的子进程。
 
@@ -34,7 +34,11 @@ ROOT = os.path.dirname(TESTS)
 LECTURES = [os.path.join(ROOT, d) for d in ("lecture01", "lecture10", "lecture13", "lecture14")]
 BASE_PATH = [p for p in sys.path if os.path.abspath(p or ".") != TESTS]   # 一个新解释器的 sys.path 去掉脚本目录以后
 START_ENV = dict(os.environ)
-SAFE_ENV = {"COLUMNS", "LINES", "NO_COLOR", "PATH", "TERM", "PYTEST_CURRENT_TEST"}   # 课程模块 import 时不读它们
+# 课程模块 import 时读的环境变量（evolve.problem 读专家文件，gpus 经 kernel_lab 读选哪块 GPU，runner 读"已经换过一次
+# 解释器"的记号）：请求的环境里它们和这个进程启动时不同，课程模块才重新 import。别的变量（OPENAI_API_KEY、代理、
+# COLUMNS、NO_COLOR……）课程模块到用的时候才读，fork 出来的进程照样看得见，不用花约 0.2 CPU 秒重新 import
+# （一次测试会话里约 20 次运行是这样）。tests/test_zygote.py 在一个新解释器里记下 import 这些模块时读了哪些变量，对照这一行。
+IMPORT_ENV = {"MINI_ALPHAEVOLVE_EXPERT", "MINI_ALPHAEVOLVE_GPU", "MINI_ALPHAEVOLVE_REEXEC"}
 
 # 脚本会用到的标准库和 numpy（import 一次，fork 出来的进程都有）
 import argparse, contextlib, dataclasses, hashlib, http.client, math, multiprocessing  # noqa: E401,E402,F401
@@ -119,7 +123,7 @@ def _run_script(request, out_fd, err_fd):
         sys.argv = [script, *args]
         sys.path[:] = [os.path.dirname(os.path.realpath(path)), *BASE_PATH]
     ours = path is not None and any(os.path.realpath(path).startswith(d + os.sep) for d in LECTURES)
-    changed = any(env.get(k) != START_ENV.get(k) for k in set(env) | set(START_ENV) if k not in SAFE_ENV)
+    changed = any(env.get(k) != START_ENV.get(k) for k in IMPORT_ENV)
     changed = changed or any(a == "--gpu" or str(a).startswith("--gpu=") for a in args)   # 选了 GPU：kernel_lab 要重新载入
     if changed or not ours:                                 # 别处的拷贝、python -c、环境不同：课程模块重新 import
         for name in PROJECT:
