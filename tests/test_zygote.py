@@ -92,7 +92,7 @@ def recorded(self, key):
     f = sys._getframe(1)
     while f is not None:
         if os.path.abspath(f.f_code.co_filename).startswith(tuple(d + os.sep for d in lectures)):
-            reads.add(key)
+            reads.add((key, os.path.relpath(os.path.abspath(f.f_code.co_filename), os.path.dirname(lectures[0]))))
             break
         if f.f_code.co_name == "<module>":
             break
@@ -100,7 +100,12 @@ def recorded(self, key):
     return getitem(self, key)
 os._Environ.__getitem__ = recorded
 g = runpy.run_path(zygote, run_name="zygote_probe")
-print(repr((sorted(reads), sorted(g["IMPORT_ENV"]), sorted(g["PROJECT"]))))
+# 每个课程模块拿着哪些课程模块的东西（模块本身，或者在那里定义的函数、类）：只重新 import 一讲的模块时，别的讲不能拿着它
+where = {n: os.path.relpath(os.path.abspath(sys.modules[n].__file__), os.path.dirname(lectures[0])) for n in g["PROJECT"]}
+holds = {n: sorted({where[m] for v in vars(sys.modules[n]).values()
+                    for m in [getattr(v, "__name__", None) if type(v) is type(os) else getattr(v, "__module__", None)]
+                    if m in where}) for n in g["PROJECT"]}
+print(repr((sorted(reads), g["IMPORT_ENV"], {where[n]: holds[n] for n in g["PROJECT"]})))
 """
 
 
@@ -112,10 +117,18 @@ def test_the_variables_the_lecture_modules_read_at_import_are_the_ones_the_zygot
     p = subprocess.run([sys.executable, "-c", IMPORT_PROBE, os.path.join(ROOT, "tests", "zygote.py"), *lectures],
                        cwd=ROOT, capture_output=True, text=True, timeout=120, start_new_session=True)
     assert p.returncode == 0, p.stderr[-2000:]
-    reads, watched, project = eval(p.stdout.strip().splitlines()[-1])          # noqa: S307  （自己印的 repr）
-    assert {"evolve.problem", "kernel_lab", "runner"} <= set(project), project    # 真的 import 了课程模块
-    assert "MINI_ALPHAEVOLVE_EXPERT" in reads, reads                               # 真的记下了读（evolve.problem 读它）
-    assert set(reads) <= set(watched), sorted(set(reads) - set(watched))
+    reads, watched, holds = eval(p.stdout.strip().splitlines()[-1])            # noqa: S307  （自己印的 repr）
+    files = {f.replace(os.sep, "/") for f in holds}
+    assert {"lecture14/evolve/problem.py", "lecture10/kernel_lab.py", "lecture01/runner.py"} <= files, files  # 真的 import 了
+    assert ("MINI_ALPHAEVOLVE_EXPERT", os.path.join("lecture14", "evolve", "problem.py")) in reads, reads  # 真的记下了读
+    assert {k for k, _ in reads} <= set(watched), sorted({k for k, _ in reads} - set(watched))
+    for key, where in reads:                  # 只重新 import 一讲的模块时：读这个变量的模块在那一讲里
+        scope = watched[key]
+        assert scope is None or where.split(os.sep)[0] in scope, (key, where, scope)
+    for scope in {s for s in watched.values() if s is not None}:   # 别的讲不拿着那一讲的东西（不然拿着的是旧的）
+        inside = lambda f: f.split(os.sep)[0] in scope                                 # noqa: E731
+        assert not {f: [h for h in held if inside(h)] for f, held in holds.items() if not inside(f)
+                    and any(inside(h) for h in held)}, scope
 
 
 @pytest.mark.parametrize("code", [

@@ -37,8 +37,11 @@ START_ENV = dict(os.environ)
 # 课程模块 import 时读的环境变量（evolve.problem 读专家文件，gpus 经 kernel_lab 读选哪块 GPU，runner 读"已经换过一次
 # 解释器"的记号）：请求的环境里它们和这个进程启动时不同，课程模块才重新 import。别的变量（OPENAI_API_KEY、代理、
 # COLUMNS、NO_COLOR……）课程模块到用的时候才读，fork 出来的进程照样看得见，不用花约 0.2 CPU 秒重新 import
-# （一次测试会话里约 20 次运行是这样）。tests/test_zygote.py 在一个新解释器里记下 import 这些模块时读了哪些变量，对照这一行。
-IMPORT_ENV = {"MINI_ALPHAEVOLVE_EXPERT", "MINI_ALPHAEVOLVE_GPU", "MINI_ALPHAEVOLVE_REEXEC"}
+# （一次测试会话里约 20 次运行是这样）。值是要重新 import 的模块所在的目录：专家文件只有第 14 讲的模块读，别的讲不
+# import 第 14 讲（依赖只朝一个方向），所以只换第 14 讲的（console、kernel_lab、sched_lab 和算好的时间表留着；一次
+# 会话里约 20 次运行换了专家文件）；None 是全部。tests/test_zygote.py 在一个新解释器里记下 import 这些模块时谁读了
+# 哪些变量、别的讲有没有拿着第 14 讲的东西，对照这一行。
+IMPORT_ENV = {"MINI_ALPHAEVOLVE_EXPERT": ("lecture14",), "MINI_ALPHAEVOLVE_GPU": None, "MINI_ALPHAEVOLVE_REEXEC": None}
 
 # 脚本会用到的标准库和 numpy（import 一次，fork 出来的进程都有）
 import argparse, contextlib, dataclasses, hashlib, http.client, math, multiprocessing  # noqa: E401,E402,F401
@@ -123,11 +126,16 @@ def _run_script(request, out_fd, err_fd):
         sys.argv = [script, *args]
         sys.path[:] = [os.path.dirname(os.path.realpath(path)), *BASE_PATH]
     ours = path is not None and any(os.path.realpath(path).startswith(d + os.sep) for d in LECTURES)
-    changed = any(env.get(k) != START_ENV.get(k) for k in IMPORT_ENV)
-    changed = changed or any(a == "--gpu" or str(a).startswith("--gpu=") for a in args)   # 选了 GPU：kernel_lab 要重新载入
-    if changed or not ours:                                 # 别处的拷贝、python -c、环境不同：课程模块重新 import
+    changed = [IMPORT_ENV[k] for k in IMPORT_ENV if env.get(k) != START_ENV.get(k)]
+    gpu = any(a == "--gpu" or str(a).startswith("--gpu=") for a in args)   # 选了 GPU：kernel_lab 要重新载入
+    if gpu or not ours or None in changed:                  # 别处的拷贝、python -c、GPU：课程模块全部重新 import
         for name in PROJECT:
             sys.modules.pop(name, None)
+    elif changed:                                           # 只有读这些变量的那几讲的模块重新 import
+        dirs = tuple(os.path.join(ROOT, d) + os.sep for scope in changed for d in scope)
+        for name in PROJECT:
+            if os.path.abspath(getattr(sys.modules.get(name), "__file__", None) or "/").startswith(dirs):
+                sys.modules.pop(name, None)
     random.seed()
     code = 0
     try:
