@@ -208,7 +208,7 @@ def test_a_failing_lecture_claim_names_the_claim_and_the_gpu(tmp_path, gpu):
     key, claims = gpu.split("+")[0], gpu.endswith("+claims")
     env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")},
            "TESTS_GPU": key, "TESTS_NO_ZYGOTE": "1", "TESTS_NO_PREFETCH": "1", **({"TESTS_GPU_CLAIMS": "1"} if claims else {})}
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests"],
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:hypothesispytest", "-rs", "-p", "no:cacheprovider", "tests"],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     if key == "h100" or claims:
         gpu = "" if key == "h100" else f"；GPU：{key}（TESTS_GPU）"       # 讲义的 GPU 不提：改了形状、修改种类时不误导
@@ -375,7 +375,7 @@ def test_engine_tests_on_a_gpu_with_little_shared_memory_fail_only_as_lecture_cl
     shutil.copy(os.path.join(ROOT, "pytest.ini"), tmp_path / "pytest.ini")
     env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")},
            "TESTS_GPU": "small", "TESTS_NO_ZYGOTE": "1", "TESTS_NO_PREFETCH": "1"}
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "one_field_fix or valley",
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:hypothesispytest", "-p", "no:cacheprovider", "-k", "one_field_fix or valley",
                         "tests/test_kernel_lab.py", "tests/test_heuristic_messages.py"],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and " failed" not in p.stdout, p.stdout[-3000:]
@@ -411,7 +411,7 @@ def test_a_mistyped_tests_gpu_is_one_sentence_naming_tests_gpu():
     import tempfile
     env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS")}, "TESTS_GPU": "L40S",
            "TMPDIR": tempfile.mkdtemp(prefix="mistyped-gpu-")}
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_layout.py"],
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:hypothesispytest", "-p", "no:cacheprovider", "tests/test_layout.py"],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     said = p.stdout + p.stderr
     assert p.returncode == 4 and f"TESTS_GPU=L40S：不认识这块 GPU；可以选 {'、'.join(gpus.GPUS)}" in said, said[-1000:]
@@ -493,7 +493,7 @@ def test_on_an_l40s_like_gpu_the_suite_tells_a_broken_claim_from_a_broken_test(t
     shutil.copy(os.path.join(ROOT, "pytest.ini"), tmp_path / "pytest.ini")
     env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")},
            "TESTS_GPU": "l40s", "TESTS_NO_ZYGOTE": "1", "TESTS_NO_PREFETCH": "1", **({"TESTS_GPU_CLAIMS": "1"} if claims else {})}
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *LABELLED_ON_L40S],
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:hypothesispytest", "-rs", "-p", "no:cacheprovider", *LABELLED_ON_L40S],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     failures = re.findall(r"^_+ (test_\S+) _+\n(.*)$", p.stdout, re.M)
     if not claims:
@@ -547,7 +547,7 @@ def test_a_gpu_record_written_wrong_is_one_sentence_naming_the_record_and_the_fi
     for f in ("conftest.py", "zygote.py", "reaper.py", "printed.py", "test_readme_gpus.py"):
         shutil.copy(os.path.join(ROOT, "tests", f), tmp_path / "tests" / f)
     shutil.copy(os.path.join(ROOT, "pytest.ini"), tmp_path / "pytest.ini")
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=tmp_path,
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:hypothesispytest", "-p", "no:cacheprovider", "tests"], cwd=tmp_path,
                        env={**env, "TESTS_GPU": "l40s", "TESTS_NO_ZYGOTE": "1"}, capture_output=True, text=True, timeout=120)
     said = p.stdout + p.stderr
     assert p.returncode == 4 and "lecture10/gpus.py 的 GPU 记录不对：l40s 的" in said, said[-2000:]
