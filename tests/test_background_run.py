@@ -42,7 +42,7 @@ def test_ctrl_c_stops_the_tests_even_when_python_swallows_the_keyboardinterrupt(
     (tmp_path / "test_press.py").write_text(SWALLOWED, encoding="utf-8")
     tests = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, PYTHONPATH=tests, TESTS_NO_ZYGOTE="1")
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:anyio",
                         "-p", "conftest", "-o", "timeout=60", str(tmp_path / "test_press.py")], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2, p.stdout[-2000:] + p.stderr[-2000:]

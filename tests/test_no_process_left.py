@@ -166,7 +166,7 @@ def end_a_session(end):
     nice = [sys.executable, "-c", "import os, sys; os.nice(int(sys.argv[1])); os.execv(sys.executable, sys.argv[2:])",
             str(requested_nice()), sys.executable]
     log = open(os.path.join(tmp, "output"), "w+b")       # 不用管道：留下的进程拿着管道时，读它会一直等下去
-    p = subprocess.Popen([*nice, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+    p = subprocess.Popen([*nice, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:anyio",
                           "-p", "conftest", "-o", "timeout=120", os.path.join(tmp, "test_inner.py")], cwd=tmp, env=env,
                          stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     procs = {}

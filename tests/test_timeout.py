@@ -25,10 +25,10 @@ def test_a_test_that_loops_forever_fails_instead_of_hanging(tmp_path):
                 pass
     """), encoding="utf-8")
     start = time.monotonic()
-    # （不加载 Hypothesis 的插件：这个测试用不着它，它要 import 半秒）
+    # （不加载 Hypothesis 和 anyio 的插件：这个测试用不着它们，import 它们要半秒；tmp_path 里没有仓库的 pytest.ini）
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-                        "-o", "timeout=0.3", str(tmp_path / "test_loop.py")], capture_output=True, text=True, timeout=50,
-                       cwd=tmp_path)
+                        "-p", "no:anyio", "-o", "timeout=0.3", str(tmp_path / "test_loop.py")], capture_output=True,
+                       text=True, timeout=50, cwd=tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "Timeout" in p.stdout
     assert time.monotonic() - start < 30
@@ -48,7 +48,7 @@ def test_a_timed_out_test_says_timeout_first_even_inside_hypothesis(tmp_path):
                 time.sleep(1.5)
     """), encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.abspath(__file__)))
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest",
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:anyio", "-p", "conftest",
                         "-o", "timeout=0.5", str(tmp_path / "test_slow.py")], capture_output=True, text=True, timeout=120,
                        cwd=tmp_path, env=env)
     assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-2000:]
