@@ -20,7 +20,6 @@ import bisect
 import functools
 import inspect
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -413,19 +412,8 @@ def _kinds_missing() -> list[str]:
     return missing
 
 
-def _shown_file() -> str:
-    """这个文件的名字，从运行命令的目录看（助教报过：以前写死 evolve/mock_llm.py，是从 lecture14/ 看的，在仓库根目录
-    运行的助教照着打不开）：在当前目录下面或上一层就写相对路径，再远写绝对路径（和 problem.display_path 一样）。"""
-    path = os.path.abspath(__file__)
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:                                  # Windows 上不在同一个盘
-        return path
-    up = rel.split(os.sep).count(os.pardir)
-    return path if up > 1 else rel.replace(os.sep, "/")
-
-
 if _MISSING := _kinds_missing():
-    raise KindsIncomplete(f"{_shown_file()} 的修改种类没有配齐：" + "；".join(_MISSING)
+    from .problem import display_path    # 文件名从运行命令的目录看（助教报过：写死的 evolve/mock_llm.py 在仓库根目录打不开）
+    raise KindsIncomplete(f"{display_path(__file__)} 的修改种类没有配齐：" + "；".join(_MISSING)
                           + "（加一种修改要在 OPS 里加名字、在 OP_WEIGHTS 里加一项 \"名字\": 权重、在 OP_SAID 里加一句，"
                             "再写方法 _名字(self, prompt)，返回 (子程序, 一句说明)，见 README 的\"修改种类\"）。")
