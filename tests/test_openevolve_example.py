@@ -612,6 +612,21 @@ def test_the_shipped_config_leaves_a_reasoning_model_room_to_write():
     assert all(name.lower().startswith(runmod.OE_REASONING_PREFIXES) for name in ("gpt-5-mini", "o3", "o4-mini"))
 
 
+def test_the_reasoning_model_names_the_bridge_states_are_the_pinned_openevolves_own():
+    # raise_max_tokens 的那句（和 README）说 OpenEvolve 对哪些模型名发 max_completion_tokens：照 OE_REASONING_PREFIXES 列，
+    # 它要和装着的 OpenEvolve 里那张表一样（那是 generate_with_context 里的局部变量，import 不到：从源码读；
+    # "o1-" 这种被更短的 "o1" 包含的不算）
+    import importlib.util
+    path = importlib.util.find_spec("openevolve.llm.openai").origin
+    with open(path, encoding="utf-8") as f:
+        table = re.search(r"OPENAI_REASONING_MODEL_PREFIXES = \((.*?)\)", f.read(), re.S)
+    assert table, f"OpenEvolve 的 {path} 里找不到 OPENAI_REASONING_MODEL_PREFIXES：换了版本，对照它现在怎样选参数"
+    theirs = set(re.findall(r'"([^"]+)"', table[1]))
+    theirs = {p for p in theirs if not any(q != p and p.startswith(q) for q in theirs)}
+    assert theirs == set(runmod.OE_REASONING_PREFIXES), theirs
+    assert "、".join(runmod.OE_REASONING_PREFIXES) in runmod.raise_max_tokens()
+
+
 def test_a_budget_of_exactly_give_up_after_failing_proposals_ends_the_same_way_every_time():
     # 讲师报过：--iterations 正好 GIVE_UP_AFTER、每个提议都失败时，同一条命令有时"接连失败，停下了"（退出码 1）、
     # 有时跑完（退出码 0）：看读到最后一行日志时 OpenEvolve 退出了没有。现在只看数出来的：还有没做的提议才停下

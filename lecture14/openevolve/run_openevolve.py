@@ -632,7 +632,8 @@ def streak_said(streak: list) -> tuple[str, str]:
 
 
 # OpenEvolve 0.4.0（openevolve/llm/openai.py 的 OPENAI_REASONING_MODEL_PREFIXES）：模型名（不分大小写）以这些开头时
-# 发 max_completion_tokens = config.yaml 的 max_tokens、不发 temperature；别的模型名发 max_tokens 和 temperature
+# 发 max_completion_tokens = config.yaml 的 max_tokens、不发 temperature；别的模型名发 max_tokens 和 temperature。
+# raise_max_tokens 的那句照这里列（test_openevolve_example 拿装着的 OpenEvolve 源码里那张表对照）
 OE_REASONING_PREFIXES = ("o1", "o3", "o4-", "gpt-5", "gpt-oss-120b", "gpt-oss-20b")
 
 
@@ -651,7 +652,7 @@ def raise_max_tokens() -> str:
     more = min(MAX_LLM_TOKENS, 4 * top)
     how = (f"把 config.yaml 的 max_tokens 从 {top:,} 调到 {more}（4 倍；只是上限，托管的 API 按用掉的 token 收钱）"
            if more > top else f"config.yaml 的 max_tokens 已经是 {top:,}：换一个想得少一些的模型")
-    return ("想得多的模型把草稿也算在上限里（OpenEvolve 对以 o1、o3、o4-、gpt-5、gpt-oss 开头的模型名把 max_tokens 当作 "
+    return (f"想得多的模型把草稿也算在上限里（OpenEvolve 对以 {'、'.join(OE_REASONING_PREFIXES)} 开头的模型名把 max_tokens 当作 "
             f"max_completion_tokens 发，推理用的 token 也算在里面）：{how}")
 
 
