@@ -3,7 +3,8 @@
 
 kernel_lab（哪些配置能启动）和 sched_lab（解析模型的时间）都只从这里读硬件的数；别处不写 132、3744 这样的字面量。
 
-    GPUS                    名字 → 记录，每块 GPU 一条（h100 是讲义默认的 H100 SXM5；别的见文件末尾的 GPUS）
+    GPUS                    名字 → 记录，每块 GPU 一条（h100 是讲义默认的 H100 SXM5；别的见文件末尾的 GPUS：
+                            by_key(H100, A100)，括号里逐个写记录的变量名）
     selected()              这个进程用哪一块：环境变量 MINI_ALPHAEVOLVE_GPU（GPUS 里的一个名字），没设就是 h100。
                             编号脚本的 --gpu 由 runner 在 import 课程模块之前写进这个环境变量（子进程也跟着用同一块）。
     problem(text)           这个名字能不能用：能用返回 None，不能用返回一句话（有哪些、怎样选）。
@@ -22,6 +23,7 @@ tests/test_gpus.py 检查每条记录的字段齐全、单位合理，并用 --g
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import MISSING, dataclass, field, fields
 
@@ -128,7 +130,35 @@ A100 = GPU(
              "CUDA Ampere Tuning Guide（A100 每 SM 最多 164 KB 共享内存，每 CTA 最多 163 KB）",
              "CUDA C++ Programming Guide, compute capability 8.0 的表（寄存器 64K/SM、255/线程，2048 线程、32 个 CTA/SM）"))
 
-GPUS: dict[str, GPU] = {g.key: g for g in (H100, A100)}
+
+def by_key(*records) -> dict[str, GPU]:
+    """GPUS 那行：by_key(H100, A100) -> {"h100": H100, "a100": A100}，括号里逐个写记录的变量名，用逗号隔开（只有一条时
+    by_key(H100) 也行：不是 tuple，不用 (H100,) 那样的逗号）。括号里有不是 GPU 记录的东西时一句话（文件:行、该怎样写）。
+    助教报过：以前那行是 {g.key: g for g in (H100, A100)}，只留一块写成 (H100)（Python 读到的是那条记录，不是只有它的
+    tuple），每个编号脚本是 "TypeError: 'GPU' object is not iterable" 的一段 traceback。"""
+    bad = [r for r in records if not isinstance(r, GPU)]
+    if bad or not records:
+        frame = sys._getframe(1)
+        what = f"括号里有{_what(bad[0])}，不是 GPU 记录" if bad else "括号里一条记录也没有"
+        raise RecordProblem(f"{shown_path(frame.f_code.co_filename)}:{frame.f_lineno} 的 GPUS 不对：{what}；"
+                            f"括号里逐个写记录的变量名、用逗号隔开，例如 {GPUS_LINE}。{how_to_add()}")
+    return {g.key: g for g in records}
+
+
+GPUS_LINE = "GPUS: dict[str, GPU] = by_key(H100, A100)"     # GPUS 那行的写法（句子里照它说）
+
+
+def _what(value) -> str:
+    """句子里说一个不是 GPU 记录（或者不是 GPUS 该有的字典）的值：是什么、（截短的）样子。"""
+    if isinstance(value, GPU):
+        return f"一条 GPU 记录（key 是 {value.key!r}）"
+    if isinstance(value, (tuple, list, set)):
+        return f"一个 {type(value).__name__}（{len(value)} 项）"
+    text = repr(value)
+    return f"一个 {type(value).__name__}（{text if len(text) <= 40 else text[:37] + '…'}）"
+
+
+GPUS: dict[str, GPU] = by_key(H100, A100)
 
 
 # ---- 每条记录读进来时检查一遍：助教加的那条漏了旋钮（以前是 sched_lab 里的 KeyError 和一段 traceback）、单位写错了
@@ -171,6 +201,19 @@ def check_records(records: dict[str, GPU], written: dict | None = None) -> None:
     """每条记录都没问题就什么也不做；否则抛 RecordProblem，一句话说哪条记录、哪里不对。written 是写在文件里的记录
     （变量名 → GPU）：照 A100 抄了一条、忘了改 key（和 GPUS 里已有的重了，那条被悄悄盖掉），或者写好了没放进 GPUS，
     也说出来。"""
+    if not isinstance(records, dict) or not all(isinstance(g, GPU) and g.key == k for k, g in records.items()):
+        # 助教报过：GPUS = (H100)、GPUS = (H100, A100)——整行换成了一条记录、一个 tuple，每个编号脚本是
+        # "'GPU' object has no attribute 'items'" 的一段 traceback
+        line = _gpus_line()
+        given = [records] if isinstance(records, GPU) else list(records.values() if isinstance(records, dict) else
+                                                                records if isinstance(records, (tuple, list)) else [])
+        names = [n for g in given for n, w in (written or {}).items() if w is g]
+        what = (f"是一个字典，可 {', '.join(repr(k) for k, g in records.items() if not (isinstance(g, GPU) and g.key == k))} "
+                "对着的不是 key 和它一样的 GPU 记录" if isinstance(records, dict) else f"是{_what(records)}")
+        raise RecordProblem(f"{shown_path(__file__)}{f':{line}' if line else ''} 的 GPUS 不对：它{what}，要的是从 key 到 "
+                            f"GPU 记录的字典；照原来的写法写成 "
+                            + (f"GPUS: dict[str, GPU] = by_key({', '.join(names)})" if names else GPUS_LINE)
+                            + f"（括号里逐个写记录的变量名，用逗号隔开）。{how_to_add()}")
     said = [f"{key} 的 " + "；".join(p) for key, g in records.items() if (p := record_problems(g))]
     written = written or {}
     for key in dict.fromkeys(g.key for g in written.values()):
@@ -183,7 +226,18 @@ def check_records(records: dict[str, GPU], written: dict | None = None) -> None:
         raise RecordProblem(f"{shown_path(__file__)} 的 GPU 记录不对：" + "。".join(said) + "。" + how_to_add())
 
 
-check_records(GPUS, {name: g for name, g in globals().items() if isinstance(g, GPU)})
+def _gpus_line() -> int | None:
+    """这个文件里给 GPUS 赋值的那一行的行号（找不到是 None）。"""
+    try:
+        with open(__file__, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = [i for i, text in enumerate(lines, 1) if re.match(r"GPUS\s*(?::[^=]*)?=", text)]
+    return found[-1] if found else None
+
+
+check_records(GPUS, {name: g for name, g in globals().items() if isinstance(g, GPU) and name != "GPUS"})
 
 
 def problem(text: str | None) -> str | None:

@@ -521,8 +521,8 @@ BROKEN_L40S = ("L40S = dataclasses.replace(A100, key='l40s', name='L40S-like', s
 def add_record_like_the_readme_says(path, record):
     """gpus.py 里在 GPUS 那行前面加一条记录、把它放进 GPUS（README：照 A100 写一条 GPU(...) 放进 GPUS）。"""
     text = path.read_text(encoding="utf-8")
-    m = re.search(r"^GPUS: dict\[str, GPU\] = \{g\.key: g for g in \((.*)\)\}$", text, re.M)
-    assert m, "lecture10/gpus.py 里找不到 GPUS = {g.key: g for g in (...)} 那一行"
+    m = re.search(r"^GPUS: dict\[str, GPU\] = by_key\((.*)\)$", text, re.M)
+    assert m, "lecture10/gpus.py 里找不到 GPUS: dict[str, GPU] = by_key(...) 那一行"
     path.write_text(text[:m.start()] + "import dataclasses  # noqa: E402\n" + record + text[m.start():m.end(1)] + ", L40S"
                     + text[m.end(1):], encoding="utf-8")
 
@@ -577,7 +577,7 @@ def test_a_gpu_record_copied_wrong_is_one_sentence_naming_a_file_you_can_open(tm
     path = tmp_path / "lecture10" / "gpus.py"
     text = path.read_text(encoding="utf-8")
     # 只改 A100 那条记录（或 GPUS 那行）：助教加了别的记录（TESTS_GPU=新名字 跑整套）时，别处也有同样的字
-    part = (re.search(r"^GPUS: dict\[str, GPU\] = \{g\.key: g for g in \(.*\)\}$", text, re.M) if case == "not-in-gpus"
+    part = (re.search(r"^GPUS: dict\[str, GPU\] = by_key\(.*\)$", text, re.M) if case == "not-in-gpus"
             else re.search(r"^A100 = GPU\(.*?\n\n", text, re.M | re.S))
     assert part and part[0].count(old) == 1, f"测试的前提变了：lecture10/gpus.py 里找不到 {old!r}"
     if new is None:
@@ -599,3 +599,59 @@ def test_a_gpu_record_copied_wrong_is_one_sentence_naming_a_file_you_can_open(tm
         line = re.search(says, said).groups()
         if line:
             assert "GPU(" in path.read_text(encoding="utf-8").splitlines()[int(line[0]) - 1], said
+
+
+# 助教报过：只留一块 GPU 时把 GPUS 那行的括号写成 (H100)（少了逗号：Python 读到的是那条记录，不是 tuple），或者把整行
+# 写成 GPUS = (H100)、GPUS = (H100, A100)：每个编号脚本是 "'GPU' object is not iterable"、"has no attribute 'items'"
+# 的一段 traceback。现在括号里逐个写变量名（by_key(H100) 也行），整行写错了一句话：文件:行、照原来的写法该写成什么
+GPUS_WRITTEN_WRONG = {
+    "one-left-no-comma": (lambda line: re.sub(r"\((.*)\)$", "(H100)", line),
+                          r"gpus\.py 的 GPU 记录不对：A100 写好了，却没放进 GPUS", None),
+    "whole-line-one-record": (lambda line: "GPUS = (H100)",
+                              r"gpus\.py:(\d+) 的 GPUS 不对：它是一条 GPU 记录（key 是 'h100'）",
+                              r"gpus\.py 的 GPU 记录不对：A100 写好了，却没放进 GPUS"),
+    "whole-line-a-tuple": (lambda line: "GPUS = (H100, A100)", r"gpus\.py:(\d+) 的 GPUS 不对：它是一个 tuple（2 项）", ""),
+    "a-tuple-inside": (lambda line: re.sub(r"\((.*)\)$", r"((\1))", line),
+                       r"gpus\.py:(\d+) 的 GPUS 不对：括号里有一个 tuple（2 项），不是 GPU 记录", ""),
+}
+
+
+@pytest.mark.parametrize("case", list(GPUS_WRITTEN_WRONG))
+def test_a_gpus_line_written_wrong_is_one_sentence_and_its_suggested_line_works(tmp_path, case):
+    import shutil
+    import subprocess
+    import sys
+    edit, says, after = GPUS_WRITTEN_WRONG[case]
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
+    path = tmp_path / "lecture10" / "gpus.py"
+    text = path.read_text(encoding="utf-8")
+    line = re.search(r"^GPUS: dict\[str, GPU\] = .*$", text, re.M)
+    assert line, "测试的前提变了：lecture10/gpus.py 里找不到 GPUS: dict[str, GPU] = … 那一行"
+    path.write_text(text[:line.start()] + edit(line[0]) + text[line.end():], encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")}
+
+    def run(cwd, script):
+        p = subprocess.run([sys.executable, script], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+        return p, p.stderr.strip()
+    for cwd, script in ((tmp_path, "lecture10/01_config_space.py"), (tmp_path / "lecture14", "01_heuristic_as_code.py")):
+        p, said = run(cwd, script)
+        assert p.returncode == 1 and not p.stdout and "Traceback" not in said and len(said.splitlines()) == 1, said
+        m = re.match(rf"{re.escape(script)}：(\S*?gpus\.py)(?::\d+)? 的 GPU", said)
+        assert m and re.search(says, said) and (cwd / m[1]).resolve() == path.resolve(), said
+        numbered = re.search(says, said).groups()
+        if numbered:                                               # 行号是 GPUS 那一行
+            assert path.read_text(encoding="utf-8").splitlines()[int(numbered[0]) - 1].startswith("GPUS"), said
+    if after is None:
+        return
+    # 照那句话写（"照原来的写法写成 …"、"例如 …"）：GPUS 那行的话不再有；去掉了 A100 的，说的是下一件事
+    suggested = re.search(r"(?:写成|例如) (GPUS: dict\[str, GPU\] = by_key\([^)]*\))", said)
+    assert suggested, said
+    text = path.read_text(encoding="utf-8")
+    line = re.search(r"^GPUS\b.*$", text, re.M)
+    path.write_text(text[:line.start()] + suggested[1] + text[line.end():], encoding="utf-8")
+    p, said = run(tmp_path, "lecture10/01_config_space.py")
+    if after:
+        assert p.returncode == 1 and re.search(after, said) and "GPUS 不对" not in said, said
+    else:
+        assert p.returncode == 0 and "Traceback" not in said, said
