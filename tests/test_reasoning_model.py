@@ -162,6 +162,35 @@ def test_a_server_refusing_the_new_parameter_too_is_an_ordinary_failure_with_its
     assert e.value.code == 1 and f"服务器说：“{other}”" in said[-1], said[-1]
 
 
+@pytest.mark.parametrize("refusal, names", [
+    ({"error": {"param": "max_completion_tokens", "code": "unsupported_parameter", "message": ""}},   # 代理只转来 param、code
+     "服务器说不收参数 max_completion_tokens"),
+    ({"error": {"param": "max_completion_tokens", "code": "unsupported_parameter", "message": "bad request"}},
+     "服务器说：“bad request”，不收参数 max_completion_tokens"),
+    ({"error": {"param": f"\x1b[2J{KEY}" + "p" * 300, "code": "unsupported_parameter"}},   # 参数名是服务器写的：抹、转义、截
+     "服务器说不收参数 \\x1b[2J***pppp")])
+def test_a_refusal_that_names_the_parameter_only_in_its_fields_still_names_it(refusal, names):
+    # helper 报过：换了参数以后服务器还不收（max_completion_tokens），转手的代理只留下 param、code（message 是空的）：
+    # 放弃的那句和最后退出码 1 的那句只说"LLM 回 HTTP 400"，不说是哪个参数。现在说
+    said = []
+
+    def refuse_both(body):
+        return json.loads(json.dumps(refusal)) if "max_completion_tokens" in body else reasoning_model(body)
+
+    with StubServer(lambda n, text: "edit", reject=refuse_both, max_requests=8) as s:
+        backend = llm(s.url, said, concurrency=1, api_key=KEY)
+        out = backend.propose_many([prompt_for(str(i)) for i in range(5)])
+        backend.close()
+    assert [e.kind for e in out] == ["LLM 回 HTTP 400"] * 4 + [GAVE_UP]
+    gave_up = [x for x in said if "接连 4 次调用失败" in x]
+    assert len(gave_up) == 1 and names in gave_up[0], said
+    with pytest.raises(SystemExit) as e:
+        openai_llm.finish(backend, tell=said.append)
+    assert e.value.code == 1 and names in said[-1], said[-1]
+    assert KEY not in "".join(said) and "\x1b" not in "".join(said)
+    assert ("…（共 " in said[-1]) == ("ppp" in names)                        # 截短了：一句话，不是几百个字符
+
+
 def test_a_server_that_keeps_naming_max_tokens_after_the_switch_is_not_asked_again_and_again():
     # 不管发什么都说 max_tokens 不支持的服务器：第一次调用换参数重发一次，之后是普通的失败，不来回换
     said = []

@@ -1227,11 +1227,16 @@ class OpenAILLM(_Backend):
             return shown(self._redact(text), limit)
         return shown(self._redact(text[:scan]), limit, total=len(text))   # 只写一次"…（共 N 个字符）"，N 是整段的
 
-    def _server_said(self, raw: bytes, headers) -> str:
+    def _server_said(self, raw: bytes, headers, status: int | None = None) -> str:
         """不是 2xx 的回答里服务器说的原因，印出来的样子："服务器说：“…”"（抹了密钥、控制字符转义、最多 200 个字符）；
-        正文里没有就是 ""。"""
+        正文里没有就是 ""。status 是 400、正文说不收某个参数（refused_parameter）而说明里没写是哪个时（代理只转来
+        param、code，或者 message 是空的），接着说"不收参数 …"（helper 报过：那时放弃的那句只说"LLM 回 HTTP 400"）。"""
         words = server_words(raw, headers.get("Content-Type", ""))
-        return f"服务器说：“{self._shown_redacted(words, 200)}”" if words else ""
+        said = f"服务器说：“{self._shown_redacted(words, 200)}”" if words else ""
+        param = refused_parameter(status, raw)
+        if param is not None and not (words and param in words):
+            said = (said + "，" if said else "服务器说") + f"不收参数 {self._shown_redacted(param, 40)}"
+        return said
 
     # ---- HTTP ----
     def _headers(self) -> dict:
@@ -1578,7 +1583,7 @@ class OpenAILLM(_Backend):
                 if status in REDIRECT_CODES:
                     raise LLMError(REDIRECT)
                 if not 200 <= status < 300:
-                    said = self._server_said(raw, headers)
+                    said = self._server_said(raw, headers, status)
                     if (status == 500 and headers.get(MOCK_BUG_HEADER) == "1"   # 它不再回答：不重试，马上不再调用；
                             and is_loopback(self._host)):     # MockLLM 服务器只在本机（讲师的复查报过：别的服务器带上
                         #                                       这个头，一次 500 就不再问它，还让人去看 MockLLM 的终端）
@@ -1680,6 +1685,30 @@ def rejected_parameter(status: int, raw: bytes) -> str | None:
 
 
 _UNSUPPORTED = re.compile(r"\s*Unsupported (?:parameter|value): '(max_tokens|temperature)'")
+_ANY_UNSUPPORTED = re.compile(r"\s*Unsupported (?:parameter|value): '([^'\n]{1,200})'")
+
+
+def refused_parameter(status: int | None, raw: bytes) -> str | None:
+    """服务器的 HTTP 400 是不是说它不收请求里的某个参数（不管是哪个）：OpenAI 的写法是 {"error": {"param": "max_tokens",
+    "code": "unsupported_parameter", "message": "Unsupported parameter: 'max_tokens' …"}}（不收的值是 "unsupported_value"），
+    转手的代理丢了 param、code 时看 message 的开头。是的话返回参数名（服务器写的原样：印之前先抹密钥、转义、截短），
+    不是 None。只读 raw 的开头 ERROR_BODY_BYTES 字节（和 --llm 读错误正文一样多），当作不可信的 JSON 读（loads：
+    整数有界、嵌得太深是读不懂）。rejected_parameter 只认能换的那两个（max_tokens、temperature）；这个给说原因的句子用
+    （--llm 的 _server_said、make openevolve 的那句话）。"""
+    if status != 400:
+        return None
+    try:
+        data = loads(raw[:ERROR_BODY_BYTES])
+    except (ValueError, RecursionError):
+        return None
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return None
+    param, message = error.get("param"), error.get("message")
+    if isinstance(param, str) and param.strip() and error.get("code") in ("unsupported_parameter", "unsupported_value"):
+        return param[:1000]
+    m = _ANY_UNSUPPORTED.match(message) if isinstance(message, str) else None
+    return m.group(1) if m else None
 
 
 def _params_said(params: dict) -> str:
