@@ -475,7 +475,11 @@ def test_an_api_base_with_a_query_is_refused_before_openevolve_sends_it_anywhere
     ("LLM returned None response", None),
     # careful_kind 起的名字（讲师的复查报过：这两种以前是"连不上"、OpenEvolve 的 "None response"）
     ("LLM generation failed: LLM 回 HTTP 101", "LLM 回 HTTP 101"),
-    ("LLM generation failed: LLM 回的是工具调用（tool_calls），不是文字", "LLM 回的是工具调用（tool_calls），不是文字")])
+    ("LLM generation failed: LLM 回的是工具调用（tool_calls），不是文字", "LLM 回的是工具调用（tool_calls），不是文字"),
+    # _tame_replies 起的名字：服务器说不收哪个参数（服务器的 400 正文在 openai 库那句话里排在 "Error code: 400 - " 后面，
+    # 冒充不了这个开头）
+    ("LLM generation failed: LLM 回 HTTP 400，不收参数 max_tokens", "LLM 回 HTTP 400，不收参数 max_tokens"),
+    ("LLM generation failed: Error code: 400 - LLM 回 HTTP 400，不收参数 x", "LLM 回 HTTP 400")])
 def test_openevolve_log_errors_are_read_as_failure_kinds(error, kind):
     assert runmod.failure_kind(error) == kind
 
@@ -578,7 +582,7 @@ def reasoning_model_runs():
                                     timeout=240, env=base_env(), cwd=str(root))
             runs.append(p)
             bodies.append([r[3] for r in s.requests[seen:] if r[3] is not None])
-    return runs[0], runs[1], suggested, bodies
+    return runs[0], runs[1], suggested, bodies, (root / "a" / "openevolve.log").read_text(encoding="utf-8", errors="replace")
 
 
 PREFETCH.append(reasoning_model_runs)
@@ -590,7 +594,7 @@ def test_openevolve_with_a_reasoning_model_counts_cut_off_replies_and_says_how_t
     "回复打不上、没改动"，退出码 0。现在被截断、修改没写完的回复是一次"回复到了 token 上限、被截断"，接连 4 个就停下，
     那句话说把 max_tokens 调到多少；照它改了 config.yaml，修改都写完了。"""
     from evolve.openai_llm import CUT_OFF
-    short, raised, suggested, (before, after) = reasoning_model_runs()
+    short, raised, suggested, (before, after), log = reasoning_model_runs()
     assert before and all(b.get("max_completion_tokens") == 1024 and "max_tokens" not in b and "temperature" not in b
                           for b in before), (before[:2], short.stderr[-2000:])   # OpenEvolve 0.4.0 对 gpt-5 名字发的
     assert short.returncode == 1 and "Traceback" not in short.stderr, short.stderr[-2000:]
@@ -598,11 +602,122 @@ def test_openevolve_with_a_reasoning_model_counts_cut_off_replies_and_says_how_t
     assert said and f"接连 {runmod.GIVE_UP_AFTER} 个提议都是 LLM 调用失败（{CUT_OFF} ×{runmod.GIVE_UP_AFTER}）" in said[0], said
     assert "把 config.yaml 的 max_tokens 从 1,024 调到 4096（" in said[0] and "检查 LLM 服务器" not in said[0], said
     assert short.stderr.count("max_tokens 从") == 1, short.stderr                 # 办法说一次
+    # 讲师报过：OpenEvolve 按 config.yaml 的 retries（1）把每个被截断的回复再问一次，每次都按上限收钱。现在不重试
+    # （OpenEvolve 每次重试都在日志里写 "Error on attempt k/n: … Retrying..."，最后一次写 "All n attempts failed"）
+    assert re.search(r" - [A-Z]+ - Iteration \d+ error: LLM generation failed: " + re.escape(CUT_OFF), log), log[-2000:]
+    assert "Retrying" not in log and "attempts failed" not in log, log[-2000:]
     assert suggested == "4096"
     assert raised.returncode == 0 and CUT_OFF not in raised.stdout + raised.stderr, raised.stderr[-2000:]
     assert after and all(b.get("max_completion_tokens") == 4096 for b in after)
     # 修改都写完了：每个提议都变成了子程序、读得懂（有几个过了探针要看 GPU：A100 上三个都停在探针级）
     assert "，0个读不懂或启动不了（0分），0个没变成子程序" in "".join(raised.stdout.split()), raised.stdout[-1500:]
+
+
+# 服务器说不收 OpenEvolve 发的参数（HTTP 400）：OpenEvolve 0.4.0 只按模型名的开头选参数（OE_REASONING_PREFIXES）。
+# 每种：(config.yaml 的 name, 服务器也认的另一个名字, 服务器不收的参数, 换了名字以后 OpenEvolve 发的参数)
+REFUSED_CASES = {
+    "renamed": ("openai/gpt-5-mini", "gpt-5-mini", "max_tokens", {"max_completion_tokens"}),   # 代理改了名字的推理模型
+    "prefixed": ("gpt-oss-20b", "local-oss-20b", "max_completion_tokens", {"max_tokens", "temperature"}),   # 不认新参数的服务器
+}
+
+
+def _refuses(param):
+    """像服务器那样拒绝带着 param 的请求（OpenAI 的写法，REFUSED_CASES 的第三项）；max_tokens 就是 OpenAI 的推理模型。"""
+    from stub_llm_server import openai_error, reasoning_model
+    if param == "max_tokens":
+        return reasoning_model
+    return lambda body: (openai_error(f"Unsupported parameter: '{param}' is not supported with this model.", param,
+                                      "unsupported_parameter") if param in body else None)
+
+
+@ahead(waits=True)
+def refused_parameter_runs():
+    """make openevolve 对着一个不收某个参数的桩（REFUSED_CASES）：在仓库的一份拷贝里照 README 改 config.yaml 的 api_base 和
+    name，跑 12 个提议（接连 4 个失败就停下）；再照停下时那句话说的改 name（"比如 …"给了名字就用它，不然用桩也认的
+    另一个名字：那句话让人让服务器也以那样的名字提供这个模型），跑 3 个。返回 {种类: (第一次, 它的日志, 第二次,
+    第二次服务器收到的正文, 第二次用的名字)}。"""
+    import shutil
+
+    from stub_llm_server import StubServer
+    root = pathlib.Path(session_dir("oe_refused"))
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), root / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    cfg = root / "lecture14" / "openevolve" / "config.yaml"
+    shipped = cfg.read_text(encoding="utf-8")
+    script = str(root / "lecture14" / "openevolve" / "run_openevolve.py")
+    out = {}
+    for case, (name, alias, param, _) in REFUSED_CASES.items():
+        with StubServer(lambda n, text: "edit", models=(name, alias), reject=_refuses(param), max_requests=200) as s:
+            cfg.write_text(shipped.replace("  api_base: http://127.0.0.1:8765/v1\n", f"  api_base: {s.url}\n")
+                           .replace("    - name: mock\n", f"    - name: {name}\n"), encoding="utf-8")
+            runs, bodies, used = [], [], name
+            for iterations, sub in (("12", "a"), ("3", "b")):
+                if sub == "b":
+                    example = re.search(r"（比如 ([^）]+)）", runs[0].stderr)
+                    used = example[1] if example else alias
+                    cfg.write_text(cfg.read_text(encoding="utf-8").replace(f"    - name: {name}\n", f"    - name: {used}\n"),
+                                   encoding="utf-8")
+                seen = len(s.requests)
+                (p,) = run_concurrently([sys.executable, script, "--iterations", iterations, "--output",
+                                         str(root / f"{case}_{sub}")], timeout=240, env=base_env(), cwd=str(root))
+                runs.append(p)
+                bodies.append([r[3] for r in s.requests[seen:] if r[3] is not None])
+        log = (root / f"{case}_a" / "openevolve.log").read_text(encoding="utf-8", errors="replace")
+        out[case] = (runs[0], log, runs[1], bodies[1], used)
+    cfg.write_text(shipped, encoding="utf-8")
+    return out
+
+
+PREFETCH.append(refused_parameter_runs)
+
+
+@pytest.mark.parametrize("case", list(REFUSED_CASES))
+def test_a_server_refusing_a_parameter_is_named_and_the_suggested_name_makes_openevolve_send_what_it_takes(case):
+    """讲师报过：代理把推理模型改了名字（openai/gpt-5-mini），OpenEvolve 0.4.0 照名字的开头选参数、发 max_tokens 和
+    temperature，OpenAI 回 400 "Unsupported parameter: 'max_tokens' …"；make openevolve 接连 4 个 400 就停下，只叫人检查
+    地址、模型名和密钥，OpenEvolve 还把每个 400 重试一遍。现在那句话说服务器不收哪个参数、OpenEvolve 只看名字的开头、
+    该怎样起名字；照它改了 config.yaml 的 name，服务器收到的是它收的参数，提议都成了子程序。反过来（名字是推理模型的
+    开头、服务器不收 max_completion_tokens）也一样。400 不重试：再问一次服务器还是不收。"""
+    name, alias, param, sends = REFUSED_CASES[case]
+    first, log, second, bodies, used = refused_parameter_runs()[case]
+    said = [line for line in first.stderr.splitlines() if "停下了" in line]
+    assert first.returncode == 1 and "Traceback" not in first.stderr and said, first.stderr[-2000:]
+    assert f"（LLM 回 HTTP 400，不收参数 {param} ×{runmod.GIVE_UP_AFTER}）" in said[0], said
+    assert f"服务器不收 OpenEvolve 发的 {param}" in said[0] and f"config.yaml 的 name {name} " in said[0], said
+    assert "、".join(runmod.OE_REASONING_PREFIXES) in said[0] and "检查 LLM 服务器" not in said[0], said
+    assert "Retrying" not in log and "attempts failed" not in log, log[-3000:]           # OpenEvolve 没有重试这些 400
+    assert used == alias and (case != "renamed" or "（比如 gpt-5-mini）" in said[0]), said
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert bodies and all(set(b) & {"max_tokens", "max_completion_tokens", "temperature"} == sends for b in bodies), bodies[:2]
+    assert "LLM 调用失败" not in second.stdout + second.stderr, second.stdout[-1500:]
+
+
+def test_a_refused_parameter_from_a_hostile_server_is_escaped_redacted_cut_and_asked_once(monkeypatch):
+    """服务器写的参数名不可信：控制字符转义、回显的密钥抹掉、截短；这样的 400 只问一次（不按 retries 重试）。"""
+    import asyncio
+
+    import openai
+    from openevolve.config import LLMModelConfig
+    from openevolve.llm import openai as oe_openai
+
+    from stub_llm_server import StubServer, openai_error
+    monkeypatch.setattr(openai.OpenAI, "__init__", openai.OpenAI.__init__)          # 测试完还原
+    monkeypatch.setattr(oe_openai.OpenAILLM, "_call_api", oe_openai.OpenAILLM._call_api)
+    monkeypatch.setattr(oe_openai.OpenAILLM, "generate_with_context", oe_openai.OpenAILLM.generate_with_context)
+    key = "sk-test-0123456789-never-print"
+    runmod._careful_http()
+    runmod._tame_replies([key])
+    hostile = openai_error("x", f"\x1b]0;evil\x07{key}\n" + "p" * 5000, "unsupported_parameter")
+    with StubServer(lambda n, text: "edit", reject=lambda body: hostile, max_requests=10) as s:
+        llm = oe_openai.OpenAILLM(LLMModelConfig(api_base=s.url, api_key=key, name="x", timeout=10, retries=2,
+                                                 retry_delay=0, max_tokens=100, temperature=0.7))
+        with pytest.raises(Exception) as e:
+            asyncio.run(llm.generate_with_context("system", [{"role": "user", "content": "当前的程序"}]))
+    kind = runmod.failure_kind(f"LLM generation failed: {e.value}")
+    assert kind.startswith(runmod.REFUSED + "\\x1b]0;evil\\x07***\\np") and kind.endswith("个字符）"), kind
+    assert key not in kind and "\x1b" not in kind and "\n" not in kind and len(kind) < 100, kind
+    assert len([r for r in s.requests if r[3] is not None]) == 1                      # retries=2，只问了一次
+    assert runmod.refused_advice(kind[len(runmod.REFUSED):]).startswith("服务器不收 OpenEvolve 发的参数 \\x1b]0;")
 
 
 def test_the_shipped_config_leaves_a_reasoning_model_room_to_write():
@@ -1020,8 +1135,8 @@ def dripping_server_run():
         _point_config_at(tmp, s.url, "x")
         cfg = tmp / "lecture14" / "openevolve" / "config.yaml"
         text = cfg.read_text(encoding="utf-8")
-        assert "  timeout: 60\n  retries: 1\n" in text
-        cfg.write_text(text.replace("  timeout: 60\n  retries: 1\n", "  timeout: 2\n  retries: 1\n", 1), encoding="utf-8")
+        assert re.search(r"(?m)^  timeout: \d+\n  retries: 1\n", text)
+        cfg.write_text(re.sub(r"(?m)^  timeout: \d+\n", "  timeout: 2\n", text, count=1), encoding="utf-8")
         t = time.monotonic()
         p = subprocess.run([sys.executable, str(tmp / "lecture14" / "openevolve" / "run_openevolve.py"), "--iterations", "3",
                             "--output", str(tmp / "out")], capture_output=True, text=True, timeout=240, env=base_env(),

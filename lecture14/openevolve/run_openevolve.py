@@ -370,6 +370,9 @@ def server_gone(server: subprocess.Popen):
 
 GIVE_UP_AFTER = 4             # 接连这么多个提议都是 LLM 调用失败，就停下 OpenEvolve（和本讲的 --llm 客户端一样，evolve.openai_llm）
 QUIET_NOTE_SECONDS = 30.0     # 这么久没有一个提议做完，就在进度里说一声（在等 LLM），之后每隔这么久再说一次
+# 多久读一次 OpenEvolve 新写的日志（进度最多每秒说一次）。以前每秒读一次：服务器立刻回 400（不收某个参数）、
+# OpenEvolve 又不重试它时，一秒里就有三四十个提议失败，"接连 GIVE_UP_AFTER 个就停下"停在第四十个
+LOG_READ_SECONDS = 0.05
 # OpenEvolve 的日志一条记录一行（_log_records_one_line），格式是 "时间 - 级别 - 说明"。只认说明开头的那几句：服务器写的
 # 文字只会出现在说明的后面（"Iteration 3 error: … 400 - {服务器的说明}"），伪造不了开头（审读报过：只在行里找
 # "Iteration N: Program" 时，一行 400 的说明就凑出"8 个提议：9 个做了完整评估……-8 个没变成子程序"，接连失败也不停）
@@ -390,6 +393,8 @@ def failure_kind(error: str, local: bool = True) -> str | None:
         from evolve.openai_llm import REDIRECT, REDIRECT_CODES   # 304 之类不是转向，是 "LLM 回 HTTP 304"，见 REDIRECT_CODES）
         if int(m.group(1)) in REDIRECT_CODES:
             return REDIRECT
+    if why.startswith(REFUSED):                                 # _tame_replies 起的名字：400，不收哪个参数（已经转义、截短）
+        return why
     if local and why.startswith("Error code: 500"):          # 本讲的 MockLLM 服务器出了程序错（讲师手动开的那个）
         from evolve.openai_llm import MOCK_BUG, MOCK_BUG_REPLY
         if why.partition(" - ")[2].strip() == MOCK_BUG_REPLY:
@@ -414,6 +419,18 @@ def failure_kind(error: str, local: bool = True) -> str | None:
 class CarefulFailure(Exception):
     """OpenEvolve 的进程里，一次 LLM 调用以 --llm 客户端的某个种类失败（str 就是种类的名字：日志里的整句，
     failure_kind 原样认出来）。"""
+
+
+class NotRetried(BaseException):
+    """OpenEvolve 的进程里，一次 LLM 调用的失败再问一次也一样、还要再付一次钱：回复到了 token 上限、修改没写完
+    （CUT_OFF），服务器说不收请求里的某个参数（REFUSED）。OpenEvolve 0.4.0 的 generate_with_context 对每个 Exception
+    都按 config.yaml 的 retries 重试（讲师报过：每个被截断的回复按上限收两次钱）；它不是 Exception，穿过那个重试的
+    循环，在 _tame_replies 包的 generate_with_context 外面变回 CarefulFailure（日志里的种类和以前一样）。
+    str 是种类的名字。"""
+
+
+# 服务器说不收 OpenEvolve 发的某个参数（HTTP 400，evolve.openai_llm.refused_parameter）：失败的种类是这一句接上参数名
+REFUSED = "LLM 回 HTTP 400，不收参数 "
 
 
 def careful_kind(error: BaseException) -> str | None:
@@ -550,7 +567,7 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
     seen: set[bytes] = set()                             # 做完了的提议（成功的、出错的都算）
     failed: Counter = Counter()                          # LLM 调用失败的提议，按种类
     streak: list[str] = []                               # 最近接连的 LLM 调用失败
-    offset, last, shown = 0, time.monotonic(), 0
+    offset, last, shown, said_at = 0, time.monotonic(), 0, 0.0
     quiet_since = next_note = None                       # 上一个提议做完的时刻；下一次说"在等"的时刻
     while True:
         finished = p.poll() is not None
@@ -558,7 +575,7 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
         if stop:
             _kill_group(p)
             raise RuntimeError(stop)
-        if finished or time.monotonic() - last >= 1.0:   # 大约每秒读一次新写的日志；结束时再读一次
+        if finished or time.monotonic() - last >= LOG_READ_SECONDS:   # 新写的日志；结束时再读一次
             with open(log_path, "rb") as f:
                 f.seek(offset)
                 chunk = f.read()
@@ -569,9 +586,9 @@ def run_openevolve(procs: Processes, url: str | None, iterations: int, seed: int
             bug_seen = local and any(mock_bug.match(line) for line in lines)
             if count_done(lines, seen, failed, streak, local):
                 quiet_since = None
-            if progress and len(seen) != shown:
+            if progress and len(seen) != shown and (finished or time.monotonic() - said_at >= 1.0):   # 最多每秒一行
                 progress(min(len(seen), iterations), iterations)
-                shown = len(seen)
+                shown, said_at = len(seen), time.monotonic()
             if bug_seen and not finished:
                 _kill_group(p)
                 raise RuntimeError(f"{label} 的 LLM 服务器是本讲的 MockLLM，它出了程序错误，不再回答：停下了，"
@@ -626,6 +643,9 @@ def streak_said(streak: list) -> tuple[str, str]:
     via = f"（请求经{'、'.join(dict.fromkeys(VIA_PROXY))}，也查查它）" if VIA_PROXY else ""
     if streak and all(k == CUT_OFF for k in streak):
         return kinds, raise_max_tokens()
+    refused = [k[len(REFUSED):] for k in streak if k.startswith(REFUSED)]
+    if refused and len(refused) == len(streak):               # 全是服务器不收某个参数：它在，说是哪个、怎样换
+        return kinds, refused_advice(refused[-1])
     # 讲师报过：429 也让人查地址、密钥；又报过：三个冒号、"改小 --iterations"没用
     check = (RATE_LIMITED_ADVICE if rate_limited else "检查 LLM 服务器和 config.yaml 的 api_base、name、密钥") + via
     return kinds, check + (f"；{raise_max_tokens()}" if CUT_OFF in streak else "")
@@ -635,6 +655,35 @@ def streak_said(streak: list) -> tuple[str, str]:
 # 发 max_completion_tokens = config.yaml 的 max_tokens、不发 temperature；别的模型名发 max_tokens 和 temperature。
 # raise_max_tokens 的那句照这里列（test_openevolve_example 拿装着的 OpenEvolve 源码里那张表对照）
 OE_REASONING_PREFIXES = ("o1", "o3", "o4-", "gpt-5", "gpt-oss-120b", "gpt-oss-20b")
+
+
+def refused_advice(param: str) -> str:
+    """服务器说不收 OpenEvolve 发的参数 param（已经转义、截短）时的办法。OpenEvolve 0.4.0 只按模型名的开头
+    （OE_REASONING_PREFIXES，不分大小写）选参数，config.yaml 里没有别的设置：以它们开头的名字发 max_completion_tokens、
+    不发 temperature，别的名字发 max_tokens 和 temperature。讲师报过：代理把 gpt-5-mini 改叫 openai/gpt-5-mini，
+    OpenEvolve 发 max_tokens，OpenAI 回 400（"Unsupported parameter: 'max_tokens' …"），make openevolve 只叫人检查地址、
+    模型名和密钥。办法只能是换一个开头对的名字（服务器那边也要认它：开跑之前的检查会说）。"""
+    try:
+        names = list(dict.fromkeys(model for _, model, _ in configured_endpoints()))
+    except (ValueError, AttributeError):
+        names = []
+    prefixes = "、".join(OE_REASONING_PREFIXES)
+    reasoning = [n for n in names if str(n).lower().startswith(OE_REASONING_PREFIXES)]
+    others = [n for n in names if n not in reasoning]
+    how = (f"OpenEvolve {VERSION} 只按模型名的开头选参数（config.yaml 里没有别的设置能换）：以 {prefixes} 开头的名字发 "
+           "max_completion_tokens、不发 temperature，别的名字发 max_tokens 和 temperature")
+    if param in ("max_tokens", "temperature") and others:
+        name = others[0]
+        tail = str(name).rsplit("/", 1)[-1]
+        example = f"（比如 {shown_name(tail)}）" if tail != name and tail.lower().startswith(OE_REASONING_PREFIXES) else ""
+        return (f"服务器不收 OpenEvolve 发的 {param}（OpenAI 的推理模型要 max_completion_tokens、只收默认的 temperature），"
+                f"{how}；config.yaml 的 name {shown_name(name)} 不是这样开头的：让服务器（代理）也以这样开头的名字提供"
+                f"这个模型{example}，再把 config.yaml 的 name 改成那个名字")
+    if param == "max_completion_tokens" and reasoning:
+        return (f"服务器不收 OpenEvolve 发的 max_completion_tokens，{how}；config.yaml 的 name {shown_name(reasoning[0])} "
+                "是这样开头的：让服务器也以不这样开头的名字提供这个模型，再把 config.yaml 的 name 改成那个名字"
+                "（OpenEvolve 就改发 max_tokens 和 temperature）")
+    return f"服务器不收 OpenEvolve 发的参数 {param}：检查 LLM 服务器和 config.yaml 的 api_base、name"
 
 
 def raise_max_tokens() -> str:
@@ -854,7 +903,7 @@ def _careful_http() -> None:
         （和 --llm 的 CUT_OFF 同一个判断，unfinished_edit）：OpenEvolve 0.4.0 只取 message.content、从不看 finish_reason，
         推理模型把 config.yaml 的 max_tokens 全用在推理上时回的是空的 content，它说成"没有 SEARCH/REPLACE"
         （No valid diffs），make openevolve 说"回复打不上、没改动"，跑完、退出码 0（helper 照 OpenAI 的推理模型写的假服务器
-        报过）。现在按种类数、接连 4 个就停下，那句话说调大 config.yaml 的 max_tokens。修改写完了的照样交给 OpenEvolve。"""
+        报过）。现在按种类数、接连 4 个就停下，那句话说调大 config.yaml 的 max_tokens；不重试（NotRetried，见 _tame_replies）。修改写完了的照样交给 OpenEvolve。"""
         def wrapped(*args, **kwargs):
             response = create(*args, **kwargs)
             try:
@@ -921,16 +970,35 @@ def _tame_replies(keys) -> None:
     密钥写进回复的注释里，它就原样进了 evolution_trace.jsonl、best/best_program.py、result.json（日志是干净的），
     还带着 ESC 和 OSC 8 的终端序列——停下时那句话正让人去看这些文件。回复是 DSL 的代码，控制字符在里面本来就不合法。
     调用失败时，careful_kind 认得出的换成 CarefulFailure（日志里是和 --llm 一样的种类名字）。"""
+    import openai
     from openevolve.llm import openai as oe_openai
-    from evolve.openai_llm import redact, shown
+    from evolve.openai_llm import CUT_OFF, redact, refused_parameter, shown
     call = oe_openai.OpenAILLM._call_api
+    generate = oe_openai.OpenAILLM.generate_with_context
+
+    def refused(e: BaseException) -> str | None:
+        """e 是服务器说不收某个参数的 HTTP 400 时的种类（REFUSED 接上抹了密钥、转义、截短的参数名），不是 None。"""
+        if not (isinstance(e, openai.APIStatusError) and e.status_code == 400):
+            return None
+        try:
+            raw = e.response.content                     # _careful_http 的 Capped 读的：有上限、有期限
+        except Exception:                                # noqa: BLE001  读不了就不认
+            return None
+        param = refused_parameter(400, raw if isinstance(raw, bytes) else b"")
+        if param is None:
+            return None
+        for key in keys:
+            param = redact(param, key)
+        return REFUSED + shown(param, 40)
 
     async def tamed(self, params):
         try:
             text = await call(self, params)
         except Exception as e:
+            if said := refused(e):
+                raise NotRetried(said) from None         # 再问一次服务器还是不收
             if kind := careful_kind(e):
-                raise CarefulFailure(kind) from None
+                raise (NotRetried if kind == CUT_OFF else CarefulFailure)(kind) from None   # 被截断的：再问一次也按上限收钱
             raise
         usage = getattr(self, "last_usage", None)          # 讲师的复查报过："prompt_tokens": "…"（不是整数）让 OpenEvolve
         if isinstance(usage, dict) and not all(           # 每个提议都在加总时出错、说成"回复打不上"，从不放弃
@@ -943,7 +1011,14 @@ def _tame_replies(keys) -> None:
             text = redact(text, key)
         text = text.replace("\r\n", "\n")
         return shown(text, None, lines=True)
+
+    async def once(self, *args, **kwargs):
+        try:
+            return await generate(self, *args, **kwargs)
+        except NotRetried as e:                          # 穿过了 OpenEvolve 的重试：变回一次普通的失败（日志里的种类）
+            raise CarefulFailure(str(e)) from None
     oe_openai.OpenAILLM._call_api = tamed
+    oe_openai.OpenAILLM.generate_with_context = once
 
 
 EXPERT_SNAPSHOT = "expert_at_start.py"     # output 里：开跑时的专家（run_openevolve 让 OpenEvolve 的进程读它）
