@@ -824,3 +824,74 @@ def test_a_bug_inside_mock_llm_is_an_error_not_a_failed_proposal(table, train):
 
     with pytest.raises(AttributeError, match="_swap_rulez"):
         evolve(Evaluator(train, table), 5, seed=0, llm=Broken(Dice(0)))
+
+
+# ---------------------------------------------------------------- Evolution：分段跑、快照（02 从快照接着做，不重跑前缀）
+
+def whole(out):
+    """evolve 返回的字典里和"这次进化走了哪条路"有关的一切（history 换成列表、best 换成程序和分数，好比较）。"""
+    return {k: (list(v) if k == "history" else (v[0], v[1]["score"]) if k == "best" else v) for k, v in out.items()}
+
+
+@pytest.mark.parametrize("seed, n, m", [(0, 105, 410), (3, 99, 1), (3, 100, 150), (7, 0, 260), (1, 260, 0)])
+def test_a_snapshot_continued_is_the_straight_run(table, train, seed, n, m):
+    """跑 n 个提议、拍快照、原来的那个再往后跑（快照不受影响），快照再跑 m 个：和一口气跑 n + m 个一模一样；
+    原来的那个跑完也和一口气跑的一样（拍快照不改它）。n、m 跨过迁移（第 100 个提议）。"""
+    straight = evolve(Evaluator(train, table), n + m, seed=seed)
+    evo = loop.Evolution(Evaluator(train, table), seed).run(n)
+    snap = evo.copy()
+    evo.run(m + 37)                                         # 原来的先往前走（动的是它自己的库、缓存、随机数）
+    later = evolve(Evaluator(train, table), n + m + 37, seed=seed)
+    assert whole(evo.result()) == whole(later)
+    assert snap.k == n and whole(snap.run(m).result()) == whole(straight)
+    assert whole(snap.result())["budget"] == n + m and len(straight["history"]) == n + m
+
+
+def test_segments_are_the_straight_run_and_evolve_is_one_segment(table, train):
+    # 一段一段地跑（每段长短不一，跨过迁移）和 evolve 一口气跑一样，连评估器的计数器也一样；feedback=False 也是
+    for feedback in (True, False):
+        ev_a, ev_b = Evaluator(train, table), Evaluator(train, table)
+        a = evolve(ev_a, 333, seed=4, feedback=feedback)
+        evo = loop.Evolution(ev_b, 4, feedback=feedback)
+        for n in (1, 98, 1, 0, 100, 133):
+            evo.run(n)
+        assert whole(evo.result()) == whole(a)
+        counters = lambda e: (e.n_cached, e.n_static_reject, e.n_eval_probe, e.n_eval_full, e.bench_runs)  # noqa: E731
+        assert counters(ev_a) == counters(ev_b)
+
+
+def test_a_snapshot_has_its_own_state(table, train):
+    """快照和原来的不共用会变的东西：随机数、程序库的岛、评估器的缓存和见过的最好、计数。"""
+    evo = loop.Evolution(Evaluator(train, table), 0).run(150)
+    snap = evo.copy()
+    assert snap.llm.rng is snap.rng and snap.db.rng is snap.rng and snap.rng is not evo.rng   # MockLLM 和库仍共用一个
+    pairs = [(evo.db.islands[0], snap.db.islands[0]), (evo.evaluator.cache, snap.evaluator.cache),
+             (evo.evaluator.best_known, snap.evaluator.best_known), (evo.tried, snap.tried), (evo.history, snap.history)]
+    assert all(x is not y for x, y in pairs)
+    before = whole(snap.result()), len(snap.evaluator.cache), snap.evaluator.best_known.copy()
+    evo.run(200)
+    assert whole(snap.result()) == before[0] and len(snap.evaluator.cache) == before[1]
+    assert np.array_equal(snap.evaluator.best_known, before[2])
+
+
+def test_a_copied_evaluator_never_takes_feedback_worked_out_for_the_other_copy(table, train):
+    """反馈缓存在结果字典里，结果字典由两个副本共用：两个副本各自把 best_known 改了一样多次（改的不一样）时，以前按
+    "改了几次"认缓存，一个副本会拿到按另一个的 best_known 算的反馈。"""
+    ev = Evaluator(train, table)
+    parent = ev.evaluate_initial(EXPERT)
+    other = ev.copy()
+    cfgs = [c for c in (Config(64, 64, 64, 4, 3, 8), Config(16, 64, 128, 4, 4, 1), Config(128, 256, 64, 8, 3, 8))
+            if not loop.overflow_kinds(c)]
+    a, b = (Program(EXPERT.rules, c) for c in cfgs[:2])
+    ev.evaluate(a), other.evaluate(b)                        # 各自的 best_known 都变了一次
+    assert ev.n_best_updates == other.n_best_updates == 1 and not np.array_equal(ev.best_known, other.best_known)
+    mine = ev.feedback(parent)                               # 先在 ev 上算、存进共用的结果字典
+    fresh = Evaluator(train, table)
+    fresh.evaluate_initial(EXPERT), fresh.evaluate(b)
+    assert other.feedback(parent) == fresh.feedback(fresh.cache[EXPERT]) != mine
+
+
+def test_a_snapshot_needs_an_llm_that_can_be_copied(table, train):
+    evo = loop.Evolution(Evaluator(train, table), 0, llm=Stub(diff_to(program_src())))
+    with pytest.raises(TypeError, match="copy"):
+        evo.copy()

@@ -8,7 +8,7 @@ Config、parse、per_m_table、ProgramError）；更细的东西从各自的文�
   mock_llm.py   提示词进去、SEARCH/REPLACE 出来的 MockLLM（没有真的语言模型）
   openai_llm.py 同样的接口换成真的语言模型（OpenAI 兼容接口；04、05 的 --llm），录制和回放、成本账
   evaluator.py  静态检查、探针级联、缓存、计数器
-  loop.py       岛屿模型的程序库和进化循环
+  loop.py       岛屿模型的程序库和进化循环（Evolution：分段跑、拍快照）
 """
 
 import os as _os

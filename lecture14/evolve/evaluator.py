@@ -16,6 +16,7 @@ bench_runs 数"跑了几次内核"：每个被评估的程序 × 它被评估的
 
 from __future__ import annotations
 
+import copy
 import math
 import traceback
 
@@ -47,7 +48,8 @@ class Evaluator:
         self.rows = rows = np.arange(len(self.train))
         self._branch_cache: dict[tuple, np.ndarray] = {}           # 规则的盒子的角 -> 每个形状走第几个分支
         self._branch_corners = 0                                   # 缓存的键里一共几个角
-        self.n_best_updates = 0                                    # best_known 变了几次（反馈缓存用）
+        self.n_best_updates = 0                                    # best_known 变了几次
+        self._best_token = object()                                # best_known 每变一次换一个新的（反馈缓存的键）
         self.log_expert = self.log_t[rows, self.chosen(EXPERT)]
         self.best_known = self.log_expert.copy()                   # 每个形状目前见过的最好 log(时间)
         self.log_floor = np.log([roofline(s.M, s.N, s.K) for s in self.train])   # 屋顶线：不用跑内核就知道
@@ -62,6 +64,15 @@ class Evaluator:
         self.cache: dict[Program, dict] = {}
         self.n_cached = self.n_static_reject = self.n_eval_probe = self.n_eval_full = 0
         self.bench_runs = 0
+
+    def copy(self) -> "Evaluator":
+        """一个独立的副本（进化的快照：loop.Evolution.copy）：缓存、计数器、每个形状见过的最好都是自己的，之后和原来的
+        各算各的；时间表、训练形状和缓存里的结果字典以后不再改，共用。子类有别的会变的状态时自己覆盖这个方法。"""
+        new = copy.copy(self)
+        new.cache = dict(self.cache)
+        new.best_known = self.best_known.copy()
+        new._branch_cache = dict(self._branch_cache)
+        return new
 
     # ---- 程序在每个训练形状上选哪个配置（向量化的 choose）----
     def chosen(self, program: Program) -> np.ndarray:
@@ -146,6 +157,7 @@ class Evaluator:
         if (log_prog < self.best_known).any():
             np.minimum(self.best_known, log_prog, out=self.best_known)
             self.n_best_updates += 1
+            self._best_token = object()
         if probe_score is None:
             probe_score = float((self.log_expert[self.probe] - log_prog[self.probe]).sum()) / max(1, len(self.probe))
         return dict(status="full", score=math.exp(float((self.log_expert - log_prog).sum()) / len(log_prog)),
@@ -155,8 +167,10 @@ class Evaluator:
         """给 LLM 的逐形状反馈：最值得改的 k 个训练形状，每个 M 最多一个（免得全是同一种形状），
         [(形状, 离屋顶线慢几倍, 离见过的最好慢几倍, 现在的配置索引)]。排序用两者的乘积：
         离屋顶线远说明还有空间，离见过的最好远说明别的程序已经做到了。"""
+        # 缓存在结果字典里，键是 best_known 那一刻的记号：结果字典由评估器的副本（copy）共用，一个副本改了
+        # best_known 就换了记号，另一个副本不会拿到按别人的 best_known 算的反馈
         cached = result.get("_feedback")
-        if cached is not None and cached[0] == self.n_best_updates:
+        if cached is not None and cached[0] is self._best_token:
             return cached[1]
         to_floor = result["log_time"] - self.log_floor
         to_best = result["log_time"] - self.best_known
@@ -170,7 +184,7 @@ class Evaluator:
         choices = result["choices"]
         out = [(self.train[i], float(np.exp(to_floor[i])), float(np.exp(to_best[i])), int(choices[i]))
                for i in list(worst_per_m.values())[:k]]
-        result["_feedback"] = (self.n_best_updates, out)
+        result["_feedback"] = (self._best_token, out)
         return out
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import copy
 import operator
 import signal
 from collections import Counter, defaultdict
@@ -96,6 +97,14 @@ class ProgramDatabase:
         if self.best is None or result["score"] > self.best[1]["score"]:
             self.best = (program, result)
 
+    def copy(self, rng: Dice) -> "ProgramDatabase":
+        """一个独立的副本，用 rng 挑父程序（进化的快照：loop.Evolution.copy）。岛上的项 (分数, 序号, 程序, 结果)
+        以后不再改，共用；岛是新的列表。子类有别的会变的状态时自己覆盖这个方法。"""
+        new = copy.copy(self)
+        new.rng = rng
+        new.islands = [list(isl) for isl in self.islands]
+        return new
+
     def sample(self) -> tuple[int, tuple, list[tuple]]:
         """挑一个岛、岛里的父程序（名次 r 的权重 1/(r+1)）、别的岛上最好的几个作灵感。"""
         island = self.rng.below(len(self.islands))
@@ -134,24 +143,60 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
     failed=没能变成一个可评估的子程序（或评估出错）的提议按原因计数，population=程序库里最后留下的程序。
     sum(failed) 加上评估器的四个计数器（n_cached、n_static_reject、n_eval_probe、n_eval_full）正好是 budget。"""
     budget = _check_budget(budget)
-    rng = Dice(seed)
-    llm = MockLLM(rng) if llm is None else llm
-    db = database(rng)
-    limits = size_limits(start)                              # 整次进化的上限（见 MAX_ADDED_RULES）
-    first = evaluator.evaluate_initial(start)
-    first.update(diff=None, parent=None)            # 缓存里的也是这个字典：以后再提出起点，不会被当成新程序
-    for island in range(len(db.islands)):
-        db.add(start, first, island)
-    improvements = [(0, first["score"], "起点")]
-    history = np.empty(budget)
-    tried, accepted, failed, static_reject = Counter(), Counter(), Counter(), Counter()
-    static_kinds: defaultdict[str, Counter] = defaultdict(Counter)   # 每种修改被拒时超了哪种资源
+    return Evolution(evaluator, seed, start, llm, database, feedback).run(budget, log_every, log).result()
 
-    def ask():
+
+class Evolution:
+    """一次进化的全部状态：可以一段一段地跑（run），中途拍快照（copy）。evolve(...) 就是
+    Evolution(...).run(budget).result()，参数的意思一样。
+
+    run(n)：接着再跑 n 个提议（第几个提议接着上一段数，log 的行也是）；k 是到现在一共跑了几个。
+    result()：到现在为止的结果，和跑了 k 个提议的 evolve 返回的字典一样。
+    copy()：一份快照。之后原来的和快照各走各的，谁也不动谁；快照再跑 m 个提议，和不拍快照一口气跑完一模一样
+    （tests/test_loop.py 对照）。复制的是循环带着的、会变的一切：随机数发生器（Dice）、LLM（它的 copy(rng)：
+    和程序库共用循环的发生器时拿到快照的那个，否则 None、复制自己的；MockLLM 有这个方法，别的 LLM 没有就
+    TypeError）、程序库（它的 copy(rng)）、评估器（它的 copy()：缓存、计数器、见过的最好）、各种计数、history、
+    improvements。程序、结果字典、时间表以后不再改，共用。
+    按批问的 LLM（propose_many）：一批不跨过一段的结尾，所以分段跑时批的切法可以和一口气跑不一样。"""
+
+    def __init__(self, evaluator: Evaluator, seed: int = 0, start: Program = EXPERT, llm=None,
+                 database=ProgramDatabase, feedback: bool = True):
+        self.evaluator, self.seed, self.feedback = evaluator, seed, feedback
+        self.rng = Dice(seed)
+        self.llm = MockLLM(self.rng) if llm is None else llm
+        self.db = database(self.rng)
+        self.limits = size_limits(start)                     # 整次进化的上限（见 MAX_ADDED_RULES）
+        first = evaluator.evaluate_initial(start)
+        first.update(diff=None, parent=None)        # 缓存里的也是这个字典：以后再提出起点，不会被当成新程序
+        for island in range(len(self.db.islands)):
+            self.db.add(start, first, island)
+        self.k = 0                                  # 已经跑了几个提议
+        self.improvements = [(0, first["score"], "起点")]
+        self.history: list[float] = []              # 每个提议之后的最好分数
+        self.tried, self.accepted, self.failed, self.static_reject = Counter(), Counter(), Counter(), Counter()
+        self.static_kinds: defaultdict[str, Counter] = defaultdict(Counter)   # 每种修改被拒时超了哪种资源
+
+    def copy(self) -> "Evolution":
+        """快照（见类的说明）。"""
+        if not callable(getattr(self.llm, "copy", None)):
+            raise TypeError(f"拍不了快照：LLM（{type(self.llm).__name__}）没有 copy(rng) 方法")
+        new = copy.copy(self)
+        new.rng = self.rng.copy()
+        new.llm = self.llm.copy(new.rng if getattr(self.llm, "rng", None) is self.rng else None)
+        new.db = self.db.copy(new.rng)
+        new.evaluator = self.evaluator.copy()
+        new.improvements, new.history = list(self.improvements), list(self.history)
+        new.tried, new.accepted = Counter(self.tried), Counter(self.accepted)
+        new.failed, new.static_reject = Counter(self.failed), Counter(self.static_reject)
+        new.static_kinds = defaultdict(Counter, {op: Counter(c) for op, c in self.static_kinds.items()})
+        return new
+
+    def ask(self):
         """挑父程序和灵感，拼好提示。返回 (岛, 父程序, 父程序的结果, 父程序源码, 提示)。"""
+        db, evaluator, rng = self.db, self.evaluator, self.rng
         island, (_, _, parent, presult), inspirations = db.sample()
         src = render(parent)                        # 进程序库的程序都写得回源码（_child 检查过）
-        if feedback:
+        if self.feedback:
             fb = tuple((s, floor, best, VALID[i]) for s, floor, best, i in evaluator.feedback(presult))
         else:                                       # 不给时间：随便列几个训练形状，看不出哪个慢
             fb = tuple((evaluator.train[rng.below(len(evaluator.train))], None, None, None) for _ in range(6))
@@ -159,11 +204,12 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
                         tuple((render(q), q, r["score"]) for _, _, q, r in inspirations))
         return island, parent, presult, src, prompt
 
-    def apply(k, asked, reply) -> None:
+    def _apply(self, k, asked, reply) -> None:
         """第 k 个提议：把回复（或 LLM 抛的异常）变成子程序、评估、放进程序库。"""
+        evaluator, db = self.evaluator, self.db
         island, parent, presult, src, _ = asked
-        op, child = _child(reply, src, failed, limits)
-        tried[op] += 1
+        op, child = _child(reply, src, self.failed, self.limits)
+        self.tried[op] += 1
         if child is None:
             return
         program, diff = child
@@ -171,43 +217,54 @@ def evolve(evaluator: Evaluator, budget: int, seed: int = 0, log_every: int = 0,
         try:
             result = evaluator.evaluate(program, presult)
         except Exception as e:                      # 评估器把计数器复原了：这个提议只记作失败
-            failed[_named("评估出错", e)] += 1
+            self.failed[_named("评估出错", e)] += 1
             return
         if evaluator.n_static_reject > rejected_before:
-            static_reject[op] += 1
+            self.static_reject[op] += 1
             for kind in _overflow_kinds(result["bad_configs"]):
-                static_kinds[op][kind] += 1
+                self.static_kinds[op][kind] += 1
         if result["status"] == "full" and "diff" not in result:
             result.update(diff=diff, parent=parent)
             if result["score"] > presult["score"] * (1 + 1e-9):
-                accepted[op] += 1
+                self.accepted[op] += 1
             db.add(program, result, island)
             if result is db.best[1]:
-                improvements.append((k, result["score"], op))
+                self.improvements.append((k, result["score"], op))
 
-    width = _concurrency(llm)
-    k = 1
-    while k <= budget:
-        if width == 1:                              # 一次问一个（MockLLM）：拼提示、问、处理，和以前一步不差
-            asked = [ask()]
-            replies = [_ask_one(llm, asked[0][4])]
-        else:                                       # 一批：不超过预算，也不跨过下一次迁移
-            n = min(width, budget - k + 1, MIGRATE_EVERY - (k - 1) % MIGRATE_EVERY)
-            asked = [ask() for _ in range(n)]
-            replies = _ask_many(llm, [a[4] for a in asked])
-        for a, reply in zip(asked, replies):
-            apply(k, a, reply)
-            history[k - 1] = db.best[1]["score"]
-            if k % MIGRATE_EVERY == 0:
-                db.migrate()
-            if log_every and k % log_every == 0:
-                log(f"  第 {k:>6,} 个提议：最好 {db.best[1]['score']:.3f}×，完整评估 {evaluator.n_eval_full:,} 个，"
-                    f"跑了 {evaluator.bench_runs:,} 次内核")
-            k += 1
-    return dict(best=db.best, improvements=improvements, history=history, tried=dict(tried),
-                accepted=dict(accepted), failed=dict(failed), static_reject=dict(static_reject),
-                static_kinds={op: dict(c) for op, c in static_kinds.items()},
-                population=[e[2] for isl in db.islands for e in isl], budget=budget, seed=seed)
+    def run(self, n: int, log_every: int = 0, log=print) -> "Evolution":
+        """接着再跑 n 个提议。log_every > 0 时第 k 个提议（从整次进化的开头数）是它的倍数时用 log 打一行进度。"""
+        n = _check_budget(n)
+        llm, db, evaluator = self.llm, self.db, self.evaluator
+        width = _concurrency(llm)
+        k, end = self.k + 1, self.k + n
+        while k <= end:
+            if width == 1:                          # 一次问一个（MockLLM）：拼提示、问、处理，和以前一步不差
+                asked = [self.ask()]
+                replies = [_ask_one(llm, asked[0][4])]
+            else:                                   # 一批：不超过这一段的结尾，也不跨过下一次迁移
+                m = min(width, end - k + 1, MIGRATE_EVERY - (k - 1) % MIGRATE_EVERY)
+                asked = [self.ask() for _ in range(m)]
+                replies = _ask_many(llm, [a[4] for a in asked])
+            for a, reply in zip(asked, replies):
+                self._apply(k, a, reply)
+                self.history.append(db.best[1]["score"])
+                self.k = k
+                if k % MIGRATE_EVERY == 0:
+                    db.migrate()
+                if log_every and k % log_every == 0:
+                    log(f"  第 {k:>6,} 个提议：最好 {db.best[1]['score']:.3f}×，完整评估 {evaluator.n_eval_full:,} 个，"
+                        f"跑了 {evaluator.bench_runs:,} 次内核")
+                k += 1
+        return self
+
+    def result(self) -> dict:
+        """到现在为止的结果（evolve 的返回值，见它的说明）。"""
+        db = self.db
+        return dict(best=db.best, improvements=list(self.improvements), history=np.array(self.history, dtype=float),
+                    tried=dict(self.tried), accepted=dict(self.accepted), failed=dict(self.failed),
+                    static_reject=dict(self.static_reject),
+                    static_kinds={op: dict(c) for op, c in self.static_kinds.items()},
+                    population=[e[2] for isl in db.islands for e in isl], budget=self.k, seed=self.seed)
 
 
 LLM_FAILED = "（LLM 出错）"          # 没拿到回复的提议（调用本身失败）在 tried 里记成这一种；拿到了却用不上的

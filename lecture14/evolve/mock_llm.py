@@ -17,6 +17,7 @@ AlphaEvolve 的 LLM 收到的提示里有父程序的源码、它的分数、逐
 from __future__ import annotations
 
 import bisect
+import copy
 import functools
 import inspect
 import math
@@ -77,6 +78,9 @@ class Dice:
     def random(self) -> float:
         """[0, 1) 里的一个均匀随机数。"""
         if not self.buf:
+            if self.gen is None:                    # 副本（copy）第一次要新的一批数时才造自己的 Generator
+                self.gen = np.random.Generator(getattr(np.random, self._state["bit_generator"])(0))
+                self.gen.bit_generator.state = self._state
             self.buf = self.gen.random(self.batch).tolist()[::-1]
         return self.buf.pop()
 
@@ -88,6 +92,14 @@ class Dice:
     def pick(self, seq):
         """序列里均匀的一个元素。"""
         return seq[self.below(len(seq))]
+
+    def copy(self) -> "Dice":
+        """一个独立的副本：之后两个发出同样的一串数，谁也不影响谁（进化的快照用：loop.Evolution.copy）。
+        只记下 Generator 此刻的状态，等副本用完手上这批数、要下一批时才造它自己的（造一个比跑一步进化还贵）。"""
+        new = copy.copy(self)
+        new.gen, new._state = None, self._state if self.gen is None else self.gen.bit_generator.state
+        new.buf = list(self.buf)
+        return new
 
 
 @dataclass(frozen=True)
@@ -281,6 +293,13 @@ class MockLLM:
         （02 每次新建一个），别拿进化正在用的那个问。"""
         child, why = self._edit(op, prompt)
         return why if child is None else None
+
+    def copy(self, rng: Dice | None = None) -> "MockLLM":
+        """一个独立的副本，用 rng 抽随机数；rng 是 None 时复制自己的 Dice。进化的快照（loop.Evolution.copy）给的是
+        快照的 Dice：MockLLM 和程序库共用一个发生器，副本也得共用一个。"""
+        new = copy.copy(self)
+        new.rng = self.rng.copy() if rng is None else rng
+        return new
 
     def _edit(self, op: str, prompt: Prompt):
         """调用修改 op 的方法 _op(prompt)，看它返回的是不是 (子程序或 None, 一句说明)；不是就说是哪一种、返回了什么。"""
