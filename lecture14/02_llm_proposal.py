@@ -45,7 +45,7 @@ from console import Charts, gpu_flag  # noqa: E402
 from evolve import (EXPERT, VALID, Config, Evaluator, Program, ProgramError, TimeTable, all_shapes, choose,  # noqa: E402
                     evolve, geomean_speedup, parse, render, split_shapes)
 from evolve.loop import MAX_BUDGET, RUN_04, TOO_MANY_CONDITIONS, TOO_MANY_RULES, size_limits, too_big  # noqa: E402
-from evolve.loop import ProgramDatabase  # noqa: E402
+from evolve.loop import Evolution  # noqa: E402
 from evolve.mock_llm import MISTAKE, OP_SAID, OPS, Dice, MockLLM, Prompt  # noqa: E402
 from evolve.problem import launch_problems, score_digits  # noqa: E402
 from evolve.program import DiffError, apply_diff, parse_diff  # noqa: E402
@@ -107,38 +107,36 @@ def cfg_text(c: Config) -> str:
 
 
 class Recorder:
-    """记下循环里发生的事：database=Recorder.database 让 evolve 用它造程序库（拿到同一个 Dice 和程序库对象），
-    llm=Recorder 让每个提议经过它（用同一个 Dice 的 MockLLM，所以和不经过它的 evolve 一步不差）。"""
+    """包着进化循环的 LLM，记下最近一个提议（提示、修改种类、回复）：用的还是循环自己那个 MockLLM（和程序库共用一个
+    Dice），所以和不经过它的 evolve 一步不差。用 recorded_evolution 造。"""
 
-    def __init__(self, evaluator=None):
-        self.db = self.llm = None
-        self.replies = []                   # [(提示, 修改种类, 回复)]，第 k 个提议在下标 k-1
-        self.evaluator = evaluator          # 给了的话，每个提议之前记下它查缓存了结的次数（n_cached）
-        self.cached = []
+    def __init__(self, llm):
+        self.llm = llm
+        self.last = None                    # (提示, 修改种类, 回复)
+        self.n = 0                          # 经过它的提议个数
 
-    def database(self, rng):
-        self.llm = MockLLM(rng)
-        self.db = ProgramDatabase(rng)
-        return self.db
-
+    rng = property(lambda self: self.llm.rng)     # 和程序库共用的 Dice：快照时拿到快照的那个（Evolution.copy）
     # 包着的是 MockLLM 时，它抛的异常是程序错，进化循环照常抛出去（evolve.loop._bug_or_failure）
     bugs_are_fatal = property(lambda self: getattr(self.llm, "bugs_are_fatal", False))
 
     def propose(self, prompt):
-        if self.evaluator is not None:
-            self.cached.append(self.evaluator.n_cached)
         op, reply = self.llm.propose(prompt)
-        self.replies.append((prompt, op, reply))
+        self.last = (prompt, op, reply)
+        self.n += 1
         return op, reply
 
+    def copy(self, rng):
+        """快照用（evolve.loop.Evolution.copy）：包着 MockLLM 的副本。"""
+        new = Recorder(self.llm.copy(rng))
+        new.last, new.n = self.last, self.n
+        return new
 
-def next_step(db, ev):
-    """进化循环的一步的前半段，和 evolve.loop 里的写法一样：挑父程序、拼提示词。"""
-    island, (_, _, parent, presult), inspirations = db.sample()
-    fb = tuple((s, floor, best, VALID[i]) for s, floor, best, i in ev.feedback(presult))
-    prompt = Prompt(render(parent), parent, presult["score"], fb,
-                    tuple((render(q), q, r["score"]) for _, _, q, r in inspirations))
-    return island, presult, prompt
+
+def recorded_evolution(ev, seed) -> Evolution:
+    """种子 seed 的进化（和 evolve(ev, ..., seed=seed) 同一条路），每个提议经过一个 Recorder（evo.llm）。"""
+    evo = Evolution(ev, seed)
+    evo.llm = Recorder(evo.llm)
+    return evo
 
 
 def step_digits(result, presult, db, island, train) -> int:
@@ -183,47 +181,92 @@ def reply_applies(src: str, reply: str) -> bool:
 SLOW = 1.0          # 一次进化跑了这么多秒还没完，才在标准错误上说做到哪（默认的几百个提议不到一秒，什么都不说）
 
 
-def evolve_reported(label: str, evaluator, total: int, **kw) -> dict:
-    """evolve(evaluator, total, **kw)，跑了 SLOW 秒以后在标准错误上说做到哪：最多每秒一行"label：做完 k/total 个提议，
-    还要约多久"，说过的话最后再说一句做完了（学生报过：屏幕上停在"做完 488/500"，像是半路停了）。学生报过：
-    --after 100000 印完标题后 43 秒什么都没有，像是卡住了（03、04、05 都说做到哪）。"""
-    started, due = time.monotonic(), progress_gate()
-    every = max(1, total // 200)
-    count = iter(range(every, total + every, every))
-    said = []
+class Reporter:
+    """一次往前找的进化跑了 SLOW 秒以后在标准错误上说做到哪：最多每秒一行"label：做完 k/total 个提议，还要约多久"，
+    说过的话最后再说一句做完了、或者在哪一步找到了（学生报过：屏幕上停在"做完 488/500"，像是半路停了）。学生报过：
+    --after 100000 印完标题后 43 秒什么都没有，像是卡住了（03、04、05 都说做到哪）。log(k) 每 every 个提议调一次。"""
 
-    def log(_line: str) -> None:
-        done = min(total, next(count))
-        if time.monotonic() - started >= SLOW and done < total and due(done, total):
-            said.append(done)
-            progress(f"{label}：做完 {done:,}/{total:,} 个提议{time_left(done, total, started)}")
-    out = evolve(evaluator, total, log_every=every, log=log, **kw)
-    if said:
-        progress(f"{label}：做完 {total:,}/{total:,} 个提议")
-    return out
+    def __init__(self, label: str, total: int):
+        self.label, self.total = label, total
+        self.started, self.due = time.monotonic(), progress_gate()
+        self.every = max(1, total // 200)
+        self.said = False
+
+    def log(self, done: int) -> None:
+        if time.monotonic() - self.started >= SLOW and done < self.total and self.due(done, self.total):
+            self.said = True
+            progress(f"{self.label}：做完 {done:,}/{self.total:,} 个提议{time_left(done, self.total, self.started)}")
+
+    def finish(self, found: int | None = None) -> None:
+        if not self.said:
+            return
+        if found is None:
+            progress(f"{self.label}：做完 {self.total:,}/{self.total:,} 个提议")
+        else:
+            progress(f"{self.label}：做完 {found:,}/{self.total:,} 个提议——第 {found:,} 个就是要找的，不用再往后跑")
+
+
+class Walk:
+    """种子 seed 的一次进化，只往前走，每个提议只跑一次：演示 1 从第 after 个提议起找第一个"完整评估、比父程序好"的
+    提议，"可以试试"的进化后期那条接着从同一次进化里往后找（以前每处都从第 1 个提议重跑：2026-12-05 数过，默认运行的
+    进化循环里一共约 2,900 个提议，同样的输出只要约 900 个）。找到了就停在那一步；找的那一段每一步之前拍一个快照
+    （evolve.loop.Evolution.copy），找到的那一步之前的留着，慢放它的时候从快照接着做，不再重跑前面的提议。"""
+
+    def __init__(self, table, train, seed: int):
+        self.seed = seed
+        self.evo = recorded_evolution(Evaluator(train, table), seed)
+        self.checked = None     # 从第几个提议起每一步都看过了（一直连到 evo.k）；None：还没看过
+        self.found = {}         # 找到的一步 k -> (第 k 个提议之前的快照, 跑完第 k 个提议时最好的程序)
+        self.skipped = []       # 也比父程序好、可是评估器查缓存了结的提议（一个内核都没跑，没有可慢放的）
+
+    def before(self, k: int):
+        """find 找到的第 k 个提议：(它之前的快照的一份副本, 不经过慢放、直接跑完第 k 个提议时最好的程序)。"""
+        snap, best = self.found[k]
+        return snap.copy(), best
+
+    def find(self, after: int, label: str, run: dict | None = None):
+        """从第 after 个提议起、到第 after + LOOK 个，找第一个"完整评估、比父程序好"的提议 k。返回 (k, skipped)：skipped
+        是在它之前、也比父程序好，可是一模一样的程序以前就评估过、评估器直接查缓存了结的提议。一个都找不到时 k 是
+        None，run（给了的话）里放那次进化（after + LOOK 个提议）的结果。找到了就停在第 k 个提议，下一次 find 接着往后走。"""
+        evo, end = self.evo, after + LOOK
+        if after <= evo.k and (self.checked is None or after < self.checked):
+            raise ValueError(f"第 {after:,} 个提议已经跑过了、没有看过：Walk 只往前找")
+        hits = [k for k in sorted(self.found) if after <= k <= end]
+        if hits:                                            # 前面找过的一段里就有（后一段从它里面开始）
+            return hits[0], [x for x in self.skipped if after <= x < hits[0]]
+        if run is not None and evo.k > end:
+            raise ValueError(f"进化已经走过第 {end:,} 个提议，拿不到那时的结果")
+        report = Reporter(label, end)
+        log = lambda _line: report.log(evo.k)                  # noqa: E731
+        if evo.k < after - 1:                                   # 要找的一段之前：一口气跑过去
+            evo.run(after - 1 - evo.k, report.every, log)
+            self.checked = after
+        elif self.checked is None:
+            self.checked = evo.k + 1
+        ev = evo.evaluator
+        while evo.k < end:                                      # 一步一步走，每步之前拍快照（找到了才留着）
+            snap, cached = evo.copy(), ev.n_cached
+            evo.run(1, report.every, log)
+            k = evo.k
+            prompt, op, reply = evo.llm.last
+            child, _ = apply_reply(prompt.parent_src, reply)
+            r = ev.cache.get(child) if child is not None else None
+            if r is not None and r["status"] == "full" and r.get("parent") == prompt.parent and r.get("diff") == parse_diff(
+                    reply) and r["score"] > prompt.score * (1 + 1e-9):
+                if ev.n_cached == cached:
+                    self.found[k] = (snap, evo.db.best[0])
+                    report.finish(k)
+                    return k, [x for x in self.skipped if after <= x < k]
+                self.skipped.append(k)
+        report.finish()
+        if run is not None:
+            run.update(evo.result())
+        return None, [x for x in self.skipped if after <= x <= end]
 
 
 def find_proposal(table, train, seed, after, run=None, label="演示 1：找比父程序好的一步"):
-    """在种子 seed 的进化里，从第 after 个提议起找第一个"完整评估、比父程序好"的提议 k。返回 (k, skipped)：
-    skipped 是在它之前、也比父程序好，可是一模一样的程序以前就评估过、评估器直接查缓存了结的提议（一个内核都不跑，
-    没有可慢放的）。一个都找不到时 k 是 None。run：给一个 dict 就把那次进化（after + LOOK 个提议）的结果放进去。"""
-    ev = Evaluator(train, table)
-    rec = Recorder(ev)
-    out = evolve_reported(label, ev, after + LOOK, seed=seed, llm=rec, database=rec.database)
-    if run is not None:
-        run.update(out)
-    cached = rec.cached + [ev.n_cached]                    # 第 k 个提议之前、之后：cached[k - 1]、cached[k]
-    skipped = []
-    for k in range(after, after + LOOK + 1):
-        prompt, op, reply = rec.replies[k - 1]
-        child, _ = apply_reply(prompt.parent_src, reply)
-        r = ev.cache.get(child) if child is not None else None
-        if r is not None and r["status"] == "full" and r.get("parent") == prompt.parent and r.get("diff") == parse_diff(
-                reply) and r["score"] > prompt.score * (1 + 1e-9):
-            if cached[k] == cached[k - 1]:
-                return k, skipped
-            skipped.append(k)
-    return None, skipped
+    """一次新的 Walk 里的 find（见 Walk.find）：返回 (k, skipped)。"""
+    return Walk(table, train, seed).find(after, label, run)
 
 
 # ---------------------------------------------------------------- 演示 1
@@ -266,13 +309,14 @@ def obs_database(predicted: int, actual: int | None, size: int, new_best: bool, 
                   ("预测的\"是不是新的最好\"和实际一样", new_best == was_best)])
 
 
-def demo1_slow_motion(table, train, seed, after):
+def demo1_slow_motion(table, train, seed, after, walk=None):
     """返回 (观察, 演示 2 要的提示或 None, 停住时最后一次刷新最好分数的那一步 (第几个提议, 分数, 修改种类) 或 None,
     演示 2 的 kind_stats 或 None)：这一段没有可慢放的一步时，"可以试试"指向那一步。演示 2 只在这一步通过了探针时印，
-    它那张表要的小数位数这里先算好：同一个父程序的分数两个演示印得一样。"""
+    它那张表要的小数位数这里先算好：同一个父程序的分数两个演示印得一样。walk：种子 seed 的 Walk（"可以试试"接着用它）。"""
     print_header(f"演示 1：一次提议的慢动作（种子 {seed} 的进化里，第 {after:,} 个提议起第一个比父程序好的）")
     run: dict = {}
-    k, skipped = find_proposal(table, train, seed, after, run)
+    walk = Walk(table, train, seed) if walk is None else walk
+    k, skipped = walk.find(after, "演示 1：找比父程序好的一步", run)
     if skipped:
         note(f"（第 {'、'.join(f'{x:,}' for x in skipped)} 个提议也比父程序好，可是一模一样的程序以前就提过、评估过：评估器直接查缓存"
              "给了结论，一个内核都没跑，没有可慢放的。"
@@ -281,11 +325,10 @@ def demo1_slow_motion(table, train, seed, after):
         print(f"第 {after:,}–{after + LOOK:,} 个提议里没有一个{'真的评估了、又' if skipped else ''}比父程序好的；"
               "换个 --after 或 --seed 再试。")
         return [obs_stalled(run, after)], None, run["improvements"][-1], None  # 就是上面找的那次进化，不再跑一遍
-    ev, rec = Evaluator(train, table), Recorder()
-    evolve_reported("演示 1：重跑到那一步之前", ev, k - 1, seed=seed, llm=rec, database=rec.database)   # 前 k-1 步照常跑完
-    db = rec.db
-    island, presult, prompt = next_step(db, ev)                             # 第 k 步：我们自己一步一步地做
-    op, reply = rec.llm.propose(prompt)                                     # 先算完这一步（问、打补丁、评估），
+    snap, same = walk.before(k)                                             # 前 k-1 步：找的时候跑过了，从快照接着
+    ev, db = snap.evaluator, snap.db
+    island, _, presult, _, prompt = snap.ask()                              # 第 k 步：我们自己一步一步地做
+    op, reply = snap.llm.propose(prompt)                                    # 先算完这一步（问、打补丁、评估），
     child, why = apply_reply(prompt.parent_src, reply)                      # 再一段一段印：开头说父程序的分数时
     assert child is not None, why                                           # 就知道⑥要印几位
     before = (ev.n_eval_probe, ev.n_eval_full)
@@ -345,13 +388,12 @@ def demo1_slow_motion(table, train, seed, after):
     db.add(child, result, island)
     actual = next((j for j, e in enumerate(db.islands[island]) if e[2] == child), None)
     obs.append(obs_database(rank, actual, db.size, db.best[0] == child, was_best, before))
-    same = evolve(Evaluator(train, table), k, seed=seed)["best"]
     if k <= RUN_04[1]:                      # 学生报过：--after 1000 时第 1232 步不在 04 那 1,000 个提议里
         which = (f" 04{gpu_flag()} 那次进化" if seed == RUN_04[0] else
                  f" 04 --seed {seed}{gpu_flag()} 那次进化")   # 汉字和西文之间空一格
     else:
         which = f"种子 {seed} 那次进化（比 04 默认的 {RUN_04[1]:,} 个提议走得更远）"
-    obs.append(check(same[0] == db.best[0],
+    obs.append(check(same == db.best[0],                # same：找的时候那次进化直接跑完第 k 个提议时最好的程序
                      f"这一步是{which}的原样重演：不经过这里、直接跑 {k:,} 个提议的进化，最好的程序和这里一样。"
                      "（MockLLM 和程序库共用一个带种子的随机数发生器，同一个种子走同一条路。）",
                      f"直接跑 {k:,} 个提议的进化，最好的程序和这里一样", "不一样"))
@@ -473,18 +515,21 @@ def demo2_each_kind(table, train, prompt, seed, kinds=None):
     return [obs_kinds(stats, valley_holds(valley_rows(train, table)))], shown
 
 
-def late_preview(table, train, seed, after):
+def late_preview(table, train, seed, after, walk=None):
     """演示 1、2 在 (seed, after) 下会看到什么（不印）：None（那一段找不到比父程序好的提议），或
-    dict(score=父程序的分数, shown=演示 2 会印的样子, rules=父程序的规则数, idle=一次新修改都没有的种类, kinds=演示 2 的观察)。"""
-    k, _ = find_proposal(table, train, seed, after, label=f"\"可以试试\"：先替你跑 --after {after}")
+    dict(score=父程序的分数, shown=演示 2 会印的样子, rules=父程序的规则数, idle=一次新修改都没有的种类, kinds=演示 2 的观察)。
+    walk：种子 seed 的 Walk，还没走过第 after 个提议（演示 1 用过的那个：接着往后走，不从头重跑）。"""
+    walk = Walk(table, train, seed) if walk is None else walk
+    assert walk.seed == seed, (walk.seed, seed)
+    k, _ = walk.find(after, f"\"可以试试\"：先替你跑 --after {after}")
     if k is None:
         return None
-    ev, rec = Evaluator(train, table), Recorder()
-    evolve_reported(f"\"可以试试\"：--after {after} 重跑到那一步之前", ev, k - 1, seed=seed, llm=rec, database=rec.database)
-    island, presult, prompt = next_step(rec.db, ev)
-    _, reply = rec.llm.propose(prompt)                                      # 演示 1 接着做的那一步：印几位小数要看它
+    snap, _ = walk.before(k)
+    island, _, presult, _, prompt = snap.ask()
+    _, reply = snap.llm.propose(prompt)                                     # 演示 1 接着做的那一步：印几位小数要看它
     child, _ = apply_reply(prompt.parent_src, reply)
-    digits = step_digits(ev.evaluate(child, presult), presult, rec.db, island, train) if child is not None else 3
+    ev = snap.evaluator
+    digits = step_digits(ev.evaluate(child, presult), presult, snap.db, island, train) if child is not None else 3
     _, stats, d = kind_stats(table, train, prompt, seed, digits)
     return dict(score=prompt.score, shown=f"{prompt.score:.{d}f}×", rules=prompt.parent.n_rules(), prompt=prompt, stats=stats,
                 idle=[op for op, s in stats.items() if s["same"] == s["n"]], kinds=obs_kinds(stats, valley_holds(valley_rows(train, table))))
@@ -767,7 +812,8 @@ def run_demos(a, llm=None) -> list:
              f"{LLM_TRIES} 次；回复只当 SEARCH/REPLACE 解析成 DSL，从不执行。")
     table = TimeTable()
     train, _ = split_shapes(all_shapes())
-    obs, prompt, a.stalled, kinds = demo1_slow_motion(table, train, a.seed, a.after)   # 停住时：最后一次刷新的那一步
+    a.walk = Walk(table, train, a.seed)                                # 种子 a.seed 的进化只跑一遍："可以试试"接着用
+    obs, prompt, a.stalled, kinds = demo1_slow_motion(table, train, a.seed, a.after, a.walk)   # 停住时：最后一次刷新的那一步
     a.parent_shown = None                                              # "可以试试"拿演示 2 印的父程序分数和进化后期的比
     out = print_observations(obs)
     if llm is not None and prompt is not None:
@@ -846,7 +892,7 @@ def suggestions(a) -> list:
                 "没有一个比父程序好的，演示 1 会直说它停在了哪一步，演示 2 不印（下面的命令都在仓库根目录运行）：",
                 command(other, a.after))]
     if late > a.after and getattr(a, "parent_shown", True) is not None:   # 这次已经是停住的一段：不再建议更后的
-        preview = late_preview(table, train, a.seed, late)
+        preview = late_preview(table, train, a.seed, late, getattr(a, "walk", None))
         what = (f"看进化后期的一步（第 {late:,} 个提议起），演示 2 里各种修改比父程序好的比例怎么变" if preview is not None
                 else f"看进化更后期（第 {late:,} 个提议起）还找不找得到比父程序好的一步")
         out.append((f"{what}。先替你跑过了："

@@ -263,11 +263,18 @@ def test_a_long_search_says_how_far_it_is_on_stderr_and_a_short_one_says_nothing
     monkeypatch.setattr(runner.time, "monotonic", lambda: 0.3 * next(clock))
     k, _ = s02.find_proposal(table, train, 0, 1000, label="找")
     total = 1000 + s02.LOOK
-    assert said and all(re.fullmatch(rf"找：做完 [\d,]+/{total:,} 个提议(，还要.*)?", line) for line in said), said
+    assert said and all(re.fullmatch(rf"找：做完 [\d,]+/{total:,} 个提议(，还要.*)?", line) for line in said[:-1]), said
     done = [int(re.search(r"做完 ([\d,]+)/", line)[1].replace(",", "")) for line in said]
-    assert done == sorted(done) and done[-2] < total
-    # 学生报过：屏幕上最后停在"做完 488/500 个提议"，像是半路停了。说过做到哪的，最后说一句做完了
-    assert said[-1] == f"找：做完 {total:,}/{total:,} 个提议" and said.count(said[-1]) == 1, said
+    assert done == sorted(done) and done[-2] <= k
+    # 学生报过：屏幕上最后停在"做完 488/500 个提议"，像是半路停了。说过做到哪的，最后说一句做完了——找到了就停在
+    # 那一步（后面的提议不跑），说是第几个
+    assert said[-1] == f"找：做完 {k:,}/{total:,} 个提议——第 {k:,} 个就是要找的，不用再往后跑", said
+    assert said.count(said[-1]) == 1
+    said.clear()                                                           # 一段里找不到：走完整段，说做完了
+    k, _ = s02.find_proposal(table, train, 0, 2000, label="找")           # （H100 上种子 0 在这一段停住了）
+    total = 2000 + s02.LOOK
+    assert said[-1] == (f"找：做完 {total:,}/{total:,} 个提议" if k is None else
+                        f"找：做完 {k:,}/{total:,} 个提议——第 {k:,} 个就是要找的，不用再往后跑"), said
     said.clear()
     monkeypatch.setattr(s02.time, "monotonic", lambda: 0.0)                # 一瞬间跑完：一行都不说
     monkeypatch.setattr(runner.time, "monotonic", lambda: 0.0)

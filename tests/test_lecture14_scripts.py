@@ -464,19 +464,73 @@ def test_02_database_sentence_says_nothing_is_pushed_out_of_an_island_that_is_no
 
 def test_02_recorder_does_not_change_the_run(table, train):
     # 经过 Recorder 的进化和直接调用 evolve 一步不差（同一个 Dice）
-    rec = s02.Recorder()
-    a = evolve(Evaluator(train, table), 300, seed=0, llm=rec, database=rec.database)
+    evo = s02.recorded_evolution(Evaluator(train, table), 0)
+    a = evo.run(300).result()
     b = evolve(Evaluator(train, table), 300, seed=0)
-    assert a["best"][0] == b["best"][0] and list(a["history"]) == list(b["history"]) and len(rec.replies) == 300
+    assert a["best"][0] == b["best"][0] and list(a["history"]) == list(b["history"]) and evo.llm.n == 300
+
+
+def test_02_default_run_proposes_each_step_of_each_evolution_once(table, train, monkeypatch):
+    """helper 133 量过：02 的默认运行重跑同一次进化的开头——演示 1 先跑 500 个提议找那一步，再从头重跑到它、再从头跑
+    一遍核对；"可以试试"的进化后期那条又从头跑 900 个、再从头重跑到那一步（进化循环里一共 2,923 个提议，同样的输出
+    只要 915 个）。现在每次进化（一个种子）只往前跑一遍，找到了就停，要从中间接着做的地方用快照。这里数进化循环里的
+    提议，和需要的一样多：种子 0 跑到演示 1 和进化后期那条要的最后一步，换种子那条替学生试的每个种子跑到它的那一步
+    （找不到就是整段），演示 3 的那次进化。"""
+    import contextlib
+    import io
+    import evolve.loop as loop
+
+    def end(seed, after):                                  # 一次往前找的进化要跑到第几个提议、找到了没有
+        k, _ = s02.find_proposal(table, train, seed, after, label="")
+        return (after + s02.LOOK, False) if k is None else (k, True)
+
+    a = s02.parse_args([])
+    calls = []
+    real = loop._ask_one
+    monkeypatch.setattr(loop, "_ask_one", lambda llm, prompt: calls.append(1) or real(llm, prompt))
+    with contextlib.redirect_stdout(io.StringIO()):
+        s02.run_demos(a)
+        tries = s02.suggestions(a)
+    monkeypatch.undo()
+    assert a.stalled is None and "--seed" in tries[0][1], tries                # 默认运行：第一条是换种子的那条
+    late = [int(re.search(r"--after (\d+)", cmd)[1]) for said, cmd in tries if "先替你跑过了" in said and "--seed" not in cmd]
+    need = max(end(a.seed, x)[0] for x in [a.after] + late) + s02.MISTAKE_RUN["budget"]
+    for s in [s for s in range(3, 3 + s02.OTHER_SEEDS + 1) if s != a.seed][:s02.OTHER_SEEDS]:   # 换种子那条替学生试的
+        n, found = end(s, a.after)
+        need += n
+        if found:
+            break
+    assert len(calls) == need, (len(calls), need, late)
+
+
+def test_02_walk_continued_later_finds_what_a_fresh_run_finds_and_its_snapshot_is_the_straight_run(table, train):
+    """02 的 Walk 找到演示 1 的那一步以后，"可以试试"的进化后期那条从同一次进化接着往后找：找到的那一步、跳过的、
+    那一步之前的快照（程序库、缓存、随机数，拼出来的提示），都和从头新跑一次的一样。找过的一段里再找（后一段从
+    前一段找到的那一步之前开始）也一样；往回找（跑过、没看过的提议）说一句 ValueError。"""
+    walk = s02.Walk(table, train, 0)
+    k1, skipped1 = walk.find(s02.AFTER, "")
+    assert k1 is not None and (k1, skipped1) == s02.find_proposal(table, train, 0, s02.AFTER)
+    assert walk.find(k1, "") == s02.find_proposal(table, train, 0, k1) and walk.find(k1, "")[0] == k1
+    for after in (s02.LATE, 3 * s02.LATE):
+        k, skipped = walk.find(after, "")
+        assert (k, skipped) == s02.find_proposal(table, train, 0, after)
+        if k is None:
+            continue
+        snap, best = walk.before(k)
+        straight = s02.recorded_evolution(Evaluator(train, table), 0).run(k - 1)
+        a, b = snap.result(), straight.result()
+        assert a["best"][0] == b["best"][0] and list(a["history"]) == list(b["history"]) and a["tried"] == b["tried"]
+        assert snap.ask()[4] == straight.ask()[4]                                 # 第 k 步拼出来的提示一样
+        assert best == evolve(Evaluator(train, table), k, seed=0)["best"][0]
+    with pytest.raises(ValueError, match="只往前找"):
+        walk.find(s02.AFTER + 1, "")
 
 
 def test_02_found_proposal_is_better_than_its_parent_and_first_seen(table, train):
     k, skipped = s02.find_proposal(table, train, 0, s02.AFTER)
     assert k is not None and k >= s02.AFTER and skipped == []
-    rec = s02.Recorder()
-    ev = Evaluator(train, table)
-    evolve(ev, k, seed=0, llm=rec, database=rec.database)
-    prompt, op, reply = rec.replies[k - 1]
+    evo = s02.recorded_evolution(Evaluator(train, table), 0).run(k)
+    prompt, op, reply = evo.llm.last
     child, _ = s02.apply_reply(prompt.parent_src, reply)
     assert geomean_speedup(child, train, table) > geomean_speedup(prompt.parent, train, table)
 
@@ -491,10 +545,10 @@ def test_02_golden_run_seed3_slow_motion_skips_a_proposal_the_evaluator_answered
     k, skipped = s02.find_proposal(table, train, 3, 500)
     assert skipped and k is not None and k > max(skipped) >= 500
     for step, hit in [(j, True) for j in skipped] + [(k, False)]:
-        ev, rec = Evaluator(train, table), s02.Recorder()
-        evolve(ev, step - 1, seed=3, llm=rec, database=rec.database)
-        island, presult, prompt = s02.next_step(rec.db, ev)
-        _, reply = rec.llm.propose(prompt)
+        evo = s02.recorded_evolution(Evaluator(train, table), 3).run(step - 1)      # 从头直接跑，不经过 Walk 的快照
+        ev = evo.evaluator
+        island, _, presult, _, prompt = evo.ask()
+        _, reply = evo.llm.propose(prompt)
         child, _ = s02.apply_reply(prompt.parent_src, reply)
         before = ev.n_cached
         result = ev.evaluate(child, presult)
