@@ -1224,14 +1224,21 @@ def test_make_openevolve_stops_at_once_when_a_hand_started_mock_server_has_a_bug
                                            ("not-needed", False), ("EMPTY", False)])
 def test_a_key_in_config_yaml_is_not_sent_over_plain_http_to_another_machine(tmp_path, monkeypatch, written, sent):
     """讲师报过：config.yaml 里 api_key: ${OPENAI_API_KEY}（OpenEvolve 展开成环境里付钱的密钥）或者贴进去的密钥，
-    经明文 http:// 发给别的机器也不拦（只拦了环境变量里的）。开跑之前一句话；占位符照发。文档用的地址没人听。"""
+    经明文 http:// 发给别的机器也不拦（只拦了环境变量里的）。开跑之前一句话；占位符照发。文档用的地址没人听：
+    占位符照发的那一步（GET /models）换成只记下要发的密钥——真的去连，等的是这台机器的网络说"连不上"（这里 3 秒，
+    没有网的机器上等满 10 秒），查的却只是"发不发"。"""
+    from evolve.openai_llm import OpenAILLM
     monkeypatch.setenv("OPENAI_API_KEY", "sk-paid-environment-key-0123456789")
     _config_with(tmp_path, monkeypatch, lambda t: t.replace("api_key: not-needed-for-the-mock", f'api_key: "{written}"'))
+    asked = []
+    monkeypatch.setattr(OpenAILLM, "check", lambda self, *a, **kw: asked.append((self.base_url, self._key)))
     said = runmod.check_configured("http://192.0.2.7:11434/v1", "qwen")
     refused = said is not None and "经明文 http:// 发给" in said
     assert refused == sent, said
     if sent:
-        assert "sk-" not in said and "not-needed" in said
+        assert "sk-" not in said and "not-needed" in said and asked == [], (said, asked)   # 一个请求也不发
+    else:
+        assert said is None and asked == [("http://192.0.2.7:11434/v1", written)], (said, asked)   # 占位符照发
 
 
 @ahead(waits=True)                # 大半时间在等 OpenEvolve：会话一开始就在"等着的"后台线程跑
