@@ -37,7 +37,10 @@ def test_a_test_that_loops_forever_fails_instead_of_hanging(tmp_path):
 def test_a_timed_out_test_says_timeout_first_even_inside_hypothesis(tmp_path):
     """助教报过：负载 20 的机器上一个 Hypothesis 测试超时，报出来的是几百行 FlakyFailure（超时只落在一个例子里，重放时
     没超时），读着像引擎时好时坏。用本项目的 conftest（-p conftest），失败信息的第一行说是超时、机器多忙、怎样再试。"""
-    (tmp_path / "test_slow.py").write_text(textwrap.dedent("""
+    # x == 7 的例子睡得比上限长：上限从测试开始算，睡到一半一定撞上它（再长也不更确定）。Hypothesis 随后重放这个例子
+    # 两次（那时不再计时），每次都睡满：以前睡 1.5 秒，这个测试在前台多等约 2 秒
+    limit = 0.5
+    (tmp_path / "test_slow.py").write_text(textwrap.dedent(f"""
         import time
         from hypothesis import given, settings, strategies as st
 
@@ -45,12 +48,12 @@ def test_a_timed_out_test_says_timeout_first_even_inside_hypothesis(tmp_path):
         @given(st.integers(0, 10))
         def test_slow_sometimes(x):
             if x == 7:
-                time.sleep(1.5)
+                time.sleep({limit + 0.1})
     """), encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.abspath(__file__)))
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:anyio", "-p", "conftest",
-                        "-o", "timeout=0.5", str(tmp_path / "test_slow.py")], capture_output=True, text=True, timeout=120,
-                       cwd=tmp_path, env=env)
+                        "-o", f"timeout={limit}", str(tmp_path / "test_slow.py")], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path, env=env)
     assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-2000:]
     failure = p.stdout.split("test_slow_sometimes _", 1)[1]
     first = next(line for line in failure.splitlines() if line.strip(" _"))
