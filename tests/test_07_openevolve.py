@@ -227,19 +227,31 @@ def test_ctrl_c_stops_07_within_a_second_with_openevolve_workers_and_server():
 
 
 def test_openevolve_seeds_run_at_most_jobs_at_a_time_and_come_back_in_seed_order(monkeypatch):
-    lock, now, peak = threading.Lock(), [0], [0]
+    # 不靠各睡多久（以前每个种子睡 0.05 × (5 - 种子) 秒：前台白等 1.4 秒，机器很忙、线程迟迟起不来时"同时 jobs 个"
+    # 也可能凑不满）：每个种子等到同时在跑的凑满 jobs 个（或者再没有种子要开始了），最先开始的那一批再等 OVERRUN 秒，
+    # 看有没有多开的（不限个数的调度一开始就把 5 个都开了），比它晚开始的都跑完了它才结束——后开始的先跑完，结果照样
+    # 按种子排。调度错了（一次只跑一个）时等不到，10 秒后照实数
+    overrun = 0.1
+    cond, running, entered, peak, deadline = threading.Condition(), set(), [0], [0], [0.0]
 
     def fake(table, train, test, seed, budget, procs, workdir):
-        with lock:
-            now[0] += 1
-            peak[0] = max(peak[0], now[0])
-        time.sleep(0.05 * (5 - seed))                        # 后开始的先跑完：结果照样按种子排
-        with lock:
-            now[0] -= 1
+        with cond:
+            running.add(seed)
+            entered[0] += 1
+            first_batch = entered[0] <= jobs
+            peak[0] = max(peak[0], len(running))
+            cond.notify_all()
+            cond.wait_for(lambda: len(running) >= jobs or entered[0] == 5, max(0.0, deadline[0] - time.monotonic()))
+            if first_batch:
+                cond.wait_for(lambda: len(running) > jobs, overrun)
+            cond.wait_for(lambda: seed == max(running), max(0.0, deadline[0] - time.monotonic()))
+            running.discard(seed)
+            cond.notify_all()
         return {"seed": seed}
     monkeypatch.setattr(S07, "run_theirs", fake)
     for jobs in (1, 2, 3):
-        peak[0] = 0
+        peak[0] = entered[0] = 0
+        deadline[0] = time.monotonic() + 10
         assert [r["seed"] for r in S07.run_theirs_all(None, None, None, 5, 10, S07.oe.Processes(), "", jobs)] == \
             list(range(5))
         assert peak[0] == jobs
