@@ -1203,6 +1203,23 @@ def test_make_openevolve_keeps_the_best_program_when_the_server_dies_midway(tabl
                     "\"记下的不比哪个完整评估差\"无从比较（上面别的检查都做了）")
 
 
+def _stderr_until(p: subprocess.Popen, text: str, seconds: float = 30.0) -> str:
+    """p 的标准错误读到出现 text 为止（它退出了、过了 seconds 秒也停）：读到的全文。不等 p 退出。"""
+    import selectors
+    sel = selectors.DefaultSelector()
+    sel.register(p.stderr, selectors.EVENT_READ)
+    got, deadline = b"", time.monotonic() + seconds
+    try:
+        while text.encode() not in got and sel.select(max(0.0, deadline - time.monotonic())):
+            chunk = os.read(p.stderr.fileno(), 65536)
+            if not chunk:
+                break
+            got += chunk
+    finally:
+        sel.close()
+    return got.decode("utf-8", "replace")
+
+
 @ahead(waits=True)                # 大半时间在等 OpenEvolve 启动：会话一开始就在"等着的"后台线程跑
 def buggy_mock_server_run():
     """讲师的做法：手动开一个 MockLLM 服务器（它的 evolve/mock_llm.py 里放进一个错），config.yaml 指向它，
@@ -1216,7 +1233,8 @@ def buggy_mock_server_run():
         p = subprocess.run([sys.executable, str(tmp / "lecture14" / "openevolve" / "run_openevolve.py"),
                             "--iterations", "40", "--output", str(tmp / "out")], capture_output=True, text=True,
                            timeout=240, env=base_env(), cwd=tmp)
-        return p, time.monotonic() - t, server.stderr.read() if server.wait(10) is not None else ""
+        # 服务器印出 traceback 以后还回 BUG_LINGER（5）秒的 500 才退出：不等它退出，读到 traceback 的最后一行就够了
+        return p, time.monotonic() - t, _stderr_until(server, "ZeroDivisionError: 故意的错")
     finally:
         stop_group(server)
 
