@@ -528,10 +528,10 @@ def failing_server_runs():
     return res, stopped, len(done)
 
 
-# 停下得晚了多少算对：run_openevolve 大约每秒读一次 OpenEvolve 的日志，读到第 GIVE_UP_AFTER 个失败时 OpenEvolve 也许
-# 已经做完了下一个；机器很忙时读得更晚。接连失败的提议每个至少要等 retry_delay × retries 秒（config.yaml：1 秒），
-# 晚读几秒就多做几个。数提议、不量秒：以前量的"50 个提议的那次不到 60 秒"在很忙的机器上量的多半是 OpenEvolve 启动
-# 得多慢，接连 3 × GIVE_UP_AFTER 个失败才停下也不到 60 秒、看不出来
+# 停下得晚了多少算对：run_openevolve 每 LOG_READ_SECONDS 秒读一次 OpenEvolve 的日志，读到第 GIVE_UP_AFTER 个失败时
+# OpenEvolve 也许已经做完了下一个；机器很忙时读得更晚。接连失败的提议每个至少要等 retry_delay × retries 秒
+# （config.yaml：1 秒），晚读几秒就多做几个。数提议、不量秒：以前量的"50 个提议的那次不到 60 秒"在很忙的机器上
+# 量的多半是 OpenEvolve 启动得多慢，接连 3 × GIVE_UP_AFTER 个失败才停下也不到 60 秒、看不出来
 LATE_PROPOSALS = 6
 
 
