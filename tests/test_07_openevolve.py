@@ -228,7 +228,7 @@ def test_ctrl_c_stops_07_within_a_second_with_openevolve_workers_and_server():
 
 def test_openevolve_seeds_run_at_most_jobs_at_a_time_and_come_back_in_seed_order(monkeypatch):
     # 不靠各睡多久（以前每个种子睡 0.05 × (5 - 种子) 秒：前台白等 1.4 秒，机器很忙、线程迟迟起不来时"同时 jobs 个"
-    # 也可能凑不满）：每个种子等到同时在跑的凑满 jobs 个（或者再没有种子要开始了），最先开始的那一批再等 OVERRUN 秒，
+    # 也可能凑不满）：每个种子等到同时在跑的凑满 jobs 个（或者再没有种子要开始了），最先开始的那一批再等 overrun 秒，
     # 看有没有多开的（不限个数的调度一开始就把 5 个都开了），比它晚开始的都跑完了它才结束——后开始的先跑完，结果照样
     # 按种子排。调度错了（一次只跑一个）时等不到，10 秒后照实数
     overrun = 0.1
