@@ -630,19 +630,32 @@ REFUSED_CASES = {
 }
 
 
+# 桩每回一个 400 先等这么久，像真的服务器一个来回那样。make openevolve 每 LOG_READ_SECONDS 读一次 OpenEvolve 的日志；
+# 立刻回 400、OpenEvolve 又不重试时，12 个提议 0.3 秒就全失败了，有时在它读到之前 OpenEvolve 就跑完了——那时说的是
+# "跑完了……全都是"（办法一样、退出码也是 1），不是这里要看的"接连 4 个就停下"（helper 136 在空闲的机器上碰到过一次）
+REFUSE_SECONDS = 0.2
+
+
 def _refuses(param):
-    """像服务器那样拒绝带着 param 的请求（OpenAI 的写法，REFUSED_CASES 的第三项）；max_tokens 就是 OpenAI 的推理模型。"""
+    """像服务器那样拒绝带着 param 的请求（OpenAI 的写法，REFUSED_CASES 的第三项；max_tokens 就是 OpenAI 的推理模型），
+    每次拒绝先等 REFUSE_SECONDS。"""
     from stub_llm_server import openai_error, reasoning_model
-    if param == "max_tokens":
-        return reasoning_model
-    return lambda body: (openai_error(f"Unsupported parameter: '{param}' is not supported with this model.", param,
-                                      "unsupported_parameter") if param in body else None)
+    check = reasoning_model if param == "max_tokens" else (
+        lambda body: (openai_error(f"Unsupported parameter: '{param}' is not supported with this model.", param,
+                                   "unsupported_parameter") if param in body else None))
+
+    def slowly(body):
+        said = check(body)
+        if said is not None:
+            time.sleep(REFUSE_SECONDS)
+        return said
+    return slowly
 
 
 @ahead(waits=True)
 def refused_parameter_runs():
     """make openevolve 对着一个不收某个参数的桩（REFUSED_CASES）：在仓库的一份拷贝里照 README 改 config.yaml 的 api_base 和
-    name，跑 12 个提议（接连 4 个失败就停下）；再照停下时那句话说的改 name（"比如 …"给了名字就用它，不然用桩也认的
+    name，跑 40 个提议（接连 4 个失败就停下：40 个要 REFUSE_SECONDS × 40 / 同时在路上的几个，停得下来）；再照停下时那句话说的改 name（"比如 …"给了名字就用它，不然用桩也认的
     另一个名字：那句话让人让服务器也以那样的名字提供这个模型），跑 3 个。返回 {种类: (第一次, 它的日志, 第二次,
     第二次服务器收到的正文, 第二次用的名字)}。"""
     import shutil
@@ -660,7 +673,7 @@ def refused_parameter_runs():
             cfg.write_text(shipped.replace("  api_base: http://127.0.0.1:8765/v1\n", f"  api_base: {s.url}\n")
                            .replace("    - name: mock\n", f"    - name: {name}\n"), encoding="utf-8")
             runs, bodies, used = [], [], name
-            for iterations, sub in (("12", "a"), ("3", "b")):
+            for iterations, sub in (("40", "a"), ("3", "b")):
                 if sub == "b":
                     example = re.search(r"（比如 ([^）]+)）", runs[0].stderr)
                     used = example[1] if example else alias
