@@ -18,7 +18,7 @@ import socketserver
 import threading
 import time
 
-from stub_llm_server import ESCAPES, ServedInAThread, stub_edit
+from stub_llm_server import ESCAPES, STALL, ServedInAThread, stub_edit
 NESTED = b"[" * 100_000 + b"]" * 100_000
 FLOOD_BYTES = 10_000_000
 BOMB_BYTES = 64_000_000
@@ -298,8 +298,9 @@ def _trickle(s, out, path, body, n):
 
 
 def _trickle_head(s, out, path, body, n):
-    """连状态行都是 drip 秒一个字节。"""
-    out.drip(head(length=2) + b"{}", s.drip)
+    """连状态行都是 drip 秒一个字节，响应头里还有一行 1 万字节的：挤完要一万个 drip（和 _trickle 的正文一样，挤到这个
+    连接的 max_seconds 为止），按"每次读"算的超时永远等不到。"""
+    out.drip(head(headers=["X-Slowly: " + "." * 10_000], length=2) + b"{}", s.drip)
 
 
 def _chunked_forever(s, out, path, body, n):
@@ -435,6 +436,7 @@ MODES = {
     "http500": _status(500),                  # 500，不带 Retry-After
     "mock_bug": _status(500, ["X-MockLLM-Bug: 1"]),   # 500 带本讲 MockLLM 服务器出程序错时的那个头
     "retry_after": _status(429, ["Retry-After: 0.6"]),   # 429，让等 0.6 秒再试
+    "retry_after_stall": _status(429, [f"Retry-After: {STALL:g}"]),   # 429，让等 STALL 秒再试
     "reset_mid_body": _reset_mid_body,        # 200，正文传到一半被重置
     "status999": _status(999),                # HTTP 里没有的状态码
     "status404": _status(404),

@@ -22,6 +22,7 @@ import pytest
 from printed import gave_up_at_the_end
 from conftest import ahead, base_env, run_script_fresh
 from hostile_server import ESCAPES, FLOOD_BYTES, SAME_KIND, HostileServer, same_kind
+from stub_llm_server import SLACK, STALL, within
 
 from evolve import EXPERT, Evaluator, evolve, render
 from evolve.diff import MAX_BLOCKS, NO_BLOCK, TOO_MANY, DiffError, parse_diff
@@ -41,7 +42,9 @@ def prompt():
 
 
 def client(url, **kw):
-    return OpenAILLM(url, "x", **{**dict(api_key=KEY, timeout=3, retries=2, backoff=0.01, seed=0), **kw})
+    """这个文件的客户端。timeout 默认 STALL：量"不等"的测试（took < within()）里，跟着转向、卡住、等到超时这类错
+    要等 STALL 秒，远在界外；机器再忙，读一个几 MB 的坏回复也不会先超时。要测超时的测试自己传一个小的 timeout。"""
+    return OpenAILLM(url, "x", **{**dict(api_key=KEY, timeout=STALL, retries=2, backoff=0.01, seed=0), **kw})
 
 
 def ask(backend):
@@ -90,7 +93,7 @@ def test_chat_redirect_is_a_counted_failure_and_the_other_origin_gets_nothing(st
         backend = client(s.url)
         backend.check()
         kind, _, took = ask(backend)
-    assert kind == REDIRECT and s.posts() == 1 and took < 2            # 不重试
+    assert kind == REDIRECT and s.posts() == 1 and took < within(), took            # 不重试、不等
     assert other.received == [] and backend.ledger()["failed"] == {REDIRECT: 1}
 
 
@@ -191,10 +194,11 @@ def test_redirect_to_ftp_is_not_followed_either():
         t = time.monotonic()
         with pytest.raises(ServerUnreachable) as e:
             client(s.url).check()
-    assert time.monotonic() - t < 2 and one_safe_line(str(e.value)) and "ftp://127.0.0.1:21/v1/models" in str(e.value)
+    took = time.monotonic() - t
+    assert took < within() and one_safe_line(str(e.value)) and "ftp://127.0.0.1:21/v1/models" in str(e.value), took
     with HostileServer(chat="ftp") as s:
         kind, _, took = ask(client(s.url))
-    assert kind == REDIRECT and took < 2 and s.posts() == 1
+    assert kind == REDIRECT and took < within() and s.posts() == 1, took
 
 
 # ---------------------------------------------------------------- 2. GET /models 和 chat 的坏回复
@@ -210,7 +214,8 @@ def test_any_models_reply_is_one_sentence(mode):
         t = time.monotonic()
         with pytest.raises(ServerUnreachable) as e:
             client(s.url).check()
-    assert one_safe_line(str(e.value)) and time.monotonic() - t < 3, str(e.value)
+        took = time.monotonic() - t
+    assert one_safe_line(str(e.value)) and took < within(), (str(e.value), took)
 
 
 def test_models_reply_that_is_not_a_model_list_lets_the_run_start():
@@ -315,7 +320,7 @@ def test_json_with_long_integers_is_read_in_time_proportional_to_its_length():
 def test_a_10_mb_reply_is_cut_at_the_bound_not_read_to_the_end():
     with HostileServer(chat="flood") as s:
         kind, _, took = ask(client(s.url))
-    assert kind == TOO_LONG and took < 1.5
+    assert kind == TOO_LONG and took < within(), took
     sent = s.answers_written(1)
     assert sent and sent[-1] < FLOOD_BYTES                           # 客户端读到上限就挂了，服务器没写完
 
@@ -323,13 +328,14 @@ def test_a_10_mb_reply_is_cut_at_the_bound_not_read_to_the_end():
 @pytest.mark.parametrize("mode", ["thinks", "blocks"])
 def test_long_replies_under_the_bound_cost_well_under_a_second(table, train, mode):
     # 十万个不配对的 <think> 后面跟一个能打上的修改：没写完的草稿（后面整段都是草稿），记作"没有 SEARCH/REPLACE 块"；
-    # 一万多个 SEARCH/REPLACE 块：读到第 MAX_BLOCKS + 1 块就停，记作"块太多"。两种都在一秒内（以前一个要几十秒）
+    # 一万多个 SEARCH/REPLACE 块：读到第 MAX_BLOCKS + 1 块就停，记作"块太多"。两种都在一秒内（以前一个要几十秒；
+    # 界是一秒加上忙的机器的余量 within）
     with HostileServer(chat=mode) as s:
         backend = client(s.url)
         t = time.monotonic()
         out = evolve(Evaluator(train, table), 2, seed=0, llm=backend)
         took = time.monotonic() - t
-    assert took < 3 and sum(backend.ledger()["failed"].values()) == 0
+    assert took < within(1.0) and sum(backend.ledger()["failed"].values()) == 0, took
     if mode == "blocks":
         assert out["failed"] == {TOO_MANY: 2}
     else:
@@ -461,8 +467,9 @@ def run_against(table, train, chat, budget=30, **kw):
 
 
 def test_status_999_is_not_retried_and_the_run_gives_up(table, train):
-    out, backend, s, took, said = run_against(table, train, "status999")
-    assert s.posts() == GIVE_UP_AFTER and took < 3
+    # 退避给成 STALL 秒：重试了的话光等就要 STALL 秒，远在界外（服务器收到几个 POST 另外数）
+    out, backend, s, took, said = run_against(table, train, "status999", backoff=STALL)
+    assert s.posts() == GIVE_UP_AFTER and took < within(), took
     assert out["failed"] == {"LLM 回 HTTP 999": GIVE_UP_AFTER, GAVE_UP: 30 - GIVE_UP_AFTER}
     book = backend.ledger()                      # 成本账只算发出去的请求；没问的另记
     assert book["calls"] == s.posts() and book["not_sent"] == 30 - GIVE_UP_AFTER
@@ -479,9 +486,9 @@ def test_a_server_failing_everything_is_given_up_after_a_few_calls(table, train)
 
 def test_failures_of_different_kinds_in_a_row_also_give_up(table, train):
     kinds = ["nested", "status999", "many_headers", "flood"]
-    out, backend, s, took, said = run_against(table, train, lambda n: kinds[n % 4])
+    out, backend, s, took, said = run_against(table, train, lambda n: kinds[n % 4], backoff=STALL)
     assert out["failed"] == {BAD_JSON: 1, "LLM 回 HTTP 999": 1, BAD_HEADERS: 1, TOO_LONG: 1, GAVE_UP: 26}
-    assert s.posts() == 4 and took < 3
+    assert s.posts() == 4 and took < within(), took
 
 
 def test_a_server_that_recovers_is_not_given_up_on(table, train):
@@ -495,10 +502,10 @@ def test_a_server_that_recovers_is_not_given_up_on(table, train):
 
 @pytest.mark.parametrize("mode", ["many_headers", "long_header"])
 def test_malformed_headers_are_named_as_such(mode):
-    # 以前记作"连不上"，还重试了三次（14 秒）
+    # 以前记作"连不上"，还重试了三次（退避 1 秒时 14 秒；这里退避 STALL 秒，重试一次就远在界外）
     with HostileServer(chat=mode) as s:
-        kind, _, took = ask(client(s.url, retries=3, backoff=1.0))
-    assert kind == BAD_HEADERS and s.posts() == 1 and took < 1
+        kind, _, took = ask(client(s.url, retries=3, backoff=STALL))
+    assert kind == BAD_HEADERS and s.posts() == 1 and took < within(), took
 
 
 # ---------------------------------------------------------------- 4b. 整个请求的超时
@@ -506,19 +513,21 @@ def test_malformed_headers_are_named_as_such(mode):
 @pytest.mark.quiet
 @pytest.mark.parametrize("mode", ["trickle", "trickle_head"])
 def test_timeout_bounds_the_whole_request_not_each_read(mode):
-    # 十分之一秒一个字节：每一次读都很快有东西，按"每次读"算的超时永远不到；按整个请求算，半秒就停
-    with HostileServer(chat=mode, drip=0.1) as s:
+    # 十分之一秒一个字节：每一次读都很快有东西，按"每次读"算的超时永远不到（要等服务器挤满 STALL 秒把连接关掉）；
+    # 按整个请求算，半秒就停
+    with HostileServer(chat=mode, drip=0.1, max_seconds=STALL) as s:
         kind, _, took = ask(client(s.url, timeout=0.5))
-    assert kind == TIMEOUT_KIND and 0.45 < took < 1.5 and s.posts() == 1
+    assert kind == TIMEOUT_KIND and 0.45 < took < within(0.5) and s.posts() == 1, (kind, took)
 
 
 @pytest.mark.quiet
 def test_start_up_check_has_the_same_whole_request_bound():
-    with HostileServer(models="trickle", drip=0.1) as s:
+    with HostileServer(models="trickle", drip=0.1, max_seconds=STALL) as s:
         t = time.monotonic()
         with pytest.raises(ServerUnreachable) as e:
             client(s.url, timeout=0.5).check()
-    assert time.monotonic() - t < 1.5 and one_safe_line(str(e.value)) and "0.5 秒内没有回完" in str(e.value)
+        took = time.monotonic() - t
+    assert took < within(0.5) and one_safe_line(str(e.value)) and "0.5 秒内没有回完" in str(e.value), took
 
 
 # ---------------------------------------------------------------- 5. 给人看的文字：转义、截断；录制文件是原样的
@@ -534,9 +543,9 @@ def test_shown_escapes_control_characters_and_cuts():
     assert shown("中文 ok é", 100) == "中文 ok é"
     assert shown("x" * 250) == "x" * 200 + "…（共 250 个字符）"
     big = "\x1b" * 5_000_000
-    t = time.perf_counter()
     assert shown(big, 10) == "\\x1b" * 2 + "…（共 5,000,000 个字符）"        # 转义以后最多 10 个字符，转义不拆开
-    assert time.perf_counter() - t < 0.05
+    (took,) = _cpu_times(lambda text: shown(text, 10), [big], repeat=1)   # 只看开头：CPU 时间，机器忙不忙都一样
+    assert took < 0.05, took
     assert shown(12) == "12"
 
 
@@ -892,7 +901,7 @@ def test_the_timeout_bounds_a_host_with_several_addresses(monkeypatch):
             f.connect_ex(jammed.getsockname())
             fillers.append(f)
         time.sleep(0.1)
-        with HostileServer(chat="trickle_head", models="trickle_head", drip=0.1) as s:
+        with HostileServer(chat="trickle_head", models="trickle_head", drip=0.1, max_seconds=STALL) as s:
             real = socket.getaddrinfo
 
             def two(host, port, *a, **k):
@@ -906,7 +915,7 @@ def test_the_timeout_bounds_a_host_with_several_addresses(monkeypatch):
             t = time.monotonic()
             kind, _, _ = ask(backend)
             took = time.monotonic() - t
-        assert kind == TIMEOUT_KIND and took < 2.0, (kind, took)
+        assert kind == TIMEOUT_KIND and took < within(1.0), (kind, took)
     finally:
         for f in fillers:
             f.close()
@@ -1009,18 +1018,27 @@ def test_a_plain_http_key_is_not_sent_when_the_peer_is_not_this_machine(monkeypa
     assert s.received == [] and "不是本机" in str(e.value) and KEY not in str(e.value)
 
 
-@pytest.mark.quiet
-def test_the_timeout_also_bounds_a_stalled_tls_handshake(monkeypatch):
-    """讲师报过：代理在快到期限时才接通 CONNECT，然后一声不吭，--llm-timeout 5 用了 10.4 秒：TLS 握手时看门的计时器
-    关的那个套接字对象已经交给了 SSLSocket，握手又按连上时剩下的时间等了一整遍。现在按连上时记下的 fd 关，握手也醒。"""
+# 握手卡住时，错的做法（计时器关不到握手用的那个套接字）等到代理说接通那一刻，再按连上时的期限等一整遍：比期限多出
+# 代理拖的那段。代理拖 2 × SLACK 秒，错的做法就多出 2 × SLACK，在 within(期限) 之外；期限只比代理拖的多 2 秒
+# （机器再忙，说了接通以后也来得及开始握手）。
+TLS_PROXY_DELAY = 2 * SLACK
+TLS_TIMEOUT = TLS_PROXY_DELAY + 2
+
+
+@ahead(waits=True)
+def stalled_tls_handshake():
+    """经一个代理连 https://127.0.0.1:9/v1，期限 TLS_TIMEOUT 秒：代理读到 CONNECT，等 TLS_PROXY_DELAY 秒才说接通，
+    之后读 TLS 的开头、一个字节也不回。要等十来秒：后台先跑（PREFETCH）。返回 (种类, 用了几秒, 代理收到的 TLS 开头)。
+    代理直接交给后端（不设环境变量 https_proxy：后台线程里不碰 os.environ；地址是本机的，构造时也不读它）。"""
     import socket
     import threading
+    from evolve.openai_llm import _proxy_url
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(4)
-    held, stop = [], threading.Event()
+    held, hello, stop = [], [], threading.Event()
 
-    def serve():                                     # 读到 CONNECT，等 0.8 秒才说接通，之后一个字节也不回
+    def serve():
         srv.settimeout(0.2)
         while not stop.is_set():
             try:
@@ -1028,20 +1046,21 @@ def test_the_timeout_also_bounds_a_stalled_tls_handshake(monkeypatch):
             except OSError:
                 continue
             held.append(c)
-            c.settimeout(2)
+            c.settimeout(TLS_TIMEOUT)
             try:
                 c.recv(4096)
-                time.sleep(0.8)
+                if stop.wait(TLS_PROXY_DELAY):
+                    return
                 c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                hello.append(c.recv(4096))          # 客户端的 ClientHello：握手开始了；之后一个字节也不回
             except OSError:
                 pass
     t = threading.Thread(target=serve, daemon=True)
     t.start()
-    monkeypatch.setenv("https_proxy", f"http://127.0.0.1:{srv.getsockname()[1]}")
-    monkeypatch.delenv("no_proxy", raising=False)
-    monkeypatch.delenv("NO_PROXY", raising=False)
     try:
-        backend = OpenAILLM("https://api.example.invalid/v1", "x", api_key="", timeout=1.0, retries=0)
+        backend = OpenAILLM("https://127.0.0.1:9/v1", "x", api_key="", timeout=TLS_TIMEOUT, retries=0)
+        env = "https_proxy（或 HTTPS_PROXY）"
+        backend._proxy, backend.proxy_env = _proxy_url(f"http://127.0.0.1:{srv.getsockname()[1]}", env), env
         start = time.monotonic()
         kind, _, _ = ask(backend)
         took = time.monotonic() - start
@@ -1051,7 +1070,18 @@ def test_the_timeout_also_bounds_a_stalled_tls_handshake(monkeypatch):
         for c in held:
             c.close()
         srv.close()
-    assert kind == TIMEOUT_KIND and took < 1.4, (kind, took)
+    return kind, took, b"".join(hello)
+
+
+PREFETCH.append(stalled_tls_handshake)
+
+
+def test_the_timeout_also_bounds_a_stalled_tls_handshake():
+    """讲师报过：代理在快到期限时才接通 CONNECT，然后一声不吭，--llm-timeout 5 用了 10.4 秒：TLS 握手时看门的计时器
+    关的那个套接字对象已经交给了 SSLSocket，握手又按连上时剩下的时间等了一整遍。现在按连上时记下的 fd 关，握手也醒。"""
+    kind, took, hello = stalled_tls_handshake()
+    assert hello[:1] == b"\x16", f"测试的前提：代理说了接通以后客户端开始了 TLS 握手（收到的是 {hello[:20]!r}）"
+    assert kind == TIMEOUT_KIND and took < within(TLS_TIMEOUT), (kind, took)
 
 
 def test_a_proxy_asking_for_a_password_stops_the_run_naming_the_proxy(monkeypatch):
@@ -1121,9 +1151,9 @@ def test_replay_reads_a_big_recording_a_line_at_a_time(tmp_path):
     assert size > 24_000_000
     tracemalloc.start()
     try:
-        t = time.monotonic()
+        t = time.thread_time()                                   # CPU 时间：机器忙不忙都一样
         replay = ReplayLLM(str(f))
-        took = time.monotonic() - t
+        took = time.thread_time() - t
         _, start_peak = tracemalloc.get_traced_memory()
         tracemalloc.reset_peak()
         for n in range(100):                                   # 一次一行地读
@@ -1149,10 +1179,10 @@ def test_a_recording_bigger_than_the_cap_is_refused_before_reading_it(tmp_path):
     _big_recording(f, 1, 10)
     with open(f, "r+b") as out:
         out.truncate(MAX_RECORD_BYTES + 1)
-    t = time.monotonic()
+    t = time.thread_time()                                       # CPU 时间（读 4 GB 的零要好几秒）：机器忙不忙都一样
     with pytest.raises(ValueError, match=f"huge.jsonl 超过 {MAX_RECORD_BYTES / 1e9:g} GB"):
         ReplayLLM(str(f))
-    assert time.monotonic() - t < 1.0
+    assert time.thread_time() - t < 1.0
 
 
 def test_replay_of_a_file_with_calls_out_of_order_says_so(tmp_path):
@@ -1216,14 +1246,14 @@ def test_retry_after_waits_are_bounded_per_call_said_on_stderr_and_counted():
     Retry-After 等的时间加起来不超过 max_wait；要等 WAIT_SAID 秒以上时说一句；真的发出去几个请求进成本账。"""
     import evolve.openai_llm as ol
     said = []
-    with HostileServer(chat="retry_after") as s:
+    with HostileServer(chat=lambda n: "retry_after" if n == 0 else "retry_after_stall") as s:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(ol, "WAIT_SAID", 0.5)
             llm = client(s.url, retries=5, max_wait=1.0, notify=said.append)
             kind, _, took = ask(llm)
         posts = s.posts()
-    # 第一次等 0.6 秒（加起来 0.6），第二次再等就是 1.2 秒 > 1.0：不等了
-    assert kind == "LLM 回 HTTP 429，要等 1 秒以上（不等）" and posts == 2 and 0.6 <= took < 3, (kind, posts, took)
+    # 第一次等 0.6 秒（加起来 0.6），第二次要等 STALL 秒，加起来超过 1.0：不等了（照样等了的话要 STALL 秒，远在界外）
+    assert kind == "LLM 回 HTTP 429，要等 1 秒以上（不等）" and posts == 2 and 0.6 <= took < within(0.6), (kind, posts, took)
     assert len(said) == 1 and "让等 0.6 秒再试" in said[0] and "HTTP 429" in said[0] and one_safe_line(said[0]), said
     assert llm.ledger()["requests"] == 2 and llm.ledger()["calls"] == 1
 
@@ -1351,13 +1381,14 @@ def test_an_address_with_invisible_or_non_ascii_characters_is_one_sentence_befor
 
 def test_a_huge_model_list_is_checked_within_the_start_up_bound():
     """讲师报过：GET /models 回两百万个模型名（不到 8 MB），每个都抹一遍密钥，--llm-timeout 1 的开跑前检查用了
-    31 秒（README：最多 10 秒，--llm-timeout 更短就按它）。"""
+    31 秒（README：最多 10 秒，--llm-timeout 更短就按它）。那 31 秒是读完回答以后在这个线程里算的：量这个线程的
+    CPU 时间（机器忙不忙都一样）。传 8 MB 的期限给得长（client 的默认）：机器忙时 1 秒传不完，说的就成了超时。"""
     with HostileServer(models="many_names") as s:
-        llm = client(s.url, api_key=LONG_KEY, timeout=1)
-        t = time.monotonic()
+        llm = client(s.url, api_key=LONG_KEY)
         with pytest.raises(ServerUnreachable) as e:
+            t = time.thread_time()
             llm.check()
-        took = time.monotonic() - t
+        took = time.thread_time() - t
     msg = str(e.value)
     assert one_safe_line(msg) and "没有模型" in msg and "1,990,000" in msg and took < 4, (took, msg)
 
@@ -1371,3 +1402,4 @@ def test_a_long_model_name_with_control_characters_is_said_to_be_as_long_as_it_i
     msg = str(e.value)
     assert one_safe_line(msg) and msg.count("…（共") == 1 and "…（共 5,000 个字符）" in msg, msg
     assert "共 80 个字符" not in msg, msg
+
