@@ -5,18 +5,20 @@
 录下再回放逐字节相同；密钥不出现在输出和录制文件里；不加 --llm 时什么都不变。超时和预算都很小，整个文件几秒跑完。
 """
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
 import pytest
 from printed import find_table, gave_up_at_the_end, observations, section, unfold
 from conftest import ahead, base_env, load_script, run_script, run_script_fresh, session_dir, stop_group
-from stub_llm_server import MODES, STUB_MODEL, StubServer, free_port
+from stub_llm_server import MODES, STALL, STUB_MODEL, StubServer, free_port, within
 
 from evolve import EXPERT, Evaluator, evolve, render
 from evolve.mock_llm import Prompt
@@ -158,22 +160,25 @@ def test_429_waits_as_long_as_retry_after_says():
 
 @pytest.mark.quiet                                  # 量时间：conftest 让它最先跑（后台的优先级低）
 def test_429_asking_for_too_long_a_wait_is_a_failure_not_a_hang():
-    # Retry-After 比 max_wait 还长：不等，算一次失败，种类说出要等太久（以前和普通的 429 算成一种）
+    # Retry-After 比 max_wait 还长：不等，算一次失败，种类说出要等太久（以前和普通的 429 算成一种）。max_wait 给成
+    # STALL：等到 max_wait 才放弃的话也远在界外
     with StubServer(script("http429"), retry_after="3600") as s:
         t = time.monotonic()
         with pytest.raises(LLMError) as e:
-            llm(s.url, max_wait=5).propose(prompt_for())
-    assert e.value.kind == "LLM 回 HTTP 429，要等 5 秒以上（不等）" and time.monotonic() - t < 2 and s.posts() == 1
+            llm(s.url, max_wait=STALL).propose(prompt_for())
+        took = time.monotonic() - t
+    assert e.value.kind == f"LLM 回 HTTP 429，要等 {STALL:g} 秒以上（不等）" and took < within() and s.posts() == 1, took
 
 
 @pytest.mark.quiet                                  # 量时间：conftest 让它最先跑（后台的优先级低）
 def test_a_reply_slower_than_the_timeout_is_a_timeout():
-    # 服务器 1 秒才回，超时 0.2 秒：种类是超时，而且不用等满那 1 秒
-    with StubServer(script("slow"), slow_seconds=1.0) as s:
+    # 服务器 STALL 秒都不回（with 块结束、服务器关掉时才断开），超时 0.2 秒：种类是超时，而且不用等服务器
+    with StubServer(script("edit"), slow_seconds=STALL, hold=lambda body: True) as s:
         t = time.monotonic()
         with pytest.raises(LLMError) as e:
             llm(s.url, timeout=0.2).propose(prompt_for())
-    assert e.value.kind == TIMEOUT_KIND and time.monotonic() - t < 0.9
+        took = time.monotonic() - t
+    assert e.value.kind == TIMEOUT_KIND and took < within(0.2), took
 
 
 def test_unreachable_server_fails_check_in_one_sentence():
@@ -244,20 +249,26 @@ def test_unreachable_advice_follows_the_reason():
 @pytest.mark.quiet                                  # 量时间：conftest 让它最先跑（后台的优先级低）
 def test_propose_many_keeps_proposal_order_under_concurrency():
     # 4 个请求同时在路上、先发的回得慢：结果仍按提议的顺序排，每个回复对的是它自己的提示；
-    # 一个坏 JSON 在它自己的位置上变成 LLMError，不影响别的
+    # 一个坏 JSON 在它自己的位置上变成 LLMError，不影响别的。两个慢的互相等：服务器等到两个都到了才开始回答
+    # （再慢 0.3 秒），一个接一个地问的话，先到的那个要等 STALL 秒（远在界外），不管机器多忙
     prompts = [prompt_for(note=f"# {i}\n") for i in range(8)]
     texts = [p.text() for p in prompts]
+    both_slow_ones = threading.Barrier(2)
 
     def mode(n, text):
         i = texts.index(text)
+        if i < 2:
+            with contextlib.suppress(threading.BrokenBarrierError):
+                both_slow_ones.wait(STALL)
         return "bad_json" if i == 5 else "slow" if i < 2 else "edit"
 
     with StubServer(mode, slow_seconds=0.3) as s:
-        backend = llm(s.url, concurrency=4, timeout=2)
+        backend = llm(s.url, concurrency=4, timeout=2 * STALL)
         t = time.monotonic()
         out = backend.propose_many(prompts)
         took = time.monotonic() - t
-    assert took < 0.3 * 2 + 0.5                              # 两个慢的同时在等，不是一个接一个
+        both_slow_ones.abort()                               # 测试失败时也不让服务器的线程等满
+    assert took < within(0.3), took                          # 两个慢的同时在等，不是一个接一个
     assert isinstance(out[5], LLMError) and out[5].kind == BAD_JSON
     from stub_llm_server import stub_edit
     for i, r in enumerate(out):
@@ -317,7 +328,7 @@ def test_server_going_away_mid_run_keeps_the_best(table, train):
         backend = llm(s.url, retries=1, give_up_after=2)
         t = time.monotonic()
         out = evolve(ev, 20, seed=1, llm=backend)
-    assert time.monotonic() - t < 5
+    assert time.monotonic() - t < within()
     book = backend.ledger()
     assert book["calls"] == 10 and book["not_sent"] == 10 and book["failed"] == {UNREACHABLE: 2, GAVE_UP: 10}
     assert sum(out["failed"].values()) == 12
