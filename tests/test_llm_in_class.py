@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from stub_llm_server import StubServer
+from stub_llm_server import STALL, StubServer
 
 from evolve import EXPERT, render
 from evolve import openai_llm
@@ -36,14 +36,25 @@ def test_a_slow_server_gets_a_line_saying_what_the_run_is_waiting_for(monkeypatc
     看着像卡住了。现在脚本建的后端（from_arguments）在调用等了 WAITING_SAID 秒以后，每 WAITING_SAID 秒说一句：
     等的是哪个模型的第几次调用、等了多久、一个请求最多等多久。回得快的服务器不多说一句。"""
     monkeypatch.setattr(openai_llm, "WAITING_SAID", 0.3, raising=False)   # 以前没有这个常数：照样跑到下面的检查
-    said = []
-    with StubServer(lambda n, text: "slow", slow_seconds=1.5) as s:
-        backend = openai_llm.from_arguments(command_line(s.url), "04 test", notify=said.append)
+    said, twice = [], threading.Event()
+
+    def note(line):
+        said.append(line)
+        if sum(x.startswith("LLM：在等") for x in said) >= 2:
+            twice.set()
+
+    def slow(n, text):                   # 服务器等到"在等"说了两句才回答（一直不说的话 STALL 秒）：机器忙不忙都一样
+        twice.wait(STALL)
+        return "edit"
+    with StubServer(slow) as s:
+        backend = openai_llm.from_arguments(command_line(s.url), "04 test", notify=note)
+        t = time.monotonic()
         out = backend.propose_many([prompt_for(), prompt_for()])
+        took = time.monotonic() - t
         backend.close()
     assert all(kind == openai_llm.KIND for kind, _ in out)
     waiting = [x for x in said if x.startswith("LLM：在等")]
-    assert 2 <= len(waiting) <= 6, said                             # 1.5 秒里每 0.3 秒最多一句
+    assert 2 <= len(waiting) <= took / 0.3, (took, said)            # 每 0.3 秒最多一句
     assert waiting[0].startswith("LLM：在等 stub 回答第 1、2 次调用，已经等了 "), waiting[0]
     assert "一个请求最多等 10 秒，--llm-timeout 改" in waiting[0] and "Ctrl-C" in waiting[0]
     backend._watcher.join(1)

@@ -17,7 +17,7 @@ import urllib.request
 
 import pytest
 
-from conftest import ROOT, alive, base_env, run_script_fresh, stop_group
+from conftest import ROOT, ahead, alive, base_env, run_script_fresh, session_dir, stop_group
 
 sys.path.insert(0, os.path.join(ROOT, "lecture14"))
 
@@ -401,22 +401,37 @@ def test_a_client_recognises_a_mockllm_bug_and_stops_asking_at_once(table, monke
     assert said and said[0].startswith(f"LLM：{MOCK_BUG}，之后的提议不再问它"), said
 
 
-def test_the_server_script_exits_1_with_the_traceback_when_mockllm_has_a_bug(tmp_path):
-    """命令行的服务器（make openevolve、README 的 --llm 例子开的那个）：MockLLM 出了程序错，它印出 traceback 和一句话、
-    退出码 1，而不是一直回答"连不上"。错是在一份拷贝的 evolve/mock_llm.py 里放进去的。"""
+@ahead(waits=True)
+def broken_mock_server():
+    """命令行的 MockLLM 服务器，一份拷贝的 evolve/mock_llm.py 里放了一个错：问它一次，等它退出。出错以后它还要回
+    M.BUG_LINGER 秒"出了程序错误"的 500 才退出（要等几秒：后台先跑，PREFETCH）。返回 (HTTP 状态码, 退出码, 标准错误)。"""
     import shutil
-    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
-        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
     from conftest import start_broken_mock_server
-    p, url = start_broken_mock_server(tmp_path)
+    project = session_dir("brokenmock")
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), os.path.join(project, d),
+                        ignore=shutil.ignore_patterns("output", "__pycache__"))
+    p, url = start_broken_mock_server(project)
     try:
-        with pytest.raises(urllib.error.HTTPError) as e:
+        try:
             post(url, render(EXPERT))
-        assert e.value.code == 500
-        err = p.stderr.read()
-        assert p.wait(10) == 1, err
+            status = 200
+        except urllib.error.HTTPError as e:
+            status = e.code
+        _, err = p.communicate(timeout=M.BUG_LINGER + 30)
+        return status, p.returncode, err
     finally:
         stop_group(p)
+
+
+PREFETCH = [broken_mock_server]
+
+
+def test_the_server_script_exits_1_with_the_traceback_when_mockllm_has_a_bug():
+    """命令行的服务器（make openevolve、README 的 --llm 例子开的那个）：MockLLM 出了程序错，它印出 traceback 和一句话、
+    退出码 1，而不是一直回答"连不上"。错是在一份拷贝的 evolve/mock_llm.py 里放进去的。"""
+    status, code, err = broken_mock_server()
+    assert status == 500 and code == 1, (status, code, err)
     assert "Traceback" in err and "ZeroDivisionError: 故意的错" in err, err
     assert err.rstrip().splitlines()[-1].startswith("MockLLM 服务器停下了：MockLLM 出了程序错误"), err
 
@@ -428,11 +443,12 @@ def test_time_limit_is_per_request_on_a_kept_alive_connection(table):
     with M.MockServer(table=table, request_seconds=0.5) as s:
         c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=5)
         try:
-            for _ in range(4):
+            for i in range(4):                         # 隔 0.25 秒一个（闲着超过 0.5 秒的连接照样断开）：最后一个在 0.75 秒
+                if i:
+                    time.sleep(0.25)
                 c.request("GET", "/v1/models")
                 r = c.getresponse()
                 assert r.status == 200 and json.loads(r.read())["data"][0]["id"] == "mock"
-                time.sleep(0.3)
         finally:
             c.close()
 
