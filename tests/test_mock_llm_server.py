@@ -18,6 +18,7 @@ import urllib.request
 import pytest
 
 from conftest import ROOT, ahead, alive, base_env, run_script_fresh, session_dir, stop_group
+from stub_llm_server import STALL, within
 
 sys.path.insert(0, os.path.join(ROOT, "lecture14"))
 
@@ -234,10 +235,11 @@ def test_requests_are_bounded_in_count_size_and_time(table):
                 answer += chunk
         assert answer.startswith(b"HTTP/1.0 413 ") or answer.startswith(b"HTTP/1.1 413 "), answer[:80]
         t = time.monotonic()                                   # 说要发 100 字节，只发 10 个：半秒后被断开
-        with socket.create_connection(("127.0.0.1", s.port), timeout=5) as c:
+        with socket.create_connection(("127.0.0.1", s.port), timeout=STALL) as c:   # 不断开的话等 STALL 秒
             c.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
             assert c.recv(1000) == b""
-        assert time.monotonic() - t < 3
+        took = time.monotonic() - t
+        assert took < within(s.request_seconds), took
 
 
 def test_server_whose_starter_is_already_gone_does_not_stay():
@@ -310,9 +312,10 @@ def test_reading_a_prompt_is_linear_in_its_size(line, table):
     # 几十万行没有配对的标记 / 围栏（接近 MAX_BODY）：逐行扫一遍，几秒之内回一句话（按块配对的正则要几分钟）
     text = (line + "\n") * (M.MAX_BODY // (len(line) + 1) - 10)
     a = M.MockAnswerer(table=table)
-    t = time.monotonic()
+    t = time.thread_time()                                     # CPU 时间：机器忙不忙都一样
     reply = a.answer(text)
-    assert time.monotonic() - t < 5 and parse_diff(reply) == ()
+    took = time.thread_time() - t
+    assert took < 5 and parse_diff(reply) == (), took
 
 
 def test_the_openai_sdk_talks_to_the_mock_server(table):

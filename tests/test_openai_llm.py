@@ -796,10 +796,10 @@ def test_04_ctrl_c_while_waiting_for_the_model(concurrency):
 
 @ahead(waits=True)
 def never_in_time():
-    """04 --llm-timeout 1 对着 4 秒才回的桩服务器跑一次（要等几秒：后台先跑，PREFETCH）：(结果, 用了几秒)。
-    期限不比 1 秒更短：开跑前的 GET /models 也要在这个期限里回完，机器忙的时候（负载 25 上量过）0.3 秒不够，
-    04 在开跑前就停下，测试说的却是"超时的提议没记下"。"""
-    with StubServer(script("slow"), slow_seconds=4) as s:
+    """04 --llm-timeout 1 对着不回答的桩服务器（STALL 秒以后不回答就断开）跑一次（要等几秒：后台先跑，PREFETCH）：
+    (结果, 用了几秒)。期限不比 1 秒更短：开跑前的 GET /models 也要在这个期限里回完，机器忙的时候（负载 25 上量过）
+    0.3 秒不够，04 在开跑前就停下，测试说的却是"超时的提议没记下"。"""
+    with StubServer(script("edit"), slow_seconds=STALL, hold=lambda body: True) as s:
         t = time.monotonic()
         p = run_script_fresh(SCRIPT, "--budget", "6", "--seeds", "1", "--llm", s.url, "--model", "stub",
                              "--llm-timeout", "1", "--llm-concurrency", "1", env=base_env(), timeout=120)
@@ -810,10 +810,10 @@ PREFETCH.append(never_in_time)
 
 
 def test_04_llm_timeout_flag_and_a_model_that_never_answers_in_time():
-    # --llm-timeout 1 对着 4 秒才回的服务器：每个请求都超时，连续 4 次后不再调用；脚本照样跑完，演示 4 按原因记下
+    # --llm-timeout 1 对着不回答的服务器：每个请求都超时，连续 4 次后不再调用；脚本照样跑完，演示 4 按原因记下
     p, took = never_in_time()
     assert gave_up_at_the_end(p), p.stderr[-2000:]
-    assert took < 30                                     # 4 次各等 1 秒就放弃，不等服务器的 4 秒
+    assert took < 30, took                               # 4 次各等 1 秒就放弃（等服务器的话 4 × STALL 秒）
     lines = [line for line in p.stdout.splitlines() if line.startswith("    其中 ")]
     assert any(TIMEOUT_KIND in line and " 4 个程序" in line for line in lines), lines
     assert any(GAVE_UP in line and " 2 个程序" in line for line in lines), lines
