@@ -43,6 +43,7 @@ def test_changed_student_expert_is_noted_in_one_line(tmp_path, monkeypatch):
     assert note is not None and note.split("\n")[1] == "    git checkout lecture14/expert_heuristic.py", note
     import console
     monkeypatch.setattr(console, "wrap_width", lambda: 80)           # 学生的 80 列终端（以前印成 157 列的一行）
+    monkeypatch.delenv("TESTS_PREFETCH_REPORT", raising=False)        # 调试开关的清单也写在末尾，排在这一段后面
     lines = []
     conftest.pytest_terminal_summary(type("Reporter", (), {"write_line": lambda self, line: lines.append(line)})())
     assert lines[-1] == "    git checkout lecture14/expert_heuristic.py" and len(lines) >= 3
