@@ -215,7 +215,8 @@ def test_the_closing_sentence_counts_unfinished_cut_offs_only_from_version_5():
     both = lost_llm([cut_call(0), cut_call(1)])                                    # --budget 1：两次都没写完
     assert both.startswith(f"{GAVE_UP_SAID}这次的 2 次调用全都失败了（{CUT_OFF} ×2）") and RAISE in both
     mixed = lost_llm([ok, cut_call(1), Call(2, "p", None, "LLM 超时", 1.0, None, None, None), cut_call(3), cut_call(4)])
-    assert f"检查 LLM 服务器、地址、模型名和密钥以后再跑；这次的上限是 {LIMIT}" in mixed
+    assert mixed.startswith(f"{GAVE_UP_SAID}最后接连") and "检查 LLM 服务器、地址、模型名和密钥以后再跑；" in mixed, mixed
+    assert "就调大 --llm-timeout" in mixed and f"；这次的上限是 {LIMIT}" in mixed, mixed        # 超时、上限各说各的办法
 
 
 # ---------------------------------------------------------------- 最后那句话：几次、上限、怎样调高

@@ -447,6 +447,43 @@ def test_a_server_that_asks_to_wait_minutes_is_rate_limiting_not_misconfigured()
         assert (RATE_LIMITED_ADVICE in said) == limited, said
 
 
+# ---------------------------------------------------------------- 慢得超时的模型
+
+def test_timeouts_say_to_raise_llm_timeout_and_the_suggested_value_gets_the_replies():
+    """讲师在家对着 CPU 上的模型报过：每个请求都等满了 --llm-timeout，4 次“LLM 超时”以后运行最后那句（退出码 1）说
+    "检查 LLM 服务器、地址、模型名和密钥以后再跑"——开跑前的检查已经问到了服务器、认得模型名和密钥，没用的是等得不够久。
+    现在那句说超时是等满了 --llm-timeout、这次几秒、调大到多少（4 倍）；照它给的值再问同一个服务器，回复都拿到了。
+    服务器每个回复要 1.5 秒：第一次的 1 秒一定等不到，建议的 4 秒比它多 2.5 秒（机器忙时一次请求多出的远比这少，
+    见 stub_llm_server.SLACK）。"""
+    import re
+    said = []
+    with StubServer(lambda n, text: "slow", slow_seconds=1.5) as s:
+        backend = openai_llm.OpenAILLM(s.url, "stub", timeout=1.0)
+        out = backend.propose_many([prompt_for()] * 4)
+        assert [getattr(e, "kind", None) for e in out] == [openai_llm.TIMEOUT_KIND] * 4, out
+        with pytest.raises(SystemExit) as stopped:
+            openai_llm.finish(backend, tell=said.append)
+        backend.close()
+        assert stopped.value.code == 1 and said, said
+        last = said[-1]
+        assert "检查 LLM 服务器、地址、模型名和密钥" not in last, last
+        assert "“LLM 超时”是请求等满了 --llm-timeout（这次 1 秒）还没收完回复" in last, last
+        suggested = re.search(r"比如 --llm-timeout (\S+?)；", last)
+        assert suggested and suggested[1] == "4", last
+        again = openai_llm.OpenAILLM(s.url, "stub", timeout=float(suggested[1]))
+        out = again.propose_many([prompt_for()] * 2)
+        again.close()
+    assert all(not isinstance(r, Exception) and r[0] == openai_llm.KIND for r in out), out
+    # 夹着别的失败时也说；回放时不知道录的时候等了几秒，说重新录时调大；已经是最大的就不再说调大
+    from evolve.openai_llm import Call, lost_llm
+    mixed = [Call(i, "p", None, k, 0.1, None, None, None) for i, k in enumerate(["LLM 回 HTTP 500", "LLM 超时"] * 2)]
+    said = lost_llm(mixed, timeout=300)
+    assert "检查 LLM 服务器、地址、模型名和密钥以后再跑；“LLM 超时”是请求等满了 --llm-timeout（这次 300 秒）" in said, said
+    assert "比如 --llm-timeout 1200；" in said, said
+    assert "重新 --record 时调大 --llm-timeout" in lost_llm(mixed, replay=True)
+    assert "比如" not in lost_llm(mixed, timeout=openai_llm.MAX_TIMEOUT)
+
+
 # ---------------------------------------------------------------- 想得多的模型的草稿
 
 DRAFT = "<<<<<<< SEARCH\n    if M <= 16:\n=======\n    if M <= 4:\n>>>>>>> REPLACE\n"      # 草稿里试过又放弃的

@@ -2630,8 +2630,22 @@ def failure_summary(kinds) -> tuple[str, bool]:
             bool(kinds) and all(limited(k) for k in kinds))
 
 
+def timeout_advice(setting: str, timeout: float | None, example: str = "--llm-timeout {}",
+                   maximum: float = MAX_TIMEOUT) -> str:
+    """接连失败里有“LLM 超时”时的办法（--llm 的 lost_llm 和 make openevolve 的 streak_said 共用）：超时是请求等满了
+    setting（"--llm-timeout"、"config.yaml 的 timeout"）还没收完回复——开跑前的检查已经问到了服务器、认得模型名和密钥，
+    所以该调的是等多久（讲师在家对着 CPU 上的模型报过：4 次超时以后那句话只叫人检查服务器、地址、模型名和密钥）。
+    timeout：这次是几秒（None：不知道，比如回放）；建议的值是它的 4 倍（最多 maximum），照 example 的写法说。"""
+    if timeout is None:
+        return f"超时的：模型慢（CPU 上跑的模型、想得多的模型、服务器排着队）就调大 {setting}，服务器不再回答才要检查它"
+    more = min(maximum, 4 * timeout)
+    how = f"调大它，比如 {example.format(f'{more:g}')}" if more > timeout else "它已经是最大的了，换一个快一些的模型"
+    return (f"“{TIMEOUT_KIND}”是请求等满了 {setting}（这次 {timeout:g} 秒）还没收完回复：模型慢（CPU 上跑的模型、"
+            f"想得多的模型、服务器排着队）就{how}；服务器不再回答才要检查它")
+
+
 def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None, cut_counts: bool = True,
-             max_tokens: int = MAX_TOKENS, command: bool = False) -> str | None:
+             max_tokens: int = MAX_TOKENS, command: bool = False, timeout: float | None = None) -> str | None:
     """这次运行没用上 LLM 时的那句话（finish 在最后说，退出码 1），用上了是 None。只看按提议的顺序记下的调用（录制和
     回放记下的一模一样，所以两边的退出码一样；讲师报过：并发时按回复到达的顺序数"接连失败"，回放却按提议的顺序数，
     录制退出码 0、回放 1）。没用上：有提议因为接连失败没再问它（GAVE_UP），或者最后接连 GIVE_UP_AFTER 次调用都失败，
@@ -2642,7 +2656,7 @@ def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None, c
     cut_counts：回复到了 token 上限、修改没写完的调用（unfinished）也算失败（第 5 版起的录制和 --llm 的运行；回放 1–4 版
     的文件是 False，和录的时候一样）：接连失败里有它们时，那句话说上限是多少、怎样调高（max_tokens：没换成推理模型的参数时
     发的上限；command：这句后面另起一行跟着照抄就能跑的命令，见 cut_off_advice）——种类的清单里已经数了几次被截断，
-    不再说一遍。"""
+    不再说一遍。timeout：这次的 --llm-timeout（回放时 None）：接连失败里有超时时说调大它（timeout_advice）。"""
     calls = list(calls)
     not_sent = sum(c.error == GAVE_UP for c in calls)
     sent = [c for c in calls if c.error != GAVE_UP]
@@ -2671,8 +2685,12 @@ def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None, c
         check = "本讲的 MockLLM 服务器出了程序错，traceback 在开它的终端里"
     elif rate_limited:
         check = RATE_LIMITED_ADVICE
+    elif streak and all(k == TIMEOUT_KIND for k in streak):
+        check = timeout_advice("--llm-timeout", timeout)
     else:
         check = "检查 LLM 服务器、地址、模型名和密钥以后再跑"
+    if TIMEOUT_KIND in streak and not check.startswith(f"“{TIMEOUT_KIND}”"):
+        check += "；" + ("超时的：重新 --record 时调大 --llm-timeout" if replay else timeout_advice("--llm-timeout", timeout))
     if cut and len(cut) < len(streak):
         check += "；" + advice
     return f"{GAVE_UP_SAID}{what}；{check}"
@@ -2710,13 +2728,15 @@ def finish(llm, tell=None, rerun=None) -> None:
         llm.end_recording()
     calls, replay = getattr(llm, "calls", ()), isinstance(llm, ReplayLLM)
     limit, counts, last = getattr(llm, "max_tokens", MAX_TOKENS), getattr(llm, "cut_counts", True), getattr(llm, "last_said", None)
+    wait = None if replay else getattr(llm, "timeout", None)
     said = getattr(llm, "record_stopped", None)
-    lost = None if said else lost_llm(calls, replay=replay, said=last, cut_counts=counts, max_tokens=limit)
+    lost = None if said else lost_llm(calls, replay=replay, said=last, cut_counts=counts, max_tokens=limit, timeout=wait)
     streak_cut = _last_streak([c for c in calls if c.error != GAVE_UP], counts)[1] if lost else []
     book = cut_offs(streak_cut or calls, limit)
     command = raise_command(book, replay, rerun) if book["cut_off"] else None
     if streak_cut:                                      # 上限和办法在最后那句里说（带着命令）
-        lost = lost_llm(calls, replay=replay, said=last, cut_counts=counts, max_tokens=limit, command=bool(command))
+        lost = lost_llm(calls, replay=replay, said=last, cut_counts=counts, max_tokens=limit, command=bool(command),
+                        timeout=wait)
     cut = cut_off_sentence(calls, limit, replay, advice=not streak_cut, command=bool(command))
     then = f"\n{command}" if command else ""
     if cut:
