@@ -622,6 +622,65 @@ def test_openevolve_with_a_reasoning_model_counts_cut_off_replies_and_says_how_t
     assert "，0个读不懂或启动不了（0分），0个没变成子程序" in "".join(raised.stdout.split()), raised.stdout[-1500:]
 
 
+# 慢得超时的模型：桩每个回复要 SLOW_REPLY 秒，config.yaml 的 timeout 先是 1 秒（一定等不到），照那句话调大（4 倍）
+# 以后比它多 2.5 秒（机器忙时一次请求多出的远比这少，见 stub_llm_server.SLACK）
+SLOW_REPLY = 1.5
+
+
+@ahead(waits=True)
+def timing_out_runs():
+    """make openevolve 对着一个每个回复要 SLOW_REPLY 秒的桩：在仓库的一份拷贝里照 README 改 config.yaml 的 api_base 和
+    name，timeout 改成 1（retries 0、retry_delay 0：一个提议一个请求，停得快），跑 12 个提议；再照停下时那句话说的改
+    llm 下的 timeout，跑 3 个。返回 (第一次, 第二次, 那句话建议的 timeout)。"""
+    import shutil
+
+    from stub_llm_server import StubServer
+    root = pathlib.Path(session_dir("oe_timeout"))
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), root / d, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    cfg = root / "lecture14" / "openevolve" / "config.yaml"
+    script = str(root / "lecture14" / "openevolve" / "run_openevolve.py")
+    runs, suggested = [], None
+    with StubServer(lambda n, text: "slow", slow_seconds=SLOW_REPLY, max_requests=200) as s:
+        text = (cfg.read_text(encoding="utf-8").replace("  api_base: http://127.0.0.1:8765/v1\n", f"  api_base: {s.url}\n")
+                .replace("    - name: mock\n", "    - name: stub\n"))
+        for key, value in (("timeout", "1"), ("retries", "0"), ("retry_delay", "0")):   # 只改 llm 下的（evaluator 另有 timeout）
+            text = re.sub(rf"(?m)^  {key}: \d+$", f"  {key}: {value}", text, count=1)
+        assert "  timeout: 1\n" in text and "  timeout: 30\n" in text, text
+        cfg.write_text(text, encoding="utf-8")
+        for iterations, out in (("12", "a"), ("3", "b")):
+            if out == "b":
+                found = re.search(r"比如 timeout: (\d+)；", runs[0].stderr)
+                suggested = found and found.group(1)
+                cfg.write_text(cfg.read_text(encoding="utf-8").replace("  timeout: 1\n", f"  timeout: {suggested}\n"),
+                               encoding="utf-8")
+            (p,) = run_concurrently([sys.executable, script, "--iterations", iterations, "--output", str(root / out)],
+                                    timeout=240, env=base_env(), cwd=str(root))
+            runs.append(p)
+    return runs[0], runs[1], suggested
+
+
+PREFETCH.append(timing_out_runs)
+
+
+def test_openevolve_timing_out_says_to_raise_config_timeout_and_the_suggested_value_gets_the_replies():
+    """讲师在家对着 CPU 上的模型报过：每个请求都等满了 config.yaml 的 timeout，make openevolve 接连 4 个“LLM 超时”就停下，
+    那句话只叫人检查 LLM 服务器和 api_base、name、密钥——开跑前的检查已经问到了服务器、认得模型名，没用的是等得不够久。
+    现在那句话说超时是等满了 llm 下的 timeout、这次几秒、调大到多少；照它改了 config.yaml，提议都成了子程序。"""
+    first, second, suggested = timing_out_runs()
+    said = [line for line in first.stderr.splitlines() if "停下了" in line]
+    assert first.returncode == 1 and "Traceback" not in first.stderr and said, first.stderr[-2000:]
+    assert f"（LLM 超时 ×{runmod.GIVE_UP_AFTER}）" in said[0] and "检查 LLM 服务器" not in said[0], said
+    assert "“LLM 超时”是请求等满了 config.yaml 里 llm 下的 timeout（这次 1 秒）还没收完回复" in said[0], said
+    assert suggested == "4", said
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert "LLM 调用失败" not in second.stdout + second.stderr, second.stdout[-1500:]
+    assert "，0个读不懂或启动不了（0分），0个没变成子程序" in "".join(second.stdout.split()), second.stdout[-1500:]
+    _, check = runmod.streak_said(["LLM 回 HTTP 500", "LLM 超时"] * 2)    # 夹着别的失败：两样都说（仓库里的 config.yaml）
+    assert check.startswith("检查 LLM 服务器和 config.yaml 的 api_base、name、密钥；“LLM 超时”是请求等满了"), check
+    assert "（这次 300 秒）" in check and "比如 timeout: 1200；" in check, check
+
+
 # 服务器说不收 OpenEvolve 发的参数（HTTP 400）：OpenEvolve 0.4.0 只按模型名的开头选参数（OE_REASONING_PREFIXES）。
 # 每种：(config.yaml 的 name, 服务器也认的另一个名字, 服务器不收的参数, 换了名字以后 OpenEvolve 发的参数)
 REFUSED_CASES = {

@@ -638,7 +638,7 @@ def streak_said(streak: list) -> tuple[str, str]:
     """接连失败的那几个提议：(按种类数的"LLM 回 HTTP 500 ×4"，该查什么)。和 --llm 同一个说法（openai_llm.failure_summary）。
     请求经环境里的代理时也说（讲师报过：代理回 502，句子只让人查 LLM 服务器）。全是回复到了 token 上限、被截断的：
     服务器好好的，说调大 config.yaml 的 max_tokens（raise_max_tokens）；夹着别的失败时两样都说。"""
-    from evolve.openai_llm import CUT_OFF, RATE_LIMITED_ADVICE, failure_summary
+    from evolve.openai_llm import CUT_OFF, RATE_LIMITED_ADVICE, TIMEOUT_KIND, failure_summary, timeout_advice
     kinds, rate_limited = failure_summary(streak)
     via = f"（请求经{'、'.join(dict.fromkeys(VIA_PROXY))}，也查查它）" if VIA_PROXY else ""
     if streak and all(k == CUT_OFF for k in streak):
@@ -646,9 +646,23 @@ def streak_said(streak: list) -> tuple[str, str]:
     refused = [k[len(REFUSED):] for k in streak if k.startswith(REFUSED)]
     if refused and len(refused) == len(streak):               # 全是服务器不收某个参数：它在，说是哪个、怎样换
         return kinds, refused_advice(refused[-1])
-    # 讲师报过：429 也让人查地址、密钥；又报过：三个冒号、"改小 --iterations"没用
+    # 讲师报过：429 也让人查地址、密钥；又报过：三个冒号、"改小 --iterations"没用；又报过：接连 4 个"LLM 超时"（CPU 上的
+    # 模型）也只叫人查地址、模型名和密钥——开跑前的检查已经问到了它，该调的是 config.yaml 的 timeout
+    timed_out = timeout_advice("config.yaml 里 llm 下的 timeout", configured_timeout(), "timeout: {}") if TIMEOUT_KIND in streak else ""
+    if timed_out and all(k == TIMEOUT_KIND for k in streak):
+        return kinds, timed_out + via
     check = (RATE_LIMITED_ADVICE if rate_limited else "检查 LLM 服务器和 config.yaml 的 api_base、name、密钥") + via
-    return kinds, check + (f"；{raise_max_tokens()}" if CUT_OFF in streak else "")
+    return kinds, check + (f"；{timed_out}" if timed_out else "") + (f"；{raise_max_tokens()}" if CUT_OFF in streak else "")
+
+
+def configured_timeout() -> float | None:
+    """config.yaml 里一个请求最多等几秒（llm.timeout；几个模型各写了自己的时取最长的）；读不出来是 None。"""
+    try:
+        llm = _config().llm
+        found = [t for t in [llm.timeout, *(m.timeout for m in llm.models)] if isinstance(t, (int, float)) and t > 0]
+    except (ValueError, AttributeError):
+        return None
+    return max(found, default=None)
 
 
 # OpenEvolve 0.4.0（openevolve/llm/openai.py 的 OPENAI_REASONING_MODEL_PREFIXES）：模型名（不分大小写）以这些开头时
