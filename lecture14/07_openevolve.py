@@ -352,6 +352,25 @@ def workers_said(n: int) -> str:
     return "一个 worker" if n == 1 else f"{n} 个 worker：config.yaml 的 evaluator.parallel_evaluations 是 {n}"
 
 
+def try_items(budget: int, base: str, model: str) -> list[tuple[str, str]]:
+    """结尾的"可以试试"。base、model：config.yaml 里 OpenEvolve 会问的（oe.configured_llm）。07 两边问的总是 MockLLM，
+    make openevolve 却问 config.yaml 里的：讲师在家把它换成了真的模型（付费的 API）以后，07 还说"只看 OpenEvolve 一次，
+    300 个提议"、"换成真的模型：把 … 换成你的"——照抄就向那个模型发 300 个请求。那时说 make openevolve 问的是它，
+    只建议问它 50 个提议。"""
+    more = [("和 04 一样的预算、多一个种子（慢得多：时间几乎都在 OpenEvolve 那边）：",
+             "python3 lecture14/07_openevolve.py --budget 1000 --seeds 3")] if budget < 1000 else []
+    if not oe.is_mock_base(base):
+        from evolve.openai_llm import clean_url
+        return more + [(f"make openevolve 问的不是 MockLLM：config.yaml 现在换成了 {oe.shown_name(model)}（{clean_url(base)}），"
+                        "每个提议问它一次（这里的两边照旧是 MockLLM）。先问它 50 个提议，日志（每个做完的提议一行）、best/、"
+                        "evolution_trace.jsonl 都留在 lecture14/openevolve/output：", "make openevolve ARGS=\"--iterations 50\"")]
+    return more + [(f"只看 OpenEvolve 一次，{oe.ITERATIONS} 个提议，它的日志（每个做完的提议一行）、best/、"
+                    "evolution_trace.jsonl 都留在 lecture14/openevolve/output：", "make openevolve"),
+                   ("换成真的模型：把 lecture14/openevolve/config.yaml 里 api_base 那一行和 models 下的 name 换成你的"
+                    "（那个文件开头有 ollama 和托管 API 的写法），再问它 50 个提议：",
+                    "make openevolve ARGS=\"--iterations 50\"")]
+
+
 def build_parser():
     ap = parser("本讲的迷你进化循环和 OpenEvolve 并排跑同一个问题（第 14 讲 07）。")
     ap.add_argument("--budget", type=int_between(1, MAX_BUDGET), default=BUDGET,
@@ -410,13 +429,7 @@ def main(argv=None):
             shutil.rmtree(workdir, ignore_errors=True)
     print_header(f"同一个问题、同一个 MockLLM、每边每个种子 {a.budget} 个提议")
     print_results(ours, theirs, table, train, test, a.budget)
-    more = [("和 04 一样的预算、多一个种子（慢得多：时间几乎都在 OpenEvolve 那边）：",
-             "python3 lecture14/07_openevolve.py --budget 1000 --seeds 3")] if a.budget < 1000 else []
-    print_try(more + [(f"只看 OpenEvolve 一次，{oe.ITERATIONS} 个提议，它的日志（每个做完的提议一行）、best/、"
-                       "evolution_trace.jsonl 都留在 lecture14/openevolve/output：", "make openevolve"),
-                      ("换成真的模型：把 lecture14/openevolve/config.yaml 里 api_base 那一行和 models 下的 name 换成你的"
-                       "（那个文件开头有 ollama 和托管 API 的写法），再问它 50 个提议：",
-                       "make openevolve ARGS=\"--iterations 50\"")])
+    print_try(try_items(a.budget, *oe.configured_llm()))
     CHARTS.report()
     took(start)
 

@@ -306,6 +306,23 @@ def test_07_try_commands_work_as_printed():
     assert dry.returncode == 0 and "lecture14/openevolve/run_openevolve.py --iterations 50" in dry.stdout
 
 
+def test_after_the_real_model_edit_07_does_not_suggest_300_proposals_to_it():
+    """讲师在家照"换成真的模型"改了 config.yaml（api_base 指向付费的 API）：07 两边照旧问 MockLLM，结尾却还建议
+    "只看 OpenEvolve 一次，300 个提议：make openevolve"（照抄就向那个模型发 300 个请求）和"换成真的模型：把 … 换成你的"。
+    现在看 config.yaml：还是 MockLLM 时照旧；换了时说 make openevolve 问的是哪个模型，只建议问它 50 个（命令照样能跑：
+    上面的 test_07_try_commands_work_as_printed 跑过它），地址不带查询串。"""
+    mock = S07.try_items(150, "http://127.0.0.1:8765/v1", "mock")
+    assert [c for _, c in mock] == ["python3 lecture14/07_openevolve.py --budget 1000 --seeds 3", "make openevolve",
+                                    'make openevolve ARGS="--iterations 50"']
+    real = S07.try_items(150, "https://llm.example.test/v1?api-version=1", "openai/gpt-5-mini")
+    assert [c for _, c in real] == ["python3 lecture14/07_openevolve.py --budget 1000 --seeds 3",
+                                    'make openevolve ARGS="--iterations 50"'], real
+    said = real[-1][0]
+    assert "make openevolve 问的不是 MockLLM" in said and "openai/gpt-5-mini（https://llm.example.test/v1）" in said, said
+    assert "api-version" not in said and not any("换成真的模型" in t for t, _ in real), real
+    assert [c for _, c in S07.try_items(1000, "http://127.0.0.1:11434/v1", "qwen")] == ['make openevolve ARGS="--iterations 50"']
+
+
 def test_the_real_model_edit_to_config_yaml_makes_openevolve_ask_that_server(tmp_path):
     # 照"换成真的模型"那条建议改一份拷贝的 config.yaml（api_base 和模型名换成一个测试桩服务器），
     # run_openevolve.py 不再开 MockLLM 服务器，OpenEvolve 的每个提议都问了桩服务器
