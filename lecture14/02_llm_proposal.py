@@ -246,8 +246,8 @@ class Walk:
         ev = evo.evaluator
         while evo.k < end:                                      # 一步一步走，每步之前拍快照（找到了才留着）
             snap, cached = evo.copy(), ev.n_cached
-            evo.run(1, report.every, log)
-            k = evo.k
+            evo.run(1)                  # 进度行等看过这一步再说：找到的那一步只说 finish 那一句（以前先印"做完 k/…，
+            k = evo.k                   # 还要约 4 分钟"，紧接着"做完 k/…——第 k 个就是要找的"，同一个数说两遍）
             prompt, op, reply = evo.llm.last
             child, _ = apply_reply(prompt.parent_src, reply)
             r = ev.cache.get(child) if child is not None else None
@@ -258,6 +258,8 @@ class Walk:
                     report.finish(k)
                     return k, [x for x in self.skipped if after <= x < k]
                 self.skipped.append(k)
+            if k % report.every == 0:
+                report.log(k)
         report.finish()
         if run is not None:
             run.update(evo.result())

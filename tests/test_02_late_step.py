@@ -369,3 +369,23 @@ def test_demo_1_prints_the_parent_with_the_digits_demo_2_needs():
     assert "⑥" in p.stdout and len(parent(p.stdout)[1].split(".")[1]) > 3, \
         "测试的前提变了：--seed 2 --after 50 的演示 2 不再要多印几位，换一个要的"
     each_score_printed_one_way("--seed 2 --after 50", p.stdout)
+
+
+def test_the_step_that_is_found_is_said_once_on_stderr_even_when_it_is_a_progress_checkpoint(monkeypatch, table, train):
+    """助教报过：找到的那一步正好也是一个进度点时，标准错误上先印"做完 k/…，还要约 4 分钟"，紧接着又是"做完 k/…——
+    第 k 个就是要找的"，同一个数说两遍，像是印重了（机器忙时 02 --after 600：第 800 个提议）。现在看过这一步才说进度：
+    找到的那一步只有最后那一句。这里每一步都是进度点（一段只有 150 个提议：every = 1），假的钟每读一次过 2 秒（每个
+    进度点都该说）。"""
+    said = []
+    monkeypatch.setattr(s02, "progress", said.append)
+    monkeypatch.setattr(s02, "LOOK", 150)
+    clock = iter(range(10 ** 6))
+    import runner
+    for mod in (s02.time, runner.time):
+        monkeypatch.setattr(mod, "monotonic", lambda: 2.0 * next(clock))
+    k, _ = s02.find_proposal(table, train, 0, 40, label="找")
+    assert k is not None, "种子 0 在第 40–190 个提议里该有一步比父程序好（前提）"
+    assert max(1, (40 + 150) // 200) == 1 and len(said) >= 2, said          # 每一步都是进度点，而且都说了
+    done = [int(re.search(r"做完 ([\d,]+)/", line)[1].replace(",", "")) for line in said]
+    assert said[-1] == f"找：做完 {k:,}/190 个提议——第 {k:,} 个就是要找的，不用再往后跑", said
+    assert done.count(k) == 1 and done[-2] == k - 1, said[-3:]
