@@ -228,10 +228,44 @@ def _load_gpus():
     sys.modules["gpus"] = module
     try:
         spec.loader.exec_module(module)
+    except (SyntaxError, NameError) as e:               # 助教改 GPUS 那行时少打一个逗号、拼错记录名：一句话，不是
+        sys.modules.pop("gpus", None)                   # 每个编号脚本一段 traceback（by_key 查得出来的那些本来就是一句话）
+        raise GpusUnreadable(_gpus_unreadable(e, spec.origin)) from None
     except BaseException:
         sys.modules.pop("gpus", None)
         raise
     return module
+
+
+GPUS_LINE = "GPUS: dict[str, GPU] = by_key(H100, A100)"   # 和 gpus.GPUS_LINE 一样（测试里比）：gpus.py 没读进来时照它说
+
+
+class GpusUnreadable(Exception):
+    """lecture10/gpus.py 读不进来（语法错误、没定义的名字）。one_sentence：编号脚本只印这一句、退出码 1。"""
+    one_sentence = True
+
+
+def _gpus_unreadable(e: BaseException, path: str) -> str:
+    """gpus.py 的 SyntaxError / NameError 说成一句话：文件:行（从运行命令的目录看，照着打得开）、那一行、Python 说了什么。"""
+    line = getattr(e, "lineno", None) if isinstance(e, SyntaxError) else None
+    if line is None:                                   # NameError：traceback 里 gpus.py 的最后一帧
+        tb = e.__traceback__
+        while tb is not None:
+            if os.path.abspath(tb.tb_frame.f_code.co_filename) == os.path.abspath(path):
+                line = tb.tb_lineno
+            tb = tb.tb_next
+    shown = os.path.relpath(path) if os.path.relpath(path).split(os.sep).count(os.pardir) <= 1 else os.path.abspath(path)
+    shown = shown.replace(os.sep, "/")                 # 和 gpus.shown_path 一样（gpus.py 没读进来，用不了它）
+    text = ""
+    if line:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    said = e.msg if isinstance(e, SyntaxError) else str(e)
+    return (f"{shown}{f':{line}' if line else ''} 读不进来（Python 说：{said}）"
+            + (f"：{text}" if text else "") + f"；改好再运行。GPUS 那行的写法是 {GPUS_LINE}"
+            f"（括号里逐个写记录的变量名，用逗号隔开），加一块 GPU 照 A100 的那条写（见 {shown} 开头和 README 的"
+            "\"改编这门课\"）")
 
 
 def _gpu_from_argv(argv: list[str]) -> str | None:

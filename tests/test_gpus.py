@@ -655,3 +655,51 @@ def test_a_gpus_line_written_wrong_is_one_sentence_and_its_suggested_line_works(
         assert p.returncode == 1 and re.search(after, said) and "GPUS 不对" not in said, said
     else:
         assert p.returncode == 0 and "Traceback" not in said, said
+
+
+# 助教改 GPUS 那行时少打一个逗号（by_key(H100 A100)）、漏了右括号、记录名拼错（by_key(H100, A10)）：以前每个编号脚本
+# 是从 runner 的 import 一路下去的 SyntaxError / NameError traceback（by_key 查得出来的写错都已经是一句话）。现在也是
+# 一句话：文件:行（从运行的目录打得开）、那一行、Python 说了什么、GPUS 那行该怎样写；照着写回去就能跑。
+GPUS_UNREADABLE = {
+    "missing-comma": (lambda line: re.sub(r"\((.*)\)$", lambda m: "(" + m[1].replace(",", "") + ")", line), "comma"),
+    "unclosed-paren": (lambda line: line[:-1], "never closed"),
+    "misspelt-record": (lambda line: re.sub(r"A100\)$", "A10)", line), "name 'A10' is not defined"),
+}
+
+
+def test_gpus_line_in_runner_is_the_one_in_gpus():
+    import runner
+    assert runner.GPUS_LINE == gpus.GPUS_LINE
+
+
+@pytest.mark.parametrize("case", list(GPUS_UNREADABLE))
+def test_a_gpus_py_python_cannot_read_is_one_sentence_with_the_line(tmp_path, case):
+    import shutil
+    import subprocess
+    import sys
+    edit, python_says = GPUS_UNREADABLE[case]
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
+    path = tmp_path / "lecture10" / "gpus.py"
+    text = path.read_text(encoding="utf-8")
+    line = re.search(r"^GPUS: dict\[str, GPU\] = by_key\(H100, A100\)$", text, re.M)
+    assert line, "测试的前提变了：lecture10/gpus.py 里找不到 GPUS: dict[str, GPU] = by_key(H100, A100) 那一行"
+    number = text[:line.start()].count("\n") + 1
+    wrong = edit(line[0])
+    assert wrong != line[0]
+    path.write_text(text[:line.start()] + wrong + text[line.end():], encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")}
+    for cwd, script in ((tmp_path, "lecture10/01_config_space.py"), (tmp_path / "lecture14", "01_heuristic_as_code.py")):
+        p = subprocess.run([sys.executable, script], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+        said = p.stderr.strip()
+        assert p.returncode == 1 and not p.stdout and "Traceback" not in said and len(said.splitlines()) == 1, said
+        m = re.match(rf"{re.escape(script)}：(\S*?gpus\.py):(\d+) 读不进来（Python 说：[^）]*{python_says}", said)
+        assert m and (cwd / m[1]).resolve() == path.resolve() and int(m[2]) == number, said
+        assert f"：{wrong.strip()}；" in said and f"GPUS 那行的写法是 {gpus.GPUS_LINE}" in said, said
+    suggested = re.search(r"写法是 (GPUS: dict\[str, GPU\] = by_key\([^)]*\))", said)[1]    # 照那句话写回去：能跑
+    lines = path.read_text(encoding="utf-8").split("\n")
+    lines[number - 1] = suggested                                   # 那句话说的那一行
+    path.write_text("\n".join(lines), encoding="utf-8")
+    p = subprocess.run([sys.executable, "lecture10/01_config_space.py"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
