@@ -271,12 +271,18 @@ def load_script(path: str, name: str, register: bool = False):
 
 
 def student_expert_note():
-    """学生的 expert_heuristic.py 和讲义的不同时，返回说明：一句话，再一行恢复它的命令；相同（或读不了）时返回 None。"""
+    """学生的 expert_heuristic.py 和讲义的不同、或者读不进来时，返回说明：一句话，再一行恢复它的命令；相同时返回 None。
+    学生报过：改坏了的文件让 make test 红了一个测试，最后几行只有那句错误，不说怎样恢复（改过、读得进来的才说）。"""
     try:
         from evolve.problem import load_heuristic
-        lecture, student = load_heuristic(LECTURE_EXPERT), load_heuristic(STUDENT_EXPERT)
-    except Exception:                                    # noqa: BLE001  读不了的由 test_student_expert 报出来
+        lecture = load_heuristic(LECTURE_EXPERT)
+    except Exception:                                    # noqa: BLE001  讲义的那份读不了：别的测试会报出来
         return None
+    try:
+        student = load_heuristic(STUDENT_EXPERT)
+    except Exception:                                    # noqa: BLE001  哪一行、怎么改由 test_student_expert 报出来
+        return ("注意：lecture14/expert_heuristic.py 读不进来（哪一行、怎么改见上面的 test_student_expert_heuristic_parses；"
+                "其余测试用的是讲义的那份）。想恢复讲义的原样：\n    git checkout lecture14/expert_heuristic.py")
     if student == lecture:
         return None
     return ("注意：lecture14/expert_heuristic.py 和讲义的专家不同（改过；有意改的没关系，其余测试用的是讲义的那份）。"
@@ -288,7 +294,9 @@ def pytest_terminal_summary(terminalreporter):
     if note:                                             # 按终端宽度折行（学生的终端 80 列；讲师报过 157 列的一行）
         from console import wrap, wrap_width
         sentence, command = note.split("\n")
-        for line in wrap(sentence, wrap_width(), "") + [command]:
+        config = getattr(terminalreporter, "config", None)  # pytest 自己的宽度（和上面红的测试那句话折得一样；
+        width = config.get_terminal_writer().fullwidth if config is not None else wrap_width()   # 接管道时 80，不是 100）
+        for line in wrap(sentence, width, "") + [command]:
             terminalreporter.write_line(line)
     if os.environ.get("TESTS_PREFETCH_REPORT"):          # 维护 PREFETCH 时用：预跑了、却没有测试要的命令
         for key in sorted(set(_RUNS) - _REQUESTED):

@@ -235,3 +235,37 @@ def test_a_student_file_saved_as_gbk_or_emptied_turns_only_its_own_test_red(tmp_
     assert "expert_heuristic.py:" in p.stdout and "Traceback" not in p.stdout, p.stdout[-3000:]
     from layout import display_width                                 # 那一句按 80 列折了行，没有一行比终端宽
     assert max(map(display_width, p.stdout.splitlines())) <= 80, p.stdout[-3000:]
+
+
+@pytest.mark.parametrize("broken", ["if M > 16:", "if M <= 16"])
+def test_a_student_file_that_does_not_parse_is_noted_with_the_restore_command_and_the_command_restores_it(
+        tmp_path, monkeypatch, broken):
+    """学生改坏了 expert_heuristic.py（DSL 不认的条件、少了冒号）再 make test：红的只有 test_student_expert_heuristic_parses，
+    以前最后几行只有那句错误，不说怎样恢复（改过、读得进来时才说）。现在读不进来时也说，说的命令照抄能把文件恢复。"""
+    import subprocess
+    import conftest
+    import console
+    repo = tmp_path / "repo"
+    (repo / "lecture14").mkdir(parents=True)
+    student = repo / "lecture14" / "expert_heuristic.py"
+    with open(LECTURE_EXPERT, encoding="utf-8") as f:
+        lecture = f.read()
+    student.write_text(lecture, encoding="utf-8")
+    git = lambda *a: subprocess.run(["git", *a], cwd=repo, capture_output=True, text=True, timeout=30,   # noqa: E731
+                                    env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+                                         "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
+    assert git("init", "-q").returncode == 0 and git("add", ".").returncode == 0
+    assert git("commit", "-qm", "lecture").returncode == 0
+    assert lecture.count("if M <= 16:") == 1
+    student.write_text(lecture.replace("if M <= 16:", broken), encoding="utf-8")
+    with pytest.raises(ProgramError):
+        load_heuristic(str(student))
+    monkeypatch.setattr(conftest, "STUDENT_EXPERT", str(student))
+    monkeypatch.setattr(console, "wrap_width", lambda: 80)
+    monkeypatch.delenv("TESTS_PREFETCH_REPORT", raising=False)
+    lines = []
+    conftest.pytest_terminal_summary(type("Reporter", (), {"write_line": lambda self, line: lines.append(line)})())
+    assert lines and lines[-1] == "    git checkout lecture14/expert_heuristic.py", lines
+    assert "读不进来" in "".join(lines) and max(map(console.display_width, lines)) <= 80, lines
+    p = subprocess.run(lines[-1].split(), cwd=repo, capture_output=True, text=True, timeout=30)   # 照抄那条命令
+    assert p.returncode == 0 and student.read_text(encoding="utf-8") == lecture, p.stderr
