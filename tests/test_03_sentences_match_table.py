@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import TESTS_GPU, load_script, prefetch, run_script
+from conftest import TESTS_GPU, ahead, base_env, load_script, prefetch, run_script
 from printed import find_table, number, numbers, observations, section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -165,13 +165,29 @@ def test_03_never_suggests_the_run_that_printed_it(args):
     assert me.budget == s03.BUDGET
 
 
+NAMED_04 = r"和 (04(?: --budget \d+)?(?: --gpu \w+)?) 的演示 2 同一次进化"
+
+
+@ahead
+def named_04_runs():
+    """下面的测试照 03 的演示 3 说的那条 04 命令跑（--quick 时是 04 --budget 300，约 0.6 CPU 秒）：命令从 03 的输出里读，
+    在后台先跑进缓存（PREFETCH）；以前测试要时才在前台跑。"""
+    from printed import find
+    for args03 in ((), ("--quick",)):
+        out03 = run_script(SCRIPT, *args03, env=base_env(), timeout=180).stdout
+        run_script("lecture14/04_alphaevolve_tiling.py", *find(NAMED_04, out03)[1].split()[1:], env=base_env(), timeout=180)
+
+
+PREFETCH.append(named_04_runs)
+
+
 @pytest.mark.parametrize("args04, args03", [((), ()), (("--quick",), ("--quick",))])
 def test_demo3_is_the_04_run_it_names(args04, args03):
     """演示 3 说它和哪一次 04 的演示 2 是同一次进化（学生报过：--quick、--budget 3000 时也说"和 04 的演示 2"，
     照着跑 04 却是 1000 个提议的另一次）。照标题说的那条 04 命令跑，演示 2 最好的程序的训练分数就是这里最后一步的分数。"""
     from printed import find
     out03 = run_script(SCRIPT, *args03, timeout=180).stdout
-    named = find(r"和 (04(?: --budget \d+)?(?: --gpu \w+)?) 的演示 2 同一次进化", out03)[1]
+    named = find(NAMED_04, out03)[1]
     gpu = "" if TESTS_GPU == "h100" else f" --gpu {TESTS_GPU}"    # 别的 GPU 上说的是 04 --gpu a100 那一次
     expected = ("04" if not args03 else "04 --budget 300") + gpu
     assert named == expected
@@ -194,6 +210,9 @@ def test_other_probe_counts_say_whether_they_agree_with_the_explanation():
 # 小预算：挑父程序的办法几乎还没起作用（审读报过：--budget 2 时永远挑最好的 1 个父程序、均匀挑和锦标赛 1.5 个，句子说
 # "并不比别的办法少"；--budget 1 时四种办法都只挑过起点，句子说"这是一个发现……这样的陷阱也许不多"）
 TINY = {"budget1": ["--budget", "1"], "budget2": ["--budget", "2"], "budget3": ["--budget", "3"]}
+SHORT = ["5", "7"]                     # 迁移之前（下面第二个测试）
+ONE_MIGRATION = ["101", "150"]         # 迁移过一次、之后不满一个间隔（下面第四个测试）
+PREFETCH += [(SCRIPT, *args) for args in TINY.values()] + [(SCRIPT, "--budget", b) for b in SHORT + ONE_MIGRATION]
 
 
 @pytest.mark.parametrize("run", list(TINY))
@@ -223,7 +242,7 @@ def test_demo2_parent_counts_in_the_finding_match_the_table(run):
         assert "挑法还没起作用" in finding, finding
 
 
-@pytest.mark.parametrize("budget", ["5", "7"])
+@pytest.mark.parametrize("budget", SHORT)
 def test_demo2_does_not_read_a_finding_about_local_optima_into_a_run_too_short_for_migration(budget):
     """审读报过：--budget 5（6、7 也是）时演示 2 的观察 1 说"更简单的办法不比岛屿模型差，这是一个发现，不是失败：……
     这样的陷阱也许不多"——岛屿模型一次都还没迁移过（每 MIGRATE_EVERY 个提议一次），谈不上谁早早收敛。现在它照表说
@@ -255,7 +274,7 @@ def test_short_runs_do_not_blame_or_clear_local_optima_in_either_observation():
         assert "再也没爬出来" not in o and "太短，说明不了是卡在了局部最优" in o, o
 
 
-@pytest.mark.parametrize("budget", ["101", "150"])
+@pytest.mark.parametrize("budget", ONE_MIGRATION)
 def test_demo2_does_not_read_a_finding_about_local_optima_into_one_migration_and_a_few_proposals(budget):
     """审读报过：--budget 101（刚过迁移间隔 100）时演示 2 的观察 1 照样说"这是一个发现，不是失败：……这样的陷阱也许不多"
     ——岛屿模型只在第 100 个提议之后迁移过一次，之后只有 1 个提议。第一次迁移之后不满一个迁移间隔的运行也算太短：
