@@ -335,7 +335,11 @@ def test_the_full_evaluation_line_tells_the_child_from_its_parent(args):
         assert float(m[1]) > float(m[2]), line                                          # 印出来也看得出
 
 
-@pytest.mark.parametrize("args", [(), ("--seed", "4", "--after", "50")])
+PARENT_ARGS = [(), ("--seed", "4", "--after", "50")]
+PREFETCH += [(SCRIPT, *a) for a in PARENT_ARGS] + [(SCRIPT, "--after", "50")]     # 下面两个测试
+
+
+@pytest.mark.parametrize("args", PARENT_ARGS)
 def test_the_parent_score_is_printed_alike_at_the_start_of_demo1_and_in_step_six(args):
     """审读报过：--seed 4 --after 50 时演示 1 开头说"挑出父程序（分数 1.102×）"，⑥ 为了分出子程序和父程序印四位：
     "加速比 1.1020×……父程序 1.1017×"——开头那个数倒像是子程序的。同一个父程序分数，两处印得一样（位数跟着⑥）。"""
