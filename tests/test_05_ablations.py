@@ -86,7 +86,11 @@ def test_no_cascade_never_stops_at_the_probes(table, train):
     assert ev.n_eval_probe == 0 and ev.n_eval_full > 0
 
 
-@pytest.mark.parametrize("script", ["lecture14/05_ablations.py", "lecture14/03_cascade_and_database.py"])
+ONE_SEED = ["lecture14/05_ablations.py", "lecture14/03_cascade_and_database.py"]
+PREFETCH += [(script, "--budget", "40", "--seeds", "1") for script in ONE_SEED]     # 下面的测试
+
+
+@pytest.mark.parametrize("script", ONE_SEED)
 def test_one_seed_is_not_called_a_median(script):
     # 审读时报过：--seeds 1 时 03、05 说"各列都是 1 个种子的中位数（……括号里是最小–最大）"
     p = cached_run(script, "--budget", "40", "--seeds", "1")
@@ -137,12 +141,15 @@ def test_more_seeds_suggestion_attributes_similar_to_the_lecture():
     assert "讲义说\"差不多\"的两行" in text
 
 
+FULL_WEIGHT = ("--small-targeted", f"{ab.OP_WEIGHTS['targeted']:g}", "--quick")
+PREFETCH.append(("lecture14/05_ablations.py", *FULL_WEIGHT))                          # 下面的测试（约 0.5 CPU 秒）
+
+
 def test_a_small_model_with_the_full_systems_weight_is_the_full_system():
     """学生报过：--small-targeted 0.45（和完整系统一样）时变体表说"这一行就是完整系统的设置"，可两行的分数、内核次数
     都不一样（小模型用自己的随机数流）。现在权重一样时小模型就是完整系统：两行一个数都不差。"""
     from printed import find_table, section
-    full = ab.OP_WEIGHTS["targeted"]
-    p = cached_run("lecture14/05_ablations.py", "--small-targeted", f"{full:g}", "--quick", timeout=120)
+    p = cached_run("lecture14/05_ablations.py", *FULL_WEIGHT, timeout=120)
     assert p.returncode == 0, p.stderr
     t = find_table(section(p.stdout, "演示 1"), "变体", "训练形状")
     rows = {r[0]: r[1:] for r in t.rows}
