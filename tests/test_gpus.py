@@ -10,7 +10,7 @@ import pytest
 import gpus
 import kernel_lab
 import sched_lab
-from conftest import prefetch, run_script
+from conftest import ahead, base_env, prefetch, run_concurrently, run_script, session_dir
 from printed import unfold
 
 SCRIPTS = ["lecture10/01_config_space.py", "lecture13/01_timing_model.py", "lecture14/01_heuristic_as_code.py",
@@ -198,18 +198,44 @@ def _fake_project(tmp_path):
         encoding="utf-8")
 
 
-@pytest.mark.parametrize("gpu", ["h100", "a100", "a100+claims"])
-def test_a_failing_lecture_claim_names_the_claim_and_the_gpu(tmp_path, gpu):
+def nested_session(project, env_extra, args, timeout):
+    """在 project（一份项目的拷贝）里跑一次嵌套的测试会话：python -m pytest -q 加上 args，环境是会话开始时的环境去掉
+    MINI_ALPHAEVOLVE_GPU、PYTEST_ADDOPTS、TESTS_GPU_CLAIMS，再加上 env_extra（不用预热过的解释器、不预跑）。
+    下面的 @ahead 函数在后台线程里调用它（run_concurrently：优先级低，结束时整个进程组杀掉）。"""
+    import sys
+    env = {**{k: v for k, v in base_env().items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")},
+           "TESTS_NO_ZYGOTE": "1", "TESTS_NO_PREFETCH": "1", **env_extra}
+    return run_concurrently([sys.executable, "-m", "pytest", "-q", "-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args],
+                            cwd=project, env=env, timeout=timeout)[0]
+
+
+CLAIM_GPUS = ["h100", "a100", "a100+claims"]
+
+
+@ahead
+def fake_claim_sessions() -> dict:
+    """下面的测试要的三次嵌套的测试会话，各在一份假项目里（_fake_project），在后台先跑（PREFETCH；以前测试在前台
+    跑，三次约 1.3 秒墙钟）：{gpu: CompletedProcess}。"""
+    import pathlib
+    out = {}
+    for gpu in CLAIM_GPUS:
+        project = pathlib.Path(session_dir("fake-claim"))
+        _fake_project(project)
+        key, claims = gpu.split("+")[0], gpu.endswith("+claims")
+        out[gpu] = nested_session(project, {"TESTS_GPU": key, **({"TESTS_GPU_CLAIMS": "1"} if claims else {})},
+                                  ["-rs", "tests"], timeout=120)
+    return out
+
+
+PREFETCH.append(fake_claim_sessions)
+
+
+@pytest.mark.parametrize("gpu", CLAIM_GPUS)
+def test_a_failing_lecture_claim_names_the_claim_and_the_gpu(gpu):
     """h100_claim 的测试失败时第一行写明哪条论断、哪块 GPU；TESTS_GPU=a100 时它被跳过，原因写明；再加上
     TESTS_GPU_CLAIMS=1 时照样检查（助教换了 GPU，要知道讲义的哪些话不成立了），失败时同样写明论断和 GPU。"""
-    import subprocess
-    import sys
-    _fake_project(tmp_path)
     key, claims = gpu.split("+")[0], gpu.endswith("+claims")
-    env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")},
-           "TESTS_GPU": key, "TESTS_NO_ZYGOTE": "1", "TESTS_NO_PREFETCH": "1", **({"TESTS_GPU_CLAIMS": "1"} if claims else {})}
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:hypothesispytest", "-rs", "-p", "no:cacheprovider", "tests"],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    p = fake_claim_sessions()[gpu]
     if key == "h100" or claims:
         gpu = "" if key == "h100" else f"；GPU：{key}（TESTS_GPU）"       # 讲义的 GPU 不提：改了形状、修改种类时不误导
         assert p.returncode == 1 and f"讲义论断不成立：test_P9_fake_claim（讲义说 1 等于 2）{gpu}\n" in p.stdout, p.stdout
@@ -353,15 +379,13 @@ def test_the_config_space_valley_is_checked_not_told():
     assert "【本次不成立】讲义说4级、256×128、BK=128的共享内存超了上限、BK减半就放得下" in a100, a100
 
 
-def test_engine_tests_on_a_gpu_with_little_shared_memory_fail_only_as_lecture_claims(tmp_path):
-    """助教报过：照 README 加了 L40S（每个 CTA 99 KB 共享内存），TESTS_GPU=l40s make test 有两个失败只是裸的
-    AssertionError（'BM=128' == 'warps=8'）——是第 10 讲山谷的那句话（warp 加倍就能启动）在这块 GPU 上不成立，
-    可它混在检查 one_field_fixes 和错误信息的引擎测试里、没有标记，读着像引擎坏了。这里在一份项目的拷贝里登记一块
-    这样的 GPU（gpus.py 末尾加一条，和助教做的一样），用 TESTS_GPU 跑这两个文件里和"只改一个字段"有关的测试：
-    引擎的部分照样通过，讲义的那句跳过并说明。"""
+@ahead
+def small_smem_session():
+    """下面的测试要的嵌套的测试会话（一份登记了小共享内存 GPU 的项目拷贝里），在后台先跑（PREFETCH；以前测试在前台
+    跑，约 0.7 秒墙钟）。"""
+    import pathlib
     import shutil
-    import subprocess
-    import sys
+    tmp_path = pathlib.Path(session_dir("small-smem"))
     for d in ("lecture01", "lecture13", "lecture14"):
         os.symlink(os.path.join(ROOT, d), tmp_path / d)
     shutil.copytree(os.path.join(ROOT, "lecture10"), tmp_path / "lecture10", ignore=shutil.ignore_patterns("__pycache__"))
@@ -373,11 +397,20 @@ def test_engine_tests_on_a_gpu_with_little_shared_memory_fail_only_as_lecture_cl
     for f in ("conftest.py", "zygote.py", "reaper.py", "printed.py", "test_kernel_lab.py", "test_heuristic_messages.py"):
         shutil.copy(os.path.join(ROOT, "tests", f), tmp_path / "tests" / f)
     shutil.copy(os.path.join(ROOT, "pytest.ini"), tmp_path / "pytest.ini")
-    env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")},
-           "TESTS_GPU": "small", "TESTS_NO_ZYGOTE": "1", "TESTS_NO_PREFETCH": "1"}
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:hypothesispytest", "-p", "no:cacheprovider", "-k", "one_field_fix or valley",
-                        "tests/test_kernel_lab.py", "tests/test_heuristic_messages.py"],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    return nested_session(tmp_path, {"TESTS_GPU": "small"}, ["-k", "one_field_fix or valley", "tests/test_kernel_lab.py",
+                                                              "tests/test_heuristic_messages.py"], timeout=120)
+
+
+PREFETCH.append(small_smem_session)
+
+
+def test_engine_tests_on_a_gpu_with_little_shared_memory_fail_only_as_lecture_claims():
+    """助教报过：照 README 加了 L40S（每个 CTA 99 KB 共享内存），TESTS_GPU=l40s make test 有两个失败只是裸的
+    AssertionError（'BM=128' == 'warps=8'）——是第 10 讲山谷的那句话（warp 加倍就能启动）在这块 GPU 上不成立，
+    可它混在检查 one_field_fixes 和错误信息的引擎测试里、没有标记，读着像引擎坏了。这里在一份项目的拷贝里登记一块
+    这样的 GPU（gpus.py 末尾加一条，和助教做的一样），用 TESTS_GPU 跑这两个文件里和"只改一个字段"有关的测试：
+    引擎的部分照样通过，讲义的那句跳过并说明。"""
+    p = small_smem_session()
     assert p.returncode == 0 and " failed" not in p.stdout, p.stdout[-3000:]
     assert re.search(r"\d+ passed", p.stdout) and "讲义在 H100 上的论断，这次引擎测试用的是 small" in p.stdout, p.stdout[-3000:]
 
@@ -475,13 +508,13 @@ LABELLED_ON_L40S = ["tests/test_printed_numbers_13_small_knobs.py::test_guided_m
                     "tests/test_05_ablations.py::test_a_budget_short_of_the_first_checkpoint_is_said_in_words_not_as_dashes"]
 
 
-@pytest.mark.parametrize("claims", [False, True], ids=["tests_gpu", "tests_gpu_claims"])
-def test_on_an_l40s_like_gpu_the_suite_tells_a_broken_claim_from_a_broken_test(tmp_path, claims):
-    """TESTS_GPU=l40s 时这几个测试通过或跳过（说明原因）；再加 TESTS_GPU_CLAIMS=1 时，失败的第一行说是讲义的哪句话不成立，
-    不是裸的 AssertionError，也不是"没跑完"。"""
+@ahead
+def l40s_sessions() -> dict:
+    """下面的测试要的两次嵌套的测试会话（一份登记了 L40S 那样的 GPU 的项目拷贝里，TESTS_GPU=l40s，不加和加上
+    TESTS_GPU_CLAIMS=1），在后台先跑（PREFETCH；以前测试在前台跑，约 3.5 秒墙钟）：{claims: CompletedProcess}。"""
+    import pathlib
     import shutil
-    import subprocess
-    import sys
+    tmp_path = pathlib.Path(session_dir("l40s"))
     for d in ("lecture01", "lecture13", "lecture14"):
         os.symlink(os.path.join(ROOT, d), tmp_path / d)
     shutil.copytree(os.path.join(ROOT, "lecture10"), tmp_path / "lecture10", ignore=shutil.ignore_patterns("__pycache__"))
@@ -491,10 +524,18 @@ def test_on_an_l40s_like_gpu_the_suite_tells_a_broken_claim_from_a_broken_test(t
     for f in ("conftest.py", "zygote.py", "reaper.py", "printed.py", *{t.split("::")[0].split("/")[1] for t in LABELLED_ON_L40S}):
         shutil.copy(os.path.join(ROOT, "tests", f), tmp_path / "tests" / f)
     shutil.copy(os.path.join(ROOT, "pytest.ini"), tmp_path / "pytest.ini")
-    env = {**{k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")},
-           "TESTS_GPU": "l40s", "TESTS_NO_ZYGOTE": "1", "TESTS_NO_PREFETCH": "1", **({"TESTS_GPU_CLAIMS": "1"} if claims else {})}
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:hypothesispytest", "-rs", "-p", "no:cacheprovider", *LABELLED_ON_L40S],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    return {claims: nested_session(tmp_path, {"TESTS_GPU": "l40s", **({"TESTS_GPU_CLAIMS": "1"} if claims else {})},
+                                   ["-rs", *LABELLED_ON_L40S], timeout=300) for claims in (False, True)}
+
+
+PREFETCH.append(l40s_sessions)
+
+
+@pytest.mark.parametrize("claims", [False, True], ids=["tests_gpu", "tests_gpu_claims"])
+def test_on_an_l40s_like_gpu_the_suite_tells_a_broken_claim_from_a_broken_test(claims):
+    """TESTS_GPU=l40s 时这几个测试通过或跳过（说明原因）；再加 TESTS_GPU_CLAIMS=1 时，失败的第一行说是讲义的哪句话不成立，
+    不是裸的 AssertionError，也不是"没跑完"。"""
+    p = l40s_sessions()[claims]
     failures = re.findall(r"^_+ (test_\S+) _+\n(.*)$", p.stdout, re.M)
     if not claims:
         assert p.returncode == 0 and not failures and " error" not in p.stdout, p.stdout[-3000:]
