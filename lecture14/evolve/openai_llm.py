@@ -1668,6 +1668,19 @@ def rejected_parameter(status: int, raw: bytes) -> str | None:
     假服务器：这样的模型以前一个提议也用不上）。param 和 code 都对得上，或者（转手的代理常把它们丢掉）message 以
     "Unsupported parameter: 'max_tokens'"、"Unsupported value: 'temperature'" 这样开头：是哪个参数；别的 400（别的参数、
     请求太长……）、别的状态码是 None。"""
+    error = _error_object(status, raw)
+    if error is None:
+        return None
+    param, message = error.get("param"), error.get("message")
+    if param in SWITCHABLE and error.get("code") in ("unsupported_parameter", "unsupported_value"):
+        return param
+    m = _UNSUPPORTED.match(message) if isinstance(message, str) else None
+    return m.group(1) if m else None
+
+
+def _error_object(status: int | None, raw: bytes) -> dict | None:
+    """HTTP 400 的正文（当作不可信的 JSON 读：loads，整数有界、嵌得太深是读不懂）里 OpenAI 写法的 "error" 对象；
+    别的状态码、读不懂、没有这个对象是 None。rejected_parameter、refused_parameter 共用。"""
     if status != 400:
         return None
     try:
@@ -1675,13 +1688,7 @@ def rejected_parameter(status: int, raw: bytes) -> str | None:
     except (ValueError, RecursionError):
         return None
     error = data.get("error") if isinstance(data, dict) else None
-    if not isinstance(error, dict):
-        return None
-    param, message = error.get("param"), error.get("message")
-    if param in SWITCHABLE and error.get("code") in ("unsupported_parameter", "unsupported_value"):
-        return param
-    m = _UNSUPPORTED.match(message) if isinstance(message, str) else None
-    return m.group(1) if m else None
+    return error if isinstance(error, dict) else None
 
 
 _UNSUPPORTED = re.compile(r"\s*Unsupported (?:parameter|value): '(max_tokens|temperature)'")
@@ -1695,14 +1702,8 @@ def refused_parameter(status: int | None, raw: bytes) -> str | None:
     不是 None。只读 raw 的开头 ERROR_BODY_BYTES 字节（和 --llm 读错误正文一样多），当作不可信的 JSON 读（loads：
     整数有界、嵌得太深是读不懂）。rejected_parameter 只认能换的那两个（max_tokens、temperature）；这个给说原因的句子用
     （--llm 的 _server_said、make openevolve 的那句话）。"""
-    if status != 400:
-        return None
-    try:
-        data = loads(raw[:ERROR_BODY_BYTES])
-    except (ValueError, RecursionError):
-        return None
-    error = data.get("error") if isinstance(data, dict) else None
-    if not isinstance(error, dict):
+    error = _error_object(status, raw[:ERROR_BODY_BYTES])
+    if error is None:
         return None
     param, message = error.get("param"), error.get("message")
     if isinstance(param, str) and param.strip() and error.get("code") in ("unsupported_parameter", "unsupported_value"):
