@@ -1212,20 +1212,16 @@ PREFETCH.append(server_dies_midway_run)
 
 @ahead(waits=True)                # 大半时间在等挤牙膏的回复到期：会话一开始就在"等着的"后台线程跑
 def dripping_server_run():
-    """make openevolve（3 个提议）对着 config.yaml 里一个正文 0.2 秒一个字节的服务器，config.yaml 的 timeout 改成 1、
-    retries 1、retry_delay 0：(CompletedProcess, 用了几秒, 服务器收到的 POST 数)。每次读等不到 timeout 就来一个字节
-    （httpx 的 timeout 只管每一次读，永远不超时），正文却永远读不完；3 个提议各 2 个请求，等的是 6 × timeout 秒
-    （以前 timeout 2、retry_delay 1、一秒一个字节：约 15 秒）。服务器的每个连接最多活 DRIP_CUT 秒：正文不受 timeout
-    管的话，每个提议要等到服务器断开，3 个提议至少 3 × DRIP_CUT 秒，远在测试的上限之外。"""
+    """make openevolve（3 个提议）对着 config.yaml 里一个正文一秒一个字节的服务器，config.yaml 的 timeout 改成 2、
+    retries 1：(CompletedProcess, 用了几秒, 服务器收到的 POST 数)。"""
     from hostile_server import HostileServer
     tmp = _project_copy("oe_drip")
-    with HostileServer(chat="trickle", drip=0.2, max_seconds=DRIP_CUT) as s:
+    with HostileServer(chat="trickle", drip=1.0, max_seconds=30) as s:
         _point_config_at(tmp, s.url, "x")
         cfg = tmp / "lecture14" / "openevolve" / "config.yaml"
         text = cfg.read_text(encoding="utf-8")
-        assert re.search(r"(?m)^  timeout: \d+\n  retries: 1\n  retry_delay: \d+\n", text)
-        cfg.write_text(re.sub(r"(?m)^  timeout: \d+\n  retries: 1\n  retry_delay: \d+\n",
-                              "  timeout: 1\n  retries: 1\n  retry_delay: 0\n", text, count=1), encoding="utf-8")
+        assert re.search(r"(?m)^  timeout: \d+\n  retries: 1\n", text)
+        cfg.write_text(re.sub(r"(?m)^  timeout: \d+\n", "  timeout: 2\n", text, count=1), encoding="utf-8")
         t = time.monotonic()
         p = subprocess.run([sys.executable, str(tmp / "lecture14" / "openevolve" / "run_openevolve.py"), "--iterations", "3",
                             "--output", str(tmp / "out")], capture_output=True, text=True, timeout=240, env=base_env(),
@@ -1233,10 +1229,6 @@ def dripping_server_run():
         return p, time.monotonic() - t, s.posts()
 
 
-DRIP_CUT = 60
-# OpenEvolve 的一次运行除了等 LLM 还要多久（启动、评估起点、每个提议的其余部分）：空闲时约 3 秒；整棵进程树只分到
-# 五分之一个核（像负载 20–30 的 2 核机器）时约 15 秒。等 LLM 的上限加上它，就是一次运行该用的时间的上限
-OE_RUN_SLACK = 40.0
 PREFETCH.append(dripping_server_run)
 
 
@@ -1250,7 +1242,7 @@ def test_a_dripping_reply_is_one_timeout_under_openevolve_not_the_end_of_the_run
     assert "跑完了3个提议，可3个全都是LLM调用失败（LLM超时×3）" in "".join(p.stderr.split()), p.stderr[-2000:]
     said = "".join(p.stdout.split())
     assert "LLM超时×3" in said, p.stdout[-3000:]
-    assert posts == 3 * 2 and seconds < 6 * 1 + OE_RUN_SLACK < 3 * DRIP_CUT, (posts, seconds)   # config.yaml 的 timeout：1
+    assert posts == 3 * 2 and seconds < 90, (posts, seconds)
 
 
 def test_make_openevolve_keeps_the_best_program_when_the_server_dies_midway(table):
