@@ -230,7 +230,7 @@ def _load_gpus():
         spec.loader.exec_module(module)
     except (SyntaxError, NameError) as e:               # 助教改 GPUS 那行时少打一个逗号、拼错记录名：一句话，不是
         sys.modules.pop("gpus", None)                   # 每个编号脚本一段 traceback（by_key 查得出来的那些本来就是一句话）
-        raise GpusUnreadable(_gpus_unreadable(e, spec.origin)) from None
+        raise GpusUnreadable(gpus_unreadable(e, spec.origin)) from None
     except BaseException:
         sys.modules.pop("gpus", None)
         raise
@@ -245,7 +245,7 @@ class GpusUnreadable(Exception):
     one_sentence = True
 
 
-def _gpus_unreadable(e: BaseException, path: str) -> str:
+def gpus_unreadable(e: BaseException, path: str) -> str:
     """gpus.py 的 SyntaxError / NameError 说成一句话：文件:行（从运行命令的目录看，照着打得开）、那一行、Python 说了什么。"""
     line = getattr(e, "lineno", None) if isinstance(e, SyntaxError) else None
     if line is None:                                   # NameError：traceback 里 gpus.py 的最后一帧

@@ -132,6 +132,9 @@ TESTS_GPU = os.environ.get("TESTS_GPU") or "h100"
 sys.path.insert(0, os.path.join(ROOT, "lecture10"))
 try:
     import gpus as _gpus  # noqa: E402
+except (SyntaxError, NameError) as _e:                # 助教改 GPUS 那行少打了括号、拼错了记录名：make test 和编号脚本
+    from runner import gpus_unreadable                # 说同一句话（文件:行、那一行、该怎么写），不是 conftest 的 ImportError
+    _gpus, _RECORD_PROBLEM = None, gpus_unreadable(_e, os.path.join(ROOT, "lecture10", "gpus.py"))
 except ValueError as _e:                              # 助教加的 GPU 记录写得不对（gpus.RecordProblem）：pytest_configure 里
     if not getattr(_e, "one_sentence", False):        # 只说那一句，不是几十行"ImportError while loading conftest"
         raise

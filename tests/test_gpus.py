@@ -584,15 +584,24 @@ def test_a_gpu_record_written_wrong_is_one_sentence_naming_the_record_and_the_fi
         assert said.startswith(f"{args[0]}：lecture10/gpus.py 的 GPU 记录不对：l40s 的 smem_per_block 是 99"), said
         assert "expert_heuristic.py" not in said and "knobs 少了 HBM_EFFICIENCY" in said, said
     # make test 换到这块 GPU：同一句话，pytest 的用法错误（退出码 4），没有 conftest 的 traceback
-    (tmp_path / "tests").mkdir()
-    for f in ("conftest.py", "zygote.py", "reaper.py", "printed.py", "test_readme_gpus.py"):
-        shutil.copy(os.path.join(ROOT, "tests", f), tmp_path / "tests" / f)
-    shutil.copy(os.path.join(ROOT, "pytest.ini"), tmp_path / "pytest.ini")
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:hypothesispytest", "-p", "no:cacheprovider", "tests"], cwd=tmp_path,
-                       env={**env, "TESTS_GPU": "l40s", "TESTS_NO_ZYGOTE": "1"}, capture_output=True, text=True, timeout=120)
-    said = p.stdout + p.stderr
-    assert p.returncode == 4 and "lecture10/gpus.py 的 GPU 记录不对：l40s 的" in said, said[-2000:]
+    code, said = make_test_in_copy(tmp_path, {**env, "TESTS_GPU": "l40s"})
+    assert code == 4 and "lecture10/gpus.py 的 GPU 记录不对：l40s 的" in said, said[-2000:]
     assert "Traceback" not in said and "ImportError while loading conftest" not in said, said[-2000:]
+
+
+def make_test_in_copy(root, env: dict) -> tuple[int, str]:
+    """在 root（一份课程的拷贝，lecture10 是改过的）里跑测试的机器（conftest.py 和它 import 的，加一个测试文件）：
+    (退出码, 标准输出 + 标准错误)。gpus.py 读不进来、记录不对时 pytest 在收集测试之前就停下。"""
+    import shutil
+    import subprocess
+    import sys
+    (root / "tests").mkdir()
+    for f in ("conftest.py", "zygote.py", "reaper.py", "printed.py", "test_readme_gpus.py"):
+        shutil.copy(os.path.join(ROOT, "tests", f), root / "tests" / f)
+    shutil.copy(os.path.join(ROOT, "pytest.ini"), root / "pytest.ini")
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:hypothesispytest", "-p", "no:cacheprovider", "tests"],
+                       cwd=root, env={**env, "TESTS_NO_ZYGOTE": "1"}, capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout + p.stderr
 
 
 # 助教照 A100 抄一条记录时另外几种写法上的错：字段名拼错、漏了一个字段（以前每个编号脚本是 dataclass 的 TypeError 和
@@ -737,6 +746,10 @@ def test_a_gpus_py_python_cannot_read_is_one_sentence_with_the_line(tmp_path, ca
         m = re.match(rf"{re.escape(script)}：(\S*?gpus\.py):(\d+) 读不进来（Python 说：[^）]*{python_says}", said)
         assert m and (cwd / m[1]).resolve() == path.resolve() and int(m[2]) == number, said
         assert f"：{wrong.strip()}；" in said and f"GPUS 那行的写法是 {gpus.GPUS_LINE}" in said, said
+    # make test 也是这一句（助教报过：是 pytest 的"ImportError while loading conftest"和 SyntaxError 的几行），退出码 4
+    code, tested = make_test_in_copy(tmp_path, env)
+    assert code == 4 and f"gpus.py:{number} 读不进来（Python 说：" in tested and f"：{wrong.strip()}；" in tested, tested[-2000:]
+    assert "Traceback" not in tested and "ImportError while loading conftest" not in tested, tested[-2000:]
     suggested = re.search(r"写法是 (GPUS: dict\[str, GPU\] = by_key\([^)]*\))", said)[1]    # 照那句话写回去：能跑
     lines = path.read_text(encoding="utf-8").split("\n")
     lines[number - 1] = suggested                                   # 那句话说的那一行
