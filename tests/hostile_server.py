@@ -388,6 +388,14 @@ def _early_hints(s, out, path, body, n):
     out.write(info + whole(chat_body("给一个慢的形状加一条规则。\n" + stub_edit(_user(body)), n)))
 
 
+def _processing_forever(s, out, path, body, n):
+    """一个接一个的 102 Processing（每 drip 秒一个），永远不给最终的回答（直到这个连接的 max_seconds）。"""
+    while True:
+        out.write(b"HTTP/1.1 102 Processing\r\n\r\n")
+        if s.stopped.wait(s.drip):
+            raise _Stop
+
+
 def _long_model(s, out, path, body, n):
     """一个能打上的修改，只是 "model" 字段是 180 个 m、收到的密钥、再 200 个 x（OpenAI 的模型名不到 50 个字符）。"""
     with s.lock:
@@ -460,6 +468,7 @@ MODES = {
     "escape_ids": _escape_ids,                # 模型名里有清屏、变红的控制序列，一个 2 MB 长
     "hang_up": _raw(b""),                     # 读了请求，什么都不回就关掉
     "chunked_forever": _chunked_forever,      # 分块的正文永远不完
+    "processing_forever": _processing_forever,   # 102 Processing 一个接一个，永远不给最终的回答
     "echo_400": _echo_400,                    # 400，说明里是收到的密钥、控制序列和假的 OpenEvolve 日志行
     "echo_key_edit": _echo_key_edit,          # 能打上的修改，里面一行注释是收到的密钥和终端控制序列
     "gzip_bomb": _gzip_bomb,                  # Content-Encoding: gzip，解压出来是 BOMB_BYTES 字节的合法回复

@@ -574,7 +574,10 @@ def reasoning_model_runs():
     cfg = root / "lecture14" / "openevolve" / "config.yaml"
     script = str(root / "lecture14" / "openevolve" / "run_openevolve.py")
     runs, bodies = [], []
-    with StubServer(lambda n, text: "reasoner", models=("gpt-5-mini",), reject=reasoning_model, max_requests=200) as s:
+    def slowly(body):                 # 每个回答先等 REFUSE_SECONDS（见那里：不然 OpenEvolve 有时在 make openevolve 读到
+        time.sleep(REFUSE_SECONDS)    # 日志之前就做完了 12 个提议，没有"停下了"那句——一次满载的运行里见过）
+        return reasoning_model(body)
+    with StubServer(lambda n, text: "reasoner", models=("gpt-5-mini",), reject=slowly, max_requests=200) as s:
         text = cfg.read_text(encoding="utf-8")
         text = (text.replace("  api_base: http://127.0.0.1:8765/v1\n", f"  api_base: {s.url}\n")
                 .replace("    - name: mock\n", "    - name: gpt-5-mini\n"))
@@ -1243,6 +1246,52 @@ def test_a_dripping_reply_is_one_timeout_under_openevolve_not_the_end_of_the_run
     said = "".join(p.stdout.split())
     assert "LLM超时×3" in said, p.stdout[-3000:]
     assert posts == 3 * 2 and seconds < 90, (posts, seconds)
+
+
+def slow_head_run(mode: str):
+    """make openevolve（2 个提议）对着 config.yaml 里一个迟迟不给响应头的服务器（mode：状态行和响应头 0.5 秒一个字节，
+    或者 102 Processing 一个接一个、永远不给最终的回答），config.yaml 的 timeout 改成 2、retries 1：
+    (CompletedProcess, 用了几秒, 服务器收到的 POST 数)。"""
+    from hostile_server import HostileServer
+    tmp = _project_copy("oe_" + mode)
+    with HostileServer(chat=mode, drip=0.5, max_seconds=60) as s:
+        _point_config_at(tmp, s.url, "x")
+        cfg = tmp / "lecture14" / "openevolve" / "config.yaml"
+        text = cfg.read_text(encoding="utf-8")
+        assert re.search(r"(?m)^  timeout: \d+\n  retries: 1\n", text)
+        cfg.write_text(re.sub(r"(?m)^  timeout: \d+\n", "  timeout: 2\n", text, count=1), encoding="utf-8")
+        t = time.monotonic()
+        p = subprocess.run([sys.executable, str(tmp / "lecture14" / "openevolve" / "run_openevolve.py"), "--iterations", "2",
+                            "--output", str(tmp / "out")], capture_output=True, text=True, timeout=240, env=base_env(),
+                           cwd=tmp)
+        return p, time.monotonic() - t, s.posts()
+
+
+@ahead(waits=True)                # 大半时间在等请求到期：会话一开始就在"等着的"后台线程跑
+def trickle_head_run():
+    return slow_head_run("trickle_head")
+
+
+@ahead(waits=True)
+def processing_forever_run():
+    return slow_head_run("processing_forever")
+
+
+SLOW_HEADS = {"trickle_head": trickle_head_run, "processing_forever": processing_forever_run}
+PREFETCH.extend(SLOW_HEADS.values())
+
+
+@pytest.mark.parametrize("mode", list(SLOW_HEADS))
+def test_a_status_line_that_never_finishes_is_one_timeout_under_openevolve_not_the_end_of_the_run(mode):
+    """审读报过：状态行和响应头一字节一字节地挤（或者 1xx 一个接一个来）时，httpx 的 timeout 只管每一次读，读它们的线程
+    一直读下去；OpenEvolve 的 wait_for 到时放弃了，收尾时却等着那个线程，STALL 的看门过了 stall_seconds（这里约 40 秒）
+    停下整个运行、退出码 1、"没有跑完"。现在响应头也从发请求算起最多读 config.yaml 的 timeout 秒：每个提议一次"LLM 超时"，
+    运行跑完（和正文挤牙膏、和本讲的 --llm 一样）。"""
+    p, seconds, posts = SLOW_HEADS[mode]()
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    flat = "".join(p.stderr.split())
+    assert "跑完了2个提议，可2个全都是LLM调用失败（LLM超时×2）" in flat and "没完没了" not in flat, p.stderr[-2000:]
+    assert posts == 2 * 2, (posts, seconds)                  # 每个提议 retries + 1 个请求
 
 
 def test_make_openevolve_keeps_the_best_program_when_the_server_dies_midway(table):

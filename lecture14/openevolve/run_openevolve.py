@@ -851,7 +851,8 @@ def _careful_http() -> None:
       它起名字）。讲师报过：2 MB 的 gzip 解压成 2 GB，每次调用 16 秒 CPU、2 GB 内存，最后说成"连不上 LLM 服务器"。
     - 正文从发出请求算起最多读 config.yaml 的 timeout 秒（httpx 的 timeout 只管每一次读：一秒一个字节永远不超时）。
       讲师报过：一个挤牙膏的回复让读它的线程一直读下去，那个提议永远做不完，整个 make openevolve 被停下；现在它是
-      一次"LLM 超时"，接着跑。响应头挤牙膏时这里管不到：STALL 的看门（stall_seconds）照样停下它、说一句。
+      一次"LLM 超时"，接着跑。状态行、响应头挤牙膏（或者 1xx 一个接一个来）也一样：每一次读最多等到期限
+      （_whole_request_reads）。
     - openai 库自己不再重试（max_retries=0）：重试只由 OpenEvolve 按 config.yaml 的 retries 做。不然每次 OpenEvolve
       的重试里 openai 库还要再试 retries 次，一个提议最多发 (retries + 1)² 个按次收钱的请求。
     - 同一个回答和 --llm 说成同一种失败（tests/hostile_server.py 的 SAME_KIND 对照）：响应头 h11 放行、http.client
@@ -936,13 +937,15 @@ def _careful_http() -> None:
         return wrapped
 
     init = openai.OpenAI.__init__
+    deadline = _whole_request_reads(http)
 
     def no_follow(self, *args, **kwargs):
         limit = kwargs.get("timeout")
         limit = float(limit) if isinstance(limit, (int, float)) and limit > 0 else 60.0
 
         def started(request):
-            request.extensions["careful_start"] = time.monotonic()
+            request.extensions["careful_start"] = now = time.monotonic()
+            deadline.at, deadline.limit = now + limit, limit        # 这个线程接下来的每一次读（状态行、响应头、正文）
 
         def careful(response):
             start = response.request.extensions.get("careful_start", time.monotonic())
@@ -977,6 +980,39 @@ def _careful_http() -> None:
         init(self, *args, **kwargs)
         self.chat.completions.create = text_only(self.chat.completions.create)
     openai.OpenAI.__init__ = no_follow
+
+
+def _whole_request_reads(http):
+    """httpx 的 timeout 只管每一次读：状态行和响应头一秒一个字节地来，读它们的线程永远等不到超时（OpenEvolve 的
+    asyncio.wait_for 到时放弃了，可线程还在读，收尾时等着它，STALL 的看门最后停下整个运行）。这里让 httpcore 的每一次读
+    最多等到这个线程上的请求的期限（_careful_http 的 started 写进返回的 threading.local：at、limit），到了就是 httpcore 的
+    ReadTimeout——和正文挤牙膏一样，一个提议一次"LLM 超时"，接着跑。100 Continue 之类的 1xx 一个接一个来时也一样。
+    OpenEvolve 在线程里调用 openai 库：一次调用从头到尾在一个线程里，每个请求开始时写期限。httpcore 换了写法、找不到
+    那两个类时什么都不改（还有 STALL 的看门）。"""
+    import importlib
+    import threading
+    deadline = threading.local()
+    try:
+        sync = importlib.import_module(http.__name__.replace("httpx", "httpcore") + "._backends.sync")
+        core = importlib.import_module(http.__name__.replace("httpx", "httpcore"))
+    except ImportError:
+        return deadline
+    for cls in (getattr(sync, "SyncStream", None), getattr(sync, "TLSinTLSStream", None)):
+        read = getattr(cls, "read", None)
+        if read is None or getattr(read, "whole_request", False):
+            continue
+
+        def capped(self, max_bytes, timeout=None, _read=read):
+            at = getattr(deadline, "at", None)
+            if at is not None:
+                left = at - time.monotonic()
+                if left <= 0:
+                    raise core.ReadTimeout(f"整个请求超过 {deadline.limit:g} 秒")
+                timeout = left if timeout is None else min(timeout, left)
+            return _read(self, max_bytes, timeout)
+        capped.whole_request = True
+        cls.read = capped
+    return deadline
 
 
 def _tame_replies(keys) -> None:
