@@ -511,7 +511,7 @@ def test_malformed_headers_are_named_as_such(mode):
 # ---------------------------------------------------------------- 4b. 整个请求的超时
 
 @pytest.mark.quiet
-@pytest.mark.parametrize("mode", ["trickle", "trickle_head"])
+@pytest.mark.parametrize("mode", ["trickle", "trickle_head", "processing_forever"])
 def test_timeout_bounds_the_whole_request_not_each_read(mode):
     # 十分之一秒一个字节：每一次读都很快有东西，按"每次读"算的超时永远不到（要等服务器挤满 STALL 秒把连接关掉）；
     # 按整个请求算，半秒就停
