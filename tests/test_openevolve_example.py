@@ -1213,23 +1213,28 @@ def server_dies_midway_run():
 PREFETCH.append(server_dies_midway_run)
 
 
-@ahead(waits=True)                # 大半时间在等挤牙膏的回复到期：会话一开始就在"等着的"后台线程跑
-def dripping_server_run():
-    """make openevolve（3 个提议）对着 config.yaml 里一个正文一秒一个字节的服务器，config.yaml 的 timeout 改成 2、
-    retries 1：(CompletedProcess, 用了几秒, 服务器收到的 POST 数)。"""
+def timeout_2_run(mode: str, drip: float, iterations: int):
+    """make openevolve（iterations 个提议）对着 config.yaml 里一个 HostileServer（chat=mode，drip 秒一个字节或一个 1xx），
+    config.yaml 的 timeout 改成 2、retries 1：(CompletedProcess, 用了几秒, 服务器收到的 POST 数)。"""
     from hostile_server import HostileServer
-    tmp = _project_copy("oe_drip")
-    with HostileServer(chat="trickle", drip=1.0, max_seconds=30) as s:
+    tmp = _project_copy("oe_" + mode)
+    with HostileServer(chat=mode, drip=drip, max_seconds=60) as s:
         _point_config_at(tmp, s.url, "x")
         cfg = tmp / "lecture14" / "openevolve" / "config.yaml"
         text = cfg.read_text(encoding="utf-8")
         assert re.search(r"(?m)^  timeout: \d+\n  retries: 1\n", text)
         cfg.write_text(re.sub(r"(?m)^  timeout: \d+\n", "  timeout: 2\n", text, count=1), encoding="utf-8")
         t = time.monotonic()
-        p = subprocess.run([sys.executable, str(tmp / "lecture14" / "openevolve" / "run_openevolve.py"), "--iterations", "3",
-                            "--output", str(tmp / "out")], capture_output=True, text=True, timeout=240, env=base_env(),
-                           cwd=tmp)
+        p = subprocess.run([sys.executable, str(tmp / "lecture14" / "openevolve" / "run_openevolve.py"), "--iterations",
+                            str(iterations), "--output", str(tmp / "out")], capture_output=True, text=True, timeout=240,
+                           env=base_env(), cwd=tmp)
         return p, time.monotonic() - t, s.posts()
+
+
+@ahead(waits=True)                # 大半时间在等挤牙膏的回复到期：会话一开始就在"等着的"后台线程跑
+def dripping_server_run():
+    """3 个提议，正文一秒一个字节（timeout_2_run）。"""
+    return timeout_2_run("trickle", 1.0, 3)
 
 
 PREFETCH.append(dripping_server_run)
@@ -1248,33 +1253,16 @@ def test_a_dripping_reply_is_one_timeout_under_openevolve_not_the_end_of_the_run
     assert posts == 3 * 2 and seconds < 90, (posts, seconds)
 
 
-def slow_head_run(mode: str):
-    """make openevolve（2 个提议）对着 config.yaml 里一个迟迟不给响应头的服务器（mode：状态行和响应头 0.5 秒一个字节，
-    或者 102 Processing 一个接一个、永远不给最终的回答），config.yaml 的 timeout 改成 2、retries 1：
-    (CompletedProcess, 用了几秒, 服务器收到的 POST 数)。"""
-    from hostile_server import HostileServer
-    tmp = _project_copy("oe_" + mode)
-    with HostileServer(chat=mode, drip=0.5, max_seconds=60) as s:
-        _point_config_at(tmp, s.url, "x")
-        cfg = tmp / "lecture14" / "openevolve" / "config.yaml"
-        text = cfg.read_text(encoding="utf-8")
-        assert re.search(r"(?m)^  timeout: \d+\n  retries: 1\n", text)
-        cfg.write_text(re.sub(r"(?m)^  timeout: \d+\n", "  timeout: 2\n", text, count=1), encoding="utf-8")
-        t = time.monotonic()
-        p = subprocess.run([sys.executable, str(tmp / "lecture14" / "openevolve" / "run_openevolve.py"), "--iterations", "2",
-                            "--output", str(tmp / "out")], capture_output=True, text=True, timeout=240, env=base_env(),
-                           cwd=tmp)
-        return p, time.monotonic() - t, s.posts()
-
-
 @ahead(waits=True)                # 大半时间在等请求到期：会话一开始就在"等着的"后台线程跑
 def trickle_head_run():
-    return slow_head_run("trickle_head")
+    """2 个提议，状态行和响应头 0.5 秒一个字节（timeout_2_run）。"""
+    return timeout_2_run("trickle_head", 0.5, 2)
 
 
 @ahead(waits=True)
 def processing_forever_run():
-    return slow_head_run("processing_forever")
+    """2 个提议，102 Processing 0.5 秒一个，永远不给最终的回答（timeout_2_run）。"""
+    return timeout_2_run("processing_forever", 0.5, 2)
 
 
 SLOW_HEADS = {"trickle_head": trickle_head_run, "processing_forever": processing_forever_run}
