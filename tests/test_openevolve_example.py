@@ -1910,6 +1910,37 @@ def test_an_error_status_is_named_by_its_code_on_both_sides_whatever_its_body(mo
     assert runmod.failure_kind(f"LLM generation failed: {e.value}") == mine.value.kind == f"LLM 回 HTTP {code}"
 
 
+def _careful_http_here(monkeypatch):
+    """在这个进程里装上 run_openevolve._careful_http 之前，记下它改的东西（openai.OpenAI.__init__、httpcore 的两个
+    read），测试完还原：(openai, httpx 模块)。"""
+    import importlib
+
+    import openai
+    monkeypatch.setattr(openai.OpenAI, "__init__", openai.OpenAI.__init__)
+    http = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])
+    sync = importlib.import_module(http.__name__.replace("httpx", "httpcore") + "._backends.sync")
+    for cls in (sync.SyncStream, sync.TLSinTLSStream):
+        monkeypatch.setattr(cls, "read", cls.read)
+    return openai, http
+
+
+def test_a_second_careful_http_still_bounds_the_response_head(monkeypatch):
+    """helper 查到：同一个进程里第二次 _careful_http（这个文件的测试就这样），_whole_request_reads 见 read 已经改过，
+    另建一个期限交给 started，改过的 read 却还看第一次的那个：响应头挤牙膏又没有了期限（这里要等到服务器 8 秒后
+    断开，说成"连不上"）。现在第二次用的是同一个期限：config.yaml 的 timeout（1 秒）一到就是超时。"""
+    openai, _ = _careful_http_here(monkeypatch)
+    runmod._careful_http()
+    runmod._careful_http()
+    from hostile_server import HostileServer
+    with HostileServer(chat="trickle_head", drip=0.05, max_seconds=8) as s:
+        client = openai.OpenAI(base_url=s.url, api_key="x", timeout=1)
+        t = time.monotonic()
+        with pytest.raises(openai.APITimeoutError):
+            client.chat.completions.create(model="x", messages=[{"role": "user", "content": "hi"}])
+        took = time.monotonic() - t
+    assert took < 5, took
+
+
 @pytest.mark.parametrize("key, says", [
     ("", "config.yaml 的 api_key 是空的"),            # 讲师的复查报过：检查放行，OpenEvolve 一开跑就 Missing credentials
     ("sk-FILE KEY-0123456789", "config.yaml 的 api_key 里有空格、换行或者 ASCII 以外的字符"),

@@ -991,15 +991,19 @@ def _whole_request_reads(http):
     那两个类时什么都不改（还有 STALL 的看门）。"""
     import importlib
     import threading
-    deadline = threading.local()
     try:
         sync = importlib.import_module(http.__name__.replace("httpx", "httpcore") + "._backends.sync")
         core = importlib.import_module(http.__name__.replace("httpx", "httpcore"))
     except ImportError:
-        return deadline
-    for cls in (getattr(sync, "SyncStream", None), getattr(sync, "TLSinTLSStream", None)):
-        read = getattr(cls, "read", None)
-        if read is None or getattr(read, "whole_request", False):
+        return threading.local()
+    classes = [c for c in (getattr(sync, "SyncStream", None), getattr(sync, "TLSinTLSStream", None)) if c is not None]
+    # 已经改过（这个进程里第二次 _careful_http，测试里常见）：用改过的 read 看的那一个期限。以前每次都新建一个，
+    # 第二次装上的 started 写进新的、read 却还看第一次的：响应头又没有期限了（挤牙膏的响应头等到服务器断开）
+    patched = [getattr(c.read, "whole_request") for c in classes if getattr(c.read, "whole_request", None) is not None]
+    deadline = patched[0] if patched else threading.local()
+    for cls in classes:
+        read = cls.read
+        if getattr(read, "whole_request", None) is not None:
             continue
 
         def capped(self, max_bytes, timeout=None, _read=read):
@@ -1010,7 +1014,7 @@ def _whole_request_reads(http):
                     raise core.ReadTimeout(f"整个请求超过 {deadline.limit:g} 秒")
                 timeout = left if timeout is None else min(timeout, left)
             return _read(self, max_bytes, timeout)
-        capped.whole_request = True
+        capped.whole_request = deadline
         cls.read = capped
     return deadline
 
