@@ -1941,6 +1941,22 @@ def test_a_second_careful_http_still_bounds_the_response_head(monkeypatch):
     assert took < 5, took
 
 
+def test_a_request_deadline_ends_with_its_request(monkeypatch):
+    """helper 查到：started 写下的期限在请求结束以后还留在那个线程上，这个线程之后在别的 httpx 客户端里的读（没有
+    started 写新的期限）一开始就是"整个请求超过 0.5 秒"。现在请求读完就撤掉它。"""
+    openai, http = _careful_http_here(monkeypatch)
+    runmod._careful_http()
+    from hostile_server import chat_body
+    from stub_llm_server import CannedServer
+    with CannedServer(200, chat_body("hi")) as s:
+        client = openai.OpenAI(base_url=s.url, api_key="x", timeout=0.5)
+        reply = client.chat.completions.create(model="x", messages=[{"role": "user", "content": "hi"}])
+        assert reply.choices[0].message.content == "hi"
+        time.sleep(0.6)                                        # 那个请求的期限过了
+        with http.Client(timeout=5, trust_env=False) as other:
+            assert other.get(s.url + "/models").status_code == 200
+
+
 @pytest.mark.parametrize("key, says", [
     ("", "config.yaml 的 api_key 是空的"),            # 讲师的复查报过：检查放行，OpenEvolve 一开跑就 Missing credentials
     ("sk-FILE KEY-0123456789", "config.yaml 的 api_key 里有空格、换行或者 ASCII 以外的字符"),

@@ -939,6 +939,17 @@ def _careful_http() -> None:
     init = openai.OpenAI.__init__
     deadline = _whole_request_reads(http)
 
+    def within_deadline(send):
+        """请求读完（openai 库不要流式时，正文在 send 里就读完了）就撤掉这个线程上的期限：它只管这一个请求。
+        不撤的话，这个线程之后在别的 httpx 客户端里的读（没有 started 写新的期限）一开始就是"整个请求超过 N 秒"。"""
+        def send_and_clear(request, **kw):
+            try:
+                return send(request, **kw)
+            finally:
+                if not kw.get("stream"):
+                    deadline.at = None
+        return send_and_clear
+
     def no_follow(self, *args, **kwargs):
         limit = kwargs.get("timeout")
         limit = float(limit) if isinstance(limit, (int, float)) and limit > 0 else 60.0
@@ -974,9 +985,11 @@ def _careful_http() -> None:
                 raise CarefulFailure(TOO_LONG)
             response.stream = Capped(response.stream, start + limit, limit, response.headers.get("content-type", ""))
         kwargs["max_retries"] = 0
-        kwargs.setdefault("http_client", openai.DefaultHttpxClient(
-            follow_redirects=False, headers={"Accept-Encoding": "identity"},
-            event_hooks={"request": [started], "response": [careful]}))
+        if "http_client" not in kwargs:
+            client = openai.DefaultHttpxClient(follow_redirects=False, headers={"Accept-Encoding": "identity"},
+                                               event_hooks={"request": [started], "response": [careful]})
+            client.send = within_deadline(client.send)
+            kwargs["http_client"] = client
         init(self, *args, **kwargs)
         self.chat.completions.create = text_only(self.chat.completions.create)
     openai.OpenAI.__init__ = no_follow
