@@ -297,6 +297,12 @@ def _trickle(s, out, path, body, n):
     out.drip(b"x" * 100_000, s.drip)
 
 
+def _trickle_500(s, out, path, body, n):
+    """HTTP 500，长度头说 10 万字节，正文 drip 秒一个字节（出错的代理一页说明慢慢吐，或者说了长度就不动了）。"""
+    out.write(head(500, "Internal Server Error", length=100_000))
+    out.drip(b"x" * 100_000, s.drip)
+
+
 def _trickle_head(s, out, path, body, n):
     """连状态行都是 drip 秒一个字节，响应头里还有一行 1 万字节的：挤完要一万个 drip（和 _trickle 的正文一样，挤到这个
     连接的 max_seconds 为止），按"每次读"算的超时永远等不到。"""
@@ -465,6 +471,7 @@ MODES = {
     "long_header": _long_header,              # 一个 70 KB 的响应头
     "trickle": _trickle,
     "trickle_head": _trickle_head,
+    "trickle_500": _trickle_500,                 # 500，正文挤牙膏：两边都只按状态码算
     "escape_ids": _escape_ids,                # 模型名里有清屏、变红的控制序列，一个 2 MB 长
     "hang_up": _raw(b""),                     # 读了请求，什么都不回就关掉
     "chunked_forever": _chunked_forever,      # 分块的正文永远不完

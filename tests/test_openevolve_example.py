@@ -1880,11 +1880,14 @@ def test_a_wide_response_head_is_refused_by_its_total_size_however_it_arrives(mo
     assert runmod.failure_kind(f"LLM generation failed: {e.value}") == same_kind("wide_head")
 
 
-@pytest.mark.parametrize("mode", ["gzip_bomb_500", "flood_500", "broken_400"])
+@pytest.mark.parametrize("mode", ["gzip_bomb_500", "flood_500", "broken_400", "trickle_500"])
 def test_an_error_status_is_named_by_its_code_on_both_sides_whatever_its_body(mode, monkeypatch):
     """审读报过：--llm 对不是 2xx 的回答只看状态码（"LLM 回 HTTP 500"，5xx 照样重试），make openevolve 却读它的正文：
     压缩过的说成"回复是压缩过的"、10 MB 的说成"回复太长"、分块坏了的说成"响应头不合规矩"。现在两边都按状态码说；
-    压缩过的正文一个字也不读（不解压）。"""
+    压缩过的正文一个字也不读（不解压）。helper 查到：正文挤牙膏的 500（trickle_500），make openevolve 读它读到整个
+    请求的期限，OpenEvolve 的 wait_for 先到期，说成"LLM 超时"（停下时还劝人调大 timeout），--llm 读 2 秒
+    （ERROR_READ_SECONDS）就说"LLM 回 HTTP 500"。现在两边都只读那么久。"""
+    timeout = 5 if mode == "trickle_500" else 10                # 挤牙膏的：两边各等 ERROR_READ_SECONDS（2 秒）
     import asyncio
 
     import openai
@@ -1900,11 +1903,11 @@ def test_an_error_status_is_named_by_its_code_on_both_sides_whatever_its_body(mo
     runmod._tame_replies(["sk-test"])
     code = "400" if mode == "broken_400" else "500"
     with HostileServer(chat=mode, max_seconds=20) as s:
-        llm = oe_openai.OpenAILLM(LLMModelConfig(api_base=s.url, api_key="sk-test", name="x", timeout=10, retries=0,
+        llm = oe_openai.OpenAILLM(LLMModelConfig(api_base=s.url, api_key="sk-test", name="x", timeout=timeout, retries=0,
                                                  retry_delay=0, max_tokens=100, temperature=0.7))
         with pytest.raises(Exception) as e:
             asyncio.run(llm.generate_with_context("system", [{"role": "user", "content": "当前的程序"}]))
-        ours = OpenAILLM(s.url, "x", api_key="sk-test-0123456789", timeout=10, retries=0, seed=0)
+        ours = OpenAILLM(s.url, "x", api_key="sk-test-0123456789", timeout=timeout, retries=0, seed=0)
         with pytest.raises(LLMError) as mine:
             ours.propose(Prompt(render(EXPERT), EXPERT, 1.0, (), ()))
     assert runmod.failure_kind(f"LLM generation failed: {e.value}") == mine.value.kind == f"LLM 回 HTTP {code}"

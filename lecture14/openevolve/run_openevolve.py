@@ -862,9 +862,9 @@ def _careful_http() -> None:
     import importlib
 
     import openai
-    from evolve.openai_llm import (BAD_HEADERS, COMPRESSED, CUT_OFF, MAX_HEAD_BYTES, MAX_REPLY_BYTES, STREAMED, TOO_LONG,
-                                   TRUNCATED, LLMError, compressed, cut_reason, loads, looks_streamed, message_text,
-                                   unfinished_edit)
+    from evolve.openai_llm import (BAD_HEADERS, COMPRESSED, CUT_OFF, ERROR_BODY_BYTES, ERROR_READ_SECONDS, MAX_HEAD_BYTES,
+                                   MAX_REPLY_BYTES, STREAMED, TOO_LONG, TRUNCATED, LLMError, compressed, cut_reason, loads,
+                                   looks_streamed, message_text, unfinished_edit)
     http = importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0])   # httpx 或 httpx2
 
     class Capped(http.SyncByteStream):
@@ -896,15 +896,21 @@ def _careful_http() -> None:
                 #                                                      "回复没传完整"，不是"连不上"、也不是"响应头不合规矩"
 
         def _error_text(self):
-            """不是 2xx 的回答的正文（openai 库把它放进 "Error code: 500 - …"）：读到上限、期限或者读坏了就停，不说别的。"""
-            left = 0 if self.skip else MAX_REPLY_BYTES
+            """不是 2xx 的回答的正文（openai 库把它放进 "Error code: 500 - …"）：和 --llm 一样只读开头（ERROR_BODY_BYTES
+            字节、ERROR_READ_SECONDS 秒），读到上限、期限或者读坏了就停，不说别的。helper 查到：以前读到整个请求的期限，
+            正文挤牙膏的 429、500 总是 OpenEvolve 的 wait_for 先到期：一次"LLM 超时"（停下时还劝人调大 timeout），
+            --llm 说的是"LLM 回 HTTP 429"。"""
+            left = 0 if self.skip else ERROR_BODY_BYTES
+            until = min(self.deadline, time.monotonic() + ERROR_READ_SECONDS)
+            if getattr(deadline, "at", None) is not None:
+                deadline.at = min(deadline.at, until)                # 一次读也最多等到这时（_whole_request_reads）
             try:
                 for chunk in self.inner:
-                    if time.monotonic() > self.deadline or left <= 0:
+                    if time.monotonic() > until or left <= 0:
                         return
                     left -= len(chunk)
                     yield chunk[:max(0, left + len(chunk))]
-            except (http.ReadError, http.RemoteProtocolError):
+            except (http.ReadError, http.RemoteProtocolError, http.TimeoutException):   # 到期了也一样
                 return
 
         def close(self):
