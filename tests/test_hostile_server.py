@@ -520,6 +520,50 @@ def test_timeout_bounds_the_whole_request_not_each_read(mode):
     assert kind == TIMEOUT_KIND and 0.45 < took < within(0.5) and s.posts() == 1, (kind, took)
 
 
+def test_the_timeout_never_shuts_down_another_connection_that_got_the_same_fd(monkeypatch):
+    """helper 查到：看门的计时器到点时先关套接字对象（读的线程醒了、http.client 关掉连接，fd 号空了出来），再按连上时
+    记下的 fd 号 fromfd 一个出来 shutdown——这时那个号可能已经是这个进程里另一个连接的了，它就被从底下关掉。测试进程里
+    八个线程一起超时，一分钟约有一个请求这样断掉；make test 偶尔报的 make openevolve"LLM 超时 ×2、LLM 回复没传完整 ×1"
+    （挤牙膏的服务器就在 pytest 进程里）很可能就是它。这里让"读的线程先关掉、另一个连接拿到同一个号"在计时器的两步
+    之间发生：那个连接要完好无损。"""
+    import socket
+    from evolve import openai_llm
+    other = socket.create_server(("127.0.0.1", 0), backlog=256)
+    got = {}
+    real = socket.fromfd
+
+    def after_the_reader_closed(fd, *args):                  # 计时器的第二步之前：等读的线程关掉连接、号被别人拿走
+        end = time.monotonic() + STALL
+        while time.monotonic() < end:
+            try:
+                os.fstat(fd)
+            except OSError:
+                break
+            time.sleep(0.01)
+        for _ in range(200):                                  # 新的 fd 是最小的空号：填满比它小的，就轮到刚空出来的那个
+            c = socket.create_connection(other.getsockname())
+            got.setdefault("fillers", []).append(c)
+            if c.fileno() == fd:
+                got["victim"] = got["fillers"].pop()
+                break
+        return real(fd, *args)
+    monkeypatch.setattr(openai_llm.socket, "fromfd", after_the_reader_closed)
+    try:
+        with HostileServer(chat="processing_forever", drip=0.1, max_seconds=STALL) as s:
+            kind, _, took = ask(client(s.url, timeout=0.5, retries=0))
+        assert kind == TIMEOUT_KIND, kind
+        if "fillers" in got:                                  # 改好以后计时器不再按号找套接字：走不到这里
+            assert "victim" in got, "测试的前提：另一个连接拿到了同一个 fd 号"
+            got["victim"].settimeout(0.2)
+            with pytest.raises(socket.timeout):                # 完好的连接：没人写，读就等着（被 shutdown 的读到 b""）
+                got["victim"].recv(1)
+    finally:
+        for c in got.get("fillers", []) + [got.get("victim")]:
+            if c is not None:
+                c.close()
+        other.close()
+
+
 @pytest.mark.quiet
 def test_start_up_check_has_the_same_whole_request_bound():
     with HostileServer(models="trickle", drip=0.1, max_seconds=STALL) as s:
@@ -1080,7 +1124,7 @@ PREFETCH.append(stalled_tls_handshake)
 
 def test_the_timeout_also_bounds_a_stalled_tls_handshake():
     """讲师报过：代理在快到期限时才接通 CONNECT，然后一声不吭，--llm-timeout 5 用了 10.4 秒：TLS 握手时看门的计时器
-    关的那个套接字对象已经交给了 SSLSocket，握手又按连上时剩下的时间等了一整遍。现在按连上时记下的 fd 关，握手也醒。"""
+    关的那个套接字对象已经交给了 SSLSocket，握手又按连上时剩下的时间等了一整遍。现在关连上时复制的那个（同一个连接），握手也醒。"""
     kind, took, hello = stalled_tls_handshake()
     assert hello[:1] == b"\x16", f"测试的前提：代理说了接通以后客户端开始了 TLS 握手（收到的是 {hello[:20]!r}）"
     assert kind == TIMEOUT_KIND and took < within(TLS_TIMEOUT), (kind, took)

@@ -1298,12 +1298,14 @@ class OpenAILLM(_Backend):
                             socket.socket.shutdown(s, socket.SHUT_RDWR)
                         except (OSError, TypeError):
                             pass
-                # TLS 握手时原来的套接字对象已经交给了 SSLSocket（自己的 fd 变成 -1，上面关不到它）：按连上时记下的 fd
-                # 复制一个再关（关的是同一个连接），握手也就醒了（讲师报过：握手卡住时 --llm-timeout 5 用了 10 秒）
-                if state.get("fd") is not None:
+                # TLS 握手时原来的套接字对象已经交给了 SSLSocket（自己的 fd 变成 -1，上面关不到它）：关连上时复制的那个
+                # （同一个连接），握手也就醒了（讲师报过：握手卡住时 --llm-timeout 5 用了 10 秒）。以前按连上时记下的 fd
+                # 号 fromfd：上面一关，读的线程醒来关掉连接，那个号就空了，这个进程里下一个连接拿到它，就被这里从底下
+                # 关掉（helper 查到：测试进程里 make openevolve 的服务器的连接这样断过，记成"回复没传完整"）。复制的那个
+                # 到 finally 里 done 以后才关，它一直是这个连接
+                if state.get("dup") is not None:
                     try:
-                        with socket.fromfd(state["fd"], state["family"], socket.SOCK_STREAM) as dup:
-                            dup.shutdown(socket.SHUT_RDWR)
+                        state["dup"].shutdown(socket.SHUT_RDWR)
                     except OSError:
                         pass
         timer = threading.Timer(timeout, stop)
@@ -1372,6 +1374,8 @@ class OpenAILLM(_Backend):
         finally:
             with lock:
                 state["done"] = True
+                if state.get("dup") is not None:
+                    state["dup"].close()
             timer.cancel()
             try:
                 conn.close()
@@ -1845,7 +1849,7 @@ def _connect_by(address, deadline: float, state: dict, lock) -> socket.socket:
             sock.settimeout(left)
             sock.connect(addr)
             with lock:
-                state["fd"], state["family"] = sock.fileno(), family
+                state["dup"] = sock.dup()          # 看门的计时器关它（同一个连接；TLS 握手时也关得到），见 _exchange
             return sock
         except OSError as e:
             error = e
