@@ -535,3 +535,36 @@ def test_a_mock_server_whose_shell_is_already_gone_says_so(monkeypatch, capsys):
     assert out == "" and err.startswith("MockLLM 服务器没开：启动它的进程") and "另开一个终端" in err, err
     assert server.main(["--port", "0", "--parent", str(dead.pid)]) == 0
     assert capsys.readouterr() == ("", "")
+
+
+# ---------------------------------------------------------------- 用别的参数、别的脚本回放
+
+def test_replay_with_other_settings_prints_the_command_that_replays_it(tmp_path):
+    """讲师报过：回放时参数和录制时不一样（忘了 --budget，拿 04 放 02 录的文件），那句话只说"是用“02 --seed 0
+    --after 100”录的……回放要用录制时的脚本和参数"：02 是哪个脚本、命令怎么写要自己拼；手改文件头时多敲了一个空格，
+    两串参数看着一模一样也不让回放。现在那句话后面另起一行是照抄就能跑的命令（脚本、--replay 文件、录制时的参数），
+    参数只比一个个词。"""
+    import shlex
+    import subprocess
+    import sys
+    from conftest import ROOT, base_env, run_script_fresh
+    f = tmp_path / "录的 run.jsonl"
+    script, args, rec, lines = record_04(f, 12)
+    for other, wanted in ((script, "python3 lecture14/04_alphaevolve_tiling.py"),
+                          (script.replace("04_alphaevolve_tiling", "05_ablations"), None),
+                          (script.replace("04_alphaevolve_tiling", "02_llm_proposal"), None)):
+        p = run_script_fresh(other, "--replay", str(f), env=base_env(), timeout=120)
+        said = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr, p.stderr
+        assert said[0].startswith(f"回放文件 {f} 是用“04 --seed 0 --budget 12 --seeds 1”录的，这次是“"), said
+        assert said[0].endswith("回放要用录制时的脚本和参数，照抄下面这条命令：") and len(said) == 2, said
+        assert shlex.split(said[1]) == ["python3", "lecture14/04_alphaevolve_tiling.py", "--replay", str(f),
+                                        "--seed", "0", "--budget", "12", "--seeds", "1"], said
+    words = shlex.split(said[1])                                   # 照抄：回放和录制时的标准输出逐字节相同
+    again = subprocess.run([sys.executable, *words[1:]], cwd=ROOT, env=base_env(), capture_output=True, text=True,
+                           timeout=120)
+    assert again.returncode == 0 and again.stdout == rec.stdout, again.stderr
+    spaced = tmp_path / "spaced.jsonl"                             # 文件头里多了空格：参数一样，照样回放
+    spaced.write_bytes(lines[0].replace(b'"04 --seed 0 --budget 12', b'"04  --seed 0 --budget 12 ') + b"".join(lines[1:]))
+    p = run_script_fresh(script, *args, "--replay", str(spaced), env=base_env(), timeout=120)
+    assert p.returncode == 0 and p.stdout == rec.stdout, p.stderr

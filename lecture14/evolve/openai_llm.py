@@ -97,7 +97,7 @@ from sched_lab import GPU, SMS
 
 from .diff import MALFORMED, NO_BLOCK, DiffError, format_diff, make_diff, parse_diff
 from .problem import os_words
-from .program import Program, Rule, render
+from .program import COMMAND_INDENT, Program, Rule, render
 
 KIND = "llm"                       # propose 返回的"修改的种类"：真模型不说它做的是哪种修改
 TIMEOUT = 300.0                    # 一个请求从连接到最后一个字节最多几秒（--llm-timeout；CPU 上的模型读一段两千 token 的
@@ -2569,10 +2569,13 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = "", g
         except (ReplayMismatch, ValueError) as e:
             raise SetupError(str(e)) from None
         recorded = replay.header.get("settings", "")
-        if recorded != settings:
+        # 只比一个个参数：讲师报过，手改文件头时多敲了一个空格，回放说"是用 …录的，这次是 …"，两串参数看着一样、改不对
+        if not isinstance(recorded, str) or recorded.split() != settings.split():
             replay.close()
+            command = replay_command(a.replay, recorded, replay.header.get("gpu"))
             raise SetupError(f"回放文件 {a.replay} 是用“{shown(recorded)}”录的，这次是“{settings}”："
-                             "回放要用录制时的脚本和参数。")
+                             "回放要用录制时的脚本和参数" + (f"，照抄下面这条命令：\n{COMMAND_INDENT}{command}" if command
+                                                             else "。"))
         if replay.complete is False:
             (notify or _tell_stderr)(replay.incomplete_said())
         replay.notify = notify or _tell_stderr
@@ -2617,6 +2620,31 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = "", g
                              + ("腾出磁盘空间，或者录到别的地方；一个 LLM 调用都还没发。" if full else
                                 "先建好它所在的目录、确认能写，或者换一个路径。")) from None
     return backend
+
+
+_SAFE_WORD = re.compile(r"[A-Za-z0-9_.,:=+-]{1,100}")   # 录制时的参数里照抄进命令的一个词（手改过的文件头不照抄）
+
+
+def replay_command(path: str, recorded, gpu=None) -> str | None:
+    """回放这个文件要用的那条命令（在仓库根目录照抄就能跑）："python3 lecture14/04_…py --replay 文件 录制时的参数"，
+    录制时不是默认的 GPU 再加上 --gpu。录制时的参数（文件头的 settings，"04 --seed 0 --budget 50 --seeds 1"）开头的编号
+    找不到脚本、参数里有别的字符（手改过的文件头）时是 None（只说要用录制时的脚本和参数）。讲师报过：那句话只说
+    "是用“02 --seed 0 --after 100”录的"，"02" 是哪个脚本、命令怎么写，要自己拼。"""
+    import shlex
+    import gpus
+    words = recorded.split() if isinstance(recorded, str) else []
+    if not words or not re.fullmatch(r"\d\d", words[0]) or not all(_SAFE_WORD.fullmatch(w) for w in words[1:]):
+        return None
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))          # lecture14
+    try:
+        scripts = sorted(n for n in os.listdir(here) if n.startswith(words[0] + "_") and n.endswith(".py"))
+    except OSError:
+        return None
+    if len(scripts) != 1:
+        return None
+    extra = ["--gpu", gpu] if isinstance(gpu, str) and gpu != gpus.DEFAULT and _SAFE_WORD.fullmatch(gpu) else []
+    return " ".join(shlex.quote(w) for w in ["python3", f"{os.path.basename(here)}/{scripts[0]}", "--replay", path,
+                                              *words[1:], *extra])
 
 
 RATE_LIMITED = "LLM 回 HTTP 429"                 # 限流的失败种类（让等太久时后面接"，要等 … 秒以上（不等）"）
