@@ -101,7 +101,7 @@ def test_a_recording_stopped_by_ctrl_c_is_called_unfinished_when_replayed(tmp_pa
     calls = len(lines) - 1
     assert calls >= 3 and all(json.loads(x)["type"] == "call" for x in lines[1:])   # 录下的都是完整的行，没有结束行
     rep = run_script_fresh(script, *args, "--replay", str(f), env=base_env(), timeout=120)
-    said = [x for x in rep.stderr.splitlines() if not x.startswith("演示")]
+    said = [x for x in rep.stderr.splitlines() if not x.startswith(("演示", f"（回放 {f}："))]   # 开跑前说是回放的那句另测
     assert rep.returncode == 2 and "Traceback" not in rep.stderr, rep.stderr
     assert said[0] == (f"（回放文件 {f} 没录完：最后没有录完时才写的结束行（录的时候按了 Ctrl-C、进程被杀掉了，或者磁盘满了）；"
                        "录下的调用照样回放，用完了回放就停在那里，要放全程就重新 --record。）"), said
@@ -151,7 +151,7 @@ def test_a_recording_killed_in_the_middle_of_a_line_replays_every_whole_line_bef
     f = tmp_path / "killed.jsonl"
     f.write_bytes(b"".join(lines[:whole + 1]) + half[:cut])
     rep = run_script_fresh(script, *args, "--replay", str(f), env=base_env(), timeout=120)
-    said = [x for x in rep.stderr.splitlines() if not x.startswith("演示")]
+    said = [x for x in rep.stderr.splitlines() if not x.startswith(("演示", f"（回放 {f}："))]   # 开跑前说是回放的那句另测
     assert rep.returncode == 2 and "Traceback" not in rep.stderr, rep.stderr
     assert said[0].startswith(f"（回放文件 {f} 没录完：最后一行（第 {whole + 2} 行）只写了一半"), said
     assert said[1].startswith(f"回放停在第 {whole + 1} 次 LLM 调用：{f} 只录了 {whole} 次调用、没录完（"), said
@@ -201,7 +201,7 @@ def test_ctrl_c_keeps_every_reply_of_the_batch_in_flight_that_had_come_back(tmp_
     assert [(x["n"], x["error"]) for x in lines[1:]] == [(1 - out, None)], lines[1:]        # 回来的那一次，只一次
     assert "<<<<<<< SEARCH" in lines[1]["reply"]
     rep = run_script_fresh(script, *args, "--replay", str(f), env=base_env(), timeout=120)
-    said = [x for x in rep.stderr.splitlines() if not x.startswith("演示")]
+    said = [x for x in rep.stderr.splitlines() if not x.startswith(("演示", f"（回放 {f}："))]   # 开跑前说是回放的那句另测
     assert rep.returncode == 2 and "Traceback" not in rep.stderr, rep.stderr
     assert said[0].startswith(f"（回放文件 {f} 没录完："), said                              # 开跑前就说
     assert said[1].startswith(f"回放停在第 {out + 1} 次 LLM 调用：") and "没录完" in said[1], said
@@ -413,7 +413,7 @@ def test_a_finished_recording_ends_with_an_end_line_and_replays_without_a_word(t
     assert len(lines) == 1 + 6 + 1 and said == []
     replay = openai_llm.from_arguments(command_line(None, model=None, llm_concurrency=None, llm_timeout=None,
                                                     replay=str(f)), "04 test", notify=said.append)
-    assert said == [] and replay.complete is True
+    assert [x.split("：")[0] for x in said] == [f"（回放 {f}"] and replay.complete is True   # 只说这是回放（另测）
     evolve(Evaluator(train, table), 4, seed=0, llm=replay)
     assert replay.unused() == 2                                     # 还有两次调用没用上；结束行不算
     replay.close()
@@ -568,3 +568,30 @@ def test_replay_with_other_settings_prints_the_command_that_replays_it(tmp_path)
     spaced.write_bytes(lines[0].replace(b'"04 --seed 0 --budget 12', b'"04  --seed 0 --budget 12 ') + b"".join(lines[1:]))
     p = run_script_fresh(script, *args, "--replay", str(spaced), env=base_env(), timeout=120)
     assert p.returncode == 0 and p.stdout == rec.stdout, p.stderr
+
+
+def test_a_replay_says_first_that_it_is_a_replay_of_which_model_recorded_when(tmp_path):
+    """讲师报过：课上回放时标准输出和录制时逐字节相同（"LLM：stub……每个提议问它一次"），标准错误上也一声不吭：看不出
+    这是回放、录的是哪个模型、什么时候录的；录制文件里也没记时间。现在文件头记下录制的时间（UTC，到分钟），回放开跑前
+    在标准错误上说一句：哪个文件、什么时候对着哪个模型（哪个地址）录的、照录下的回答重放、不联网；早先没记时间的文件
+    说没记。标准输出照旧逐字节相同。"""
+    import json
+    import re
+    from conftest import base_env, run_script_fresh
+    f = tmp_path / "run.jsonl"
+    t0 = time.gmtime(time.time() - 60)
+    script, args, rec, lines = record_04(f, 12)
+    header = json.loads(lines[0])
+    when = header["recorded"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", when) and time.strftime("%Y-%m-%d %H:%M UTC", t0) <= when, header
+    rep = run_script_fresh(script, *args, "--replay", str(f), env=base_env(), timeout=120)
+    assert rep.returncode == 0 and rep.stdout == rec.stdout, rep.stderr
+    assert rep.stderr.splitlines()[0] == (f"（回放 {f}：{when} 对着 stub（{header['base_url']}）录下的运行，照录下的回答重放，"
+                                          "不联网、不问模型。）"), rep.stderr
+    old = tmp_path / "old.jsonl"                                   # 早先录的（文件头里没有 recorded）
+    del header["recorded"]
+    old.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(lines[1:]))
+    rep = run_script_fresh(script, *args, "--replay", str(old), env=base_env(), timeout=120)
+    assert rep.returncode == 0 and rep.stdout == rec.stdout, rep.stderr
+    assert rep.stderr.splitlines()[0] == (f"（回放 {old}：对着 stub（{header['base_url']}）录下的运行（文件里没记什么时候"
+                                          "录的），照录下的回答重放，不联网、不问模型。）"), rep.stderr

@@ -1039,7 +1039,7 @@ class OpenAILLM(_Backend):
     # ---- 录制 ----
     def record_to(self, path: str, settings: str = "") -> None:
         """从现在起把每次调用录进 path（JSON Lines；第一行是文件头：脚本和参数 settings、模型、地址、并发数、
-        采样参数（max_tokens、换成推理模型的参数以后的 max_completion_tokens）、GPU、系统提示；录完时 end_recording
+        采样参数（max_tokens、换成推理模型的参数以后的 max_completion_tokens）、GPU、录制的时间、系统提示；录完时 end_recording
         写最后的结束行）。path 已经有内容时抛 FileExistsError：开跑前查过，这里用"x"再挡一次（查和打开
         之间别的程序写了它，也不清空它：那可能是花钱录的）；空文件照写。"""
         empty = os.path.isfile(path) and os.path.getsize(path) == 0
@@ -1049,7 +1049,8 @@ class OpenAILLM(_Backend):
             self._write(dict(type="header", format=FORMAT, version=VERSION, settings=settings, model=self.model,
                              base_url=clean_url(self.base_url), concurrency=self.concurrency, temperature=self.temperature,
                              max_tokens=self.max_tokens, max_completion_tokens=self.max_completion_tokens, seed=self.seed,
-                             gpu=GPU.key, system_prompt=SYSTEM_PROMPT))
+                             gpu=GPU.key, recorded=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                             system_prompt=SYSTEM_PROMPT))
         except OSError:                                   # 连文件头都写不下（磁盘满了）：不留半截文件（讲师报过：
             self._cut_record()                            # 重跑同一个名字时被当成"已经有了、可能是花钱录的"）
             if not empty:
@@ -2344,6 +2345,18 @@ class ReplayLLM(_Backend):
             return None
         return True if obj.get("type") == "end" else False if obj.get("type") == "call" else None
 
+    def announced(self) -> str:
+        """开跑前在标准错误上说的那句：这是回放、录的是哪个模型（哪个地址）、什么时候录的（第 5 版起文件头里的 recorded；
+        早先的文件没记）。标准输出和录制时逐字节相同，说"问它"的那几行在回放时也一样：讲师报过，课上学生看到的只有
+        "LLM：qwen2.5-coder:7b……每个提议问它一次"，看不出这是几天前录下的一次运行的回放。"""
+        h = self.header
+        url = h.get("base_url")
+        where = f"（{shown(url, 100)}）" if isinstance(url, str) and url else ""
+        when = h.get("recorded")
+        dated = isinstance(when, str) and when
+        return (f"（回放 {self.path}：{shown(when, 40) + ' ' if dated else ''}对着 {shown(self.model)}{where}录下的运行"
+                f"{'' if dated else '（文件里没记什么时候录的）'}，照录下的回答重放，不联网、不问模型。）")
+
     def incomplete_said(self) -> str:
         """文件没录完（第 2 版、没有结束行）时开跑前说的那句话（from_arguments 用 notify 说；回放照样开跑）。"""
         if self.half_line is not None:
@@ -2576,6 +2589,7 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = "", g
             raise SetupError(f"回放文件 {a.replay} 是用“{shown(recorded)}”录的，这次是“{settings}”："
                              "回放要用录制时的脚本和参数" + (f"，照抄下面这条命令：\n{COMMAND_INDENT}{command}" if command
                                                              else "。"))
+        (notify or _tell_stderr)(replay.announced())
         if replay.complete is False:
             (notify or _tell_stderr)(replay.incomplete_said())
         replay.notify = notify or _tell_stderr
