@@ -595,3 +595,25 @@ def test_a_replay_says_first_that_it_is_a_replay_of_which_model_recorded_when(tm
     assert rep.returncode == 0 and rep.stdout == rec.stdout, rep.stderr
     assert rep.stderr.splitlines()[0] == (f"（回放 {old}：对着 stub（{header['base_url']}）录下的运行（文件里没记什么时候"
                                           "录的），照录下的回答重放，不联网、不问模型。）"), rep.stderr
+
+
+def test_a_recording_saved_as_gbk_is_refused_before_the_run_with_the_command_that_converts_it(tmp_path):
+    """讲师报过：在 Windows 上用记事本打开录制文件、改了一个字，存成了 ANSI（GBK）。文件头是 ASCII，照样读得懂，回放开跑、
+    演示 1 在学生面前印完了，才说"第 2 行不是 --record 写的格式（不是 UTF-8 的文字）"，没说为什么、怎么办。现在开跑前就说：
+    哪一行、看起来是 GBK、下一行是转回 UTF-8 的命令（标准输出什么也没有）；照抄那条命令以后回放和录制时逐字节相同。"""
+    import shutil
+    import subprocess
+    from conftest import base_env, run_script_fresh
+    script, args, rec, lines = record_04(tmp_path / "run.jsonl", 12)
+    f = tmp_path / "课上 用.jsonl"
+    f.write_bytes(b"".join(lines).decode("utf-8").replace("\n", "\r\n").encode("gbk"))
+    rep = run_script_fresh(script, *args, "--replay", str(f), env=base_env(), timeout=120)
+    said = rep.stderr.strip().splitlines()
+    assert rep.returncode == 2 and rep.stdout == "" and "Traceback" not in rep.stderr, rep.stderr
+    assert said[0].startswith(f"{f}:2: 这一行不是 UTF-8，看起来是 GBK（") and len(said) == 2, said
+    assert said[1].startswith("    iconv -f GBK -t UTF-8 "), said
+    if shutil.which("iconv") is None:
+        pytest.skip("这台机器没有 iconv：照抄那条命令的那一半测不了")
+    assert subprocess.run(["bash", "-c", said[1]], timeout=60).returncode == 0
+    rep = run_script_fresh(script, *args, "--replay", str(f), env=base_env(), timeout=120)
+    assert rep.returncode == 0 and rep.stdout == rec.stdout, rep.stderr

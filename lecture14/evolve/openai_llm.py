@@ -70,6 +70,7 @@ PYTHONPATH=lecture14 python -m evolve.openai_llm 也只印系统提示。开跑�
 from __future__ import annotations
 
 import base64
+import codecs
 import email.utils
 import errno
 import functools
@@ -96,7 +97,7 @@ from kernel_lab import (BYTES, GRID, MAX_REGS_PER_THREAD, MAX_SMEM_PER_BLOCK, MA
 from sched_lab import GPU, SMS
 
 from .diff import MALFORMED, NO_BLOCK, DiffError, format_diff, make_diff, parse_diff
-from .problem import os_words
+from .problem import gbk_to_utf8_command, os_words
 from .program import COMMAND_INDENT, Program, Rule, render
 
 KIND = "llm"                       # propose 返回的"修改的种类"：真模型不说它做的是哪种修改
@@ -2255,8 +2256,8 @@ class ReplayLLM(_Backend):
                                 f"文件超过 {MAX_RECORD_BYTES / 1e9:g} GB")
         return raw
 
-    def _bad(self, why: str) -> ValueError:
-        return ValueError(f"{self.path}:{self._lineno}: 这一行不是 --record 写的格式（{why}）；回放只认 --record 录下的 "
+    def _bad(self, why: str, lineno: int | None = None) -> ValueError:
+        return ValueError(f"{self.path}:{lineno or self._lineno}: 这一行不是 --record 写的格式（{why}）；回放只认 --record 录下的 "
                           "JSON Lines 文件")
 
     def _object(self, raw: bytes) -> dict | None:
@@ -2264,7 +2265,7 @@ class ReplayLLM(_Backend):
         try:
             line = raw.decode("utf-8-sig" if self._lineno == 1 else "utf-8")   # 记事本另存时加的 BOM（讲师报过：
         except UnicodeDecodeError:                                            # 说成"不是 JSON"）
-            raise self._bad("不是 UTF-8 的文字") from None
+            raise self._not_utf8(raw, self._lineno) from None
         if not line.strip():
             return None
         try:
@@ -2276,6 +2277,31 @@ class ReplayLLM(_Backend):
         if not isinstance(obj, dict):
             raise self._bad("不是 --record 写的那种 JSON 对象")
         return obj
+
+    def _not_utf8(self, raw: bytes, lineno: int) -> ValueError:
+        """第 lineno 行（raw）不是 UTF-8 时的那句话：读得成 GBK 的（讲师报过：在 Windows 上用记事本打开、改了一个字、
+        存成了 ANSI，课上回放放完演示 1 才说"不是 --record 写的格式"）说多半是另存成了 GBK，下一行是转回 UTF-8 的命令。"""
+        try:
+            raw.decode("gbk")
+        except UnicodeDecodeError:
+            return self._bad("不是 UTF-8 的文字", lineno)
+        return ValueError(f"{self.path}:{lineno}: 这一行不是 UTF-8，看起来是 GBK（用记事本之类的编辑器另存过？）；--record 写的"
+                          f"是 UTF-8：用原来的文件，或者照抄下面这条命令转回 UTF-8：\n{COMMAND_INDENT}{gbk_to_utf8_command(self.path)}")
+
+    def _check_encoding(self) -> None:
+        """开跑前看一眼文件头后面的 64 KB 是不是 UTF-8：不是就现在说（_not_utf8），不等回放到那一行——那时演示已经印了
+        一半。文件头是 ASCII，另存成 GBK 的文件第一行照样读得懂，坏的是第一次调用的提示（中文）。"""
+        try:
+            chunk = os.pread(self._file.fileno(), 1 << 16, self._bytes)
+        except OSError:
+            return                                        # 读不了的，回放读到那里时说
+        chunk = chunk[:chunk.rfind(b"\n") + 1] or chunk   # 整行（64 KB 里没有换行：看这一段的开头）
+        try:
+            codecs.getincrementaldecoder("utf-8")().decode(chunk, final=False)
+        except UnicodeDecodeError as e:
+            line = chunk[:chunk.find(b"\n", e.start) + 1 or len(chunk)]
+            line = line[line.rfind(b"\n", 0, e.start) + 1:]
+            raise self._not_utf8(line, self._lineno + chunk.count(b"\n", 0, e.start) + 1) from None
 
     def _header(self) -> dict:
         """第一行：--record 写的文件头（文件头里的每段文字都可能被印出来：settings、gpu……先抹密钥）。"""
@@ -2289,6 +2315,7 @@ class ReplayLLM(_Backend):
         header = None if obj is None else {k: redact(v, self._key) if isinstance(v, str) else v for k, v in obj.items()}
         self._check_header(self.path, header)            # 第一行就不对（拿错了文件）：不往下读
         self._check_last_line()
+        self._check_encoding()
         return header
 
     def _check_last_line(self) -> None:
