@@ -573,8 +573,8 @@ def test_replay_with_other_settings_prints_the_command_that_replays_it(tmp_path)
 def test_a_replay_says_first_that_it_is_a_replay_of_which_model_recorded_when(tmp_path):
     """讲师报过：课上回放时标准输出和录制时逐字节相同（"LLM：stub……每个提议问它一次"），标准错误上也一声不吭：看不出
     这是回放、录的是哪个模型、什么时候录的；录制文件里也没记时间。现在文件头记下录制的时间（UTC，到分钟），回放开跑前
-    在标准错误上说一句：哪个文件、什么时候对着哪个模型（哪个地址）录的、照录下的回答重放、不联网；早先没记时间的文件
-    说没记。标准输出照旧逐字节相同。"""
+    在标准错误上说一句：哪个文件、什么时候对着哪个模型（服务器报的模型名和 --model 不一样时也说：桩服务器说自己不是
+    语言模型；哪个地址）录的、照录下的回答重放、不联网；早先没记时间的文件说没记。标准输出照旧逐字节相同。"""
     import json
     import re
     from conftest import base_env, run_script_fresh
@@ -586,15 +586,16 @@ def test_a_replay_says_first_that_it_is_a_replay_of_which_model_recorded_when(tm
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", when) and time.strftime("%Y-%m-%d %H:%M UTC", t0) <= when, header
     rep = run_script_fresh(script, *args, "--replay", str(f), env=base_env(), timeout=120)
     assert rep.returncode == 0 and rep.stdout == rec.stdout, rep.stderr
-    assert rep.stderr.splitlines()[0] == (f"（回放 {f}：{when} 对着 stub（{header['base_url']}）录下的运行，照录下的回答重放，"
-                                          "不联网、不问模型。）"), rep.stderr
+    served = "服务器报的模型名是 test-stub (scripted replies, not a language model)"     # 桩服务器报的：不是语言模型
+    assert rep.stderr.splitlines()[0] == (f"（回放 {f}：{when} 对着 stub（{served}，{header['base_url']}）录下的运行，"
+                                          "照录下的回答重放，不联网、不问模型。）"), rep.stderr
     old = tmp_path / "old.jsonl"                                   # 早先录的（文件头里没有 recorded）
     del header["recorded"]
     old.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(lines[1:]))
     rep = run_script_fresh(script, *args, "--replay", str(old), env=base_env(), timeout=120)
     assert rep.returncode == 0 and rep.stdout == rec.stdout, rep.stderr
-    assert rep.stderr.splitlines()[0] == (f"（回放 {old}：对着 stub（{header['base_url']}）录下的运行（文件里没记什么时候"
-                                          "录的），照录下的回答重放，不联网、不问模型。）"), rep.stderr
+    assert rep.stderr.splitlines()[0] == (f"（回放 {old}：对着 stub（{served}，{header['base_url']}）录下的运行（文件里没记"
+                                          "什么时候录的），照录下的回答重放，不联网、不问模型。）"), rep.stderr
 
 
 def test_a_recording_saved_as_gbk_is_refused_before_the_run_with_the_command_that_converts_it(tmp_path):

@@ -2204,6 +2204,7 @@ class ReplayLLM(_Backend):
         self._unused = (-1, 0)                            # unused() 数过的：(从第几个字节数起, 几行)
         self._end_at: int | None = None                   # 最后一行只写了一半时：它从第几个字节起（读到那里就当文件完了）
         self.half_line: int | None = None                 # 那一行是第几行（incomplete_said 说）
+        self.served: str | None = None                    # 第一次调用时服务器报的模型名（_check_encoding 读；announced 说）
         self._switch_said = False                         # 录制时换过参数的那句说过了
         try:
             self._file = open(path, "rb")
@@ -2302,6 +2303,14 @@ class ReplayLLM(_Backend):
             line = chunk[:chunk.find(b"\n", e.start) + 1 or len(chunk)]
             line = line[line.rfind(b"\n", 0, e.start) + 1:]
             raise self._not_utf8(line, self._lineno + chunk.count(b"\n", 0, e.start) + 1) from None
+        first = chunk.split(b"\n", 1)[0] if b"\n" in chunk else b""      # 第一次调用：服务器报的模型名（announced 说）
+        try:
+            obj = loads(first.decode("utf-8")) if first.strip() else None
+        except (ValueError, RecursionError):
+            obj = None                                    # 读不懂的，回放读到那里时说
+        model = obj.get("model") if isinstance(obj, dict) and obj.get("type") == "call" else None
+        if _plain(model) and len(model) <= MAX_NAME:
+            self.served = redact(model, self._key)
 
     def _header(self) -> dict:
         """第一行：--record 写的文件头（文件头里的每段文字都可能被印出来：settings、gpu……先抹密钥）。"""
@@ -2373,12 +2382,15 @@ class ReplayLLM(_Backend):
         return True if obj.get("type") == "end" else False if obj.get("type") == "call" else None
 
     def announced(self) -> str:
-        """开跑前在标准错误上说的那句：这是回放、录的是哪个模型（哪个地址）、什么时候录的（第 5 版起文件头里的 recorded；
-        早先的文件没记）。标准输出和录制时逐字节相同，说"问它"的那几行在回放时也一样：讲师报过，课上学生看到的只有
+        """开跑前在标准错误上说的那句：这是回放、录的是哪个模型（哪个地址；服务器报的模型名和 --model 不一样时也说，
+        比如桩服务器的 "test-stub (scripted replies, not a language model)"）、什么时候录的（文件头里的 recorded；早先录的
+        文件没记）。标准输出和录制时逐字节相同，说"问它"的那几行在回放时也一样：讲师报过，课上学生看到的只有
         "LLM：qwen2.5-coder:7b……每个提议问它一次"，看不出这是几天前录下的一次运行的回放。"""
         h = self.header
         url = h.get("base_url")
-        where = f"（{shown(url, 100)}）" if isinstance(url, str) and url else ""
+        parts = ([f"服务器报的模型名是 {shown(self.served, 100)}"] if self.served and self.served != self.model else []) + \
+                ([shown(url, 100)] if isinstance(url, str) and url else [])
+        where = f"（{'，'.join(parts)}）" if parts else ""
         when = h.get("recorded")
         dated = isinstance(when, str) and when
         return (f"（回放 {self.path}：{shown(when, 40) + ' ' if dated else ''}对着 {shown(self.model)}{where}录下的运行"
