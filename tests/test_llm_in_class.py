@@ -544,22 +544,24 @@ def test_replay_with_other_settings_prints_the_command_that_replays_it(tmp_path)
     --after 100”录的……回放要用录制时的脚本和参数"：02 是哪个脚本、命令怎么写要自己拼；手改文件头时多敲了一个空格，
     两串参数看着一模一样也不让回放。现在那句话后面另起一行是照抄就能跑的命令（脚本、--replay 文件、录制时的参数），
     参数只比一个个词。"""
+    import json
     import shlex
     import subprocess
     import sys
     from conftest import ROOT, base_env, run_script_fresh
     f = tmp_path / "录的 run.jsonl"
     script, args, rec, lines = record_04(f, 12)
-    for other, wanted in ((script, "python3 lecture14/04_alphaevolve_tiling.py"),
-                          (script.replace("04_alphaevolve_tiling", "05_ablations"), None),
-                          (script.replace("04_alphaevolve_tiling", "02_llm_proposal"), None)):
+    gpu = json.loads(lines[0])["gpu"]                              # 整个测试换到别的 GPU 上跑时（TESTS_GPU）命令带 --gpu
+    extra = [] if gpu == "h100" else ["--gpu", gpu]
+    for other in (script, script.replace("04_alphaevolve_tiling", "05_ablations"),
+                  script.replace("04_alphaevolve_tiling", "02_llm_proposal")):
         p = run_script_fresh(other, "--replay", str(f), env=base_env(), timeout=120)
         said = p.stderr.strip().splitlines()
         assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr, p.stderr
         assert said[0].startswith(f"回放文件 {f} 是用“04 --seed 0 --budget 12 --seeds 1”录的，这次是“"), said
         assert said[0].endswith("回放要用录制时的脚本和参数，照抄下面这条命令：") and len(said) == 2, said
         assert shlex.split(said[1]) == ["python3", "lecture14/04_alphaevolve_tiling.py", "--replay", str(f),
-                                        "--seed", "0", "--budget", "12", "--seeds", "1"], said
+                                        "--seed", "0", "--budget", "12", "--seeds", "1", *extra], said
     words = shlex.split(said[1])                                   # 照抄：回放和录制时的标准输出逐字节相同
     again = subprocess.run([sys.executable, *words[1:]], cwd=ROOT, env=base_env(), capture_output=True, text=True,
                            timeout=120)

@@ -881,6 +881,8 @@ def test_the_readme_stub_server_command_explains_its_modes_instead_of_serving_a_
 def test_04_replay_on_another_gpu_names_the_gpu_not_a_code_change(tmp_path):
     """讲师报过：用 --gpu a100 录下、回放时忘了 --gpu，说的是"系统提示不一样（openai_llm.py 改过）、重新 --record"：
     代码没改，重录也不对。文件头记下 GPU，回放时先说真正的原因；加上同样的 --gpu 就逐字节相同。"""
+    import shlex
+    from conftest import ROOT
     f = tmp_path / "a100.jsonl"
     args = ("--budget", "6", "--seeds", "1", "--jobs", "1")
     env = {k: v for k, v in base_env().items() if k != "MINI_ALPHAEVOLVE_GPU"}      # 不给 --gpu 就是 H100（TESTS_GPU 也一样）
@@ -893,6 +895,15 @@ def test_04_replay_on_another_gpu_names_the_gpu_not_a_code_change(tmp_path):
     assert "--gpu a100 下录的" in p.stderr and "加上 --gpu a100 再回放" in p.stderr and "改过" not in p.stderr
     same = run_script_fresh(SCRIPT, *args, "--gpu", "a100", "--replay", str(f), timeout=120, env=env)
     assert same.returncode == 0 and same.stdout == rec.stdout
+    # 参数也和录制时不一样（忘了 --budget）：先说 GPU，下一行是整条命令（GPU 和参数都对），照抄就逐字节相同
+    p = run_script_fresh(SCRIPT, "--replay", str(f), timeout=120, env=env)
+    said = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(said) == 2 and said[0].endswith("照抄下面这条命令："), p.stderr
+    words = shlex.split(said[1])
+    assert words == ["python3", "lecture14/04_alphaevolve_tiling.py", "--replay", str(f), "--seed", "0", "--budget", "6",
+                     "--seeds", "1", "--gpu", "a100"], said
+    again = subprocess.run([sys.executable, *words[1:]], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and again.stdout == rec.stdout, again.stderr
 
 
 def test_04_replay_of_a_file_that_is_not_a_recording_says_why_in_chinese(tmp_path):

@@ -2228,8 +2228,10 @@ class ReplayLLM(_Backend):
         recorded_gpu = header.get("gpu")
         if isinstance(recorded_gpu, str) and recorded_gpu != GPU.key:   # 系统提示里有 GPU：先说真正的原因
             self.close()
+            command = replay_command(path, header.get("settings"), recorded_gpu)   # 参数也要和录制时一样：整条命令
             raise ReplayMismatch(f"回放文件 {path} 是在 --gpu {shown(recorded_gpu, 20)} 下录的，这次是 --gpu {GPU.key}："
-                                 f"加上 --gpu {shown(recorded_gpu, 20)} 再回放（提示里有 GPU 的数，换了 GPU 回复就对不上）。")
+                                 f"加上 --gpu {shown(recorded_gpu, 20)} 再回放（提示里有 GPU 的数，换了 GPU 回复就对不上）"
+                                 + (f"，照抄下面这条命令：\n{COMMAND_INDENT}{command}" if command else "。"))
         if header.get("system_prompt") != SYSTEM_PROMPT:
             self.close()
             raise ReplayMismatch(f"回放文件 {path} 录制时用的系统提示和现在的不一样（evolve/openai_llm.py 改过）："
@@ -2695,7 +2697,9 @@ def replay_command(path: str, recorded, gpu=None) -> str | None:
         return None
     if len(scripts) != 1:
         return None
-    extra = ["--gpu", gpu] if isinstance(gpu, str) and gpu != gpus.DEFAULT and _SAFE_WORD.fullmatch(gpu) else []
+    # 录制时的 GPU 不是默认的，或者这次选的（环境变量）不是它：写上 --gpu
+    extra = (["--gpu", gpu] if isinstance(gpu, str) and gpu in gpus.GPUS
+             and (gpu != gpus.DEFAULT or gpu != GPU.key) else [])
     return " ".join(shlex.quote(w) for w in ["python3", f"{os.path.basename(here)}/{scripts[0]}", "--replay", path,
                                               *words[1:], *extra])
 
