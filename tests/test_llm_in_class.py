@@ -566,6 +566,17 @@ def test_replay_with_other_settings_prints_the_command_that_replays_it(tmp_path)
     again = subprocess.run([sys.executable, *words[1:]], cwd=ROOT, env=base_env(), capture_output=True, text=True,
                            timeout=120)
     assert again.returncode == 0 and again.stdout == rec.stdout, again.stderr
+    import os                                                      # 在别的目录里运行、文件名是相对的：命令照样在
+    here = tmp_path / "here"                                       # 仓库根目录照抄就能跑（文件名从根目录写）
+    here.mkdir()
+    (here / "run.jsonl").write_bytes(b"".join(lines))
+    p = subprocess.run([sys.executable, script, "--replay", "run.jsonl"], cwd=here, env=base_env(), capture_output=True,
+                       text=True, timeout=120)
+    words = shlex.split(p.stderr.strip().splitlines()[-1])
+    assert p.returncode == 2 and words[3] == os.path.relpath(here / "run.jsonl", ROOT), p.stderr
+    again = subprocess.run([sys.executable, *words[1:]], cwd=ROOT, env=base_env(), capture_output=True, text=True,
+                           timeout=120)
+    assert again.returncode == 0 and again.stdout == rec.stdout, again.stderr
     spaced = tmp_path / "spaced.jsonl"                             # 文件头里多了空格：参数一样，照样回放
     spaced.write_bytes(lines[0].replace(b'"04 --seed 0 --budget 12', b'"04  --seed 0 --budget 12 ') + b"".join(lines[1:]))
     p = run_script_fresh(script, *args, "--replay", str(spaced), env=base_env(), timeout=120)

@@ -2700,6 +2700,9 @@ def replay_command(path: str, recorded, gpu=None) -> str | None:
     # 录制时的 GPU 不是默认的，或者这次选的（环境变量）不是它：写上 --gpu
     extra = (["--gpu", gpu] if isinstance(gpu, str) and gpu in gpus.GPUS
              and (gpu != gpus.DEFAULT or gpu != GPU.key) else [])
+    root = os.path.dirname(here)                      # 命令在仓库根目录运行（和"可以试试"一样）：文件名从那里写
+    if not os.path.isabs(path) and os.path.realpath(os.getcwd()) != os.path.realpath(root):
+        path = os.path.relpath(os.path.abspath(path), root)
     return " ".join(shlex.quote(w) for w in ["python3", f"{os.path.basename(here)}/{scripts[0]}", "--replay", path,
                                               *words[1:], *extra])
 
