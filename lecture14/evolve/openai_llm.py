@@ -1406,7 +1406,7 @@ class OpenAILLM(_Backend):
                 via = self.proxy_said()
                 raise ServerUnreachable(f"LLM 服务器 {where} 在 {timeout:g} 秒内没有回完 GET /models"
                                         + (f"（这次是经{via} 连的）" if via else ""),
-                                        (f"检查代理在不在、让不让连这个地址，用不着代理的话这次运行不设那个环境变量；"
+                                        ("检查代理在不在、让不让连这个地址，用不着代理的话这次运行不设那个环境变量；"
                                          if via else "") + f"检查 {self.names.address}，或者等它不忙了再试") from None
             if e.kind == UNREACHABLE:
                 raise ServerUnreachable(f"连不上 LLM 服务器 {where}（{e.detail}）",
