@@ -23,7 +23,7 @@ from stub_llm_server import MODES, STALL, STUB_MODEL, StubServer, free_port, wit
 from evolve import EXPERT, Evaluator, evolve, render
 from evolve.mock_llm import Prompt
 from evolve.openai_llm import (BAD_JSON, CUT_OFF, GAVE_UP, KIND, NO_CONTENT, SYSTEM_PROMPT, TIMEOUT_KIND, UNREACHABLE, LLMError,
-                               OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, _example, ledger, redact)
+                               OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, VERSION, _example, ledger, redact)
 from evolve.diff import NO_BLOCK
 from evolve.program import apply_diff, parse_diff
 from evolve.source import parse
@@ -917,7 +917,11 @@ def test_04_replay_of_a_file_that_is_not_a_recording_says_why_in_chinese(tmp_pat
              # 一半的没有可放的（文件头后面的半行不算，整行照样回放：test_llm_in_class.py）
              ("empty.jsonl", b"", "empty.jsonl 是空的"), ("cut.jsonl", head[:len(head) // 2], "cut.jsonl:1: 最后一行没写完"),
              # 第一行就不是文件头（拿错了文件）：不往下读
-             ("other.jsonl", b'{"a": 1}\n' + b"x" * 100, "other.jsonl:1: 第一行不是 --record 写的文件头")]
+             ("other.jsonl", b'{"a": 1}\n' + b"x" * 100, "other.jsonl:1: 第一行不是 --record 写的文件头"),
+             # 助手报过：文件头写着以后的版本（更新的代码录的，或者手改过）照样回放，什么都不说
+             ("future.jsonl", head.replace(f'"version": {VERSION},'.encode(), f'"version": {VERSION + 1},'.encode()),
+              f"future.jsonl:1: 文件头说这是第 {VERSION + 1} 版的录制文件，这份代码只认到第 {VERSION} 版")]
+    assert f'"version": {VERSION},'.encode() in head, head                  # 测试的前提：录的是这一版
     for name, data, says in cases:
         (tmp_path / name).write_bytes(data)
         p = run_04("--replay", str(tmp_path / name))

@@ -2428,6 +2428,10 @@ class ReplayLLM(_Backend):
                 or len(model) > MAX_NAME or type(concurrency) is not int or not 1 <= concurrency <= MAX_CONCURRENCY
                 or not all(type(n) is int and 1 <= n <= MAX_LLM_TOKENS for n in limits)):   # 句子里会印出来
             raise ReplayHeaderError(f"{path}:1: 第一行不是 --record 写的文件头；回放只认 --record 录下的 JSON Lines 文件")
+        version = header.get("version", 1)
+        if type(version) is int and version > VERSION:    # 更新的代码录的（或者手改过）：行的写法这份代码不一定认得
+            raise ReplayHeaderError(f"{path}:1: 文件头说这是第 {version} 版的录制文件，这份代码只认到第 {VERSION} 版：用录它的"
+                                    "那份代码回放（先 git pull 到同一个版本），或者用这份代码重新 --record")
 
     def check(self) -> None:
         """回放不联网，没什么要查的。"""
