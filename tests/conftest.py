@@ -1,7 +1,7 @@
 """测试的机器（make test = python -m pytest -q tests）。维护测试的人读这一段就够了；细节在下面各节的注释里。
 
 给测试的东西
-  - 各讲的目录在 sys.path 上：测试直接 import console、runner、kernel_lab、sched_lab、evolve。
+  - 各讲的目录在 sys.path 上（测试直接 import console、runner、evolve……）；换一个模块的时钟、Popen：only_in（后台线程在跑）。
   - MINI_ALPHAEVOLVE_EXPERT 指向钉住的讲义专家（lecture14/evolve/lecture_expert.py），子进程也继承：学生改
     expert_heuristic.py 不影响讲义论断的测试；学生那份只由 test_student_expert.py 检查，不同时结果末尾说一行。
   - fixture：table（整个会话一张时间表）、train（默认划分的训练形状）、no_numpy_path（PATH 上的 python3 没有 numpy）。
@@ -805,6 +805,17 @@ def ahead(fn=None, *, waits=False):
     wrapper.ahead = True
     wrapper.waits = waits
     return wrapper
+
+
+def only_in(monkeypatch, owner, name: str, **replaced) -> None:
+    """owner 这个模块里的全局名字 name（一个模块，比如 time、subprocess）换成它的一份拷贝，拷贝里 replaced 的属性换掉；
+    测试结束时换回来。不要 monkeypatch.setattr(owner.time, "monotonic", …)：那改的是整个进程的 time 模块，后台线程
+    （预跑的 @ahead 函数、测试服务器）同时在用——一次运行里假的时钟让它们量出几千秒，假的 Popen 让它们拿到别的进程。"""
+    import types
+    fake = types.ModuleType(name)
+    fake.__dict__.update(vars(getattr(owner, name)))
+    fake.__dict__.update(replaced)
+    monkeypatch.setattr(owner, name, fake)
 
 
 def base_env() -> dict:

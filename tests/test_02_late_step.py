@@ -260,9 +260,10 @@ def test_a_long_search_says_how_far_it_is_on_stderr_and_a_short_one_says_nothing
     said = []
     monkeypatch.setattr(s02, "progress", said.append)
     clock = iter(range(10 ** 6))
-    monkeypatch.setattr(s02.time, "monotonic", lambda: 0.3 * next(clock))
     import runner
-    monkeypatch.setattr(runner.time, "monotonic", lambda: 0.3 * next(clock))
+    from conftest import only_in                  # 只换这两个模块的时钟：后台线程同时在量时间
+    only_in(monkeypatch, s02, "time", monotonic=lambda: 0.3 * next(clock))
+    only_in(monkeypatch, runner, "time", monotonic=lambda: 0.3 * next(clock))
     k, _ = s02.find_proposal(table, train, 0, after, label="找")
     total = after + s02.LOOK
     assert said and all(re.fullmatch(rf"找：做完 [\d,]+/{total:,} 个提议(，还要.*)?", line) for line in said[:-1]), said
@@ -278,8 +279,8 @@ def test_a_long_search_says_how_far_it_is_on_stderr_and_a_short_one_says_nothing
     assert said[-1] == (f"找：做完 {total:,}/{total:,} 个提议" if k is None else
                         f"找：做完 {k:,}/{total:,} 个提议——第 {k:,} 个就是要找的，不用再往后跑"), said
     said.clear()
-    monkeypatch.setattr(s02.time, "monotonic", lambda: 0.0)                # 一瞬间跑完：一行都不说
-    monkeypatch.setattr(runner.time, "monotonic", lambda: 0.0)
+    only_in(monkeypatch, s02, "time", monotonic=lambda: 0.0)               # 一瞬间跑完：一行都不说
+    only_in(monkeypatch, runner, "time", monotonic=lambda: 0.0)
     s02.find_proposal(table, train, 0, 100)
     assert said == []
 

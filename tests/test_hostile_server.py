@@ -20,7 +20,7 @@ import time
 import pytest
 
 from printed import gave_up_at_the_end
-from conftest import ahead, base_env, run_script_fresh
+from conftest import ahead, base_env, only_in, run_script_fresh
 from hostile_server import ESCAPES, FLOOD_BYTES, SAME_KIND, HostileServer, same_kind
 from stub_llm_server import SLACK, STALL, within
 
@@ -547,7 +547,7 @@ def test_the_timeout_never_shuts_down_another_connection_that_got_the_same_fd(mo
                 got["victim"] = got["fillers"].pop()
                 break
         return real(fd, *args)
-    monkeypatch.setattr(openai_llm.socket, "fromfd", after_the_reader_closed)
+    only_in(monkeypatch, openai_llm, "socket", fromfd=after_the_reader_closed)   # 只换 openai_llm 看到的
     try:
         with HostileServer(chat="processing_forever", drip=0.1, max_seconds=STALL) as s:
             kind, _, took = ask(client(s.url, timeout=0.5, retries=0))
@@ -936,6 +936,8 @@ def test_the_timeout_bounds_a_host_with_several_addresses(monkeypatch):
     还没完——http.client 给每个地址各等整个 timeout，连上以后读响应头也只有"每次读"的期限。现在查地址、连每个地址
     都只用剩下的时间；连上时已经过了期限，请求一个字节也不发。"""
     import socket
+
+    from evolve import openai_llm
     jammed = socket.socket()                     # listen(0) 再占住那一个排队的位置：之后的连接握手不上，一直等
     jammed.bind(("127.0.0.1", 0))
     jammed.listen(0)
@@ -955,7 +957,7 @@ def test_the_timeout_bounds_a_host_with_several_addresses(monkeypatch):
                     return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", jammed.getsockname()[1])),
                             (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", s.port))]
                 return real(host, port, *a, **k)
-            monkeypatch.setattr(socket, "getaddrinfo", two)
+            only_in(monkeypatch, openai_llm, "socket", getaddrinfo=two)      # 只换 openai_llm 看到的
             backend = OpenAILLM("https://two.example.invalid/v1", "x", api_key="", timeout=1.0, retries=0)
             backend._scheme = "http"                                          # 测试用明文说话（没有 TLS 的服务器）
             t = time.monotonic()

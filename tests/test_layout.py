@@ -56,6 +56,35 @@ def test_the_test_machinery_is_explained_in_conftests_docstring():
     assert len(doc.splitlines()) <= 60                                      # 一屏左右
 
 
+PROCESS_WIDE = re.compile(r"monkeypatch\.setattr\(\s*[\w.]*\b(time|subprocess|socket|os|threading|select)\s*,")
+
+
+def test_no_test_patches_a_module_the_background_threads_share():
+    """一次 TESTS_GPU=a100 的运行里，SOCKS 代理那个测试红了（TypeError：标准错误是 bytes）：另一个测试在前台
+    monkeypatch.setattr(runmod.subprocess, "Popen", …)，改的是整个进程的 subprocess，后台线程的那两次运行拿到了它
+    "只会睡 30 秒"的假进程；假的 time.monotonic 也一样让后台量出的秒数不对。测试要换这些模块里的东西时用 conftest 的
+    only_in（只换一个模块看到的），这里查没有测试再直接改它们。"""
+    found = []
+    for name in sorted(os.listdir(os.path.join(ROOT, "tests"))):
+        if name.endswith(".py") and name != "test_layout.py":          # 这个文件的说明里举了那个例子
+            with open(os.path.join(ROOT, "tests", name), encoding="utf-8") as f:
+                found += [f"tests/{name}:{i}: {line.strip()}" for i, line in enumerate(f, 1) if PROCESS_WIDE.search(line)
+                          and "不要" not in line]
+    assert not found, "这些测试改的是整个进程的模块（后台线程也在用），换成 conftest.only_in：\n" + "\n".join(found)
+
+
+def test_only_in_changes_what_one_module_sees_and_nothing_else(monkeypatch):
+    import time
+
+    import runner
+    from conftest import only_in
+    real = time.monotonic
+    only_in(monkeypatch, runner, "time", monotonic=lambda: 42.0)
+    assert runner.time.monotonic() == 42.0 and time.monotonic is real and runner.time.sleep is time.sleep
+    monkeypatch.undo()
+    assert runner.time is time
+
+
 def test_first_make_run_prints_short_lines_not_pip_command_lines():
     """学生报过：第一次 make run 时 make 把 pip 的命令行原样印出来，83–93 列，80 列的终端里折成两行。现在建 .venv、
     装依赖的每一步都不回显命令（@），只印一句 80 列以内的中文说在做什么。"""

@@ -23,7 +23,8 @@ import gpus
 
 from console import PIPE_WIDTH, display_width
 
-from conftest import ROOT, ahead, alive, base_env, descendants, load_script, run_concurrently, run_script, session_dir, stop_group
+from conftest import (ROOT, ahead, alive, base_env, descendants, load_script, only_in, run_concurrently, run_script,  # noqa: E501
+                      session_dir, stop_group)
 from printed import unfold
 
 sys.path.insert(0, os.path.join(ROOT, "lecture14"))
@@ -932,7 +933,7 @@ def test_openevolve_writes_its_temporary_files_into_the_output_directory(tmp_pat
     def popen(args, **kw):
         seen.update(kw)
         raise Stop
-    monkeypatch.setattr(runmod.subprocess, "Popen", popen)
+    only_in(monkeypatch, runmod, "subprocess", Popen=popen)   # 不是整个进程的：后台线程也在起进程
     with pytest.raises(Stop):
         runmod.run_openevolve(runmod.Processes(), "http://127.0.0.1:9/v1", 1, 0, str(tmp_path / "out"))
     assert seen["env"]["TMPDIR"] == str(tmp_path / "out" / "tmp") and os.path.isdir(tmp_path / "out" / "tmp")
@@ -1066,7 +1067,7 @@ def test_openevolve_stops_when_the_mock_server_exits_and_its_words_are_shown(tmp
         return started[-1]
     server = subprocess.Popen([sys.executable, "-c", f"import sys, time; time.sleep(0.3); sys.stderr.write({says!r}); "
                                "sys.exit(1)"], stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=base_env())
-    monkeypatch.setattr(runmod.subprocess, "Popen", popen)
+    only_in(monkeypatch, runmod, "subprocess", Popen=popen)   # 不是整个进程的：后台线程也在起进程
     procs = runmod.Processes()
     t = time.monotonic()
     try:

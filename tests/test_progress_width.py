@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import runner
-from conftest import ROOT, run_in_pty, run_script
+from conftest import only_in, run_in_pty, run_script
 from layout import display_width
 
 LONG = "本讲的循环，种子 0：第    37 个提议：最好 1.106×，完整评估 30 个，跑了 1,382 次内核（83 列）"
@@ -100,7 +100,7 @@ def test_count_progress_is_at_most_one_line_a_second_and_always_says_the_end(mon
     """学生报过：03 一秒多跑完，标准错误上刷了 21 行"做完 k/21 次进化"，80 列终端里一屏都是它。"做完几次"的进度行
     现在最多每秒一行（runner.progress_gate），做完最后一次的那行总说。"""
     now = [100.0]
-    monkeypatch.setattr(runner.time, "monotonic", lambda: now[0])
+    only_in(monkeypatch, runner, "time", monotonic=lambda: now[0])        # 不改整个进程的时钟（后台线程在用）
     due = runner.progress_gate()
     said = []
     for done in range(1, 22):
@@ -127,6 +127,6 @@ def test_the_time_line_never_says_zero_seconds(monkeypatch, seconds, said):
     # 学生报过：01 印"（用时 0.0 秒）"，墙钟明明约 0.8 秒（差的是解释器启动和 import，用时从 main 开始算）
     err = io.StringIO()
     monkeypatch.setattr("sys.stderr", err)
-    monkeypatch.setattr(runner.time, "perf_counter", lambda: 100.0 + seconds)
+    only_in(monkeypatch, runner, "time", perf_counter=lambda: 100.0 + seconds)
     runner.took(100.0)
     assert err.getvalue() == "\n" + said + "\n"
