@@ -618,13 +618,8 @@ COPIED_WRONG = {
 
 @pytest.mark.parametrize("case", list(COPIED_WRONG))
 def test_a_gpu_record_copied_wrong_is_one_sentence_naming_a_file_you_can_open(tmp_path, case):
-    import shutil
-    import subprocess
-    import sys
     (old, new), says = COPIED_WRONG[case]
-    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):       # 拷贝，不是链接：在 lecture14/ 里运行时 .. 是这里
-        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
-    path = tmp_path / "lecture10" / "gpus.py"
+    path = course_copy(tmp_path)                                        # 拷贝，不是链接：在 lecture14/ 里运行时 .. 是这里
     text = path.read_text(encoding="utf-8")
     # 只改 A100 那条记录（或 GPUS 那行）：助教加了别的记录（TESTS_GPU=新名字 跑整套）时，别处也有同样的字
     part = (re.search(r"^GPUS: dict\[str, GPU\] = by_key\(.*\)$", text, re.M) if case == "not-in-gpus"
@@ -639,10 +634,7 @@ def test_a_gpu_record_copied_wrong_is_one_sentence_naming_a_file_you_can_open(tm
     path.write_text(text[:part.start()] + changed + text[part.end():], encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")}
     # 在仓库根目录和在 lecture14/ 里（讲师原来的 04 在那里跑）：说的文件名从那里打得开，行号是那条记录
-    for cwd, script in ((tmp_path, "lecture10/01_config_space.py"), (tmp_path / "lecture14", "01_heuristic_as_code.py")):
-        p = subprocess.run([sys.executable, script], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
-        said = p.stderr.strip()
-        assert p.returncode == 1 and not p.stdout and "Traceback" not in said and len(said.splitlines()) == 1, said
+    for cwd, script, said in one_line_from_two_places(tmp_path, env):
         m = re.match(rf"{re.escape(script)}：(\S*?gpus\.py)(?::\d+)? 的 GPU 记录", said)
         assert m and re.search(says, said), said
         assert (cwd / m[1]).resolve() == path.resolve(), said
@@ -668,13 +660,10 @@ GPUS_WRITTEN_WRONG = {
 
 @pytest.mark.parametrize("case", list(GPUS_WRITTEN_WRONG))
 def test_a_gpus_line_written_wrong_is_one_sentence_and_its_suggested_line_works(tmp_path, case):
-    import shutil
     import subprocess
     import sys
     edit, says, after = GPUS_WRITTEN_WRONG[case]
-    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
-        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
-    path = tmp_path / "lecture10" / "gpus.py"
+    path = course_copy(tmp_path)
     text = path.read_text(encoding="utf-8")
     line = re.search(r"^GPUS: dict\[str, GPU\] = .*$", text, re.M)
     assert line, "测试的前提变了：lecture10/gpus.py 里找不到 GPUS: dict[str, GPU] = … 那一行"
@@ -717,6 +706,28 @@ GPUS_UNREADABLE = {
 }
 
 
+def course_copy(root):
+    """课程的四个目录拷贝到 root（拷贝，不是链接）；返回拷贝里的 lecture10/gpus.py（测试改它）。"""
+    import shutil
+    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
+        shutil.copytree(os.path.join(ROOT, d), root / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
+    return root / "lecture10" / "gpus.py"
+
+
+def one_line_from_two_places(root, env) -> list[tuple]:
+    """在 root（一份改过 lecture10/gpus.py 的课程拷贝）的根目录跑第 10 讲的 01、在 lecture14/ 里跑 01（讲师原来的 04
+    在那里跑）：每次都只在标准错误上说一行、退出码 1、没有 traceback。返回 [(目录, 脚本, 那一行)]。"""
+    import subprocess
+    import sys
+    out = []
+    for cwd, script in ((root, "lecture10/01_config_space.py"), (root / "lecture14", "01_heuristic_as_code.py")):
+        p = subprocess.run([sys.executable, script], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+        said = p.stderr.strip()
+        assert p.returncode == 1 and not p.stdout and "Traceback" not in said and len(said.splitlines()) == 1, said
+        out.append((cwd, script, said))
+    return out
+
+
 def test_gpus_line_in_runner_is_the_one_in_gpus():
     import runner
     assert runner.GPUS_LINE == gpus.GPUS_LINE
@@ -724,13 +735,10 @@ def test_gpus_line_in_runner_is_the_one_in_gpus():
 
 @pytest.mark.parametrize("case", list(GPUS_UNREADABLE))
 def test_a_gpus_py_python_cannot_read_is_one_sentence_with_the_line(tmp_path, case):
-    import shutil
     import subprocess
     import sys
     edit, python_says = GPUS_UNREADABLE[case]
-    for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
-        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
-    path = tmp_path / "lecture10" / "gpus.py"
+    path = course_copy(tmp_path)
     text = path.read_text(encoding="utf-8")
     line = re.search(r"^GPUS: dict\[str, GPU\] = by_key\(H100, A100\)$", text, re.M)
     assert line, "测试的前提变了：lecture10/gpus.py 里找不到 GPUS: dict[str, GPU] = by_key(H100, A100) 那一行"
@@ -739,10 +747,7 @@ def test_a_gpus_py_python_cannot_read_is_one_sentence_with_the_line(tmp_path, ca
     assert wrong != line[0]
     path.write_text(text[:line.start()] + wrong + text[line.end():], encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")}
-    for cwd, script in ((tmp_path, "lecture10/01_config_space.py"), (tmp_path / "lecture14", "01_heuristic_as_code.py")):
-        p = subprocess.run([sys.executable, script], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
-        said = p.stderr.strip()
-        assert p.returncode == 1 and not p.stdout and "Traceback" not in said and len(said.splitlines()) == 1, said
+    for cwd, script, said in one_line_from_two_places(tmp_path, env):
         m = re.match(rf"{re.escape(script)}：(\S*?gpus\.py):(\d+) 读不进来（Python 说：[^）]*{python_says}", said)
         assert m and (cwd / m[1]).resolve() == path.resolve() and int(m[2]) == number, said
         assert f"：{wrong.strip()}；" in said and f"GPUS 那行的写法是 {gpus.GPUS_LINE}" in said, said
