@@ -325,7 +325,8 @@ def say(text: str) -> None:
 def rerun_command(option: str, value: str, argv: list[str] | None = None) -> str | None:
     """这次运行的命令，option 换成（或者加上）value，照抄就能在仓库根目录再跑一次：写成 "python3 脚本 参数…"（脚本相对于
     仓库的根目录，和"可以试试"一样），每个参数照命令行上的样子（shell 的引号）。--record 已经录进了这次的文件（--record
-    不覆盖已有的文件）：换成旁边一个还没有的文件名（run.jsonl → run-2.jsonl）。标准错误是终端时按它的宽度在参数之间折成
+    不覆盖已有的文件）：换成旁边一个还没有的文件名（run.jsonl → run-2.jsonl）；--record、--svg 的相对路径改成从根目录
+    照抄也指向同一个地方（_from_root）。标准错误是终端时按它的宽度在参数之间折成
     几行（shell 的续行，行尾 " \\"），缩进 4 格，和 say 一起印也不会被折断；不是终端时一行。参数里的网址带着查询串、
     "#…"（托管 API 的密钥常放在查询串里）时不印命令，是 None（openai_llm 那时只说加上哪个参数）。
     讲师报过：运行最后只说"加上 --llm-max-tokens 4096"，照抄不成一条命令。"""
@@ -340,9 +341,9 @@ def rerun_command(option: str, value: str, argv: list[str] | None = None) -> str
     while rest:
         a = rest.pop(0)
         name, eq, given = a.partition("=")
-        if name in (option, "--record") and name.startswith("--") and (eq or rest):
+        if name in (option, "--record", "--svg") and name.startswith("--") and (eq or rest):
             old = given if eq else rest.pop(0)
-            new = value if name == option else _fresh_name(old)
+            new = value if name == option else _from_root(_fresh_name(old) if name == "--record" else old, root)
             replaced |= name == option
             words += [name, new]
             continue
@@ -358,6 +359,14 @@ def rerun_command(option: str, value: str, argv: list[str] | None = None) -> str
     from layout import wrap_command
     lines = wrap_command(command, width - 4 - 2, width - 6 - 2)
     return "\n".join(("      " if k else "    ") + line for k, line in enumerate(lines))
+
+
+def _from_root(path: str, root: str) -> str:
+    """命令行上的一个路径，写成在仓库根目录照抄也指向同一个地方的样子：根目录里的写成相对于根目录的（lecture14/run.jsonl），
+    根目录外面的写成绝对路径。原样照抄时，在 lecture14 里跑的 --record run.jsonl 会录到根目录的 run.jsonl（不是那次旁边）。"""
+    where = os.path.abspath(path)
+    rel = os.path.relpath(where, root)
+    return rel if not rel.startswith(os.pardir) else where
 
 
 def _fresh_name(path: str) -> str:

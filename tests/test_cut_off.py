@@ -538,12 +538,17 @@ def test_the_rerun_command_changes_one_option_and_never_overwrites_the_recording
     argv = [script, "--llm", "http://127.0.0.1:9/v1", "--model", "qwen3:8b it", "--record", "run.jsonl", "--llm-max-tokens=2000"]
     assert runner.rerun_command("--llm-max-tokens", "8000", argv) == (
         "    python3 lecture14/04_alphaevolve_tiling.py --llm http://127.0.0.1:9/v1 --model 'qwen3:8b it' "
-        "--record run-3.jsonl --llm-max-tokens 8000")
+        f"--record {tmp_path / 'run-3.jsonl'} --llm-max-tokens 8000")          # 仓库外面：绝对路径
+    monkeypatch.chdir(os.path.join(ROOT, "lecture14"))          # 在 lecture14 里跑的：在根目录照抄也录在 lecture14 里
+    inside = [script, "--record", "no-such-run.jsonl", "--svg=figs", "--llm-max-tokens", "2000"]
+    assert runner.rerun_command("--llm-max-tokens", "8000", inside) == (
+        "    python3 lecture14/04_alphaevolve_tiling.py --record lecture14/no-such-run-2.jsonl --svg lecture14/figs "
+        "--llm-max-tokens 8000")
     assert runner.rerun_command("--llm-max-tokens", "4096", [script, "--budget", "5"]).endswith(
         "04_alphaevolve_tiling.py --budget 5 --llm-max-tokens 4096")
     assert runner.rerun_command("--llm-max-tokens", "4096", [script, "--llm", "https://h/v1?key=sk-1"]) is None
     monkeypatch.setattr(runner, "_stderr_width", lambda: 60)                       # 终端：按 shell 的续行折开
-    folded = runner.rerun_command("--llm-max-tokens", "8000", argv).split("\n")
+    folded = runner.rerun_command("--llm-max-tokens", "8000", argv[:5] + inside[1:]).split("\n")
     assert len(folded) > 1 and all(len(line) <= 60 for line in folded)
     assert all(line.endswith(" \\") for line in folded[:-1]) and folded[-1].endswith("--llm-max-tokens 8000")
 
