@@ -12,7 +12,7 @@ import pytest
 
 from conftest import load_script
 from evolve.loop import MAX_BUDGET, MAX_JOBS, MAX_SEEDS
-from evolve.openai_llm import _concurrency_arg, _seconds_arg
+from evolve.openai_llm.cli import _concurrency_arg, _seconds_arg
 from runner import fraction, int_between, nonnegative_int, positive_int
 from sched_lab import MAX_DIM
 

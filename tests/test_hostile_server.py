@@ -28,8 +28,9 @@ from evolve import EXPERT, Evaluator, evolve, render
 from evolve.diff import MAX_BLOCKS, NO_BLOCK, TOO_MANY, DiffError, parse_diff
 from evolve.mock_llm import Prompt
 from evolve.openai_llm import (BAD_HEADERS, BAD_JSON, GAVE_UP, GIVE_UP_AFTER, REDIRECT, TIMEOUT_KIND, TOO_LONG,
-                               TRUNCATED, UNREACHABLE, Call, LLMError, OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, _Backend,
-                               _strip_thinking, shown, MAX_REPLY_BYTES)
+                               TRUNCATED, UNREACHABLE, Call, LLMError, OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable,
+                               shown, MAX_REPLY_BYTES)
+from evolve.openai_llm.calls import _strip_thinking, outcome
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT_04 = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
@@ -106,7 +107,7 @@ def test_only_a_server_on_this_machine_can_say_it_is_a_broken_mock_llm(monkeypat
         backend.check()
         kind, _, _ = ask(backend)
         assert kind == ol.MOCK_BUG and s.posts() == 1                 # 本机：认得出，不重试
-        monkeypatch.setattr(ol, "is_loopback", lambda host: False)    # 假装服务器在别的机器上
+        monkeypatch.setattr(ol.client, "is_loopback", lambda host: False)   # 假装服务器在别的机器上（client.py 看的）
         backend = client(s.url, api_key=None)
         kind, _, _ = ask(backend)
     assert kind == "LLM 回 HTTP 500" and s.posts() == 1 + 3, (kind, s.posts())   # 普通的 500：重试 2 次
@@ -250,7 +251,8 @@ def test_a_key_echoed_in_a_response_header_is_not_printed_even_between_escapes(m
     # 审读报过：服务器把收到的密钥写进 Transfer-Encoding（或长度头、Content-Encoding），每 4 个字夹一个 ESC，开跑前的
     # 检查印出"Transfer-Encoding 写的是 sk-h\\x1bosti\\x1ble-t\\x1best-……"：先 shown() 再抹密钥，\\x1b 的 x、1、b 把
     # 密钥拆散了，抹不掉；读的人跳过 \\x1b 照样读得出它。现在先抹再 shown
-    from evolve.openai_llm import _key_grams, normalized
+    from evolve.openai_llm import normalized
+    from evolve.openai_llm.api_key import _key_grams
     with HostileServer(models=mode) as s:
         with pytest.raises(ServerUnreachable) as e:
             client(s.url).check()
@@ -357,7 +359,7 @@ def _cpu_times(fn, args, repeat=5):
 def _reply_path(text):
     """回复从后端到进化循环走的路：去掉 <think> 草稿，读 SEARCH/REPLACE（块太多、没有块都只是一次失败）。"""
     try:
-        return _Backend._result(Call(0, "", text, None, 0.0, None, None, None))
+        return outcome(Call(0, "", text, None, 0.0, None, None, None))
     except DiffError:
         return None
 
@@ -446,7 +448,7 @@ def test_a_recorded_line_stays_json_whatever_the_key_pieces_in_it(tmp_path):
 def test_characters_skipped_when_normalizing_have_no_letters_or_digits():
     """_NO_LETTERS 里的字（汉字、谚文音节、第 2 到 16 平面）归一以后一个字母、数字也没有：抹密钥时不用一个个地算
     （一个 1 MB 的回复里能有二十几万个不同的这种字）。一个个地查。"""
-    from evolve.openai_llm import _NO_LETTERS, _letters_of
+    from evolve.openai_llm.api_key import _NO_LETTERS, _letters_of
     ranges = [r.split("-") for r in re.findall(r".-.", _NO_LETTERS.pattern[1:-2])]
     chars = [chr(c) for a, b in ranges for c in range(ord(a), ord(b) + 1)]
     assert len(chars) > 1_000_000 and all(_NO_LETTERS.fullmatch(c) for c in chars[::997])
@@ -527,7 +529,7 @@ def test_the_timeout_never_shuts_down_another_connection_that_got_the_same_fd(mo
     （挤牙膏的服务器就在 pytest 进程里）很可能就是它。这里让"读的线程先关掉、另一个连接拿到同一个号"在计时器的两步
     之间发生：那个连接要完好无损。"""
     import socket
-    from evolve import openai_llm
+    from evolve.openai_llm import wire
     other = socket.create_server(("127.0.0.1", 0), backlog=256)
     got = {}
     real = socket.fromfd
@@ -547,7 +549,7 @@ def test_the_timeout_never_shuts_down_another_connection_that_got_the_same_fd(mo
                 got["victim"] = got["fillers"].pop()
                 break
         return real(fd, *args)
-    only_in(monkeypatch, openai_llm, "socket", fromfd=after_the_reader_closed)   # 只换 openai_llm 看到的
+    only_in(monkeypatch, wire, "socket", fromfd=after_the_reader_closed)   # 只换 wire.py（看门的计时器）看到的
     try:
         with HostileServer(chat="processing_forever", drip=0.1, max_seconds=STALL) as s:
             kind, _, took = ask(client(s.url, timeout=0.5, retries=0))
@@ -937,7 +939,7 @@ def test_the_timeout_bounds_a_host_with_several_addresses(monkeypatch):
     都只用剩下的时间；连上时已经过了期限，请求一个字节也不发。"""
     import socket
 
-    from evolve import openai_llm
+    from evolve.openai_llm import wire
     jammed = socket.socket()                     # listen(0) 再占住那一个排队的位置：之后的连接握手不上，一直等
     jammed.bind(("127.0.0.1", 0))
     jammed.listen(0)
@@ -957,7 +959,7 @@ def test_the_timeout_bounds_a_host_with_several_addresses(monkeypatch):
                     return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", jammed.getsockname()[1])),
                             (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", s.port))]
                 return real(host, port, *a, **k)
-            only_in(monkeypatch, openai_llm, "socket", getaddrinfo=two)      # 只换 openai_llm 看到的
+            only_in(monkeypatch, wire, "socket", getaddrinfo=two)      # 只换 wire.py（连接的那一步）看到的
             backend = OpenAILLM("https://two.example.invalid/v1", "x", api_key="", timeout=1.0, retries=0)
             backend._scheme = "http"                                          # 测试用明文说话（没有 TLS 的服务器）
             t = time.monotonic()
@@ -973,7 +975,8 @@ def test_the_timeout_bounds_a_host_with_several_addresses(monkeypatch):
 def test_a_huge_llm_timeout_is_refused_in_one_sentence():
     """讲师报过：--llm-timeout 1e10 让每个请求印一串 OverflowError（timestamp out of range），请求也就没人看着了。"""
     import argparse
-    from evolve.openai_llm import MAX_TIMEOUT, _seconds_arg
+    from evolve.openai_llm import MAX_TIMEOUT
+    from evolve.openai_llm.cli import _seconds_arg
     assert _seconds_arg(str(MAX_TIMEOUT)) == MAX_TIMEOUT
     with pytest.raises(argparse.ArgumentTypeError) as e:
         _seconds_arg("1e10")
@@ -1025,7 +1028,8 @@ def test_replay_header_with_an_impossible_concurrency_is_refused(tmp_path, concu
 
 def test_llm_concurrency_has_an_upper_bound():
     import argparse
-    from evolve.openai_llm import MAX_CONCURRENCY, _concurrency_arg
+    from evolve.openai_llm import MAX_CONCURRENCY
+    from evolve.openai_llm.cli import _concurrency_arg
     assert _concurrency_arg(str(MAX_CONCURRENCY)) == MAX_CONCURRENCY
     with pytest.raises(argparse.ArgumentTypeError):
         _concurrency_arg(str(MAX_CONCURRENCY + 1))
@@ -1060,7 +1064,7 @@ def test_a_plain_http_key_is_not_sent_when_the_peer_is_not_this_machine(monkeypa
     assert openai_llm.is_loopback("localhost") and openai_llm.is_loopback("127.1") and openai_llm.is_loopback("::1")
     with HostileServer() as s:
         backend = client(s.url)
-        monkeypatch.setattr(openai_llm, "_peer_is_loopback", lambda sock: False)
+        monkeypatch.setattr(openai_llm.wire, "peer_is_loopback", lambda sock: False)   # wire.py 连上时看的
         with pytest.raises(ServerUnreachable) as e:
             backend.check()
     assert s.received == [] and "不是本机" in str(e.value) and KEY not in str(e.value)
@@ -1080,7 +1084,7 @@ def stalled_tls_handshake():
     代理直接交给后端（不设环境变量 https_proxy：后台线程里不碰 os.environ；地址是本机的，构造时也不读它）。"""
     import socket
     import threading
-    from evolve.openai_llm import _proxy_url
+    from evolve.openai_llm.address import proxy_url
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(4)
@@ -1108,7 +1112,7 @@ def stalled_tls_handshake():
     try:
         backend = OpenAILLM("https://127.0.0.1:9/v1", "x", api_key="", timeout=TLS_TIMEOUT, retries=0)
         env = "https_proxy（或 HTTPS_PROXY）"
-        backend._proxy, backend.proxy_env = _proxy_url(f"http://127.0.0.1:{srv.getsockname()[1]}", env), env
+        backend._proxy, backend.proxy_env = proxy_url(f"http://127.0.0.1:{srv.getsockname()[1]}", env), env
         start = time.monotonic()
         kind, _, _ = ask(backend)
         took = time.monotonic() - start
@@ -1255,8 +1259,8 @@ def test_replay_of_a_file_with_calls_out_of_order_says_so(tmp_path):
     ("http://127.0.0.1:9/v1", "就用 --llm http://127.0.0.1:9/v1")])
 def test_a_redirect_suggests_the_address_in_front_of_models(location, suggested):
     # 讲师报过：Location 带查询串时建议的地址还留着 /models（照着用，请求就成了 …/models/chat/completions）
-    from evolve.openai_llm import _redirect_sentence
-    said, advice = _redirect_sentence("http://127.0.0.1:8/v1", 307, location)
+    from evolve.openai_llm.network import redirect_sentence
+    said, advice = redirect_sentence("http://127.0.0.1:8/v1", 307, location)
     assert advice.endswith(suggested) and "/models" not in advice, advice
 
 
@@ -1296,7 +1300,7 @@ def test_retry_after_waits_are_bounded_per_call_said_on_stderr_and_counted():
     said = []
     with HostileServer(chat=lambda n: "retry_after" if n == 0 else "retry_after_stall") as s:
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(ol, "WAIT_SAID", 0.5)
+            mp.setattr(ol.client, "WAIT_SAID", 0.5)             # client.py 重试前看的
             llm = client(s.url, retries=5, max_wait=1.0, notify=said.append)
             kind, _, took = ask(llm)
         posts = s.posts()

@@ -35,7 +35,7 @@ def test_a_slow_server_gets_a_line_saying_what_the_run_is_waiting_for(monkeypatc
     """讲师报过：CPU 上的模型一个回复要几十秒，04、05、02 的标准错误上一声不吭（第一行进度要等第一批回复回来），
     看着像卡住了。现在脚本建的后端（from_arguments）在调用等了 WAITING_SAID 秒以后，每 WAITING_SAID 秒说一句：
     等的是哪个模型的第几次调用、等了多久、一个请求最多等多久。回得快的服务器不多说一句。"""
-    monkeypatch.setattr(openai_llm, "WAITING_SAID", 0.3, raising=False)   # 以前没有这个常数：照样跑到下面的检查
+    monkeypatch.setattr(openai_llm.client, "WAITING_SAID", 0.3, raising=False)   # client.py 看的；以前没有这个常数：照样跑到下面的检查
     said, twice = [], threading.Event()
 
     def note(line):
@@ -214,7 +214,7 @@ def ctrl_c_while_the_first_reply_is_parsed(monkeypatch):
     才接着解析。给出 (entered, reader)：reader[0] 是解析它的线程。期间 SIGINT 用 Python 默认的处理（conftest 的
     会记下 Ctrl-C、停下整个会话），出来时换回去。"""
     entered, reader = threading.Event(), []
-    main, real_content = threading.main_thread().ident, openai_llm._content
+    main, real_content = threading.main_thread().ident, openai_llm.client.read_reply
 
     def content_read_as_ctrl_c_lands(raw, content_type=""):
         if not reader:
@@ -223,7 +223,7 @@ def ctrl_c_while_the_first_reply_is_parsed(monkeypatch):
             entered.wait(10)
         return real_content(raw, content_type)
 
-    monkeypatch.setattr(openai_llm, "_content", content_read_as_ctrl_c_lands)
+    monkeypatch.setattr(openai_llm.client, "read_reply", content_read_as_ctrl_c_lands)   # client.py 解析回复时用的
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield entered, reader
@@ -299,8 +299,8 @@ def test_no_new_request_is_sent_after_a_ctrl_c_that_lands_while_the_threads_are_
 
     with StubServer(lambda n, text: "edit" if not arrived.set() and go.wait(10) else "drop") as s:
         backend = openai_llm.OpenAILLM(s.url, "stub", timeout=20, concurrency=2)
-        monkeypatch.setattr(openai_llm, "threading", types.SimpleNamespace(**{**vars(threading),
-                                                                              "Thread": CtrlCWhileStarting}))
+        monkeypatch.setattr(openai_llm.backend, "threading", types.SimpleNamespace(**{**vars(threading),   # 开线程的是
+                                                                                      "Thread": CtrlCWhileStarting}))  # backend.py
         try:
             backend.propose_many([prompt_for()] * 4)
             raise AssertionError("Ctrl-C 该从 propose_many 里抛出来")
@@ -492,10 +492,11 @@ ANSWER = "<<<<<<< SEARCH\n    if M <= 16:\n=======\n    if M <= 32:\n>>>>>>> REP
 
 def child(reply_text):
     """回复走进化循环的那条路（去掉草稿、读 SEARCH/REPLACE、打到专家上）得到的子程序；用不上的回复是失败的种类。"""
-    from evolve.openai_llm import Call, _Backend
+    from evolve.openai_llm import Call
+    from evolve.openai_llm.calls import outcome
     from evolve.program import apply_diff, parse_diff
     from evolve.source import parse
-    r = _Backend._result(Call(0, "p", reply_text, None, 0.0, None, None, None))
+    r = outcome(Call(0, "p", reply_text, None, 0.0, None, None, None))
     if isinstance(r, Exception):
         return r.kind
     try:

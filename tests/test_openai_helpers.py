@@ -7,37 +7,38 @@ import time
 
 import pytest
 
-from evolve.openai_llm import Call, OpenAILLM, _retry_after, clean_url, ledger
+from evolve.openai_llm import Call, OpenAILLM, clean_url, ledger
+from evolve.openai_llm.reply import retry_after
 
 
 # ---------------------------------------------------------------- Retry-After
 
 @pytest.mark.parametrize("value,seconds", [("0", 0.0), ("7", 7.0), (" 12 ", 12.0), ("1.5", 1.5), ("60", 60.0)])
 def test_retry_after_seconds(value, seconds):
-    assert _retry_after(value) == seconds
+    assert retry_after(value) == seconds
 
 
 def test_retry_after_negative_seconds_is_no_wait():
-    assert _retry_after("-5") == 0.0
+    assert retry_after("-5") == 0.0
 
 
 def test_retry_after_future_date_is_the_time_until_it():
     when = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert 27.0 <= _retry_after(when) <= 31.0
+    assert 27.0 <= retry_after(when) <= 31.0
 
 
 @pytest.mark.parametrize("ago", [1, 3600])
 def test_retry_after_past_date_is_zero_not_negative(ago):
     # 服务器的钟比我们慢（RFC 9110 允许给日期）：日期已经过去，等 0 秒；负数交给 time.sleep 会抛 ValueError
     when = email.utils.formatdate(time.time() - ago, usegmt=True)
-    wait = _retry_after(when)
+    wait = retry_after(when)
     assert wait == 0.0
     time.sleep(wait)
 
 
 @pytest.mark.parametrize("junk", [None, "", "soon", "Mon, 99 Foo 2026", "1,5", "0x10"])
 def test_retry_after_junk_is_none(junk):
-    assert _retry_after(junk) is None
+    assert retry_after(junk) is None
 
 
 # ---------------------------------------------------------------- 抹密钥

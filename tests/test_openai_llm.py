@@ -23,7 +23,8 @@ from stub_llm_server import MODES, STALL, STUB_MODEL, StubServer, free_port, wit
 from evolve import EXPERT, Evaluator, evolve, render
 from evolve.mock_llm import Prompt
 from evolve.openai_llm import (BAD_JSON, CUT_OFF, GAVE_UP, KIND, NO_CONTENT, SYSTEM_PROMPT, TIMEOUT_KIND, UNREACHABLE, LLMError,
-                               OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, VERSION, _example, ledger, redact)
+                               OpenAILLM, ReplayLLM, ReplayMismatch, ServerUnreachable, VERSION, ledger, redact)
+from evolve.openai_llm.prompt import _example
 from evolve.diff import NO_BLOCK
 from evolve.program import apply_diff, parse_diff
 from evolve.source import parse
@@ -205,9 +206,9 @@ def test_bad_base_url_is_one_sentence():
 
 def test_a_proxy_that_wants_a_password_for_connect_is_told_as_such():
     """讲师报过：https 经代理、代理对 CONNECT 回 407，建议是"检查代理在不在"，没说它要用户名和密码。"""
-    from evolve.openai_llm import _unreachable_advice
-    said = _unreachable_advice("代理不肯接通，它对 CONNECT 回的是 407 Proxy Authentication Required",
-                               proxy="环境变量 https_proxy（或 HTTPS_PROXY）的代理 http://127.0.0.1:3128")
+    from evolve.openai_llm.network import unreachable_advice
+    said = unreachable_advice("代理不肯接通，它对 CONNECT 回的是 407 Proxy Authentication Required",
+                              proxy="环境变量 https_proxy（或 HTTPS_PROXY）的代理 http://127.0.0.1:3128")
     assert "用户名和密码" in said and "http://用户名:密码@主机:端口" in said
 
 
@@ -230,18 +231,19 @@ def test_unreachable_advice_follows_the_reason():
     TLS 的原因还是 OpenSSL 的英文原话。"""
     import socket
     import ssl
-    from evolve.openai_llm import _unreachable_advice, net_words
+    from evolve.openai_llm import net_words
+    from evolve.openai_llm.network import unreachable_advice
     wrong = ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:1006)")
     wrong.reason = "WRONG_VERSION_NUMBER"
     said = net_words(wrong)
-    assert said == "TLS 握手失败：那个端口说的不是 https" and "http://" in _unreachable_advice(said)
+    assert said == "TLS 握手失败：那个端口说的不是 https" and "http://" in unreachable_advice(said)
     dns = net_words(socket.gaierror(socket.EAI_NONAME, "Name or service not known"))
-    assert "主机名" in _unreachable_advice(dns) and "ollama serve" not in _unreachable_advice(dns)
+    assert "主机名" in unreachable_advice(dns) and "ollama serve" not in unreachable_advice(dns)
     refused = net_words(ConnectionRefusedError(111, "Connection refused"))
-    assert "先启动它" in _unreachable_advice(refused)
+    assert "先启动它" in unreachable_advice(refused)
     # 讲师又报过：接了连接就重置的服务器也被说成"先启动它"——它开着，只是那个端口不对或者它拒绝说话
     reset = net_words(ConnectionResetError(104, "Connection reset by peer"))
-    assert "先启动它" not in _unreachable_advice(reset) and "接了连接就断开" in _unreachable_advice(reset)
+    assert "先启动它" not in unreachable_advice(reset) and "接了连接就断开" in unreachable_advice(reset)
 
 
 # ---------------------------------------------------------------- 并发
@@ -442,14 +444,15 @@ def test_a_key_echoed_in_a_form_that_still_reads_as_the_key_is_redacted(how):
     assert out.startswith("model [") and out.endswith(("）", ")")), out                # 只换了密钥那一段
     left = re.sub(r"[^0-9a-z]", "", out.lower()).replace("model", "")
     assert left in ("", "part2seeabove") or left.replace("then", "").replace("the", "") in ("", "me"), out
-    from evolve.openai_llm import _key_grams, normalized
+    from evolve.openai_llm import normalized
+    from evolve.openai_llm.api_key import _key_grams
     assert not any(g in normalized(out) for g in _key_grams(KEY)), out     # 连着 _FRAGMENT 个的一段也不剩
 
 
 def test_redacting_leaves_text_without_the_key_as_it_was():
     text = "def choose_config(M, N, K):  # 中文，全角（），ｓｋ、sk-test 和一段不是密钥的字母 secret123 \ufe0f"
     assert redact(text, KEY) == text
-    from evolve.openai_llm import _FRAGMENT, _HOMOGLYPHS
+    from evolve.openai_llm.api_key import _FRAGMENT, _HOMOGLYPHS
     piece = KEY.replace("-", "")[8:8 + _FRAGMENT - 1]               # 密钥里连着的 _FRAGMENT - 1 个：不算
     assert len(piece) == _FRAGMENT - 1 and redact(f"x {piece} y", KEY) == f"x {piece} y"
     assert redact(f"x {piece}z y", KEY) == f"x {piece}z y"                       # 接着的字不是密钥里的：也不算
@@ -755,7 +758,7 @@ def test_05_with_an_llm_breaks_unused_proposals_down_by_kind():
 @pytest.mark.h100_claim
 def test_the_readme_command_prints_the_system_prompt_the_code_sends(no_numpy_path):
     # README 的"用真的语言模型"一节说怎样印出系统提示：照抄那条命令（在仓库根目录，PATH 上的 python3 没有 numpy，
-    # 学生的机器那样），印出来的和代码发出去的一字不差；openai_llm.py 开头说的 python -m 的写法也一样
+    # 学生的机器那样），印出来的和代码发出去的一字不差；openai_llm 包开头说的 python -m 的写法（__main__.py）也一样
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         section = f.read().split("## 用真的语言模型", 1)[1].split("\n## ", 1)[0]
     command = re.search(r"`(python3 lecture14/02_llm_proposal\.py --system-prompt)`", section).group(1)

@@ -101,7 +101,7 @@ def test_an_error_body_that_never_ends_is_still_the_status_in_bounded_time(monke
     """服务器送来状态行和响应头（HTTP 503）以后，正文一秒一个字节地挤、永远不完：这次调用照样是"LLM 回 HTTP 503"，
     不是超时，读正文最多花 ERROR_READ_SECONDS 秒（--llm-timeout 更短时按它）。这里把它设成半秒（讲的是"有上限"，
     不是 2 秒这个数：测试不用干等 2 秒）；按 --llm-timeout 的 30 秒读的话，远在界外。"""
-    monkeypatch.setattr(openai_llm, "ERROR_READ_SECONDS", 0.5)
+    monkeypatch.setattr(openai_llm.wire, "ERROR_READ_SECONDS", 0.5)       # wire.py 读错误正文时看的
     stop = threading.Event()
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
