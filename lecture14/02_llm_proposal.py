@@ -697,7 +697,7 @@ def parse_args(argv):
     ap.add_argument("--seed", type=nonnegative_int, default=SEED, help=f"进化的种子，非负整数（默认 {SEED}，和 04 一样）")
     ap.add_argument("--after", type=int_between(1, MAX_BUDGET), default=AFTER, help=f"从第几个提议起找，1 到 {MAX_BUDGET:,} 的整数（默认 {AFTER}）")
     ap.add_argument("--system-prompt", action="store_true",
-                    help="只印出 --llm 时发给模型的系统提示（英文，由 evolve/openai_llm.py 生成）就停，不跑演示")
+                    help="只印出 --llm 时发给模型的系统提示（英文，由 evolve/openai_llm/prompt.py 生成）就停，不跑演示")
     openai_llm.add_arguments(ap)
     Charts.add_argument(ap, draws=False)                # 这个脚本不画图
     a = ap.parse_args(argv)

@@ -6,7 +6,8 @@ Config、parse、per_m_table、ProgramError）；更细的东西从各自的文�
   source.py     源代码 -> 程序：parse、ProgramError（学生写错时的那一句话）；只往 program.py 依赖，反过来不
   diff.py       SEARCH/REPLACE 修改：format_diff / parse_diff / apply_diff / make_diff、DiffError（带 kind）
   mock_llm.py   提示词进去、SEARCH/REPLACE 出来的 MockLLM（没有真的语言模型）
-  openai_llm.py 同样的接口换成真的语言模型（OpenAI 兼容接口；04、05 的 --llm），录制和回放、成本账
+  openai_llm/   同样的接口换成真的语言模型（OpenAI 兼容接口；04、05 的 --llm），录制和回放、成本账；
+                一部分一个文件（client、wire、recording、replay、cli……），地图在它的 __init__.py 开头
   evaluator.py  静态检查、探针级联、缓存、计数器
   loop.py       岛屿模型的程序库和进化循环（Evolution：分段跑、拍快照）
 """
