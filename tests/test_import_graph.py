@@ -182,6 +182,22 @@ def test_the_lecture_dependencies_point_one_way():
     assert "evolve.source" not in {t for t, _, _ in g["evolve.program"]}
 
 
+
+def test_the_openai_llm_files_import_only_the_files_listed_before_them():
+    """evolve/openai_llm/ 的 __init__.py 开头按依赖的顺序列出它的文件（助教照它找每一部分）：每个文件只 import 列在它
+    前面的。新加的 import 让箭头朝上走时，这里说是哪个文件 import 了哪个（再往上挪它，或者把共用的东西挪到下面）。"""
+    import re
+    g = graph()
+    init = os.path.join(ROOT, "lecture14", "evolve", "openai_llm", "__init__.py")
+    with open(init, encoding="utf-8") as f:
+        doc = ast.get_docstring(ast.parse(f.read()))
+    order = [f"evolve.openai_llm.{m}" for m in re.findall(r"^  (\w+)\.py ", doc, re.M)]
+    files = {n for n in modules() if n.startswith("evolve.openai_llm.") and n != "evolve.openai_llm.__main__"}
+    assert set(order) == files, set(order) ^ files                       # 地图里每个文件都在，没有多的
+    upward = [(m, t, line) for i, m in enumerate(order) for t, _, line in g[m]
+              if t.startswith("evolve.openai_llm.") and t not in order[:i]]
+    assert upward == [], f"import 了列在后面的文件（文件, 被 import 的, 行号）：{upward}"
+
 def test_the_students_file_is_not_read_as_a_module():
     """学生报过：expert_heuristic.py 少了一个冒号（或者存成了 GBK），make test 里这里的十个测试都变红。学生的文件是
     启发式 DSL 的数据，不在 import 关系里；git 不管的 .py（学生自己存的拷贝）也不在。"""

@@ -4,7 +4,7 @@ vLLM，或者托管的 API 都说这个），只用标准库（http.client），
 -> (修改的种类, 回复文本)；回复只当 SEARCH/REPLACE 文本交给进化循环去解析成 DSL，从不执行。被 import 时不打印任何东西；
 PYTHONPATH=lecture14 python -m evolve.openai_llm 也只印系统提示（__main__.py）。
 
-一部分一个文件，下面的先写；每个文件只 import 它上面的（依赖只往一个方向走）：
+一部分一个文件，按依赖的顺序：每个文件只 import 列在它前面的（依赖只往一个方向走；tests/test_import_graph.py 查）：
   settings.py   旋钮和上限：超时、重试、token 上限、并发数、录制文件的格式和版本（VERSION）
   errors.py     失败的种类（LLMError.kind 的短名字）、LLMError、ReplyUnusable、ServerUnreachable、ReplayMismatch、Names
   text.py       给人看的服务器文字：shown、shown_lines（控制字符转义、截短）；loads（整数有界的 JSON）

@@ -28,7 +28,7 @@ class Backend:
         self._cut_said = False               # 第一次被截断的那句说过了
 
     def ledger(self, start: int = 0, stop: int | None = None) -> dict:
-        """第 start 到 stop 次调用（不含 stop）的成本账，见模块的 ledger()。"""
+        """第 start 到 stop 次调用（不含 stop）的成本账，见 calls.py 的 ledger()。"""
         return ledger(self.calls[start:stop], self.max_tokens)
 
     def propose(self, prompt) -> tuple[str, str]:

@@ -19,12 +19,12 @@ from .calls import Call, call_line
 from .prompt import SYSTEM_PROMPT
 from .settings import FORMAT, READ_GRACE, VERSION
 
-_SURROGATE = re.compile("[\ud800-\udfff]")       # 落单的代理项（见 OpenAILLM._write）
+_SURROGATE = re.compile("[\ud800-\udfff]")       # 落单的代理项（见 Recording._line）
 
 
 class Recording:
-    """OpenAILLM 的录制部分。状态（_record、_rec、_held、_next_record、_reading、_cut）由
-OpenAILLM.__init__ 建好；抹密钥用它的 _redact，说话用它的 notify。"""
+    """OpenAILLM 的录制部分（OpenAILLM 继承它）。状态（_record、_rec、_held、_next_record、_reading、_cut）由
+    OpenAILLM.__init__ 建好；抹密钥用它的 _redact，说话用它的 notify。"""
 
     def _close_file(self) -> None:
         """（在 self._rec 下面）关上录制文件。"""
@@ -44,7 +44,6 @@ OpenAILLM.__init__ 建好；抹密钥用它的 _redact，说话用它的 notify�
             self._held.clear()
             self._close_file()
 
-    # ---- 录制 ----
     def record_to(self, path: str, settings: str = "") -> None:
         """从现在起把每次调用录进 path（JSON Lines；第一行是文件头：脚本和参数 settings、模型、地址、并发数、
         采样参数（max_tokens、换成推理模型的参数以后的 max_completion_tokens）、GPU、录制的时间、系统提示；录完时 end_recording

@@ -184,9 +184,9 @@ def _failure(e: Exception, phase: str, fired: bool, timeout: float) -> LLMError:
 
 
 class Exchange:
-    """OpenAILLM 的 HTTP 部分：连哪里（_connection，有代理时经代理）、发什么头、一个请求的来回（_exchange）。
-用的是 OpenAILLM.__init__ 定下的 _scheme、_host、_port、_prefix、_query、_proxy、_key，录制的 _rec、_reading，
-和它的 _redact、_shown_redacted。"""
+    """OpenAILLM 的 HTTP 部分（OpenAILLM 继承它）：连哪里（_connection，有代理时经代理）、发什么头、一个请求的来回
+    （_exchange）。用的是 OpenAILLM.__init__ 定下的 _scheme、_host、_port、_prefix、_query、_proxy、_key，录制的 _rec、
+    _reading，和它的 _redact、_shown_redacted。"""
 
     def _headers(self) -> dict:
         h = {"Content-Type": "application/json", "Accept": "application/json"}
