@@ -42,16 +42,21 @@ sys.path.insert(0, os.path.join(HERE, "..", "lecture01"))
 
 from runner import ensure_numpy, int_between, on_interrupt, parser, progress, run, say, took  # noqa: E402
 
-sys.path.insert(0, os.path.join(HERE, "openevolve"))
-import run_openevolve as oe  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "openevolve"))    # make openevolve 的几个文件：哪个放哪一部分见 run_openevolve.py 开头
+import oe_env  # noqa: E402
+import oe_processes  # noqa: E402
+import oe_results  # noqa: E402
+import oe_settings  # noqa: E402
+import oe_start  # noqa: E402
+import run_openevolve  # noqa: E402   make openevolve 本身：它默认跑几个提议（"可以试试"里说）
 
 MISSING = ("07 要 OpenEvolve（可选的依赖，别的脚本都不需要它）：在仓库根目录运行 make openevolve（它装好以后还会跑一次 "
            "OpenEvolve）")
 
 
 def _need_openevolve() -> None:
-    """没装 OpenEvolve：仓库的 .venv 里装了就换成它重新运行，否则说一句话、退出码 1（run_openevolve.need_openevolve）。"""
-    oe.need_openevolve(MISSING, "python3 lecture14/07_openevolve.py")
+    """没装 OpenEvolve：仓库的 .venv 里装了就换成它重新运行，否则说一句话、退出码 1（oe_env.need_openevolve）。"""
+    oe_env.need_openevolve(MISSING, "python3 lecture14/07_openevolve.py")
 
 
 ensure_numpy()
@@ -104,18 +109,18 @@ def run_theirs(table, train, test, seed: int, budget: int, procs, workdir: str) 
     """OpenEvolve（单独的进程组）问一个同样种子的 MockLLM 服务器（在这个进程的一个线程里）。"""
     t0 = time.perf_counter()
     with MockServer(seed=seed, table=table, train=train) as s:
-        res = oe.run_openevolve(procs, s.url, budget, seed, os.path.join(workdir, f"seed{seed}"),
-                                watch=lambda: s.bug and "MockLLM 出了程序错误",   # 退出 with 时抛出那个错
-                                progress=lambda k, n: progress(f"{THEIRS}，种子 {seed}：{k}/{n} 个提议"))
+        res = oe_processes.run_openevolve(procs, s.url, budget, seed, os.path.join(workdir, f"seed{seed}"),
+                                          watch=lambda: s.bug and "MockLLM 出了程序错误",   # 退出 with 时抛出那个错
+                                          progress=lambda k, n: progress(f"{THEIRS}，种子 {seed}：{k}/{n} 个提议"))
         stats = s.answerer
     if res.get("gave_up"):                              # 它问的是本讲的 MockLLM：调用都失败时它那几行比不了什么
         raise RuntimeError(f"{res['gave_up']}。它问的是本讲的 MockLLM 服务器，这些调用本不该失败，一个可能的原因是装的 "
                            "OpenEvolve 不是 requirements-openevolve.txt 钉住的版本；没有印比较的表")
-    c = oe.count(res)
+    c = oe_results.count(res)
     if c["eval_error"]:                                 # evaluator.py 出错、超时：那些提议没有分数，并排比不了
         raise RuntimeError(f"{THEIRS} 种子 {seed} 有 {c['eval_error']} 个提议评估出错（evaluator.py 抛了异常或超时，"
                            f"不是程序的分数），没有印比较的表；日志里 \"Error in stage\"、\"timed out\" 那几行说了是哪里")
-    best, final, returned = oe.evaluated_best(res, os.path.join(workdir, f"seed{seed}"), train, table)
+    best, final, returned = oe_results.evaluated_best(res, os.path.join(workdir, f"seed{seed}"), train, table)
     history, top, by_iter = [1.0], 1.0, {}
     for k, m in res["trace"]:
         if m.get("full_evaluation") == 1.0:             # 训练形状上的分数：evaluate_stage2 才写 train_speedup
@@ -297,7 +302,7 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
                 y_fmt="{:.2f}×", steps=True)
     for r in runs_theirs:
         if r.get("returned") is not None:               # 学生报过两次"曲线比最后的最好程序还高"：原因在这里
-            print_note(oe.returned_said(f"{THEIRS} 种子 {r['seed']}", r["returned"], r["train"]))
+            print_note(oe_results.returned_said(f"{THEIRS} 种子 {r['seed']}", r["returned"], r["train"]))
         if r.get("curve_wrong"):
             ks = r["curve_wrong"]
             print_note(f"注意：{THEIRS} 种子 {r['seed']} 的曲线上有 {len(ks)} 个提议（第 {ks[0]:,} 个起）的分数比它评估过的"
@@ -306,7 +311,7 @@ def print_results(runs_ours, runs_theirs, table, train, test, budget) -> list:
                        + "；表里的数是用本讲的 evolve 重新算的。")
     print_header("两边各自最好的程序（训练形状上分数最高的那个种子）")
     for r in (max(runs_ours, key=lambda r: r["train"]), max(runs_theirs, key=lambda r: r["train"])):
-        print_note(f"{r['system']}，种子 {r['seed']}（训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，{oe.rules_said(r['best'])}）：")
+        print_note(f"{r['system']}，种子 {r['seed']}（训练 {r['train']:.3f}×，测试 {r['test']:.3f}×，{oe_results.rules_said(r['best'])}）：")
         print(listing(render(r["best"])))
     found = observations(runs_ours, runs_theirs, budget)
     # 墙上时间那一条每次运行不同（审读报过：机器忙时它在标准输出上印成【本次不成立】、带着毫秒数）：标准输出上只说
@@ -345,7 +350,7 @@ def per_proposal_ms(runs: list[dict], budget: int, places: int = 1) -> float:
 def oe_workers() -> int:
     """OpenEvolve 用几个 worker 进程：config.yaml 的 evaluator.parallel_evaluations（照 OpenEvolve 自己的读法读）。
     学生报过：把它改成 4 再跑 07，开头和表下面照样说"一个 worker"。"""
-    return int(oe._config().evaluator.parallel_evaluations)
+    return int(oe_settings.read_config().evaluator.parallel_evaluations)
 
 
 def workers_said(n: int) -> str:
@@ -353,18 +358,18 @@ def workers_said(n: int) -> str:
 
 
 def try_items(budget: int, base: str, model: str) -> list[tuple[str, str]]:
-    """结尾的"可以试试"。base、model：config.yaml 里 OpenEvolve 会问的（oe.configured_llm）。07 两边问的总是 MockLLM，
+    """结尾的"可以试试"。base、model：config.yaml 里 OpenEvolve 会问的（oe_settings.configured_llm）。07 两边问的总是 MockLLM，
     make openevolve 却问 config.yaml 里的：讲师在家把它换成了真的模型（付费的 API）以后，07 还说"只看 OpenEvolve 一次，
     300 个提议"、"换成真的模型：把 … 换成你的"——照抄就向那个模型发 300 个请求。那时说 make openevolve 问的是它，
     只建议问它 50 个提议。"""
     more = [("和 04 一样的预算、多一个种子（慢得多：时间几乎都在 OpenEvolve 那边）：",
              "python3 lecture14/07_openevolve.py --budget 1000 --seeds 3")] if budget < 1000 else []
-    if not oe.is_mock_base(base):
+    if not oe_settings.is_mock_base(base):
         from evolve.openai_llm import clean_url
-        return more + [(f"make openevolve 问的不是 MockLLM：config.yaml 现在换成了 {oe.shown_name(model)}（{clean_url(base)}），"
+        return more + [(f"make openevolve 问的不是 MockLLM：config.yaml 现在换成了 {oe_settings.shown_name(model)}（{clean_url(base)}），"
                         "每个提议问它一次（这里的两边照旧是 MockLLM）。先问它 50 个提议，日志（每个做完的提议一行）、best/、"
                         "evolution_trace.jsonl 都留在 lecture14/openevolve/output：", "make openevolve ARGS=\"--iterations 50\"")]
-    return more + [(f"只看 OpenEvolve 一次，{oe.ITERATIONS} 个提议，它的日志（每个做完的提议一行）、best/、"
+    return more + [(f"只看 OpenEvolve 一次，{run_openevolve.ITERATIONS} 个提议，它的日志（每个做完的提议一行）、best/、"
                     "evolution_trace.jsonl 都留在 lecture14/openevolve/output：", "make openevolve"),
                    ("换成真的模型：把 lecture14/openevolve/config.yaml 里 api_base 那一行和 models 下的 name 换成你的"
                     "（那个文件开头有 ollama 和托管 API 的写法），再问它 50 个提议：",
@@ -389,28 +394,28 @@ def main(argv=None):
     CHARTS.reset(Charts.check_dir(ap, a.svg))
     _need_openevolve()
     try:                                             # 讲师报过：先跑完本讲的那一边才说，还留下一个空的临时目录
-        refused = oe.config_refusal()
+        refused = oe_settings.config_refusal()
     except ValueError as e:                          # config.yaml 读不了
         refused = str(e) if str(e).endswith(("。", "？")) else f"{e}。"
     if refused:
         say(refused)
         sys.exit(2)
-    for note in oe.env_notes():                      # 不传给 OpenEvolve 的环境变量：和 make openevolve 一样说一声
+    for note in oe_env.env_notes():                  # 不传给 OpenEvolve 的环境变量：和 make openevolve 一样说一声
         say(note)
-    problem = oe.evaluator_problem()                 # evaluator.py 改坏了：两边都还没跑就一句话（和 make openevolve 一样）
+    problem = oe_start.evaluator_problem()           # evaluator.py 改坏了：两边都还没跑就一句话（和 make openevolve 一样）
     if problem:
         say(problem)
         sys.exit(2)
     import shutil
     import tempfile
     workers = oe_workers()
-    print_note(f"设置：--budget {a.budget} --seeds {a.seeds}{gpu_flag()}（OpenEvolve {oe.VERSION}，{workers_said(workers)}；"
+    print_note(f"设置：--budget {a.budget} --seeds {a.seeds}{gpu_flag()}（OpenEvolve {oe_settings.VERSION}，{workers_said(workers)}；"
                f"LLM 是 MockLLM 服务器，没有真的语言模型；--jobs {a.jobs}：OpenEvolve 的种子同时跑几个，只影响快慢）")
-    for note in oe.start_notes():                    # 专家改过、initial_program.py 改过：和 04、06、make openevolve 一样先说
+    for note in oe_start.start_notes():              # 专家改过、initial_program.py 改过：和 04、06、make openevolve 一样先说
         print_note(note)
     table = TimeTable()
     train, test = split_shapes()
-    procs = oe.Processes()
+    procs = oe_processes.Processes()
     workdir = tempfile.mkdtemp(prefix="07_openevolve_")
     on_interrupt(procs.close)
     on_interrupt(lambda: shutil.rmtree(workdir, ignore_errors=True))
@@ -429,7 +434,7 @@ def main(argv=None):
             shutil.rmtree(workdir, ignore_errors=True)
     print_header(f"同一个问题、同一个 MockLLM、每边每个种子 {a.budget} 个提议")
     print_results(ours, theirs, table, train, test, a.budget)
-    print_try(try_items(a.budget, *oe.configured_llm()))
+    print_try(try_items(a.budget, *oe_settings.configured_llm()))
     CHARTS.report()
     took(start)
 

@@ -252,7 +252,7 @@ def test_openevolve_seeds_run_at_most_jobs_at_a_time_and_come_back_in_seed_order
     for jobs in (1, 2, 3):
         peak[0] = entered[0] = 0
         deadline[0] = time.monotonic() + 10
-        assert [r["seed"] for r in S07.run_theirs_all(None, None, None, 5, 10, S07.oe.Processes(), "", jobs)] == \
+        assert [r["seed"] for r in S07.run_theirs_all(None, None, None, 5, 10, S07.oe_processes.Processes(), "", jobs)] == \
             list(range(5))
         assert peak[0] == jobs
 
@@ -424,7 +424,7 @@ def test_a_curve_point_above_the_final_best_is_said_not_drawn_silently(monkeypat
              (2, dict(full_evaluation=0.0, combined_score=1.6)),                         # 探针级：不算
              (3, dict(full_evaluation=1.0, combined_score=1.5))]                          # 读错了的：说出来
     monkeypatch.setattr(S07, "MockServer", FakeServer)
-    monkeypatch.setattr(S07.oe, "run_openevolve", lambda *a, **k: dict(trace=trace, iterations=4, best_code=render(EXPERT),
+    monkeypatch.setattr(S07.oe_processes, "run_openevolve", lambda *a, **k: dict(trace=trace, iterations=4, best_code=render(EXPERT),
                                                                           best_metrics={"combined_score": 1.0}))
     r = S07.run_theirs(table, train, test, 0, 4, None, "")
     assert r["history"] == [1.0, 1.0, 1.0, 1.5, 1.5] and r["curve_wrong"] == [3]
@@ -452,7 +452,7 @@ def test_openevolve_is_compared_by_the_best_program_it_evaluated_and_says_when_i
 
     trace = [(2, dict(full_evaluation=1.0, combined_score=score, train_speedup=score))]
     monkeypatch.setattr(S07, "MockServer", FakeServer)
-    monkeypatch.setattr(S07.oe, "run_openevolve", lambda *a, **k: dict(trace=trace, iterations=3, best_code=render(EXPERT),
+    monkeypatch.setattr(S07.oe_processes, "run_openevolve", lambda *a, **k: dict(trace=trace, iterations=3, best_code=render(EXPERT),
                                                                           best_metrics={"combined_score": 1.0}))
     r = S07.run_theirs(table, train, test, 0, 3, None, str(tmp_path))
     assert r["best"] == better and r["train"] == score and r["returned"] == 1.0 and r["curve_wrong"] == []
@@ -496,7 +496,7 @@ def test_an_openevolve_run_whose_llm_calls_all_failed_is_an_error_not_a_row_in_t
     train, test = split_shapes()
     said = "OpenEvolve 跑完了 4 个提议，可 4 个全都是 LLM 调用失败（LLM 回 HTTP 404 ×4）：检查地址；详细的在 x.log"
     monkeypatch.setattr(S07, "MockServer", FakeServer)
-    monkeypatch.setattr(S07.oe, "run_openevolve", lambda *a, **k: dict(trace=[], iterations=4, best_code=render(EXPERT),
+    monkeypatch.setattr(S07.oe_processes, "run_openevolve", lambda *a, **k: dict(trace=[], iterations=4, best_code=render(EXPERT),
                                                                           best_metrics={"combined_score": 1.0},
                                                                           gave_up=said))
     with pytest.raises(RuntimeError) as e:
@@ -548,7 +548,7 @@ def test_an_openevolve_run_whose_evaluations_raised_is_an_error_not_a_row_in_the
     train, test = split_shapes()
     trace = [(1, dict(combined_score=1.0, probe_speedup=1.0, launchable=1.0, full_evaluation=0.0, stage2_passed=0.0))]
     monkeypatch.setattr(S07, "MockServer", FakeServer)
-    monkeypatch.setattr(S07.oe, "run_openevolve", lambda *a, **k: dict(trace=trace, iterations=2, best_code=render(EXPERT),
+    monkeypatch.setattr(S07.oe_processes, "run_openevolve", lambda *a, **k: dict(trace=trace, iterations=2, best_code=render(EXPERT),
                                                                           best_metrics={"combined_score": 1.0}))
     with pytest.raises(RuntimeError) as e:
         S07.run_theirs(table, train, test, 0, 2, None, "")
@@ -560,12 +560,12 @@ def test_the_number_of_openevolve_workers_is_read_from_config_yaml_not_assumed(m
                                                                              workers):
     """学生报过：把 config.yaml 的 evaluator.parallel_evaluations 改成 4 再跑 07，开头和表下面照样说"一个 worker"。"""
     from evolve import EXPERT
-    with open(S07.oe.CONFIG, encoding="utf-8") as f:
+    with open(S07.oe_settings.CONFIG, encoding="utf-8") as f:
         text = f.read()
     assert "  parallel_evaluations: 1 " in text
     (tmp_path / "config.yaml").write_text(text.replace("  parallel_evaluations: 1 ", f"  parallel_evaluations: {workers} "),
                                           encoding="utf-8")
-    monkeypatch.setattr(S07.oe, "CONFIG", str(tmp_path / "config.yaml"))
+    monkeypatch.setattr(S07.oe_settings, "CONFIG", str(tmp_path / "config.yaml"))
     assert S07.oe_workers() == workers
     train, test = split_shapes()
     extra = dict(best=EXPERT, history=[1.0] * 101, curve_wrong=[])

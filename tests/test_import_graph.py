@@ -2,7 +2,8 @@
 （下划线开头的）。README 说的依赖方向（evolve → sched_lab → kernel_lab，console 单独）在各个文件夹里面也成立。
 
 模块名和运行时一样：lecture01/10/13/14 在 sys.path 上（console、runner、svg、kernel_lab、sched_lab、llama_shapes、
-evolve 包），tests/ 里的文件按文件名（conftest、printed……）。函数里面的 import 也算（它也是依赖，只是晚一点才发生）；
+evolve 包），lecture14/openevolve 也在（run_openevolve.py、07 放上它：oe_settings、oe_child……），tests/ 里的文件按
+文件名（conftest、printed……）。函数里面的 import 也算（它也是依赖，只是晚一点才发生）；
 import 一个包里的模块（evolve.program）时 Python 先跑包的 __init__，那不算一条边，不然包里每个模块都"成环"了。"""
 import ast
 import functools
@@ -30,6 +31,7 @@ def students_files() -> set[str]:
     return out
 
 FOLDERS = ("lecture01", "lecture10", "lecture13", "lecture14", "tests")
+ON_PATH = (os.path.join("lecture14", "openevolve"),)      # 文件夹里面也在 sys.path 上的目录：里面的文件按文件名
 
 
 def modules() -> dict:
@@ -40,6 +42,8 @@ def modules() -> dict:
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
             package = os.path.relpath(dirpath, base).replace(os.sep, ".")
+            if os.path.relpath(dirpath, ROOT) in ON_PATH:
+                package = "."
             for f in sorted(filenames):
                 if not f.endswith(".py") or os.path.realpath(os.path.join(dirpath, f)) in skip:
                     continue

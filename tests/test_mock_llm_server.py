@@ -251,7 +251,7 @@ def test_server_whose_starter_is_already_gone_does_not_stay():
     r = subprocess.run([sys.executable, SERVER, "--port", "0", "--parent", str(dead.pid)], capture_output=True,
                        text=True, timeout=30, env=base_env())
     assert r.returncode == 0 and r.stdout == "" and time.monotonic() - t < 10, (r.stdout, r.stderr)
-    assert "--parent" in open(os.path.join(ROOT, "lecture14", "openevolve", "run_openevolve.py"), encoding="utf-8").read()
+    assert "--parent" in open(os.path.join(ROOT, "lecture14", "openevolve", "oe_processes.py"), encoding="utf-8").read()
 
 
 def test_server_script_prints_its_address_and_stops_when_the_process_that_started_it_goes(tmp_path):

@@ -40,6 +40,16 @@ HERE = os.path.join(ROOT, "lecture14", "openevolve")
 RUN = os.path.join(HERE, "run_openevolve.py")
 ev = load_script("lecture14/openevolve/evaluator.py", "oe_evaluator")
 runmod = load_script("lecture14/openevolve/run_openevolve.py", "oe_run")
+# make openevolve 的各部分在 run_openevolve.py 旁边的 oe_*.py 里（载入它时 lecture14/openevolve 放上了 sys.path）；
+# 换掉一个名字要换在用它的那个模块里：main 直接调用的（run_openevolve、start_server……）换 runmod 的
+import oe_careful_http  # noqa: E402
+import oe_child  # noqa: E402
+import oe_env  # noqa: E402
+import oe_failures  # noqa: E402
+import oe_processes  # noqa: E402
+import oe_results  # noqa: E402
+import oe_settings  # noqa: E402
+import oe_start  # noqa: E402
 # TESTS_GPU 选了别的 GPU 时，"可以试试"的命令带着同一个 --gpu（照着运行还是那块 GPU）
 GPU_FLAG = "" if gpus.selected_key() == gpus.DEFAULT else f" --gpu {gpus.selected_key()}"
 
@@ -210,7 +220,7 @@ def test_a_loopback_api_base_in_an_odd_spelling_never_sends_the_key_to_a_proxy()
                                          ("[0:0:0:0:0:0:0:1]", "::1"), ("localhost", "localhost"), ("127.0.0.2", "127.0.0.2"),
                                          ("example.com", None), ("10.0.0.1", None)])
 def test_loopback_literal_is_the_same_address_in_the_spelling_no_proxy_matches(host, plain):
-    assert runmod.loopback_literal(host) == plain
+    assert oe_child.loopback_literal(host) == plain
 
 
 def test_make_openevolve_honours_gpu_in_its_sentences_its_evaluator_and_its_commands(table):
@@ -219,8 +229,8 @@ def test_make_openevolve_honours_gpu_in_its_sentences_its_evaluator_and_its_comm
     flat = "".join(p.stdout.split())
     assert "时间来自第13讲的解析模型（A100的参数，不是实测）" in flat, p.stdout
     tr = float(re.search(r"训练形状上比专家快([\d.]+)×", flat).group(1))
-    best = parse(runmod.read_run(out)["best_code"])
-    assert round(runmod.read_run(out)["best_metrics"]["combined_score"], 3) == tr    # 评估器（子进程）也是 A100
+    best = parse(oe_results.read_run(out)["best_code"])
+    assert round(oe_results.read_run(out)["best_metrics"]["combined_score"], 3) == tr    # 评估器（子进程）也是 A100
     assert tr > 1.0, "6 个提议没找到比专家好的程序：下面这句比不出 GPU"
     if gpus.selected_key() != "a100":                  # 这个测试进程的 GPU（默认 H100）上算出来不一样
         try:
@@ -287,8 +297,8 @@ def test_a_configured_server_that_is_not_running_is_one_sentence_before_openevol
 def test_the_best_program_counts_its_dead_rules():
     from evolve import EXPERT, Rule
     dead = EXPERT.__class__(EXPERT.rules + (Rule((("M", 8),), EXPERT.default),), EXPERT.default)   # M <= 8 被 M <= 16 挡住
-    assert runmod.rules_said(EXPERT) == f"{EXPERT.n_rules()} 条规则"
-    assert runmod.rules_said(dead) == f"{dead.n_rules()} 条规则，其中 1 条是死规则"
+    assert oe_results.rules_said(EXPERT) == f"{EXPERT.n_rules()} 条规则"
+    assert oe_results.rules_said(dead) == f"{dead.n_rules()} 条规则，其中 1 条是死规则"
 
 
 def test_config_yaml_names_only_make_variables_the_makefile_has():
@@ -303,7 +313,7 @@ def test_config_yaml_names_only_make_variables_the_makefile_has():
 def test_openevolve_runs_a_few_iterations_offline_and_prints_the_best_program(table):
     (p, out), _ = two_runs()
     assert p.returncode == 0, p.stderr[-3000:]
-    res = runmod.read_run(out)
+    res = oe_results.read_run(out)
     best = parse(res["best_code"])
     train, test = split_shapes()
     tr, te = geomean_speedup(best, train, table), geomean_speedup(best, test, table)
@@ -311,7 +321,7 @@ def test_openevolve_runs_a_few_iterations_offline_and_prints_the_best_program(ta
     flat = "".join(p.stdout.split())                             # 句子按宽度折过行
     assert f"训练形状上比专家快{tr:.3f}×，测试形状上{te:.3f}×" in flat
     assert render(best) in p.stdout and tr >= 1.0
-    c = runmod.count(res)
+    c = oe_results.count(res)
     assert sum(c.values()) == 6 and c["full"] >= 1
     assert f"6个提议：{c['full']}个做了完整评估，{c['probe']}个在探针级就停了" in flat
     assert max(map(display_width, p.stdout.split("\n"))) <= PIPE_WIDTH      # 管道里 100 列（以前有 124 列的行）
@@ -330,9 +340,9 @@ def test_without_a_venv_only_make_openevolve_is_suggested(monkeypatch, capsys):
     """审读报过：新克隆的仓库（还没有 .venv）里，07 让人运行 .venv/bin/pip install ……，没有这个文件。"""
     import runner
     monkeypatch.setattr(runner, "VENV_PYTHON", os.path.join(ROOT, "no-such-venv", "bin", "python"))
-    monkeypatch.setattr(runmod, "have_openevolve", lambda: False)
+    monkeypatch.setattr(oe_env, "have_openevolve", lambda: False)
     with pytest.raises(SystemExit) as e:
-        runmod.need_openevolve(runmod.MISSING, "python3 lecture14/07_openevolve.py")
+        oe_env.need_openevolve(runmod.MISSING, "python3 lecture14/07_openevolve.py")
     err = capsys.readouterr().err
     assert e.value.code == 1 and "make openevolve" in err and ".venv/bin/pip" not in err and "先建好 .venv" in err
 
@@ -406,7 +416,7 @@ def test_make_openevolve_leaves_nothing_running_after_ctrl_c_or_being_killed(how
             err = p.stderr.read()
             assert p.returncode == 130 and time.monotonic() - t < 1.5 and "Traceback" not in err
             # 讲师报过：Ctrl-C 以后不知道最好的程序存下了。说一句在哪（"已中断。"还是最后一行）
-            assert os.path.exists(os.path.join(out, runmod.BEST_FILE)) and runmod.BEST_FILE in err, err
+            assert os.path.exists(os.path.join(out, oe_start.BEST_FILE)) and oe_start.BEST_FILE in err, err
             assert err.strip().splitlines()[-1] == "已中断。"
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and [k for k in kids if alive(k)]:
@@ -434,7 +444,7 @@ def test_a_bad_configured_server_is_named_in_config_yaml_words_not_command_line_
                     base = f"http://127.0.0.1:{free.getsockname()[1]}/v1"
             elif mode == "bad_port":
                 base = "http://127.0.0.1:99999/v1"
-            said = runmod.check_configured(base, "qwen2.5-coder:7b")
+            said = oe_settings.check_configured(base, "qwen2.5-coder:7b")
         assert other.received == []
     assert said and said.startswith("config.yaml 的 LLM 用不了：") and "\n" not in said, said
     assert "--llm" not in said and "--model" not in said, said
@@ -451,7 +461,7 @@ def test_an_api_base_with_a_query_is_refused_before_openevolve_sends_it_anywhere
     查询串连同里面的密钥进了它的日志。现在开跑之前一句话：哪一部分不行、改成什么，请求一个也不发，密钥不印。"""
     from hostile_server import HostileServer
     with HostileServer(models="list", model_ids=("m",)) as s:
-        said = runmod.check_configured(s.url + suffix, "m")
+        said = oe_settings.check_configured(s.url + suffix, "m")
         assert s.received == []
     assert said and said.startswith("config.yaml 的 LLM 用不了：api_base 带着") and part in said, said
     assert f"改成 {s.url}" in said and "sk-query-secret" not in said and "\n" not in said, said
@@ -482,17 +492,17 @@ def test_an_api_base_with_a_query_is_refused_before_openevolve_sends_it_anywhere
     ("LLM generation failed: LLM 回 HTTP 400，不收参数 max_tokens", "LLM 回 HTTP 400，不收参数 max_tokens"),
     ("LLM generation failed: Error code: 400 - LLM 回 HTTP 400，不收参数 x", "LLM 回 HTTP 400")])
 def test_openevolve_log_errors_are_read_as_failure_kinds(error, kind):
-    assert runmod.failure_kind(error) == kind
+    assert oe_failures.failure_kind(error) == kind
 
 
 def test_only_a_server_on_this_machine_can_say_it_is_a_broken_mock_llm_under_openevolve():
     # 审读报过：OpenEvolve 那条路上，任何服务器回一句 MockLLM 出了程序错误就停下运行，还让人去看 MockLLM 的终端
     from evolve.openai_llm import MOCK_BUG, MOCK_BUG_REPLY
     error = f"LLM generation failed: Error code: 500 - {MOCK_BUG_REPLY}"
-    assert runmod.failure_kind(error, local=True) == MOCK_BUG
-    assert runmod.failure_kind(error, local=False) == "LLM 回 HTTP 500"
-    assert runmod.only_local("http://127.0.0.1:8765/v1") and runmod.only_local("http://[::1]:8000/v1")
-    assert not runmod.only_local("http://192.0.2.7:8000/v1") and not runmod.only_local("https://api.example.com/v1")
+    assert oe_failures.failure_kind(error, local=True) == MOCK_BUG
+    assert oe_failures.failure_kind(error, local=False) == "LLM 回 HTTP 500"
+    assert oe_failures.only_local("http://127.0.0.1:8765/v1") and oe_failures.only_local("http://[::1]:8000/v1")
+    assert not oe_failures.only_local("http://192.0.2.7:8000/v1") and not oe_failures.only_local("https://api.example.com/v1")
 
 
 class _Noted(Exception):
@@ -500,10 +510,10 @@ class _Noted(Exception):
 
 
 def _run_against(server_url, iterations, tmp_path, **kw):
-    procs = runmod.Processes()
+    procs = oe_processes.Processes()
     seen = []
     try:
-        return runmod.run_openevolve(procs, server_url, iterations, 0, str(tmp_path / "out"),
+        return oe_processes.run_openevolve(procs, server_url, iterations, 0, str(tmp_path / "out"),
                                      progress=lambda k, n: seen.append(k), **kw), seen
     finally:
         procs.close()
@@ -515,7 +525,7 @@ def failing_server_runs():
     和 50 个（接连 GIVE_UP_AFTER 个失败就停下）。返回 (第一次的结果, 第二次抛的 RuntimeError 或 None,
     第二次停下之前 OpenEvolve 做完了几个提议：数它的日志)。"""
     from hostile_server import HostileServer
-    n = runmod.GIVE_UP_AFTER
+    n = oe_failures.GIVE_UP_AFTER
     tmp = pathlib.Path(session_dir("oe_http500"))
     with HostileServer(chat="http500", max_seconds=10) as s:
         res, _ = _run_against(s.url, n, tmp / "a")
@@ -525,7 +535,7 @@ def failing_server_runs():
         except RuntimeError as e:
             stopped = e
     with open(tmp / "b" / "out" / "openevolve.log", "rb") as f:
-        done = {m[1] for line in f if (m := runmod._DONE.match(line))}
+        done = {m[1] for line in f if (m := oe_failures._DONE.match(line))}
     return res, stopped, len(done)
 
 
@@ -543,11 +553,11 @@ def test_openevolve_against_a_failing_server_counts_the_failures_by_kind_and_sto
     """讲师报过：config.yaml 指向一个每次都回 HTTP 500（或垃圾、或不回答）的服务器，make openevolve 照样跑完、退出码 0，
     只说提议"没变成子程序（回复打不上、没改动……）"——像是模型写得不好。现在从 OpenEvolve 的日志按种类数出 LLM 调用
     失败（和本讲的 --llm 客户端同样的叫法），接连 GIVE_UP_AFTER 个都失败就停下它、一句话说清楚。"""
-    n = runmod.GIVE_UP_AFTER
+    n = oe_failures.GIVE_UP_AFTER
     res, stopped, done = failing_server_runs()
     assert res["llm_failed"] == {"LLM 回 HTTP 500": n}                      # 预算正好用完：跑完，按种类数
-    c = runmod.count(res)
-    said = runmod.no_child_said(c, res)
+    c = oe_results.count(res)
+    said = oe_results.no_child_said(c, res)
     assert c["no_child"] == n and f"{n} 个是 LLM 调用失败（LLM 回 HTTP 500 ×{n}" in said, said
     # 讲师报过：这时说"4/4 个提议"，又说"停下了，没有跑完 4 个提议"。现在说跑完了、最后接连几个失败（main 退出码 1）
     assert res["gave_up"].startswith(f"OpenEvolve 跑完了 {n} 个提议，可 {n} 个全都是 LLM 调用失败"), res["gave_up"]
@@ -612,7 +622,7 @@ def test_openevolve_with_a_reasoning_model_counts_cut_off_replies_and_says_how_t
                           for b in before), (before[:2], short.stderr[-2000:])   # OpenEvolve 0.4.0 对 gpt-5 名字发的
     assert short.returncode == 1 and "Traceback" not in short.stderr, short.stderr[-2000:]
     said = [line for line in short.stderr.splitlines() if "停下了" in line]
-    assert said and f"接连 {runmod.GIVE_UP_AFTER} 个提议都是 LLM 调用失败（{CUT_OFF} ×{runmod.GIVE_UP_AFTER}）" in said[0], said
+    assert said and f"接连 {oe_failures.GIVE_UP_AFTER} 个提议都是 LLM 调用失败（{CUT_OFF} ×{oe_failures.GIVE_UP_AFTER}）" in said[0], said
     assert "把 config.yaml 的 max_tokens 从 1,024 调到 4096（" in said[0] and "检查 LLM 服务器" not in said[0], said
     assert short.stderr.count("max_tokens 从") == 1, short.stderr                 # 办法说一次
     # 讲师报过：OpenEvolve 按 config.yaml 的 retries（1）把每个被截断的回复再问一次，每次都按上限收钱。现在不重试
@@ -674,13 +684,13 @@ def test_openevolve_timing_out_says_to_raise_config_timeout_and_the_suggested_va
     first, second, suggested = timing_out_runs()
     said = [line for line in first.stderr.splitlines() if "停下了" in line]
     assert first.returncode == 1 and "Traceback" not in first.stderr and said, first.stderr[-2000:]
-    assert f"（LLM 超时 ×{runmod.GIVE_UP_AFTER}）" in said[0] and "检查 LLM 服务器" not in said[0], said
+    assert f"（LLM 超时 ×{oe_failures.GIVE_UP_AFTER}）" in said[0] and "检查 LLM 服务器" not in said[0], said
     assert "“LLM 超时”是请求等满了 config.yaml 里 llm 下的 timeout（这次 1 秒）还没收完回复" in said[0], said
     assert suggested == "4", said
     assert second.returncode == 0, second.stderr[-2000:]
     assert "LLM 调用失败" not in second.stdout + second.stderr, second.stdout[-1500:]
     assert "，0个读不懂或启动不了（0分），0个没变成子程序" in "".join(second.stdout.split()), second.stdout[-1500:]
-    _, check = runmod.streak_said(["LLM 回 HTTP 500", "LLM 超时"] * 2)    # 夹着别的失败：两样都说（仓库里的 config.yaml）
+    _, check = oe_failures.streak_said(["LLM 回 HTTP 500", "LLM 超时"] * 2)    # 夹着别的失败：两样都说（仓库里的 config.yaml）
     assert check.startswith("检查 LLM 服务器和 config.yaml 的 api_base、name、密钥；“LLM 超时”是请求等满了"), check
     assert "（这次 300 秒）" in check and "比如 timeout: 1200；" in check, check
 
@@ -767,9 +777,9 @@ def test_a_server_refusing_a_parameter_is_named_and_the_suggested_name_makes_ope
     first, log, second, bodies, used = refused_parameter_runs()[case]
     said = [line for line in first.stderr.splitlines() if "停下了" in line]
     assert first.returncode == 1 and "Traceback" not in first.stderr and said, first.stderr[-2000:]
-    assert f"（LLM 回 HTTP 400，不收参数 {param} ×{runmod.GIVE_UP_AFTER}）" in said[0], said
+    assert f"（LLM 回 HTTP 400，不收参数 {param} ×{oe_failures.GIVE_UP_AFTER}）" in said[0], said
     assert f"服务器不收 OpenEvolve 发的 {param}" in said[0] and f"config.yaml 的 name {name} " in said[0], said
-    assert "、".join(runmod.OE_REASONING_PREFIXES) in said[0] and "检查 LLM 服务器" not in said[0], said
+    assert "、".join(oe_failures.OE_REASONING_PREFIXES) in said[0] and "检查 LLM 服务器" not in said[0], said
     assert "Retrying" not in log and "attempts failed" not in log, log[-3000:]           # OpenEvolve 没有重试这些 400
     assert used == alias and (case != "renamed" or "（比如 gpt-5-mini）" in said[0]), said
     assert second.returncode == 0, second.stderr[-2000:]
@@ -790,30 +800,30 @@ def test_a_refused_parameter_from_a_hostile_server_is_escaped_redacted_cut_and_a
     monkeypatch.setattr(oe_openai.OpenAILLM, "_call_api", oe_openai.OpenAILLM._call_api)
     monkeypatch.setattr(oe_openai.OpenAILLM, "generate_with_context", oe_openai.OpenAILLM.generate_with_context)
     key = "sk-test-0123456789-never-print"
-    runmod._careful_http()
-    runmod._tame_replies([key])
+    oe_careful_http.careful_http()
+    oe_careful_http.tame_replies([key])
     hostile = openai_error("x", f"\x1b]0;evil\x07{key}\n" + "p" * 5000, "unsupported_parameter")
     with StubServer(lambda n, text: "edit", reject=lambda body: hostile, max_requests=10) as s:
         llm = oe_openai.OpenAILLM(LLMModelConfig(api_base=s.url, api_key=key, name="x", timeout=10, retries=2,
                                                  retry_delay=0, max_tokens=100, temperature=0.7))
         with pytest.raises(Exception) as e:
             asyncio.run(llm.generate_with_context("system", [{"role": "user", "content": "当前的程序"}]))
-    kind = runmod.failure_kind(f"LLM generation failed: {e.value}")
-    assert kind.startswith(runmod.REFUSED + "\\x1b]0;evil\\x07***\\np") and kind.endswith("个字符）"), kind
+    kind = oe_failures.failure_kind(f"LLM generation failed: {e.value}")
+    assert kind.startswith(oe_careful_http.REFUSED + "\\x1b]0;evil\\x07***\\np") and kind.endswith("个字符）"), kind
     assert key not in kind and "\x1b" not in kind and "\n" not in kind and len(kind) < 100, kind
     assert len([r for r in s.requests if r[3] is not None]) == 1                      # retries=2，只问了一次
-    assert runmod.refused_advice(kind[len(runmod.REFUSED):]).startswith("服务器不收 OpenEvolve 发的参数 \\x1b]0;")
+    assert oe_failures.refused_advice(kind[len(oe_careful_http.REFUSED):]).startswith("服务器不收 OpenEvolve 发的参数 \\x1b]0;")
 
 
 def test_the_shipped_config_leaves_a_reasoning_model_room_to_write():
     # OpenAI 的 reasoning 指南：开始时至少留 25,000 个（和 --llm 换成推理模型的参数以后的上限一样）
     from evolve.openai_llm import MAX_COMPLETION_TOKENS, TIMEOUT
-    assert runmod._config().llm.max_tokens >= MAX_COMPLETION_TOKENS
+    assert oe_settings.read_config().llm.max_tokens >= MAX_COMPLETION_TOKENS
     # 讲师报过：timeout 60 秒，推理模型写几千个 token 就超时，按 retries 重发，两次都白等（也许都收钱）：和 --llm 的默认一样
-    assert runmod._config().llm.timeout >= TIMEOUT
-    with open(runmod.CONFIG, encoding="utf-8") as f:
+    assert oe_settings.read_config().llm.timeout >= TIMEOUT
+    with open(oe_settings.CONFIG, encoding="utf-8") as f:
         assert f"timeout: {TIMEOUT:g}" in f.read()
-    assert all(name.lower().startswith(runmod.OE_REASONING_PREFIXES) for name in ("gpt-5-mini", "o3", "o4-mini"))
+    assert all(name.lower().startswith(oe_failures.OE_REASONING_PREFIXES) for name in ("gpt-5-mini", "o3", "o4-mini"))
 
 
 def test_the_reasoning_model_names_the_bridge_states_are_the_pinned_openevolves_own():
@@ -827,18 +837,18 @@ def test_the_reasoning_model_names_the_bridge_states_are_the_pinned_openevolves_
     assert table, f"OpenEvolve 的 {path} 里找不到 OPENAI_REASONING_MODEL_PREFIXES：换了版本，对照它现在怎样选参数"
     theirs = set(re.findall(r'"([^"]+)"', table[1]))
     theirs = {p for p in theirs if not any(q != p and p.startswith(q) for q in theirs)}
-    assert theirs == set(runmod.OE_REASONING_PREFIXES), theirs
-    assert "、".join(runmod.OE_REASONING_PREFIXES) in runmod.raise_max_tokens()
+    assert theirs == set(oe_failures.OE_REASONING_PREFIXES), theirs
+    assert "、".join(oe_failures.OE_REASONING_PREFIXES) in oe_failures.raise_max_tokens()
 
 
 def test_a_budget_of_exactly_give_up_after_failing_proposals_ends_the_same_way_every_time():
     # 讲师报过：--iterations 正好 GIVE_UP_AFTER、每个提议都失败时，同一条命令有时"接连失败，停下了"（退出码 1）、
     # 有时跑完（退出码 0）：看读到最后一行日志时 OpenEvolve 退出了没有。现在只看数出来的：还有没做的提议才停下
-    n = runmod.GIVE_UP_AFTER
+    n = oe_failures.GIVE_UP_AFTER
     failing = ["LLM 回 HTTP 500"] * n
-    assert runmod.gives_up(failing, n, 50) and runmod.gives_up(failing + ["连不上"], n + 1, 50)
-    assert not runmod.gives_up(failing, n, n)                      # 最后一个提议也失败：跑完了，不是"停下了"
-    assert not runmod.gives_up(failing[1:], n - 1, 50)
+    assert oe_failures.gives_up(failing, n, 50) and oe_failures.gives_up(failing + ["连不上"], n + 1, 50)
+    assert not oe_failures.gives_up(failing, n, n)                      # 最后一个提议也失败：跑完了，不是"停下了"
+    assert not oe_failures.gives_up(failing[1:], n - 1, 50)
 
 
 def test_lines_read_after_four_failures_in_one_go_are_still_counted():
@@ -849,17 +859,17 @@ def test_lines_read_after_four_failures_in_one_go_are_still_counted():
     ok = "2026-12-03 14:35:18,200 - INFO - Iteration {}: Program c (parent: a) completed in 0.07s"
     lines = [err.format(k).encode() for k in range(1, 5)] + [ok.format(k).encode() for k in (5, 6)]
     seen, failed, streak = set(), Counter(), []
-    assert runmod.count_done(lines, seen, failed, streak)
+    assert oe_failures.count_done(lines, seen, failed, streak)
     assert len(seen) == 6 and failed == {"LLM 回 HTTP 500": 4} and streak == []
-    assert not runmod.gives_up(streak, len(seen), 6)
-    assert not runmod.count_done(lines, seen, failed, streak)                     # 读过的行不再数
+    assert not oe_failures.gives_up(streak, len(seen), 6)
+    assert not oe_failures.count_done(lines, seen, failed, streak)                     # 读过的行不再数
 
 
 def test_both_loops_say_the_same_about_the_same_failures():
     # 审读报过：--llm 最后一次是 429 就只说限流，make openevolve 要四次都是 429；种类的说法两边各写一份
     from evolve.openai_llm import RATE_LIMITED_ADVICE, Call, lost_llm
     for streak, limited in ((["LLM 回 HTTP 429"] * 4, True), (["LLM 回 HTTP 500"] * 3 + ["LLM 回 HTTP 429"], False)):
-        kinds, check = runmod.streak_said(streak)
+        kinds, check = oe_failures.streak_said(streak)
         said = lost_llm([Call(i, "p", None, k, 0.1, None, None, None) for i, k in enumerate(streak)])
         assert (check == RATE_LIMITED_ADVICE) == limited == (RATE_LIMITED_ADVICE in said) and kinds in said, (said, kinds)
 
@@ -867,7 +877,7 @@ def test_both_loops_say_the_same_about_the_same_failures():
 def test_openevolve_waiting_on_a_silent_server_says_so_on_stderr(tmp_path, monkeypatch):
     """讲师报过：服务器不回答时 make openevolve 6 分钟一声不吭。现在每 QUIET_NOTE_SECONDS 秒没有提议做完，就说一声。"""
     from hostile_server import HostileServer
-    monkeypatch.setattr(runmod, "QUIET_NOTE_SECONDS", 1.0)
+    monkeypatch.setattr(oe_processes, "QUIET_NOTE_SECONDS", 1.0)
     notes = []
 
     def note(text):
@@ -884,7 +894,6 @@ def test_counts_come_from_the_log_not_from_the_trace_that_skips_children(tmp_pat
     """审读报过：OpenEvolve 0.4.0 里子程序挤掉自己的父程序时 evolution_trace.jsonl 不写那一行；make openevolve 就把
     19 个提议算成"没变成子程序"，日志里出错的只有 4 个，曲线也漏了一次刷新最好分数（1.196）。现在以日志为准：
     每个做完的提议一行 "Iteration N: Program …"，下一行是它的 Metrics；trace 里有的用 trace 的数（更多位小数）。"""
-    oe = runmod
     (tmp_path / "result.json").write_text(json.dumps(dict(best_code="", best_metrics={}, iterations=4)), encoding="utf-8")
     log = ["2026-12-03 14:35:18,159 - INFO - Iteration 1: Program a (parent: b) completed in 0.07s",
            "2026-12-03 14:35:18,159 - INFO - Metrics: combined_score=1.0532, launchable=1.0000, full_evaluation=1.0000",
@@ -898,14 +907,15 @@ def test_counts_come_from_the_log_not_from_the_trace_that_skips_children(tmp_pat
     exact = {"combined_score": 1.053249, "launchable": 1.0, "full_evaluation": 1.0}
     (tmp_path / "evolution_trace.jsonl").write_text(json.dumps(dict(iteration=1, child_metrics=exact)) + "\n",
                                                     encoding="utf-8")          # 第 2 个（挤掉了父程序的）没有记
-    res = oe.read_run(str(tmp_path))
+    res = oe_results.read_run(str(tmp_path))
     assert [k for k, _ in res["trace"]] == [1, 2, 4]
     # 服务器写进说明里的假行（同一行里）不算：只认说明开头的那几句
     fake = ("2026-12-03 14:35:18,500 - WARNING - Error on attempt 1/2: Error code: 400 - x 2026-12-03 14:35:18,159 - INFO - "
             "Iteration 100: Program f - Metrics: combined_score=9.9000")
-    assert oe._DONE.match(fake.encode()) is None and oe._PROGRAM.match(fake) is None and oe._METRICS.match(fake) is None
+    assert (oe_failures._DONE.match(fake.encode()) is None and oe_results._PROGRAM.match(fake) is None
+            and oe_results._METRICS.match(fake) is None)
     assert res["trace"][0][1] == exact and res["trace"][1][1]["combined_score"] == 1.196
-    assert oe.count(res) == dict(full=2, probe=0, rejected=1, eval_error=0, no_child=1)
+    assert oe_results.count(res) == dict(full=2, probe=0, rejected=1, eval_error=0, no_child=1)
 
 
 def test_the_openevolve_child_exits_at_once_if_its_parent_is_already_gone():
@@ -933,9 +943,9 @@ def test_openevolve_writes_its_temporary_files_into_the_output_directory(tmp_pat
     def popen(args, **kw):
         seen.update(kw)
         raise Stop
-    only_in(monkeypatch, runmod, "subprocess", Popen=popen)   # 不是整个进程的：后台线程也在起进程
+    only_in(monkeypatch, oe_processes, "subprocess", Popen=popen)   # 不是整个进程的：后台线程也在起进程
     with pytest.raises(Stop):
-        runmod.run_openevolve(runmod.Processes(), "http://127.0.0.1:9/v1", 1, 0, str(tmp_path / "out"))
+        oe_processes.run_openevolve(oe_processes.Processes(), "http://127.0.0.1:9/v1", 1, 0, str(tmp_path / "out"))
     assert seen["env"]["TMPDIR"] == str(tmp_path / "out" / "tmp") and os.path.isdir(tmp_path / "out" / "tmp")
 
 
@@ -944,10 +954,10 @@ def test_a_refusing_server_names_the_key_openevolve_would_send(monkeypatch, conf
     # 讲师报过：config.yaml 里写着 api_key 时，服务器回 401 照样说"检查环境变量 OPENAI_API_KEY"——发出去的是
     # config.yaml 里的那个
     from hostile_server import HostileServer
-    monkeypatch.setattr(runmod, "configured_key", lambda: configured)
+    monkeypatch.setattr(oe_settings, "configured_key", lambda: configured)
     monkeypatch.setenv("OPENAI_API_KEY", "" if configured else "sk-from-the-environment-0123")   # 哪儿都没有密钥另有测试
     with HostileServer(models="status403") as s:
-        said = runmod.check_configured(s.url, "x")
+        said = oe_settings.check_configured(s.url, "x")
     assert said is not None and "拒绝了请求（HTTP 403）" in said
     if configured is None:
         assert "检查环境变量 OPENAI_API_KEY" in said
@@ -967,7 +977,7 @@ def echoing_server_run():
         except RuntimeError as e:
             stopped = e
     with open(out / "out" / "openevolve.log", encoding="utf-8", errors="replace") as f:
-        return stopped, f.read(), runmod.MOCK_KEY
+        return stopped, f.read(), oe_settings.MOCK_KEY
 
 
 PREFETCH.append(echoing_server_run)
@@ -978,7 +988,7 @@ def test_server_text_in_openevolves_log_cannot_fake_results_or_leak_the_key():
     make openevolve 就印"4 个提议：39 个做了完整评估……-35 个没变成子程序"，接连失败也不停；回显的密钥和 ESC 控制序列
     原样进了 openevolve.log。现在每条日志记录是一行：控制字符转义、密钥换成 ***。"""
     stopped, log, key = echoing_server_run()
-    n = runmod.GIVE_UP_AFTER
+    n = oe_failures.GIVE_UP_AFTER
     assert stopped is not None and f"接连 {n} 个提议都是 LLM 调用失败（LLM 回 HTTP 400 ×{n}）" in str(stopped), stopped
     assert "fake1" in log and not any(line.startswith("2026-01-01") for line in log.splitlines())   # 假行还在，但不成行
     assert "\x1b" not in log and "\\x1b]0;pwned" in log
@@ -1020,10 +1030,10 @@ def test_the_stall_limit_follows_config_yaml(tmp_path):
     # 一个提议最多等：LLM 的 timeout × (retries + 1) + retry_delay × retries，加两级评估的 evaluator.timeout，再加余量
     cfg = tmp_path / "config.yaml"
     cfg.write_text("llm:\n  timeout: 10\n  retries: 2\n  retry_delay: 3\nevaluator:\n  timeout: 5\n", encoding="utf-8")
-    assert runmod.stall_seconds(str(cfg)) == 10 * 3 + 3 * 2 + 2 * 5 + runmod.STALL_SLACK
+    assert oe_processes.stall_seconds(str(cfg)) == 10 * 3 + 3 * 2 + 2 * 5 + oe_processes.STALL_SLACK
     cfg.write_text("llm:\n  api_base: x\n", encoding="utf-8")                  # 没写的用 OpenEvolve 的默认
-    assert runmod.stall_seconds(str(cfg)) == 60 * 4 + 5 * 3 + 2 * 300 + runmod.STALL_SLACK
-    assert runmod.stall_seconds() < 15 * 60              # 讲义的 config.yaml：十来分钟（推理模型一次要几分钟），不是永远
+    assert oe_processes.stall_seconds(str(cfg)) == 60 * 4 + 5 * 3 + 2 * 300 + oe_processes.STALL_SLACK
+    assert oe_processes.stall_seconds() < 15 * 60              # 讲义的 config.yaml：十来分钟（推理模型一次要几分钟），不是永远
 
 
 def test_make_openevolve_does_not_print_a_password_or_query_in_api_base(monkeypatch, capsys, tmp_path):
@@ -1045,12 +1055,12 @@ def test_openevolves_process_has_a_memory_ceiling():
     """讲师报过：OpenEvolve 把一个解压成 1 GB 的 gzip 回复整个读进内存（它读回复、解压都不设上限）。它的进程（和它
     fork 的 worker）的地址空间限在 MEMORY_LIMIT：超了是那次调用的 MemoryError（记作一次失败的调用），不是整台机器
     的内存被吃光。"""
-    code = ("import resource, sys; sys.path.insert(0, sys.argv[1]); import run_openevolve as r; r._limit_memory(); "
+    code = ("import resource, sys; sys.path.insert(0, sys.argv[1]); import oe_child as r; r._limit_memory(); "
             "print(resource.getrlimit(resource.RLIMIT_AS)[0]); bytearray(r.MEMORY_LIMIT)")
     p = subprocess.run([sys.executable, "-c", code, HERE], capture_output=True, text=True, timeout=60)
-    assert p.stdout.split()[0] == str(runmod.MEMORY_LIMIT) and "MemoryError" in p.stderr, (p.stdout, p.stderr[-300:])
+    assert p.stdout.split()[0] == str(oe_child.MEMORY_LIMIT) and "MemoryError" in p.stderr, (p.stdout, p.stderr[-300:])
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:                # README 说的是同一个数
-        assert f"限 {runmod.MEMORY_LIMIT >> 30} GB 地址空间" in f.read()
+        assert f"限 {oe_child.MEMORY_LIMIT >> 30} GB 地址空间" in f.read()
 
 
 @pytest.mark.parametrize("says", ["Traceback (most recent call last):\nZeroDivisionError: 故意的错\n\x1b[2J", ""])
@@ -1067,13 +1077,13 @@ def test_openevolve_stops_when_the_mock_server_exits_and_its_words_are_shown(tmp
         return started[-1]
     server = subprocess.Popen([sys.executable, "-c", f"import sys, time; time.sleep(0.3); sys.stderr.write({says!r}); "
                                "sys.exit(1)"], stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=base_env())
-    only_in(monkeypatch, runmod, "subprocess", Popen=popen)   # 不是整个进程的：后台线程也在起进程
-    procs = runmod.Processes()
+    only_in(monkeypatch, oe_processes, "subprocess", Popen=popen)   # 不是整个进程的：后台线程也在起进程
+    procs = oe_processes.Processes()
     t = time.monotonic()
     try:
         with pytest.raises(RuntimeError) as e:
-            runmod.run_openevolve(procs, "http://127.0.0.1:9/v1", 3, 0, str(tmp_path / "out"), stall_limit=60,
-                                  watch=runmod.server_gone(server))
+            oe_processes.run_openevolve(procs, "http://127.0.0.1:9/v1", 3, 0, str(tmp_path / "out"), stall_limit=60,
+                                  watch=oe_processes.server_gone(server))
     finally:
         procs.close()
         stop_group(server)
@@ -1092,7 +1102,7 @@ def _config_with(tmp_path, monkeypatch, edit) -> str:
         text = edit(f.read())
     path = tmp_path / "config.yaml"
     path.write_text(text, encoding="utf-8")
-    monkeypatch.setattr(runmod, "CONFIG", str(path))
+    monkeypatch.setattr(oe_settings, "CONFIG", str(path))
     return text
 
 
@@ -1102,14 +1112,14 @@ def test_config_yaml_is_read_the_way_openevolve_reads_it_quotes_included(tmp_pat
     with StubServer(lambda n, t: "edit", models=("qwen",)) as s:
         _config_with(tmp_path, monkeypatch, lambda t: t.replace("api_base: http://127.0.0.1:8765/v1", f'api_base: "{s.url}"')
                      .replace("- name: mock", "- name: 'qwen'"))
-        assert runmod.configured_llm() == (s.url, "qwen")
-        assert runmod.check_configured(*runmod.configured_llm()) is None
+        assert oe_settings.configured_llm() == (s.url, "qwen")
+        assert oe_settings.check_configured(*oe_settings.configured_llm()) is None
 
 
 def test_a_config_yaml_openevolve_cannot_read_is_one_sentence(tmp_path, monkeypatch):
     _config_with(tmp_path, monkeypatch, lambda t: t.replace("  api_key: not-needed-for-the-mock", "  api_key: [unclosed"))
     with pytest.raises(ValueError, match="OpenEvolve 读不了 lecture14/openevolve/config.yaml") as e:
-        runmod.configured_llm()
+        oe_settings.configured_llm()
     assert "\n" not in str(e.value) and "\\n" not in str(e.value) and "Traceback" not in str(e.value)   # 学生报过：
     #                                                               PyYAML 的换行印成了字面的 \n
 
@@ -1128,7 +1138,7 @@ def test_a_misspelled_setting_in_config_yaml_is_named_before_anything_runs(tmp_p
     assert runmod.main(["--iterations", "2", "--output", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(says) and err.count("\n") == 1 and not err.rstrip().endswith("？。"), err
-    assert (runmod.config_refusal() or "").startswith(says.split("：")[0])
+    assert (oe_settings.config_refusal() or "").startswith(says.split("：")[0])
 
 
 @pytest.mark.parametrize("base, mock", [("http://127.0.0.1:8765/v1", True), ("http://localhost:8765/v1/", True),
@@ -1137,7 +1147,7 @@ def test_a_misspelled_setting_in_config_yaml_is_named_before_anything_runs(tmp_p
                                         ("http://10.0.0.1:8765/v1", False), ("not a url", False)])
 def test_the_mock_servers_address_is_recognised_however_it_is_written(base, mock):
     """学生报过：写成 http://localhost:8765/v1，make openevolve 当它是真的服务器，说"连不上，先启动它（例如 ollama serve）"。"""
-    assert runmod.is_mock_base(base) == mock
+    assert oe_settings.is_mock_base(base) == mock
 
 
 def test_a_model_name_that_the_mock_does_not_use_is_said(tmp_path, monkeypatch, capsys):
@@ -1163,9 +1173,9 @@ def test_no_key_anywhere_is_one_sentence_before_openevolve_says_missing_credenti
     else:
         monkeypatch.setenv("OPENAI_API_KEY", env)
     _config_with(tmp_path, monkeypatch, lambda t: t.replace("  api_key: not-needed-for-the-mock\n", ""))
-    assert runmod.configured_key() is None
+    assert oe_settings.configured_key() is None
     with StubServer(lambda n, t: "edit") as s:
-        said = runmod.check_configured(s.url, "stub")
+        said = oe_settings.check_configured(s.url, "stub")
     assert said and "api_key: not-needed" in said and ("是空的" if env == "" else "没设") in said, said
 
 
@@ -1174,7 +1184,7 @@ def test_a_plain_http_server_elsewhere_gets_config_yaml_advice_not_an_empty_envi
     报 Missing credentials。make openevolve 的建议是 config.yaml 里写一个占位符 api_key。"""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real-paid-key-0123456789")
     _config_with(tmp_path, monkeypatch, lambda t: t.replace("  api_key: not-needed-for-the-mock\n", ""))
-    said = runmod.check_configured("http://192.0.2.7:11434/v1", "qwen")       # 文档用的地址：不会真有人在听
+    said = oe_settings.check_configured("http://192.0.2.7:11434/v1", "qwen")       # 文档用的地址：不会真有人在听
     assert said and "api_key: not-needed" in said and "OPENAI_API_KEY=" not in said, said
 
 
@@ -1288,7 +1298,7 @@ def test_make_openevolve_keeps_the_best_program_when_the_server_dies_midway(tabl
     之前找到的最好程序丢了。evaluator 随时记下完整评估过的最好程序；停下时印出它（退出码照样是 1：没跑完）。"""
     p, out = server_dies_midway_run()
     assert p.returncode == 1 and "Traceback" not in p.stderr and "接连" in p.stderr, p.stderr[-2000:]
-    with open(out / runmod.BEST_FILE, encoding="utf-8") as f:
+    with open(out / oe_start.BEST_FILE, encoding="utf-8") as f:
         kept = json.load(f)
     with open(out / "openevolve.log", encoding="utf-8", errors="replace") as f:
         logged = [float(m.group(1)) for m in re.finditer(r"Metrics: combined_score=([\d.]+),.*full_evaluation=1\.0000", f.read())]
@@ -1369,7 +1379,7 @@ def test_a_key_in_config_yaml_is_not_sent_over_plain_http_to_another_machine(tmp
     _config_with(tmp_path, monkeypatch, lambda t: t.replace("api_key: not-needed-for-the-mock", f'api_key: "{written}"'))
     asked = []
     monkeypatch.setattr(OpenAILLM, "check", lambda self, *a, **kw: asked.append((self.base_url, self._key)))
-    said = runmod.check_configured("http://192.0.2.7:11434/v1", "qwen")
+    said = oe_settings.check_configured("http://192.0.2.7:11434/v1", "qwen")
     refused = said is not None and "经明文 http:// 发给" in said
     assert refused == sent, said
     if sent:
@@ -1433,7 +1443,7 @@ def test_run_openevolve_and_the_evaluator_name_the_same_best_so_far_variable():
     spec = importlib.util.spec_from_file_location("oe_evaluator_env", os.path.join(HERE, "evaluator.py"))
     ev = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ev)
-    assert ev.BEST_ENV == runmod.BEST_ENV
+    assert ev.BEST_ENV == oe_start.BEST_ENV
 
 
 def _key_echo_run(config_line: str = ""):
@@ -1523,7 +1533,7 @@ def test_every_model_in_config_yaml_is_checked_before_the_key_goes_anywhere(tmp_
             more = SECOND_MODEL if where == "models" else "  evaluator_models:\n" + SECOND_MODEL
             return text.replace("      weight: 1.0\n", "      weight: 1.0\n" + more, 1)
         _config_with(tmp_path, monkeypatch, edit)
-        assert [(b, m) for b, m, _ in runmod.configured_endpoints()] == [(s.url, "mock"), ("http://192.0.2.7:8000/v1", "m2")]
+        assert [(b, m) for b, m, _ in oe_settings.configured_endpoints()] == [(s.url, "mock"), ("http://192.0.2.7:8000/v1", "m2")]
         assert runmod.main(["--iterations", "2", "--output", str(tmp_path / "out")]) == 2
         assert proxy.received == [] and not os.path.exists(tmp_path / "out" / "openevolve.log")
     err = capsys.readouterr().err
@@ -1537,7 +1547,7 @@ def test_openevolve_takes_the_same_proxy_as_the_check_before_it(monkeypatch):
     的环境却把那台机器放进 no_proxy、直接去连：4 个提议都"连不上"。现在只有本机的地址不走代理，别的和检查一样。"""
     monkeypatch.delenv("no_proxy", raising=False)
     monkeypatch.delenv("NO_PROXY", raising=False)
-    env = runmod.child_env()
+    env = oe_env.child_env()
     assert env["no_proxy"].split(",") == env["NO_PROXY"].split(",") == ["127.0.0.1", "localhost", "::1"]
     from evolve.openai_llm import OpenAILLM
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
@@ -1575,12 +1585,12 @@ def test_config_yaml_settings_that_would_take_the_key_somewhere_unchecked_are_re
     开跑之前一句话（退出码 2）；07 走 run_openevolve，那里也拦（RuntimeError，一句话）。"""
     section = "database:\n" if "embedding" in line else "llm:\n"
     _config_with(tmp_path, monkeypatch, lambda t: t.replace(section, section + line, 1))
-    said = runmod.config_refusal()
+    said = oe_settings.config_refusal()
     assert said and says in said and "\n" not in said, said
     assert runmod.main(["--iterations", "2", "--output", str(tmp_path / "out")]) == 2
     assert says in capsys.readouterr().err
     with pytest.raises(RuntimeError, match=re.escape(says)):
-        runmod.run_openevolve(runmod.Processes(), "http://127.0.0.1:9/v1", 2, 0, str(tmp_path / "out07"))
+        oe_processes.run_openevolve(oe_processes.Processes(), "http://127.0.0.1:9/v1", 2, 0, str(tmp_path / "out07"))
 
 
 STUDENT_BLOCK = "    if M <= 128:\n        return Config(BM=64, BN=64, BK=256, warps=4, stages=3, group=8)\n"
@@ -1656,7 +1666,7 @@ def test_a_reply_whose_token_counts_are_not_numbers_still_becomes_a_child():
     """讲师的复查报过：usage 里的 token 数是字符串，OpenEvolve 每个提议都在加总时出错（unsupported operand），说成
     "回复打不上、没改动"，也从不放弃。现在不是整数的用量当作服务器没报。"""
     res = usage_str_run()
-    assert runmod.count(res)["no_child"] == 0 and res["llm_failed"] == {}, (runmod.count(res), res["llm_failed"])
+    assert oe_results.count(res)["no_child"] == 0 and res["llm_failed"] == {}, (oe_results.count(res), res["llm_failed"])
 
 
 def test_openevolve_starts_from_the_runs_expert_like_the_lectures_loop():
@@ -1703,14 +1713,14 @@ def test_an_edited_or_broken_initial_program_is_said_and_the_run_still_starts_fr
     if edit is not None:
         assert edit(text) != text
         path.write_text(edit(text), encoding="utf-8")
-    monkeypatch.setattr(runmod, "INITIAL", str(path))
-    start = runmod.starting_program(str(tmp_path), "start.py")
+    monkeypatch.setattr(oe_start, "INITIAL", str(path))
+    start = oe_start.starting_program(str(tmp_path), "start.py")
     with open(start, encoding="utf-8") as f:
         assert parse(f.read()) == EXPERT
-    note = runmod.initial_program_note()
+    note = oe_start.initial_program_note()
     assert note.startswith("注意：") and "不读它" in note and "openevolve-run" in note, note
     monkeypatch.undo()
-    assert runmod.initial_program_note() == ""                            # 仓库里的那份：讲义的专家，不说
+    assert oe_start.initial_program_note() == ""                            # 仓库里的那份：讲义的专家，不说
 
 
 def test_a_broken_evaluator_is_one_sentence_with_its_line_before_anything_starts(tmp_path, monkeypatch, capsys):
@@ -1719,7 +1729,7 @@ def test_a_broken_evaluator_is_one_sentence_with_its_line_before_anything_starts
     之前就一句话：文件:行、错在哪、怎么恢复（07 也经过 evaluator_problem）。"""
     with open(os.path.join(HERE, "evaluator.py"), encoding="utf-8") as f:
         text = f.read()
-    assert runmod.evaluator_problem() is None                             # 仓库里的那份没问题
+    assert oe_start.evaluator_problem() is None                             # 仓库里的那份没问题
     cases = [("def evaluate_stage2(program_path: str):", "def evaluate_stage2(program_path: str)", "语法错误"),
              ('    train = _speedup(s["ev"], program)', '    train = _speedup(s["ev"], progam)', "NameError"),
              ("def evaluate(program_path: str):", "def evaluat(program_path: str):", "没有 evaluate 函数"),
@@ -1729,8 +1739,8 @@ def test_a_broken_evaluator_is_one_sentence_with_its_line_before_anything_starts
         edited = text.replace(old, new)
         path = tmp_path / "evaluator.py"
         path.write_text(edited, encoding="utf-8")
-        monkeypatch.setattr(runmod, "EVALUATOR", str(path))
-        said = runmod.evaluator_problem()
+        monkeypatch.setattr(oe_start, "EVALUATOR", str(path))
+        said = oe_start.evaluator_problem()
         assert said and says in said and "git checkout lecture14/openevolve/evaluator.py" in said, said
         if "函数" not in says:                                             # 说的是改坏了的那一行
             line = next(i for i, s in enumerate(edited.splitlines(), 1) if new.splitlines()[-1] in s)
@@ -1750,9 +1760,9 @@ def test_proposals_whose_evaluation_raised_are_counted_as_evaluation_errors_not_
              (3, dict(combined_score=0.0, launchable=0.0, full_evaluation=0.0)),
              (4, dict(combined_score=1.05, probe_speedup=1.05, launchable=1.0, full_evaluation=0.0, stage2_passed=0.0)),
              (5, dict(stage1_passed=0.0, error=0.0)), (6, dict(error=0.0, timeout=True))]
-    c = runmod.count(dict(trace=trace, iterations=8))
+    c = oe_results.count(dict(trace=trace, iterations=8))
     assert c == dict(full=1, probe=1, rejected=1, eval_error=3, no_child=2) and sum(c.values()) == 8
-    assert "3 个评估出错（evaluator.py 抛了异常或超时" in runmod.eval_error_said(3) and runmod.eval_error_said(0) == ""
+    assert "3 个评估出错（evaluator.py 抛了异常或超时" in oe_results.eval_error_said(3) and oe_results.eval_error_said(0) == ""
 
 
 def test_openai_environment_variables_other_than_the_key_do_not_reach_openevolve(monkeypatch):
@@ -1763,10 +1773,10 @@ def test_openai_environment_variables_other_than_the_key_do_not_reach_openevolve
     monkeypatch.setenv("OPENAI_CUSTOM_HEADERS", "Authorization: Bearer sk-the-key-0123456789")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://10.9.9.9/v1")
     monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "http://10.9.9.9/")
-    env = runmod.child_env()
+    env = oe_env.child_env()
     assert env["OPENAI_API_KEY"] == "sk-the-key-0123456789"
     assert not [k for k in env if "OPENAI_" in k and k != "OPENAI_API_KEY"]
-    assert runmod.dropped_openai_vars() == ["AZURE_OPENAI_ENDPOINT", "OPENAI_BASE_URL", "OPENAI_CUSTOM_HEADERS"]
+    assert oe_env.dropped_openai_vars() == ["AZURE_OPENAI_ENDPOINT", "OPENAI_BASE_URL", "OPENAI_CUSTOM_HEADERS"]
 
 
 @ahead(waits=True)
@@ -1788,12 +1798,12 @@ def test_a_socks_proxy_in_the_environment_does_not_stop_openevolve():
     httpx 建客户端时就要为它建 SOCKS 的连接，no_proxy 管不到。没装 socksio 时这些变量不传给 OpenEvolve，说一句。"""
     if importlib.util.find_spec("socksio") is not None:
         pytest.skip("装了 socksio：httpx 走得了 SOCKS 代理，这些变量照传")
-    assert runmod.dropped_proxy_vars({"ALL_PROXY": "socks5://h:1", "https_proxy": "SOCKS4://h:1",
+    assert oe_env.dropped_proxy_vars({"ALL_PROXY": "socks5://h:1", "https_proxy": "SOCKS4://h:1",
                                       "HTTP_PROXY": "http://h:3128", "NO_PROXY": "socks"}) == ["ALL_PROXY", "https_proxy"]
     # 讲师的复查报过：ALL_PROXY=ftp://… 也让 httpx 出错（Unknown scheme for proxy URL）；不写协议的 httpx 当 http
     env = {"ALL_PROXY": "ftp://h:1", "HTTPS_PROXY": "h:3128", "http_proxy": " https://h:1", "all_proxy": ""}
-    assert runmod.dropped_proxy_vars(env) == ["ALL_PROXY"]
-    assert "httpx 走不了的代理" in "".join(runmod.env_notes(env)) and "socksio 这个包" not in "".join(runmod.env_notes(env))
+    assert oe_env.dropped_proxy_vars(env) == ["ALL_PROXY"]
+    assert "httpx 走不了的代理" in "".join(oe_env.env_notes(env)) and "socksio 这个包" not in "".join(oe_env.env_notes(env))
     for p in runs_with_a_socks_proxy():
         assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-2000:]
         said = "".join(p.stderr.split())
@@ -1838,8 +1848,8 @@ def test_openevolve_names_each_bad_reply_as_the_llm_client_does(mode, kind, monk
     from hostile_server import HostileServer
     monkeypatch.setattr(openai.OpenAI, "__init__", openai.OpenAI.__init__)          # 测试完还原
     monkeypatch.setattr(oe_openai.OpenAILLM, "_call_api", oe_openai.OpenAILLM._call_api)
-    runmod._careful_http()
-    runmod._tame_replies(["sk-test"])
+    oe_careful_http.careful_http()
+    oe_careful_http.tame_replies(["sk-test"])
     prompt = "当前的程序：\n" + render(EXPERT)
     with HostileServer(chat=mode, max_seconds=20) as s:
         llm = oe_openai.OpenAILLM(LLMModelConfig(api_base=s.url, api_key="sk-test", name="x", timeout=10, retries=0,
@@ -1848,7 +1858,7 @@ def test_openevolve_names_each_bad_reply_as_the_llm_client_does(mode, kind, monk
             reply = asyncio.run(llm.generate_with_context("system", [{"role": "user", "content": prompt}]))
             got = None
         except Exception as e:                                  # OpenEvolve 在日志里写的就是这一句
-            reply, got = None, runmod.failure_kind(f"LLM generation failed: {e}")
+            reply, got = None, oe_failures.failure_kind(f"LLM generation failed: {e}")
     assert got == kind, got
     assert (reply is not None) == (kind is None) and s.posts() == 1
 
@@ -1871,14 +1881,14 @@ def test_a_wide_response_head_is_refused_by_its_total_size_however_it_arrives(mo
                             10_000_000)
     monkeypatch.setattr(openai.OpenAI, "__init__", openai.OpenAI.__init__)          # 测试完还原
     monkeypatch.setattr(oe_openai.OpenAILLM, "_call_api", oe_openai.OpenAILLM._call_api)
-    runmod._careful_http()
-    runmod._tame_replies(["sk-test"])
+    oe_careful_http.careful_http()
+    oe_careful_http.tame_replies(["sk-test"])
     with HostileServer(chat="wide_head", max_seconds=20) as s:
         llm = oe_openai.OpenAILLM(LLMModelConfig(api_base=s.url, api_key="sk-test", name="x", timeout=10, retries=0,
                                                  retry_delay=0, max_tokens=100, temperature=0.7))
         with pytest.raises(Exception) as e:
             asyncio.run(llm.generate_with_context("system", [{"role": "user", "content": "当前的程序"}]))
-    assert runmod.failure_kind(f"LLM generation failed: {e.value}") == same_kind("wide_head")
+    assert oe_failures.failure_kind(f"LLM generation failed: {e.value}") == same_kind("wide_head")
 
 
 @pytest.mark.parametrize("mode", ["gzip_bomb_500", "flood_500", "broken_400", "trickle_500"])
@@ -1900,8 +1910,8 @@ def test_an_error_status_is_named_by_its_code_on_both_sides_whatever_its_body(mo
     from hostile_server import HostileServer
     monkeypatch.setattr(openai.OpenAI, "__init__", openai.OpenAI.__init__)          # 测试完还原
     monkeypatch.setattr(oe_openai.OpenAILLM, "_call_api", oe_openai.OpenAILLM._call_api)
-    runmod._careful_http()
-    runmod._tame_replies(["sk-test"])
+    oe_careful_http.careful_http()
+    oe_careful_http.tame_replies(["sk-test"])
     code = "400" if mode == "broken_400" else "500"
     with HostileServer(chat=mode, max_seconds=20) as s:
         llm = oe_openai.OpenAILLM(LLMModelConfig(api_base=s.url, api_key="sk-test", name="x", timeout=timeout, retries=0,
@@ -1911,7 +1921,7 @@ def test_an_error_status_is_named_by_its_code_on_both_sides_whatever_its_body(mo
         ours = OpenAILLM(s.url, "x", api_key="sk-test-0123456789", timeout=timeout, retries=0, seed=0)
         with pytest.raises(LLMError) as mine:
             ours.propose(Prompt(render(EXPERT), EXPERT, 1.0, (), ()))
-    assert runmod.failure_kind(f"LLM generation failed: {e.value}") == mine.value.kind == f"LLM 回 HTTP {code}"
+    assert oe_failures.failure_kind(f"LLM generation failed: {e.value}") == mine.value.kind == f"LLM 回 HTTP {code}"
 
 
 def _careful_http_here(monkeypatch):
@@ -1933,8 +1943,8 @@ def test_a_second_careful_http_still_bounds_the_response_head(monkeypatch):
     另建一个期限交给 started，改过的 read 却还看第一次的那个：响应头挤牙膏又没有了期限（这里要等到服务器 8 秒后
     断开，说成"连不上"）。现在第二次用的是同一个期限：config.yaml 的 timeout（1 秒）一到就是超时。"""
     openai, _ = _careful_http_here(monkeypatch)
-    runmod._careful_http()
-    runmod._careful_http()
+    oe_careful_http.careful_http()
+    oe_careful_http.careful_http()
     from hostile_server import HostileServer
     with HostileServer(chat="trickle_head", drip=0.05, max_seconds=8) as s:
         client = openai.OpenAI(base_url=s.url, api_key="x", timeout=1)
@@ -1949,7 +1959,7 @@ def test_a_request_deadline_ends_with_its_request(monkeypatch):
     """helper 查到：started 写下的期限在请求结束以后还留在那个线程上，这个线程之后在别的 httpx 客户端里的读（没有
     started 写新的期限）一开始就是"整个请求超过 0.5 秒"。现在请求读完就撤掉它。"""
     openai, http = _careful_http_here(monkeypatch)
-    runmod._careful_http()
+    oe_careful_http.careful_http()
     from hostile_server import chat_body
     from stub_llm_server import CannedServer
     with CannedServer(200, chat_body("hi")) as s:
@@ -1971,7 +1981,7 @@ def test_a_key_with_a_space_is_blamed_on_where_it_was_written(key, says, monkeyp
     from hostile_server import HostileServer
     monkeypatch.setenv("OPENAI_API_KEY", "sk-ENV KEY-0123456789")
     with HostileServer(models="list", model_ids=("m",)) as s:
-        said = runmod.check_configured(s.url, "m", key)
+        said = oe_settings.check_configured(s.url, "m", key)
         assert s.received == []
     assert said and says in said and "KEY-0123456789" not in said, said
 
@@ -1979,11 +1989,11 @@ def test_a_key_with_a_space_is_blamed_on_where_it_was_written(key, says, monkeyp
 def test_a_failure_streak_through_a_proxy_names_the_proxy(monkeypatch):
     # 讲师报过：http_proxy 指着一个回 502 的代理，make openevolve 说"LLM 回 HTTP 502 ×4……检查 LLM 服务器和 config.yaml 的
     # api_base、name、密钥"，一个字没提代理
-    monkeypatch.setattr(runmod, "VIA_PROXY", ["环境变量 http_proxy（或 HTTP_PROXY）的代理 http://127.0.0.1:18998"])
-    kinds, check = runmod.streak_said(["LLM 回 HTTP 502"] * 4)
+    monkeypatch.setattr(oe_failures, "VIA_PROXY", ["环境变量 http_proxy（或 HTTP_PROXY）的代理 http://127.0.0.1:18998"])
+    kinds, check = oe_failures.streak_said(["LLM 回 HTTP 502"] * 4)
     assert "LLM 回 HTTP 502" in kinds and "请求经环境变量 http_proxy（或 HTTP_PROXY）的代理 http://127.0.0.1:18998" in check
-    monkeypatch.setattr(runmod, "VIA_PROXY", [])
-    assert "代理" not in runmod.streak_said(["LLM 回 HTTP 502"] * 4)[1]
+    monkeypatch.setattr(oe_failures, "VIA_PROXY", [])
+    assert "代理" not in oe_failures.streak_said(["LLM 回 HTTP 502"] * 4)[1]
 
 
 def test_openevolve_reads_the_expert_as_it_was_when_the_run_started(tmp_path):
@@ -1993,7 +2003,7 @@ def test_openevolve_reads_the_expert_as_it_was_when_the_run_started(tmp_path):
     from evolve.problem import EXPERT_ENV, EXPERT_FILE
     out, scratch = tmp_path / "out", tmp_path / "out" / "tmp"
     scratch.mkdir(parents=True)
-    env = runmod.run_env(str(out), str(scratch))
+    env = oe_env.run_env(str(out), str(scratch))
     snapshot = env[EXPERT_ENV]
     assert os.path.dirname(snapshot) == str(out) and os.path.realpath(snapshot) != os.path.realpath(EXPERT_FILE)
     assert load_heuristic(snapshot) == EXPERT
