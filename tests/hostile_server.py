@@ -513,7 +513,7 @@ MODES = {
 }
 
 # 同一个回答，--llm（evolve.openai_llm，test_hostile_server.py）和 make openevolve（OpenEvolve 用的 openai 库加上
-# run_openevolve 的保护，test_openevolve_example.py）说的是同一种失败：chat 模式 -> 种类（None：回复照常拿到）
+# oe_careful_http 的保护，test_openevolve_example.py）说的是同一种失败：chat 模式 -> 种类（None：回复照常拿到）
 SAME_KIND = {"flood": "TOO_LONG", "gzip_bomb": "COMPRESSED", "half_json": "BAD_JSON", "not_json": "BAD_JSON",
              "nested": "BAD_JSON", "empty_choices": "NO_CONTENT", "two_lengths": "BAD_HEADERS", "huge_length": "BAD_HEADERS",
              "chunk_overflow": "TRUNCATED", "sse": "STREAMED", "sse_comment": "STREAMED", "sse_as_json": "STREAMED",

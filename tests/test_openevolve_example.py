@@ -147,7 +147,7 @@ def run_oe(*args):
 
 @ahead(waits=True)            # 大半时间在等 OpenEvolve 的 worker 和 MockLLM 服务器：会话一开始就在"等着的"后台线程跑
 def two_runs():
-    """run_openevolve.py 跑一次（后台先跑好：PREFETCH）。OpenEvolve 同样的种子不保证同样的运行（见 run_openevolve.py 的
+    """run_openevolve.py 跑一次（后台先跑好：PREFETCH）。OpenEvolve 同样的种子不保证同样的运行（见 oe_child.py 的
     _seeded_ids），所以这里不比两次运行。"""
     d1 = os.path.join(session_dir("oe1"), "out")
     (p1,) = run_concurrently(run_oe("--output", d1), timeout=240)
@@ -473,7 +473,7 @@ def test_an_api_base_with_a_query_is_refused_before_openevolve_sends_it_anywhere
     ("LLM generation failed: ", "LLM 超时"),                               # asyncio 的 TimeoutError 没有文字
     ("LLM generation failed: Request timed out.", "LLM 超时"),
     ("LLM generation failed: Connection error.", "连不上 LLM 服务器"),
-    ("LLM generation failed: Error code: 307 - Temporary Redirect", REDIRECT),   # _careful_http 以后，转向是一次失败
+    ("LLM generation failed: Error code: 307 - Temporary Redirect", REDIRECT),   # careful_http 以后，转向是一次失败
     ("LLM generation failed: Error code: 304 - Not Modified", "LLM 回 HTTP 304"),   # 和 --llm 一样：304 不是转向
     ("LLM generation failed: LLM endpoint returned a raw string instead of a chat completion (streaming responses "
      "are not supported): '<html>nope</html>'", BAD_JSON),
@@ -487,7 +487,7 @@ def test_an_api_base_with_a_query_is_refused_before_openevolve_sends_it_anywhere
     # careful_kind 起的名字（讲师的复查报过：这两种以前是"连不上"、OpenEvolve 的 "None response"）
     ("LLM generation failed: LLM 回 HTTP 101", "LLM 回 HTTP 101"),
     ("LLM generation failed: LLM 回的是工具调用（tool_calls），不是文字", "LLM 回的是工具调用（tool_calls），不是文字"),
-    # _tame_replies 起的名字：服务器说不收哪个参数（服务器的 400 正文在 openai 库那句话里排在 "Error code: 400 - " 后面，
+    # tame_replies 起的名字：服务器说不收哪个参数（服务器的 400 正文在 openai 库那句话里排在 "Error code: 400 - " 后面，
     # 冒充不了这个开头）
     ("LLM generation failed: LLM 回 HTTP 400，不收参数 max_tokens", "LLM 回 HTTP 400，不收参数 max_tokens"),
     ("LLM generation failed: Error code: 400 - LLM 回 HTTP 400，不收参数 x", "LLM 回 HTTP 400")])
@@ -1837,7 +1837,7 @@ def test_openevolve_names_each_bad_reply_as_the_llm_client_does(mode, kind, monk
     "连不上 LLM 服务器"——服务器明明答了；讲师的复查又报过响应头太长、HTTP 101（"连不上"）和只有 tool_calls 的
     回复（OpenEvolve 的 "None response"）。现在和 --llm 一样是"太长""没传完整""响应头不合规矩""LLM 回 HTTP 101"
     "LLM 回的是工具调用"（hostile_server.SAME_KIND：--llm 那边对着同一张表查）。OpenEvolve 的
-    OpenAILLM 在这个进程里装上 run_openevolve 的保护（_careful_http、_tame_replies；测试完还原），对着 HostileServer
+    OpenAILLM 在这个进程里装上 make openevolve 的保护（oe_careful_http 的 careful_http、tame_replies；测试完还原），对着 HostileServer
     调一次，失败的说明交给读日志的 failure_kind。"""
     import asyncio
 
@@ -1865,7 +1865,7 @@ def test_openevolve_names_each_bad_reply_as_the_llm_client_does(mode, kind, monk
 
 def test_a_wide_response_head_is_refused_by_its_total_size_however_it_arrives(monkeypatch):
     """helper 报过：wide_head（50 个 3 KB 的响应头，共 150 KB）有时被放行——h11 只在响应头还没到齐、缓冲里已经超过
-    100 KB 时才抛，几次读碰巧在 99 KB 之后一次读齐，它就照收。_careful_http 自己按总长拒掉（和 --llm 的
+    100 KB 时才抛，几次读碰巧在 99 KB 之后一次读齐，它就照收。careful_http 自己按总长拒掉（和 --llm 的
     MAX_HEAD_BYTES 一样）。这里把 httpcore 的上限调到 10 MB，造出"一次到齐"的那条路。"""
     import asyncio
     import importlib
@@ -1925,7 +1925,7 @@ def test_an_error_status_is_named_by_its_code_on_both_sides_whatever_its_body(mo
 
 
 def _careful_http_here(monkeypatch):
-    """在这个进程里装上 run_openevolve._careful_http 之前，记下它改的东西（openai.OpenAI.__init__、httpcore 的两个
+    """在这个进程里装上 oe_careful_http.careful_http 之前，记下它改的东西（openai.OpenAI.__init__、httpcore 的两个
     read），测试完还原：(openai, httpx 模块)。"""
     import importlib
 
@@ -1939,7 +1939,7 @@ def _careful_http_here(monkeypatch):
 
 
 def test_a_second_careful_http_still_bounds_the_response_head(monkeypatch):
-    """helper 查到：同一个进程里第二次 _careful_http（这个文件的测试就这样），_whole_request_reads 见 read 已经改过，
+    """helper 查到：同一个进程里第二次 careful_http（这个文件的测试就这样），_whole_request_reads 见 read 已经改过，
     另建一个期限交给 started，改过的 read 却还看第一次的那个：响应头挤牙膏又没有了期限（这里要等到服务器 8 秒后
     断开，说成"连不上"）。现在第二次用的是同一个期限：config.yaml 的 timeout（1 秒）一到就是超时。"""
     openai, _ = _careful_http_here(monkeypatch)
