@@ -120,7 +120,6 @@ def streak_said(streak: list) -> tuple[str, str]:
     return kinds, check + (f"；{timed_out}" if timed_out else "") + (f"；{raise_max_tokens()}" if CUT_OFF in streak else "")
 
 
-
 # OpenEvolve 0.4.0（openevolve/llm/openai.py 的 OPENAI_REASONING_MODEL_PREFIXES）：模型名（不分大小写）以这些开头时
 # 发 max_completion_tokens = config.yaml 的 max_tokens、不发 temperature；别的模型名发 max_tokens 和 temperature。
 # raise_max_tokens 的那句照这里列（test_openevolve_example 拿装着的 OpenEvolve 源码里那张表对照）
