@@ -192,8 +192,8 @@ def coverage(not_sent: int, proposals: int, model: str, what: str, why: str | No
 
 def unfinished_edit(reply: str) -> bool:
     """一个被截断的回复（finish_reason 是 CUT_REASONS 之一）里修改没写完吗：去掉 <think> 草稿以后一个块也没有（草稿用完了
-    上限：空的、没写完的 <think>），或者最后一块没写完。--llm（outcome 记作 CUT_OFF）和 make openevolve（run_openevolve
-    的 _careful_http：OpenEvolve 自己不看 finish_reason）用同一个判断。"""
+    上限：空的、没写完的 <think>），或者最后一块没写完。--llm（outcome 记作 CUT_OFF）和 make openevolve（oe_careful_http
+    的 careful_http：OpenEvolve 自己不看 finish_reason）用同一个判断。"""
     try:
         parse_diff(_strip_thinking(reply), empty_ok=False)
     except DiffError as e:
@@ -249,7 +249,7 @@ RATE_LIMITED_ADVICE = "多半是限流了，或者账户的额度用完了，等
 
 def failure_summary(kinds) -> tuple[str, bool]:
     """接连失败的那几次：("LLM 回 HTTP 500 ×3、LLM 超时 ×1" 这样按次数排的一串, 是不是全是 429)。--llm 的 lost_llm 和
-    make openevolve（run_openevolve.streak_said）共用：同样的失败两边说法一样。"""
+    make openevolve（oe_failures.streak_said）共用：同样的失败两边说法一样。"""
     from collections import Counter
     kinds = list(kinds)
     # 429 让等 MAX_WAIT 秒以上、没等的（"LLM 回 HTTP 429，要等 60 秒以上（不等）"）也是限流：讲师报过，Retry-After: 120

@@ -57,8 +57,8 @@ def cut_reason(finish_reason) -> str | None:
 
 
 def message_text(message) -> str:
-    """回复里的 choices[0].message（一个字典：服务器写了的那几项）-> 模型说的话。--llm 和 make openevolve（run_openevolve
-    的 _careful_http）都用它：同一个回复两边说法一样（讲师报过：content 是 null、只有 tool_calls 的回复，--llm 说"回的是
+    """回复里的 choices[0].message（一个字典：服务器写了的那几项）-> 模型说的话。--llm 和 make openevolve（oe_careful_http
+    的 careful_http）都用它：同一个回复两边说法一样（讲师报过：content 是 null、只有 tool_calls 的回复，--llm 说"回的是
     工具调用"，OpenEvolve 那边是它自己的 "LLM returned None response"、不算 LLM 调用失败）。
     - content 分成几段（[{"type": "text", "text": …}]）：连起来；
     - content 是 null 或空白：OpenAI 拒绝回答时话在 refusal 里（模型的原话：02 印出来，记作"没有 SEARCH/REPLACE 块"）；
