@@ -603,7 +603,6 @@ def demo2_effects():
     rows.append(["块的方向", label(*PREFILL), f"块 128×256 → 256×128（B 读 {wd['b_reads']:.0f} → {tl['b_reads']:.0f} 遍）",
                  f"{us(wd['time_us'])} → {us(tl['time_us'])}", f"{orient_r:.3f}×"])
     bases.append(f"块的方向：{cfg(wide_c)} 对 {cfg(tall_c)}（块数、每步搬的字节、级数、warp 都一样）")
-    fill_r = tl["dram_MB"] / wd["dram_MB"]
     same_move = abs(parts(tl)["搬"] / parts(wd)["搬"] - 1) < 1e-9 and tl["tiles"] == wd["tiles"]
     obs.append(verdict(same_move and tl["b_reads"] * 2 == wd["b_reads"] and orient_r < 0.995
                        and short(tl["bound"]) == "搬",
@@ -631,7 +630,7 @@ def demo2_effects():
     slowed = round(mma_r, 2) > 1                          # MMA_FALLBACK = 1（或更大）时 BM = 32 的"算"并没有变慢
     mma_why = (f"\"搬\"（{move:.0f} µs）比变慢以后的\"算\"（{math_slow:.0f} µs）" +
                ("还大得多。" if move >= 2 * math_slow else f"还大（{move / math_slow:.2f} 倍）。" if move > math_slow else
-                f"小：\"算\"成了最大的一项。"))
+                "小：\"算\"成了最大的一项。"))
     obs.append(verdict(abs(mma_r * sl.MMA_FALLBACK - 1) < 0.01 and tr < 1.05 and math_share < 0.1,
                        (f"MMA 路径：BM = 32 不是 64 的倍数，用不上 wgmma，张量核效率乘 MMA_FALLBACK = {sl.MMA_FALLBACK}，"
                         if sl.WGMMA else     # 审读报过：--gpu a100 --knob MMA_FALLBACK=1 时说"用不上 wgmma"，A100 根本没有 wgmma

@@ -545,7 +545,7 @@ def demo3_generalization(table, shapes, budget, seeds, runs, keys, reused):
                                                                                    ("pmt_frac", TABLE_SHARE))]
     rows = [row for k, block in enumerate(rows) for row in (block[0] + [shares[0][k]], block[1] + [shares[1][k]], block[2])]
     print_table(["划分", "方法", "训练形状", "测试形状", f"测试上{WB}占最优的"], rows, keys=2)
-    CHARTS.scatter("04_demo3_train_vs_test", f"每个种子一点：训练形状和测试形状上比专家快几倍（斜线上训练 = 测试）",
+    CHARTS.scatter("04_demo3_train_vs_test", "每个种子一点：训练形状和测试形状上比专家快几倍（斜线上训练 = 测试）",
                    {label: [done[how, seed][:2] for seed in range(seeds)] for how, label in SPLITS.items()},
                    diagonal=True, x_label="训练形状上比专家快", y_label="测试形状上比专家快", x_fmt="{:.2f}×", y_fmt="{:.2f}×")
     # 句子里再算出来的数（相差几 %、掉了多少）都用表里印出来的三位小数算，读者照着算得出同样的结果

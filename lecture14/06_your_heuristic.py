@@ -41,7 +41,7 @@ from console import LISTING_LINES, check, fmt, listing, print_header, print_note
 from console import WORD_BREAK as WB  # noqa: E402          # 表头里"要折优先在这里折"的记号（印出来没有它）
 from console import apart_digits, print_try, print_with_command  # noqa: E402
 from console import Charts, gpu_flag  # noqa: E402
-from evolve import (EXPERT, LAYERS, TOKENS, Config, Evaluator, TimeTable, all_shapes,  # noqa: E402
+from evolve import (EXPERT, LAYERS, TOKENS, Evaluator, TimeTable, all_shapes,  # noqa: E402
                     choose, evolve, geomean_speedup, oracle_speedup, per_m_table, render, simplify, split_shapes)
 from evolve.loop import MAX_BUDGET, RUN_04, SEEDS_04  # noqa: E402  （04 默认运行的种子和预算：同样的两个数时，"进化出的"就是那一次）
 from evolve.problem import (EXPERT_FILE, copy_suggestion, edit_example, edited_example, expert_changed_note, file_to_edit,  # noqa: E402

@@ -63,7 +63,7 @@ ensure_numpy()
 
 import numpy as np  # noqa: E402
 
-from console import FAILED, MARKS, Charts, check, gpu_flag, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
+from console import MARKS, Charts, check, gpu_flag, listing, print_header, print_note, print_observations, print_table, print_try  # noqa: E402
 from evolve import Evaluator, TimeTable, evolve, geomean_speedup, oracle_speedup, render, split_shapes  # noqa: E402
 from evolve.openai_llm import OpenAILLM  # noqa: E402
 from mock_llm_server import MockServer  # noqa: E402

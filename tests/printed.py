@@ -271,7 +271,6 @@ def pct_shows(printed: str, fraction: float) -> bool:
 
 def gave_up_at_the_end(p) -> bool:
     """--llm 的运行接连失败、不再调用 LLM 时：照样跑完，最后在标准错误上再说一遍、退出码 1（openai_llm.finish）。"""
-    lines = p.stderr.rstrip("\n").splitlines()
     from evolve.openai_llm import GAVE_UP_SAID
     flat = "".join(p.stderr.split())                          # 那句按终端宽度折过行：整段连起来找最后一句
     last = flat.rsplit("（退出码1：", 1)[-1] if "（退出码1：" in flat else ""

@@ -109,7 +109,7 @@ def test_readme_error_examples_give_the_line_the_edit_is_on(tmp_path, edit, said
     """学生报过：README 的两个出错例子写着 expert_heuristic.py:25 和 :27，照做得到的是 :34 和 :36（文件开头的说明
     后来变长了）。README 的行号和照它说的改法改完读到的一样。"""
     from evolve import ProgramError
-    from evolve.problem import display_path, load_heuristic
+    from evolve.problem import load_heuristic
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with open(os.path.join(root, "lecture14", "evolve", "lecture_expert.py"), encoding="utf-8") as f:
         text = f.read()

@@ -23,7 +23,7 @@ from stub_llm_server import STALL, within
 sys.path.insert(0, os.path.join(ROOT, "lecture14"))
 
 import mock_llm_server as M  # noqa: E402
-from evolve import EXPERT, Evaluator, TimeTable, evolve, parse, render, split_shapes  # noqa: E402
+from evolve import EXPERT, Evaluator, evolve, parse, render  # noqa: E402
 from evolve.diff import parse_diff  # noqa: E402
 from evolve.mock_llm import MISTAKE, Dice, MockLLM, Prompt  # noqa: E402
 from evolve.openai_llm import LLMError, OpenAILLM  # noqa: E402

@@ -203,7 +203,7 @@ def test_demo3_fates_and_simplify(stdout):
     assert int(m[1]) - int(m[2]) == sum(row[c_after] == "删掉" for row in t.rows)     # 读者：表里"删掉"的行数
     # 学生报过：这张表紧跟在"学生的写法"后面，没说它是另一个程序。现在表前一句话说是哪个程序、几条规则
     lead = "".join(text.split("render(parse(...)) 写回的统一格式：", 1)[1].split("第几条", 1)[0].split())
-    assert f"下面换一个程序：" in lead and f"DEAD_PROGRAM，{len(rules)}条规则加默认配置" in lead, lead
+    assert "下面换一个程序：" in lead and f"DEAD_PROGRAM，{len(rules)}条规则加默认配置" in lead, lead
     m = find(r"第 (\d+) 条被第 (\d+) 条单独盖住；第 (\d+) 条的角 \(([^)]*)\)", obs)
     six, five, seven = int(m[1]) - 1, int(m[2]) - 1, int(m[3]) - 1
     assert t.rows[six][c_fate] == f"被第 {five + 1} 条挡住"

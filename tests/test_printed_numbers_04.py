@@ -207,7 +207,7 @@ def test_demo2_best_program_and_observations(stdout, run, table):
     if out["budget"] > EARLY:
         m = find(rf"第 {EARLY} 个提议时已经是 ([\d.]+)×，拿到最终涨幅的 ([\d.]+%)", obs)
         assert shows(m[1], hist[EARLY - 1])                       # 那时的分数印在句子里（学生报过：哪里都没印）
-        rest = find(rf"之后的 ([\d,]+) 个提议只从 ([\d.]+)× 涨到 ([\d.]+)×", obs)
+        rest = find(r"之后的 ([\d,]+) 个提议只从 ([\d.]+)× 涨到 ([\d.]+)×", obs)
         assert number(rest[1]) == out["budget"] - EARLY and rest[2] == m[1]
         final = number(rest[3])
         assert pct_shows(m[2], (number(m[1]) - 1) / (final - 1))  # 读者照印出来的两个分数算得出这个比例

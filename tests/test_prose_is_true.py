@@ -269,7 +269,6 @@ def test_13_01_after_the_suggested_expert_edit_prints_the_expert_it_names():
     # 以前 13/01 把抄过来的两档配置标成"第 14 讲专家启发式"：照 04 的建议改了专家以后，印的还是旧的
     from evolve.problem import load_heuristic
     from evolve.program import choose_mnk
-    from llama_shapes import LAYERS
     d, p = edited_expert_13_01()
     assert p.returncode == 0, p.stderr[-2000:]
     m = find(r"从钉住的 (\S+?) 读", joined(p.stdout))

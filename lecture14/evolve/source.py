@@ -547,7 +547,7 @@ def _parse_ast(block: str, filename: str, offset: int = 0) -> Program:
             hint = f"这个数太长了（几千位）：{_THRESHOLD_BOUND}，{_FIELD_BOUND}"
         raise ProgramError(filename, lineno, hint or f"Python 语法错误：{_syntax_in_words(str(e.msg))}") from None
     except (RecursionError, MemoryError):                     # 括号、not、负号一层套一层，解析器的栈不够用
-        raise ProgramError(filename, offset + 1, f"代码嵌套太深，Python 的解析器读不了（上千个 elif 连成一串，或者括号、not、负号一层套一层）："
+        raise ProgramError(filename, offset + 1, "代码嵌套太深，Python 的解析器读不了（上千个 elif 连成一串，或者括号、not、负号一层套一层）："
                                                "很长的 elif 链请写成一串 if（意思一样）；" + _ALLOWED) from None
     except ValueError as e:                                   # 例如源代码里有 NUL 字符
         raise ProgramError(filename, offset + 1, f"读不了这段源代码：{_clip(str(e))}") from None
