@@ -161,3 +161,23 @@ def test_readme_states_the_shortest_llm_timeout():
     from evolve.openai_llm import MAX_TIMEOUT, MIN_TIMEOUT
     with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md"), encoding="utf-8") as f:
         assert f"超过就算一次超时（至少 {MIN_TIMEOUT:g}，最多 {MAX_TIMEOUT:,.0f}，" in f.read()
+
+
+def test_readme_states_the_default_llm_timeout():
+    # 助教报过：把 settings.TIMEOUT（--llm-timeout 的默认）改了，--help 跟着变，README 的"默认 300"和"config.yaml 的
+    # timeout 是 300 秒（和 --llm-timeout 的默认一样）"没有测试对照，留着旧数
+    import os
+    import re
+    from evolve.openai_llm import TIMEOUT
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    said = re.search(r"超过就算一次超时（至少 [^，]*，最多 [^，]*，\s*默认 ([\d,.]+)；", readme)
+    assert said, "README 的\"其他参数\"里找不到 --llm-timeout 的\"默认 …；\""
+    assert float(said.group(1).replace(",", "")) == TIMEOUT, (
+        f"README 说 --llm-timeout 默认 {said.group(1)}，lecture14/evolve/openai_llm/settings.py 的 TIMEOUT 是 {TIMEOUT:g}："
+        "改了默认，README 这句跟着改")
+    same = re.search(r"`config.yaml` 的 `timeout` 是 ([\d,.]+) 秒（和 `--llm-timeout` 的默认一样", readme)
+    assert same, "README 的\"更进一步\"里找不到\"config.yaml 的 timeout 是 … 秒（和 --llm-timeout 的默认一样\""
+    assert float(same.group(1).replace(",", "")) == TIMEOUT, (
+        f"README 说 config.yaml 的 timeout 是 {same.group(1)} 秒、和 --llm-timeout 的默认一样，settings.TIMEOUT 是 "
+        f"{TIMEOUT:g}：改了默认，README 这句和 lecture14/openevolve/config.yaml 的 timeout 跟着改")
