@@ -6,7 +6,9 @@
 
 KIND = "llm"                       # propose 返回的"修改的种类"：真模型不说它做的是哪种修改
 TIMEOUT = 300.0                    # 一个请求从连接到最后一个字节最多几秒（--llm-timeout；CPU 上的模型读一段两千 token 的
-                                   # 提示就要好一阵，并发时还要排队）
+                                   # 提示就要好一阵，并发时还要排队）。openevolve/config.yaml 的 llm.timeout 和它一样，
+                                   # README 说这个数的两句也是：改它时一起改（tests/test_argument_edges.py、
+                                   # test_openevolve_example.py 对照）
 MIN_TIMEOUT = 0.1                  # --llm-timeout 至少这么多秒
 MAX_TIMEOUT = 86_400.0             # 至多一天（再大，看门的计时器在这个平台上就设不了：threading.TIMEOUT_MAX）
 CHECK_TIMEOUT = 10.0               # 开跑之前的 GET /models 最多几秒（--llm-timeout 更短就用它）
