@@ -237,7 +237,15 @@ def _load_gpus():
     return module
 
 
-GPUS_LINE = "GPUS: dict[str, GPU] = by_key(H100, A100)"   # 和 gpus.GPUS_LINE 一样（测试里比）：gpus.py 没读进来时照它说
+GPUS_LINE = "GPUS: dict[str, GPU] = by_key(H100, A100)"   # 和 gpus.GPUS_LINE 一样（测试里比）：文件里找不到记录时照它说
+
+
+def gpus_line_in(lines: list[str]) -> str:
+    """gpus.py 没读进来时，那句话里 GPUS 那行该怎样写：括号里是文件里写着的每条记录（行首的 名字 = GPU(、按先后），
+    找不到就是 GPUS_LINE。助教报过：加了第三块 GPU（L40S），GPUS 那行少打一个逗号，那句话说的写法是
+    by_key(H100, A100)——照抄以后是下一句"L40S 写好了，却没放进 GPUS"。"""
+    names = list(dict.fromkeys(m[1] for x in lines if (m := re.match(r"([A-Za-z_]\w*)\s*=\s*GPU\(", x))))
+    return f"GPUS: dict[str, GPU] = by_key({', '.join(names)})" if names else GPUS_LINE
 
 
 class GpusUnreadable(Exception):
@@ -257,13 +265,16 @@ def gpus_unreadable(e: BaseException, path: str) -> str:
     shown = os.path.relpath(path) if os.path.relpath(path).split(os.sep).count(os.pardir) <= 1 else os.path.abspath(path)
     shown = shown.replace(os.sep, "/")                 # 和 gpus.shown_path 一样（gpus.py 没读进来，用不了它）
     text = ""
-    if line:
+    try:
         with open(path, encoding="utf-8", errors="replace") as f:
             lines = f.read().splitlines()
+    except OSError:
+        lines = []
+    if line:
         text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
     said = e.msg if isinstance(e, SyntaxError) else str(e)
     return (f"{shown}{f':{line}' if line else ''} 读不进来（Python 说：{said}）"
-            + (f"：{text}" if text else "") + f"；改好再运行。GPUS 那行的写法是 {GPUS_LINE}"
+            + (f"：{text}" if text else "") + f"；改好再运行。GPUS 那行的写法是 {gpus_line_in(lines)}"
             f"（括号里逐个写记录的变量名，用逗号隔开），加一块 GPU 照 A100 的那条写（见 {shown} 开头和 README 的"
             "\"改编这门课\"）")
 

@@ -140,8 +140,12 @@ def by_key(*records) -> dict[str, GPU]:
     if bad or not records:
         frame = sys._getframe(1)
         what = f"括号里有{_what(bad[0])}，不是 GPU 记录" if bad else "括号里一条记录也没有"
+        # 例子里是文件里写着的每条记录（助教报过：加了 L40S、括号里多套了一层，例子是 by_key(H100, A100)，照抄以后是
+        # 下一句"L40S 写好了，却没放进 GPUS"）
+        names = [n for n, v in frame.f_globals.items() if isinstance(v, GPU)]
+        example = f"GPUS: dict[str, GPU] = by_key({', '.join(names)})" if names else GPUS_LINE
         raise RecordProblem(f"{shown_path(frame.f_code.co_filename)}:{frame.f_lineno} 的 GPUS 不对：{what}；"
-                            f"括号里逐个写记录的变量名、用逗号隔开，例如 {GPUS_LINE}。{how_to_add()}")
+                            f"括号里逐个写记录的变量名、用逗号隔开，例如 {example}。{how_to_add()}")
     return {g.key: g for g in records}
 
 
@@ -207,7 +211,7 @@ def check_records(records: dict[str, GPU], written: dict | None = None) -> None:
         line = _gpus_line()
         given = [records] if isinstance(records, GPU) else list(records.values() if isinstance(records, dict) else
                                                                 records if isinstance(records, (tuple, list)) else [])
-        names = [n for g in given for n, w in (written or {}).items() if w is g]
+        names = [n for g in given for n, w in (written or {}).items() if w is g] or list(written or {})
         what = (f"是一个字典，可 {', '.join(repr(k) for k, g in records.items() if not (isinstance(g, GPU) and g.key == k))} "
                 "对着的不是 key 和它一样的 GPU 记录" if isinstance(records, dict) else f"是{_what(records)}")
         raise RecordProblem(f"{shown_path(__file__)}{f':{line}' if line else ''} 的 GPUS 不对：它{what}，要的是从 key 到 "

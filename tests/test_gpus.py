@@ -652,9 +652,11 @@ GPUS_WRITTEN_WRONG = {
     "whole-line-one-record": (lambda line: "GPUS = (H100)",
                               r"gpus\.py:(\d+) 的 GPUS 不对：它是一条 GPU 记录（key 是 'h100'）",
                               r"gpus\.py 的 GPU 记录不对：A100 写好了，却没放进 GPUS"),
-    "whole-line-a-tuple": (lambda line: "GPUS = (H100, A100)", r"gpus\.py:(\d+) 的 GPUS 不对：它是一个 tuple（2 项）", ""),
+    # 记录有几条从那一行数（助教报过：照 README 加了第三块 GPU，这两个测试要的是 (H100, A100)、"2 项"，失败了）
+    "whole-line-a-tuple": (lambda line: "GPUS = (" + re.search(r"\((.*)\)$", line)[1] + ")",
+                           r"gpus\.py:(\d+) 的 GPUS 不对：它是一个 tuple（\d+ 项）", ""),
     "a-tuple-inside": (lambda line: re.sub(r"\((.*)\)$", r"((\1))", line),
-                       r"gpus\.py:(\d+) 的 GPUS 不对：括号里有一个 tuple（2 项），不是 GPU 记录", ""),
+                       r"gpus\.py:(\d+) 的 GPUS 不对：括号里有一个 tuple（\d+ 项），不是 GPU 记录", ""),
 }
 
 
@@ -702,7 +704,7 @@ def test_a_gpus_line_written_wrong_is_one_sentence_and_its_suggested_line_works(
 GPUS_UNREADABLE = {
     "missing-comma": (lambda line: re.sub(r"\((.*)\)$", lambda m: "(" + m[1].replace(",", "") + ")", line), "comma"),
     "unclosed-paren": (lambda line: line[:-1], "never closed"),
-    "misspelt-record": (lambda line: re.sub(r"A100\)$", "A10)", line), "name 'A10' is not defined"),
+    "misspelt-record": (lambda line: re.sub(r"\w\)$", ")", line), r"name '\w+' is not defined"),    # 最后一条少一个字
 }
 
 
@@ -728,6 +730,38 @@ def one_line_from_two_places(root, env) -> list[tuple]:
     return out
 
 
+def with_a_third_record(path) -> str:
+    """拷贝里的 gpus.py 照 README 加一块 GPU：照 A100 抄一条 GPU(...)（X99，改了 key），放进 GPUS 那行；返回新的那一行。"""
+    text = path.read_text(encoding="utf-8")
+    record = re.search(r"^A100 = GPU\(.*?\n\n", text, re.M | re.S)
+    line = re.search(r"^GPUS: dict\[str, GPU\] = by_key\((.*)\)$", text, re.M)
+    assert record and line, "测试的前提变了：lecture10/gpus.py 里找不到 A100 = GPU(…) 的记录或 GPUS 那一行"
+    copied = record[0].replace("A100 = GPU(", "X99 = GPU(", 1).replace('key="a100"', 'key="x99"', 1)
+    good = f"GPUS: dict[str, GPU] = by_key({line[1]}, X99)"
+    path.write_text(text[:line.start()] + copied + "\n" + good + text[line.end():], encoding="utf-8")   # 最后一条
+    return good
+
+
+@pytest.mark.parametrize("case", ["missing-comma", "a-tuple-inside"])
+def test_the_gpus_line_a_sentence_suggests_keeps_the_record_the_ta_added(tmp_path, case):
+    # 助教报过：照 README 加了第三块 GPU（L40S），GPUS 那行少打一个逗号（或者括号里多套了一层），那句话说的写法是写死的
+    # by_key(H100, A100)：照抄以后是下一句"L40S 写好了，却没放进 GPUS"。说的写法要是文件里写着的每条记录
+    import subprocess
+    import sys
+    path = course_copy(tmp_path)
+    good = with_a_third_record(path)
+    wrong = good.replace(",", "") if case == "missing-comma" else re.sub(r"\((.*)\)$", r"((\1))", good)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace(good, wrong), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in (gpus.ENV, "PYTEST_ADDOPTS", "TESTS_GPU_CLAIMS")}
+    for cwd, script, said in one_line_from_two_places(tmp_path, env):
+        assert good in said, said
+    path.write_text(text, encoding="utf-8")                          # 照那句话写回去：能跑，X99 也在
+    p = subprocess.run([sys.executable, "lecture10/01_config_space.py", "--gpu", "x99"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+
+
 def test_gpus_line_in_runner_is_the_one_in_gpus():
     import runner
     assert runner.GPUS_LINE == gpus.GPUS_LINE
@@ -740,8 +774,8 @@ def test_a_gpus_py_python_cannot_read_is_one_sentence_with_the_line(tmp_path, ca
     edit, python_says = GPUS_UNREADABLE[case]
     path = course_copy(tmp_path)
     text = path.read_text(encoding="utf-8")
-    line = re.search(r"^GPUS: dict\[str, GPU\] = by_key\(H100, A100\)$", text, re.M)
-    assert line, "测试的前提变了：lecture10/gpus.py 里找不到 GPUS: dict[str, GPU] = by_key(H100, A100) 那一行"
+    line = re.search(r"^GPUS: dict\[str, GPU\] = by_key\(.*\)$", text, re.M)
+    assert line, "测试的前提变了：lecture10/gpus.py 里找不到 GPUS: dict[str, GPU] = by_key(…) 那一行"
     number = text[:line.start()].count("\n") + 1
     wrong = edit(line[0])
     assert wrong != line[0]
@@ -750,7 +784,7 @@ def test_a_gpus_py_python_cannot_read_is_one_sentence_with_the_line(tmp_path, ca
     for cwd, script, said in one_line_from_two_places(tmp_path, env):
         m = re.match(rf"{re.escape(script)}：(\S*?gpus\.py):(\d+) 读不进来（Python 说：[^）]*{python_says}", said)
         assert m and (cwd / m[1]).resolve() == path.resolve() and int(m[2]) == number, said
-        assert f"：{wrong.strip()}；" in said and f"GPUS 那行的写法是 {gpus.GPUS_LINE}" in said, said
+        assert f"：{wrong.strip()}；" in said and f"GPUS 那行的写法是 {line[0]}" in said, said     # 就是原来那一行
     # make test 也是这一句（助教报过：是 pytest 的"ImportError while loading conftest"和 SyntaxError 的几行），退出码 4
     code, tested = make_test_in_copy(tmp_path, env)
     assert code == 4 and f"gpus.py:{number} 读不进来（Python 说：" in tested and f"：{wrong.strip()}；" in tested, tested[-2000:]
