@@ -101,7 +101,11 @@ def test_late_suggestion_says_what_the_student_will_see(outputs, printer, target
         assert f"{'、'.join(idle)}一次新修改都提不出来" in item
     else:
         assert "一次新修改都提不出来" not in item
-    if demo2_failed(outputs[target]):
+    if demo2_failed(outputs[target]) and demo2_failed(outputs[printer]):
+        # 两次都不成立：说"也会被标成……（和这次一样）"（02 的 late_text；助教报过：加了一个模型，--after 500 和 1000
+        # 的观察 1 都不成立，这里只认另一种说法，失败成"H100 上的具体数或印出来的东西对不上"，可那句话是对的）
+        assert "观察1在那里也会被标成\"本次不成立\"（和这次一样）" in item and "也成立" not in item, item
+    elif demo2_failed(outputs[target]):
         assert "观察1在那里会被标成\"本次不成立\"" in item and "也成立" not in item
     else:                   # "也"只在这次运行的观察 1 也成立时说（学生报过：--after 500 里不成立，却说"那里也成立"）
         also = "也" if not demo2_failed(outputs[printer]) else ""
