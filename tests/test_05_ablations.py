@@ -190,8 +190,12 @@ def test_a_new_kind_zeroed_in_the_small_model_is_not_listed_among_what_it_can_do
     from conftest import ROOT, base_env
     for d in ("lecture01", "lecture10", "lecture13", "lecture14"):
         shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=shutil.ignore_patterns("__pycache__", "output"))
+    # OPS 那一行整行找、在最后加上（助教报过：照 README 加了第七种修改放在最后，这里找的 '"crossover")' 没有了，
+    # 测试以"测试的前提变了"失败）
+    ops = re.search(r"^OPS = \(.*\)$", (tmp_path / "lecture14/evolve/mock_llm.py").read_text(encoding="utf-8"), re.M)
+    assert ops, "测试的前提变了：lecture14/evolve/mock_llm.py 里找不到 OPS = (…) 那一行"
     edits = {"lecture14/evolve/mock_llm.py": [
-                 ('"crossover")\n', '"crossover", "smart")\n'), ("OP_WEIGHTS = {", 'OP_WEIGHTS = {"smart": 0.05, '),
+                 (ops[0] + "\n", ops[0][:-1] + ', "smart")\n'), ("OP_WEIGHTS = {", 'OP_WEIGHTS = {"smart": 0.05, '),
                  ("OP_SAID = {\n", 'OP_SAID = {\n    "smart": "带内核常识的新修改（测试用）",\n'),
                  ("    # ---- 犯错 ----\n", SMART.lstrip("\n") + "    # ---- 犯错 ----\n")],
              "lecture14/05_ablations.py": [] if in_small else [
