@@ -34,7 +34,8 @@ Ctrl-C 的细节（README 只说"一秒之内停下，只印一行，退出码 1
     Ctrl-C 另起的后备线程在 BACKSTOP_SECONDS（0.6）秒后替主线程收拾，照样只印一行、退出码 130（_backstop）。
   - 最后一行印出来以后（Python 收尾的十几毫秒）按的 Ctrl-C 不算打断：什么也不多印，退出码 0（_finished）。
   - 终端把按下的 Ctrl-C 回显成 "^C"：标准错误是这样的终端时，"已中断。"前面先换一行（interrupted_line），
-    不和 "^C" 挤在一起；管道和文件里就是"已中断。"一行（tests/test_interrupt.py 在伪终端里真的按一次）。
+    不和 "^C" 挤在一起；管道和文件里就是"已中断。"一行（tests/test_interrupt.py 在伪终端里真的按一次）。清理函数
+    在"已中断。"之前要说的话（make openevolve 说最好的程序存在哪里）用 say_after_ctrl_c，同样自成一行。
   - 后两条由 tests/test_ctrl_c_imports.py 检查，一秒之内停下由 tests/test_interrupt.py 检查。make test 自己怎样停见
     tests/conftest.py 的开头。
 """
@@ -62,19 +63,42 @@ def _interrupt_inside(e: BaseException | None) -> bool:
     return False
 
 
-def interrupted_line() -> str:
-    """按 Ctrl-C 以后印的那一行。终端会把 Ctrl-C 回显成 "^C"，光标停在它后面：这时先换一行，免得印成
-    "^C已中断。"。标准错误不是终端（管道、文件）时就是 "已中断。\n"。"""
+def _echoes_caret() -> bool:
+    """标准错误是不是一个把按下的 Ctrl-C 回显成 "^C" 的终端（光标停在 "^C" 后面）。"""
     try:
         import termios                                     # 内建模块，import 很快；Windows 上没有
         fd = sys.stderr.fileno()
         if os.isatty(fd):
             lflag = termios.tcgetattr(fd)[3]
-            if lflag & termios.ECHO and lflag & termios.ECHOCTL:
-                return "\n" + INTERRUPTED + "\n"
+            return bool(lflag & termios.ECHO and lflag & termios.ECHOCTL)
     except Exception:                                      # noqa: BLE001  （没有 termios、标准错误关了……）
         pass
+    return False
+
+
+_CARET_LINE_ENDED: list = []                               # say_after_ctrl_c 已经在 "^C" 后面换过行了
+
+
+def interrupted_line() -> str:
+    """按 Ctrl-C 以后印的那一行。终端会把 Ctrl-C 回显成 "^C"，光标停在它后面：这时先换一行，免得印成
+    "^C已中断。"（清理函数用 say_after_ctrl_c 先说过话、已经换过行了就不再换）。标准错误不是终端（管道、文件）时
+    就是 "已中断。\n"。"""
+    if not _CARET_LINE_ENDED and _echoes_caret():
+        return "\n" + INTERRUPTED + "\n"
     return INTERRUPTED + "\n"
+
+
+def say_after_ctrl_c(text: str) -> None:
+    """Ctrl-C 以后、"已中断。"之前的一句话（on_interrupt 登记的清理函数用，比如 make openevolve 说最好的程序存在
+    哪里）：和 interrupted_line 一样，终端回显了 "^C" 时先换一行——讲师报过印成了 "^C停下之前……"，下面还空一行
+    才是"已中断。"。之后"已中断。"紧跟在这句话下面。"""
+    if not _CARET_LINE_ENDED and _echoes_caret():
+        _CARET_LINE_ENDED.append(True)
+        try:
+            sys.stderr.write("\n")
+        except Exception:                                  # noqa: BLE001
+            pass
+    say(text)
 
 
 def _excepthook(kind, value, tb):

@@ -53,7 +53,7 @@ MISSING = "没装 OpenEvolve（可选的依赖，别的脚本都不需要它）�
 
 def main(argv=None) -> int:
     sys.path[:0] = [LECTURE14, os.path.join(ROOT, "lecture01")]
-    from runner import ensure_numpy, int_between, on_interrupt, parser, progress, say
+    from runner import ensure_numpy, int_between, on_interrupt, parser, progress, say, say_after_ctrl_c
     from console import print_note, print_try    # 解析参数之前 import：--gpu 不是默认的 GPU 时"可以试试"的命令带上它
     ap = parser("第 14 讲的问题交给 OpenEvolve，离线对着 MockLLM 服务器（或 config.yaml 里的模型）跑一次。")
     ap.add_argument("--iterations", type=int_between(1, MAX_ITERATIONS), default=ITERATIONS,
@@ -75,7 +75,7 @@ def main(argv=None) -> int:
         return 2
     procs = Processes()
     on_interrupt(procs.close)
-    on_interrupt(lambda: kept_said(output, say))     # 讲师报过：Ctrl-C 停下长的运行，不知道最好的程序存下了、下次会被清空
+    on_interrupt(lambda: kept_said(output, say_after_ctrl_c))   # 讲师报过：Ctrl-C 停下长的运行，不知道最好的程序存下了、下次会被清空
     try:
         base, model = configured_llm()
     except ValueError as e:
