@@ -35,7 +35,8 @@ Ctrl-C 的细节（README 只说"一秒之内停下，只印一行，退出码 1
   - 最后一行印出来以后（Python 收尾的十几毫秒）按的 Ctrl-C 不算打断：什么也不多印，退出码 0（_finished）。
   - 终端把按下的 Ctrl-C 回显成 "^C"：标准错误是这样的终端时，"已中断。"前面先换一行（interrupted_line），
     不和 "^C" 挤在一起；管道和文件里就是"已中断。"一行（tests/test_interrupt.py 在伪终端里真的按一次）。清理函数
-    在"已中断。"之前要说的话（make openevolve 说最好的程序存在哪里）用 say_after_ctrl_c，同样自成一行。
+    在"已中断。"之前要说的话（make openevolve 说最好的程序存在哪里）用 say_after_ctrl_c，同样自成一行；按过
+    Ctrl-C 以后别的线程的进度行（progress）不再印。
   - 后两条由 tests/test_ctrl_c_imports.py 检查，一秒之内停下由 tests/test_interrupt.py 检查。make test 自己怎样停见
     tests/conftest.py 的开头。
 """
@@ -176,6 +177,7 @@ def _backstop() -> None:
 
 
 def _on_sigint(signum, frame):
+    _PRESSED.append(True)
     if not _backstop_started:
         _backstop_started.append(True)
         __import__("threading").Thread(target=_backstop, daemon=True, name="ctrl-c-backstop").start()
@@ -190,6 +192,7 @@ def _unraisable(u) -> None:
 
 
 _backstop_started: list = []
+_PRESSED: list = []          # 按过 Ctrl-C 了：别的线程的进度行不再印（progress）
 
 
 def install_ctrl_c() -> None:
@@ -414,7 +417,11 @@ def _fresh_name(path: str) -> str:
 
 
 def progress(text: str) -> None:
-    """一行进度（"第 200 个提议……"），写到标准错误，和 say 一样按终端宽度折行。"""
+    """一行进度（"第 200 个提议……"），写到标准错误，和 say 一样按终端宽度折行。按过 Ctrl-C 以后不印：主线程在往外
+    退、收拾的时候，别的线程（07 里看着 OpenEvolve 的那几个）还在报进度，讲师见过 "^COpenEvolve，种子 1：79/150 个
+    提议"，再空一行才是"已中断。"。"""
+    if _PRESSED:
+        return
     say(text)
 
 

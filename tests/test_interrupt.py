@@ -276,3 +276,48 @@ def test_a_ctrl_c_that_python_swallows_still_stops_the_script_within_a_second(tm
     finally:
         stop_group(p)
     assert p.returncode == 130 and err == "已中断。\n" and took < 1.0, (p.returncode, err, took)
+
+
+REPORTING = '''import os, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+from runner import progress, run, say
+
+
+def report():                                   # 别的线程报进度（07 里看着 OpenEvolve 的线程就是这样）
+    end = time.monotonic() + 20                 # 自己的期限：测试怎样结束都不留下它
+    while time.monotonic() < end:
+        progress("进度")
+        time.sleep(0.01)
+
+
+def main():
+    threading.Thread(target=report, daemon=True).start()
+    print("开始", flush=True)
+    try:
+        time.sleep(20)
+    finally:                                    # Ctrl-C 以后主线程往外退、收拾（07：停下 OpenEvolve）要一点时间
+        say("收拾")
+        time.sleep(0.3)
+    return 0
+
+
+sys.exit(run(main))
+'''
+
+
+@pytest.mark.quiet                                  # 量时间：conftest 让它最先跑
+def test_progress_lines_from_another_thread_stop_at_ctrl_c(tmp_path):
+    """讲师报过：07 跑着 OpenEvolve 时按 Ctrl-C，终端里是 "^COpenEvolve，种子 1：79/150 个提议"、空一行，再是
+    "已中断。"——主线程往外退、收拾的时候，看着 OpenEvolve 的线程还在印进度。按过 Ctrl-C 以后 progress 不再印。"""
+    script = tmp_path / "99_report.py"                        # 编号脚本的名字：runner 只在直接运行编号脚本时装处理函数
+    script.write_text(REPORTING, encoding="utf-8")
+    p = subprocess.Popen([sys.executable, str(script), os.path.join(ROOT, "lecture01")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert p.stdout.readline() == "开始\n"
+        time.sleep(0.2)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=10)
+    finally:
+        stop_group(p)
+    assert p.returncode == 130 and err.endswith("收拾\n已中断。\n"), (p.returncode, err[-300:])
