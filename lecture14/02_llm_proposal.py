@@ -904,6 +904,12 @@ def suggestions(a) -> list:
     return out
 
 
+# 这次的回复来自语言模型（--llm，或者回放它的录制文件）时，"可以试试"的命令仍然不带 --llm（和 04 一样）：照抄就能跑、
+# 几秒跑完。这句话说清楚（讲师报过：04 说了，02 没说）；回放时印的也是这一句：标准输出逐字节相同。
+LLM_TRIES_NOTE = ("这次的回复来自语言模型（或它的录制文件），下面的命令却不带 --llm：它们用 MockLLM，"
+                  "\"先替你跑过了\"说的也是 MockLLM 的那一次。想接着问你的模型，自己在命令后面加上这次的 --llm 和 --model。")
+
+
 def main(argv=None):
     a = parse_args(argv)
     if a.system_prompt:                                 # README 的"用真的语言模型"说用它看系统提示的全文
@@ -928,7 +934,7 @@ def main(argv=None):
     finally:
         if llm is not None and hasattr(llm, "close"):
             llm.close()
-    print_try(suggestions(a))
+    print_try(suggestions(a), None if llm is None else LLM_TRIES_NOTE)
     CHARTS.report()
     took(start)
     openai_llm.finish(llm, say, rerun_command)

@@ -621,12 +621,14 @@ def main(argv=None):
                     help=f"每个变体跑几个种子（种子 0 .. seeds-1），1 到 {MAX_SEEDS:,} 的整数（默认 {SEEDS}；--quick 时 {QUICK['seeds']}）")
     ap.add_argument("--jobs", type=int_between(1, MAX_JOBS), default=JOBS, help=f"用几个进程，1 到 {MAX_JOBS:,} 的整数（默认 {JOBS}，只影响快慢）")
     ap.add_argument("--quick", action="store_true", help=f"小规模：预算 {QUICK['budget']}、{QUICK['seeds']} 个种子")
-    ap.add_argument("--small-targeted", type=fraction, default=SMALL_TARGETED, metavar="W",
+    ap.add_argument("--small-targeted", type=fraction, default=None, metavar="W",
                     help=f"小模型的 targeted 权重，0 ≤ W < 1（默认 {SMALL_TARGETED:g}；完整系统是 "
                          f"{OP_WEIGHTS['targeted']:g}）")
     openai_llm.add_arguments(ap)
     Charts.add_argument(ap)
     a = ap.parse_args(argv)
+    small_given, a.small_targeted = a.small_targeted is not None, (SMALL_TARGETED if a.small_targeted is None
+                                                                   else a.small_targeted)
     CHARTS.reset(Charts.check_dir(ap, a.svg))
     budget = a.budget if a.budget is not None else (QUICK["budget"] if a.quick else BUDGET)
     seeds = a.seeds if a.seeds is not None else (QUICK["seeds"] if a.quick else SEEDS)
@@ -637,6 +639,8 @@ def main(argv=None):
         say(str(e))
         sys.exit(2)
     if llm is not None:                     # 真的 LLM：没有小模型那一行，--small-targeted 不起作用
+        if small_given:                     # 标准错误上说（标准输出和录制时逐字节相同）；以前一声不响地不管它
+            say("（--small-targeted 只改 MockLLM 的小模型那一行；用真的 LLM（--llm、--replay）时没有那一行，这次不起作用。）")
         print_note(f"设置：--budget {budget} --seeds {seeds}{gpu_flag()}")       # 不印 --jobs：录制和回放时可以不一样
         print_note(openai_llm.describe(llm) + "所有变体在这个进程里依次跑（--jobs 不起作用）。")
         try:

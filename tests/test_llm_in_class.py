@@ -1,17 +1,20 @@
 """
 讲师在家对着真模型录、课上回放时碰到的事（evolve.openai_llm，桩服务器 tests/stub_llm_server.py，127.0.0.1）：
 慢的服务器时标准错误上说在等什么；录到一半被打断的文件回放时怎么说；限流时该查什么；想得多的模型的草稿。
-每个测试几秒以内，服务器在 with 块结束时关掉。
+每个测试几秒以内（等慢回复的那次运行在后台先跑），服务器在 with 块结束时关掉。
 """
 
 import argparse
 import contextlib
+import os
 import signal
+import subprocess
 import threading
 import time
 
 import pytest
 
+from conftest import ROOT, ahead, base_env, no_numpy_bin, run_script_fresh, stop_group
 from stub_llm_server import STALL, StubServer
 
 from evolve import EXPERT, render
@@ -482,6 +485,38 @@ def test_timeouts_say_to_raise_llm_timeout_and_the_suggested_value_gets_the_repl
     assert "比如 --llm-timeout 1200；" in said, said
     assert "重新 --record 时调大 --llm-timeout" in lost_llm(mixed, replay=True)
     assert "比如" not in lost_llm(mixed, timeout=openai_llm.MAX_TIMEOUT)
+
+
+@ahead(waits=True)                # 大半时间在等慢的回复：后台先跑
+def timed_out_04():
+    """04（预算 8、1 个种子）对着每个回复要 1.5 秒的桩、--llm-timeout 1 跑；再把最后那句话后面的命令照印出来的样子
+    交给 shell、在仓库根目录跑（PATH 上的 python3 没有 numpy），服务器还是同一个：(不够的运行, 命令, 照抄的运行)。"""
+    script = os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")
+    env = dict(base_env(), PATH=f"{no_numpy_bin()}{os.pathsep}{base_env()['PATH']}")
+    with StubServer(lambda n, text: "slow", slow_seconds=1.5, max_requests=200) as s:
+        short = run_script_fresh(script, "--budget", "8", "--seeds", "1", "--llm", s.url, "--model", "stub",
+                                 "--llm-timeout", "1", env=base_env(), timeout=120)
+        follow = "照抄下面这条命令。）\n"
+        command = short.stderr.rsplit(follow, 1)[1].rstrip("\n") if follow in short.stderr else ""
+        p = subprocess.Popen(["bash", "-c", command or "exit 99"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=180)
+        finally:                                    # 超时也不留下还在跑的脚本
+            stop_group(p)
+    return short, command, subprocess.CompletedProcess(command, p.returncode, out, err)
+
+
+PREFETCH = [timed_out_04]
+
+
+def test_a_run_that_timed_out_ends_with_a_command_whose_longer_timeout_gets_the_replies():
+    """审读报过：接连超时、没用上 LLM 时，最后那句只说"比如 --llm-timeout 4"，不像调高 token 上限那样跟着一条照抄就能
+    跑的命令。现在跟着：这次的命令把 --llm-timeout 换成 4 倍；照抄它，同一个慢服务器的回复都拿到了（退出码 0）。"""
+    short, command, again = timed_out_04()
+    assert short.returncode == 1 and "比如 --llm-timeout 4，照抄下面这条命令。）" in short.stderr, short.stderr[-2000:]
+    assert command.startswith("    python3 lecture14/04_alphaevolve_tiling.py ") and "--llm-timeout 4" in command, command
+    assert again.returncode == 0 and "LLM 超时" not in again.stderr, again.stderr[-2000:]
 
 
 # ---------------------------------------------------------------- 想得多的模型的草稿

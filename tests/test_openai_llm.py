@@ -739,6 +739,18 @@ def test_05_runs_against_the_stub_and_replays_byte_identically():
     assert len(recorded.splitlines()) == 1 + 4 * 12 + 1          # 文件头、每次调用一行、结束行
 
 
+def test_05_with_an_llm_says_small_targeted_does_not_apply_and_prints_the_same(tmp_path):
+    """讲师报过：05 --llm（或 --replay）加上 --small-targeted 0.05，一声不响地不管它（--jobs 至少说一句"不起作用"）。
+    现在标准错误上说一句；标准输出照旧和录制时逐字节相同。"""
+    rec, _, recorded = recorded_05()
+    f = tmp_path / "run05.jsonl"
+    f.write_text(recorded, encoding="utf-8")
+    args = [os.path.join(ROOT, "lecture14", "05_ablations.py"), "--budget", "12", "--seeds", "1"]
+    rep = run_script_fresh(*args, "--replay", f, "--small-targeted", "0.05", env=base_env(), timeout=120)
+    assert rep.returncode == 0 and rep.stdout == rec.stdout, rep.stderr[-2000:]
+    assert "--small-targeted" in rep.stderr and "这次不起作用" in rep.stderr, rep.stderr[-2000:]
+
+
 def test_05_with_an_llm_breaks_unused_proposals_down_by_kind():
     """讲师报过：05 --llm 每个变体只说"没用上的提议 10（100%）"，不像 04 那样分原因。现在表下面一句按原因列出，
     每个变体的各原因加起来就是表里那一格。"""
@@ -855,6 +867,25 @@ def test_02_asks_the_real_model_the_same_prompt_and_replays():
     assert len(users) == tries and len(set(users)) == 1
     assert rep.returncode == 0 and rep.stdout == rec.stdout, rep.stderr
     assert NO_BLOCK in rec.stdout and "I think bigger tiles" in rec.stdout
+
+
+def test_02_llm_run_says_its_suggestions_use_the_mock_and_adding_the_flags_asks_the_model():
+    # 和 04 一样（讲师报过：04 说了，02 没说）：问过模型（或回放）的运行，"可以试试"上面多一句交代；用 MockLLM 的没有。
+    # 照那句话做（给第 1 条命令加上 --llm、--model）真的问了模型
+    note = re.sub(r"\s+", "", load_script("lecture14/02_llm_proposal.py", "m02_tries").LLM_TRIES_NOTE)
+    rec, rep, _, _ = recorded_02()
+    said, commands = try_block(rec.stdout)
+    assert said == note and try_block(rep.stdout) == (said, commands)
+    assert commands and not any(w in c for c in commands for w in ("--llm", "--model", "--replay", "--record"))
+    mock = run_script(PATH_02)
+    assert mock.returncode == 0 and try_block(mock.stdout)[0] == "", mock.stderr
+    words = commands[0].split()
+    assert words[:2] == ["python3", "lecture14/02_llm_proposal.py"]
+    with StubServer(script("edit")) as s:
+        p = run_script_fresh(os.path.join(ROOT, words[1]), *words[2:], "--llm", s.url, "--model", "stub",
+                             timeout=120, env=base_env())
+        asked = s.posts()
+    assert p.returncode == 0 and asked > 0, p.stderr
 
 
 def test_02_shows_the_model_reply_escaped_and_records_it_exactly():

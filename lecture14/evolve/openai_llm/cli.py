@@ -159,22 +159,34 @@ def from_arguments(a, settings: str = "", notify=None, give_up_tail: str = "", g
     return backend
 
 
+def raised_timeout(timeout: float | None, maximum: float = MAX_TIMEOUT) -> float | None:
+    """建议的等待时间：这次的 4 倍（最多 maximum）；不知道这次是几秒、或者已经是最大的了：None。"""
+    if timeout is None or min(maximum, 4 * timeout) <= timeout:
+        return None
+    return min(maximum, 4 * timeout)
+
+
 def timeout_advice(setting: str, timeout: float | None, example: str = "--llm-timeout {}",
-                   maximum: float = MAX_TIMEOUT) -> str:
+                   maximum: float = MAX_TIMEOUT, command: bool = False) -> str:
     """接连失败里有“LLM 超时”时的办法（--llm 的 lost_llm 和 make openevolve 的 streak_said 共用）：超时是请求等满了
     setting（"--llm-timeout"、"config.yaml 的 timeout"）还没收完回复——开跑前的检查已经问到了服务器、认得模型名和密钥，
     所以该调的是等多久（讲师在家对着 CPU 上的模型报过：4 次超时以后那句话只叫人检查服务器、地址、模型名和密钥）。
-    timeout：这次是几秒（None：不知道，比如回放）；建议的值是它的 4 倍（最多 maximum），照 example 的写法说。"""
+    timeout：这次是几秒（None：不知道，比如回放）；建议的值是它的 4 倍（raised_timeout），照 example 的写法说。
+    command：这句后面另起一行跟着照抄就能跑的命令（finish）：调大的办法放在最后，以"照抄下面这条命令"结尾。"""
     if timeout is None:
         return f"超时的：模型慢（CPU 上跑的模型、想得多的模型、服务器排着队）就调大 {setting}，服务器不再回答才要检查它"
-    more = min(maximum, 4 * timeout)
-    how = f"调大它，比如 {example.format(f'{more:g}')}" if more > timeout else "它已经是最大的了，换一个快一些的模型"
-    return (f"“{TIMEOUT_KIND}”是请求等满了 {setting}（这次 {timeout:g} 秒）还没收完回复：模型慢（CPU 上跑的模型、"
-            f"想得多的模型、服务器排着队）就{how}；服务器不再回答才要检查它")
+    more = raised_timeout(timeout, maximum)
+    how = f"调大它，比如 {example.format(f'{more:g}')}" if more else "它已经是最大的了，换一个快一些的模型"
+    slow = "模型慢（CPU 上跑的模型、想得多的模型、服务器排着队）就"
+    if command and more:
+        return (f"“{TIMEOUT_KIND}”是请求等满了 {setting}（这次 {timeout:g} 秒）还没收完回复：服务器不再回答才要检查它；"
+                f"{slow}{how}，照抄下面这条命令")
+    return f"“{TIMEOUT_KIND}”是请求等满了 {setting}（这次 {timeout:g} 秒）还没收完回复：{slow}{how}；服务器不再回答才要检查它"
 
 
 def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None, cut_counts: bool = True,
-             max_tokens: int = MAX_TOKENS, command: bool = False, timeout: float | None = None) -> str | None:
+             max_tokens: int = MAX_TOKENS, command: bool = False, timeout: float | None = None,
+             timeout_command: bool = False) -> str | None:
     """这次运行没用上 LLM 时的那句话（finish 在最后说，退出码 1），用上了是 None。只看按提议的顺序记下的调用（录制和
     回放记下的一模一样，所以两边的退出码一样；讲师报过：并发时按回复到达的顺序数"接连失败"，回放却按提议的顺序数，
     录制退出码 0、回放 1）。没用上：有提议因为接连失败没再问它（GAVE_UP），或者最后接连 GIVE_UP_AFTER 次调用都失败，
@@ -185,7 +197,8 @@ def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None, c
     cut_counts：回复到了 token 上限、修改没写完的调用（unfinished）也算失败（第 5 版起的录制和 --llm 的运行；回放 1–4 版
     的文件是 False，和录的时候一样）：接连失败里有它们时，那句话说上限是多少、怎样调高（max_tokens：没换成推理模型的参数时
     发的上限；command：这句后面另起一行跟着照抄就能跑的命令，见 cut_off_advice）——种类的清单里已经数了几次被截断，
-    不再说一遍。timeout：这次的 --llm-timeout（回放时 None）：接连失败里有超时时说调大它（timeout_advice）。"""
+    不再说一遍。timeout：这次的 --llm-timeout（回放时 None）：接连失败里有超时时说调大它（timeout_advice；
+    timeout_command：这句后面跟着调大它的命令）。"""
     calls = list(calls)
     not_sent = sum(c.error == GAVE_UP for c in calls)
     sent = [c for c in calls if c.error != GAVE_UP]
@@ -215,11 +228,12 @@ def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None, c
     elif rate_limited:
         check = RATE_LIMITED_ADVICE
     elif streak and all(k == TIMEOUT_KIND for k in streak):
-        check = timeout_advice("--llm-timeout", timeout)
+        check = timeout_advice("--llm-timeout", timeout, command=timeout_command)
     else:
         check = "检查 LLM 服务器、地址、模型名和密钥以后再跑"
     if TIMEOUT_KIND in streak and not check.startswith(f"“{TIMEOUT_KIND}”"):
-        check += "；" + ("超时的：重新 --record 时调大 --llm-timeout" if replay else timeout_advice("--llm-timeout", timeout))
+        check += "；" + ("超时的：重新 --record 时调大 --llm-timeout" if replay else
+                        timeout_advice("--llm-timeout", timeout, command=timeout_command))
     if cut and len(cut) < len(streak):
         check += "；" + advice
     return f"{GAVE_UP_SAID}{what}；{check}"
@@ -250,7 +264,8 @@ def finish(llm, tell=None, rerun=None) -> None:
     有回复到了 token 上限、被截断时（cut_off_sentence），先说一共几次、几个因此没用上、上限是多少、怎样调高（修改没写完的
     算进"接连失败"：最后接连 GIVE_UP_AFTER 次、或者全都是这样，就是没用上 LLM，退出码 1；回放 1–4 版的录制照旧不算）。
     上限是多少、怎样调高只说一次：没用上 LLM 的原因里有被截断的时候在退出码 1 的那句里说（运行的最后一句，讲师读的
-    就是它），不然在被截断的那句里说；照抄就能跑的命令另起一行、放在那句后面。rerun(参数, 值)：这次运行的命令把那个
+    就是它），不然在被截断的那句里说；照抄就能跑的命令另起一行、放在那句后面。接连超时、没用上 LLM 时（没有调高上限的
+    命令的话）同样跟着一条命令：--llm-timeout 换成建议的值（raised_timeout）。rerun(参数, 值)：这次运行的命令把那个
     参数换成这个值（脚本传 runner.rerun_command；None 时只说加上哪个参数）。"""
     tell = tell or _tell_stderr
     if isinstance(llm, OpenAILLM):                      # 调用都做完了：录制文件写上结束行（Ctrl-C、出错时不到这里）
@@ -266,6 +281,13 @@ def finish(llm, tell=None, rerun=None) -> None:
     if streak_cut:                                      # 上限和办法在最后那句里说（带着命令）
         lost = lost_llm(calls, replay=replay, said=last, cut_counts=counts, max_tokens=limit, command=bool(command),
                         timeout=wait)
+    waited = None                                       # 接连超时的：调大 --llm-timeout 的命令（没有调高上限的命令时）
+    if lost and not command and rerun and TIMEOUT_KIND in _last_streak([c for c in calls if c.error != GAVE_UP], counts)[0]:
+        more = raised_timeout(wait)
+        waited = rerun("--llm-timeout", f"{more:g}") if more else None
+        if waited:
+            lost = lost_llm(calls, replay=replay, said=last, cut_counts=counts, max_tokens=limit, timeout=wait,
+                            timeout_command=True)
     cut = cut_off_sentence(calls, limit, replay, advice=not streak_cut, command=bool(command))
     then = f"\n{command}" if command else ""
     if cut:
@@ -274,7 +296,7 @@ def finish(llm, tell=None, rerun=None) -> None:
         tell(f"（退出码 1：{said}）")
         sys.exit(1)
     if lost:
-        tell(f"（退出码 1：{lost}。）" + (then if streak_cut else ""))
+        tell(f"（退出码 1：{lost}。）" + (then if streak_cut else f"\n{waited}" if waited else ""))
         sys.exit(1)
     if isinstance(llm, ReplayLLM) and llm.complete is False:   # 开跑前说过没录完、用完了会停：没停就说一声
         tell(f"（{llm.path} 没录完，不过这次要的 {len(llm.calls)} 次调用都录下了：回放放完了全程。）")
