@@ -231,12 +231,13 @@ def lost_llm(calls, replay: bool = False, said: tuple[str, str] | None = None, c
         check = timeout_advice("--llm-timeout", timeout, command=timeout_command)
     else:
         check = "检查 LLM 服务器、地址、模型名和密钥以后再跑"
+    more = []                                       # 夹着别的失败时另外说的：超时的、被截断的
     if TIMEOUT_KIND in streak and not check.startswith(f"“{TIMEOUT_KIND}”"):
-        check += "；" + ("超时的：重新 --record 时调大 --llm-timeout" if replay else
-                        timeout_advice("--llm-timeout", timeout, command=timeout_command))
+        more.append("超时的：重新 --record 时调大 --llm-timeout" if replay else
+                    timeout_advice("--llm-timeout", timeout, command=timeout_command))
     if cut and len(cut) < len(streak):
-        check += "；" + advice
-    return f"{GAVE_UP_SAID}{what}；{check}"
+        more.insert(0 if timeout_command else len(more), advice)   # 以"照抄下面这条命令"结尾的那句放在最后
+    return f"{GAVE_UP_SAID}{what}；" + "；".join([check, *more])
 
 
 def _last_streak(sent, cut_counts: bool = True) -> tuple[list[str], list]:
@@ -296,7 +297,7 @@ def finish(llm, tell=None, rerun=None) -> None:
         tell(f"（退出码 1：{said}）")
         sys.exit(1)
     if lost:
-        tell(f"（退出码 1：{lost}。）" + (then if streak_cut else f"\n{waited}" if waited else ""))
+        tell(f"（退出码 1：{lost}。）" + (then if streak_cut else "") + (f"\n{waited}" if waited else ""))
         sys.exit(1)
     if isinstance(llm, ReplayLLM) and llm.complete is False:   # 开跑前说过没录完、用完了会停：没停就说一声
         tell(f"（{llm.path} 没录完，不过这次要的 {len(llm.calls)} 次调用都录下了：回放放完了全程。）")
