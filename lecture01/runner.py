@@ -92,8 +92,9 @@ def interrupted_line() -> str:
 def say_after_ctrl_c(text: str) -> None:
     """Ctrl-C 以后、"已中断。"之前的一句话（on_interrupt 登记的清理函数用，比如 make openevolve 说最好的程序存在
     哪里）：和 interrupted_line 一样，终端回显了 "^C" 时先换一行——讲师报过印成了 "^C停下之前……"，下面还空一行
-    才是"已中断。"。之后"已中断。"紧跟在这句话下面。"""
-    if not _CARET_LINE_ENDED and _echoes_caret():
+    才是"已中断。"。之后"已中断。"紧跟在这句话下面。清理函数也在别的时候跑（管道被关掉、磁盘满了、一句话的错误：
+    没有按 Ctrl-C，终端里也就没有 "^C"）：那时不先换行（只有 Ctrl-C 的收拾拿着 _STOPPING）。"""
+    if _STOPPING.locked() and not _CARET_LINE_ENDED and _echoes_caret():
         _CARET_LINE_ENDED.append(True)
         try:
             sys.stderr.write("\n")

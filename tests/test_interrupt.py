@@ -321,3 +321,66 @@ def test_progress_lines_from_another_thread_stop_at_ctrl_c(tmp_path):
     finally:
         stop_group(p)
     assert p.returncode == 130 and err.endswith("收拾\n已中断。\n"), (p.returncode, err[-300:])
+
+
+CLEANUP_SAYS = '''import sys, time
+sys.path.insert(0, sys.argv[1])
+from runner import on_interrupt, run, say_after_ctrl_c
+
+
+class Problem(Exception):
+    one_sentence = True                         # 课程代码自己查出来的问题：一句话、退出码 1（也先跑清理函数）
+
+
+def main():
+    on_interrupt(lambda: say_after_ctrl_c("最好的程序存在 best.py。"))
+    print("开始", flush=True)
+    if sys.argv[2] == "error":
+        raise Problem("数据有问题")
+    time.sleep(20)
+    return 0
+
+
+sys.exit(run(main))
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端和控制终端用 Linux 的 ioctl 设")
+@pytest.mark.parametrize("how", ["ctrl-c", "error"])
+def test_a_cleanup_sentence_starts_a_new_line_only_after_an_echoed_caret_c(tmp_path, how):
+    """清理函数用 say_after_ctrl_c 说的话（make openevolve 说最好的程序存在哪里）：终端里按了 Ctrl-C，它另起一行
+    （不和 "^C" 挤在一起），"已中断。"紧跟在下面。审读报过：同样的清理函数在一句话的错误（管道被关掉、磁盘满了）
+    时也跑，那时终端里没有 "^C"，它照样先换一行，上面多出一个空行。"""
+    import pty
+    import select
+    script = tmp_path / "99_cleanup.py"                       # 编号脚本的名字：runner 只在直接运行编号脚本时装处理函数
+    script.write_text(CLEANUP_SAYS, encoding="utf-8")
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-c", CTTY, str(slave), str(script), os.path.join(ROOT, "lecture01"), how],
+                         cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env={**os.environ, "NO_COLOR": "1", "COLUMNS": "1000"}, pass_fds=(slave,))
+    os.close(slave)
+    out, pressed, deadline = b"", False, time.monotonic() + 30
+    try:
+        while time.monotonic() < deadline:
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:                              # 脚本退出、终端的另一端都关了
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            if how == "ctrl-c" and not pressed and "开始\r\n".encode() in out:     # 那一行整行到了：按 Ctrl-C
+                os.write(master, b"\x03")
+                pressed = True
+        code = p.wait(timeout=10)
+    finally:
+        os.close(master)
+        stop_group(p)
+    text = out.decode("utf-8", "replace").replace("\r\n", "\n")
+    if how == "ctrl-c":
+        assert code == 130 and text.endswith("^C\n最好的程序存在 best.py。\n已中断。\n"), (code, text[-500:])
+    else:
+        assert code == 1 and text.startswith("开始\n最好的程序存在 best.py。\n"), (code, text[-500:])   # 不空一行
+        assert text.endswith("99_cleanup.py：数据有问题。\n") and text.count("\n") == 3, text[-500:]
