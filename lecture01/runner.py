@@ -361,13 +361,14 @@ def say(text: str) -> None:
         pass
 
 
-def rerun_command(option: str, value: str, argv: list[str] | None = None) -> str | None:
+def rerun_command(option: str, value: str, argv: list[str] | None = None, also=()) -> str | None:
     """这次运行的命令，option 换成（或者加上）value，照抄就能在仓库根目录再跑一次：写成 "python3 脚本 参数…"（脚本相对于
     仓库的根目录，和"可以试试"一样），每个参数照命令行上的样子（shell 的引号）。--record 已经录进了这次的文件（--record
     不覆盖已有的文件）：换成旁边一个还没有的文件名（run.jsonl → run-2.jsonl）；--record、--svg 的相对路径改成从根目录
     照抄也指向同一个地方（_from_root）。标准错误是终端时按它的宽度在参数之间折成
     几行（shell 的续行，行尾 " \\"），缩进 4 格，和 say 一起印也不会被折断；不是终端时一行。参数里的网址带着查询串、
-    "#…"（托管 API 的密钥常放在查询串里）时不印命令，是 None（openai_llm 那时只说加上哪个参数）。
+    "#…"（托管 API 的密钥常放在查询串里）时不印命令，是 None（openai_llm 那时只说加上哪个参数）。also：另外要换（或者
+    加上）的 (参数, 值)，同一条命令里一起换（接连失败里既有被截断的、又有超时的：--llm-max-tokens 和 --llm-timeout）。
     讲师报过：运行最后只说"加上 --llm-max-tokens 4096"，照抄不成一条命令。"""
     import re
     import shlex
@@ -376,21 +377,24 @@ def rerun_command(option: str, value: str, argv: list[str] | None = None) -> str
     script = os.path.abspath(argv[0]) if argv and argv[0] else ""
     rel = os.path.relpath(script, root) if script else ""
     words = ["python3", rel if rel and not rel.startswith(os.pardir) else script]
-    rest, replaced = argv[1:], False
+    wanted = {option: value, **dict(also)}
+    rest, replaced = argv[1:], set()
     while rest:
         a = rest.pop(0)
         name, eq, given = a.partition("=")
-        if name in (option, "--record", "--svg") and name.startswith("--") and (eq or rest):
+        if name in (*wanted, "--record", "--svg") and name.startswith("--") and (eq or rest):
             old = given if eq else rest.pop(0)
-            new = value if name == option else _from_root(_fresh_name(old) if name == "--record" else old, root)
-            replaced |= name == option
+            new = wanted[name] if name in wanted else _from_root(_fresh_name(old) if name == "--record" else old, root)
+            if name in wanted:
+                replaced.add(name)
             words += [name, new]
             continue
         if re.search(r"(?i)https?://\S*[?#]", a):
             return None
         words.append(a)
-    if not replaced:
-        words += [option, value]
+    for name, new in wanted.items():
+        if name not in replaced:
+            words += [name, new]
     command = " ".join(shlex.quote(w) for w in words)
     width = _stderr_width()
     if width is None:

@@ -547,6 +547,11 @@ def test_the_rerun_command_changes_one_option_and_never_overwrites_the_recording
     assert runner.rerun_command("--llm-max-tokens", "4096", [script, "--budget", "5"]).endswith(
         "04_alphaevolve_tiling.py --budget 5 --llm-max-tokens 4096")
     assert runner.rerun_command("--llm-max-tokens", "4096", [script, "--llm", "https://h/v1?key=sk-1"]) is None
+    assert runner.rerun_command("--llm-max-tokens", "8000", inside + ["--llm-timeout=1"], also=[("--llm-timeout", "4")]) == (
+        "    python3 lecture14/04_alphaevolve_tiling.py --record lecture14/no-such-run-2.jsonl --svg lecture14/figs "
+        "--llm-max-tokens 8000 --llm-timeout 4")                              # 另外要换的也换（没写的加在最后）
+    assert runner.rerun_command("--llm-max-tokens", "8000", inside, also=[("--llm-timeout", "4")]).endswith(
+        "--llm-max-tokens 8000 --llm-timeout 4")
     monkeypatch.setattr(runner, "_stderr_width", lambda: 60)                       # 终端：按 shell 的续行折开
     folded = runner.rerun_command("--llm-max-tokens", "8000", argv[:5] + inside[1:]).split("\n")
     assert len(folded) > 1 and all(len(line) <= 60 for line in folded)

@@ -487,25 +487,45 @@ def test_timeouts_say_to_raise_llm_timeout_and_the_suggested_value_gets_the_repl
     assert "比如" not in lost_llm(mixed, timeout=openai_llm.MAX_TIMEOUT)
 
 
-def test_a_timeout_streak_with_an_unfinished_reply_at_the_largest_limit_is_followed_by_the_command_it_promises():
-    """审读报过：接连失败里有超时、也有到了 token 上限没写完的回复，而上限已经是 --llm-max-tokens 最大的（没有调高上限的
-    命令）时，最后那句说"比如 --llm-timeout 4，照抄下面这条命令"，下面却没有命令（那句还接着说上限的事）。现在照说的
-    跟着调大 --llm-timeout 的那条命令，说它的那一句放在最后。"""
-    from evolve.openai_llm import MAX_LLM_TOKENS, TIMEOUT_KIND, Call
-    unfinished = "<<<<<<< SEARCH\n    if M <= 16:\n=======\n"          # 最后一块没写完
-    backend = openai_llm.OpenAILLM("http://127.0.0.1:9/v1", "m", timeout=1.0, max_tokens=MAX_LLM_TOKENS)
+def _timeouts_and_an_unfinished_reply(max_tokens, rerun):
+    """接连 4 次失败：3 次超时（--llm-timeout 1）、1 次回复到了上限、最后一块没写完。finish 最后说的那句。"""
+    from evolve.openai_llm import TIMEOUT_KIND, Call
+    unfinished = "<<<<<<< SEARCH\n    if M <= 16:\n=======\n"
+    backend = openai_llm.OpenAILLM("http://127.0.0.1:9/v1", "m", timeout=1.0, max_tokens=max_tokens)
     backend.calls = [Call(0, "p", None, TIMEOUT_KIND, 1.0, None, None, None),
                      Call(1, "p", unfinished, None, 1.0, 10, 10, "m", cut_off="length"),
                      Call(2, "p", None, TIMEOUT_KIND, 1.0, None, None, None),
                      Call(3, "p", None, TIMEOUT_KIND, 1.0, None, None, None)]
     said = []
     with pytest.raises(SystemExit) as stopped:
-        openai_llm.finish(backend, tell=said.append, rerun=lambda option, value: f"    CMD {option} {value}")
+        openai_llm.finish(backend, tell=said.append, rerun=rerun)
     backend.close()
     assert stopped.value.code == 1 and said, said
-    last = said[-1]
+    return said[-1]
+
+
+def test_a_timeout_streak_with_an_unfinished_reply_at_the_largest_limit_is_followed_by_the_command_it_promises():
+    """审读报过：接连失败里有超时、也有到了 token 上限没写完的回复，而上限已经是 --llm-max-tokens 最大的（没有调高上限的
+    命令）时，最后那句说"比如 --llm-timeout 4，照抄下面这条命令"，下面却没有命令（那句还接着说上限的事）。现在照说的
+    跟着调大 --llm-timeout 的那条命令，说它的那一句放在最后。"""
+    from evolve.openai_llm import MAX_LLM_TOKENS
+    last = _timeouts_and_an_unfinished_reply(MAX_LLM_TOKENS, lambda option, value, also=(): f"    CMD {option} {value}")
     assert last.endswith("比如 --llm-timeout 4，照抄下面这条命令。）\n    CMD --llm-timeout 4"), last
     assert f"最大的 {MAX_LLM_TOKENS:,}：换一个想得少一些的模型；" in last, last      # 上限的事照样说，在命令的那句前面
+
+
+def test_the_raised_limit_command_after_timeouts_and_an_unfinished_reply_also_raises_llm_timeout(monkeypatch):
+    """审读报过：同样的接连失败、上限还能调高时，跟着的是调高上限的命令——里面照旧是 --llm-timeout 1：照抄它，4 次里
+    3 次照样超时（那句话另外说了"比如 --llm-timeout 4"，README 说没用上 LLM 时跟着的命令换上了这个值）。现在那条
+    命令里两样都换。"""
+    import runner
+    monkeypatch.setattr(runner, "_stderr_width", lambda: None)
+    argv = [os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py"), "--llm", "http://127.0.0.1:9/v1", "--model", "m",
+            "--llm-timeout", "1"]
+    last = _timeouts_and_an_unfinished_reply(1024, lambda option, value, **kw: runner.rerun_command(option, value, argv, **kw))
+    assert "比如 --llm-timeout 4；" in last and "加上 --llm-max-tokens 4096 再跑" in last, last
+    assert last.endswith("照抄下面这条命令。）\n    python3 lecture14/04_alphaevolve_tiling.py --llm http://127.0.0.1:9/v1 "
+                         "--model m --llm-timeout 4 --llm-max-tokens 4096"), last
 
 
 @ahead(waits=True)                # 大半时间在等慢的回复：后台先跑

@@ -266,8 +266,9 @@ def finish(llm, tell=None, rerun=None) -> None:
     算进"接连失败"：最后接连 GIVE_UP_AFTER 次、或者全都是这样，就是没用上 LLM，退出码 1；回放 1–4 版的录制照旧不算）。
     上限是多少、怎样调高只说一次：没用上 LLM 的原因里有被截断的时候在退出码 1 的那句里说（运行的最后一句，讲师读的
     就是它），不然在被截断的那句里说；照抄就能跑的命令另起一行、放在那句后面。接连超时、没用上 LLM 时（没有调高上限的
-    命令的话）同样跟着一条命令：--llm-timeout 换成建议的值（raised_timeout）。rerun(参数, 值)：这次运行的命令把那个
-    参数换成这个值（脚本传 runner.rerun_command；None 时只说加上哪个参数）。"""
+    命令的话）同样跟着一条命令：--llm-timeout 换成建议的值（raised_timeout）；有调高上限的命令时，那条命令里的
+    --llm-timeout 也换成它。rerun(参数, 值, also=[(参数, 值)])：这次运行的命令把那个参数（和 also 里的）换成这个值
+    （脚本传 runner.rerun_command；None 时只说加上哪个参数）。"""
     tell = tell or _tell_stderr
     if isinstance(llm, OpenAILLM):                      # 调用都做完了：录制文件写上结束行（Ctrl-C、出错时不到这里）
         llm.end_recording()
@@ -276,16 +277,18 @@ def finish(llm, tell=None, rerun=None) -> None:
     wait = None if replay else getattr(llm, "timeout", None)
     said = getattr(llm, "record_stopped", None)
     lost = None if said else lost_llm(calls, replay=replay, said=last, cut_counts=counts, max_tokens=limit, timeout=wait)
-    streak_cut = _last_streak([c for c in calls if c.error != GAVE_UP], counts)[1] if lost else []
+    streak, streak_cut = _last_streak([c for c in calls if c.error != GAVE_UP], counts) if lost else ([], [])
     book = cut_offs(streak_cut or calls, limit)
-    command = raise_command(book, replay, rerun) if book["cut_off"] else None
+    longer = raised_timeout(wait) if TIMEOUT_KIND in streak else None   # 接连失败里也有超时的：调高上限的命令
+    both = rerun if rerun is None or longer is None else (              # 同时把 --llm-timeout 换成建议的值
+        lambda option, value: rerun(option, value, also=[("--llm-timeout", f"{longer:g}")]))
+    command = raise_command(book, replay, both) if book["cut_off"] else None
     if streak_cut:                                      # 上限和办法在最后那句里说（带着命令）
         lost = lost_llm(calls, replay=replay, said=last, cut_counts=counts, max_tokens=limit, command=bool(command),
                         timeout=wait)
     waited = None                                       # 接连超时的：调大 --llm-timeout 的命令（没有调高上限的命令时）
-    if lost and not command and rerun and TIMEOUT_KIND in _last_streak([c for c in calls if c.error != GAVE_UP], counts)[0]:
-        more = raised_timeout(wait)
-        waited = rerun("--llm-timeout", f"{more:g}") if more else None
+    if lost and not command and rerun and longer:
+        waited = rerun("--llm-timeout", f"{longer:g}")
         if waited:
             lost = lost_llm(calls, replay=replay, said=last, cut_counts=counts, max_tokens=limit, timeout=wait,
                             timeout_command=True)
