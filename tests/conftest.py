@@ -6,14 +6,14 @@
     expert_heuristic.py 不影响讲义论断的测试；学生那份只由 test_student_expert.py 检查，不同时结果末尾说一行。
   - fixture：table（整个会话一张时间表）、train（默认划分的训练形状）、no_numpy_path（PATH 上的 python3 没有 numpy）。
   - 跑脚本：run_script(参数...)（python 带这些参数跑一次，返回 CompletedProcess）、run_script_fresh（一定新跑一次）、
-    run_concurrently（几条命令同时跑）、run_in_pty（在给定列宽的伪终端里跑）、load_script（把编号脚本当模块载入）。
+    run_concurrently（几条命令同时跑）、run_in_pty（在给定列宽的伪终端里跑）、ctrl_c_in_a_terminal（在终端里按一次
+    Ctrl-C）、load_script（把编号脚本当模块载入）。
     测试自己用 subprocess 起进程时：start_new_session=True，finally 里 stop_group(p)（整个进程组杀掉、收掉）。
 
 一个机制让它快：脚本的一次运行是一个值，早一点、便宜一点地算出来（2026-11-30 的 2 核机器上，933 个测试每次新起进程、
-按顺序跑约 100 秒，用这个机制约 46 秒；现在的数见 README 的"计时"）。2026-12-05 上午 2,411 个测试（会话放进自己的
-cpuacct cgroup 量）：约 270–280 CPU 秒——脚本的运行约 120，OpenEvolve 约 45，进程内的测试约 55，新起解释器的
-Ctrl-C、计时测试和嵌套的 pytest 约 25；墙钟约 200 秒里两个后台线程 90、125 秒左右就跑完了，前台的测试线程一直跑到
-最后：再快要么少算，要么让前台也并行。之后加到 2,644 个（2026-12-05 晚上）：约 295–310 CPU 秒，墙钟约 193–202 秒（等计时器的测试缩短了等待、前台自己跑的脚本多半挪进了后台、02 每段进化只跑一遍）。结果和测试自己新起一个解释器跑一模一样——只是什么时候、在哪里跑。
+按顺序跑约 100 秒，用这个机制约 46 秒；现在的数见 README 的"计时"）。2026-12-05 晚上 2,658 个测试约 310–330 CPU 秒（会话
+放进自己的 cpuacct cgroup 量；逐个量：OpenEvolve 约 52，脚本的运行约 130，其余是进程内的测试、新起解释器的 Ctrl-C 和计时测试），
+墙钟约 200–225 秒，前台的测试线程一直跑到最后：再快要么少算，要么让前台也并行。结果和新起一个解释器跑一模一样——只是什么时候、在哪里跑。
   1. 缓存：同样的命令行、工作目录和环境（和会话开始时不同的变量都进键）整个会话只跑一次（run_script，线程安全）。
   2. 预热过的解释器（tests/zygote.py）：一个已经 import 好 numpy 和课程模块的进程，每次 fork 一个出来跑脚本，省掉
      启动和 import 的零点几秒；标准输出、标准错误、退出码和新解释器逐字节相同（test_zygote.py 对照：课程的脚本、
@@ -227,6 +227,64 @@ def descendants(pid: int) -> set[int]:
             out.add(c)
             todo.append(c)
     return out
+
+
+_CTTY = """import fcntl, os, sys, termios
+os.setsid()                                          # 新的会话，伪终端成了它的控制终端：像在终端里启动的
+fd = int(sys.argv[1])                                # 伪终端的一端（pass_fds 传进来的）
+fcntl.ioctl(fd, termios.TIOCSCTTY, 0)
+for i in (0, 1, 2):
+    os.dup2(fd, i)
+os.execv(sys.executable, [sys.executable] + sys.argv[2:])
+"""
+
+
+def ctrl_c_in_a_terminal(args, press, env=None, seconds: float = 60):
+    """python args... 在一个伪终端里跑（伪终端是它的控制终端，像在终端里启动的）；press(到目前为止的输出字节, pid)
+    第一次说 True 时"按"一次 Ctrl-C（往终端写 \\x03：终端回显 ^C、把 SIGINT 发给前台进程组）。press 可以返回一个
+    pid 的集合（按下那一刻记下的后代进程，最后和进程组一起收掉）代替 True。返回 (退出码, 输出的文字（\\r\\n 换成
+    \\n）, 按过没有)。只在 Linux 上（TIOCSCTTY）。"""
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-c", _CTTY, str(slave), *map(str, args)], cwd=ROOT,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env=env if env is not None else {**os.environ, "NO_COLOR": "1"}, pass_fds=(slave,))
+    os.close(slave)
+    out, pressed, kids, deadline = b"", False, set(), time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:                              # 脚本退出、终端的另一端都关了
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            if not pressed:
+                now = press(out, p.pid)
+                if now:
+                    kids = now if isinstance(now, set) else kids
+                    os.write(master, b"\x03")
+                    pressed = True
+        code = p.wait(timeout=10)
+    finally:
+        os.close(master)
+        stop_group(p, list(kids))
+    return code, out.decode("utf-8", "replace").replace("\r\n", "\n"), pressed
+
+
+def as_printed(command: str, timeout: float = 180) -> "subprocess.CompletedProcess":
+    """一条印出来的命令（可能按 shell 的续行折成几行）照印出来的样子交给 bash、在仓库根目录跑，PATH 上的 python3
+    没有 numpy（学生的机器）；超时也不留下还在跑的进程。空命令是退出码 99。"""
+    env = dict(base_env(), PATH=f"{no_numpy_bin()}{os.pathsep}{base_env()['PATH']}")
+    p = subprocess.Popen(["bash", "-c", command or "exit 99"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    finally:
+        stop_group(p)
+    return subprocess.CompletedProcess(command, p.returncode, out, err)
 
 
 def _lower_priority(p) -> None:

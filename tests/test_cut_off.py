@@ -13,10 +13,9 @@ OpenAI 都这样说），回复是空的（草稿在 reasoning_content 里）、
 import json
 import os
 import re
-import subprocess
 
 import pytest
-from conftest import ROOT, ahead, base_env, no_numpy_bin, run_script, run_script_fresh, session_dir, stop_group
+from conftest import ROOT, ahead, as_printed, base_env, run_script, run_script_fresh, session_dir
 from printed import find_table, gave_up_at_the_end, observations, section
 from stub_llm_server import THINKER_EDIT_TOKENS, StubServer, reasoning_model
 
@@ -284,18 +283,11 @@ def short_04():
     raised=照抄的运行, bodies=照抄时服务器收到的正文, raised_file=照抄的那次录下的文件, replay=回放不够的那次,
     raised_replay=回放照抄的那次)。"""
     f = os.path.join(session_dir("short04"), "run.jsonl")
-    env = dict(base_env(), PATH=f"{no_numpy_bin()}{os.pathsep}{base_env()['PATH']}")
     with StubServer(cycle("thinker"), max_requests=200) as s:
         short = run_04("--llm", s.url, "--model", "stub", "--record", f)
         asked = s.posts()
         command = printed_command(short.stderr)
-        p = subprocess.Popen(["bash", "-c", command or "exit 99"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, start_new_session=True)
-        try:
-            out, err = p.communicate(timeout=180)
-        finally:                                    # 超时也不留下还在跑的脚本
-            stop_group(p)
-        raised = subprocess.CompletedProcess(command, p.returncode, out, err)
+        raised = as_printed(command)
         bodies = [r[3] for r in s.requests if r[3] is not None][asked:]
     raised_file = f.replace("run.jsonl", "run-2.jsonl")
     return dict(short=short, asked=asked, file=f, command=command, raised=raised, bodies=bodies, raised_file=raised_file,

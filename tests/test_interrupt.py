@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from conftest import alive, stop_group
+from conftest import alive, ctrl_c_in_a_terminal, stop_group
 
 pytestmark = pytest.mark.quiet      # 量时间（Ctrl-C、超时）：conftest 让它们最先跑（后台的优先级低）
 
@@ -163,47 +163,13 @@ def test_ctrl_c_while_the_script_switches_to_the_venv_python_is_one_line_and_130
     assert p.returncode == 130 and err.strip() == "已中断。" and out == "", (p.returncode, err[-2000:])
 
 
-CTTY = """import fcntl, os, sys, termios
-os.setsid()                                          # 新的会话，伪终端成了它的控制终端：像在终端里启动的脚本
-fd = int(sys.argv[1])                                # 伪终端的一端（pass_fds 传进来的）
-fcntl.ioctl(fd, termios.TIOCSCTTY, 0)
-for i in (0, 1, 2):
-    os.dup2(fd, i)
-os.execv(sys.executable, [sys.executable] + sys.argv[2:])
-"""
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端和控制终端用 Linux 的 ioctl 设")
 def test_ctrl_c_typed_in_a_terminal_prints_its_line_after_the_echoed_caret_c():
     """学生报过：在终端里按 Ctrl-C，终端回显的 "^C" 和我们的一行挤在一起，成了 "^C已中断。"。这里真的在伪终端里
     "按"一次（往终端写 \\x03：终端回显 ^C、把 SIGINT 发给前台进程组），"已中断。"要自成一行。"""
-    import pty
-    import select
-    master, slave = pty.openpty()
-    p = subprocess.Popen([sys.executable, "-c", CTTY, str(slave), os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")],
-                         cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         env={**os.environ, "NO_COLOR": "1"}, pass_fds=(slave,))
-    os.close(slave)
-    out, pressed, deadline = b"", False, time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            if select.select([master], [], [], 0.1)[0]:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:                              # 脚本退出、终端的另一端都关了
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            if not pressed and "演示 2".encode() in out:     # 已经在跑演示了：按 Ctrl-C
-                os.write(master, b"\x03")
-                pressed = True
-        assert p.wait(timeout=10) == 130
-    finally:
-        os.close(master)
-        stop_group(p)
-    text = out.decode("utf-8", "replace").replace("\r\n", "\n")
-    assert pressed and "^C" in text, text[-500:]
+    code, text, pressed = ctrl_c_in_a_terminal([os.path.join(ROOT, "lecture14", "04_alphaevolve_tiling.py")],
+                                               lambda out, pid: "演示 2".encode() in out)   # 已经在跑演示了：按 Ctrl-C
+    assert code == 130 and pressed and "^C" in text, text[-500:]
     assert "^C已中断" not in text and "\n已中断。\n" in text and text.count("已中断。") == 1, text[-500:]
 
 
@@ -231,6 +197,14 @@ def test_ctrl_c_under_make_run_is_our_line_then_one_line_from_make_as_readme_say
     with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     assert "make: *** [Makefile:…] Interrupt`（或 `Error 130`）" in readme
+
+
+def start_numbered(script, text: str):
+    """把 text 写成一个编号脚本（名字像 99_x.py：runner 只在直接运行编号脚本时装处理函数）、起它（自己的进程组，
+    参数是 lecture01 的目录），返回进程；调用的测试 finally 里 stop_group。"""
+    script.write_text(text, encoding="utf-8")
+    return subprocess.Popen([sys.executable, str(script), os.path.join(ROOT, "lecture01")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
 SWALLOWING = '''import os, sys, time
@@ -262,10 +236,7 @@ def test_a_ctrl_c_that_python_swallows_still_stops_the_script_within_a_second(tm
     """助教在很忙的机器上见过：Ctrl-C 落在 import 的模块锁的 weakref 回调里，Python 印 "Exception ignored in: … KeyboardInterrupt"
     就把它吞了，04 过了 5 秒还在跑。现在第一次 Ctrl-C 另起一个后备线程：主线程 BACKSTOP_SECONDS 秒内没开始收拾，
     就由它收拾、只印一行、退出码 130。这里的脚本几乎所有时间都在 __del__ 里（Ctrl-C 总是被吞掉）。"""
-    script = tmp_path / "99_swallow.py"                       # 编号脚本的名字：runner 只在直接运行编号脚本时装处理函数
-    script.write_text(SWALLOWING, encoding="utf-8")
-    p = subprocess.Popen([sys.executable, str(script), os.path.join(ROOT, "lecture01")], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    p = start_numbered(tmp_path / "99_swallow.py", SWALLOWING)
     try:
         assert p.stdout.readline() == "开始\n"
         time.sleep(0.3)
@@ -309,10 +280,7 @@ sys.exit(run(main))
 def test_progress_lines_from_another_thread_stop_at_ctrl_c(tmp_path):
     """讲师报过：07 跑着 OpenEvolve 时按 Ctrl-C，终端里是 "^COpenEvolve，种子 1：79/150 个提议"、空一行，再是
     "已中断。"——主线程往外退、收拾的时候，看着 OpenEvolve 的线程还在印进度。按过 Ctrl-C 以后 progress 不再印。"""
-    script = tmp_path / "99_report.py"                        # 编号脚本的名字：runner 只在直接运行编号脚本时装处理函数
-    script.write_text(REPORTING, encoding="utf-8")
-    p = subprocess.Popen([sys.executable, str(script), os.path.join(ROOT, "lecture01")], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    p = start_numbered(tmp_path / "99_report.py", REPORTING)
     try:
         assert p.stdout.readline() == "开始\n"
         time.sleep(0.2)
@@ -351,34 +319,11 @@ def test_a_cleanup_sentence_starts_a_new_line_only_after_an_echoed_caret_c(tmp_p
     """清理函数用 say_after_ctrl_c 说的话（make openevolve 说最好的程序存在哪里）：终端里按了 Ctrl-C，它另起一行
     （不和 "^C" 挤在一起），"已中断。"紧跟在下面。审读报过：同样的清理函数在一句话的错误（管道被关掉、磁盘满了）
     时也跑，那时终端里没有 "^C"，它照样先换一行，上面多出一个空行。"""
-    import pty
-    import select
     script = tmp_path / "99_cleanup.py"                       # 编号脚本的名字：runner 只在直接运行编号脚本时装处理函数
     script.write_text(CLEANUP_SAYS, encoding="utf-8")
-    master, slave = pty.openpty()
-    p = subprocess.Popen([sys.executable, "-c", CTTY, str(slave), str(script), os.path.join(ROOT, "lecture01"), how],
-                         cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         env={**os.environ, "NO_COLOR": "1", "COLUMNS": "1000"}, pass_fds=(slave,))
-    os.close(slave)
-    out, pressed, deadline = b"", False, time.monotonic() + 30
-    try:
-        while time.monotonic() < deadline:
-            if select.select([master], [], [], 0.1)[0]:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:                              # 脚本退出、终端的另一端都关了
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            if how == "ctrl-c" and not pressed and "开始\r\n".encode() in out:     # 那一行整行到了：按 Ctrl-C
-                os.write(master, b"\x03")
-                pressed = True
-        code = p.wait(timeout=10)
-    finally:
-        os.close(master)
-        stop_group(p)
-    text = out.decode("utf-8", "replace").replace("\r\n", "\n")
+    code, text, _ = ctrl_c_in_a_terminal(                       # 那一行整行到了才按 Ctrl-C
+        [script, os.path.join(ROOT, "lecture01"), how], lambda out, pid: how == "ctrl-c" and "开始\r\n".encode() in out,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "1000"}, seconds=30)
     if how == "ctrl-c":
         assert code == 130 and text.endswith("^C\n最好的程序存在 best.py。\n已中断。\n"), (code, text[-500:])
     else:

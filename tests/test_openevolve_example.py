@@ -23,8 +23,8 @@ import gpus
 
 from console import PIPE_WIDTH, display_width
 
-from conftest import (ROOT, ahead, alive, base_env, descendants, load_script, only_in, run_concurrently, run_script,  # noqa: E501
-                      session_dir, stop_group)
+from conftest import (ROOT, ahead, alive, base_env, ctrl_c_in_a_terminal, descendants, load_script, only_in,
+                      run_concurrently, run_script, session_dir, stop_group)
 from printed import unfold
 
 sys.path.insert(0, os.path.join(ROOT, "lecture14"))
@@ -426,53 +426,20 @@ def test_make_openevolve_leaves_nothing_running_after_ctrl_c_or_being_killed(how
         stop_group(p, list(kids))
 
 
-CTTY = """import fcntl, os, sys, termios
-os.setsid()                                          # 新的会话，伪终端成了它的控制终端：像在终端里启动的
-fd = int(sys.argv[1])                                # 伪终端的一端（pass_fds 传进来的）
-fcntl.ioctl(fd, termios.TIOCSCTTY, 0)
-for i in (0, 1, 2):
-    os.dup2(fd, i)
-os.execv(sys.executable, [sys.executable] + sys.argv[2:])
-"""
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="伪终端和控制终端用 Linux 的 ioctl 设")
 def test_ctrl_c_typed_in_a_terminal_says_where_the_best_program_is_on_its_own_line():
     """讲师报过：在终端里按 Ctrl-C 停下 make openevolve，终端回显的 "^C" 和"停下之前完整评估过的最好程序……"挤在
     一行（"^C停下之前……"），下面空一行才是"已中断。"。和 04 的"已中断。"一样（test_interrupt.py）：这里真的在
     伪终端里"按"一次，那句话自成一行，"已中断。"紧跟在它下面。"""
-    import pty
-    import select
-    import time
     out_dir = os.path.join(session_dir("oe_caret"), "out")
     best = os.path.join(out_dir, oe_start.BEST_FILE)
-    master, slave = pty.openpty()
-    p = subprocess.Popen([sys.executable, "-c", CTTY, str(slave), RUN, "--iterations", "300", "--output", out_dir],
-                         cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         env={**base_env(), "NO_COLOR": "1", "COLUMNS": "1000"},   # 不折行：整句在一行里
-                         pass_fds=(slave,))
-    os.close(slave)
-    out, pressed, deadline = b"", False, time.monotonic() + 90
-    kids = set()
-    try:
-        while time.monotonic() < deadline:
-            if select.select([master], [], [], 0.1)[0]:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:                              # 脚本退出、终端的另一端都关了
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            if not pressed and re.search(r"OpenEvolve：\d+/300".encode(), out) and os.path.exists(best):
-                kids = descendants(p.pid)
-                os.write(master, b"\x03")                    # 已经有最好的程序记下了：按 Ctrl-C
-                pressed = True
-        assert p.wait(timeout=10) == 130
-    finally:
-        os.close(master)
-        stop_group(p, list(kids))
-    text = out.decode("utf-8", "replace").replace("\r\n", "\n")
+
+    def press(out, pid):                                         # 已经有最好的程序记下了：按 Ctrl-C，记下它的后代进程
+        return re.search(r"OpenEvolve：\d+/300".encode(), out) and os.path.exists(best) and (descendants(pid) or {pid})
+
+    code, text, pressed = ctrl_c_in_a_terminal([RUN, "--iterations", "300", "--output", out_dir], press, seconds=90,
+                                               env={**base_env(), "NO_COLOR": "1", "COLUMNS": "1000"})  # 不折行：整句在一行里
+    assert code == 130, text[-800:]
     assert pressed and "^C\n停下之前完整评估过的最好程序" in text, text[-800:]
     assert "\n\n已中断。" not in text and text.endswith("best_so_far.json。\n已中断。\n"), text[-800:]
 
