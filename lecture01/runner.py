@@ -270,7 +270,7 @@ GPUS_LINE = "GPUS: dict[str, GPU] = by_key(H100, A100)"   # 和 gpus.GPUS_LINE �
 
 def gpus_line_in(lines: list[str]) -> str:
     """gpus.py 没读进来时，那句话里 GPUS 那行该怎样写：括号里是文件里写着的每条记录（行首的 名字 = GPU(、按先后），
-    找不到就是 GPUS_LINE。助教报过：加了第三块 GPU（L40S），GPUS 那行少打一个逗号，那句话说的写法是
+    找不到就是 GPUS_LINE（和 gpus.gpus_line 一样；gpus.py 没读进来，用不了它）。助教报过：加了第三块 GPU（L40S），GPUS 那行少打一个逗号，那句话说的写法是
     by_key(H100, A100)——照抄以后是下一句"L40S 写好了，却没放进 GPUS"。"""
     names = list(dict.fromkeys(m[1] for x in lines if (m := re.match(r"([A-Za-z_]\w*)\s*=\s*GPU\(", x))))
     return f"GPUS: dict[str, GPU] = by_key({', '.join(names)})" if names else GPUS_LINE

@@ -142,14 +142,18 @@ def by_key(*records) -> dict[str, GPU]:
         what = f"括号里有{_what(bad[0])}，不是 GPU 记录" if bad else "括号里一条记录也没有"
         # 例子里是文件里写着的每条记录（助教报过：加了 L40S、括号里多套了一层，例子是 by_key(H100, A100)，照抄以后是
         # 下一句"L40S 写好了，却没放进 GPUS"）
-        names = [n for n, v in frame.f_globals.items() if isinstance(v, GPU)]
-        example = f"GPUS: dict[str, GPU] = by_key({', '.join(names)})" if names else GPUS_LINE
+        example = gpus_line([n for n, v in frame.f_globals.items() if isinstance(v, GPU)])
         raise RecordProblem(f"{shown_path(frame.f_code.co_filename)}:{frame.f_lineno} 的 GPUS 不对：{what}；"
                             f"括号里逐个写记录的变量名、用逗号隔开，例如 {example}。{how_to_add()}")
     return {g.key: g for g in records}
 
 
 GPUS_LINE = "GPUS: dict[str, GPU] = by_key(H100, A100)"     # GPUS 那行的写法（句子里照它说）
+
+
+def gpus_line(names) -> str:
+    """句子里建议的 GPUS 那行：括号里是文件里写着的这些记录（变量名）；一条也没有就是 GPUS_LINE。"""
+    return f"GPUS: dict[str, GPU] = by_key({', '.join(names)})" if names else GPUS_LINE
 
 
 def _what(value) -> str:
@@ -216,7 +220,7 @@ def check_records(records: dict[str, GPU], written: dict | None = None) -> None:
                 "对着的不是 key 和它一样的 GPU 记录" if isinstance(records, dict) else f"是{_what(records)}")
         raise RecordProblem(f"{shown_path(__file__)}{f':{line}' if line else ''} 的 GPUS 不对：它{what}，要的是从 key 到 "
                             f"GPU 记录的字典；照原来的写法写成 "
-                            + (f"GPUS: dict[str, GPU] = by_key({', '.join(names)})" if names else GPUS_LINE)
+                            + gpus_line(names)
                             + f"（括号里逐个写记录的变量名，用逗号隔开）。{how_to_add()}")
     said = [f"{key} 的 " + "；".join(p) for key, g in records.items() if (p := record_problems(g))]
     written = written or {}

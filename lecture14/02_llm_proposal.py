@@ -906,8 +906,19 @@ def suggestions(a) -> list:
 
 # 这次的回复来自语言模型（--llm，或者回放它的录制文件）时，"可以试试"的命令仍然不带 --llm（和 04 一样）：照抄就能跑、
 # 几秒跑完。这句话说清楚（讲师报过：04 说了，02 没说）；回放时印的也是这一句：标准输出逐字节相同。
-LLM_TRIES_NOTE = ("这次的回复来自语言模型（或它的录制文件），下面的命令却不带 --llm：它们用 MockLLM，"
-                  "\"先替你跑过了\"说的也是 MockLLM 的那一次。想接着问你的模型，自己在命令后面加上这次的 --llm 和 --model。")
+PREVIEWED = "先替你跑过了"                # 02 替学生预先跑过的那几条建议里的说法（suggestions）
+_USES_MOCK = "这次的回复来自语言模型（或它的录制文件），下面的命令却不带 --llm：它们用 MockLLM"
+_ASK_YOURS = "想接着问你的模型，自己在命令后面加上这次的 --llm 和 --model。"
+LLM_TRIES_NOTE = f"{_USES_MOCK}，\"{PREVIEWED}\"说的也是 MockLLM 的那一次。{_ASK_YOURS}"
+
+
+def tries_note(llm, tries) -> str | None:
+    """"可以试试"上面那句交代：用 MockLLM 的运行没有；建议里没有预先跑过的那种时，不提"先替你跑过了"。"""
+    if llm is None:
+        return None
+    if any(PREVIEWED in what for what, _ in tries):
+        return LLM_TRIES_NOTE
+    return f"{_USES_MOCK}。{_ASK_YOURS}"
 
 
 def main(argv=None):
@@ -934,7 +945,8 @@ def main(argv=None):
     finally:
         if llm is not None and hasattr(llm, "close"):
             llm.close()
-    print_try(suggestions(a), None if llm is None else LLM_TRIES_NOTE)
+    tries = suggestions(a)
+    print_try(tries, tries_note(llm, tries))
     CHARTS.report()
     took(start)
     openai_llm.finish(llm, say, rerun_command)

@@ -888,6 +888,16 @@ def test_02_llm_run_says_its_suggestions_use_the_mock_and_adding_the_flags_asks_
     assert p.returncode == 0 and asked > 0, p.stderr
 
 
+def test_02_llm_note_mentions_the_preview_only_when_a_suggestion_was_previewed():
+    # 那句交代说"先替你跑过了"也是 MockLLM 的：只在有一条建议真的这样说时才提它；用 MockLLM 的运行没有这句
+    m = load_script("lecture14/02_llm_proposal.py", "m02_note")
+    previewed = [("看进化后期的一步。" + m.PREVIEWED + "：……", "python3 lecture14/02_llm_proposal.py --after 500")]
+    plain = [("下一步，看级联和程序库各买到了什么：", "python3 lecture14/03_cascade_and_database.py --quick")]
+    assert m.tries_note(object(), previewed) == m.LLM_TRIES_NOTE and m.PREVIEWED in m.LLM_TRIES_NOTE
+    assert m.PREVIEWED not in m.tries_note(object(), plain) and "--llm 和 --model" in m.tries_note(object(), plain)
+    assert m.tries_note(None, previewed) is None
+
+
 def test_02_shows_the_model_reply_escaped_and_records_it_exactly():
     # 回复里的清屏、变红、C1、DEL、回车、双向控制符、落单的代理项：印出来是看得见的转义（终端不会被清屏、变色），
     # 录制文件里是原样的文字，回放印出来的和录制时逐字节相同（上一个测试）；改过的程序照样打上、评估

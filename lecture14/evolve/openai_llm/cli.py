@@ -27,12 +27,17 @@ class SetupError(ValueError):
     """命令行的 LLM 参数不对、服务器连不上、回放文件读不了：一句话，脚本印到标准错误，退出码 2。"""
 
 
+def _whole(text: str) -> int:
+    """命令行上的一个整数；读不成整数的是 0（下面的检查把它当成不在范围里，照常说要什么）。"""
+    try:
+        return int(text)
+    except ValueError:
+        return 0
+
+
 def _concurrency_arg(text: str) -> int:
     import argparse
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
+    n = _whole(text)
     if n < 1:
         raise argparse.ArgumentTypeError(f"要是正整数（1、2、3……），收到的是 {text}")
     if n > MAX_CONCURRENCY:
@@ -58,10 +63,7 @@ def _seconds_arg(text: str) -> float:
 
 def _tokens_arg(text: str) -> int:
     import argparse
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
+    n = _whole(text)
     if not 1 <= n <= MAX_LLM_TOKENS:
         raise argparse.ArgumentTypeError(f"要是 1 到 {MAX_LLM_TOKENS:,} 的整数（例如 4096），收到的是 {text}")
     return n
@@ -283,15 +285,11 @@ def finish(llm, tell=None, rerun=None) -> None:
     both = rerun if rerun is None or longer is None else (              # 同时把 --llm-timeout 换成建议的值
         lambda option, value: rerun(option, value, also=[("--llm-timeout", f"{longer:g}")]))
     command = raise_command(book, replay, both) if book["cut_off"] else None
-    if streak_cut:                                      # 上限和办法在最后那句里说（带着命令）
+    # 接连超时的：调大 --llm-timeout 的命令（没有调高上限的命令时）
+    waited = rerun("--llm-timeout", f"{longer:g}") if lost and not command and rerun and longer else None
+    if (streak_cut and command) or waited:              # 最后那句带着办法、以"照抄下面这条命令"结尾
         lost = lost_llm(calls, replay=replay, said=last, cut_counts=counts, max_tokens=limit, command=bool(command),
-                        timeout=wait)
-    waited = None                                       # 接连超时的：调大 --llm-timeout 的命令（没有调高上限的命令时）
-    if lost and not command and rerun and longer:
-        waited = rerun("--llm-timeout", f"{longer:g}")
-        if waited:
-            lost = lost_llm(calls, replay=replay, said=last, cut_counts=counts, max_tokens=limit, timeout=wait,
-                            timeout_command=True)
+                        timeout=wait, timeout_command=bool(waited))
     cut = cut_off_sentence(calls, limit, replay, advice=not streak_cut, command=bool(command))
     then = f"\n{command}" if command else ""
     if cut:
